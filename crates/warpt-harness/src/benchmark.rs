@@ -1,0 +1,128 @@
+//! The protocol every benchmark and suite implements.
+
+use std::time::Duration;
+
+use warpt_model::{BenchmarkMetric, BenchmarkSpec, ParamValue, Params, Validation};
+
+use crate::Measure;
+
+/// Why a benchmark did not produce a result.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum BenchmarkError {
+    /// It cannot run on this machine (no GPU, missing binary, too little
+    /// memory). Reported as `skipped`, never as a number.
+    #[error("skipped: {0}")]
+    Skipped(String),
+    /// It tried and failed.
+    #[error("{0}")]
+    Failed(String),
+    /// A parameter value is outside what the benchmark accepts.
+    #[error("parameter '{key}': {reason}")]
+    InvalidParam {
+        /// The parameter.
+        key: String,
+        /// What is wrong and what would be accepted.
+        reason: String,
+    },
+}
+
+/// Everything a benchmark may read while it runs.
+#[derive(Debug, Clone)]
+pub struct RunContext {
+    /// Effective parameters (defaults with overrides applied).
+    pub params: Params,
+    /// Seed for every random generator the benchmark uses.
+    pub seed: u64,
+    /// Total measurement time for this benchmark; a benchmark with several
+    /// series divides it between them.
+    pub duration: Duration,
+    /// Warm-up time before the first counted sample of each series.
+    pub burnin: Duration,
+    /// Target relative half-width of the median's 95% CI.
+    pub target_rel_ci: f64,
+}
+
+impl RunContext {
+    fn param(&self, key: &str) -> Result<&ParamValue, BenchmarkError> {
+        self.params.get(key).ok_or_else(|| BenchmarkError::InvalidParam {
+            key: key.to_string(),
+            reason: "no such parameter in this benchmark's spec".into(),
+        })
+    }
+
+    /// An integer parameter that must be at least `min`.
+    pub fn int_param(&self, key: &str, min: i64) -> Result<i64, BenchmarkError> {
+        let value = self.param(key)?;
+        let v = value.as_i64().ok_or_else(|| BenchmarkError::InvalidParam {
+            key: key.to_string(),
+            reason: format!("'{value}' is not an integer"),
+        })?;
+        if v < min {
+            return Err(BenchmarkError::InvalidParam {
+                key: key.to_string(),
+                reason: format!("{v} is below the minimum {min}"),
+            });
+        }
+        Ok(v)
+    }
+
+    /// A boolean parameter.
+    pub fn bool_param(&self, key: &str) -> Result<bool, BenchmarkError> {
+        let value = self.param(key)?;
+        value.as_bool().ok_or_else(|| BenchmarkError::InvalidParam {
+            key: key.to_string(),
+            reason: format!("'{value}' is not a boolean"),
+        })
+    }
+
+    /// A string parameter.
+    pub fn str_param(&self, key: &str) -> Result<&str, BenchmarkError> {
+        let value = self.param(key)?;
+        value.as_str().ok_or_else(|| BenchmarkError::InvalidParam {
+            key: key.to_string(),
+            reason: format!("'{value}' is not a string"),
+        })
+    }
+}
+
+/// What a benchmark hands back from its measurement stage.
+#[derive(Debug, Clone, Default)]
+pub struct Measured {
+    /// The metrics, each normally carrying stats.
+    pub metrics: Vec<BenchmarkMetric>,
+    /// Facts about how it ran (ISA, sizes, peak derivation).
+    pub details: Vec<(String, ParamValue)>,
+    /// Caveats the user should see.
+    pub warnings: Vec<String>,
+}
+
+/// One runnable benchmark, created by its suite for one run.
+///
+/// The runner calls `prepare`, then `measure`, then `validate`, each once.
+/// A benchmark keeps whatever state `validate` needs to check the answer of
+/// the work that was timed.
+pub trait Benchmark: Send {
+    /// Checks prerequisites, generates data from the seed, allocates.
+    fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError>;
+
+    /// Warms up and measures under `measure`, which owns the stopping rule.
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> Result<Measured, BenchmarkError>;
+
+    /// Checks that the measured work computed the right answer.
+    fn validate(&mut self, ctx: &RunContext) -> Validation;
+}
+
+/// A named collection of benchmarks.
+pub trait Suite: Send + Sync {
+    /// The suite's name, e.g. `micro`.
+    fn name(&self) -> &'static str;
+
+    /// One line saying what the suite covers.
+    fn description(&self) -> &'static str;
+
+    /// Every benchmark the suite offers, including hidden ones.
+    fn specs(&self) -> Vec<BenchmarkSpec>;
+
+    /// Creates the benchmark called `name`, or `None` if there is none.
+    fn create(&self, name: &str) -> Option<Box<dyn Benchmark>>;
+}

@@ -1,0 +1,38 @@
+//! The reproducibility manifest recorded with every suite run.
+
+use std::collections::BTreeMap;
+use std::hash::{BuildHasher, RandomState};
+
+use warpt_model::Manifest;
+
+use crate::{Plan, RunOptions};
+
+/// Environment variable prefixes that change how benchmarks behave.
+const ENV_PREFIXES: &[&str] = &["OMP_", "RAYON_", "CUDA_", "WARPT_", "OPENBLAS_", "MKL_"];
+
+/// Captures the manifest for running `plan` with `options` on this machine.
+pub fn build_manifest(options: &RunOptions, plan: &Plan) -> Manifest {
+    let os = warpt_system::os_info();
+    let env: BTreeMap<String, String> = std::env::vars()
+        .filter(|(k, _)| ENV_PREFIXES.iter().any(|p| k.starts_with(p)))
+        .collect();
+    Manifest {
+        warpt_version: options.tool_version.clone(),
+        build_profile: options.build_profile.clone(),
+        command_line: options.command_line.clone(),
+        hostname: os.hostname,
+        os: os.name,
+        kernel: os.kernel,
+        cpu_model: warpt_system::cpu_info().model,
+        seed: options.seed,
+        config: options.config(plan),
+        env,
+        extra: BTreeMap::new(),
+    }
+}
+
+/// Six random hex digits for run ids and export names (not for secrets).
+pub fn random_suffix() -> String {
+    let x = RandomState::new().hash_one(std::time::SystemTime::now());
+    format!("{:06x}", x & 0xff_ffff)
+}

@@ -1,0 +1,305 @@
+//! From what the user asked for (`--suite`, `--benchmark`, `--component`,
+//! `--param`) to a plan: benchmarks with effective parameters, in order.
+
+use std::collections::BTreeMap;
+
+use warpt_model::{BenchmarkComponent, BenchmarkId, BenchmarkSpec, ParamError, Params};
+
+use crate::{Registry, component_defaults};
+
+/// The user's choice of what to run.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Selection {
+    /// `--suite`.
+    pub suite: Option<String>,
+    /// `--benchmark`, repeatable.
+    pub benchmarks: Vec<String>,
+    /// `--component`, repeatable and comma-separated.
+    pub components: Vec<BenchmarkComponent>,
+    /// `--param key=value`, as typed.
+    pub params: Vec<String>,
+}
+
+/// A benchmark in the plan, with the parameters it will run with.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedBenchmark {
+    /// Its spec.
+    pub spec: BenchmarkSpec,
+    /// Defaults with the applicable `--param` overrides applied.
+    pub params: Params,
+}
+
+/// A component default that this build cannot run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Unavailable {
+    /// The component asked for.
+    pub component: BenchmarkComponent,
+    /// The benchmark that would stand for it.
+    pub id: BenchmarkId,
+    /// Why it is not in the plan.
+    pub reason: String,
+}
+
+/// What a run will do.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    /// The suite asked for, or `components` when chosen by component.
+    pub suite: String,
+    /// The components asked for.
+    pub components: Vec<BenchmarkComponent>,
+    /// The `SUITE_OR_COMPONENT` part of export file names.
+    pub label: String,
+    /// Benchmarks to run, in order, without duplicates.
+    pub entries: Vec<PlannedBenchmark>,
+    /// Component defaults left out, and why.
+    pub unavailable: Vec<Unavailable>,
+    /// `--param` overrides as given, by key.
+    pub overrides: BTreeMap<String, String>,
+}
+
+/// A selection that cannot become a plan. Each message is one line naming
+/// the input at fault and the valid choices.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    /// `--suite` names no registered suite.
+    #[error("unknown suite '{name}'; available suites: {valid}")]
+    UnknownSuite {
+        /// What was given.
+        name: String,
+        /// The registered suites.
+        valid: String,
+    },
+    /// `--benchmark` names nothing in the suite (or in any suite).
+    #[error("unknown benchmark '{name}' in {scope}; available: {valid}")]
+    UnknownBenchmark {
+        /// What was given.
+        name: String,
+        /// `suite 'micro'` or `any suite`.
+        scope: String,
+        /// Benchmarks that exist there.
+        valid: String,
+    },
+    /// `--benchmark` without `--suite` matches several suites.
+    #[error("benchmark '{name}' exists in several suites ({suites}); choose one with --suite")]
+    AmbiguousBenchmark {
+        /// What was given.
+        name: String,
+        /// Suites that have it.
+        suites: String,
+    },
+    /// `--param` without `=` or with an empty key.
+    #[error("malformed --param '{0}': expected key=value, e.g. --param array_mb=256")]
+    MalformedParam(String),
+    /// `--param` key that no selected benchmark accepts.
+    #[error("unknown parameter '{key}' for the selected benchmarks; they accept: {valid}")]
+    UnknownParam {
+        /// The key given.
+        key: String,
+        /// Keys the selected benchmarks accept.
+        valid: String,
+    },
+    /// `--param` value of the wrong type.
+    #[error("{0}")]
+    BadParamValue(#[from] ParamError),
+    /// The selection is valid but leaves nothing this build can run.
+    #[error("nothing to run: {0}")]
+    NothingToRun(String),
+}
+
+impl Plan {
+    /// Resolves `selection` against `registry`.
+    ///
+    /// - `--suite` alone runs the suite's benchmarks; with `--benchmark`,
+    ///   just those; with `--component`, those exercising a listed component.
+    /// - `--benchmark` without `--suite` finds the name in any suite.
+    /// - `--component` alone runs each component's default benchmarks.
+    /// - Nothing at all runs every component's defaults that this build has.
+    pub fn resolve(registry: &Registry, selection: &Selection) -> Result<Plan, PlanError> {
+        let components = dedup(selection.components.clone());
+        let mut unavailable = Vec::new();
+        let mut specs: Vec<BenchmarkSpec> = Vec::new();
+        let suite_label;
+        let label;
+
+        if let Some(name) = &selection.suite {
+            let suite = registry.suite(name).ok_or_else(|| PlanError::UnknownSuite {
+                name: name.clone(),
+                valid: registry.suite_names(),
+            })?;
+            let all = suite.specs();
+            if selection.benchmarks.is_empty() {
+                specs = all.clone();
+            } else {
+                for b in &selection.benchmarks {
+                    let spec = all.iter().find(|s| s.id.name == *b).ok_or_else(|| PlanError::UnknownBenchmark {
+                        name: b.clone(),
+                        scope: format!("suite '{name}'"),
+                        valid: names(&all),
+                    })?;
+                    specs.push(spec.clone());
+                }
+            }
+            if !components.is_empty() {
+                let before = specs.clone();
+                specs.retain(|s| s.components.iter().any(|c| components.contains(c)));
+                if specs.is_empty() {
+                    let offered = dedup(before.iter().flat_map(|s| s.components.clone()).collect());
+                    return Err(PlanError::NothingToRun(format!(
+                        "suite '{name}' has no selected benchmark for component {}; it covers: {}",
+                        join(&components),
+                        join(&offered)
+                    )));
+                }
+            }
+            suite_label = name.clone();
+            label = name.clone();
+        } else if !selection.benchmarks.is_empty() {
+            let all = registry.all_specs();
+            for b in &selection.benchmarks {
+                let found: Vec<&BenchmarkSpec> = all.iter().filter(|s| s.id.name == *b).collect();
+                match found.as_slice() {
+                    [] => {
+                        return Err(PlanError::UnknownBenchmark {
+                            name: b.clone(),
+                            scope: "any suite".into(),
+                            valid: all.iter().map(|s| s.id.to_string()).collect::<Vec<_>>().join(", "),
+                        });
+                    }
+                    [one] => specs.push((*one).clone()),
+                    many => {
+                        return Err(PlanError::AmbiguousBenchmark {
+                            name: b.clone(),
+                            suites: many.iter().map(|s| s.id.suite.as_str()).collect::<Vec<_>>().join(", "),
+                        });
+                    }
+                }
+            }
+            if !components.is_empty() {
+                specs.retain(|s| s.components.iter().any(|c| components.contains(c)));
+                if specs.is_empty() {
+                    return Err(PlanError::NothingToRun(format!(
+                        "none of the named benchmarks exercises component {}",
+                        join(&components)
+                    )));
+                }
+            }
+            suite_label = match dedup(specs.iter().map(|s| s.id.suite.clone()).collect()).as_slice() {
+                [one] => one.clone(),
+                _ => "mixed".into(),
+            };
+            label = suite_label.clone();
+        } else {
+            let wanted = if components.is_empty() {
+                BenchmarkComponent::ALL.to_vec()
+            } else {
+                components.clone()
+            };
+            for c in &wanted {
+                for id in component_defaults(*c) {
+                    match registry.spec(&id) {
+                        Some(spec) => specs.push(spec),
+                        None => unavailable.push(Unavailable {
+                            component: *c,
+                            reason: match registry.suite(&id.suite) {
+                                Some(_) => format!("{id} is not implemented in this build yet"),
+                                None => format!("suite '{}' is not in this build yet", id.suite),
+                            },
+                            id,
+                        }),
+                    }
+                }
+            }
+            if specs.is_empty() {
+                let why = unavailable
+                    .iter()
+                    .map(|u| format!("{}: {}", u.component, u.reason))
+                    .collect::<Vec<_>>()
+                    .join("; ");
+                return Err(PlanError::NothingToRun(why));
+            }
+            suite_label = "components".into();
+            label = if components.is_empty() {
+                "all".to_string()
+            } else {
+                components.iter().map(|c| c.as_str()).collect::<Vec<_>>().join("-")
+            };
+        }
+
+        let specs = dedup_by_id(specs);
+        let overrides = parse_overrides(&selection.params)?;
+        let entries = apply_params(&specs, &overrides)?;
+        Ok(Plan {
+            suite: suite_label,
+            components,
+            label,
+            entries,
+            unavailable,
+            overrides,
+        })
+    }
+}
+
+fn parse_overrides(raw: &[String]) -> Result<BTreeMap<String, String>, PlanError> {
+    let mut out = BTreeMap::new();
+    for text in raw {
+        let (k, v) = text.split_once('=').ok_or_else(|| PlanError::MalformedParam(text.clone()))?;
+        let k = k.trim();
+        if k.is_empty() {
+            return Err(PlanError::MalformedParam(text.clone()));
+        }
+        out.insert(k.to_string(), v.to_string());
+    }
+    Ok(out)
+}
+
+fn apply_params(specs: &[BenchmarkSpec], overrides: &BTreeMap<String, String>) -> Result<Vec<PlannedBenchmark>, PlanError> {
+    for key in overrides.keys() {
+        if !specs.iter().any(|s| s.params.contains_key(key)) {
+            let valid = dedup(specs.iter().flat_map(|s| s.params.keys().cloned()).collect());
+            return Err(PlanError::UnknownParam {
+                key: key.clone(),
+                valid: if valid.is_empty() { "(no parameters)".into() } else { valid.join(", ") },
+            });
+        }
+    }
+    specs
+        .iter()
+        .map(|spec| {
+            let mut params = spec.params.clone();
+            for (k, text) in overrides {
+                if let Some(default) = spec.params.get(k) {
+                    params.insert(k.clone(), default.parse_like(k, text)?);
+                }
+            }
+            Ok(PlannedBenchmark { spec: spec.clone(), params })
+        })
+        .collect()
+}
+
+fn names(specs: &[BenchmarkSpec]) -> String {
+    specs.iter().map(|s| s.id.name.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+fn join(components: &[BenchmarkComponent]) -> String {
+    components.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", ")
+}
+
+fn dedup<T: PartialEq>(items: Vec<T>) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(items.len());
+    for item in items {
+        if !out.contains(&item) {
+            out.push(item);
+        }
+    }
+    out
+}
+
+fn dedup_by_id(specs: Vec<BenchmarkSpec>) -> Vec<BenchmarkSpec> {
+    let mut out: Vec<BenchmarkSpec> = Vec::with_capacity(specs.len());
+    for s in specs {
+        if !out.iter().any(|o| o.id == s.id) {
+            out.push(s);
+        }
+    }
+    out
+}

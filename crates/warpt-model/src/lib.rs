@@ -1,0 +1,31 @@
+//! The warpt data contract.
+//!
+//! Every other warpt crate speaks these types; exports, the history store and
+//! the REST API are their JSON form. They follow the seed design (component,
+//! kind, id, spec, metric, run result, suite run, list output) and extend it
+//! with what an honest harness needs: statistics with raw samples, a run
+//! status, validation, resources, a watchdog and a reproducibility manifest.
+//!
+//! Compatibility rule: fields added later are optional or defaulted, so an
+//! export written by an older warpt always loads.
+
+mod component;
+mod metric;
+mod params;
+mod result;
+mod spec;
+mod suite_run;
+mod system;
+
+pub use component::{BenchmarkComponent, BenchmarkKind, UnknownComponent};
+pub use metric::{BenchmarkMetric, MetricStats, StopReason};
+pub use params::{ParamError, ParamValue, Params};
+pub use result::{BenchmarkRunResult, Resources, RunStatus, StageRecord, StageStatus, Validation, Watchdog};
+pub use spec::{BenchmarkId, BenchmarkSpec};
+pub use suite_run::{BenchmarkSuiteRun, LoadError, Manifest, RunConfig, load_suite_run};
+pub use system::{CacheInfo, CpuInfo, ListOutput, MemoryInfo, OsInfo};
+
+/// The JSON Schema of a suite run, the shape of every export (`warpt schema`).
+pub fn suite_run_schema() -> schemars::Schema {
+    schemars::schema_for!(BenchmarkSuiteRun)
+}

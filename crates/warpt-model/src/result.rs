@@ -1,0 +1,222 @@
+//! The result of running one benchmark.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use jiff::Timestamp;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{BenchmarkMetric, BenchmarkSpec, ListOutput, Params, ParamValue, StopReason};
+
+/// How a benchmark run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RunStatus {
+    /// Measured, and the validation held.
+    Passed,
+    /// Ran but produced a wrong answer or an error.
+    Failed,
+    /// Could not run here (missing hardware, binary or memory); not a failure.
+    Skipped,
+    /// A stage exceeded its time limit and was stopped.
+    Timeout,
+    /// The benchmark process died (signal, abnormal exit, garbage output).
+    Crashed,
+}
+
+impl RunStatus {
+    /// The lowercase name used in JSON and tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Passed => "passed",
+            RunStatus::Failed => "failed",
+            RunStatus::Skipped => "skipped",
+            RunStatus::Timeout => "timeout",
+            RunStatus::Crashed => "crashed",
+        }
+    }
+
+    /// Whether this outcome makes a suite run exit with status 1.
+    pub fn is_failure(self) -> bool {
+        matches!(self, RunStatus::Failed | RunStatus::Timeout | RunStatus::Crashed)
+    }
+}
+
+impl fmt::Display for RunStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The check of a benchmark's answer: a fast wrong answer is a failure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Validation {
+    /// Whether the answer was right.
+    pub passed: bool,
+    /// What was checked, and the figures behind the verdict.
+    pub message: String,
+}
+
+impl Validation {
+    /// A check that held.
+    pub fn pass(message: impl Into<String>) -> Self {
+        Validation {
+            passed: true,
+            message: message.into(),
+        }
+    }
+
+    /// A check that failed.
+    pub fn fail(message: impl Into<String>) -> Self {
+        Validation {
+            passed: false,
+            message: message.into(),
+        }
+    }
+}
+
+/// What the benchmark process consumed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Resources {
+    /// Peak resident set size, bytes.
+    #[serde(default)]
+    pub peak_rss_bytes: Option<u64>,
+    /// User-mode CPU time, seconds.
+    #[serde(default)]
+    pub cpu_user_s: Option<f64>,
+    /// Kernel-mode CPU time, seconds.
+    #[serde(default)]
+    pub cpu_sys_s: Option<f64>,
+    /// Package energy, joules, where a counter is readable.
+    #[serde(default)]
+    pub energy_j: Option<f64>,
+    /// Why a figure above is absent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+/// How a stage of a benchmark ended, as the watchdog saw it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum StageStatus {
+    /// Finished within its limit.
+    Completed,
+    /// Stopped at its limit.
+    Timeout,
+    /// Ended with an error or a crash.
+    Failed,
+    /// Never reached.
+    Skipped,
+}
+
+/// One stage's record: status, how long it took, and its limit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StageRecord {
+    /// How the stage ended.
+    pub status: StageStatus,
+    /// Wall time the stage took, seconds.
+    pub duration_s: f64,
+    /// Its time limit, seconds, when one was enforced.
+    #[serde(default)]
+    pub limit_s: Option<f64>,
+}
+
+/// Per-stage records of a benchmark run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Watchdog {
+    /// Preparation: prerequisites, data generation, allocation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<StageRecord>,
+    /// Warm-up (`--burnin-seconds`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<StageRecord>,
+    /// Measurement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure: Option<StageRecord>,
+    /// Validation of the answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validate: Option<StageRecord>,
+}
+
+/// The result of executing one benchmark.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BenchmarkRunResult {
+    /// The benchmark that ran.
+    pub spec: BenchmarkSpec,
+    /// How it ended. Exports older than this field get it from `success`
+    /// when loaded with [`crate::load_suite_run`].
+    pub status: RunStatus,
+    /// `status == passed`, kept for consumers of the original shape.
+    pub success: bool,
+    /// What went wrong, or why it was skipped.
+    #[serde(default)]
+    pub error_message: Option<String>,
+    /// When the benchmark started (UTC).
+    pub start_time: Timestamp,
+    /// When it ended (UTC).
+    pub end_time: Timestamp,
+    /// The effective parameters: defaults with overrides applied.
+    #[serde(default)]
+    pub params: Params,
+    /// The measured values.
+    #[serde(default)]
+    pub metrics: Vec<BenchmarkMetric>,
+    /// Why measurement stopped; with several series, the worst of them.
+    #[serde(default)]
+    pub stop_reason: Option<StopReason>,
+    /// The check of the answer.
+    #[serde(default)]
+    pub validation: Option<Validation>,
+    /// Benchmark-specific facts: the ISA used, array sizes, the derivation
+    /// of a theoretical peak and the share of it reached.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub details: BTreeMap<String, ParamValue>,
+    /// Warnings about this measurement (page cache, noisy host, fallbacks).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// What the benchmark process consumed.
+    #[serde(default)]
+    pub resources: Option<Resources>,
+    /// Per-stage durations and limits.
+    #[serde(default)]
+    pub watchdog: Option<Watchdog>,
+    /// Resource telemetry sampled while the benchmark ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<serde_json::Value>,
+    /// A per-result system snapshot (older exports); new runs store it once
+    /// in the suite run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<ListOutput>,
+}
+
+impl BenchmarkRunResult {
+    /// A result with no metrics yet, for `spec` and `params`, started and
+    /// ended at `at`, with the given status.
+    pub fn new(spec: BenchmarkSpec, params: Params, status: RunStatus, at: Timestamp) -> Self {
+        BenchmarkRunResult {
+            spec,
+            status,
+            success: status == RunStatus::Passed,
+            error_message: None,
+            start_time: at,
+            end_time: at,
+            params,
+            metrics: Vec::new(),
+            stop_reason: None,
+            validation: None,
+            details: BTreeMap::new(),
+            warnings: Vec::new(),
+            resources: None,
+            watchdog: None,
+            telemetry: None,
+            system: None,
+        }
+    }
+
+    /// Sets the status and keeps `success` in step with it.
+    pub fn set_status(&mut self, status: RunStatus) {
+        self.status = status;
+        self.success = status == RunStatus::Passed;
+    }
+}

@@ -1,0 +1,64 @@
+//! Which benchmark, and how it is meant to run.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{BenchmarkComponent, BenchmarkKind, Params};
+
+/// The identity of a benchmark: its suite and its name within the suite.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+pub struct BenchmarkId {
+    /// Suite name, e.g. `micro`, `linpack`.
+    pub suite: String,
+    /// Benchmark name within the suite, e.g. `cpu_flops`.
+    pub name: String,
+}
+
+impl BenchmarkId {
+    /// Builds an id from its two parts.
+    pub fn new(suite: impl Into<String>, name: impl Into<String>) -> Self {
+        BenchmarkId {
+            suite: suite.into(),
+            name: name.into(),
+        }
+    }
+}
+
+impl fmt::Display for BenchmarkId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.suite, self.name)
+    }
+}
+
+/// An available benchmark: what it measures and the parameters it accepts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BenchmarkSpec {
+    /// Suite and name.
+    pub id: BenchmarkId,
+    /// The components this benchmark exercises.
+    pub components: Vec<BenchmarkComponent>,
+    /// Synthetic, application or domain.
+    pub kind: BenchmarkKind,
+    /// One paragraph for `warpt benchmark describe`.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Measurement time used when `--duration` is not given, in seconds.
+    #[serde(default)]
+    pub default_duration_seconds: Option<f64>,
+    /// An external program this benchmark drives, if any.
+    #[serde(default)]
+    pub external_tool: Option<String>,
+    /// Parameters and their default values; `--param key=value` overrides
+    /// them and must match the default's type.
+    #[serde(default)]
+    pub params: Params,
+    /// What each parameter means, by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub param_help: BTreeMap<String, String>,
+    /// The metric names this benchmark reports.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<String>,
+}

@@ -1,0 +1,127 @@
+//! A suite run: the export shape, with the manifest that makes it reproducible.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{BenchmarkComponent, BenchmarkId, BenchmarkRunResult, ListOutput, ParamValue, RunStatus};
+
+/// The results of one `warpt benchmark run`: the main export shape.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct BenchmarkSuiteRun {
+    /// A unique id for this run (timestamp and random suffix).
+    #[serde(default)]
+    pub id: String,
+    /// The suite asked for, or `components` when the run was chosen by component.
+    pub suite: String,
+    /// The components asked for (empty when chosen by suite or benchmark).
+    #[serde(default)]
+    pub components: Vec<BenchmarkComponent>,
+    /// One result per planned benchmark, in plan order.
+    pub benchmarks: Vec<BenchmarkRunResult>,
+    /// Free-form labels.
+    #[serde(default)]
+    pub metadata: Option<BTreeMap<String, String>>,
+    /// When the run started (UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_time: Option<Timestamp>,
+    /// When the run ended (UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_time: Option<Timestamp>,
+    /// Whether the run was interrupted before every benchmark finished.
+    #[serde(default)]
+    pub interrupted: bool,
+    /// How to reproduce this run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest: Option<Manifest>,
+    /// The machine it ran on, captured once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<ListOutput>,
+}
+
+impl BenchmarkSuiteRun {
+    /// Whether any benchmark failed, timed out or crashed (exit status 1).
+    pub fn has_failures(&self) -> bool {
+        self.benchmarks.iter().any(|b| b.status.is_failure())
+    }
+}
+
+/// The configuration a run was asked for, after every override.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunConfig {
+    /// The benchmarks planned, in order.
+    pub plan: Vec<BenchmarkId>,
+    /// `--duration`, seconds, if given (otherwise each benchmark's default).
+    #[serde(default)]
+    pub duration_s: Option<f64>,
+    /// Warm-up before measuring, seconds.
+    pub burnin_s: f64,
+    /// Seed for every random generator a benchmark uses.
+    pub seed: u64,
+    /// `--param` overrides as given.
+    #[serde(default)]
+    pub param_overrides: BTreeMap<String, String>,
+    /// Target relative half-width of the median's 95% CI.
+    pub target_rel_ci: f64,
+}
+
+/// Everything needed to explain or repeat a run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Manifest {
+    /// warpt's version.
+    pub warpt_version: String,
+    /// `release` or `debug`: a debug build measures the compiler, not the machine.
+    #[serde(default)]
+    pub build_profile: String,
+    /// The command line, argument by argument.
+    #[serde(default)]
+    pub command_line: Vec<String>,
+    /// Host name.
+    #[serde(default)]
+    pub hostname: String,
+    /// Operating system name and version.
+    #[serde(default)]
+    pub os: String,
+    /// Kernel release (`uname -r`).
+    #[serde(default)]
+    pub kernel: String,
+    /// CPU model name.
+    #[serde(default)]
+    pub cpu_model: String,
+    /// The seed used.
+    pub seed: u64,
+    /// The effective configuration.
+    #[serde(default)]
+    pub config: RunConfig,
+    /// Environment variables that change how benchmarks behave.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// Further facts (git state, governor, ...) added by later versions.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub extra: BTreeMap<String, ParamValue>,
+}
+
+/// A suite run that could not be loaded.
+#[derive(Debug, thiserror::Error)]
+#[error("not a warpt suite run: {0}")]
+pub struct LoadError(#[from] serde_json::Error);
+
+/// Loads a suite run from JSON, including exports written before `status`
+/// existed: their status is taken from `success`.
+pub fn load_suite_run(json: &str) -> Result<BenchmarkSuiteRun, LoadError> {
+    let mut value: serde_json::Value = serde_json::from_str(json)?;
+    if let Some(results) = value.get_mut("benchmarks").and_then(|b| b.as_array_mut()) {
+        for result in results {
+            if let Some(obj) = result.as_object_mut()
+                && !obj.contains_key("status")
+            {
+                let ok = obj.get("success").and_then(|s| s.as_bool()).unwrap_or(false);
+                let status = if ok { RunStatus::Passed } else { RunStatus::Failed };
+                obj.insert("status".into(), status.as_str().into());
+            }
+        }
+    }
+    Ok(serde_json::from_value(value)?)
+}
