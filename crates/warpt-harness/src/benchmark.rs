@@ -44,10 +44,12 @@ pub struct RunContext {
 
 impl RunContext {
     fn param(&self, key: &str) -> Result<&ParamValue, BenchmarkError> {
-        self.params.get(key).ok_or_else(|| BenchmarkError::InvalidParam {
-            key: key.to_string(),
-            reason: "no such parameter in this benchmark's spec".into(),
-        })
+        self.params
+            .get(key)
+            .ok_or_else(|| BenchmarkError::InvalidParam {
+                key: key.to_string(),
+                reason: "no such parameter in this benchmark's spec".into(),
+            })
     }
 
     /// An integer parameter that must be at least `min`.
@@ -106,7 +108,11 @@ pub trait Benchmark: Send {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError>;
 
     /// Warms up and measures under `measure`, which owns the stopping rule.
-    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> Result<Measured, BenchmarkError>;
+    fn measure(
+        &mut self,
+        ctx: &RunContext,
+        measure: &mut Measure<'_>,
+    ) -> Result<Measured, BenchmarkError>;
 
     /// Checks that the measured work computed the right answer.
     fn validate(&mut self, ctx: &RunContext) -> Validation;

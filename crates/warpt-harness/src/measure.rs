@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 
 use warpt_model::{BenchmarkMetric, StopReason};
 
+use crate::RunContext;
 use crate::progress::{Progress, ProgressEvent};
 use crate::stats;
-use crate::RunContext;
 
 /// The limits of one measurement.
 #[derive(Debug, Clone, PartialEq)]
@@ -89,7 +89,10 @@ impl Measurement {
             value: st.as_ref().map_or(f64::NAN, |s| s.median),
             unit: unit.to_string(),
             higher_is_better,
-            tags: tags.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+            tags: tags
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
             stats: st,
         }
     }
@@ -142,7 +145,8 @@ impl<'a> Measure<'a> {
         let series = series.max(1);
         let mut slot = vec![0.0; series];
 
-        self.progress.event(ProgressEvent::Stage { stage: "warmup" });
+        self.progress
+            .event(ProgressEvent::Stage { stage: "warmup" });
         let warm_start = Instant::now();
         let mut warmup_samples = 0;
         loop {
@@ -154,7 +158,8 @@ impl<'a> Measure<'a> {
         }
         self.warmup_total += warm_start.elapsed();
 
-        self.progress.event(ProgressEvent::Stage { stage: "measure" });
+        self.progress
+            .event(ProgressEvent::Stage { stage: "measure" });
         let mut data: Vec<Vec<f64>> = vec![Vec::new(); series];
         let start = Instant::now();
         let mut next_check = 1usize;
@@ -162,7 +167,10 @@ impl<'a> Measure<'a> {
         let stop_reason = loop {
             sample(&mut slot);
             for (s, &t) in slot.iter().enumerate() {
-                assert!(t.is_finite() && t > 0.0, "sample time {t} s of series {s} in '{label}' is not positive");
+                assert!(
+                    t.is_finite() && t > 0.0,
+                    "sample time {t} s of series {s} in '{label}' is not positive"
+                );
                 data[s].push(t);
             }
             let n = data[0].len();
@@ -196,7 +204,10 @@ impl<'a> Measure<'a> {
         };
         let elapsed = start.elapsed();
         self.measure_total += elapsed;
-        if self.worst_stop.is_none_or(|w| stop_reason.severity() > w.severity()) {
+        if self
+            .worst_stop
+            .is_none_or(|w| stop_reason.severity() > w.severity())
+        {
             self.worst_stop = Some(stop_reason);
         }
         Measurement {
@@ -243,7 +254,10 @@ mod tests {
         assert_eq!(r.stop_reason, StopReason::TargetMet);
         assert!(r.elapsed >= Duration::from_millis(20));
         assert_eq!(r.series.len(), 2);
-        assert_eq!(r.warmup_samples, 1, "one warm-up sample is always discarded");
+        assert_eq!(
+            r.warmup_samples, 1,
+            "one warm-up sample is always discarded"
+        );
         assert_eq!(calls, r.series[0].len() + 1);
         assert_eq!(m.stop_reason(), Some(StopReason::TargetMet));
     }
@@ -266,7 +280,11 @@ mod tests {
         });
         assert_eq!(r.stop_reason, StopReason::TimeCap);
         assert!(r.elapsed >= Duration::from_millis(30));
-        assert_eq!(m.stop_reason(), Some(StopReason::TimeCap), "worst reason is kept");
+        assert_eq!(
+            m.stop_reason(),
+            Some(StopReason::TimeCap),
+            "worst reason is kept"
+        );
     }
 
     #[test]

@@ -122,19 +122,23 @@ impl Plan {
         let label;
 
         if let Some(name) = &selection.suite {
-            let suite = registry.suite(name).ok_or_else(|| PlanError::UnknownSuite {
-                name: name.clone(),
-                valid: registry.suite_names(),
-            })?;
+            let suite = registry
+                .suite(name)
+                .ok_or_else(|| PlanError::UnknownSuite {
+                    name: name.clone(),
+                    valid: registry.suite_names(),
+                })?;
             let all = suite.specs();
             if selection.benchmarks.is_empty() {
                 specs = all.clone();
             } else {
                 for b in &selection.benchmarks {
-                    let spec = all.iter().find(|s| s.id.name == *b).ok_or_else(|| PlanError::UnknownBenchmark {
-                        name: b.clone(),
-                        scope: format!("suite '{name}'"),
-                        valid: names(&all),
+                    let spec = all.iter().find(|s| s.id.name == *b).ok_or_else(|| {
+                        PlanError::UnknownBenchmark {
+                            name: b.clone(),
+                            scope: format!("suite '{name}'"),
+                            valid: names(&all),
+                        }
                     })?;
                     specs.push(spec.clone());
                 }
@@ -162,14 +166,22 @@ impl Plan {
                         return Err(PlanError::UnknownBenchmark {
                             name: b.clone(),
                             scope: "any suite".into(),
-                            valid: all.iter().map(|s| s.id.to_string()).collect::<Vec<_>>().join(", "),
+                            valid: all
+                                .iter()
+                                .map(|s| s.id.to_string())
+                                .collect::<Vec<_>>()
+                                .join(", "),
                         });
                     }
                     [one] => specs.push((*one).clone()),
                     many => {
                         return Err(PlanError::AmbiguousBenchmark {
                             name: b.clone(),
-                            suites: many.iter().map(|s| s.id.suite.as_str()).collect::<Vec<_>>().join(", "),
+                            suites: many
+                                .iter()
+                                .map(|s| s.id.suite.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", "),
                         });
                     }
                 }
@@ -183,7 +195,8 @@ impl Plan {
                     )));
                 }
             }
-            suite_label = match dedup(specs.iter().map(|s| s.id.suite.clone()).collect()).as_slice() {
+            suite_label = match dedup(specs.iter().map(|s| s.id.suite.clone()).collect()).as_slice()
+            {
                 [one] => one.clone(),
                 _ => "mixed".into(),
             };
@@ -221,7 +234,11 @@ impl Plan {
             label = if components.is_empty() {
                 "all".to_string()
             } else {
-                components.iter().map(|c| c.as_str()).collect::<Vec<_>>().join("-")
+                components
+                    .iter()
+                    .map(|c| c.as_str())
+                    .collect::<Vec<_>>()
+                    .join("-")
             };
         }
 
@@ -242,7 +259,9 @@ impl Plan {
 fn parse_overrides(raw: &[String]) -> Result<BTreeMap<String, String>, PlanError> {
     let mut out = BTreeMap::new();
     for text in raw {
-        let (k, v) = text.split_once('=').ok_or_else(|| PlanError::MalformedParam(text.clone()))?;
+        let (k, v) = text
+            .split_once('=')
+            .ok_or_else(|| PlanError::MalformedParam(text.clone()))?;
         let k = k.trim();
         if k.is_empty() {
             return Err(PlanError::MalformedParam(text.clone()));
@@ -252,13 +271,25 @@ fn parse_overrides(raw: &[String]) -> Result<BTreeMap<String, String>, PlanError
     Ok(out)
 }
 
-fn apply_params(specs: &[BenchmarkSpec], overrides: &BTreeMap<String, String>) -> Result<Vec<PlannedBenchmark>, PlanError> {
+fn apply_params(
+    specs: &[BenchmarkSpec],
+    overrides: &BTreeMap<String, String>,
+) -> Result<Vec<PlannedBenchmark>, PlanError> {
     for key in overrides.keys() {
         if !specs.iter().any(|s| s.params.contains_key(key)) {
-            let valid = dedup(specs.iter().flat_map(|s| s.params.keys().cloned()).collect());
+            let valid = dedup(
+                specs
+                    .iter()
+                    .flat_map(|s| s.params.keys().cloned())
+                    .collect(),
+            );
             return Err(PlanError::UnknownParam {
                 key: key.clone(),
-                valid: if valid.is_empty() { "(no parameters)".into() } else { valid.join(", ") },
+                valid: if valid.is_empty() {
+                    "(no parameters)".into()
+                } else {
+                    valid.join(", ")
+                },
             });
         }
     }
@@ -271,17 +302,28 @@ fn apply_params(specs: &[BenchmarkSpec], overrides: &BTreeMap<String, String>) -
                     params.insert(k.clone(), default.parse_like(k, text)?);
                 }
             }
-            Ok(PlannedBenchmark { spec: spec.clone(), params })
+            Ok(PlannedBenchmark {
+                spec: spec.clone(),
+                params,
+            })
         })
         .collect()
 }
 
 fn names(specs: &[BenchmarkSpec]) -> String {
-    specs.iter().map(|s| s.id.name.as_str()).collect::<Vec<_>>().join(", ")
+    specs
+        .iter()
+        .map(|s| s.id.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn join(components: &[BenchmarkComponent]) -> String {
-    components.iter().map(|c| c.as_str()).collect::<Vec<_>>().join(", ")
+    components
+        .iter()
+        .map(|c| c.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn dedup<T: PartialEq>(items: Vec<T>) -> Vec<T> {

@@ -30,7 +30,10 @@ impl Registry {
 
     /// The suite called `name`.
     pub fn suite(&self, name: &str) -> Option<&dyn Suite> {
-        self.suites.iter().find(|s| s.name() == name).map(|s| s.as_ref())
+        self.suites
+            .iter()
+            .find(|s| s.name() == name)
+            .map(|s| s.as_ref())
     }
 
     /// Every registered suite.
@@ -40,12 +43,19 @@ impl Registry {
 
     /// Names of every registered suite, comma-separated, for error messages.
     pub fn suite_names(&self) -> String {
-        self.suites.iter().map(|s| s.name()).collect::<Vec<_>>().join(", ")
+        self.suites
+            .iter()
+            .map(|s| s.name())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 
     /// The spec of the benchmark `id`, if it exists.
     pub fn spec(&self, id: &BenchmarkId) -> Option<BenchmarkSpec> {
-        self.suite(&id.suite)?.specs().into_iter().find(|s| s.id == *id)
+        self.suite(&id.suite)?
+            .specs()
+            .into_iter()
+            .find(|s| s.id == *id)
     }
 
     /// Every spec of every suite.

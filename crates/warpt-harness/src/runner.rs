@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 use warpt_model::{
-    BenchmarkRunResult, BenchmarkSuiteRun, RunConfig, RunStatus, StageRecord, StageStatus, Validation, Watchdog,
+    BenchmarkRunResult, BenchmarkSuiteRun, RunConfig, RunStatus, StageRecord, StageStatus,
+    Validation, Watchdog,
 };
 
 use crate::manifest::{build_manifest, random_suffix};
@@ -71,7 +72,12 @@ impl RunOptions {
 
 /// Runs every benchmark of `plan` in order and assembles the suite run,
 /// with the machine snapshot and manifest captured once.
-pub fn run_plan(registry: &Registry, plan: &Plan, options: &RunOptions, progress: &dyn Progress) -> BenchmarkSuiteRun {
+pub fn run_plan(
+    registry: &Registry,
+    plan: &Plan,
+    options: &RunOptions,
+    progress: &dyn Progress,
+) -> BenchmarkSuiteRun {
     let start = Timestamp::now();
     let manifest = build_manifest(options, plan);
     let system = warpt_system::snapshot();
@@ -114,7 +120,12 @@ pub fn run_one(
     progress: &dyn Progress,
 ) -> BenchmarkRunResult {
     let spec = planned.spec.clone();
-    let mut result = BenchmarkRunResult::new(spec.clone(), planned.params.clone(), RunStatus::Failed, Timestamp::now());
+    let mut result = BenchmarkRunResult::new(
+        spec.clone(),
+        planned.params.clone(),
+        RunStatus::Failed,
+        Timestamp::now(),
+    );
     let Some(mut bench) = registry.create(&spec.id) else {
         result.error_message = Some(format!("{} is not in this build", spec.id));
         result.end_time = Timestamp::now();
@@ -145,7 +156,11 @@ pub fn run_one(
             limit_s: None,
         });
         watchdog.measure = Some(StageRecord {
-            status: if measured.is_ok() { StageStatus::Completed } else { StageStatus::Failed },
+            status: if measured.is_ok() {
+                StageStatus::Completed
+            } else {
+                StageStatus::Failed
+            },
             duration_s: measure.measure_time().as_secs_f64(),
             limit_s: None,
         });
@@ -164,7 +179,11 @@ pub fn run_one(
             result.details = measured.details.into_iter().collect();
             result.warnings = measured.warnings;
             result.stop_reason = stop_reason;
-            let status = if validation.passed { RunStatus::Passed } else { RunStatus::Failed };
+            let status = if validation.passed {
+                RunStatus::Passed
+            } else {
+                RunStatus::Failed
+            };
             if !validation.passed {
                 result.error_message = Some(format!("validation failed: {}", validation.message));
             }

@@ -32,7 +32,10 @@ pub fn summarize(samples: &[f64]) -> Option<MetricStats> {
     let (p25, p75) = (p(0.25), p(0.75));
     let iqr = p75 - p25;
     let (lo_fence, hi_fence) = (p25 - 1.5 * iqr, p75 + 1.5 * iqr);
-    let outliers = sorted.iter().filter(|&&x| x < lo_fence || x > hi_fence).count();
+    let outliers = sorted
+        .iter()
+        .filter(|&&x| x < lo_fence || x > hi_fence)
+        .count();
     let (ci95_low, ci95_high) = median_ci(&sorted);
     let median = p(0.5);
     Some(MetricStats {

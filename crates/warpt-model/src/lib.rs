@@ -20,7 +20,9 @@ mod system;
 pub use component::{BenchmarkComponent, BenchmarkKind, UnknownComponent};
 pub use metric::{BenchmarkMetric, MetricStats, StopReason};
 pub use params::{ParamError, ParamValue, Params};
-pub use result::{BenchmarkRunResult, Resources, RunStatus, StageRecord, StageStatus, Validation, Watchdog};
+pub use result::{
+    BenchmarkRunResult, Resources, RunStatus, StageRecord, StageStatus, Validation, Watchdog,
+};
 pub use spec::{BenchmarkId, BenchmarkSpec};
 pub use suite_run::{BenchmarkSuiteRun, LoadError, Manifest, RunConfig, load_suite_run};
 pub use system::{CacheInfo, CpuInfo, ListOutput, MemoryInfo, OsInfo};

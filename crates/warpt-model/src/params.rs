@@ -154,8 +154,14 @@ mod tests {
         let b = ParamValue::Bool(false);
         assert_eq!(b.parse_like("x", "yes"), Ok(ParamValue::Bool(true)));
         let e = b.parse_like("x", "maybe").unwrap_err();
-        assert_eq!(e.to_string(), "parameter 'x': 'maybe' is not a boolean (true/false)");
+        assert_eq!(
+            e.to_string(),
+            "parameter 'x': 'maybe' is not a boolean (true/false)"
+        );
         assert!(ParamValue::Float(1.0).parse_like("f", "inf").is_err());
-        assert_eq!(ParamValue::Str(String::new()).parse_like("p", "/tmp"), Ok("/tmp".into()));
+        assert_eq!(
+            ParamValue::Str(String::new()).parse_like("p", "/tmp"),
+            Ok("/tmp".into())
+        );
     }
 }

@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{BenchmarkMetric, BenchmarkSpec, ListOutput, Params, ParamValue, StopReason};
+use crate::{BenchmarkMetric, BenchmarkSpec, ListOutput, ParamValue, Params, StopReason};
 
 /// How a benchmark run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -39,7 +39,10 @@ impl RunStatus {
 
     /// Whether this outcome makes a suite run exit with status 1.
     pub fn is_failure(self) -> bool {
-        matches!(self, RunStatus::Failed | RunStatus::Timeout | RunStatus::Crashed)
+        matches!(
+            self,
+            RunStatus::Failed | RunStatus::Timeout | RunStatus::Crashed
+        )
     }
 }
 

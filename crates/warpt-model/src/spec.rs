@@ -9,7 +9,9 @@ use serde::{Deserialize, Serialize};
 use crate::{BenchmarkComponent, BenchmarkKind, Params};
 
 /// The identity of a benchmark: its suite and its name within the suite.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 pub struct BenchmarkId {
     /// Suite name, e.g. `micro`, `linpack`.
     pub suite: String,

@@ -6,7 +6,9 @@ use jiff::Timestamp;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{BenchmarkComponent, BenchmarkId, BenchmarkRunResult, ListOutput, ParamValue, RunStatus};
+use crate::{
+    BenchmarkComponent, BenchmarkId, BenchmarkRunResult, ListOutput, ParamValue, RunStatus,
+};
 
 /// The results of one `warpt benchmark run`: the main export shape.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -117,8 +119,15 @@ pub fn load_suite_run(json: &str) -> Result<BenchmarkSuiteRun, LoadError> {
             if let Some(obj) = result.as_object_mut()
                 && !obj.contains_key("status")
             {
-                let ok = obj.get("success").and_then(|s| s.as_bool()).unwrap_or(false);
-                let status = if ok { RunStatus::Passed } else { RunStatus::Failed };
+                let ok = obj
+                    .get("success")
+                    .and_then(|s| s.as_bool())
+                    .unwrap_or(false);
+                let status = if ok {
+                    RunStatus::Passed
+                } else {
+                    RunStatus::Failed
+                };
                 obj.insert("status".into(), status.as_str().into());
             }
         }

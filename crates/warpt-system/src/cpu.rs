@@ -8,9 +8,24 @@ use warpt_model::{CacheInfo, CpuInfo};
 
 /// Feature flags worth reporting for benchmarks (names as /proc/cpuinfo spells them).
 const INTERESTING_FLAGS: &[&str] = &[
-    "sse2", "sse4_2", "avx", "avx2", "fma", "avx512f", "avx512dq", "avx512bw", "avx512vl",
-    "avx512_bf16", "avx512_fp16", "avx512_vnni", "amx_tile", "amx_bf16", "amx_int8", "asimd",
-    "sve", "sve2",
+    "sse2",
+    "sse4_2",
+    "avx",
+    "avx2",
+    "fma",
+    "avx512f",
+    "avx512dq",
+    "avx512bw",
+    "avx512vl",
+    "avx512_bf16",
+    "avx512_fp16",
+    "avx512_vnni",
+    "amx_tile",
+    "amx_bf16",
+    "amx_int8",
+    "asimd",
+    "sve",
+    "sve2",
 ];
 
 /// The processor as /proc/cpuinfo, sysfs and the affinity mask describe it.
@@ -26,8 +41,12 @@ pub fn cpu_info() -> CpuInfo {
         .or_else(|| field("Model"))
         .or_else(|| field("CPU part"))
         .unwrap_or_default();
-    let vendor = field("vendor_id").or_else(|| field("CPU implementer")).unwrap_or_default();
-    let flags_line = field("flags").or_else(|| field("Features")).unwrap_or_default();
+    let vendor = field("vendor_id")
+        .or_else(|| field("CPU implementer"))
+        .unwrap_or_default();
+    let flags_line = field("flags")
+        .or_else(|| field("Features"))
+        .unwrap_or_default();
     let flags = flags_line
         .split_whitespace()
         .filter(|f| INTERESTING_FLAGS.contains(f))
@@ -47,7 +66,9 @@ pub fn cpu_info() -> CpuInfo {
 
 /// The highest frequency cpufreq reports for CPU 0, in MHz.
 fn max_mhz() -> Option<f64> {
-    let khz: f64 = read_trim("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")?.parse().ok()?;
+    let khz: f64 = read_trim("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")?
+        .parse()
+        .ok()?;
     Some(khz / 1000.0)
 }
 
@@ -84,14 +105,19 @@ fn online_cpu_dirs() -> Vec<std::path::PathBuf> {
 /// each cache's `shared_cpu_list`.
 pub fn cache_hierarchy() -> Vec<CacheInfo> {
     // (level, type) -> (size, set of shared_cpu_list strings)
-    let mut seen: BTreeMap<(u8, String), (u64, std::collections::BTreeSet<String>)> = BTreeMap::new();
+    let mut seen: BTreeMap<(u8, String), (u64, std::collections::BTreeSet<String>)> =
+        BTreeMap::new();
     for cpu in online_cpu_dirs() {
         let Ok(entries) = fs::read_dir(cpu.join("cache")) else {
             continue;
         };
         for entry in entries.flatten() {
             let dir = entry.path();
-            if !dir.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("index")) {
+            if !dir
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("index"))
+            {
                 continue;
             }
             let (Some(level), Some(kind), Some(size)) = (
@@ -101,8 +127,11 @@ pub fn cache_hierarchy() -> Vec<CacheInfo> {
             ) else {
                 continue;
             };
-            let shared = read_trim(dir.join("shared_cpu_list")).unwrap_or_else(|| cpu.display().to_string());
-            let slot = seen.entry((level, kind)).or_insert((size, Default::default()));
+            let shared =
+                read_trim(dir.join("shared_cpu_list")).unwrap_or_else(|| cpu.display().to_string());
+            let slot = seen
+                .entry((level, kind))
+                .or_insert((size, Default::default()));
             slot.1.insert(shared);
         }
     }
@@ -119,7 +148,11 @@ pub fn cache_hierarchy() -> Vec<CacheInfo> {
 /// Total bytes of the last-level cache across all its instances, if known.
 pub fn last_level_cache_bytes() -> Option<u64> {
     let caches = cache_hierarchy();
-    let top = caches.iter().filter(|c| c.kind != "Instruction").map(|c| c.level).max()?;
+    let top = caches
+        .iter()
+        .filter(|c| c.kind != "Instruction")
+        .map(|c| c.level)
+        .max()?;
     Some(
         caches
             .iter()
@@ -142,7 +175,10 @@ fn parse_size(s: &str) -> Option<u64> {
 }
 
 fn read_trim(path: impl AsRef<Path>) -> Option<String> {
-    fs::read_to_string(path).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+    fs::read_to_string(path)
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
 }
 
 /// The CPUs this process may run on (its affinity mask), in ascending order.
@@ -153,7 +189,8 @@ pub fn allowed_cpus() -> Vec<usize> {
         // SAFETY: cpu_set_t is plain data; sched_getaffinity writes at most
         // size_of::<cpu_set_t>() bytes into it.
         let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
-        let rc = unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
+        let rc =
+            unsafe { libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) };
         if rc == 0 {
             let cpus: Vec<usize> = (0..libc::CPU_SETSIZE as usize)
                 // SAFETY: i < CPU_SETSIZE, the set's capacity.
@@ -164,7 +201,9 @@ pub fn allowed_cpus() -> Vec<usize> {
             }
         }
     }
-    let n = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let n = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
     (0..n).collect()
 }
 

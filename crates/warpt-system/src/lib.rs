@@ -8,7 +8,9 @@
 mod cpu;
 mod host;
 
-pub use cpu::{allowed_cpus, cache_hierarchy, cpu_info, last_level_cache_bytes, pin_current_thread};
+pub use cpu::{
+    allowed_cpus, cache_hierarchy, cpu_info, last_level_cache_bytes, pin_current_thread,
+};
 pub use host::{hostname, memory_info, os_info};
 
 use warpt_model::ListOutput;

@@ -1,0 +1,51 @@
+//! The micro suite: hardware microbenchmarks with kernels written to be held
+//! against their C counterparts.
+//!
+//! - [`cpu_flops`]: peak FMA throughput, fp64/fp32, one thread and all;
+//! - [`mem_bandwidth`]: STREAM Copy/Scale/Add/Triad;
+//! - [`mem_latency`]: pointer-chase latency across the cache hierarchy.
+
+pub mod cpu_flops;
+pub mod mem_bandwidth;
+pub mod mem_latency;
+mod peak;
+mod stream_kernels;
+mod team;
+
+pub use peak::{Peak, theoretical_peak};
+
+use warpt_harness::{Benchmark, Suite};
+use warpt_model::BenchmarkSpec;
+
+/// The suite's name.
+pub const SUITE: &str = "micro";
+
+/// The micro suite, for the registry.
+pub struct MicroSuite;
+
+impl Suite for MicroSuite {
+    fn name(&self) -> &'static str {
+        SUITE
+    }
+
+    fn description(&self) -> &'static str {
+        "hardware microbenchmarks: CPU FMA peak, STREAM memory bandwidth, memory latency"
+    }
+
+    fn specs(&self) -> Vec<BenchmarkSpec> {
+        vec![
+            cpu_flops::spec(),
+            mem_bandwidth::spec(),
+            mem_latency::spec(),
+        ]
+    }
+
+    fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
+        match name {
+            cpu_flops::NAME => Some(Box::new(cpu_flops::CpuFlops::new())),
+            mem_bandwidth::NAME => Some(Box::new(mem_bandwidth::MemBandwidth::new())),
+            mem_latency::NAME => Some(Box::new(mem_latency::MemLatency::new())),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! `mem_bandwidth`: STREAM Copy, Scale, Add and Triad.
+//!
+//! As in McCalpin's STREAM: three arrays of f64, each at least four times the
+//! last-level cache; each pass runs the four kernels in order, each timed
+//! separately across all threads; bandwidth counts 16 bytes per element for
+//! Copy and Scale and 24 for Add and Triad; the answer is checked against a
+//! scalar replay of the same passes. Each thread allocates and first-touches
+//! its own contiguous share of the arrays, so its pages are local to it.
+
+use warpt_harness::{Benchmark, BenchmarkError, Measure, MeasurePolicy, Measured, RunContext};
+use warpt_model::{
+    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Validation,
+};
+
+use crate::stream_kernels::{self, Chunk, Kernel};
+use crate::team::{run_team, team_cpus};
+
+/// Benchmark name within the micro suite.
+pub const NAME: &str = "mem_bandwidth";
+
+/// STREAM's scalar.
+const SCALAR: f64 = 3.0;
+
+/// Values grow by 15x per pass; the arrays are reset (untimed) this often so
+/// they stay finite whatever the number of samples.
+const RESET_EVERY: u64 = 64;
+
+/// Command that resets every chunk.
+const RESET: u64 = 4;
+
+/// The spec of `mem_bandwidth`.
+pub fn spec() -> BenchmarkSpec {
+    BenchmarkSpec {
+        id: BenchmarkId::new(crate::SUITE, NAME),
+        components: vec![BenchmarkComponent::Ram],
+        kind: BenchmarkKind::Synthetic,
+        description: Some(
+            "STREAM Copy/Scale/Add/Triad over three f64 arrays each at least 4x the last-level \
+             cache, one pinned thread per CPU with first-touch placement. GB/s = 1e9 bytes/s, \
+             counted as STREAM counts (16 B/element for copy and scale, 24 for add and triad). \
+             Reports the median (`bandwidth`) and the best pass (`bandwidth_best`, STREAM's \
+             convention). Validation: every element equals a scalar replay to 1e-13."
+                .into(),
+        ),
+        default_duration_seconds: Some(4.0),
+        external_tool: None,
+        params: [
+            ("array_mb".to_string(), ParamValue::Int(0)),
+            ("threads".to_string(), ParamValue::Int(0)),
+        ]
+        .into(),
+        param_help: [
+            (
+                "array_mb".to_string(),
+                "size of EACH of the three arrays in MiB; 0 = 4x the last-level cache (at least 32)".to_string(),
+            ),
+            (
+                "threads".to_string(),
+                "threads; 0 = one per CPU this process may use".to_string(),
+            ),
+        ]
+        .into(),
+        metrics: vec!["bandwidth".into(), "bandwidth_best".into()],
+    }
+}
+
+/// The running benchmark.
+#[derive(Default)]
+pub struct MemBandwidth {
+    elements: usize,
+    cpus: Vec<usize>,
+    llc_bytes: Option<u64>,
+    validation: Option<Validation>,
+}
+
+impl MemBandwidth {
+    /// A fresh instance.
+    pub fn new() -> Self {
+        MemBandwidth::default()
+    }
+}
+
+impl Benchmark for MemBandwidth {
+    fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        self.cpus = team_cpus(ctx.int_param("threads", 0)? as usize);
+        self.llc_bytes = warpt_system::last_level_cache_bytes();
+        let requested = ctx.int_param("array_mb", 0)? as u64;
+        let array_bytes = if requested > 0 {
+            requested << 20
+        } else {
+            let four_llc = self.llc_bytes.unwrap_or(128 << 20) * 4;
+            four_llc.div_ceil(1 << 20).max(32) << 20
+        };
+        let need = array_bytes * 3;
+        let available = warpt_system::memory_info().available_bytes;
+        if available > 0 && need > available / 10 * 8 {
+            return Err(BenchmarkError::Skipped(format!(
+                "needs {} MiB for three arrays but only {} MiB is available; lower --param array_mb",
+                need >> 20,
+                available >> 20
+            )));
+        }
+        self.elements = (array_bytes / 8) as usize;
+        if self.elements < self.cpus.len() {
+            return Err(BenchmarkError::InvalidParam {
+                key: "array_mb".into(),
+                reason: "arrays must hold at least one element per thread".into(),
+            });
+        }
+        Ok(())
+    }
+
+    fn measure(
+        &mut self,
+        ctx: &RunContext,
+        measure: &mut Measure<'_>,
+    ) -> Result<Measured, BenchmarkError> {
+        let threads = self.cpus.len();
+        let n = self.elements;
+        let share = |i: usize| n / threads + usize::from(i < n % threads);
+        let policy = MeasurePolicy::share_of(ctx, 1);
+        let mut passes = 0u64;
+        let (measurement, chunks) = run_team(
+            &self.cpus,
+            |i| Chunk::new(share(i)),
+            |_, chunk: &mut Chunk, command| match command {
+                RESET => chunk.reset(),
+                k => stream_kernels::run(chunk, Kernel::ALL[k as usize], SCALAR),
+            },
+            |rounds| {
+                measure.run(&policy, "stream", 4, |out| {
+                    for (k, slot) in out.iter_mut().enumerate() {
+                        *slot = rounds.round(k as u64).as_secs_f64();
+                    }
+                    passes += 1;
+                    if passes == RESET_EVERY {
+                        rounds.round(RESET);
+                        passes = 0;
+                    }
+                })
+            },
+        );
+        self.validation = Some(check(&chunks, passes));
+
+        let mut metrics = Vec::new();
+        for (s, kernel) in Kernel::ALL.into_iter().enumerate() {
+            let bytes = (kernel.bytes_per_element() * n) as f64;
+            let tags = [("kernel", kernel.name().to_string())];
+            let median =
+                measurement.metric(s, "bandwidth", "GB/s", true, &tags, |t| bytes / t / 1e9);
+            let mut best = median.clone();
+            best.name = "bandwidth_best".into();
+            best.value = best.stats.as_ref().map_or(f64::NAN, |st| st.max);
+            metrics.push(median);
+            metrics.push(best);
+        }
+        let mut warnings = Vec::new();
+        if self.llc_bytes.is_none() {
+            warnings.push(
+                "last-level cache size unknown: arrays sized from a 128 MiB assumption".into(),
+            );
+        } else if let Some(llc) = self.llc_bytes
+            && ((n * 8) as u64) < 4 * llc
+        {
+            warnings.push(format!(
+                "arrays ({} MiB each) are smaller than 4x the last-level cache ({} MiB): caches are measured too",
+                (n * 8) >> 20,
+                llc >> 20
+            ));
+        }
+        Ok(Measured {
+            metrics,
+            details: vec![
+                ("array_elements".into(), ParamValue::Int(n as i64)),
+                (
+                    "array_mib".into(),
+                    ParamValue::Float((n * 8) as f64 / 1048576.0),
+                ),
+                ("threads".into(), ParamValue::Int(threads as i64)),
+                ("isa".into(), ParamValue::from(stream_kernels::isa_name())),
+                (
+                    "llc_bytes".into(),
+                    self.llc_bytes
+                        .map_or(ParamValue::Str("unknown".into()), |b| {
+                            ParamValue::Int(b as i64)
+                        }),
+                ),
+            ],
+            warnings,
+        })
+    }
+
+    fn validate(&mut self, _: &RunContext) -> Validation {
+        self.validation
+            .take()
+            .unwrap_or_else(|| Validation::fail("nothing was measured, so nothing was checked"))
+    }
+}
+
+/// STREAM's check: the mean absolute error of each array against the scalar
+/// replay, relative to the expected value, must be below 1e-13.
+fn check(chunks: &[Chunk], passes: u64) -> Validation {
+    let (ea, eb, ec) = stream_kernels::expected(passes, SCALAR);
+    type Pick = fn(&Chunk) -> &[f64];
+    let arrays: [(&str, f64, Pick); 3] = [
+        ("a", ea, |c| &c.a),
+        ("b", eb, |c| &c.b),
+        ("c", ec, |c| &c.c),
+    ];
+    let mut worst = (0.0f64, "a");
+    for (name, expect, pick) in arrays {
+        let (mut sum, mut count) = (0.0f64, 0usize);
+        for chunk in chunks {
+            let v = pick(chunk);
+            sum += v.iter().map(|x| (x - expect).abs()).sum::<f64>();
+            count += v.len();
+        }
+        let mean = sum / count.max(1) as f64;
+        let rel = if expect == 0.0 {
+            mean
+        } else {
+            mean / expect.abs()
+        };
+        if !rel.is_finite() || rel > worst.0 {
+            worst = (rel, name);
+        }
+    }
+    let (err, name) = worst;
+    if err <= 1e-13 {
+        Validation::pass(format!(
+            "a, b, c match STREAM's scalar replay of {passes} passes since the last reset \
+             (worst mean relative error {err:.1e} <= 1e-13)"
+        ))
+    } else {
+        Validation::fail(format!(
+            "array {name} differs from the scalar replay of {passes} passes: mean relative error {err:.3e} > 1e-13"
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_catches_a_wrong_element() {
+        let mut chunks = vec![Chunk::new(100), Chunk::new(99)];
+        for chunk in &mut chunks {
+            for k in Kernel::ALL {
+                stream_kernels::run(chunk, k, SCALAR);
+            }
+        }
+        assert!(check(&chunks, 1).passed);
+        assert!(!check(&chunks, 2).passed, "wrong pass count must fail");
+        chunks[1].b[7] += 1.0;
+        assert!(!check(&chunks, 1).passed);
+    }
+}

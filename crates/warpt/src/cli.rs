@@ -1,0 +1,166 @@
+//! The command line: every command, flag and its help text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use warpt_model::BenchmarkComponent;
+
+/// Measure how fast this machine, and your workloads on it, really run.
+#[derive(Debug, Parser)]
+#[command(name = "warpt", version, about, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Top-level commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List, describe and run benchmarks.
+    Benchmark {
+        /// The benchmark action.
+        #[command(subcommand)]
+        action: BenchmarkCommand,
+    },
+    /// Print the JSON Schema of an export (a `BenchmarkSuiteRun`).
+    Schema,
+}
+
+/// `warpt benchmark ...`
+#[derive(Debug, Subcommand)]
+pub enum BenchmarkCommand {
+    /// List available benchmarks.
+    List(ListArgs),
+    /// Show everything about one benchmark: what it measures, its parameters.
+    Describe(DescribeArgs),
+    /// Run benchmarks and report (and optionally export) the results.
+    Run(RunArgs),
+}
+
+/// A component name on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ComponentArg {
+    /// Processor compute.
+    Cpu,
+    /// Graphics or accelerator compute.
+    Gpu,
+    /// Memory bandwidth and latency.
+    Ram,
+    /// Block storage.
+    Storage,
+    /// Networking.
+    Network,
+    /// The whole machine, end to end.
+    System,
+}
+
+impl From<ComponentArg> for BenchmarkComponent {
+    fn from(c: ComponentArg) -> Self {
+        match c {
+            ComponentArg::Cpu => BenchmarkComponent::Cpu,
+            ComponentArg::Gpu => BenchmarkComponent::Gpu,
+            ComponentArg::Ram => BenchmarkComponent::Ram,
+            ComponentArg::Storage => BenchmarkComponent::Storage,
+            ComponentArg::Network => BenchmarkComponent::Network,
+            ComponentArg::System => BenchmarkComponent::System,
+        }
+    }
+}
+
+/// `warpt benchmark list`
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only this suite's benchmarks.
+    #[arg(long)]
+    pub suite: Option<String>,
+    /// Only benchmarks exercising these components (repeatable, comma-separated).
+    #[arg(long = "component", value_delimiter = ',', value_name = "COMPONENT")]
+    pub components: Vec<ComponentArg>,
+    /// Print the specs as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `warpt benchmark describe`
+#[derive(Debug, Args)]
+pub struct DescribeArgs {
+    /// The suite, e.g. `micro`.
+    #[arg(long)]
+    pub suite: String,
+    /// The benchmark, e.g. `cpu_flops`.
+    #[arg(long)]
+    pub benchmark: String,
+    /// Print the spec as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `warpt benchmark run`
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Run this suite (all its benchmarks unless --benchmark narrows it).
+    #[arg(long)]
+    pub suite: Option<String>,
+    /// Run only this benchmark (repeatable).
+    #[arg(long = "benchmark", value_name = "NAME")]
+    pub benchmarks: Vec<String>,
+    /// Run these components' default benchmarks, or filter the suite by them
+    /// (repeatable, comma-separated).
+    #[arg(long = "component", value_delimiter = ',', value_name = "COMPONENT")]
+    pub components: Vec<ComponentArg>,
+    /// Measurement time per benchmark in seconds (default: each benchmark's own).
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub duration: Option<f64>,
+    /// Warm-up per benchmark before measuring, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value = "1", allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub burnin_seconds: f64,
+    /// Override a benchmark parameter (repeatable); see `benchmark describe`.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+    /// Seed for every random generator the benchmarks use.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Target half-width of the median's 95% confidence interval, in percent
+    /// of the median: sampling stops once every series is this precise (and
+    /// the minimum time has passed).
+    #[arg(long, value_name = "PERCENT", default_value = "1", value_parser = parse_percent)]
+    pub precision: f64,
+    /// Print the plan (benchmarks and effective parameters) and exit.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Write the results to warpt_benchmark_<SUITE_OR_COMPONENT>_<TIMESTAMP>_<RANDOM>.json
+    /// in the current directory.
+    #[arg(long, conflicts_with = "export_file")]
+    pub export: bool,
+    /// Write the results to this file.
+    #[arg(long, value_name = "PATH")]
+    pub export_file: Option<PathBuf>,
+    /// Print the suite run as JSON on stdout (human output goes to stderr).
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!(
+            "{s} is negative or not finite; give a number of seconds >= 0"
+        ));
+    }
+    Ok(v)
+}
+
+fn parse_percent(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a percentage"))?;
+    if !v.is_finite() || v <= 0.0 || v > 100.0 {
+        return Err(format!("{s} is outside (0, 100]"));
+    }
+    Ok(v)
+}

@@ -1,0 +1,204 @@
+//! `warpt benchmark list | describe | run`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Result;
+use serde::Serialize;
+use warpt_harness::{NoProgress, Plan, Progress, RunOptions, Selection, run_plan};
+use warpt_model::{BenchmarkComponent, BenchmarkId, Params};
+
+use crate::cli::{DescribeArgs, ListArgs, RunArgs};
+use crate::export::{ExportTarget, default_file_name};
+use crate::progress::BarProgress;
+use crate::registry::registry;
+use crate::{Outcome, UsageError, output};
+
+/// `warpt benchmark list`.
+pub fn list(args: &ListArgs) -> Result<Outcome> {
+    let reg = registry();
+    let mut specs = match &args.suite {
+        Some(name) => reg
+            .suite(name)
+            .ok_or_else(|| {
+                UsageError(format!(
+                    "unknown suite '{name}'; available suites: {}",
+                    reg.suite_names()
+                ))
+            })?
+            .specs(),
+        None => reg.all_specs(),
+    };
+    if !args.components.is_empty() {
+        let wanted: Vec<BenchmarkComponent> = args.components.iter().map(|&c| c.into()).collect();
+        specs.retain(|s| s.components.iter().any(|c| wanted.contains(c)));
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&specs)?);
+    } else if specs.is_empty() {
+        println!("no benchmark matches");
+    } else {
+        println!("{}", output::spec_list(&specs));
+    }
+    Ok(Outcome::Success)
+}
+
+/// `warpt benchmark describe`.
+pub fn describe(args: &DescribeArgs) -> Result<Outcome> {
+    let reg = registry();
+    let suite = reg.suite(&args.suite).ok_or_else(|| {
+        UsageError(format!(
+            "unknown suite '{}'; available suites: {}",
+            args.suite,
+            reg.suite_names()
+        ))
+    })?;
+    let specs = suite.specs();
+    let spec = specs
+        .iter()
+        .find(|s| s.id.name == args.benchmark)
+        .ok_or_else(|| {
+            UsageError(format!(
+                "unknown benchmark '{}' in suite '{}'; available: {}",
+                args.benchmark,
+                args.suite,
+                specs
+                    .iter()
+                    .map(|s| s.id.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        })?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(spec)?);
+    } else {
+        print!("{}", output::describe(spec));
+    }
+    Ok(Outcome::Success)
+}
+
+/// The machine-readable form of `--dry-run --json`.
+#[derive(Serialize)]
+struct PlanJson<'a> {
+    suite: &'a str,
+    label: &'a str,
+    components: &'a [BenchmarkComponent],
+    benchmarks: Vec<PlanEntryJson<'a>>,
+    unavailable: Vec<UnavailableJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct PlanEntryJson<'a> {
+    id: &'a BenchmarkId,
+    params: &'a Params,
+}
+
+#[derive(Serialize)]
+struct UnavailableJson<'a> {
+    component: BenchmarkComponent,
+    id: &'a BenchmarkId,
+    reason: &'a str,
+}
+
+/// `warpt benchmark run`.
+pub fn run(args: &RunArgs) -> Result<Outcome> {
+    let reg = registry();
+    let selection = Selection {
+        suite: args.suite.clone(),
+        benchmarks: args.benchmarks.clone(),
+        components: args.components.iter().map(|&c| c.into()).collect(),
+        params: args.params.clone(),
+    };
+    let plan = Plan::resolve(&reg, &selection).map_err(|e| UsageError(e.to_string()))?;
+
+    if args.dry_run {
+        if args.json {
+            let json = PlanJson {
+                suite: &plan.suite,
+                label: &plan.label,
+                components: &plan.components,
+                benchmarks: plan
+                    .entries
+                    .iter()
+                    .map(|e| PlanEntryJson {
+                        id: &e.spec.id,
+                        params: &e.params,
+                    })
+                    .collect(),
+                unavailable: plan
+                    .unavailable
+                    .iter()
+                    .map(|u| UnavailableJson {
+                        component: u.component,
+                        id: &u.id,
+                        reason: &u.reason,
+                    })
+                    .collect(),
+            };
+            println!("{}", serde_json::to_string_pretty(&json)?);
+        } else {
+            print!("{}", output::plan(&plan));
+        }
+        return Ok(Outcome::Success);
+    }
+
+    // Check the export destination before spending minutes measuring.
+    let export = match (&args.export_file, args.export) {
+        (Some(path), _) => Some(ExportTarget::prepare(path)?),
+        (None, true) => Some(ExportTarget::prepare(&PathBuf::from(default_file_name(
+            &plan.label,
+        )))?),
+        (None, false) => None,
+    };
+    for u in &plan.unavailable {
+        eprintln!(
+            "note: component {}: {} not run: {}",
+            u.component, u.id, u.reason
+        );
+    }
+
+    let options = RunOptions {
+        duration: args.duration.map(Duration::from_secs_f64),
+        burnin: Duration::from_secs_f64(args.burnin_seconds),
+        seed: args.seed,
+        target_rel_ci: args.precision / 100.0,
+        tool_version: env!("CARGO_PKG_VERSION").to_string(),
+        build_profile: if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        }
+        .to_string(),
+        command_line: std::env::args().collect(),
+    };
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "warning: this is a debug build; its kernels are not optimised. Use `cargo run --release`."
+        );
+    }
+    let bar = BarProgress::new();
+    let progress: &dyn Progress = if std::env::var_os("WARPT_NO_PROGRESS").is_some() {
+        &NoProgress
+    } else {
+        &bar
+    };
+    let suite_run = run_plan(&reg, &plan, &options, progress);
+
+    let table = output::results(&suite_run);
+    if args.json {
+        eprint!("{table}");
+        println!("{}", serde_json::to_string_pretty(&suite_run)?);
+    } else {
+        print!("{table}");
+    }
+    if let Some(target) = export {
+        let shown = target.path().display().to_string();
+        target.write(&suite_run)?;
+        eprintln!("exported {shown}");
+    }
+    Ok(if suite_run.has_failures() {
+        Outcome::Failures
+    } else {
+        Outcome::Success
+    })
+}

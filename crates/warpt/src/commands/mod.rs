@@ -1,0 +1,4 @@
+//! One module per top-level command.
+
+pub mod benchmark;
+pub mod schema;

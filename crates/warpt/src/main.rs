@@ -1,0 +1,62 @@
+//! warpt: one binary that measures how fast a machine and its workloads run.
+//!
+//! This crate is the command line only: parse, call the library crates, print.
+//! Exit status: 0 success, 1 a benchmark failed (or a runtime error),
+//! 2 bad usage.
+
+mod cli;
+mod commands;
+mod export;
+mod output;
+mod progress;
+mod registry;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{BenchmarkCommand, Cli, Command};
+
+/// An error in what the user asked for: exits with status 2.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// What a command asks the process to exit with.
+pub enum Outcome {
+    /// Everything ran and passed (or was skipped).
+    Success,
+    /// A benchmark failed, timed out or crashed.
+    Failures,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Benchmark { action } => match action {
+            BenchmarkCommand::List(args) => commands::benchmark::list(&args),
+            BenchmarkCommand::Describe(args) => commands::benchmark::describe(&args),
+            BenchmarkCommand::Run(args) => commands::benchmark::run(&args),
+        },
+        Command::Schema => commands::schema::print(),
+    };
+    match result {
+        Ok(Outcome::Success) => ExitCode::SUCCESS,
+        Ok(Outcome::Failures) => ExitCode::from(1),
+        Err(e) if e.downcast_ref::<UsageError>().is_some() => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}

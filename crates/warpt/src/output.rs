@@ -1,0 +1,187 @@
+//! Human-readable tables and number formatting.
+
+use comfy_table::presets::UTF8_BORDERS_ONLY;
+use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
+use warpt_harness::Plan;
+use warpt_model::{BenchmarkSpec, BenchmarkSuiteRun};
+
+fn table(header: &[&str]) -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_BORDERS_ONLY)
+        .set_content_arrangement(ContentArrangement::Dynamic)
+        .set_header(header.iter().map(Cell::new));
+    t
+}
+
+/// Formats a value with about four significant digits.
+pub fn num(v: f64) -> String {
+    if !v.is_finite() {
+        return v.to_string();
+    }
+    let a = v.abs();
+    if a >= 1000.0 {
+        format!("{v:.0}")
+    } else if a >= 100.0 {
+        format!("{v:.1}")
+    } else if a >= 10.0 {
+        format!("{v:.2}")
+    } else if a >= 0.01 || a == 0.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.3e}")
+    }
+}
+
+/// The results of a suite run: one row per metric, then one line per
+/// benchmark that did not pass or carries warnings.
+pub fn results(run: &BenchmarkSuiteRun) -> String {
+    let mut t = table(&[
+        "benchmark",
+        "metric",
+        "tags",
+        "median",
+        "±CI95",
+        "unit",
+        "n",
+        "stop",
+    ]);
+    for r in &run.benchmarks {
+        if r.metrics.is_empty() {
+            t.add_row(vec![
+                Cell::new(r.spec.id.to_string()),
+                Cell::new(r.status.as_str()),
+                Cell::new(""),
+                Cell::new("-"),
+                Cell::new(""),
+                Cell::new(""),
+                Cell::new(""),
+                Cell::new(""),
+            ]);
+        }
+        for m in &r.metrics {
+            let (ci, n, stop) = match &m.stats {
+                Some(s) => (
+                    format!("±{:.2}%", s.relative_half_width() * 100.0),
+                    s.n.to_string(),
+                    s.stop_reason.map(|r| r.as_str()).unwrap_or("").to_string(),
+                ),
+                None => (String::new(), String::new(), String::new()),
+            };
+            t.add_row(vec![
+                Cell::new(r.spec.id.to_string()),
+                Cell::new(&m.name),
+                Cell::new(m.tag_label()),
+                Cell::new(num(m.value)).set_alignment(CellAlignment::Right),
+                Cell::new(ci).set_alignment(CellAlignment::Right),
+                Cell::new(&m.unit),
+                Cell::new(n).set_alignment(CellAlignment::Right),
+                Cell::new(stop),
+            ]);
+        }
+    }
+    let mut out = t.to_string();
+    out.push('\n');
+    for r in &run.benchmarks {
+        let verdict = match (&r.validation, &r.error_message) {
+            (_, Some(e)) => e.clone(),
+            (Some(v), None) => format!("validation: {}", v.message),
+            (None, None) => String::new(),
+        };
+        out.push_str(&format!("{} {}: {verdict}\n", r.spec.id, r.status));
+        for w in &r.warnings {
+            out.push_str(&format!("  warning: {w}\n"));
+        }
+    }
+    out
+}
+
+/// The benchmark listing.
+pub fn spec_list(specs: &[BenchmarkSpec]) -> String {
+    let mut t = table(&[
+        "suite",
+        "benchmark",
+        "components",
+        "kind",
+        "duration",
+        "metrics",
+    ]);
+    for s in specs {
+        t.add_row(vec![
+            s.id.suite.clone(),
+            s.id.name.clone(),
+            s.components
+                .iter()
+                .map(|c| c.as_str())
+                .collect::<Vec<_>>()
+                .join(","),
+            s.kind.to_string(),
+            s.default_duration_seconds
+                .map(|d| format!("{d} s"))
+                .unwrap_or_default(),
+            s.metrics.join(","),
+        ]);
+    }
+    t.to_string()
+}
+
+/// Everything about one benchmark.
+pub fn describe(spec: &BenchmarkSpec) -> String {
+    let mut out = format!("{}\n\n", spec.id);
+    if let Some(d) = &spec.description {
+        out.push_str(d);
+        out.push_str("\n\n");
+    }
+    out.push_str(&format!(
+        "components: {}\nkind: {}\ndefault duration: {}\nexternal tool: {}\nmetrics: {}\n",
+        spec.components
+            .iter()
+            .map(|c| c.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        spec.kind,
+        spec.default_duration_seconds
+            .map(|d| format!("{d} s"))
+            .unwrap_or_else(|| "-".into()),
+        spec.external_tool.as_deref().unwrap_or("none"),
+        spec.metrics.join(", "),
+    ));
+    if !spec.params.is_empty() {
+        out.push_str("\nparameters (--param key=value):\n");
+        let mut t = table(&["name", "default", "meaning"]);
+        for (k, v) in &spec.params {
+            t.add_row(vec![
+                k.clone(),
+                v.to_string(),
+                spec.param_help.get(k).cloned().unwrap_or_default(),
+            ]);
+        }
+        out.push_str(&t.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+/// What `--dry-run` prints.
+pub fn plan(plan: &Plan) -> String {
+    let mut out = format!(
+        "plan '{}': {} benchmark(s)\n",
+        plan.label,
+        plan.entries.len()
+    );
+    for e in &plan.entries {
+        let params = e
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        out.push_str(&format!("  {}  {params}\n", e.spec.id));
+    }
+    for u in &plan.unavailable {
+        out.push_str(&format!(
+            "  (component {}: {} not run: {})\n",
+            u.component, u.id, u.reason
+        ));
+    }
+    out
+}
