@@ -36,7 +36,8 @@ pub fn spec() -> BenchmarkSpec {
         kind: BenchmarkKind::Synthetic,
         description: Some(
             "STREAM Copy/Scale/Add/Triad over three f64 arrays each at least 4x the last-level \
-             cache, one pinned thread per CPU with first-touch placement. GB/s = 1e9 bytes/s, \
+             cache, one pinned thread per CPU with first-touch placement, streaming stores by default \
+             (`--param nt_stores=false` for ordinary ones). GB/s = 1e9 bytes/s, \
              counted as STREAM counts (16 B/element for copy and scale, 24 for add and triad). \
              Reports the median (`bandwidth`) and the best pass (`bandwidth_best`, STREAM's \
              convention). Validation: every element equals a scalar replay to 1e-13."
@@ -47,6 +48,7 @@ pub fn spec() -> BenchmarkSpec {
         params: [
             ("array_mb".to_string(), ParamValue::Int(0)),
             ("threads".to_string(), ParamValue::Int(0)),
+            ("nt_stores".to_string(), ParamValue::Bool(true)),
         ]
         .into(),
         param_help: [
@@ -57,6 +59,12 @@ pub fn spec() -> BenchmarkSpec {
             (
                 "threads".to_string(),
                 "threads; 0 = one per CPU this process may use".to_string(),
+            ),
+            (
+                "nt_stores".to_string(),
+                "write with streaming (non-temporal) stores where the CPU has them, as vendor STREAM builds do; \
+                 false = ordinary stores, as gcc-built STREAM does"
+                    .to_string(),
             ),
         ]
         .into(),
@@ -70,6 +78,7 @@ pub struct MemBandwidth {
     elements: usize,
     cpus: Vec<usize>,
     llc_bytes: Option<u64>,
+    streaming: bool,
     validation: Option<Validation>,
 }
 
@@ -84,6 +93,7 @@ impl Benchmark for MemBandwidth {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         self.cpus = team_cpus(ctx.int_param("threads", 0)? as usize);
         self.llc_bytes = warpt_system::last_level_cache_bytes();
+        self.streaming = ctx.bool_param("nt_stores")? && stream_kernels::has_streaming_stores();
         let requested = ctx.int_param("array_mb", 0)? as u64;
         let array_bytes = if requested > 0 {
             requested << 20
@@ -119,13 +129,14 @@ impl Benchmark for MemBandwidth {
         let n = self.elements;
         let share = |i: usize| n / threads + usize::from(i < n % threads);
         let policy = MeasurePolicy::share_of(ctx, 1);
+        let streaming = self.streaming;
         let mut passes = 0u64;
         let (measurement, chunks) = run_team(
             &self.cpus,
             |i| Chunk::new(share(i)),
             |_, chunk: &mut Chunk, command| match command {
                 RESET => chunk.reset(),
-                k => stream_kernels::run(chunk, Kernel::ALL[k as usize], SCALAR),
+                k => stream_kernels::run(chunk, Kernel::ALL[k as usize], SCALAR, streaming),
             },
             |rounds| {
                 measure.run(&policy, "stream", 4, |out| {
@@ -178,6 +189,7 @@ impl Benchmark for MemBandwidth {
                 ),
                 ("threads".into(), ParamValue::Int(threads as i64)),
                 ("isa".into(), ParamValue::from(stream_kernels::isa_name())),
+                ("nt_stores".into(), ParamValue::Bool(self.streaming)),
                 (
                     "llc_bytes".into(),
                     self.llc_bytes
@@ -247,7 +259,7 @@ mod tests {
         let mut chunks = vec![Chunk::new(100), Chunk::new(99)];
         for chunk in &mut chunks {
             for k in Kernel::ALL {
-                stream_kernels::run(chunk, k, SCALAR);
+                stream_kernels::run(chunk, k, SCALAR, false);
             }
         }
         assert!(check(&chunks, 1).passed);

@@ -115,6 +115,83 @@ unsafe fn run_avx2(chunk: &mut Chunk, kernel: Kernel, s: f64) {
     kernels!(chunk, kernel, s)
 }
 
+
+/// Streaming-store (non-temporal) variants: each loop writes its destination
+/// with `movntpd`, which bypasses the cache and skips the read-for-ownership
+/// a normal store costs. STREAM's byte counts stay the same (STREAM never
+/// counts that extra read); this is how vendor-compiled STREAM builds run
+/// (`-qopt-streaming-stores`). Head and tail elements up to the vector
+/// alignment are stored normally.
+#[cfg(target_arch = "x86_64")]
+macro_rules! nt_kernels {
+    ($chunk:expr, $kernel:expr, $s:expr, $w:literal, $set1:path, $loadu:path, $stream:path, $mul:path, $add:path) => {{
+        let Chunk { a, b, c } = $chunk;
+        let n = a.len();
+        assert!(b.len() == n && c.len() == n, "chunk arrays differ in length");
+        let s = $s;
+        let (pa, pb, pc) = (a.as_mut_ptr(), b.as_mut_ptr(), c.as_mut_ptr());
+        // SAFETY: every index is < n, the common length of the three arrays;
+        // vector accesses cover [i, i + $w) with i + $w <= n; streamed
+        // destinations are aligned to the vector width by the head loop.
+        unsafe {
+            let sv = $set1(s);
+            let head = |dst: *mut f64| {
+                let misalign = (dst as usize) % ($w * 8);
+                if misalign == 0 { 0 } else { (($w * 8 - misalign) / 8).min(n) }
+            };
+            match $kernel {
+                Kernel::Copy => {
+                    let h = head(pc);
+                    for i in 0..h { *pc.add(i) = *pa.add(i); }
+                    let mut i = h;
+                    while i + $w <= n { $stream(pc.add(i), $loadu(pa.add(i))); i += $w; }
+                    for j in i..n { *pc.add(j) = *pa.add(j); }
+                }
+                Kernel::Scale => {
+                    let h = head(pb);
+                    for i in 0..h { *pb.add(i) = s * *pc.add(i); }
+                    let mut i = h;
+                    while i + $w <= n { $stream(pb.add(i), $mul(sv, $loadu(pc.add(i)))); i += $w; }
+                    for j in i..n { *pb.add(j) = s * *pc.add(j); }
+                }
+                Kernel::Add => {
+                    let h = head(pc);
+                    for i in 0..h { *pc.add(i) = *pa.add(i) + *pb.add(i); }
+                    let mut i = h;
+                    while i + $w <= n { $stream(pc.add(i), $add($loadu(pa.add(i)), $loadu(pb.add(i)))); i += $w; }
+                    for j in i..n { *pc.add(j) = *pa.add(j) + *pb.add(j); }
+                }
+                Kernel::Triad => {
+                    let h = head(pa);
+                    for i in 0..h { *pa.add(i) = *pb.add(i) + s * *pc.add(i); }
+                    let mut i = h;
+                    while i + $w <= n {
+                        $stream(pa.add(i), $add($loadu(pb.add(i)), $mul(sv, $loadu(pc.add(i)))));
+                        i += $w;
+                    }
+                    for j in i..n { *pa.add(j) = *pb.add(j) + s * *pc.add(j); }
+                }
+            }
+            // Streaming stores are weakly ordered: fence before other threads look.
+            std::arch::x86_64::_mm_sfence();
+        }
+    }};
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn run_avx512_nt(chunk: &mut Chunk, kernel: Kernel, s: f64) {
+    use std::arch::x86_64::*;
+    nt_kernels!(chunk, kernel, s, 8, _mm512_set1_pd, _mm512_loadu_pd, _mm512_stream_pd, _mm512_mul_pd, _mm512_add_pd)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn run_avx2_nt(chunk: &mut Chunk, kernel: Kernel, s: f64) {
+    use std::arch::x86_64::*;
+    nt_kernels!(chunk, kernel, s, 4, _mm256_set1_pd, _mm256_loadu_pd, _mm256_stream_pd, _mm256_mul_pd, _mm256_add_pd)
+}
+
 fn run_baseline(chunk: &mut Chunk, kernel: Kernel, s: f64) {
     kernels!(chunk, kernel, s)
 }
@@ -133,10 +210,31 @@ pub fn isa_name() -> &'static str {
     "baseline"
 }
 
-/// Runs `kernel` over `chunk` with scalar `s`.
-pub fn run(chunk: &mut Chunk, kernel: Kernel, s: f64) {
+/// Whether this CPU has a streaming-store kernel.
+pub fn has_streaming_stores() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Runs `kernel` over `chunk` with scalar `s`, with streaming stores when
+/// `streaming` is set and the CPU has them (see [`has_streaming_stores`]).
+pub fn run(chunk: &mut Chunk, kernel: Kernel, s: f64, streaming: bool) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if streaming && std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU supports AVX-512F (checked just above).
+            return unsafe { run_avx512_nt(chunk, kernel, s) };
+        }
+        if streaming && std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            return unsafe { run_avx2_nt(chunk, kernel, s) };
+        }
         if std::arch::is_x86_feature_detected!("avx512f") {
             // SAFETY: the CPU supports AVX-512F (checked just above).
             return unsafe { run_avx512(chunk, kernel, s) };
@@ -168,16 +266,24 @@ mod tests {
 
     #[test]
     fn kernels_match_the_scalar_reference() {
-        let mut chunk = Chunk::new(1003);
-        for _ in 0..5 {
-            for k in Kernel::ALL {
-                run(&mut chunk, k, 3.0);
+        for streaming in [false, true] {
+            // Odd lengths and offset starts exercise the unaligned heads and tails.
+            for (len, offset) in [(1003, 0), (1003, 3), (5, 1), (0, 0)] {
+                let mut chunk = Chunk::new(len + offset);
+                for v in [&mut chunk.a, &mut chunk.b, &mut chunk.c] {
+                    v.drain(..offset);
+                }
+                for _ in 0..5 {
+                    for k in Kernel::ALL {
+                        run(&mut chunk, k, 3.0, streaming);
+                    }
+                }
+                let (a, b, c) = expected(5, 3.0);
+                assert!(chunk.a.iter().all(|&x| x == a), "a, streaming {streaming}, len {len}");
+                assert!(chunk.b.iter().all(|&x| x == b));
+                assert!(chunk.c.iter().all(|&x| x == c));
             }
         }
-        let (a, b, c) = expected(5, 3.0);
-        assert!(chunk.a.iter().all(|&x| x == a));
-        assert!(chunk.b.iter().all(|&x| x == b));
-        assert!(chunk.c.iter().all(|&x| x == c));
         assert_eq!(expected(1, 3.0), (15.0, 3.0, 4.0));
     }
 }
