@@ -19,7 +19,7 @@ pub struct BenchmarkMetric {
     pub higher_is_better: bool,
     /// What distinguishes this metric from others of the same name,
     /// e.g. `{"precision": "fp64", "threads": "all"}`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::params::null_as_default")]
     pub tags: BTreeMap<String, String>,
     /// Statistics over the samples, when the value comes from repeated samples.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -23,6 +23,16 @@ pub enum ParamValue {
     Str(String),
 }
 
+/// Deserialises a missing or `null` collection as empty: the seed's shape
+/// had `params` and `tags` as optional maps.
+pub(crate) fn null_as_default<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
 /// A textual parameter value that does not fit the parameter's type.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("parameter '{key}': '{value}' is not {expected}")]

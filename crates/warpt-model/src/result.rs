@@ -160,10 +160,10 @@ pub struct BenchmarkRunResult {
     /// When it ended (UTC).
     pub end_time: Timestamp,
     /// The effective parameters: defaults with overrides applied.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::params::null_as_default")]
     pub params: Params,
     /// The measured values.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::params::null_as_default")]
     pub metrics: Vec<BenchmarkMetric>,
     /// Why measurement stopped; with several series, the worst of them.
     #[serde(default)]

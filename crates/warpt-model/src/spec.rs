@@ -55,7 +55,7 @@ pub struct BenchmarkSpec {
     pub external_tool: Option<String>,
     /// Parameters and their default values; `--param key=value` overrides
     /// them and must match the default's type.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::params::null_as_default")]
     pub params: Params,
     /// What each parameter means, by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

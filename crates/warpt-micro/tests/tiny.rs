@@ -1,0 +1,58 @@
+//! Every micro benchmark, run for real on a tiny configuration, must pass
+//! its own validation.
+
+use std::time::Duration;
+
+use warpt_harness::{NoProgress, Plan, Registry, RunOptions, Selection, run_plan};
+use warpt_micro::MicroSuite;
+use warpt_model::{ParamValue, RunStatus};
+
+fn run(benchmark: &str, params: &[&str]) -> warpt_model::BenchmarkRunResult {
+    let mut registry = Registry::new();
+    registry.register(Box::new(MicroSuite));
+    let selection = Selection {
+        suite: Some("micro".into()),
+        benchmarks: vec![benchmark.into()],
+        params: params.iter().map(|p| p.to_string()).collect(),
+        ..Selection::default()
+    };
+    let plan = Plan::resolve(&registry, &selection).expect("valid selection");
+    let options = RunOptions {
+        duration: Some(Duration::from_millis(40)),
+        burnin: Duration::ZERO,
+        seed: 3,
+        target_rel_ci: 0.05,
+        tool_version: "test".into(),
+        build_profile: "test".into(),
+        command_line: vec![],
+    };
+    let mut suite_run = run_plan(&registry, &plan, &options, &NoProgress);
+    let result = suite_run.benchmarks.remove(0);
+    assert_eq!(result.status, RunStatus::Passed, "{benchmark}: {:?}", result.error_message);
+    assert!(result.validation.as_ref().is_some_and(|v| v.passed));
+    assert!(result.metrics.iter().all(|m| m.stats.is_some() && m.value > 0.0));
+    result
+}
+
+#[test]
+fn cpu_flops_on_one_thread() {
+    let r = run("cpu_flops", &["threads=1"]);
+    assert_eq!(r.metrics.len(), 4);
+    assert_eq!(r.details["threads_all"], ParamValue::Int(1));
+}
+
+#[test]
+fn mem_bandwidth_with_and_without_streaming_stores() {
+    for nt in ["true", "false"] {
+        let r = run("mem_bandwidth", &["array_mb=2", "threads=2", &format!("nt_stores={nt}")]);
+        assert_eq!(r.metrics.len(), 8);
+        assert_eq!(r.details["array_elements"], ParamValue::Int(2 * 1024 * 1024 / 8));
+        assert!(r.warnings.iter().any(|w| w.contains("smaller than 4x")), "tiny arrays are flagged");
+    }
+}
+
+#[test]
+fn mem_latency_over_a_few_sizes() {
+    let r = run("mem_latency", &["min_kb=16", "max_mb=1"]);
+    assert_eq!(r.metrics.len(), 7);
+}

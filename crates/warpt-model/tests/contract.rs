@@ -1,0 +1,270 @@
+//! The data contract: every type round-trips, old exports keep loading, and
+//! the JSON Schema changes only on purpose.
+
+use std::collections::BTreeMap;
+
+use jiff::Timestamp;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use warpt_model::*;
+
+fn round_trip<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(value: &T) {
+    let json = serde_json::to_string_pretty(value).expect("serialises");
+    let back: T = serde_json::from_str(&json).expect("deserialises");
+    assert_eq!(&back, value, "round trip changed the value; JSON was {json}");
+}
+
+fn full_suite_run() -> BenchmarkSuiteRun {
+    let at: Timestamp = "2026-11-22T01:02:03.456789Z".parse().unwrap();
+    let stats = MetricStats {
+        n: 3,
+        mean: 2.0,
+        median: 2.0,
+        std: 1.0,
+        min: 1.0,
+        max: 3.0,
+        p25: 1.5,
+        p50: 2.0,
+        p75: 2.5,
+        p90: 2.8,
+        p95: 2.9,
+        p99: 2.98,
+        ci95_low: 1.0,
+        ci95_high: 3.0,
+        outliers: 0,
+        stop_reason: Some(StopReason::SampleCap),
+        samples: vec![1.0, 2.0, 3.0],
+    };
+    let spec = BenchmarkSpec {
+        id: BenchmarkId::new("micro", "cpu_flops"),
+        components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::System],
+        kind: BenchmarkKind::Domain,
+        description: Some("d".into()),
+        default_duration_seconds: Some(2.5),
+        external_tool: Some("xhpl".into()),
+        params: [
+            ("b".to_string(), ParamValue::Bool(true)),
+            ("i".to_string(), ParamValue::Int(-3)),
+            ("f".to_string(), ParamValue::Float(0.25)),
+            ("s".to_string(), ParamValue::Str("x".into())),
+        ]
+        .into(),
+        param_help: [("i".to_string(), "an int".to_string())].into(),
+        metrics: vec!["gflops".into()],
+    };
+    let mut result = BenchmarkRunResult::new(spec.clone(), spec.params.clone(), RunStatus::Timeout, at);
+    result.error_message = Some("stage measure exceeded 15 s".into());
+    result.metrics = vec![BenchmarkMetric {
+        name: "gflops".into(),
+        value: 2.0,
+        unit: "GFLOP/s".into(),
+        higher_is_better: true,
+        tags: [("precision".to_string(), "fp64".to_string())].into(),
+        stats: Some(stats),
+    }];
+    result.stop_reason = Some(StopReason::TimeCap);
+    result.validation = Some(Validation::fail("residual 3e-2 > 16"));
+    result.details = [("isa".to_string(), ParamValue::Str("avx512f".into()))].into();
+    result.warnings = vec!["governor is powersave".into()];
+    result.resources = Some(Resources {
+        peak_rss_bytes: Some(1 << 30),
+        cpu_user_s: Some(1.5),
+        cpu_sys_s: Some(0.25),
+        energy_j: None,
+        notes: vec!["energy: RAPL not readable".into()],
+    });
+    result.watchdog = Some(Watchdog {
+        setup: Some(StageRecord {
+            status: StageStatus::Completed,
+            duration_s: 0.5,
+            limit_s: Some(30.0),
+        }),
+        warmup: Some(StageRecord {
+            status: StageStatus::Completed,
+            duration_s: 1.0,
+            limit_s: Some(15.0),
+        }),
+        measure: Some(StageRecord {
+            status: StageStatus::Timeout,
+            duration_s: 15.2,
+            limit_s: Some(15.0),
+        }),
+        validate: Some(StageRecord {
+            status: StageStatus::Skipped,
+            duration_s: 0.0,
+            limit_s: None,
+        }),
+    });
+    result.telemetry = Some(serde_json::json!([{"cpu_utilization_percent": 99.0}]));
+    result.system = Some(ListOutput::default());
+    BenchmarkSuiteRun {
+        id: "20261122T010203Z-abcdef".into(),
+        suite: "micro".into(),
+        components: vec![BenchmarkComponent::Cpu],
+        benchmarks: vec![result],
+        metadata: Some(BTreeMap::from([("k".to_string(), "v".to_string())])),
+        start_time: Some(at),
+        end_time: Some(at),
+        interrupted: true,
+        manifest: Some(Manifest {
+            warpt_version: "0.1.0".into(),
+            build_profile: "release".into(),
+            command_line: vec!["warpt".into(), "benchmark".into(), "run".into()],
+            hostname: "h".into(),
+            os: "Debian".into(),
+            kernel: "6.1".into(),
+            cpu_model: "cpu".into(),
+            seed: 42,
+            config: RunConfig {
+                plan: vec![BenchmarkId::new("micro", "cpu_flops")],
+                duration_s: Some(1.0),
+                burnin_s: 0.5,
+                seed: 42,
+                param_overrides: [("i".to_string(), "3".to_string())].into(),
+                target_rel_ci: 0.01,
+            },
+            env: [("OMP_NUM_THREADS".to_string(), "2".to_string())].into(),
+            extra: [("git_dirty".to_string(), ParamValue::Bool(false))].into(),
+        }),
+        system: Some(ListOutput {
+            cpu: CpuInfo {
+                model: "m".into(),
+                vendor: "v".into(),
+                logical_cores: 2,
+                physical_cores: Some(2),
+                mhz: Some(2600.0),
+                flags: vec!["avx2".into()],
+                caches: vec![CacheInfo {
+                    level: 3,
+                    kind: "Unified".into(),
+                    size_bytes: 32 << 20,
+                    instances: 1,
+                }],
+            },
+            memory: MemoryInfo {
+                total_bytes: 1,
+                available_bytes: 1,
+            },
+            os: OsInfo {
+                name: "n".into(),
+                kernel: "k".into(),
+                hostname: "h".into(),
+                arch: "x86_64".into(),
+            },
+        }),
+    }
+}
+
+#[test]
+fn every_type_round_trips() {
+    let run = full_suite_run();
+    round_trip(&run);
+    round_trip(&run.benchmarks[0]);
+    round_trip(&run.benchmarks[0].spec);
+    round_trip(&run.benchmarks[0].metrics[0]);
+    round_trip(&run.manifest);
+    round_trip(&run.system);
+    for c in BenchmarkComponent::ALL {
+        round_trip(&c);
+        assert_eq!(c.as_str().parse::<BenchmarkComponent>(), Ok(c));
+    }
+    for s in [RunStatus::Passed, RunStatus::Failed, RunStatus::Skipped, RunStatus::Timeout, RunStatus::Crashed] {
+        round_trip(&s);
+        assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
+    }
+    for r in [StopReason::TargetMet, StopReason::TimeCap, StopReason::SampleCap] {
+        assert_eq!(serde_json::to_value(r).unwrap(), r.as_str());
+    }
+    assert!("disk".parse::<BenchmarkComponent>().is_err());
+}
+
+#[test]
+fn contract_field_names_are_exact() {
+    let v = serde_json::to_value(full_suite_run()).unwrap();
+    let r = &v["benchmarks"][0];
+    for key in ["status", "success", "stop_reason", "validation", "params", "metrics", "resources", "watchdog"] {
+        assert!(r.get(key).is_some(), "run result lacks {key}");
+    }
+    assert_eq!(r["status"], "timeout");
+    assert_eq!(r["stop_reason"], "time_cap");
+    assert_eq!(r["validation"]["passed"], false);
+    assert!(r["validation"]["message"].is_string());
+    let m = &r["metrics"][0];
+    for key in ["name", "value", "unit", "higher_is_better", "tags", "stats"] {
+        assert!(m.get(key).is_some(), "metric lacks {key}");
+    }
+    let stats = m["stats"].as_object().unwrap();
+    for key in [
+        "n", "mean", "median", "std", "min", "max", "p25", "p50", "p75", "p90", "p95", "p99", "ci95_low", "ci95_high",
+        "outliers", "samples",
+    ] {
+        assert!(stats.contains_key(key), "stats lacks {key}");
+    }
+    for key in ["peak_rss_bytes", "cpu_user_s", "cpu_sys_s", "energy_j"] {
+        assert!(r["resources"].get(key).is_some(), "resources lacks {key}");
+    }
+    for stage in ["setup", "warmup", "measure", "validate"] {
+        for key in ["status", "duration_s", "limit_s"] {
+            assert!(r["watchdog"][stage].get(key).is_some(), "watchdog.{stage} lacks {key}");
+        }
+    }
+    assert!(v.get("id").is_some() && v.get("manifest").is_some());
+}
+
+#[test]
+fn the_checked_in_example_export_loads() {
+    let text = include_str!("data/example_export.json");
+    let run = load_suite_run(text).expect("example export loads");
+    assert_eq!(run.benchmarks.len(), 3);
+    assert!(run.benchmarks.iter().all(|b| b.status == RunStatus::Passed && b.success));
+    let cpu = &run.benchmarks[0];
+    assert_eq!(cpu.spec.id, BenchmarkId::new("micro", "cpu_flops"));
+    assert!(cpu.metrics.iter().all(|m| m.stats.is_some()));
+    // Loading and saving again keeps the same document.
+    let again: serde_json::Value = serde_json::to_value(&run).unwrap();
+    let original: serde_json::Value = serde_json::from_str(text).unwrap();
+    assert_eq!(again, original);
+}
+
+#[test]
+fn a_seed_era_export_without_the_extensions_loads() {
+    // The original shape: no status, stats, id or manifest.
+    let text = r#"{
+      "suite": "micro",
+      "components": ["cpu"],
+      "benchmarks": [
+        {"spec": {"id": {"suite": "micro", "name": "cpu_flops"}, "components": ["cpu"], "kind": "synthetic",
+                  "default_duration_seconds": 10, "params": null},
+         "metrics": [{"name": "gflops", "value": 12.5, "unit": "GFLOP/s", "higher_is_better": true, "tags": null}],
+         "success": true, "error_message": null,
+         "start_time": "2025-12-05T14:00:01Z", "end_time": "2025-12-05T14:00:11Z", "system": null},
+        {"spec": {"id": {"suite": "micro", "name": "mem_bandwidth"}, "components": ["ram"], "kind": "synthetic"},
+         "metrics": [], "success": false, "error_message": "boom",
+         "start_time": "2025-12-05T14:00:11Z", "end_time": "2025-12-05T14:00:12Z"}
+      ],
+      "metadata": null
+    }"#;
+    let run = load_suite_run(text).expect("seed-era export loads");
+    assert_eq!(run.benchmarks[0].status, RunStatus::Passed);
+    assert_eq!(run.benchmarks[1].status, RunStatus::Failed);
+    assert_eq!(run.benchmarks[0].metrics[0].value, 12.5);
+    assert!(run.benchmarks[0].metrics[0].stats.is_none());
+    assert!(run.has_failures());
+}
+
+/// The schema is checked in: a change to the contract must show up as a
+/// change to `tests/data/schema.json` in review. Regenerate with
+/// `WARPT_UPDATE_SCHEMA=1 cargo test -p warpt-model`.
+#[test]
+fn schema_matches_the_checked_in_copy() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/schema.json");
+    let current = serde_json::to_string_pretty(&suite_run_schema()).unwrap() + "\n";
+    if std::env::var_os("WARPT_UPDATE_SCHEMA").is_some() {
+        std::fs::write(&path, &current).unwrap();
+    }
+    let stored = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        stored == current,
+        "the JSON Schema changed; if intended, run WARPT_UPDATE_SCHEMA=1 cargo test -p warpt-model and commit tests/data/schema.json"
+    );
+}

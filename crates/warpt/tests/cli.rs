@@ -1,0 +1,328 @@
+//! The command line, driven as a user would: the real binary, real
+//! benchmarks on tiny configurations, real files.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+use warpt_model::{BenchmarkSuiteRun, RunStatus, StopReason, load_suite_run};
+
+fn warpt() -> Command {
+    let mut cmd = Command::cargo_bin("warpt").expect("the warpt binary is built");
+    cmd.env("WARPT_NO_PROGRESS", "1");
+    cmd
+}
+
+/// Flags that make every micro benchmark finish in well under a second
+/// (with `array_mb=4` for mem_bandwidth and `max_mb=1` for mem_latency).
+const TINY: &[&str] = &["--duration", "0.05", "--burnin-seconds", "0"];
+
+fn tiny_run(extra: &[&str]) -> Command {
+    let mut cmd = warpt();
+    cmd.args(["benchmark", "run"]).args(TINY).args(extra);
+    cmd
+}
+
+fn load(path: &Path) -> BenchmarkSuiteRun {
+    let text = std::fs::read_to_string(path).expect("export exists");
+    load_suite_run(&text).expect("export is a valid suite run")
+}
+
+fn json_stdout(cmd: &mut Command) -> Value {
+    let out = cmd.assert().success().get_output().stdout.clone();
+    serde_json::from_slice(&out).expect("stdout is JSON and nothing else")
+}
+
+fn assert_usage_error(cmd: &mut Command, needles: &[&str]) {
+    let assert = cmd.assert().code(2);
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).to_string();
+    for n in needles {
+        assert!(stderr.contains(n), "stderr {stderr:?} lacks {n:?}");
+    }
+}
+
+fn assert_measured_and_valid(run: &BenchmarkSuiteRun, name: &str) {
+    let r = run
+        .benchmarks
+        .iter()
+        .find(|b| b.spec.id.name == name)
+        .unwrap_or_else(|| panic!("{name} missing from the run"));
+    assert_eq!(r.status, RunStatus::Passed, "{name}: {:?}", r.error_message);
+    assert!(r.success);
+    let v = r.validation.as_ref().expect("validated");
+    assert!(v.passed, "{name}: {}", v.message);
+    assert!(r.stop_reason.is_some());
+    assert!(!r.metrics.is_empty());
+    for m in &r.metrics {
+        let st = m.stats.as_ref().expect("metric carries stats");
+        assert!(st.n >= 1 && st.samples.len() == st.n);
+        assert!(st.min <= st.median && st.median <= st.max);
+        assert!(st.ci95_low <= st.median && st.median <= st.ci95_high);
+        assert!(m.value > 0.0 && m.value.is_finite(), "{name} {} = {}", m.name, m.value);
+        assert!(matches!(
+            st.stop_reason,
+            Some(StopReason::TargetMet | StopReason::TimeCap | StopReason::SampleCap)
+        ));
+    }
+}
+
+#[test]
+fn list_shows_every_micro_benchmark() {
+    warpt()
+        .args(["benchmark", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("cpu_flops").and(predicate::str::contains("mem_latency")));
+    let specs = json_stdout(warpt().args(["benchmark", "list", "--json"]));
+    let names: Vec<&str> = specs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["cpu_flops", "mem_bandwidth", "mem_latency"]);
+}
+
+#[test]
+fn list_filters_by_suite_and_component() {
+    let specs = json_stdout(warpt().args(["benchmark", "list", "--suite", "micro", "--component", "ram", "--json"]));
+    let names: Vec<&str> = specs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["mem_bandwidth", "mem_latency"]);
+    let specs = json_stdout(warpt().args(["benchmark", "list", "--component", "gpu,cpu", "--json"]));
+    assert_eq!(specs.as_array().unwrap().len(), 1);
+    assert_usage_error(warpt().args(["benchmark", "list", "--suite", "nope"]), &["unknown suite 'nope'", "micro"]);
+}
+
+#[test]
+fn describe_prints_spec_and_parameters() {
+    warpt()
+        .args(["benchmark", "describe", "--suite", "micro", "--benchmark", "mem_bandwidth"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("array_mb").and(predicate::str::contains("STREAM")));
+    let spec = json_stdout(warpt().args(["benchmark", "describe", "--suite", "micro", "--benchmark", "cpu_flops", "--json"]));
+    assert_eq!(spec["id"]["suite"], "micro");
+    assert_eq!(spec["params"]["threads"], 0);
+    assert_eq!(spec["components"][0], "cpu");
+    assert_usage_error(
+        warpt().args(["benchmark", "describe", "--suite", "micro", "--benchmark", "nope"]),
+        &["unknown benchmark 'nope'", "cpu_flops", "mem_bandwidth", "mem_latency"],
+    );
+    assert_usage_error(
+        warpt().args(["benchmark", "describe", "--suite", "x", "--benchmark", "cpu_flops"]),
+        &["unknown suite 'x'", "micro"],
+    );
+}
+
+#[test]
+fn dry_run_prints_the_plan_with_effective_params() {
+    let plan = json_stdout(warpt().args([
+        "benchmark", "run", "--component", "cpu", "--component", "ram", "--param", "array_mb=64", "--dry-run", "--json",
+    ]));
+    let ids: Vec<&str> = plan["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["id"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["cpu_flops", "mem_bandwidth", "mem_latency"]);
+    assert_eq!(plan["benchmarks"][1]["params"]["array_mb"], 64);
+    assert_eq!(plan["label"], "cpu-ram");
+    // Components whose benchmarks do not exist yet are named, not faked.
+    let plan = json_stdout(warpt().args(["benchmark", "run", "--component", "cpu,gpu,system", "--dry-run", "--json"]));
+    assert_eq!(plan["benchmarks"].as_array().unwrap().len(), 1);
+    let unavailable: Vec<&str> = plan["unavailable"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["component"].as_str().unwrap())
+        .collect();
+    assert_eq!(unavailable, ["gpu", "system"]);
+    warpt()
+        .args(["benchmark", "run", "--component", "gpu,cpu", "--dry-run"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("micro/cpu_flops").and(predicate::str::contains("component gpu")));
+    // Suite filtered by component, and repeated --benchmark.
+    let plan = json_stdout(warpt().args(["benchmark", "run", "--suite", "micro", "--component", "ram", "--dry-run", "--json"]));
+    assert_eq!(plan["benchmarks"].as_array().unwrap().len(), 2);
+    let plan = json_stdout(warpt().args([
+        "benchmark", "run", "--suite", "micro", "--benchmark", "mem_latency", "--benchmark", "cpu_flops", "--dry-run", "--json",
+    ]));
+    assert_eq!(plan["benchmarks"][0]["id"]["name"], "mem_latency");
+    assert_eq!(plan["benchmarks"][1]["id"]["name"], "cpu_flops");
+    assert_eq!(plan["label"], "micro");
+}
+
+#[test]
+fn component_cpu_exports_a_valid_suite_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("x.json");
+    tiny_run(&["--component", "cpu", "--seed", "7", "--precision", "5", "--export-file"])
+        .arg(&path)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("gflops"));
+    let run = load(&path);
+    assert_eq!(run.benchmarks.len(), 1);
+    assert_measured_and_valid(&run, "cpu_flops");
+    let r = &run.benchmarks[0];
+    let mut tags: Vec<(String, String)> = r
+        .metrics
+        .iter()
+        .map(|m| (m.tags["precision"].clone(), m.tags["threads"].clone()))
+        .collect();
+    tags.sort();
+    let want: Vec<(String, String)> = [("fp32", "1"), ("fp32", "all"), ("fp64", "1"), ("fp64", "all")]
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    assert_eq!(tags, want);
+    assert!(r.metrics.iter().all(|m| m.name == "gflops" && m.unit == "GFLOP/s" && m.higher_is_better));
+    assert!(r.details.contains_key("isa"));
+    let manifest = run.manifest.as_ref().expect("manifest");
+    assert_eq!(manifest.seed, 7);
+    assert_eq!(manifest.config.duration_s, Some(0.05));
+    assert_eq!(manifest.config.burnin_s, 0.0);
+    assert!((manifest.config.target_rel_ci - 0.05).abs() < 1e-12);
+    assert!(!manifest.kernel.is_empty());
+    assert!(run.system.as_ref().is_some_and(|s| s.cpu.logical_cores >= 1));
+    // Pretty-printed, as the seed's export convention asks.
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(text.starts_with("{\n  \""));
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file left behind");
+}
+
+#[test]
+fn component_ram_runs_both_memory_benchmarks() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ram.json");
+    tiny_run(&["--component", "ram", "--param", "array_mb=4", "--param", "max_mb=1", "--export-file"]).arg(&path).assert().success();
+    let run = load(&path);
+    assert_eq!(run.components, [warpt_model::BenchmarkComponent::Ram]);
+    assert_measured_and_valid(&run, "mem_bandwidth");
+    assert_measured_and_valid(&run, "mem_latency");
+    let bw = &run.benchmarks[0];
+    assert_eq!(bw.params["array_mb"], warpt_model::ParamValue::Int(4));
+    let kernels: Vec<&str> = bw
+        .metrics
+        .iter()
+        .filter(|m| m.name == "bandwidth")
+        .map(|m| m.tags["kernel"].as_str())
+        .collect();
+    assert_eq!(kernels, ["copy", "scale", "add", "triad"]);
+    assert!(bw.metrics.iter().all(|m| m.unit == "GB/s"));
+    let lat = &run.benchmarks[1];
+    let sizes: Vec<&str> = lat.metrics.iter().map(|m| m.tags["size_kib"].as_str()).collect();
+    assert_eq!(sizes, ["16", "32", "64", "128", "256", "512", "1024"]);
+    assert!(lat.metrics.iter().all(|m| m.name == "latency" && m.unit == "ns" && !m.higher_is_better));
+}
+
+#[test]
+fn json_prints_only_the_suite_run_on_stdout() {
+    let out = tiny_run(&["--benchmark", "mem_latency", "--param", "max_mb=1", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let run: BenchmarkSuiteRun = serde_json::from_slice(&out.stdout).expect("stdout is exactly one suite run");
+    assert_eq!(run.suite, "micro");
+    assert_measured_and_valid(&run, "mem_latency");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("latency"), "the table goes to stderr");
+}
+
+#[test]
+fn export_names_the_file_after_suite_or_component() {
+    let dir = tempfile::tempdir().unwrap();
+    tiny_run(&["--suite", "micro", "--benchmark", "mem_latency", "--param", "max_mb=1", "--export"])
+        .current_dir(dir.path())
+        .assert()
+        .success();
+    tiny_run(&["--component", "ram", "--benchmark", "mem_latency", "--param", "max_mb=1", "--export"])
+        .current_dir(dir.path())
+        .assert()
+        .success();
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 2, "{names:?}");
+    for (name, label) in names.iter().zip(["micro", "micro"]) {
+        // warpt_benchmark_<SUITE_OR_COMPONENT>_<YYYYMMDD>_<HHMMSS>_<6 hex>.json
+        let rest = name.strip_prefix(&format!("warpt_benchmark_{label}_")).unwrap_or_else(|| panic!("{name}"));
+        let parts: Vec<&str> = rest.trim_end_matches(".json").split('_').collect();
+        assert_eq!(parts.len(), 3, "{name}");
+        assert!(parts[0].len() == 8 && parts[1].len() == 6 && parts[2].len() == 6, "{name}");
+        assert!(parts[2].chars().all(|c| c.is_ascii_hexdigit()));
+        load(&dir.path().join(name));
+    }
+    let plan = json_stdout(warpt().args(["benchmark", "run", "--component", "ram", "--dry-run", "--json"]));
+    assert_eq!(plan["label"], "ram");
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_input() {
+    let run = |args: &[&str]| {
+        let mut c = warpt();
+        c.args(["benchmark", "run"]).args(args);
+        c
+    };
+    assert_usage_error(&mut run(&["--suite", "nope"]), &["unknown suite 'nope'", "available suites: micro"]);
+    assert_usage_error(
+        &mut run(&["--suite", "micro", "--benchmark", "nope"]),
+        &["unknown benchmark 'nope'", "cpu_flops"],
+    );
+    assert_usage_error(&mut run(&["--benchmark", "nope"]), &["unknown benchmark 'nope'", "micro/cpu_flops"]);
+    assert_usage_error(&mut run(&["--component", "cpu,disk"]), &["disk", "cpu", "ram", "storage"]);
+    assert_usage_error(&mut run(&["--param", "array_mb"]), &["malformed --param 'array_mb'", "key=value"]);
+    assert_usage_error(&mut run(&["--param", "=3"]), &["malformed --param '=3'"]);
+    assert_usage_error(
+        &mut run(&["--component", "cpu", "--param", "array_mb=8"]),
+        &["unknown parameter 'array_mb'", "threads"],
+    );
+    assert_usage_error(
+        &mut run(&["--component", "ram", "--param", "array_mb=big"]),
+        &["parameter 'array_mb'", "'big' is not an integer"],
+    );
+    assert_usage_error(&mut run(&["--duration", "-1"]), &["--duration", "-1"]);
+    assert_usage_error(&mut run(&["--burnin-seconds", "-0.5"]), &["--burnin-seconds", "-0.5"]);
+    assert_usage_error(&mut run(&["--duration", "abc"]), &["'abc' is not a number of seconds"]);
+    assert_usage_error(&mut run(&["--precision", "0"]), &["--precision"]);
+    assert_usage_error(&mut run(&["--export", "--export-file", "x.json"]), &["--export"]);
+    assert_usage_error(&mut run(&["--suite", "micro", "--component", "gpu"]), &["nothing to run", "gpu"]);
+    assert_usage_error(&mut run(&["--component", "gpu"]), &["nothing to run", "gpu_flops"]);
+}
+
+#[test]
+fn unwritable_export_fails_before_running_and_leaves_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("no/such/dir/out.json");
+    let mut cmd = tiny_run(&["--component", "cpu", "--export-file"]);
+    cmd.arg(&missing);
+    assert_usage_error(&mut cmd, &["does not exist", "no/such/dir"]);
+    // A directory is not a file name.
+    let mut cmd = tiny_run(&["--component", "cpu", "--export-file"]);
+    cmd.arg(dir.path());
+    assert_usage_error(&mut cmd, &["is a directory"]);
+    // A read-only file system (procfs refuses new files even to root).
+    let mut cmd = tiny_run(&["--component", "cpu", "--export-file", "/proc/warpt.json"]);
+    assert_usage_error(&mut cmd, &["cannot write export '/proc/warpt.json'"]);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn schema_describes_the_export() {
+    let schema = json_stdout(warpt().arg("schema"));
+    assert_eq!(schema["title"], "BenchmarkSuiteRun");
+    let text = schema.to_string();
+    for name in ["stop_reason", "ci95_low", "target_met", "crashed", "validation", "watchdog"] {
+        assert!(text.contains(name), "schema lacks {name}");
+    }
+}
