@@ -269,7 +269,7 @@ mod tests {
         let mut i = 0u64;
         let mut noisy = |out: &mut [f64]| {
             i += 1;
-            out[0] = if i % 2 == 0 { 1.0 } else { 3.0 };
+            out[0] = if i.is_multiple_of(2) { 1.0 } else { 3.0 };
         };
         let r = m.run(&policy(0, 60_000, 500), "noisy", 1, &mut noisy);
         assert_eq!(r.stop_reason, StopReason::SampleCap);

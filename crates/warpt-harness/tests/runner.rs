@@ -1,6 +1,8 @@
 //! The runner turns every way a benchmark can end into a structured result,
 //! and one benchmark's failure never stops the others.
 
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
 use std::time::Duration;
 
 use warpt_harness::*;
@@ -18,7 +20,11 @@ impl Benchmark for Scripted {
         }
     }
 
-    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> Result<Measured, BenchmarkError> {
+    fn measure(
+        &mut self,
+        ctx: &RunContext,
+        measure: &mut Measure<'_>,
+    ) -> Result<Measured, BenchmarkError> {
         if self.0 == "panic" {
             panic!("kernel bug");
         }
@@ -67,7 +73,10 @@ impl Suite for ScriptedSuite {
             .collect()
     }
     fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
-        NAMES.iter().find(|n| **n == name).map(|n| Box::new(Scripted(n)) as Box<dyn Benchmark>)
+        NAMES
+            .iter()
+            .find(|n| **n == name)
+            .map(|n| Box::new(Scripted(n)) as Box<dyn Benchmark>)
     }
 }
 
@@ -98,7 +107,13 @@ fn each_ending_becomes_a_status_and_the_suite_goes_on() {
     let statuses: Vec<RunStatus> = run.benchmarks.iter().map(|b| b.status).collect();
     assert_eq!(
         statuses,
-        [RunStatus::Passed, RunStatus::Skipped, RunStatus::Failed, RunStatus::Crashed, RunStatus::Failed]
+        [
+            RunStatus::Passed,
+            RunStatus::Skipped,
+            RunStatus::Failed,
+            RunStatus::Crashed,
+            RunStatus::Failed
+        ]
     );
     let [ok, skip, broken, panic, wrong] = &run.benchmarks[..] else {
         unreachable!()
@@ -109,8 +124,20 @@ fn each_ending_becomes_a_status_and_the_suite_goes_on() {
     assert_eq!(skip.error_message.as_deref(), Some("no GPU here"));
     assert!(!skip.status.is_failure());
     assert_eq!(broken.error_message.as_deref(), Some("setup failed"));
-    assert!(panic.error_message.as_deref().unwrap().contains("kernel bug"));
-    assert!(wrong.error_message.as_deref().unwrap().contains("expected 42"));
+    assert!(
+        panic
+            .error_message
+            .as_deref()
+            .unwrap()
+            .contains("kernel bug")
+    );
+    assert!(
+        wrong
+            .error_message
+            .as_deref()
+            .unwrap()
+            .contains("expected 42")
+    );
     assert!(!wrong.validation.as_ref().unwrap().passed);
     assert!(run.has_failures());
     let manifest = run.manifest.unwrap();

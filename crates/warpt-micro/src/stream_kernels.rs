@@ -130,7 +130,6 @@ unsafe fn run_avx2(chunk: &mut Chunk, kernel: Kernel, s: f64) {
     kernels!(chunk, kernel, s)
 }
 
-
 /// Streaming-store (non-temporal) variants: each loop writes its destination
 /// with `movntpd`, which bypasses the cache and skips the read-for-ownership
 /// a normal store costs. STREAM's byte counts stay the same (STREAM never
@@ -142,7 +141,10 @@ macro_rules! nt_kernels {
     ($chunk:expr, $kernel:expr, $s:expr, $w:literal, $set1:path, $loadu:path, $stream:path, $mul:path, $add:path) => {{
         let Chunk { a, b, c } = $chunk;
         let n = a.len();
-        assert!(b.len() == n && c.len() == n, "chunk arrays differ in length");
+        assert!(
+            b.len() == n && c.len() == n,
+            "chunk arrays differ in length"
+        );
         let s = $s;
         let (pa, pb, pc) = (a.as_mut_ptr(), b.as_mut_ptr(), c.as_mut_ptr());
         // SAFETY: every index is < n, the common length of the three arrays;
@@ -152,39 +154,71 @@ macro_rules! nt_kernels {
             let sv = $set1(s);
             let head = |dst: *mut f64| {
                 let misalign = (dst as usize) % ($w * 8);
-                if misalign == 0 { 0 } else { (($w * 8 - misalign) / 8).min(n) }
+                if misalign == 0 {
+                    0
+                } else {
+                    (($w * 8 - misalign) / 8).min(n)
+                }
             };
             match $kernel {
                 Kernel::Copy => {
                     let h = head(pc);
-                    for i in 0..h { *pc.add(i) = *pa.add(i); }
+                    for i in 0..h {
+                        *pc.add(i) = *pa.add(i);
+                    }
                     let mut i = h;
-                    while i + $w <= n { $stream(pc.add(i), $loadu(pa.add(i))); i += $w; }
-                    for j in i..n { *pc.add(j) = *pa.add(j); }
+                    while i + $w <= n {
+                        $stream(pc.add(i), $loadu(pa.add(i)));
+                        i += $w;
+                    }
+                    for j in i..n {
+                        *pc.add(j) = *pa.add(j);
+                    }
                 }
                 Kernel::Scale => {
                     let h = head(pb);
-                    for i in 0..h { *pb.add(i) = s * *pc.add(i); }
+                    for i in 0..h {
+                        *pb.add(i) = s * *pc.add(i);
+                    }
                     let mut i = h;
-                    while i + $w <= n { $stream(pb.add(i), $mul(sv, $loadu(pc.add(i)))); i += $w; }
-                    for j in i..n { *pb.add(j) = s * *pc.add(j); }
+                    while i + $w <= n {
+                        $stream(pb.add(i), $mul(sv, $loadu(pc.add(i))));
+                        i += $w;
+                    }
+                    for j in i..n {
+                        *pb.add(j) = s * *pc.add(j);
+                    }
                 }
                 Kernel::Add => {
                     let h = head(pc);
-                    for i in 0..h { *pc.add(i) = *pa.add(i) + *pb.add(i); }
+                    for i in 0..h {
+                        *pc.add(i) = *pa.add(i) + *pb.add(i);
+                    }
                     let mut i = h;
-                    while i + $w <= n { $stream(pc.add(i), $add($loadu(pa.add(i)), $loadu(pb.add(i)))); i += $w; }
-                    for j in i..n { *pc.add(j) = *pa.add(j) + *pb.add(j); }
+                    while i + $w <= n {
+                        $stream(pc.add(i), $add($loadu(pa.add(i)), $loadu(pb.add(i))));
+                        i += $w;
+                    }
+                    for j in i..n {
+                        *pc.add(j) = *pa.add(j) + *pb.add(j);
+                    }
                 }
                 Kernel::Triad => {
                     let h = head(pa);
-                    for i in 0..h { *pa.add(i) = *pb.add(i) + s * *pc.add(i); }
+                    for i in 0..h {
+                        *pa.add(i) = *pb.add(i) + s * *pc.add(i);
+                    }
                     let mut i = h;
                     while i + $w <= n {
-                        $stream(pa.add(i), $add($loadu(pb.add(i)), $mul(sv, $loadu(pc.add(i)))));
+                        $stream(
+                            pa.add(i),
+                            $add($loadu(pb.add(i)), $mul(sv, $loadu(pc.add(i)))),
+                        );
                         i += $w;
                     }
-                    for j in i..n { *pa.add(j) = *pb.add(j) + s * *pc.add(j); }
+                    for j in i..n {
+                        *pa.add(j) = *pb.add(j) + s * *pc.add(j);
+                    }
                 }
             }
             // Streaming stores are weakly ordered: fence before other threads look.
@@ -197,14 +231,34 @@ macro_rules! nt_kernels {
 #[target_feature(enable = "avx512f")]
 unsafe fn run_avx512_nt(chunk: &mut Chunk, kernel: Kernel, s: f64) {
     use std::arch::x86_64::*;
-    nt_kernels!(chunk, kernel, s, 8, _mm512_set1_pd, _mm512_loadu_pd, _mm512_stream_pd, _mm512_mul_pd, _mm512_add_pd)
+    nt_kernels!(
+        chunk,
+        kernel,
+        s,
+        8,
+        _mm512_set1_pd,
+        _mm512_loadu_pd,
+        _mm512_stream_pd,
+        _mm512_mul_pd,
+        _mm512_add_pd
+    )
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn run_avx2_nt(chunk: &mut Chunk, kernel: Kernel, s: f64) {
     use std::arch::x86_64::*;
-    nt_kernels!(chunk, kernel, s, 4, _mm256_set1_pd, _mm256_loadu_pd, _mm256_stream_pd, _mm256_mul_pd, _mm256_add_pd)
+    nt_kernels!(
+        chunk,
+        kernel,
+        s,
+        4,
+        _mm256_set1_pd,
+        _mm256_loadu_pd,
+        _mm256_stream_pd,
+        _mm256_mul_pd,
+        _mm256_add_pd
+    )
 }
 
 fn run_baseline(chunk: &mut Chunk, kernel: Kernel, s: f64) {
@@ -294,7 +348,10 @@ mod tests {
                     }
                 }
                 let (a, b, c) = expected(5, 3.0);
-                assert!(chunk.a.iter().all(|&x| x == a), "a, streaming {streaming}, len {len}");
+                assert!(
+                    chunk.a.iter().all(|&x| x == a),
+                    "a, streaming {streaming}, len {len}"
+                );
                 assert!(chunk.b.iter().all(|&x| x == b));
                 assert!(chunk.c.iter().all(|&x| x == c));
             }

@@ -1,6 +1,8 @@
 //! Every micro benchmark, run for real on a tiny configuration, must pass
 //! its own validation.
 
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
 use std::time::Duration;
 
 use warpt_harness::{NoProgress, Plan, Registry, RunOptions, Selection, run_plan};
@@ -28,9 +30,19 @@ fn run(benchmark: &str, params: &[&str]) -> warpt_model::BenchmarkRunResult {
     };
     let mut suite_run = run_plan(&registry, &plan, &options, &NoProgress);
     let result = suite_run.benchmarks.remove(0);
-    assert_eq!(result.status, RunStatus::Passed, "{benchmark}: {:?}", result.error_message);
+    assert_eq!(
+        result.status,
+        RunStatus::Passed,
+        "{benchmark}: {:?}",
+        result.error_message
+    );
     assert!(result.validation.as_ref().is_some_and(|v| v.passed));
-    assert!(result.metrics.iter().all(|m| m.stats.is_some() && m.value > 0.0));
+    assert!(
+        result
+            .metrics
+            .iter()
+            .all(|m| m.stats.is_some() && m.value > 0.0)
+    );
     result
 }
 
@@ -44,10 +56,19 @@ fn cpu_flops_on_one_thread() {
 #[test]
 fn mem_bandwidth_with_and_without_streaming_stores() {
     for nt in ["true", "false"] {
-        let r = run("mem_bandwidth", &["array_mb=2", "threads=2", &format!("nt_stores={nt}")]);
+        let r = run(
+            "mem_bandwidth",
+            &["array_mb=2", "threads=2", &format!("nt_stores={nt}")],
+        );
         assert_eq!(r.metrics.len(), 8);
-        assert_eq!(r.details["array_elements"], ParamValue::Int(2 * 1024 * 1024 / 8));
-        assert!(r.warnings.iter().any(|w| w.contains("smaller than 4x")), "tiny arrays are flagged");
+        assert_eq!(
+            r.details["array_elements"],
+            ParamValue::Int(2 * 1024 * 1024 / 8)
+        );
+        assert!(
+            r.warnings.iter().any(|w| w.contains("smaller than 4x")),
+            "tiny arrays are flagged"
+        );
     }
 }
 

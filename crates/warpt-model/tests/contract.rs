@@ -1,6 +1,8 @@
 //! The data contract: every type round-trips, old exports keep loading, and
 //! the JSON Schema changes only on purpose.
 
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
 use std::collections::BTreeMap;
 
 use jiff::Timestamp;
@@ -11,7 +13,10 @@ use warpt_model::*;
 fn round_trip<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(value: &T) {
     let json = serde_json::to_string_pretty(value).expect("serialises");
     let back: T = serde_json::from_str(&json).expect("deserialises");
-    assert_eq!(&back, value, "round trip changed the value; JSON was {json}");
+    assert_eq!(
+        &back, value,
+        "round trip changed the value; JSON was {json}"
+    );
 }
 
 fn full_suite_run() -> BenchmarkSuiteRun {
@@ -52,7 +57,8 @@ fn full_suite_run() -> BenchmarkSuiteRun {
         param_help: [("i".to_string(), "an int".to_string())].into(),
         metrics: vec!["gflops".into()],
     };
-    let mut result = BenchmarkRunResult::new(spec.clone(), spec.params.clone(), RunStatus::Timeout, at);
+    let mut result =
+        BenchmarkRunResult::new(spec.clone(), spec.params.clone(), RunStatus::Timeout, at);
     result.error_message = Some("stage measure exceeded 15 s".into());
     result.metrics = vec![BenchmarkMetric {
         name: "gflops".into(),
@@ -168,11 +174,21 @@ fn every_type_round_trips() {
         round_trip(&c);
         assert_eq!(c.as_str().parse::<BenchmarkComponent>(), Ok(c));
     }
-    for s in [RunStatus::Passed, RunStatus::Failed, RunStatus::Skipped, RunStatus::Timeout, RunStatus::Crashed] {
+    for s in [
+        RunStatus::Passed,
+        RunStatus::Failed,
+        RunStatus::Skipped,
+        RunStatus::Timeout,
+        RunStatus::Crashed,
+    ] {
         round_trip(&s);
         assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
     }
-    for r in [StopReason::TargetMet, StopReason::TimeCap, StopReason::SampleCap] {
+    for r in [
+        StopReason::TargetMet,
+        StopReason::TimeCap,
+        StopReason::SampleCap,
+    ] {
         assert_eq!(serde_json::to_value(r).unwrap(), r.as_str());
     }
     assert!("disk".parse::<BenchmarkComponent>().is_err());
@@ -182,7 +198,16 @@ fn every_type_round_trips() {
 fn contract_field_names_are_exact() {
     let v = serde_json::to_value(full_suite_run()).unwrap();
     let r = &v["benchmarks"][0];
-    for key in ["status", "success", "stop_reason", "validation", "params", "metrics", "resources", "watchdog"] {
+    for key in [
+        "status",
+        "success",
+        "stop_reason",
+        "validation",
+        "params",
+        "metrics",
+        "resources",
+        "watchdog",
+    ] {
         assert!(r.get(key).is_some(), "run result lacks {key}");
     }
     assert_eq!(r["status"], "timeout");
@@ -195,8 +220,22 @@ fn contract_field_names_are_exact() {
     }
     let stats = m["stats"].as_object().unwrap();
     for key in [
-        "n", "mean", "median", "std", "min", "max", "p25", "p50", "p75", "p90", "p95", "p99", "ci95_low", "ci95_high",
-        "outliers", "samples",
+        "n",
+        "mean",
+        "median",
+        "std",
+        "min",
+        "max",
+        "p25",
+        "p50",
+        "p75",
+        "p90",
+        "p95",
+        "p99",
+        "ci95_low",
+        "ci95_high",
+        "outliers",
+        "samples",
     ] {
         assert!(stats.contains_key(key), "stats lacks {key}");
     }
@@ -205,7 +244,10 @@ fn contract_field_names_are_exact() {
     }
     for stage in ["setup", "warmup", "measure", "validate"] {
         for key in ["status", "duration_s", "limit_s"] {
-            assert!(r["watchdog"][stage].get(key).is_some(), "watchdog.{stage} lacks {key}");
+            assert!(
+                r["watchdog"][stage].get(key).is_some(),
+                "watchdog.{stage} lacks {key}"
+            );
         }
     }
     assert!(v.get("id").is_some() && v.get("manifest").is_some());
@@ -216,7 +258,11 @@ fn the_checked_in_example_export_loads() {
     let text = include_str!("data/example_export.json");
     let run = load_suite_run(text).expect("example export loads");
     assert_eq!(run.benchmarks.len(), 3);
-    assert!(run.benchmarks.iter().all(|b| b.status == RunStatus::Passed && b.success));
+    assert!(
+        run.benchmarks
+            .iter()
+            .all(|b| b.status == RunStatus::Passed && b.success)
+    );
     let cpu = &run.benchmarks[0];
     assert_eq!(cpu.spec.id, BenchmarkId::new("micro", "cpu_flops"));
     assert!(cpu.metrics.iter().all(|m| m.stats.is_some()));

@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{Args, Parser, Subcommand};
 use warpt_model::BenchmarkComponent;
 
 /// Measure how fast this machine, and your workloads on it, really run.
@@ -38,34 +39,10 @@ pub enum BenchmarkCommand {
     Run(RunArgs),
 }
 
-/// A component name on the command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ComponentArg {
-    /// Processor compute.
-    Cpu,
-    /// Graphics or accelerator compute.
-    Gpu,
-    /// Memory bandwidth and latency.
-    Ram,
-    /// Block storage.
-    Storage,
-    /// Networking.
-    Network,
-    /// The whole machine, end to end.
-    System,
-}
-
-impl From<ComponentArg> for BenchmarkComponent {
-    fn from(c: ComponentArg) -> Self {
-        match c {
-            ComponentArg::Cpu => BenchmarkComponent::Cpu,
-            ComponentArg::Gpu => BenchmarkComponent::Gpu,
-            ComponentArg::Ram => BenchmarkComponent::Ram,
-            ComponentArg::Storage => BenchmarkComponent::Storage,
-            ComponentArg::Network => BenchmarkComponent::Network,
-            ComponentArg::System => BenchmarkComponent::System,
-        }
-    }
+/// Parses a component name, listing the valid ones when it is not one.
+fn component_parser() -> impl TypedValueParser<Value = BenchmarkComponent> {
+    PossibleValuesParser::new(BenchmarkComponent::ALL.map(BenchmarkComponent::as_str))
+        .try_map(|s| s.parse::<BenchmarkComponent>())
 }
 
 /// `warpt benchmark list`
@@ -75,8 +52,8 @@ pub struct ListArgs {
     #[arg(long)]
     pub suite: Option<String>,
     /// Only benchmarks exercising these components (repeatable, comma-separated).
-    #[arg(long = "component", value_delimiter = ',', value_name = "COMPONENT")]
-    pub components: Vec<ComponentArg>,
+    #[arg(long = "component", value_delimiter = ',', value_name = "COMPONENT", value_parser = component_parser())]
+    pub components: Vec<BenchmarkComponent>,
     /// Print the specs as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -107,8 +84,8 @@ pub struct RunArgs {
     pub benchmarks: Vec<String>,
     /// Run these components' default benchmarks, or filter the suite by them
     /// (repeatable, comma-separated).
-    #[arg(long = "component", value_delimiter = ',', value_name = "COMPONENT")]
-    pub components: Vec<ComponentArg>,
+    #[arg(long = "component", value_delimiter = ',', value_name = "COMPONENT", value_parser = component_parser())]
+    pub components: Vec<BenchmarkComponent>,
     /// Measurement time per benchmark in seconds (default: each benchmark's own).
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = parse_seconds)]
     pub duration: Option<f64>,

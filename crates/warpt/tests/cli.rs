@@ -1,6 +1,8 @@
 //! The command line, driven as a user would: the real binary, real
 //! benchmarks on tiny configurations, real files.
 
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
 use std::path::Path;
 
 use assert_cmd::Command;
@@ -59,7 +61,12 @@ fn assert_measured_and_valid(run: &BenchmarkSuiteRun, name: &str) {
         assert!(st.n >= 1 && st.samples.len() == st.n);
         assert!(st.min <= st.median && st.median <= st.max);
         assert!(st.ci95_low <= st.median && st.median <= st.ci95_high);
-        assert!(m.value > 0.0 && m.value.is_finite(), "{name} {} = {}", m.name, m.value);
+        assert!(
+            m.value > 0.0 && m.value.is_finite(),
+            "{name} {} = {}",
+            m.name,
+            m.value
+        );
         assert!(matches!(
             st.stop_reason,
             Some(StopReason::TargetMet | StopReason::TimeCap | StopReason::SampleCap)
@@ -86,7 +93,15 @@ fn list_shows_every_micro_benchmark() {
 
 #[test]
 fn list_filters_by_suite_and_component() {
-    let specs = json_stdout(warpt().args(["benchmark", "list", "--suite", "micro", "--component", "ram", "--json"]));
+    let specs = json_stdout(warpt().args([
+        "benchmark",
+        "list",
+        "--suite",
+        "micro",
+        "--component",
+        "ram",
+        "--json",
+    ]));
     let names: Vec<&str> = specs
         .as_array()
         .unwrap()
@@ -94,28 +109,66 @@ fn list_filters_by_suite_and_component() {
         .map(|s| s["id"]["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["mem_bandwidth", "mem_latency"]);
-    let specs = json_stdout(warpt().args(["benchmark", "list", "--component", "gpu,cpu", "--json"]));
+    let specs =
+        json_stdout(warpt().args(["benchmark", "list", "--component", "gpu,cpu", "--json"]));
     assert_eq!(specs.as_array().unwrap().len(), 1);
-    assert_usage_error(warpt().args(["benchmark", "list", "--suite", "nope"]), &["unknown suite 'nope'", "micro"]);
+    assert_usage_error(
+        warpt().args(["benchmark", "list", "--suite", "nope"]),
+        &["unknown suite 'nope'", "micro"],
+    );
 }
 
 #[test]
 fn describe_prints_spec_and_parameters() {
     warpt()
-        .args(["benchmark", "describe", "--suite", "micro", "--benchmark", "mem_bandwidth"])
+        .args([
+            "benchmark",
+            "describe",
+            "--suite",
+            "micro",
+            "--benchmark",
+            "mem_bandwidth",
+        ])
         .assert()
         .success()
         .stdout(predicate::str::contains("array_mb").and(predicate::str::contains("STREAM")));
-    let spec = json_stdout(warpt().args(["benchmark", "describe", "--suite", "micro", "--benchmark", "cpu_flops", "--json"]));
+    let spec = json_stdout(warpt().args([
+        "benchmark",
+        "describe",
+        "--suite",
+        "micro",
+        "--benchmark",
+        "cpu_flops",
+        "--json",
+    ]));
     assert_eq!(spec["id"]["suite"], "micro");
     assert_eq!(spec["params"]["threads"], 0);
     assert_eq!(spec["components"][0], "cpu");
     assert_usage_error(
-        warpt().args(["benchmark", "describe", "--suite", "micro", "--benchmark", "nope"]),
-        &["unknown benchmark 'nope'", "cpu_flops", "mem_bandwidth", "mem_latency"],
+        warpt().args([
+            "benchmark",
+            "describe",
+            "--suite",
+            "micro",
+            "--benchmark",
+            "nope",
+        ]),
+        &[
+            "unknown benchmark 'nope'",
+            "cpu_flops",
+            "mem_bandwidth",
+            "mem_latency",
+        ],
     );
     assert_usage_error(
-        warpt().args(["benchmark", "describe", "--suite", "x", "--benchmark", "cpu_flops"]),
+        warpt().args([
+            "benchmark",
+            "describe",
+            "--suite",
+            "x",
+            "--benchmark",
+            "cpu_flops",
+        ]),
         &["unknown suite 'x'", "micro"],
     );
 }
@@ -123,7 +176,16 @@ fn describe_prints_spec_and_parameters() {
 #[test]
 fn dry_run_prints_the_plan_with_effective_params() {
     let plan = json_stdout(warpt().args([
-        "benchmark", "run", "--component", "cpu", "--component", "ram", "--param", "array_mb=64", "--dry-run", "--json",
+        "benchmark",
+        "run",
+        "--component",
+        "cpu",
+        "--component",
+        "ram",
+        "--param",
+        "array_mb=64",
+        "--dry-run",
+        "--json",
     ]));
     let ids: Vec<&str> = plan["benchmarks"]
         .as_array()
@@ -135,7 +197,14 @@ fn dry_run_prints_the_plan_with_effective_params() {
     assert_eq!(plan["benchmarks"][1]["params"]["array_mb"], 64);
     assert_eq!(plan["label"], "cpu-ram");
     // Components whose benchmarks do not exist yet are named, not faked.
-    let plan = json_stdout(warpt().args(["benchmark", "run", "--component", "cpu,gpu,system", "--dry-run", "--json"]));
+    let plan = json_stdout(warpt().args([
+        "benchmark",
+        "run",
+        "--component",
+        "cpu,gpu,system",
+        "--dry-run",
+        "--json",
+    ]));
     assert_eq!(plan["benchmarks"].as_array().unwrap().len(), 1);
     let unavailable: Vec<&str> = plan["unavailable"]
         .as_array()
@@ -148,12 +217,33 @@ fn dry_run_prints_the_plan_with_effective_params() {
         .args(["benchmark", "run", "--component", "gpu,cpu", "--dry-run"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("micro/cpu_flops").and(predicate::str::contains("component gpu")));
+        .stdout(
+            predicate::str::contains("micro/cpu_flops")
+                .and(predicate::str::contains("component gpu")),
+        );
     // Suite filtered by component, and repeated --benchmark.
-    let plan = json_stdout(warpt().args(["benchmark", "run", "--suite", "micro", "--component", "ram", "--dry-run", "--json"]));
+    let plan = json_stdout(warpt().args([
+        "benchmark",
+        "run",
+        "--suite",
+        "micro",
+        "--component",
+        "ram",
+        "--dry-run",
+        "--json",
+    ]));
     assert_eq!(plan["benchmarks"].as_array().unwrap().len(), 2);
     let plan = json_stdout(warpt().args([
-        "benchmark", "run", "--suite", "micro", "--benchmark", "mem_latency", "--benchmark", "cpu_flops", "--dry-run", "--json",
+        "benchmark",
+        "run",
+        "--suite",
+        "micro",
+        "--benchmark",
+        "mem_latency",
+        "--benchmark",
+        "cpu_flops",
+        "--dry-run",
+        "--json",
     ]));
     assert_eq!(plan["benchmarks"][0]["id"]["name"], "mem_latency");
     assert_eq!(plan["benchmarks"][1]["id"]["name"], "cpu_flops");
@@ -164,11 +254,19 @@ fn dry_run_prints_the_plan_with_effective_params() {
 fn component_cpu_exports_a_valid_suite_run() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("x.json");
-    tiny_run(&["--component", "cpu", "--seed", "7", "--precision", "5", "--export-file"])
-        .arg(&path)
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("gflops"));
+    tiny_run(&[
+        "--component",
+        "cpu",
+        "--seed",
+        "7",
+        "--precision",
+        "5",
+        "--export-file",
+    ])
+    .arg(&path)
+    .assert()
+    .success()
+    .stdout(predicate::str::contains("gflops"));
     let run = load(&path);
     assert_eq!(run.benchmarks.len(), 1);
     assert_measured_and_valid(&run, "cpu_flops");
@@ -179,12 +277,21 @@ fn component_cpu_exports_a_valid_suite_run() {
         .map(|m| (m.tags["precision"].clone(), m.tags["threads"].clone()))
         .collect();
     tags.sort();
-    let want: Vec<(String, String)> = [("fp32", "1"), ("fp32", "all"), ("fp64", "1"), ("fp64", "all")]
-        .iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect();
+    let want: Vec<(String, String)> = [
+        ("fp32", "1"),
+        ("fp32", "all"),
+        ("fp64", "1"),
+        ("fp64", "all"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
     assert_eq!(tags, want);
-    assert!(r.metrics.iter().all(|m| m.name == "gflops" && m.unit == "GFLOP/s" && m.higher_is_better));
+    assert!(
+        r.metrics
+            .iter()
+            .all(|m| m.name == "gflops" && m.unit == "GFLOP/s" && m.higher_is_better)
+    );
     assert!(r.details.contains_key("isa"));
     let manifest = run.manifest.as_ref().expect("manifest");
     assert_eq!(manifest.seed, 7);
@@ -192,18 +299,37 @@ fn component_cpu_exports_a_valid_suite_run() {
     assert_eq!(manifest.config.burnin_s, 0.0);
     assert!((manifest.config.target_rel_ci - 0.05).abs() < 1e-12);
     assert!(!manifest.kernel.is_empty());
-    assert!(run.system.as_ref().is_some_and(|s| s.cpu.logical_cores >= 1));
+    assert!(
+        run.system
+            .as_ref()
+            .is_some_and(|s| s.cpu.logical_cores >= 1)
+    );
     // Pretty-printed, as the seed's export convention asks.
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.starts_with("{\n  \""));
-    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temporary file left behind");
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        1,
+        "no temporary file left behind"
+    );
 }
 
 #[test]
 fn component_ram_runs_both_memory_benchmarks() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("ram.json");
-    tiny_run(&["--component", "ram", "--param", "array_mb=4", "--param", "max_mb=1", "--export-file"]).arg(&path).assert().success();
+    tiny_run(&[
+        "--component",
+        "ram",
+        "--param",
+        "array_mb=4",
+        "--param",
+        "max_mb=1",
+        "--export-file",
+    ])
+    .arg(&path)
+    .assert()
+    .success();
     let run = load(&path);
     assert_eq!(run.components, [warpt_model::BenchmarkComponent::Ram]);
     assert_measured_and_valid(&run, "mem_bandwidth");
@@ -219,35 +345,69 @@ fn component_ram_runs_both_memory_benchmarks() {
     assert_eq!(kernels, ["copy", "scale", "add", "triad"]);
     assert!(bw.metrics.iter().all(|m| m.unit == "GB/s"));
     let lat = &run.benchmarks[1];
-    let sizes: Vec<&str> = lat.metrics.iter().map(|m| m.tags["size_kib"].as_str()).collect();
+    let sizes: Vec<&str> = lat
+        .metrics
+        .iter()
+        .map(|m| m.tags["size_kib"].as_str())
+        .collect();
     assert_eq!(sizes, ["16", "32", "64", "128", "256", "512", "1024"]);
-    assert!(lat.metrics.iter().all(|m| m.name == "latency" && m.unit == "ns" && !m.higher_is_better));
+    assert!(
+        lat.metrics
+            .iter()
+            .all(|m| m.name == "latency" && m.unit == "ns" && !m.higher_is_better)
+    );
 }
 
 #[test]
 fn json_prints_only_the_suite_run_on_stdout() {
-    let out = tiny_run(&["--benchmark", "mem_latency", "--param", "max_mb=1", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .clone();
-    let run: BenchmarkSuiteRun = serde_json::from_slice(&out.stdout).expect("stdout is exactly one suite run");
+    let out = tiny_run(&[
+        "--benchmark",
+        "mem_latency",
+        "--param",
+        "max_mb=1",
+        "--json",
+    ])
+    .assert()
+    .success()
+    .get_output()
+    .clone();
+    let run: BenchmarkSuiteRun =
+        serde_json::from_slice(&out.stdout).expect("stdout is exactly one suite run");
     assert_eq!(run.suite, "micro");
     assert_measured_and_valid(&run, "mem_latency");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("latency"), "the table goes to stderr");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("latency"),
+        "the table goes to stderr"
+    );
 }
 
 #[test]
 fn export_names_the_file_after_suite_or_component() {
     let dir = tempfile::tempdir().unwrap();
-    tiny_run(&["--suite", "micro", "--benchmark", "mem_latency", "--param", "max_mb=1", "--export"])
-        .current_dir(dir.path())
-        .assert()
-        .success();
-    tiny_run(&["--component", "ram", "--benchmark", "mem_latency", "--param", "max_mb=1", "--export"])
-        .current_dir(dir.path())
-        .assert()
-        .success();
+    tiny_run(&[
+        "--suite",
+        "micro",
+        "--benchmark",
+        "mem_latency",
+        "--param",
+        "max_mb=1",
+        "--export",
+    ])
+    .current_dir(dir.path())
+    .assert()
+    .success();
+    tiny_run(&[
+        "--component",
+        "ram",
+        "--benchmark",
+        "mem_latency",
+        "--param",
+        "max_mb=1",
+        "--export",
+    ])
+    .current_dir(dir.path())
+    .assert()
+    .success();
     let mut names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
@@ -256,14 +416,26 @@ fn export_names_the_file_after_suite_or_component() {
     assert_eq!(names.len(), 2, "{names:?}");
     for (name, label) in names.iter().zip(["micro", "micro"]) {
         // warpt_benchmark_<SUITE_OR_COMPONENT>_<YYYYMMDD>_<HHMMSS>_<6 hex>.json
-        let rest = name.strip_prefix(&format!("warpt_benchmark_{label}_")).unwrap_or_else(|| panic!("{name}"));
+        let rest = name
+            .strip_prefix(&format!("warpt_benchmark_{label}_"))
+            .unwrap_or_else(|| panic!("{name}"));
         let parts: Vec<&str> = rest.trim_end_matches(".json").split('_').collect();
         assert_eq!(parts.len(), 3, "{name}");
-        assert!(parts[0].len() == 8 && parts[1].len() == 6 && parts[2].len() == 6, "{name}");
+        assert!(
+            parts[0].len() == 8 && parts[1].len() == 6 && parts[2].len() == 6,
+            "{name}"
+        );
         assert!(parts[2].chars().all(|c| c.is_ascii_hexdigit()));
         load(&dir.path().join(name));
     }
-    let plan = json_stdout(warpt().args(["benchmark", "run", "--component", "ram", "--dry-run", "--json"]));
+    let plan = json_stdout(warpt().args([
+        "benchmark",
+        "run",
+        "--component",
+        "ram",
+        "--dry-run",
+        "--json",
+    ]));
     assert_eq!(plan["label"], "ram");
 }
 
@@ -274,14 +446,26 @@ fn bad_input_exits_2_naming_the_input() {
         c.args(["benchmark", "run"]).args(args);
         c
     };
-    assert_usage_error(&mut run(&["--suite", "nope"]), &["unknown suite 'nope'", "available suites: micro"]);
+    assert_usage_error(
+        &mut run(&["--suite", "nope"]),
+        &["unknown suite 'nope'", "available suites: micro"],
+    );
     assert_usage_error(
         &mut run(&["--suite", "micro", "--benchmark", "nope"]),
         &["unknown benchmark 'nope'", "cpu_flops"],
     );
-    assert_usage_error(&mut run(&["--benchmark", "nope"]), &["unknown benchmark 'nope'", "micro/cpu_flops"]);
-    assert_usage_error(&mut run(&["--component", "cpu,disk"]), &["disk", "cpu", "ram", "storage"]);
-    assert_usage_error(&mut run(&["--param", "array_mb"]), &["malformed --param 'array_mb'", "key=value"]);
+    assert_usage_error(
+        &mut run(&["--benchmark", "nope"]),
+        &["unknown benchmark 'nope'", "micro/cpu_flops"],
+    );
+    assert_usage_error(
+        &mut run(&["--component", "cpu,disk"]),
+        &["disk", "cpu", "ram", "storage"],
+    );
+    assert_usage_error(
+        &mut run(&["--param", "array_mb"]),
+        &["malformed --param 'array_mb'", "key=value"],
+    );
     assert_usage_error(&mut run(&["--param", "=3"]), &["malformed --param '=3'"]);
     assert_usage_error(
         &mut run(&["--component", "cpu", "--param", "array_mb=8"]),
@@ -292,12 +476,27 @@ fn bad_input_exits_2_naming_the_input() {
         &["parameter 'array_mb'", "'big' is not an integer"],
     );
     assert_usage_error(&mut run(&["--duration", "-1"]), &["--duration", "-1"]);
-    assert_usage_error(&mut run(&["--burnin-seconds", "-0.5"]), &["--burnin-seconds", "-0.5"]);
-    assert_usage_error(&mut run(&["--duration", "abc"]), &["'abc' is not a number of seconds"]);
+    assert_usage_error(
+        &mut run(&["--burnin-seconds", "-0.5"]),
+        &["--burnin-seconds", "-0.5"],
+    );
+    assert_usage_error(
+        &mut run(&["--duration", "abc"]),
+        &["'abc' is not a number of seconds"],
+    );
     assert_usage_error(&mut run(&["--precision", "0"]), &["--precision"]);
-    assert_usage_error(&mut run(&["--export", "--export-file", "x.json"]), &["--export"]);
-    assert_usage_error(&mut run(&["--suite", "micro", "--component", "gpu"]), &["nothing to run", "gpu"]);
-    assert_usage_error(&mut run(&["--component", "gpu"]), &["nothing to run", "gpu_flops"]);
+    assert_usage_error(
+        &mut run(&["--export", "--export-file", "x.json"]),
+        &["--export"],
+    );
+    assert_usage_error(
+        &mut run(&["--suite", "micro", "--component", "gpu"]),
+        &["nothing to run", "gpu"],
+    );
+    assert_usage_error(
+        &mut run(&["--component", "gpu"]),
+        &["nothing to run", "gpu_flops"],
+    );
 }
 
 #[test]
@@ -322,7 +521,14 @@ fn schema_describes_the_export() {
     let schema = json_stdout(warpt().arg("schema"));
     assert_eq!(schema["title"], "BenchmarkSuiteRun");
     let text = schema.to_string();
-    for name in ["stop_reason", "ci95_low", "target_met", "crashed", "validation", "watchdog"] {
+    for name in [
+        "stop_reason",
+        "ci95_low",
+        "target_met",
+        "crashed",
+        "validation",
+        "watchdog",
+    ] {
         assert!(text.contains(name), "schema lacks {name}");
     }
 }

@@ -30,8 +30,7 @@ pub fn list(args: &ListArgs) -> Result<Outcome> {
         None => reg.all_specs(),
     };
     if !args.components.is_empty() {
-        let wanted: Vec<BenchmarkComponent> = args.components.iter().map(|&c| c.into()).collect();
-        specs.retain(|s| s.components.iter().any(|c| wanted.contains(c)));
+        specs.retain(|s| s.components.iter().any(|c| args.components.contains(c)));
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&specs)?);
@@ -106,7 +105,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     let selection = Selection {
         suite: args.suite.clone(),
         benchmarks: args.benchmarks.clone(),
-        components: args.components.iter().map(|&c| c.into()).collect(),
+        components: args.components.clone(),
         params: args.params.clone(),
     };
     let plan = Plan::resolve(&reg, &selection).map_err(|e| UsageError(e.to_string()))?;
