@@ -61,7 +61,12 @@ pub fn results(run: &BenchmarkSuiteRun) -> String {
         for m in &r.metrics {
             let (ci, n, stop) = match &m.stats {
                 Some(s) => (
-                    format!("±{:.2}%", s.relative_half_width() * 100.0),
+                    // The interval belongs to the median: a best-of value gets none.
+                    if m.value == s.median {
+                        format!("±{:.2}%", s.relative_half_width() * 100.0)
+                    } else {
+                        String::new()
+                    },
                     s.n.to_string(),
                     s.stop_reason.map(|r| r.as_str()).unwrap_or("").to_string(),
                 ),
