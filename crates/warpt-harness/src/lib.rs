@@ -23,7 +23,7 @@ pub mod stats;
 pub use benchmark::{Benchmark, BenchmarkError, Measured, RunContext, Suite};
 pub use components::component_defaults;
 pub use manifest::{build_manifest, random_suffix};
-pub use measure::{Measure, MeasurePolicy, Measurement};
+pub use measure::{Convert, MAX_TIME_FACTOR, Measure, MeasurePolicy, Measurement, SeriesDef};
 pub use plan::{Plan, PlanError, PlannedBenchmark, Selection, Unavailable};
 pub use progress::{NoProgress, Progress, ProgressEvent};
 pub use registry::Registry;

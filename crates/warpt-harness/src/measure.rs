@@ -1,18 +1,24 @@
 //! The sampling loop and its stopping rule.
 //!
-//! A benchmark hands `Measure` a closure that performs one sample and writes
-//! the seconds of its timed region(s) into a slice (one slot per series, so
-//! STREAM's four kernels share one loop as in the original). `Measure` warms
-//! up, then samples until
+//! A benchmark declares the series it measures ([`SeriesDef`]: metric name,
+//! unit, tags and how seconds become the metric's value) and hands `Measure`
+//! a closure that performs one sample and writes the seconds of each
+//! series' timed region into a slice (so STREAM's four kernels share one
+//! loop, as in the original). `Measure` warms up, then samples until
 //! - the minimum time has passed AND every series' 95% CI of the median is
 //!   within the target relative half-width (`target_met`), or
 //! - the maximum time has passed (`time_cap`), or
 //! - the maximum number of samples was taken (`sample_cap`).
 //!
+//! Every sample is also reported as a progress event, so a supervisor can
+//! keep the samples taken so far when it has to stop a benchmark.
 //! Nothing in here runs inside a timed region: the closure times itself.
 
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use serde::{Deserialize, Serialize};
 use warpt_model::{BenchmarkMetric, StopReason};
 
 use crate::RunContext;
@@ -36,17 +42,20 @@ pub struct MeasurePolicy {
     pub max_samples: usize,
 }
 
+/// How many times the minimum time sampling may run before `time_cap`.
+pub const MAX_TIME_FACTOR: u32 = 3;
+
 impl MeasurePolicy {
     /// The policy for one of `parts` equal, consecutive measurements that
-    /// share the benchmark's duration: each gets `duration / parts` as its
-    /// minimum and three times that as its maximum.
+    /// share the benchmark's duration and warm-up: each gets `1/parts` of
+    /// both, and [`MAX_TIME_FACTOR`] times its minimum as its maximum.
     pub fn share_of(ctx: &RunContext, parts: usize) -> Self {
         let parts = parts.max(1) as u32;
         let min_time = ctx.duration / parts;
         MeasurePolicy {
             warmup: ctx.burnin / parts,
             min_time,
-            max_time: (min_time * 3).max(Duration::from_millis(1)),
+            max_time: (min_time * MAX_TIME_FACTOR).max(Duration::from_millis(1)),
             target_rel_ci: ctx.target_rel_ci,
             min_samples: 10,
             max_samples: 10_000,
@@ -54,11 +63,85 @@ impl MeasurePolicy {
     }
 }
 
-/// The samples of one measurement, in seconds, one vector per series.
+/// How the seconds of one sample become the metric's value.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Convert {
+    /// A rate: `value = work / seconds` (e.g. GFLOP per sample for GFLOP/s).
+    Rate(f64),
+    /// A time per unit: `value = seconds * factor` (e.g. 1e9 / loads for ns per load).
+    Time(f64),
+}
+
+impl Convert {
+    /// The metric value of a sample that took `seconds`.
+    pub fn apply(self, seconds: f64) -> f64 {
+        match self {
+            Convert::Rate(work) => work / seconds,
+            Convert::Time(factor) => seconds * factor,
+        }
+    }
+}
+
+/// One measured series: the metric it becomes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SeriesDef {
+    /// Metric name.
+    pub name: String,
+    /// Metric unit.
+    pub unit: String,
+    /// Whether larger is better.
+    pub higher_is_better: bool,
+    /// Metric tags.
+    pub tags: BTreeMap<String, String>,
+    /// From seconds to the metric's value.
+    pub convert: Convert,
+}
+
+impl SeriesDef {
+    /// A series with the given metric identity.
+    pub fn new(
+        name: &str,
+        unit: &str,
+        higher_is_better: bool,
+        tags: &[(&str, String)],
+        convert: Convert,
+    ) -> Self {
+        SeriesDef {
+            name: name.to_string(),
+            unit: unit.to_string(),
+            higher_is_better,
+            tags: tags
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.clone()))
+                .collect(),
+            convert,
+        }
+    }
+
+    /// The metric for `values` (already converted), with full statistics;
+    /// the headline value is the median.
+    pub fn metric(&self, values: &[f64], stop_reason: Option<StopReason>) -> BenchmarkMetric {
+        let mut st = stats::summarize(values);
+        if let Some(st) = st.as_mut() {
+            st.stop_reason = stop_reason;
+        }
+        BenchmarkMetric {
+            name: self.name.clone(),
+            value: st.as_ref().map_or(f64::NAN, |s| s.median),
+            unit: self.unit.clone(),
+            higher_is_better: self.higher_is_better,
+            tags: self.tags.clone(),
+            stats: st,
+        }
+    }
+}
+
+/// The outcome of one measurement: a metric per series.
 #[derive(Debug, Clone)]
 pub struct Measurement {
-    /// `series[s][i]`: seconds of series `s` in sample `i`.
-    pub series: Vec<Vec<f64>>,
+    /// One metric per declared series, in declaration order.
+    pub metrics: Vec<BenchmarkMetric>,
     /// Why sampling stopped.
     pub stop_reason: StopReason,
     /// Wall time spent sampling (excluding warm-up).
@@ -67,43 +150,14 @@ pub struct Measurement {
     pub warmup_samples: usize,
 }
 
-impl Measurement {
-    /// A metric for series `s` whose samples are `transform(seconds)`, e.g.
-    /// `|t| flops / t / 1e9`. The headline value is the median.
-    pub fn metric(
-        &self,
-        s: usize,
-        name: &str,
-        unit: &str,
-        higher_is_better: bool,
-        tags: &[(&str, String)],
-        transform: impl Fn(f64) -> f64,
-    ) -> BenchmarkMetric {
-        let values: Vec<f64> = self.series[s].iter().map(|&t| transform(t)).collect();
-        let mut st = stats::summarize(&values);
-        if let Some(st) = st.as_mut() {
-            st.stop_reason = Some(self.stop_reason);
-        }
-        BenchmarkMetric {
-            name: name.to_string(),
-            value: st.as_ref().map_or(f64::NAN, |s| s.median),
-            unit: unit.to_string(),
-            higher_is_better,
-            tags: tags
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect(),
-            stats: st,
-        }
-    }
-}
-
-/// Runs sampling loops and keeps account of the time they took.
+/// Runs sampling loops, reports every sample, and keeps account of time.
 pub struct Measure<'a> {
     progress: &'a dyn Progress,
+    stop: Option<&'a AtomicBool>,
     warmup_total: Duration,
     measure_total: Duration,
     worst_stop: Option<StopReason>,
+    next_key: usize,
 }
 
 impl<'a> Measure<'a> {
@@ -111,10 +165,18 @@ impl<'a> Measure<'a> {
     pub fn new(progress: &'a dyn Progress) -> Self {
         Measure {
             progress,
+            stop: None,
             warmup_total: Duration::ZERO,
             measure_total: Duration::ZERO,
             worst_stop: None,
+            next_key: 0,
         }
+    }
+
+    /// Also stop sampling (as at the time cap) as soon as `flag` is set.
+    pub fn with_stop_flag(mut self, flag: &'a AtomicBool) -> Self {
+        self.stop = Some(flag);
+        self
     }
 
     /// Total warm-up time across every `run` so far.
@@ -132,18 +194,22 @@ impl<'a> Measure<'a> {
         self.worst_stop
     }
 
-    /// Warms up, then samples `series` series with `sample` until the policy
-    /// says stop. `sample` writes each series' seconds into its slice; a
-    /// non-positive or non-finite time is a bug in the benchmark and panics.
+    fn stopped(&self) -> bool {
+        self.stop.is_some_and(|f| f.load(Ordering::Relaxed))
+    }
+
+    /// Warms up, then samples the series `defs` with `sample` until the
+    /// policy says stop. `sample` writes each series' seconds into its slot;
+    /// a non-positive or non-finite time is a bug in the benchmark and panics.
     pub fn run(
         &mut self,
         policy: &MeasurePolicy,
         label: &str,
-        series: usize,
+        defs: &[SeriesDef],
         mut sample: impl FnMut(&mut [f64]),
     ) -> Measurement {
-        let series = series.max(1);
-        let mut slot = vec![0.0; series];
+        assert!(!defs.is_empty(), "a measurement needs at least one series");
+        let mut slot = vec![0.0; defs.len()];
 
         self.progress
             .event(ProgressEvent::Stage { stage: "warmup" });
@@ -152,7 +218,7 @@ impl<'a> Measure<'a> {
         loop {
             sample(&mut slot);
             warmup_samples += 1;
-            if warm_start.elapsed() >= policy.warmup {
+            if warm_start.elapsed() >= policy.warmup || self.stopped() {
                 break;
             }
         }
@@ -160,7 +226,16 @@ impl<'a> Measure<'a> {
 
         self.progress
             .event(ProgressEvent::Stage { stage: "measure" });
-        let mut data: Vec<Vec<f64>> = vec![Vec::new(); series];
+        let first_key = self.next_key;
+        self.next_key += defs.len();
+        for (i, def) in defs.iter().enumerate() {
+            self.progress.event(ProgressEvent::SeriesStarted {
+                key: first_key + i,
+                def,
+            });
+        }
+        let mut values: Vec<Vec<f64>> = vec![Vec::new(); defs.len()];
+        let mut seconds: Vec<Vec<f64>> = vec![Vec::new(); defs.len()];
         let start = Instant::now();
         let mut next_check = 1usize;
         let mut last_report = start;
@@ -171,9 +246,15 @@ impl<'a> Measure<'a> {
                     t.is_finite() && t > 0.0,
                     "sample time {t} s of series {s} in '{label}' is not positive"
                 );
-                data[s].push(t);
+                let v = defs[s].convert.apply(t);
+                seconds[s].push(t);
+                values[s].push(v);
+                self.progress.event(ProgressEvent::Sample {
+                    key: first_key + s,
+                    value: v,
+                });
             }
-            let n = data[0].len();
+            let n = values[0].len();
             let elapsed = start.elapsed();
             if last_report.elapsed() >= Duration::from_millis(100) {
                 last_report = Instant::now();
@@ -191,11 +272,14 @@ impl<'a> Measure<'a> {
             if elapsed >= policy.min_time && n >= policy.min_samples && n >= next_check {
                 // Checking costs a sort per series; space checks out as n grows.
                 next_check = n + (n / 50).max(1);
-                if data.iter().all(|d| precision_met(d, policy.target_rel_ci)) {
+                if seconds
+                    .iter()
+                    .all(|d| precision_met(d, policy.target_rel_ci))
+                {
                     break StopReason::TargetMet;
                 }
             }
-            if elapsed >= policy.max_time {
+            if elapsed >= policy.max_time || self.stopped() {
                 break StopReason::TimeCap;
             }
             if n >= policy.max_samples {
@@ -210,8 +294,18 @@ impl<'a> Measure<'a> {
         {
             self.worst_stop = Some(stop_reason);
         }
+        for i in 0..defs.len() {
+            self.progress.event(ProgressEvent::SeriesFinished {
+                key: first_key + i,
+                stop_reason,
+            });
+        }
         Measurement {
-            series: data,
+            metrics: defs
+                .iter()
+                .zip(&values)
+                .map(|(d, v)| d.metric(v, Some(stop_reason)))
+                .collect(),
             stop_reason,
             elapsed,
             warmup_samples,
@@ -241,11 +335,25 @@ mod tests {
         }
     }
 
+    fn defs(n: usize) -> Vec<SeriesDef> {
+        (0..n)
+            .map(|i| {
+                SeriesDef::new(
+                    "rate",
+                    "op/s",
+                    true,
+                    &[("i", i.to_string())],
+                    Convert::Rate(8.0),
+                )
+            })
+            .collect()
+    }
+
     #[test]
     fn constant_samples_meet_the_target_after_min_time() {
         let mut m = Measure::new(&NoProgress);
         let mut calls = 0;
-        let r = m.run(&policy(20, 10_000, 1_000_000), "const", 2, |out| {
+        let r = m.run(&policy(20, 10_000, 1_000_000), "const", &defs(2), |out| {
             calls += 1;
             std::thread::sleep(Duration::from_micros(200));
             out[0] = 1.0;
@@ -253,12 +361,13 @@ mod tests {
         });
         assert_eq!(r.stop_reason, StopReason::TargetMet);
         assert!(r.elapsed >= Duration::from_millis(20));
-        assert_eq!(r.series.len(), 2);
+        assert_eq!(r.metrics.len(), 2);
+        assert_eq!((r.metrics[0].value, r.metrics[1].value), (8.0, 4.0));
         assert_eq!(
             r.warmup_samples, 1,
             "one warm-up sample is always discarded"
         );
-        assert_eq!(calls, r.series[0].len() + 1);
+        assert_eq!(calls, r.metrics[0].stats.as_ref().unwrap().n + 1);
         assert_eq!(m.stop_reason(), Some(StopReason::TargetMet));
     }
 
@@ -271,10 +380,10 @@ mod tests {
             i += 1;
             out[0] = if i.is_multiple_of(2) { 1.0 } else { 3.0 };
         };
-        let r = m.run(&policy(0, 60_000, 500), "noisy", 1, &mut noisy);
+        let r = m.run(&policy(0, 60_000, 500), "noisy", &defs(1), &mut noisy);
         assert_eq!(r.stop_reason, StopReason::SampleCap);
-        assert_eq!(r.series[0].len(), 500);
-        let r = m.run(&policy(0, 30, usize::MAX), "noisy", 1, |out| {
+        assert_eq!(r.metrics[0].stats.as_ref().unwrap().n, 500);
+        let r = m.run(&policy(0, 30, usize::MAX), "noisy", &defs(1), |out| {
             std::thread::sleep(Duration::from_micros(100));
             noisy(out)
         });
@@ -288,17 +397,35 @@ mod tests {
     }
 
     #[test]
-    fn metric_transforms_seconds_and_reports_the_median() {
-        let meas = Measurement {
-            series: vec![vec![1.0, 2.0, 4.0]],
-            stop_reason: StopReason::TimeCap,
-            elapsed: Duration::from_secs(7),
-            warmup_samples: 1,
-        };
-        let m = meas.metric(0, "rate", "op/s", true, &[("k", "v".into())], |t| 8.0 / t);
-        assert_eq!(m.value, 4.0);
+    fn a_stop_flag_ends_sampling_early() {
+        let flag = AtomicBool::new(false);
+        let mut m = Measure::new(&NoProgress).with_stop_flag(&flag);
+        let mut n = 0;
+        let r = m.run(
+            &policy(60_000, 120_000, usize::MAX),
+            "stop",
+            &defs(1),
+            |out| {
+                n += 1;
+                if n == 5 {
+                    flag.store(true, Ordering::Relaxed);
+                }
+                out[0] = 1.0;
+            },
+        );
+        assert_eq!(r.stop_reason, StopReason::TimeCap);
+        assert!(r.metrics[0].stats.as_ref().unwrap().n <= 5);
+    }
+
+    #[test]
+    fn conversions_and_metrics() {
+        assert_eq!(Convert::Rate(8.0).apply(2.0), 4.0);
+        assert_eq!(Convert::Time(1e9).apply(2e-9), 2.0);
+        let def = SeriesDef::new("lat", "ns", false, &[("k", "v".into())], Convert::Time(1.0));
+        let m = def.metric(&[1.0, 2.0, 4.0], Some(StopReason::TimeCap));
+        assert_eq!(m.value, 2.0);
         let st = m.stats.unwrap();
-        assert_eq!(st.samples, vec![8.0, 4.0, 2.0]);
+        assert_eq!(st.samples, vec![1.0, 2.0, 4.0]);
         assert_eq!(st.stop_reason, Some(StopReason::TimeCap));
         assert_eq!(m.tags.get("k").map(String::as_str), Some("v"));
     }

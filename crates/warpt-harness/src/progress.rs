@@ -3,7 +3,9 @@
 //! The harness knows nothing of terminals. The CLI turns these events into a
 //! progress bar; a worker process (later) forwards them as JSON lines.
 
-use warpt_model::{BenchmarkId, BenchmarkRunResult};
+use warpt_model::{BenchmarkId, BenchmarkRunResult, StopReason};
+
+use crate::SeriesDef;
 
 /// One thing that happened during a run.
 #[derive(Debug, Clone)]
@@ -31,6 +33,27 @@ pub enum ProgressEvent<'a> {
         fraction: f64,
         /// Samples taken so far.
         samples: usize,
+    },
+    /// A series begins sampling; `key` numbers the benchmark's series from 0.
+    SeriesStarted {
+        /// The series' number within this benchmark run.
+        key: usize,
+        /// What it measures.
+        def: &'a SeriesDef,
+    },
+    /// One counted sample of series `key`, already converted to the metric's unit.
+    Sample {
+        /// The series.
+        key: usize,
+        /// The metric value of this sample.
+        value: f64,
+    },
+    /// Series `key` stopped sampling.
+    SeriesFinished {
+        /// The series.
+        key: usize,
+        /// Why.
+        stop_reason: StopReason,
     },
     /// A benchmark finished, whatever its status.
     BenchmarkFinished {

@@ -29,9 +29,10 @@ impl Benchmark for Scripted {
             panic!("kernel bug");
         }
         let policy = MeasurePolicy::share_of(ctx, 1);
-        let m = measure.run(&policy, "x", 1, |out| out[0] = 0.001);
+        let def = SeriesDef::new("ops", "op/s", true, &[], Convert::Rate(1.0));
+        let m = measure.run(&policy, "x", &[def], |out| out[0] = 0.001);
         Ok(Measured {
-            metrics: vec![m.metric(0, "ops", "op/s", true, &[], |t| 1.0 / t)],
+            metrics: m.metrics,
             ..Measured::default()
         })
     }

@@ -7,7 +7,9 @@
 //! scalar replay of the same passes. Each thread allocates and first-touches
 //! its own contiguous share of the arrays, so its pages are local to it.
 
-use warpt_harness::{Benchmark, BenchmarkError, Measure, MeasurePolicy, Measured, RunContext};
+use warpt_harness::{
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+};
 use warpt_model::{
     BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Validation,
 };
@@ -131,6 +133,19 @@ impl Benchmark for MemBandwidth {
         let policy = MeasurePolicy::share_of(ctx, 1);
         let streaming = self.streaming;
         let mut passes = 0u64;
+        let defs: Vec<SeriesDef> = Kernel::ALL
+            .iter()
+            .map(|k| {
+                let gigabytes = (k.bytes_per_element() * n) as f64 / 1e9;
+                SeriesDef::new(
+                    "bandwidth",
+                    "GB/s",
+                    true,
+                    &[("kernel", k.name().to_string())],
+                    Convert::Rate(gigabytes),
+                )
+            })
+            .collect();
         let (measurement, chunks) = run_team(
             &self.cpus,
             |i| Chunk::new(share(i)),
@@ -139,7 +154,7 @@ impl Benchmark for MemBandwidth {
                 k => stream_kernels::run(chunk, Kernel::ALL[k as usize], SCALAR, streaming),
             },
             |rounds| {
-                measure.run(&policy, "stream", 4, |out| {
+                measure.run(&policy, "stream", &defs, |out| {
                     for (k, slot) in out.iter_mut().enumerate() {
                         *slot = rounds.round(k as u64).as_secs_f64();
                     }
@@ -154,11 +169,7 @@ impl Benchmark for MemBandwidth {
         self.validation = Some(check(&chunks, passes));
 
         let mut metrics = Vec::new();
-        for (s, kernel) in Kernel::ALL.into_iter().enumerate() {
-            let bytes = (kernel.bytes_per_element() * n) as f64;
-            let tags = [("kernel", kernel.name().to_string())];
-            let median =
-                measurement.metric(s, "bandwidth", "GB/s", true, &tags, |t| bytes / t / 1e9);
+        for median in measurement.metrics {
             let mut best = median.clone();
             best.name = "bandwidth_best".into();
             best.value = best.stats.as_ref().map_or(f64::NAN, |st| st.max);

@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use warpt_harness::{Benchmark, BenchmarkError, Measure, MeasurePolicy, Measured, RunContext};
+use warpt_harness::{
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+};
 use warpt_model::{
     BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Validation,
 };
@@ -193,7 +195,14 @@ impl Benchmark for MemLatency {
             let mut at = 0usize;
             let mut walked = 0u64;
             let label = format!("{} KiB", size >> 10);
-            let m = measure.run(&policy, &label, 1, |out| {
+            let def = SeriesDef::new(
+                "latency",
+                "ns",
+                false,
+                &[("size_kib", (size >> 10).to_string())],
+                Convert::Time(1e9 / steps as f64),
+            );
+            let m = measure.run(&policy, &label, std::slice::from_ref(&def), |out| {
                 let start = Instant::now();
                 at = black_box(chain.chase(at, steps));
                 out[0] = start.elapsed().as_secs_f64();
@@ -209,14 +218,7 @@ impl Benchmark for MemLatency {
                     size >> 10
                 ));
             }
-            metrics.push(m.metric(
-                0,
-                "latency",
-                "ns",
-                false,
-                &[("size_kib", (size >> 10).to_string())],
-                |t| t / steps as f64 * 1e9,
-            ));
+            metrics.extend(m.metrics);
         }
         Ok(Measured {
             metrics,

@@ -60,6 +60,9 @@ impl Progress for BarProgress {
                 b.set_position((fraction * 1000.0) as u64);
                 b.set_message(format!("{label}: {samples} samples"));
             }),
+            ProgressEvent::SeriesStarted { .. }
+            | ProgressEvent::Sample { .. }
+            | ProgressEvent::SeriesFinished { .. } => {}
             ProgressEvent::BenchmarkFinished { result } => {
                 if let Ok(mut slot) = self.bar.lock()
                     && let Some(bar) = slot.take()

@@ -5,7 +5,9 @@ mod kernels;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use warpt_harness::{Benchmark, BenchmarkError, Measure, MeasurePolicy, Measured, RunContext};
+use warpt_harness::{
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+};
 use warpt_model::{
     BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Validation,
 };
@@ -125,22 +127,8 @@ impl CpuFlops {
                 }
             };
         };
-        let (measurement, states) = run_team(
-            &cpus,
-            |_| (0.0, 0.0),
-            kernel,
-            |rounds| {
-                measure.run(&policy, &label, 1, |out| {
-                    out[0] = rounds.round(iters).as_secs_f64();
-                })
-            },
-        );
-        for (lo, hi) in states {
-            self.check(precision, iters, lo, hi);
-        }
         let flops = (isa.flops_per_iter(precision.bytes()) * iters * cpus.len() as u64) as f64;
-        measurement.metric(
-            0,
+        let def = SeriesDef::new(
             "gflops",
             "GFLOP/s",
             true,
@@ -148,8 +136,26 @@ impl CpuFlops {
                 ("precision", precision.tag().into()),
                 ("threads", label_threads.into()),
             ],
-            |t| flops / t / 1e9,
-        )
+            Convert::Rate(flops / 1e9),
+        );
+        let (measurement, states) = run_team(
+            &cpus,
+            |_| (0.0, 0.0),
+            kernel,
+            |rounds| {
+                measure.run(&policy, &label, std::slice::from_ref(&def), |out| {
+                    out[0] = rounds.round(iters).as_secs_f64();
+                })
+            },
+        );
+        for (lo, hi) in states {
+            self.check(precision, iters, lo, hi);
+        }
+        measurement
+            .metrics
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| def.metric(&[], None))
     }
 }
 
