@@ -7,24 +7,40 @@
 //! - [`stats`]: the statistics every metric carries;
 //! - [`Registry`], [`component_defaults`] and [`Plan`]: from the user's
 //!   selection to benchmarks with effective parameters;
-//! - [`run_plan`]: executes a plan into a [`warpt_model::BenchmarkSuiteRun`];
+//! - [`run_plan`]: executes a plan into a [`warpt_model::BenchmarkSuiteRun`],
+//!   each benchmark in a worker process ([`worker_main`], [`supervise`])
+//!   under stage limits ([`EffectiveLimits`]), graded by [`assess`];
 //! - [`Progress`]: the events a run reports while it works.
 
 mod benchmark;
 mod components;
+mod execute;
+mod limits;
 mod manifest;
 mod measure;
 mod plan;
 mod progress;
+mod quality;
 mod registry;
 mod runner;
 pub mod stats;
+#[cfg(unix)]
+mod supervisor;
+mod worker;
 
 pub use benchmark::{Benchmark, BenchmarkError, Measured, RunContext, Suite};
 pub use components::component_defaults;
+pub use execute::{Outcome, execute};
+pub use limits::{
+    EffectiveLimits, MEASURE_MARGIN, SETUP_LIMIT, Stage, VALIDATE_LIMIT, WARMUP_MARGIN,
+};
 pub use manifest::{build_manifest, random_suffix};
 pub use measure::{Convert, MAX_TIME_FACTOR, Measure, MeasurePolicy, Measurement, SeriesDef};
 pub use plan::{Plan, PlanError, PlannedBenchmark, Selection, Unavailable};
 pub use progress::{NoProgress, Progress, ProgressEvent};
+pub use quality::{HostConditions, assess};
 pub use registry::Registry;
-pub use runner::{FALLBACK_DURATION, RunOptions, run_one, run_plan};
+pub use runner::{FALLBACK_DURATION, RunOptions, limits_for, run_one, run_plan};
+#[cfg(unix)]
+pub use supervisor::{FreqTrace, WORKER_SUBCOMMAND, signal_name, supervise};
+pub use worker::{WorkerError, WorkerEvent, WorkerRequest, worker_main};

@@ -27,6 +27,15 @@ pub fn build_manifest(options: &RunOptions, plan: &Plan) -> Manifest {
         seed: options.seed,
         config: options.config(plan),
         env,
+        git: std::env::current_dir()
+            .ok()
+            .and_then(|d| warpt_system::git_state(&d)),
+        microcode: warpt_system::microcode(),
+        governor: warpt_system::governor(),
+        boost: warpt_system::boost(),
+        smt: warpt_system::smt(),
+        load_average: warpt_system::load_average(),
+        warnings: Vec::new(),
         extra: BTreeMap::new(),
     }
 }

@@ -1,21 +1,32 @@
 //! Runs a plan, benchmark by benchmark, into a suite run.
 //!
-//! This runner executes benchmarks in the calling process. A benchmark's
-//! error or panic becomes a structured result and never stops the suite.
+//! By default each benchmark runs in its own worker process (the warpt
+//! binary started with a hidden subcommand) under stage time limits; with
+//! `in_process` it runs in the calling process, where a panic is caught but
+//! a hang or a crash cannot be. Either way one benchmark's failure never
+//! stops the suite, and an interrupt keeps everything finished so far.
 
 use std::collections::BTreeMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 use warpt_model::{
-    BenchmarkRunResult, BenchmarkSuiteRun, RunConfig, RunStatus, StageRecord, StageStatus,
-    Validation, Watchdog,
+    BenchmarkRunResult, BenchmarkSuiteRun, RunConfig, RunStatus, StageLimits, StageStatus,
+    Validation,
 };
 
+use crate::execute::{ClockedProgress, execute};
+use crate::limits::{EffectiveLimits, Stage};
 use crate::manifest::{build_manifest, random_suffix};
 use crate::progress::{Progress, ProgressEvent};
-use crate::{BenchmarkError, Measure, Plan, PlannedBenchmark, Registry, RunContext};
+use crate::quality::{HostConditions, assess};
+use crate::supervisor::FreqTrace;
+use crate::worker::WorkerRequest;
+use crate::{Plan, PlannedBenchmark, Registry, RunContext};
 
 /// Measurement time of a benchmark whose spec names none.
 pub const FALLBACK_DURATION: Duration = Duration::from_secs(5);
@@ -37,9 +48,41 @@ pub struct RunOptions {
     pub build_profile: String,
     /// The command line that started the run.
     pub command_line: Vec<String>,
+    /// Run benchmarks in this process instead of a worker each (debugging).
+    pub in_process: bool,
+    /// The executable to start workers from (normally the running binary).
+    pub worker_exe: Option<PathBuf>,
+    /// Stage limits from configuration.
+    pub timeouts: StageLimits,
+    /// `--timeout-multiplier`.
+    pub timeout_multiplier: f64,
+    /// Set by a signal handler to stop the run.
+    pub interrupt: Option<Arc<AtomicBool>>,
+    /// The configuration file the options came from, if any.
+    pub config_file: Option<String>,
 }
 
 impl RunOptions {
+    /// Options with every default: in a worker per benchmark, 1 s warm-up,
+    /// seed 42, ±1% precision, no interrupt flag.
+    pub fn new(tool_version: &str, build_profile: &str) -> Self {
+        RunOptions {
+            duration: None,
+            burnin: Duration::from_secs(1),
+            seed: 42,
+            target_rel_ci: 0.01,
+            tool_version: tool_version.to_string(),
+            build_profile: build_profile.to_string(),
+            command_line: Vec::new(),
+            in_process: false,
+            worker_exe: None,
+            timeouts: StageLimits::default(),
+            timeout_multiplier: 1.0,
+            interrupt: None,
+            config_file: None,
+        }
+    }
+
     /// The configuration recorded in the manifest.
     pub fn config(&self, plan: &Plan) -> RunConfig {
         RunConfig {
@@ -49,6 +92,10 @@ impl RunOptions {
             seed: self.seed,
             param_overrides: plan.overrides.clone(),
             target_rel_ci: self.target_rel_ci,
+            timeouts: self.timeouts,
+            timeout_multiplier: self.timeout_multiplier,
+            in_process: self.in_process,
+            config_file: self.config_file.clone(),
         }
     }
 
@@ -68,10 +115,17 @@ impl RunOptions {
             target_rel_ci: self.target_rel_ci,
         }
     }
+
+    fn interrupted(&self) -> bool {
+        self.interrupt
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::Relaxed))
+    }
 }
 
 /// Runs every benchmark of `plan` in order and assembles the suite run,
-/// with the machine snapshot and manifest captured once.
+/// with the machine snapshot and manifest captured once. Stops early, with
+/// `interrupted` set, when the interrupt flag is raised.
 pub fn run_plan(
     registry: &Registry,
     plan: &Plan,
@@ -79,19 +133,41 @@ pub fn run_plan(
     progress: &dyn Progress,
 ) -> BenchmarkSuiteRun {
     let start = Timestamp::now();
-    let manifest = build_manifest(options, plan);
+    let host = HostConditions::capture(&options.build_profile);
+    let mut manifest = build_manifest(options, plan);
+    manifest.warnings = host.warnings();
     let system = warpt_system::snapshot();
     let total = plan.entries.len();
     let mut results = Vec::with_capacity(total);
+    let mut interrupted = false;
     for (index, planned) in plan.entries.iter().enumerate() {
+        if options.interrupted() {
+            interrupted = true;
+            break;
+        }
         progress.event(ProgressEvent::BenchmarkStarted {
             id: &planned.spec.id,
             index,
             total,
         });
-        let result = run_one(registry, planned, options, progress);
+        let (mut result, freq) = if options.in_process || !cfg!(unix) {
+            (
+                run_one(registry, planned, options, progress),
+                FreqTrace::default(),
+            )
+        } else {
+            run_isolated(planned, options, progress)
+        };
+        let (quality, reasons) = assess(&result, &host, freq, options.target_rel_ci);
+        result.quality = Some(quality);
+        result.quality_reasons = reasons;
         progress.event(ProgressEvent::BenchmarkFinished { result: &result });
+        let stop = result.interrupted;
         results.push(result);
+        if stop {
+            interrupted = true;
+            break;
+        }
     }
     let mut metadata = BTreeMap::new();
     for u in &plan.unavailable {
@@ -105,14 +181,83 @@ pub fn run_plan(
         metadata: (!metadata.is_empty()).then_some(metadata),
         start_time: Some(start),
         end_time: Some(Timestamp::now()),
-        interrupted: false,
+        interrupted,
         manifest: Some(manifest),
         system: Some(system),
     }
 }
 
-/// Runs one planned benchmark: prepare, measure, validate. Errors and
-/// panics become `skipped`, `failed` or `crashed` results.
+/// The limits one planned benchmark runs under.
+pub fn limits_for(planned: &PlannedBenchmark, options: &RunOptions) -> EffectiveLimits {
+    let ctx = options.context(planned);
+    EffectiveLimits::new(
+        ctx.duration,
+        ctx.burnin,
+        planned.spec.timeouts,
+        options.timeouts,
+        options.timeout_multiplier,
+    )
+}
+
+#[cfg(unix)]
+fn run_isolated(
+    planned: &PlannedBenchmark,
+    options: &RunOptions,
+    progress: &dyn Progress,
+) -> (BenchmarkRunResult, FreqTrace) {
+    let ctx = options.context(planned);
+    let request = WorkerRequest {
+        id: planned.spec.id.clone(),
+        params: planned.params.clone(),
+        seed: ctx.seed,
+        duration_s: ctx.duration.as_secs_f64(),
+        burnin_s: ctx.burnin.as_secs_f64(),
+        target_rel_ci: ctx.target_rel_ci,
+    };
+    let exe = match options
+        .worker_exe
+        .clone()
+        .map(Ok)
+        .unwrap_or_else(std::env::current_exe)
+    {
+        Ok(exe) => exe,
+        Err(e) => {
+            let mut r = BenchmarkRunResult::new(
+                planned.spec.clone(),
+                planned.params.clone(),
+                RunStatus::Failed,
+                Timestamp::now(),
+            );
+            r.error_message = Some(format!(
+                "cannot locate the warpt executable to start a worker: {e}"
+            ));
+            return (r, FreqTrace::default());
+        }
+    };
+    let limits = limits_for(planned, options);
+    let s = crate::supervisor::supervise(
+        &exe,
+        &planned.spec,
+        &request,
+        &limits,
+        progress,
+        options.interrupt.as_deref(),
+    );
+    (s.result, s.freq)
+}
+
+#[cfg(not(unix))]
+fn run_isolated(
+    planned: &PlannedBenchmark,
+    options: &RunOptions,
+    progress: &dyn Progress,
+) -> (BenchmarkRunResult, FreqTrace) {
+    unreachable!("run_plan runs in-process where there are no worker processes")
+}
+
+/// Runs one planned benchmark in this process: prepare, measure, validate.
+/// Errors and panics become `skipped`, `failed` or `crashed` results;
+/// limits are recorded but cannot be enforced here.
 pub fn run_one(
     registry: &Registry,
     planned: &PlannedBenchmark,
@@ -132,71 +277,34 @@ pub fn run_one(
         return result;
     };
     let ctx = options.context(planned);
-    let mut watchdog = Watchdog::default();
-    let stage = |status, t: Instant| StageRecord {
-        status,
-        duration_s: t.elapsed().as_secs_f64(),
-        limit_s: None,
-    };
-
+    let limits = limits_for(planned, options);
+    let clocked = ClockedProgress::new(progress);
+    let stop = options.interrupt.as_deref();
     let outcome = catch_unwind(AssertUnwindSafe(|| {
-        progress.event(ProgressEvent::Stage { stage: "setup" });
-        let t = Instant::now();
-        if let Err(e) = bench.prepare(&ctx) {
-            watchdog.setup = Some(stage(StageStatus::Failed, t));
-            return Err(e);
-        }
-        watchdog.setup = Some(stage(StageStatus::Completed, t));
-
-        let mut measure = Measure::new(progress);
-        let measured = bench.measure(&ctx, &mut measure);
-        watchdog.warmup = Some(StageRecord {
-            status: StageStatus::Completed,
-            duration_s: measure.warmup_time().as_secs_f64(),
-            limit_s: None,
-        });
-        watchdog.measure = Some(StageRecord {
-            status: if measured.is_ok() {
-                StageStatus::Completed
-            } else {
-                StageStatus::Failed
-            },
-            duration_s: measure.measure_time().as_secs_f64(),
-            limit_s: None,
-        });
-        let measured = measured?;
-
-        progress.event(ProgressEvent::Stage { stage: "validate" });
-        let t = Instant::now();
-        let validation = bench.validate(&ctx);
-        watchdog.validate = Some(stage(StageStatus::Completed, t));
-        Ok((measured, validation, measure.stop_reason()))
+        execute(bench.as_mut(), &ctx, &clocked, stop)
     }));
-
+    let now = Instant::now();
+    let mut clock = clocked.clock.into_inner().unwrap_or_default();
+    let current = clock.current();
+    clock.close(now);
+    let mut ended_in = None;
     match outcome {
-        Ok(Ok((measured, validation, stop_reason))) => {
-            result.metrics = measured.metrics;
-            result.details = measured.details.into_iter().collect();
-            result.warnings = measured.warnings;
-            result.stop_reason = stop_reason;
-            let status = if validation.passed {
-                RunStatus::Passed
-            } else {
-                RunStatus::Failed
-            };
-            if !validation.passed {
-                result.error_message = Some(format!("validation failed: {}", validation.message));
+        Ok(o) => {
+            if o.status == RunStatus::Failed && o.validation.is_none() {
+                ended_in = current.map(|s| (s, StageStatus::Failed));
             }
-            result.validation = Some(validation);
-            result.set_status(status);
-        }
-        Ok(Err(BenchmarkError::Skipped(reason))) => {
-            result.set_status(RunStatus::Skipped);
-            result.error_message = Some(reason);
-        }
-        Ok(Err(e)) => {
-            result.set_status(RunStatus::Failed);
-            result.error_message = Some(e.to_string());
+            result.set_status(o.status);
+            result.error_message = o.error_message;
+            result.metrics = o.metrics;
+            result.details = o.details;
+            result.warnings = o.warnings;
+            result.stop_reason = o.stop_reason;
+            result.validation = o.validation;
+            if options.interrupted() {
+                result.interrupted = true;
+                result.set_status(RunStatus::Failed);
+                result.error_message = Some("interrupted: sampling was cut short".into());
+            }
         }
         Err(panic) => {
             let msg = panic
@@ -207,9 +315,10 @@ pub fn run_one(
             result.set_status(RunStatus::Crashed);
             result.error_message = Some(format!("benchmark panicked: {msg}"));
             result.validation = Some(Validation::fail("not validated: the benchmark panicked"));
+            ended_in = Some((current.unwrap_or(Stage::Setup), StageStatus::Failed));
         }
     }
-    result.watchdog = Some(watchdog);
+    result.watchdog = Some(clock.watchdog(now, Some(&limits), ended_in));
     result.end_time = Timestamp::now();
     result
 }

@@ -69,6 +69,7 @@ impl Suite for ScriptedSuite {
                 external_tool: None,
                 params: [("k".to_string(), ParamValue::Int(1))].into(),
                 param_help: Default::default(),
+                timeouts: Default::default(),
                 metrics: vec![],
             })
             .collect()
@@ -82,15 +83,12 @@ impl Suite for ScriptedSuite {
 }
 
 fn options() -> RunOptions {
-    RunOptions {
-        duration: None,
-        burnin: Duration::ZERO,
-        seed: 1,
-        target_rel_ci: 0.01,
-        tool_version: "test".into(),
-        build_profile: "debug".into(),
-        command_line: vec![],
-    }
+    // In-process: the test binary is not warpt and cannot be a worker.
+    let mut o = RunOptions::new("test", "debug");
+    o.burnin = Duration::ZERO;
+    o.seed = 1;
+    o.in_process = true;
+    o
 }
 
 #[test]

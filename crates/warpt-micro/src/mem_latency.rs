@@ -59,6 +59,7 @@ pub fn spec() -> BenchmarkSpec {
             ),
         ]
         .into(),
+        timeouts: Default::default(),
         metrics: vec!["latency".into()],
     }
 }

@@ -19,15 +19,13 @@ fn run(benchmark: &str, params: &[&str]) -> warpt_model::BenchmarkRunResult {
         ..Selection::default()
     };
     let plan = Plan::resolve(&registry, &selection).expect("valid selection");
-    let options = RunOptions {
-        duration: Some(Duration::from_millis(40)),
-        burnin: Duration::ZERO,
-        seed: 3,
-        target_rel_ci: 0.05,
-        tool_version: "test".into(),
-        build_profile: "test".into(),
-        command_line: vec![],
-    };
+    // In-process: the test binary is not warpt and cannot be a worker.
+    let mut options = RunOptions::new("test", "test");
+    options.duration = Some(Duration::from_millis(40));
+    options.burnin = Duration::ZERO;
+    options.seed = 3;
+    options.target_rel_ci = 0.05;
+    options.in_process = true;
     let mut suite_run = run_plan(&registry, &plan, &options, &NoProgress);
     let result = suite_run.benchmarks.remove(0);
     assert_eq!(

@@ -21,10 +21,11 @@ pub use component::{BenchmarkComponent, BenchmarkKind, UnknownComponent};
 pub use metric::{BenchmarkMetric, MetricStats, StopReason};
 pub use params::{ParamError, ParamValue, Params};
 pub use result::{
-    BenchmarkRunResult, Resources, RunStatus, StageRecord, StageStatus, Validation, Watchdog,
+    BenchmarkRunResult, CrashInfo, Quality, Resources, RunStatus, StageRecord, StageStatus,
+    Validation, Watchdog,
 };
-pub use spec::{BenchmarkId, BenchmarkSpec};
-pub use suite_run::{BenchmarkSuiteRun, LoadError, Manifest, RunConfig, load_suite_run};
+pub use spec::{BenchmarkId, BenchmarkSpec, StageLimits};
+pub use suite_run::{BenchmarkSuiteRun, GitState, LoadError, Manifest, RunConfig, load_suite_run};
 pub use system::{CacheInfo, CpuInfo, ListOutput, MemoryInfo, OsInfo};
 
 /// The JSON Schema of a suite run, the shape of every export (`warpt schema`).

@@ -79,6 +79,36 @@ impl Validation {
     }
 }
 
+/// How far a result's figures can be trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Quality {
+    /// Nothing known disturbed the measurement.
+    Good,
+    /// Something may have disturbed it (see `quality_reasons`); compare with care.
+    Noisy,
+    /// The figures do not describe this machine's speed (debug build,
+    /// severe throttling, wildly spread samples).
+    Unreliable,
+}
+
+/// How a worker process ended abnormally.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CrashInfo {
+    /// Exit status, when it exited.
+    #[serde(default)]
+    pub exit_code: Option<i32>,
+    /// The signal that killed it, when one did.
+    #[serde(default)]
+    pub signal: Option<i32>,
+    /// The signal's name, e.g. `SIGSEGV`.
+    #[serde(default)]
+    pub signal_name: Option<String>,
+    /// The last lines it wrote to stderr.
+    #[serde(default)]
+    pub stderr_tail: Vec<String>,
+}
+
 /// What the benchmark process consumed.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Resources {
@@ -178,6 +208,19 @@ pub struct BenchmarkRunResult {
     /// Warnings about this measurement (page cache, noisy host, fallbacks).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// How far the figures can be trusted, given the host's state while
+    /// they were taken.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quality: Option<Quality>,
+    /// Why `quality` is not `good`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub quality_reasons: Vec<String>,
+    /// The run was stopped by the user (SIGINT/SIGTERM) while this ran.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
+    /// How the benchmark's worker process died, for `crashed` results.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub crash: Option<CrashInfo>,
     /// What the benchmark process consumed.
     #[serde(default)]
     pub resources: Option<Resources>,
@@ -210,6 +253,10 @@ impl BenchmarkRunResult {
             validation: None,
             details: BTreeMap::new(),
             warnings: Vec::new(),
+            quality: None,
+            quality_reasons: Vec::new(),
+            interrupted: false,
+            crash: None,
             resources: None,
             watchdog: None,
             telemetry: None,

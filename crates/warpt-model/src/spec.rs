@@ -60,7 +60,46 @@ pub struct BenchmarkSpec {
     /// What each parameter means, by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub param_help: BTreeMap<String, String>,
+    /// Stage time limits this benchmark needs instead of the defaults
+    /// (e.g. a long setup); `--timeout-multiplier` still scales them.
+    #[serde(default, skip_serializing_if = "StageLimits::is_empty")]
+    pub timeouts: StageLimits,
     /// The metric names this benchmark reports.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<String>,
+}
+
+/// Time limits of the stages of a benchmark run, in seconds; `None` leaves
+/// the stage at its default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StageLimits {
+    /// Preparation (data generation, allocation).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<f64>,
+    /// Warm-up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub warmup: Option<f64>,
+    /// Measurement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measure: Option<f64>,
+    /// Validation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validate: Option<f64>,
+}
+
+impl StageLimits {
+    /// Whether no stage has a limit set.
+    pub fn is_empty(&self) -> bool {
+        *self == StageLimits::default()
+    }
+
+    /// `self` with every limit `other` sets taking precedence.
+    pub fn overridden_by(self, other: StageLimits) -> StageLimits {
+        StageLimits {
+            setup: other.setup.or(self.setup),
+            warmup: other.warmup.or(self.warmup),
+            measure: other.measure.or(self.measure),
+            validate: other.validate.or(self.validate),
+        }
+    }
 }

@@ -67,6 +67,34 @@ pub struct RunConfig {
     pub param_overrides: BTreeMap<String, String>,
     /// Target relative half-width of the median's 95% CI.
     pub target_rel_ci: f64,
+    /// Stage limits set by configuration (per benchmark ones are in each spec).
+    #[serde(default)]
+    pub timeouts: crate::StageLimits,
+    /// Every stage limit is multiplied by this.
+    #[serde(default = "one")]
+    pub timeout_multiplier: f64,
+    /// Benchmarks ran inside the warpt process instead of a worker each.
+    #[serde(default)]
+    pub in_process: bool,
+    /// The configuration file read, if any.
+    #[serde(default)]
+    pub config_file: Option<String>,
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+/// The git state of the directory a run started in.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GitState {
+    /// Commit id of HEAD.
+    pub commit: String,
+    /// Branch name, or `HEAD` when detached.
+    #[serde(default)]
+    pub branch: Option<String>,
+    /// Whether tracked files differ from HEAD.
+    pub dirty: bool,
 }
 
 /// Everything needed to explain or repeat a run.
@@ -97,9 +125,31 @@ pub struct Manifest {
     /// The effective configuration.
     #[serde(default)]
     pub config: RunConfig,
-    /// Environment variables that change how benchmarks behave.
+    /// Environment variables that change how benchmarks behave
+    /// (OMP_, RAYON_, CUDA_, WARPT_, OPENBLAS_, MKL_ prefixes).
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Git state of the working directory, when it is a repository.
+    #[serde(default)]
+    pub git: Option<GitState>,
+    /// CPU microcode revision.
+    #[serde(default)]
+    pub microcode: Option<String>,
+    /// cpufreq scaling governor of CPU 0.
+    #[serde(default)]
+    pub governor: Option<String>,
+    /// Whether turbo/boost is enabled.
+    #[serde(default)]
+    pub boost: Option<bool>,
+    /// SMT (hyper-threading) control state: `on`, `off`, `notsupported`, ...
+    #[serde(default)]
+    pub smt: Option<String>,
+    /// 1-, 5- and 15-minute load averages when the run started.
+    #[serde(default)]
+    pub load_average: Option<[f64; 3]>,
+    /// Warnings about the host's state at the start (governor, load).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// Further facts (git state, governor, ...) added by later versions.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: BTreeMap<String, ParamValue>,

@@ -6,12 +6,18 @@
 //! a container or a non-Linux kernel may hide any of it.
 
 mod cpu;
+mod energy;
+mod git;
 mod host;
+mod probes;
 
 pub use cpu::{
     allowed_cpus, cache_hierarchy, cpu_info, last_level_cache_bytes, pin_current_thread,
 };
+pub use energy::{EnergySnapshot, EnergyUnavailable};
+pub use git::git_state;
 pub use host::{hostname, memory_info, os_info};
+pub use probes::{boost, current_mhz, governor, load_average, microcode, smt};
 
 use warpt_model::ListOutput;
 

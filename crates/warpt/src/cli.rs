@@ -26,6 +26,9 @@ pub enum Command {
     },
     /// Print the JSON Schema of an export (a `BenchmarkSuiteRun`).
     Schema,
+    /// Run one benchmark for a parent warpt (request on stdin, events on stdout).
+    #[command(name = "__worker", hide = true)]
+    Worker,
 }
 
 /// `warpt benchmark ...`
@@ -103,6 +106,14 @@ pub struct RunArgs {
     /// the minimum time has passed).
     #[arg(long, value_name = "PERCENT", default_value = "1", value_parser = parse_percent)]
     pub precision: f64,
+    /// Multiply every stage time limit (setup 30 s, warm-up 15 s + burn-in,
+    /// measurement 3 x duration + 30 s, validation 30 s) by this.
+    #[arg(long, value_name = "FACTOR", default_value = "1", value_parser = parse_multiplier)]
+    pub timeout_multiplier: f64,
+    /// Run benchmarks inside this process instead of a worker process each
+    /// (for debugging: no time limits, and a crash ends the whole run).
+    #[arg(long)]
+    pub in_process: bool,
     /// Print the plan (benchmarks and effective parameters) and exit.
     #[arg(long)]
     pub dry_run: bool,
@@ -127,6 +138,17 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
         return Err(format!(
             "{s} is negative or not finite; give a number of seconds >= 0"
         ));
+    }
+    Ok(v)
+}
+
+fn parse_multiplier(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number"))?;
+    if !v.is_finite() || v <= 0.0 {
+        return Err(format!("{s} must be a positive number"));
     }
     Ok(v)
 }

@@ -2,7 +2,7 @@
 //!
 //! This crate is the command line only: parse, call the library crates, print.
 //! Exit status: 0 success, 1 a benchmark failed (or a runtime error),
-//! 2 bad usage.
+//! 2 bad usage, 130 interrupted.
 
 mod cli;
 mod commands;
@@ -35,6 +35,8 @@ pub enum Outcome {
     Success,
     /// A benchmark failed, timed out or crashed.
     Failures,
+    /// The run was interrupted by SIGINT or SIGTERM (exit 130).
+    Interrupted,
 }
 
 fn main() -> ExitCode {
@@ -46,10 +48,12 @@ fn main() -> ExitCode {
             BenchmarkCommand::Run(args) => commands::benchmark::run(&args),
         },
         Command::Schema => commands::schema::print(),
+        Command::Worker => commands::worker::run(),
     };
     match result {
         Ok(Outcome::Success) => ExitCode::SUCCESS,
         Ok(Outcome::Failures) => ExitCode::from(1),
+        Ok(Outcome::Interrupted) => ExitCode::from(130),
         Err(e) if e.downcast_ref::<UsageError>().is_some() => {
             eprintln!("error: {e}");
             ExitCode::from(2)

@@ -2,9 +2,13 @@
 
 use warpt_harness::Registry;
 
-/// Every suite compiled into this binary.
+/// Every suite compiled into this binary; the fault-injection suite only
+/// when `WARPT_SELFTEST=1` (workers inherit the variable, so they agree).
 pub fn registry() -> Registry {
     let mut r = Registry::new();
     r.register(Box::new(warpt_micro::MicroSuite));
+    if std::env::var("WARPT_SELFTEST").is_ok_and(|v| v == "1") {
+        r.register(Box::new(warpt_selftest::SelftestSuite));
+    }
     r
 }

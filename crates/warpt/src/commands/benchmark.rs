@@ -1,6 +1,8 @@
 //! `warpt benchmark list | describe | run`.
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -156,25 +158,21 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         );
     }
 
-    let options = RunOptions {
-        duration: args.duration.map(Duration::from_secs_f64),
-        burnin: Duration::from_secs_f64(args.burnin_seconds),
-        seed: args.seed,
-        target_rel_ci: args.precision / 100.0,
-        tool_version: env!("CARGO_PKG_VERSION").to_string(),
-        build_profile: if cfg!(debug_assertions) {
-            "debug"
-        } else {
-            "release"
-        }
-        .to_string(),
-        command_line: std::env::args().collect(),
+    let interrupt = install_interrupt_handler()?;
+    let build_profile = if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
     };
-    if cfg!(debug_assertions) {
-        eprintln!(
-            "warning: this is a debug build; its kernels are not optimised. Use `cargo run --release`."
-        );
-    }
+    let mut options = RunOptions::new(env!("CARGO_PKG_VERSION"), build_profile);
+    options.duration = args.duration.map(Duration::from_secs_f64);
+    options.burnin = Duration::from_secs_f64(args.burnin_seconds);
+    options.seed = args.seed;
+    options.target_rel_ci = args.precision / 100.0;
+    options.command_line = std::env::args().collect();
+    options.in_process = args.in_process;
+    options.timeout_multiplier = args.timeout_multiplier;
+    options.interrupt = Some(interrupt);
     let bar = BarProgress::new();
     let progress: &dyn Progress = if std::env::var_os("WARPT_NO_PROGRESS").is_some() {
         &NoProgress
@@ -195,9 +193,28 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         target.write(&suite_run)?;
         eprintln!("exported {shown}");
     }
-    Ok(if suite_run.has_failures() {
+    for w in suite_run.manifest.iter().flat_map(|m| &m.warnings) {
+        eprintln!("warning: {w}");
+    }
+    Ok(if suite_run.interrupted {
+        eprintln!("interrupted: the results above are those finished before the signal");
+        Outcome::Interrupted
+    } else if suite_run.has_failures() {
         Outcome::Failures
     } else {
         Outcome::Success
     })
+}
+
+/// SIGINT or SIGTERM sets the returned flag (the runner stops the current
+/// worker and keeps what finished); a second one exits at once with 130.
+fn install_interrupt_handler() -> Result<Arc<AtomicBool>> {
+    let flag = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // Order matters: the conditional exit sees the flag as it was
+        // before this signal, so only a second signal exits.
+        signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&flag))?;
+        signal_hook::flag::register(signal, Arc::clone(&flag))?;
+    }
+    Ok(flag)
 }

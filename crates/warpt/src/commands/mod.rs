@@ -2,3 +2,4 @@
 
 pub mod benchmark;
 pub mod schema;
+pub mod worker;

@@ -1,0 +1,222 @@
+//! The stages of one benchmark run, as the worker process (or the caller,
+//! in-process) executes them, and a clock that times those stages.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use warpt_model::{
+    BenchmarkMetric, ParamValue, RunStatus, StageRecord, StageStatus, StopReason, Validation,
+    Watchdog,
+};
+
+use crate::limits::{EffectiveLimits, Stage};
+use crate::progress::{Progress, ProgressEvent};
+use crate::{Benchmark, BenchmarkError, Measure, RunContext};
+
+/// What a benchmark produced, from its own point of view (the process
+/// around it adds timing, resources and the verdict on crashes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// `passed`, `failed` or `skipped`.
+    pub status: RunStatus,
+    /// Why it failed or was skipped.
+    pub error_message: Option<String>,
+    /// The metrics.
+    pub metrics: Vec<BenchmarkMetric>,
+    /// Benchmark-specific facts.
+    pub details: BTreeMap<String, ParamValue>,
+    /// Caveats.
+    pub warnings: Vec<String>,
+    /// The worst stop reason over its series.
+    pub stop_reason: Option<StopReason>,
+    /// The check of the answer.
+    pub validation: Option<Validation>,
+}
+
+impl Outcome {
+    fn from_error(e: BenchmarkError) -> Outcome {
+        let (status, msg) = match e {
+            BenchmarkError::Skipped(reason) => (RunStatus::Skipped, reason),
+            other => (RunStatus::Failed, other.to_string()),
+        };
+        Outcome {
+            status,
+            error_message: Some(msg),
+            metrics: Vec::new(),
+            details: BTreeMap::new(),
+            warnings: Vec::new(),
+            stop_reason: None,
+            validation: None,
+        }
+    }
+}
+
+/// Runs prepare, measure and validate, reporting stages to `progress`.
+/// Errors become an outcome; panics are the caller's to catch.
+pub fn execute(
+    bench: &mut dyn Benchmark,
+    ctx: &RunContext,
+    progress: &dyn Progress,
+    stop: Option<&AtomicBool>,
+) -> Outcome {
+    progress.event(ProgressEvent::Stage { stage: "setup" });
+    if let Err(e) = bench.prepare(ctx) {
+        return Outcome::from_error(e);
+    }
+    // Work a benchmark does before its first sample counts as warm-up.
+    progress.event(ProgressEvent::Stage { stage: "warmup" });
+    let mut measure = Measure::new(progress);
+    if let Some(flag) = stop {
+        measure = measure.with_stop_flag(flag);
+    }
+    let measured = match bench.measure(ctx, &mut measure) {
+        Ok(m) => m,
+        Err(e) => return Outcome::from_error(e),
+    };
+    progress.event(ProgressEvent::Stage { stage: "validate" });
+    let validation = bench.validate(ctx);
+    Outcome {
+        status: if validation.passed {
+            RunStatus::Passed
+        } else {
+            RunStatus::Failed
+        },
+        error_message: (!validation.passed)
+            .then(|| format!("validation failed: {}", validation.message)),
+        metrics: measured.metrics,
+        details: measured.details.into_iter().collect(),
+        warnings: measured.warnings,
+        stop_reason: measure.stop_reason(),
+        validation: Some(validation),
+    }
+}
+
+/// Accumulates the time spent in each stage as stage changes arrive.
+#[derive(Debug, Default)]
+pub struct StageClock {
+    current: Option<(Stage, Instant)>,
+    totals: HashMap<Stage, Duration>,
+}
+
+impl StageClock {
+    /// A clock with no stage entered.
+    pub fn new() -> Self {
+        StageClock::default()
+    }
+
+    /// Enters `stage` at `at`, closing the stage before it.
+    pub fn enter(&mut self, stage: Stage, at: Instant) {
+        self.close(at);
+        self.current = Some((stage, at));
+        self.totals.entry(stage).or_default();
+    }
+
+    /// Closes the current stage at `at`.
+    pub fn close(&mut self, at: Instant) {
+        if let Some((stage, since)) = self.current.take() {
+            *self.totals.entry(stage).or_default() += at.saturating_duration_since(since);
+        }
+    }
+
+    /// The stage in progress.
+    pub fn current(&self) -> Option<Stage> {
+        self.current.map(|(s, _)| s)
+    }
+
+    /// Total time in `stage` up to `now`, including the open segment.
+    pub fn total(&self, stage: Stage, now: Instant) -> Duration {
+        let base = self.totals.get(&stage).copied().unwrap_or_default();
+        match self.current {
+            Some((s, since)) if s == stage => base + now.saturating_duration_since(since),
+            _ => base,
+        }
+    }
+
+    /// The watchdog record: every entered stage `completed` except
+    /// `ended_in`, which gets `end_status`; stages never entered `skipped`.
+    pub fn watchdog(
+        &self,
+        now: Instant,
+        limits: Option<&EffectiveLimits>,
+        ended_in: Option<(Stage, StageStatus)>,
+    ) -> Watchdog {
+        let record = |stage: Stage| {
+            let entered = self.totals.contains_key(&stage);
+            let status = match ended_in {
+                Some((s, st)) if s == stage => st,
+                _ if entered => StageStatus::Completed,
+                _ => StageStatus::Skipped,
+            };
+            Some(StageRecord {
+                status,
+                duration_s: self.total(stage, now).as_secs_f64(),
+                limit_s: limits.map(|l| l.of(stage).as_secs_f64()),
+            })
+        };
+        Watchdog {
+            setup: record(Stage::Setup),
+            warmup: record(Stage::Warmup),
+            measure: record(Stage::Measure),
+            validate: record(Stage::Validate),
+        }
+    }
+}
+
+/// Forwards events to `inner` and times the stages they announce.
+pub struct ClockedProgress<'a> {
+    inner: &'a dyn Progress,
+    /// The stage clock, updated on every stage event.
+    pub clock: Mutex<StageClock>,
+}
+
+impl<'a> ClockedProgress<'a> {
+    /// Wraps `inner`.
+    pub fn new(inner: &'a dyn Progress) -> Self {
+        ClockedProgress {
+            inner,
+            clock: Mutex::new(StageClock::new()),
+        }
+    }
+}
+
+impl Progress for ClockedProgress<'_> {
+    fn event(&self, event: ProgressEvent<'_>) {
+        if let ProgressEvent::Stage { stage } = &event
+            && let Some(stage) = Stage::from_name(stage)
+            && let Ok(mut clock) = self.clock.lock()
+        {
+            clock.enter(stage, Instant::now());
+        }
+        self.inner.event(event);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clock_accumulates_revisited_stages() {
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut c = StageClock::new();
+        c.enter(Stage::Setup, t0);
+        c.enter(Stage::Warmup, t0 + ms(10));
+        c.enter(Stage::Measure, t0 + ms(15));
+        c.enter(Stage::Warmup, t0 + ms(40));
+        c.enter(Stage::Measure, t0 + ms(42));
+        assert_eq!(c.total(Stage::Warmup, t0 + ms(50)), ms(7));
+        assert_eq!(c.total(Stage::Measure, t0 + ms(50)), ms(33));
+        let w = c.watchdog(
+            t0 + ms(50),
+            None,
+            Some((Stage::Measure, StageStatus::Timeout)),
+        );
+        assert_eq!(w.setup.unwrap().status, StageStatus::Completed);
+        assert_eq!(w.measure.as_ref().unwrap().status, StageStatus::Timeout);
+        assert_eq!(w.validate.unwrap().status, StageStatus::Skipped);
+    }
+}

@@ -1,0 +1,139 @@
+//! Stage time limits: defaults, per-benchmark and configured overrides, and
+//! the multiplier for slow machines.
+
+use std::time::Duration;
+
+use warpt_model::StageLimits;
+
+use crate::MAX_TIME_FACTOR;
+
+/// Default limit of the setup stage (includes starting the worker).
+pub const SETUP_LIMIT: Duration = Duration::from_secs(30);
+/// Default limit of the warm-up stage, on top of the requested warm-up.
+pub const WARMUP_MARGIN: Duration = Duration::from_secs(15);
+/// Default margin of the measurement stage beyond the longest time the
+/// stopping rule may sample ([`MAX_TIME_FACTOR`] x the duration).
+pub const MEASURE_MARGIN: Duration = Duration::from_secs(30);
+/// Default limit of the validation stage.
+pub const VALIDATE_LIMIT: Duration = Duration::from_secs(30);
+
+/// The effective limit of each stage for one benchmark run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EffectiveLimits {
+    /// Setup.
+    pub setup: Duration,
+    /// Warm-up (all series together).
+    pub warmup: Duration,
+    /// Measurement (all series together).
+    pub measure: Duration,
+    /// Validation.
+    pub validate: Duration,
+}
+
+impl EffectiveLimits {
+    /// Defaults for a benchmark measuring for `duration` after `burnin` of
+    /// warm-up, overridden first by the benchmark's own `spec_limits`, then
+    /// by `configured` ones, and finally all scaled by `multiplier`.
+    pub fn new(
+        duration: Duration,
+        burnin: Duration,
+        spec_limits: StageLimits,
+        configured: StageLimits,
+        multiplier: f64,
+    ) -> Self {
+        let limits = spec_limits.overridden_by(configured);
+        let pick = |set: Option<f64>, default: Duration| {
+            set.map(Duration::from_secs_f64).unwrap_or(default)
+        };
+        let scale = |d: Duration| d.mul_f64(multiplier.max(0.0));
+        EffectiveLimits {
+            setup: scale(pick(limits.setup, SETUP_LIMIT)),
+            warmup: scale(pick(limits.warmup, burnin + WARMUP_MARGIN)),
+            measure: scale(pick(
+                limits.measure,
+                duration * MAX_TIME_FACTOR + MEASURE_MARGIN,
+            )),
+            validate: scale(pick(limits.validate, VALIDATE_LIMIT)),
+        }
+    }
+
+    /// The limit of the stage called `stage`.
+    pub fn of(&self, stage: Stage) -> Duration {
+        match stage {
+            Stage::Setup => self.setup,
+            Stage::Warmup => self.warmup,
+            Stage::Measure => self.measure,
+            Stage::Validate => self.validate,
+        }
+    }
+}
+
+/// The watched stages of a benchmark run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stage {
+    /// Preparation.
+    Setup,
+    /// Warm-up.
+    Warmup,
+    /// Measurement.
+    Measure,
+    /// Validation.
+    Validate,
+}
+
+impl Stage {
+    /// Every stage, in order.
+    pub const ALL: [Stage; 4] = [Stage::Setup, Stage::Warmup, Stage::Measure, Stage::Validate];
+
+    /// The stage's name in events and results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Setup => "setup",
+            Stage::Warmup => "warmup",
+            Stage::Measure => "measure",
+            Stage::Validate => "validate",
+        }
+    }
+
+    /// The stage called `name`.
+    pub fn from_name(name: &str) -> Option<Stage> {
+        Stage::ALL.into_iter().find(|s| s.name() == name)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_overrides_and_multiplier() {
+        let secs = Duration::from_secs;
+        let l = EffectiveLimits::new(
+            secs(4),
+            secs(1),
+            StageLimits::default(),
+            StageLimits::default(),
+            1.0,
+        );
+        assert_eq!(
+            (l.setup, l.warmup, l.measure, l.validate),
+            (secs(30), secs(16), secs(42), secs(30))
+        );
+        let spec = StageLimits {
+            setup: Some(120.0),
+            measure: Some(10.0),
+            ..StageLimits::default()
+        };
+        let conf = StageLimits {
+            measure: Some(20.0),
+            ..StageLimits::default()
+        };
+        let l = EffectiveLimits::new(secs(4), secs(1), spec, conf, 0.5);
+        assert_eq!(
+            (l.setup, l.measure, l.validate),
+            (secs(60), secs(10), secs(15))
+        );
+        assert_eq!(Stage::from_name("warmup"), Some(Stage::Warmup));
+        assert_eq!(l.of(Stage::Warmup), Duration::from_millis(8000));
+    }
+}

@@ -1,0 +1,171 @@
+//! The worker side of process isolation: the protocol between warpt and
+//! the worker it starts for each benchmark, and the worker's main loop.
+//!
+//! The parent writes one [`WorkerRequest`] as JSON on the worker's stdin and
+//! closes it. The worker answers with newline-delimited [`WorkerEvent`]s on
+//! stdout, ending with exactly one `result`, then exits 0. Anything else on
+//! stdout is a protocol violation; stderr is free-form and kept for crash
+//! reports.
+
+use std::io::{BufRead, Write};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use warpt_model::{BenchmarkId, Params, StopReason};
+
+use crate::execute::{Outcome, execute};
+use crate::progress::{Progress, ProgressEvent};
+use crate::{Registry, RunContext, SeriesDef};
+
+/// What the parent asks a worker to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WorkerRequest {
+    /// The benchmark.
+    pub id: BenchmarkId,
+    /// Effective parameters.
+    pub params: Params,
+    /// Seed.
+    pub seed: u64,
+    /// Measurement time, seconds.
+    pub duration_s: f64,
+    /// Warm-up time, seconds.
+    pub burnin_s: f64,
+    /// Target relative CI half-width.
+    pub target_rel_ci: f64,
+}
+
+impl WorkerRequest {
+    /// The run context the request describes.
+    pub fn context(&self) -> RunContext {
+        RunContext {
+            params: self.params.clone(),
+            seed: self.seed,
+            duration: Duration::from_secs_f64(self.duration_s),
+            burnin: Duration::from_secs_f64(self.burnin_s),
+            target_rel_ci: self.target_rel_ci,
+        }
+    }
+}
+
+/// One line of the worker's stdout.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum WorkerEvent {
+    /// A stage began: `setup`, `warmup`, `measure` or `validate`.
+    Stage {
+        /// The stage.
+        stage: String,
+    },
+    /// Measurement progress.
+    Progress {
+        /// What is measured.
+        label: String,
+        /// Share of the minimum time elapsed.
+        fraction: f64,
+        /// Samples so far.
+        samples: usize,
+    },
+    /// A series began.
+    SeriesStarted {
+        /// Its number.
+        key: usize,
+        /// What it measures.
+        def: SeriesDef,
+    },
+    /// One sample of a series, in the metric's unit.
+    Sample {
+        /// The series.
+        key: usize,
+        /// The value.
+        value: f64,
+    },
+    /// A series stopped sampling.
+    SeriesFinished {
+        /// The series.
+        key: usize,
+        /// Why.
+        stop_reason: StopReason,
+    },
+    /// The benchmark's outcome; the last event.
+    Result {
+        /// What it produced.
+        outcome: Outcome,
+    },
+}
+
+/// Writes progress events as protocol lines on stdout.
+struct EventWriter {
+    out: Mutex<std::io::Stdout>,
+}
+
+impl EventWriter {
+    fn send(&self, event: &WorkerEvent) {
+        // A closed stdout means the parent is gone; the worker is about to be
+        // killed anyway, so a write error is ignored.
+        if let (Ok(line), Ok(out)) = (serde_json::to_string(event), self.out.lock()) {
+            let mut out = out.lock();
+            let _ = writeln!(out, "{line}");
+            let _ = out.flush();
+        }
+    }
+}
+
+impl Progress for EventWriter {
+    fn event(&self, event: ProgressEvent<'_>) {
+        let e = match event {
+            ProgressEvent::Stage { stage } => WorkerEvent::Stage {
+                stage: stage.into(),
+            },
+            ProgressEvent::Measuring {
+                label,
+                fraction,
+                samples,
+            } => WorkerEvent::Progress {
+                label: label.into(),
+                fraction,
+                samples,
+            },
+            ProgressEvent::SeriesStarted { key, def } => WorkerEvent::SeriesStarted {
+                key,
+                def: def.clone(),
+            },
+            ProgressEvent::Sample { key, value } => WorkerEvent::Sample { key, value },
+            ProgressEvent::SeriesFinished { key, stop_reason } => {
+                WorkerEvent::SeriesFinished { key, stop_reason }
+            }
+            ProgressEvent::BenchmarkStarted { .. } | ProgressEvent::BenchmarkFinished { .. } => {
+                return;
+            }
+        };
+        self.send(&e);
+    }
+}
+
+/// Why a worker could not start its benchmark.
+#[derive(Debug, thiserror::Error)]
+pub enum WorkerError {
+    /// stdin did not hold a request.
+    #[error("worker: cannot read the request on stdin: {0}")]
+    Request(String),
+    /// The requested benchmark is not in this binary.
+    #[error("worker: {0} is not in this build")]
+    Unknown(BenchmarkId),
+}
+
+/// The worker's main: reads the request from `input`, runs the benchmark,
+/// and writes events to stdout. Panics propagate (the parent reports the
+/// crash with the panic message from stderr).
+pub fn worker_main(registry: &Registry, input: impl BufRead) -> Result<(), WorkerError> {
+    let request: WorkerRequest =
+        serde_json::from_reader(input).map_err(|e| WorkerError::Request(e.to_string()))?;
+    let mut bench = registry
+        .create(&request.id)
+        .ok_or_else(|| WorkerError::Unknown(request.id.clone()))?;
+    let writer = EventWriter {
+        out: Mutex::new(std::io::stdout()),
+    };
+    let outcome = execute(bench.as_mut(), &request.context(), &writer, None);
+    writer.send(&WorkerEvent::Result { outcome });
+    Ok(())
+}

@@ -1,0 +1,235 @@
+//! The `selftest` suite: benchmarks that fail on purpose, each in one of
+//! the ways a real benchmark can, so the harness's isolation, watchdog and
+//! crash reporting are tested against the real thing. The CLI registers it
+//! only when `WARPT_SELFTEST=1`.
+//!
+//! | benchmark | what it does |
+//! |---|---|
+//! | `ok` | measures a short spin and passes |
+//! | `hang_setup` | never finishes `prepare` |
+//! | `hang_measure` | calls its sampling closure `samples` times (warm-up included), then hangs |
+//! | `segfault` | dies of SIGSEGV while measuring |
+//! | `abort` | aborts (SIGABRT) while measuring |
+//! | `alloc` | allocates and touches `mb` MiB, measures, passes |
+//! | `oom` | allocates until `limit_mb` (an address-space limit) or the OS stops it |
+//! | `garbage` | prints non-protocol text on stdout |
+//! | `no_result` | exits 0 without reporting a result |
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use warpt_harness::{
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    Suite,
+};
+use warpt_model::{
+    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, Validation,
+};
+
+/// The suite's name.
+pub const SUITE: &str = "selftest";
+
+/// Every benchmark name, in listing order.
+pub const NAMES: [&str; 9] = [
+    "ok",
+    "hang_setup",
+    "hang_measure",
+    "segfault",
+    "abort",
+    "alloc",
+    "oom",
+    "garbage",
+    "no_result",
+];
+
+/// The fault-injection suite.
+pub struct SelftestSuite;
+
+fn params(name: &str) -> Params {
+    match name {
+        "hang_measure" => [("samples".to_string(), ParamValue::Int(5))].into(),
+        "alloc" => [("mb".to_string(), ParamValue::Int(256))].into(),
+        "oom" => [("limit_mb".to_string(), ParamValue::Int(512))].into(),
+        _ => Params::new(),
+    }
+}
+
+fn description(name: &str) -> &'static str {
+    match name {
+        "ok" => "measures a short spin loop and passes",
+        "hang_setup" => "never finishes its setup stage",
+        "hang_measure" => {
+            "takes `samples` samples (the warm-up one included), then hangs in the measurement stage"
+        }
+        "segfault" => "dies of SIGSEGV in the measurement stage",
+        "abort" => "aborts (SIGABRT) in the measurement stage",
+        "alloc" => "allocates and touches `mb` MiB, then measures a pass over it and passes",
+        "oom" => {
+            "allocates until its address-space limit of `limit_mb` MiB (0: none) or the OS stops it"
+        }
+        "garbage" => "writes text that is not a protocol event on stdout",
+        _ => "exits with status 0 without reporting a result",
+    }
+}
+
+impl Suite for SelftestSuite {
+    fn name(&self) -> &'static str {
+        SUITE
+    }
+
+    fn description(&self) -> &'static str {
+        "fault injection for the harness (shown with WARPT_SELFTEST=1)"
+    }
+
+    fn specs(&self) -> Vec<BenchmarkSpec> {
+        NAMES
+            .iter()
+            .map(|n| BenchmarkSpec {
+                id: BenchmarkId::new(SUITE, *n),
+                components: vec![BenchmarkComponent::System],
+                kind: BenchmarkKind::Synthetic,
+                description: Some(description(n).into()),
+                default_duration_seconds: Some(0.2),
+                external_tool: None,
+                params: params(n),
+                param_help: Default::default(),
+                timeouts: Default::default(),
+                metrics: vec!["spin".into()],
+            })
+            .collect()
+    }
+
+    fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
+        NAMES.iter().find(|n| **n == name).map(|n| {
+            Box::new(Faulty {
+                name: n,
+                buffer: Vec::new(),
+            }) as Box<dyn Benchmark>
+        })
+    }
+}
+
+/// One fault-injecting benchmark.
+struct Faulty {
+    name: &'static str,
+    buffer: Vec<u8>,
+}
+
+/// Spins for about 100 µs: the unit of work every measurement samples.
+fn spin() -> f64 {
+    let start = Instant::now();
+    let mut x = 0u64;
+    while start.elapsed() < Duration::from_micros(100) {
+        x = black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+    }
+    start.elapsed().as_secs_f64()
+}
+
+/// Caps this process's address space at its current size plus `mb` MiB.
+fn limit_address_space(mb: u64) -> Result<(), BenchmarkError> {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let vm_kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmSize:"))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let limit = vm_kib * 1024 + (mb << 20);
+    let rl = libc::rlimit {
+        rlim_cur: limit as libc::rlim_t,
+        rlim_max: limit as libc::rlim_t,
+    };
+    // SAFETY: setrlimit reads a valid rlimit struct.
+    if unsafe { libc::setrlimit(libc::RLIMIT_AS, &rl) } != 0 {
+        return Err(BenchmarkError::Failed(format!(
+            "setrlimit(RLIMIT_AS): {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(())
+}
+
+impl Benchmark for Faulty {
+    fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        match self.name {
+            "hang_setup" => loop {
+                std::thread::sleep(Duration::from_secs(1));
+            },
+            "alloc" => {
+                let mb = ctx.int_param("mb", 1)? as usize;
+                let mut v = vec![0u8; mb << 20];
+                // Touch every page so it is resident, not just reserved.
+                for page in v.chunks_mut(4096) {
+                    page[0] = 1;
+                }
+                self.buffer = v;
+            }
+            "oom" => {
+                let limit = ctx.int_param("limit_mb", 0)? as u64;
+                if limit > 0 {
+                    limit_address_space(limit)?;
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn measure(
+        &mut self,
+        ctx: &RunContext,
+        measure: &mut Measure<'_>,
+    ) -> Result<Measured, BenchmarkError> {
+        let policy = MeasurePolicy::share_of(ctx, 1);
+        let def = SeriesDef::new("spin", "us", false, &[], Convert::Time(1e6));
+        let hang_after = match self.name {
+            "hang_measure" => Some(ctx.int_param("samples", 1)? as usize),
+            _ => None,
+        };
+        match self.name {
+            "segfault" => {
+                // A real invalid access, not raise(): Rust's runtime handles a
+                // raised SIGSEGV (for stack overflows) and would return.
+                let bad = std::hint::black_box(8usize) as *mut u8;
+                // SAFETY: not safe at all, on purpose: this write faults.
+                unsafe { bad.write_volatile(1) };
+            }
+            "abort" => std::process::abort(),
+            "garbage" => println!("this line is not a protocol event"),
+            "no_result" => std::process::exit(0),
+            "oom" => {
+                let mut hoard: Vec<Vec<u8>> = Vec::new();
+                loop {
+                    let mut chunk = vec![0u8; 16 << 20];
+                    for page in chunk.chunks_mut(4096) {
+                        page[0] = 1;
+                    }
+                    hoard.push(chunk);
+                }
+            }
+            _ => {}
+        }
+        let mut taken = 0usize;
+        let buffer = &self.buffer;
+        let m = measure.run(&policy, self.name, std::slice::from_ref(&def), |out| {
+            if hang_after.is_some_and(|n| taken >= n) {
+                loop {
+                    std::thread::sleep(Duration::from_secs(1));
+                }
+            }
+            taken += 1;
+            out[0] = spin();
+            if !buffer.is_empty() {
+                black_box(buffer.iter().step_by(4096).map(|&b| b as u64).sum::<u64>());
+            }
+        });
+        Ok(Measured {
+            metrics: m.metrics,
+            ..Measured::default()
+        })
+    }
+
+    fn validate(&mut self, _: &RunContext) -> Validation {
+        Validation::pass("nothing to check")
+    }
+}

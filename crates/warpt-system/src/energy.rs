@@ -1,0 +1,108 @@
+//! Package energy from RAPL counters in the powercap interface.
+
+use std::fs;
+use std::path::PathBuf;
+
+/// One RAPL domain's counter at one moment.
+#[derive(Debug, Clone, PartialEq)]
+struct Reading {
+    domain: PathBuf,
+    energy_uj: u64,
+    max_range_uj: u64,
+}
+
+/// Energy counters of every top-level RAPL package domain, read at once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EnergySnapshot {
+    readings: Vec<Reading>,
+}
+
+/// Why energy cannot be read here.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EnergyUnavailable {
+    /// The powercap interface has no RAPL domain (VMs, non-x86, no driver).
+    #[error("no RAPL domain under /sys/class/powercap on this machine")]
+    NoDomain,
+    /// Domains exist but their counters cannot be read (permissions).
+    #[error("RAPL counters are not readable: {0}")]
+    Unreadable(String),
+}
+
+impl EnergySnapshot {
+    /// Reads every package-level `intel-rapl:N` domain (AMD exposes its
+    /// counters under the same name).
+    pub fn read() -> Result<EnergySnapshot, EnergyUnavailable> {
+        let entries =
+            fs::read_dir("/sys/class/powercap").map_err(|_| EnergyUnavailable::NoDomain)?;
+        let mut domains: Vec<PathBuf> = entries
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.strip_prefix("intel-rapl:"))
+                    .is_some_and(|rest| !rest.contains(':'))
+            })
+            .collect();
+        domains.sort();
+        if domains.is_empty() {
+            return Err(EnergyUnavailable::NoDomain);
+        }
+        let mut readings = Vec::new();
+        for domain in domains {
+            let read = |file: &str| -> Result<u64, EnergyUnavailable> {
+                let path = domain.join(file);
+                fs::read_to_string(&path)
+                    .map_err(|e| EnergyUnavailable::Unreadable(format!("{}: {e}", path.display())))?
+                    .trim()
+                    .parse()
+                    .map_err(|e| EnergyUnavailable::Unreadable(format!("{}: {e}", path.display())))
+            };
+            readings.push(Reading {
+                energy_uj: read("energy_uj")?,
+                max_range_uj: read("max_energy_range_uj")?,
+                domain,
+            });
+        }
+        Ok(EnergySnapshot { readings })
+    }
+
+    /// Joules consumed between `self` and a later snapshot, summed over
+    /// domains; a counter that wrapped (at most once) is unwrapped.
+    pub fn joules_until(&self, later: &EnergySnapshot) -> Option<f64> {
+        let mut total_uj = 0u64;
+        for before in &self.readings {
+            let after = later.readings.iter().find(|r| r.domain == before.domain)?;
+            total_uj += wrapped_delta(before.energy_uj, after.energy_uj, before.max_range_uj);
+        }
+        Some(total_uj as f64 / 1e6)
+    }
+}
+
+/// `after - before` for a counter that wraps at `range`.
+fn wrapped_delta(before: u64, after: u64, range: u64) -> u64 {
+    if after >= before {
+        after - before
+    } else {
+        range.saturating_sub(before) + after
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deltas_unwrap_the_counter() {
+        assert_eq!(wrapped_delta(10, 25, 100), 15);
+        assert_eq!(wrapped_delta(90, 5, 100), 15);
+        let snap = |uj| EnergySnapshot {
+            readings: vec![Reading {
+                domain: "/d".into(),
+                energy_uj: uj,
+                max_range_uj: 1_000_000,
+            }],
+        };
+        assert_eq!(snap(999_000).joules_until(&snap(1_000)), Some(0.002));
+    }
+}

@@ -1,0 +1,13 @@
+//! `warpt __worker`: the hidden worker entry point (see warpt-harness's
+//! `worker` module for the protocol).
+
+use anyhow::Result;
+
+use crate::Outcome;
+use crate::registry::registry;
+
+/// Runs the benchmark requested on stdin, reporting events on stdout.
+pub fn run() -> Result<Outcome> {
+    warpt_harness::worker_main(&registry(), std::io::stdin().lock())?;
+    Ok(Outcome::Success)
+}
