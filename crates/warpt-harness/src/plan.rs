@@ -16,8 +16,11 @@ pub struct Selection {
     pub benchmarks: Vec<String>,
     /// `--component`, repeatable and comma-separated.
     pub components: Vec<BenchmarkComponent>,
-    /// `--param key=value`, as typed.
+    /// `--param key=value`, as typed: a key no selected benchmark knows is an error.
     pub params: Vec<String>,
+    /// Overrides from configuration (file, environment): applied where a
+    /// selected benchmark knows the key, ignored elsewhere; `params` win.
+    pub soft_params: BTreeMap<String, String>,
 }
 
 /// A benchmark in the plan, with the parameters it will run with.
@@ -243,7 +246,15 @@ impl Plan {
         }
 
         let specs = dedup_by_id(specs);
-        let overrides = parse_overrides(&selection.params)?;
+        let strict = parse_overrides(&selection.params)?;
+        check_known(&specs, &strict)?;
+        let mut overrides: BTreeMap<String, String> = selection
+            .soft_params
+            .iter()
+            .filter(|(k, _)| specs.iter().any(|s| s.params.contains_key(*k)))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        overrides.extend(strict);
         let entries = apply_params(&specs, &overrides)?;
         Ok(Plan {
             suite: suite_label,
@@ -252,6 +263,64 @@ impl Plan {
             entries,
             unavailable,
             overrides,
+        })
+    }
+}
+
+impl Plan {
+    /// The plan of a previous run: the same benchmarks in the same order,
+    /// each with exactly the parameters it ran with. Every benchmark must
+    /// still exist and accept those parameters with the same types.
+    pub fn replay(
+        registry: &Registry,
+        suite: &str,
+        components: &[BenchmarkComponent],
+        label: &str,
+        entries: &[(BenchmarkId, Params)],
+    ) -> Result<Plan, PlanError> {
+        let mut planned = Vec::new();
+        for (id, params) in entries {
+            let spec = registry
+                .spec(id)
+                .ok_or_else(|| PlanError::UnknownBenchmark {
+                    name: id.to_string(),
+                    scope: "this build".into(),
+                    valid: registry
+                        .all_specs()
+                        .iter()
+                        .map(|s| s.id.to_string())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                })?;
+            for (key, value) in params {
+                let default = spec
+                    .params
+                    .get(key)
+                    .ok_or_else(|| PlanError::UnknownParam {
+                        key: key.clone(),
+                        valid: spec.params.keys().cloned().collect::<Vec<_>>().join(", "),
+                    })?;
+                default.parse_like(key, &value.to_string())?;
+            }
+            let mut effective = spec.params.clone();
+            effective.extend(params.clone());
+            planned.push(PlannedBenchmark {
+                spec,
+                params: effective,
+            });
+        }
+        if planned.is_empty() {
+            return Err(PlanError::NothingToRun(
+                "the export holds no benchmark".into(),
+            ));
+        }
+        Ok(Plan {
+            suite: suite.to_string(),
+            components: components.to_vec(),
+            label: label.to_string(),
+            entries: planned,
+            unavailable: Vec::new(),
+            overrides: BTreeMap::new(),
         })
     }
 }
@@ -271,10 +340,10 @@ fn parse_overrides(raw: &[String]) -> Result<BTreeMap<String, String>, PlanError
     Ok(out)
 }
 
-fn apply_params(
+fn check_known(
     specs: &[BenchmarkSpec],
     overrides: &BTreeMap<String, String>,
-) -> Result<Vec<PlannedBenchmark>, PlanError> {
+) -> Result<(), PlanError> {
     for key in overrides.keys() {
         if !specs.iter().any(|s| s.params.contains_key(key)) {
             let valid = dedup(
@@ -293,6 +362,13 @@ fn apply_params(
             });
         }
     }
+    Ok(())
+}
+
+fn apply_params(
+    specs: &[BenchmarkSpec],
+    overrides: &BTreeMap<String, String>,
+) -> Result<Vec<PlannedBenchmark>, PlanError> {
     specs
         .iter()
         .map(|spec| {

@@ -52,14 +52,18 @@ pub struct RunOptions {
     pub in_process: bool,
     /// The executable to start workers from (normally the running binary).
     pub worker_exe: Option<PathBuf>,
-    /// Stage limits from configuration.
+    /// Stage limits from configuration, for every benchmark.
     pub timeouts: StageLimits,
+    /// Stage limits from configuration for single benchmarks (`suite/name`).
+    pub benchmark_timeouts: BTreeMap<String, StageLimits>,
     /// `--timeout-multiplier`.
     pub timeout_multiplier: f64,
     /// Set by a signal handler to stop the run.
     pub interrupt: Option<Arc<AtomicBool>>,
     /// The configuration file the options came from, if any.
     pub config_file: Option<String>,
+    /// The export this run replays, if any.
+    pub replay_of: Option<String>,
 }
 
 impl RunOptions {
@@ -77,9 +81,11 @@ impl RunOptions {
             in_process: false,
             worker_exe: None,
             timeouts: StageLimits::default(),
+            benchmark_timeouts: BTreeMap::new(),
             timeout_multiplier: 1.0,
             interrupt: None,
             config_file: None,
+            replay_of: None,
         }
     }
 
@@ -93,6 +99,7 @@ impl RunOptions {
             param_overrides: plan.overrides.clone(),
             target_rel_ci: self.target_rel_ci,
             timeouts: self.timeouts,
+            benchmark_timeouts: self.benchmark_timeouts.clone(),
             timeout_multiplier: self.timeout_multiplier,
             in_process: self.in_process,
             config_file: self.config_file.clone(),
@@ -190,11 +197,18 @@ pub fn run_plan(
 /// The limits one planned benchmark runs under.
 pub fn limits_for(planned: &PlannedBenchmark, options: &RunOptions) -> EffectiveLimits {
     let ctx = options.context(planned);
+    let configured = options.timeouts.overridden_by(
+        options
+            .benchmark_timeouts
+            .get(&planned.spec.id.to_string())
+            .copied()
+            .unwrap_or_default(),
+    );
     EffectiveLimits::new(
         ctx.duration,
         ctx.burnin,
         planned.spec.timeouts,
-        options.timeouts,
+        configured,
         options.timeout_multiplier,
     )
 }

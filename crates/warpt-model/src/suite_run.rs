@@ -70,6 +70,9 @@ pub struct RunConfig {
     /// Stage limits set by configuration (per benchmark ones are in each spec).
     #[serde(default)]
     pub timeouts: crate::StageLimits,
+    /// Stage limits set by configuration for single benchmarks (`suite/name`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub benchmark_timeouts: BTreeMap<String, crate::StageLimits>,
     /// Every stage limit is multiplied by this.
     #[serde(default = "one")]
     pub timeout_multiplier: f64,

@@ -145,6 +145,14 @@ fn full_suite_run() -> BenchmarkSuiteRun {
                     measure: Some(60.0),
                     ..StageLimits::default()
                 },
+                benchmark_timeouts: [(
+                    "micro/cpu_flops".to_string(),
+                    StageLimits {
+                        validate: Some(5.0),
+                        ..StageLimits::default()
+                    },
+                )]
+                .into(),
                 timeout_multiplier: 2.0,
                 in_process: true,
                 config_file: Some("warpt.toml".into()),

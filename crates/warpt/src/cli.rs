@@ -26,9 +26,33 @@ pub enum Command {
     },
     /// Print the JSON Schema of an export (a `BenchmarkSuiteRun`).
     Schema,
+    /// Show the effective configuration and where each value comes from.
+    Config {
+        /// The config action.
+        #[command(subcommand)]
+        action: ConfigCommand,
+    },
     /// Run one benchmark for a parent warpt (request on stdin, events on stdout).
     #[command(name = "__worker", hide = true)]
     Worker,
+}
+
+/// `warpt config ...`
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print every setting, its value and its source (default, file, env, flag).
+    Show(ConfigShowArgs),
+}
+
+/// `warpt config show`
+#[derive(Debug, Args)]
+pub struct ConfigShowArgs {
+    /// Read this configuration file instead of looking for warpt.toml.
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Print the configuration as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `warpt benchmark ...`
@@ -39,7 +63,7 @@ pub enum BenchmarkCommand {
     /// Show everything about one benchmark: what it measures, its parameters.
     Describe(DescribeArgs),
     /// Run benchmarks and report (and optionally export) the results.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
 }
 
 /// Parses a component name, listing the valid ones when it is not one.
@@ -92,28 +116,39 @@ pub struct RunArgs {
     /// Measurement time per benchmark in seconds (default: each benchmark's own).
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = parse_seconds)]
     pub duration: Option<f64>,
-    /// Warm-up per benchmark before measuring, in seconds.
-    #[arg(long, value_name = "SECONDS", default_value = "1", allow_negative_numbers = true, value_parser = parse_seconds)]
-    pub burnin_seconds: f64,
+    /// Warm-up per benchmark before measuring, in seconds [default: 1].
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub burnin_seconds: Option<f64>,
     /// Override a benchmark parameter (repeatable); see `benchmark describe`.
     #[arg(long = "param", value_name = "KEY=VALUE")]
     pub params: Vec<String>,
-    /// Seed for every random generator the benchmarks use.
-    #[arg(long, default_value_t = 42)]
-    pub seed: u64,
+    /// Seed for every random generator the benchmarks use [default: 42].
+    #[arg(long)]
+    pub seed: Option<u64>,
     /// Target half-width of the median's 95% confidence interval, in percent
     /// of the median: sampling stops once every series is this precise (and
-    /// the minimum time has passed).
-    #[arg(long, value_name = "PERCENT", default_value = "1", value_parser = parse_percent)]
-    pub precision: f64,
+    /// the minimum time has passed) [default: 1].
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+    pub precision: Option<f64>,
     /// Multiply every stage time limit (setup 30 s, warm-up 15 s + burn-in,
-    /// measurement 3 x duration + 30 s, validation 30 s) by this.
-    #[arg(long, value_name = "FACTOR", default_value = "1", value_parser = parse_multiplier)]
-    pub timeout_multiplier: f64,
+    /// measurement 3 x duration + 30 s, validation 30 s) by this [default: 1].
+    #[arg(long, value_name = "FACTOR", value_parser = parse_multiplier)]
+    pub timeout_multiplier: Option<f64>,
     /// Run benchmarks inside this process instead of a worker process each
     /// (for debugging: no time limits, and a crash ends the whole run).
     #[arg(long)]
     pub in_process: bool,
+    /// Read this configuration file instead of looking for warpt.toml
+    /// (./warpt.toml, then $XDG_CONFIG_HOME/warpt/warpt.toml).
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Re-run a previous export's exact plan, parameters, seed and settings.
+    #[arg(
+        long,
+        value_name = "FILE.json",
+        conflicts_with_all = ["suite", "benchmarks", "components", "params", "seed", "duration", "burnin_seconds", "precision", "config"]
+    )]
+    pub replay: Option<PathBuf>,
     /// Print the plan (benchmarks and effective parameters) and exit.
     #[arg(long)]
     pub dry_run: bool,

@@ -6,6 +6,7 @@
 
 mod cli;
 mod commands;
+mod config;
 mod export;
 mod output;
 mod progress;
@@ -15,7 +16,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::cli::{BenchmarkCommand, Cli, Command};
+use crate::cli::{BenchmarkCommand, Cli, Command, ConfigCommand};
 
 /// An error in what the user asked for: exits with status 2.
 #[derive(Debug)]
@@ -45,9 +46,12 @@ fn main() -> ExitCode {
         Command::Benchmark { action } => match action {
             BenchmarkCommand::List(args) => commands::benchmark::list(&args),
             BenchmarkCommand::Describe(args) => commands::benchmark::describe(&args),
-            BenchmarkCommand::Run(args) => commands::benchmark::run(&args),
+            BenchmarkCommand::Run(args) => commands::run::run(&args),
         },
         Command::Schema => commands::schema::print(),
+        Command::Config {
+            action: ConfigCommand::Show(args),
+        } => commands::config::show(&args),
         Command::Worker => commands::worker::run(),
     };
     match result {

@@ -1,5 +1,7 @@
-//! One module per top-level command.
+//! One module per command.
 
 pub mod benchmark;
+pub mod config;
+pub mod run;
 pub mod schema;
 pub mod worker;

@@ -1,0 +1,259 @@
+//! `warpt benchmark run`: from flags, configuration or a previous export
+//! to a plan, then run it, print, export.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use anyhow::Result;
+use serde::Serialize;
+use warpt_harness::{NoProgress, Plan, Progress, RunOptions, Selection, run_plan};
+use warpt_model::{BenchmarkComponent, BenchmarkId, ParamValue, Params};
+
+use crate::cli::RunArgs;
+use crate::config::{Config, Flags};
+use crate::export::{ExportTarget, default_file_name};
+use crate::progress::BarProgress;
+use crate::registry::registry;
+use crate::{Outcome, UsageError, output};
+
+/// The machine-readable form of `--dry-run --json`.
+#[derive(Serialize)]
+struct PlanJson<'a> {
+    suite: &'a str,
+    label: &'a str,
+    components: &'a [BenchmarkComponent],
+    benchmarks: Vec<PlanEntryJson<'a>>,
+    unavailable: Vec<UnavailableJson<'a>>,
+}
+
+#[derive(Serialize)]
+struct PlanEntryJson<'a> {
+    id: &'a BenchmarkId,
+    params: &'a Params,
+}
+
+#[derive(Serialize)]
+struct UnavailableJson<'a> {
+    component: BenchmarkComponent,
+    id: &'a BenchmarkId,
+    reason: &'a str,
+}
+
+fn build_profile() -> &'static str {
+    if cfg!(debug_assertions) {
+        "debug"
+    } else {
+        "release"
+    }
+}
+
+/// The plan and options from the flags, the configuration file and the
+/// environment.
+fn from_selection(args: &RunArgs) -> Result<(Plan, RunOptions)> {
+    let flags = Flags {
+        duration: args.duration,
+        burnin_seconds: args.burnin_seconds,
+        seed: args.seed,
+        precision: args.precision,
+        timeout_multiplier: args.timeout_multiplier,
+        in_process: args.in_process,
+    };
+    let config = Config::load(args.config.as_deref(), &|k| std::env::var(k).ok(), &flags)?;
+    let reg = registry();
+    let selection = Selection {
+        suite: args.suite.clone(),
+        benchmarks: args.benchmarks.clone(),
+        components: args.components.clone(),
+        params: args.params.clone(),
+        soft_params: config
+            .params
+            .iter()
+            .map(|(k, s)| (k.clone(), s.value.clone()))
+            .collect(),
+    };
+    let plan = Plan::resolve(&reg, &selection).map_err(|e| UsageError(e.to_string()))?;
+    let mut options = RunOptions::new(env!("CARGO_PKG_VERSION"), build_profile());
+    options.duration = config.duration.value.map(Duration::from_secs_f64);
+    options.burnin = Duration::from_secs_f64(config.burnin_seconds.value);
+    options.seed = config.seed.value;
+    options.target_rel_ci = config.precision.value / 100.0;
+    options.timeout_multiplier = config.timeout_multiplier.value;
+    options.in_process = config.in_process.value;
+    options.timeouts = config.timeouts.value;
+    options.benchmark_timeouts = config
+        .benchmark_timeouts
+        .iter()
+        .map(|(k, s)| (k.clone(), s.value))
+        .collect();
+    options.config_file = config.file.clone();
+    Ok((plan, options))
+}
+
+/// The plan and options of a previous export, for `--replay`.
+fn from_export(path: &Path, args: &RunArgs) -> Result<(Plan, RunOptions)> {
+    let shown = path.display();
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| UsageError(format!("cannot read --replay file {shown}: {e}")))?;
+    let old = warpt_model::load_suite_run(&text)
+        .map_err(|e| UsageError(format!("--replay file {shown}: {e}")))?;
+    let manifest = old.manifest.as_ref().ok_or_else(|| {
+        UsageError(format!("--replay file {shown} has no manifest (written by an older warpt); nothing to replay exactly"))
+    })?;
+    let cfg = &manifest.config;
+    let reg = registry();
+    let entries: Vec<(BenchmarkId, Params)> = cfg
+        .plan
+        .iter()
+        .map(|id| {
+            let params = match old.benchmarks.iter().find(|b| b.spec.id == *id) {
+                Some(r) => r.params.clone(),
+                None => reg
+                    .spec(id)
+                    .map(|spec| {
+                        let mut p = spec.params.clone();
+                        for (k, v) in &cfg.param_overrides {
+                            if let Some(parsed) =
+                                spec.params.get(k).and_then(|d| d.parse_like(k, v).ok())
+                            {
+                                p.insert(k.clone(), parsed);
+                            }
+                        }
+                        p
+                    })
+                    .unwrap_or_default(),
+            };
+            (id.clone(), params)
+        })
+        .collect();
+    let label = if old.suite == "components" {
+        old.components
+            .iter()
+            .map(|c| c.as_str())
+            .collect::<Vec<_>>()
+            .join("-")
+    } else {
+        old.suite.clone()
+    };
+    let plan = Plan::replay(&reg, &old.suite, &old.components, &label, &entries)
+        .map_err(|e| UsageError(format!("--replay file {shown}: {e}")))?;
+    let mut options = RunOptions::new(env!("CARGO_PKG_VERSION"), build_profile());
+    options.duration = cfg.duration_s.map(Duration::from_secs_f64);
+    options.burnin = Duration::from_secs_f64(cfg.burnin_s);
+    options.seed = cfg.seed;
+    options.target_rel_ci = cfg.target_rel_ci;
+    options.timeouts = cfg.timeouts;
+    options.benchmark_timeouts = cfg.benchmark_timeouts.clone();
+    options.timeout_multiplier = args.timeout_multiplier.unwrap_or(cfg.timeout_multiplier);
+    options.in_process = args.in_process || cfg.in_process;
+    options.replay_of = Some(shown.to_string());
+    let mut plan = plan;
+    plan.overrides = cfg.param_overrides.clone();
+    Ok((plan, options))
+}
+
+/// `warpt benchmark run`.
+pub fn run(args: &RunArgs) -> Result<Outcome> {
+    let (plan, mut options) = match &args.replay {
+        Some(path) => from_export(path, args)?,
+        None => from_selection(args)?,
+    };
+
+    if args.dry_run {
+        if args.json {
+            let json = PlanJson {
+                suite: &plan.suite,
+                label: &plan.label,
+                components: &plan.components,
+                benchmarks: plan
+                    .entries
+                    .iter()
+                    .map(|e| PlanEntryJson {
+                        id: &e.spec.id,
+                        params: &e.params,
+                    })
+                    .collect(),
+                unavailable: plan
+                    .unavailable
+                    .iter()
+                    .map(|u| UnavailableJson {
+                        component: u.component,
+                        id: &u.id,
+                        reason: &u.reason,
+                    })
+                    .collect(),
+            };
+            println!("{}", serde_json::to_string_pretty(&json)?);
+        } else {
+            print!("{}", output::plan(&plan));
+        }
+        return Ok(Outcome::Success);
+    }
+
+    // Check the export destination before spending minutes measuring.
+    let export = match (&args.export_file, args.export) {
+        (Some(path), _) => Some(ExportTarget::prepare(path)?),
+        (None, true) => Some(ExportTarget::prepare(&PathBuf::from(default_file_name(
+            &plan.label,
+        )))?),
+        (None, false) => None,
+    };
+    for u in &plan.unavailable {
+        eprintln!(
+            "note: component {}: {} not run: {}",
+            u.component, u.id, u.reason
+        );
+    }
+    for w in warpt_harness::HostConditions::capture(build_profile()).warnings() {
+        eprintln!("warning: {w}");
+    }
+    options.command_line = std::env::args().collect();
+    options.interrupt = Some(install_interrupt_handler()?);
+    let reg = registry();
+    let bar = BarProgress::new();
+    let progress: &dyn Progress = if std::env::var_os("WARPT_NO_PROGRESS").is_some() {
+        &NoProgress
+    } else {
+        &bar
+    };
+    let mut suite_run = run_plan(&reg, &plan, &options, progress);
+    if let (Some(m), Some(from)) = (suite_run.manifest.as_mut(), &options.replay_of) {
+        m.extra
+            .insert("replay_of".into(), ParamValue::Str(from.clone()));
+    }
+
+    let table = output::results(&suite_run);
+    if args.json {
+        eprint!("{table}");
+        println!("{}", serde_json::to_string_pretty(&suite_run)?);
+    } else {
+        print!("{table}");
+    }
+    if let Some(target) = export {
+        let shown = target.path().display().to_string();
+        target.write(&suite_run)?;
+        eprintln!("exported {shown}");
+    }
+    Ok(if suite_run.interrupted {
+        eprintln!("interrupted: the results above are those finished before the signal");
+        Outcome::Interrupted
+    } else if suite_run.has_failures() {
+        Outcome::Failures
+    } else {
+        Outcome::Success
+    })
+}
+
+/// SIGINT or SIGTERM sets the returned flag (the runner stops the current
+/// worker and keeps what finished); a second one exits at once with 130.
+fn install_interrupt_handler() -> Result<Arc<AtomicBool>> {
+    let flag = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // Order matters: the conditional exit sees the flag as it was
+        // before this signal, so only a second signal exits.
+        signal_hook::flag::register_conditional_shutdown(signal, 130, Arc::clone(&flag))?;
+        signal_hook::flag::register(signal, Arc::clone(&flag))?;
+    }
+    Ok(flag)
+}

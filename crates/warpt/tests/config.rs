@@ -1,0 +1,342 @@
+//! The configuration hierarchy (defaults < warpt.toml < WARPT_* < flags),
+//! `warpt config show`, and `--replay`.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+use warpt_model::{BenchmarkSuiteRun, RunStatus, StageStatus, load_suite_run};
+
+/// warpt in `dir`, with no WARPT_* variable from the caller's environment.
+fn warpt(dir: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("warpt").unwrap();
+    cmd.current_dir(dir)
+        .env("WARPT_NO_PROGRESS", "1")
+        .env("XDG_CONFIG_HOME", dir.join("xdg"));
+    for (k, _) in std::env::vars() {
+        if k.starts_with("WARPT_") && k != "WARPT_NO_PROGRESS" {
+            cmd.env_remove(k);
+        }
+    }
+    cmd
+}
+
+fn run_json(cmd: &mut Command) -> BenchmarkSuiteRun {
+    let out = cmd.assert().success().get_output().stdout.clone();
+    serde_json::from_slice(&out).unwrap()
+}
+
+fn ok_run(dir: &Path) -> Command {
+    let mut cmd = warpt(dir);
+    cmd.env("WARPT_SELFTEST", "1").args([
+        "benchmark",
+        "run",
+        "--suite",
+        "selftest",
+        "--benchmark",
+        "ok",
+        "--json",
+    ]);
+    cmd
+}
+
+#[test]
+fn each_layer_overrides_the_one_below_end_to_end() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("warpt.toml"),
+        "seed = 5\nduration = 0.05\nburnin_seconds = 0\n",
+    )
+    .unwrap();
+    let m = |run: BenchmarkSuiteRun| run.manifest.unwrap();
+    assert_eq!(
+        m(run_json(&mut ok_run(dir.path()))).seed,
+        5,
+        "file over default"
+    );
+    assert_eq!(
+        m(run_json(ok_run(dir.path()).env("WARPT_SEED", "6"))).seed,
+        6,
+        "env over file"
+    );
+    let manifest = m(run_json(
+        ok_run(dir.path())
+            .env("WARPT_SEED", "6")
+            .args(["--seed", "7"]),
+    ));
+    assert_eq!(manifest.seed, 7, "flag over env");
+    assert_eq!(manifest.config.duration_s, Some(0.05));
+    assert_eq!(manifest.config.config_file.as_deref(), Some("warpt.toml"));
+}
+
+#[test]
+fn config_show_names_every_source() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("warpt.toml"),
+        "precision = 2.5\n[params]\narray_mb = 64\n",
+    )
+    .unwrap();
+    let out = warpt(dir.path())
+        .args(["config", "show"])
+        .env("WARPT_SEED", "9")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let text = String::from_utf8(out).unwrap();
+    assert!(text.contains("config file: warpt.toml"), "{text}");
+    for needle in [
+        "file warpt.toml",
+        "env WARPT_SEED",
+        "default",
+        "params.array_mb",
+        "2.5 %",
+    ] {
+        assert!(text.contains(needle), "{needle} missing from\n{text}");
+    }
+    let out = warpt(dir.path())
+        .args(["config", "show", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let json: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(json["precision"]["value"], 2.5);
+    assert_eq!(json["precision"]["source"]["kind"], "file");
+    assert_eq!(json["seed"]["source"]["kind"], "default");
+}
+
+#[test]
+fn the_xdg_file_is_used_when_there_is_no_local_one() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("xdg/warpt")).unwrap();
+    std::fs::write(dir.path().join("xdg/warpt/warpt.toml"), "seed = 77\n").unwrap();
+    let out = warpt(dir.path())
+        .args(["config", "show", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let json: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(json["seed"]["value"], 77);
+    assert!(
+        json["file"]
+            .as_str()
+            .unwrap()
+            .ends_with("xdg/warpt/warpt.toml")
+    );
+}
+
+#[test]
+fn bad_configuration_exits_2_naming_file_line_and_key() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("warpt.toml"),
+        "seed = 1\n\n[timeouts]\nsetup = 10\nsetpu = 3\n",
+    )
+    .unwrap();
+    let out = warpt(dir.path())
+        .args(["benchmark", "run", "--dry-run"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(out).unwrap();
+    assert!(
+        err.contains("warpt.toml:5:") && err.contains("setpu"),
+        "{err}"
+    );
+    std::fs::write(dir.path().join("warpt.toml"), "duration = \"long\"\n").unwrap();
+    let out = warpt(dir.path())
+        .args(["config", "show"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(out).unwrap();
+    assert!(err.contains("warpt.toml:1:"), "{err}");
+    let out = warpt(dir.path())
+        .args(["benchmark", "run", "--config", "nope.toml", "--dry-run"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    assert!(
+        String::from_utf8(out)
+            .unwrap()
+            .contains("'nope.toml' does not exist")
+    );
+    std::fs::remove_file(dir.path().join("warpt.toml")).unwrap();
+    let out = warpt(dir.path())
+        .args(["benchmark", "run", "--dry-run"])
+        .env("WARPT_DURATION", "-3")
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    assert!(String::from_utf8(out).unwrap().contains("WARPT_DURATION"));
+}
+
+#[test]
+fn configured_params_apply_only_where_a_benchmark_knows_them() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("warpt.toml"), "[params]\narray_mb = 48\n").unwrap();
+    // cpu_flops has no array_mb: not an error when it comes from the file.
+    warpt(dir.path())
+        .args(["benchmark", "run", "--component", "cpu", "--dry-run"])
+        .assert()
+        .success();
+    let out = warpt(dir.path())
+        .args([
+            "benchmark",
+            "run",
+            "--component",
+            "ram",
+            "--dry-run",
+            "--json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let plan: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(plan["benchmarks"][0]["params"]["array_mb"], 48);
+    // A flag still wins over the file.
+    let out = warpt(dir.path())
+        .args([
+            "benchmark",
+            "run",
+            "--component",
+            "ram",
+            "--param",
+            "array_mb=96",
+            "--dry-run",
+            "--json",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let plan: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(plan["benchmarks"][0]["params"]["array_mb"], 96);
+}
+
+#[test]
+fn per_benchmark_timeouts_from_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("warpt.toml"),
+        "[benchmark_timeouts.\"selftest/hang_setup\"]\nsetup = 1.0\n",
+    )
+    .unwrap();
+    let mut cmd = warpt(dir.path());
+    cmd.env("WARPT_SELFTEST", "1").args([
+        "benchmark",
+        "run",
+        "--suite",
+        "selftest",
+        "--benchmark",
+        "hang_setup",
+        "--json",
+    ]);
+    let out = cmd.assert().code(1).get_output().stdout.clone();
+    let run: BenchmarkSuiteRun = serde_json::from_slice(&out).unwrap();
+    let r = &run.benchmarks[0];
+    assert_eq!(r.status, RunStatus::Timeout);
+    let setup = r.watchdog.as_ref().unwrap().setup.clone().unwrap();
+    assert_eq!(
+        (setup.status, setup.limit_s),
+        (StageStatus::Timeout, Some(1.0))
+    );
+}
+
+#[test]
+fn replay_reproduces_plan_parameters_and_seed() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("first.json");
+    let second = dir.path().join("second.json");
+    warpt(dir.path())
+        .args([
+            "benchmark",
+            "run",
+            "--component",
+            "ram",
+            "--seed",
+            "11",
+            "--duration",
+            "0.05",
+        ])
+        .args([
+            "--burnin-seconds",
+            "0",
+            "--precision",
+            "4",
+            "--param",
+            "array_mb=4",
+            "--param",
+            "max_mb=1",
+        ])
+        .arg("--export-file")
+        .arg(&first)
+        .assert()
+        .success();
+    warpt(dir.path())
+        .args(["benchmark", "run", "--replay"])
+        .arg(&first)
+        .arg("--export-file")
+        .arg(&second)
+        .assert()
+        .success();
+    let load = |p: &Path| load_suite_run(&std::fs::read_to_string(p).unwrap()).unwrap();
+    let (a, b) = (load(&first), load(&second));
+    let (ma, mb) = (a.manifest.as_ref().unwrap(), b.manifest.as_ref().unwrap());
+    assert_eq!(ma.config.plan, mb.config.plan);
+    assert_eq!(mb.seed, 11);
+    assert_eq!(ma.config.seed, mb.config.seed);
+    assert_eq!(mb.config.duration_s, Some(0.05));
+    assert_eq!(mb.config.burnin_s, 0.0);
+    assert_eq!(ma.config.target_rel_ci, mb.config.target_rel_ci);
+    assert_eq!(ma.config.param_overrides, mb.config.param_overrides);
+    assert_eq!(a.suite, b.suite);
+    assert_eq!(a.components, b.components);
+    for (x, y) in a.benchmarks.iter().zip(&b.benchmarks) {
+        assert_eq!(x.spec.id, y.spec.id);
+        assert_eq!(x.params, y.params);
+        assert_eq!(y.status, RunStatus::Passed);
+    }
+    assert_eq!(a.benchmarks.len(), b.benchmarks.len());
+    assert!(mb.extra.contains_key("replay_of"));
+    // Replaying is exact, so selection flags are refused alongside it.
+    let out = warpt(dir.path())
+        .args(["benchmark", "run", "--seed", "3", "--replay"])
+        .arg(&first)
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    assert!(String::from_utf8(out).unwrap().contains("--replay"));
+    let bogus = dir.path().join("bogus.json");
+    std::fs::write(&bogus, "{\"not\": \"a run\"}").unwrap();
+    let out = warpt(dir.path())
+        .args(["benchmark", "run", "--replay"])
+        .arg(&bogus)
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    assert!(String::from_utf8(out).unwrap().contains("bogus.json"));
+}
