@@ -94,19 +94,47 @@ pub enum WorkerEvent {
     },
 }
 
-/// Writes progress events as protocol lines on stdout.
+/// How long sample events may wait in the worker before they are written.
+const SAMPLE_BATCH: Duration = Duration::from_millis(100);
+
+/// Writes protocol lines on stdout. Sample events are batched (written at
+/// most every [`SAMPLE_BATCH`], by a flusher thread if the benchmark is busy
+/// or hung) so the parent wakes ten times a second instead of once per
+/// sample while a benchmark uses every CPU; all other events go at once.
 struct EventWriter {
-    out: Mutex<std::io::Stdout>,
+    pending: Mutex<String>,
 }
 
 impl EventWriter {
-    fn send(&self, event: &WorkerEvent) {
+    fn write_out(text: &str) {
         // A closed stdout means the parent is gone; the worker is about to be
         // killed anyway, so a write error is ignored.
-        if let (Ok(line), Ok(out)) = (serde_json::to_string(event), self.out.lock()) {
-            let mut out = out.lock();
-            let _ = writeln!(out, "{line}");
-            let _ = out.flush();
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    }
+
+    /// Writes whatever is pending.
+    fn flush(&self) {
+        if let Ok(mut pending) = self.pending.lock()
+            && !pending.is_empty()
+        {
+            Self::write_out(&pending);
+            pending.clear();
+        }
+    }
+
+    fn send(&self, event: &WorkerEvent) {
+        let Ok(line) = serde_json::to_string(event) else {
+            return;
+        };
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.push_str(&line);
+            pending.push('\n');
+            if !matches!(event, WorkerEvent::Sample { .. }) {
+                Self::write_out(&pending);
+                pending.clear();
+            }
         }
     }
 }
@@ -163,9 +191,20 @@ pub fn worker_main(registry: &Registry, input: impl BufRead) -> Result<(), Worke
         .create(&request.id)
         .ok_or_else(|| WorkerError::Unknown(request.id.clone()))?;
     let writer = EventWriter {
-        out: Mutex::new(std::io::stdout()),
+        pending: Mutex::new(String::new()),
     };
-    let outcome = execute(bench.as_mut(), &request.context(), &writer, None);
-    writer.send(&WorkerEvent::Result { outcome });
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let flusher = scope.spawn(|| {
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::park_timeout(SAMPLE_BATCH);
+                writer.flush();
+            }
+        });
+        let outcome = execute(bench.as_mut(), &request.context(), &writer, None);
+        writer.send(&WorkerEvent::Result { outcome });
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        flusher.thread().unpark();
+    });
     Ok(())
 }
