@@ -105,7 +105,7 @@ impl Benchmark for MemBandwidth {
             four_llc.div_ceil(1 << 20).max(32) << 20
         };
         let need = array_bytes * 3;
-        let available = warpt_system::memory_info().available_bytes;
+        let available = warpt_system::memory_quick().available_bytes;
         if available > 0 && need > available / 10 * 8 {
             return Err(BenchmarkError::Skipped(format!(
                 "needs {} MiB for three arrays but only {} MiB is available; lower --param array_mb",

@@ -26,9 +26,17 @@ pub use result::{
 };
 pub use spec::{BenchmarkId, BenchmarkSpec, StageLimits};
 pub use suite_run::{BenchmarkSuiteRun, GitState, LoadError, Manifest, RunConfig, load_suite_run};
-pub use system::{CacheInfo, CpuInfo, ListOutput, MemoryInfo, OsInfo};
+pub use system::{
+    CacheInfo, CpuInfo, DimmInfo, GpuInfo, ListOutput, MemoryInfo, MountInfo, NetworkInterface,
+    OsInfo, StorageDevice, ToolInfo,
+};
 
 /// The JSON Schema of a suite run, the shape of every export (`warpt schema`).
 pub fn suite_run_schema() -> schemars::Schema {
     schemars::schema_for!(BenchmarkSuiteRun)
+}
+
+/// The JSON Schema of `warpt list --json` (`warpt schema --type list`).
+pub fn list_output_schema() -> schemars::Schema {
+    schemars::schema_for!(ListOutput)
 }

@@ -3,8 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// What this machine is. Later versions add GPUs, storage, network and tools;
-/// every field is defaulted so older snapshots still load.
+/// What this machine is. Every field is defaulted so older snapshots load.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ListOutput {
     /// The processor.
@@ -13,9 +12,27 @@ pub struct ListOutput {
     /// Main memory.
     #[serde(default)]
     pub memory: MemoryInfo,
-    /// Operating system.
+    /// Operating system, virtualisation and container.
     #[serde(default)]
     pub os: OsInfo,
+    /// GPUs: NVIDIA ones through NVML, any other through DRM.
+    #[serde(default)]
+    pub gpus: Vec<GpuInfo>,
+    /// Why the GPU list may be incomplete (no NVIDIA driver, no DRM).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpu_notes: Vec<String>,
+    /// Block devices.
+    #[serde(default)]
+    pub storage: Vec<StorageDevice>,
+    /// Mounted file systems backed by storage (not proc, sysfs, cgroup, ...).
+    #[serde(default)]
+    pub mounts: Vec<MountInfo>,
+    /// Network interfaces.
+    #[serde(default)]
+    pub network: Vec<NetworkInterface>,
+    /// Programs on PATH that benchmarks may use.
+    #[serde(default)]
+    pub tools: Vec<ToolInfo>,
 }
 
 /// The processor, as far as the OS tells it.
@@ -27,21 +44,36 @@ pub struct CpuInfo {
     /// Vendor id, e.g. `AuthenticAMD`.
     #[serde(default)]
     pub vendor: String,
+    /// Physical packages.
+    #[serde(default)]
+    pub sockets: Option<usize>,
     /// Logical CPUs this process may run on.
     #[serde(default)]
     pub logical_cores: usize,
     /// Physical cores, when the topology is readable.
     #[serde(default)]
     pub physical_cores: Option<usize>,
+    /// Hardware threads per core.
+    #[serde(default)]
+    pub threads_per_core: Option<usize>,
     /// Frequency in MHz as reported (cpufreq maximum, else /proc/cpuinfo).
     #[serde(default)]
     pub mhz: Option<f64>,
+    /// Base (nominal) frequency from cpufreq, MHz.
+    #[serde(default)]
+    pub base_mhz: Option<f64>,
+    /// Maximum (boost) frequency from cpufreq, MHz.
+    #[serde(default)]
+    pub max_mhz: Option<f64>,
     /// SIMD and math features that matter to benchmarks.
     #[serde(default)]
     pub flags: Vec<String>,
     /// Caches, one entry per distinct cache level and type.
     #[serde(default)]
     pub caches: Vec<CacheInfo>,
+    /// NUMA nodes.
+    #[serde(default)]
+    pub numa_nodes: Option<usize>,
 }
 
 /// One cache level.
@@ -66,6 +98,48 @@ pub struct MemoryInfo {
     /// Memory available for new allocations, bytes.
     #[serde(default)]
     pub available_bytes: u64,
+    /// Swap space, bytes.
+    #[serde(default)]
+    pub swap_total_bytes: u64,
+    /// Unused swap, bytes.
+    #[serde(default)]
+    pub swap_free_bytes: u64,
+    /// Pre-allocated huge pages.
+    #[serde(default)]
+    pub hugepages_total: u64,
+    /// Size of one huge page, bytes.
+    #[serde(default)]
+    pub hugepage_size_bytes: u64,
+    /// Transparent huge page mode (`always`, `madvise`, `never`).
+    #[serde(default)]
+    pub transparent_hugepages: Option<String>,
+    /// Memory modules, where `dmidecode` is installed and readable.
+    #[serde(default)]
+    pub dimms: Vec<DimmInfo>,
+    /// Why `dimms` is empty, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dimm_note: Option<String>,
+}
+
+/// One memory module (SMBIOS type 17).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DimmInfo {
+    /// Slot, e.g. `DIMM_A1`.
+    pub locator: String,
+    /// Capacity, bytes.
+    pub size_bytes: u64,
+    /// Technology, e.g. `DDR5`.
+    #[serde(default)]
+    pub kind: Option<String>,
+    /// Configured speed, MT/s.
+    #[serde(default)]
+    pub speed_mts: Option<u64>,
+    /// Manufacturer.
+    #[serde(default)]
+    pub manufacturer: Option<String>,
+    /// Part number.
+    #[serde(default)]
+    pub part_number: Option<String>,
 }
 
 /// Operating system.
@@ -83,4 +157,107 @@ pub struct OsInfo {
     /// CPU architecture, e.g. `x86_64`.
     #[serde(default)]
     pub arch: String,
+    /// Hypervisor, e.g. `kvm`, when running virtualised; `none` on bare metal.
+    #[serde(default)]
+    pub virtualization: Option<String>,
+    /// Container runtime, e.g. `docker`, when inside one.
+    #[serde(default)]
+    pub container: Option<String>,
+}
+
+/// One GPU.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GpuInfo {
+    /// Index (NVML's, or the DRM card number).
+    pub index: u32,
+    /// Product name where known, else vendor and device id.
+    pub name: String,
+    /// `NVIDIA`, `AMD`, `Intel`, ...
+    pub vendor: String,
+    /// PCI vendor id, e.g. `0x10de`.
+    #[serde(default)]
+    pub vendor_id: Option<String>,
+    /// PCI device id.
+    #[serde(default)]
+    pub device_id: Option<String>,
+    /// Kernel driver.
+    #[serde(default)]
+    pub driver: Option<String>,
+    /// Memory, bytes (NVML).
+    #[serde(default)]
+    pub memory_total_bytes: Option<u64>,
+    /// UUID (NVML).
+    #[serde(default)]
+    pub uuid: Option<String>,
+    /// `nvml` or `drm`.
+    pub source: String,
+}
+
+/// One block device.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StorageDevice {
+    /// Kernel name, e.g. `nvme0n1`.
+    pub name: String,
+    /// Model string, where the driver reports one.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Capacity, bytes.
+    pub size_bytes: u64,
+    /// Spinning disk (`true`) or solid state.
+    #[serde(default)]
+    pub rotational: Option<bool>,
+    /// Active I/O scheduler.
+    #[serde(default)]
+    pub scheduler: Option<String>,
+    /// Removable media.
+    #[serde(default)]
+    pub removable: bool,
+}
+
+/// One mounted file system.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MountInfo {
+    /// Where it is mounted.
+    pub mount_point: String,
+    /// File system type, e.g. `ext4`, `tmpfs`.
+    pub filesystem: String,
+    /// What is mounted, e.g. `/dev/vda1`.
+    pub source: String,
+}
+
+/// One network interface.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NetworkInterface {
+    /// Name, e.g. `eth0`.
+    pub name: String,
+    /// Link speed, Mbit/s, where the driver reports it.
+    #[serde(default)]
+    pub speed_mbps: Option<u64>,
+    /// MTU, bytes.
+    #[serde(default)]
+    pub mtu: Option<u32>,
+    /// Kernel driver.
+    #[serde(default)]
+    pub driver: Option<String>,
+    /// `up`, `down`, `unknown`.
+    #[serde(default)]
+    pub state: Option<String>,
+    /// Hardware address.
+    #[serde(default)]
+    pub mac: Option<String>,
+    /// The loopback interface.
+    #[serde(default)]
+    pub loopback: bool,
+}
+
+/// A program on PATH.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ToolInfo {
+    /// Its name, e.g. `fio`.
+    pub name: String,
+    /// Where it was found.
+    pub path: String,
+    /// Its version line, where cheap to read.
+    #[serde(default)]
+    pub version: Option<String>,
 }

@@ -53,15 +53,41 @@ pub fn cpu_info() -> CpuInfo {
         .map(str::to_string)
         .collect();
     let mhz = max_mhz().or_else(|| field("cpu MHz").and_then(|v| v.parse().ok()));
+    let (sockets, physical) = topology();
+    let online = online_cpu_dirs().len();
     CpuInfo {
         model,
         vendor,
+        sockets,
         logical_cores: allowed_cpus().len(),
-        physical_cores: physical_cores(),
+        physical_cores: physical,
+        threads_per_core: physical.filter(|p| *p > 0).map(|p| (online / p).max(1)),
         mhz,
+        base_mhz: khz_file("/sys/devices/system/cpu/cpu0/cpufreq/base_frequency"),
+        max_mhz: khz_file("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq"),
         flags,
         caches: cache_hierarchy(),
+        numa_nodes: numa_nodes(),
     }
+}
+
+fn khz_file(path: &str) -> Option<f64> {
+    read_trim(path)?.parse::<f64>().ok().map(|khz| khz / 1000.0)
+}
+
+/// NUMA nodes under /sys/devices/system/node.
+fn numa_nodes() -> Option<usize> {
+    let n = fs::read_dir("/sys/devices/system/node")
+        .ok()?
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .and_then(|n| n.strip_prefix("node"))
+                .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .count();
+    (n > 0).then_some(n)
 }
 
 /// The highest frequency cpufreq reports for CPU 0, in MHz.
@@ -72,15 +98,22 @@ fn max_mhz() -> Option<f64> {
     Some(khz / 1000.0)
 }
 
-/// Distinct (package, core) pairs in the topology.
-fn physical_cores() -> Option<usize> {
+/// Distinct packages and distinct (package, core) pairs in the topology.
+fn topology() -> (Option<usize>, Option<usize>) {
+    let mut packages = std::collections::BTreeSet::new();
     let mut cores = std::collections::BTreeSet::new();
     for cpu in online_cpu_dirs() {
-        let pkg = read_trim(cpu.join("topology/physical_package_id"))?;
-        let core = read_trim(cpu.join("topology/core_id"))?;
+        let (Some(pkg), Some(core)) = (
+            read_trim(cpu.join("topology/physical_package_id")),
+            read_trim(cpu.join("topology/core_id")),
+        ) else {
+            return (None, None);
+        };
+        packages.insert(pkg.clone());
         cores.insert((pkg, core));
     }
-    (!cores.is_empty()).then_some(cores.len())
+    let count = |n: usize| (n > 0).then_some(n);
+    (count(packages.len()), count(cores.len()))
 }
 
 fn online_cpu_dirs() -> Vec<std::path::PathBuf> {

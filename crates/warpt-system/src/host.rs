@@ -14,9 +14,42 @@ pub fn memory_info() -> MemoryInfo {
             .and_then(|n| n.parse::<u64>().ok())
             .unwrap_or(0)
     };
+    let (dimms, dimm_note) = crate::dimms::dimms();
     MemoryInfo {
         total_bytes: kib("MemTotal") * 1024,
         available_bytes: kib("MemAvailable") * 1024,
+        swap_total_bytes: kib("SwapTotal") * 1024,
+        swap_free_bytes: kib("SwapFree") * 1024,
+        hugepages_total: kib("HugePages_Total"),
+        hugepage_size_bytes: kib("Hugepagesize") * 1024,
+        transparent_hugepages: fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
+            .ok()
+            .and_then(|s| {
+                s.split('[')
+                    .nth(1)
+                    .and_then(|r| r.split(']').next())
+                    .map(str::to_string)
+            }),
+        dimms,
+        dimm_note,
+    }
+}
+
+/// Memory total and availability only, without asking dmidecode: cheap
+/// enough to call before every allocation-heavy benchmark.
+pub fn memory_quick() -> MemoryInfo {
+    let text = fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let kib = |name: &str| -> u64 {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(':')))
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|n| n.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    MemoryInfo {
+        total_bytes: kib("MemTotal") * 1024,
+        available_bytes: kib("MemAvailable") * 1024,
+        ..MemoryInfo::default()
     }
 }
 
@@ -36,6 +69,8 @@ pub fn os_info() -> OsInfo {
         kernel,
         hostname: hostname(),
         arch: std::env::consts::ARCH.to_string(),
+        virtualization: crate::virt::virtualization(),
+        container: crate::virt::container(),
     }
 }
 

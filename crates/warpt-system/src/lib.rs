@@ -1,31 +1,50 @@
 //! The machine warpt runs on.
 //!
-//! Reads procfs and sysfs directly (no external command): the CPU model and
-//! features, the cache hierarchy, the CPUs this process may use, memory and
-//! the operating system. Everything degrades to "unknown" rather than failing:
-//! a container or a non-Linux kernel may hide any of it.
+//! Reads procfs and sysfs directly for every core fact: the CPU model and
+//! features, the cache hierarchy, the CPUs this process may use, memory,
+//! block devices, mounts, network interfaces and the operating system.
+//! NVIDIA GPUs come from NVML loaded at run time; optional extras (DIMMs,
+//! tool versions, `systemd-detect-virt`) from commands that may be absent.
+//! Everything degrades to "unknown" rather than failing: a container or a
+//! non-Linux kernel may hide any of it.
 
 mod cpu;
+mod devices;
+mod dimms;
 mod energy;
 mod git;
+mod gpu;
 mod host;
 mod probes;
+mod tools;
+mod virt;
 
 pub use cpu::{
     allowed_cpus, cache_hierarchy, cpu_info, last_level_cache_bytes, pin_current_thread,
 };
+pub use devices::{mounts, network, storage};
 pub use energy::{EnergySnapshot, EnergyUnavailable};
 pub use git::git_state;
-pub use host::{hostname, memory_info, os_info};
+pub use gpu::gpus;
+pub use host::{hostname, memory_info, memory_quick, os_info};
 pub use probes::{boost, current_mhz, governor, load_average, microcode, smt};
+pub use tools::{run_with_timeout, tools, which};
+pub use virt::{container, virtualization};
 
 use warpt_model::ListOutput;
 
 /// Captures the snapshot stored once per suite run and printed by `warpt list`.
 pub fn snapshot() -> ListOutput {
+    let (gpus, gpu_notes) = gpus();
     ListOutput {
         cpu: cpu_info(),
         memory: memory_info(),
         os: os_info(),
+        gpus,
+        gpu_notes,
+        storage: storage(),
+        mounts: mounts(),
+        network: network(),
+        tools: tools(),
     }
 }

@@ -18,14 +18,16 @@ pub struct Cli {
 /// Top-level commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Show what this machine is: CPU, caches, memory, GPUs, disks, network, OS, tools.
+    List(ListMachineArgs),
     /// List, describe and run benchmarks.
     Benchmark {
         /// The benchmark action.
         #[command(subcommand)]
         action: BenchmarkCommand,
     },
-    /// Print the JSON Schema of an export (a `BenchmarkSuiteRun`).
-    Schema,
+    /// Print the JSON Schema of an export (a `BenchmarkSuiteRun`) or of `warpt list --json`.
+    Schema(SchemaArgs),
     /// Show the effective configuration and where each value comes from.
     Config {
         /// The config action.
@@ -35,6 +37,31 @@ pub enum Command {
     /// Run one benchmark for a parent warpt (request on stdin, events on stdout).
     #[command(name = "__worker", hide = true)]
     Worker,
+}
+
+/// `warpt list`
+#[derive(Debug, Args)]
+pub struct ListMachineArgs {
+    /// Print the full machine model as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Which document a schema describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SchemaType {
+    /// An export: one `BenchmarkSuiteRun`.
+    SuiteRun,
+    /// `warpt list --json`: one `ListOutput`.
+    List,
+}
+
+/// `warpt schema`
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Which schema to print.
+    #[arg(long = "type", value_enum, default_value = "suite-run")]
+    pub kind: SchemaType,
 }
 
 /// `warpt config ...`

@@ -48,7 +48,8 @@ fn main() -> ExitCode {
             BenchmarkCommand::Describe(args) => commands::benchmark::describe(&args),
             BenchmarkCommand::Run(args) => commands::run::run(&args),
         },
-        Command::Schema => commands::schema::print(),
+        Command::Schema(args) => commands::schema::print(&args),
+        Command::List(args) => commands::list::run(&args),
         Command::Config {
             action: ConfigCommand::Show(args),
         } => commands::config::show(&args),

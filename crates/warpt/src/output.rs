@@ -13,6 +13,22 @@ fn table(header: &[&str]) -> Table {
     t
 }
 
+/// A byte count in binary units, e.g. `32.0 MiB`.
+pub fn bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1024.0 && u < UNITS.len() - 1 {
+        v /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", UNITS[u])
+    }
+}
+
 /// Formats a value with about four significant digits.
 pub fn num(v: f64) -> String {
     if !v.is_finite() {

@@ -2,6 +2,7 @@
 
 pub mod benchmark;
 pub mod config;
+pub mod list;
 pub mod run;
 pub mod schema;
 pub mod worker;
