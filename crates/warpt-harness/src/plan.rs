@@ -104,6 +104,14 @@ pub enum PlanError {
     /// `--param` value of the wrong type.
     #[error("{0}")]
     BadParamValue(#[from] ParamError),
+    /// A benchmark refused its parameters before running.
+    #[error("{id}: {message}")]
+    InvalidParams {
+        /// The benchmark.
+        id: BenchmarkId,
+        /// What is wrong and what would fix it.
+        message: String,
+    },
     /// The selection is valid but leaves nothing this build can run.
     #[error("nothing to run: {0}")]
     NothingToRun(String),
@@ -256,6 +264,7 @@ impl Plan {
             .collect();
         overrides.extend(strict);
         let entries = apply_params(&specs, &overrides)?;
+        check_entries(registry, &entries)?;
         Ok(Plan {
             suite: suite_label,
             components,
@@ -323,6 +332,20 @@ impl Plan {
             overrides: BTreeMap::new(),
         })
     }
+}
+
+fn check_entries(registry: &Registry, entries: &[PlannedBenchmark]) -> Result<(), PlanError> {
+    for e in entries {
+        if let Some(suite) = registry.suite(&e.spec.id.suite) {
+            suite
+                .check_params(&e.spec.id.name, &e.params)
+                .map_err(|message| PlanError::InvalidParams {
+                    id: e.spec.id.clone(),
+                    message,
+                })?;
+        }
+    }
+    Ok(())
 }
 
 fn parse_overrides(raw: &[String]) -> Result<BTreeMap<String, String>, PlanError> {

@@ -51,12 +51,27 @@ pub fn summarize(samples: &[f64]) -> Option<MetricStats> {
         p90: p(0.90),
         p95: p(0.95),
         p99: p(0.99),
+        p999: (n >= 1000).then(|| p(0.999)),
         ci95_low,
         ci95_high,
         outliers,
         stop_reason: None,
         samples: samples.to_vec(),
+        samples_stride: None,
     })
+}
+
+/// Like [`summarize`], for series too long to store whole (per-I/O
+/// latencies): the statistics cover every value, `samples` keeps every k-th
+/// so that at most `keep` remain, and `samples_stride` records k.
+pub fn summarize_large(values: &[f64], keep: usize) -> Option<MetricStats> {
+    let mut st = summarize(values)?;
+    let stride = values.len().div_ceil(keep.max(1));
+    if stride > 1 {
+        st.samples = values.iter().step_by(stride).copied().collect();
+        st.samples_stride = Some(stride);
+    }
+    Some(st)
 }
 
 /// The `q`-quantile (0..=1) of ascending, non-empty `sorted`, type 7.
@@ -158,6 +173,17 @@ mod tests {
         assert_eq!(s.outliers, 2);
         assert_eq!(s.samples.len(), 12);
         assert_eq!(s.samples[10], 100.0, "samples keep their order");
+    }
+
+    #[test]
+    fn large_series_keep_a_stride_of_samples_and_p999() {
+        let xs: Vec<f64> = (1..=10_000).map(f64::from).collect();
+        let s = summarize_large(&xs, 1000).unwrap();
+        assert_eq!(s.n, 10_000);
+        assert_eq!(s.samples.len(), 1000);
+        assert_eq!(s.samples_stride, Some(10));
+        assert!(close(s.p999.unwrap(), 9990.001));
+        assert!(summarize(&xs[..999]).unwrap().p999.is_none());
     }
 
     #[test]

@@ -3,9 +3,11 @@
 //!
 //! - [`cpu_flops`]: peak FMA throughput, fp64/fp32, one thread and all;
 //! - [`mem_bandwidth`]: STREAM Copy/Scale/Add/Triad;
-//! - [`mem_latency`]: pointer-chase latency across the cache hierarchy.
+//! - [`mem_latency`]: pointer-chase latency across the cache hierarchy;
+//! - [`disk_io`]: sequential throughput, random IOPS and latency of a file system.
 
 pub mod cpu_flops;
+pub mod disk_io;
 pub mod mem_bandwidth;
 pub mod mem_latency;
 mod peak;
@@ -29,7 +31,7 @@ impl Suite for MicroSuite {
     }
 
     fn description(&self) -> &'static str {
-        "hardware microbenchmarks: CPU FMA peak, STREAM memory bandwidth, memory latency"
+        "hardware microbenchmarks: CPU FMA peak, STREAM memory bandwidth, memory latency, disk I/O"
     }
 
     fn specs(&self) -> Vec<BenchmarkSpec> {
@@ -37,6 +39,7 @@ impl Suite for MicroSuite {
             cpu_flops::spec(),
             mem_bandwidth::spec(),
             mem_latency::spec(),
+            disk_io::spec(),
         ]
     }
 
@@ -45,7 +48,15 @@ impl Suite for MicroSuite {
             cpu_flops::NAME => Some(Box::new(cpu_flops::CpuFlops::new())),
             mem_bandwidth::NAME => Some(Box::new(mem_bandwidth::MemBandwidth::new())),
             mem_latency::NAME => Some(Box::new(mem_latency::MemLatency::new())),
+            disk_io::NAME => Some(Box::new(disk_io::DiskIo::new())),
             _ => None,
+        }
+    }
+
+    fn check_params(&self, name: &str, params: &warpt_model::Params) -> Result<(), String> {
+        match name {
+            disk_io::NAME => disk_io::check_params(params),
+            _ => Ok(()),
         }
     }
 }

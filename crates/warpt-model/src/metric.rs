@@ -70,6 +70,9 @@ pub struct MetricStats {
     pub p95: f64,
     /// 99th percentile.
     pub p99: f64,
+    /// 99.9th percentile, for series with at least 1000 samples.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p999: Option<f64>,
     /// Lower bound of the 95% confidence interval of the median.
     pub ci95_low: f64,
     /// Upper bound of the 95% confidence interval of the median.
@@ -80,8 +83,13 @@ pub struct MetricStats {
     /// Why sampling stopped for the series this metric comes from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<StopReason>,
-    /// Every sample, in the order it was taken.
+    /// Every sample, in the order it was taken; with `samples_stride` k,
+    /// every k-th (the statistics above still cover all `n`).
     pub samples: Vec<f64>,
+    /// Set when `samples` keeps every k-th sample of a very long series
+    /// (per-I/O latencies): k.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub samples_stride: Option<usize>,
 }
 
 impl MetricStats {

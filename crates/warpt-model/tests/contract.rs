@@ -34,11 +34,13 @@ fn full_suite_run() -> BenchmarkSuiteRun {
         p90: 2.8,
         p95: 2.9,
         p99: 2.98,
+        p999: Some(2.998),
         ci95_low: 1.0,
         ci95_high: 3.0,
         outliers: 0,
         stop_reason: Some(StopReason::SampleCap),
         samples: vec![1.0, 2.0, 3.0],
+        samples_stride: Some(1),
     };
     let spec = BenchmarkSpec {
         id: BenchmarkId::new("micro", "cpu_flops"),

@@ -1,0 +1,412 @@
+//! `disk_io`: sequential throughput and random IOPS and latency of a file
+//! system, as fio measures them.
+//!
+//! One file of `size_mb` in `path`, created without a name (see
+//! [`file::create`]) so nothing is ever left behind, O_DIRECT where the file
+//! system supports it, filled once with stamped pages. Then four tests, each
+//! sampled by the harness: sequential write and read in 1 MiB blocks,
+//! random read and write in `block_kb` blocks, all at `queue_depth`. Write
+//! samples end with fdatasync, counted in their time. Every page read back
+//! must carry its own offset: the validation.
+
+mod engine;
+mod file;
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use warpt_harness::{
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    stats,
+};
+use warpt_model::{
+    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, ParamValue,
+    Params, StageLimits, Validation,
+};
+
+use engine::{BatchCheck, Engine, Op};
+pub use file::check_dir;
+
+/// Benchmark name within the micro suite.
+pub const NAME: &str = "disk_io";
+
+/// Sequential block size.
+const SEQ_BLOCK: usize = 1 << 20;
+/// Bytes per sequential sample (capped at the file size).
+const SEQ_SAMPLE: u64 = 64 << 20;
+/// Target time of one random-I/O sample.
+const RAND_SAMPLE_SECS: f64 = 0.05;
+/// Per-I/O latencies kept in a metric's `samples`.
+const LATENCIES_KEPT: usize = 20_000;
+
+/// The spec of `disk_io`.
+pub fn spec() -> BenchmarkSpec {
+    BenchmarkSpec {
+        id: BenchmarkId::new(crate::SUITE, NAME),
+        components: vec![BenchmarkComponent::Storage],
+        kind: BenchmarkKind::Synthetic,
+        description: Some(
+            "File-system I/O like fio: sequential write and read in 1 MiB blocks (`throughput`, MB/s = 1e6 \
+             B/s) and random `block_kb` reads and writes (`iops`, and per-I/O `latency_us` with p50/p99/p99.9), \
+             all at `queue_depth` through io_uring (or one thread per slot where io_uring is unavailable), \
+             O_DIRECT where the file system allows it (tmpfs does not: then the page cache is measured and \
+             the result says so). Writes end each sample with fdatasync, counted. The file has no name on \
+             disk at any moment, so it cannot be left behind. Validation: every page read carries its own \
+             offset."
+                .into(),
+        ),
+        default_duration_seconds: Some(8.0),
+        external_tool: None,
+        params: [
+            ("path".to_string(), ParamValue::Str(String::new())),
+            ("size_mb".to_string(), ParamValue::Int(1024)),
+            ("block_kb".to_string(), ParamValue::Int(4)),
+            ("queue_depth".to_string(), ParamValue::Int(16)),
+            ("direct".to_string(), ParamValue::Bool(true)),
+        ]
+        .into(),
+        param_help: [
+            ("path".to_string(), "directory to test in; empty = the system temporary directory".to_string()),
+            ("size_mb".to_string(), "file size in MiB".to_string()),
+            ("block_kb".to_string(), "random I/O block size in KiB (a multiple of 4)".to_string()),
+            ("queue_depth".to_string(), "I/Os in flight (1..=256)".to_string()),
+            ("direct".to_string(), "use O_DIRECT where the file system supports it".to_string()),
+        ]
+        .into(),
+        // Filling a large file on a slow disk takes a while.
+        timeouts: StageLimits {
+            setup: Some(600.0),
+            ..StageLimits::default()
+        },
+        metrics: vec!["throughput".into(), "iops".into(), "latency_us".into()],
+    }
+}
+
+/// Parameters, checked.
+#[derive(Debug, Clone)]
+struct Config {
+    dir: PathBuf,
+    size: u64,
+    block: usize,
+    qd: usize,
+    direct: bool,
+}
+
+fn config(params: &Params) -> Result<Config, String> {
+    let int = |k: &str| {
+        params
+            .get(k)
+            .and_then(ParamValue::as_i64)
+            .ok_or_else(|| format!("parameter '{k}' is missing"))
+    };
+    let path = params
+        .get("path")
+        .and_then(ParamValue::as_str)
+        .unwrap_or("");
+    let dir = if path.is_empty() {
+        std::env::temp_dir()
+    } else {
+        PathBuf::from(path)
+    };
+    let size_mb = int("size_mb")?;
+    if size_mb < 1 {
+        return Err(format!(
+            "parameter 'size_mb' must be at least 1, not {size_mb}"
+        ));
+    }
+    let block_kb = int("block_kb")?;
+    if block_kb < 4 || block_kb % 4 != 0 || block_kb > 1024 {
+        return Err(format!(
+            "parameter 'block_kb' must be a multiple of 4 from 4 to 1024, not {block_kb}"
+        ));
+    }
+    let qd = int("queue_depth")?;
+    if !(1..=256).contains(&qd) {
+        return Err(format!(
+            "parameter 'queue_depth' must be from 1 to 256, not {qd}"
+        ));
+    }
+    Ok(Config {
+        dir,
+        size: (size_mb as u64) << 20,
+        block: (block_kb as usize) << 10,
+        qd: qd as usize,
+        direct: params
+            .get("direct")
+            .and_then(ParamValue::as_bool)
+            .unwrap_or(true),
+    })
+}
+
+/// Checks the parameters and the directory before anything is written.
+pub fn check_params(params: &Params) -> Result<(), String> {
+    let c = config(params)?;
+    check_dir(&c.dir, c.size).map_err(|e| format!("parameter 'path': {e}"))
+}
+
+/// The running benchmark.
+#[derive(Default)]
+pub struct DiskIo {
+    config: Option<Config>,
+    file: Option<std::fs::File>,
+    direct: bool,
+    anonymous: bool,
+    seq: Option<Box<dyn Engine>>,
+    rand: Option<Box<dyn Engine>>,
+    check: BatchCheck,
+    rng: Option<Xoshiro256PlusPlus>,
+}
+
+impl DiskIo {
+    /// A fresh instance.
+    pub fn new() -> Self {
+        DiskIo::default()
+    }
+}
+
+fn io_err(what: &str, e: std::io::Error) -> BenchmarkError {
+    BenchmarkError::Failed(format!("{what}: {e}"))
+}
+
+impl Benchmark for DiskIo {
+    fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        let c = config(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
+            key: "disk_io".into(),
+            reason,
+        })?;
+        check_dir(&c.dir, c.size).map_err(|reason| BenchmarkError::InvalidParam {
+            key: "path".into(),
+            reason,
+        })?;
+        let (file, mode) = match file::create(&c.dir, c.direct) {
+            Ok(ok) => ok,
+            Err((_, true)) => file::create(&c.dir, false).map_err(|(e, _)| {
+                io_err(&format!("creating the test file in {}", c.dir.display()), e)
+            })?,
+            Err((e, false)) => {
+                return Err(io_err(
+                    &format!("creating the test file in {}", c.dir.display()),
+                    e,
+                ));
+            }
+        };
+        self.direct = mode.direct;
+        self.anonymous = mode.anonymous;
+        let magic = ctx.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5741_5250_5444_494F;
+        let mut seq = engine::engine(SEQ_BLOCK.min(c.size as usize), c.qd, magic, ctx.seed);
+        let rand = engine::engine(c.block, c.qd, magic, ctx.seed ^ 1);
+        // Fill the whole file once, stamped, so every read finds its page.
+        let offsets: Vec<u64> = (0..c.size / SEQ_BLOCK as u64)
+            .map(|i| i * SEQ_BLOCK as u64)
+            .collect();
+        let mut lat = Vec::new();
+        for chunk in offsets.chunks(256) {
+            seq.run(&file, Op::Write, chunk, &mut lat)
+                .map_err(|e| io_err("filling the test file", e))?;
+            lat.clear();
+        }
+        file.sync_all()
+            .map_err(|e| io_err("fsync after filling", e))?;
+        self.seq = Some(seq);
+        self.rand = Some(rand);
+        self.file = Some(file);
+        self.rng = Some(Xoshiro256PlusPlus::seed_from_u64(ctx.seed));
+        self.config = Some(c);
+        Ok(())
+    }
+
+    fn measure(
+        &mut self,
+        ctx: &RunContext,
+        measure: &mut Measure<'_>,
+    ) -> Result<Measured, BenchmarkError> {
+        let c = self
+            .config
+            .clone()
+            .ok_or_else(|| BenchmarkError::Failed("not prepared".into()))?;
+        let file = self
+            .file
+            .take()
+            .ok_or_else(|| BenchmarkError::Failed("not prepared".into()))?;
+        let mut seq = self
+            .seq
+            .take()
+            .ok_or_else(|| BenchmarkError::Failed("not prepared".into()))?;
+        let mut rand = self
+            .rand
+            .take()
+            .ok_or_else(|| BenchmarkError::Failed("not prepared".into()))?;
+        let mut rng = self
+            .rng
+            .take()
+            .unwrap_or_else(|| Xoshiro256PlusPlus::seed_from_u64(ctx.seed));
+        let policy = MeasurePolicy::share_of(ctx, 4);
+        let mut metrics: Vec<BenchmarkMetric> = Vec::new();
+        let mut failure: Option<std::io::Error> = None;
+        let mut check = BatchCheck::default();
+
+        // Sequential: samples of up to 64 MiB, the cursor wrapping around the file.
+        let seq_bytes = SEQ_SAMPLE.min(c.size / SEQ_BLOCK as u64 * SEQ_BLOCK as u64);
+        let blocks_in_file = c.size / SEQ_BLOCK as u64;
+        let mut cursor = 0u64;
+        for (op, tag) in [(Op::Write, "seq_write"), (Op::Read, "seq_read")] {
+            let def = SeriesDef::new(
+                "throughput",
+                "MB/s",
+                true,
+                &[("op", tag.into())],
+                Convert::Rate(seq_bytes as f64 / 1e6),
+            );
+            let mut lat = Vec::new();
+            let m = measure.run(&policy, tag, std::slice::from_ref(&def), |out| {
+                let offsets: Vec<u64> = (0..seq_bytes / SEQ_BLOCK as u64)
+                    .map(|_| {
+                        let o = cursor * SEQ_BLOCK as u64;
+                        cursor = (cursor + 1) % blocks_in_file;
+                        o
+                    })
+                    .collect();
+                let start = Instant::now();
+                let r = seq.run(&file, op, &offsets, &mut lat).and_then(|ck| {
+                    if op == Op::Write {
+                        file.sync_data()?;
+                    }
+                    Ok(ck)
+                });
+                out[0] = start.elapsed().as_secs_f64();
+                lat.clear();
+                match r {
+                    Ok(ck) => {
+                        check.bad_pages += ck.bad_pages;
+                        check.checked_pages += ck.checked_pages;
+                    }
+                    Err(e) => {
+                        failure.get_or_insert(e);
+                    }
+                }
+            });
+            metrics.extend(m.metrics);
+        }
+
+        // Random: batches sized to about 50 ms, calibrated on a first batch.
+        let slots = c.size / c.block as u64;
+        let mut random_offsets = |n: usize| -> Vec<u64> {
+            (0..n)
+                .map(|_| (rng.next_u64() % slots) * c.block as u64)
+                .collect()
+        };
+        let mut probe_lat = Vec::new();
+        let probe = random_offsets(c.qd * 8);
+        let t = Instant::now();
+        let ck = rand
+            .run(&file, Op::Read, &probe, &mut probe_lat)
+            .map_err(|e| io_err("random read", e))?;
+        check.bad_pages += ck.bad_pages;
+        check.checked_pages += ck.checked_pages;
+        let per_io = t.elapsed().as_secs_f64() / probe.len() as f64;
+        let batch = ((RAND_SAMPLE_SECS / per_io.max(1e-9)) as usize).clamp(c.qd, 1 << 16);
+        for (op, tag) in [(Op::Read, "rand_read"), (Op::Write, "rand_write")] {
+            let def = SeriesDef::new(
+                "iops",
+                "IOPS",
+                true,
+                &[("op", tag.into())],
+                Convert::Rate(batch as f64),
+            );
+            let mut lat: Vec<f64> = Vec::new();
+            let mut per_sample = 0usize;
+            let m = measure.run(&policy, tag, std::slice::from_ref(&def), |out| {
+                let offsets = random_offsets(batch);
+                let before = lat.len();
+                let start = Instant::now();
+                let r = rand.run(&file, op, &offsets, &mut lat).and_then(|ck| {
+                    if op == Op::Write {
+                        file.sync_data()?;
+                    }
+                    Ok(ck)
+                });
+                out[0] = start.elapsed().as_secs_f64();
+                per_sample = lat.len() - before;
+                match r {
+                    Ok(ck) => {
+                        check.bad_pages += ck.bad_pages;
+                        check.checked_pages += ck.checked_pages;
+                    }
+                    Err(e) => {
+                        failure.get_or_insert(e);
+                    }
+                }
+            });
+            // The warm-up batches' latencies are not part of the measurement.
+            let skip = (m.warmup_samples * per_sample).min(lat.len());
+            metrics.extend(m.metrics);
+            if let Some(mut st) = stats::summarize_large(&lat[skip..], LATENCIES_KEPT) {
+                st.stop_reason = Some(m.stop_reason);
+                metrics.push(BenchmarkMetric {
+                    name: "latency_us".into(),
+                    value: st.median,
+                    unit: "us".into(),
+                    higher_is_better: false,
+                    tags: [("op".to_string(), tag.to_string())].into(),
+                    stats: Some(st),
+                });
+            }
+        }
+        self.check = check;
+        if let Some(e) = failure {
+            return Err(io_err("I/O error during measurement", e));
+        }
+        let mut warnings = Vec::new();
+        if file::memory_backed(&c.dir) {
+            warnings.push(format!(
+                "{} is on a memory-backed file system (tmpfs/ramfs): this measured memory, not a storage device",
+                c.dir.display()
+            ));
+        } else if !self.direct {
+            warnings.push(if c.direct {
+                format!(
+                    "the file system at {} does not support O_DIRECT (tmpfs, some FUSE): the page cache was measured, not the device",
+                    c.dir.display()
+                )
+            } else {
+                "direct=false: the page cache was measured, not the device".to_string()
+            });
+        }
+        Ok(Measured {
+            metrics,
+            details: vec![
+                ("engine".into(), ParamValue::from(rand.name())),
+                (
+                    "memory_backed".into(),
+                    ParamValue::Bool(file::memory_backed(&c.dir)),
+                ),
+                ("direct".into(), ParamValue::Bool(self.direct)),
+                ("file_anonymous".into(), ParamValue::Bool(self.anonymous)),
+                ("dir".into(), ParamValue::Str(c.dir.display().to_string())),
+                ("size_bytes".into(), ParamValue::Int(c.size as i64)),
+                ("random_batch_ios".into(), ParamValue::Int(batch as i64)),
+                ("seq_sample_bytes".into(), ParamValue::Int(seq_bytes as i64)),
+            ],
+            warnings,
+        })
+    }
+
+    fn validate(&mut self, _: &RunContext) -> Validation {
+        let c = self.check;
+        if c.checked_pages == 0 {
+            Validation::fail("no page was read back, so nothing was checked")
+        } else if c.bad_pages > 0 {
+            Validation::fail(format!(
+                "{} of {} pages read back did not carry their own offset",
+                c.bad_pages, c.checked_pages
+            ))
+        } else {
+            Validation::pass(format!(
+                "all {} pages read back carried their own offset and this run's magic",
+                c.checked_pages
+            ))
+        }
+    }
+}
