@@ -11,7 +11,7 @@ pub fn component_defaults(component: BenchmarkComponent) -> Vec<BenchmarkId> {
         BenchmarkComponent::Gpu => &[("micro", "gpu_flops")],
         BenchmarkComponent::Ram => &[("micro", "mem_bandwidth"), ("micro", "mem_latency")],
         BenchmarkComponent::Storage => &[("micro", "disk_io")],
-        BenchmarkComponent::Network => &[("micro", "net_bandwidth")],
+        BenchmarkComponent::Network => &[("micro", "net_bandwidth"), ("micro", "net_latency")],
         BenchmarkComponent::System => &[("pepbench", "end_to_end_infer")],
     };
     ids.iter().map(|(s, n)| BenchmarkId::new(*s, *n)).collect()

@@ -4,12 +4,14 @@
 //! - [`cpu_flops`]: peak FMA throughput, fp64/fp32, one thread and all;
 //! - [`mem_bandwidth`]: STREAM Copy/Scale/Add/Triad;
 //! - [`mem_latency`]: pointer-chase latency across the cache hierarchy;
-//! - [`disk_io`]: sequential throughput, random IOPS and latency of a file system.
+//! - [`disk_io`]: sequential throughput, random IOPS and latency of a file system;
+//! - [`net`]: TCP throughput and round-trip time against a `warpt net-server`.
 
 pub mod cpu_flops;
 pub mod disk_io;
 pub mod mem_bandwidth;
 pub mod mem_latency;
+pub mod net;
 mod peak;
 mod stream_kernels;
 mod team;
@@ -31,7 +33,7 @@ impl Suite for MicroSuite {
     }
 
     fn description(&self) -> &'static str {
-        "hardware microbenchmarks: CPU FMA peak, STREAM memory bandwidth, memory latency, disk I/O"
+        "hardware microbenchmarks: CPU FMA peak, STREAM memory bandwidth, memory latency, disk I/O, network"
     }
 
     fn specs(&self) -> Vec<BenchmarkSpec> {
@@ -40,6 +42,8 @@ impl Suite for MicroSuite {
             mem_bandwidth::spec(),
             mem_latency::spec(),
             disk_io::spec(),
+            net::bandwidth_spec(),
+            net::latency_spec(),
         ]
     }
 
@@ -49,6 +53,8 @@ impl Suite for MicroSuite {
             mem_bandwidth::NAME => Some(Box::new(mem_bandwidth::MemBandwidth::new())),
             mem_latency::NAME => Some(Box::new(mem_latency::MemLatency::new())),
             disk_io::NAME => Some(Box::new(disk_io::DiskIo::new())),
+            net::BANDWIDTH => Some(Box::new(net::NetBandwidth::new())),
+            net::LATENCY => Some(Box::new(net::NetLatency::new())),
             _ => None,
         }
     }
@@ -56,6 +62,7 @@ impl Suite for MicroSuite {
     fn check_params(&self, name: &str, params: &warpt_model::Params) -> Result<(), String> {
         match name {
             disk_io::NAME => disk_io::check_params(params),
+            net::BANDWIDTH | net::LATENCY => net::check_params(params),
             _ => Ok(()),
         }
     }

@@ -151,6 +151,13 @@ where
     })
 }
 
+/// A team of `threads` that the OS schedules freely (no pinning): for work
+/// that blocks on I/O, where pinning would only get in the way.
+pub fn unpinned(threads: usize) -> Vec<usize> {
+    // An out-of-range CPU makes pin_current_thread decline, leaving the thread free.
+    vec![usize::MAX; threads.max(1)]
+}
+
 /// The CPUs a team of `threads` should use: the first `threads` CPUs this
 /// process may run on, or all of them for 0. More threads than CPUs wrap
 /// around (oversubscription is allowed but measured as such).

@@ -28,6 +28,9 @@ pub enum Command {
     },
     /// Print the JSON Schema of an export (a `BenchmarkSuiteRun`) or of `warpt list --json`.
     Schema(SchemaArgs),
+    /// Serve the network benchmarks' protocol, as the peer of
+    /// `--param host=ADDR` on another machine (like `iperf3 -s`).
+    NetServer(NetServerArgs),
     /// Show the effective configuration and where each value comes from.
     Config {
         /// The config action.
@@ -62,6 +65,20 @@ pub struct SchemaArgs {
     /// Which schema to print.
     #[arg(long = "type", value_enum, default_value = "suite-run")]
     pub kind: SchemaType,
+}
+
+/// `warpt net-server`
+#[derive(Debug, Args)]
+pub struct NetServerArgs {
+    /// Address and port to listen on.
+    #[arg(long, default_value = "0.0.0.0:7420")]
+    pub bind: String,
+    /// Exit after serving this many sessions (default: serve until stopped).
+    #[arg(long, value_name = "N")]
+    pub max_sessions: Option<usize>,
+    /// End any session after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    pub session_seconds: u64,
 }
 
 /// `warpt config ...`

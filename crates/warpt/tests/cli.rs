@@ -88,7 +88,10 @@ fn list_shows_every_micro_benchmark() {
         .iter()
         .map(|s| s["id"]["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["cpu_flops", "mem_bandwidth", "mem_latency"]);
+    assert_eq!(
+        names,
+        ["cpu_flops", "mem_bandwidth", "mem_latency", "disk_io", "net_bandwidth", "net_latency"]
+    );
 }
 
 #[test]

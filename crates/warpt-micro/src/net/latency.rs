@@ -1,0 +1,192 @@
+//! `net_latency`: request/response round-trip time of small TCP messages.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Instant;
+
+use warpt_harness::{
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    stats,
+};
+use warpt_model::{
+    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, ParamValue,
+    Validation,
+};
+
+use super::Target;
+use super::protocol::{self, MAX_MESSAGE, Mode};
+
+/// Benchmark name within the micro suite.
+pub const NAME: &str = "net_latency";
+
+/// Round trips per sample.
+const PER_SAMPLE: usize = 200;
+/// Round-trip times kept in the metric's `samples`.
+const RTTS_KEPT: usize = 20_000;
+
+/// The spec of `net_latency`.
+pub fn spec() -> BenchmarkSpec {
+    BenchmarkSpec {
+        id: BenchmarkId::new(crate::SUITE, NAME),
+        components: vec![BenchmarkComponent::Network],
+        kind: BenchmarkKind::Synthetic,
+        description: Some(
+            "TCP request/response round trips of `message_bytes` (TCP_NODELAY, one connection, one \
+             message in flight), like netperf TCP_RR. Metric `rtt_us`: per-message round-trip time \
+             with p50/p99/p99.9; `transactions` per second per sample. Default peer: a server inside \
+             warpt on 127.0.0.1; `host=ADDR[:PORT]` targets `warpt net-server`. Validation: every echo \
+             equals the message sent."
+                .into(),
+        ),
+        default_duration_seconds: Some(3.0),
+        external_tool: None,
+        params: [
+            ("host".to_string(), ParamValue::Str(String::new())),
+            ("message_bytes".to_string(), ParamValue::Int(64)),
+        ]
+        .into(),
+        param_help: [
+            (
+                "host".to_string(),
+                "ADDR[:PORT] of a `warpt net-server` (port 7420 by default); empty = a server of our own on 127.0.0.1"
+                    .to_string(),
+            ),
+            ("message_bytes".to_string(), format!("bytes per message (1..={MAX_MESSAGE})")),
+        ]
+        .into(),
+        timeouts: Default::default(),
+        metrics: vec!["rtt_us".into(), "transactions".into()],
+    }
+}
+
+/// The running benchmark.
+#[derive(Default)]
+pub struct NetLatency {
+    target: Option<Target>,
+    message: usize,
+    echoes: u64,
+    mismatches: u64,
+    error: Option<String>,
+}
+
+impl NetLatency {
+    /// A fresh instance.
+    pub fn new() -> Self {
+        NetLatency::default()
+    }
+}
+
+impl Benchmark for NetLatency {
+    fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        let m = ctx.int_param("message_bytes", 1)?;
+        if m > MAX_MESSAGE as i64 {
+            return Err(BenchmarkError::InvalidParam {
+                key: "message_bytes".into(),
+                reason: format!("{m} is above {MAX_MESSAGE}"),
+            });
+        }
+        self.message = m as usize;
+        self.target = Some(Target::from_params(&ctx.params)?);
+        Ok(())
+    }
+
+    fn measure(
+        &mut self,
+        ctx: &RunContext,
+        measure: &mut Measure<'_>,
+    ) -> Result<Measured, BenchmarkError> {
+        let target = self
+            .target
+            .as_ref()
+            .ok_or_else(|| BenchmarkError::Failed("not prepared".into()))?;
+        let addr = target.addr;
+        let mut conn = TcpStream::connect(addr)
+            .map_err(|e| BenchmarkError::Failed(format!("connecting to {addr}: {e}")))?;
+        conn.set_nodelay(true)
+            .map_err(|e| BenchmarkError::Failed(e.to_string()))?;
+        protocol::open(
+            &mut conn,
+            Mode::Echo {
+                message: self.message as u32,
+            },
+        )
+        .map_err(|e| BenchmarkError::Failed(format!("{addr}: {e}")))?;
+        let mut out = vec![0u8; self.message];
+        let mut back = vec![0u8; self.message];
+        let mut seq = 0u64;
+        let mut rtts: Vec<f64> = Vec::new();
+        let (mut echoes, mut mismatches, mut error) = (0u64, 0u64, None::<String>);
+        let policy = MeasurePolicy::share_of(ctx, 1);
+        let def = SeriesDef::new(
+            "transactions",
+            "1/s",
+            true,
+            &[],
+            Convert::Rate(PER_SAMPLE as f64),
+        );
+        let m = measure.run(&policy, "round trips", std::slice::from_ref(&def), |slot| {
+            let start = Instant::now();
+            for _ in 0..PER_SAMPLE {
+                seq += 1;
+                for (i, b) in out.iter_mut().enumerate() {
+                    *b = (seq as usize).wrapping_add(i) as u8;
+                }
+                let t = Instant::now();
+                let r = conn
+                    .write_all(&out)
+                    .and_then(|_| conn.read_exact(&mut back));
+                rtts.push(t.elapsed().as_secs_f64() * 1e6);
+                match r {
+                    Ok(()) => {
+                        echoes += 1;
+                        if back != out {
+                            mismatches += 1;
+                        }
+                    }
+                    Err(e) => {
+                        error.get_or_insert(e.to_string());
+                        break;
+                    }
+                }
+            }
+            slot[0] = start.elapsed().as_secs_f64().max(1e-9);
+        });
+        self.echoes = echoes;
+        self.mismatches = mismatches;
+        if let Some(e) = error {
+            self.error = Some(e.clone());
+            return Err(BenchmarkError::Failed(format!("round trip failed: {e}")));
+        }
+        // The warm-up samples' round trips are not part of the measurement.
+        let skip = (m.warmup_samples * PER_SAMPLE).min(rtts.len());
+        let mut metrics: Vec<BenchmarkMetric> = Vec::new();
+        if let Some(mut st) = stats::summarize_large(&rtts[skip..], RTTS_KEPT) {
+            st.stop_reason = Some(m.stop_reason);
+            metrics.push(BenchmarkMetric {
+                name: "rtt_us".into(),
+                value: st.median,
+                unit: "us".into(),
+                higher_is_better: false,
+                tags: [("message_bytes".to_string(), self.message.to_string())].into(),
+                stats: Some(st),
+            });
+        }
+        metrics.extend(m.metrics);
+        Ok(Measured {
+            metrics,
+            details: vec![("peer".into(), ParamValue::Str(target.describe()))],
+            warnings: Vec::new(),
+        })
+    }
+
+    fn validate(&mut self, _: &RunContext) -> Validation {
+        match (&self.error, self.mismatches, self.echoes) {
+            (Some(e), _, _) => Validation::fail(e.clone()),
+            (None, 0, 0) => Validation::fail("no message came back"),
+            (None, 0, n) => Validation::pass(format!("all {n} echoes equalled the message sent")),
+            (None, bad, n) => Validation::fail(format!(
+                "{bad} of {n} echoes differed from the message sent"
+            )),
+        }
+    }
+}
