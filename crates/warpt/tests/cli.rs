@@ -90,7 +90,14 @@ fn list_shows_every_micro_benchmark() {
         .collect();
     assert_eq!(
         names,
-        ["cpu_flops", "mem_bandwidth", "mem_latency", "disk_io", "net_bandwidth", "net_latency"]
+        [
+            "cpu_flops",
+            "mem_bandwidth",
+            "mem_latency",
+            "disk_io",
+            "net_bandwidth",
+            "net_latency"
+        ]
     );
 }
 

@@ -197,6 +197,14 @@ impl Benchmark for DiskIo {
         let magic = ctx.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0x5741_5250_5444_494F;
         let mut seq = engine::engine(SEQ_BLOCK.min(c.size as usize), c.qd, magic, ctx.seed);
         let rand = engine::engine(c.block, c.qd, magic, ctx.seed ^ 1);
+        // Reserve the whole file first, as fio does: one contiguous allocation
+        // rather than extents scattered by parallel writes. A file system
+        // without fallocate (tmpfs on old kernels) is filled all the same.
+        {
+            use std::os::unix::io::AsRawFd;
+            // SAFETY: fallocate on our own open descriptor.
+            let _ = unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, c.size as libc::off_t) };
+        }
         // Fill the whole file once, stamped, so every read finds its page.
         let offsets: Vec<u64> = (0..c.size / SEQ_BLOCK as u64)
             .map(|i| i * SEQ_BLOCK as u64)
