@@ -50,7 +50,8 @@ pub fn spec() -> BenchmarkSpec {
         description: Some(
             "File-system I/O like fio: sequential write and read in 1 MiB blocks (`throughput`, MB/s = 1e6 \
              B/s) and random `block_kb` reads and writes (`iops`, and per-I/O `latency_us` with p50/p99/p99.9), \
-             all at `queue_depth` through io_uring (or one thread per slot where io_uring is unavailable), \
+             all at `queue_depth` through io_uring set up and polled as fio's engine does (or one thread per \
+             slot where io_uring is unavailable), \
              O_DIRECT where the file system allows it (tmpfs does not: then the page cache is measured and \
              the result says so). Writes end each sample with fdatasync, counted. The file has no name on \
              disk at any moment, so it cannot be left behind. Validation: every page read carries its own \
