@@ -269,3 +269,37 @@ impl Engine for Threads {
         Ok(total)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(engine: &mut dyn Engine) {
+        let dir = tempfile::tempdir().unwrap();
+        let (file, _) = super::super::file::create(dir.path(), false).unwrap();
+        // 8 KiB blocks every 16 KiB: the gaps are never written.
+        let offsets: Vec<u64> = (0..64).map(|i| i * 16384).collect();
+        let mut lat = Vec::new();
+        engine.run(&file, Op::Write, &offsets, &mut lat).unwrap();
+        let check = engine.run(&file, Op::Read, &offsets, &mut lat).unwrap();
+        assert_eq!(lat.len(), 128, "{}: one latency per I/O", engine.name());
+        assert_eq!(
+            (check.bad_pages, check.checked_pages),
+            (0, 128),
+            "{}",
+            engine.name()
+        );
+        // Reading where nothing of ours was written is caught.
+        let stray: Vec<u64> = vec![8192];
+        let check = engine.run(&file, Op::Read, &stray, &mut lat).unwrap();
+        assert_eq!(check.bad_pages, 2, "{}", engine.name());
+    }
+
+    #[test]
+    fn both_engines_write_stamped_pages_and_read_them_back() {
+        round_trip(&mut Threads::new(8192, 4, 99, 1));
+        if let Ok(mut u) = Uring::new(8192, 4, 99, 1) {
+            round_trip(&mut u);
+        }
+    }
+}
