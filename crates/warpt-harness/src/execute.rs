@@ -99,6 +99,7 @@ pub fn execute(
 pub struct StageClock {
     current: Option<(Stage, Instant)>,
     totals: HashMap<Stage, Duration>,
+    window: (Option<jiff::Timestamp>, Option<jiff::Timestamp>),
 }
 
 impl StageClock {
@@ -112,12 +113,27 @@ impl StageClock {
         self.close(at);
         self.current = Some((stage, at));
         self.totals.entry(stage).or_default();
+        if stage == Stage::Measure && self.window.0.is_none() {
+            self.window.0 = Some(jiff::Timestamp::now());
+        }
     }
 
     /// Closes the current stage at `at`.
     pub fn close(&mut self, at: Instant) {
         if let Some((stage, since)) = self.current.take() {
             *self.totals.entry(stage).or_default() += at.saturating_duration_since(since);
+            if stage == Stage::Measure {
+                self.window.1 = Some(jiff::Timestamp::now());
+            }
+        }
+    }
+
+    /// From the first moment of measurement to the end of the last
+    /// measurement segment (wall clock), once measurement has ended.
+    pub fn measure_window(&self) -> Option<(jiff::Timestamp, jiff::Timestamp)> {
+        match self.window {
+            (Some(a), Some(b)) if b >= a => Some((a, b)),
+            _ => None,
         }
     }
 

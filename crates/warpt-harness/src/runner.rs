@@ -64,6 +64,9 @@ pub struct RunOptions {
     pub config_file: Option<String>,
     /// The export this run replays, if any.
     pub replay_of: Option<String>,
+    /// The background monitor, when `--monitor` is on: each result gets a
+    /// summary of the samples taken during its measurement window.
+    pub monitor: Option<Arc<warpt_system::monitor::Monitor>>,
 }
 
 impl RunOptions {
@@ -86,6 +89,7 @@ impl RunOptions {
             interrupt: None,
             config_file: None,
             replay_of: None,
+            monitor: None,
         }
     }
 
@@ -157,14 +161,22 @@ pub fn run_plan(
             index,
             total,
         });
-        let (mut result, freq) = if options.in_process || !cfg!(unix) {
-            (
-                run_one(registry, planned, options, progress),
-                FreqTrace::default(),
-            )
+        let (mut result, freq, window) = if options.in_process || !cfg!(unix) {
+            let r = run_one(registry, planned, options, progress);
+            let window = Some((r.start_time, r.end_time));
+            (r, FreqTrace::default(), window)
         } else {
             run_isolated(planned, options, progress)
         };
+        if let (Some(monitor), Some((from, to))) = (&options.monitor, window) {
+            let seconds = (to - from).total(jiff::Unit::Second).unwrap_or(0.0);
+            let samples = monitor.window(from, to);
+            result.telemetry = Some(warpt_system::monitor::summarize(
+                &samples,
+                seconds,
+                monitor.missing(),
+            ));
+        }
         let (quality, reasons) = assess(&result, &host, freq, options.target_rel_ci);
         result.quality = Some(quality);
         result.quality_reasons = reasons;
@@ -213,12 +225,19 @@ pub fn limits_for(planned: &PlannedBenchmark, options: &RunOptions) -> Effective
     )
 }
 
+/// A result, the CPU frequency seen while it measured, and its measurement window.
+type Isolated = (
+    BenchmarkRunResult,
+    FreqTrace,
+    Option<(Timestamp, Timestamp)>,
+);
+
 #[cfg(unix)]
 fn run_isolated(
     planned: &PlannedBenchmark,
     options: &RunOptions,
     progress: &dyn Progress,
-) -> (BenchmarkRunResult, FreqTrace) {
+) -> Isolated {
     let ctx = options.context(planned);
     let request = WorkerRequest {
         id: planned.spec.id.clone(),
@@ -245,7 +264,7 @@ fn run_isolated(
             r.error_message = Some(format!(
                 "cannot locate the warpt executable to start a worker: {e}"
             ));
-            return (r, FreqTrace::default());
+            return (r, FreqTrace::default(), None);
         }
     };
     let limits = limits_for(planned, options);
@@ -257,7 +276,7 @@ fn run_isolated(
         progress,
         options.interrupt.as_deref(),
     );
-    (s.result, s.freq)
+    (s.result, s.freq, s.window)
 }
 
 #[cfg(not(unix))]
@@ -265,7 +284,7 @@ fn run_isolated(
     planned: &PlannedBenchmark,
     options: &RunOptions,
     progress: &dyn Progress,
-) -> (BenchmarkRunResult, FreqTrace) {
+) -> Isolated {
     unreachable!("run_plan runs in-process where there are no worker processes")
 }
 

@@ -60,6 +60,8 @@ pub struct Supervised {
     pub interrupted: bool,
     /// Frequency during measurement.
     pub freq: FreqTrace,
+    /// Wall-clock span of the measurement stage, when it ran.
+    pub window: Option<(Timestamp, Timestamp)>,
 }
 
 /// How the event loop ended.
@@ -126,6 +128,7 @@ pub fn supervise(
                 result,
                 interrupted: false,
                 freq: FreqTrace::default(),
+                window: None,
             };
         }
     };
@@ -316,6 +319,7 @@ pub fn supervise(
         result,
         interrupted,
         freq,
+        window: clock.measure_window(),
     }
 }
 

@@ -16,6 +16,7 @@ mod result;
 mod spec;
 mod suite_run;
 mod system;
+mod telemetry;
 
 pub use component::{BenchmarkComponent, BenchmarkKind, UnknownComponent};
 pub use metric::{BenchmarkMetric, MetricStats, StopReason};
@@ -30,6 +31,7 @@ pub use system::{
     CacheInfo, CpuInfo, DimmInfo, GpuInfo, ListOutput, MemoryInfo, MountInfo, NetworkInterface,
     OsInfo, StorageDevice, ToolInfo,
 };
+pub use telemetry::{GpuSample, TelemetrySample, TelemetrySummary, TemperatureReading};
 
 /// The JSON Schema of a suite run, the shape of every export (`warpt schema`).
 pub fn suite_run_schema() -> schemars::Schema {

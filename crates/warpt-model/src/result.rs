@@ -227,9 +227,9 @@ pub struct BenchmarkRunResult {
     /// Per-stage durations and limits.
     #[serde(default)]
     pub watchdog: Option<Watchdog>,
-    /// Resource telemetry sampled while the benchmark ran.
+    /// What the monitor (`--monitor`) saw during the measurement window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub telemetry: Option<serde_json::Value>,
+    pub telemetry: Option<crate::TelemetrySummary>,
     /// A per-result system snapshot (older exports); new runs store it once
     /// in the suite run.
     #[serde(default, skip_serializing_if = "Option::is_none")]

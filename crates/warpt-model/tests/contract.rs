@@ -116,7 +116,18 @@ fn full_suite_run() -> BenchmarkSuiteRun {
         signal_name: Some("SIGSEGV".into()),
         stderr_tail: vec!["boom".into()],
     });
-    result.telemetry = Some(serde_json::json!([{"cpu_utilization_percent": 99.0}]));
+    result.telemetry = Some(TelemetrySummary {
+        samples: 3,
+        mean_power_w: Some(100.0),
+        max_power_w: Some(120.0),
+        energy_j: Some(300.0),
+        max_temp_c: Some(70.0),
+        min_freq_mhz: Some(2900.0),
+        mean_freq_mhz: Some(3000.0),
+        throttled: false,
+        mean_cpu_utilization_percent: Some(99.0),
+        notes: vec![],
+    });
     result.system = Some(ListOutput::default());
     BenchmarkSuiteRun {
         id: "20261122T010203Z-abcdef".into(),

@@ -15,6 +15,7 @@ mod energy;
 mod git;
 mod gpu;
 mod host;
+pub mod monitor;
 mod probes;
 mod tools;
 mod virt;

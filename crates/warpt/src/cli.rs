@@ -186,6 +186,16 @@ pub struct RunArgs {
     /// (./warpt.toml, then $XDG_CONFIG_HOME/warpt/warpt.toml).
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
+    /// Sample CPU, memory, temperatures, power and GPUs in the background;
+    /// each result gets a telemetry summary of its measurement window.
+    #[arg(long)]
+    pub monitor: bool,
+    /// Seconds between monitor samples (at least 0.05).
+    #[arg(long, value_name = "SECONDS", default_value = "1", requires = "monitor", value_parser = parse_interval)]
+    pub monitor_interval: f64,
+    /// Write the monitor's timeline (a JSON list of samples) to this file.
+    #[arg(long, value_name = "PATH", requires = "monitor")]
+    pub monitor_output: Option<PathBuf>,
     /// Re-run a previous export's exact plan, parameters, seed and settings.
     #[arg(
         long,
@@ -217,6 +227,17 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
         return Err(format!(
             "{s} is negative or not finite; give a number of seconds >= 0"
         ));
+    }
+    Ok(v)
+}
+
+fn parse_interval(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !v.is_finite() || v < 0.05 {
+        return Err(format!("{s} is below the shortest interval, 0.05 s"));
     }
     Ok(v)
 }

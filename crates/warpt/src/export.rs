@@ -90,8 +90,13 @@ impl ExportTarget {
     }
 
     /// Writes `run` pretty-printed and moves it into place.
-    pub fn write(mut self, run: &BenchmarkSuiteRun) -> Result<PathBuf> {
-        let json = serde_json::to_string_pretty(run).context("serialising the suite run")?;
+    pub fn write(self, run: &BenchmarkSuiteRun) -> Result<PathBuf> {
+        self.write_json(run)
+    }
+
+    /// Writes any document pretty-printed and moves it into place.
+    pub fn write_json(mut self, doc: &impl serde::Serialize) -> Result<PathBuf> {
+        let json = serde_json::to_string_pretty(doc).context("serialising the document")?;
         self.temp
             .write_all(json.as_bytes())
             .and_then(|_| self.temp.write_all(b"\n"))

@@ -199,11 +199,23 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         )))?),
         (None, false) => None,
     };
+    let monitor_target = match &args.monitor_output {
+        Some(path) => Some(ExportTarget::prepare(path)?),
+        None => None,
+    };
     for u in &plan.unavailable {
         eprintln!(
             "note: component {}: {} not run: {}",
             u.component, u.id, u.reason
         );
+    }
+    if args.monitor {
+        let interval = Duration::from_secs_f64(args.monitor_interval);
+        let m = warpt_system::monitor::Monitor::start(interval);
+        for missing in m.missing() {
+            eprintln!("monitor: {missing}");
+        }
+        options.monitor = Some(Arc::new(m));
     }
     for w in warpt_harness::HostConditions::capture(build_profile()).warnings() {
         eprintln!("warning: {w}");
@@ -221,6 +233,27 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     if let (Some(m), Some(from)) = (suite_run.manifest.as_mut(), &options.replay_of) {
         m.extra
             .insert("replay_of".into(), ParamValue::Str(from.clone()));
+    }
+    if let Some(monitor) = options.monitor.take().and_then(|m| Arc::try_unwrap(m).ok()) {
+        let (timeline, overhead) = monitor.finish();
+        if let Some(m) = suite_run.manifest.as_mut() {
+            m.extra
+                .insert("monitor_cpu_share".into(), ParamValue::Float(overhead));
+            m.extra.insert(
+                "monitor_samples".into(),
+                ParamValue::Int(timeline.len() as i64),
+            );
+        }
+        eprintln!(
+            "monitor: {} samples; its own CPU time was {:.3}% of one core",
+            timeline.len(),
+            overhead * 100.0
+        );
+        if let Some(target) = monitor_target {
+            let shown = target.path().display().to_string();
+            target.write_json(&timeline)?;
+            eprintln!("monitor timeline written to {shown}");
+        }
     }
 
     let table = output::results(&suite_run);

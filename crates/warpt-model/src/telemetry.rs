@@ -1,0 +1,119 @@
+//! Resource telemetry sampled in the background while benchmarks and
+//! stress tests run (`--monitor`), and its per-result summary.
+
+use jiff::Timestamp;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// One sample of the machine's state. The first five fields keep the
+/// seed's names.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TelemetrySample {
+    /// When it was taken (UTC).
+    pub timestamp: Option<Timestamp>,
+    /// CPU busy time over the last interval, all CPUs, percent.
+    pub cpu_utilization_percent: f64,
+    /// Installed memory, bytes.
+    pub total_memory_bytes: u64,
+    /// Memory in use (total - available), percent of total.
+    pub memory_utilization_percent: f64,
+    /// NVIDIA GPUs (NVML).
+    #[serde(default)]
+    pub gpu_usage: Vec<GpuSample>,
+    /// CPU busy time per CPU, percent.
+    #[serde(default)]
+    pub per_core_utilization_percent: Vec<f64>,
+    /// Current frequency per CPU, MHz (cpufreq, else /proc/cpuinfo).
+    #[serde(default)]
+    pub per_core_freq_mhz: Vec<f64>,
+    /// Memory in use, bytes.
+    #[serde(default)]
+    pub used_memory_bytes: u64,
+    /// Memory available for new allocations, bytes.
+    #[serde(default)]
+    pub available_memory_bytes: u64,
+    /// Swap in use, bytes.
+    #[serde(default)]
+    pub swap_used_bytes: u64,
+    /// Temperatures from hwmon and thermal zones.
+    #[serde(default)]
+    pub temperatures: Vec<TemperatureReading>,
+    /// CPU package power over the last interval, watts (RAPL).
+    #[serde(default)]
+    pub package_power_w: Option<f64>,
+    /// DRAM power over the last interval, watts (RAPL).
+    #[serde(default)]
+    pub dram_power_w: Option<f64>,
+}
+
+/// One GPU in a sample.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GpuSample {
+    /// NVML index.
+    pub index: u32,
+    /// Product name.
+    pub model: String,
+    /// GPU busy, percent.
+    pub utilization_percent: f64,
+    /// Memory controller busy, percent.
+    pub memory_utilization_percent: f64,
+    /// Memory in use, bytes.
+    #[serde(default)]
+    pub memory_used_bytes: Option<u64>,
+    /// Board power, watts.
+    pub power_watts: Option<f64>,
+    /// Core temperature, Celsius.
+    #[serde(default)]
+    pub temperature_c: Option<f64>,
+    /// SM clock, MHz.
+    #[serde(default)]
+    pub sm_clock_mhz: Option<u32>,
+    /// Active clock throttle reasons, as NVML names them.
+    #[serde(default)]
+    pub throttle_reasons: Vec<String>,
+    /// GPU UUID.
+    pub guid: String,
+}
+
+/// One temperature sensor's reading.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TemperatureReading {
+    /// Sensor, e.g. `k10temp/Tctl` or `thermal_zone0/x86_pkg_temp`.
+    pub sensor: String,
+    /// Degrees Celsius.
+    pub celsius: f64,
+}
+
+/// What the monitor saw during one result's measurement window.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TelemetrySummary {
+    /// Samples in the window.
+    pub samples: usize,
+    /// Mean CPU package (+ DRAM) power, watts, where RAPL is readable.
+    #[serde(default)]
+    pub mean_power_w: Option<f64>,
+    /// Highest power seen, watts.
+    #[serde(default)]
+    pub max_power_w: Option<f64>,
+    /// Energy over the window, joules (mean power x window length).
+    #[serde(default)]
+    pub energy_j: Option<f64>,
+    /// Highest temperature of any sensor, Celsius.
+    #[serde(default)]
+    pub max_temp_c: Option<f64>,
+    /// Lowest per-CPU frequency seen, MHz.
+    #[serde(default)]
+    pub min_freq_mhz: Option<f64>,
+    /// Mean of the per-sample mean frequency, MHz.
+    #[serde(default)]
+    pub mean_freq_mhz: Option<f64>,
+    /// Whether throttling was seen (a GPU throttle reason, or CPU frequency
+    /// more than 10% below the window's first sample).
+    pub throttled: bool,
+    /// Mean CPU utilisation, percent.
+    #[serde(default)]
+    pub mean_cpu_utilization_percent: Option<f64>,
+    /// Why a figure is absent (no RAPL, no sensors).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}

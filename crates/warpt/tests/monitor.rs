@@ -1,0 +1,84 @@
+//! `--monitor`: a background timeline, and a telemetry summary per result.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+use assert_cmd::Command;
+use serde_json::Value;
+use warpt_model::BenchmarkSuiteRun;
+
+#[test]
+fn benchmark_run_attaches_telemetry_and_writes_the_timeline() {
+    let dir = tempfile::tempdir().unwrap();
+    let timeline = dir.path().join("t.json");
+    let out = Command::cargo_bin("warpt")
+        .unwrap()
+        .env("WARPT_NO_PROGRESS", "1")
+        .args([
+            "benchmark",
+            "run",
+            "--component",
+            "cpu",
+            "--duration",
+            "1",
+            "--burnin-seconds",
+            "0",
+        ])
+        .args(["--monitor", "--monitor-interval", "0.1", "--monitor-output"])
+        .arg(&timeline)
+        .arg("--json")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let run: BenchmarkSuiteRun = serde_json::from_slice(&out).unwrap();
+    let t = run.benchmarks[0]
+        .telemetry
+        .as_ref()
+        .expect("telemetry summary");
+    assert!(t.samples >= 5, "{t:?}");
+    assert!(
+        t.mean_cpu_utilization_percent.unwrap() > 30.0,
+        "cpu_flops keeps the CPUs busy: {t:?}"
+    );
+    assert!(t.min_freq_mhz.unwrap() > 0.0);
+    assert!(
+        t.energy_j.is_some() || t.notes.iter().any(|n| n.contains("power")),
+        "{t:?}"
+    );
+    let samples: Vec<Value> =
+        serde_json::from_str(&std::fs::read_to_string(&timeline).unwrap()).unwrap();
+    let extra = &run.manifest.unwrap().extra;
+    assert_eq!(
+        extra["monitor_samples"],
+        warpt_model::ParamValue::Int(samples.len() as i64)
+    );
+    assert!(samples.len() >= 10);
+    for s in &samples {
+        for key in [
+            "timestamp",
+            "cpu_utilization_percent",
+            "total_memory_bytes",
+            "memory_utilization_percent",
+            "gpu_usage",
+        ] {
+            assert!(s.get(key).is_some(), "{key} missing");
+        }
+        let cpu = s["cpu_utilization_percent"].as_f64().unwrap();
+        assert!((0.0..=100.0).contains(&cpu));
+    }
+}
+
+#[test]
+fn monitor_flags_need_monitor_and_a_sane_interval() {
+    let run = |args: &[&str]| {
+        Command::cargo_bin("warpt")
+            .unwrap()
+            .args(["benchmark", "run", "--dry-run"])
+            .args(args)
+            .assert()
+            .code(2)
+    };
+    run(&["--monitor-interval", "0.5"]);
+    run(&["--monitor", "--monitor-interval", "0.01"]);
+}
