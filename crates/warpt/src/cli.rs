@@ -28,6 +28,8 @@ pub enum Command {
     },
     /// Print the JSON Schema of an export (a `BenchmarkSuiteRun`) or of `warpt list --json`.
     Schema(SchemaArgs),
+    /// Sample CPU, memory, temperatures, power and GPUs and show them live.
+    Monitor(MonitorArgs),
     /// Serve the network benchmarks' protocol, as the peer of
     /// `--param host=ADDR` on another machine (like `iperf3 -s`).
     NetServer(NetServerArgs),
@@ -65,6 +67,23 @@ pub struct SchemaArgs {
     /// Which schema to print.
     #[arg(long = "type", value_enum, default_value = "suite-run")]
     pub kind: SchemaType,
+}
+
+/// `warpt monitor`
+#[derive(Debug, Args)]
+pub struct MonitorArgs {
+    /// Seconds between samples (at least 0.05).
+    #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = parse_interval)]
+    pub interval: f64,
+    /// Stop after this many seconds (default: run until interrupted).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub duration: Option<f64>,
+    /// Print each sample as one JSON line on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Also serve the latest sample in the Prometheus text format on ADDR:PORT.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub prometheus: Option<String>,
 }
 
 /// `warpt net-server`

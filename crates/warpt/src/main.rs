@@ -51,6 +51,7 @@ fn main() -> ExitCode {
         Command::Schema(args) => commands::schema::print(&args),
         Command::List(args) => commands::list::run(&args),
         Command::NetServer(args) => commands::net_server::run(&args),
+        Command::Monitor(args) => commands::monitor::run(&args),
         Command::Config {
             action: ConfigCommand::Show(args),
         } => commands::config::show(&args),

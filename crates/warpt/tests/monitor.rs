@@ -82,3 +82,66 @@ fn monitor_flags_need_monitor_and_a_sane_interval() {
     run(&["--monitor-interval", "0.5"]);
     run(&["--monitor", "--monitor-interval", "0.01"]);
 }
+
+#[test]
+fn monitor_streams_ndjson_and_serves_prometheus() {
+    let out = Command::cargo_bin("warpt")
+        .unwrap()
+        .args(["monitor", "--json", "--interval", "0.2", "--duration", "1"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let lines: Vec<Value> = String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        (4..=6).contains(&lines.len()),
+        "{} samples in 1 s at 0.2 s",
+        lines.len()
+    );
+    assert!(
+        lines
+            .iter()
+            .all(|s| s["total_memory_bytes"].as_u64().unwrap() > 0)
+    );
+
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    drop(listener);
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("warpt"))
+        .args([
+            "monitor",
+            "--interval",
+            "0.1",
+            "--duration",
+            "5",
+            "--prometheus",
+        ])
+        .arg(addr.to_string())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut body = String::new();
+    for _ in 0..50 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        if let Ok(mut s) = std::net::TcpStream::connect(addr) {
+            use std::io::{Read, Write};
+            s.write_all(b"GET /metrics HTTP/1.0\r\n\r\n").unwrap();
+            s.read_to_string(&mut body).unwrap();
+            if body.contains("warpt_memory_total_bytes") {
+                break;
+            }
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(body.starts_with("HTTP/1.0 200"), "{body}");
+    assert!(
+        body.contains("# TYPE warpt_cpu_utilization_percent gauge"),
+        "{body}"
+    );
+}

@@ -3,6 +3,7 @@
 pub mod benchmark;
 pub mod config;
 pub mod list;
+pub mod monitor;
 pub mod net_server;
 pub mod run;
 pub mod schema;
