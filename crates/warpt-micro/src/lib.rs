@@ -14,6 +14,7 @@ pub mod mem_latency;
 pub mod net;
 mod peak;
 mod stream_kernels;
+pub mod stress;
 mod team;
 
 pub use peak::{Peak, theoretical_peak};

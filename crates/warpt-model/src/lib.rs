@@ -14,6 +14,7 @@ mod metric;
 mod params;
 mod result;
 mod spec;
+mod stress;
 mod suite_run;
 mod system;
 mod telemetry;
@@ -26,6 +27,7 @@ pub use result::{
     Validation, Watchdog,
 };
 pub use spec::{BenchmarkId, BenchmarkSpec, StageLimits};
+pub use stress::{StressRun, ThroughputPoint};
 pub use suite_run::{BenchmarkSuiteRun, GitState, LoadError, Manifest, RunConfig, load_suite_run};
 pub use system::{
     CacheInfo, CpuInfo, DimmInfo, GpuInfo, ListOutput, MemoryInfo, MountInfo, NetworkInterface,

@@ -28,6 +28,8 @@ pub enum Command {
     },
     /// Print the JSON Schema of an export (a `BenchmarkSuiteRun`) or of `warpt list --json`.
     Schema(SchemaArgs),
+    /// Sustained load on one component with error detection (burn-in).
+    Stress(StressArgs),
     /// Sample CPU, memory, temperatures, power and GPUs and show them live.
     Monitor(MonitorArgs),
     /// Serve the network benchmarks' protocol, as the peer of
@@ -67,6 +69,45 @@ pub struct SchemaArgs {
     /// Which schema to print.
     #[arg(long = "type", value_enum, default_value = "suite-run")]
     pub kind: SchemaType,
+}
+
+/// `warpt stress`
+#[derive(Debug, Args)]
+pub struct StressArgs {
+    /// What to load: cpu, ram, storage or network.
+    #[arg(value_parser = ["cpu", "ram", "storage", "network", "gpu"])]
+    pub target: String,
+    /// Seconds under load (after the burn-in).
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = parse_seconds)]
+    pub duration: f64,
+    /// Seconds of load before recording starts.
+    #[arg(long, value_name = "SECONDS", default_value = "0", value_parser = parse_seconds)]
+    pub burnin_seconds: f64,
+    /// Override a parameter (repeatable): threads, fraction, mb, path, size_mb, streams,
+    /// message_kb; inject_error=1 corrupts one result to prove the detector works.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+    /// Seed for generated data.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Sample CPU, memory, temperatures, power and GPUs meanwhile.
+    #[arg(long)]
+    pub monitor: bool,
+    /// Seconds between monitor samples (at least 0.05).
+    #[arg(long, value_name = "SECONDS", default_value = "1", requires = "monitor", value_parser = parse_interval)]
+    pub monitor_interval: f64,
+    /// Write the monitor's timeline to this file.
+    #[arg(long, value_name = "PATH", requires = "monitor")]
+    pub monitor_output: Option<PathBuf>,
+    /// Print the stress run as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Write warpt_stress_<TARGET>_<TIMESTAMP>_<RANDOM>.json in the current directory.
+    #[arg(long, conflicts_with = "export_file")]
+    pub export: bool,
+    /// Write the stress run to this file.
+    #[arg(long, value_name = "PATH")]
+    pub export_file: Option<PathBuf>,
 }
 
 /// `warpt monitor`

@@ -52,6 +52,7 @@ fn main() -> ExitCode {
         Command::List(args) => commands::list::run(&args),
         Command::NetServer(args) => commands::net_server::run(&args),
         Command::Monitor(args) => commands::monitor::run(&args),
+        Command::Stress(args) => commands::stress::run(&args),
         Command::Config {
             action: ConfigCommand::Show(args),
         } => commands::config::show(&args),

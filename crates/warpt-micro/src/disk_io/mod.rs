@@ -10,7 +10,7 @@
 //! must carry its own offset: the validation.
 
 mod engine;
-mod file;
+pub(crate) mod file;
 
 use std::path::PathBuf;
 use std::time::Instant;

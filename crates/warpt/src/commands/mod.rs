@@ -7,4 +7,5 @@ pub mod monitor;
 pub mod net_server;
 pub mod run;
 pub mod schema;
+pub mod stress;
 pub mod worker;

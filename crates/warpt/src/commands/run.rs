@@ -280,7 +280,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
 
 /// SIGINT or SIGTERM sets the returned flag (the runner stops the current
 /// worker and keeps what finished); a second one exits at once with 130.
-fn install_interrupt_handler() -> Result<Arc<AtomicBool>> {
+pub(crate) fn install_interrupt_handler() -> Result<Arc<AtomicBool>> {
     let flag = Arc::new(AtomicBool::new(false));
     for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         // Order matters: the conditional exit sees the flag as it was

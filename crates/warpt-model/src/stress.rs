@@ -1,0 +1,56 @@
+//! The result of `warpt stress`: sustained load with error detection.
+
+use jiff::Timestamp;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::{ListOutput, Params, TelemetrySummary};
+
+/// Throughput over one second of a stress run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ThroughputPoint {
+    /// Seconds since the load started (end of the interval).
+    pub t_s: f64,
+    /// Throughput over the interval, in the run's `unit`.
+    pub value: f64,
+}
+
+/// One `warpt stress TARGET` run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct StressRun {
+    /// A unique id (timestamp and random suffix).
+    pub id: String,
+    /// `cpu`, `ram`, `storage` or `network`.
+    pub target: String,
+    /// When the load started (UTC).
+    pub start_time: Option<Timestamp>,
+    /// When it ended (UTC).
+    pub end_time: Option<Timestamp>,
+    /// Seconds under load (after burn-in).
+    pub duration_s: f64,
+    /// Parameters, effective.
+    #[serde(default)]
+    pub params: Params,
+    /// Unit of `throughput`, e.g. `GFLOP/s`, `GB/s`.
+    pub unit: String,
+    /// Throughput per second, so throttling shows as a falling line.
+    pub throughput: Vec<ThroughputPoint>,
+    /// Results checked against their known answer.
+    pub checks: u64,
+    /// Checks that failed.
+    pub errors: u64,
+    /// The first few failures, described.
+    #[serde(default)]
+    pub error_examples: Vec<String>,
+    /// `errors == 0` and the load ran.
+    pub passed: bool,
+    /// What the monitor saw, with `--monitor`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub telemetry: Option<TelemetrySummary>,
+    /// Caveats (memory sized down, page cache, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// The machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system: Option<ListOutput>,
+}

@@ -1,0 +1,187 @@
+//! `warpt stress TARGET`: sustained load with error detection.
+
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use anyhow::Result;
+use jiff::Timestamp;
+use warpt_micro::stress::{self, StressConfig, TARGETS};
+use warpt_model::StressRun;
+
+use crate::cli::StressArgs;
+use crate::commands::run::install_interrupt_handler;
+use crate::export::ExportTarget;
+use crate::{Outcome, UsageError};
+
+/// Runs the stress test and reports it; exit 1 when any error was found.
+pub fn run(args: &StressArgs) -> Result<Outcome> {
+    let target = args.target.as_str();
+    if target == "gpu" {
+        return Err(UsageError(
+            "stress gpu: this build has no GPU kernels yet; targets: cpu, ram, storage, network"
+                .into(),
+        )
+        .into());
+    }
+    let mut params = stress::default_params(target).ok_or_else(|| {
+        UsageError(format!(
+            "unknown stress target '{target}'; targets: {}",
+            TARGETS.join(", ")
+        ))
+    })?;
+    for text in &args.params {
+        let (k, v) = text.split_once('=').ok_or_else(|| {
+            UsageError(format!(
+                "malformed --param '{text}': expected key=value, e.g. --param inject_error=1"
+            ))
+        })?;
+        let default = params.get(k.trim()).ok_or_else(|| {
+            UsageError(format!(
+                "unknown parameter '{}' for stress {target}; it accepts: {}",
+                k.trim(),
+                params.keys().cloned().collect::<Vec<_>>().join(", ")
+            ))
+        })?;
+        let value = default
+            .parse_like(k.trim(), v)
+            .map_err(|e| UsageError(e.to_string()))?;
+        params.insert(k.trim().to_string(), value);
+    }
+    let flag = install_interrupt_handler()?;
+    let cfg = StressConfig {
+        duration: Duration::from_secs_f64(args.duration),
+        burnin: Duration::from_secs_f64(args.burnin_seconds),
+        params: params.clone(),
+        seed: args.seed,
+        stop: Some(&flag),
+    };
+    for note in stress::check(target, &cfg).map_err(UsageError)? {
+        eprintln!("{note}");
+    }
+    let export = match (&args.export_file, args.export) {
+        (Some(p), _) => Some(ExportTarget::prepare(p)?),
+        (None, true) => Some(ExportTarget::prepare(&PathBuf::from(format!(
+            "warpt_stress_{target}_{}_{}.json",
+            Timestamp::now().strftime("%Y%m%d_%H%M%S"),
+            warpt_harness::random_suffix()
+        )))?),
+        (None, false) => None,
+    };
+    let monitor_target = match &args.monitor_output {
+        Some(p) => Some(ExportTarget::prepare(p)?),
+        None => None,
+    };
+    let monitor = args.monitor.then(|| {
+        warpt_system::monitor::Monitor::start(Duration::from_secs_f64(args.monitor_interval))
+    });
+    let start = Timestamp::now();
+    let outcome = stress::run(target, &cfg).map_err(UsageError)?;
+    let end = Timestamp::now();
+    let interrupted = flag.load(Ordering::Relaxed);
+    let mut telemetry = None;
+    if let Some(m) = monitor {
+        let missing = m.missing().to_vec();
+        let (timeline, overhead) = m.finish();
+        let window: Vec<_> = timeline
+            .iter()
+            .filter(|s| s.timestamp.is_some_and(|t| t >= start && t <= end))
+            .cloned()
+            .collect();
+        telemetry = Some(warpt_system::monitor::summarize(
+            &window,
+            outcome.duration_s,
+            &missing,
+        ));
+        eprintln!(
+            "monitor: {} samples; its own CPU time was {:.3}% of one core",
+            timeline.len(),
+            overhead * 100.0
+        );
+        if let Some(t) = monitor_target {
+            let shown = t.path().display().to_string();
+            t.write_json(&timeline)?;
+            eprintln!("monitor timeline written to {shown}");
+        }
+    }
+    let run = StressRun {
+        id: format!(
+            "{}-{}",
+            start.strftime("%Y%m%dT%H%M%SZ"),
+            warpt_harness::random_suffix()
+        ),
+        target: target.to_string(),
+        start_time: Some(start),
+        end_time: Some(end),
+        duration_s: outcome.duration_s,
+        params,
+        unit: outcome.unit.clone(),
+        throughput: outcome.throughput.clone(),
+        checks: outcome.checks,
+        errors: outcome.errors,
+        error_examples: outcome.examples.clone(),
+        passed: outcome.errors == 0 && outcome.checks > 0,
+        telemetry,
+        warnings: outcome.warnings.clone(),
+        system: Some(warpt_system::snapshot()),
+    };
+    let summary = summary(&run);
+    if args.json {
+        eprint!("{summary}");
+        println!("{}", serde_json::to_string_pretty(&run)?);
+    } else {
+        print!("{summary}");
+    }
+    if let Some(t) = export {
+        let shown = t.path().display().to_string();
+        t.write_json(&run)?;
+        eprintln!("exported {shown}");
+    }
+    Ok(if interrupted {
+        Outcome::Interrupted
+    } else if run.passed {
+        Outcome::Success
+    } else {
+        Outcome::Failures
+    })
+}
+
+fn summary(r: &StressRun) -> String {
+    let values: Vec<String> = r
+        .throughput
+        .iter()
+        .map(|p| format!("{:.1}", p.value))
+        .collect();
+    let mut o = format!(
+        "stress {}: {:.1} s, throughput per second ({}): {}\n",
+        r.target,
+        r.duration_s,
+        r.unit,
+        values.join(" ")
+    );
+    o += &format!(
+        "{}: {} checks, {} errors\n",
+        if r.passed { "PASSED" } else { "FAILED" },
+        r.checks,
+        r.errors
+    );
+    for e in &r.error_examples {
+        o += &format!("  error: {e}\n");
+    }
+    for w in &r.warnings {
+        o += &format!("  warning: {w}\n");
+    }
+    if let Some(t) = &r.telemetry {
+        o += &format!(
+            "  telemetry: {} samples, mean CPU {:.0}%, frequency {} MHz, power {}, max temperature {}\n",
+            t.samples,
+            t.mean_cpu_utilization_percent.unwrap_or(0.0),
+            t.mean_freq_mhz.map_or("?".into(), |f| format!("{f:.0}")),
+            t.mean_power_w
+                .map_or("unreadable".into(), |p| format!("{p:.1} W")),
+            t.max_temp_c
+                .map_or("unreadable".into(), |c| format!("{c:.0} C"))
+        );
+    }
+    o
+}
