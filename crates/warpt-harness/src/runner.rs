@@ -171,11 +171,22 @@ pub fn run_plan(
         if let (Some(monitor), Some((from, to))) = (&options.monitor, window) {
             let seconds = (to - from).total(jiff::Unit::Second).unwrap_or(0.0);
             let samples = monitor.window(from, to);
-            result.telemetry = Some(warpt_system::monitor::summarize(
-                &samples,
-                seconds,
-                monitor.missing(),
-            ));
+            let mut summary =
+                warpt_system::monitor::summarize(&samples, seconds, monitor.missing());
+            if let Some(power) = summary.mean_power_w {
+                // Rate metrics (unit "X/s" or IOPS): joules per X = watts / (X per second).
+                for m in result
+                    .metrics
+                    .iter()
+                    .filter(|m| m.higher_is_better && m.value > 0.0)
+                {
+                    if m.unit.ends_with("/s") || m.unit == "IOPS" {
+                        let key = format!("{} {}", m.name, m.tag_label()).trim().to_string();
+                        summary.energy_per_unit.insert(key, power / m.value);
+                    }
+                }
+            }
+            result.telemetry = Some(summary);
         }
         let (quality, reasons) = assess(&result, &host, freq, options.target_rel_ci);
         result.quality = Some(quality);

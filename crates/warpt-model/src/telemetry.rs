@@ -110,6 +110,11 @@ pub struct TelemetrySummary {
     /// Whether throttling was seen (a GPU throttle reason, or CPU frequency
     /// more than 10% below the window's first sample).
     pub throttled: bool,
+    /// Energy per unit of work, joules, for every rate metric of the result
+    /// (e.g. `gflops precision=fp64,threads=all` -> J/GFLOP): mean power
+    /// divided by the metric's median rate. Empty without a power reading.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub energy_per_unit: std::collections::BTreeMap<String, f64>,
     /// Mean CPU utilisation, percent.
     #[serde(default)]
     pub mean_cpu_utilization_percent: Option<f64>,

@@ -125,6 +125,7 @@ fn full_suite_run() -> BenchmarkSuiteRun {
         min_freq_mhz: Some(2900.0),
         mean_freq_mhz: Some(3000.0),
         throttled: false,
+        energy_per_unit: [("gflops precision=fp64,threads=all".to_string(), 0.5)].into(),
         mean_cpu_utilization_percent: Some(99.0),
         notes: vec![],
     });

@@ -32,6 +32,20 @@ impl EnergySnapshot {
     /// Reads every package-level `intel-rapl:N` domain (AMD exposes its
     /// counters under the same name).
     pub fn read() -> Result<EnergySnapshot, EnergyUnavailable> {
+        Self::read_where(|name, _| !name.contains(':'))
+    }
+
+    /// Reads the DRAM subdomains (`intel-rapl:N:M` named `dram`).
+    pub fn read_dram() -> Result<EnergySnapshot, EnergyUnavailable> {
+        Self::read_where(|name, path| {
+            name.contains(':')
+                && fs::read_to_string(path.join("name")).is_ok_and(|n| n.trim() == "dram")
+        })
+    }
+
+    fn read_where(
+        keep: impl Fn(&str, &std::path::Path) -> bool,
+    ) -> Result<EnergySnapshot, EnergyUnavailable> {
         let entries =
             fs::read_dir("/sys/class/powercap").map_err(|_| EnergyUnavailable::NoDomain)?;
         let mut domains: Vec<PathBuf> = entries
@@ -41,7 +55,7 @@ impl EnergySnapshot {
                 p.file_name()
                     .and_then(|n| n.to_str())
                     .and_then(|n| n.strip_prefix("intel-rapl:"))
-                    .is_some_and(|rest| !rest.contains(':'))
+                    .is_some_and(|rest| keep(rest, p))
             })
             .collect();
         domains.sort();

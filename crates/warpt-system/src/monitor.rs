@@ -19,6 +19,7 @@ pub const MIN_INTERVAL: Duration = Duration::from_millis(50);
 pub struct Sampler {
     prev_cpu: Vec<(u64, u64)>,
     prev_energy: Option<(EnergySnapshot, Instant)>,
+    prev_dram: Option<(EnergySnapshot, Instant)>,
     nvml: Option<nvml_wrapper::Nvml>,
     missing: Vec<String>,
 }
@@ -47,12 +48,16 @@ impl Sampler {
                 None
             }
         };
+        let prev_dram = EnergySnapshot::read_dram()
+            .ok()
+            .map(|s| (s, Instant::now()));
         if temperatures().is_empty() {
             missing.push("temperature: no hwmon or thermal zone sensor".into());
         }
         Sampler {
             prev_cpu: cpu_counters(),
             prev_energy,
+            prev_dram,
             nvml,
             missing,
         }
@@ -94,6 +99,13 @@ impl Sampler {
             self.prev_energy = Some((now, Instant::now()));
             joules.filter(|_| secs > 0.0).map(|j| j / secs)
         });
+        let dram_power_w = self.prev_dram.take().and_then(|(before, at)| {
+            let now = EnergySnapshot::read_dram().ok()?;
+            let secs = at.elapsed().as_secs_f64();
+            let joules = before.joules_until(&now);
+            self.prev_dram = Some((now, Instant::now()));
+            joules.filter(|_| secs > 0.0).map(|j| j / secs)
+        });
         let used = mem.total_bytes.saturating_sub(mem.available_bytes);
         TelemetrySample {
             timestamp: Some(Timestamp::now()),
@@ -116,7 +128,7 @@ impl Sampler {
             swap_used_bytes: swap_total.saturating_sub(swap_free),
             temperatures: temperatures(),
             package_power_w,
-            dram_power_w: None,
+            dram_power_w,
         }
     }
 
@@ -413,6 +425,7 @@ pub fn summarize(
         min_freq_mhz: min_freq,
         mean_freq_mhz: mean(&freqs),
         throttled: gpu_throttled || cpu_throttled,
+        energy_per_unit: Default::default(),
         mean_cpu_utilization_percent: mean(
             &samples
                 .iter()
