@@ -137,6 +137,29 @@ impl SeriesDef {
     }
 }
 
+impl SeriesDef {
+    /// The metric of per-event values too many to keep whole (per-I/O or
+    /// per-message latencies): statistics over all of them, `samples`
+    /// thinned to at most `keep` (see [`stats::summarize_large`]).
+    pub fn metric_of_events(
+        &self,
+        values: &[f64],
+        keep: usize,
+        stop_reason: Option<StopReason>,
+    ) -> Option<BenchmarkMetric> {
+        let mut st = stats::summarize_large(values, keep)?;
+        st.stop_reason = stop_reason;
+        Some(BenchmarkMetric {
+            name: self.name.clone(),
+            value: st.median,
+            unit: self.unit.clone(),
+            higher_is_better: self.higher_is_better,
+            tags: self.tags.clone(),
+            stats: Some(st),
+        })
+    }
+}
+
 /// The outcome of one measurement: a metric per series.
 #[derive(Debug, Clone)]
 pub struct Measurement {

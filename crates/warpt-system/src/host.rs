@@ -4,24 +4,35 @@ use std::fs;
 
 use warpt_model::{MemoryInfo, OsInfo};
 
-/// Total and available memory from /proc/meminfo.
-pub fn memory_info() -> MemoryInfo {
-    let text = fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    let kib = |name: &str| -> u64 {
-        text.lines()
+/// /proc/meminfo, read once.
+pub(crate) struct MemInfo(String);
+
+impl MemInfo {
+    /// Reads /proc/meminfo (empty where it does not exist).
+    pub(crate) fn read() -> Self {
+        MemInfo(fs::read_to_string("/proc/meminfo").unwrap_or_default())
+    }
+
+    /// The value of field `name`, in the file's unit (kB for sizes), or 0.
+    pub(crate) fn get(&self, name: &str) -> u64 {
+        self.0
+            .lines()
             .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(':')))
             .and_then(|r| r.split_whitespace().next())
             .and_then(|n| n.parse::<u64>().ok())
             .unwrap_or(0)
-    };
+    }
+}
+
+/// Memory, swap, huge pages and DIMMs.
+pub fn memory_info() -> MemoryInfo {
+    let m = MemInfo::read();
     let (dimms, dimm_note) = crate::dimms::dimms();
     MemoryInfo {
-        total_bytes: kib("MemTotal") * 1024,
-        available_bytes: kib("MemAvailable") * 1024,
-        swap_total_bytes: kib("SwapTotal") * 1024,
-        swap_free_bytes: kib("SwapFree") * 1024,
-        hugepages_total: kib("HugePages_Total"),
-        hugepage_size_bytes: kib("Hugepagesize") * 1024,
+        swap_total_bytes: m.get("SwapTotal") * 1024,
+        swap_free_bytes: m.get("SwapFree") * 1024,
+        hugepages_total: m.get("HugePages_Total"),
+        hugepage_size_bytes: m.get("Hugepagesize") * 1024,
         transparent_hugepages: fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled")
             .ok()
             .and_then(|s| {
@@ -32,23 +43,20 @@ pub fn memory_info() -> MemoryInfo {
             }),
         dimms,
         dimm_note,
+        ..quick(&m)
     }
 }
 
 /// Memory total and availability only, without asking dmidecode: cheap
 /// enough to call before every allocation-heavy benchmark.
 pub fn memory_quick() -> MemoryInfo {
-    let text = fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    let kib = |name: &str| -> u64 {
-        text.lines()
-            .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(':')))
-            .and_then(|r| r.split_whitespace().next())
-            .and_then(|n| n.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
+    quick(&MemInfo::read())
+}
+
+fn quick(m: &MemInfo) -> MemoryInfo {
     MemoryInfo {
-        total_bytes: kib("MemTotal") * 1024,
-        available_bytes: kib("MemAvailable") * 1024,
+        total_bytes: m.get("MemTotal") * 1024,
+        available_bytes: m.get("MemAvailable") * 1024,
         ..MemoryInfo::default()
     }
 }

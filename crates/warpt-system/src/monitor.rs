@@ -191,15 +191,8 @@ fn cpu_counters() -> Vec<(u64, u64)> {
 }
 
 fn swap() -> (u64, u64) {
-    let text = fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    let kib = |name: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(name).and_then(|r| r.strip_prefix(':')))
-            .and_then(|r| r.split_whitespace().next()?.parse::<u64>().ok())
-            .unwrap_or(0)
-            * 1024
-    };
-    (kib("SwapTotal"), kib("SwapFree"))
+    let m = crate::host::MemInfo::read();
+    (m.get("SwapTotal") * 1024, m.get("SwapFree") * 1024)
 }
 
 /// Current MHz of each CPU: cpufreq where present, else /proc/cpuinfo.

@@ -19,7 +19,6 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
-    stats,
 };
 use warpt_model::{
     BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, ParamValue,
@@ -351,17 +350,18 @@ impl Benchmark for DiskIo {
             // The warm-up batches' latencies are not part of the measurement.
             let skip = (m.warmup_samples * per_sample).min(lat.len());
             metrics.extend(m.metrics);
-            if let Some(mut st) = stats::summarize_large(&lat[skip..], LATENCIES_KEPT) {
-                st.stop_reason = Some(m.stop_reason);
-                metrics.push(BenchmarkMetric {
-                    name: "latency_us".into(),
-                    value: st.median,
-                    unit: "us".into(),
-                    higher_is_better: false,
-                    tags: [("op".to_string(), tag.to_string())].into(),
-                    stats: Some(st),
-                });
-            }
+            let latency = SeriesDef::new(
+                "latency_us",
+                "us",
+                false,
+                &[("op", tag.into())],
+                Convert::Time(1e6),
+            );
+            metrics.extend(latency.metric_of_events(
+                &lat[skip..],
+                LATENCIES_KEPT,
+                Some(m.stop_reason),
+            ));
         }
         self.check = check;
         if let Some(e) = failure {

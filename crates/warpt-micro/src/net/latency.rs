@@ -6,7 +6,6 @@ use std::time::Instant;
 
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
-    stats,
 };
 use warpt_model::{
     BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, ParamValue,
@@ -160,17 +159,14 @@ impl Benchmark for NetLatency {
         // The warm-up samples' round trips are not part of the measurement.
         let skip = (m.warmup_samples * PER_SAMPLE).min(rtts.len());
         let mut metrics: Vec<BenchmarkMetric> = Vec::new();
-        if let Some(mut st) = stats::summarize_large(&rtts[skip..], RTTS_KEPT) {
-            st.stop_reason = Some(m.stop_reason);
-            metrics.push(BenchmarkMetric {
-                name: "rtt_us".into(),
-                value: st.median,
-                unit: "us".into(),
-                higher_is_better: false,
-                tags: [("message_bytes".to_string(), self.message.to_string())].into(),
-                stats: Some(st),
-            });
-        }
+        let rtt = SeriesDef::new(
+            "rtt_us",
+            "us",
+            false,
+            &[("message_bytes", self.message.to_string())],
+            Convert::Time(1e6),
+        );
+        metrics.extend(rtt.metric_of_events(&rtts[skip..], RTTS_KEPT, Some(m.stop_reason)));
         metrics.extend(m.metrics);
         Ok(Measured {
             metrics,
