@@ -96,7 +96,10 @@ fn list_shows_every_micro_benchmark() {
             "mem_latency",
             "disk_io",
             "net_bandwidth",
-            "net_latency"
+            "net_latency",
+            "linpack_fp64_cpu",
+            "linpack_fp32_cpu",
+            "linpack_mxp_cpu"
         ]
     );
 }
@@ -121,7 +124,8 @@ fn list_filters_by_suite_and_component() {
     assert_eq!(names, ["mem_bandwidth", "mem_latency"]);
     let specs =
         json_stdout(warpt().args(["benchmark", "list", "--component", "gpu,cpu", "--json"]));
-    assert_eq!(specs.as_array().unwrap().len(), 1);
+    // cpu_flops and the three linpack solves; no GPU benchmark exists yet.
+    assert_eq!(specs.as_array().unwrap().len(), 4);
     assert_usage_error(
         warpt().args(["benchmark", "list", "--suite", "nope"]),
         &["unknown suite 'nope'", "micro"],

@@ -1,0 +1,55 @@
+//! The linpack suite: what HPC engineers judge a machine by.
+//!
+//! - [`hpl`]: HPL's matrix generation, flop count and residual test;
+//! - [`solve`]: `linpack_fp64_cpu`, `linpack_fp32_cpu`, `linpack_mxp_cpu`.
+
+pub mod hpl;
+pub mod solve;
+
+use warpt_harness::{Benchmark, Suite};
+use warpt_model::BenchmarkSpec;
+
+use solve::{Linpack, Precision};
+
+/// The suite's name.
+pub const SUITE: &str = "linpack";
+
+const ALL: [Precision; 3] = [Precision::F64, Precision::F32, Precision::Mixed];
+
+/// The linpack suite, for the registry.
+pub struct LinpackSuite;
+
+impl Suite for LinpackSuite {
+    fn name(&self) -> &'static str {
+        SUITE
+    }
+
+    fn description(&self) -> &'static str {
+        "HPL-style dense LU solves: fp64, fp32, mixed precision with refinement"
+    }
+
+    fn specs(&self) -> Vec<BenchmarkSpec> {
+        ALL.iter().map(|p| solve::spec(*p)).collect()
+    }
+
+    fn check_params(&self, _: &str, params: &warpt_model::Params) -> Result<(), String> {
+        let fraction = params
+            .get("mem_fraction")
+            .and_then(warpt_model::ParamValue::as_f64)
+            .unwrap_or(0.0);
+        if !(0.0..=0.9).contains(&fraction) {
+            let available = warpt_system::memory_quick().available_bytes >> 20;
+            return Err(format!(
+                "parameter 'mem_fraction': {fraction} is outside [0, 0.9]; warpt refuses more than 90% of the \
+                 {available} MiB available"
+            ));
+        }
+        Ok(())
+    }
+
+    fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
+        ALL.iter()
+            .find(|p| p.name() == name)
+            .map(|p| Box::new(Linpack::new(*p)) as Box<dyn Benchmark>)
+    }
+}

@@ -1,0 +1,76 @@
+//! The linpack suite through the CLI: every solve passes HPL's residual test.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+use assert_cmd::Command;
+use warpt_model::{BenchmarkSuiteRun, RunStatus};
+
+#[test]
+fn suite_linpack_solves_validates_and_reports_hpl_metrics() {
+    let out = Command::cargo_bin("warpt")
+        .unwrap()
+        .env("WARPT_NO_PROGRESS", "1")
+        .args([
+            "benchmark",
+            "run",
+            "--suite",
+            "linpack",
+            "--param",
+            "n=300",
+            "--duration",
+            "0.3",
+        ])
+        .args(["--burnin-seconds", "0", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let run: BenchmarkSuiteRun = serde_json::from_slice(&out).unwrap();
+    let names: Vec<&str> = run
+        .benchmarks
+        .iter()
+        .map(|b| b.spec.id.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["linpack_fp64_cpu", "linpack_fp32_cpu", "linpack_mxp_cpu"]
+    );
+    for r in &run.benchmarks {
+        assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
+        let metric = |name: &str| {
+            r.metrics
+                .iter()
+                .find(|m| m.name == name)
+                .unwrap_or_else(|| panic!("{name}"))
+        };
+        assert!(metric("gflops").value > 0.0 && metric("gflops").unit == "GFLOP/s");
+        assert!(metric("scaled_residual").value < 16.0);
+        assert!(metric("factor_s").value > 0.0 && metric("solve_s").value > 0.0);
+        assert_eq!(r.details["n"], warpt_model::ParamValue::Int(300));
+    }
+    let mxp = &run.benchmarks[2];
+    assert!(
+        mxp.metrics
+            .iter()
+            .any(|m| m.name == "refinement_iterations")
+    );
+}
+
+#[test]
+fn memory_sizing_refuses_more_than_ninety_percent() {
+    let out = Command::cargo_bin("warpt")
+        .unwrap()
+        .args(["benchmark", "run", "--benchmark", "linpack_fp64_cpu"])
+        .args(["--param", "mem_fraction=0.95"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let msg = String::from_utf8(out).unwrap();
+    assert!(
+        msg.contains("mem_fraction") && msg.contains("90%") && msg.contains("MiB"),
+        "{msg}"
+    );
+}
