@@ -180,6 +180,7 @@ impl Benchmark for Linpack {
             ),
         };
         let precision = self.precision;
+        let norm_a = hpl::norm_inf(&a);
         let mut outcome: Vec<(f64, usize, bool)> = Vec::new();
         let policy = MeasurePolicy::share_of(ctx, 1);
         let m = measure.run(&policy, precision.name(), &defs, |out| {
@@ -204,7 +205,7 @@ impl Benchmark for Linpack {
                     let (mut it, mut ok) = (0, false);
                     while it < MAX_REFINEMENT {
                         let r = &b - &a * &x;
-                        if hpl::scaled_residual(&a, &x, &b, f64::EPSILON) < RESIDUAL_THRESHOLD {
+                        if hpl::scaled(&r, norm_a, &x, &b, f64::EPSILON) < RESIDUAL_THRESHOLD {
                             ok = true;
                             break;
                         }
@@ -225,7 +226,11 @@ impl Benchmark for Linpack {
             } else {
                 f64::EPSILON
             };
-            outcome.push((hpl::scaled_residual(&a, &x, &b, eps), iterations, converged));
+            outcome.push((
+                hpl::scaled_residual(&a, norm_a, &x, &b, eps),
+                iterations,
+                converged,
+            ));
         });
         for (res, it, ok) in &outcome {
             self.solves += 1;
