@@ -276,11 +276,13 @@ impl Benchmark for Linpack {
                 ParamValue::from("faer partial_piv_lu"),
             ),
         ];
-        if let Some(peak) = warpt_micro_peak(warpt_system::allowed_cpus().len()) {
+        let threads = warpt_system::allowed_cpus().len();
+        let isa = warpt_micro::cpu_flops::Isa::detect();
+        if let Some(peak) = warpt_micro::theoretical_peak(isa, threads) {
             let ceiling = if precision == Precision::F32 {
-                peak * 2.0
+                peak.fp32_gflops
             } else {
-                peak
+                peak.fp64_gflops
             };
             details.push((
                 "peak_share".to_string(),
@@ -310,20 +312,4 @@ impl Benchmark for Linpack {
             ))
         }
     }
-}
-
-/// The machine's theoretical fp64 peak in GFLOP/s, when a frequency is
-/// readable (2 FMA pipes x vector width assumed, as cpu_flops explains).
-fn warpt_micro_peak(threads: usize) -> Option<f64> {
-    let mhz = warpt_system::cpu_info().mhz?;
-    let lanes = if warpt_system::cpu_info()
-        .flags
-        .iter()
-        .any(|f| f == "avx512f")
-    {
-        8.0
-    } else {
-        4.0
-    };
-    Some(threads as f64 * mhz * 1e6 * lanes * 2.0 * 2.0 / 1e9)
 }

@@ -90,15 +90,9 @@ pub struct StressArgs {
     /// Seed for generated data.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
-    /// Sample CPU, memory, temperatures, power and GPUs meanwhile.
-    #[arg(long)]
-    pub monitor: bool,
-    /// Seconds between monitor samples (at least 0.05).
-    #[arg(long, value_name = "SECONDS", default_value = "1", requires = "monitor", value_parser = parse_interval)]
-    pub monitor_interval: f64,
-    /// Write the monitor's timeline to this file.
-    #[arg(long, value_name = "PATH", requires = "monitor")]
-    pub monitor_output: Option<PathBuf>,
+    /// Background telemetry.
+    #[command(flatten)]
+    pub monitor: MonitorFlags,
     /// Print the stress run as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -108,6 +102,22 @@ pub struct StressArgs {
     /// Write the stress run to this file.
     #[arg(long, value_name = "PATH")]
     pub export_file: Option<PathBuf>,
+}
+
+/// `--monitor`, `--monitor-interval`, `--monitor-output`, shared by
+/// `benchmark run` and `stress`.
+#[derive(Debug, Args)]
+pub struct MonitorFlags {
+    /// Sample CPU, memory, temperatures, power and GPUs in the background
+    /// (each benchmark result gets a telemetry summary of its measurement window).
+    #[arg(long = "monitor")]
+    pub enabled: bool,
+    /// Seconds between monitor samples (at least 0.05).
+    #[arg(long = "monitor-interval", value_name = "SECONDS", default_value = "1", requires = "enabled", value_parser = parse_interval)]
+    pub interval: f64,
+    /// Write the monitor's timeline (a JSON list of samples) to this file.
+    #[arg(long = "monitor-output", value_name = "PATH", requires = "enabled")]
+    pub output: Option<PathBuf>,
 }
 
 /// `warpt monitor`
@@ -246,16 +256,9 @@ pub struct RunArgs {
     /// (./warpt.toml, then $XDG_CONFIG_HOME/warpt/warpt.toml).
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
-    /// Sample CPU, memory, temperatures, power and GPUs in the background;
-    /// each result gets a telemetry summary of its measurement window.
-    #[arg(long)]
-    pub monitor: bool,
-    /// Seconds between monitor samples (at least 0.05).
-    #[arg(long, value_name = "SECONDS", default_value = "1", requires = "monitor", value_parser = parse_interval)]
-    pub monitor_interval: f64,
-    /// Write the monitor's timeline (a JSON list of samples) to this file.
-    #[arg(long, value_name = "PATH", requires = "monitor")]
-    pub monitor_output: Option<PathBuf>,
+    /// Background telemetry.
+    #[command(flatten)]
+    pub monitor: MonitorFlags,
     /// Re-run a previous export's exact plan, parameters, seed and settings.
     #[arg(
         long,

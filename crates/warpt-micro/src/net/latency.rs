@@ -45,11 +45,7 @@ pub fn spec() -> BenchmarkSpec {
         ]
         .into(),
         param_help: [
-            (
-                "host".to_string(),
-                "ADDR[:PORT] of a `warpt net-server` (port 7420 by default); empty = a server of our own on 127.0.0.1"
-                    .to_string(),
-            ),
+            ("host".to_string(), super::HOST_HELP.to_string()),
             ("message_bytes".to_string(), format!("bytes per message (1..={MAX_MESSAGE})")),
         ]
         .into(),

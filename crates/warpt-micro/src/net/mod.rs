@@ -15,6 +15,9 @@ pub use latency::{NAME as LATENCY, NetLatency, spec as latency_spec};
 use warpt_harness::BenchmarkError;
 use warpt_model::{ParamValue, Params};
 
+/// Help text of the `host` parameter both network benchmarks take.
+pub(crate) const HOST_HELP: &str = "ADDR[:PORT] of a `warpt net-server` (port 7420 by default); empty = a server of our own on 127.0.0.1";
+
 /// Where the benchmark connects, and the local server if it started one.
 pub(crate) struct Target {
     pub addr: SocketAddr,

@@ -199,7 +199,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         )))?),
         (None, false) => None,
     };
-    let monitor_target = match &args.monitor_output {
+    let monitor_target = match &args.monitor.output {
         Some(path) => Some(ExportTarget::prepare(path)?),
         None => None,
     };
@@ -209,8 +209,8 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
             u.component, u.id, u.reason
         );
     }
-    if args.monitor {
-        let interval = Duration::from_secs_f64(args.monitor_interval);
+    if args.monitor.enabled {
+        let interval = Duration::from_secs_f64(args.monitor.interval);
         let m = warpt_system::monitor::Monitor::start(interval);
         for missing in m.missing() {
             eprintln!("monitor: {missing}");

@@ -68,12 +68,12 @@ pub fn run(args: &StressArgs) -> Result<Outcome> {
         )))?),
         (None, false) => None,
     };
-    let monitor_target = match &args.monitor_output {
+    let monitor_target = match &args.monitor.output {
         Some(p) => Some(ExportTarget::prepare(p)?),
         None => None,
     };
-    let monitor = args.monitor.then(|| {
-        warpt_system::monitor::Monitor::start(Duration::from_secs_f64(args.monitor_interval))
+    let monitor = args.monitor.enabled.then(|| {
+        warpt_system::monitor::Monitor::start(Duration::from_secs_f64(args.monitor.interval))
     });
     let start = Timestamp::now();
     let outcome = stress::run(target, &cfg).map_err(UsageError)?;
