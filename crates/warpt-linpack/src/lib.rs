@@ -1,9 +1,11 @@
 //! The linpack suite: what HPC engineers judge a machine by.
 //!
 //! - [`hpl`]: HPL's matrix generation, flop count and residual test;
+//! - [`lu`]: HPL's blocked, look-ahead LU on faer's GEMM and triangular solves;
 //! - [`solve`]: `linpack_fp64_cpu`, `linpack_fp32_cpu`, `linpack_mxp_cpu`.
 
 pub mod hpl;
+pub mod lu;
 pub mod solve;
 
 use warpt_harness::{Benchmark, Suite};
@@ -33,6 +35,13 @@ impl Suite for LinpackSuite {
     }
 
     fn check_params(&self, _: &str, params: &warpt_model::Params) -> Result<(), String> {
+        if let Some(v) = params.get("solver")
+            && v.as_str().and_then(solve::Solver::parse).is_none()
+        {
+            return Err(format!(
+                "parameter 'solver': '{v}' is not one of blocked, faer"
+            ));
+        }
         let fraction = params
             .get("mem_fraction")
             .and_then(warpt_model::ParamValue::as_f64)

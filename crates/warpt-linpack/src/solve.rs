@@ -1,7 +1,9 @@
 //! `linpack_fp64_cpu`, `linpack_fp32_cpu` and `linpack_mxp_cpu`: HPL-style
 //! dense solves with faer's blocked, parallel LU with partial pivoting.
 
-use faer::linalg::solvers::Solve;
+use std::time::Instant;
+
+use faer::linalg::solvers::{PartialPivLu, Solve};
 use faer::{Col, Mat, Par};
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
@@ -12,6 +14,11 @@ use warpt_model::{
 };
 
 use crate::hpl::{self, RESIDUAL_THRESHOLD};
+use crate::lu::{Lu, Real};
+
+/// Panel width of the blocked LU unless `nb` says otherwise: the fastest of
+/// 64..512 at N = 3000..8000 on the machine this was written on.
+pub const DEFAULT_NB: usize = 256;
 
 /// Most refinement steps before mixed precision gives up.
 const MAX_REFINEMENT: usize = 50;
@@ -66,17 +73,29 @@ pub fn spec(p: Precision) -> BenchmarkSpec {
         description: Some(format!(
             "HPL-style dense solve of a random N x N system (entries uniform in [-0.5, 0.5), from the seed): {what}. \
              GFLOP/s = (2/3 N^3 + 3/2 N^2) / time, as HPL counts. Validation: HPL's scaled residual \
-             ||Ax-b|| / (eps (||A|| ||x|| + ||b||) N) < 16. faer's LU, on every CPU."
+             ||Ax-b|| / (eps (||A|| ||x|| + ||b||) N) < 16. LU: HPL's blocked right-looking algorithm with look-ahead \
+             on faer's GEMM and triangular solves (solver=faer: faer's own recursive LU), on every CPU."
         )),
         default_duration_seconds: Some(10.0),
         external_tool: None,
         params: [
             ("n".to_string(), ParamValue::Int(3000)),
+            ("nb".to_string(), ParamValue::Int(DEFAULT_NB as i64)),
             ("mem_fraction".to_string(), ParamValue::Float(0.0)),
+            ("solver".to_string(), ParamValue::from("blocked")),
         ]
         .into(),
         param_help: [
             ("n".to_string(), "matrix order N".to_string()),
+            (
+                "nb".to_string(),
+                "panel width (HPL's NB) of the blocked LU".to_string(),
+            ),
+            (
+                "solver".to_string(),
+                "blocked (HPL-style right-looking LU with look-ahead on faer's GEMM) or faer (faer's recursive partial_piv_lu)"
+                    .to_string(),
+            ),
             (
                 "mem_fraction".to_string(),
                 "size N so the fp64 matrix uses this share of available memory, as HPL users do (0 = use n; at most 0.9)"
@@ -93,6 +112,8 @@ pub fn spec(p: Precision) -> BenchmarkSpec {
 pub struct Linpack {
     precision: Precision,
     n: usize,
+    nb: usize,
+    solver: Solver,
     system: Option<(Mat<f64>, Col<f64>)>,
     worst_residual: f64,
     solves: usize,
@@ -106,6 +127,8 @@ impl Linpack {
         Linpack {
             precision,
             n: 0,
+            nb: DEFAULT_NB,
+            solver: Solver::Blocked,
             system: None,
             worst_residual: 0.0,
             solves: 0,
@@ -117,6 +140,130 @@ impl Linpack {
 
 fn to_f32(a: &Mat<f64>) -> Mat<f32> {
     Mat::from_fn(a.nrows(), a.ncols(), |i, j| a[(i, j)] as f32)
+}
+
+/// Which LU factors the matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Solver {
+    /// warpt's HPL-style blocked LU with look-ahead ([`crate::lu`]).
+    Blocked,
+    /// faer's recursive `partial_piv_lu`, for comparison.
+    Faer,
+}
+
+impl Solver {
+    /// The parameter value naming this solver.
+    pub fn name(self) -> &'static str {
+        match self {
+            Solver::Blocked => "blocked",
+            Solver::Faer => "faer",
+        }
+    }
+
+    /// The solver a parameter value names.
+    pub fn parse(s: &str) -> Option<Self> {
+        [Solver::Blocked, Solver::Faer]
+            .into_iter()
+            .find(|v| v.name() == s)
+    }
+}
+
+/// A factored matrix from either solver.
+enum Factors<T: Real> {
+    Blocked(Lu<T>),
+    Faer(PartialPivLu<T>),
+}
+
+impl<T: Real> Factors<T> {
+    fn solve(&self, b: &Col<T>) -> Col<T> {
+        match self {
+            Factors::Blocked(lu) => {
+                let mut x = b.clone();
+                lu.solve_in_place(x.as_mut());
+                x
+            }
+            Factors::Faer(lu) => lu.solve(b),
+        }
+    }
+}
+
+/// One direct solve, its factors kept for refinement.
+struct Direct<T: Real> {
+    factors: Factors<T>,
+    x: Col<T>,
+    factor_s: f64,
+    total_s: f64,
+}
+
+/// One timed solve of the benchmark, with its solution in fp64.
+struct Solved {
+    x: Col<f64>,
+    iterations: usize,
+    converged: bool,
+    factor_s: f64,
+    total_s: f64,
+}
+
+/// Factors `a` and solves for `b`, timing both. The blocked LU factors in
+/// place, so the copy it works on is made before the clock starts (HPL
+/// generates its matrix outside the timing too); faer's LU copies the matrix
+/// itself, inside the call timed.
+fn solve_direct<T: Real>(a: &Mat<T>, b: &Col<T>, solver: Solver, nb: usize) -> Direct<T> {
+    let copy = (solver == Solver::Blocked).then(|| a.clone());
+    let t = Instant::now();
+    let factors = match copy {
+        Some(copy) => Factors::Blocked(Lu::factor(copy, nb)),
+        None => Factors::Faer(a.partial_piv_lu()),
+    };
+    let factor_s = t.elapsed().as_secs_f64();
+    let x = factors.solve(b);
+    Direct {
+        factors,
+        x,
+        factor_s,
+        total_s: t.elapsed().as_secs_f64(),
+    }
+}
+
+impl<T: Real> Direct<T> {
+    fn finish(self) -> Solved {
+        Solved {
+            x: Col::from_fn(self.x.nrows(), |i| self.x[i].to_f64()),
+            iterations: 0,
+            converged: true,
+            factor_s: self.factor_s,
+            total_s: self.total_s,
+        }
+    }
+}
+
+/// Iterative refinement of an fp32 solution in fp64 until HPL's fp64
+/// residual test passes: r = b - A x in fp64, A d = r with the fp32 factors,
+/// x += d. The time continues from the direct solve's.
+fn refine(a: &Mat<f64>, b: &Col<f64>, norm_a: f64, direct: Direct<f32>) -> Solved {
+    let t = Instant::now();
+    let n = b.nrows();
+    let mut x = Col::<f64>::from_fn(n, |i| direct.x[i] as f64);
+    let (mut iterations, mut converged) = (0, false);
+    while iterations < MAX_REFINEMENT {
+        let r = b - a * &x;
+        if hpl::scaled(&r, norm_a, &x, b, f64::EPSILON) < RESIDUAL_THRESHOLD {
+            converged = true;
+            break;
+        }
+        let d = direct
+            .factors
+            .solve(&Col::<f32>::from_fn(n, |i| r[i] as f32));
+        x += Col::<f64>::from_fn(n, |i| d[i] as f64);
+        iterations += 1;
+    }
+    Solved {
+        x,
+        iterations,
+        converged,
+        factor_s: direct.factor_s,
+        total_s: direct.total_s + t.elapsed().as_secs_f64(),
+    }
 }
 
 impl Benchmark for Linpack {
@@ -151,6 +298,12 @@ impl Benchmark for Linpack {
                 available / 1048576.0
             )));
         }
+        self.nb = ctx.int_param("nb", 1)? as usize;
+        let solver = ctx.str_param("solver")?;
+        self.solver = Solver::parse(solver).ok_or_else(|| BenchmarkError::InvalidParam {
+            key: "solver".into(),
+            reason: format!("'{solver}' is not one of blocked, faer"),
+        })?;
         faer::set_global_parallelism(Par::rayon(0));
         self.system = Some(hpl::system(self.n, ctx.seed));
         Ok(())
@@ -180,56 +333,34 @@ impl Benchmark for Linpack {
             ),
         };
         let precision = self.precision;
+        let solver = self.solver;
+        let nb = self.nb;
         let norm_a = hpl::norm_inf(&a);
         let mut outcome: Vec<(f64, usize, bool)> = Vec::new();
         let policy = MeasurePolicy::share_of(ctx, 1);
         let m = measure.run(&policy, precision.name(), &defs, |out| {
-            let t = std::time::Instant::now();
-            let (x, iterations, converged, factor_s) = match (precision, &a32, &b32) {
-                (Precision::F64, _, _) => {
-                    let lu = a.partial_piv_lu();
-                    let f = t.elapsed().as_secs_f64();
-                    (lu.solve(&b), 0, true, f)
-                }
+            let s = match (precision, &a32, &b32) {
+                (Precision::F64, _, _) => solve_direct(&a, &b, solver, nb).finish(),
                 (Precision::F32, Some(a32), Some(b32)) => {
-                    let lu = a32.partial_piv_lu();
-                    let f = t.elapsed().as_secs_f64();
-                    let x32 = lu.solve(b32);
-                    (Col::<f64>::from_fn(n, |i| x32[i] as f64), 0, true, f)
+                    solve_direct(a32, b32, solver, nb).finish()
                 }
-                (_, Some(a32), Some(b32)) => {
-                    let lu = a32.partial_piv_lu();
-                    let f = t.elapsed().as_secs_f64();
-                    let x32 = lu.solve(b32);
-                    let mut x = Col::<f64>::from_fn(n, |i| x32[i] as f64);
-                    let (mut it, mut ok) = (0, false);
-                    while it < MAX_REFINEMENT {
-                        let r = &b - &a * &x;
-                        if hpl::scaled(&r, norm_a, &x, &b, f64::EPSILON) < RESIDUAL_THRESHOLD {
-                            ok = true;
-                            break;
-                        }
-                        let d32 = lu.solve(Col::<f32>::from_fn(n, |i| r[i] as f32));
-                        x += Col::<f64>::from_fn(n, |i| d32[i] as f64);
-                        it += 1;
-                    }
-                    (x, it, ok, f)
+                (Precision::Mixed, Some(a32), Some(b32)) => {
+                    refine(&a, &b, norm_a, solve_direct(a32, b32, solver, nb))
                 }
                 _ => unreachable!("fp32 copies exist for fp32 and mixed"),
             };
-            let total = t.elapsed().as_secs_f64();
-            out[0] = total;
-            out[1] = factor_s.max(1e-9);
-            out[2] = (total - factor_s).max(1e-9);
+            out[0] = s.total_s;
+            out[1] = s.factor_s.max(1e-9);
+            out[2] = (s.total_s - s.factor_s).max(1e-9);
             let eps = if precision == Precision::F32 {
                 f32::EPSILON as f64
             } else {
                 f64::EPSILON
             };
             outcome.push((
-                hpl::scaled_residual(&a, norm_a, &x, &b, eps),
-                iterations,
-                converged,
+                hpl::scaled_residual(&a, norm_a, &s.x, &b, eps),
+                s.iterations,
+                s.converged,
             ));
         });
         for (res, it, ok) in &outcome {
@@ -273,8 +404,14 @@ impl Benchmark for Linpack {
             ),
             (
                 "solver".to_string(),
-                ParamValue::from("faer partial_piv_lu"),
+                ParamValue::from(match self.solver {
+                    Solver::Blocked => {
+                        "warpt blocked right-looking LU, look-ahead 1, on faer GEMM/TRSM"
+                    }
+                    Solver::Faer => "faer partial_piv_lu",
+                }),
             ),
+            ("nb".to_string(), ParamValue::Int(self.nb as i64)),
         ];
         let threads = warpt_system::allowed_cpus().len();
         let isa = warpt_micro::cpu_flops::Isa::detect();

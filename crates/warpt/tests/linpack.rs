@@ -74,3 +74,46 @@ fn memory_sizing_refuses_more_than_ninety_percent() {
         "{msg}"
     );
 }
+
+#[test]
+fn faers_own_lu_is_selectable_and_a_bad_solver_is_refused() {
+    let out = Command::cargo_bin("warpt")
+        .unwrap()
+        .env("WARPT_NO_PROGRESS", "1")
+        .args(["benchmark", "run", "--benchmark", "linpack_mxp_cpu"])
+        .args([
+            "--param",
+            "n=200",
+            "--param",
+            "solver=faer",
+            "--param",
+            "nb=32",
+        ])
+        .args(["--duration", "0.2", "--burnin-seconds", "0", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let run: BenchmarkSuiteRun = serde_json::from_slice(&out).unwrap();
+    let r = &run.benchmarks[0];
+    assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
+    assert_eq!(
+        r.details["solver"],
+        warpt_model::ParamValue::from("faer partial_piv_lu")
+    );
+    let err = Command::cargo_bin("warpt")
+        .unwrap()
+        .args(["benchmark", "run", "--benchmark", "linpack_fp64_cpu"])
+        .args(["--param", "solver=lapack"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let msg = String::from_utf8(err).unwrap();
+    assert!(
+        msg.contains("'lapack' is not one of blocked, faer"),
+        "{msg}"
+    );
+}
