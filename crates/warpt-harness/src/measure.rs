@@ -247,16 +247,7 @@ impl<'a> Measure<'a> {
         }
         self.warmup_total += warm_start.elapsed();
 
-        self.progress
-            .event(ProgressEvent::Stage { stage: "measure" });
-        let first_key = self.next_key;
-        self.next_key += defs.len();
-        for (i, def) in defs.iter().enumerate() {
-            self.progress.event(ProgressEvent::SeriesStarted {
-                key: first_key + i,
-                def,
-            });
-        }
+        let first_key = self.begin(defs);
         let mut values: Vec<Vec<f64>> = vec![Vec::new(); defs.len()];
         let mut seconds: Vec<Vec<f64>> = vec![Vec::new(); defs.len()];
         let start = Instant::now();
@@ -309,7 +300,74 @@ impl<'a> Measure<'a> {
                 break StopReason::SampleCap;
             }
         };
-        let elapsed = start.elapsed();
+        self.end(
+            first_key,
+            defs,
+            &values,
+            stop_reason,
+            start.elapsed(),
+            warmup_samples,
+        )
+    }
+
+    /// Records samples timed by an external tool (HPL's own timer): `rows[i]`
+    /// holds sample `i`'s seconds, one per series; the first `warmup` rows
+    /// are discarded as warm-up. They are reported like sampled ones; the
+    /// stop reason is `sample_cap`, since the tool ran the number of samples
+    /// it was asked for. `elapsed` is the tool's wall time.
+    pub fn record(
+        &mut self,
+        defs: &[SeriesDef],
+        rows: &[Vec<f64>],
+        warmup: usize,
+        elapsed: Duration,
+    ) -> Measurement {
+        let first_key = self.begin(defs);
+        let mut values: Vec<Vec<f64>> = vec![Vec::new(); defs.len()];
+        for row in rows.iter().skip(warmup) {
+            for ((s, def), &t) in defs.iter().enumerate().zip(row) {
+                let v = def.convert.apply(t);
+                values[s].push(v);
+                self.progress.event(ProgressEvent::Sample {
+                    key: first_key + s,
+                    value: v,
+                });
+            }
+        }
+        let warmup = warmup.min(rows.len());
+        self.end(
+            first_key,
+            defs,
+            &values,
+            StopReason::SampleCap,
+            elapsed,
+            warmup,
+        )
+    }
+
+    fn begin(&mut self, defs: &[SeriesDef]) -> usize {
+        self.progress
+            .event(ProgressEvent::Stage { stage: "measure" });
+        let first_key = self.next_key;
+        self.next_key += defs.len();
+        for (i, def) in defs.iter().enumerate() {
+            self.progress.event(ProgressEvent::SeriesStarted {
+                key: first_key + i,
+                def,
+            });
+        }
+        first_key
+    }
+
+    fn end(
+        &mut self,
+        first_key: usize,
+        defs: &[SeriesDef],
+        values: &[Vec<f64>],
+        stop_reason: StopReason,
+        elapsed: Duration,
+        warmup_samples: usize,
+    ) -> Measurement {
         self.measure_total += elapsed;
         if self
             .worst_stop
@@ -326,7 +384,7 @@ impl<'a> Measure<'a> {
         Measurement {
             metrics: defs
                 .iter()
-                .zip(&values)
+                .zip(values)
                 .map(|(d, v)| d.metric(v, Some(stop_reason)))
                 .collect(),
             stop_reason,
@@ -451,5 +509,20 @@ mod tests {
         assert_eq!(st.samples, vec![1.0, 2.0, 4.0]);
         assert_eq!(st.stop_reason, Some(StopReason::TimeCap));
         assert_eq!(m.tags.get("k").map(String::as_str), Some("v"));
+    }
+
+    #[test]
+    fn externally_timed_samples_skip_the_warmup_rows() {
+        let mut m = Measure::new(&NoProgress);
+        let rows = vec![vec![4.0], vec![1.0], vec![2.0], vec![4.0]];
+        let r = m.record(&defs(1), &rows, 1, Duration::from_secs(11));
+        let st = r.metrics[0].stats.as_ref().unwrap();
+        assert_eq!(st.n, 3, "the warm-up row is dropped");
+        assert_eq!(r.metrics[0].value, 4.0, "median of 8, 4, 2");
+        assert_eq!(r.stop_reason, StopReason::SampleCap);
+        assert_eq!(
+            (r.warmup_samples, m.measure_time()),
+            (1, Duration::from_secs(11))
+        );
     }
 }

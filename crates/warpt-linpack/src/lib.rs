@@ -2,8 +2,10 @@
 //!
 //! - [`hpl`]: HPL's matrix generation, flop count and residual test;
 //! - [`lu`]: HPL's blocked, look-ahead LU on faer's GEMM and triangular solves;
-//! - [`solve`]: `linpack_fp64_cpu`, `linpack_fp32_cpu`, `linpack_mxp_cpu`.
+//! - [`solve`]: `linpack_fp64_cpu`, `linpack_fp32_cpu`, `linpack_mxp_cpu`;
+//! - [`external`]: `linpack_external`, HPL itself (xhpl or hpcc) run and parsed.
 
+pub mod external;
 pub mod hpl;
 pub mod lu;
 pub mod solve;
@@ -27,14 +29,22 @@ impl Suite for LinpackSuite {
     }
 
     fn description(&self) -> &'static str {
-        "HPL-style dense LU solves: fp64, fp32, mixed precision with refinement"
+        "HPL-style dense LU solves: fp64, fp32, mixed precision with refinement, and HPL itself"
     }
 
     fn specs(&self) -> Vec<BenchmarkSpec> {
-        ALL.iter().map(|p| solve::spec(*p)).collect()
+        let mut specs: Vec<BenchmarkSpec> = ALL.iter().map(|p| solve::spec(*p)).collect();
+        specs.push(external::spec());
+        specs
     }
 
-    fn check_params(&self, _: &str, params: &warpt_model::Params) -> Result<(), String> {
+    fn check_params(&self, name: &str, params: &warpt_model::Params) -> Result<(), String> {
+        if name == external::NAME
+            && let Some(binary) = params.get("binary").and_then(|v| v.as_str())
+            && !binary.is_empty()
+        {
+            external::find_binary(binary).map_err(|e| e.to_string())?;
+        }
         if let Some(v) = params.get("solver")
             && v.as_str().and_then(solve::Solver::parse).is_none()
         {
@@ -57,6 +67,9 @@ impl Suite for LinpackSuite {
     }
 
     fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
+        if name == external::NAME {
+            return Some(Box::new(external::External::new()));
+        }
         ALL.iter()
             .find(|p| p.name() == name)
             .map(|p| Box::new(Linpack::new(*p)) as Box<dyn Benchmark>)

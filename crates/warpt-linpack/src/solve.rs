@@ -20,6 +20,36 @@ use crate::lu::{Lu, Real};
 /// 64..512 at N = 3000..8000 on the machine this was written on.
 pub const DEFAULT_NB: usize = 256;
 
+/// Bytes per matrix entry the three solves hold: the fp64 matrix kept for
+/// the residual plus the copy factored (fp64: 8 + 8; fp32 and mixed: 8 + 4
+/// for the fp32 matrix + 4 for its factored copy).
+const BYTES_PER_ENTRY: f64 = 16.0;
+
+/// The matrix order: `n`, or with `mem_fraction` > 0 the N whose
+/// `bytes_per_entry * N^2` is that share of available memory.
+pub fn matrix_order(ctx: &RunContext, bytes_per_entry: f64) -> Result<usize, BenchmarkError> {
+    let available = warpt_system::memory_quick().available_bytes as f64;
+    let fraction = ctx
+        .params
+        .get("mem_fraction")
+        .and_then(ParamValue::as_f64)
+        .unwrap_or(0.0);
+    if !(0.0..=0.9).contains(&fraction) {
+        return Err(BenchmarkError::InvalidParam {
+            key: "mem_fraction".into(),
+            reason: format!(
+                "{fraction} is outside [0, 0.9]: warpt refuses more than 90% of the {:.0} MiB available",
+                available / 1048576.0
+            ),
+        });
+    }
+    Ok(if fraction > 0.0 {
+        ((fraction * available / bytes_per_entry).sqrt() as usize).max(64)
+    } else {
+        ctx.int_param("n", 2)? as usize
+    })
+}
+
 /// Most refinement steps before mixed precision gives up.
 const MAX_REFINEMENT: usize = 50;
 
@@ -98,7 +128,8 @@ pub fn spec(p: Precision) -> BenchmarkSpec {
             ),
             (
                 "mem_fraction".to_string(),
-                "size N so the fp64 matrix uses this share of available memory, as HPL users do (0 = use n; at most 0.9)"
+                "size N from available memory as HPL users do: the matrix and its factored copy (16 bytes per entry) \
+                 use this share of it (0 = use n; at most 0.9)"
                     .to_string(),
             ),
         ]
@@ -268,28 +299,9 @@ fn refine(a: &Mat<f64>, b: &Col<f64>, norm_a: f64, direct: Direct<f32>) -> Solve
 
 impl Benchmark for Linpack {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        self.n = matrix_order(ctx, BYTES_PER_ENTRY)?;
+        let need = (self.n * self.n) as f64 * BYTES_PER_ENTRY;
         let available = warpt_system::memory_quick().available_bytes as f64;
-        let fraction = ctx
-            .params
-            .get("mem_fraction")
-            .and_then(ParamValue::as_f64)
-            .unwrap_or(0.0);
-        if !(0.0..=0.9).contains(&fraction) {
-            return Err(BenchmarkError::InvalidParam {
-                key: "mem_fraction".into(),
-                reason: format!(
-                    "{fraction} is outside [0, 0.9]: warpt refuses more than 90% of the {:.0} MiB available",
-                    available / 1048576.0
-                ),
-            });
-        }
-        self.n = if fraction > 0.0 {
-            ((fraction * available / 8.0).sqrt() as usize).max(64)
-        } else {
-            ctx.int_param("n", 2)? as usize
-        };
-        // The matrix, faer's factor copy, and the fp32 copy for the other two.
-        let need = (self.n * self.n) as f64 * 8.0 * 2.5;
         if need > 0.9 * available {
             return Err(BenchmarkError::Skipped(format!(
                 "N = {} needs about {:.0} MiB but {:.0} MiB is available; lower n or mem_fraction",

@@ -152,6 +152,12 @@ impl From<&str> for ParamValue {
     }
 }
 
+impl From<String> for ParamValue {
+    fn from(v: String) -> Self {
+        ParamValue::Str(v)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -34,9 +34,35 @@ fn suite_linpack_solves_validates_and_reports_hpl_metrics() {
         .collect();
     assert_eq!(
         names,
-        ["linpack_fp64_cpu", "linpack_fp32_cpu", "linpack_mxp_cpu"]
+        [
+            "linpack_fp64_cpu",
+            "linpack_fp32_cpu",
+            "linpack_mxp_cpu",
+            "linpack_external"
+        ]
     );
-    for r in &run.benchmarks {
+    // scripts/test installs hpcc, so HPL itself runs here; elsewhere the
+    // benchmark must say it was skipped and how to install HPL.
+    let external = &run.benchmarks[3];
+    if warpt_system::which("xhpl").is_some() || warpt_system::which("hpcc").is_some() {
+        assert_eq!(
+            external.status,
+            RunStatus::Passed,
+            "{:?}",
+            external.error_message
+        );
+        let gflops = external
+            .metrics
+            .iter()
+            .find(|m| m.name == "gflops")
+            .unwrap();
+        assert_eq!(gflops.stats.as_ref().unwrap().n, 3, "three measured solves");
+        assert!(gflops.value > 0.0);
+        assert_eq!(external.details["n"], warpt_model::ParamValue::Int(300));
+    } else {
+        assert_eq!(external.status, RunStatus::Skipped);
+    }
+    for r in &run.benchmarks[..3] {
         assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
         let metric = |name: &str| {
             r.metrics
@@ -116,4 +142,57 @@ fn faers_own_lu_is_selectable_and_a_bad_solver_is_refused() {
         msg.contains("'lapack' is not one of blocked, faer"),
         "{msg}"
     );
+}
+
+fn run_external(path_env: Option<&std::path::Path>, params: &[&str]) -> BenchmarkSuiteRun {
+    let mut cmd = Command::cargo_bin("warpt").unwrap();
+    if let Some(p) = path_env {
+        cmd.env("PATH", p);
+    }
+    cmd.env("WARPT_NO_PROGRESS", "1").args([
+        "benchmark",
+        "run",
+        "--benchmark",
+        "linpack_external",
+        "--json",
+    ]);
+    for p in params {
+        cmd.args(["--param", p]);
+    }
+    let out = cmd.assert().get_output().stdout.clone();
+    serde_json::from_slice(&out).unwrap()
+}
+
+#[test]
+fn external_hpl_is_skipped_with_an_install_hint_when_absent() {
+    let empty = tempfile::tempdir().unwrap();
+    let run = run_external(Some(empty.path()), &["n=200"]);
+    let r = &run.benchmarks[0];
+    assert_eq!(r.status, RunStatus::Skipped);
+    let msg = r.error_message.as_deref().unwrap();
+    assert!(
+        msg.contains("neither xhpl nor hpcc is on PATH") && msg.contains("apt-get install hpcc"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn external_output_that_is_not_hpls_fails_with_the_lines() {
+    // A real program that prints no HPL result: the run fails and says why.
+    let run = run_external(None, &["n=200", "binary=/bin/echo"]);
+    let r = &run.benchmarks[0];
+    assert_eq!(r.status, RunStatus::Failed);
+    let msg = r.error_message.as_deref().unwrap();
+    assert!(msg.contains("no HPL result line"), "{msg}");
+    let err = Command::cargo_bin("warpt")
+        .unwrap()
+        .args(["benchmark", "run", "--benchmark", "linpack_external"])
+        .args(["--param", "binary=/nonexistent/xhpl"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let msg = String::from_utf8(err).unwrap();
+    assert!(msg.contains("/nonexistent/xhpl is not a file"), "{msg}");
 }
