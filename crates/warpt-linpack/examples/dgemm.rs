@@ -1,0 +1,54 @@
+//! faer's DGEMM rate at one size, for `scripts/bench-linpack`'s attribution
+//! of a Linpack gap to GEMM or to the LU around it.
+//!
+//! `cargo run --release -p warpt-linpack --example dgemm -- N [REPS]` prints
+//! `{"n": N, "gflops": median, "samples": [...]}`: C = A B with N x N fp64
+//! matrices on every CPU (rayon), 2 N^3 flops per product, one discarded
+//! warm-up product then REPS (default 5) timed ones.
+
+use std::time::Instant;
+
+use faer::{Accum, Mat, Par};
+
+fn main() -> Result<(), String> {
+    let mut args = std::env::args().skip(1);
+    let n: usize = args
+        .next()
+        .ok_or("usage: dgemm N [REPS]")?
+        .parse()
+        .map_err(|e| format!("N: {e}"))?;
+    let reps: usize = match args.next() {
+        Some(r) => r.parse().map_err(|e| format!("REPS: {e}"))?,
+        None => 5,
+    };
+    let a = Mat::<f64>::from_fn(n, n, |i, j| ((i * 7 + j * 13) % 101) as f64 / 101.0 - 0.5);
+    let b = Mat::<f64>::from_fn(n, n, |i, j| ((i * 11 + j * 3) % 103) as f64 / 103.0 - 0.5);
+    let mut c = Mat::<f64>::zeros(n, n);
+    let par = Par::rayon(0);
+    let mut samples = Vec::new();
+    for rep in 0..=reps {
+        let t = Instant::now();
+        faer::linalg::matmul::matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), 1.0, par);
+        let gflops = 2.0 * (n as f64).powi(3) / t.elapsed().as_secs_f64() / 1e9;
+        if rep > 0 {
+            samples.push(gflops);
+        }
+    }
+    // Keep the product observable so it cannot be optimised away.
+    std::hint::black_box(&c);
+    let mut sorted = samples.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = if sorted.is_empty() {
+        f64::NAN
+    } else if sorted.len() % 2 == 1 {
+        sorted[sorted.len() / 2]
+    } else {
+        (sorted[sorted.len() / 2 - 1] + sorted[sorted.len() / 2]) / 2.0
+    };
+    let list: Vec<String> = samples.iter().map(|s| format!("{s:.2}")).collect();
+    println!(
+        "{{\"n\": {n}, \"gflops\": {median:.2}, \"samples\": [{}]}}",
+        list.join(", ")
+    );
+    Ok(())
+}
