@@ -99,7 +99,8 @@ fn list_shows_every_micro_benchmark() {
             "net_latency",
             "linpack_fp64_cpu",
             "linpack_fp32_cpu",
-            "linpack_mxp_cpu"
+            "linpack_mxp_cpu",
+            "linpack_external"
         ]
     );
 }
@@ -124,8 +125,8 @@ fn list_filters_by_suite_and_component() {
     assert_eq!(names, ["mem_bandwidth", "mem_latency"]);
     let specs =
         json_stdout(warpt().args(["benchmark", "list", "--component", "gpu,cpu", "--json"]));
-    // cpu_flops and the three linpack solves; no GPU benchmark exists yet.
-    assert_eq!(specs.as_array().unwrap().len(), 4);
+    // cpu_flops and the four linpack benchmarks; no GPU benchmark exists yet.
+    assert_eq!(specs.as_array().unwrap().len(), 5);
     assert_usage_error(
         warpt().args(["benchmark", "list", "--suite", "nope"]),
         &["unknown suite 'nope'", "micro"],
