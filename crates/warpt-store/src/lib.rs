@@ -1,0 +1,142 @@
+//! warpt's result history: every run recorded in an embedded SQLite file.
+//!
+//! - [`schema`]: the tables and their migrations;
+//! - [`write`]: recording suite runs and stress runs, machine fingerprints;
+//! - [`read`]: reading runs back exactly, listing them;
+//! - [`query`]: read-only SQL for `warpt results query`.
+//!
+//! [`Store`] ties them to one database file in WAL mode, each run written in
+//! one transaction, so a process killed mid-write leaves the runs recorded
+//! before it intact.
+
+pub mod query;
+pub mod read;
+pub mod schema;
+pub mod write;
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::Connection;
+use warpt_model::{BenchmarkSuiteRun, ListOutput, StressRun};
+
+pub use query::{QueryOutput, query};
+pub use read::{RunFilter, RunSummary};
+pub use write::{Recorded, Source, fingerprint};
+
+/// What can go wrong with the store.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// SQLite said no.
+    #[error("store: {0}")]
+    Sql(#[from] rusqlite::Error),
+    /// A stored document does not parse (or a run does not serialise).
+    #[error("store: stored JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    /// The directory or file cannot be created.
+    #[error("store: {path}: {source}")]
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The database was written by a newer warpt.
+    #[error("store: schema version {found} is newer than this warpt's {supported}; upgrade warpt")]
+    TooNew {
+        /// Version in the file.
+        found: i64,
+        /// Newest version this warpt knows.
+        supported: i64,
+    },
+    /// No run matches.
+    #[error("no run '{0}' in the store")]
+    NotFound(String),
+    /// Several runs match a prefix.
+    #[error("'{0}' matches several runs; give more of the id")]
+    Ambiguous(String),
+    /// A query tried to change something.
+    #[error("results query is read-only; the statement was refused ({0})")]
+    ReadOnly(String),
+}
+
+/// The default store: `$XDG_DATA_HOME/warpt/results.db`, else
+/// `~/.local/share/warpt/results.db`.
+pub fn default_path() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
+    Some(base.join("warpt").join("results.db"))
+}
+
+/// An open store.
+pub struct Store {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating it and its directory if needed) the store at `path`
+    /// and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        let mut conn = Connection::open(path)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "foreign_keys", true)?;
+        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        schema::migrate_to(&mut conn, schema::VERSION)?;
+        Ok(Store {
+            conn,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Records a suite run in one transaction.
+    pub fn record_run(
+        &mut self,
+        run: &BenchmarkSuiteRun,
+        source: &Source,
+    ) -> Result<Recorded, StoreError> {
+        let tx = self.conn.transaction()?;
+        let done = write::record_run(&tx, run, source)?;
+        tx.commit()?;
+        Ok(done)
+    }
+
+    /// Records a stress run in one transaction.
+    pub fn record_stress(
+        &mut self,
+        run: &StressRun,
+        system: Option<&ListOutput>,
+    ) -> Result<Recorded, StoreError> {
+        let tx = self.conn.transaction()?;
+        let done = write::record_stress(&tx, run, system)?;
+        tx.commit()?;
+        Ok(done)
+    }
+
+    /// The suite run `run` names (id, unique prefix or `latest`).
+    pub fn load_run(&self, run: &str) -> Result<BenchmarkSuiteRun, StoreError> {
+        read::load_run(&self.conn, run)
+    }
+
+    /// The stress run `run` names (id, unique prefix or `latest`).
+    pub fn load_stress(&self, run: &str) -> Result<StressRun, StoreError> {
+        read::load_stress(&self.conn, run)
+    }
+
+    /// Runs matching `filter`, newest first.
+    pub fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
+        read::list_runs(&self.conn, filter)
+    }
+}

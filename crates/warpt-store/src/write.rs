@@ -1,0 +1,275 @@
+//! Recording runs: each suite run or stress run in one transaction.
+//!
+//! A run is split into rows a query can use (runs, results, metrics with
+//! their statistics, one row per raw sample) plus, per row, the JSON of
+//! everything else, so [`crate::read`] reassembles exactly what was recorded.
+//! System snapshots are kept once per machine (by [`fingerprint`]); a run's
+//! own snapshot is stored only when it differs from its machine's.
+
+use rusqlite::{OptionalExtension, Transaction, params};
+use warpt_model::{BenchmarkSuiteRun, ListOutput, StressRun};
+
+use crate::StoreError;
+
+/// Where a recorded run came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// `warpt benchmark run` on this machine.
+    Run,
+    /// `warpt results import` of an export file.
+    Import(String),
+}
+
+impl Source {
+    fn label(&self) -> &'static str {
+        match self {
+            Source::Run => "run",
+            Source::Import(_) => "import",
+        }
+    }
+}
+
+/// What recording did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recorded {
+    /// The run was added.
+    Added,
+    /// A run with this id was already stored; nothing changed.
+    AlreadyStored,
+}
+
+/// A stable identity of a machine: FNV-1a (64 bit, hex) of host name, CPU
+/// model, logical CPUs, memory in GiB, OS, architecture and virtualisation.
+/// Kernel updates and free memory do not change it.
+pub fn fingerprint(system: &ListOutput) -> String {
+    let key = format!(
+        "{}|{}|{}|{}|{}|{}|{}",
+        system.os.hostname,
+        system.cpu.model,
+        system.cpu.logical_cores,
+        (system.memory.total_bytes as f64 / (1u64 << 30) as f64).round(),
+        system.os.name,
+        system.os.arch,
+        system.os.virtualization.as_deref().unwrap_or("")
+    );
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in key.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+fn now() -> String {
+    jiff::Timestamp::now().to_string()
+}
+
+/// The machine row for `system` (added if new) and whether its stored
+/// snapshot is exactly `system`.
+fn machine(tx: &Transaction<'_>, system: &ListOutput) -> Result<(i64, bool), StoreError> {
+    let json = serde_json::to_string(system)?;
+    let fp = fingerprint(system);
+    let found: Option<(i64, String)> = tx
+        .query_row(
+            "SELECT id, system_json FROM machines WHERE fingerprint = ?1",
+            [&fp],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    if let Some((id, stored)) = found {
+        return Ok((id, stored == json));
+    }
+    tx.execute(
+        "INSERT INTO machines (fingerprint, hostname, cpu_model, logical_cores, memory_bytes, os, kernel, \
+         system_json, first_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            fp,
+            system.os.hostname,
+            system.cpu.model,
+            system.cpu.logical_cores as i64,
+            system.memory.total_bytes as i64,
+            system.os.name,
+            system.os.kernel,
+            json,
+            now()
+        ],
+    )?;
+    Ok((tx.last_insert_rowid(), true))
+}
+
+fn exists(tx: &Transaction<'_>, table: &str, id: &str) -> Result<bool, StoreError> {
+    Ok(tx
+        .query_row(
+            &format!("SELECT 1 FROM {table} WHERE id = ?1"),
+            [id],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some())
+}
+
+/// Records a suite run in `tx` (the caller commits).
+pub fn record_run(
+    tx: &Transaction<'_>,
+    run: &BenchmarkSuiteRun,
+    source: &Source,
+) -> Result<Recorded, StoreError> {
+    if exists(tx, "suite_runs", &run.id)? {
+        return Ok(Recorded::AlreadyStored);
+    }
+    let (machine_id, same_system) = match &run.system {
+        Some(s) => {
+            let (id, same) = machine(tx, s)?;
+            (Some(id), same)
+        }
+        None => (None, true),
+    };
+    let mut skeleton = run.clone();
+    skeleton.benchmarks.clear();
+    skeleton.manifest = None;
+    skeleton.system = None;
+    let own_system = match (&run.system, same_system) {
+        (Some(s), false) => Some(serde_json::to_string(s)?),
+        _ => None,
+    };
+    let imported_from = match source {
+        Source::Import(path) => Some(path.as_str()),
+        Source::Run => None,
+    };
+    tx.execute(
+        "INSERT INTO suite_runs (id, suite, start_time, end_time, machine_id, interrupted, source, recorded_at, \
+         warpt_version, git_commit, manifest_json, system_json, run_json, imported_from) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+        params![
+            run.id,
+            run.suite,
+            run.start_time.map(|t| t.to_string()),
+            run.end_time.map(|t| t.to_string()),
+            machine_id,
+            run.interrupted,
+            source.label(),
+            now(),
+            run.manifest.as_ref().map(|m| m.warpt_version.clone()),
+            run.manifest
+                .as_ref()
+                .and_then(|m| m.git.as_ref())
+                .map(|g| g.commit.clone()),
+            run.manifest
+                .as_ref()
+                .map(serde_json::to_string)
+                .transpose()?,
+            own_system,
+            serde_json::to_string(&skeleton)?,
+            imported_from,
+        ],
+    )?;
+    for (position, result) in run.benchmarks.iter().enumerate() {
+        let mut bare = result.clone();
+        bare.metrics.clear();
+        tx.execute(
+            "INSERT INTO results (run_id, position, suite, benchmark, status, quality, start_time, end_time, \
+             params_json, telemetry_json, result_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                run.id,
+                position as i64,
+                result.spec.id.suite,
+                result.spec.id.name,
+                serde_json::to_value(result.status)?
+                    .as_str()
+                    .unwrap_or_default(),
+                result
+                    .quality
+                    .map(serde_json::to_value)
+                    .transpose()?
+                    .and_then(|v| v.as_str().map(str::to_string)),
+                result.start_time.to_string(),
+                result.end_time.to_string(),
+                serde_json::to_string(&result.params)?,
+                result
+                    .telemetry
+                    .as_ref()
+                    .map(serde_json::to_string)
+                    .transpose()?,
+                serde_json::to_string(&bare)?,
+            ],
+        )?;
+        let result_id = tx.last_insert_rowid();
+        let mut sample_insert =
+            tx.prepare_cached("INSERT INTO samples (metric_id, idx, value) VALUES (?1, ?2, ?3)")?;
+        for (mpos, metric) in result.metrics.iter().enumerate() {
+            let mut bare = metric.clone();
+            if let Some(st) = bare.stats.as_mut() {
+                st.samples.clear();
+            }
+            let st = metric.stats.as_ref();
+            tx.execute(
+                "INSERT INTO metrics (result_id, position, name, unit, value, higher_is_better, tags_json, n, mean, \
+                 median, std, min, max, p99, ci95_low, ci95_high, stop_reason, metric_json) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+                params![
+                    result_id,
+                    mpos as i64,
+                    metric.name,
+                    metric.unit,
+                    metric.value,
+                    metric.higher_is_better,
+                    serde_json::to_string(&metric.tags)?,
+                    st.map(|s| s.n as i64),
+                    st.map(|s| s.mean),
+                    st.map(|s| s.median),
+                    st.map(|s| s.std),
+                    st.map(|s| s.min),
+                    st.map(|s| s.max),
+                    st.map(|s| s.p99),
+                    st.map(|s| s.ci95_low),
+                    st.map(|s| s.ci95_high),
+                    st.and_then(|s| s.stop_reason).map(|r| r.as_str()),
+                    serde_json::to_string(&bare)?,
+                ],
+            )?;
+            let metric_id = tx.last_insert_rowid();
+            for (i, v) in st
+                .map(|s| s.samples.as_slice())
+                .unwrap_or_default()
+                .iter()
+                .enumerate()
+            {
+                sample_insert.execute(params![metric_id, i as i64, v])?;
+            }
+        }
+    }
+    Ok(Recorded::Added)
+}
+
+/// Records a stress run in `tx` (the caller commits).
+pub fn record_stress(
+    tx: &Transaction<'_>,
+    run: &StressRun,
+    system: Option<&ListOutput>,
+) -> Result<Recorded, StoreError> {
+    if exists(tx, "stress_runs", &run.id)? {
+        return Ok(Recorded::AlreadyStored);
+    }
+    let machine_id = system
+        .map(|s| machine(tx, s))
+        .transpose()?
+        .map(|(id, _)| id);
+    tx.execute(
+        "INSERT INTO stress_runs (id, target, start_time, end_time, machine_id, passed, checks, errors, unit, \
+         recorded_at, run_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        params![
+            run.id,
+            run.target,
+            run.start_time.map(|t| t.to_string()),
+            run.end_time.map(|t| t.to_string()),
+            machine_id,
+            run.passed,
+            run.checks as i64,
+            run.errors as i64,
+            run.unit,
+            now(),
+            serde_json::to_string(run)?,
+        ],
+    )?;
+    Ok(Recorded::Added)
+}
