@@ -35,6 +35,12 @@ pub enum Command {
     /// Serve the network benchmarks' protocol, as the peer of
     /// `--param host=ADDR` on another machine (like `iperf3 -s`).
     NetServer(NetServerArgs),
+    /// The result history: list, show, query and import recorded runs.
+    Results {
+        /// The results action.
+        #[command(subcommand)]
+        action: ResultsCommand,
+    },
     /// Show the effective configuration and where each value comes from.
     Config {
         /// The config action.
@@ -93,6 +99,9 @@ pub struct StressArgs {
     /// Background telemetry.
     #[command(flatten)]
     pub monitor: MonitorFlags,
+    /// Where the run is recorded.
+    #[command(flatten)]
+    pub store: StoreFlags,
     /// Print the stress run as JSON on stdout.
     #[arg(long)]
     pub json: bool,
@@ -102,6 +111,18 @@ pub struct StressArgs {
     /// Write the stress run to this file.
     #[arg(long, value_name = "PATH")]
     pub export_file: Option<PathBuf>,
+}
+
+/// `--store` and `--no-store`, shared by `benchmark run` and `stress`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct StoreFlags {
+    /// Record the run in this SQLite store instead of the configured one
+    /// ($WARPT_STORE, `store` in warpt.toml, else $XDG_DATA_HOME/warpt/results.db).
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+    /// Do not record the run in the store.
+    #[arg(long, conflicts_with = "store")]
+    pub no_store: bool,
 }
 
 /// `--monitor`, `--monitor-interval`, `--monitor-output`, shared by
@@ -178,6 +199,97 @@ pub enum BenchmarkCommand {
     Describe(DescribeArgs),
     /// Run benchmarks and report (and optionally export) the results.
     Run(Box<RunArgs>),
+}
+
+/// `warpt results ...`
+#[derive(Debug, Subcommand)]
+pub enum ResultsCommand {
+    /// List recorded runs, newest first.
+    List(ResultsListArgs),
+    /// Show one recorded run (id, unique id prefix, or `latest`) as the table or JSON.
+    Show(ResultsShowArgs),
+    /// Run one read-only SQL statement against the store (see the README for its tables).
+    Query(ResultsQueryArgs),
+    /// Record export files (`benchmark run --export`) made here or elsewhere.
+    Import(ResultsImportArgs),
+}
+
+/// The store a `results` command reads.
+#[derive(Debug, Clone, Default, Args)]
+pub struct StorePath {
+    /// The SQLite store ($WARPT_STORE, `store` in warpt.toml, else
+    /// $XDG_DATA_HOME/warpt/results.db).
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+}
+
+/// `warpt results list`
+#[derive(Debug, Args)]
+pub struct ResultsListArgs {
+    /// Only runs of this suite (stress runs: the target).
+    #[arg(long)]
+    pub suite: Option<String>,
+    /// Only runs containing this benchmark.
+    #[arg(long)]
+    pub benchmark: Option<String>,
+    /// Only runs on this machine: host name or fingerprint prefix.
+    #[arg(long)]
+    pub machine: Option<String>,
+    /// Only runs started at or after this date or RFC 3339 time.
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Only runs started before this date or RFC 3339 time.
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
+    /// At most this many runs.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// The store.
+    #[command(flatten)]
+    pub store: StorePath,
+}
+
+/// `warpt results show`
+#[derive(Debug, Args)]
+pub struct ResultsShowArgs {
+    /// Run id, unique prefix, or `latest`.
+    pub run: String,
+    /// The whole run as JSON (an export) on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// The store.
+    #[command(flatten)]
+    pub store: StorePath,
+}
+
+/// `warpt results query`
+#[derive(Debug, Args)]
+pub struct ResultsQueryArgs {
+    /// One SQL statement; anything that would write is refused.
+    pub sql: String,
+    /// Rows as a JSON list of objects.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Rows as CSV with a header line.
+    #[arg(long)]
+    pub csv: bool,
+    /// The store.
+    #[command(flatten)]
+    pub store: StorePath,
+}
+
+/// `warpt results import`
+#[derive(Debug, Args)]
+pub struct ResultsImportArgs {
+    /// Export files (JSON `BenchmarkSuiteRun`s).
+    #[arg(required = true, value_name = "FILE.json")]
+    pub files: Vec<PathBuf>,
+    /// The store.
+    #[command(flatten)]
+    pub store: StorePath,
 }
 
 /// Parses a component name, listing the valid ones when it is not one.
@@ -259,6 +371,9 @@ pub struct RunArgs {
     /// Background telemetry.
     #[command(flatten)]
     pub monitor: MonitorFlags,
+    /// Where the run is recorded.
+    #[command(flatten)]
+    pub store: StoreFlags,
     /// Re-run a previous export's exact plan, parameters, seed and settings.
     #[arg(
         long,

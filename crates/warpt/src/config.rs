@@ -12,6 +12,7 @@
 //! precision = 1.0           # percent: target half-width of the median's 95% CI
 //! timeout_multiplier = 1.5
 //! in_process = false
+//! store = "results.db"      # the result history (default: $XDG_DATA_HOME/warpt/results.db)
 //!
 //! [timeouts]                # stage limits for every benchmark, seconds
 //! setup = 60
@@ -105,6 +106,8 @@ pub struct Config {
     pub benchmark_timeouts: BTreeMap<String, Setting<StageLimits>>,
     /// Parameter overrides applied where a selected benchmark knows the key.
     pub params: BTreeMap<String, Setting<String>>,
+    /// The result store (`None`: the default under the XDG data directory).
+    pub store: Setting<Option<String>>,
 }
 
 /// The flags that take part in the hierarchy (`None`: not given).
@@ -122,6 +125,8 @@ pub struct Flags {
     pub timeout_multiplier: Option<f64>,
     /// `--in-process` (only ever turns it on).
     pub in_process: bool,
+    /// `--store`.
+    pub store: Option<PathBuf>,
 }
 
 /// The file's shape. Unknown keys are errors.
@@ -134,6 +139,7 @@ struct FileConfig {
     precision: Option<Spanned<f64>>,
     timeout_multiplier: Option<Spanned<f64>>,
     in_process: Option<bool>,
+    store: Option<String>,
     timeouts: Option<FileLimits>,
     #[serde(default)]
     benchmark_timeouts: BTreeMap<String, FileLimits>,
@@ -164,6 +170,7 @@ impl Config {
             timeouts: Setting::default(StageLimits::default()),
             benchmark_timeouts: BTreeMap::new(),
             params: BTreeMap::new(),
+            store: Setting::default(None),
         }
     }
 
@@ -232,6 +239,9 @@ impl Config {
         }
         if let Some(v) = file.in_process {
             self.in_process.set(v, src());
+        }
+        if let Some(v) = &file.store {
+            self.store.set(Some(v.clone()), src());
         }
         let limits = |prefix: &str, l: &FileLimits| -> Result<StageLimits> {
             let one = |name: &str, v: &Option<Spanned<f64>>| -> Result<Option<f64>> {
@@ -331,6 +341,9 @@ impl Config {
                 src("WARPT_TIMEOUT_MULTIPLIER"),
             );
         }
+        if let Some(t) = env("WARPT_STORE").filter(|t| !t.is_empty()) {
+            self.store.set(Some(t), src("WARPT_STORE"));
+        }
         if let Some(t) = env("WARPT_IN_PROCESS") {
             let v = match t.trim() {
                 "1" | "true" | "yes" => true,
@@ -382,6 +395,10 @@ impl Config {
         }
         if flags.in_process {
             self.in_process.set(true, src("--in-process"));
+        }
+        if let Some(p) = &flags.store {
+            self.store
+                .set(Some(p.display().to_string()), src("--store"));
         }
     }
 }

@@ -8,6 +8,7 @@ mod cli;
 mod commands;
 mod config;
 mod export;
+mod history;
 mod output;
 mod progress;
 mod registry;
@@ -16,7 +17,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::cli::{BenchmarkCommand, Cli, Command, ConfigCommand};
+use crate::cli::{BenchmarkCommand, Cli, Command, ConfigCommand, ResultsCommand};
 
 /// An error in what the user asked for: exits with status 2.
 #[derive(Debug)]
@@ -53,6 +54,12 @@ fn main() -> ExitCode {
         Command::NetServer(args) => commands::net_server::run(&args),
         Command::Monitor(args) => commands::monitor::run(&args),
         Command::Stress(args) => commands::stress::run(&args),
+        Command::Results { action } => match action {
+            ResultsCommand::List(args) => commands::results::list(&args),
+            ResultsCommand::Show(args) => commands::results::show(&args),
+            ResultsCommand::Query(args) => commands::results::query(&args),
+            ResultsCommand::Import(args) => commands::results::import(&args),
+        },
         Command::Config {
             action: ConfigCommand::Show(args),
         } => commands::config::show(&args),

@@ -5,7 +5,8 @@ use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 use warpt_harness::Plan;
 use warpt_model::{BenchmarkSpec, BenchmarkSuiteRun};
 
-fn table(header: &[&str]) -> Table {
+/// A table in warpt's style with `header`.
+pub fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_BORDERS_ONLY)
         .set_content_arrangement(ContentArrangement::Dynamic)

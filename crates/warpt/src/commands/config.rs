@@ -45,6 +45,12 @@ pub fn show(args: &ConfigShowArgs) -> Result<Outcome> {
         |v| v.to_string(),
     );
     row(&mut t, "in_process", &config.in_process, |v| v.to_string());
+    row(&mut t, "store", &config.store, |v| {
+        v.clone().unwrap_or_else(|| {
+            warpt_store::default_path()
+                .map_or("(no home directory)".into(), |p| p.display().to_string())
+        })
+    });
     row(&mut t, "timeouts", &config.timeouts, limits);
     for (id, s) in &config.benchmark_timeouts {
         row(&mut t, &format!("benchmark_timeouts.{id}"), s, |v| {

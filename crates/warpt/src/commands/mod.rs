@@ -5,6 +5,7 @@ pub mod config;
 pub mod list;
 pub mod monitor;
 pub mod net_server;
+pub mod results;
 pub mod run;
 pub mod schema;
 pub mod stress;

@@ -59,6 +59,7 @@ fn from_selection(args: &RunArgs) -> Result<(Plan, RunOptions)> {
         precision: args.precision,
         timeout_multiplier: args.timeout_multiplier,
         in_process: args.in_process,
+        store: args.store.store.clone(),
     };
     let config = Config::load(args.config.as_deref(), &|k| std::env::var(k).ok(), &flags)?;
     let reg = registry();
@@ -268,6 +269,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         target.write(&suite_run)?;
         eprintln!("exported {shown}");
     }
+    crate::history::record_run(&args.store, args.config.as_deref(), &suite_run);
     Ok(if suite_run.interrupted {
         eprintln!("interrupted: the results above are those finished before the signal");
         Outcome::Interrupted

@@ -137,6 +137,7 @@ pub fn run(args: &StressArgs) -> Result<Outcome> {
         t.write_json(&run)?;
         eprintln!("exported {shown}");
     }
+    crate::history::record_stress(&args.store, &run);
     Ok(if interrupted {
         Outcome::Interrupted
     } else if run.passed {

@@ -1,0 +1,157 @@
+//! `warpt results list|show|query|import`: the history store.
+
+use anyhow::{Context, Result};
+use comfy_table::Cell;
+use warpt_store::{Recorded, RunFilter, Source};
+
+use crate::cli::{ResultsImportArgs, ResultsListArgs, ResultsQueryArgs, ResultsShowArgs};
+use crate::{Outcome, UsageError, history, output};
+
+/// `warpt results list`.
+pub fn list(args: &ResultsListArgs) -> Result<Outcome> {
+    let (store, _) = history::open_existing(args.store.store.as_deref())?;
+    let runs = store.list_runs(&RunFilter {
+        suite: args.suite.clone(),
+        benchmark: args.benchmark.clone(),
+        machine: args.machine.clone(),
+        since: args.since.clone(),
+        until: args.until.clone(),
+        limit: args.limit,
+    })?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&runs)?);
+        return Ok(Outcome::Success);
+    }
+    let mut t = output::table(&[
+        "run", "started", "kind", "suite", "machine", "passed", "source",
+    ]);
+    for r in &runs {
+        t.add_row(vec![
+            Cell::new(&r.id),
+            Cell::new(r.start_time.as_deref().unwrap_or("-")),
+            Cell::new(&r.kind),
+            Cell::new(&r.suite),
+            Cell::new(r.hostname.as_deref().unwrap_or("-")),
+            Cell::new(format!("{}/{}", r.passed, r.benchmarks)),
+            Cell::new(&r.source),
+        ]);
+    }
+    println!("{t}");
+    eprintln!("{} run(s)", runs.len());
+    Ok(Outcome::Success)
+}
+
+/// `warpt results show`.
+pub fn show(args: &ResultsShowArgs) -> Result<Outcome> {
+    let (store, _) = history::open_existing(args.store.store.as_deref())?;
+    let run = match store.load_run(&args.run) {
+        Ok(run) => run,
+        Err(warpt_store::StoreError::NotFound(_)) => {
+            // Perhaps a stress run.
+            match store.load_stress(&args.run) {
+                Ok(stress) => {
+                    println!("{}", serde_json::to_string_pretty(&stress)?);
+                    return Ok(Outcome::Success);
+                }
+                Err(e) => return Err(UsageError(e.to_string()).into()),
+            }
+        }
+        Err(e @ warpt_store::StoreError::Ambiguous(_)) => {
+            return Err(UsageError(e.to_string()).into());
+        }
+        Err(e) => return Err(e.into()),
+    };
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&run)?);
+    } else {
+        println!(
+            "run {} ({}) started {}",
+            run.id,
+            run.suite,
+            run.start_time.map_or("-".into(), |t| t.to_string())
+        );
+        print!("{}", output::results(&run));
+    }
+    Ok(Outcome::Success)
+}
+
+fn csv_field(v: &serde_json::Value) -> String {
+    let text = match v {
+        serde_json::Value::Null => String::new(),
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    if text.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", text.replace('"', "\"\""))
+    } else {
+        text
+    }
+}
+
+/// `warpt results query`.
+pub fn query(args: &ResultsQueryArgs) -> Result<Outcome> {
+    let path = history::path(args.store.store.as_deref(), None)?;
+    let out = warpt_store::query(&path, &args.sql).map_err(|e| match e {
+        warpt_store::StoreError::Sql(_) | warpt_store::StoreError::Json(_) => {
+            anyhow::Error::from(UsageError(format!("query: {e}")))
+        }
+        other => UsageError(other.to_string()).into(),
+    })?;
+    if args.json {
+        let rows: Vec<serde_json::Map<String, serde_json::Value>> = out
+            .rows
+            .iter()
+            .map(|r| out.columns.iter().cloned().zip(r.iter().cloned()).collect())
+            .collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+    } else if args.csv {
+        let header: Vec<String> = out
+            .columns
+            .iter()
+            .map(|c| csv_field(&serde_json::Value::String(c.clone())))
+            .collect();
+        println!("{}", header.join(","));
+        for r in &out.rows {
+            let line: Vec<String> = r.iter().map(csv_field).collect();
+            println!("{}", line.join(","));
+        }
+    } else {
+        let names: Vec<&str> = out.columns.iter().map(String::as_str).collect();
+        let mut t = output::table(&names);
+        for r in &out.rows {
+            t.add_row(
+                r.iter()
+                    .map(|v| Cell::new(csv_field(v)))
+                    .collect::<Vec<_>>(),
+            );
+        }
+        println!("{t}");
+        eprintln!("{} row(s)", out.rows.len());
+    }
+    Ok(Outcome::Success)
+}
+
+/// `warpt results import`: every file is read and checked before any is recorded.
+pub fn import(args: &ResultsImportArgs) -> Result<Outcome> {
+    let mut runs = Vec::new();
+    for file in &args.files {
+        let text = std::fs::read_to_string(file)
+            .map_err(|e| UsageError(format!("{}: {e}", file.display())))?;
+        let run = warpt_model::load_suite_run(&text)
+            .map_err(|e| UsageError(format!("{}: not a warpt export: {e}", file.display())))?;
+        runs.push((file, run));
+    }
+    let path = history::path(args.store.store.as_deref(), None)?;
+    let mut store = warpt_store::Store::open(&path)
+        .with_context(|| format!("opening the store {}", path.display()))?;
+    for (file, run) in runs {
+        let source = Source::Import(file.display().to_string());
+        match store.record_run(&run, &source)? {
+            Recorded::Added => eprintln!("imported {} as run {}", file.display(), run.id),
+            Recorded::AlreadyStored => {
+                eprintln!("{}: run {} is already in the store", file.display(), run.id)
+            }
+        }
+    }
+    Ok(Outcome::Success)
+}
