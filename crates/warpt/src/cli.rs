@@ -199,6 +199,46 @@ pub enum BenchmarkCommand {
     Describe(DescribeArgs),
     /// Run benchmarks and report (and optionally export) the results.
     Run(Box<RunArgs>),
+    /// Compare two runs metric by metric; exit 1 when any metric regressed.
+    Compare(CompareArgs),
+}
+
+/// Output formats of `benchmark compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompareFormat {
+    /// Aligned columns (benchstat-like).
+    Table,
+    /// A Markdown table (for a pull request comment).
+    Md,
+    /// The whole comparison as JSON.
+    Json,
+}
+
+/// `warpt benchmark compare`
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline: an export file or a run in the store (id, prefix, `latest`).
+    pub base: String,
+    /// The run compared with it: an export file or a run in the store.
+    pub current: String,
+    /// Changes within this many percent are `~` however significant.
+    #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = parse_threshold)]
+    pub threshold: f64,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: CompareFormat,
+    /// The store that run ids are looked up in.
+    #[command(flatten)]
+    pub store: StorePath,
+}
+
+fn parse_threshold(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
+    if v.is_finite() && v >= 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("{v} is not a percentage >= 0"))
+    }
 }
 
 /// `warpt results ...`

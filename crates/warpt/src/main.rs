@@ -48,6 +48,7 @@ fn main() -> ExitCode {
             BenchmarkCommand::List(args) => commands::benchmark::list(&args),
             BenchmarkCommand::Describe(args) => commands::benchmark::describe(&args),
             BenchmarkCommand::Run(args) => commands::run::run(&args),
+            BenchmarkCommand::Compare(args) => commands::compare::run(&args),
         },
         Command::Schema(args) => commands::schema::print(&args),
         Command::List(args) => commands::list::run(&args),

@@ -1,6 +1,7 @@
 //! One module per command.
 
 pub mod benchmark;
+pub mod compare;
 pub mod config;
 pub mod list;
 pub mod monitor;

@@ -1,0 +1,11 @@
+//! Comparisons and reports of warpt runs.
+//!
+//! - [`stats`]: Mann-Whitney U, bootstrap CI of a ratio of medians, Benjamini-Hochberg;
+//! - [`compare`]: two runs' metrics matched and judged (`improved`, `regressed`, `~`);
+//! - [`render`]: a comparison as terminal text, Markdown or JSON.
+
+pub mod compare;
+pub mod render;
+pub mod stats;
+
+pub use compare::{Comparison, Options, Verdict, compare};

@@ -1,0 +1,91 @@
+//! `warpt benchmark compare` on export files and store runs: verdicts and exit codes.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use warpt_model::BenchmarkSuiteRun;
+
+fn noise(i: usize) -> f64 {
+    let x = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11;
+    x as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+}
+
+/// The example export with its first metric replaced by 30 samples around `level`.
+fn export(dir: &Path, name: &str, id: &str, level: f64) -> PathBuf {
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../warpt-model/tests/data/example_export.json");
+    let mut run: BenchmarkSuiteRun =
+        serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
+    run.id = id.into();
+    run.benchmarks.truncate(1);
+    let m = &mut run.benchmarks[0].metrics;
+    m.truncate(1);
+    m[0].higher_is_better = true;
+    let samples: Vec<f64> = (0..30).map(|i| level + noise(i + level as usize)).collect();
+    let stats = warpt_harness::stats::summarize(&samples).unwrap();
+    m[0].value = stats.median;
+    m[0].stats = Some(stats);
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_vec(&run).unwrap()).unwrap();
+    path
+}
+
+fn compare(store: &Path, args: &[&str]) -> assert_cmd::assert::Assert {
+    Command::cargo_bin("warpt")
+        .unwrap()
+        .env("WARPT_STORE", store)
+        .args(["benchmark", "compare"])
+        .args(args)
+        .assert()
+}
+
+#[test]
+fn exit_status_says_whether_anything_regressed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("results.db");
+    let base = export(dir.path(), "base.json", "base-run", 100.0);
+    let same = export(dir.path(), "same.json", "same-run", 100.0);
+    let worse = export(dir.path(), "worse.json", "worse-run", 95.0);
+    let better = export(dir.path(), "better.json", "better-run", 105.0);
+    let s = |p: &PathBuf| p.display().to_string();
+
+    compare(&store, &[&s(&base), &s(&same)]).code(0);
+    compare(&store, &[&s(&base), &s(&better)]).code(0);
+    let out = compare(&store, &[&s(&base), &s(&worse), "--format", "json"])
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(json["metrics"][0]["verdict"], "regressed");
+    // A 5% drop inside a 10% band is not a regression.
+    compare(&store, &[&s(&base), &s(&worse), "--threshold", "10"]).code(0);
+
+    // Store runs by id prefix.
+    Command::cargo_bin("warpt")
+        .unwrap()
+        .env("WARPT_STORE", &store)
+        .args(["results", "import"])
+        .arg(&base)
+        .arg(&worse)
+        .assert()
+        .success();
+    let out = compare(&store, &["base-r", "worse", "--format", "md"])
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let md = String::from_utf8(out).unwrap();
+    assert!(
+        md.contains("| regressed |") && md.contains("run base-run"),
+        "{md}"
+    );
+    let err = compare(&store, &["nothing-like-this", &s(&base)])
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    assert!(String::from_utf8_lossy(&err).contains("neither a file nor a run"));
+}
