@@ -2,9 +2,11 @@
 //!
 //! - [`stats`]: Mann-Whitney U, bootstrap CI of a ratio of medians, Benjamini-Hochberg;
 //! - [`compare`]: two runs' metrics matched and judged (`improved`, `regressed`, `~`);
-//! - [`render`]: a comparison as terminal text, Markdown or JSON.
+//! - [`render`]: a comparison as terminal text, Markdown or JSON;
+//! - [`exports`]: a run as Bencher Metric Format, github-action-benchmark, JUnit XML, CSV.
 
 pub mod compare;
+pub mod exports;
 pub mod render;
 pub mod stats;
 

@@ -252,6 +252,41 @@ pub enum ResultsCommand {
     Query(ResultsQueryArgs),
     /// Record export files (`benchmark run --export`) made here or elsewhere.
     Import(ResultsImportArgs),
+    /// Write a run for other tools: bmf, gab, junit or csv.
+    Export(ResultsExportArgs),
+}
+
+/// Formats of `results export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// Bencher Metric Format JSON.
+    Bmf,
+    /// github-action-benchmark `customBiggerIsBetter` / `customSmallerIsBetter` JSON.
+    Gab,
+    /// JUnit XML: one testcase per benchmark.
+    Junit,
+    /// CSV: one row per metric.
+    Csv,
+}
+
+/// `warpt results export`
+#[derive(Debug, Args)]
+pub struct ResultsExportArgs {
+    /// The run: an export file or a run in the store (id, prefix, `latest`).
+    pub run: String,
+    /// Output format.
+    #[arg(long, value_enum)]
+    pub format: ExportFormat,
+    /// Write here instead of stdout. For gab, two files: PATH with `-bigger`
+    /// and `-smaller` before its extension.
+    #[arg(short = 'o', long = "output", value_name = "PATH")]
+    pub output: Option<PathBuf>,
+    /// For junit: also fail the benchmarks with a metric regressed against this run.
+    #[arg(long, value_name = "RUN")]
+    pub baseline: Option<String>,
+    /// The store.
+    #[command(flatten)]
+    pub store: StorePath,
 }
 
 /// The store a `results` command reads.

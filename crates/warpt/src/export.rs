@@ -95,11 +95,15 @@ impl ExportTarget {
     }
 
     /// Writes any document pretty-printed and moves it into place.
-    pub fn write_json(mut self, doc: &impl serde::Serialize) -> Result<PathBuf> {
+    pub fn write_json(self, doc: &impl serde::Serialize) -> Result<PathBuf> {
         let json = serde_json::to_string_pretty(doc).context("serialising the document")?;
+        self.write_text(&(json + "\n"))
+    }
+
+    /// Writes `text` as it is and moves it into place.
+    pub fn write_text(mut self, text: &str) -> Result<PathBuf> {
         self.temp
-            .write_all(json.as_bytes())
-            .and_then(|_| self.temp.write_all(b"\n"))
+            .write_all(text.as_bytes())
             .and_then(|_| self.temp.as_file().sync_all())
             .with_context(|| format!("writing {}", self.temp.path().display()))?;
         let path = self.path.clone();

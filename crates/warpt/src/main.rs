@@ -60,6 +60,7 @@ fn main() -> ExitCode {
             ResultsCommand::Show(args) => commands::results::show(&args),
             ResultsCommand::Query(args) => commands::results::query(&args),
             ResultsCommand::Import(args) => commands::results::import(&args),
+            ResultsCommand::Export(args) => commands::results::export(&args),
         },
         Command::Config {
             action: ConfigCommand::Show(args),

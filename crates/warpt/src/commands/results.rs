@@ -4,7 +4,10 @@ use anyhow::{Context, Result};
 use comfy_table::Cell;
 use warpt_store::{Recorded, RunFilter, Source};
 
-use crate::cli::{ResultsImportArgs, ResultsListArgs, ResultsQueryArgs, ResultsShowArgs};
+use crate::cli::{
+    ExportFormat, ResultsExportArgs, ResultsImportArgs, ResultsListArgs, ResultsQueryArgs,
+    ResultsShowArgs,
+};
 use crate::{Outcome, UsageError, history, output};
 
 /// `warpt results list`.
@@ -152,6 +155,88 @@ pub fn import(args: &ResultsImportArgs) -> Result<Outcome> {
                 eprintln!("{}: run {} is already in the store", file.display(), run.id)
             }
         }
+    }
+    Ok(Outcome::Success)
+}
+
+/// `path` with `tag` inserted before its extension (`out.json` -> `out-bigger.json`).
+fn tagged(path: &std::path::Path, tag: &str) -> std::path::PathBuf {
+    let stem = path
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+    let name = match path.extension() {
+        Some(ext) => format!("{stem}-{tag}.{}", ext.to_string_lossy()),
+        None => format!("{stem}-{tag}"),
+    };
+    path.with_file_name(name)
+}
+
+fn emit(text: &str, to: Option<&std::path::Path>) -> Result<()> {
+    match to {
+        Some(p) => {
+            crate::export::ExportTarget::prepare(p)?.write_text(text)?;
+            eprintln!("wrote {}", p.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(())
+}
+
+/// `warpt results export`.
+pub fn export(args: &ResultsExportArgs) -> Result<Outcome> {
+    use warpt_report::exports;
+    let store = args.store.store.as_deref();
+    let (run, label) = crate::commands::compare::load_side(&args.run, store)?;
+    if args.baseline.is_some() && args.format != ExportFormat::Junit {
+        return Err(UsageError("--baseline applies to --format junit only".into()).into());
+    }
+    match args.format {
+        ExportFormat::Bmf => emit(
+            &(serde_json::to_string_pretty(&exports::bmf(&run))? + "\n"),
+            args.output.as_deref(),
+        )?,
+        ExportFormat::Gab => {
+            let (bigger, smaller) = exports::gab(&run);
+            match &args.output {
+                Some(p) => {
+                    emit(
+                        &(serde_json::to_string_pretty(&bigger)? + "\n"),
+                        Some(&tagged(p, "bigger")),
+                    )?;
+                    emit(
+                        &(serde_json::to_string_pretty(&smaller)? + "\n"),
+                        Some(&tagged(p, "smaller")),
+                    )?;
+                }
+                None => println!(
+                    "{}",
+                    serde_json::to_string_pretty(&serde_json::json!({
+                        "customBiggerIsBetter": bigger,
+                        "customSmallerIsBetter": smaller,
+                    }))?
+                ),
+            }
+        }
+        ExportFormat::Junit => {
+            let comparison = match &args.baseline {
+                Some(b) => {
+                    let (base, base_label) = crate::commands::compare::load_side(b, store)?;
+                    Some(warpt_report::compare(
+                        &base,
+                        &base_label,
+                        &run,
+                        &label,
+                        &warpt_report::Options::default(),
+                    ))
+                }
+                None => None,
+            };
+            emit(
+                &exports::junit(&run, comparison.as_ref()),
+                args.output.as_deref(),
+            )?;
+        }
+        ExportFormat::Csv => emit(&exports::csv(&run), args.output.as_deref())?,
     }
     Ok(Outcome::Success)
 }
