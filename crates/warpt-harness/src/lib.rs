@@ -36,7 +36,7 @@ pub use limits::{
 };
 pub use manifest::{build_manifest, random_suffix};
 pub use measure::{Convert, MAX_TIME_FACTOR, Measure, MeasurePolicy, Measurement, SeriesDef};
-pub use plan::{Plan, PlanError, PlannedBenchmark, Selection, Unavailable};
+pub use plan::{Plan, PlanError, PlannedBenchmark, Selection, Unavailable, is_sweep};
 pub use progress::{NoProgress, Progress, ProgressEvent};
 pub use quality::{HostConditions, assess};
 pub use registry::Registry;

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use warpt_model::{BenchmarkComponent, BenchmarkId, BenchmarkSpec, ParamError, Params};
+use warpt_model::{BenchmarkComponent, BenchmarkId, BenchmarkSpec, ParamError, ParamValue, Params};
 
 use crate::{Registry, component_defaults};
 
@@ -30,6 +30,9 @@ pub struct PlannedBenchmark {
     pub spec: BenchmarkSpec,
     /// Defaults with the applicable `--param` overrides applied.
     pub params: Params,
+    /// The swept parameters and this entry's value of each (empty when
+    /// nothing is swept); they become tags of every metric of its result.
+    pub sweep: BTreeMap<String, String>,
 }
 
 /// A component default that this build cannot run.
@@ -278,17 +281,18 @@ impl Plan {
 
 impl Plan {
     /// The plan of a previous run: the same benchmarks in the same order,
-    /// each with exactly the parameters it ran with. Every benchmark must
-    /// still exist and accept those parameters with the same types.
+    /// each with exactly the parameters it ran with (and the sweep tags
+    /// it had). Every benchmark must still exist and accept those
+    /// parameters with the same types.
     pub fn replay(
         registry: &Registry,
         suite: &str,
         components: &[BenchmarkComponent],
         label: &str,
-        entries: &[(BenchmarkId, Params)],
+        entries: &[(BenchmarkId, Params, BTreeMap<String, String>)],
     ) -> Result<Plan, PlanError> {
         let mut planned = Vec::new();
-        for (id, params) in entries {
+        for (id, params, sweep) in entries {
             let spec = registry
                 .spec(id)
                 .ok_or_else(|| PlanError::UnknownBenchmark {
@@ -316,6 +320,7 @@ impl Plan {
             planned.push(PlannedBenchmark {
                 spec,
                 params: effective,
+                sweep: sweep.clone(),
             });
         }
         if planned.is_empty() {
@@ -388,25 +393,65 @@ fn check_known(
     Ok(())
 }
 
+/// Whether `text` sweeps a parameter whose default is `default`: a comma
+/// list for a number or boolean (a string may hold commas of its own).
+pub fn is_sweep(default: &ParamValue, text: &str) -> bool {
+    !matches!(default, ParamValue::Str(_)) && text.contains(',')
+}
+
+/// Every combination of the overrides for `spec`: a sweep (`batch=1,8,32`)
+/// multiplies the entries, in the order the values were given.
+fn expand(
+    spec: &BenchmarkSpec,
+    overrides: &BTreeMap<String, String>,
+) -> Result<Vec<PlannedBenchmark>, PlanError> {
+    let mut combos = vec![(spec.params.clone(), BTreeMap::new())];
+    for (k, text) in overrides {
+        let Some(default) = spec.params.get(k) else {
+            continue;
+        };
+        let sweep = is_sweep(default, text);
+        let values: Vec<ParamValue> = if sweep {
+            text.split(',')
+                .map(|t| default.parse_like(k, t.trim()))
+                .collect::<Result<_, _>>()?
+        } else {
+            vec![default.parse_like(k, text)?]
+        };
+        combos = combos
+            .into_iter()
+            .flat_map(|(params, tags)| {
+                values.iter().map(move |v| {
+                    let mut params = params.clone();
+                    params.insert(k.clone(), v.clone());
+                    let mut tags = tags.clone();
+                    if sweep {
+                        tags.insert(k.clone(), v.to_string());
+                    }
+                    (params, tags)
+                })
+            })
+            .collect();
+    }
+    Ok(combos
+        .into_iter()
+        .map(|(params, sweep)| PlannedBenchmark {
+            spec: spec.clone(),
+            params,
+            sweep,
+        })
+        .collect())
+}
+
 fn apply_params(
     specs: &[BenchmarkSpec],
     overrides: &BTreeMap<String, String>,
 ) -> Result<Vec<PlannedBenchmark>, PlanError> {
-    specs
-        .iter()
-        .map(|spec| {
-            let mut params = spec.params.clone();
-            for (k, text) in overrides {
-                if let Some(default) = spec.params.get(k) {
-                    params.insert(k.clone(), default.parse_like(k, text)?);
-                }
-            }
-            Ok(PlannedBenchmark {
-                spec: spec.clone(),
-                params,
-            })
-        })
-        .collect()
+    let mut out = Vec::new();
+    for spec in specs {
+        out.extend(expand(spec, overrides)?);
+    }
+    Ok(out)
 }
 
 fn names(specs: &[BenchmarkSpec]) -> String {

@@ -188,6 +188,12 @@ pub fn run_plan(
             }
             result.telemetry = Some(summary);
         }
+        // A swept entry's parameters tell its metrics apart from the other entries'.
+        for m in &mut result.metrics {
+            for (k, v) in &planned.sweep {
+                m.tags.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
         let (quality, reasons) = assess(&result, &host, freq, options.target_rel_ci);
         result.quality = Some(quality);
         result.quality_reasons = reasons;

@@ -1,6 +1,7 @@
 //! `warpt benchmark run`: from flags, configuration or a previous export
 //! to a plan, then run it, print, export.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -104,14 +105,21 @@ fn from_export(path: &Path, args: &RunArgs) -> Result<(Plan, RunOptions)> {
     })?;
     let cfg = &manifest.config;
     let reg = registry();
-    let entries: Vec<(BenchmarkId, Params)> = cfg
+    // The i-th planned entry of a benchmark ran as its i-th result (a sweep
+    // plans one benchmark several times).
+    let mut seen: BTreeMap<&BenchmarkId, usize> = BTreeMap::new();
+    let entries: Vec<(BenchmarkId, Params, BTreeMap<String, String>)> = cfg
         .plan
         .iter()
         .map(|id| {
-            let params = match old.benchmarks.iter().find(|b| b.spec.id == *id) {
+            let nth = seen.entry(id).or_insert(0);
+            let result = old.benchmarks.iter().filter(|b| b.spec.id == *id).nth(*nth);
+            *nth += 1;
+            let spec = reg.spec(id);
+            let params = match result {
                 Some(r) => r.params.clone(),
-                None => reg
-                    .spec(id)
+                None => spec
+                    .as_ref()
                     .map(|spec| {
                         let mut p = spec.params.clone();
                         for (k, v) in &cfg.param_overrides {
@@ -125,7 +133,20 @@ fn from_export(path: &Path, args: &RunArgs) -> Result<(Plan, RunOptions)> {
                     })
                     .unwrap_or_default(),
             };
-            (id.clone(), params)
+            let sweep = spec
+                .map(|spec| {
+                    cfg.param_overrides
+                        .iter()
+                        .filter(|(k, v)| {
+                            spec.params
+                                .get(*k)
+                                .is_some_and(|d| warpt_harness::is_sweep(d, v))
+                        })
+                        .filter_map(|(k, _)| params.get(k).map(|v| (k.clone(), v.to_string())))
+                        .collect()
+                })
+                .unwrap_or_default();
+            (id.clone(), params, sweep)
         })
         .collect();
     let label = if old.suite == "components" {

@@ -1,0 +1,106 @@
+//! Parameter sweeps: `--param n=100,200` runs one result per value, each
+//! metric tagged with it, and a comparison keeps the values apart.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+use assert_cmd::Command;
+use warpt_model::{BenchmarkSuiteRun, RunStatus};
+
+fn sweep_run(dir: &std::path::Path, name: &str) -> (BenchmarkSuiteRun, std::path::PathBuf) {
+    let path = dir.join(name);
+    let out = Command::cargo_bin("warpt")
+        .unwrap()
+        .env("WARPT_NO_PROGRESS", "1")
+        .args([
+            "benchmark",
+            "run",
+            "--benchmark",
+            "linpack_fp64_cpu",
+            "--no-store",
+        ])
+        .args([
+            "--param",
+            "n=64,96",
+            "--param",
+            "solver=blocked",
+            "--param",
+            "nb=16,32",
+        ])
+        .args([
+            "--duration",
+            "0.1",
+            "--burnin-seconds",
+            "0",
+            "--json",
+            "--export-file",
+        ])
+        .arg(&path)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    (serde_json::from_slice(&out).unwrap(), path)
+}
+
+#[test]
+fn a_sweep_runs_every_combination_tagged_with_its_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let (run, first) = sweep_run(dir.path(), "a.json");
+    let combos: Vec<(String, String)> = run
+        .benchmarks
+        .iter()
+        .map(|b| {
+            assert_eq!(b.status, RunStatus::Passed, "{:?}", b.error_message);
+            let g = b.metrics.iter().find(|m| m.name == "gflops").unwrap();
+            assert_eq!(g.tags.get("n").unwrap(), &b.params["n"].to_string());
+            assert!(
+                !g.tags.contains_key("solver"),
+                "a single value is not a sweep"
+            );
+            (g.tags["n"].clone(), g.tags["nb"].clone())
+        })
+        .collect();
+    assert_eq!(
+        combos,
+        [("64", "16"), ("64", "32"), ("96", "16"), ("96", "32")]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+
+    // Compared with another sweep, each combination matches its own.
+    let (_, second) = sweep_run(dir.path(), "b.json");
+    let out = Command::cargo_bin("warpt")
+        .unwrap()
+        .args(["benchmark", "compare", "--format", "json"])
+        .arg(&first)
+        .arg(&second)
+        .arg("--threshold")
+        .arg("1000")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let c: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let gflops = c["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["metric"] == "gflops")
+        .count();
+    assert_eq!(gflops, 4);
+
+    // A bad value anywhere in the list is a usage error before anything runs.
+    Command::cargo_bin("warpt")
+        .unwrap()
+        .args([
+            "benchmark",
+            "run",
+            "--benchmark",
+            "linpack_fp64_cpu",
+            "--param",
+            "n=64,x",
+        ])
+        .assert()
+        .code(2);
+}
