@@ -41,6 +41,8 @@ pub enum Command {
         #[command(subcommand)]
         action: ResultsCommand,
     },
+    /// Report runs for people (Markdown, HTML with charts) or tools (JSON).
+    Report(ReportArgs),
     /// Show the effective configuration and where each value comes from.
     Config {
         /// The config action.
@@ -239,6 +241,38 @@ fn parse_threshold(s: &str) -> Result<f64, String> {
     } else {
         Err(format!("{v} is not a percentage >= 0"))
     }
+}
+
+/// Formats of `warpt report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// Markdown.
+    Md,
+    /// One self-contained HTML file with SVG charts.
+    Html,
+    /// JSON: the runs and the comparisons with the first.
+    Json,
+}
+
+/// `warpt report`
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Runs: export files or runs in the store (id, prefix, `latest`); later
+    /// runs are compared with the first.
+    #[arg(required = true, value_name = "RUN_OR_FILE")]
+    pub runs: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "md")]
+    pub format: ReportFormat,
+    /// Write here instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "PATH")]
+    pub output: Option<PathBuf>,
+    /// A monitor timeline (`--monitor-output`) to chart power, frequency and temperature.
+    #[arg(long, value_name = "FILE.json")]
+    pub telemetry: Option<PathBuf>,
+    /// The store that run ids are looked up in.
+    #[command(flatten)]
+    pub store: StorePath,
 }
 
 /// `warpt results ...`

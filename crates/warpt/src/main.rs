@@ -62,6 +62,7 @@ fn main() -> ExitCode {
             ResultsCommand::Import(args) => commands::results::import(&args),
             ResultsCommand::Export(args) => commands::results::export(&args),
         },
+        Command::Report(args) => commands::report::run(&args),
         Command::Config {
             action: ConfigCommand::Show(args),
         } => commands::config::show(&args),

@@ -6,6 +6,7 @@ pub mod config;
 pub mod list;
 pub mod monitor;
 pub mod net_server;
+pub mod report;
 pub mod results;
 pub mod run;
 pub mod schema;

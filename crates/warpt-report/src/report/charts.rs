@@ -1,0 +1,223 @@
+//! The report's charts, each an inline SVG string drawn with plotters.
+
+use plotters::prelude::*;
+
+/// One bar: a label, a value and its 95% CI.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bar {
+    /// Category (tags) on the x axis.
+    pub category: String,
+    /// Which run (one colour per run).
+    pub series: usize,
+    /// Median.
+    pub value: f64,
+    /// CI of the median.
+    pub ci: Option<(f64, f64)>,
+}
+
+/// One line of a line chart: a name and (x, y) points.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Line {
+    /// Legend label.
+    pub name: String,
+    /// Points, in x order.
+    pub points: Vec<(f64, f64)>,
+}
+
+const W: u32 = 760;
+const H: u32 = 320;
+
+/// The palette runs are drawn in.
+pub fn colour(i: usize) -> RGBColor {
+    const P: [RGBColor; 6] = [
+        RGBColor(31, 119, 180),
+        RGBColor(255, 127, 14),
+        RGBColor(44, 160, 44),
+        RGBColor(214, 39, 40),
+        RGBColor(148, 103, 189),
+        RGBColor(140, 86, 75),
+    ];
+    P[i % P.len()]
+}
+
+fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|v| v.is_finite()) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    if from_zero {
+        lo = lo.min(0.0);
+    }
+    let pad = ((hi - lo) * 0.08).max(hi.abs() * 1e-3).max(1e-12);
+    (
+        if from_zero && lo >= 0.0 {
+            0.0
+        } else {
+            lo - pad
+        },
+        hi + pad,
+    )
+}
+
+/// Bars per category and run with CI whiskers.
+pub fn bars(title: &str, unit: &str, categories: &[String], runs: usize, bars: &[Bar]) -> String {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let (_, hi) = range(
+            bars.iter()
+                .flat_map(|b| [b.value, b.ci.map_or(b.value, |c| c.1)]),
+            true,
+        );
+        let slots = (categories.len() * runs.max(1)) as f64;
+        let chart = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 16))
+            .margin(8)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0.0..slots, 0.0..hi);
+        let Ok(mut chart) = chart else {
+            return String::new();
+        };
+        let labels = categories.to_vec();
+        let per = runs.max(1);
+        let _ = chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(categories.len().max(1))
+            .x_label_formatter(&|x| {
+                let i = (*x as usize) / per;
+                labels.get(i).cloned().unwrap_or_default()
+            })
+            .y_desc(unit)
+            .draw();
+        for b in bars {
+            let Some(ci) = categories.iter().position(|c| *c == b.category) else {
+                continue;
+            };
+            let x0 = (ci * per + b.series) as f64 + 0.1;
+            let c = colour(b.series);
+            let _ = chart.draw_series(std::iter::once(Rectangle::new(
+                [(x0, 0.0), (x0 + 0.8, b.value)],
+                c.filled(),
+            )));
+            if let Some((lo, hi)) = b.ci {
+                let _ = chart.draw_series(std::iter::once(ErrorBar::new_vertical(
+                    x0 + 0.4,
+                    lo,
+                    b.value,
+                    hi,
+                    BLACK.stroke_width(1),
+                    8,
+                )));
+            }
+        }
+        let _ = root.present();
+    }
+    svg
+}
+
+/// Box plots (quartiles, 1.5 IQR whiskers) of each run's samples per category.
+pub fn boxes(title: &str, unit: &str, groups: &[(String, usize, Vec<f64>)], runs: usize) -> String {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let (lo, hi) = range(groups.iter().flat_map(|g| g.2.iter().copied()), false);
+        let per = runs.max(1);
+        let categories: Vec<String> = {
+            let mut c: Vec<String> = Vec::new();
+            for g in groups {
+                if !c.contains(&g.0) {
+                    c.push(g.0.clone());
+                }
+            }
+            c
+        };
+        let slots = (categories.len() * per) as f64;
+        let Ok(mut chart) = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 16))
+            .margin(8)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0.0..slots, lo as f32..hi as f32)
+        else {
+            return String::new();
+        };
+        let labels = categories.clone();
+        let _ = chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(categories.len().max(1))
+            .x_label_formatter(&|x| labels.get((*x as usize) / per).cloned().unwrap_or_default())
+            .y_desc(unit)
+            .draw();
+        for (cat, series, samples) in groups {
+            if samples.is_empty() {
+                continue;
+            }
+            let Some(ci) = categories.iter().position(|c| c == cat) else {
+                continue;
+            };
+            let x = (ci * per + series) as f64 + 0.5;
+            let q = Quartiles::new(samples);
+            let _ = chart.draw_series(std::iter::once(
+                Boxplot::new_vertical(x, &q)
+                    .width(20)
+                    .style(colour(*series).stroke_width(2)),
+            ));
+        }
+        let _ = root.present();
+    }
+    svg
+}
+
+/// Lines of y against x, one per series, with a legend.
+pub fn lines(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]) -> String {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let (x0, x1) = range(
+            lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)),
+            false,
+        );
+        let (y0, y1) = range(
+            lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)),
+            false,
+        );
+        let Ok(mut chart) = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 16))
+            .margin(8)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(x0..x1, y0..y1)
+        else {
+            return String::new();
+        };
+        let _ = chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).draw();
+        for (i, l) in lines.iter().enumerate() {
+            let c = colour(i);
+            if let Ok(s) =
+                chart.draw_series(LineSeries::new(l.points.iter().copied(), c.stroke_width(2)))
+            {
+                s.label(l.name.clone()).legend(move |(x, y)| {
+                    PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2))
+                });
+            }
+            let _ = chart.draw_series(l.points.iter().map(|p| Circle::new(*p, 3, c.filled())));
+        }
+        let _ = chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw();
+        let _ = root.present();
+    }
+    svg
+}
