@@ -1,12 +1,14 @@
 //! The linpack suite: what HPC engineers judge a machine by.
 //!
 //! - [`hpl`]: HPL's matrix generation, flop count and residual test;
+//! - [`hpl_io`]: HPL's input file and the result lines it prints;
 //! - [`lu`]: HPL's blocked, look-ahead LU on faer's GEMM and triangular solves;
 //! - [`solve`]: `linpack_fp64_cpu`, `linpack_fp32_cpu`, `linpack_mxp_cpu`;
 //! - [`external`]: `linpack_external`, HPL itself (xhpl or hpcc) run and parsed.
 
 pub mod external;
 pub mod hpl;
+pub mod hpl_io;
 pub mod lu;
 pub mod solve;
 
