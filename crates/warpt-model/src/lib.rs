@@ -20,7 +20,7 @@ mod system;
 mod telemetry;
 
 pub use component::{BenchmarkComponent, BenchmarkKind, UnknownComponent};
-pub use metric::{BenchmarkMetric, MetricStats, StopReason};
+pub use metric::{BenchmarkMetric, MetricStats, StopReason, tag_label};
 pub use params::{ParamError, ParamValue, Params};
 pub use result::{
     BenchmarkRunResult, CrashInfo, Quality, Resources, RunStatus, StageRecord, StageStatus,

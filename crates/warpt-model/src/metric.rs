@@ -26,14 +26,18 @@ pub struct BenchmarkMetric {
     pub stats: Option<MetricStats>,
 }
 
+/// Tags joined as `k=v,k=v` (in key order), for tables and keys.
+pub fn tag_label(tags: &BTreeMap<String, String>) -> String {
+    tags.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 impl BenchmarkMetric {
     /// The tag values joined as `k=v,k=v`, for tables and keys.
     pub fn tag_label(&self) -> String {
-        self.tags
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(",")
+        tag_label(&self.tags)
     }
 }
 

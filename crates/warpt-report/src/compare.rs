@@ -112,13 +112,15 @@ pub struct MetricComparison {
 impl MetricComparison {
     /// `suite/benchmark metric{tags}`.
     pub fn label(&self) -> String {
-        let tags: Vec<String> = self.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        let tags = if tags.is_empty() {
-            String::new()
-        } else {
-            format!(" {}", tags.join(","))
-        };
-        format!("{}/{} {}{}", self.suite, self.benchmark, self.metric, tags)
+        format!(
+            "{}/{} {} {}",
+            self.suite,
+            self.benchmark,
+            self.metric,
+            warpt_model::tag_label(&self.tags)
+        )
+        .trim_end()
+        .to_string()
     }
 }
 

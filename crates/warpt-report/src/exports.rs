@@ -12,8 +12,7 @@ fn bench_name(r: &BenchmarkRunResult, m: &BenchmarkMetric) -> String {
     if m.tags.is_empty() {
         base
     } else {
-        let tags: Vec<String> = m.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        format!("{base}[{}]", tags.join(","))
+        format!("{base}[{}]", m.tag_label())
     }
 }
 
@@ -175,7 +174,6 @@ pub fn csv(run: &BenchmarkSuiteRun) -> String {
     s.push('\n');
     for r in &run.benchmarks {
         for m in &r.metrics {
-            let tags: Vec<String> = m.tags.iter().map(|(k, v)| format!("{k}={v}")).collect();
             let st = m.stats.as_ref();
             let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
             let row = [
@@ -184,7 +182,11 @@ pub fn csv(run: &BenchmarkSuiteRun) -> String {
                 r.spec.id.name.clone(),
                 r.status.as_str().to_string(),
                 m.name.clone(),
-                tags.join(";"),
+                m.tags
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(";"),
                 m.value.to_string(),
                 m.unit.clone(),
                 m.higher_is_better.to_string(),

@@ -2,25 +2,24 @@
 
 use crate::compare::{Comparison, Figure, MetricComparison};
 
-/// A number with four significant digits, without exponent for ordinary sizes.
+/// A value with about four significant digits (the notation of every
+/// warpt table).
 pub fn num(v: f64) -> String {
     if !v.is_finite() {
-        return "-".into();
+        return v.to_string();
     }
     let a = v.abs();
-    if a != 0.0 && !(1e-3..1e6).contains(&a) {
-        return format!("{v:.3e}");
-    }
-    let digits = if a >= 1000.0 {
-        0
+    if a >= 1000.0 {
+        format!("{v:.0}")
     } else if a >= 100.0 {
-        1
+        format!("{v:.1}")
     } else if a >= 10.0 {
-        2
+        format!("{v:.2}")
+    } else if a >= 0.01 || a == 0.0 {
+        format!("{v:.3}")
     } else {
-        3
-    };
-    format!("{v:.digits$}")
+        format!("{v:.3e}")
+    }
 }
 
 fn figure(f: &Figure) -> String {

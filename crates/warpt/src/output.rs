@@ -30,76 +30,26 @@ pub fn bytes(n: u64) -> String {
     }
 }
 
-/// Formats a value with about four significant digits.
-pub fn num(v: f64) -> String {
-    if !v.is_finite() {
-        return v.to_string();
-    }
-    let a = v.abs();
-    if a >= 1000.0 {
-        format!("{v:.0}")
-    } else if a >= 100.0 {
-        format!("{v:.1}")
-    } else if a >= 10.0 {
-        format!("{v:.2}")
-    } else if a >= 0.01 || a == 0.0 {
-        format!("{v:.3}")
-    } else {
-        format!("{v:.3e}")
-    }
-}
-
 /// The results of a suite run: one row per metric, then one line per
 /// benchmark that did not pass or carries warnings.
 pub fn results(run: &BenchmarkSuiteRun) -> String {
-    let mut t = table(&[
-        "benchmark",
-        "metric",
-        "tags",
-        "median",
-        "±CI95",
-        "unit",
-        "n",
-        "stop",
-    ]);
-    for r in &run.benchmarks {
-        if r.metrics.is_empty() {
-            t.add_row(vec![
-                Cell::new(r.spec.id.to_string()),
-                Cell::new(r.status.as_str()),
-                Cell::new(""),
-                Cell::new("-"),
-                Cell::new(""),
-                Cell::new(""),
-                Cell::new(""),
-                Cell::new(""),
-            ]);
-        }
-        for m in &r.metrics {
-            let (ci, n, stop) = match &m.stats {
-                Some(s) => (
-                    // The interval belongs to the median: a best-of value gets none.
-                    if m.value == s.median {
-                        format!("±{:.2}%", s.relative_half_width() * 100.0)
+    let header = &warpt_report::report::RESULT_HEADER;
+    let mut t = table(&header[..8]);
+    for row in warpt_report::report::result_rows(run) {
+        t.add_row(
+            row.into_iter()
+                .take(8)
+                .enumerate()
+                .map(|(i, c)| {
+                    let cell = Cell::new(c);
+                    if matches!(i, 3 | 4 | 6) {
+                        cell.set_alignment(CellAlignment::Right)
                     } else {
-                        String::new()
-                    },
-                    s.n.to_string(),
-                    s.stop_reason.map(|r| r.as_str()).unwrap_or("").to_string(),
-                ),
-                None => (String::new(), String::new(), String::new()),
-            };
-            t.add_row(vec![
-                Cell::new(r.spec.id.to_string()),
-                Cell::new(&m.name),
-                Cell::new(m.tag_label()),
-                Cell::new(num(m.value)).set_alignment(CellAlignment::Right),
-                Cell::new(ci).set_alignment(CellAlignment::Right),
-                Cell::new(&m.unit),
-                Cell::new(n).set_alignment(CellAlignment::Right),
-                Cell::new(stop),
-            ]);
-        }
+                        cell
+                    }
+                })
+                .collect::<Vec<_>>(),
+        );
     }
     let mut out = t.to_string();
     out.push('\n');

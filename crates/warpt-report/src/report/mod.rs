@@ -11,9 +11,7 @@
 
 pub mod charts;
 
-use std::collections::BTreeMap;
-
-use warpt_model::{BenchmarkSuiteRun, TelemetrySample};
+use warpt_model::{BenchmarkSuiteRun, TelemetrySample, tag_label};
 
 use crate::compare::{Comparison, Options, compare};
 use crate::render::{self, num};
@@ -26,13 +24,6 @@ pub struct Input {
     pub runs: Vec<(String, BenchmarkSuiteRun)>,
     /// A monitor timeline (`--monitor-output`), if one was given.
     pub telemetry: Vec<TelemetrySample>,
-}
-
-fn tag_label(tags: &BTreeMap<String, String>) -> String {
-    tags.iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(",")
 }
 
 /// Every later run compared with the first.
@@ -119,7 +110,7 @@ fn environment(input: &Input) -> Vec<(&'static str, Vec<String>)> {
 }
 
 /// A result table's header.
-const RESULT_HEADER: [&str; 9] = [
+pub const RESULT_HEADER: [&str; 9] = [
     "benchmark",
     "metric",
     "tags",
@@ -131,41 +122,37 @@ const RESULT_HEADER: [&str; 9] = [
     "status",
 ];
 
-fn result_rows(run: &BenchmarkSuiteRun) -> Vec<[String; 9]> {
+/// One row per metric (a benchmark without metrics gets one row with its
+/// status as the metric), the columns of [`RESULT_HEADER`].
+pub fn result_rows(run: &BenchmarkSuiteRun) -> Vec<[String; 9]> {
     let mut rows = Vec::new();
     for r in &run.benchmarks {
+        let status = r.status.as_str().to_string();
         if r.metrics.is_empty() {
-            rows.push([
-                r.spec.id.to_string(),
-                "-".into(),
-                String::new(),
-                "-".into(),
-                String::new(),
-                String::new(),
-                String::new(),
-                String::new(),
-                r.status.as_str().into(),
-            ]);
+            let mut row: [String; 9] = Default::default();
+            row[0] = r.spec.id.to_string();
+            row[1] = status.clone();
+            row[3] = "-".into();
+            row[8] = status.clone();
+            rows.push(row);
         }
         for m in &r.metrics {
             let st = m.stats.as_ref();
             rows.push([
                 r.spec.id.to_string(),
                 m.name.clone(),
-                tag_label(&m.tags),
+                m.tag_label(),
                 num(m.value),
-                st.filter(|s| s.median == m.value && s.median != 0.0)
+                // The interval belongs to the median: a best-of value gets none.
+                st.filter(|s| s.median == m.value)
                     .map_or(String::new(), |s| {
-                        format!(
-                            "±{:.2}%",
-                            (s.ci95_high - s.ci95_low) / 2.0 / s.median.abs() * 100.0
-                        )
+                        format!("±{:.2}%", s.relative_half_width() * 100.0)
                     }),
                 m.unit.clone(),
                 st.map_or(String::new(), |s| s.n.to_string()),
                 st.and_then(|s| s.stop_reason)
                     .map_or(String::new(), |s| s.as_str().into()),
-                r.status.as_str().into(),
+                status.clone(),
             ]);
         }
     }
