@@ -63,6 +63,46 @@ fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
     )
 }
 
+/// Short labels for categories: when every category is `key=value` with
+/// one and the same key, the values, with the key as the axis name.
+fn short_labels(categories: &[String]) -> (Vec<String>, String) {
+    let split: Vec<Option<(&str, &str)>> = categories.iter().map(|c| c.split_once('=')).collect();
+    let key = split.first().copied().flatten().map(|(k, _)| k);
+    let one_key = key.is_some()
+        && split
+            .iter()
+            .all(|s| s.is_some_and(|(k, v)| Some(k) == key && !v.contains(',')));
+    if one_key {
+        let labels = split.iter().flatten().map(|(_, v)| v.to_string()).collect();
+        (labels, key.unwrap_or_default().to_string())
+    } else {
+        (categories.to_vec(), String::new())
+    }
+}
+
+/// Writes each category's label centred under its group of `per` slots.
+fn category_labels<DB: DrawingBackend, Y: Ranged>(
+    root: &DrawingArea<DB, plotters::coord::Shift>,
+    chart: &ChartContext<'_, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
+    labels: &[String],
+    per: usize,
+    y: Y::ValueType,
+) where
+    Y::ValueType: Clone,
+{
+    let font = ("sans-serif", 11).into_font().into_text_style(root).pos(
+        plotters::style::text_anchor::Pos::new(
+            plotters::style::text_anchor::HPos::Center,
+            plotters::style::text_anchor::VPos::Top,
+        ),
+    );
+    for (i, label) in labels.iter().enumerate() {
+        let centre = (i * per) as f64 + per as f64 / 2.0;
+        let (px, py) = chart.backend_coord(&(centre, y.clone()));
+        let _ = root.draw(&Text::new(label.clone(), (px, py + 6), font.clone()));
+    }
+}
+
 /// Bars per category and run with CI whiskers.
 pub fn bars(title: &str, unit: &str, categories: &[String], runs: usize, bars: &[Bar]) -> String {
     let mut svg = String::new();
@@ -84,18 +124,17 @@ pub fn bars(title: &str, unit: &str, categories: &[String], runs: usize, bars: &
         let Ok(mut chart) = chart else {
             return String::new();
         };
-        let labels = categories.to_vec();
         let per = runs.max(1);
+        let (labels, axis) = short_labels(categories);
         let _ = chart
             .configure_mesh()
             .disable_x_mesh()
-            .x_labels(categories.len().max(1))
-            .x_label_formatter(&|x| {
-                let i = (*x as usize) / per;
-                labels.get(i).cloned().unwrap_or_default()
-            })
+            .x_labels(0)
+            .x_label_formatter(&|_| String::new())
+            .x_desc(axis)
             .y_desc(unit)
             .draw();
+        category_labels(&root, &chart, &labels, per, 0.0);
         for b in bars {
             let Some(ci) = categories.iter().position(|c| *c == b.category) else {
                 continue;
@@ -149,14 +188,16 @@ pub fn boxes(title: &str, unit: &str, groups: &[(String, usize, Vec<f64>)], runs
         else {
             return String::new();
         };
-        let labels = categories.clone();
+        let (labels, axis) = short_labels(&categories);
         let _ = chart
             .configure_mesh()
             .disable_x_mesh()
-            .x_labels(categories.len().max(1))
-            .x_label_formatter(&|x| labels.get((*x as usize) / per).cloned().unwrap_or_default())
+            .x_labels(0)
+            .x_label_formatter(&|_| String::new())
+            .x_desc(axis)
             .y_desc(unit)
             .draw();
+        category_labels(&root, &chart, &labels, per, lo as f32);
         for (cat, series, samples) in groups {
             if samples.is_empty() {
                 continue;
@@ -178,7 +219,32 @@ pub fn boxes(title: &str, unit: &str, groups: &[(String, usize, Vec<f64>)], runs
 }
 
 /// Lines of y against x, one per series, with a legend.
+/// An x spanning two decades or more (cache sizes, problem sizes) is
+/// drawn on a log axis.
 pub fn lines(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]) -> String {
+    let xs = || lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
+    let (lo, hi) = xs().fold((f64::INFINITY, 0.0f64), |(a, b), x| (a.min(x), b.max(x)));
+    let log = lo > 0.0 && hi / lo >= 100.0;
+    if log {
+        let logged: Vec<Line> = lines
+            .iter()
+            .map(|l| Line {
+                name: l.name.clone(),
+                points: l.points.iter().map(|&(x, y)| (x.log10(), y)).collect(),
+            })
+            .collect();
+        return draw_lines(
+            title,
+            &format!("{x_desc} (log scale)"),
+            y_desc,
+            &logged,
+            true,
+        );
+    }
+    draw_lines(title, x_desc, y_desc, lines, false)
+}
+
+fn draw_lines(title: &str, x_desc: &str, y_desc: &str, lines: &[Line], log_x: bool) -> String {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
@@ -200,7 +266,18 @@ pub fn lines(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]) -> String 
         else {
             return String::new();
         };
-        let _ = chart.configure_mesh().x_desc(x_desc).y_desc(y_desc).draw();
+        let _ = chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .x_label_formatter(&|x| {
+                if log_x {
+                    crate::render::num(10f64.powf(*x))
+                } else {
+                    crate::render::num(*x)
+                }
+            })
+            .draw();
         for (i, l) in lines.iter().enumerate() {
             let c = colour(i);
             if let Ok(s) =
