@@ -261,3 +261,27 @@ pub struct ToolInfo {
     #[serde(default)]
     pub version: Option<String>,
 }
+
+impl ListOutput {
+    /// A stable identity of the machine: FNV-1a (64 bit, hex) of host name,
+    /// CPU model, logical CPUs, memory in GiB, OS, architecture and
+    /// virtualisation. Kernel updates and free memory do not change it.
+    pub fn fingerprint(&self) -> String {
+        let key = format!(
+            "{}|{}|{}|{}|{}|{}|{}",
+            self.os.hostname,
+            self.cpu.model,
+            self.cpu.logical_cores,
+            (self.memory.total_bytes as f64 / (1u64 << 30) as f64).round(),
+            self.os.name,
+            self.os.arch,
+            self.os.virtualization.as_deref().unwrap_or("")
+        );
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in key.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        format!("{h:016x}")
+    }
+}

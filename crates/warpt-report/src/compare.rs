@@ -202,6 +202,7 @@ pub fn differences(base: &BenchmarkSuiteRun, current: &BenchmarkSuiteRun) -> Vec
         }
     };
     if let (Some(a), Some(b)) = (&base.system, &current.system) {
+        diff("machine fingerprint", a.fingerprint(), b.fingerprint());
         diff("host", a.os.hostname.clone(), b.os.hostname.clone());
         diff("CPU", a.cpu.model.clone(), b.cpu.model.clone());
         diff(

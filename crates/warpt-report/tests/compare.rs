@@ -121,3 +121,30 @@ fn few_samples_fall_back_to_ci_overlap_and_renders_name_everything() {
         serde_json::from_str(&warpt_report::render::json(&c).unwrap()).unwrap();
     assert_eq!(json["metrics"][0]["verdict"], "regressed");
 }
+
+#[test]
+fn a_different_machine_is_warned_about_with_what_differs() {
+    let b = base(10);
+    let base_run = run(&b, true);
+    let mut other = run(&b, true);
+    let system = other.system.as_mut().unwrap();
+    system.os.hostname = "elsewhere".into();
+    system.os.kernel = "9.9.9".into();
+    let c = compare(&base_run, "b", &other, "c", &Options::default());
+    let w = c.warnings.join("\n");
+    assert!(
+        w.contains("machine fingerprint") && w.contains("host: ") && w.contains("-> elsewhere"),
+        "{w}"
+    );
+    assert!(w.contains("kernel: "), "{w}");
+    // A new kernel alone keeps the fingerprint (the same machine, updated).
+    let mut updated = run(&b, true);
+    updated.system.as_mut().unwrap().os.kernel = "9.9.9".into();
+    let c = compare(&base_run, "b", &updated, "c", &Options::default());
+    assert!(
+        !c.warnings.iter().any(|w| w.contains("fingerprint")),
+        "{:?}",
+        c.warnings
+    );
+    assert!(c.warnings.iter().any(|w| w.starts_with("kernel")));
+}

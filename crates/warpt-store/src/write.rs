@@ -38,26 +38,9 @@ pub enum Recorded {
     AlreadyStored,
 }
 
-/// A stable identity of a machine: FNV-1a (64 bit, hex) of host name, CPU
-/// model, logical CPUs, memory in GiB, OS, architecture and virtualisation.
-/// Kernel updates and free memory do not change it.
+/// A stable identity of a machine (see [`ListOutput::fingerprint`]).
 pub fn fingerprint(system: &ListOutput) -> String {
-    let key = format!(
-        "{}|{}|{}|{}|{}|{}|{}",
-        system.os.hostname,
-        system.cpu.model,
-        system.cpu.logical_cores,
-        (system.memory.total_bytes as f64 / (1u64 << 30) as f64).round(),
-        system.os.name,
-        system.os.arch,
-        system.os.virtualization.as_deref().unwrap_or("")
-    );
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in key.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    format!("{h:016x}")
+    system.fingerprint()
 }
 
 fn now() -> String {
