@@ -47,6 +47,16 @@ impl Suite for LinpackSuite {
         {
             external::find_binary(binary).map_err(|e| e.to_string())?;
         }
+        if name == external::NAME
+            && let Some(runs) = params.get("runs").and_then(|v| v.as_i64())
+            && !(1..hpl_io::MAX_SIZES as i64).contains(&runs)
+        {
+            return Err(format!(
+                "parameter 'runs': {runs} is outside 1..={}: HPL reads at most {} sizes and one is the warm-up",
+                hpl_io::MAX_SIZES - 1,
+                hpl_io::MAX_SIZES
+            ));
+        }
         if let Some(v) = params.get("solver")
             && v.as_str().and_then(solve::Solver::parse).is_none()
         {

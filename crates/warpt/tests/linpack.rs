@@ -195,4 +195,15 @@ fn external_output_that_is_not_hpls_fails_with_the_lines() {
         .clone();
     let msg = String::from_utf8(err).unwrap();
     assert!(msg.contains("/nonexistent/xhpl is not a file"), "{msg}");
+    let err = Command::cargo_bin("warpt")
+        .unwrap()
+        .args(["benchmark", "run", "--benchmark", "linpack_external"])
+        .args(["--param", "runs=20"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let msg = String::from_utf8(err).unwrap();
+    assert!(msg.contains("'runs': 20 is outside 1..=19"), "{msg}");
 }
