@@ -26,6 +26,14 @@ pub enum BenchmarkError {
     },
 }
 
+impl BenchmarkError {
+    /// `measure` or `validate` found nothing `prepare` should have left:
+    /// the harness called the stages out of order.
+    pub fn not_prepared() -> Self {
+        BenchmarkError::Failed("not prepared".into())
+    }
+}
+
 /// Everything a benchmark may read while it runs.
 #[derive(Debug, Clone)]
 pub struct RunContext {

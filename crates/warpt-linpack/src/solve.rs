@@ -231,6 +231,8 @@ struct Solved {
     x: Col<f64>,
     iterations: usize,
     converged: bool,
+    /// HPL's fp64 scaled residual of `x` when refinement already computed it.
+    residual: Option<f64>,
     factor_s: f64,
     total_s: f64,
 }
@@ -262,6 +264,7 @@ impl<T: Real> Direct<T> {
             x: Col::from_fn(self.x.nrows(), |i| self.x[i].to_f64()),
             iterations: 0,
             converged: true,
+            residual: None,
             factor_s: self.factor_s,
             total_s: self.total_s,
         }
@@ -275,11 +278,12 @@ fn refine(a: &Mat<f64>, b: &Col<f64>, norm_a: f64, direct: Direct<f32>) -> Solve
     let t = Instant::now();
     let n = b.nrows();
     let mut x = Col::<f64>::from_fn(n, |i| direct.x[i] as f64);
-    let (mut iterations, mut converged) = (0, false);
+    let (mut iterations, mut residual) = (0, None);
     while iterations < MAX_REFINEMENT {
         let r = b - a * &x;
-        if hpl::scaled(&r, norm_a, &x, b, f64::EPSILON) < RESIDUAL_THRESHOLD {
-            converged = true;
+        let scaled = hpl::scaled(&r, norm_a, &x, b, f64::EPSILON);
+        if scaled < RESIDUAL_THRESHOLD {
+            residual = Some(scaled);
             break;
         }
         let d = direct
@@ -291,7 +295,8 @@ fn refine(a: &Mat<f64>, b: &Col<f64>, norm_a: f64, direct: Direct<f32>) -> Solve
     Solved {
         x,
         iterations,
-        converged,
+        converged: residual.is_some(),
+        residual,
         factor_s: direct.factor_s,
         total_s: direct.total_s + t.elapsed().as_secs_f64(),
     }
@@ -329,7 +334,7 @@ impl Benchmark for Linpack {
         let (a, b) = self
             .system
             .take()
-            .ok_or_else(|| BenchmarkError::Failed("not prepared".into()))?;
+            .ok_or_else(BenchmarkError::not_prepared)?;
         let n = self.n;
         let flops = hpl::flops(n);
         let defs = [
@@ -369,11 +374,11 @@ impl Benchmark for Linpack {
             } else {
                 f64::EPSILON
             };
-            outcome.push((
-                hpl::scaled_residual(&a, norm_a, &s.x, &b, eps),
-                s.iterations,
-                s.converged,
-            ));
+            // Refinement's last check is HPL's test of this very x.
+            let residual = s
+                .residual
+                .unwrap_or_else(|| hpl::scaled_residual(&a, norm_a, &s.x, &b, eps));
+            outcome.push((residual, s.iterations, s.converged));
         });
         for (res, it, ok) in &outcome {
             self.solves += 1;

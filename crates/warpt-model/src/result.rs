@@ -92,6 +92,17 @@ pub enum Quality {
     Unreliable,
 }
 
+impl Quality {
+    /// The lowercase name used in JSON and tables.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Quality::Good => "good",
+            Quality::Noisy => "noisy",
+            Quality::Unreliable => "unreliable",
+        }
+    }
+}
+
 /// How a worker process ended abnormally.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct CrashInfo {

@@ -304,6 +304,9 @@ fn every_type_round_trips() {
     ] {
         assert_eq!(serde_json::to_value(r).unwrap(), r.as_str());
     }
+    for q in [Quality::Good, Quality::Noisy, Quality::Unreliable] {
+        assert_eq!(serde_json::to_value(q).unwrap(), q.as_str());
+    }
     assert!("disk".parse::<BenchmarkComponent>().is_err());
 }
 

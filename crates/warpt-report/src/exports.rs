@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 use warpt_model::{BenchmarkMetric, BenchmarkRunResult, BenchmarkSuiteRun, RunStatus};
 
 use crate::compare::{Comparison, Verdict};
+use crate::escape;
 
 /// `suite/benchmark`, with `[k=v,...]` when the metric has tags.
 fn bench_name(r: &BenchmarkRunResult, m: &BenchmarkMetric) -> String {
@@ -71,14 +72,6 @@ pub fn gab(run: &BenchmarkSuiteRun) -> (Value, Value) {
     (Value::Array(bigger), Value::Array(smaller))
 }
 
-fn xml(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-        .replace('\'', "&apos;")
-}
-
 /// JUnit XML: one testcase per benchmark; a failed benchmark, or one with a
 /// metric that `comparison` judged regressed, is a failure; skipped is skipped.
 pub fn junit(run: &BenchmarkSuiteRun, comparison: Option<&Comparison>) -> String {
@@ -101,15 +94,15 @@ pub fn junit(run: &BenchmarkSuiteRun, comparison: Option<&Comparison>) -> String
             .unwrap_or_default();
         cases += &format!(
             "    <testcase classname=\"warpt.{}\" name=\"{}\" time=\"{secs:.3}\">\n",
-            xml(&r.spec.id.suite),
-            xml(&r.spec.id.name)
+            escape::xml(&r.spec.id.suite),
+            escape::xml(&r.spec.id.name)
         );
         match r.status {
             RunStatus::Skipped => {
                 skipped += 1;
                 cases += &format!(
                     "      <skipped message=\"{}\"/>\n",
-                    xml(r.error_message.as_deref().unwrap_or("skipped"))
+                    escape::xml(r.error_message.as_deref().unwrap_or("skipped"))
                 );
             }
             RunStatus::Passed if regressed.is_empty() => {}
@@ -117,7 +110,7 @@ pub fn junit(run: &BenchmarkSuiteRun, comparison: Option<&Comparison>) -> String
                 failures += 1;
                 cases += &format!(
                     "      <failure type=\"regression\" message=\"regressed: {}\"/>\n",
-                    xml(&regressed.join("; "))
+                    escape::xml(&regressed.join("; "))
                 );
             }
             other => {
@@ -125,7 +118,7 @@ pub fn junit(run: &BenchmarkSuiteRun, comparison: Option<&Comparison>) -> String
                 cases += &format!(
                     "      <failure type=\"{}\" message=\"{}\"/>\n",
                     other.as_str(),
-                    xml(r.error_message.as_deref().unwrap_or(other.as_str()))
+                    escape::xml(r.error_message.as_deref().unwrap_or(other.as_str()))
                 );
             }
         }
@@ -143,7 +136,7 @@ pub fn junit(run: &BenchmarkSuiteRun, comparison: Option<&Comparison>) -> String
             .collect();
         cases += &format!(
             "      <system-out>{}</system-out>\n    </testcase>\n",
-            xml(&lines.join("\n"))
+            escape::xml(&lines.join("\n"))
         );
     }
     format!(
@@ -151,17 +144,9 @@ pub fn junit(run: &BenchmarkSuiteRun, comparison: Option<&Comparison>) -> String
          skipped=\"{skipped}\">\n  <testsuite name=\"{suite}\" id=\"{id}\" tests=\"{n}\" failures=\"{failures}\" \
          skipped=\"{skipped}\">\n{cases}  </testsuite>\n</testsuites>\n",
         n = run.benchmarks.len(),
-        suite = xml(&run.suite),
-        id = xml(&run.id),
+        suite = escape::xml(&run.suite),
+        id = escape::xml(&run.id),
     )
-}
-
-fn csv_cell(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
 }
 
 /// The CSV header.
@@ -198,7 +183,7 @@ pub fn csv(run: &BenchmarkSuiteRun) -> String {
                 st.and_then(|s| s.stop_reason)
                     .map_or(String::new(), |r| r.as_str().to_string()),
             ];
-            let cells: Vec<String> = row.iter().map(|c| csv_cell(c)).collect();
+            let cells: Vec<String> = row.iter().map(|c| escape::csv(c)).collect();
             s += &cells.join(",");
             s.push('\n');
         }

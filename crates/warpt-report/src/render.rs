@@ -120,10 +120,6 @@ pub fn text(c: &Comparison) -> String {
     s
 }
 
-fn md_escape(s: &str) -> String {
-    s.replace('|', "\\|")
-}
-
 /// A Markdown table with the notes below it.
 pub fn markdown(c: &Comparison) -> String {
     let mut s = format!(
@@ -134,12 +130,12 @@ pub fn markdown(c: &Comparison) -> String {
         "---|".repeat(HEADER.len())
     );
     for r in rows(c) {
-        let cells: Vec<String> = r.iter().map(|x| md_escape(x)).collect();
+        let cells: Vec<String> = r.iter().map(|x| crate::escape::markdown(x)).collect();
         s += &format!("| {} |\n", cells.join(" | "));
     }
     s += "\n";
     for n in notes(c) {
-        s += &format!("- {}\n", md_escape(&n));
+        s += &format!("- {}\n", crate::escape::markdown(&n));
     }
     s
 }

@@ -157,14 +157,8 @@ pub fn record_run(
                 position as i64,
                 result.spec.id.suite,
                 result.spec.id.name,
-                serde_json::to_value(result.status)?
-                    .as_str()
-                    .unwrap_or_default(),
-                result
-                    .quality
-                    .map(serde_json::to_value)
-                    .transpose()?
-                    .and_then(|v| v.as_str().map(str::to_string)),
+                result.status.as_str(),
+                result.quality.map(|q| q.as_str()),
                 result.start_time.to_string(),
                 result.end_time.to_string(),
                 serde_json::to_string(&result.params)?,

@@ -27,48 +27,47 @@ pub fn path(flag: Option<&Path>, config: Option<&Path>) -> Result<PathBuf> {
     }
 }
 
-fn report(what: &str, id: &str, store: &Path, done: Recorded) {
-    match done {
-        Recorded::Added => eprintln!("recorded {what} {id} in {}", store.display()),
-        Recorded::AlreadyStored => {
-            eprintln!("{what} {id} was already in {}", store.display())
-        }
-    }
-}
-
-/// Records a finished suite run unless `--no-store`. A store that cannot be
-/// written is a warning: the results were already printed and exported.
-pub fn record_run(flags: &StoreFlags, config: Option<&Path>, run: &BenchmarkSuiteRun) {
+/// Records `what` (a run's kind and id) with `write` unless `--no-store`.
+/// A store that cannot be written is a warning: the results were already
+/// printed and exported.
+fn record(
+    flags: &StoreFlags,
+    config: Option<&Path>,
+    what: (&str, &str),
+    write: impl FnOnce(&mut Store) -> Result<Recorded, warpt_store::StoreError>,
+) {
     if flags.no_store {
         return;
     }
     let done = path(flags.store.as_deref(), config).and_then(|p| {
         let mut store =
             Store::open(&p).with_context(|| format!("opening the store {}", p.display()))?;
-        let done = store.record_run(run, &Source::Run)?;
-        Ok((p, done))
+        Ok((write(&mut store)?, p))
     });
     match done {
-        Ok((p, done)) => report("run", &run.id, &p, done),
-        Err(e) => eprintln!("warning: the run was not recorded in the store: {e:#}"),
+        Ok((Recorded::Added, p)) => eprintln!("recorded {} {} in {}", what.0, what.1, p.display()),
+        Ok((Recorded::AlreadyStored, p)) => {
+            eprintln!("{} {} was already in {}", what.0, what.1, p.display())
+        }
+        Err(e) => eprintln!(
+            "warning: the {} was not recorded in the store: {e:#}",
+            what.0
+        ),
     }
+}
+
+/// Records a finished suite run unless `--no-store`.
+pub fn record_run(flags: &StoreFlags, config: Option<&Path>, run: &BenchmarkSuiteRun) {
+    record(flags, config, ("run", &run.id), |s| {
+        s.record_run(run, &Source::Run)
+    });
 }
 
 /// Records a finished stress run unless `--no-store`.
 pub fn record_stress(flags: &StoreFlags, run: &StressRun) {
-    if flags.no_store {
-        return;
-    }
-    let done = path(flags.store.as_deref(), None).and_then(|p| {
-        let mut store =
-            Store::open(&p).with_context(|| format!("opening the store {}", p.display()))?;
-        let done = store.record_stress(run, run.system.as_ref())?;
-        Ok((p, done))
+    record(flags, None, ("stress run", &run.id), |s| {
+        s.record_stress(run, run.system.as_ref())
     });
-    match done {
-        Ok((p, done)) => report("stress run", &run.id, &p, done),
-        Err(e) => eprintln!("warning: the stress run was not recorded in the store: {e:#}"),
-    }
 }
 
 /// Opens the store a `results` command reads, which must exist.

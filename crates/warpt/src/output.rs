@@ -64,12 +64,9 @@ pub fn results(run: &BenchmarkSuiteRun) -> String {
             out.push_str(&format!("  warning: {w}\n"));
         }
         if let Some(q) = r.quality.filter(|q| *q != warpt_model::Quality::Good) {
-            let q = serde_json::to_value(q)
-                .ok()
-                .and_then(|v| v.as_str().map(String::from))
-                .unwrap_or_default();
             out.push_str(&format!(
-                "  quality: {q}: {}\n",
+                "  quality: {}: {}\n",
+                q.as_str(),
                 r.quality_reasons.join("; ")
             ));
         }

@@ -83,18 +83,30 @@ fn suite_linpack_solves_validates_and_reports_hpl_metrics() {
     );
 }
 
-#[test]
-fn memory_sizing_refuses_more_than_ninety_percent() {
+/// Runs `benchmark` with `param`, which must be refused as bad usage
+/// (exit 2) before anything runs; the message.
+fn refused(benchmark: &str, param: &str) -> String {
     let out = Command::cargo_bin("warpt")
         .unwrap()
-        .args(["benchmark", "run", "--benchmark", "linpack_fp64_cpu"])
-        .args(["--param", "mem_fraction=0.95"])
+        .args([
+            "benchmark",
+            "run",
+            "--benchmark",
+            benchmark,
+            "--param",
+            param,
+        ])
         .assert()
         .code(2)
         .get_output()
         .stderr
         .clone();
-    let msg = String::from_utf8(out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn memory_sizing_refuses_more_than_ninety_percent() {
+    let msg = refused("linpack_fp64_cpu", "mem_fraction=0.95");
     assert!(
         msg.contains("mem_fraction") && msg.contains("90%") && msg.contains("MiB"),
         "{msg}"
@@ -128,16 +140,7 @@ fn faers_own_lu_is_selectable_and_a_bad_solver_is_refused() {
         r.details["solver"],
         warpt_model::ParamValue::from("faer partial_piv_lu")
     );
-    let err = Command::cargo_bin("warpt")
-        .unwrap()
-        .args(["benchmark", "run", "--benchmark", "linpack_fp64_cpu"])
-        .args(["--param", "solver=lapack"])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    let msg = String::from_utf8(err).unwrap();
+    let msg = refused("linpack_fp64_cpu", "solver=lapack");
     assert!(
         msg.contains("'lapack' is not one of blocked, faer"),
         "{msg}"
@@ -184,26 +187,8 @@ fn external_output_that_is_not_hpls_fails_with_the_lines() {
     assert_eq!(r.status, RunStatus::Failed);
     let msg = r.error_message.as_deref().unwrap();
     assert!(msg.contains("no HPL result line"), "{msg}");
-    let err = Command::cargo_bin("warpt")
-        .unwrap()
-        .args(["benchmark", "run", "--benchmark", "linpack_external"])
-        .args(["--param", "binary=/nonexistent/xhpl"])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    let msg = String::from_utf8(err).unwrap();
+    let msg = refused("linpack_external", "binary=/nonexistent/xhpl");
     assert!(msg.contains("/nonexistent/xhpl is not a file"), "{msg}");
-    let err = Command::cargo_bin("warpt")
-        .unwrap()
-        .args(["benchmark", "run", "--benchmark", "linpack_external"])
-        .args(["--param", "runs=20"])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    let msg = String::from_utf8(err).unwrap();
+    let msg = refused("linpack_external", "runs=20");
     assert!(msg.contains("'runs': 20 is outside 1..=19"), "{msg}");
 }

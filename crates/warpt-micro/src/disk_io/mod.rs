@@ -233,19 +233,10 @@ impl Benchmark for DiskIo {
         let c = self
             .config
             .clone()
-            .ok_or_else(|| BenchmarkError::Failed("not prepared".into()))?;
-        let file = self
-            .file
-            .take()
-            .ok_or_else(|| BenchmarkError::Failed("not prepared".into()))?;
-        let mut seq = self
-            .seq
-            .take()
-            .ok_or_else(|| BenchmarkError::Failed("not prepared".into()))?;
-        let mut rand = self
-            .rand
-            .take()
-            .ok_or_else(|| BenchmarkError::Failed("not prepared".into()))?;
+            .ok_or_else(BenchmarkError::not_prepared)?;
+        let file = self.file.take().ok_or_else(BenchmarkError::not_prepared)?;
+        let mut seq = self.seq.take().ok_or_else(BenchmarkError::not_prepared)?;
+        let mut rand = self.rand.take().ok_or_else(BenchmarkError::not_prepared)?;
         let mut rng = self
             .rng
             .take()

@@ -116,7 +116,7 @@ impl NetBandwidth {
             .target
             .as_ref()
             .map(|t| t.addr)
-            .ok_or_else(|| BenchmarkError::Failed("not prepared".into()))?;
+            .ok_or_else(BenchmarkError::not_prepared)?;
         let mut conns = Vec::new();
         for _ in 0..streams {
             let mut s = TcpStream::connect(addr)

@@ -93,7 +93,7 @@ impl Benchmark for NetLatency {
         let target = self
             .target
             .as_ref()
-            .ok_or_else(|| BenchmarkError::Failed("not prepared".into()))?;
+            .ok_or_else(BenchmarkError::not_prepared)?;
         let addr = target.addr;
         let mut conn = TcpStream::connect(addr)
             .map_err(|e| BenchmarkError::Failed(format!("connecting to {addr}: {e}")))?;

@@ -161,23 +161,21 @@ pub fn bars(title: &str, unit: &str, categories: &[String], runs: usize, bars: &
     svg
 }
 
-/// Box plots (quartiles, 1.5 IQR whiskers) of each run's samples per category.
-pub fn boxes(title: &str, unit: &str, groups: &[(String, usize, Vec<f64>)], runs: usize) -> String {
+/// Box plots (quartiles, 1.5 IQR whiskers) of each run's samples per
+/// category, in the slots [`bars`] uses.
+pub fn boxes(
+    title: &str,
+    unit: &str,
+    categories: &[String],
+    runs: usize,
+    groups: &[(String, usize, Vec<f64>)],
+) -> String {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
         let _ = root.fill(&WHITE);
         let (lo, hi) = range(groups.iter().flat_map(|g| g.2.iter().copied()), false);
         let per = runs.max(1);
-        let categories: Vec<String> = {
-            let mut c: Vec<String> = Vec::new();
-            for g in groups {
-                if !c.contains(&g.0) {
-                    c.push(g.0.clone());
-                }
-            }
-            c
-        };
         let slots = (categories.len() * per) as f64;
         let Ok(mut chart) = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 16))
@@ -188,7 +186,7 @@ pub fn boxes(title: &str, unit: &str, groups: &[(String, usize, Vec<f64>)], runs
         else {
             return String::new();
         };
-        let (labels, axis) = short_labels(&categories);
+        let (labels, axis) = short_labels(categories);
         let _ = chart
             .configure_mesh()
             .disable_x_mesh()

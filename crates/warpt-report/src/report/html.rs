@@ -9,12 +9,7 @@ use super::{Input, RESULT_HEADER, comparisons, environment, result_notes, result
 use crate::compare::Verdict;
 use crate::render::num;
 
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
+use crate::escape::xml as esc;
 
 /// One metric of one run, for the charts.
 struct Entry {
@@ -147,7 +142,13 @@ fn metric_charts(input: &Input) -> String {
         if !boxes.is_empty() {
             s += &format!(
                 "<figure class=\"boxes\">{}</figure>\n",
-                charts::boxes(&format!("{title}: samples"), &unit, &boxes, runs)
+                charts::boxes(
+                    &format!("{title}: samples"),
+                    &unit,
+                    &categories,
+                    runs,
+                    &boxes
+                )
             );
         }
         s += "</section>\n";

@@ -174,27 +174,18 @@ fn result_notes(run: &BenchmarkSuiteRun) -> Vec<String> {
         if let Some(e) = &r.error_message {
             out.push(format!("{id}: {}: {e}", r.status.as_str()));
         }
-        if let Some(q) = r.quality {
-            let q = serde_json::to_value(q)
-                .ok()
-                .and_then(|v| v.as_str().map(str::to_string))
-                .unwrap_or_default();
-            if q != "good" {
-                out.push(format!(
-                    "{id}: quality {q}: {}",
-                    r.quality_reasons.join("; ")
-                ));
-            }
+        if let Some(q) = r.quality.filter(|q| *q != warpt_model::Quality::Good) {
+            out.push(format!(
+                "{id}: quality {}: {}",
+                q.as_str(),
+                r.quality_reasons.join("; ")
+            ));
         }
         for w in &r.warnings {
             out.push(format!("{id}: warning: {w}"));
         }
     }
     out
-}
-
-fn md_cell(s: &str) -> String {
-    s.replace('|', "\\|")
 }
 
 /// The Markdown report.
@@ -206,39 +197,39 @@ pub fn markdown(input: &Input) -> String {
         input
             .runs
             .iter()
-            .map(|(l, _)| md_cell(l))
+            .map(|(l, _)| crate::escape::markdown(l))
             .collect::<Vec<_>>()
             .join(" | "),
         "---|".repeat(input.runs.len())
     );
     for (field, values) in &env {
-        let cells: Vec<String> = values.iter().map(|v| md_cell(v)).collect();
+        let cells: Vec<String> = values.iter().map(|v| crate::escape::markdown(v)).collect();
         s += &format!("| {field} | {} |\n", cells.join(" | "));
     }
     for (label, run) in &input.runs {
-        s += &format!("\n## Results: {}\n\n", md_cell(label));
+        s += &format!("\n## Results: {}\n\n", crate::escape::markdown(label));
         s += &format!(
             "| {} |\n|{}\n",
             RESULT_HEADER.join(" | "),
             "---|".repeat(RESULT_HEADER.len())
         );
         for row in result_rows(run) {
-            let cells: Vec<String> = row.iter().map(|c| md_cell(c)).collect();
+            let cells: Vec<String> = row.iter().map(|c| crate::escape::markdown(c)).collect();
             s += &format!("| {} |\n", cells.join(" | "));
         }
         let notes = result_notes(run);
         if !notes.is_empty() {
             s += "\n";
             for n in notes {
-                s += &format!("- {}\n", md_cell(&n));
+                s += &format!("- {}\n", crate::escape::markdown(&n));
             }
         }
     }
     for c in comparisons(input) {
         s += &format!(
             "\n## Comparison: {} against {}\n\n",
-            md_cell(&c.current),
-            md_cell(&c.base)
+            crate::escape::markdown(&c.current),
+            crate::escape::markdown(&c.base)
         );
         s += &render::markdown(&c);
     }

@@ -78,16 +78,12 @@ pub fn show(args: &ResultsShowArgs) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-fn csv_field(v: &serde_json::Value) -> String {
-    let text = match v {
+/// A query value as text (NULL as nothing).
+fn text(v: &serde_json::Value) -> String {
+    match v {
         serde_json::Value::Null => String::new(),
         serde_json::Value::String(s) => s.clone(),
         other => other.to_string(),
-    };
-    if text.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", text.replace('"', "\"\""))
-    } else {
-        text
     }
 }
 
@@ -111,22 +107,21 @@ pub fn query(args: &ResultsQueryArgs) -> Result<Outcome> {
         let header: Vec<String> = out
             .columns
             .iter()
-            .map(|c| csv_field(&serde_json::Value::String(c.clone())))
+            .map(|c| warpt_report::escape::csv(c))
             .collect();
         println!("{}", header.join(","));
         for r in &out.rows {
-            let line: Vec<String> = r.iter().map(csv_field).collect();
+            let line: Vec<String> = r
+                .iter()
+                .map(|v| warpt_report::escape::csv(&text(v)))
+                .collect();
             println!("{}", line.join(","));
         }
     } else {
         let names: Vec<&str> = out.columns.iter().map(String::as_str).collect();
         let mut t = output::table(&names);
         for r in &out.rows {
-            t.add_row(
-                r.iter()
-                    .map(|v| Cell::new(csv_field(v)))
-                    .collect::<Vec<_>>(),
-            );
+            t.add_row(r.iter().map(|v| Cell::new(text(v))).collect::<Vec<_>>());
         }
         println!("{t}");
         eprintln!("{} row(s)", out.rows.len());
