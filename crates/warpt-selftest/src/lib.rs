@@ -11,7 +11,7 @@
 //! | `segfault` | dies of SIGSEGV while measuring |
 //! | `abort` | aborts (SIGABRT) while measuring |
 //! | `alloc` | allocates and touches `mb` MiB, measures, passes |
-//! | `oom` | allocates until `limit_mb` (an address-space limit) or the OS stops it |
+//! | `oom` | allocates until `limit_mb` (a data-segment limit) or the OS stops it |
 //! | `garbage` | prints non-protocol text on stdout |
 //! | `no_result` | exits 0 without reporting a result |
 
@@ -65,7 +65,7 @@ fn description(name: &str) -> &'static str {
         "abort" => "aborts (SIGABRT) in the measurement stage",
         "alloc" => "allocates and touches `mb` MiB, then measures a pass over it and passes",
         "oom" => {
-            "allocates until its address-space limit of `limit_mb` MiB (0: none) or the OS stops it"
+            "allocates until its data-segment limit of `limit_mb` MiB (0: none) or the OS stops it"
         }
         "garbage" => "writes text that is not a protocol event on stdout",
         _ => "exits with status 0 without reporting a result",
@@ -125,24 +125,31 @@ fn spin() -> f64 {
     start.elapsed().as_secs_f64()
 }
 
-/// Caps this process's address space at its current size plus `mb` MiB.
-fn limit_address_space(mb: u64) -> Result<(), BenchmarkError> {
+/// Caps this process's private writable memory (RLIMIT_DATA) at its current
+/// size plus `mb` MiB.
+///
+/// Not RLIMIT_AS: glibc reserves 64 MiB of address space (transiently 128) for
+/// the malloc arena of each new thread, and the worker's event flusher may do
+/// that while the limit is computed, moving the budget by more than the limit
+/// itself. Those reservations are `PROT_NONE`, which RLIMIT_DATA (Linux 4.7+)
+/// does not count, so the budget is what it says.
+fn limit_data_segment(mb: u64) -> Result<(), BenchmarkError> {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let vm_kib: u64 = status
+    let data_kib: u64 = status
         .lines()
-        .find_map(|l| l.strip_prefix("VmSize:"))
+        .find_map(|l| l.strip_prefix("VmData:"))
         .and_then(|v| v.split_whitespace().next())
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    let limit = vm_kib * 1024 + (mb << 20);
+    let limit = data_kib * 1024 + (mb << 20);
     let rl = libc::rlimit {
         rlim_cur: limit as libc::rlim_t,
         rlim_max: limit as libc::rlim_t,
     };
     // SAFETY: setrlimit reads a valid rlimit struct.
-    if unsafe { libc::setrlimit(libc::RLIMIT_AS, &rl) } != 0 {
+    if unsafe { libc::setrlimit(libc::RLIMIT_DATA, &rl) } != 0 {
         return Err(BenchmarkError::Failed(format!(
-            "setrlimit(RLIMIT_AS): {}",
+            "setrlimit(RLIMIT_DATA): {}",
             std::io::Error::last_os_error()
         )));
     }
@@ -167,7 +174,7 @@ impl Benchmark for Faulty {
             "oom" => {
                 let limit = ctx.int_param("limit_mb", 0)? as u64;
                 if limit > 0 {
-                    limit_address_space(limit)?;
+                    limit_data_segment(limit)?;
                 }
             }
             _ => {}
