@@ -76,6 +76,15 @@ impl RunContext {
         Ok(v)
     }
 
+    /// A number parameter (an integer converts).
+    pub fn float_param(&self, key: &str) -> Result<f64, BenchmarkError> {
+        let value = self.param(key)?;
+        value.as_f64().ok_or_else(|| BenchmarkError::InvalidParam {
+            key: key.to_string(),
+            reason: format!("'{value}' is not a number"),
+        })
+    }
+
     /// A boolean parameter.
     pub fn bool_param(&self, key: &str) -> Result<bool, BenchmarkError> {
         let value = self.param(key)?;

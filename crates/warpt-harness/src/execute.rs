@@ -181,11 +181,14 @@ impl StageClock {
     }
 }
 
-/// Forwards events to `inner` and times the stages they announce.
+/// Forwards events to `inner`, times the stages they announce and
+/// accounts the measurement window's CPU time (in-process runs).
 pub struct ClockedProgress<'a> {
     inner: &'a dyn Progress,
     /// The stage clock, updated on every stage event.
     pub clock: Mutex<StageClock>,
+    /// Interference accounting of the measurement window (this process is the benchmark).
+    pub probe: Mutex<crate::interference::Probe>,
 }
 
 impl<'a> ClockedProgress<'a> {
@@ -194,6 +197,7 @@ impl<'a> ClockedProgress<'a> {
         ClockedProgress {
             inner,
             clock: Mutex::new(StageClock::new()),
+            probe: Mutex::new(crate::interference::Probe::default()),
         }
     }
 }
@@ -205,6 +209,9 @@ impl Progress for ClockedProgress<'_> {
             && let Ok(mut clock) = self.clock.lock()
         {
             clock.enter(stage, Instant::now());
+            if let Ok(mut probe) = self.probe.lock() {
+                probe.on_stage(stage, warpt_system::procstat::Measured::ThisProcess);
+            }
         }
         self.inner.event(event);
     }

@@ -9,12 +9,17 @@
 //!   selection to benchmarks with effective parameters;
 //! - [`run_plan`]: executes a plan into a [`warpt_model::BenchmarkSuiteRun`],
 //!   each benchmark in a worker process ([`worker_main`], [`supervise`])
-//!   under stage limits ([`EffectiveLimits`]), graded by [`assess`];
+//!   under stage limits ([`EffectiveLimits`]), graded by [`assess`] with the
+//!   [`interference`] measured over each measurement window;
+//! - [`trials`]: `--repeat` (the run as the unit of replication): orders and aggregates;
+//! - [`interleave`]: randomized interleaved A/B trials (`compare --rerun`);
 //! - [`Progress`]: the events a run reports while it works.
 
 mod benchmark;
 mod components;
 mod execute;
+pub mod interference;
+pub mod interleave;
 mod limits;
 mod manifest;
 mod measure;
@@ -26,6 +31,7 @@ mod runner;
 pub mod stats;
 #[cfg(unix)]
 mod supervisor;
+pub mod trials;
 mod worker;
 
 pub use benchmark::{Benchmark, BenchmarkError, Measured, RunContext, Suite};
@@ -38,7 +44,7 @@ pub use manifest::{build_manifest, random_suffix};
 pub use measure::{Convert, MAX_TIME_FACTOR, Measure, MeasurePolicy, Measurement, SeriesDef};
 pub use plan::{Plan, PlanError, PlannedBenchmark, Selection, Unavailable, is_sweep};
 pub use progress::{NoProgress, Progress, ProgressEvent};
-pub use quality::{HostConditions, assess};
+pub use quality::{Assessment, HostConditions, assess};
 pub use registry::Registry;
 pub use runner::{FALLBACK_DURATION, RunOptions, limits_for, run_one, run_plan};
 #[cfg(unix)]

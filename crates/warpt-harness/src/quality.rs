@@ -11,16 +11,23 @@ const FREQ_DROP_NOISY: f64 = 0.10;
 const FREQ_DROP_UNRELIABLE: f64 = 0.25;
 /// A median CI half-width beyond this makes a result unreliable.
 const CI_UNRELIABLE: f64 = 0.10;
-/// Load average per core above which a run starts on a busy machine.
-pub const LOAD_PER_CORE_NOISY: f64 = 0.5;
+/// Other processes' share of the CPUs, measured just before a run, above
+/// which the run warns that it starts on a busy machine.
+pub const FOREIGN_AT_START_WARN: f64 = 0.10;
+/// How long the start check measures other processes' CPU time.
+const START_PROBE: std::time::Duration = std::time::Duration::from_millis(200);
 
 /// The host's state when the run started.
 #[derive(Debug, Clone, Default)]
 pub struct HostConditions {
     /// cpufreq governor, where there is one.
     pub governor: Option<String>,
-    /// 1-minute load average at the start.
+    /// 1-minute load average at the start (recorded, not graded: it still
+    /// holds the load of whatever ran in the last minutes, warpt included).
     pub load1: Option<f64>,
+    /// Share of the machine's CPUs that other processes used just before
+    /// the run (measured over 0.2 s).
+    pub foreign_share: Option<f64>,
     /// CPUs this process may use.
     pub cores: usize,
     /// `debug` or `release`.
@@ -33,13 +40,14 @@ impl HostConditions {
         HostConditions {
             governor: warpt_system::governor(),
             load1: warpt_system::load_average().map(|l| l[0]),
+            foreign_share: warpt_system::procstat::foreign_share_now(START_PROBE),
             cores: warpt_system::allowed_cpus().len(),
             build_profile: build_profile.to_string(),
         }
     }
 
     /// Warnings about the start state: a governor other than `performance`,
-    /// a 1-minute load average above half the cores.
+    /// other processes busy on the CPUs.
     pub fn warnings(&self) -> Vec<String> {
         let mut w = Vec::new();
         if let Some(g) = &self.governor
@@ -49,13 +57,12 @@ impl HostConditions {
                 "CPU frequency governor is '{g}', not 'performance': clocks may ramp during measurement"
             ));
         }
-        if let Some(load) = self.load1
-            && load > LOAD_PER_CORE_NOISY * self.cores as f64
+        if let Some(share) = self.foreign_share
+            && share > FOREIGN_AT_START_WARN
         {
             w.push(format!(
-                "1-minute load average {load:.2} exceeds {:.1} ({} CPUs x {LOAD_PER_CORE_NOISY}): other work competes for the CPUs",
-                LOAD_PER_CORE_NOISY * self.cores as f64,
-                self.cores
+                "other processes are using {:.0}% of the CPUs: they compete with the benchmarks                  (each result's quality says how much they took while it measured)",
+                share * 100.0
             ));
         }
         if self.build_profile == "debug" {
@@ -65,31 +72,38 @@ impl HostConditions {
     }
 }
 
-/// Grades `result` and lists the reasons, from the start conditions, the
-/// frequency seen while measuring and the spread of its samples.
+/// A result's grade.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Assessment {
+    /// The grade (a debug build is always `unreliable`).
+    pub quality: Quality,
+    /// The grade from the measurement's conditions alone, leaving out the
+    /// build profile (see [`warpt_model::BenchmarkRunResult::measurement_quality`]).
+    pub measurement_quality: Quality,
+    /// Why the grade is not `good`, the reasons for `unreliable` first.
+    pub reasons: Vec<String>,
+}
+
+/// Grades `result` and lists the reasons, from the build, the start
+/// conditions, the frequency and interference (`result.interference`) seen
+/// while measuring, and the spread of its samples.
 pub fn assess(
     result: &BenchmarkRunResult,
     host: &HostConditions,
     freq: FreqTrace,
     target_rel_ci: f64,
-) -> (Quality, Vec<String>) {
+) -> Assessment {
     let mut noisy = Vec::new();
     let mut unreliable = Vec::new();
-    if host.build_profile == "debug" {
-        unreliable.push("debug build: the figures measure unoptimised code".to_string());
-    }
     if let Some(g) = &host.governor
         && g != "performance"
     {
         noisy.push(format!("governor '{g}' is not 'performance'"));
     }
-    if let Some(load) = host.load1
-        && load > LOAD_PER_CORE_NOISY * host.cores as f64
-    {
-        noisy.push(format!(
-            "load average {load:.2} at start on {} CPUs",
-            host.cores
-        ));
+    if let Some(i) = &result.interference {
+        let (n, u) = crate::interference::grade(i);
+        noisy.extend(n);
+        unreliable.extend(u);
     }
     if let (Some(start), Some(min)) = (freq.start_mhz, freq.min_mhz)
         && start > 0.0
@@ -125,13 +139,28 @@ pub fn assess(
     if result.status != RunStatus::Passed && result.metrics.is_empty() {
         unreliable.push(format!("no measurement: the benchmark {}", result.status));
     }
-    if !unreliable.is_empty() {
-        unreliable.extend(noisy);
-        (Quality::Unreliable, unreliable)
+    let measurement_quality = if !unreliable.is_empty() {
+        Quality::Unreliable
     } else if !noisy.is_empty() {
-        (Quality::Noisy, noisy)
+        Quality::Noisy
     } else {
-        (Quality::Good, Vec::new())
+        Quality::Good
+    };
+    let debug = host.build_profile == "debug";
+    let mut reasons = Vec::new();
+    if debug {
+        reasons.push(warpt_model::DEBUG_BUILD_REASON.to_string());
+    }
+    reasons.extend(unreliable);
+    reasons.extend(noisy);
+    Assessment {
+        quality: if debug {
+            Quality::Unreliable
+        } else {
+            measurement_quality
+        },
+        measurement_quality,
+        reasons,
     }
 }
 
@@ -165,6 +194,7 @@ mod tests {
         HostConditions {
             governor: Some("performance".into()),
             load1: Some(0.1),
+            foreign_share: Some(0.0),
             cores: 2,
             build_profile: "release".into(),
         }
@@ -172,32 +202,52 @@ mod tests {
 
     #[test]
     fn grades_follow_the_evidence() {
-        let r = result();
+        let mut r = result();
         assert_eq!(
-            assess(&r, &host(), FreqTrace::default(), 0.01).0,
+            assess(&r, &host(), FreqTrace::default(), 0.01).quality,
             Quality::Good
         );
+        // A high load average alone is no longer evidence: it lags.
         let busy = HostConditions {
             governor: Some("powersave".into()),
             load1: Some(1.5),
+            foreign_share: Some(0.6),
             ..host()
         };
-        let (q, why) = assess(&r, &busy, FreqTrace::default(), 0.01);
+        r.interference = Some(warpt_model::Interference {
+            window_s: 2.0,
+            cpus: 2,
+            steal_share: Some(0.03),
+            foreign_cpu_s: Some(0.1),
+            foreign_cpu_share: Some(0.025),
+            ..Default::default()
+        });
+        let a = assess(&r, &busy, FreqTrace::default(), 0.01);
+        let (q, why) = (a.quality, a.reasons);
         assert_eq!(q, Quality::Noisy);
         assert_eq!(why.len(), 2, "{why:?}");
+        assert!(why[1].starts_with("steal: "), "{why:?}");
         assert_eq!(busy.warnings().len(), 2);
+        r.interference = None;
         let throttled = FreqTrace {
             start_mhz: Some(3000.0),
             min_mhz: Some(2000.0),
         };
-        assert_eq!(assess(&r, &host(), throttled, 0.01).0, Quality::Unreliable);
+        assert_eq!(
+            assess(&r, &host(), throttled, 0.01).quality,
+            Quality::Unreliable
+        );
         let debug = HostConditions {
             build_profile: "debug".into(),
             ..host()
         };
+        let a = assess(&r, &debug, FreqTrace::default(), 0.01);
+        assert_eq!(a.quality, Quality::Unreliable);
         assert_eq!(
-            assess(&r, &debug, FreqTrace::default(), 0.01).0,
-            Quality::Unreliable
+            a.measurement_quality,
+            Quality::Good,
+            "the build is not noise"
         );
+        assert_eq!(a.reasons, vec![warpt_model::DEBUG_BUILD_REASON]);
     }
 }

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 use warpt_model::{
-    BenchmarkRunResult, BenchmarkSuiteRun, RunConfig, RunStatus, StageLimits, StageStatus,
+    BenchmarkRunResult, BenchmarkSuiteRun, RunConfig, RunStatus, StageLimits, StageStatus, Trial,
     Validation,
 };
 
@@ -25,6 +25,7 @@ use crate::manifest::{build_manifest, random_suffix};
 use crate::progress::{Progress, ProgressEvent};
 use crate::quality::{HostConditions, assess};
 use crate::supervisor::FreqTrace;
+use crate::trials::{aggregate_trials, trial_order};
 use crate::worker::WorkerRequest;
 use crate::{Plan, PlannedBenchmark, Registry, RunContext};
 
@@ -67,6 +68,10 @@ pub struct RunOptions {
     /// The background monitor, when `--monitor` is on: each result gets a
     /// summary of the samples taken during its measurement window.
     pub monitor: Option<Arc<warpt_system::monitor::Monitor>>,
+    /// `--repeat`: how many times the whole plan runs (each a trial).
+    pub repeat: u32,
+    /// The host's state at the start, if the caller captured it already.
+    pub host: Option<HostConditions>,
 }
 
 impl RunOptions {
@@ -90,6 +95,8 @@ impl RunOptions {
             config_file: None,
             replay_of: None,
             monitor: None,
+            repeat: 1,
+            host: None,
         }
     }
 
@@ -107,6 +114,7 @@ impl RunOptions {
             timeout_multiplier: self.timeout_multiplier,
             in_process: self.in_process,
             config_file: self.config_file.clone(),
+            repeat: self.repeat.max(1),
         }
     }
 
@@ -134,9 +142,12 @@ impl RunOptions {
     }
 }
 
-/// Runs every benchmark of `plan` in order and assembles the suite run,
-/// with the machine snapshot and manifest captured once. Stops early, with
-/// `interrupted` set, when the interrupt flag is raised.
+/// Runs every benchmark of `plan` and assembles the suite run, with the
+/// machine snapshot and manifest captured once. With `repeat` > 1 the plan
+/// runs that many times, each repetition (a [`Trial`]) in its own seeded
+/// order, and `benchmarks` holds the aggregates over the trials (see
+/// [`crate::trials`]). Stops early, with `interrupted` set, when the
+/// interrupt flag is raised.
 pub fn run_plan(
     registry: &Registry,
     plan: &Plan,
@@ -144,67 +155,66 @@ pub fn run_plan(
     progress: &dyn Progress,
 ) -> BenchmarkSuiteRun {
     let start = Timestamp::now();
-    let host = HostConditions::capture(&options.build_profile);
+    let host = options
+        .host
+        .clone()
+        .unwrap_or_else(|| HostConditions::capture(&options.build_profile));
     let mut manifest = build_manifest(options, plan);
     manifest.warnings = host.warnings();
     let system = warpt_system::snapshot();
-    let total = plan.entries.len();
-    let mut results = Vec::with_capacity(total);
+    let planned = plan.entries.len();
+    let repeat = options.repeat.max(1);
+    let total = planned * repeat as usize;
+    let mut trials = Vec::new();
     let mut interrupted = false;
-    for (index, planned) in plan.entries.iter().enumerate() {
-        if options.interrupted() {
-            interrupted = true;
-            break;
-        }
-        progress.event(ProgressEvent::BenchmarkStarted {
-            id: &planned.spec.id,
-            index,
-            total,
-        });
-        let (mut result, freq, window) = if options.in_process || !cfg!(unix) {
-            let r = run_one(registry, planned, options, progress);
-            let window = Some((r.start_time, r.end_time));
-            (r, FreqTrace::default(), window)
+    let mut done = 0;
+    for index in 1..=repeat {
+        let order = if repeat == 1 {
+            (0..planned).collect()
         } else {
-            run_isolated(planned, options, progress)
+            trial_order(planned, options.seed, index)
         };
-        if let (Some(monitor), Some((from, to))) = (&options.monitor, window) {
-            let seconds = (to - from).total(jiff::Unit::Second).unwrap_or(0.0);
-            let samples = monitor.window(from, to);
-            let mut summary =
-                warpt_system::monitor::summarize(&samples, seconds, monitor.missing());
-            if let Some(power) = summary.mean_power_w {
-                // Rate metrics (unit "X/s" or IOPS): joules per X = watts / (X per second).
-                for m in result
-                    .metrics
-                    .iter()
-                    .filter(|m| m.higher_is_better && m.value > 0.0)
-                {
-                    if m.unit.ends_with("/s") || m.unit == "IOPS" {
-                        let key = format!("{} {}", m.name, m.tag_label()).trim().to_string();
-                        summary.energy_per_unit.insert(key, power / m.value);
-                    }
-                }
+        let mut trial = Trial {
+            index,
+            start_time: Some(Timestamp::now()),
+            end_time: None,
+            order: Vec::new(),
+            benchmarks: Vec::new(),
+        };
+        for position in order {
+            if options.interrupted() {
+                interrupted = true;
+                break;
             }
-            result.telemetry = Some(summary);
-        }
-        // A swept entry's parameters tell its metrics apart from the other entries'.
-        for m in &mut result.metrics {
-            for (k, v) in &planned.sweep {
-                m.tags.entry(k.clone()).or_insert_with(|| v.clone());
+            let entry = &plan.entries[position];
+            progress.event(ProgressEvent::BenchmarkStarted {
+                id: &entry.spec.id,
+                index: done,
+                total,
+            });
+            done += 1;
+            let result = run_entry(registry, entry, options, &host, progress);
+            progress.event(ProgressEvent::BenchmarkFinished { result: &result });
+            let stop = result.interrupted;
+            trial.order.push(position);
+            trial.benchmarks.push(result);
+            if stop {
+                interrupted = true;
+                break;
             }
         }
-        let (quality, reasons) = assess(&result, &host, freq, options.target_rel_ci);
-        result.quality = Some(quality);
-        result.quality_reasons = reasons;
-        progress.event(ProgressEvent::BenchmarkFinished { result: &result });
-        let stop = result.interrupted;
-        results.push(result);
-        if stop {
-            interrupted = true;
+        trial.end_time = Some(Timestamp::now());
+        trials.push(trial);
+        if interrupted {
             break;
         }
     }
+    let (benchmarks, trials) = if repeat == 1 {
+        let only = trials.pop().map(|t| t.benchmarks).unwrap_or_default();
+        (only, Vec::new())
+    } else {
+        (aggregate_trials(&trials, planned), trials)
+    };
     let mut metadata = BTreeMap::new();
     for u in &plan.unavailable {
         metadata.insert(format!("unavailable.{}", u.id), u.reason.clone());
@@ -213,14 +223,63 @@ pub fn run_plan(
         id: format!("{}-{}", start.strftime("%Y%m%dT%H%M%SZ"), random_suffix()),
         suite: plan.suite.clone(),
         components: plan.components.clone(),
-        benchmarks: results,
+        benchmarks,
         metadata: (!metadata.is_empty()).then_some(metadata),
         start_time: Some(start),
         end_time: Some(Timestamp::now()),
         interrupted,
         manifest: Some(manifest),
         system: Some(system),
+        trials,
     }
+}
+
+/// Runs one planned benchmark (in a worker unless `in_process`) and
+/// completes its result: telemetry, sweep tags, interference and quality.
+fn run_entry(
+    registry: &Registry,
+    planned: &PlannedBenchmark,
+    options: &RunOptions,
+    host: &HostConditions,
+    progress: &dyn Progress,
+) -> BenchmarkRunResult {
+    let (mut result, freq, window) = if options.in_process || !cfg!(unix) {
+        let r = run_one(registry, planned, options, progress);
+        let window = Some((r.start_time, r.end_time));
+        (r, FreqTrace::default(), window)
+    } else {
+        run_isolated(planned, options, progress)
+    };
+    if let (Some(monitor), Some((from, to))) = (&options.monitor, window) {
+        let seconds = (to - from).total(jiff::Unit::Second).unwrap_or(0.0);
+        let samples = monitor.window(from, to);
+        let mut summary = warpt_system::monitor::summarize(&samples, seconds, monitor.missing());
+        if let Some(power) = summary.mean_power_w {
+            // Rate metrics (unit "X/s" or IOPS): joules per X = watts / (X per second).
+            for m in result
+                .metrics
+                .iter()
+                .filter(|m| m.higher_is_better && m.value > 0.0)
+            {
+                if m.unit.ends_with("/s") || m.unit == "IOPS" {
+                    let key = format!("{} {}", m.name, m.tag_label()).trim().to_string();
+                    summary.energy_per_unit.insert(key, power / m.value);
+                }
+            }
+        }
+        result.telemetry = Some(summary);
+    }
+    // A swept entry's parameters tell its metrics apart from the other entries'.
+    for m in &mut result.metrics {
+        for (k, v) in &planned.sweep {
+            m.tags.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+    }
+    let grade = assess(&result, host, freq, options.target_rel_ci);
+    result.quality = Some(grade.quality);
+    result.measurement_quality = Some(grade.measurement_quality);
+    result.quality_reasons = grade.reasons;
+    result
 }
 
 /// The limits one planned benchmark runs under.
@@ -293,7 +352,9 @@ fn run_isolated(
         progress,
         options.interrupt.as_deref(),
     );
-    (s.result, s.freq, s.window)
+    let mut result = s.result;
+    result.interference = s.interference;
+    (result, s.freq, s.window)
 }
 
 #[cfg(not(unix))]
@@ -334,6 +395,11 @@ pub fn run_one(
         execute(bench.as_mut(), &ctx, &clocked, stop)
     }));
     let now = Instant::now();
+    result.interference = clocked
+        .probe
+        .into_inner()
+        .ok()
+        .and_then(crate::interference::Probe::finish);
     let mut clock = clocked.clock.into_inner().unwrap_or_default();
     let current = clock.current();
     clock.close(now);

@@ -17,9 +17,11 @@ use warpt_model::{
     BenchmarkRunResult, BenchmarkSpec, CrashInfo, Resources, RunStatus, StageStatus, StopReason,
 };
 use warpt_system::EnergySnapshot;
+use warpt_system::procstat::Measured;
 
 use crate::SeriesDef;
 use crate::execute::{Outcome, StageClock};
+use crate::interference::Probe;
 use crate::limits::{EffectiveLimits, Stage};
 use crate::progress::{Progress, ProgressEvent};
 use crate::worker::{WorkerEvent, WorkerRequest};
@@ -62,6 +64,9 @@ pub struct Supervised {
     pub freq: FreqTrace,
     /// Wall-clock span of the measurement stage, when it ran.
     pub window: Option<(Timestamp, Timestamp)>,
+    /// Steal, other processes' CPU time and the run queue over the
+    /// measurement window.
+    pub interference: Option<warpt_model::Interference>,
 }
 
 /// How the event loop ended.
@@ -129,6 +134,7 @@ pub fn supervise(
                 interrupted: false,
                 freq: FreqTrace::default(),
                 window: None,
+                interference: None,
             };
         }
     };
@@ -177,18 +183,29 @@ pub fn supervise(
     let mut series: BTreeMap<usize, (SeriesDef, Vec<f64>, Option<StopReason>)> = BTreeMap::new();
     let mut outcome: Option<Outcome> = None;
     let mut freq = FreqTrace::default();
+    let mut probe = Probe::default();
+    let measured = Measured::Group(pid);
     let mut last_freq = t0;
     let ending = loop {
         match rx.recv_timeout(Duration::from_millis(50)) {
             Ok(line) => match serde_json::from_str::<WorkerEvent>(&line) {
-                Ok(event) => handle(
-                    event,
-                    &mut clock,
-                    &mut series,
-                    &mut outcome,
-                    &mut freq,
-                    progress,
-                ),
+                Ok(event) => {
+                    if let WorkerEvent::Stage { stage } = &event
+                        && let Some(s) = Stage::from_name(stage)
+                    {
+                        probe.on_stage(s, measured);
+                    } else if let WorkerEvent::Result { .. } = &event {
+                        probe.close();
+                    }
+                    handle(
+                        event,
+                        &mut clock,
+                        &mut series,
+                        &mut outcome,
+                        &mut freq,
+                        progress,
+                    )
+                }
                 Err(_) => break Ending::Garbage(line),
             },
             Err(RecvTimeoutError::Timeout) => {}
@@ -208,8 +225,11 @@ pub fn supervise(
         {
             last_freq = now;
             freq.observe();
+            probe.sample();
         }
     };
+    // Before the worker is reaped: its group's CPU time is read from /proc.
+    probe.close();
     let stop_stage = clock.current();
     let reaped = match ending {
         Ending::Closed => wait_or_kill(pid, EXIT_GRACE),
@@ -320,6 +340,7 @@ pub fn supervise(
         interrupted,
         freq,
         window: clock.measure_window(),
+        interference: probe.finish(),
     }
 }
 

@@ -11,6 +11,7 @@
 
 mod component;
 mod metric;
+mod noise;
 mod params;
 mod result;
 mod spec;
@@ -18,13 +19,15 @@ mod stress;
 mod suite_run;
 mod system;
 mod telemetry;
+mod trial;
 
 pub use component::{BenchmarkComponent, BenchmarkKind, UnknownComponent};
 pub use metric::{BenchmarkMetric, MetricStats, StopReason, tag_label};
+pub use noise::NoiseEntry;
 pub use params::{ParamError, ParamValue, Params};
 pub use result::{
-    BenchmarkRunResult, CrashInfo, Quality, Resources, RunStatus, StageRecord, StageStatus,
-    Validation, Watchdog,
+    BenchmarkRunResult, CrashInfo, DEBUG_BUILD_REASON, Quality, Resources, RunStatus, StageRecord,
+    StageStatus, Validation, Watchdog,
 };
 pub use spec::{BenchmarkId, BenchmarkSpec, StageLimits};
 pub use stress::{StressRun, ThroughputPoint};
@@ -34,6 +37,7 @@ pub use system::{
     OsInfo, StorageDevice, ToolInfo,
 };
 pub use telemetry::{GpuSample, TelemetrySample, TelemetrySummary, TemperatureReading};
+pub use trial::{Interference, Trial, results_at};
 
 /// The JSON Schema of a suite run, the shape of every export (`warpt schema`).
 pub fn suite_run_schema() -> schemars::Schema {

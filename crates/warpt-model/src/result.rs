@@ -79,6 +79,9 @@ impl Validation {
     }
 }
 
+/// The quality reason every result of a debug build of warpt carries.
+pub const DEBUG_BUILD_REASON: &str = "debug build: the figures measure unoptimised code";
+
 /// How far a result's figures can be trusted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -226,6 +229,12 @@ pub struct BenchmarkRunResult {
     /// Why `quality` is not `good`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub quality_reasons: Vec<String>,
+    /// The grade from the measurement's conditions alone (interference,
+    /// frequency, spread), leaving out the build profile: a debug build is
+    /// `unreliable` as a figure of the machine, but two debug builds can
+    /// still be compared, and `benchmark compare` then gates on this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measurement_quality: Option<Quality>,
     /// The run was stopped by the user (SIGINT/SIGTERM) while this ran.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
@@ -241,6 +250,11 @@ pub struct BenchmarkRunResult {
     /// What the monitor (`--monitor`) saw during the measurement window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub telemetry: Option<crate::TelemetrySummary>,
+    /// Steal time, other processes' CPU time and the run queue during the
+    /// measurement window: the evidence behind `steal` and `foreign_cpu`
+    /// quality reasons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interference: Option<crate::Interference>,
     /// A per-result system snapshot (older exports); new runs store it once
     /// in the suite run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -266,13 +280,23 @@ impl BenchmarkRunResult {
             warnings: Vec::new(),
             quality: None,
             quality_reasons: Vec::new(),
+            measurement_quality: None,
             interrupted: false,
             crash: None,
             resources: None,
             watchdog: None,
             telemetry: None,
+            interference: None,
             system: None,
         }
+    }
+
+    /// Whether this result can stand for its run among repeated trials:
+    /// it passed, and its measurement conditions were not unreliable (the
+    /// build profile aside, as it is the same in every trial).
+    pub fn undisturbed(&self) -> bool {
+        self.status == RunStatus::Passed
+            && self.measurement_quality.or(self.quality) != Some(Quality::Unreliable)
     }
 
     /// Sets the status and keeps `success` in step with it.

@@ -41,12 +41,23 @@ pub struct BenchmarkSuiteRun {
     /// The machine it ran on, captured once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<ListOutput>,
+    /// The repetitions of the plan (`--repeat N`, or one side of
+    /// `benchmark compare --rerun`), each with its own results; empty for a
+    /// single run. When present, `benchmarks` holds one aggregate per planned
+    /// benchmark over the trials (see [`crate::Trial`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trials: Vec<crate::Trial>,
 }
 
 impl BenchmarkSuiteRun {
     /// Whether any benchmark failed, timed out or crashed (exit status 1).
     pub fn has_failures(&self) -> bool {
         self.benchmarks.iter().any(|b| b.status.is_failure())
+    }
+
+    /// How many times the plan ran: the number of trials, or 1 for a single run.
+    pub fn trial_count(&self) -> usize {
+        self.trials.len().max(1)
     }
 }
 
@@ -82,10 +93,17 @@ pub struct RunConfig {
     /// The configuration file read, if any.
     #[serde(default)]
     pub config_file: Option<String>,
+    /// `--repeat`: how many times the plan ran (trials).
+    #[serde(default = "one_trial")]
+    pub repeat: u32,
 }
 
 fn one() -> f64 {
     1.0
+}
+
+fn one_trial() -> u32 {
+    1
 }
 
 /// The git state of the directory a run started in.

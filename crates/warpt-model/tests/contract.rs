@@ -108,6 +108,7 @@ fn full_suite_run() -> BenchmarkSuiteRun {
         }),
     });
     result.quality = Some(Quality::Noisy);
+    result.measurement_quality = Some(Quality::Noisy);
     result.quality_reasons = vec!["governor 'powersave' is not 'performance'".into()];
     result.interrupted = true;
     result.crash = Some(CrashInfo {
@@ -130,7 +131,25 @@ fn full_suite_run() -> BenchmarkSuiteRun {
         notes: vec![],
     });
     result.system = Some(ListOutput::default());
+    result.interference = Some(Interference {
+        window_s: 2.0,
+        cpus: 2,
+        steal_share: Some(0.01),
+        foreign_cpu_s: Some(0.5),
+        foreign_cpu_share: Some(0.125),
+        benchmark_cpu_s: Some(1.9),
+        run_queue_mean: Some(2.5),
+        run_queue_max: Some(4),
+    });
+    let trial = Trial {
+        index: 1,
+        start_time: Some(at),
+        end_time: Some(at),
+        order: vec![0],
+        benchmarks: vec![result.clone()],
+    };
     BenchmarkSuiteRun {
+        trials: vec![trial],
         id: "20261122T010203Z-abcdef".into(),
         suite: "micro".into(),
         components: vec![BenchmarkComponent::Cpu],
@@ -170,6 +189,7 @@ fn full_suite_run() -> BenchmarkSuiteRun {
                 timeout_multiplier: 2.0,
                 in_process: true,
                 config_file: Some("warpt.toml".into()),
+                repeat: 3,
             },
             env: [("OMP_NUM_THREADS".to_string(), "2".to_string())].into(),
             git: Some(GitState {

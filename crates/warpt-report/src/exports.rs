@@ -73,25 +73,42 @@ pub fn gab(run: &BenchmarkSuiteRun) -> (Value, Value) {
 }
 
 /// JUnit XML: one testcase per benchmark; a failed benchmark, or one with a
-/// metric that `comparison` judged regressed, is a failure; skipped is skipped.
+/// metric that `comparison` judged regressed, is a failure; skipped is
+/// skipped; inconclusive metrics are named, with why, in the case's output.
 pub fn junit(run: &BenchmarkSuiteRun, comparison: Option<&Comparison>) -> String {
     let mut cases = String::new();
     let (mut failures, mut skipped) = (0, 0);
     for r in &run.benchmarks {
         let secs = (r.end_time.as_millisecond() - r.start_time.as_millisecond()) as f64 / 1000.0;
-        let regressed: Vec<String> = comparison
-            .map(|c| {
-                c.metrics
-                    .iter()
-                    .filter(|m| {
-                        m.verdict == Verdict::Regressed
-                            && m.suite == r.spec.id.suite
-                            && m.benchmark == r.spec.id.name
-                    })
-                    .map(|m| format!("{} {:+.2}%", m.label(), m.change_pct))
-                    .collect()
+        let judged = |verdict: Verdict| -> Vec<&crate::compare::MetricComparison> {
+            comparison
+                .map(|c| {
+                    c.metrics
+                        .iter()
+                        .filter(|m| {
+                            m.verdict == verdict
+                                && m.suite == r.spec.id.suite
+                                && m.benchmark == r.spec.id.name
+                        })
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let regressed: Vec<String> = judged(Verdict::Regressed)
+            .iter()
+            .map(|m| format!("{} {:+.2}%", m.label(), m.change_pct))
+            .collect();
+        let inconclusive: Vec<String> = judged(Verdict::Inconclusive)
+            .iter()
+            .map(|m| {
+                format!(
+                    "inconclusive: {} {:+.2}%: {}",
+                    m.label(),
+                    m.change_pct,
+                    m.reason.as_deref().unwrap_or_default()
+                )
             })
-            .unwrap_or_default();
+            .collect();
         cases += &format!(
             "    <testcase classname=\"warpt.{}\" name=\"{}\" time=\"{secs:.3}\">\n",
             escape::xml(&r.spec.id.suite),
@@ -133,6 +150,7 @@ pub fn junit(run: &BenchmarkSuiteRun, comparison: Option<&Comparison>) -> String
                     m.unit
                 )
             })
+            .chain(inconclusive)
             .collect();
         cases += &format!(
             "      <system-out>{}</system-out>\n    </testcase>\n",

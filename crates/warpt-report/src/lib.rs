@@ -1,7 +1,9 @@
 //! Comparisons and reports of warpt runs.
 //!
-//! - [`stats`]: Mann-Whitney U, bootstrap CI of a ratio of medians, Benjamini-Hochberg;
-//! - [`compare`]: two runs' metrics matched and judged (`improved`, `regressed`, `~`);
+//! - [`stats`]: Mann-Whitney U, Welch and paired t, signed-rank, bootstrap CIs,
+//!   Benjamini-Hochberg, robust spread;
+//! - [`compare`]: two runs' metrics matched and judged (`improved`, `regressed`, `~`,
+//!   `inconclusive`) against the machine's noise band;
 //! - [`escape`]: escaping for CSV, Markdown and XML/HTML;
 //! - [`render`]: a comparison as terminal text, Markdown or JSON;
 //! - [`report`]: Markdown, self-contained HTML with SVG charts, and JSON reports of runs;
@@ -14,4 +16,7 @@ pub mod render;
 pub mod report;
 pub mod stats;
 
-pub use compare::{Comparison, Options, Verdict, compare};
+pub use compare::noise::{AssumedNoise, NoNoise};
+pub use compare::{
+    Comparison, MetricRef, Noise, NoiseLookup, NoiseSource, Options, Verdict, compare,
+};

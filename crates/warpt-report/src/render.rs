@@ -48,7 +48,11 @@ fn p_text(m: &MetricComparison) -> String {
     }
 }
 
-fn rows(c: &Comparison) -> Vec<[String; 7]> {
+fn band(m: &MetricComparison) -> String {
+    format!("±{:.1}% {}", m.band_pct, m.noise_source.as_str())
+}
+
+fn rows(c: &Comparison) -> Vec<[String; 8]> {
     c.metrics
         .iter()
         .map(|m| {
@@ -58,6 +62,7 @@ fn rows(c: &Comparison) -> Vec<[String; 7]> {
                 format!("{} {}", figure(&m.current), m.unit),
                 format!("{:+.2}%", m.change_pct),
                 format!("x{:.3}", m.speedup),
+                band(m),
                 p_text(m),
                 m.verdict.as_str().to_string(),
             ]
@@ -65,19 +70,64 @@ fn rows(c: &Comparison) -> Vec<[String; 7]> {
         .collect()
 }
 
-const HEADER: [&str; 7] = [
-    "metric", "base", "current", "change", "speedup", "test", "verdict",
+const HEADER: [&str; 8] = [
+    "metric", "base", "current", "change", "speedup", "band", "test", "verdict",
 ];
 
+/// What the comparison could and could not claim, in words.
 fn notes(c: &Comparison) -> Vec<String> {
+    let n = c.counts;
     let mut out = vec![format!(
-        "{} of {} metrics tested (Mann-Whitney U, >= 4 samples a side); Benjamini-Hochberg keeps the \
-         false discovery rate at {:.0}%; changes within ±{}% are ~",
+        "{} improved, {} regressed, {} ~, {} inconclusive (of {} metrics)",
+        n.improved,
+        n.regressed,
+        n.unchanged,
+        n.inconclusive,
+        c.metrics.len()
+    )];
+    let (tb, tc) = c.trials;
+    out.push(if c.paired {
+        format!(
+            "interleaved A/B: {tb} paired trials; verdicts from the per-round ratios \
+             (signed-rank from 6 pairs, paired t below)"
+        )
+    } else if tb >= 3 && tc >= 3 {
+        format!(
+            "trials: {tb} base, {tc} current; verdicts from the trial medians (the run is the unit \
+             of replication: Mann-Whitney U from 4 a side, Welch's t on logs below)"
+        )
+    } else {
+        format!(
+            "{tb} run(s) base, {tc} current: the test on samples only says whether the runs differ; \
+             verdicts rest on the noise band (compare runs made with --repeat 3 or more for a test \
+             across runs)"
+        )
+    });
+    let sources = |s: crate::NoiseSource| c.metrics.iter().filter(|m| m.noise_source == s).count();
+    out.push(format!(
+        "band: the larger of --threshold ±{}% and the noise band, {} x the run-to-run spread \
+         (robust CV of whole-run medians) x sqrt((1/n_base + 1/n_current) / 2); spread from a \
+         noise profile for {}, history for {}, assumed for {}, noise unknown for {} metrics",
+        c.threshold_pct,
+        c.noise_k,
+        sources(crate::NoiseSource::Profile),
+        sources(crate::NoiseSource::History),
+        sources(crate::NoiseSource::Assumed),
+        sources(crate::NoiseSource::Unknown),
+    ));
+    out.push(format!(
+        "{} of {} metrics tested; Benjamini-Hochberg keeps the false discovery rate at {:.0}%",
         c.tested(),
         c.metrics.len(),
-        c.alpha * 100.0,
-        c.threshold_pct
-    )];
+        c.alpha * 100.0
+    ));
+    for m in c.metrics.iter().filter(|m| m.reason.is_some()) {
+        out.push(format!(
+            "inconclusive: {}: {}",
+            m.label(),
+            m.reason.as_deref().unwrap_or_default()
+        ));
+    }
     if !c.only_base.is_empty() {
         out.push(format!("only in base: {}", c.only_base.join("; ")));
     }

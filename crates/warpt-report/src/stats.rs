@@ -1,8 +1,10 @@
-//! The tests behind a comparison: Mann-Whitney U, a bootstrap CI of the
-//! ratio of medians, and Benjamini-Hochberg adjustment.
+//! The tests behind a comparison: Mann-Whitney U, Welch's t, the paired t
+//! and Wilcoxon signed-rank tests, a bootstrap CI of the ratio of medians,
+//! Benjamini-Hochberg adjustment, and the robust spread of a noise profile.
 
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use statrs::distribution::{ContinuousCDF, StudentsT};
 
 /// The median of `v` (NaN when empty).
 pub fn median(v: &[f64]) -> f64 {
@@ -106,6 +108,168 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> f64 {
     (2.0 * normal_sf(z)).min(1.0)
 }
 
+/// The smallest two-sided p-value the exact Mann-Whitney test can give for
+/// samples of `n1` and `n2` distinct values: 2 / C(n1 + n2, n1). With 3
+/// against 3 it is 0.1, so the rank test can never reject at 5%.
+pub fn mann_whitney_floor(n1: usize, n2: usize) -> f64 {
+    let (n, k) = (n1 + n2, n1.min(n2));
+    let mut c = 1.0f64;
+    for i in 0..k {
+        c = c * (n - i) as f64 / (i + 1) as f64;
+    }
+    (2.0 / c).min(1.0)
+}
+
+fn mean_var(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let mean = v.iter().sum::<f64>() / n;
+    let var = if v.len() > 1 {
+        v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
+    (mean, var)
+}
+
+/// Two-sided p-value of Student's t statistic `t` with `df` degrees of freedom.
+fn t_two_sided(t: f64, df: f64) -> f64 {
+    if !t.is_finite() {
+        return if t.is_nan() { 1.0 } else { 0.0 };
+    }
+    match StudentsT::new(0.0, 1.0, df) {
+        Ok(dist) => (2.0 * dist.sf(t.abs())).min(1.0),
+        Err(_) => f64::NAN,
+    }
+}
+
+/// Welch's two-sample t test (unequal variances): the two-sided p-value.
+/// NaN with fewer than two values on a side.
+pub fn welch_t(a: &[f64], b: &[f64]) -> f64 {
+    if a.len() < 2 || b.len() < 2 {
+        return f64::NAN;
+    }
+    let (ma, va) = mean_var(a);
+    let (mb, vb) = mean_var(b);
+    let (sa, sb) = (va / a.len() as f64, vb / b.len() as f64);
+    let se = (sa + sb).sqrt();
+    if se == 0.0 {
+        return if ma == mb { 1.0 } else { 0.0 };
+    }
+    let df =
+        (sa + sb).powi(2) / (sa.powi(2) / (a.len() - 1) as f64 + sb.powi(2) / (b.len() - 1) as f64);
+    t_two_sided((ma - mb) / se, df)
+}
+
+/// The paired (one-sample) t test of differences `d` against 0: the
+/// two-sided p-value. NaN with fewer than two differences.
+pub fn paired_t(d: &[f64]) -> f64 {
+    if d.len() < 2 {
+        return f64::NAN;
+    }
+    let (m, v) = mean_var(d);
+    let se = (v / d.len() as f64).sqrt();
+    if se == 0.0 {
+        return if m == 0.0 { 1.0 } else { 0.0 };
+    }
+    t_two_sided(m / se, (d.len() - 1) as f64)
+}
+
+/// The Wilcoxon signed-rank test of differences `d` against 0: the
+/// two-sided p-value. Zeros are dropped (Wilcoxon's convention); exact
+/// without ties up to 30 differences, otherwise the normal approximation
+/// with tie and continuity corrections.
+pub fn signed_rank(d: &[f64]) -> f64 {
+    let nz: Vec<f64> = d.iter().copied().filter(|x| *x != 0.0).collect();
+    let n = nz.len();
+    if n == 0 {
+        return 1.0;
+    }
+    let abs: Vec<f64> = nz.iter().map(|x| x.abs()).collect();
+    let (r, ties) = ranks(&abs, &[]);
+    let w_plus: f64 = r
+        .iter()
+        .zip(&nz)
+        .filter(|(_, x)| **x > 0.0)
+        .map(|(r, _)| r)
+        .sum();
+    let total = (n * (n + 1)) as f64 / 2.0;
+    if !ties && n <= 30 {
+        // counts[w]: subsets of {1..n} summing to w.
+        let max = n * (n + 1) / 2;
+        let mut counts = vec![0.0f64; max + 1];
+        counts[0] = 1.0;
+        for k in 1..=n {
+            for w in (k..=max).rev() {
+                counts[w] += counts[w - k];
+            }
+        }
+        let all: f64 = counts.iter().sum();
+        let w = w_plus.min(total - w_plus).round() as usize;
+        let tail: f64 = counts[..=w].iter().sum::<f64>() / all;
+        return (2.0 * tail).min(1.0);
+    }
+    let mean = total / 2.0;
+    let mut var = (n * (n + 1) * (2 * n + 1)) as f64 / 24.0;
+    let mut sorted = abs.clone();
+    sorted.sort_by(f64::total_cmp);
+    let mut i = 0;
+    while i < n {
+        let mut j = i;
+        while j + 1 < n && sorted[j + 1] == sorted[i] {
+            j += 1;
+        }
+        let t = (j - i + 1) as f64;
+        var -= (t * t * t - t) / 48.0;
+        i = j + 1;
+    }
+    if var <= 0.0 {
+        return 1.0;
+    }
+    let z = ((w_plus - mean).abs() - 0.5).max(0.0) / var.sqrt();
+    (2.0 * normal_sf(z)).min(1.0)
+}
+
+/// Robust coefficient of variation: 1.4826 x MAD / |median| (for normal
+/// data, an estimate of sd / mean that one wild value cannot drag). NaN
+/// for an empty slice or a zero median.
+pub fn robust_cv(v: &[f64]) -> f64 {
+    let m = median(v);
+    let dev: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
+    1.4826 * median(&dev) / m.abs()
+}
+
+/// Classical coefficient of variation: sample standard deviation over
+/// |mean|; NaN below two values.
+pub fn cv(v: &[f64]) -> f64 {
+    if v.len() < 2 {
+        return f64::NAN;
+    }
+    let (m, var) = mean_var(v);
+    var.sqrt() / m.abs()
+}
+
+/// A percentile-bootstrap 95% CI of exp(median(d)): for paired log ratios
+/// `d`, the CI of the typical ratio current / base.
+pub fn bootstrap_paired_ci(d: &[f64], rounds: usize, seed: u64) -> Option<(f64, f64)> {
+    if d.is_empty() {
+        return None;
+    }
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut buf = Vec::with_capacity(d.len());
+    let mut meds: Vec<f64> = (0..rounds)
+        .map(|_| {
+            buf.clear();
+            for _ in 0..d.len() {
+                buf.push(d[(rng.next_u64() % d.len() as u64) as usize]);
+            }
+            median(&buf).exp()
+        })
+        .collect();
+    meds.sort_by(f64::total_cmp);
+    let at = |q: f64| meds[((q * (meds.len() - 1) as f64).round() as usize).min(meds.len() - 1)];
+    Some((at(0.025), at(0.975)))
+}
+
 /// The standard normal survival function P(Z > z), from erfc.
 fn normal_sf(z: f64) -> f64 {
     0.5 * erfc(z / std::f64::consts::SQRT_2)
@@ -204,6 +368,42 @@ mod tests {
         let y: Vec<f64> = [2.0, 2.0, 3.0, 3.0, 4.0, 4.0].repeat(5);
         let p = mann_whitney(&x, &y);
         assert!(p < 0.001 && p > 0.0001, "{p}");
+    }
+
+    #[test]
+    fn t_tests_match_reference_values() {
+        // scipy 1.17 stats.ttest_ind([1,2,3,4,5], [3,4,5,6,7.5], equal_var=False)
+        // -> t = -1.99323, df = 7.9222, p = 0.0817161.
+        let p = welch_t(&[1.0, 2.0, 3.0, 4.0, 5.0], &[3.0, 4.0, 5.0, 6.0, 7.5]);
+        assert!((p - 0.0817161).abs() < 1e-6, "{p}");
+        // stats.ttest_1samp([0.5, 1.2, 0.8, 1.1, 0.3], 0) -> p = 0.0104251.
+        let p = paired_t(&[0.5, 1.2, 0.8, 1.1, 0.3]);
+        assert!((p - 0.0104251).abs() < 1e-6, "{p}");
+        assert!(welch_t(&[1.0], &[2.0, 3.0]).is_nan());
+        assert_eq!(paired_t(&[0.0, 0.0, 0.0]), 1.0);
+    }
+
+    #[test]
+    fn signed_rank_matches_reference_values() {
+        // All six differences positive: p = 2 / 2^6 (scipy.stats.wilcoxon).
+        let p = signed_rank(&[0.1, 0.2, 0.3, 0.4, 0.5, 0.6]);
+        assert!((p - 2.0 / 64.0).abs() < 1e-12, "{p}");
+        // [1, -2, 3, 4, 5]: W- = 2, P(W <= 2) = 3/32, two-sided 0.1875.
+        let p = signed_rank(&[1.0, -2.0, 3.0, 4.0, 5.0]);
+        assert!((p - 0.1875).abs() < 1e-12, "{p}");
+    }
+
+    #[test]
+    fn floors_and_spreads() {
+        assert!((mann_whitney_floor(3, 3) - 0.1).abs() < 1e-12);
+        assert!((mann_whitney_floor(4, 4) - 2.0 / 70.0).abs() < 1e-12);
+        assert!((mann_whitney_floor(5, 5) - 2.0 / 252.0).abs() < 1e-12);
+        // MAD of [98, 99, 100, 101, 150] is 1: one wild value does not count.
+        let r = robust_cv(&[98.0, 99.0, 100.0, 101.0, 150.0]);
+        assert!((r - 0.014826).abs() < 1e-9, "{r}");
+        assert!(cv(&[98.0, 99.0, 100.0, 101.0, 150.0]) > 0.2);
+        let (lo, hi) = bootstrap_paired_ci(&[0.05f64.ln_1p(); 8], 200, 1).unwrap();
+        assert!((lo - 1.05).abs() < 1e-12 && (hi - 1.05).abs() < 1e-12);
     }
 
     #[test]

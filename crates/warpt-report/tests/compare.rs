@@ -1,9 +1,10 @@
-//! Comparisons of synthetic samples: the verdicts and their direction.
+//! Comparisons of synthetic runs: the verdicts, their direction, and what
+//! each kind of evidence (one run a side, trials, paired trials) may claim.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
-use warpt_model::BenchmarkSuiteRun;
-use warpt_report::{Options, Verdict, compare};
+use warpt_model::{BenchmarkSuiteRun, Quality, RunStatus};
+use warpt_report::{AssumedNoise, NoNoise, NoiseLookup, NoiseSource, Options, Verdict, compare};
 
 /// Deterministic noise in [-1, 1).
 fn noise(i: usize) -> f64 {
@@ -18,6 +19,8 @@ fn run(samples: &[f64], higher_is_better: bool) -> BenchmarkSuiteRun {
     run.benchmarks.truncate(1);
     let r = &mut run.benchmarks[0];
     r.metrics.truncate(1);
+    r.quality = Some(Quality::Good);
+    r.quality_reasons.clear();
     let m = &mut r.metrics[0];
     m.higher_is_better = higher_is_better;
     let stats = warpt_harness::stats::summarize(samples).unwrap();
@@ -26,18 +29,41 @@ fn run(samples: &[f64], higher_is_better: bool) -> BenchmarkSuiteRun {
     run
 }
 
+/// A run with one trial per entry of `medians`, each trial's samples
+/// spread ±0.5% around its median.
+fn trials(medians: &[f64], higher_is_better: bool) -> BenchmarkSuiteRun {
+    let runs: Vec<BenchmarkSuiteRun> = medians
+        .iter()
+        .enumerate()
+        .map(|(t, m)| {
+            let samples: Vec<f64> = (0..20)
+                .map(|i| m * (1.0 + 0.005 * noise(i + 100 * t)))
+                .collect();
+            run(&samples, higher_is_better)
+        })
+        .collect();
+    warpt_harness::interleave::combine(runs, "test").unwrap()
+}
+
 fn base(n: usize) -> Vec<f64> {
     (0..n).map(|i| 100.0 + noise(i)).collect()
 }
 
+/// Trusts one run's own statistics: the rule before noise bands.
+fn trusting() -> AssumedNoise {
+    AssumedNoise(0.0)
+}
+
+fn judge(
+    b: &BenchmarkSuiteRun,
+    c: &BenchmarkSuiteRun,
+    noise: &dyn NoiseLookup,
+) -> warpt_report::Comparison {
+    compare(b, "base", c, "current", &Options::default(), noise)
+}
+
 fn verdict(base: &[f64], current: &[f64], hib: bool) -> Verdict {
-    let c = compare(
-        &run(base, hib),
-        "base",
-        &run(current, hib),
-        "current",
-        &Options::default(),
-    );
+    let c = judge(&run(base, hib), &run(current, hib), &trusting());
     assert_eq!(c.metrics.len(), 1);
     c.metrics[0].verdict
 }
@@ -48,6 +74,9 @@ fn identical_distributions_are_unchanged() {
     let shuffled: Vec<f64> = (0..30).map(|i| 100.0 + noise((i * 7) % 30)).collect();
     assert_eq!(verdict(&b, &shuffled, true), Verdict::Unchanged);
     assert_eq!(verdict(&b, &b, false), Verdict::Unchanged);
+    // Without knowing the noise, nothing changed is still nothing changed.
+    let c = judge(&run(&b, true), &run(&shuffled, true), &NoNoise);
+    assert_eq!(c.metrics[0].verdict, Verdict::Unchanged);
 }
 
 #[test]
@@ -61,13 +90,7 @@ fn a_five_percent_shift_is_judged_in_the_metrics_direction() {
     // Time: less is better.
     assert_eq!(verdict(&b, &up, false), Verdict::Regressed);
     assert_eq!(verdict(&b, &down, false), Verdict::Improved);
-    let c = compare(
-        &run(&b, false),
-        "b",
-        &run(&up, false),
-        "c",
-        &Options::default(),
-    );
+    let c = judge(&run(&b, false), &run(&up, false), &trusting());
     let m = &c.metrics[0];
     assert!((m.change_pct - 5.0).abs() < 1.0, "{}", m.change_pct);
     assert!(
@@ -75,9 +98,150 @@ fn a_five_percent_shift_is_judged_in_the_metrics_direction() {
         "time metric speedup = base / current"
     );
     assert!(m.p_value.unwrap() < 1e-6 && m.q_value.unwrap() < 0.05);
+    assert_eq!(m.method, "mann-whitney (samples)");
     let (lo, hi) = m.ratio_ci95.unwrap();
     assert!(lo > 1.0 && hi < 1.1);
     assert!(c.regressed());
+}
+
+#[test]
+fn one_run_a_side_without_known_noise_is_inconclusive_not_a_regression() {
+    let b = base(30);
+    let down: Vec<f64> = (0..30).map(|i| 95.0 + noise(i + 2000)).collect();
+    let c = judge(&run(&b, true), &run(&down, true), &NoNoise);
+    let m = &c.metrics[0];
+    assert_eq!(m.verdict, Verdict::Inconclusive);
+    assert_eq!(m.noise_source, NoiseSource::Unknown);
+    assert!(m.noise_band_pct.is_none());
+    assert!(
+        m.reason.as_deref().unwrap().starts_with("noise unknown"),
+        "{m:?}"
+    );
+    assert!(!c.regressed() && c.inconclusive());
+    let text = warpt_report::render::text(&c);
+    assert!(
+        text.contains("inconclusive: ") && text.contains("noise unknown for 1"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_noise_band_absorbs_what_the_machine_moves_by() {
+    let b = base(30);
+    let down: Vec<f64> = (0..30).map(|i| 95.0 + noise(i + 2000)).collect();
+    // 2% run-to-run spread: one run a side, band = 4 x 2% = 8% > 5%.
+    let c = judge(&run(&b, true), &run(&down, true), &AssumedNoise(0.02));
+    let m = &c.metrics[0];
+    assert_eq!(m.verdict, Verdict::Unchanged);
+    assert!((m.noise_band_pct.unwrap() - 8.0).abs() < 1e-9);
+    assert!((m.band_pct - 8.0).abs() < 1e-9);
+    assert_eq!(m.noise_source, NoiseSource::Assumed);
+    // 1%: band 4% < 5%.
+    let c = judge(&run(&b, true), &run(&down, true), &AssumedNoise(0.01));
+    assert_eq!(c.metrics[0].verdict, Verdict::Regressed);
+    let json: serde_json::Value =
+        serde_json::from_str(&warpt_report::render::json(&c).unwrap()).unwrap();
+    assert!((json["metrics"][0]["noise_band_pct"].as_f64().unwrap() - 4.0).abs() < 1e-9);
+}
+
+#[test]
+fn an_unreliable_or_failed_side_is_inconclusive_whatever_the_change() {
+    let b = base(30);
+    let down: Vec<f64> = (0..30).map(|i| 80.0 + noise(i + 2000)).collect();
+    let mut cur = run(&down, true);
+    cur.benchmarks[0].quality = Some(Quality::Unreliable);
+    cur.benchmarks[0]
+        .quality_reasons
+        .push("foreign_cpu: other processes used 48% of the 2 CPUs".into());
+    let c = judge(&run(&b, true), &cur, &trusting());
+    let m = &c.metrics[0];
+    assert_eq!(m.verdict, Verdict::Inconclusive);
+    assert_eq!(
+        m.reason.as_deref(),
+        Some("current unreliable: foreign_cpu: other processes used 48% of the 2 CPUs")
+    );
+    let mut old = run(&b, true);
+    old.benchmarks[0].set_status(RunStatus::Failed);
+    old.benchmarks[0].error_message = Some("validation failed".into());
+    let c = judge(&old, &run(&down, true), &trusting());
+    assert!(
+        c.metrics[0]
+            .reason
+            .as_deref()
+            .unwrap()
+            .starts_with("base failed: validation failed"),
+        "{:?}",
+        c.metrics[0].reason
+    );
+}
+
+#[test]
+fn trials_are_the_unit_of_replication() {
+    // Five runs a side whose medians spread ±1%: the samples of any two runs
+    // differ significantly, the runs do not.
+    let a = trials(&[100.0, 101.0, 99.0, 100.5, 99.5], true);
+    let a2 = trials(&[99.2, 100.8, 100.2, 99.6, 101.1], true);
+    let c = judge(&a, &a2, &NoNoise);
+    let m = &c.metrics[0];
+    assert_eq!(m.method, "mann-whitney (trials)");
+    assert_eq!((m.base.trials, m.current.trials), (5, 5));
+    assert_eq!(m.verdict, Verdict::Unchanged, "{m:?}");
+    assert_eq!(c.trials, (5, 5));
+    // A 5% slowdown of every run is a regression, noise profile or not.
+    let slow = trials(&[95.0, 96.0, 94.0, 95.5, 94.5], true);
+    let c = judge(&a, &slow, &NoNoise);
+    let m = &c.metrics[0];
+    assert_eq!(m.verdict, Verdict::Regressed, "{m:?}");
+    assert!(m.p_value.unwrap() < 0.01);
+    // Three a side: the rank test cannot reach 5%, so Welch's t on logs.
+    let c = judge(
+        &trials(&[100.0, 101.0, 99.0], true),
+        &trials(&[95.0, 96.0, 94.0], true),
+        &NoNoise,
+    );
+    assert_eq!(c.metrics[0].method, "welch-t (trials)");
+    assert_eq!(c.metrics[0].verdict, Verdict::Regressed);
+    // The band narrows with trials: 2% spread, 5 a side -> 8% / sqrt(5).
+    let c = judge(&a, &slow, &AssumedNoise(0.02));
+    let band = c.metrics[0].noise_band_pct.unwrap();
+    assert!((band - 8.0 / 5f64.sqrt()).abs() < 1e-9, "{band}");
+    assert_eq!(c.metrics[0].verdict, Verdict::Regressed);
+    // Three trials against one run: no test across runs, the band decides.
+    let c = judge(
+        &trials(&[100.0, 101.0, 99.0], true),
+        &run(&base(30), true),
+        &NoNoise,
+    );
+    assert_eq!(c.metrics[0].method, "noise band");
+}
+
+#[test]
+fn paired_trials_use_the_per_round_ratios() {
+    // Drift moves both sides of each round alike; the 3% gap stays.
+    let drift = [100.0, 110.0, 95.0, 105.0, 90.0, 102.0];
+    let a = trials(&drift, false);
+    let b = trials(&drift.map(|d| d * 1.03), false);
+    let paired = Options {
+        paired: true,
+        ..Options::default()
+    };
+    let c = compare(&a, "a", &b, "b", &paired, &NoNoise);
+    let m = &c.metrics[0];
+    assert_eq!(m.method, "signed-rank (paired trials)");
+    assert_eq!(m.verdict, Verdict::Regressed, "{m:?}");
+    let (lo, hi) = m.ratio_ci95.unwrap();
+    assert!((lo - 1.03).abs() < 1e-6 && (hi - 1.03).abs() < 1e-6);
+    // Unpaired, the drift hides it.
+    let c = compare(&a, "a", &b, "b", &Options::default(), &NoNoise);
+    assert_eq!(c.metrics[0].verdict, Verdict::Unchanged);
+    // Five rounds: the paired t test.
+    let a5 = trials(&drift[..5], false);
+    let b5 = trials(
+        &drift[..5].iter().map(|d| d * 1.03).collect::<Vec<_>>(),
+        false,
+    );
+    let c = compare(&a5, "a", &b5, "b", &paired, &NoNoise);
+    assert_eq!(c.metrics[0].method, "paired-t (paired trials)");
 }
 
 #[test]
@@ -92,20 +256,19 @@ fn a_significant_shift_inside_the_threshold_is_unchanged() {
         "c",
         &Options {
             threshold_pct: 1.0,
-            alpha: 0.05,
+            ..Options::default()
         },
+        &trusting(),
     );
     assert_eq!(c.metrics[0].verdict, Verdict::Improved, "outside a 1% band");
 }
 
 #[test]
 fn few_samples_fall_back_to_ci_overlap_and_renders_name_everything() {
-    let c = compare(
+    let c = judge(
         &run(&[100.0, 100.5, 99.5], true),
-        "b",
         &run(&[90.0, 90.2, 89.8], true),
-        "c",
-        &Options::default(),
+        &trusting(),
     );
     let m = &c.metrics[0];
     assert_eq!(m.method, "ci-overlap");
@@ -123,6 +286,26 @@ fn few_samples_fall_back_to_ci_overlap_and_renders_name_everything() {
 }
 
 #[test]
+fn old_exports_without_trials_or_statistics_still_compare() {
+    let text = r#"{"suite": "micro", "benchmarks": [
+        {"spec": {"id": {"suite": "micro", "name": "cpu_flops"}, "components": ["cpu"], "kind": "synthetic"},
+         "metrics": [{"name": "gflops", "value": 12.5, "unit": "GFLOP/s", "higher_is_better": true}],
+         "success": true, "start_time": "2025-12-05T14:00:01Z", "end_time": "2025-12-05T14:00:11Z"}]}"#;
+    let old = warpt_model::load_suite_run(text).unwrap();
+    let mut new = old.clone();
+    new.benchmarks[0].metrics[0].value = 10.0;
+    let c = judge(&old, &new, &NoNoise);
+    assert_eq!(c.metrics[0].method, "noise band");
+    assert_eq!(c.metrics[0].verdict, Verdict::Inconclusive);
+    let c = judge(&old, &new, &AssumedNoise(0.02));
+    assert_eq!(c.metrics[0].verdict, Verdict::Regressed);
+    assert_eq!(
+        judge(&old, &old, &NoNoise).metrics[0].verdict,
+        Verdict::Unchanged
+    );
+}
+
+#[test]
 fn a_different_machine_is_warned_about_with_what_differs() {
     let b = base(10);
     let base_run = run(&b, true);
@@ -130,7 +313,7 @@ fn a_different_machine_is_warned_about_with_what_differs() {
     let system = other.system.as_mut().unwrap();
     system.os.hostname = "elsewhere".into();
     system.os.kernel = "9.9.9".into();
-    let c = compare(&base_run, "b", &other, "c", &Options::default());
+    let c = judge(&base_run, &other, &NoNoise);
     let w = c.warnings.join("\n");
     assert!(
         w.contains("machine fingerprint") && w.contains("host: ") && w.contains("-> elsewhere"),
@@ -140,7 +323,7 @@ fn a_different_machine_is_warned_about_with_what_differs() {
     // A new kernel alone keeps the fingerprint (the same machine, updated).
     let mut updated = run(&b, true);
     updated.system.as_mut().unwrap().os.kernel = "9.9.9".into();
-    let c = compare(&base_run, "b", &updated, "c", &Options::default());
+    let c = judge(&base_run, &updated, &NoNoise);
     assert!(
         !c.warnings.iter().any(|w| w.contains("fingerprint")),
         "{:?}",

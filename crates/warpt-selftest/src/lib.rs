@@ -14,6 +14,9 @@
 //! | `oom` | allocates until `limit_mb` (a data-segment limit) or the OS stops it |
 //! | `garbage` | prints non-protocol text on stdout |
 //! | `no_result` | exits 0 without reporting a result |
+//! | `work` | a fixed chain of integer steps per sample; `slowdown_pct` adds that much work (a known change for compare) |
+
+mod work;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -30,7 +33,7 @@ use warpt_model::{
 pub const SUITE: &str = "selftest";
 
 /// Every benchmark name, in listing order.
-pub const NAMES: [&str; 9] = [
+pub const NAMES: [&str; 10] = [
     "ok",
     "hang_setup",
     "hang_measure",
@@ -40,6 +43,7 @@ pub const NAMES: [&str; 9] = [
     "oom",
     "garbage",
     "no_result",
+    work::NAME,
 ];
 
 /// The fault-injection suite.
@@ -50,6 +54,7 @@ fn params(name: &str) -> Params {
         "hang_measure" => [("samples".to_string(), ParamValue::Int(5))].into(),
         "alloc" => [("mb".to_string(), ParamValue::Int(256))].into(),
         "oom" => [("limit_mb".to_string(), ParamValue::Int(512))].into(),
+        work::NAME => work::params(),
         _ => Params::new(),
     }
 }
@@ -68,6 +73,10 @@ fn description(name: &str) -> &'static str {
             "allocates until its data-segment limit of `limit_mb` MiB (0: none) or the OS stops it"
         }
         "garbage" => "writes text that is not a protocol event on stdout",
+        work::NAME => {
+            "times a chain of `iterations` dependent integer steps; `slowdown_pct` (test-only) \
+             adds that share of steps, a slowdown of known size for checking `benchmark compare`"
+        }
         _ => "exits with status 0 without reporting a result",
     }
 }
@@ -94,12 +103,15 @@ impl Suite for SelftestSuite {
                 params: params(n),
                 param_help: Default::default(),
                 timeouts: Default::default(),
-                metrics: vec!["spin".into()],
+                metrics: vec![if *n == work::NAME { "time" } else { "spin" }.into()],
             })
             .collect()
     }
 
     fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
+        if name == work::NAME {
+            return Some(Box::new(work::Work::default()));
+        }
         NAMES.iter().find(|n| **n == name).map(|n| {
             Box::new(Faulty {
                 name: n,

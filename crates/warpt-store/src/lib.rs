@@ -3,12 +3,14 @@
 //! - [`schema`]: the tables and their migrations;
 //! - [`write`]: recording suite runs and stress runs, machine fingerprints;
 //! - [`read`]: reading runs back exactly, listing them;
-//! - [`query`]: read-only SQL for `warpt results query`.
+//! - [`query`]: read-only SQL for `warpt results query`;
+//! - [`noise`]: machines' noise profiles and run-level history for `compare`.
 //!
 //! [`Store`] ties them to one database file in WAL mode, each run written in
 //! one transaction, so a process killed mid-write leaves the runs recorded
 //! before it intact.
 
+pub mod noise;
 pub mod query;
 pub mod read;
 pub mod schema;
@@ -17,8 +19,9 @@ pub mod write;
 use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
-use warpt_model::{BenchmarkSuiteRun, ListOutput, StressRun};
+use warpt_model::{BenchmarkSuiteRun, ListOutput, NoiseEntry, StressRun};
 
+pub use noise::NoiseKey;
 pub use query::{QueryOutput, query};
 pub use read::{RunFilter, RunSummary};
 pub use write::{Recorded, Source, fingerprint};
@@ -54,6 +57,9 @@ pub enum StoreError {
     /// Several runs match a prefix.
     #[error("'{0}' matches several runs; give more of the id")]
     Ambiguous(String),
+    /// The database holds something this warpt never writes.
+    #[error("store: inconsistent: {0}")]
+    Corrupt(String),
     /// A query tried to change something.
     #[error("results query is read-only; the statement was refused ({0})")]
     ReadOnly(String),
@@ -133,6 +139,34 @@ impl Store {
     /// The stress run `run` names (id, unique prefix or `latest`).
     pub fn load_stress(&self, run: &str) -> Result<StressRun, StoreError> {
         read::load_stress(&self.conn, run)
+    }
+
+    /// Records a noise profile measured on `system` in one transaction.
+    pub fn record_noise(
+        &mut self,
+        system: &ListOutput,
+        entries: &[NoiseEntry],
+    ) -> Result<(), StoreError> {
+        let tx = self.conn.transaction()?;
+        noise::record(&tx, system, entries)?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// The latest noise profile for `key`.
+    pub fn noise_profile(&self, key: &NoiseKey<'_>) -> Result<Option<NoiseEntry>, StoreError> {
+        noise::profile(&self.conn, key)
+    }
+
+    /// Run-level values of `key`'s metric in the latest `limit` stored
+    /// runs (see [`noise::history`]).
+    pub fn noise_history(
+        &self,
+        key: &NoiseKey<'_>,
+        exclude: &[&str],
+        limit: usize,
+    ) -> Result<Vec<f64>, StoreError> {
+        noise::history(&self.conn, key, exclude, limit)
     }
 
     /// Runs matching `filter`, newest first.

@@ -56,16 +56,17 @@ pub fn load_run(conn: &Connection, run: &str) -> Result<BenchmarkSuiteRun, Store
         .or(machine_system)
         .map(|s| serde_json::from_str::<ListOutput>(&s))
         .transpose()?;
-    let mut results =
-        conn.prepare("SELECT id, result_json FROM results WHERE run_id = ?1 ORDER BY position")?;
+    let mut results = conn.prepare(
+        "SELECT id, result_json, trial FROM results WHERE run_id = ?1 ORDER BY position",
+    )?;
     let mut metrics =
         conn.prepare("SELECT id, metric_json FROM metrics WHERE result_id = ?1 ORDER BY position")?;
     let mut samples =
         conn.prepare("SELECT value FROM samples WHERE metric_id = ?1 ORDER BY idx")?;
-    let rows: Vec<(i64, String)> = results
-        .query_map([&id], |r| Ok((r.get(0)?, r.get(1)?)))?
+    let rows: Vec<(i64, String, Option<u32>)> = results
+        .query_map([&id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
         .collect::<Result<_, _>>()?;
-    for (result_id, json) in rows {
+    for (result_id, json, trial) in rows {
         let mut result: BenchmarkRunResult = serde_json::from_str(&json)?;
         let mrows: Vec<(i64, String)> = metrics
             .query_map([result_id], |r| Ok((r.get(0)?, r.get(1)?)))?
@@ -79,7 +80,17 @@ pub fn load_run(conn: &Connection, run: &str) -> Result<BenchmarkSuiteRun, Store
             }
             result.metrics.push(metric);
         }
-        out.benchmarks.push(result);
+        match trial {
+            None => out.benchmarks.push(result),
+            Some(index) => match out.trials.iter_mut().find(|t| t.index == index) {
+                Some(t) => t.benchmarks.push(result),
+                None => {
+                    return Err(StoreError::Corrupt(format!(
+                        "run {id} has a result of trial {index}, which it does not list"
+                    )));
+                }
+            },
+        }
     }
     Ok(out)
 }
@@ -133,20 +144,23 @@ pub struct RunSummary {
     pub passed: i64,
     /// `run` or `import`.
     pub source: String,
+    /// How many times the plan ran (`--repeat`); 1 for a single run.
+    pub trials: i64,
 }
 
 /// The runs matching `filter`, newest first.
 pub fn list_runs(conn: &Connection, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
     let sql = "SELECT * FROM (
         SELECT r.id, 'benchmark' AS kind, r.suite, r.start_time, m.hostname, m.fingerprint,
-               (SELECT count(*) FROM results x WHERE x.run_id = r.id) AS benchmarks,
-               (SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.status = 'passed') AS passed,
-               r.source, r.recorded_at,
+               (SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.trial IS NULL) AS benchmarks,
+               (SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.trial IS NULL
+                  AND x.status = 'passed') AS passed,
+               r.source, r.recorded_at, r.trials,
                EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id AND x.benchmark = ?2) AS has_benchmark
         FROM suite_runs r LEFT JOIN machines m ON m.id = r.machine_id
         UNION ALL
         SELECT s.id, 'stress', s.target, s.start_time, m.hostname, m.fingerprint, 1, s.passed, 'run',
-               s.recorded_at, s.target = ?2
+               s.recorded_at, 1, s.target = ?2
         FROM stress_runs s LEFT JOIN machines m ON m.id = s.machine_id)
       WHERE (?1 IS NULL OR suite = ?1)
         AND (?2 IS NULL OR has_benchmark)
@@ -178,6 +192,7 @@ pub fn list_runs(conn: &Connection, filter: &RunFilter) -> Result<Vec<RunSummary
                     benchmarks: r.get(6)?,
                     passed: r.get(7)?,
                     source: r.get(8)?,
+                    trials: r.get(10)?,
                 })
             },
         )?

@@ -101,6 +101,28 @@ pub const MIGRATIONS: &[&str] = &[
         run_json TEXT NOT NULL
     );
     ALTER TABLE suite_runs ADD COLUMN imported_from TEXT;",
+    // 3: trials (`--repeat`), noise profiles (`warpt noise`).
+    "ALTER TABLE suite_runs ADD COLUMN trials INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE results ADD COLUMN trial INTEGER;
+    CREATE TABLE noise_profiles (
+        id INTEGER PRIMARY KEY,
+        machine_id INTEGER NOT NULL REFERENCES machines(id),
+        run_id TEXT,
+        suite TEXT NOT NULL,
+        benchmark TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        tags_json TEXT NOT NULL,
+        params_json TEXT NOT NULL,
+        unit TEXT NOT NULL,
+        trials INTEGER NOT NULL,
+        median REAL NOT NULL,
+        cv REAL NOT NULL,
+        cv_sd REAL,
+        within_ci REAL,
+        duration_s REAL,
+        recorded_at TEXT NOT NULL
+    );
+    CREATE INDEX noise_by_key ON noise_profiles (machine_id, suite, benchmark, metric);",
 ];
 
 /// The schema version this warpt writes.

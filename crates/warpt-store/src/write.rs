@@ -49,7 +49,10 @@ fn now() -> String {
 
 /// The machine row for `system` (added if new) and whether its stored
 /// snapshot is exactly `system`.
-fn machine(tx: &Transaction<'_>, system: &ListOutput) -> Result<(i64, bool), StoreError> {
+pub(crate) fn machine(
+    tx: &Transaction<'_>,
+    system: &ListOutput,
+) -> Result<(i64, bool), StoreError> {
     let json = serde_json::to_string(system)?;
     let fp = fingerprint(system);
     let found: Option<(i64, String)> = tx
@@ -109,6 +112,9 @@ pub fn record_run(
     };
     let mut skeleton = run.clone();
     skeleton.benchmarks.clear();
+    for t in &mut skeleton.trials {
+        t.benchmarks.clear();
+    }
     skeleton.manifest = None;
     skeleton.system = None;
     let own_system = match (&run.system, same_system) {
@@ -121,8 +127,8 @@ pub fn record_run(
     };
     tx.execute(
         "INSERT INTO suite_runs (id, suite, start_time, end_time, machine_id, interrupted, source, recorded_at, \
-         warpt_version, git_commit, manifest_json, system_json, run_json, imported_from) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+         warpt_version, git_commit, manifest_json, system_json, run_json, imported_from, trials) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
         params![
             run.id,
             run.suite,
@@ -144,14 +150,22 @@ pub fn record_run(
             own_system,
             serde_json::to_string(&skeleton)?,
             imported_from,
+            run.trial_count() as i64,
         ],
     )?;
-    for (position, result) in run.benchmarks.iter().enumerate() {
+    // Aggregates (or a single run's results) first, with no trial; then
+    // every trial's results, numbered on.
+    let rows = run.benchmarks.iter().map(|r| (None, r)).chain(
+        run.trials
+            .iter()
+            .flat_map(|t| t.benchmarks.iter().map(move |r| (Some(t.index), r))),
+    );
+    for (position, (trial, result)) in rows.enumerate() {
         let mut bare = result.clone();
         bare.metrics.clear();
         tx.execute(
             "INSERT INTO results (run_id, position, suite, benchmark, status, quality, start_time, end_time, \
-             params_json, telemetry_json, result_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+             params_json, telemetry_json, result_json, trial) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 run.id,
                 position as i64,
@@ -168,6 +182,7 @@ pub fn record_run(
                     .map(serde_json::to_string)
                     .transpose()?,
                 serde_json::to_string(&bare)?,
+                trial,
             ],
         )?;
         let result_id = tx.last_insert_rowid();

@@ -114,3 +114,135 @@ fn queries_cannot_write() {
     let runs = query(&path, "SELECT count(*) FROM suite_runs").unwrap();
     assert_eq!(runs.rows[0][0], serde_json::json!(1), "nothing was deleted");
 }
+
+/// The example run repeated as `trials` trials (trial k's values scaled by
+/// 1 + k/100), with aggregates as `--repeat` makes them.
+fn with_trials(trials: usize) -> BenchmarkSuiteRun {
+    let mut run = example();
+    run.id = format!("repeated-{trials}");
+    let mut list = Vec::new();
+    for k in 0..trials {
+        let mut t = run.benchmarks.clone();
+        for r in &mut t {
+            for m in &mut r.metrics {
+                m.value *= 1.0 + k as f64 / 100.0;
+            }
+        }
+        list.push(warpt_model::Trial {
+            index: k as u32 + 1,
+            start_time: run.start_time,
+            end_time: run.end_time,
+            // Reversed on odd trials, as a shuffled plan runs.
+            order: if k % 2 == 1 {
+                (0..t.len()).rev().collect()
+            } else {
+                (0..t.len()).collect()
+            },
+            benchmarks: if k % 2 == 1 {
+                t.into_iter().rev().collect()
+            } else {
+                t
+            },
+        });
+    }
+    run.trials = list;
+    run
+}
+
+#[test]
+fn trials_read_back_in_place_and_count_as_runs_of_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("results.db");
+    let mut store = Store::open(&path).unwrap();
+    let run = with_trials(3);
+    store.record_run(&run, &Source::Run).unwrap();
+    assert_eq!(store.load_run(&run.id).unwrap(), run);
+    let listed = store.list_runs(&RunFilter::default()).unwrap();
+    assert_eq!(listed[0].trials, 3);
+    assert_eq!(listed[0].benchmarks, run.benchmarks.len() as i64);
+    drop(store);
+    let rows = query(
+        &path,
+        "SELECT count(*) FROM results WHERE trial IS NOT NULL",
+    )
+    .unwrap();
+    assert_eq!(rows.rows[0][0], serde_json::json!(3 * run.benchmarks.len()));
+
+    // History: each trial is one run; the aggregate is not.
+    let store = Store::open(&path).unwrap();
+    let r = &run.benchmarks[0];
+    let m = &r.metrics[0];
+    let fingerprint = run.system.as_ref().unwrap().fingerprint();
+    let key = warpt_store::NoiseKey {
+        fingerprint: &fingerprint,
+        suite: &r.spec.id.suite,
+        benchmark: &r.spec.id.name,
+        metric: &m.name,
+        tags: &m.tags,
+        params: &r.params,
+    };
+    let mut values = store.noise_history(&key, &[], 50).unwrap();
+    values.sort_by(f64::total_cmp);
+    let want: Vec<f64> = (0..3).map(|k| m.value * (1.0 + k as f64 / 100.0)).collect();
+    assert_eq!(values, want);
+    assert!(
+        store
+            .noise_history(&key, &[&run.id], 50)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(store.noise_profile(&key).unwrap().is_none());
+}
+
+#[test]
+fn the_latest_noise_profile_is_the_one_in_force() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = Store::open(&dir.path().join("results.db")).unwrap();
+    let run = example();
+    let system = run.system.clone().unwrap();
+    let r = &run.benchmarks[0];
+    let m = &r.metrics[0];
+    let entry = |cv: f64, at: &str| warpt_model::NoiseEntry {
+        suite: r.spec.id.suite.clone(),
+        benchmark: r.spec.id.name.clone(),
+        metric: m.name.clone(),
+        tags: m.tags.clone(),
+        params: r.params.clone(),
+        unit: m.unit.clone(),
+        trials: 5,
+        median: m.value,
+        cv,
+        cv_sd: Some(cv * 1.1),
+        within_ci: Some(0.004),
+        duration_s: Some(2.0),
+        run_id: Some("aa".into()),
+        recorded_at: Some(at.into()),
+    };
+    store
+        .record_noise(&system, &[entry(0.03, "2026-11-01T00:00:00Z")])
+        .unwrap();
+    store
+        .record_noise(&system, &[entry(0.02, "2026-11-02T00:00:00Z")])
+        .unwrap();
+    let fingerprint = system.fingerprint();
+    let key = warpt_store::NoiseKey {
+        fingerprint: &fingerprint,
+        suite: &r.spec.id.suite,
+        benchmark: &r.spec.id.name,
+        metric: &m.name,
+        tags: &m.tags,
+        params: &r.params,
+    };
+    assert_eq!(
+        store.noise_profile(&key).unwrap(),
+        Some(entry(0.02, "2026-11-02T00:00:00Z"))
+    );
+    // Other parameters: no profile applies.
+    let mut other = r.params.clone();
+    other.insert("array_mb".into(), warpt_model::ParamValue::Int(1));
+    let key = warpt_store::NoiseKey {
+        params: &other,
+        ..key
+    };
+    assert!(store.noise_profile(&key).unwrap().is_none());
+}

@@ -5,6 +5,7 @@
 //! block devices, mounts, network interfaces and the operating system.
 //! NVIDIA GPUs come from NVML loaded at run time; optional extras (DIMMs,
 //! tool versions, `systemd-detect-virt`) from commands that may be absent.
+//! [`procstat`] accounts CPU time over a window (steal, other processes).
 //! Everything degrades to "unknown" rather than failing: a container or a
 //! non-Linux kernel may hide any of it.
 
@@ -17,6 +18,7 @@ mod gpu;
 mod host;
 pub mod monitor;
 mod probes;
+pub mod procstat;
 mod tools;
 mod virt;
 

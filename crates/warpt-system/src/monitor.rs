@@ -174,20 +174,9 @@ impl Sampler {
 
 /// (busy, total) jiffies per CPU from /proc/stat.
 fn cpu_counters() -> Vec<(u64, u64)> {
-    let text = fs::read_to_string("/proc/stat").unwrap_or_default();
-    text.lines()
-        .filter(|l| l.starts_with("cpu") && l.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
-        .map(|l| {
-            let v: Vec<u64> = l
-                .split_whitespace()
-                .skip(1)
-                .filter_map(|x| x.parse().ok())
-                .collect();
-            let total: u64 = v.iter().take(8).sum();
-            let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
-            (total.saturating_sub(idle), total)
-        })
-        .collect()
+    crate::procstat::ProcStat::read()
+        .map(|s| s.per_cpu.iter().map(|c| (c.busy(), c.total())).collect())
+        .unwrap_or_default()
 }
 
 fn swap() -> (u64, u64) {

@@ -43,6 +43,9 @@ pub enum Command {
     },
     /// Report runs for people (Markdown, HTML with charts) or tools (JSON).
     Report(ReportArgs),
+    /// Measure this machine's run-to-run noise with A/A repetitions and store
+    /// it: `benchmark compare` then widens its threshold to what noise explains.
+    Noise(NoiseArgs),
     /// Show the effective configuration and where each value comes from.
     Config {
         /// The config action.
@@ -218,18 +221,67 @@ pub enum CompareFormat {
 
 /// `warpt benchmark compare`
 #[derive(Debug, Args)]
+#[command(
+    after_help = "Verdicts: improved, regressed, ~ (no change beyond the band), inconclusive \
+(too noisy to tell: which side, and why). Exit status 1 only for a regression, or with \
+--fail-on-inconclusive for an inconclusive metric too."
+)]
 pub struct CompareArgs {
-    /// The baseline: an export file or a run in the store (id, prefix, `latest`).
+    /// The baseline: an export file or a run in the store (id, prefix, `latest`);
+    /// with --rerun, a warpt executable or a configuration file (.toml).
     pub base: String,
-    /// The run compared with it: an export file or a run in the store.
+    /// The run compared with it: an export file or a run in the store; with
+    /// --rerun, a warpt executable or a configuration file.
     pub current: String,
+    /// Run BASE and CURRENT (two warpt binaries, or two configuration files for
+    /// this warpt) again now, in randomized interleaved trials (A B, B A, ...),
+    /// and judge the paired per-round differences. The `benchmark run`
+    /// arguments for both go after `--`.
+    #[arg(long)]
+    pub rerun: bool,
+    /// With --rerun: rounds, i.e. trials per side.
+    #[arg(long, value_name = "N", default_value_t = 5, requires = "rerun", value_parser = clap::value_parser!(u32).range(2..=200))]
+    pub trials: u32,
+    /// With --rerun: seed of the order of each round (which side runs first).
+    #[arg(long, value_name = "N", default_value_t = 42, requires = "rerun")]
+    pub seed: u64,
     /// Changes within this many percent are `~` however significant.
     #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = parse_threshold)]
     pub threshold: f64,
+    /// Take this run-to-run spread (coefficient of variation, percent) for
+    /// every metric instead of the machine's noise profile or history; 0
+    /// trusts a single run's own statistics.
+    #[arg(long, value_name = "PCT", value_parser = parse_threshold)]
+    pub assume_noise: Option<f64>,
+    /// Exit 1 when any metric is inconclusive, as well as on a regression.
+    #[arg(long)]
+    pub fail_on_inconclusive: bool,
     /// Output format.
     #[arg(long, value_enum, default_value = "table")]
     pub format: CompareFormat,
-    /// The store that run ids are looked up in.
+    /// The store that run ids, noise profiles and history are read from, and
+    /// --rerun's runs recorded in; --no-store uses none.
+    #[command(flatten)]
+    pub store: StoreFlags,
+    /// With --rerun: the `benchmark run` arguments both sides run with
+    /// (selection, --duration, --param, ...).
+    #[arg(last = true, value_name = "RUN_ARGS", requires = "rerun")]
+    pub run_args: Vec<String>,
+}
+
+/// `warpt noise`
+#[derive(Debug, Args)]
+pub struct NoiseArgs {
+    /// What to profile (as `benchmark run`; by default every component's defaults).
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    /// A/A repetitions of the plan: the spread is measured over this many runs.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(3..=1000))]
+    pub repeat: u32,
+    /// Print the profile as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// The store the run and the profile are recorded in.
     #[command(flatten)]
     pub store: StorePath,
 }
@@ -315,9 +367,13 @@ pub struct ResultsExportArgs {
     /// and `-smaller` before its extension.
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     pub output: Option<PathBuf>,
-    /// For junit: also fail the benchmarks with a metric regressed against this run.
+    /// For junit: also fail the benchmarks with a metric regressed against this run
+    /// (judged as `benchmark compare` does; inconclusive metrics are named in the output).
     #[arg(long, value_name = "RUN")]
     pub baseline: Option<String>,
+    /// With --baseline: the run-to-run spread to assume, as `benchmark compare --assume-noise`.
+    #[arg(long, value_name = "PCT", requires = "baseline", value_parser = parse_threshold)]
+    pub assume_noise: Option<f64>,
     /// The store.
     #[command(flatten)]
     pub store: StorePath,
@@ -435,9 +491,9 @@ pub struct DescribeArgs {
     pub json: bool,
 }
 
-/// `warpt benchmark run`
-#[derive(Debug, Args)]
-pub struct RunArgs {
+/// What to run and how to measure it: shared by `benchmark run` and `noise`.
+#[derive(Debug, Clone, Args)]
+pub struct PlanArgs {
     /// Run this suite (all its benchmarks unless --benchmark narrows it).
     #[arg(long)]
     pub suite: Option<String>,
@@ -477,6 +533,19 @@ pub struct RunArgs {
     /// (./warpt.toml, then $XDG_CONFIG_HOME/warpt/warpt.toml).
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
+}
+
+/// `warpt benchmark run`
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// What to run and how.
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    /// Run the whole plan N times, each repetition a trial with its own
+    /// statistics (benchmarks in a new random order each time); the table
+    /// and `benchmarks` then show the median of the trial medians.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
     /// Background telemetry.
     #[command(flatten)]
     pub monitor: MonitorFlags,
@@ -487,7 +556,7 @@ pub struct RunArgs {
     #[arg(
         long,
         value_name = "FILE.json",
-        conflicts_with_all = ["suite", "benchmarks", "components", "params", "seed", "duration", "burnin_seconds", "precision", "config"]
+        conflicts_with_all = ["suite", "benchmarks", "components", "params", "seed", "duration", "burnin_seconds", "precision", "config", "repeat"]
     )]
     pub replay: Option<PathBuf>,
     /// Print the plan (benchmarks and effective parameters) and exit.

@@ -63,6 +63,7 @@ fn main() -> ExitCode {
             ResultsCommand::Export(args) => commands::results::export(&args),
         },
         Command::Report(args) => commands::report::run(&args),
+        Command::Noise(args) => commands::noise::run(&args),
         Command::Config {
             action: ConfigCommand::Show(args),
         } => commands::config::show(&args),

@@ -53,6 +53,13 @@ pub fn results(run: &BenchmarkSuiteRun) -> String {
     }
     let mut out = t.to_string();
     out.push('\n');
+    if !run.trials.is_empty() {
+        out.push_str(&format!(
+            "{} trials: each value is the median of the trial medians, n the trials, ±CI95 the \
+             spread of the trial medians (the run-to-run spread, not one run's precision)\n",
+            run.trials.len()
+        ));
+    }
     for r in &run.benchmarks {
         let verdict = match (&r.validation, &r.error_message) {
             (_, Some(e)) => e.clone(),

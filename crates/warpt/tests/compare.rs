@@ -41,6 +41,10 @@ fn compare(store: &Path, args: &[&str]) -> assert_cmd::assert::Assert {
         .assert()
 }
 
+fn verdicts(out: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(out).unwrap()
+}
+
 #[test]
 fn exit_status_says_whether_anything_regressed() {
     let dir = tempfile::tempdir().unwrap();
@@ -52,16 +56,75 @@ fn exit_status_says_whether_anything_regressed() {
     let s = |p: &PathBuf| p.display().to_string();
 
     compare(&store, &[&s(&base), &s(&same)]).code(0);
-    compare(&store, &[&s(&base), &s(&better)]).code(0);
+    // One run a side on a machine whose noise is unknown: a 5% drop may be
+    // the next run landing elsewhere. Inconclusive, which fails only a
+    // strict gate.
     let out = compare(&store, &[&s(&base), &s(&worse), "--format", "json"])
-        .code(1)
+        .code(0)
         .get_output()
         .stdout
         .clone();
-    let json: serde_json::Value = serde_json::from_slice(&out).unwrap();
-    assert_eq!(json["metrics"][0]["verdict"], "regressed");
-    // A 5% drop inside a 10% band is not a regression.
-    compare(&store, &[&s(&base), &s(&worse), "--threshold", "10"]).code(0);
+    let json = verdicts(&out);
+    assert_eq!(json["metrics"][0]["verdict"], "inconclusive");
+    assert_eq!(json["metrics"][0]["noise_source"], "unknown");
+    assert!(json["metrics"][0]["noise_band_pct"].is_null());
+    assert!(
+        json["metrics"][0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("noise unknown")
+    );
+    compare(&store, &[&s(&base), &s(&worse), "--fail-on-inconclusive"]).code(1);
+    compare(&store, &[&s(&base), &s(&better), "--fail-on-inconclusive"]).code(1);
+    // Trusting one run's own statistics (a spread of 0) gives the old verdict.
+    let out = compare(
+        &store,
+        &[
+            &s(&base),
+            &s(&worse),
+            "--assume-noise",
+            "0",
+            "--format",
+            "json",
+        ],
+    )
+    .code(1)
+    .get_output()
+    .stdout
+    .clone();
+    assert_eq!(verdicts(&out)["metrics"][0]["verdict"], "regressed");
+    // A 2% spread: one run a side, the band is 4 x 2% = 8%.
+    let out = compare(
+        &store,
+        &[
+            &s(&base),
+            &s(&worse),
+            "--assume-noise",
+            "2",
+            "--format",
+            "json",
+        ],
+    )
+    .code(0)
+    .get_output()
+    .stdout
+    .clone();
+    let json = verdicts(&out);
+    assert_eq!(json["metrics"][0]["verdict"], "~");
+    assert_eq!(json["metrics"][0]["noise_band_pct"], 8.0);
+    // A 5% drop inside a 10% threshold is not a regression.
+    compare(
+        &store,
+        &[
+            &s(&base),
+            &s(&worse),
+            "--threshold",
+            "10",
+            "--assume-noise",
+            "0",
+        ],
+    )
+    .code(0);
 
     // Store runs by id prefix.
     Command::cargo_bin("warpt")
@@ -72,11 +135,14 @@ fn exit_status_says_whether_anything_regressed() {
         .arg(&worse)
         .assert()
         .success();
-    let out = compare(&store, &["base-r", "worse", "--format", "md"])
-        .code(1)
-        .get_output()
-        .stdout
-        .clone();
+    let out = compare(
+        &store,
+        &["base-r", "worse", "--format", "md", "--assume-noise", "0"],
+    )
+    .code(1)
+    .get_output()
+    .stdout
+    .clone();
     let md = String::from_utf8(out).unwrap();
     assert!(
         md.contains("| regressed |") && md.contains("run base-run"),
@@ -88,4 +154,63 @@ fn exit_status_says_whether_anything_regressed() {
         .stderr
         .clone();
     assert!(String::from_utf8_lossy(&err).contains("neither a file nor a run"));
+}
+
+#[test]
+fn five_stored_runs_of_the_machine_give_the_noise_band() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("results.db");
+    let s = |p: &PathBuf| p.display().to_string();
+    let base = export(dir.path(), "base.json", "base-run", 100.0);
+    let worse = export(dir.path(), "worse.json", "worse-run", 95.0);
+    // Four earlier runs are not enough history.
+    let mut import = Command::cargo_bin("warpt").unwrap();
+    import
+        .env("WARPT_STORE", &store)
+        .args(["results", "import"]);
+    for (i, level) in [99.0, 100.0, 101.0, 100.5].iter().enumerate() {
+        import.arg(export(
+            dir.path(),
+            &format!("h{i}.json"),
+            &format!("hist-{i}"),
+            *level,
+        ));
+    }
+    import.assert().success();
+    let out = compare(&store, &[&s(&base), &s(&worse), "--format", "json"])
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(verdicts(&out)["metrics"][0]["noise_source"], "unknown");
+    // A fifth: the spread of the five medians (robust CV about 0.74%) sets a
+    // band of about 3%, and the 5% drop is a regression.
+    let fifth = export(dir.path(), "h4.json", "hist-4", 99.5);
+    Command::cargo_bin("warpt")
+        .unwrap()
+        .env("WARPT_STORE", &store)
+        .args(["results", "import"])
+        .arg(&fifth)
+        .assert()
+        .success();
+    let out = compare(&store, &[&s(&base), &s(&worse), "--format", "json"])
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let json = verdicts(&out);
+    let m = &json["metrics"][0];
+    assert_eq!(m["noise_source"], "history");
+    assert_eq!(m["verdict"], "regressed");
+    let band = m["noise_band_pct"].as_f64().unwrap();
+    assert!((2.0..4.5).contains(&band), "{band}");
+    // --no-store reads no history.
+    let out = compare(
+        &store,
+        &[&s(&base), &s(&worse), "--no-store", "--format", "json"],
+    )
+    .code(0)
+    .get_output()
+    .stdout
+    .clone();
+    assert_eq!(verdicts(&out)["metrics"][0]["verdict"], "inconclusive");
 }

@@ -151,18 +151,35 @@ fn junit_parses_and_fails_regressions() {
     let (bp, cp) = (dir.path().join("base.json"), dir.path().join("cur.json"));
     std::fs::write(&bp, serde_json::to_vec(&base).unwrap()).unwrap();
     std::fs::write(&cp, serde_json::to_vec(&current).unwrap()).unwrap();
-    let out = Command::cargo_bin("warpt")
-        .unwrap()
-        .args(["results", "export"])
-        .arg(&cp)
-        .args(["--format", "junit", "--baseline"])
-        .arg(&bp)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let xml = String::from_utf8(out).unwrap();
+    let junit = |extra: &[&str]| {
+        let out = Command::cargo_bin("warpt")
+            .unwrap()
+            .env("WARPT_STORE", dir.path().join("no-history.db"))
+            .args(["results", "export"])
+            .arg(&cp)
+            .args(["--format", "junit", "--baseline"])
+            .arg(&bp)
+            .args(extra)
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        String::from_utf8(out).unwrap()
+    };
+    // One run a side and no noise known: inconclusive, said, not failed.
+    let xml = junit(&[]);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    assert!(
+        !doc.descendants().any(|n| n.has_tag_name("failure")),
+        "{xml}"
+    );
+    assert!(
+        xml.contains("inconclusive: ") && xml.contains("noise unknown"),
+        "{xml}"
+    );
+    // With a known spread of 2% (band 8%), the 16% drop fails as a regression.
+    let xml = junit(&["--assume-noise", "2"]);
     let doc = roxmltree::Document::parse(&xml).unwrap();
     let regression = doc
         .descendants()

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use warpt_model::Params;
 
 use super::charts::{self, Bar, Line};
-use super::{Input, RESULT_HEADER, comparisons, environment, result_notes, result_rows, tag_label};
+use super::{Input, RESULT_HEADER, environment, result_notes, result_rows, tag_label};
 use crate::compare::Verdict;
 use crate::render::num;
 
@@ -261,7 +261,7 @@ pub fn html(input: &Input) -> String {
             s += "</ul>\n";
         }
     }
-    for c in comparisons(input) {
+    for c in &input.comparisons {
         s += &format!(
             "<h2>Comparison: {} against {}</h2>\n<table><thead><tr><th>metric</th><th>base</th><th>current</th>\
              <th>change</th><th>speedup</th><th>p / q</th><th>verdict</th></tr></thead><tbody>\n",
@@ -273,6 +273,7 @@ pub fn html(input: &Input) -> String {
                 Verdict::Improved => "improved",
                 Verdict::Regressed => "regressed",
                 Verdict::Unchanged => "same",
+                Verdict::Inconclusive => "inconclusive",
             };
             let pq = match (m.p_value, m.q_value) {
                 (Some(p), Some(q)) => format!("{p:.3} / {q:.3}"),

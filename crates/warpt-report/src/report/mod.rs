@@ -13,7 +13,7 @@ pub mod charts;
 
 use warpt_model::{BenchmarkSuiteRun, TelemetrySample, tag_label};
 
-use crate::compare::{Comparison, Options, compare};
+use crate::compare::{Comparison, NoiseLookup, Options, compare};
 use crate::render::{self, num};
 
 /// What a report covers.
@@ -24,16 +24,22 @@ pub struct Input {
     pub runs: Vec<(String, BenchmarkSuiteRun)>,
     /// A monitor timeline (`--monitor-output`), if one was given.
     pub telemetry: Vec<TelemetrySample>,
+    /// Every later run compared with the first ([`compare_with_first`]).
+    pub comparisons: Vec<Comparison>,
 }
 
-/// Every later run compared with the first.
-pub fn comparisons(input: &Input) -> Vec<Comparison> {
-    let Some((base_label, base)) = input.runs.first() else {
+/// Every later run of `runs` compared with the first, with each metric's
+/// noise from `noise`.
+pub fn compare_with_first(
+    runs: &[(String, BenchmarkSuiteRun)],
+    noise: &dyn NoiseLookup,
+) -> Vec<Comparison> {
+    let Some((base_label, base)) = runs.first() else {
         return Vec::new();
     };
-    input.runs[1..]
+    runs[1..]
         .iter()
-        .map(|(label, run)| compare(base, base_label, run, label, &Options::default()))
+        .map(|(label, run)| compare(base, base_label, run, label, &Options::default(), noise))
         .collect()
 }
 
@@ -225,13 +231,13 @@ pub fn markdown(input: &Input) -> String {
             }
         }
     }
-    for c in comparisons(input) {
+    for c in &input.comparisons {
         s += &format!(
             "\n## Comparison: {} against {}\n\n",
             crate::escape::markdown(&c.current),
             crate::escape::markdown(&c.base)
         );
-        s += &render::markdown(&c);
+        s += &render::markdown(c);
     }
     s
 }
@@ -240,7 +246,7 @@ pub fn markdown(input: &Input) -> String {
 pub fn json(input: &Input) -> serde_json::Value {
     serde_json::json!({
         "runs": input.runs.iter().map(|(label, run)| serde_json::json!({"label": label, "run": run})).collect::<Vec<_>>(),
-        "comparisons": comparisons(input),
+        "comparisons": input.comparisons,
     })
 }
 

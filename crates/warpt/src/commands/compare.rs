@@ -33,15 +33,54 @@ pub fn load_side(what: &str, store: Option<&Path>) -> Result<(BenchmarkSuiteRun,
     Ok((run, label))
 }
 
-/// Prints the comparison; exit status 1 when a metric regressed.
+/// Prints the comparison; exit status 1 when a metric regressed (or, with
+/// `--fail-on-inconclusive`, was inconclusive).
 pub fn run(args: &CompareArgs) -> Result<Outcome> {
-    let (base, base_label) = load_side(&args.base, args.store.store.as_deref())?;
-    let (current, current_label) = load_side(&args.current, args.store.store.as_deref())?;
+    let store = if args.store.no_store {
+        None
+    } else {
+        args.store.store.as_deref()
+    };
+    let ((base, base_label), (current, current_label)) = if args.rerun {
+        let (b, c) = super::rerun::rerun(
+            &args.base,
+            &args.current,
+            &args.run_args,
+            args.trials,
+            args.seed,
+        )?;
+        let label = |side: &str, run: &BenchmarkSuiteRun| {
+            format!("{side} ({} trials, run {})", run.trial_count(), run.id)
+        };
+        let (bl, cl) = (label(&args.base, &b), label(&args.current, &c));
+        for run in [&b, &c] {
+            history::record_run(&args.store, None, run);
+        }
+        ((b, bl), (c, cl))
+    } else {
+        (
+            load_side(&args.base, store)?,
+            load_side(&args.current, store)?,
+        )
+    };
     let options = Options {
         threshold_pct: args.threshold,
+        paired: args.rerun,
         ..Options::default()
     };
-    let c = warpt_report::compare(&base, &base_label, &current, &current_label, &options);
+    let noise = history::noise_lookup(
+        &args.store,
+        args.assume_noise,
+        vec![base.id.clone(), current.id.clone()],
+    );
+    let c = warpt_report::compare(
+        &base,
+        &base_label,
+        &current,
+        &current_label,
+        &options,
+        noise.as_ref(),
+    );
     match args.format {
         CompareFormat::Table => print!("{}", render::text(&c)),
         CompareFormat::Md => print!("{}", render::markdown(&c)),
@@ -50,9 +89,11 @@ pub fn run(args: &CompareArgs) -> Result<Outcome> {
     if c.metrics.is_empty() {
         eprintln!("no metric is in both runs");
     }
-    Ok(if c.regressed() {
-        Outcome::Failures
-    } else {
-        Outcome::Success
-    })
+    Ok(
+        if c.regressed() || (args.fail_on_inconclusive && c.inconclusive()) {
+            Outcome::Failures
+        } else {
+            Outcome::Success
+        },
+    )
 }

@@ -24,6 +24,13 @@ pub fn run(args: &ReportArgs) -> Result<Outcome> {
             ))
         })?;
     }
+    let flags = crate::cli::StoreFlags {
+        store: args.store.store.clone(),
+        no_store: false,
+    };
+    let ids = input.runs.iter().map(|(_, r)| r.id.clone()).collect();
+    let noise = crate::history::noise_lookup(&flags, None, ids);
+    input.comparisons = report::compare_with_first(&input.runs, noise.as_ref());
     let text = match args.format {
         ReportFormat::Md => report::markdown(&input),
         ReportFormat::Html => report::html(&input),

@@ -216,12 +216,22 @@ pub fn export(args: &ResultsExportArgs) -> Result<Outcome> {
             let comparison = match &args.baseline {
                 Some(b) => {
                     let (base, base_label) = crate::commands::compare::load_side(b, store)?;
+                    let flags = crate::cli::StoreFlags {
+                        store: store.map(std::path::Path::to_path_buf),
+                        no_store: false,
+                    };
+                    let noise = crate::history::noise_lookup(
+                        &flags,
+                        args.assume_noise,
+                        vec![base.id.clone(), run.id.clone()],
+                    );
                     Some(warpt_report::compare(
                         &base,
                         &base_label,
                         &run,
                         &label,
                         &warpt_report::Options::default(),
+                        noise.as_ref(),
                     ))
                 }
                 None => None,

@@ -10,9 +10,9 @@ use std::time::Duration;
 use anyhow::Result;
 use serde::Serialize;
 use warpt_harness::{NoProgress, Plan, Progress, RunOptions, Selection, run_plan};
-use warpt_model::{BenchmarkComponent, BenchmarkId, ParamValue, Params};
+use warpt_model::{BenchmarkComponent, BenchmarkId, BenchmarkSuiteRun, ParamValue, Params};
 
-use crate::cli::RunArgs;
+use crate::cli::{PlanArgs, RunArgs};
 use crate::config::{Config, Flags};
 use crate::export::{ExportTarget, default_file_name};
 use crate::progress::BarProgress;
@@ -52,7 +52,7 @@ fn build_profile() -> &'static str {
 
 /// The plan and options from the flags, the configuration file and the
 /// environment.
-fn from_selection(args: &RunArgs) -> Result<(Plan, RunOptions)> {
+pub(crate) fn from_selection(args: &PlanArgs, store: Option<&Path>) -> Result<(Plan, RunOptions)> {
     let flags = Flags {
         duration: args.duration,
         burnin_seconds: args.burnin_seconds,
@@ -60,7 +60,7 @@ fn from_selection(args: &RunArgs) -> Result<(Plan, RunOptions)> {
         precision: args.precision,
         timeout_multiplier: args.timeout_multiplier,
         in_process: args.in_process,
-        store: args.store.store.clone(),
+        store: store.map(Path::to_path_buf),
     };
     let config = Config::load(args.config.as_deref(), &|k| std::env::var(k).ok(), &flags)?;
     let reg = registry();
@@ -94,7 +94,7 @@ fn from_selection(args: &RunArgs) -> Result<(Plan, RunOptions)> {
 }
 
 /// The plan and options of a previous export, for `--replay`.
-fn from_export(path: &Path, args: &RunArgs) -> Result<(Plan, RunOptions)> {
+fn from_export(path: &Path, args: &PlanArgs) -> Result<(Plan, RunOptions)> {
     let shown = path.display();
     let text = std::fs::read_to_string(path)
         .map_err(|e| UsageError(format!("cannot read --replay file {shown}: {e}")))?;
@@ -170,6 +170,7 @@ fn from_export(path: &Path, args: &RunArgs) -> Result<(Plan, RunOptions)> {
     options.timeout_multiplier = args.timeout_multiplier.unwrap_or(cfg.timeout_multiplier);
     options.in_process = args.in_process || cfg.in_process;
     options.replay_of = Some(shown.to_string());
+    options.repeat = cfg.repeat.max(1);
     let mut plan = plan;
     plan.overrides = cfg.param_overrides.clone();
     Ok((plan, options))
@@ -178,8 +179,12 @@ fn from_export(path: &Path, args: &RunArgs) -> Result<(Plan, RunOptions)> {
 /// `warpt benchmark run`.
 pub fn run(args: &RunArgs) -> Result<Outcome> {
     let (plan, mut options) = match &args.replay {
-        Some(path) => from_export(path, args)?,
-        None => from_selection(args)?,
+        Some(path) => from_export(path, &args.plan)?,
+        None => {
+            let (plan, mut options) = from_selection(&args.plan, args.store.store.as_deref())?;
+            options.repeat = args.repeat;
+            (plan, options)
+        }
     };
 
     if args.dry_run {
@@ -225,12 +230,6 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         Some(path) => Some(ExportTarget::prepare(path)?),
         None => None,
     };
-    for u in &plan.unavailable {
-        eprintln!(
-            "note: component {}: {} not run: {}",
-            u.component, u.id, u.reason
-        );
-    }
     if args.monitor.enabled {
         let interval = Duration::from_secs_f64(args.monitor.interval);
         let m = warpt_system::monitor::Monitor::start(interval);
@@ -239,19 +238,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         }
         options.monitor = Some(Arc::new(m));
     }
-    for w in warpt_harness::HostConditions::capture(build_profile()).warnings() {
-        eprintln!("warning: {w}");
-    }
-    options.command_line = std::env::args().collect();
-    options.interrupt = Some(install_interrupt_handler()?);
-    let reg = registry();
-    let bar = BarProgress::new();
-    let progress: &dyn Progress = if std::env::var_os("WARPT_NO_PROGRESS").is_some() {
-        &NoProgress
-    } else {
-        &bar
-    };
-    let mut suite_run = run_plan(&reg, &plan, &options, progress);
+    let mut suite_run = execute(&plan, &mut options)?;
     if let (Some(m), Some(from)) = (suite_run.manifest.as_mut(), &options.replay_of) {
         m.extra
             .insert("replay_of".into(), ParamValue::Str(from.clone()));
@@ -290,7 +277,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         target.write(&suite_run)?;
         eprintln!("exported {shown}");
     }
-    crate::history::record_run(&args.store, args.config.as_deref(), &suite_run);
+    crate::history::record_run(&args.store, args.plan.config.as_deref(), &suite_run);
     Ok(if suite_run.interrupted {
         eprintln!("interrupted: the results above are those finished before the signal");
         Outcome::Interrupted
@@ -299,6 +286,32 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     } else {
         Outcome::Success
     })
+}
+
+/// Runs `plan` with the progress bar on stderr, Ctrl-C handling and the
+/// start-of-run warnings: the flow every command that measures shares.
+pub(crate) fn execute(plan: &Plan, options: &mut RunOptions) -> Result<BenchmarkSuiteRun> {
+    for u in &plan.unavailable {
+        eprintln!(
+            "note: component {}: {} not run: {}",
+            u.component, u.id, u.reason
+        );
+    }
+    let host = warpt_harness::HostConditions::capture(build_profile());
+    for w in host.warnings() {
+        eprintln!("warning: {w}");
+    }
+    options.host = Some(host);
+    options.command_line = std::env::args().collect();
+    options.interrupt = Some(install_interrupt_handler()?);
+    let reg = registry();
+    let bar = BarProgress::new();
+    let progress: &dyn Progress = if std::env::var_os("WARPT_NO_PROGRESS").is_some() {
+        &NoProgress
+    } else {
+        &bar
+    };
+    Ok(run_plan(&reg, plan, options, progress))
 }
 
 /// SIGINT or SIGTERM sets the returned flag (the runner stops the current

@@ -1,0 +1,549 @@
+//! `warpt benchmark compare`: every metric of two runs matched and judged.
+//!
+//! Metrics match by (suite, benchmark, metric name, tags). What can be
+//! claimed depends on what each side holds (see [`evidence`]): paired
+//! trials from an interleaved A/B, trial medians from `--repeat`, or one
+//! run a side. The p-values of all tested metrics are adjusted with
+//! Benjamini-Hochberg (the false discovery rate is kept at `alpha`).
+//!
+//! A metric is `improved` or `regressed` only when the evidence says the
+//! sides differ *and* the change is outside the band: the larger of
+//! `--threshold` and the [`noise`] band (k x the machine's run-to-run
+//! spread, narrowed by the number of trials). It is `inconclusive` when
+//! either side's result is unreliable or did not pass, or when one run a
+//! side shows a change beyond the threshold but the machine's noise is
+//! unknown: a single run cannot tell a change of the code from the next
+//! run landing elsewhere. Otherwise it is `~`.
+
+pub mod evidence;
+pub mod noise;
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use warpt_model::{BenchmarkMetric, BenchmarkRunResult, BenchmarkSuiteRun, Quality, RunStatus};
+
+use crate::stats;
+use evidence::Kind;
+pub use noise::{MetricRef, NOISE_K, Noise, NoiseLookup, NoiseSource};
+
+/// How a comparison judges.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Options {
+    /// Changes smaller than this many percent are `~` whatever the test says.
+    pub threshold_pct: f64,
+    /// False discovery rate.
+    pub alpha: f64,
+    /// The noise band is this many times the run-to-run spread.
+    pub noise_k: f64,
+    /// Trial i of each side ran in the same round (interleaved A/B).
+    pub paired: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            threshold_pct: 2.0,
+            alpha: 0.05,
+            noise_k: NOISE_K,
+            paired: false,
+        }
+    }
+}
+
+/// The judgement on one metric.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Verdict {
+    /// Better, significantly and beyond the band.
+    #[serde(rename = "improved")]
+    Improved,
+    /// Worse, significantly and beyond the band.
+    #[serde(rename = "regressed")]
+    Regressed,
+    /// No change beyond the band.
+    #[serde(rename = "~")]
+    Unchanged,
+    /// Too noisy to tell (see the metric's `reason`).
+    #[serde(rename = "inconclusive")]
+    Inconclusive,
+}
+
+impl Verdict {
+    /// `improved`, `regressed`, `~` or `inconclusive`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Improved => "improved",
+            Verdict::Regressed => "regressed",
+            Verdict::Unchanged => "~",
+            Verdict::Inconclusive => "inconclusive",
+        }
+    }
+}
+
+/// One side's figure for a metric.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Figure {
+    /// Median (the metric's value; over trials, the median of trial medians).
+    pub median: f64,
+    /// 95% CI of the median, when known.
+    pub ci95: Option<(f64, f64)>,
+    /// Samples behind it (trials, for a run with trials).
+    pub n: usize,
+    /// Runs (trials) behind it: 1 for a single run.
+    pub trials: usize,
+}
+
+/// One matched metric.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MetricComparison {
+    /// Suite.
+    pub suite: String,
+    /// Benchmark.
+    pub benchmark: String,
+    /// Metric name.
+    pub metric: String,
+    /// Metric tags.
+    pub tags: BTreeMap<String, String>,
+    /// Unit.
+    pub unit: String,
+    /// Whether larger is better.
+    pub higher_is_better: bool,
+    /// The baseline.
+    pub base: Figure,
+    /// The run compared with it.
+    pub current: Figure,
+    /// (current - base) / base, percent.
+    pub change_pct: f64,
+    /// How many times faster current is: base / current for times,
+    /// current / base for rates.
+    pub speedup: f64,
+    /// Two-sided p-value of the test in `method`.
+    pub p_value: Option<f64>,
+    /// Benjamini-Hochberg adjusted p-value.
+    pub q_value: Option<f64>,
+    /// Bootstrap 95% CI of current / base (medians, or paired ratios).
+    pub ratio_ci95: Option<(f64, f64)>,
+    /// The test: `signed-rank (paired trials)`, `paired-t (paired trials)`,
+    /// `mann-whitney (trials)`, `welch-t (trials)`, `mann-whitney (samples)`,
+    /// `ci-overlap` or `noise band`.
+    pub method: String,
+    /// Run-to-run spread of the metric on this machine (robust CV), percent.
+    pub noise_cv_pct: Option<f64>,
+    /// Where the spread came from: `profile`, `history`, `assumed`, `unknown`.
+    pub noise_source: NoiseSource,
+    /// The noise band, percent: k x spread, narrowed by the trials on each
+    /// side; `null` when the noise is unknown.
+    pub noise_band_pct: Option<f64>,
+    /// The practical threshold applied: the larger of `--threshold` and the band.
+    pub band_pct: f64,
+    /// The judgement.
+    pub verdict: Verdict,
+    /// Why the verdict is `inconclusive` (which side, and why).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl MetricComparison {
+    /// `suite/benchmark metric{tags}`.
+    pub fn label(&self) -> String {
+        format!(
+            "{}/{} {} {}",
+            self.suite,
+            self.benchmark,
+            self.metric,
+            warpt_model::tag_label(&self.tags)
+        )
+        .trim_end()
+        .to_string()
+    }
+}
+
+/// How many metrics got each verdict.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    /// `improved`.
+    pub improved: usize,
+    /// `regressed`.
+    pub regressed: usize,
+    /// `~`.
+    pub unchanged: usize,
+    /// `inconclusive`.
+    pub inconclusive: usize,
+}
+
+/// A whole comparison.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    /// What the baseline is (file or run id).
+    pub base: String,
+    /// What is compared with it.
+    pub current: String,
+    /// The threshold, percent.
+    pub threshold_pct: f64,
+    /// The false discovery rate.
+    pub alpha: f64,
+    /// The noise band's multiple of the run-to-run spread.
+    pub noise_k: f64,
+    /// Whether trials were paired (interleaved A/B).
+    pub paired: bool,
+    /// Runs (trials) on each side: base, current.
+    pub trials: (usize, usize),
+    /// Verdict counts.
+    pub counts: Counts,
+    /// Every matched metric.
+    pub metrics: Vec<MetricComparison>,
+    /// Metrics only in the baseline.
+    pub only_base: Vec<String>,
+    /// Metrics only in the current run.
+    pub only_current: Vec<String>,
+    /// Differences between the two runs' machines and settings.
+    pub warnings: Vec<String>,
+}
+
+impl Comparison {
+    /// Whether any metric regressed.
+    pub fn regressed(&self) -> bool {
+        self.counts.regressed > 0
+    }
+
+    /// Whether any metric is inconclusive.
+    pub fn inconclusive(&self) -> bool {
+        self.counts.inconclusive > 0
+    }
+
+    /// How many metrics had a test with a p-value (the BH family size).
+    pub fn tested(&self) -> usize {
+        self.metrics.iter().filter(|m| m.p_value.is_some()).count()
+    }
+}
+
+type Key = (String, String, String, BTreeMap<String, String>);
+
+/// Every metric of a run's (aggregate) results with the result it belongs to.
+fn metrics_of(run: &BenchmarkSuiteRun) -> Vec<(Key, &BenchmarkRunResult, &BenchmarkMetric)> {
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for r in &run.benchmarks {
+        for m in &r.metrics {
+            let key = (
+                r.spec.id.suite.clone(),
+                r.spec.id.name.clone(),
+                m.name.clone(),
+                m.tags.clone(),
+            );
+            if seen.insert(key.clone()) {
+                out.push((key, r, m));
+            }
+        }
+    }
+    out
+}
+
+/// A metric's whole-run medians, one per undisturbed trial that measured
+/// it (every passed one when fewer than half were undisturbed, as the
+/// harness's aggregation does; see
+/// [`warpt_model::BenchmarkRunResult::undisturbed`]), with the trial's
+/// number; a single run gives its own value.
+fn trial_values(run: &BenchmarkSuiteRun, key: &Key, value: f64) -> Vec<(u32, f64)> {
+    if run.trials.is_empty() {
+        return vec![(1, value)];
+    }
+    let found: Vec<(u32, &BenchmarkRunResult, f64)> = run
+        .trials
+        .iter()
+        .filter_map(|t| {
+            t.benchmarks
+                .iter()
+                .filter(|r| r.spec.id.suite == key.0 && r.spec.id.name == key.1)
+                .find_map(|r| {
+                    r.metrics
+                        .iter()
+                        .find(|m| m.name == key.2 && m.tags == key.3)
+                        .map(|m| (t.index, r, m.value))
+                })
+        })
+        .filter(|(_, _, v)| v.is_finite() && *v != 0.0)
+        .collect();
+    let undisturbed = found.iter().filter(|(_, r, _)| r.undisturbed()).count();
+    let all = undisturbed == 0 || undisturbed * 2 < found.len();
+    found
+        .into_iter()
+        .filter(|(_, r, _)| {
+            if all {
+                r.status == RunStatus::Passed
+            } else {
+                r.undisturbed()
+            }
+        })
+        .map(|(i, _, v)| (i, v))
+        .collect()
+}
+
+fn label(key: &Key) -> String {
+    let tags: Vec<String> = key.3.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    format!("{}/{} {} {}", key.0, key.1, key.2, tags.join(","))
+        .trim_end()
+        .to_string()
+}
+
+fn figure(m: &BenchmarkMetric, trials: usize) -> Figure {
+    Figure {
+        median: m.value,
+        ci95: m.stats.as_ref().map(|s| (s.ci95_low, s.ci95_high)),
+        n: m.stats.as_ref().map_or(0, |s| s.n),
+        trials,
+    }
+}
+
+/// Why one side's result cannot be judged, if it cannot. When both runs
+/// are debug builds, the build itself is not held against them (it is the
+/// same on both sides); their measurement conditions still are.
+fn unusable(side: &str, r: &BenchmarkRunResult, both_debug: bool) -> Option<String> {
+    if r.status != RunStatus::Passed {
+        return Some(format!(
+            "{side} {}: {}",
+            r.status.as_str(),
+            r.error_message.as_deref().unwrap_or("no message")
+        ));
+    }
+    let quality = if both_debug {
+        r.measurement_quality.or(r.quality)
+    } else {
+        r.quality
+    };
+    (quality == Some(Quality::Unreliable)).then(|| {
+        let why = r
+            .quality_reasons
+            .iter()
+            .find(|w| !(both_debug && w.ends_with(warpt_model::DEBUG_BUILD_REASON)))
+            .map_or("no reason recorded", String::as_str);
+        format!("{side} unreliable: {why}")
+    })
+}
+
+fn is_debug(run: &BenchmarkSuiteRun) -> bool {
+    run.manifest
+        .as_ref()
+        .is_some_and(|m| m.build_profile == "debug")
+}
+
+/// What differs between the two runs' machines and settings.
+pub fn differences(base: &BenchmarkSuiteRun, current: &BenchmarkSuiteRun) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut diff = |what: &str, a: String, b: String| {
+        if a != b {
+            out.push(format!("{what}: {a} -> {b}"));
+        }
+    };
+    if let (Some(a), Some(b)) = (&base.system, &current.system) {
+        diff("machine fingerprint", a.fingerprint(), b.fingerprint());
+        diff("host", a.os.hostname.clone(), b.os.hostname.clone());
+        diff("CPU", a.cpu.model.clone(), b.cpu.model.clone());
+        diff(
+            "logical CPUs",
+            a.cpu.logical_cores.to_string(),
+            b.cpu.logical_cores.to_string(),
+        );
+        diff(
+            "memory GiB",
+            format!("{:.0}", a.memory.total_bytes as f64 / 1073741824.0),
+            format!("{:.0}", b.memory.total_bytes as f64 / 1073741824.0),
+        );
+        diff("OS", a.os.name.clone(), b.os.name.clone());
+        diff("kernel", a.os.kernel.clone(), b.os.kernel.clone());
+    }
+    if let (Some(a), Some(b)) = (&base.manifest, &current.manifest) {
+        let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+        diff("warpt", a.warpt_version.clone(), b.warpt_version.clone());
+        diff("build", a.build_profile.clone(), b.build_profile.clone());
+        diff("governor", opt(&a.governor), opt(&b.governor));
+        diff("SMT", opt(&a.smt), opt(&b.smt));
+        diff("microcode", opt(&a.microcode), opt(&b.microcode));
+        diff("seed", a.seed.to_string(), b.seed.to_string());
+        diff(
+            "git commit",
+            a.git.as_ref().map_or("-".into(), |g| g.commit.clone()),
+            b.git.as_ref().map_or("-".into(), |g| g.commit.clone()),
+        );
+    }
+    for r in &current.benchmarks {
+        if let Some(b) = base.benchmarks.iter().find(|b| b.spec.id == r.spec.id)
+            && b.params != r.params
+        {
+            out.push(format!("{}: parameters differ", r.spec.id));
+        }
+        if r.status != warpt_model::RunStatus::Passed {
+            out.push(format!(
+                "{} is {} in the current run",
+                r.spec.id,
+                r.status.as_str()
+            ));
+        }
+    }
+    out
+}
+
+/// Compares `current` with `base`, taking each metric's run-to-run spread
+/// from `noise`.
+pub fn compare(
+    base: &BenchmarkSuiteRun,
+    base_label: &str,
+    current: &BenchmarkSuiteRun,
+    current_label: &str,
+    options: &Options,
+    noise: &dyn NoiseLookup,
+) -> Comparison {
+    let base_metrics = metrics_of(base);
+    let current_metrics = metrics_of(current);
+    let fingerprint = current.system.as_ref().map(|s| s.fingerprint());
+    let mut metrics = Vec::new();
+    let mut judged = Vec::new();
+    let mut only_current = Vec::new();
+    for (key, cur_r, cur) in &current_metrics {
+        let Some((_, old_r, old)) = base_metrics.iter().find(|(k, _, _)| k == key) else {
+            only_current.push(label(key));
+            continue;
+        };
+        let mut tb = trial_values(base, key, old.value);
+        let mut tc = trial_values(current, key, cur.value);
+        if options.paired {
+            // Pair by round: keep the trials both sides measured.
+            tb.retain(|(i, _)| tc.iter().any(|(j, _)| i == j));
+            tc.retain(|(j, _)| tb.iter().any(|(i, _)| i == j));
+        }
+        let (vb, vc): (Vec<f64>, Vec<f64>) = (
+            tb.iter().map(|(_, v)| *v).collect(),
+            tc.iter().map(|(_, v)| *v).collect(),
+        );
+        let ev = evidence::gather(&vb, &vc, options.paired, old, cur, options.alpha);
+        let change = (cur.value - old.value) / old.value;
+        let speedup = if cur.higher_is_better {
+            cur.value / old.value
+        } else {
+            old.value / cur.value
+        };
+        // The baseline's parameters first: when the change under test is a
+        // parameter, the profile was measured with the baseline's.
+        let lookup = |params| {
+            noise.noise(&MetricRef {
+                suite: &key.0,
+                benchmark: &key.1,
+                metric: &key.2,
+                tags: &key.3,
+                params,
+                fingerprint: fingerprint.as_deref(),
+            })
+        };
+        let found = lookup(&old_r.params).or_else(|| lookup(&cur_r.params));
+        let noise_band = found
+            .as_ref()
+            .map(|n| noise::band_pct(n, options.noise_k, vb.len(), vc.len()));
+        let both_debug = is_debug(base) && is_debug(current);
+        let unusable = [
+            unusable("base", old_r, both_debug),
+            unusable("current", cur_r, both_debug),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>();
+        metrics.push(MetricComparison {
+            suite: key.0.clone(),
+            benchmark: key.1.clone(),
+            metric: key.2.clone(),
+            tags: key.3.clone(),
+            unit: cur.unit.clone(),
+            higher_is_better: cur.higher_is_better,
+            base: figure(old, tb.len().max(1)),
+            current: figure(cur, tc.len().max(1)),
+            change_pct: change * 100.0,
+            speedup,
+            p_value: ev.p,
+            q_value: None,
+            ratio_ci95: ev.ratio_ci,
+            method: ev.method.into(),
+            noise_cv_pct: found.as_ref().map(|n| n.cv * 100.0),
+            noise_source: found.as_ref().map_or(NoiseSource::Unknown, |n| n.source),
+            noise_band_pct: noise_band,
+            band_pct: noise_band.map_or(options.threshold_pct, |b| b.max(options.threshold_pct)),
+            verdict: Verdict::Unchanged,
+            reason: (!unusable.is_empty()).then(|| unusable.join("; ")),
+        });
+        judged.push(ev);
+    }
+    let ps: Vec<f64> = metrics
+        .iter()
+        .map(|m| m.p_value.unwrap_or(f64::NAN))
+        .collect();
+    let qs = stats::benjamini_hochberg(&ps);
+    let mut counts = Counts::default();
+    for ((m, q), ev) in metrics.iter_mut().zip(qs).zip(judged) {
+        m.q_value = q.is_finite().then_some(q);
+        m.verdict = judge(m, &ev, options);
+        match m.verdict {
+            Verdict::Improved => counts.improved += 1,
+            Verdict::Regressed => counts.regressed += 1,
+            Verdict::Unchanged => counts.unchanged += 1,
+            Verdict::Inconclusive => counts.inconclusive += 1,
+        }
+    }
+    let only_base = base_metrics
+        .iter()
+        .filter(|(k, _, _)| !current_metrics.iter().any(|(c, _, _)| c == k))
+        .map(|(k, _, _)| label(k))
+        .collect();
+    Comparison {
+        base: base_label.to_string(),
+        current: current_label.to_string(),
+        threshold_pct: options.threshold_pct,
+        alpha: options.alpha,
+        noise_k: options.noise_k,
+        paired: options.paired,
+        trials: (base.trial_count(), current.trial_count()),
+        counts,
+        metrics,
+        only_base,
+        only_current,
+        warnings: differences(base, current),
+    }
+}
+
+/// The verdict on one metric whose q-value is set (see the module docs);
+/// sets `reason` when it is inconclusive.
+fn judge(m: &mut MetricComparison, ev: &evidence::Evidence, options: &Options) -> Verdict {
+    if m.reason.is_some() {
+        return Verdict::Inconclusive;
+    }
+    if !m.change_pct.is_finite() {
+        m.reason = Some("the change is not a number (a zero or missing median)".into());
+        return Verdict::Inconclusive;
+    }
+    let known = m.noise_band_pct.is_some();
+    let significant = ev.significant(m.q_value, options.alpha, known);
+    let beyond_threshold = m.change_pct.abs() >= options.threshold_pct;
+    // Trials carry their own evidence of the noise; one run a side does not.
+    let needs_band = matches!(ev.kind, Kind::Samples | Kind::Band);
+    if needs_band && !known {
+        if beyond_threshold && (significant || ev.kind == Kind::Band) {
+            m.reason = Some(format!(
+                "noise unknown: {} cannot tell a change of {:+.1}% from run-to-run variation \
+                 on this machine; run `warpt noise` here, or compare runs made with --repeat 3 or more",
+                if ev.kind == Kind::Samples {
+                    "one run a side"
+                } else {
+                    "too few runs a side"
+                },
+                m.change_pct
+            ));
+            return Verdict::Inconclusive;
+        }
+        return Verdict::Unchanged;
+    }
+    if !(significant && m.change_pct.abs() >= m.band_pct) {
+        return Verdict::Unchanged;
+    }
+    if (m.change_pct > 0.0) == m.higher_is_better {
+        Verdict::Improved
+    } else {
+        Verdict::Regressed
+    }
+}

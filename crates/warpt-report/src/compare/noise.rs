@@ -1,0 +1,206 @@
+//! The noise band: how much a metric moves between runs of unchanged code
+//! on this machine, and the practical threshold a comparison derives from it.
+//!
+//! A run's own confidence interval says how well that run knows its median;
+//! it says nothing of how far the next run will land. On a cloud VM the
+//! second is often ten times the first. A comparison therefore widens its
+//! threshold to `k x spread x sqrt((1/n_base + 1/n_current) / 2)`, where
+//! `spread` is the robust coefficient of variation of whole-run medians
+//! (from `warpt noise`, else from the stored history) and `n` are the runs
+//! (trials) on each side: one run a side gets exactly `k x spread`, and the
+//! band narrows as trials are added.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use warpt_model::{BenchmarkSuiteRun, NoiseEntry, Params};
+
+use crate::stats;
+
+/// The multiple of the run-to-run spread inside which a change is noise.
+///
+/// Chosen by A/A tests on a 2-vCPU cloud VM (`scripts/bench-aa`): the
+/// difference of two single runs has a standard deviation of about
+/// sqrt(2) x spread, so k = 4 puts the band at 2.8 of those; with spreads
+/// estimated from a handful of trials and heavier-than-normal tails it kept
+/// A/A comparisons quiet where smaller k did not.
+pub const NOISE_K: f64 = 4.0;
+
+/// Where a metric's run-to-run spread came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NoiseSource {
+    /// A profile measured by `warpt noise` on this machine.
+    Profile,
+    /// Earlier stored runs of the same benchmark on this machine.
+    History,
+    /// Given on the command line (`--assume-noise`).
+    Assumed,
+    /// Not known.
+    Unknown,
+}
+
+impl NoiseSource {
+    /// The lowercase name used in output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoiseSource::Profile => "profile",
+            NoiseSource::History => "history",
+            NoiseSource::Assumed => "assumed",
+            NoiseSource::Unknown => "unknown",
+        }
+    }
+}
+
+/// A metric's run-to-run spread on one machine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Noise {
+    /// Robust coefficient of variation of whole-run medians (0.02 = 2%).
+    pub cv: f64,
+    /// Where it came from.
+    pub source: NoiseSource,
+    /// Runs it was measured over (0 when assumed).
+    pub runs: usize,
+}
+
+/// The metric a noise estimate is asked for.
+#[derive(Debug, Clone, Copy)]
+pub struct MetricRef<'a> {
+    /// Suite.
+    pub suite: &'a str,
+    /// Benchmark.
+    pub benchmark: &'a str,
+    /// Metric name.
+    pub metric: &'a str,
+    /// Metric tags.
+    pub tags: &'a BTreeMap<String, String>,
+    /// The benchmark's effective parameters in the current run.
+    pub params: &'a Params,
+    /// Fingerprint of the machine the current run measured.
+    pub fingerprint: Option<&'a str>,
+}
+
+/// Where a comparison finds each metric's noise (the CLI looks in the store).
+pub trait NoiseLookup {
+    /// The spread of `metric` on its machine, if known.
+    fn noise(&self, metric: &MetricRef<'_>) -> Option<Noise>;
+}
+
+/// Knows no noise: single-run comparisons become `inconclusive` beyond the threshold.
+pub struct NoNoise;
+
+impl NoiseLookup for NoNoise {
+    fn noise(&self, _: &MetricRef<'_>) -> Option<Noise> {
+        None
+    }
+}
+
+/// The same spread for every metric (`--assume-noise PCT`).
+pub struct AssumedNoise(pub f64);
+
+impl NoiseLookup for AssumedNoise {
+    fn noise(&self, _: &MetricRef<'_>) -> Option<Noise> {
+        Some(Noise {
+            cv: self.0,
+            source: NoiseSource::Assumed,
+            runs: 0,
+        })
+    }
+}
+
+/// The noise part of the band, percent: `k x cv x sqrt((1/nb + 1/nc) / 2)`.
+pub fn band_pct(noise: &Noise, k: f64, n_base: usize, n_current: usize) -> f64 {
+    let scale = ((1.0 / n_base.max(1) as f64 + 1.0 / n_current.max(1) as f64) / 2.0).sqrt();
+    k * noise.cv * scale * 100.0
+}
+
+/// Fewest stored runs from which the history gives a spread.
+pub const MIN_HISTORY_RUNS: usize = 5;
+
+/// The spread of `values` (whole-run medians) as history noise, when there
+/// are at least [`MIN_HISTORY_RUNS`].
+pub fn from_history(values: &[f64]) -> Option<Noise> {
+    if values.len() < MIN_HISTORY_RUNS {
+        return None;
+    }
+    let cv = stats::robust_cv(values);
+    cv.is_finite().then_some(Noise {
+        cv,
+        source: NoiseSource::History,
+        runs: values.len(),
+    })
+}
+
+/// A noise profile from a run with trials (`warpt noise`): per metric, the
+/// spread of the medians of the undisturbed trials (those the machine
+/// visibly disturbed are what `compare` calls inconclusive, not noise).
+/// Metrics that fewer than three undisturbed trials measured are left out.
+pub fn profile(run: &BenchmarkSuiteRun) -> Vec<NoiseEntry> {
+    let mut out = Vec::new();
+    let duration_s = run.manifest.as_ref().and_then(|m| m.config.duration_s);
+    for (position, agg) in run.benchmarks.iter().enumerate() {
+        let trials = warpt_model::results_at(&run.trials, position);
+        for m in &agg.metrics {
+            let found: Vec<&warpt_model::BenchmarkMetric> = trials
+                .iter()
+                .filter(|r| r.undisturbed())
+                .filter_map(|r| {
+                    r.metrics
+                        .iter()
+                        .find(|x| x.name == m.name && x.tags == m.tags)
+                })
+                .filter(|x| x.value.is_finite())
+                .collect();
+            if found.len() < 3 {
+                continue;
+            }
+            let values: Vec<f64> = found.iter().map(|x| x.value).collect();
+            let within: Vec<f64> = found
+                .iter()
+                .filter_map(|x| x.stats.as_ref().map(|s| s.relative_half_width()))
+                .filter(|h| h.is_finite())
+                .collect();
+            let cv = stats::robust_cv(&values);
+            if !cv.is_finite() {
+                continue;
+            }
+            let cv_sd = stats::cv(&values);
+            out.push(NoiseEntry {
+                suite: agg.spec.id.suite.clone(),
+                benchmark: agg.spec.id.name.clone(),
+                metric: m.name.clone(),
+                tags: m.tags.clone(),
+                params: agg.params.clone(),
+                unit: m.unit.clone(),
+                trials: values.len(),
+                median: stats::median(&values),
+                cv,
+                cv_sd: cv_sd.is_finite().then_some(cv_sd),
+                within_ci: (!within.is_empty()).then(|| stats::median(&within)),
+                duration_s,
+                run_id: Some(run.id.clone()),
+                recorded_at: None,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn band_scales_with_trials() {
+        let n = Noise {
+            cv: 0.02,
+            source: NoiseSource::Profile,
+            runs: 5,
+        };
+        assert!((band_pct(&n, 4.0, 1, 1) - 8.0).abs() < 1e-9);
+        assert!((band_pct(&n, 4.0, 4, 4) - 4.0).abs() < 1e-9);
+        assert!(from_history(&[1.0, 1.0, 1.0, 1.0]).is_none());
+        let h = from_history(&[100.0, 98.0, 102.0, 101.0, 99.0]).map(|n| n.cv);
+        assert!(h.is_some_and(|cv| (cv - 0.014826).abs() < 1e-9), "{h:?}");
+    }
+}

@@ -1,0 +1,148 @@
+//! Noise profiles (`warpt noise`) and the run-level history a comparison
+//! falls back on when a machine has no profile.
+//!
+//! A profile row holds one metric's run-to-run spread on one machine for
+//! one set of parameters. The latest row for a key is the profile in force.
+
+use rusqlite::{Connection, OptionalExtension, Transaction, params};
+use warpt_model::{ListOutput, NoiseEntry};
+
+use crate::StoreError;
+
+/// Which metric a profile or a history is for.
+#[derive(Debug, Clone, Copy)]
+pub struct NoiseKey<'a> {
+    /// Machine fingerprint (see [`crate::fingerprint`]).
+    pub fingerprint: &'a str,
+    /// Suite.
+    pub suite: &'a str,
+    /// Benchmark.
+    pub benchmark: &'a str,
+    /// Metric name.
+    pub metric: &'a str,
+    /// Metric tags.
+    pub tags: &'a std::collections::BTreeMap<String, String>,
+    /// The benchmark's effective parameters.
+    pub params: &'a warpt_model::Params,
+}
+
+/// Records `entries`, measured on `system`, in `tx` (the caller commits).
+pub fn record(
+    tx: &Transaction<'_>,
+    system: &ListOutput,
+    entries: &[NoiseEntry],
+) -> Result<(), StoreError> {
+    let (machine_id, _) = crate::write::machine(tx, system)?;
+    let now = jiff::Timestamp::now().to_string();
+    let mut insert = tx.prepare_cached(
+        "INSERT INTO noise_profiles (machine_id, run_id, suite, benchmark, metric, tags_json, params_json, \
+         unit, trials, median, cv, cv_sd, within_ci, duration_s, recorded_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+    )?;
+    for e in entries {
+        insert.execute(params![
+            machine_id,
+            e.run_id,
+            e.suite,
+            e.benchmark,
+            e.metric,
+            serde_json::to_string(&e.tags)?,
+            serde_json::to_string(&e.params)?,
+            e.unit,
+            e.trials as i64,
+            e.median,
+            e.cv,
+            e.cv_sd,
+            e.within_ci,
+            e.duration_s,
+            e.recorded_at.clone().unwrap_or_else(|| now.clone()),
+        ])?;
+    }
+    Ok(())
+}
+
+/// The latest profile for `key`, if one was recorded.
+pub fn profile(conn: &Connection, key: &NoiseKey<'_>) -> Result<Option<NoiseEntry>, StoreError> {
+    let tags = serde_json::to_string(key.tags)?;
+    let params_json = serde_json::to_string(key.params)?;
+    let row = conn
+        .query_row(
+            "SELECT p.run_id, p.unit, p.trials, p.median, p.cv, p.cv_sd, p.within_ci, p.duration_s, p.recorded_at \
+             FROM noise_profiles p JOIN machines m ON m.id = p.machine_id \
+             WHERE m.fingerprint = ?1 AND p.suite = ?2 AND p.benchmark = ?3 AND p.metric = ?4 \
+               AND p.tags_json = ?5 AND p.params_json = ?6 \
+             ORDER BY p.recorded_at DESC, p.id DESC LIMIT 1",
+            params![
+                key.fingerprint,
+                key.suite,
+                key.benchmark,
+                key.metric,
+                tags,
+                params_json
+            ],
+            |r| {
+                Ok(NoiseEntry {
+                    suite: key.suite.to_string(),
+                    benchmark: key.benchmark.to_string(),
+                    metric: key.metric.to_string(),
+                    tags: key.tags.clone(),
+                    params: key.params.clone(),
+                    run_id: r.get(0)?,
+                    unit: r.get(1)?,
+                    trials: r.get::<_, i64>(2)? as usize,
+                    median: r.get(3)?,
+                    cv: r.get(4)?,
+                    cv_sd: r.get(5)?,
+                    within_ci: r.get(6)?,
+                    duration_s: r.get(7)?,
+                    recorded_at: r.get(8)?,
+                })
+            },
+        )
+        .optional()?;
+    Ok(row)
+}
+
+/// The values of `key`'s metric in up to `limit` of the latest stored
+/// runs on its machine with its parameters, one per run (each trial of a
+/// repeated run counts as a run; aggregates do not), leaving out the runs
+/// in `exclude`, failed results and unreliable ones. Newest first.
+pub fn history(
+    conn: &Connection,
+    key: &NoiseKey<'_>,
+    exclude: &[&str],
+    limit: usize,
+) -> Result<Vec<f64>, StoreError> {
+    let tags = serde_json::to_string(key.tags)?;
+    let params_json = serde_json::to_string(key.params)?;
+    let excluded = serde_json::to_string(exclude)?;
+    let mut stmt = conn.prepare(
+        "SELECT x.value FROM metrics x \
+         JOIN results r ON r.id = x.result_id \
+         JOIN suite_runs s ON s.id = r.run_id \
+         JOIN machines m ON m.id = s.machine_id \
+         WHERE m.fingerprint = ?1 AND r.suite = ?2 AND r.benchmark = ?3 AND x.name = ?4 \
+           AND x.tags_json = ?5 AND r.params_json = ?6 AND r.status = 'passed' \
+           AND (r.quality IS NULL OR r.quality != 'unreliable') \
+           AND (r.trial IS NOT NULL OR s.trials = 1) \
+           AND s.id NOT IN (SELECT value FROM json_each(?7)) \
+           AND x.value IS NOT NULL \
+         ORDER BY s.start_time DESC, r.trial DESC LIMIT ?8",
+    )?;
+    let values = stmt
+        .query_map(
+            params![
+                key.fingerprint,
+                key.suite,
+                key.benchmark,
+                key.metric,
+                tags,
+                params_json,
+                excluded,
+                limit as i64
+            ],
+            |r| r.get(0),
+        )?
+        .collect::<Result<_, _>>()?;
+    Ok(values)
+}

@@ -1,0 +1,143 @@
+//! `warpt noise`: A/A repetitions that measure how far each metric moves
+//! between runs of unchanged code on this machine, stored as the machine's
+//! noise profile for `benchmark compare`.
+
+use anyhow::{Context, Result};
+use serde::Serialize;
+use warpt_model::NoiseEntry;
+use warpt_report::compare::noise::{self, NOISE_K, Noise, NoiseSource};
+use warpt_report::render::num;
+use warpt_store::Store;
+
+use crate::cli::NoiseArgs;
+use crate::{Outcome, history, output};
+
+/// `warpt noise --json`.
+#[derive(Serialize)]
+struct ProfileJson<'a> {
+    run_id: &'a str,
+    machine: Option<String>,
+    trials: u32,
+    noise_k: f64,
+    entries: &'a [NoiseEntry],
+}
+
+fn band(e: &NoiseEntry, n: usize) -> f64 {
+    let n_ = Noise {
+        cv: e.cv,
+        source: NoiseSource::Profile,
+        runs: e.trials,
+    };
+    noise::band_pct(&n_, NOISE_K, n, n)
+}
+
+fn table(entries: &[NoiseEntry]) -> String {
+    let header = [
+        "benchmark",
+        "metric",
+        "tags",
+        "median",
+        "run-to-run",
+        "(sd)",
+        "within-run",
+        "band 1/side",
+        "band 3/side",
+    ];
+    let rows: Vec<[String; 9]> = entries
+        .iter()
+        .map(|e| {
+            let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("±{:.2}%", v * 100.0));
+            [
+                format!("{}/{}", e.suite, e.benchmark),
+                e.metric.clone(),
+                warpt_model::tag_label(&e.tags),
+                format!("{} {}", num(e.median), e.unit),
+                pct(Some(e.cv)),
+                pct(e.cv_sd),
+                pct(e.within_ci),
+                format!("±{:.1}%", band(e, 1)),
+                format!("±{:.1}%", band(e, 3)),
+            ]
+        })
+        .collect();
+    let mut width = header.map(str::len);
+    for r in &rows {
+        for (w, c) in width.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: Vec<String>| {
+        cells
+            .iter()
+            .zip(width)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect::<Vec<_>>()
+            .join("  ")
+            .trim_end()
+            .to_string()
+            + "\n"
+    };
+    let mut s = line(header.map(String::from).to_vec());
+    for r in rows {
+        s += &line(r.to_vec());
+    }
+    s
+}
+
+/// Runs the plan `--repeat` times, prints and records the profile.
+pub fn run(args: &NoiseArgs) -> Result<Outcome> {
+    let (plan, mut options) = super::run::from_selection(&args.plan, args.store.store.as_deref())?;
+    options.repeat = args.repeat;
+    // The store must open before minutes are spent measuring.
+    let path = history::path(args.store.store.as_deref(), args.plan.config.as_deref())?;
+    let mut store =
+        Store::open(&path).with_context(|| format!("opening the store {}", path.display()))?;
+    let run = super::run::execute(&plan, &mut options)?;
+    eprint!("{}", output::results(&run));
+    let entries = noise::profile(&run);
+    let machine = run.system.as_ref().map(|s| s.fingerprint());
+    if args.json {
+        let json = ProfileJson {
+            run_id: &run.id,
+            machine: machine.clone(),
+            trials: args.repeat,
+            noise_k: NOISE_K,
+            entries: &entries,
+        };
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    } else {
+        print!("{}", table(&entries));
+        println!(
+            "\nrun-to-run: robust CV (1.4826 x MAD / median) of the {} trial medians; within-run: what \
+             one run's 95% CI claims; band: what `benchmark compare` treats as noise, {NOISE_K} x \
+             run-to-run for one run a side, / sqrt(3) for 3 trials a side",
+            args.repeat
+        );
+    }
+    store
+        .record_run(&run, &warpt_store::Source::Run)
+        .with_context(|| format!("recording the run in {}", path.display()))?;
+    match (&run.system, run.interrupted) {
+        (Some(system), false) => {
+            store
+                .record_noise(system, &entries)
+                .with_context(|| format!("recording the profile in {}", path.display()))?;
+            eprintln!(
+                "recorded run {} and the noise profile of {} metrics for machine {} in {}",
+                run.id,
+                entries.len(),
+                machine.unwrap_or_default(),
+                path.display()
+            );
+        }
+        (_, true) => eprintln!("interrupted: run {} recorded, no profile stored", run.id),
+        (None, _) => eprintln!("no machine snapshot: no profile stored"),
+    }
+    Ok(if run.interrupted {
+        Outcome::Interrupted
+    } else if run.has_failures() {
+        Outcome::Failures
+    } else {
+        Outcome::Success
+    })
+}

@@ -1,0 +1,240 @@
+//! `benchmark compare --rerun BASE CURRENT -- RUN_ARGS`: both sides run
+//! again now, interleaved, each trial a `benchmark run` in its own process.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::Result;
+use warpt_harness::interleave::{self, Side, TrialEvent, TrialSource};
+use warpt_model::BenchmarkSuiteRun;
+
+use crate::UsageError;
+
+/// `benchmark run` flags the rerun sets itself (or that make no sense per trial).
+const RESERVED: [&str; 9] = [
+    "--json",
+    "--no-store",
+    "--store",
+    "--repeat",
+    "--replay",
+    "--dry-run",
+    "--export",
+    "--export-file",
+    "--monitor-output",
+];
+
+/// One side: a warpt executable, or this warpt with a configuration file.
+pub struct Subprocess {
+    label: String,
+    program: PathBuf,
+    prefix: Vec<String>,
+    run_args: Vec<String>,
+}
+
+impl Subprocess {
+    /// The side named `what`: an executable file is a warpt binary, any
+    /// other file a configuration for this warpt.
+    pub fn new(what: &str, run_args: &[String]) -> Result<Self> {
+        let path = Path::new(what);
+        let meta = std::fs::metadata(path).map_err(|e| {
+            UsageError(format!(
+                "--rerun side '{what}': {e} (give a warpt executable or a configuration file)"
+            ))
+        })?;
+        if !meta.is_file() {
+            return Err(UsageError(format!(
+                "--rerun side '{what}' is not a file (give a warpt executable or a configuration file)"
+            ))
+            .into());
+        }
+        use std::os::unix::fs::PermissionsExt;
+        let executable =
+            meta.permissions().mode() & 0o111 != 0 && path.extension().is_none_or(|e| e != "toml");
+        let (program, prefix) = if executable {
+            (absolute(path)?, vec!["benchmark".into(), "run".into()])
+        } else {
+            if run_args
+                .iter()
+                .any(|a| a == "--config" || a.starts_with("--config="))
+            {
+                return Err(UsageError(
+                    "--rerun with configuration files sets --config itself; remove it from the run arguments"
+                        .into(),
+                )
+                .into());
+            }
+            (
+                std::env::current_exe()?,
+                vec![
+                    "benchmark".into(),
+                    "run".into(),
+                    "--config".into(),
+                    absolute(path)?.display().to_string(),
+                ],
+            )
+        };
+        Ok(Subprocess {
+            label: what.to_string(),
+            program,
+            prefix,
+            run_args: run_args.to_vec(),
+        })
+    }
+
+    fn command(&self, extra: &[&str]) -> Command {
+        let mut c = Command::new(&self.program);
+        c.args(&self.prefix)
+            .args(&self.run_args)
+            .args(extra)
+            .env("WARPT_NO_PROGRESS", "1")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    }
+
+    /// Runs the side once with `extra` flags: (exit code, stdout, stderr).
+    fn call(&self, extra: &[&str]) -> Result<(Option<i32>, String, String), String> {
+        let mut child = self
+            .command(extra)
+            .spawn()
+            .map_err(|e| format!("cannot start {}: {e}", self.program.display()))?;
+        // Read stderr on a thread so neither pipe can fill and block the child.
+        let mut err_pipe = child.stderr.take();
+        let err_thread = std::thread::spawn(move || {
+            let mut s = String::new();
+            if let Some(p) = err_pipe.as_mut() {
+                let _ = p.read_to_string(&mut s);
+            }
+            s
+        });
+        let mut out = String::new();
+        if let Some(mut p) = child.stdout.take() {
+            let _ = p.read_to_string(&mut out);
+        }
+        let status = child.wait().map_err(|e| e.to_string())?;
+        let err = err_thread.join().unwrap_or_default();
+        Ok((status.code(), out, err))
+    }
+
+    /// Checks, before anything is measured, that this side accepts the run
+    /// arguments (a `--dry-run`); its error is a usage error.
+    pub fn check(&self) -> Result<()> {
+        let (code, _, err) = self
+            .call(&["--dry-run"])
+            .map_err(|e| UsageError(format!("--rerun side '{}': {e}", self.label)))?;
+        if code != Some(0) {
+            return Err(UsageError(format!(
+                "--rerun side '{}' refused the run arguments: {}",
+                self.label,
+                last_lines(&err, 3)
+            ))
+            .into());
+        }
+        Ok(())
+    }
+}
+
+fn absolute(p: &Path) -> Result<PathBuf> {
+    Ok(if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        std::env::current_dir()?.join(p)
+    })
+}
+
+fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(n)..].join(" | ")
+}
+
+impl TrialSource for Subprocess {
+    fn label(&self) -> &str {
+        &self.label
+    }
+
+    fn run_trial(&mut self) -> Result<BenchmarkSuiteRun, String> {
+        let (code, out, err) = self.call(&["--json", "--no-store"])?;
+        // 0: all passed; 1: a benchmark failed, and the run is still printed.
+        if !matches!(code, Some(0) | Some(1)) {
+            return Err(format!(
+                "exited with {}: {}",
+                code.map_or("a signal".to_string(), |c| format!("status {c}")),
+                last_lines(&err, 3)
+            ));
+        }
+        warpt_model::load_suite_run(&out).map_err(|e| format!("its output is not a suite run: {e}"))
+    }
+}
+
+/// Runs the interleaved trials and returns each side's trials as one suite
+/// run. Fails (usage) on reserved run arguments or a side that refuses them.
+pub fn rerun(
+    base: &str,
+    current: &str,
+    run_args: &[String],
+    rounds: u32,
+    seed: u64,
+) -> Result<(BenchmarkSuiteRun, BenchmarkSuiteRun)> {
+    if let Some(bad) = run_args.iter().find(|a| {
+        RESERVED
+            .iter()
+            .any(|r| a == r || a.starts_with(&format!("{r}=")))
+    }) {
+        return Err(UsageError(format!(
+            "'{bad}' cannot be among --rerun's run arguments: each trial is one run, printed as JSON \
+             and recorded by the comparison"
+        ))
+        .into());
+    }
+    let mut a = Subprocess::new(base, run_args)?;
+    let mut b = Subprocess::new(current, run_args)?;
+    a.check()?;
+    b.check()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(signal, Arc::clone(&stop))?;
+    }
+    let mut report = |e: &TrialEvent<'_>| match e.outcome {
+        None => eprintln!(
+            "round {}/{}: {} ({})...",
+            e.round,
+            e.rounds,
+            e.side.as_str(),
+            if e.side == Side::Base { base } else { current }
+        ),
+        Some(Ok(run)) => eprintln!(
+            "round {}/{}: {} done: {} benchmarks, {} passed",
+            e.round,
+            e.rounds,
+            e.side.as_str(),
+            run.benchmarks.len(),
+            run.benchmarks
+                .iter()
+                .filter(|r| r.status == warpt_model::RunStatus::Passed)
+                .count()
+        ),
+        Some(Err(_)) => {}
+    };
+    let (ra, rb) = interleave::run_interleaved(&mut a, &mut b, rounds, seed, &mut report, &|| {
+        stop.load(Ordering::Relaxed)
+    })
+    .map_err(|e| anyhow::anyhow!("--rerun stopped: {e}"))?;
+    if stop.load(Ordering::Relaxed) {
+        eprintln!("interrupted: comparing the {} complete rounds", ra.len());
+    }
+    if ra.len() < 2 {
+        return Err(anyhow::anyhow!(
+            "--rerun needs at least 2 complete rounds to compare; {} finished",
+            ra.len()
+        ));
+    }
+    let side = |runs, label: &str| {
+        interleave::combine(runs, label)
+            .ok_or_else(|| anyhow::anyhow!("no trial of {label} finished"))
+    };
+    Ok((side(ra, base)?, side(rb, current)?))
+}

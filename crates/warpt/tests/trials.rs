@@ -1,0 +1,268 @@
+//! The run as the unit of replication: `--repeat`, `warpt noise` and the
+//! noise band it gives `benchmark compare`, and `compare --rerun`'s
+//! interleaved trials, all through the CLI on the selftest suite's `work`
+//! benchmark (whose `slowdown_pct` injects a change of known size).
+
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard};
+
+use assert_cmd::Command;
+use warpt_model::{BenchmarkSuiteRun, Quality, RunStatus, load_suite_run};
+
+/// These tests measure, and each judges interference: they run one at a
+/// time, or each would see the others as foreign CPU time (and rightly
+/// call its results unreliable).
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn warpt(store: &Path) -> Command {
+    let mut cmd = Command::cargo_bin("warpt").unwrap();
+    cmd.env("WARPT_SELFTEST", "1")
+        .env("WARPT_NO_PROGRESS", "1")
+        .env("WARPT_STORE", store);
+    cmd
+}
+
+const QUICK: [&str; 8] = [
+    "--suite",
+    "selftest",
+    "--benchmark",
+    "work",
+    "--duration",
+    "0.3",
+    "--burnin-seconds",
+    "0",
+];
+
+fn run_json(store: &Path, extra: &[&str]) -> BenchmarkSuiteRun {
+    let out = warpt(store)
+        .args(["benchmark", "run"])
+        .args(QUICK)
+        .args(extra)
+        .arg("--json")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    load_suite_run(&String::from_utf8(out).unwrap()).unwrap()
+}
+
+#[test]
+fn repeat_runs_the_plan_as_trials_in_shuffled_orders() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("results.db");
+    let run = run_json(&store, &["--benchmark", "ok", "--repeat", "4"]);
+    assert_eq!(run.trials.len(), 4);
+    assert_eq!(run.manifest.as_ref().unwrap().config.repeat, 4);
+    let orders: Vec<Vec<usize>> = run.trials.iter().map(|t| t.order.clone()).collect();
+    for o in &orders {
+        let mut sorted = o.clone();
+        sorted.sort();
+        assert_eq!(sorted, vec![0, 1]);
+    }
+    // Aggregates: one per planned benchmark, over the trial medians.
+    assert_eq!(run.benchmarks.len(), 2);
+    for (position, agg) in run.benchmarks.iter().enumerate() {
+        assert_eq!(agg.status, RunStatus::Passed);
+        let trial_medians: Vec<f64> = warpt_model::results_at(&run.trials, position)
+            .iter()
+            .map(|r| r.metrics[0].value)
+            .collect();
+        // Trials the machine disturbed (measured interference) are left out.
+        let undisturbed: Vec<f64> = warpt_model::results_at(&run.trials, position)
+            .iter()
+            .filter(|r| r.undisturbed())
+            .map(|r| r.metrics[0].value)
+            .collect();
+        let st = agg.metrics[0].stats.as_ref().unwrap();
+        if undisturbed.len() >= 2 {
+            assert_eq!(st.samples, undisturbed);
+        } else {
+            assert_eq!(st.samples, trial_medians);
+        }
+        assert_eq!(agg.metrics[0].value, st.median);
+        for r in warpt_model::results_at(&run.trials, position) {
+            assert_eq!(r.spec.id, agg.spec.id);
+            assert!(r.metrics[0].stats.as_ref().unwrap().n > 4, "own samples");
+            assert!(r.interference.is_some(), "each trial's window accounted");
+        }
+    }
+    // Stored with its trials, and shown back exactly.
+    let out = warpt(&store)
+        .args(["results", "show", &run.id, "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    assert_eq!(
+        load_suite_run(&String::from_utf8(out).unwrap()).unwrap(),
+        run
+    );
+}
+
+#[test]
+fn a_noise_profile_sets_the_band_and_a_known_slowdown_is_caught() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("results.db");
+    let out = warpt(&store)
+        .arg("noise")
+        .args(QUICK)
+        .args(["--repeat", "5", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let profile: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let entries = profile["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{profile}");
+    assert_eq!(entries[0]["metric"], "time");
+    assert!(entries[0]["trials"].as_u64().unwrap() >= 3, "{profile}");
+    let cv = entries[0]["cv"].as_f64().unwrap();
+    assert!((0.0..0.5).contains(&cv), "{cv}");
+
+    // Three trials a side, the current one three times slower.
+    let export = |name: &str, extra: &[&str]| {
+        let path = dir.path().join(name);
+        warpt(&store)
+            .args(["benchmark", "run"])
+            .args(QUICK)
+            .args(["--repeat", "3"])
+            .args(extra)
+            .arg("--export-file")
+            .arg(&path)
+            .assert()
+            .success();
+        path
+    };
+    let base = export("base.json", &[]);
+    let slow = export("slow.json", &["--param", "slowdown_pct=200"]);
+    let disturbed = [&base, &slow].iter().any(|p| {
+        let run = load_suite_run(&std::fs::read_to_string(p).unwrap()).unwrap();
+        run.benchmarks[0].measurement_quality == Some(Quality::Unreliable)
+    });
+    let out = warpt(&store)
+        .args(["benchmark", "compare"])
+        .args([&base, &slow])
+        .args(["--format", "json"])
+        .assert()
+        .code(if disturbed { 0 } else { 1 })
+        .get_output()
+        .stdout
+        .clone();
+    let c: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let m = &c["metrics"][0];
+    assert_eq!(m["noise_source"], "profile", "{c}");
+    let band = m["noise_band_pct"].as_f64().unwrap();
+    assert!(
+        (band - 400.0 * cv / 3f64.sqrt()).abs() < 1e-6,
+        "{band} vs cv {cv}: k x cv, narrowed for 3 trials a side"
+    );
+    if disturbed {
+        // The machine disturbed most trials of a side (measured steal or
+        // other processes): no verdict, and the reason says which side.
+        assert_eq!(m["verdict"], "inconclusive", "{c}");
+        assert!(
+            m["reason"].as_str().unwrap().contains(" unreliable: "),
+            "{c}"
+        );
+    } else {
+        assert_eq!(m["verdict"], "regressed", "{c}");
+        assert_eq!(m["method"], "welch-t (trials)", "{c}");
+    }
+}
+
+#[test]
+fn rerun_interleaves_two_configurations_and_judges_the_pairs() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("results.db");
+    let base = dir.path().join("base.toml");
+    let slow = dir.path().join("slow.toml");
+    std::fs::write(&base, "[params]\nslowdown_pct = 0.0\n").unwrap();
+    std::fs::write(&slow, "[params]\nslowdown_pct = 100.0\n").unwrap();
+    let out = warpt(&store)
+        .args([
+            "benchmark",
+            "compare",
+            "--rerun",
+            "--trials",
+            "6",
+            "--format",
+            "json",
+        ])
+        .arg(&base)
+        .arg(&slow)
+        .arg("--")
+        .args(QUICK)
+        .assert()
+        .code(1)
+        .get_output()
+        .clone();
+    let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(c["paired"], true);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(c["trials"], serde_json::json!([6, 6]), "{stderr}");
+    let m = &c["metrics"][0];
+    // Six pairs: the signed-rank test; five or fewer when the machine
+    // disturbed a trial and its pair was left out: the paired t test.
+    let method = m["method"].as_str().unwrap();
+    assert!(method.ends_with("(paired trials)"), "{c}");
+    assert_eq!(m["verdict"], "regressed", "{c}");
+    let change = m["change_pct"].as_f64().unwrap();
+    assert!((60.0..140.0).contains(&change), "{change}");
+    assert!(stderr.contains("round 6/6"), "{stderr}");
+    // Both sides are in the store, with their trials.
+    let out = warpt(&store)
+        .args(["results", "list", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let list: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let trials: Vec<i64> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["trials"].as_i64().unwrap())
+        .collect();
+    assert_eq!(trials, vec![6, 6]);
+}
+
+#[test]
+fn rerun_refuses_what_it_cannot_run() {
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("results.db");
+    let cfg = dir.path().join("a.toml");
+    std::fs::write(&cfg, "").unwrap();
+    let c = cfg.display().to_string();
+    let err = |args: &[&str]| {
+        let out = warpt(&store)
+            .args(["benchmark", "compare", "--rerun"])
+            .args(args)
+            .assert()
+            .code(2)
+            .get_output()
+            .stderr
+            .clone();
+        String::from_utf8(out).unwrap()
+    };
+    assert!(err(&[&c, "missing.toml"]).contains("missing.toml"));
+    assert!(err(&[&c, &c, "--", "--repeat", "3"]).contains("'--repeat' cannot be"));
+    let bad = err(&[&c, &c, "--", "--suite", "nosuch"]);
+    assert!(
+        bad.contains("refused the run arguments") && bad.contains("nosuch"),
+        "{bad}"
+    );
+}
