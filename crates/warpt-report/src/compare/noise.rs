@@ -131,12 +131,38 @@ pub fn from_history(values: &[f64]) -> Option<Noise> {
     })
 }
 
+/// What one `warpt noise` run measured: the profiled metrics, and those it
+/// could not profile.
+#[derive(Debug, Default)]
+pub struct Profile {
+    /// One entry per metric with at least three undisturbed trials.
+    pub entries: Vec<NoiseEntry>,
+    /// Metrics left out, so the user knows which comparisons stay "noise unknown".
+    pub unprofiled: Vec<Unprofiled>,
+}
+
+/// A metric `warpt noise` could not profile: too few undisturbed trials
+/// measured it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Unprofiled {
+    /// `suite/benchmark`.
+    pub benchmark: String,
+    /// The metric's name.
+    pub metric: String,
+    /// The metric's tags.
+    pub tags: std::collections::BTreeMap<String, String>,
+    /// Trials that measured it undisturbed.
+    pub undisturbed: usize,
+    /// Trials of the benchmark in the run.
+    pub trials: usize,
+}
+
 /// A noise profile from a run with trials (`warpt noise`): per metric, the
 /// spread of the medians of the undisturbed trials (those the machine
 /// visibly disturbed are what `compare` calls inconclusive, not noise).
 /// Metrics that fewer than three undisturbed trials measured are left out.
-pub fn profile(run: &BenchmarkSuiteRun) -> Vec<NoiseEntry> {
-    let mut out = Vec::new();
+pub fn profile(run: &BenchmarkSuiteRun) -> Profile {
+    let mut out = Profile::default();
     let duration_s = run.manifest.as_ref().and_then(|m| m.config.duration_s);
     for (position, agg) in run.benchmarks.iter().enumerate() {
         let trials = warpt_model::results_at(&run.trials, position);
@@ -152,6 +178,13 @@ pub fn profile(run: &BenchmarkSuiteRun) -> Vec<NoiseEntry> {
                 .filter(|x| x.value.is_finite())
                 .collect();
             if found.len() < 3 {
+                out.unprofiled.push(Unprofiled {
+                    benchmark: format!("{}/{}", agg.spec.id.suite, agg.spec.id.name),
+                    metric: m.name.clone(),
+                    tags: m.tags.clone(),
+                    undisturbed: found.len(),
+                    trials: trials.len(),
+                });
                 continue;
             }
             let values: Vec<f64> = found.iter().map(|x| x.value).collect();
@@ -165,7 +198,7 @@ pub fn profile(run: &BenchmarkSuiteRun) -> Vec<NoiseEntry> {
                 continue;
             }
             let cv_sd = stats::cv(&values);
-            out.push(NoiseEntry {
+            out.entries.push(NoiseEntry {
                 suite: agg.spec.id.suite.clone(),
                 benchmark: agg.spec.id.name.clone(),
                 metric: m.name.clone(),

@@ -5,7 +5,7 @@
 use anyhow::{Context, Result};
 use serde::Serialize;
 use warpt_model::NoiseEntry;
-use warpt_report::compare::noise::{self, NOISE_K, Noise, NoiseSource};
+use warpt_report::compare::noise::{self, NOISE_K, Noise, NoiseSource, Unprofiled};
 use warpt_report::render::num;
 use warpt_store::Store;
 
@@ -20,6 +20,9 @@ struct ProfileJson<'a> {
     trials: u32,
     noise_k: f64,
     entries: &'a [NoiseEntry],
+    /// Metrics with fewer than three undisturbed trials: compare keeps
+    /// calling their noise unknown.
+    unprofiled: &'a [Unprofiled],
 }
 
 fn band(e: &NoiseEntry, n: usize) -> f64 {
@@ -94,7 +97,10 @@ pub fn run(args: &NoiseArgs) -> Result<Outcome> {
         Store::open(&path).with_context(|| format!("opening the store {}", path.display()))?;
     let run = super::run::execute(&plan, &mut options)?;
     eprint!("{}", output::results(&run));
-    let entries = noise::profile(&run);
+    let noise::Profile {
+        entries,
+        unprofiled,
+    } = noise::profile(&run);
     let machine = run.system.as_ref().map(|s| s.fingerprint());
     if args.json {
         let json = ProfileJson {
@@ -103,6 +109,7 @@ pub fn run(args: &NoiseArgs) -> Result<Outcome> {
             trials: args.repeat,
             noise_k: NOISE_K,
             entries: &entries,
+            unprofiled: &unprofiled,
         };
         println!("{}", serde_json::to_string_pretty(&json)?);
     } else {
@@ -113,6 +120,21 @@ pub fn run(args: &NoiseArgs) -> Result<Outcome> {
              run-to-run for one run a side, / sqrt(3) for 3 trials a side",
             args.repeat
         );
+        if !unprofiled.is_empty() {
+            println!(
+                "\nnot profiled (fewer than 3 undisturbed trials; compare calls their noise unknown):"
+            );
+            for u in &unprofiled {
+                println!(
+                    "  {} {} {}: {} of {} trials undisturbed",
+                    u.benchmark,
+                    u.metric,
+                    warpt_model::tag_label(&u.tags),
+                    u.undisturbed,
+                    u.trials
+                );
+            }
+        }
     }
     store
         .record_run(&run, &warpt_store::Source::Run)
