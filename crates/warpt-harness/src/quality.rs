@@ -9,8 +9,6 @@ use crate::supervisor::FreqTrace;
 const FREQ_DROP_NOISY: f64 = 0.10;
 /// A frequency drop beyond this share makes it unreliable.
 const FREQ_DROP_UNRELIABLE: f64 = 0.25;
-/// A median CI half-width beyond this makes a result unreliable.
-const CI_UNRELIABLE: f64 = 0.10;
 /// Other processes' share of the CPUs, measured just before a run, above
 /// which the run warns that it starts on a busy machine.
 pub const FOREIGN_AT_START_WARN: f64 = 0.10;
@@ -61,7 +59,8 @@ impl HostConditions {
             && share > FOREIGN_AT_START_WARN
         {
             w.push(format!(
-                "other processes are using {:.0}% of the CPUs: they compete with the benchmarks                  (each result's quality says how much they took while it measured)",
+                "other processes are using {:.0}% of the CPUs: they compete with the benchmarks \
+                 (each result's quality says how much they took while it measured)",
                 share * 100.0
             ));
         }
@@ -77,33 +76,47 @@ impl HostConditions {
 pub struct Assessment {
     /// The grade (a debug build is always `unreliable`).
     pub quality: Quality,
-    /// The grade from the measurement's conditions alone, leaving out the
-    /// build profile (see [`warpt_model::BenchmarkRunResult::measurement_quality`]).
+    /// The grade of the measurement conditions alone, leaving out the build
+    /// profile and single metrics' precision (see
+    /// [`warpt_model::BenchmarkRunResult::measurement_quality`]).
     pub measurement_quality: Quality,
-    /// Why the grade is not `good`, the reasons for `unreliable` first.
+    /// Why the grade is not `good`: the build, then the reasons for
+    /// `unreliable` (conditions before single metrics), then the rest.
     pub reasons: Vec<String>,
 }
 
-/// Grades `result` and lists the reasons, from the build, the start
-/// conditions, the frequency and interference (`result.interference`) seen
-/// while measuring, and the spread of its samples.
-pub fn assess(
-    result: &BenchmarkRunResult,
-    host: &HostConditions,
-    freq: FreqTrace,
-    target_rel_ci: f64,
-) -> Assessment {
-    let mut noisy = Vec::new();
-    let mut unreliable = Vec::new();
-    if let Some(g) = &host.governor
-        && g != "performance"
+/// Reasons for `noisy` and for `unreliable`, in that order.
+#[derive(Default)]
+struct Grades {
+    noisy: Vec<String>,
+    unreliable: Vec<String>,
+}
+
+impl Grades {
+    fn quality(&self) -> Quality {
+        if !self.unreliable.is_empty() {
+            Quality::Unreliable
+        } else if !self.noisy.is_empty() {
+            Quality::Noisy
+        } else {
+            Quality::Good
+        }
+    }
+}
+
+/// What disturbed the whole measurement: governor, interference, frequency.
+fn conditions(result: &BenchmarkRunResult, host: &HostConditions, freq: FreqTrace) -> Grades {
+    let mut g = Grades::default();
+    if let Some(gov) = &host.governor
+        && gov != "performance"
     {
-        noisy.push(format!("governor '{g}' is not 'performance'"));
+        g.noisy
+            .push(format!("governor '{gov}' is not 'performance'"));
     }
     if let Some(i) = &result.interference {
         let (n, u) = crate::interference::grade(i);
-        noisy.extend(n);
-        unreliable.extend(u);
+        g.noisy.extend(n);
+        g.unreliable.extend(u);
     }
     if let (Some(start), Some(min)) = (freq.start_mhz, freq.min_mhz)
         && start > 0.0
@@ -114,51 +127,65 @@ pub fn assess(
             drop * 100.0
         );
         if drop > FREQ_DROP_UNRELIABLE {
-            unreliable.push(msg);
+            g.unreliable.push(msg);
         } else if drop > FREQ_DROP_NOISY {
-            noisy.push(msg);
+            g.noisy.push(msg);
         }
     }
+    if result.status != RunStatus::Passed && result.metrics.is_empty() {
+        g.unreliable
+            .push(format!("no measurement: the benchmark {}", result.status));
+    }
+    g
+}
+
+/// How well each metric's median is known.
+fn precision(result: &BenchmarkRunResult, target_rel_ci: f64) -> Grades {
+    let mut g = Grades::default();
     for m in &result.metrics {
         let Some(st) = &m.stats else { continue };
         let half = st.relative_half_width();
         let what = format!("{} {}", m.name, m.tag_label());
-        if half > CI_UNRELIABLE {
-            unreliable.push(format!(
+        if half > warpt_model::UNRELIABLE_REL_CI {
+            g.unreliable.push(format!(
                 "{what}: median known only to ±{:.1}%",
                 half * 100.0
             ));
         } else if half > target_rel_ci && m.value == st.median {
-            noisy.push(format!(
+            g.noisy.push(format!(
                 "{what}: precision target missed (±{:.2}% > ±{:.2}%)",
                 half * 100.0,
                 target_rel_ci * 100.0
             ));
         }
     }
-    if result.status != RunStatus::Passed && result.metrics.is_empty() {
-        unreliable.push(format!("no measurement: the benchmark {}", result.status));
-    }
-    let measurement_quality = if !unreliable.is_empty() {
-        Quality::Unreliable
-    } else if !noisy.is_empty() {
-        Quality::Noisy
-    } else {
-        Quality::Good
-    };
+    g
+}
+
+/// Grades `result` and lists the reasons, from the build, the frequency and
+/// interference (`result.interference`) seen while measuring, and the spread
+/// of its samples.
+pub fn assess(
+    result: &BenchmarkRunResult,
+    host: &HostConditions,
+    freq: FreqTrace,
+    target_rel_ci: f64,
+) -> Assessment {
+    let cond = conditions(result, host, freq);
+    let prec = precision(result, target_rel_ci);
+    let measurement_quality = cond.quality();
     let debug = host.build_profile == "debug";
     let mut reasons = Vec::new();
     if debug {
         reasons.push(warpt_model::DEBUG_BUILD_REASON.to_string());
     }
-    reasons.extend(unreliable);
-    reasons.extend(noisy);
+    let worst = measurement_quality.max(prec.quality());
+    reasons.extend(cond.unreliable);
+    reasons.extend(prec.unreliable);
+    reasons.extend(cond.noisy);
+    reasons.extend(prec.noisy);
     Assessment {
-        quality: if debug {
-            Quality::Unreliable
-        } else {
-            measurement_quality
-        },
+        quality: if debug { Quality::Unreliable } else { worst },
         measurement_quality,
         reasons,
     }
@@ -249,5 +276,20 @@ mod tests {
             "the build is not noise"
         );
         assert_eq!(a.reasons, vec![warpt_model::DEBUG_BUILD_REASON]);
+        // A poorly known metric makes the result unreliable, not its
+        // conditions: its neighbours stay comparable.
+        let samples: Vec<f64> = (0..20).map(|i| [1.0, 2.0, 3.0][i % 3]).collect();
+        r.metrics.push(warpt_model::BenchmarkMetric {
+            name: "t".into(),
+            value: 2.0,
+            unit: "s".into(),
+            higher_is_better: false,
+            tags: Default::default(),
+            stats: crate::stats::summarize(&samples),
+        });
+        let a = assess(&r, &host(), FreqTrace::default(), 0.01);
+        assert_eq!(a.quality, Quality::Unreliable);
+        assert_eq!(a.measurement_quality, Quality::Good);
+        assert!(a.reasons[0].contains("median known only to"), "{a:?}");
     }
 }

@@ -27,7 +27,7 @@ pub use noise::NoiseEntry;
 pub use params::{ParamError, ParamValue, Params};
 pub use result::{
     BenchmarkRunResult, CrashInfo, DEBUG_BUILD_REASON, Quality, Resources, RunStatus, StageRecord,
-    StageStatus, Validation, Watchdog,
+    StageStatus, UNRELIABLE_REL_CI, Validation, Watchdog,
 };
 pub use spec::{BenchmarkId, BenchmarkSpec, StageLimits};
 pub use stress::{StressRun, ThroughputPoint};

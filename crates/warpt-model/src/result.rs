@@ -82,8 +82,16 @@ impl Validation {
 /// The quality reason every result of a debug build of warpt carries.
 pub const DEBUG_BUILD_REASON: &str = "debug build: the figures measure unoptimised code";
 
-/// How far a result's figures can be trusted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+/// A metric whose median's 95% CI half-width exceeds this share of the
+/// median is known too poorly to judge: its result is `unreliable`, and
+/// `benchmark compare` calls the metric `inconclusive`.
+pub const UNRELIABLE_REL_CI: f64 = 0.10;
+
+/// How far a result's figures can be trusted, from best to worst (the order
+/// is the derived `Ord`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Quality {
     /// Nothing known disturbed the measurement.
@@ -229,10 +237,12 @@ pub struct BenchmarkRunResult {
     /// Why `quality` is not `good`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub quality_reasons: Vec<String>,
-    /// The grade from the measurement's conditions alone (interference,
-    /// frequency, spread), leaving out the build profile: a debug build is
-    /// `unreliable` as a figure of the machine, but two debug builds can
-    /// still be compared, and `benchmark compare` then gates on this.
+    /// The grade of the measurement's conditions alone (interference,
+    /// frequency, governor), leaving out the build profile and the precision
+    /// of single metrics: a debug build is `unreliable` as a figure of the
+    /// machine but two debug builds can still be compared, and one poorly
+    /// known metric says nothing about its neighbours. `benchmark compare`
+    /// gates whole results on this and single metrics on their own CI.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub measurement_quality: Option<Quality>,
     /// The run was stopped by the user (SIGINT/SIGTERM) while this ran.

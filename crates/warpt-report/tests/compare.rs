@@ -175,6 +175,48 @@ fn an_unreliable_or_failed_side_is_inconclusive_whatever_the_change() {
     );
 }
 
+/// `run` with a second metric (other tags) whose samples are `second`.
+fn two_metrics(first: &[f64], second: &[f64]) -> BenchmarkSuiteRun {
+    let mut r = run(first, true);
+    let mut m = run(second, true).benchmarks[0].metrics[0].clone();
+    m.tags.insert("case".into(), "wide".into());
+    r.benchmarks[0].metrics.push(m);
+    r
+}
+
+#[test]
+fn one_poorly_known_metric_is_inconclusive_alone() {
+    let b = base(30);
+    let down: Vec<f64> = (0..30).map(|i| 80.0 + noise(i + 2000)).collect();
+    // ±40% spread: the median's CI is far wider than 10%.
+    let wide: Vec<f64> = (0..30)
+        .map(|i| 80.0 * (1.0 + 0.4 * noise(i + 4000)))
+        .collect();
+    let mut cur = two_metrics(&down, &wide);
+    // The harness grades the whole result unreliable for the wide metric,
+    // but its measurement conditions were fine.
+    cur.benchmarks[0].quality = Some(Quality::Unreliable);
+    cur.benchmarks[0].measurement_quality = Some(Quality::Good);
+    let c = judge(&two_metrics(&b, &b), &cur, &trusting());
+    assert_eq!(c.metrics.len(), 2);
+    let (narrow, wide) = (&c.metrics[0], &c.metrics[1]);
+    assert_eq!(narrow.verdict, Verdict::Regressed, "{narrow:?}");
+    assert_eq!(wide.verdict, Verdict::Inconclusive, "{wide:?}");
+    let reason = wide.reason.as_deref().unwrap();
+    assert!(
+        reason.starts_with("current median known only to ±"),
+        "{reason}"
+    );
+    // Unreliable conditions (interference) take the whole result out.
+    cur.benchmarks[0].measurement_quality = Some(Quality::Unreliable);
+    let c = judge(&two_metrics(&b, &b), &cur, &trusting());
+    assert!(
+        c.metrics.iter().all(|m| m.verdict == Verdict::Inconclusive),
+        "{:?}",
+        c.metrics
+    );
+}
+
 #[test]
 fn trials_are_the_unit_of_replication() {
     // Five runs a side whose medians spread ±1%: the samples of any two runs

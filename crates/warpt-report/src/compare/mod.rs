@@ -295,10 +295,17 @@ fn figure(m: &BenchmarkMetric, trials: usize) -> Figure {
     }
 }
 
-/// Why one side's result cannot be judged, if it cannot. When both runs
-/// are debug builds, the build itself is not held against them (it is the
-/// same on both sides); their measurement conditions still are.
-fn unusable(side: &str, r: &BenchmarkRunResult, both_debug: bool) -> Option<String> {
+/// Why one side's figure cannot be judged, if it cannot: the benchmark did
+/// not pass, its measurement conditions were unreliable (interference,
+/// throttling), its build differs from the other side's (one debug build),
+/// or this metric's own median is known too poorly. Another metric's poor
+/// precision does not count against this one.
+fn unusable(
+    side: &str,
+    r: &BenchmarkRunResult,
+    m: &BenchmarkMetric,
+    debug: (bool, bool),
+) -> Option<String> {
     if r.status != RunStatus::Passed {
         return Some(format!(
             "{side} {}: {}",
@@ -306,19 +313,22 @@ fn unusable(side: &str, r: &BenchmarkRunResult, both_debug: bool) -> Option<Stri
             r.error_message.as_deref().unwrap_or("no message")
         ));
     }
-    let quality = if both_debug {
-        r.measurement_quality.or(r.quality)
-    } else {
-        r.quality
-    };
-    (quality == Some(Quality::Unreliable)).then(|| {
+    let (this_debug, other_debug) = debug;
+    if this_debug && !other_debug {
+        return Some(format!("{side} {}", warpt_model::DEBUG_BUILD_REASON));
+    }
+    let conditions = r.measurement_quality.or(r.quality);
+    if conditions == Some(Quality::Unreliable) {
         let why = r
             .quality_reasons
             .iter()
-            .find(|w| !(both_debug && w.ends_with(warpt_model::DEBUG_BUILD_REASON)))
+            .find(|w| !w.ends_with(warpt_model::DEBUG_BUILD_REASON))
             .map_or("no reason recorded", String::as_str);
-        format!("{side} unreliable: {why}")
-    })
+        return Some(format!("{side} unreliable: {why}"));
+    }
+    let half = m.stats.as_ref().map(|s| s.relative_half_width())?;
+    (half > warpt_model::UNRELIABLE_REL_CI)
+        .then(|| format!("{side} median known only to ±{:.1}%", half * 100.0))
 }
 
 fn is_debug(run: &BenchmarkSuiteRun) -> bool {
@@ -438,10 +448,10 @@ pub fn compare(
         let noise_band = found
             .as_ref()
             .map(|n| noise::band_pct(n, options.noise_k, vb.len(), vc.len()));
-        let both_debug = is_debug(base) && is_debug(current);
+        let debug = (is_debug(base), is_debug(current));
         let unusable = [
-            unusable("base", old_r, both_debug),
-            unusable("current", cur_r, both_debug),
+            unusable("base", old_r, old, debug),
+            unusable("current", cur_r, cur, (debug.1, debug.0)),
         ]
         .into_iter()
         .flatten()
