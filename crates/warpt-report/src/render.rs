@@ -106,8 +106,9 @@ fn notes(c: &Comparison) -> Vec<String> {
     let sources = |s: crate::NoiseSource| c.metrics.iter().filter(|m| m.noise_source == s).count();
     out.push(format!(
         "band: the larger of --threshold ±{}% and the noise band, {} x the run-to-run spread \
-         (robust CV of whole-run medians) x sqrt((1/n_base + 1/n_current) / 2); spread from a \
-         noise profile for {}, history for {}, assumed for {}, noise unknown for {} metrics",
+         (CV of whole-run medians, raised to its upper 90% bound for the runs it was measured \
+         over) x sqrt((1/n_base + 1/n_current) / 2); spread from a noise profile for {}, \
+         history for {}, assumed for {}, noise unknown for {} metrics",
         c.threshold_pct,
         c.noise_k,
         sources(crate::NoiseSource::Profile),

@@ -4,7 +4,7 @@
 
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use statrs::distribution::{ContinuousCDF, StudentsT};
+use statrs::distribution::{ChiSquared, ContinuousCDF, StudentsT};
 
 /// The median of `v` (NaN when empty).
 pub fn median(v: &[f64]) -> f64 {
@@ -248,6 +248,20 @@ pub fn cv(v: &[f64]) -> f64 {
     var.sqrt() / m.abs()
 }
 
+/// How much larger the true spread may be than one estimated from `n`
+/// values: `sqrt((n - 1) / chi2_{alpha; n - 1})`, the one-sided upper
+/// `1 - alpha` confidence factor of a standard deviation (normal data).
+/// 1 below two values (nothing to widen).
+pub fn spread_upper_factor(n: usize, alpha: f64) -> f64 {
+    if n < 2 {
+        return 1.0;
+    }
+    let dof = (n - 1) as f64;
+    ChiSquared::new(dof)
+        .map(|c| (dof / c.inverse_cdf(alpha)).sqrt())
+        .unwrap_or(1.0)
+}
+
 /// A percentile-bootstrap 95% CI of exp(median(d)): for paired log ratios
 /// `d`, the CI of the typical ratio current / base.
 pub fn bootstrap_paired_ci(d: &[f64], rounds: usize, seed: u64) -> Option<(f64, f64)> {
@@ -349,6 +363,14 @@ pub fn benjamini_hochberg(p: &[f64]) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spread_factor_matches_chi_square_tables() {
+        // chi2 quantiles at 0.10: 1.0636 (4 dof), 4.1682 (9 dof).
+        assert!((spread_upper_factor(5, 0.10) - (4.0f64 / 1.063_623).sqrt()).abs() < 1e-4);
+        assert!((spread_upper_factor(10, 0.10) - (9.0f64 / 4.168_159).sqrt()).abs() < 1e-4);
+        assert_eq!(spread_upper_factor(1, 0.10), 1.0);
+    }
 
     #[test]
     fn mann_whitney_matches_reference_values() {

@@ -218,6 +218,26 @@ fn one_poorly_known_metric_is_inconclusive_alone() {
 }
 
 #[test]
+fn trial_spread_is_weighed_by_the_test_not_taken_for_imprecision() {
+    // Three trials a side moving ±20%: the aggregate's CI over the trial
+    // medians is wide, but that is the run-to-run spread the test across
+    // trials weighs, so the verdict is `~`, not `inconclusive`.
+    let c = judge(
+        &trials(&[100.0, 125.0, 80.0], true),
+        &trials(&[98.0, 120.0, 85.0], true),
+        &NoNoise,
+    );
+    let m = &c.metrics[0];
+    assert!(
+        m.base
+            .ci95
+            .is_some_and(|(lo, hi)| (hi - lo) / m.base.median > 0.2),
+        "{m:?}"
+    );
+    assert_eq!(m.verdict, Verdict::Unchanged, "{m:?}");
+}
+
+#[test]
 fn trials_are_the_unit_of_replication() {
     // Five runs a side whose medians spread ±1%: the samples of any two runs
     // differ significantly, the runs do not.

@@ -114,11 +114,7 @@ impl warpt_report::NoiseLookup for StoreNoise {
             params: m.params,
         };
         if let Ok(Some(p)) = self.store.noise_profile(&key) {
-            return Some(warpt_report::Noise {
-                cv: p.cv,
-                source: warpt_report::NoiseSource::Profile,
-                runs: p.trials,
-            });
+            return Some(warpt_report::compare::noise::from_profile(&p));
         }
         let exclude: Vec<&str> = self.exclude.iter().map(String::as_str).collect();
         let values = self

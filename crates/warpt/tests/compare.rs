@@ -162,7 +162,7 @@ fn five_stored_runs_of_the_machine_give_the_noise_band() {
     let store = dir.path().join("results.db");
     let s = |p: &PathBuf| p.display().to_string();
     let base = export(dir.path(), "base.json", "base-run", 100.0);
-    let worse = export(dir.path(), "worse.json", "worse-run", 95.0);
+    let worse = export(dir.path(), "worse.json", "worse-run", 90.0);
     // Four earlier runs are not enough history.
     let mut import = Command::cargo_bin("warpt").unwrap();
     import
@@ -182,8 +182,9 @@ fn five_stored_runs_of_the_machine_give_the_noise_band() {
         .stdout
         .clone();
     assert_eq!(verdicts(&out)["metrics"][0]["noise_source"], "unknown");
-    // A fifth: the spread of the five medians (robust CV about 0.74%) sets a
-    // band of about 3%, and the 5% drop is a regression.
+    // A fifth: the spread of the five medians (CV 0.79%, raised by 1.94 to
+    // its upper 90% bound for five runs) sets a band of about 6%, and the
+    // 10% drop is a regression.
     let fifth = export(dir.path(), "h4.json", "hist-4", 99.5);
     Command::cargo_bin("warpt")
         .unwrap()
@@ -202,7 +203,7 @@ fn five_stored_runs_of_the_machine_give_the_noise_band() {
     assert_eq!(m["noise_source"], "history");
     assert_eq!(m["verdict"], "regressed");
     let band = m["noise_band_pct"].as_f64().unwrap();
-    assert!((2.0..4.5).contains(&band), "{band}");
+    assert!((5.5..6.5).contains(&band), "{band}");
     // --no-store reads no history.
     let out = compare(
         &store,

@@ -127,12 +127,13 @@ pub struct MetricComparison {
     /// `mann-whitney (trials)`, `welch-t (trials)`, `mann-whitney (samples)`,
     /// `ci-overlap` or `noise band`.
     pub method: String,
-    /// Run-to-run spread of the metric on this machine (robust CV), percent.
+    /// Run-to-run spread of the metric on this machine (CV of whole-run
+    /// medians, see [`noise::Noise::cv`]), percent.
     pub noise_cv_pct: Option<f64>,
     /// Where the spread came from: `profile`, `history`, `assumed`, `unknown`.
     pub noise_source: NoiseSource,
-    /// The noise band, percent: k x spread, narrowed by the trials on each
-    /// side; `null` when the noise is unknown.
+    /// The noise band, percent: k x spread x its upper-bound factor,
+    /// narrowed by the trials on each side; `null` when the noise is unknown.
     pub noise_band_pct: Option<f64>,
     /// The practical threshold applied: the larger of `--threshold` and the band.
     pub band_pct: f64,
@@ -298,12 +299,15 @@ fn figure(m: &BenchmarkMetric, trials: usize) -> Figure {
 /// Why one side's figure cannot be judged, if it cannot: the benchmark did
 /// not pass, its measurement conditions were unreliable (interference,
 /// throttling), its build differs from the other side's (one debug build),
-/// or this metric's own median is known too poorly. Another metric's poor
-/// precision does not count against this one.
+/// or this metric's own median is known too poorly within its one run.
+/// Another metric's poor precision does not count against this one, and
+/// a side with trials is not held to it: its statistics are the spread of
+/// the trial medians, which the test across trials already weighs.
 fn unusable(
     side: &str,
     r: &BenchmarkRunResult,
     m: &BenchmarkMetric,
+    trials: usize,
     debug: (bool, bool),
 ) -> Option<String> {
     if r.status != RunStatus::Passed {
@@ -325,6 +329,9 @@ fn unusable(
             .find(|w| !w.ends_with(warpt_model::DEBUG_BUILD_REASON))
             .map_or("no reason recorded", String::as_str);
         return Some(format!("{side} unreliable: {why}"));
+    }
+    if trials > 1 {
+        return None;
     }
     let half = m.stats.as_ref().map(|s| s.relative_half_width())?;
     (half > warpt_model::UNRELIABLE_REL_CI)
@@ -450,8 +457,8 @@ pub fn compare(
             .map(|n| noise::band_pct(n, options.noise_k, vb.len(), vc.len()));
         let debug = (is_debug(base), is_debug(current));
         let unusable = [
-            unusable("base", old_r, old, debug),
-            unusable("current", cur_r, cur, (debug.1, debug.0)),
+            unusable("base", old_r, old, tb.len(), debug),
+            unusable("current", cur_r, cur, tc.len(), (debug.1, debug.0)),
         ]
         .into_iter()
         .flatten()

@@ -4,11 +4,16 @@
 //! A run's own confidence interval says how well that run knows its median;
 //! it says nothing of how far the next run will land. On a cloud VM the
 //! second is often ten times the first. A comparison therefore widens its
-//! threshold to `k x spread x sqrt((1/n_base + 1/n_current) / 2)`, where
-//! `spread` is the robust coefficient of variation of whole-run medians
-//! (from `warpt noise`, else from the stored history) and `n` are the runs
-//! (trials) on each side: one run a side gets exactly `k x spread`, and the
-//! band narrows as trials are added.
+//! threshold to
+//!
+//! `k x spread x u(m) x sqrt((1/n_base + 1/n_current) / 2)`
+//!
+//! where `spread` is the run-to-run coefficient of variation of whole-run
+//! medians (from `warpt noise`, else from the stored history), `u(m)` the
+//! factor by which the true spread may exceed one estimated from `m` runs
+//! (upper 90% confidence bound), and `n` the runs (trials) on each side:
+//! one run a side gets `k x spread x u(m)`, and the band narrows as trials
+//! are added.
 
 use std::collections::BTreeMap;
 
@@ -19,12 +24,16 @@ use crate::stats;
 
 /// The multiple of the run-to-run spread inside which a change is noise.
 ///
-/// Chosen by A/A tests on a 2-vCPU cloud VM (`scripts/bench-aa`): the
-/// difference of two single runs has a standard deviation of about
-/// sqrt(2) x spread, so k = 4 puts the band at 2.8 of those; with spreads
-/// estimated from a handful of trials and heavier-than-normal tails it kept
-/// A/A comparisons quiet where smaller k did not.
+/// The difference of two single runs has a standard deviation of
+/// sqrt(2) x spread, so k = 4 puts the band at 2.8 of those (a two-sided
+/// 0.5% tail for normal noise), leaving room for the heavier tails of a
+/// cloud VM. Checked with A/A comparisons by `scripts/bench-aa` (figures in
+/// docs/compare.md).
 pub const NOISE_K: f64 = 4.0;
+
+/// The confidence with which the band covers the true spread: the spread
+/// estimate is scaled to its upper `1 - SPREAD_ALPHA` bound.
+pub const SPREAD_ALPHA: f64 = 0.10;
 
 /// Where a metric's run-to-run spread came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -55,11 +64,13 @@ impl NoiseSource {
 /// A metric's run-to-run spread on one machine.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Noise {
-    /// Robust coefficient of variation of whole-run medians (0.02 = 2%).
+    /// Coefficient of variation of whole-run medians (0.02 = 2%): the
+    /// larger of the robust (MAD) and the classical estimate, so neither one
+    /// odd run nor a lucky middle hides the spread.
     pub cv: f64,
     /// Where it came from.
     pub source: NoiseSource,
-    /// Runs it was measured over (0 when assumed).
+    /// Runs it was measured over (0 when assumed: taken as exact).
     pub runs: usize,
 }
 
@@ -108,10 +119,32 @@ impl NoiseLookup for AssumedNoise {
     }
 }
 
-/// The noise part of the band, percent: `k x cv x sqrt((1/nb + 1/nc) / 2)`.
+/// The noise part of the band, percent:
+/// `k x cv x u(runs) x sqrt((1/nb + 1/nc) / 2)`.
 pub fn band_pct(noise: &Noise, k: f64, n_base: usize, n_current: usize) -> f64 {
     let scale = ((1.0 / n_base.max(1) as f64 + 1.0 / n_current.max(1) as f64) / 2.0).sqrt();
-    k * noise.cv * scale * 100.0
+    let upper = stats::spread_upper_factor(noise.runs, SPREAD_ALPHA);
+    k * noise.cv * upper * scale * 100.0
+}
+
+/// The larger of the robust and the classical CV of `values` (NaN when
+/// neither is finite).
+fn spread(robust: f64, classical: f64) -> f64 {
+    match (robust.is_finite(), classical.is_finite()) {
+        (true, true) => robust.max(classical),
+        (true, false) => robust,
+        (false, true) => classical,
+        (false, false) => f64::NAN,
+    }
+}
+
+/// The noise a stored profile entry gives.
+pub fn from_profile(e: &NoiseEntry) -> Noise {
+    Noise {
+        cv: spread(e.cv, e.cv_sd.unwrap_or(f64::NAN)),
+        source: NoiseSource::Profile,
+        runs: e.trials,
+    }
 }
 
 /// Fewest stored runs from which the history gives a spread.
@@ -123,7 +156,7 @@ pub fn from_history(values: &[f64]) -> Option<Noise> {
     if values.len() < MIN_HISTORY_RUNS {
         return None;
     }
-    let cv = stats::robust_cv(values);
+    let cv = spread(stats::robust_cv(values), stats::cv(values));
     cv.is_finite().then_some(Noise {
         cv,
         source: NoiseSource::History,
@@ -230,10 +263,17 @@ mod tests {
             source: NoiseSource::Profile,
             runs: 5,
         };
-        assert!((band_pct(&n, 4.0, 1, 1) - 8.0).abs() < 1e-9);
-        assert!((band_pct(&n, 4.0, 4, 4) - 4.0).abs() < 1e-9);
+        let u = stats::spread_upper_factor(5, SPREAD_ALPHA);
+        assert!((u - 1.939).abs() < 1e-3, "{u}");
+        assert!((band_pct(&n, 4.0, 1, 1) - 8.0 * u).abs() < 1e-9);
+        assert!((band_pct(&n, 4.0, 4, 4) - 4.0 * u).abs() < 1e-9);
+        let assumed = Noise { runs: 0, ..n };
+        assert!((band_pct(&assumed, 4.0, 1, 1) - 8.0).abs() < 1e-9);
         assert!(from_history(&[1.0, 1.0, 1.0, 1.0]).is_none());
+        // Robust CV 1.4826%, classical 1.58%: the larger is the spread.
         let h = from_history(&[100.0, 98.0, 102.0, 101.0, 99.0]).map(|n| n.cv);
-        assert!(h.is_some_and(|cv| (cv - 0.014826).abs() < 1e-9), "{h:?}");
+        let classical = stats::cv(&[100.0, 98.0, 102.0, 101.0, 99.0]);
+        assert!((classical - 0.015811).abs() < 1e-6, "{classical}");
+        assert_eq!(h, Some(classical));
     }
 }

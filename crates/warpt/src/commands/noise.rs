@@ -5,7 +5,7 @@
 use anyhow::{Context, Result};
 use serde::Serialize;
 use warpt_model::NoiseEntry;
-use warpt_report::compare::noise::{self, NOISE_K, Noise, NoiseSource, Unprofiled};
+use warpt_report::compare::noise::{self, NOISE_K, Unprofiled};
 use warpt_report::render::num;
 use warpt_store::Store;
 
@@ -26,12 +26,7 @@ struct ProfileJson<'a> {
 }
 
 fn band(e: &NoiseEntry, n: usize) -> f64 {
-    let n_ = Noise {
-        cv: e.cv,
-        source: NoiseSource::Profile,
-        runs: e.trials,
-    };
-    noise::band_pct(&n_, NOISE_K, n, n)
+    noise::band_pct(&noise::from_profile(e), NOISE_K, n, n)
 }
 
 fn table(entries: &[NoiseEntry]) -> String {
@@ -115,9 +110,12 @@ pub fn run(args: &NoiseArgs) -> Result<Outcome> {
     } else {
         print!("{}", table(&entries));
         println!(
-            "\nrun-to-run: robust CV (1.4826 x MAD / median) of the {} trial medians; within-run: what \
-             one run's 95% CI claims; band: what `benchmark compare` treats as noise, {NOISE_K} x \
-             run-to-run for one run a side, / sqrt(3) for 3 trials a side",
+            "\nrun-to-run: robust CV (1.4826 x MAD / median) of the {} trial medians, (sd) the \
+             classical CV; within-run: what one run's 95% CI claims; band: what `benchmark \
+             compare` treats as noise: {NOISE_K} x the larger CV x {:.2} (its upper 90% bound from \
+             {} trials) for one run a side, / sqrt(3) for 3 trials a side",
+            args.repeat,
+            warpt_report::stats::spread_upper_factor(args.repeat as usize, noise::SPREAD_ALPHA),
             args.repeat
         );
         if !unprofiled.is_empty() {
