@@ -1,0 +1,220 @@
+//! `warpt benchmark ...` and `warpt noise`: what to run and how to compare it.
+
+use std::path::PathBuf;
+
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use clap::{Args, Subcommand};
+use warpt_model::BenchmarkComponent;
+
+use super::{
+    MonitorFlags, StoreFlags, StorePath, parse_multiplier, parse_percent, parse_seconds,
+    parse_threshold,
+};
+
+/// `warpt benchmark ...`
+#[derive(Debug, Subcommand)]
+pub enum BenchmarkCommand {
+    /// List available benchmarks.
+    List(ListArgs),
+    /// Show everything about one benchmark: what it measures, its parameters.
+    Describe(DescribeArgs),
+    /// Run benchmarks and report (and optionally export) the results.
+    Run(Box<RunArgs>),
+    /// Compare two runs metric by metric; exit 1 when any metric regressed.
+    Compare(CompareArgs),
+}
+
+/// Output formats of `benchmark compare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum CompareFormat {
+    /// Aligned columns (benchstat-like).
+    Table,
+    /// A Markdown table (for a pull request comment).
+    Md,
+    /// The whole comparison as JSON.
+    Json,
+}
+
+/// `warpt benchmark compare`
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Verdicts: improved, regressed, ~ (no change beyond the band), inconclusive \
+(too noisy to tell: which side, and why). Exit status 1 only for a regression, or with \
+--fail-on-inconclusive for an inconclusive metric too."
+)]
+pub struct CompareArgs {
+    /// The baseline: an export file or a run in the store (id, prefix, `latest`);
+    /// with --rerun, a warpt executable or a configuration file (.toml).
+    pub base: String,
+    /// The run compared with it: an export file or a run in the store; with
+    /// --rerun, a warpt executable or a configuration file.
+    pub current: String,
+    /// Run BASE and CURRENT (two warpt binaries, or two configuration files for
+    /// this warpt) again now, in randomized interleaved trials (A B, B A, ...),
+    /// and judge the paired per-round differences. The `benchmark run`
+    /// arguments for both go after `--`.
+    #[arg(long)]
+    pub rerun: bool,
+    /// With --rerun: rounds, i.e. trials per side.
+    #[arg(long, value_name = "N", default_value_t = 5, requires = "rerun", value_parser = clap::value_parser!(u32).range(2..=200))]
+    pub trials: u32,
+    /// With --rerun: seed of the order of each round (which side runs first).
+    #[arg(long, value_name = "N", default_value_t = 42, requires = "rerun")]
+    pub seed: u64,
+    /// Changes within this many percent are `~` however significant.
+    #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = parse_threshold)]
+    pub threshold: f64,
+    /// Take this run-to-run spread (coefficient of variation, percent) for
+    /// every metric instead of the machine's noise profile or history; 0
+    /// trusts a single run's own statistics.
+    #[arg(long, value_name = "PCT", value_parser = parse_threshold)]
+    pub assume_noise: Option<f64>,
+    /// Exit 1 when any metric is inconclusive, as well as on a regression.
+    #[arg(long)]
+    pub fail_on_inconclusive: bool,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "table")]
+    pub format: CompareFormat,
+    /// The store that run ids, noise profiles and history are read from, and
+    /// --rerun's runs recorded in; --no-store uses none.
+    #[command(flatten)]
+    pub store: StoreFlags,
+    /// With --rerun: the `benchmark run` arguments both sides run with
+    /// (selection, --duration, --param, ...).
+    #[arg(last = true, value_name = "RUN_ARGS", requires = "rerun")]
+    pub run_args: Vec<String>,
+}
+
+/// `warpt noise`
+#[derive(Debug, Args)]
+pub struct NoiseArgs {
+    /// What to profile (as `benchmark run`; by default every component's defaults).
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    /// A/A repetitions of the plan: the spread is measured over this many runs.
+    #[arg(long, value_name = "N", default_value_t = 5, value_parser = clap::value_parser!(u32).range(3..=1000))]
+    pub repeat: u32,
+    /// Print the profile as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// The store the run and the profile are recorded in.
+    #[command(flatten)]
+    pub store: StorePath,
+}
+
+/// Parses a component name, listing the valid ones when it is not one.
+fn component_parser() -> impl TypedValueParser<Value = BenchmarkComponent> {
+    PossibleValuesParser::new(BenchmarkComponent::ALL.map(BenchmarkComponent::as_str))
+        .try_map(|s| s.parse::<BenchmarkComponent>())
+}
+
+/// `warpt benchmark list`
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// Only this suite's benchmarks.
+    #[arg(long)]
+    pub suite: Option<String>,
+    /// Only benchmarks exercising these components (repeatable, comma-separated).
+    #[arg(long = "component", value_delimiter = ',', value_name = "COMPONENT", value_parser = component_parser())]
+    pub components: Vec<BenchmarkComponent>,
+    /// Print the specs as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `warpt benchmark describe`
+#[derive(Debug, Args)]
+pub struct DescribeArgs {
+    /// The suite, e.g. `micro`.
+    #[arg(long)]
+    pub suite: String,
+    /// The benchmark, e.g. `cpu_flops`.
+    #[arg(long)]
+    pub benchmark: String,
+    /// Print the spec as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// What to run and how to measure it: shared by `benchmark run` and `noise`.
+#[derive(Debug, Clone, Args)]
+pub struct PlanArgs {
+    /// Run this suite (all its benchmarks unless --benchmark narrows it).
+    #[arg(long)]
+    pub suite: Option<String>,
+    /// Run only this benchmark (repeatable).
+    #[arg(long = "benchmark", value_name = "NAME")]
+    pub benchmarks: Vec<String>,
+    /// Run these components' default benchmarks, or filter the suite by them
+    /// (repeatable, comma-separated).
+    #[arg(long = "component", value_delimiter = ',', value_name = "COMPONENT", value_parser = component_parser())]
+    pub components: Vec<BenchmarkComponent>,
+    /// Measurement time per benchmark in seconds (default: each benchmark's own).
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub duration: Option<f64>,
+    /// Warm-up per benchmark before measuring, in seconds [default: 1].
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub burnin_seconds: Option<f64>,
+    /// Override a benchmark parameter (repeatable); see `benchmark describe`.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+    /// Seed for every random generator the benchmarks use [default: 42].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Target half-width of the median's 95% confidence interval, in percent
+    /// of the median: sampling stops once every series is this precise (and
+    /// the minimum time has passed) [default: 1].
+    #[arg(long, value_name = "PERCENT", value_parser = parse_percent)]
+    pub precision: Option<f64>,
+    /// Multiply every stage time limit (setup 30 s, warm-up 15 s + burn-in,
+    /// measurement 3 x duration + 30 s, validation 30 s) by this [default: 1].
+    #[arg(long, value_name = "FACTOR", value_parser = parse_multiplier)]
+    pub timeout_multiplier: Option<f64>,
+    /// Run benchmarks inside this process instead of a worker process each
+    /// (for debugging: no time limits, and a crash ends the whole run).
+    #[arg(long)]
+    pub in_process: bool,
+    /// Read this configuration file instead of looking for warpt.toml
+    /// (./warpt.toml, then $XDG_CONFIG_HOME/warpt/warpt.toml).
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+}
+
+/// `warpt benchmark run`
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// What to run and how.
+    #[command(flatten)]
+    pub plan: PlanArgs,
+    /// Run the whole plan N times, each repetition a trial with its own
+    /// statistics (benchmarks in a new random order each time); the table
+    /// and `benchmarks` then show the median of the trial medians.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub repeat: u32,
+    /// Background telemetry.
+    #[command(flatten)]
+    pub monitor: MonitorFlags,
+    /// Where the run is recorded.
+    #[command(flatten)]
+    pub store: StoreFlags,
+    /// Re-run a previous export's exact plan, parameters, seed and settings.
+    #[arg(
+        long,
+        value_name = "FILE.json",
+        conflicts_with_all = ["suite", "benchmarks", "components", "params", "seed", "duration", "burnin_seconds", "precision", "config", "repeat"]
+    )]
+    pub replay: Option<PathBuf>,
+    /// Print the plan (benchmarks and effective parameters) and exit.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Write the results to warpt_benchmark_<SUITE_OR_COMPONENT>_<TIMESTAMP>_<RANDOM>.json
+    /// in the current directory.
+    #[arg(long, conflicts_with = "export_file")]
+    pub export: bool,
+    /// Write the results to this file.
+    #[arg(long, value_name = "PATH")]
+    pub export_file: Option<PathBuf>,
+    /// Print the suite run as JSON on stdout (human output goes to stderr).
+    #[arg(long)]
+    pub json: bool,
+}

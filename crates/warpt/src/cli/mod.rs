@@ -1,0 +1,260 @@
+//! The command line: every command, flag and its help text.
+//!
+//! This file holds the top level, the small commands and the flags several
+//! commands share; `benchmark` and `results` (with `report`) have their own
+//! files.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+mod benchmark;
+mod results;
+
+pub use benchmark::*;
+pub use results::*;
+
+/// Measure how fast this machine, and your workloads on it, really run.
+#[derive(Debug, Parser)]
+#[command(name = "warpt", version, about, propagate_version = true)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Top-level commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Show what this machine is: CPU, caches, memory, GPUs, disks, network, OS, tools.
+    List(ListMachineArgs),
+    /// List, describe and run benchmarks.
+    Benchmark {
+        /// The benchmark action.
+        #[command(subcommand)]
+        action: BenchmarkCommand,
+    },
+    /// Print the JSON Schema of an export (a `BenchmarkSuiteRun`) or of `warpt list --json`.
+    Schema(SchemaArgs),
+    /// Sustained load on one component with error detection (burn-in).
+    Stress(StressArgs),
+    /// Sample CPU, memory, temperatures, power and GPUs and show them live.
+    Monitor(MonitorArgs),
+    /// Serve the network benchmarks' protocol, as the peer of
+    /// `--param host=ADDR` on another machine (like `iperf3 -s`).
+    NetServer(NetServerArgs),
+    /// The result history: list, show, query and import recorded runs.
+    Results {
+        /// The results action.
+        #[command(subcommand)]
+        action: ResultsCommand,
+    },
+    /// Report runs for people (Markdown, HTML with charts) or tools (JSON).
+    Report(ReportArgs),
+    /// Measure this machine's run-to-run noise with A/A repetitions and store
+    /// it: `benchmark compare` then widens its threshold to what noise explains.
+    Noise(NoiseArgs),
+    /// Show the effective configuration and where each value comes from.
+    Config {
+        /// The config action.
+        #[command(subcommand)]
+        action: ConfigCommand,
+    },
+    /// Run one benchmark for a parent warpt (request on stdin, events on stdout).
+    #[command(name = "__worker", hide = true)]
+    Worker,
+}
+
+/// `warpt list`
+#[derive(Debug, Args)]
+pub struct ListMachineArgs {
+    /// Print the full machine model as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Which document a schema describes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum SchemaType {
+    /// An export: one `BenchmarkSuiteRun`.
+    SuiteRun,
+    /// `warpt list --json`: one `ListOutput`.
+    List,
+}
+
+/// `warpt schema`
+#[derive(Debug, Args)]
+pub struct SchemaArgs {
+    /// Which schema to print.
+    #[arg(long = "type", value_enum, default_value = "suite-run")]
+    pub kind: SchemaType,
+}
+
+/// `warpt stress`
+#[derive(Debug, Args)]
+pub struct StressArgs {
+    /// What to load: cpu, ram, storage or network.
+    #[arg(value_parser = ["cpu", "ram", "storage", "network", "gpu"])]
+    pub target: String,
+    /// Seconds under load (after the burn-in).
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = parse_seconds)]
+    pub duration: f64,
+    /// Seconds of load before recording starts.
+    #[arg(long, value_name = "SECONDS", default_value = "0", value_parser = parse_seconds)]
+    pub burnin_seconds: f64,
+    /// Override a parameter (repeatable): threads, fraction, mb, path, size_mb, streams,
+    /// message_kb; inject_error=1 corrupts one result to prove the detector works.
+    #[arg(long = "param", value_name = "KEY=VALUE")]
+    pub params: Vec<String>,
+    /// Seed for generated data.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Background telemetry.
+    #[command(flatten)]
+    pub monitor: MonitorFlags,
+    /// Where the run is recorded.
+    #[command(flatten)]
+    pub store: StoreFlags,
+    /// Print the stress run as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Write warpt_stress_<TARGET>_<TIMESTAMP>_<RANDOM>.json in the current directory.
+    #[arg(long, conflicts_with = "export_file")]
+    pub export: bool,
+    /// Write the stress run to this file.
+    #[arg(long, value_name = "PATH")]
+    pub export_file: Option<PathBuf>,
+}
+
+/// `--store` and `--no-store`, shared by `benchmark run` and `stress`.
+#[derive(Debug, Clone, Default, Args)]
+pub struct StoreFlags {
+    /// Record the run in this SQLite store instead of the configured one
+    /// ($WARPT_STORE, `store` in warpt.toml, else $XDG_DATA_HOME/warpt/results.db).
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+    /// Do not record the run in the store.
+    #[arg(long, conflicts_with = "store")]
+    pub no_store: bool,
+}
+
+/// `--monitor`, `--monitor-interval`, `--monitor-output`, shared by
+/// `benchmark run` and `stress`.
+#[derive(Debug, Args)]
+pub struct MonitorFlags {
+    /// Sample CPU, memory, temperatures, power and GPUs in the background
+    /// (each benchmark result gets a telemetry summary of its measurement window).
+    #[arg(long = "monitor")]
+    pub enabled: bool,
+    /// Seconds between monitor samples (at least 0.05).
+    #[arg(long = "monitor-interval", value_name = "SECONDS", default_value = "1", requires = "enabled", value_parser = parse_interval)]
+    pub interval: f64,
+    /// Write the monitor's timeline (a JSON list of samples) to this file.
+    #[arg(long = "monitor-output", value_name = "PATH", requires = "enabled")]
+    pub output: Option<PathBuf>,
+}
+
+/// `warpt monitor`
+#[derive(Debug, Args)]
+pub struct MonitorArgs {
+    /// Seconds between samples (at least 0.05).
+    #[arg(long, value_name = "SECONDS", default_value = "1", value_parser = parse_interval)]
+    pub interval: f64,
+    /// Stop after this many seconds (default: run until interrupted).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
+    pub duration: Option<f64>,
+    /// Print each sample as one JSON line on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Also serve the latest sample in the Prometheus text format on ADDR:PORT.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub prometheus: Option<String>,
+}
+
+/// `warpt net-server`
+#[derive(Debug, Args)]
+pub struct NetServerArgs {
+    /// Address and port to listen on.
+    #[arg(long, default_value = "0.0.0.0:7420")]
+    pub bind: String,
+    /// Exit after serving this many sessions (default: serve until stopped).
+    #[arg(long, value_name = "N")]
+    pub max_sessions: Option<usize>,
+    /// End any session after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    pub session_seconds: u64,
+}
+
+/// `warpt config ...`
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print every setting, its value and its source (default, file, env, flag).
+    Show(ConfigShowArgs),
+}
+
+/// `warpt config show`
+#[derive(Debug, Args)]
+pub struct ConfigShowArgs {
+    /// Read this configuration file instead of looking for warpt.toml.
+    #[arg(long, value_name = "PATH")]
+    pub config: Option<PathBuf>,
+    /// Print the configuration as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !v.is_finite() || v < 0.0 {
+        return Err(format!(
+            "{s} is negative or not finite; give a number of seconds >= 0"
+        ));
+    }
+    Ok(v)
+}
+
+fn parse_interval(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of seconds"))?;
+    if !v.is_finite() || v < 0.05 {
+        return Err(format!("{s} is below the shortest interval, 0.05 s"));
+    }
+    Ok(v)
+}
+
+fn parse_multiplier(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number"))?;
+    if !v.is_finite() || v <= 0.0 {
+        return Err(format!("{s} must be a positive number"));
+    }
+    Ok(v)
+}
+
+fn parse_percent(s: &str) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a percentage"))?;
+    if !v.is_finite() || v <= 0.0 || v > 100.0 {
+        return Err(format!("{s} is outside (0, 100]"));
+    }
+    Ok(v)
+}
+
+/// A percentage of at least 0 (`--threshold`, `--assume-noise`).
+fn parse_threshold(s: &str) -> Result<f64, String> {
+    let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
+    if v.is_finite() && v >= 0.0 {
+        Ok(v)
+    } else {
+        Err(format!("{v} is not a percentage >= 0"))
+    }
+}

@@ -1,0 +1,169 @@
+//! `warpt results ...` and `warpt report`: the stored history and what is made of it.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use super::parse_threshold;
+
+/// Formats of `warpt report`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportFormat {
+    /// Markdown.
+    Md,
+    /// One self-contained HTML file with SVG charts.
+    Html,
+    /// JSON: the runs and the comparisons with the first.
+    Json,
+}
+
+/// `warpt report`
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Runs: export files or runs in the store (id, prefix, `latest`); later
+    /// runs are compared with the first.
+    #[arg(required = true, value_name = "RUN_OR_FILE")]
+    pub runs: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "md")]
+    pub format: ReportFormat,
+    /// Write here instead of stdout.
+    #[arg(short = 'o', long = "output", value_name = "PATH")]
+    pub output: Option<PathBuf>,
+    /// A monitor timeline (`--monitor-output`) to chart power, frequency and temperature.
+    #[arg(long, value_name = "FILE.json")]
+    pub telemetry: Option<PathBuf>,
+    /// The store that run ids are looked up in.
+    #[command(flatten)]
+    pub store: StorePath,
+}
+
+/// `warpt results ...`
+#[derive(Debug, Subcommand)]
+pub enum ResultsCommand {
+    /// List recorded runs, newest first.
+    List(ResultsListArgs),
+    /// Show one recorded run (id, unique id prefix, or `latest`) as the table or JSON.
+    Show(ResultsShowArgs),
+    /// Run one read-only SQL statement against the store (see the README for its tables).
+    Query(ResultsQueryArgs),
+    /// Record export files (`benchmark run --export`) made here or elsewhere.
+    Import(ResultsImportArgs),
+    /// Write a run for other tools: bmf, gab, junit or csv.
+    Export(ResultsExportArgs),
+}
+
+/// Formats of `results export`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// Bencher Metric Format JSON.
+    Bmf,
+    /// github-action-benchmark `customBiggerIsBetter` / `customSmallerIsBetter` JSON.
+    Gab,
+    /// JUnit XML: one testcase per benchmark.
+    Junit,
+    /// CSV: one row per metric.
+    Csv,
+}
+
+/// `warpt results export`
+#[derive(Debug, Args)]
+pub struct ResultsExportArgs {
+    /// The run: an export file or a run in the store (id, prefix, `latest`).
+    pub run: String,
+    /// Output format.
+    #[arg(long, value_enum)]
+    pub format: ExportFormat,
+    /// Write here instead of stdout. For gab, two files: PATH with `-bigger`
+    /// and `-smaller` before its extension.
+    #[arg(short = 'o', long = "output", value_name = "PATH")]
+    pub output: Option<PathBuf>,
+    /// For junit: also fail the benchmarks with a metric regressed against this run
+    /// (judged as `benchmark compare` does; inconclusive metrics are named in the output).
+    #[arg(long, value_name = "RUN")]
+    pub baseline: Option<String>,
+    /// With --baseline: the run-to-run spread to assume, as `benchmark compare --assume-noise`.
+    #[arg(long, value_name = "PCT", requires = "baseline", value_parser = parse_threshold)]
+    pub assume_noise: Option<f64>,
+    /// The store.
+    #[command(flatten)]
+    pub store: StorePath,
+}
+
+/// The store a `results` command reads.
+#[derive(Debug, Clone, Default, Args)]
+pub struct StorePath {
+    /// The SQLite store ($WARPT_STORE, `store` in warpt.toml, else
+    /// $XDG_DATA_HOME/warpt/results.db).
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+}
+
+/// `warpt results list`
+#[derive(Debug, Args)]
+pub struct ResultsListArgs {
+    /// Only runs of this suite (stress runs: the target).
+    #[arg(long)]
+    pub suite: Option<String>,
+    /// Only runs containing this benchmark.
+    #[arg(long)]
+    pub benchmark: Option<String>,
+    /// Only runs on this machine: host name or fingerprint prefix.
+    #[arg(long)]
+    pub machine: Option<String>,
+    /// Only runs started at or after this date or RFC 3339 time.
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Only runs started before this date or RFC 3339 time.
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
+    /// At most this many runs.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+    /// JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// The store.
+    #[command(flatten)]
+    pub store: StorePath,
+}
+
+/// `warpt results show`
+#[derive(Debug, Args)]
+pub struct ResultsShowArgs {
+    /// Run id, unique prefix, or `latest`.
+    pub run: String,
+    /// The whole run as JSON (an export) on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// The store.
+    #[command(flatten)]
+    pub store: StorePath,
+}
+
+/// `warpt results query`
+#[derive(Debug, Args)]
+pub struct ResultsQueryArgs {
+    /// One SQL statement; anything that would write is refused.
+    pub sql: String,
+    /// Rows as a JSON list of objects.
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Rows as CSV with a header line.
+    #[arg(long)]
+    pub csv: bool,
+    /// The store.
+    #[command(flatten)]
+    pub store: StorePath,
+}
+
+/// `warpt results import`
+#[derive(Debug, Args)]
+pub struct ResultsImportArgs {
+    /// Export files (JSON `BenchmarkSuiteRun`s).
+    #[arg(required = true, value_name = "FILE.json")]
+    pub files: Vec<PathBuf>,
+    /// The store.
+    #[command(flatten)]
+    pub store: StorePath,
+}
