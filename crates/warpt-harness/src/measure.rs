@@ -181,6 +181,7 @@ pub struct Measure<'a> {
     measure_total: Duration,
     worst_stop: Option<StopReason>,
     next_key: usize,
+    measuring: std::sync::Arc<AtomicBool>,
 }
 
 impl<'a> Measure<'a> {
@@ -193,7 +194,15 @@ impl<'a> Measure<'a> {
             measure_total: Duration::ZERO,
             worst_stop: None,
             next_key: 0,
+            measuring: Default::default(),
         }
+    }
+
+    /// A flag that is set while a `run` takes counted samples and clear
+    /// during its warm-up (and between runs), for a sampling closure that
+    /// must tell the two apart (e.g. to act after N measured samples).
+    pub fn measuring_flag(&self) -> std::sync::Arc<AtomicBool> {
+        std::sync::Arc::clone(&self.measuring)
     }
 
     /// Also stop sampling (as at the time cap) as soon as `flag` is set.
@@ -248,6 +257,7 @@ impl<'a> Measure<'a> {
         self.warmup_total += warm_start.elapsed();
 
         let first_key = self.begin(defs);
+        self.measuring.store(true, Ordering::Relaxed);
         let mut values: Vec<Vec<f64>> = vec![Vec::new(); defs.len()];
         let mut seconds: Vec<Vec<f64>> = vec![Vec::new(); defs.len()];
         let start = Instant::now();
@@ -300,6 +310,7 @@ impl<'a> Measure<'a> {
                 break StopReason::SampleCap;
             }
         };
+        self.measuring.store(false, Ordering::Relaxed);
         self.end(
             first_key,
             defs,
@@ -323,6 +334,7 @@ impl<'a> Measure<'a> {
         elapsed: Duration,
     ) -> Measurement {
         let first_key = self.begin(defs);
+        self.measuring.store(true, Ordering::Relaxed);
         let mut values: Vec<Vec<f64>> = vec![Vec::new(); defs.len()];
         for row in rows.iter().skip(warmup) {
             for ((s, def), &t) in defs.iter().enumerate().zip(row) {

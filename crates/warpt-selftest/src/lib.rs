@@ -228,15 +228,19 @@ impl Benchmark for Faulty {
             }
             _ => {}
         }
+        // Counts measured samples only: warm-up calls do not bring the hang
+        // closer, so it happens in `measure` whatever the burn-in.
         let mut taken = 0usize;
+        let measuring = measure.measuring_flag();
         let buffer = &self.buffer;
         let m = measure.run(&policy, self.name, std::slice::from_ref(&def), |out| {
-            if hang_after.is_some_and(|n| taken >= n) {
+            let counted = measuring.load(std::sync::atomic::Ordering::Relaxed);
+            if counted && hang_after.is_some_and(|n| taken >= n) {
                 loop {
                     std::thread::sleep(Duration::from_secs(1));
                 }
             }
-            taken += 1;
+            taken += usize::from(counted);
             out[0] = spin();
             if !buffer.is_empty() {
                 black_box(buffer.iter().step_by(4096).map(|&b| b as u64).sum::<u64>());

@@ -102,12 +102,46 @@ fn a_hang_in_measurement_times_out_and_keeps_its_samples() {
     assert!(measure.duration_s >= limit);
     assert_eq!(stage(&r, "setup").status, StageStatus::Completed);
     let spin = &r.metrics[0];
-    // 7 calls of the sampling closure: 1 discarded warm-up, 6 counted.
+    // 7 measured samples (the warm-up ones are not counted), then the hang.
     assert_eq!(
         spin.stats.as_ref().unwrap().n,
-        6,
+        7,
         "the samples taken before the hang are kept"
     );
+}
+
+#[test]
+fn the_measure_hang_is_in_measure_at_the_default_burn_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.json");
+    let mut cmd = Command::cargo_bin("warpt").unwrap();
+    cmd.env("WARPT_SELFTEST", "1")
+        .env("WARPT_NO_PROGRESS", "1")
+        .args([
+            "benchmark",
+            "run",
+            "--suite",
+            "selftest",
+            "--benchmark",
+            "hang_measure",
+            "--duration",
+            "0.2",
+            // Warm-up limit (15 s + 1 s) x 0.1 = 1.6 s, above the burn-in;
+            // measurement (0.6 s + 30 s) x 0.1 = 3.06 s.
+            "--timeout-multiplier",
+            "0.1",
+            "--export-file",
+        ])
+        .arg(&path)
+        .assert()
+        .code(1);
+    let r = load(&path).benchmarks[0].clone();
+    assert_eq!(r.status, RunStatus::Timeout);
+    // The default one-second burn-in takes thousands of warm-up samples,
+    // more than `samples` = 5: they must not bring the hang forward.
+    assert_eq!(stage(&r, "warmup").status, StageStatus::Completed);
+    assert_eq!(stage(&r, "measure").status, StageStatus::Timeout);
+    assert_eq!(r.metrics[0].stats.as_ref().unwrap().n, 5);
 }
 
 #[test]
