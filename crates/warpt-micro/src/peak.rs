@@ -1,5 +1,8 @@
 //! The theoretical FMA peak of this machine, and how it was derived.
 
+use warpt_model::ParamValue;
+use warpt_system::clock::{Clock, ClockSource};
+
 use crate::cpu_flops::Isa;
 
 /// A theoretical ceiling with its derivation spelled out.
@@ -11,20 +14,59 @@ pub struct Peak {
     pub fp32_gflops: f64,
     /// The formula with every factor and where it came from.
     pub derivation: String,
+    /// The clock the formula used.
+    pub clock: Clock,
+}
+
+impl Peak {
+    /// Result details naming the clock: `effective_mhz` and `clock_source`
+    /// (`cpufreq`, `measured` or `nominal`).
+    pub fn clock_details(&self) -> Vec<(String, ParamValue)> {
+        vec![
+            ("effective_mhz".into(), ParamValue::Float(self.clock.mhz)),
+            (
+                "clock_source".into(),
+                ParamValue::from(self.clock.source.as_str()),
+            ),
+        ]
+    }
+
+    /// Why a measured share of this peak came out above 1, or `None` when
+    /// it did not: the figure is printed with its reason, never alone.
+    pub fn share_above_one(&self, what: &str, share: f64) -> Option<String> {
+        (share > 1.0).then(|| {
+            format!(
+                "{what}: {share:.3} of the theoretical peak, above 1: the core ran faster than the \
+                 {:.0} MHz the peak assumes ({}), or has more FMA pipes than the two assumed",
+                self.clock.mhz,
+                match self.clock.source {
+                    ClockSource::Cpufreq => "cpufreq's maximum",
+                    ClockSource::Measured => "measured once before the run; it may have risen",
+                    ClockSource::Nominal => "the nominal clock; the real one is unknown here",
+                }
+            )
+        })
+    }
 }
 
 /// cores x frequency x lanes x vector FP pipes x 2 for `threads` threads
-/// with `isa`, or `None` when no frequency can be read.
+/// with `isa`, or `None` when no clock is known.
 ///
 /// The number of FMA pipes is not exposed by CPUID or sysfs; warpt assumes
 /// two (true of current server cores from Intel since Skylake-SP Gold/Platinum
 /// and AMD since Zen 1 for 256-bit, Zen 5 for 512-bit) and says so. The
-/// frequency is cpufreq's maximum where present, otherwise the nominal
-/// `cpu MHz` of /proc/cpuinfo, which under a hypervisor may not be the
-/// frequency the core really runs at: measured shares above 1 mean exactly that.
+/// clock is cpufreq's maximum where present, else measured (a timed chain of
+/// dependent adds: under a hypervisor /proc/cpuinfo gives the nominal clock,
+/// not the boost clock the core runs at), else the nominal one; see
+/// [`warpt_system::clock`].
 pub fn theoretical_peak(isa: Isa, threads: usize) -> Option<Peak> {
-    let info = warpt_system::cpu_info();
-    let mhz = info.mhz.filter(|m| *m > 0.0)?;
+    peak_at(isa, threads, warpt_system::clock::effective_clock()?)
+}
+
+/// [`theoretical_peak`] at a given clock (e.g. the fastest of several
+/// measurements taken around a benchmark's parts).
+pub fn peak_at(isa: Isa, threads: usize, clock: Clock) -> Option<Peak> {
+    let mhz = clock.mhz;
     let pipes = 2.0;
     let lanes64 = (isa.vector_bytes() / 8) as f64;
     let per_cycle64 = lanes64 * pipes * 2.0;
@@ -33,12 +75,10 @@ pub fn theoretical_peak(isa: Isa, threads: usize) -> Option<Peak> {
     let derivation = format!(
         "{threads} threads x {mhz:.0} MHz ({src}) x {lanes64} fp64 lanes ({isa}) x {pipes} vector {op} pipes \
          (assumed; not readable from the CPU) x 2 flops = {fp64:.1} GFLOP/s fp64, twice that fp32",
-        src = if std::path::Path::new("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
-            .exists()
-        {
-            "cpufreq max"
-        } else {
-            "/proc/cpuinfo cpu MHz"
+        src = match clock.source {
+            ClockSource::Cpufreq => "cpufreq max",
+            ClockSource::Measured => "measured: dependent integer adds, timed",
+            ClockSource::Nominal => "/proc/cpuinfo cpu MHz, nominal",
         },
         isa = isa.name(),
     );
@@ -46,5 +86,6 @@ pub fn theoretical_peak(isa: Isa, threads: usize) -> Option<Peak> {
         fp64_gflops: fp64,
         fp32_gflops: fp64 * 2.0,
         derivation,
+        clock,
     })
 }

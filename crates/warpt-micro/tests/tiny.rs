@@ -49,6 +49,29 @@ fn cpu_flops_on_one_thread() {
     let r = run("cpu_flops", &["threads=1"]);
     assert_eq!(r.metrics.len(), 4);
     assert_eq!(r.details["threads_all"], ParamValue::Int(1));
+    // The peak's clock is named, and measured where cpufreq is absent (as
+    // under most hypervisors) rather than taken from the nominal MHz.
+    let ParamValue::Str(source) = &r.details["clock_source"] else {
+        panic!("{:?}", r.details)
+    };
+    let cpufreq = std::path::Path::new("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq");
+    let want = if cpufreq.exists() {
+        "cpufreq"
+    } else {
+        "measured"
+    };
+    assert_eq!(source, want);
+    assert!(matches!(r.details["effective_mhz"], ParamValue::Float(m) if m > 100.0));
+    // A share above 1 is never printed without its reason beside it.
+    for (key, value) in &r.details {
+        if let (true, ParamValue::Float(share)) = (key.starts_with("peak_share_"), value) {
+            assert!(
+                *share <= 1.0 || r.warnings.iter().any(|w| w.starts_with(key.as_str())),
+                "{key} = {share} without a reason: {:?}",
+                r.warnings
+            );
+        }
+    }
 }
 
 #[test]

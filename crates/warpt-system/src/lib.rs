@@ -5,10 +5,12 @@
 //! block devices, mounts, network interfaces and the operating system.
 //! NVIDIA GPUs come from NVML loaded at run time; optional extras (DIMMs,
 //! tool versions, `systemd-detect-virt`) from commands that may be absent.
-//! [`procstat`] accounts CPU time over a window (steal, other processes).
+//! [`procstat`] accounts CPU time over a window (steal, other processes);
+//! [`clock`] finds the clock a core really runs at.
 //! Everything degrades to "unknown" rather than failing: a container or a
 //! non-Linux kernel may hide any of it.
 
+pub mod clock;
 mod cpu;
 mod devices;
 mod dimms;

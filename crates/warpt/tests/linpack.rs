@@ -74,6 +74,15 @@ fn suite_linpack_solves_validates_and_reports_hpl_metrics() {
         assert!(metric("scaled_residual").value < 16.0);
         assert!(metric("factor_s").value > 0.0 && metric("solve_s").value > 0.0);
         assert_eq!(r.details["n"], warpt_model::ParamValue::Int(300));
+        // The peak's clock is named; a share above 1 comes with its reason.
+        assert!(r.details.contains_key("clock_source") && r.details.contains_key("effective_mhz"));
+        if let warpt_model::ParamValue::Float(share) = r.details["peak_share"] {
+            assert!(
+                share <= 1.0 || r.warnings.iter().any(|w| w.starts_with("peak_share")),
+                "{share}: {:?}",
+                r.warnings
+            );
+        }
     }
     let mxp = &run.benchmarks[2];
     assert!(

@@ -185,12 +185,20 @@ impl Benchmark for CpuFlops {
         measure: &mut Measure<'_>,
     ) -> Result<Measured, BenchmarkError> {
         let all = self.threads;
-        let metrics = vec![
-            self.series(ctx, measure, Precision::F64, 1, "1"),
-            self.series(ctx, measure, Precision::F64, all, "all"),
-            self.series(ctx, measure, Precision::F32, 1, "1"),
-            self.series(ctx, measure, Precision::F32, all, "all"),
-        ];
+        // The clock is measured (where cpufreq cannot say it) before each
+        // series and after the last; the fastest sets the peak.
+        let mut clock = warpt_system::clock::ClockSamples::default();
+        let mut metrics = Vec::new();
+        for (precision, threads, label) in [
+            (Precision::F64, 1, "1"),
+            (Precision::F64, all, "all"),
+            (Precision::F32, 1, "1"),
+            (Precision::F32, all, "all"),
+        ] {
+            clock.sample();
+            metrics.push(self.series(ctx, measure, precision, threads, label));
+        }
+        clock.sample();
         let mut details = vec![
             ("isa".to_string(), ParamValue::from(self.isa.name())),
             ("threads_all".to_string(), ParamValue::Int(all as i64)),
@@ -204,7 +212,9 @@ impl Benchmark for CpuFlops {
             ),
         ];
         let mut warnings = Vec::new();
-        match crate::peak::theoretical_peak(self.isa, all) {
+        let peak = warpt_system::clock::clock_from(&clock)
+            .and_then(|c| crate::peak::peak_at(self.isa, all, c));
+        match peak {
             Some(peak) => {
                 for m in &metrics {
                     let precision = m.tags.get("precision").map(String::as_str).unwrap_or("");
@@ -213,11 +223,14 @@ impl Benchmark for CpuFlops {
                         "fp64" => peak.fp64_gflops,
                         _ => peak.fp32_gflops,
                     } / if threads == "1" { all as f64 } else { 1.0 };
-                    details.push((
-                        format!("peak_share_{precision}_{threads}"),
-                        ParamValue::Float(m.value / ceiling),
-                    ));
+                    let share = m.value / ceiling;
+                    let key = format!("peak_share_{precision}_{threads}");
+                    if let Some(why) = peak.share_above_one(&key, share) {
+                        warnings.push(why);
+                    }
+                    details.push((key, ParamValue::Float(share)));
                 }
+                details.extend(peak.clock_details());
                 details.push((
                     "peak_gflops_fp64".into(),
                     ParamValue::Float(peak.fp64_gflops),
@@ -228,8 +241,9 @@ impl Benchmark for CpuFlops {
                 ));
                 details.push(("peak_derivation".into(), ParamValue::Str(peak.derivation)));
             }
-            None => warnings
-                .push("theoretical peak unknown: the CPU frequency is not readable here".into()),
+            None => warnings.push(
+                "theoretical peak unknown: no CPU clock is readable or measurable here".into(),
+            ),
         }
         Ok(Measured {
             metrics,

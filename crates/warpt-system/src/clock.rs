@@ -1,0 +1,224 @@
+//! The clock a core really runs at, for deriving theoretical peaks.
+//!
+//! cpufreq states the maximum where the kernel has a driver for it. Under
+//! most hypervisors it does not, and /proc/cpuinfo's `cpu MHz` is then the
+//! nominal (base) clock the hypervisor reports, often far below the boost
+//! clock the core actually runs at, so a peak derived from it is too low
+//! and measured shares come out above 1. There the clock is measured as
+//! peak tools do: a chain of dependent one-cycle integer adds, timed.
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+/// Where a clock figure came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockSource {
+    /// cpufreq's `cpuinfo_max_freq`.
+    Cpufreq,
+    /// Timed chain of dependent integer adds on this core.
+    Measured,
+    /// /proc/cpuinfo's `cpu MHz` (may be the nominal clock).
+    Nominal,
+}
+
+impl ClockSource {
+    /// The name recorded in results (`clock_source`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ClockSource::Cpufreq => "cpufreq",
+            ClockSource::Measured => "measured",
+            ClockSource::Nominal => "nominal",
+        }
+    }
+}
+
+/// A core clock and its source.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Clock {
+    /// MHz.
+    pub mhz: f64,
+    /// Where it came from.
+    pub source: ClockSource,
+}
+
+/// The clock for peak derivations: cpufreq's maximum where present, else
+/// the measured clock, else the nominal one. Measured once per process.
+pub fn effective_clock() -> Option<Clock> {
+    static CLOCK: OnceLock<Option<Clock>> = OnceLock::new();
+    *CLOCK.get_or_init(|| clock_from(&ClockSamples::take_if_needed()))
+}
+
+/// Clock measurements taken at several points of a benchmark (before and
+/// after each part), so one slow moment of the host does not set the peak.
+#[derive(Debug, Default, Clone)]
+pub struct ClockSamples(Vec<f64>);
+
+impl ClockSamples {
+    /// Samples with one measurement, when cpufreq cannot say the clock.
+    pub fn take_if_needed() -> Self {
+        let mut s = ClockSamples::default();
+        s.sample();
+        s
+    }
+
+    /// Adds a measurement, unless cpufreq states the clock (nothing to measure).
+    pub fn sample(&mut self) {
+        if cpufreq_max_mhz().is_none()
+            && let Some(mhz) = measure_mhz()
+        {
+            self.0.push(mhz);
+        }
+    }
+
+    /// The fastest measurement, MHz.
+    pub fn max(&self) -> Option<f64> {
+        self.0.iter().copied().reduce(f64::max)
+    }
+}
+
+/// The clock for a peak: cpufreq's maximum, else the fastest of `samples`,
+/// else the nominal clock.
+pub fn clock_from(samples: &ClockSamples) -> Option<Clock> {
+    cpufreq_max_mhz()
+        .map(|mhz| Clock {
+            mhz,
+            source: ClockSource::Cpufreq,
+        })
+        .or_else(|| {
+            samples.max().map(|mhz| Clock {
+                mhz,
+                source: ClockSource::Measured,
+            })
+        })
+        .or_else(|| {
+            crate::cpu_info().mhz.filter(|m| *m > 0.0).map(|mhz| Clock {
+                mhz,
+                source: ClockSource::Nominal,
+            })
+        })
+}
+
+/// cpufreq's maximum for CPU 0, MHz.
+fn cpufreq_max_mhz() -> Option<f64> {
+    let khz: f64 = std::fs::read_to_string("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    (khz > 0.0).then_some(khz / 1000.0)
+}
+
+/// Dependent adds per loop iteration of [`add_chain`].
+const ADDS_PER_ITER: u64 = 100;
+
+/// Runs `iters x ADDS_PER_ITER` dependent one-cycle adds (one per cycle on
+/// every x86-64 and AArch64 core; the loop counter runs beside the chain).
+#[cfg(target_arch = "x86_64")]
+fn add_chain(iters: u64) {
+    // SAFETY: register-only arithmetic and a local branch.
+    unsafe {
+        std::arch::asm!(
+            "2:",
+            ".rept 100",
+            "add {x}, 1",
+            ".endr",
+            "dec {n}",
+            "jnz 2b",
+            x = inout(reg) 0u64 => _,
+            n = inout(reg) iters.max(1) => _,
+            options(nomem, nostack),
+        );
+    }
+}
+
+#[cfg(target_arch = "aarch64")]
+fn add_chain(iters: u64) {
+    // SAFETY: register-only arithmetic and a local branch.
+    unsafe {
+        std::arch::asm!(
+            "2:",
+            ".rept 100",
+            "add {x}, {x}, #1",
+            ".endr",
+            "subs {n}, {n}, #1",
+            "b.ne 2b",
+            x = inout(reg) 0u64 => _,
+            n = inout(reg) iters.max(1) => _,
+            options(nomem, nostack),
+        );
+    }
+}
+
+/// Measures this core's clock, MHz: after 20 ms of the chain (so the clock
+/// has ramped), the fastest of 51 timed chains of about 1 ms each.
+/// Interrupts and steal only ever slow a chain down, and a hypervisor's
+/// clock wanders by a few percent over time: the fastest chain of a 50 ms
+/// window is the clock the core reaches, which a benchmark's median over
+/// seconds should not exceed.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+pub fn measure_mhz() -> Option<f64> {
+    let warm = Instant::now();
+    while warm.elapsed() < Duration::from_millis(20) {
+        add_chain(1000);
+    }
+    // Size a chain to about 1 ms.
+    let mut iters = 1000u64;
+    loop {
+        let t = Instant::now();
+        add_chain(iters);
+        if t.elapsed() >= Duration::from_millis(1) || iters > 1 << 30 {
+            break;
+        }
+        iters *= 2;
+    }
+    let best = (0..51)
+        .map(|_| {
+            let t = Instant::now();
+            add_chain(iters);
+            t.elapsed().as_secs_f64()
+        })
+        .fold(f64::INFINITY, f64::min);
+    let mhz = (iters * ADDS_PER_ITER) as f64 / best / 1e6;
+    (mhz.is_finite() && mhz > 0.0).then_some(mhz)
+}
+
+/// Not measurable on this architecture.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+pub fn measure_mhz() -> Option<f64> {
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_add_chain_runs_at_a_plausible_clock_and_scales_with_length() {
+        let mhz = measure_mhz().unwrap();
+        assert!((200.0..8000.0).contains(&mhz), "{mhz} MHz");
+        // Twice the adds take about twice the time: the chain is what is timed.
+        let time = |iters| {
+            (0..11)
+                .map(|_| {
+                    let t = Instant::now();
+                    add_chain(iters);
+                    t.elapsed().as_secs_f64()
+                })
+                .fold(f64::INFINITY, f64::min)
+        };
+        let ratio = time(40_000) / time(20_000);
+        assert!((1.6..2.4).contains(&ratio), "{ratio}");
+    }
+
+    #[test]
+    fn a_clock_is_found_and_named() {
+        let c = effective_clock().unwrap();
+        assert!(c.mhz > 0.0);
+        let expected = if cpufreq_max_mhz().is_some() {
+            ClockSource::Cpufreq
+        } else {
+            ClockSource::Measured
+        };
+        assert_eq!(c.source, expected);
+    }
+}
