@@ -223,6 +223,22 @@ pub struct MountInfo {
     pub filesystem: String,
     /// What is mounted, e.g. `/dev/vda1`.
     pub source: String,
+    /// A kernel interface or plumbing, not storage: proc, sysfs, cgroup
+    /// and their kind, anything under /proc, /sys or /dev, overlay layers
+    /// other than the root. `warpt list` hides these (`--json` keeps them).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub pseudo: bool,
+    /// A bind mount: a directory or file of a file system mounted elsewhere
+    /// already (container volumes, /etc/hosts). Hidden like `pseudo`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub bind: bool,
+}
+
+impl MountInfo {
+    /// Whether `warpt list` shows it to people.
+    pub fn is_storage(&self) -> bool {
+        !self.pseudo && !self.bind
+    }
 }
 
 /// One network interface.

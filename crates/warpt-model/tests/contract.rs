@@ -275,6 +275,7 @@ fn full_suite_run() -> BenchmarkSuiteRun {
                 mount_point: "/".into(),
                 filesystem: "ext4".into(),
                 source: "/dev/nvme0n1p1".into(),
+                ..Default::default()
             }],
             network: vec![NetworkInterface {
                 name: "eth0".into(),

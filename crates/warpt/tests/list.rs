@@ -98,4 +98,22 @@ fn list_summary_names_the_parts() {
     for part in ["CPU", "Memory", "OS", "caches"] {
         assert!(text.contains(part), "{part} missing:\n{text}");
     }
+    // People see storage; /proc, /sys and the like are counted, not listed,
+    // and the JSON keeps every mount.
+    assert!(!text.contains("Mount    /proc "), "{text}");
+    let all = json(&["list", "--json"]);
+    let mounts = all["mounts"].as_array().unwrap();
+    assert!(
+        mounts
+            .iter()
+            .any(|m| m["mount_point"] == "/proc" && m["pseudo"] == true)
+    );
+    let hidden = mounts
+        .iter()
+        .filter(|m| m["pseudo"] == true || m["bind"] == true)
+        .count();
+    assert!(
+        text.contains(&format!("({hidden} pseudo and bind mounts hidden")),
+        "{hidden}:\n{text}"
+    );
 }

@@ -120,10 +120,17 @@ pub fn summary(s: &ListOutput) -> String {
             opt(&d.scheduler)
         );
     }
-    for mnt in &s.mounts {
+    for mnt in s.mounts.iter().filter(|m| m.is_storage()) {
         o += &format!(
             "Mount    {} {} ({})\n",
             mnt.mount_point, mnt.filesystem, mnt.source
+        );
+    }
+    let hidden = s.mounts.iter().filter(|m| !m.is_storage()).count();
+    if hidden > 0 {
+        o += &format!(
+            "Mount    ({hidden} pseudo and bind mounts hidden: /proc, /sys, /dev, cgroups, \
+             overlay layers, container binds; --json lists all)\n"
         );
     }
     for n in &s.network {
