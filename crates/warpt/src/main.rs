@@ -64,6 +64,8 @@ fn main() -> ExitCode {
         },
         Command::Report(args) => commands::report::run(&args),
         Command::Noise(args) => commands::noise::run(&args),
+        Command::Completions(args) => commands::shell::completions(args.shell),
+        Command::Man => commands::shell::man(),
         Command::Config {
             action: ConfigCommand::Show(args),
         } => commands::config::show(&args),

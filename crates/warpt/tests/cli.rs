@@ -547,3 +547,53 @@ fn schema_describes_the_export() {
         assert!(text.contains(name), "schema lacks {name}");
     }
 }
+
+/// Asks bash, with `warpt completions bash` sourced, to complete `words`.
+fn bash_complete(script: &std::path::Path, words: &[&str]) -> String {
+    let line = words.join(" ");
+    let program = format!(
+        "source {script}; COMP_WORDS=({line}); COMP_CWORD={cword}; COMP_LINE='{line}'; \
+         COMP_POINT={point}; _warpt warpt {cur} {prev}; echo \"${{COMPREPLY[@]}}\"",
+        script = script.display(),
+        cword = words.len() - 1,
+        point = line.len(),
+        cur = words[words.len() - 1],
+        prev = words[words.len() - 2],
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &program])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn bash_completes_commands_and_flags_and_the_man_page_renders() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("warpt.bash");
+    let out = warpt().args(["completions", "bash"]).assert().success();
+    std::fs::write(&script, &out.get_output().stdout).unwrap();
+    assert_eq!(bash_complete(&script, &["warpt", "bench"]), "benchmark");
+    assert_eq!(
+        bash_complete(&script, &["warpt", "benchmark", "compare", "--fail"]),
+        "--fail-on-inconclusive"
+    );
+    for shell in ["zsh", "fish", "powershell"] {
+        let out = warpt().args(["completions", shell]).assert().success();
+        let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+        assert!(
+            text.contains("benchmark") && text.contains("noise"),
+            "{shell}"
+        );
+    }
+    warpt().args(["completions", "tcsh"]).assert().code(2);
+    let man = warpt().arg("man").assert().success();
+    let roff = String::from_utf8(man.get_output().stdout.clone()).unwrap();
+    assert!(roff.contains(".TH warpt 1"), "{roff}");
+    assert!(roff.contains("benchmark") && roff.contains("completions"));
+}

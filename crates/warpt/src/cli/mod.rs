@@ -60,9 +60,21 @@ pub enum Command {
         #[command(subcommand)]
         action: ConfigCommand,
     },
+    /// Print a shell completion script (e.g. `warpt completions bash > /etc/bash_completion.d/warpt`).
+    Completions(CompletionsArgs),
+    /// Print the man page (roff): `warpt man > warpt.1; man ./warpt.1`.
+    Man,
     /// Run one benchmark for a parent warpt (request on stdin, events on stdout).
     #[command(name = "__worker", hide = true)]
     Worker,
+}
+
+/// `warpt completions`
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 /// `warpt list`

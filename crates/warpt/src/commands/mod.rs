@@ -12,5 +12,6 @@ pub mod rerun;
 pub mod results;
 pub mod run;
 pub mod schema;
+pub mod shell;
 pub mod stress;
 pub mod worker;
