@@ -7,6 +7,7 @@
 //! - [`escape`]: escaping for CSV, Markdown and XML/HTML;
 //! - [`render`]: a comparison as terminal text, Markdown or JSON;
 //! - [`report`]: Markdown, self-contained HTML with SVG charts, and JSON reports of runs;
+//! - [`trend`]: change points in a metric's history (PELT);
 //! - [`exports`]: a run as Bencher Metric Format, github-action-benchmark, JUnit XML, CSV.
 
 pub mod compare;
@@ -15,6 +16,7 @@ pub mod exports;
 pub mod render;
 pub mod report;
 pub mod stats;
+pub mod trend;
 
 pub use compare::noise::{AssumedNoise, NoNoise};
 pub use compare::{

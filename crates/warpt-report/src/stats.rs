@@ -285,7 +285,8 @@ pub fn bootstrap_paired_ci(d: &[f64], rounds: usize, seed: u64) -> Option<(f64, 
 }
 
 /// The standard normal survival function P(Z > z), from erfc.
-fn normal_sf(z: f64) -> f64 {
+/// Upper tail of the standard normal distribution.
+pub fn normal_sf(z: f64) -> f64 {
     0.5 * erfc(z / std::f64::consts::SQRT_2)
 }
 

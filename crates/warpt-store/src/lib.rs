@@ -14,6 +14,7 @@ pub mod noise;
 pub mod query;
 pub mod read;
 pub mod schema;
+pub mod trend;
 pub mod write;
 
 use std::path::{Path, PathBuf};
@@ -24,6 +25,7 @@ use warpt_model::{BenchmarkSuiteRun, ListOutput, NoiseEntry, StressRun};
 pub use noise::NoiseKey;
 pub use query::{QueryOutput, query};
 pub use read::{RunFilter, RunSummary};
+pub use trend::{TrendQuery, TrendRow};
 pub use write::{Recorded, Source, fingerprint};
 
 /// What can go wrong with the store.
@@ -167,6 +169,11 @@ impl Store {
         limit: usize,
     ) -> Result<Vec<f64>, StoreError> {
         noise::history(&self.conn, key, exclude, limit)
+    }
+
+    /// A metric's values over the stored runs, oldest first (see [`trend::rows`]).
+    pub fn trend(&self, q: &TrendQuery<'_>) -> Result<Vec<TrendRow>, StoreError> {
+        trend::rows(&self.conn, q)
     }
 
     /// Runs matching `filter`, newest first.

@@ -61,6 +61,7 @@ fn main() -> ExitCode {
             ResultsCommand::Query(args) => commands::results::query(&args),
             ResultsCommand::Import(args) => commands::results::import(&args),
             ResultsCommand::Export(args) => commands::results::export(&args),
+            ResultsCommand::Trend(args) => commands::trend::run(&args),
         },
         Command::Report(args) => commands::report::run(&args),
         Command::Noise(args) => commands::noise::run(&args),

@@ -51,6 +51,36 @@ pub enum ResultsCommand {
     Import(ResultsImportArgs),
     /// Write a run for other tools: bmf, gab, junit or csv.
     Export(ResultsExportArgs),
+    /// A metric over the stored runs with its change points; exit 1 when the
+    /// latest run sits after a step in the bad direction (a nightly alert).
+    Trend(ResultsTrendArgs),
+}
+
+/// `warpt results trend`
+#[derive(Debug, Args)]
+pub struct ResultsTrendArgs {
+    /// The benchmark.
+    #[arg(long)]
+    pub benchmark: String,
+    /// The metric (e.g. `gflops`, `bandwidth`).
+    #[arg(long)]
+    pub metric: String,
+    /// Only this suite.
+    #[arg(long)]
+    pub suite: Option<String>,
+    /// A tag the metric must carry, KEY=VALUE (repeatable), e.g. `--tags kernel=triad`.
+    #[arg(long = "tags", value_name = "KEY=VALUE")]
+    pub tags: Vec<String>,
+    /// Only runs on this machine: host name or fingerprint prefix (needed
+    /// when the history holds several).
+    #[arg(long)]
+    pub machine: Option<String>,
+    /// JSON on stdout (`points`, `change_points`).
+    #[arg(long)]
+    pub json: bool,
+    /// The store.
+    #[command(flatten)]
+    pub store: StorePath,
 }
 
 /// Formats of `results export`.

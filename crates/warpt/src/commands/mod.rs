@@ -14,4 +14,5 @@ pub mod run;
 pub mod schema;
 pub mod shell;
 pub mod stress;
+pub mod trend;
 pub mod worker;

@@ -1,0 +1,98 @@
+//! A metric's series over the stored runs, for `warpt results trend`.
+
+use std::collections::BTreeMap;
+
+use rusqlite::{Connection, params};
+
+use crate::StoreError;
+
+/// Which series to read.
+#[derive(Debug, Clone, Copy)]
+pub struct TrendQuery<'a> {
+    /// Only this suite, if given.
+    pub suite: Option<&'a str>,
+    /// The benchmark.
+    pub benchmark: &'a str,
+    /// The metric's name.
+    pub metric: &'a str,
+    /// Tags the metric must carry (others may differ).
+    pub tags: &'a BTreeMap<String, String>,
+    /// Only runs of this machine (host name or fingerprint prefix), if given.
+    pub machine: Option<&'a str>,
+}
+
+/// One stored value of the series: a passed run's (aggregate) result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrendRow {
+    /// The suite run.
+    pub run_id: String,
+    /// When it started (RFC 3339).
+    pub start_time: String,
+    /// The machine's host name.
+    pub hostname: String,
+    /// The machine's fingerprint.
+    pub fingerprint: String,
+    /// The suite.
+    pub suite: String,
+    /// The metric's tags.
+    pub tags: BTreeMap<String, String>,
+    /// Unit.
+    pub unit: String,
+    /// Whether larger is better.
+    pub higher_is_better: bool,
+    /// The median.
+    pub value: f64,
+}
+
+/// The rows of `q`, oldest first. Trials are left out (their run's
+/// aggregate stands for them), and so are results that did not pass.
+pub fn rows(conn: &Connection, q: &TrendQuery<'_>) -> Result<Vec<TrendRow>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT s.id, s.start_time, m.hostname, m.fingerprint, r.suite, x.tags_json, x.unit, \
+                x.higher_is_better, x.value \
+         FROM metrics x \
+         JOIN results r ON r.id = x.result_id \
+         JOIN suite_runs s ON s.id = r.run_id \
+         JOIN machines m ON m.id = s.machine_id \
+         WHERE r.benchmark = ?1 AND x.name = ?2 AND r.trial IS NULL AND r.status = 'passed' \
+           AND (?3 IS NULL OR r.suite = ?3) \
+           AND x.value IS NOT NULL \
+         ORDER BY s.start_time, s.id",
+    )?;
+    let raw = stmt
+        .query_map(params![q.benchmark, q.metric, q.suite], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, String>(2)?,
+                r.get::<_, String>(3)?,
+                r.get::<_, String>(4)?,
+                r.get::<_, String>(5)?,
+                r.get::<_, String>(6)?,
+                r.get::<_, bool>(7)?,
+                r.get::<_, f64>(8)?,
+            ))
+        })?
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut out = Vec::new();
+    for (run_id, start_time, hostname, fingerprint, suite, tags, unit, hib, value) in raw {
+        let tags: BTreeMap<String, String> = serde_json::from_str(&tags)?;
+        let machine_ok = q
+            .machine
+            .is_none_or(|m| hostname == m || fingerprint.starts_with(m));
+        if machine_ok && q.tags.iter().all(|(k, v)| tags.get(k) == Some(v)) {
+            out.push(TrendRow {
+                run_id,
+                start_time,
+                hostname,
+                fingerprint,
+                suite,
+                tags,
+                unit,
+                higher_is_better: hib,
+                value,
+            });
+        }
+    }
+    Ok(out)
+}
