@@ -521,4 +521,65 @@ mod tests {
         .to_string();
         assert!(e.contains("WARPT_DURATION"), "{e}");
     }
+
+    /// The README's example warpt.toml.
+    const EXAMPLE: &str = "duration = 2.0\nburnin_seconds = 0.5\nseed = 7\nprecision = 1.0\n\
+        timeout_multiplier = 1.5\nin_process = false\n[timeouts]\nsetup = 60\n\
+        [benchmark_timeouts.\"micro/mem_latency\"]\nmeasure = 120\n[params]\narray_mb = 256\n";
+
+    /// Truncates, flips a byte, or swaps the type of one `key = value`.
+    fn damage(ops: &[(u8, usize, u8)]) -> Vec<u8> {
+        const SWAPS: [&str; 6] = ["\"text\"", "-1", "true", "[1, 2]", "{ a = 1 }", "1e999"];
+        let mut bytes = EXAMPLE.as_bytes().to_vec();
+        for &(op, at, k) in ops {
+            if bytes.is_empty() {
+                break;
+            }
+            match op % 3 {
+                0 => bytes.truncate(at % bytes.len()),
+                1 => {
+                    let i = at % bytes.len();
+                    bytes[i] ^= k | 1;
+                }
+                _ => {
+                    let text = String::from_utf8_lossy(&bytes).into_owned();
+                    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+                    let n = lines.len();
+                    if let Some((key, _)) = lines[at % n].clone().split_once(" = ") {
+                        lines[at % n] = format!("{key} = {}", SWAPS[k as usize % SWAPS.len()]);
+                    }
+                    bytes = lines.join("\n").into_bytes();
+                }
+            }
+        }
+        bytes
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config {
+            cases: 1000,
+            rng_seed: proptest::test_runner::RngSeed::Fixed(0x746f6d6c),
+            failure_persistence: None,
+            ..proptest::test_runner::Config::default()
+        })]
+
+        /// A damaged warpt.toml loads or is refused with a message (exit 2
+        /// at the CLI): never a panic. Fixed seed, 1000 cases.
+        #[test]
+        fn a_damaged_config_file_loads_or_is_refused(
+            ops in proptest::collection::vec(
+                (proptest::prelude::any::<u8>(), proptest::prelude::any::<usize>(), proptest::prelude::any::<u8>()),
+                1..4,
+            )
+        ) {
+            let mut f = tempfile::NamedTempFile::new().unwrap();
+            std::io::Write::write_all(&mut f, &damage(&ops)).unwrap();
+            match Config::load(Some(f.path()), &|_| None, &Flags::default()) {
+                Ok(_) => {}
+                Err(e) => {
+                    proptest::prop_assert!(e.downcast_ref::<UsageError>().is_some(), "{e:#}");
+                }
+            }
+        }
+    }
 }

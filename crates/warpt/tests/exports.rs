@@ -204,3 +204,55 @@ fn csv_has_one_row_per_metric() {
     );
     assert_eq!(lines.count(), metric_count(&run));
 }
+
+/// Damaged exports handed to `results import` (and through the same loader,
+/// to compare and --replay): each is recorded whole (exit 0) or refused with
+/// a message (exit 2), never a panic, and a refused file leaves nothing in
+/// the store. 40 cases: 20 truncations and 20 byte flips at spread positions.
+#[test]
+fn damaged_exports_are_imported_whole_or_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("results.db");
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../warpt-model/tests/data/example_export.json");
+    let good = std::fs::read(&fixture).unwrap();
+    let mut imported = 0;
+    for case in 0..40usize {
+        let mut bytes = good.clone();
+        let at = (case * 7919 + 13) % bytes.len();
+        if case % 2 == 0 {
+            bytes.truncate(at);
+        } else {
+            bytes[at] ^= 0x5a;
+        }
+        // Distinct ids, so every loadable case is a new run.
+        let text = String::from_utf8_lossy(&bytes)
+            .replace("\"id\": \"", &format!("\"id\": \"case{case}-"));
+        let path = dir.path().join(format!("case{case}.json"));
+        std::fs::write(&path, text).unwrap();
+        let out = Command::cargo_bin("warpt")
+            .unwrap()
+            .env("WARPT_STORE", &store)
+            .args(["results", "import"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "case {case}: {stderr}");
+        match out.status.code() {
+            Some(0) => imported += 1,
+            Some(2) => assert!(stderr.contains("case"), "case {case}: {stderr}"),
+            other => panic!("case {case}: exit {other:?}: {stderr}"),
+        }
+    }
+    if imported > 0 {
+        let out = Command::cargo_bin("warpt")
+            .unwrap()
+            .env("WARPT_STORE", &store)
+            .args(["results", "list", "--json"])
+            .output()
+            .unwrap();
+        let runs: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(runs.as_array().unwrap().len(), imported);
+    }
+}
