@@ -71,6 +71,53 @@ fn scaling_axis(entries: &[Entry]) -> Option<String> {
     })
 }
 
+/// Runs at least this many, all of one machine, get a trend chart.
+const TREND_MIN_RUNS: usize = 2 * crate::trend::MIN_SEGMENT;
+
+/// The metric over the runs in time order with its change points marked,
+/// when the report holds enough runs of one machine.
+fn trend_chart(
+    input: &Input,
+    title: &str,
+    unit: &str,
+    entries: &[Entry],
+    label_of: &dyn Fn(&Entry) -> String,
+) -> Option<String> {
+    let runs = &input.runs;
+    let machines: Vec<Option<String>> = runs
+        .iter()
+        .map(|(_, r)| r.system.as_ref().map(|s| s.fingerprint()))
+        .collect();
+    if runs.len() < TREND_MIN_RUNS || machines.iter().any(|m| m.is_none() || *m != machines[0]) {
+        return None;
+    }
+    let mut order: Vec<usize> = (0..runs.len()).collect();
+    order.sort_by_key(|&i| runs[i].1.start_time);
+    let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    for (x, &run) in order.iter().enumerate() {
+        for e in entries.iter().filter(|e| e.run == run) {
+            series
+                .entry(label_of(e))
+                .or_default()
+                .push((x as f64 + 1.0, e.value));
+        }
+    }
+    let mut steps = Vec::new();
+    let lines: Vec<Line> = series
+        .into_iter()
+        .filter(|(_, points)| points.len() >= TREND_MIN_RUNS)
+        .map(|(name, points)| {
+            let values: Vec<f64> = points.iter().map(|p| p.1).collect();
+            for st in crate::trend::change_points(&values) {
+                let x = points[st.index].0 - 0.5;
+                steps.push((x, format!("{name} {:+.1}%", st.change_pct)));
+            }
+            Line { name, points }
+        })
+        .collect();
+    (!lines.is_empty()).then(|| charts::trend(&format!("{title}: trend"), unit, &lines, &steps))
+}
+
 fn metric_charts(input: &Input) -> String {
     let runs = input.runs.len();
     let mut s = String::new();
@@ -120,6 +167,9 @@ fn metric_charts(input: &Input) -> String {
                 "<figure class=\"scaling\">{}</figure>\n",
                 charts::lines(&format!("{title} against {axis}"), &axis, &unit, &lines)
             );
+        }
+        if let Some(svg) = trend_chart(input, &title, &unit, &entries, &label_of) {
+            s += &format!("<figure class=\"trend\">{svg}</figure>\n");
         }
         let bars: Vec<Bar> = entries
             .iter()
