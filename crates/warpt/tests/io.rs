@@ -209,6 +209,38 @@ fn network_runs_both_benchmarks_on_loopback() {
 }
 
 #[test]
+fn net_latency_busy_polls_when_asked_and_still_validates() {
+    let run = run_json(
+        warpt()
+            .args([
+                "benchmark",
+                "run",
+                "--benchmark",
+                "net_latency",
+                "--duration",
+                "0.3",
+                "--burnin-seconds",
+                "0",
+            ])
+            .args([
+                "--param",
+                "busy_poll=true",
+                "--param",
+                "message_bytes=100",
+                "--json",
+            ]),
+        0,
+    );
+    let r = &run.benchmarks[0];
+    assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
+    assert!(r.validation.as_ref().unwrap().passed);
+    assert_eq!(r.details["busy_poll"], warpt_model::ParamValue::Bool(true));
+    let rtt = r.metrics.iter().find(|m| m.name == "rtt_us").unwrap();
+    assert_eq!(rtt.tags["message_bytes"], "100");
+    assert!(rtt.stats.as_ref().unwrap().n >= 200);
+}
+
+#[test]
 fn net_server_serves_remote_runs_and_survives_garbage() {
     let mut server = StdCommand::new(cargo_bin("warpt"))
         .args(["net-server", "--bind", "127.0.0.1:0", "--max-sessions", "5"])

@@ -42,11 +42,18 @@ pub fn spec() -> BenchmarkSpec {
         params: [
             ("host".to_string(), ParamValue::Str(String::new())),
             ("message_bytes".to_string(), ParamValue::Int(64)),
+            ("busy_poll".to_string(), ParamValue::Bool(false)),
         ]
         .into(),
         param_help: [
             ("host".to_string(), super::HOST_HELP.to_string()),
             ("message_bytes".to_string(), format!("bytes per message (1..={MAX_MESSAGE})")),
+            (
+                "busy_poll".to_string(),
+                "spin on a non-blocking socket instead of sleeping in read (no wake-up \
+                 latency; one CPU kept busy)"
+                    .to_string(),
+            ),
         ]
         .into(),
         timeouts: Default::default(),
@@ -54,11 +61,37 @@ pub fn spec() -> BenchmarkSpec {
     }
 }
 
+/// One round trip on a non-blocking socket: write all of `out`, then read
+/// `back` full, spinning instead of sleeping whenever the socket would block.
+fn spin_round_trip(conn: &mut TcpStream, out: &[u8], back: &mut [u8]) -> std::io::Result<()> {
+    use std::io::ErrorKind::{Interrupted, WouldBlock};
+    let mut sent = 0;
+    while sent < out.len() {
+        match conn.write(&out[sent..]) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => sent += n,
+            Err(e) if matches!(e.kind(), WouldBlock | Interrupted) => std::hint::spin_loop(),
+            Err(e) => return Err(e),
+        }
+    }
+    let mut got = 0;
+    while got < back.len() {
+        match conn.read(&mut back[got..]) {
+            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => got += n,
+            Err(e) if matches!(e.kind(), WouldBlock | Interrupted) => std::hint::spin_loop(),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
 /// The running benchmark.
 #[derive(Default)]
 pub struct NetLatency {
     target: Option<Target>,
     message: usize,
+    busy_poll: bool,
     echoes: u64,
     mismatches: u64,
     error: Option<String>,
@@ -81,6 +114,7 @@ impl Benchmark for NetLatency {
             });
         }
         self.message = m as usize;
+        self.busy_poll = ctx.bool_param("busy_poll")?;
         self.target = Some(Target::from_params(&ctx.params)?);
         Ok(())
     }
@@ -99,6 +133,7 @@ impl Benchmark for NetLatency {
             .map_err(|e| BenchmarkError::Failed(format!("connecting to {addr}: {e}")))?;
         conn.set_nodelay(true)
             .map_err(|e| BenchmarkError::Failed(e.to_string()))?;
+        let busy_poll = self.busy_poll;
         protocol::open(
             &mut conn,
             Mode::Echo {
@@ -106,6 +141,10 @@ impl Benchmark for NetLatency {
             },
         )
         .map_err(|e| BenchmarkError::Failed(format!("{addr}: {e}")))?;
+        if busy_poll {
+            conn.set_nonblocking(true)
+                .map_err(|e| BenchmarkError::Failed(e.to_string()))?;
+        }
         let mut out = vec![0u8; self.message];
         let mut back = vec![0u8; self.message];
         let mut seq = 0u64;
@@ -127,9 +166,12 @@ impl Benchmark for NetLatency {
                     *b = (seq as usize).wrapping_add(i) as u8;
                 }
                 let t = Instant::now();
-                let r = conn
-                    .write_all(&out)
-                    .and_then(|_| conn.read_exact(&mut back));
+                let r = if busy_poll {
+                    spin_round_trip(&mut conn, &out, &mut back)
+                } else {
+                    conn.write_all(&out)
+                        .and_then(|_| conn.read_exact(&mut back))
+                };
                 rtts.push(t.elapsed().as_secs_f64() * 1e6);
                 match r {
                     Ok(()) => {
@@ -166,7 +208,10 @@ impl Benchmark for NetLatency {
         metrics.extend(m.metrics);
         Ok(Measured {
             metrics,
-            details: vec![("peer".into(), ParamValue::Str(target.describe()))],
+            details: vec![
+                ("peer".into(), ParamValue::Str(target.describe())),
+                ("busy_poll".into(), ParamValue::Bool(busy_poll)),
+            ],
             warnings: Vec::new(),
         })
     }
