@@ -192,11 +192,13 @@ pub fn assess(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use warpt_model::{BenchmarkId, BenchmarkKind, BenchmarkSpec};
 
-    fn result() -> BenchmarkRunResult {
+    /// A passed result of a benchmark `s/b` without metrics (shared by the
+    /// harness's tests).
+    pub(crate) fn result() -> BenchmarkRunResult {
         let spec = BenchmarkSpec {
             id: BenchmarkId::new("s", "b"),
             components: vec![],

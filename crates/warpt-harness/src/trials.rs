@@ -254,27 +254,9 @@ fn sum_resources(results: &[&BenchmarkRunResult]) -> Resources {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use warpt_model::{BenchmarkId, BenchmarkKind, BenchmarkSpec};
 
     fn result(value: f64, quality: Quality) -> BenchmarkRunResult {
-        let spec = BenchmarkSpec {
-            id: BenchmarkId::new("s", "b"),
-            components: vec![],
-            kind: BenchmarkKind::Synthetic,
-            description: None,
-            default_duration_seconds: None,
-            external_tool: None,
-            params: Default::default(),
-            param_help: Default::default(),
-            timeouts: Default::default(),
-            metrics: vec![],
-        };
-        let mut r = BenchmarkRunResult::new(
-            spec,
-            Default::default(),
-            RunStatus::Passed,
-            jiff::Timestamp::now(),
-        );
+        let mut r = crate::quality::tests::result();
         r.metrics.push(BenchmarkMetric {
             name: "rate".into(),
             value,
@@ -355,7 +337,7 @@ mod tests {
     #[test]
     fn finds_results_by_plan_position_in_shuffled_trials() {
         let mut x = result(1.0, Quality::Good);
-        x.spec.id = BenchmarkId::new("s", "x");
+        x.spec.id = warpt_model::BenchmarkId::new("s", "x");
         let y = result(2.0, Quality::Good);
         let trials = vec![
             Trial {

@@ -439,7 +439,7 @@ impl Benchmark for Linpack {
         let isa = warpt_micro::cpu_flops::Isa::detect();
         clock.sample();
         let peak = warpt_system::clock::clock_from(&clock)
-            .and_then(|c| warpt_micro::peak_at(isa, threads, c));
+            .map(|c| warpt_micro::theoretical_peak(isa, threads, c));
         if let Some(peak) = peak {
             let ceiling = if precision == Precision::F32 {
                 peak.fp32_gflops

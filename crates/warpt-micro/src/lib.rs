@@ -17,7 +17,7 @@ mod stream_kernels;
 pub mod stress;
 mod team;
 
-pub use peak::{Peak, peak_at, theoretical_peak};
+pub use peak::{Peak, theoretical_peak};
 
 use warpt_harness::{Benchmark, Suite};
 use warpt_model::BenchmarkSpec;

@@ -49,23 +49,18 @@ impl Peak {
     }
 }
 
-/// cores x frequency x lanes x vector FP pipes x 2 for `threads` threads
-/// with `isa`, or `None` when no clock is known.
+/// cores x `clock` x lanes x vector FP pipes x 2 for `threads` threads
+/// with `isa`.
 ///
 /// The number of FMA pipes is not exposed by CPUID or sysfs; warpt assumes
 /// two (true of current server cores from Intel since Skylake-SP Gold/Platinum
 /// and AMD since Zen 1 for 256-bit, Zen 5 for 512-bit) and says so. The
 /// clock is cpufreq's maximum where present, else measured (a timed chain of
 /// dependent adds: under a hypervisor /proc/cpuinfo gives the nominal clock,
-/// not the boost clock the core runs at), else the nominal one; see
-/// [`warpt_system::clock`].
-pub fn theoretical_peak(isa: Isa, threads: usize) -> Option<Peak> {
-    peak_at(isa, threads, warpt_system::clock::effective_clock()?)
-}
-
-/// [`theoretical_peak`] at a given clock (e.g. the fastest of several
-/// measurements taken around a benchmark's parts).
-pub fn peak_at(isa: Isa, threads: usize, clock: Clock) -> Option<Peak> {
+/// not the boost clock the core runs at), else the nominal one: see
+/// [`warpt_system::clock::clock_from`], given measurements taken around the
+/// benchmark's parts.
+pub fn theoretical_peak(isa: Isa, threads: usize, clock: Clock) -> Peak {
     let mhz = clock.mhz;
     let pipes = 2.0;
     let lanes64 = (isa.vector_bytes() / 8) as f64;
@@ -82,10 +77,10 @@ pub fn peak_at(isa: Isa, threads: usize, clock: Clock) -> Option<Peak> {
         },
         isa = isa.name(),
     );
-    Some(Peak {
+    Peak {
         fp64_gflops: fp64,
         fp32_gflops: fp64 * 2.0,
         derivation,
         clock,
-    })
+    }
 }

@@ -7,7 +7,6 @@
 //! and measured shares come out above 1. There the clock is measured as
 //! peak tools do: a chain of dependent one-cycle integer adds, timed.
 
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 /// Where a clock figure came from.
@@ -41,26 +40,12 @@ pub struct Clock {
     pub source: ClockSource,
 }
 
-/// The clock for peak derivations: cpufreq's maximum where present, else
-/// the measured clock, else the nominal one. Measured once per process.
-pub fn effective_clock() -> Option<Clock> {
-    static CLOCK: OnceLock<Option<Clock>> = OnceLock::new();
-    *CLOCK.get_or_init(|| clock_from(&ClockSamples::take_if_needed()))
-}
-
 /// Clock measurements taken at several points of a benchmark (before and
 /// after each part), so one slow moment of the host does not set the peak.
 #[derive(Debug, Default, Clone)]
 pub struct ClockSamples(Vec<f64>);
 
 impl ClockSamples {
-    /// Samples with one measurement, when cpufreq cannot say the clock.
-    pub fn take_if_needed() -> Self {
-        let mut s = ClockSamples::default();
-        s.sample();
-        s
-    }
-
     /// Adds a measurement, unless cpufreq states the clock (nothing to measure).
     pub fn sample(&mut self) {
         if cpufreq_max_mhz().is_none()
@@ -212,7 +197,9 @@ mod tests {
 
     #[test]
     fn a_clock_is_found_and_named() {
-        let c = effective_clock().unwrap();
+        let mut samples = ClockSamples::default();
+        samples.sample();
+        let c = clock_from(&samples).unwrap();
         assert!(c.mhz > 0.0);
         let expected = if cpufreq_max_mhz().is_some() {
             ClockSource::Cpufreq

@@ -213,7 +213,7 @@ impl Benchmark for CpuFlops {
         ];
         let mut warnings = Vec::new();
         let peak = warpt_system::clock::clock_from(&clock)
-            .and_then(|c| crate::peak::peak_at(self.isa, all, c));
+            .map(|c| crate::peak::theoretical_peak(self.isa, all, c));
         match peak {
             Some(peak) => {
                 for m in &metrics {

@@ -416,6 +416,7 @@ pub fn compare(
     let mut metrics = Vec::new();
     let mut judged = Vec::new();
     let mut only_current = Vec::new();
+    let debug = (is_debug(base), is_debug(current));
     for (key, cur_r, cur) in &current_metrics {
         let Some((_, old_r, old)) = base_metrics.iter().find(|(k, _, _)| k == key) else {
             only_current.push(label(key));
@@ -455,7 +456,6 @@ pub fn compare(
         let noise_band = found
             .as_ref()
             .map(|n| noise::band_pct(n, options.noise_k, vb.len(), vc.len()));
-        let debug = (is_debug(base), is_debug(current));
         let unusable = [
             unusable("base", old_r, old, tb.len(), debug),
             unusable("current", cur_r, cur, tc.len(), (debug.1, debug.0)),

@@ -236,21 +236,47 @@ pub fn lines(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]) -> String 
             &format!("{x_desc} (log scale)"),
             y_desc,
             &logged,
-            true,
+            XAxis::Log,
+            &[],
         );
     }
-    draw_lines(title, x_desc, y_desc, lines, false)
+    draw_lines(title, x_desc, y_desc, lines, XAxis::Linear, &[])
 }
 
-fn draw_lines(title: &str, x_desc: &str, y_desc: &str, lines: &[Line], log_x: bool) -> String {
+/// How a line chart's x axis is scaled and labelled.
+#[derive(Clone, Copy, PartialEq)]
+enum XAxis {
+    /// x as given.
+    Linear,
+    /// x holds log10 of the value; labels show the value.
+    Log,
+    /// x is a run number from 1: whole-number labels, half a run of margin.
+    Runs,
+}
+
+/// Lines with a legend, and `marks` (x, label) drawn as labelled dashed
+/// vertical lines.
+fn draw_lines(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    lines: &[Line],
+    axis: XAxis,
+    marks: &[(f64, String)],
+) -> String {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
         let _ = root.fill(&WHITE);
-        let (x0, x1) = range(
-            lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)),
-            false,
-        );
+        let (x0, x1) = if axis == XAxis::Runs {
+            let n = lines.iter().map(|l| l.points.len()).max().unwrap_or(1) as f64;
+            (0.5, n + 0.5)
+        } else {
+            range(
+                lines.iter().flat_map(|l| l.points.iter().map(|p| p.0)),
+                false,
+            )
+        };
         let (y0, y1) = range(
             lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)),
             false,
@@ -268,12 +294,10 @@ fn draw_lines(title: &str, x_desc: &str, y_desc: &str, lines: &[Line], log_x: bo
             .configure_mesh()
             .x_desc(x_desc)
             .y_desc(y_desc)
-            .x_label_formatter(&|x| {
-                if log_x {
-                    crate::render::num(10f64.powf(*x))
-                } else {
-                    crate::render::num(*x)
-                }
+            .x_label_formatter(&|x| match axis {
+                XAxis::Log => crate::render::num(10f64.powf(*x)),
+                XAxis::Linear => crate::render::num(*x),
+                XAxis::Runs => format!("{x:.0}"),
             })
             .draw();
         for (i, l) in lines.iter().enumerate() {
@@ -286,6 +310,22 @@ fn draw_lines(title: &str, x_desc: &str, y_desc: &str, lines: &[Line], log_x: bo
                 });
             }
             let _ = chart.draw_series(l.points.iter().map(|p| Circle::new(*p, 3, c.filled())));
+        }
+        for (i, (x, label)) in marks.iter().enumerate() {
+            let _ = chart.draw_series(DashedLineSeries::new(
+                [(*x, y0), (*x, y1)],
+                6,
+                4,
+                RED.stroke_width(2),
+            ));
+            // Labels inside the plot (elements on its edge are clipped),
+            // stacked when several are drawn.
+            let label_y = y1 - (y1 - y0) * (0.05 + 0.07 * (i % 4) as f64);
+            let _ = chart.draw_series(std::iter::once(Text::new(
+                label.clone(),
+                (*x, label_y),
+                ("sans-serif", 13).into_font().color(&RED),
+            )));
         }
         let _ = chart
             .configure_series_labels()
@@ -301,63 +341,5 @@ fn draw_lines(title: &str, x_desc: &str, y_desc: &str, lines: &[Line], log_x: bo
 /// series, with each change point drawn as a dashed vertical line before
 /// the first run after it and labelled with its change.
 pub fn trend(title: &str, unit: &str, lines: &[Line], steps: &[(f64, String)]) -> String {
-    let mut svg = String::new();
-    {
-        let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
-        let _ = root.fill(&WHITE);
-        let n = lines.iter().map(|l| l.points.len()).max().unwrap_or(1) as f64;
-        let (y0, y1) = range(
-            lines.iter().flat_map(|l| l.points.iter().map(|p| p.1)),
-            false,
-        );
-        let Ok(mut chart) = ChartBuilder::on(&root)
-            .caption(title, ("sans-serif", 16))
-            .margin(8)
-            .x_label_area_size(40)
-            .y_label_area_size(60)
-            .build_cartesian_2d(0.5..n + 0.5, y0..y1)
-        else {
-            return String::new();
-        };
-        let _ = chart
-            .configure_mesh()
-            .x_desc("run")
-            .y_desc(unit)
-            .x_label_formatter(&|x| format!("{x:.0}"))
-            .draw();
-        for (i, l) in lines.iter().enumerate() {
-            let c = colour(i);
-            if let Ok(s) =
-                chart.draw_series(LineSeries::new(l.points.iter().copied(), c.stroke_width(2)))
-            {
-                s.label(l.name.clone()).legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2))
-                });
-            }
-            let _ = chart.draw_series(l.points.iter().map(|p| Circle::new(*p, 3, c.filled())));
-        }
-        for (i, (x, label)) in steps.iter().enumerate() {
-            // Labels inside the plot (elements on its edge are clipped),
-            // stacked when several steps are marked.
-            let label_y = y1 - (y1 - y0) * (0.05 + 0.07 * (i % 4) as f64);
-            let _ = chart.draw_series(DashedLineSeries::new(
-                [(*x, y0), (*x, y1)],
-                6,
-                4,
-                RED.stroke_width(2),
-            ));
-            let _ = chart.draw_series(std::iter::once(Text::new(
-                label.clone(),
-                (*x, label_y),
-                ("sans-serif", 13).into_font().color(&RED),
-            )));
-        }
-        let _ = chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw();
-        let _ = root.present();
-    }
-    svg
+    draw_lines(title, "run", unit, lines, XAxis::Runs, steps)
 }
