@@ -81,6 +81,29 @@ fn storage_runs_validates_and_leaves_nothing_behind() {
 }
 
 #[test]
+fn storage_runs_only_the_ops_asked_for_and_names_a_bad_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_json(disk(dir.path()).args(["--param", "ops=rand_read"]), 0);
+    let r = &run.benchmarks[0];
+    assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
+    let ops: std::collections::BTreeSet<&str> =
+        r.metrics.iter().map(|m| m.tags["op"].as_str()).collect();
+    assert_eq!(ops.into_iter().collect::<Vec<_>>(), ["rand_read"]);
+    let checked = r.validation.as_ref().unwrap();
+    assert!(checked.passed, "{}", checked.message);
+    let out = disk(dir.path())
+        .args(["--param", "ops=rand_read,randwrite"])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&out);
+    assert!(err.contains("unknown test 'randwrite'"), "{err}");
+    assert!(empty(dir.path()));
+}
+
+#[test]
 fn storage_leaves_nothing_after_a_failure() {
     let dir = tempfile::tempdir().unwrap();
     // Limits at 1%: the measurement stage (30.4 s x 0.01) times out and the worker is killed.

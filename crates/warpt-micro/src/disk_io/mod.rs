@@ -39,6 +39,8 @@ const SEQ_SAMPLE: u64 = 64 << 20;
 const RAND_SAMPLE_SECS: f64 = 0.05;
 /// Per-I/O latencies kept in a metric's `samples`.
 const LATENCIES_KEPT: usize = 20_000;
+/// The four tests, by their `op` tag, in the order they run.
+const ALL_OPS: [&str; 4] = ["seq_write", "seq_read", "rand_read", "rand_write"];
 
 /// The spec of `disk_io`.
 pub fn spec() -> BenchmarkSpec {
@@ -49,8 +51,9 @@ pub fn spec() -> BenchmarkSpec {
         description: Some(
             "File-system I/O like fio: sequential write and read in 1 MiB blocks (`throughput`, MB/s = 1e6 \
              B/s) and random `block_kb` reads and writes (`iops`, and per-I/O `latency_us` with p50/p99/p99.9), \
-             all at `queue_depth` through io_uring set up and polled as fio's engine does (or one thread per \
-             slot where io_uring is unavailable), \
+             all at `queue_depth` through io_uring set up as fio's engine does, completions polled and, for \
+             random reads, the queue kept full from one sample to the next as in a continuous fio job (or \
+             one thread per slot where io_uring is unavailable); `ops` picks the tests, \
              O_DIRECT where the file system allows it (tmpfs does not: then the page cache is measured and \
              the result says so). Writes end each sample with fdatasync, counted. The file has no name on \
              disk at any moment, so it cannot be left behind. Validation: every page read carries its own \
@@ -65,6 +68,7 @@ pub fn spec() -> BenchmarkSpec {
             ("block_kb".to_string(), ParamValue::Int(4)),
             ("queue_depth".to_string(), ParamValue::Int(16)),
             ("direct".to_string(), ParamValue::Bool(true)),
+            ("ops".to_string(), ParamValue::Str(ALL_OPS.join(","))),
         ]
         .into(),
         param_help: [
@@ -73,6 +77,7 @@ pub fn spec() -> BenchmarkSpec {
             ("block_kb".to_string(), "random I/O block size in KiB (a multiple of 4)".to_string()),
             ("queue_depth".to_string(), "I/Os in flight (1..=256)".to_string()),
             ("direct".to_string(), "use O_DIRECT where the file system supports it".to_string()),
+            ("ops".to_string(), "comma-separated tests to run, in this order: seq_write, seq_read, rand_read, rand_write".to_string()),
         ]
         .into(),
         // Filling a large file on a slow disk takes a while.
@@ -92,6 +97,38 @@ struct Config {
     block: usize,
     qd: usize,
     direct: bool,
+    /// Which of [`ALL_OPS`] run.
+    ops: [bool; 4],
+}
+
+impl Config {
+    fn runs(&self, op: &str) -> bool {
+        ALL_OPS
+            .iter()
+            .position(|o| *o == op)
+            .is_some_and(|i| self.ops[i])
+    }
+}
+
+fn parse_ops(text: &str) -> Result<[bool; 4], String> {
+    let mut ops = [false; 4];
+    for name in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let i = ALL_OPS.iter().position(|o| *o == name).ok_or_else(|| {
+            format!(
+                "parameter 'ops': unknown test '{name}' (known: {})",
+                ALL_OPS.join(", ")
+            )
+        })?;
+        ops[i] = true;
+    }
+    if ops.iter().any(|&o| o) {
+        Ok(ops)
+    } else {
+        Err(format!(
+            "parameter 'ops' names no test (known: {})",
+            ALL_OPS.join(", ")
+        ))
+    }
 }
 
 fn config(params: &Params) -> Result<Config, String> {
@@ -137,6 +174,7 @@ fn config(params: &Params) -> Result<Config, String> {
             .get("direct")
             .and_then(ParamValue::as_bool)
             .unwrap_or(true),
+        ops: parse_ops(params.get("ops").and_then(ParamValue::as_str).unwrap_or(""))?,
     })
 }
 
@@ -241,7 +279,7 @@ impl Benchmark for DiskIo {
             .rng
             .take()
             .unwrap_or_else(|| Xoshiro256PlusPlus::seed_from_u64(ctx.seed));
-        let policy = MeasurePolicy::share_of(ctx, 4);
+        let policy = MeasurePolicy::share_of(ctx, c.ops.iter().filter(|&&o| o).count());
         let mut metrics: Vec<BenchmarkMetric> = Vec::new();
         let mut failure: Option<std::io::Error> = None;
         let mut check = BatchCheck::default();
@@ -251,6 +289,9 @@ impl Benchmark for DiskIo {
         let blocks_in_file = c.size / SEQ_BLOCK as u64;
         let mut cursor = 0u64;
         for (op, tag) in [(Op::Write, "seq_write"), (Op::Read, "seq_read")] {
+            if !c.runs(tag) {
+                continue;
+            }
             let def = SeriesDef::new(
                 "throughput",
                 "MB/s",
@@ -291,13 +332,9 @@ impl Benchmark for DiskIo {
 
         // Random: batches sized to about 50 ms, calibrated on a first batch.
         let slots = c.size / c.block as u64;
-        let mut random_offsets = |n: usize| -> Vec<u64> {
-            (0..n)
-                .map(|_| (rng.next_u64() % slots) * c.block as u64)
-                .collect()
-        };
+        let mut next_random = || (rng.next_u64() % slots) * c.block as u64;
         let mut probe_lat = Vec::new();
-        let probe = random_offsets(c.qd * 8);
+        let probe: Vec<u64> = (0..c.qd * 8).map(|_| next_random()).collect();
         let t = Instant::now();
         let ck = rand
             .run(&file, Op::Read, &probe, &mut probe_lat)
@@ -307,6 +344,9 @@ impl Benchmark for DiskIo {
         let per_io = t.elapsed().as_secs_f64() / probe.len() as f64;
         let batch = ((RAND_SAMPLE_SECS / per_io.max(1e-9)) as usize).clamp(c.qd, 1 << 16);
         for (op, tag) in [(Op::Read, "rand_read"), (Op::Write, "rand_write")] {
+            if !c.runs(tag) {
+                continue;
+            }
             let def = SeriesDef::new(
                 "iops",
                 "IOPS",
@@ -316,17 +356,29 @@ impl Benchmark for DiskIo {
             );
             let mut lat: Vec<f64> = Vec::new();
             let mut per_sample = 0usize;
+            // While reads stream, a sample's time runs from the end of the
+            // previous one: the I/Os that complete while the harness records
+            // a sample are credited to the next, so its time covers them too.
+            let mut stream_end: Option<Instant> = None;
             let m = measure.run(&policy, tag, std::slice::from_ref(&def), |out| {
-                let offsets = random_offsets(batch);
                 let before = lat.len();
-                let start = Instant::now();
-                let r = rand.run(&file, op, &offsets, &mut lat).and_then(|ck| {
-                    if op == Op::Write {
-                        file.sync_data()?;
+                let start = stream_end.unwrap_or_else(Instant::now);
+                // Reads stream: the queue stays full from one sample to the
+                // next, as in fio's continuous job. Writes drain, so the
+                // closing fdatasync covers every write of the sample.
+                let r = match op {
+                    Op::Read => rand.stream(&file, op, batch, &mut next_random, &mut lat),
+                    Op::Write => {
+                        let offsets: Vec<u64> = (0..batch).map(|_| next_random()).collect();
+                        rand.run(&file, op, &offsets, &mut lat)
+                            .and_then(|ck| file.sync_data().map(|()| ck))
                     }
-                    Ok(ck)
-                });
-                out[0] = start.elapsed().as_secs_f64();
+                };
+                let end = Instant::now();
+                out[0] = end.duration_since(start).as_secs_f64();
+                if op == Op::Read {
+                    stream_end = Some(end);
+                }
                 per_sample = lat.len() - before;
                 match r {
                     Ok(ck) => {
@@ -338,6 +390,16 @@ impl Benchmark for DiskIo {
                     }
                 }
             });
+            // The reads still in flight are checked, not counted.
+            match rand.drain() {
+                Ok(ck) => {
+                    check.bad_pages += ck.bad_pages;
+                    check.checked_pages += ck.checked_pages;
+                }
+                Err(e) => {
+                    failure.get_or_insert(e);
+                }
+            }
             // The warm-up batches' latencies are not part of the measurement.
             let skip = (m.warmup_samples * per_sample).min(lat.len());
             metrics.extend(m.metrics);
@@ -408,5 +470,22 @@ impl Benchmark for DiskIo {
                 c.checked_pages
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ops_are_parsed_and_bad_ones_named() {
+        assert_eq!(
+            parse_ops("rand_read, seq_write").unwrap(),
+            [true, false, true, false]
+        );
+        assert_eq!(parse_ops(&ALL_OPS.join(",")).unwrap(), [true; 4]);
+        let e = parse_ops("rand_read,randread").unwrap_err();
+        assert!(e.contains("'randread'") && e.contains("rand_write"), "{e}");
+        assert!(parse_ops(" , ").unwrap_err().contains("names no test"));
     }
 }
