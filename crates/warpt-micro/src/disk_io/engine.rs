@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
-use std::os::unix::io::AsRawFd;
+use std::os::unix::io::{AsRawFd, RawFd};
 use std::time::Instant;
 
 use io_uring::{IoUring, opcode, types};
@@ -34,6 +34,11 @@ pub struct BatchCheck {
 pub trait Engine: Send {
     /// `io_uring` or `threads`.
     fn name(&self) -> &'static str;
+
+    /// What the engine could set up beyond the basics (for `details`).
+    fn features(&self) -> Vec<&'static str> {
+        Vec::new()
+    }
 
     /// Performs one I/O of the engine's block size at each of `offsets`,
     /// with up to the queue depth in flight, and waits for all of them;
@@ -104,6 +109,12 @@ struct Uring {
     bufs: Vec<AlignedBuf>,
     block: usize,
     magic: u64,
+    /// The buffers are registered with the ring (READ_FIXED / WRITE_FIXED:
+    /// no page pinning per I/O), as fio's `fixedbufs`.
+    fixed_bufs: bool,
+    /// The file registered with the ring as fixed file 0 (no file
+    /// reference taken per I/O), as fio's `registerfiles`.
+    registered: Option<RawFd>,
     /// Slots with no I/O in flight.
     free: Vec<usize>,
     /// When each slot's I/O was submitted.
@@ -111,7 +122,7 @@ struct Uring {
     /// Each slot's file offset.
     at: Vec<u64>,
     /// The file and direction of the I/Os in flight, if any are.
-    inflight: Option<(types::Fd, Op)>,
+    inflight: Option<(RawFd, Op)>,
 }
 
 impl Uring {
@@ -128,11 +139,25 @@ impl Uring {
             .setup_cqsize(entries)
             .build(entries)
             .or_else(|_| IoUring::new(entries))?;
+        let mut bufs = buffers(block, qd, seed);
+        let iovecs: Vec<libc::iovec> = bufs
+            .iter_mut()
+            .map(|b| libc::iovec {
+                iov_base: b.as_mut_ptr().cast(),
+                iov_len: block,
+            })
+            .collect();
+        // SAFETY: the buffers outlive the ring: `ring` is dropped first (field
+        // order) and `Drop` waits for every I/O in flight. A kernel or a
+        // memlock limit that refuses registration leaves plain buffers.
+        let fixed_bufs = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
         Ok(Uring {
             ring,
-            bufs: buffers(block, qd, seed),
+            bufs,
             block,
             magic,
+            fixed_bufs,
+            registered: None,
             free: (0..qd).collect(),
             started: vec![Instant::now(); qd],
             at: vec![0; qd],
@@ -144,14 +169,33 @@ impl Uring {
         self.bufs.len() - self.free.len()
     }
 
+    /// Registers `fd` as fixed file 0 when nothing is in flight; a ring
+    /// that refuses keeps using the descriptor.
+    fn register(&mut self, fd: RawFd) {
+        if self.registered == Some(fd) || self.in_flight() > 0 {
+            return;
+        }
+        let submitter = self.ring.submitter();
+        if self.registered.take().is_some() {
+            let _ = submitter.unregister_files();
+        }
+        if submitter.register_files(&[fd]).is_ok() {
+            self.registered = Some(fd);
+        }
+    }
+
     /// Puts an I/O from `next` in every free slot (queued, not yet
-    /// submitted); false once `next` has run out.
+    /// submitted); false once `next` has run out. The slots share one
+    /// issue time, taken just before the submitting system call, as fio
+    /// stamps a submitted batch.
     fn fill(
         &mut self,
-        fd: types::Fd,
+        fd: RawFd,
         op: Op,
         next: &mut dyn FnMut() -> Option<u64>,
     ) -> io::Result<bool> {
+        let fixed_file = self.registered == Some(fd);
+        let now = Instant::now();
         while let Some(&slot) = self.free.last() {
             let Some(off) = next() else {
                 return Ok(false);
@@ -161,14 +205,33 @@ impl Uring {
             if op == Op::Write {
                 stamp(buf.as_mut_slice(), off, self.magic);
             }
-            let (ptr, len) = (buf.as_mut_ptr(), self.block as u32);
-            let entry = match op {
-                Op::Read => opcode::Read::new(fd, ptr, len).offset(off).build(),
-                Op::Write => opcode::Write::new(fd, ptr, len).offset(off).build(),
+            let (ptr, len, index) = (buf.as_mut_ptr(), self.block as u32, slot as u16);
+            macro_rules! sqe {
+                ($target:expr) => {
+                    match (op, self.fixed_bufs) {
+                        (Op::Read, true) => opcode::ReadFixed::new($target, ptr, len, index)
+                            .offset(off)
+                            .build(),
+                        (Op::Read, false) => {
+                            opcode::Read::new($target, ptr, len).offset(off).build()
+                        }
+                        (Op::Write, true) => opcode::WriteFixed::new($target, ptr, len, index)
+                            .offset(off)
+                            .build(),
+                        (Op::Write, false) => {
+                            opcode::Write::new($target, ptr, len).offset(off).build()
+                        }
+                    }
+                };
+            }
+            let entry = if fixed_file {
+                sqe!(types::Fixed(0))
+            } else {
+                sqe!(types::Fd(fd))
             }
             .user_data(slot as u64);
             self.at[slot] = off;
-            self.started[slot] = Instant::now();
+            self.started[slot] = now;
             self.inflight = Some((fd, op));
             // SAFETY: the buffer stays alive and untouched until its
             // completion is reaped (in `pump` or in `drop`); the queue has
@@ -186,7 +249,7 @@ impl Uring {
     /// caller. Latencies go to `latencies_us` when given.
     fn pump(
         &mut self,
-        fd: types::Fd,
+        fd: RawFd,
         op: Op,
         want: usize,
         next: &mut dyn FnMut() -> Option<u64>,
@@ -195,6 +258,7 @@ impl Uring {
         let mut check = BatchCheck::default();
         let mut done = 0usize;
         let mut more = true;
+        self.register(fd);
         while done < want {
             if more {
                 more = self.fill(fd, op, next)?;
@@ -215,10 +279,11 @@ impl Uring {
                     .enter::<libc::sigset_t>(pending, 0, ENTER_GETEVENTS, None)?
             };
             let mut failed: Option<io::Error> = None;
+            let now = Instant::now();
             for c in self.ring.completion().take(want - done) {
                 let (slot, res) = (c.user_data() as usize, c.result());
                 if let Some(lat) = latencies_us.as_deref_mut() {
-                    lat.push(self.started[slot].elapsed().as_secs_f64() * 1e6);
+                    lat.push(now.duration_since(self.started[slot]).as_secs_f64() * 1e6);
                 }
                 self.free.push(slot);
                 done += 1;
@@ -263,6 +328,17 @@ impl Engine for Uring {
         "io_uring"
     }
 
+    fn features(&self) -> Vec<&'static str> {
+        let mut f = Vec::new();
+        if self.fixed_bufs {
+            f.push("fixed_buffers");
+        }
+        if self.registered.is_some() {
+            f.push("fixed_file");
+        }
+        f
+    }
+
     fn run(
         &mut self,
         file: &File,
@@ -273,7 +349,7 @@ impl Engine for Uring {
         let mut check = self.drain()?;
         let mut it = offsets.iter().copied();
         let got = self.pump(
-            types::Fd(file.as_raw_fd()),
+            file.as_raw_fd(),
             op,
             offsets.len(),
             &mut || it.next(),
@@ -292,9 +368,9 @@ impl Engine for Uring {
         next_offset: &mut dyn FnMut() -> u64,
         latencies_us: &mut Vec<f64>,
     ) -> io::Result<BatchCheck> {
-        let fd = types::Fd(file.as_raw_fd());
+        let fd = file.as_raw_fd();
         let mut check = BatchCheck::default();
-        if self.inflight.is_some_and(|(f, o)| f.0 != fd.0 || o != op) {
+        if self.inflight.is_some_and(|(f, o)| f != fd || o != op) {
             check = self.drain()?;
         }
         let got = self.pump(
@@ -440,6 +516,11 @@ mod tests {
         let mut lat = Vec::new();
         u.run(&file, Op::Write, &offsets, &mut lat).unwrap();
         assert_eq!(u.in_flight(), 0, "run waits for all its I/Os");
+        assert_eq!(
+            u.registered,
+            Some(file.as_raw_fd()),
+            "the file is registered"
+        );
         let mut i = 0u64;
         let mut next = || {
             i += 1;

@@ -441,6 +441,10 @@ impl Benchmark for DiskIo {
             details: vec![
                 ("engine".into(), ParamValue::from(rand.name())),
                 (
+                    "engine_features".into(),
+                    ParamValue::Str(rand.features().join(",")),
+                ),
+                (
                     "memory_backed".into(),
                     ParamValue::Bool(file::memory_backed(&c.dir)),
                 ),
