@@ -8,6 +8,7 @@ pub fn registry() -> Registry {
     let mut r = Registry::new();
     r.register(Box::new(warpt_micro::MicroSuite));
     r.register(Box::new(warpt_linpack::LinpackSuite));
+    r.register(Box::new(warpt_pepbench::PepbenchSuite));
     if std::env::var("WARPT_SELFTEST").is_ok_and(|v| v == "1") {
         r.register(Box::new(warpt_selftest::SelftestSuite));
     }

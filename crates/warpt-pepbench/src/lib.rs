@@ -1,0 +1,56 @@
+//! The pepbench suite: ML inference measured the way ML engineers measure
+//! it, on candle and Hugging Face tokenizers, with models generated from the
+//! seed so nothing has to be downloaded.
+//!
+//! - [`llm_infer`]: LLM prefill and decode, TTFT / TPOT / tokens per second;
+//! - [`tokenize`]: batch BPE tokenization, MB/s and tokens/s;
+//! - [`model`]: Llama presets and their seeded weights;
+//! - [`llm`]: the decoder engine the LLM benchmarks share;
+//! - [`reference`]: a plain f64 Llama forward pass that checks candle's;
+//! - [`corpus`]: seeded English-like text.
+
+pub mod corpus;
+pub mod llm;
+pub mod llm_infer;
+pub mod model;
+pub mod reference;
+pub mod tokenize;
+
+use warpt_harness::{Benchmark, Suite};
+use warpt_model::{BenchmarkSpec, Params};
+
+/// The suite's name.
+pub const SUITE: &str = "pepbench";
+
+/// The pepbench suite, for the registry.
+pub struct PepbenchSuite;
+
+impl Suite for PepbenchSuite {
+    fn name(&self) -> &'static str {
+        SUITE
+    }
+
+    fn description(&self) -> &'static str {
+        "ML inference: LLM TTFT/TPOT and tokens/s (candle), tokenization throughput"
+    }
+
+    fn specs(&self) -> Vec<BenchmarkSpec> {
+        vec![llm_infer::spec(), tokenize::spec()]
+    }
+
+    fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
+        match name {
+            llm_infer::NAME => Some(Box::new(llm_infer::LlmInfer::new())),
+            tokenize::NAME => Some(Box::new(tokenize::Tokenize::new())),
+            _ => None,
+        }
+    }
+
+    fn check_params(&self, name: &str, params: &Params) -> Result<(), String> {
+        match name {
+            llm_infer::NAME => llm_infer::check_params(params),
+            tokenize::NAME => tokenize::check_params(params),
+            _ => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,172 @@
+//! The decoder engine shared by `llm_infer` and `end_to_end_infer`: a
+//! candle-transformers Llama with a KV cache, prefill then greedy decode of
+//! a batch of equal-length prompts, timed the way MLPerf defines TTFT and
+//! TPOT.
+
+use std::time::Instant;
+
+use candle_core::{D, DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::llama;
+
+use crate::model::{self, Shape};
+
+/// Numeric formats a model can run in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    /// IEEE binary32.
+    F32,
+    /// bfloat16 weights and activations (attention softmax in f32, as candle does).
+    Bf16,
+    /// IEEE binary16.
+    F16,
+}
+
+impl Precision {
+    /// The precision called `name`; q8_0 and q4_0 are named as not built yet.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        match name {
+            "f32" => Ok(Precision::F32),
+            "bf16" => Ok(Precision::Bf16),
+            "f16" => Ok(Precision::F16),
+            other => Err(format!(
+                "parameter 'precision': '{other}' is not one of f32, bf16, f16"
+            )),
+        }
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::Bf16 => "bf16",
+            Precision::F16 => "f16",
+        }
+    }
+
+    /// candle's dtype for it.
+    pub fn dtype(self) -> DType {
+        match self {
+            Precision::F32 => DType::F32,
+            Precision::Bf16 => DType::BF16,
+            Precision::F16 => DType::F16,
+        }
+    }
+
+    /// Largest difference from the f64 reference's logits that still counts
+    /// as agreement, relative to the largest reference logit (the rounding
+    /// of the format, compounded over the layers, with a margin).
+    pub fn logit_tolerance(self) -> f64 {
+        match self {
+            Precision::F32 => 1e-4,
+            Precision::Bf16 => 0.05,
+            Precision::F16 => 0.01,
+        }
+    }
+}
+
+/// A loaded model ready to generate.
+pub struct Decoder {
+    model: llama::Llama,
+    config: llama::Config,
+    /// The model's shape.
+    pub shape: Shape,
+    dtype: DType,
+    device: Device,
+    /// Parameters, counted from the tensors.
+    pub parameters: usize,
+    /// Bytes of the weights in the run's precision.
+    pub model_bytes: usize,
+}
+
+/// One batch's outcome.
+#[derive(Debug, Clone)]
+pub struct Generation {
+    /// Generated tokens, one row per request.
+    pub tokens: Vec<Vec<u32>>,
+    /// Logits after each request's prompt (the first token's distribution).
+    pub first_logits: Vec<Vec<f32>>,
+    /// Seconds from submission to the first token of every request (the
+    /// prefill of the whole batch, plus the first argmax).
+    pub ttft_s: f64,
+    /// Seconds from submission to the last token.
+    pub total_s: f64,
+}
+
+impl Decoder {
+    /// The model of `shape` with the weights `seed` generates, in `precision`.
+    pub fn generated(
+        shape: Shape,
+        seed: u64,
+        precision: Precision,
+        device: &Device,
+    ) -> candle_core::Result<Self> {
+        let tensors = model::generate(&shape, seed, device)?;
+        let (parameters, model_bytes) = model::count(&tensors, precision.dtype());
+        let vb = VarBuilder::from_tensors(tensors, precision.dtype(), device);
+        let config = shape.candle_config();
+        let model = llama::Llama::load(vb, &config)?;
+        Ok(Decoder {
+            model,
+            config,
+            shape,
+            dtype: precision.dtype(),
+            device: device.clone(),
+            parameters,
+            model_bytes,
+        })
+    }
+
+    /// Bytes the KV cache holds for `batch` sequences of `tokens` positions.
+    pub fn kv_cache_bytes(&self, batch: usize, tokens: usize) -> usize {
+        let s = &self.shape;
+        2 * s.layers * batch * s.kv_heads * s.head_dim() * tokens * self.dtype.size_in_bytes()
+    }
+
+    /// Prefills `prompts` (all the same length) as one batch, then decodes
+    /// `n_gen` tokens greedily for each with a KV cache.
+    pub fn generate(&self, prompts: &[Vec<u32>], n_gen: usize) -> candle_core::Result<Generation> {
+        let batch = prompts.len();
+        let len = prompts.first().map_or(0, Vec::len);
+        if batch == 0 || len == 0 || n_gen == 0 || prompts.iter().any(|p| p.len() != len) {
+            candle_core::bail!("a batch needs equal, non-empty prompts and at least one token");
+        }
+        let start = Instant::now();
+        let mut cache = llama::Cache::new(true, self.dtype, &self.config, &self.device)?;
+        let flat: Vec<u32> = prompts.iter().flatten().copied().collect();
+        let input = Tensor::from_vec(flat, (batch, len), &self.device)?;
+        let logits = self.model.forward(&input, 0, &mut cache)?;
+        let mut next = logits.argmax(D::Minus1)?.to_vec1::<u32>()?;
+        let ttft_s = start.elapsed().as_secs_f64();
+        let first_logits = logits.to_vec2::<f32>()?;
+        let mut tokens: Vec<Vec<u32>> = next.iter().map(|&t| vec![t]).collect();
+        for step in 1..n_gen {
+            let input = Tensor::from_vec(next.clone(), (batch, 1), &self.device)?;
+            let logits = self.model.forward(&input, len + step - 1, &mut cache)?;
+            next = logits.argmax(D::Minus1)?.to_vec1::<u32>()?;
+            for (row, &t) in tokens.iter_mut().zip(&next) {
+                row.push(t);
+            }
+        }
+        Ok(Generation {
+            tokens,
+            first_logits,
+            ttft_s,
+            total_s: start.elapsed().as_secs_f64(),
+        })
+    }
+}
+
+/// `batch` prompts of `len` token ids drawn from the seed, avoiding the
+/// first three ids (special tokens in the in-process tokenizer).
+pub fn random_prompts(seed: u64, batch: usize, len: usize, vocab: usize) -> Vec<Vec<u32>> {
+    use rand_core::{RngCore, SeedableRng};
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x7072_6f6d_7074);
+    (0..batch)
+        .map(|_| {
+            (0..len)
+                .map(|_| 3 + (rng.next_u64() % (vocab as u64 - 3)) as u32)
+                .collect()
+        })
+        .collect()
+}

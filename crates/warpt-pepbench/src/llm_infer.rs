@@ -1,0 +1,386 @@
+//! `llm_infer`: a batch of requests through a Llama decoder, prefill then
+//! greedy decode with a KV cache; TTFT and TPOT per request as MLPerf
+//! defines them, output and prefill tokens/s per batch.
+//!
+//! Validation: the tiny preset at the run's precision against a plain f64
+//! forward pass (first logits within the precision's tolerance, greedy
+//! tokens equal while the reference chose them firmly); the measured model
+//! gives the same tokens twice, and batched requests the same tokens as
+//! each request run alone.
+
+use std::sync::atomic::Ordering;
+
+use candle_core::Device;
+use warpt_harness::{
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+};
+use warpt_model::{
+    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, StageLimits,
+    Validation,
+};
+
+use crate::llm::{Decoder, Precision, random_prompts};
+use crate::model::Preset;
+use crate::reference::Reference;
+
+/// Benchmark name within the suite.
+pub const NAME: &str = "llm_infer";
+/// Per-request TTFT/TPOT values kept in a metric's `samples`.
+const EVENTS_KEPT: usize = 20_000;
+
+/// The spec of `llm_infer`.
+pub fn spec() -> BenchmarkSpec {
+    BenchmarkSpec {
+        id: BenchmarkId::new(crate::SUITE, NAME),
+        components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Ram],
+        kind: BenchmarkKind::Application,
+        description: Some(format!(
+            "LLM inference on a Llama-architecture decoder (candle): `batch` requests of `prompt_tokens` \
+             tokens, prefilled as one batch, then `gen_tokens` tokens each by greedy decoding with a KV \
+             cache. Per request `ttft_ms` (submission to first token) and `tpot_ms` = (latency - TTFT) / \
+             (gen_tokens - 1), as MLPerf defines them; per batch `output_tokens_per_s` (tokens generated \
+             after the first, over the decode time) and `prefill_tokens_per_s`. Weights generated from the \
+             seed. Presets: tiny = {}; small = {}; base (TinyLlama-1.1B's shape) = {}. Validation: the tiny \
+             preset against a plain f64 forward pass, repeatability, and batched = alone.",
+            Preset::Tiny.shape().describe(),
+            Preset::Small.shape().describe(),
+            Preset::Base.shape().describe()
+        )),
+        default_duration_seconds: Some(10.0),
+        external_tool: None,
+        params: [
+            ("model".to_string(), ParamValue::Str("small".into())),
+            ("device".to_string(), ParamValue::Str("cpu".into())),
+            ("precision".to_string(), ParamValue::Str("f32".into())),
+            ("batch".to_string(), ParamValue::Int(1)),
+            ("prompt_tokens".to_string(), ParamValue::Int(128)),
+            ("gen_tokens".to_string(), ParamValue::Int(32)),
+        ]
+        .into(),
+        param_help: [
+            (
+                "model".to_string(),
+                "preset: tiny (~10 M), small (~110 M), base (~1.1 B)".to_string(),
+            ),
+            (
+                "device".to_string(),
+                "cpu (cuda and metal need a build with that feature)".to_string(),
+            ),
+            ("precision".to_string(), "f32, bf16 or f16".to_string()),
+            (
+                "batch".to_string(),
+                "requests prefilled and decoded together".to_string(),
+            ),
+            (
+                "prompt_tokens".to_string(),
+                "tokens in each prompt".to_string(),
+            ),
+            (
+                "gen_tokens".to_string(),
+                "tokens generated per request (at least 2)".to_string(),
+            ),
+        ]
+        .into(),
+        // Generating the base preset's 1.1 B weights takes a while.
+        timeouts: StageLimits {
+            setup: Some(300.0),
+            validate: Some(300.0),
+            ..StageLimits::default()
+        },
+        metrics: vec![
+            "ttft_ms".into(),
+            "tpot_ms".into(),
+            "output_tokens_per_s".into(),
+            "prefill_tokens_per_s".into(),
+        ],
+    }
+}
+
+/// The checked parameters.
+#[derive(Debug, Clone, Copy)]
+struct Config {
+    preset: Preset,
+    precision: Precision,
+    batch: usize,
+    prompt: usize,
+    n_gen: usize,
+}
+
+fn config(params: &Params) -> Result<Config, String> {
+    let s = |k: &str| params.get(k).and_then(ParamValue::as_str).unwrap_or("");
+    let int = |k: &str, min: i64, max: i64| -> Result<usize, String> {
+        let v = params
+            .get(k)
+            .and_then(ParamValue::as_i64)
+            .ok_or_else(|| format!("parameter '{k}' is missing"))?;
+        if (min..=max).contains(&v) {
+            Ok(v as usize)
+        } else {
+            Err(format!(
+                "parameter '{k}' must be from {min} to {max}, not {v}"
+            ))
+        }
+    };
+    let device = s("device");
+    if device != "cpu" && device != "cuda" && device != "metal" {
+        return Err(format!(
+            "parameter 'device': '{device}' is not one of cpu, cuda, metal"
+        ));
+    }
+    let c = Config {
+        preset: Preset::parse(s("model"))?,
+        precision: Precision::parse(s("precision"))?,
+        batch: int("batch", 1, 1024)?,
+        prompt: int("prompt_tokens", 1, 1 << 20)?,
+        n_gen: int("gen_tokens", 2, 1 << 20)?,
+    };
+    let context = c.preset.shape().context;
+    if c.prompt + c.n_gen > context {
+        return Err(format!(
+            "parameter 'prompt_tokens': {} prompt + {} generated tokens exceed the {} model's context of {context}",
+            c.prompt,
+            c.n_gen,
+            c.preset.name()
+        ));
+    }
+    Ok(c)
+}
+
+/// Checks the parameters before anything runs.
+pub fn check_params(params: &Params) -> Result<(), String> {
+    config(params).map(|_| ())
+}
+
+/// The device named by `device`, or why it cannot be had.
+pub fn device(name: &str) -> Result<Device, BenchmarkError> {
+    match name {
+        "cpu" => Ok(Device::Cpu),
+        other => Err(BenchmarkError::Skipped(format!(
+            "device '{other}': this warpt was built without candle's {other} support"
+        ))),
+    }
+}
+
+/// The running benchmark.
+#[derive(Default)]
+pub struct LlmInfer {
+    config: Option<Config>,
+    decoder: Option<Decoder>,
+    prompts: Vec<Vec<u32>>,
+    seed: u64,
+}
+
+impl LlmInfer {
+    /// A fresh instance.
+    pub fn new() -> Self {
+        LlmInfer::default()
+    }
+}
+
+fn candle_err(what: &str) -> impl Fn(candle_core::Error) -> BenchmarkError + '_ {
+    move |e| BenchmarkError::Failed(format!("{what}: {e}"))
+}
+
+impl Benchmark for LlmInfer {
+    fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        let c = config(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
+            key: NAME.into(),
+            reason,
+        })?;
+        let dev = device(ctx.str_param("device")?)?;
+        let decoder = Decoder::generated(c.preset.shape(), ctx.seed, c.precision, &dev)
+            .map_err(candle_err("building the model"))?;
+        self.prompts = random_prompts(ctx.seed, c.batch, c.prompt, decoder.shape.vocab);
+        self.decoder = Some(decoder);
+        self.config = Some(c);
+        self.seed = ctx.seed;
+        Ok(())
+    }
+
+    fn measure(
+        &mut self,
+        ctx: &RunContext,
+        measure: &mut Measure<'_>,
+    ) -> Result<Measured, BenchmarkError> {
+        let c = self.config.ok_or_else(BenchmarkError::not_prepared)?;
+        let decoder = self
+            .decoder
+            .as_ref()
+            .ok_or_else(BenchmarkError::not_prepared)?;
+        let defs = [
+            SeriesDef::new(
+                "output_tokens_per_s",
+                "tokens/s",
+                true,
+                &[],
+                Convert::Rate((c.batch * (c.n_gen - 1)) as f64),
+            ),
+            SeriesDef::new(
+                "prefill_tokens_per_s",
+                "tokens/s",
+                true,
+                &[],
+                Convert::Rate((c.batch * c.prompt) as f64),
+            ),
+        ];
+        let measuring = measure.measuring_flag();
+        let (mut ttft, mut tpot) = (Vec::new(), Vec::new());
+        let mut failure = None;
+        let policy = MeasurePolicy::share_of(ctx, 1);
+        let m = measure.run(&policy, NAME, &defs, |out| {
+            match decoder.generate(&self.prompts, c.n_gen) {
+                Ok(g) => {
+                    out[0] = (g.total_s - g.ttft_s).max(1e-9);
+                    out[1] = g.ttft_s.max(1e-9);
+                    if measuring.load(Ordering::Relaxed) {
+                        let per_token = (g.total_s - g.ttft_s) / (c.n_gen - 1) as f64;
+                        ttft.extend(std::iter::repeat_n(g.ttft_s * 1e3, c.batch));
+                        tpot.extend(std::iter::repeat_n(per_token * 1e3, c.batch));
+                    }
+                }
+                Err(e) => {
+                    failure.get_or_insert(e.to_string());
+                    out[0] = 1.0;
+                    out[1] = 1.0;
+                }
+            }
+        });
+        if let Some(e) = failure {
+            return Err(BenchmarkError::Failed(format!("generating: {e}")));
+        }
+        let mut metrics = m.metrics;
+        for (name, values) in [("ttft_ms", &ttft), ("tpot_ms", &tpot)] {
+            let def = SeriesDef::new(name, "ms", false, &[], Convert::Time(1e3));
+            metrics.extend(def.metric_of_events(values, EVENTS_KEPT, Some(m.stop_reason)));
+        }
+        let shape = decoder.shape;
+        Ok(Measured {
+            metrics,
+            details: vec![
+                ("architecture".into(), ParamValue::from("llama")),
+                ("model".into(), ParamValue::from(c.preset.name())),
+                ("shape".into(), ParamValue::Str(shape.describe())),
+                (
+                    "parameters".into(),
+                    ParamValue::Int(decoder.parameters as i64),
+                ),
+                (
+                    "model_bytes".into(),
+                    ParamValue::Int(decoder.model_bytes as i64),
+                ),
+                ("precision".into(), ParamValue::from(c.precision.name())),
+                (
+                    "weights".into(),
+                    ParamValue::from("generated from the seed"),
+                ),
+                (
+                    "kv_cache_bytes".into(),
+                    ParamValue::Int(decoder.kv_cache_bytes(c.batch, c.prompt + c.n_gen) as i64),
+                ),
+                ("requests".into(), ParamValue::Int(ttft.len() as i64)),
+                (
+                    "counting".into(),
+                    ParamValue::from(
+                        "TTFT: submission to first token (batched prefill + first argmax), the same for every \
+                         request of a batch; TPOT = (latency - TTFT) / (gen_tokens - 1); output_tokens_per_s = \
+                         batch x (gen_tokens - 1) / decode time (the first token belongs to the prefill)",
+                    ),
+                ),
+            ],
+            warnings: Vec::new(),
+        })
+    }
+
+    fn validate(&mut self, _: &RunContext) -> Validation {
+        let (Some(c), Some(decoder)) = (self.config, self.decoder.as_ref()) else {
+            return Validation::fail("nothing was generated");
+        };
+        match check(c, decoder, &self.prompts, self.seed) {
+            Ok(msg) => Validation::pass(msg),
+            Err(msg) => Validation::fail(msg),
+        }
+    }
+}
+
+/// The three checks; the message says what agreed and by how much.
+fn check(c: Config, decoder: &Decoder, prompts: &[Vec<u32>], seed: u64) -> Result<String, String> {
+    let err = |e: candle_core::Error| format!("generating for validation: {e}");
+    // 1. The tiny preset at this precision against the f64 reference.
+    let (plen, n_gen) = (8, 8);
+    let tiny = Decoder::generated(
+        Preset::Tiny.shape(),
+        seed,
+        c.precision,
+        &candle_core::Device::Cpu,
+    )
+    .map_err(err)?;
+    let prompt = random_prompts(seed ^ 1, 1, plen, tiny.shape.vocab).remove(0);
+    let got = tiny
+        .generate(std::slice::from_ref(&prompt), n_gen)
+        .map_err(err)?;
+    let mut reference = Reference::new(Preset::Tiny.shape(), seed);
+    let (want_logits, want_tokens, gaps) = reference.generate(&prompt, n_gen);
+    let scale = want_logits.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let worst = got.first_logits[0]
+        .iter()
+        .zip(&want_logits)
+        .map(|(g, w)| (*g as f64 - w).abs())
+        .fold(0.0, f64::max)
+        / scale;
+    let tol = c.precision.logit_tolerance();
+    if worst > tol {
+        return Err(format!(
+            "tiny preset in {}: logits differ from the f64 reference by {worst:.2e} of the largest (tolerance {tol:.0e})",
+            c.precision.name()
+        ));
+    }
+    // Tokens must agree while the reference chose them by more than four
+    // times the error seen in the logits; past a close call the sequences
+    // may rightly part.
+    let firm = gaps
+        .iter()
+        .take_while(|&&g| g > 4.0 * worst.max(1e-9) * scale)
+        .count();
+    if got.tokens[0][..firm] != want_tokens[..firm] {
+        return Err(format!(
+            "tiny preset in {}: greedy tokens {:?} differ from the f64 reference's {:?}",
+            c.precision.name(),
+            &got.tokens[0][..firm],
+            &want_tokens[..firm]
+        ));
+    }
+    // 2. Repeatability, and 3. batched = alone, on the measured model.
+    let short: Vec<Vec<u32>> = prompts
+        .iter()
+        .map(|p| p[..p.len().min(16)].to_vec())
+        .collect();
+    let a = decoder.generate(&short, 4).map_err(err)?;
+    let b = decoder.generate(&short, 4).map_err(err)?;
+    if a.tokens != b.tokens {
+        return Err("the same prompts gave different tokens on a second run".into());
+    }
+    if short.len() > 1 {
+        for (i, p) in short.iter().enumerate() {
+            let alone = decoder.generate(std::slice::from_ref(p), 4).map_err(err)?;
+            if alone.tokens[0] != a.tokens[i] {
+                return Err(format!(
+                    "request {i} generated {:?} in the batch but {:?} alone",
+                    a.tokens[i], alone.tokens[0]
+                ));
+            }
+        }
+    }
+    Ok(format!(
+        "tiny preset in {}: logits within {worst:.1e} of the f64 reference's largest (tolerance {tol:.0e}), \
+         {firm} of {n_gen} greedy tokens firmly chosen and equal; the measured model repeats its tokens{}",
+        c.precision.name(),
+        if short.len() > 1 {
+            format!(
+                " and each of the {} batched requests equals it run alone",
+                short.len()
+            )
+        } else {
+            String::new()
+        }
+    ))
+}

@@ -1,0 +1,297 @@
+//! Llama-architecture decoder presets and their weights, generated from the
+//! seed: the same model on every machine with nothing to download.
+//!
+//! Tensor names and shapes are Hugging Face's (`model.layers.N.self_attn.
+//! q_proj.weight` as `[out, in]`), so the same weights load in candle, in the
+//! plain f64 reference and, written as safetensors, in PyTorch.
+
+use std::collections::HashMap;
+
+use candle_core::{DType, Device, Tensor};
+use candle_transformers::models::llama;
+use rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+/// The shape of a Llama-architecture model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// Tokens in the vocabulary.
+    pub vocab: usize,
+    /// Hidden size (the residual stream's width).
+    pub hidden: usize,
+    /// MLP inner width.
+    pub intermediate: usize,
+    /// Decoder layers.
+    pub layers: usize,
+    /// Query heads.
+    pub heads: usize,
+    /// Key/value heads (grouped-query attention when fewer than `heads`).
+    pub kv_heads: usize,
+    /// Longest sequence (prompt plus generated tokens).
+    pub context: usize,
+}
+
+/// RMSNorm epsilon of every preset (Llama 2's).
+pub const RMS_EPS: f64 = 1e-5;
+/// RoPE base of every preset.
+pub const ROPE_THETA: f32 = 10_000.0;
+/// Standard deviation of the generated linear and embedding weights (Hugging
+/// Face's `initializer_range`).
+const INIT_STD: f64 = 0.02;
+
+/// The model presets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preset {
+    /// About 10 M parameters: quick, and small enough for the f64 reference.
+    Tiny,
+    /// About 110 M parameters.
+    Small,
+    /// About 1.1 B parameters: TinyLlama-1.1B's shape.
+    Base,
+}
+
+impl Preset {
+    /// The preset called `name`.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        match name {
+            "tiny" => Ok(Preset::Tiny),
+            "small" => Ok(Preset::Small),
+            "base" => Ok(Preset::Base),
+            other => Err(format!(
+                "parameter 'model': unknown preset '{other}' (known: tiny, small, base)"
+            )),
+        }
+    }
+
+    /// The preset's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Preset::Tiny => "tiny",
+            Preset::Small => "small",
+            Preset::Base => "base",
+        }
+    }
+
+    /// The preset's shape.
+    pub fn shape(self) -> Shape {
+        match self {
+            Preset::Tiny => Shape {
+                vocab: 8192,
+                hidden: 256,
+                intermediate: 768,
+                layers: 6,
+                heads: 8,
+                kv_heads: 4,
+                context: 2048,
+            },
+            Preset::Small => Shape {
+                vocab: 32_000,
+                hidden: 768,
+                intermediate: 1536,
+                layers: 12,
+                heads: 12,
+                kv_heads: 4,
+                context: 2048,
+            },
+            Preset::Base => Shape {
+                vocab: 32_000,
+                hidden: 2048,
+                intermediate: 5632,
+                layers: 22,
+                heads: 32,
+                kv_heads: 4,
+                context: 2048,
+            },
+        }
+    }
+}
+
+impl Shape {
+    /// Dimension of one attention head.
+    pub fn head_dim(&self) -> usize {
+        self.hidden / self.heads
+    }
+
+    /// One line for `describe`.
+    pub fn describe(&self) -> String {
+        format!(
+            "vocab {}, hidden {}, MLP {}, {} layers, {} heads ({} KV), context {}: {} parameters",
+            self.vocab,
+            self.hidden,
+            self.intermediate,
+            self.layers,
+            self.heads,
+            self.kv_heads,
+            self.context,
+            self.tensors()
+                .iter()
+                .map(|(_, d)| d.iter().product::<usize>())
+                .sum::<usize>()
+        )
+    }
+
+    /// Every tensor's Hugging Face name and shape, embeddings first.
+    pub fn tensors(&self) -> Vec<(String, Vec<usize>)> {
+        let (h, kv) = (self.hidden, self.kv_heads * self.head_dim());
+        let mut t = vec![("model.embed_tokens.weight".to_string(), vec![self.vocab, h])];
+        for i in 0..self.layers {
+            let p = format!("model.layers.{i}");
+            t.push((format!("{p}.input_layernorm.weight"), vec![h]));
+            t.push((format!("{p}.self_attn.q_proj.weight"), vec![h, h]));
+            t.push((format!("{p}.self_attn.k_proj.weight"), vec![kv, h]));
+            t.push((format!("{p}.self_attn.v_proj.weight"), vec![kv, h]));
+            t.push((format!("{p}.self_attn.o_proj.weight"), vec![h, h]));
+            t.push((format!("{p}.post_attention_layernorm.weight"), vec![h]));
+            t.push((
+                format!("{p}.mlp.gate_proj.weight"),
+                vec![self.intermediate, h],
+            ));
+            t.push((
+                format!("{p}.mlp.up_proj.weight"),
+                vec![self.intermediate, h],
+            ));
+            t.push((
+                format!("{p}.mlp.down_proj.weight"),
+                vec![h, self.intermediate],
+            ));
+        }
+        t.push(("model.norm.weight".to_string(), vec![h]));
+        t.push(("lm_head.weight".to_string(), vec![self.vocab, h]));
+        t
+    }
+
+    /// candle-transformers' configuration for this shape.
+    pub fn candle_config(&self) -> llama::Config {
+        llama::Config {
+            hidden_size: self.hidden,
+            intermediate_size: self.intermediate,
+            vocab_size: self.vocab,
+            num_hidden_layers: self.layers,
+            num_attention_heads: self.heads,
+            num_key_value_heads: self.kv_heads,
+            use_flash_attn: false,
+            rms_norm_eps: RMS_EPS,
+            rope_theta: ROPE_THETA,
+            bos_token_id: None,
+            eos_token_id: None,
+            rope_scaling: None,
+            max_position_embeddings: self.context,
+            tie_word_embeddings: false,
+        }
+    }
+}
+
+/// One tensor's values, generated from the seed and the tensor's name alone
+/// (so tensors can be made in any order, in parallel, and again by the
+/// reference): norm weights near 1, everything else N(0, 0.02²).
+pub fn tensor_values(seed: u64, name: &str, len: usize) -> Vec<f32> {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in name.bytes() {
+        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ h);
+    let mut uniform = move || ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
+    let norm = name.ends_with("norm.weight");
+    let mut out = Vec::with_capacity(len);
+    while out.len() < len {
+        // Box-Muller: two normals per pair of uniforms.
+        let r = (-2.0 * uniform().ln()).sqrt();
+        let a = std::f64::consts::TAU * uniform();
+        for z in [r * a.cos(), r * a.sin()] {
+            if out.len() < len {
+                out.push(if norm { 1.0 + 0.1 * z } else { INIT_STD * z } as f32);
+            }
+        }
+    }
+    out
+}
+
+/// Every tensor of `shape` generated from `seed`, in f32 on `device`, made
+/// on all cores.
+pub fn generate(
+    shape: &Shape,
+    seed: u64,
+    device: &Device,
+) -> candle_core::Result<HashMap<String, Tensor>> {
+    let specs = shape.tensors();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let made: Vec<Vec<(usize, Vec<f32>)>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some((name, dims)) = specs.get(i) else {
+                            break mine;
+                        };
+                        mine.push((i, tensor_values(seed, name, dims.iter().product())));
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    let mut map = HashMap::with_capacity(specs.len());
+    for (i, values) in made.into_iter().flatten() {
+        let (name, dims) = &specs[i];
+        map.insert(
+            name.clone(),
+            Tensor::from_vec(values, dims.as_slice(), device)?,
+        );
+    }
+    if map.len() != specs.len() {
+        candle_core::bail!("a weight-generating thread panicked");
+    }
+    Ok(map)
+}
+
+/// Parameters and bytes of `tensors` stored as `dtype`.
+pub fn count(tensors: &HashMap<String, Tensor>, dtype: DType) -> (usize, usize) {
+    let params: usize = tensors.values().map(Tensor::elem_count).sum();
+    (params, params * dtype.size_in_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn presets_have_the_parameter_counts_they_claim() {
+        let count = |p: Preset| -> usize {
+            p.shape()
+                .tensors()
+                .iter()
+                .map(|(_, d)| d.iter().product::<usize>())
+                .sum()
+        };
+        assert!((8_000_000..12_000_000).contains(&count(Preset::Tiny)));
+        assert!((100_000_000..120_000_000).contains(&count(Preset::Small)));
+        // TinyLlama-1.1B: 1 100 048 384 parameters.
+        assert_eq!(count(Preset::Base), 1_100_048_384);
+        assert!(
+            Preset::parse("huge")
+                .unwrap_err()
+                .contains("tiny, small, base")
+        );
+    }
+
+    #[test]
+    fn weights_depend_on_seed_and_name_only() {
+        let a = tensor_values(1, "lm_head.weight", 1000);
+        assert_eq!(a, tensor_values(1, "lm_head.weight", 1000));
+        assert_ne!(a, tensor_values(2, "lm_head.weight", 1000));
+        let mean = a.iter().map(|&x| x as f64).sum::<f64>() / 1000.0;
+        let sd = (a.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / 999.0).sqrt();
+        assert!(
+            mean.abs() < 0.003 && (sd - 0.02).abs() < 0.002,
+            "{mean} {sd}"
+        );
+        let n = tensor_values(1, "model.norm.weight", 1000);
+        assert!(n.iter().all(|&x| (0.4..1.6).contains(&x)));
+    }
+}

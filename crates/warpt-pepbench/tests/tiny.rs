@@ -1,0 +1,133 @@
+//! Every pepbench benchmark, run for real on a tiny configuration, must pass
+//! its own validation.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+use std::time::Duration;
+
+use warpt_harness::{NoProgress, Plan, Registry, RunOptions, Selection, run_plan};
+use warpt_model::{BenchmarkRunResult, ParamValue, RunStatus};
+use warpt_pepbench::PepbenchSuite;
+
+fn run(benchmark: &str, params: &[&str]) -> BenchmarkRunResult {
+    let mut registry = Registry::new();
+    registry.register(Box::new(PepbenchSuite));
+    let selection = Selection {
+        suite: Some("pepbench".into()),
+        benchmarks: vec![benchmark.into()],
+        params: params.iter().map(|p| p.to_string()).collect(),
+        ..Selection::default()
+    };
+    let plan = Plan::resolve(&registry, &selection).expect("valid selection");
+    let mut options = RunOptions::new("test", "test");
+    options.duration = Some(Duration::from_millis(200));
+    options.burnin = Duration::ZERO;
+    options.seed = 5;
+    options.target_rel_ci = 0.05;
+    options.in_process = true;
+    let mut suite_run = run_plan(&registry, &plan, &options, &NoProgress);
+    suite_run.benchmarks.remove(0)
+}
+
+fn passed(r: &BenchmarkRunResult) {
+    assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
+    let v = r.validation.as_ref().unwrap();
+    assert!(v.passed, "{}", v.message);
+    assert!(r.metrics.iter().all(|m| m.stats.is_some() && m.value > 0.0));
+}
+
+fn metric<'a>(r: &'a BenchmarkRunResult, name: &str) -> &'a warpt_model::BenchmarkMetric {
+    r.metrics
+        .iter()
+        .find(|m| m.name == name)
+        .unwrap_or_else(|| panic!("{name} missing from {:?}", r.metrics))
+}
+
+#[test]
+fn llm_infer_tiny_batched_matches_the_f64_reference() {
+    let r = run(
+        "llm_infer",
+        &["model=tiny", "batch=3", "prompt_tokens=12", "gen_tokens=5"],
+    );
+    passed(&r);
+    let msg = &r.validation.as_ref().unwrap().message;
+    eprintln!("{msg}");
+    assert!(msg.contains("3 batched requests"), "{msg}");
+    let ttft = metric(&r, "ttft_ms");
+    let tpot = metric(&r, "tpot_ms");
+    let st = ttft.stats.as_ref().unwrap();
+    assert!(!ttft.higher_is_better && st.n.is_multiple_of(3) && st.p50 <= st.p99);
+    assert!(tpot.unit == "ms" && tpot.value > 0.0);
+    assert_eq!(metric(&r, "output_tokens_per_s").unit, "tokens/s");
+    assert!(metric(&r, "prefill_tokens_per_s").value > 0.0);
+    // Counted from the tensors: the tiny preset's 8.9 M parameters, 4 bytes each.
+    let ParamValue::Int(params) = r.details["parameters"] else {
+        panic!()
+    };
+    assert!((8_000_000..12_000_000).contains(&params));
+    assert_eq!(r.details["model_bytes"], ParamValue::Int(params * 4));
+    // 2 (K and V) x 6 layers x 3 requests x 4 KV heads x 32 dims x 17 positions x 4 bytes.
+    assert_eq!(
+        r.details["kv_cache_bytes"],
+        ParamValue::Int(2 * 6 * 3 * 4 * 32 * 17 * 4)
+    );
+}
+
+#[test]
+fn llm_infer_in_bf16_and_f16_holds_its_tolerance() {
+    for precision in ["bf16", "f16"] {
+        let r = run(
+            "llm_infer",
+            &[
+                "model=tiny",
+                &format!("precision={precision}"),
+                "prompt_tokens=8",
+                "gen_tokens=3",
+            ],
+        );
+        passed(&r);
+        eprintln!("{}", r.validation.as_ref().unwrap().message);
+        let params = r.details["parameters"].as_i64().unwrap();
+        assert_eq!(r.details["model_bytes"], ParamValue::Int(2 * params));
+        assert_eq!(r.details["precision"], ParamValue::from(precision));
+    }
+}
+
+#[test]
+fn llm_infer_refuses_what_it_cannot_do() {
+    let mut registry = Registry::new();
+    registry.register(Box::new(PepbenchSuite));
+    let selection = Selection {
+        suite: Some("pepbench".into()),
+        benchmarks: vec!["llm_infer".into()],
+        params: vec![
+            "model=tiny".into(),
+            "prompt_tokens=2040".into(),
+            "gen_tokens=16".into(),
+        ],
+        ..Selection::default()
+    };
+    let e = Plan::resolve(&registry, &selection)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("exceed the tiny model's context of 2048"), "{e}");
+    let cuda = run("llm_infer", &["model=tiny", "device=cuda"]);
+    assert_eq!(cuda.status, RunStatus::Skipped, "{:?}", cuda.error_message);
+    assert!(cuda.error_message.unwrap().contains("cuda"));
+}
+
+#[test]
+fn tokenize_round_trips_and_parallel_equals_serial() {
+    let r = run("tokenize", &[]);
+    passed(&r);
+    assert_eq!(metric(&r, "mb_per_s").unit, "MB/s");
+    assert!(metric(&r, "tokens_per_s").value > metric(&r, "mb_per_s").value);
+    // Trained to at most 8192 tokens; the seeded corpus's words run out first.
+    let vocab = r.details["vocab_size"].as_i64().unwrap();
+    assert!((1000..=8192).contains(&vocab), "{vocab}");
+    let msg = &r.validation.as_ref().unwrap().message;
+    assert!(
+        msg.contains("decode(encode(line)) = line for 2000"),
+        "{msg}"
+    );
+}
