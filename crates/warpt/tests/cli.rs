@@ -100,7 +100,9 @@ fn list_shows_every_micro_benchmark() {
             "linpack_fp64_cpu",
             "linpack_fp32_cpu",
             "linpack_mxp_cpu",
-            "linpack_external"
+            "linpack_external",
+            "llm_infer",
+            "tokenize"
         ]
     );
 }
@@ -125,8 +127,9 @@ fn list_filters_by_suite_and_component() {
     assert_eq!(names, ["mem_bandwidth", "mem_latency"]);
     let specs =
         json_stdout(warpt().args(["benchmark", "list", "--component", "gpu,cpu", "--json"]));
-    // cpu_flops and the four linpack benchmarks; no GPU benchmark exists yet.
-    assert_eq!(specs.as_array().unwrap().len(), 5);
+    // cpu_flops, the four linpack benchmarks, llm_infer and tokenize; no GPU
+    // benchmark exists yet.
+    assert_eq!(specs.as_array().unwrap().len(), 7);
     assert_usage_error(
         warpt().args(["benchmark", "list", "--suite", "nope"]),
         &["unknown suite 'nope'", "micro"],
