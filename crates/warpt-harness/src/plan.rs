@@ -393,10 +393,32 @@ fn check_known(
     Ok(())
 }
 
-/// Whether `text` sweeps a parameter whose default is `default`: a comma
-/// list for a number or boolean (a string may hold commas of its own).
-pub fn is_sweep(default: &ParamValue, text: &str) -> bool {
-    !matches!(default, ParamValue::Str(_)) && text.contains(',')
+/// Whether `text` sweeps parameter `key` of `spec`: a comma list for a
+/// number, a boolean or a string with declared choices (any other string
+/// may hold commas of its own).
+pub fn is_sweep(spec: &BenchmarkSpec, key: &str, text: &str) -> bool {
+    let sweepable = match spec.params.get(key) {
+        Some(ParamValue::Str(_)) => spec.param_choices.contains_key(key),
+        Some(_) => true,
+        None => false,
+    };
+    sweepable && text.contains(',')
+}
+
+/// A string value outside the parameter's declared choices, as a plan error.
+fn check_choice(spec: &BenchmarkSpec, key: &str, value: &ParamValue) -> Result<(), PlanError> {
+    match (spec.param_choices.get(key), value) {
+        (Some(choices), ParamValue::Str(v)) if !choices.iter().any(|c| c == v) => {
+            Err(PlanError::InvalidParams {
+                id: spec.id.clone(),
+                message: format!(
+                    "parameter '{key}': '{v}' is not one of {}",
+                    choices.join(", ")
+                ),
+            })
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Every combination of the overrides for `spec`: a sweep (`batch=1,8,32`)
@@ -410,7 +432,7 @@ fn expand(
         let Some(default) = spec.params.get(k) else {
             continue;
         };
-        let sweep = is_sweep(default, text);
+        let sweep = is_sweep(spec, k, text);
         let values: Vec<ParamValue> = if sweep {
             text.split(',')
                 .map(|t| default.parse_like(k, t.trim()))
@@ -418,6 +440,9 @@ fn expand(
         } else {
             vec![default.parse_like(k, text)?]
         };
+        for v in &values {
+            check_choice(spec, k, v)?;
+        }
         combos = combos
             .into_iter()
             .flat_map(|(params, tags)| {

@@ -73,6 +73,7 @@ pub fn spec() -> BenchmarkSpec {
         .into(),
         // HPL's run time grows as N^3: the default measurement limit (three
         // times the duration) does not apply to a fixed number of solves.
+        param_choices: Default::default(),
         timeouts: StageLimits {
             measure: Some(3600.0),
             ..Default::default()

@@ -134,6 +134,7 @@ pub fn spec(p: Precision) -> BenchmarkSpec {
             ),
         ]
         .into(),
+        param_choices: Default::default(),
         timeouts: Default::default(),
         metrics,
     }

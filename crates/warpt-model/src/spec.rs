@@ -60,6 +60,12 @@ pub struct BenchmarkSpec {
     /// What each parameter means, by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub param_help: BTreeMap<String, String>,
+    /// The allowed values of string parameters that take one of a fixed set
+    /// (`precision`: f32, bf16, f16). Such a parameter sweeps like a number
+    /// (`--param precision=f32,bf16`), and a value outside the set is a
+    /// usage error before anything runs.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub param_choices: BTreeMap<String, Vec<String>>,
     /// Stage time limits this benchmark needs instead of the defaults
     /// (e.g. a long setup); `--timeout-multiplier` still scales them.
     #[serde(default, skip_serializing_if = "StageLimits::is_empty")]

@@ -57,6 +57,7 @@ fn full_suite_run() -> BenchmarkSuiteRun {
         ]
         .into(),
         param_help: [("i".to_string(), "an int".to_string())].into(),
+        param_choices: Default::default(),
         timeouts: StageLimits {
             setup: Some(120.0),
             ..StageLimits::default()
@@ -174,6 +175,7 @@ fn full_suite_run() -> BenchmarkSuiteRun {
                 seed: 42,
                 param_overrides: [("i".to_string(), "3".to_string())].into(),
                 target_rel_ci: 0.01,
+                param_choices: Default::default(),
                 timeouts: StageLimits {
                     measure: Some(60.0),
                     ..StageLimits::default()

@@ -82,6 +82,14 @@ pub fn spec() -> BenchmarkSpec {
         ]
         .into(),
         // Generating the base preset's 1.1 B weights takes a while.
+        param_choices: [
+            ("model", &["tiny", "small", "base"][..]),
+            ("device", &["cpu", "cuda", "metal"][..]),
+            ("precision", &["f32", "bf16", "f16"][..]),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect()))
+        .collect(),
         timeouts: StageLimits {
             setup: Some(300.0),
             validate: Some(300.0),

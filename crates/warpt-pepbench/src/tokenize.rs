@@ -67,6 +67,7 @@ pub fn spec() -> BenchmarkSpec {
             ),
         ]
         .into(),
+        param_choices: Default::default(),
         timeouts: Default::default(),
         metrics: vec!["mb_per_s".into(), "tokens_per_s".into()],
     }

@@ -104,3 +104,75 @@ fn a_sweep_runs_every_combination_tagged_with_its_values() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn strings_with_declared_choices_sweep_and_others_do_not() {
+    let out = Command::cargo_bin("warpt")
+        .unwrap()
+        .env("WARPT_NO_PROGRESS", "1")
+        .args([
+            "benchmark",
+            "run",
+            "--benchmark",
+            "llm_infer",
+            "--no-store",
+            "--json",
+        ])
+        .args(["--param", "model=tiny", "--param", "precision=f32,bf16"])
+        .args(["--param", "batch=1,2", "--param", "prompt_tokens=8"])
+        .args([
+            "--param",
+            "gen_tokens=3",
+            "--duration",
+            "0.1",
+            "--burnin-seconds",
+            "0",
+        ])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let run: BenchmarkSuiteRun = serde_json::from_slice(&out).unwrap();
+    let combos: Vec<(String, String)> = run
+        .benchmarks
+        .iter()
+        .map(|b| {
+            assert_eq!(b.status, RunStatus::Passed, "{:?}", b.error_message);
+            let m = b
+                .metrics
+                .iter()
+                .find(|m| m.name == "output_tokens_per_s")
+                .unwrap();
+            assert!(
+                !m.tags.contains_key("model"),
+                "a single value is not a sweep"
+            );
+            (m.tags["precision"].clone(), m.tags["batch"].clone())
+        })
+        .collect();
+    assert_eq!(
+        combos,
+        // Keys in name order (batch, precision), values in the order given.
+        [("f32", "1"), ("bf16", "1"), ("f32", "2"), ("bf16", "2")]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+    // A value outside the choices is a usage error naming them.
+    let err = Command::cargo_bin("warpt")
+        .unwrap()
+        .args([
+            "benchmark",
+            "run",
+            "--benchmark",
+            "llm_infer",
+            "--param",
+            "precision=f32,f64",
+        ])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8_lossy(&err);
+    assert!(err.contains("'f64' is not one of f32, bf16, f16"), "{err}");
+}

@@ -43,6 +43,7 @@ pub fn spec() -> BenchmarkSpec {
             "threads for the all-threads series; 0 = one per CPU this process may use".to_string(),
         )]
         .into(),
+        param_choices: Default::default(),
         timeouts: Default::default(),
         metrics: vec!["gflops".into()],
     }

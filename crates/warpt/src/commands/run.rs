@@ -137,11 +137,7 @@ fn from_export(path: &Path, args: &PlanArgs) -> Result<(Plan, RunOptions)> {
                 .map(|spec| {
                     cfg.param_overrides
                         .iter()
-                        .filter(|(k, v)| {
-                            spec.params
-                                .get(*k)
-                                .is_some_and(|d| warpt_harness::is_sweep(d, v))
-                        })
+                        .filter(|(k, v)| warpt_harness::is_sweep(&spec, k, v))
                         .filter_map(|(k, _)| params.get(k).map(|v| (k.clone(), v.to_string())))
                         .collect()
                 })
