@@ -175,7 +175,6 @@ fn full_suite_run() -> BenchmarkSuiteRun {
                 seed: 42,
                 param_overrides: [("i".to_string(), "3".to_string())].into(),
                 target_rel_ci: 0.01,
-                param_choices: Default::default(),
                 timeouts: StageLimits {
                     measure: Some(60.0),
                     ..StageLimits::default()

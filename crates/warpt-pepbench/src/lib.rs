@@ -9,6 +9,7 @@
 //! - [`reference`]: a plain f64 Llama forward pass that checks candle's;
 //! - [`corpus`]: seeded English-like text.
 
+pub mod bert;
 pub mod corpus;
 pub mod llm;
 pub mod llm_infer;

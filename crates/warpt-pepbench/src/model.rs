@@ -191,7 +191,7 @@ pub fn tensor_values(seed: u64, name: &str, len: usize) -> Vec<f32> {
     }
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ h);
     let mut uniform = move || ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-    let norm = name.ends_with("norm.weight");
+    let norm = name.to_ascii_lowercase().ends_with("norm.weight");
     let mut out = Vec::with_capacity(len);
     while out.len() < len {
         // Box-Muller: two normals per pair of uniforms.
