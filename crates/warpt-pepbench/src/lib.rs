@@ -4,6 +4,8 @@
 //!
 //! - [`llm_infer`]: LLM prefill and decode, TTFT / TPOT / tokens per second;
 //! - [`tokenize`]: batch BPE tokenization, MB/s and tokens/s;
+//! - [`embed`]: sentence embeddings (BERT, mean pooling), sentences/s;
+//! - [`bert`]: the MiniLM-shaped encoder's weights and its f64 reference;
 //! - [`model`]: Llama presets and their seeded weights;
 //! - [`llm`]: the decoder engine the LLM benchmarks share;
 //! - [`reference`]: a plain f64 Llama forward pass that checks candle's;
@@ -11,6 +13,7 @@
 
 pub mod bert;
 pub mod corpus;
+pub mod embed;
 pub mod llm;
 pub mod llm_infer;
 pub mod model;
@@ -32,17 +35,18 @@ impl Suite for PepbenchSuite {
     }
 
     fn description(&self) -> &'static str {
-        "ML inference: LLM TTFT/TPOT and tokens/s (candle), tokenization throughput"
+        "ML inference: LLM TTFT/TPOT and tokens/s (candle), tokenization and embedding throughput"
     }
 
     fn specs(&self) -> Vec<BenchmarkSpec> {
-        vec![llm_infer::spec(), tokenize::spec()]
+        vec![llm_infer::spec(), tokenize::spec(), embed::spec()]
     }
 
     fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
         match name {
             llm_infer::NAME => Some(Box::new(llm_infer::LlmInfer::new())),
             tokenize::NAME => Some(Box::new(tokenize::Tokenize::new())),
+            embed::NAME => Some(Box::new(embed::Embed::new())),
             _ => None,
         }
     }
@@ -51,6 +55,7 @@ impl Suite for PepbenchSuite {
         match name {
             llm_infer::NAME => llm_infer::check_params(params),
             tokenize::NAME => tokenize::check_params(params),
+            embed::NAME => embed::check_params(params),
             _ => Ok(()),
         }
     }

