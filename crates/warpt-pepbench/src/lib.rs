@@ -5,6 +5,7 @@
 //! - [`llm_infer`]: LLM prefill and decode, TTFT / TPOT / tokens per second;
 //! - [`tokenize`]: batch BPE tokenization, MB/s and tokens/s;
 //! - [`embed`]: sentence embeddings (BERT, mean pooling), sentences/s;
+//! - [`data_pipeline`]: JSONL to padded, shuffled batches, samples/s;
 //! - [`bert`]: the MiniLM-shaped encoder's weights and its f64 reference;
 //! - [`model`]: Llama presets and their seeded weights;
 //! - [`llm`]: the decoder engine the LLM benchmarks share;
@@ -13,6 +14,7 @@
 
 pub mod bert;
 pub mod corpus;
+pub mod data_pipeline;
 pub mod embed;
 pub mod llm;
 pub mod llm_infer;
@@ -35,11 +37,16 @@ impl Suite for PepbenchSuite {
     }
 
     fn description(&self) -> &'static str {
-        "ML inference: LLM TTFT/TPOT and tokens/s (candle), tokenization and embedding throughput"
+        "ML inference: LLM TTFT/TPOT and tokens/s (candle), tokenization, embedding and input-pipeline throughput"
     }
 
     fn specs(&self) -> Vec<BenchmarkSpec> {
-        vec![llm_infer::spec(), tokenize::spec(), embed::spec()]
+        vec![
+            llm_infer::spec(),
+            tokenize::spec(),
+            embed::spec(),
+            data_pipeline::spec(),
+        ]
     }
 
     fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
@@ -47,6 +54,7 @@ impl Suite for PepbenchSuite {
             llm_infer::NAME => Some(Box::new(llm_infer::LlmInfer::new())),
             tokenize::NAME => Some(Box::new(tokenize::Tokenize::new())),
             embed::NAME => Some(Box::new(embed::Embed::new())),
+            data_pipeline::NAME => Some(Box::new(data_pipeline::DataPipeline::new())),
             _ => None,
         }
     }
@@ -56,6 +64,7 @@ impl Suite for PepbenchSuite {
             llm_infer::NAME => llm_infer::check_params(params),
             tokenize::NAME => tokenize::check_params(params),
             embed::NAME => embed::check_params(params),
+            data_pipeline::NAME => data_pipeline::check_params(params),
             _ => Ok(()),
         }
     }

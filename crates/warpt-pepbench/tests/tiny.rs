@@ -191,3 +191,24 @@ fn embed_real_minilm_scores_the_known_pair_as_sentence_transformers_does() {
     let cos: f64 = msg.rsplit("= ").next().unwrap().parse().unwrap();
     assert!((cos - 0.755).abs() < 0.0005, "{cos}");
 }
+
+#[test]
+fn data_pipeline_batches_equal_the_serial_reference() {
+    let r = run("data_pipeline", &["records=2000", "batch=16", "seq_len=32"]);
+    passed(&r);
+    let msg = &r.validation.as_ref().unwrap().message;
+    assert!(
+        msg.contains("all 125 batches") && msg.contains("2000 records"),
+        "{msg}"
+    );
+    assert_eq!(metric(&r, "samples_per_s").unit, "samples/s");
+    assert_eq!(metric(&r, "mb_per_s").unit, "MB/s");
+    // A user's file with a record lacking "text" fails naming the line.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.jsonl");
+    std::fs::write(&path, "{\"text\": \"fine\"}\n{\"body\": \"no text\"}\n").unwrap();
+    let bad = run("data_pipeline", &[&format!("input={}", path.display())]);
+    assert_eq!(bad.status, RunStatus::Failed);
+    let e = bad.error_message.unwrap();
+    assert!(e.contains("line 2") && e.contains("\"text\""), "{e}");
+}

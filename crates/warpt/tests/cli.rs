@@ -103,7 +103,8 @@ fn list_shows_every_micro_benchmark() {
             "linpack_external",
             "llm_infer",
             "tokenize",
-            "embed"
+            "embed",
+            "data_pipeline"
         ]
     );
 }
@@ -128,9 +129,9 @@ fn list_filters_by_suite_and_component() {
     assert_eq!(names, ["mem_bandwidth", "mem_latency"]);
     let specs =
         json_stdout(warpt().args(["benchmark", "list", "--component", "gpu,cpu", "--json"]));
-    // cpu_flops, the four linpack benchmarks, llm_infer, tokenize and embed;
-    // no GPU benchmark exists yet.
-    assert_eq!(specs.as_array().unwrap().len(), 8);
+    // cpu_flops, the four linpack benchmarks and four of pepbench; no GPU
+    // benchmark exists yet.
+    assert_eq!(specs.as_array().unwrap().len(), 9);
     assert_usage_error(
         warpt().args(["benchmark", "list", "--suite", "nope"]),
         &["unknown suite 'nope'", "micro"],
