@@ -6,6 +6,7 @@
 //! - [`tokenize`]: batch BPE tokenization, MB/s and tokens/s;
 //! - [`embed`]: sentence embeddings (BERT, mean pooling), sentences/s;
 //! - [`data_pipeline`]: JSONL to padded, shuffled batches, samples/s;
+//! - [`end_to_end`]: text in, text out under closed- or open-loop load;
 //! - [`bert`]: the MiniLM-shaped encoder's weights and its f64 reference;
 //! - [`model`]: Llama presets and their seeded weights;
 //! - [`llm`]: the decoder engine the LLM benchmarks share;
@@ -16,6 +17,7 @@ pub mod bert;
 pub mod corpus;
 pub mod data_pipeline;
 pub mod embed;
+pub mod end_to_end;
 pub mod llm;
 pub mod llm_infer;
 pub mod model;
@@ -46,6 +48,7 @@ impl Suite for PepbenchSuite {
             tokenize::spec(),
             embed::spec(),
             data_pipeline::spec(),
+            end_to_end::spec(),
         ]
     }
 
@@ -55,6 +58,7 @@ impl Suite for PepbenchSuite {
             tokenize::NAME => Some(Box::new(tokenize::Tokenize::new())),
             embed::NAME => Some(Box::new(embed::Embed::new())),
             data_pipeline::NAME => Some(Box::new(data_pipeline::DataPipeline::new())),
+            end_to_end::NAME => Some(Box::new(end_to_end::EndToEnd::new())),
             _ => None,
         }
     }
@@ -65,6 +69,7 @@ impl Suite for PepbenchSuite {
             tokenize::NAME => tokenize::check_params(params),
             embed::NAME => embed::check_params(params),
             data_pipeline::NAME => data_pipeline::check_params(params),
+            end_to_end::NAME => end_to_end::check_params(params),
             _ => Ok(()),
         }
     }

@@ -212,3 +212,23 @@ fn data_pipeline_batches_equal_the_serial_reference() {
     let e = bad.error_message.unwrap();
     assert!(e.contains("line 2") && e.contains("\"text\""), "{e}");
 }
+
+#[test]
+fn end_to_end_closed_and_open_loop_serve_text() {
+    for mode in [&["concurrency=2"][..], &["concurrency=2", "qps=40"][..]] {
+        let mut params = vec!["model=tiny", "prompt_tokens=16", "gen_tokens=4"];
+        params.extend_from_slice(mode);
+        let r = run("end_to_end_infer", &params);
+        passed(&r);
+        let lat = metric(&r, "request_latency_ms");
+        let ttft = metric(&r, "ttft_ms");
+        let st = lat.stats.as_ref().unwrap();
+        assert!(st.n >= 2 && st.p50 <= st.p99 && st.p90 <= st.p99);
+        // A request's first token comes before its last.
+        assert!(ttft.value <= lat.value, "{} > {}", ttft.value, lat.value);
+        assert!(metric(&r, "tpot_ms").value > 0.0);
+        assert_eq!(metric(&r, "requests_per_s").unit, "requests/s");
+        let mode = r.details["mode"].to_string();
+        assert_eq!(mode.contains("open"), params.contains(&"qps=40"), "{mode}");
+    }
+}

@@ -104,7 +104,8 @@ fn list_shows_every_micro_benchmark() {
             "llm_infer",
             "tokenize",
             "embed",
-            "data_pipeline"
+            "data_pipeline",
+            "end_to_end_infer"
         ]
     );
 }
@@ -225,14 +226,21 @@ fn dry_run_prints_the_plan_with_effective_params() {
         "--dry-run",
         "--json",
     ]));
-    assert_eq!(plan["benchmarks"].as_array().unwrap().len(), 1);
+    // cpu: cpu_flops; system: pepbench's end_to_end_infer.
+    let ids: Vec<&str> = plan["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["id"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["cpu_flops", "end_to_end_infer"]);
     let unavailable: Vec<&str> = plan["unavailable"]
         .as_array()
         .unwrap()
         .iter()
         .map(|u| u["component"].as_str().unwrap())
         .collect();
-    assert_eq!(unavailable, ["gpu", "system"]);
+    assert_eq!(unavailable, ["gpu"]);
     warpt()
         .args(["benchmark", "run", "--component", "gpu,cpu", "--dry-run"])
         .assert()
