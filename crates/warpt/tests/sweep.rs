@@ -107,6 +107,8 @@ fn a_sweep_runs_every_combination_tagged_with_its_values() {
 
 #[test]
 fn strings_with_declared_choices_sweep_and_others_do_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join("matrix.json");
     let out = Command::cargo_bin("warpt")
         .unwrap()
         .env("WARPT_NO_PROGRESS", "1")
@@ -118,6 +120,8 @@ fn strings_with_declared_choices_sweep_and_others_do_not() {
             "--no-store",
             "--json",
         ])
+        .arg("--export-file")
+        .arg(&export)
         .args(["--param", "model=tiny", "--param", "precision=f32,bf16"])
         .args(["--param", "batch=1,2", "--param", "prompt_tokens=8"])
         .args([
@@ -157,6 +161,24 @@ fn strings_with_declared_choices_sweep_and_others_do_not() {
         [("f32", "1"), ("bf16", "1"), ("f32", "2"), ("bf16", "2")]
             .map(|(a, b)| (a.to_string(), b.to_string()))
     );
+    // The HTML report draws throughput against batch, one line per precision.
+    let html = Command::cargo_bin("warpt")
+        .unwrap()
+        .args(["report", "--format", "html"])
+        .arg(&export)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let html = String::from_utf8(html).unwrap();
+    let at = html
+        .find("llm_infer output_tokens_per_s against batch")
+        .expect("a scaling chart against batch");
+    let figure = &html[at..at + html[at..].find("</figure>").unwrap()];
+    for precision in ["precision=f32", "precision=bf16"] {
+        assert!(figure.contains(precision), "no {precision} line");
+    }
     // A value outside the choices is a usage error naming them.
     let err = Command::cargo_bin("warpt")
         .unwrap()
