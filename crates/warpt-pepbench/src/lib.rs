@@ -10,6 +10,7 @@
 //! - [`bert`]: the MiniLM-shaped encoder's weights and its f64 reference;
 //! - [`model`]: Llama presets and their seeded weights;
 //! - [`llm`]: the decoder engine the LLM benchmarks share;
+//! - [`hf`]: Hugging Face model directories, read and written;
 //! - [`reference`]: a plain f64 Llama forward pass that checks candle's;
 //! - [`corpus`]: seeded English-like text.
 
@@ -18,6 +19,7 @@ pub mod corpus;
 pub mod data_pipeline;
 pub mod embed;
 pub mod end_to_end;
+pub mod hf;
 pub mod llm;
 pub mod llm_infer;
 pub mod model;

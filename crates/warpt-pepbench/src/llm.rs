@@ -117,6 +117,32 @@ impl Decoder {
         })
     }
 
+    /// The model in the Hugging Face directory `dir`, in `precision`.
+    pub fn from_dir(dir: &str, precision: Precision, device: &Device) -> Result<Self, String> {
+        let (shape, config) = crate::hf::check_dir(dir)?;
+        let tensors = crate::hf::load_weights(dir, device)?;
+        let (parameters, model_bytes) = model::count(&tensors, precision.dtype());
+        let vb = VarBuilder::from_tensors(tensors, precision.dtype(), device);
+        // candle's loader panics on a missing layer tensor: check names first.
+        for (name, _) in shape.tensors() {
+            let tied = name == "lm_head.weight" && config.tie_word_embeddings;
+            if !(vb.contains_tensor(&name) || tied) {
+                return Err(format!("{dir}: the weights have no tensor {name}"));
+            }
+        }
+        let model = llama::Llama::load(vb, &config)
+            .map_err(|e| format!("building the model from {dir}: {e}"))?;
+        Ok(Decoder {
+            model,
+            config,
+            shape,
+            dtype: precision.dtype(),
+            device: device.clone(),
+            parameters,
+            model_bytes,
+        })
+    }
+
     /// Bytes the KV cache holds for `batch` sequences of `tokens` positions.
     pub fn kv_cache_bytes(&self, batch: usize, tokens: usize) -> usize {
         let s = &self.shape;

@@ -50,6 +50,7 @@ pub fn spec() -> BenchmarkSpec {
         external_tool: None,
         params: [
             ("model".to_string(), ParamValue::Str("small".into())),
+            ("model_dir".to_string(), ParamValue::Str(String::new())),
             ("device".to_string(), ParamValue::Str("cpu".into())),
             ("precision".to_string(), ParamValue::Str("f32".into())),
             ("batch".to_string(), ParamValue::Int(1)),
@@ -61,6 +62,11 @@ pub fn spec() -> BenchmarkSpec {
             (
                 "model".to_string(),
                 "preset: tiny (~10 M), small (~110 M), base (~1.1 B)".to_string(),
+            ),
+            (
+                "model_dir".to_string(),
+                "a Hugging Face Llama directory (config.json, safetensors); overrides model"
+                    .to_string(),
             ),
             (
                 "device".to_string(),
@@ -142,13 +148,22 @@ fn config(params: &Params) -> Result<Config, String> {
         prompt: int("prompt_tokens", 1, 1 << 20)?,
         n_gen: int("gen_tokens", 2, 1 << 20)?,
     };
-    let context = c.preset.shape().context;
+    let dir = s("model_dir");
+    let (context, name) = if dir.is_empty() {
+        (
+            c.preset.shape().context,
+            format!("{} model", c.preset.name()),
+        )
+    } else {
+        (
+            crate::hf::check_dir(dir)?.0.context,
+            format!("model in {dir}"),
+        )
+    };
     if c.prompt + c.n_gen > context {
         return Err(format!(
-            "parameter 'prompt_tokens': {} prompt + {} generated tokens exceed the {} model's context of {context}",
-            c.prompt,
-            c.n_gen,
-            c.preset.name()
+            "parameter 'prompt_tokens': {} prompt + {} generated tokens exceed the {name}'s context of {context}",
+            c.prompt, c.n_gen
         ));
     }
     Ok(c)
@@ -176,6 +191,8 @@ pub struct LlmInfer {
     decoder: Option<Decoder>,
     prompts: Vec<Vec<u32>>,
     seed: u64,
+    /// Where the weights came from.
+    source: String,
 }
 
 impl LlmInfer {
@@ -196,8 +213,18 @@ impl Benchmark for LlmInfer {
             reason,
         })?;
         let dev = device(ctx.str_param("device")?)?;
-        let decoder = Decoder::generated(c.preset.shape(), ctx.seed, c.precision, &dev)
-            .map_err(candle_err("building the model"))?;
+        let dir = ctx.str_param("model_dir")?;
+        let decoder = if dir.is_empty() {
+            Decoder::generated(c.preset.shape(), ctx.seed, c.precision, &dev)
+                .map_err(candle_err("building the model"))?
+        } else {
+            Decoder::from_dir(dir, c.precision, &dev).map_err(BenchmarkError::Failed)?
+        };
+        self.source = if dir.is_empty() {
+            "generated from the seed".into()
+        } else {
+            dir.to_string()
+        };
         self.prompts = random_prompts(ctx.seed, c.batch, c.prompt, decoder.shape.vocab);
         self.decoder = Some(decoder);
         self.config = Some(c);
@@ -266,7 +293,14 @@ impl Benchmark for LlmInfer {
             metrics,
             details: vec![
                 ("architecture".into(), ParamValue::from("llama")),
-                ("model".into(), ParamValue::from(c.preset.name())),
+                (
+                    "model".into(),
+                    ParamValue::from(if self.source.starts_with("generated") {
+                        c.preset.name()
+                    } else {
+                        "model_dir"
+                    }),
+                ),
                 ("shape".into(), ParamValue::Str(shape.describe())),
                 (
                     "parameters".into(),
@@ -277,10 +311,7 @@ impl Benchmark for LlmInfer {
                     ParamValue::Int(decoder.model_bytes as i64),
                 ),
                 ("precision".into(), ParamValue::from(c.precision.name())),
-                (
-                    "weights".into(),
-                    ParamValue::from("generated from the seed"),
-                ),
+                ("weights".into(), ParamValue::Str(self.source.clone())),
                 (
                     "kv_cache_bytes".into(),
                     ParamValue::Int(decoder.kv_cache_bytes(c.batch, c.prompt + c.n_gen) as i64),

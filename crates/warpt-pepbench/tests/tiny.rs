@@ -232,3 +232,48 @@ fn end_to_end_closed_and_open_loop_serve_text() {
         assert_eq!(mode.contains("open"), params.contains(&"qps=40"), "{mode}");
     }
 }
+
+#[test]
+fn llm_infer_loads_a_hugging_face_directory_of_the_same_model() {
+    use warpt_pepbench::llm::{Decoder, Precision, random_prompts};
+    use warpt_pepbench::model::Preset;
+    let dir = tempfile::tempdir().unwrap();
+    let shape = Preset::Tiny.shape();
+    warpt_pepbench::hf::save(dir.path(), &shape, 5).unwrap();
+    let d = dir.path().display().to_string();
+    // The directory holds the seeded model: the same tokens from both.
+    let cpu = candle_core::Device::Cpu;
+    let loaded = Decoder::from_dir(&d, Precision::F32, &cpu).unwrap();
+    let seeded = Decoder::generated(shape, 5, Precision::F32, &cpu).unwrap();
+    let prompts = random_prompts(9, 2, 10, shape.vocab);
+    assert_eq!(
+        loaded.generate(&prompts, 6).unwrap().tokens,
+        seeded.generate(&prompts, 6).unwrap().tokens
+    );
+    assert_eq!(loaded.parameters, seeded.parameters);
+    let r = run(
+        "llm_infer",
+        &[
+            &format!("model_dir={d}"),
+            "prompt_tokens=8",
+            "gen_tokens=3",
+            "batch=2",
+        ],
+    );
+    passed(&r);
+    assert_eq!(r.details["weights"], ParamValue::Str(d.clone()));
+    // A directory of another architecture is refused before anything runs.
+    std::fs::write(dir.path().join("config.json"), "{\"model_type\": \"bert\"}").unwrap();
+    let mut registry = Registry::new();
+    registry.register(Box::new(PepbenchSuite));
+    let selection = Selection {
+        suite: Some("pepbench".into()),
+        benchmarks: vec!["llm_infer".into()],
+        params: vec![format!("model_dir={d}")],
+        ..Selection::default()
+    };
+    let e = Plan::resolve(&registry, &selection)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("model_type 'bert'"), "{e}");
+}

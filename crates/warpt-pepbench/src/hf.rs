@@ -1,0 +1,117 @@
+//! Hugging Face model directories for the Llama benchmarks: config.json,
+//! model.safetensors or shards listed in model.safetensors.index.json.
+//! Read for `model_dir`, and written from the seeded weights so a peer
+//! (PyTorch + transformers) can run the very same model.
+
+use std::collections::{BTreeSet, HashMap};
+use std::path::Path;
+
+use candle_core::{Device, Tensor};
+use candle_transformers::models::llama;
+
+use crate::model::{self, Shape};
+
+/// The Llama configuration in `dir`, checked: a readable config.json that
+/// says `model_type` llama, and weights beside it.
+pub fn check_dir(dir: &str) -> Result<(Shape, llama::Config), String> {
+    let dir = Path::new(dir);
+    let path = dir.join("config.json");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("parameter 'model_dir': reading {}: {e}", path.display()))?;
+    let raw: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("parameter 'model_dir': {} is not JSON: {e}", path.display()))?;
+    let model_type = raw["model_type"].as_str().unwrap_or("");
+    if model_type != "llama" {
+        return Err(format!(
+            "parameter 'model_dir': {} says model_type '{model_type}'; the LLM benchmarks run Llama-architecture decoders",
+            path.display()
+        ));
+    }
+    let cfg: llama::LlamaConfig = serde_json::from_value(raw).map_err(|e| {
+        format!(
+            "parameter 'model_dir': {} is not a Llama config: {e}",
+            path.display()
+        )
+    })?;
+    if weight_files(dir).is_err() {
+        return Err(format!(
+            "parameter 'model_dir': {} has neither model.safetensors nor model.safetensors.index.json",
+            dir.display()
+        ));
+    }
+    let config = cfg.into_config(false);
+    let shape = Shape {
+        vocab: config.vocab_size,
+        hidden: config.hidden_size,
+        intermediate: config.intermediate_size,
+        layers: config.num_hidden_layers,
+        heads: config.num_attention_heads,
+        kv_heads: config.num_key_value_heads,
+        context: config.max_position_embeddings,
+    };
+    Ok((shape, config))
+}
+
+/// The safetensors files holding the weights: the shards an index names,
+/// or model.safetensors.
+fn weight_files(dir: &Path) -> Result<Vec<std::path::PathBuf>, String> {
+    let index = dir.join("model.safetensors.index.json");
+    if index.is_file() {
+        let text = std::fs::read_to_string(&index)
+            .map_err(|e| format!("reading {}: {e}", index.display()))?;
+        let v: serde_json::Value = serde_json::from_str(&text)
+            .map_err(|e| format!("{} is not JSON: {e}", index.display()))?;
+        let files: BTreeSet<String> = v["weight_map"]
+            .as_object()
+            .ok_or_else(|| format!("{} has no weight_map", index.display()))?
+            .values()
+            .filter_map(|f| f.as_str().map(str::to_string))
+            .collect();
+        return Ok(files.into_iter().map(|f| dir.join(f)).collect());
+    }
+    let single = dir.join("model.safetensors");
+    if single.is_file() {
+        Ok(vec![single])
+    } else {
+        Err(format!("{} has no weights", dir.display()))
+    }
+}
+
+/// Every tensor in `dir`'s weight files, on `device`.
+pub fn load_weights(dir: &str, device: &Device) -> Result<HashMap<String, Tensor>, String> {
+    let mut all = HashMap::new();
+    for file in weight_files(Path::new(dir))? {
+        let part = candle_core::safetensors::load(&file, device)
+            .map_err(|e| format!("loading {}: {e}", file.display()))?;
+        all.extend(part);
+    }
+    Ok(all)
+}
+
+/// Writes the seeded model of `shape` as a Hugging Face directory
+/// (config.json and model.safetensors, f32).
+pub fn save(dir: &Path, shape: &Shape, seed: u64) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let config = serde_json::json!({
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": shape.hidden,
+        "intermediate_size": shape.intermediate,
+        "vocab_size": shape.vocab,
+        "num_hidden_layers": shape.layers,
+        "num_attention_heads": shape.heads,
+        "num_key_value_heads": shape.kv_heads,
+        "max_position_embeddings": shape.context,
+        "rms_norm_eps": model::RMS_EPS,
+        "rope_theta": model::ROPE_THETA,
+        "hidden_act": "silu",
+        "tie_word_embeddings": false,
+        "torch_dtype": "float32",
+    });
+    let text = serde_json::to_string_pretty(&config).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("config.json"), text)
+        .map_err(|e| format!("writing config.json: {e}"))?;
+    let tensors = model::generate(shape, seed, &Device::Cpu).map_err(|e| e.to_string())?;
+    candle_core::safetensors::save(&tensors, dir.join("model.safetensors"))
+        .map_err(|e| format!("writing model.safetensors: {e}"))
+}
