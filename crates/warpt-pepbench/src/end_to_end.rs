@@ -46,6 +46,7 @@ pub fn spec() -> BenchmarkSpec {
         external_tool: None,
         params: [
             ("model".to_string(), ParamValue::Str("small".into())),
+            ("model_dir".to_string(), ParamValue::Str(String::new())),
             ("device".to_string(), ParamValue::Str("cpu".into())),
             ("precision".to_string(), ParamValue::Str("f32".into())),
             ("concurrency".to_string(), ParamValue::Int(2)),
@@ -56,6 +57,10 @@ pub fn spec() -> BenchmarkSpec {
         .into(),
         param_help: [
             ("model".to_string(), "preset: tiny, small, base".to_string()),
+            (
+                "model_dir".to_string(),
+                "a Hugging Face Llama directory with tokenizer.json; overrides model".to_string(),
+            ),
             ("device".to_string(), "cpu (cuda and metal need a build with that feature)".to_string()),
             ("precision".to_string(), "f32, bf16 or f16".to_string()),
             ("concurrency".to_string(), "closed-loop clients, or open-loop workers".to_string()),
@@ -104,7 +109,18 @@ pub fn check_params(params: &Params) -> Result<(), String> {
         ));
     }
     let s = |k: &str| params.get(k).and_then(ParamValue::as_str).unwrap_or("");
-    let context = Preset::parse(s("model"))?.shape().context as i64;
+    let dir = s("model_dir");
+    let context = if dir.is_empty() {
+        Preset::parse(s("model"))?.shape().context as i64
+    } else {
+        let tokenizer = std::path::Path::new(dir).join("tokenizer.json");
+        if !tokenizer.is_file() {
+            return Err(format!(
+                "parameter 'model_dir': {dir} has no tokenizer.json (end_to_end_infer takes text)"
+            ));
+        }
+        crate::hf::check_dir(dir)?.0.context as i64
+    };
     if int("prompt_tokens") < 1
         || int("gen_tokens") < 2
         || int("prompt_tokens") + int("gen_tokens") > context
@@ -159,10 +175,32 @@ impl Benchmark for EndToEnd {
         let preset = Preset::parse(ctx.str_param("model")?).map_err(BenchmarkError::Failed)?;
         let precision =
             Precision::parse(ctx.str_param("precision")?).map_err(BenchmarkError::Failed)?;
-        let decoder = Decoder::generated(preset.shape(), ctx.seed, precision, &device)
-            .map_err(|e| BenchmarkError::Failed(format!("building the model: {e}")))?;
-        let (tokenizer, _) =
-            tokenize::load_or_train("", ctx.seed).map_err(BenchmarkError::Failed)?;
+        let dir = ctx.str_param("model_dir")?;
+        let (decoder, tokenizer) = if dir.is_empty() {
+            let decoder = Decoder::generated(preset.shape(), ctx.seed, precision, &device)
+                .map_err(|e| BenchmarkError::Failed(format!("building the model: {e}")))?;
+            let (tokenizer, _) =
+                tokenize::load_or_train("", ctx.seed).map_err(BenchmarkError::Failed)?;
+            (decoder, tokenizer)
+        } else {
+            let decoder =
+                Decoder::from_dir(dir, precision, &device).map_err(BenchmarkError::Failed)?;
+            let path = std::path::Path::new(dir).join("tokenizer.json");
+            let mut tokenizer = Tokenizer::from_file(&path)
+                .map_err(|e| BenchmarkError::Failed(format!("loading {}: {e}", path.display())))?;
+            tokenizer.with_padding(None);
+            tokenizer
+                .with_truncation(None)
+                .map_err(|e| BenchmarkError::Failed(format!("{}: {e}", path.display())))?;
+            (decoder, tokenizer)
+        };
+        let vocab = tokenizer.get_vocab_size(true);
+        if vocab > decoder.shape.vocab {
+            return Err(BenchmarkError::Failed(format!(
+                "the tokenizer has {vocab} tokens but the model only {}",
+                decoder.shape.vocab
+            )));
+        }
         let max = ctx.int_param("prompt_tokens", 1)? as usize;
         // A pool of text prompts, tokenized up front only to know they fit;
         // each request tokenizes its text again, as a server would.

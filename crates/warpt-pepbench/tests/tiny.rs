@@ -277,3 +277,36 @@ fn llm_infer_loads_a_hugging_face_directory_of_the_same_model() {
         .to_string();
     assert!(e.contains("model_type 'bert'"), "{e}");
 }
+
+#[test]
+fn end_to_end_serves_a_hugging_face_directory_with_its_tokenizer() {
+    use warpt_pepbench::model::Preset;
+    let dir = tempfile::tempdir().unwrap();
+    warpt_pepbench::hf::save(dir.path(), &Preset::Tiny.shape(), 5).unwrap();
+    let d = dir.path().display().to_string();
+    let params = [
+        format!("model_dir={d}"),
+        "prompt_tokens=8".into(),
+        "gen_tokens=3".into(),
+    ];
+    let params: Vec<&str> = params.iter().map(String::as_str).collect();
+    // Without tokenizer.json: refused before anything runs.
+    let mut registry = Registry::new();
+    registry.register(Box::new(PepbenchSuite));
+    let selection = Selection {
+        suite: Some("pepbench".into()),
+        benchmarks: vec!["end_to_end_infer".into()],
+        params: params.iter().map(|p| p.to_string()).collect(),
+        ..Selection::default()
+    };
+    let e = Plan::resolve(&registry, &selection)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("has no tokenizer.json"), "{e}");
+    let (tokenizer, _) = warpt_pepbench::tokenize::load_or_train("", 5).unwrap();
+    tokenizer
+        .save(dir.path().join("tokenizer.json"), false)
+        .unwrap();
+    let r = run("end_to_end_infer", &params);
+    passed(&r);
+}
