@@ -6,18 +6,15 @@
 //! Validation: a single-threaded reference pipeline gives every batch the
 //! same checksum, and every record appears exactly once per epoch.
 
-use std::time::Instant;
-
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use tokenizers::Tokenizer;
-use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
-};
+use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
 use warpt_model::{
     BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, Validation,
 };
 
+use crate::sampling::time_each;
 use crate::{corpus, tokenize};
 
 /// Benchmark name within the suite.
@@ -285,25 +282,11 @@ impl Benchmark for DataPipeline {
             ),
         ];
         let mut epoch = 0u64;
-        let mut failure = None;
-        let m = measure.run(&MeasurePolicy::share_of(ctx, 1), NAME, &defs, |out| {
+        let m = time_each(measure, ctx, NAME, &defs, || {
             epoch += 1;
-            let start = Instant::now();
-            match epoch_parallel(tok, &self.jsonl, self.seed, epoch, self.batch, self.seq_len) {
-                Ok(e) => {
-                    std::hint::black_box(e);
-                }
-                Err(e) => {
-                    failure.get_or_insert(e);
-                }
-            }
-            let t = start.elapsed().as_secs_f64();
-            out[0] = t;
-            out[1] = t;
-        });
-        if let Some(e) = failure {
-            return Err(BenchmarkError::Failed(e));
-        }
+            epoch_parallel(tok, &self.jsonl, self.seed, epoch, self.batch, self.seq_len)
+        })
+        .map_err(BenchmarkError::Failed)?;
         let batches = first.checksums.len();
         self.first = Some(first);
         Ok(Measured {

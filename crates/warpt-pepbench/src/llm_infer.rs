@@ -22,6 +22,7 @@ use warpt_model::{
 use crate::llm::{Decoder, Precision, random_prompts};
 use crate::model::Preset;
 use crate::reference::Reference;
+use crate::sampling::{DEVICES, MODELS, PRECISIONS, choices};
 
 /// Benchmark name within the suite.
 pub const NAME: &str = "llm_infer";
@@ -88,14 +89,11 @@ pub fn spec() -> BenchmarkSpec {
         ]
         .into(),
         // Generating the base preset's 1.1 B weights takes a while.
-        param_choices: [
-            ("model", &["tiny", "small", "base"][..]),
-            ("device", &["cpu", "cuda", "metal"][..]),
-            ("precision", &["f32", "bf16", "f16"][..]),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect()))
-        .collect(),
+        param_choices: choices(&[
+            ("model", MODELS),
+            ("device", DEVICES),
+            ("precision", PRECISIONS),
+        ]),
         timeouts: StageLimits {
             setup: Some(300.0),
             validate: Some(300.0),
@@ -360,7 +358,8 @@ fn check(c: Config, decoder: &Decoder, prompts: &[Vec<u32>], seed: u64) -> Resul
     let mut reference = Reference::new(Preset::Tiny.shape(), seed);
     let (want_logits, want_tokens, gaps) = reference.generate(&prompt, n_gen);
     let scale = want_logits.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    let worst = got.first_logits[0]
+    let got_logits = got.first_logits.to_vec2::<f32>().map_err(err)?;
+    let worst = got_logits[0]
         .iter()
         .zip(&want_logits)
         .map(|(g, w)| (*g as f64 - w).abs())

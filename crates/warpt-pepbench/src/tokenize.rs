@@ -8,20 +8,18 @@
 //! the parallel batch equals a single-threaded encode of each line.
 
 use std::path::Path;
-use std::time::Instant;
 
 use tokenizers::models::TrainerWrapper;
 use tokenizers::models::bpe::{BPE, BpeTrainer};
 use tokenizers::pre_tokenizers::byte_level::ByteLevel;
 use tokenizers::{AddedToken, Tokenizer};
-use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
-};
+use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
 use warpt_model::{
     BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Validation,
 };
 
 use crate::corpus;
+use crate::sampling::time_each;
 
 /// Benchmark name within the suite.
 pub const NAME: &str = "tokenize";
@@ -108,10 +106,20 @@ pub fn load_or_train(path: &str, seed: u64) -> Result<(Tokenizer, String), Strin
             format!("byte-level BPE, {TRAINED_VOCAB} tokens, trained in-process"),
         ))
     } else {
-        let t = Tokenizer::from_file(path)
-            .map_err(|e| format!("parameter 'tokenizer': {path} is not a tokenizer.json: {e}"))?;
-        Ok((t, path.to_string()))
+        Ok((load_file(Path::new(path))?, path.to_string()))
     }
+}
+
+/// A tokenizer.json with its own padding and truncation switched off: the
+/// benchmarks pad, cut and mask themselves, and a file that pads to a
+/// fixed length would otherwise change every count.
+pub fn load_file(path: &Path) -> Result<Tokenizer, String> {
+    let mut t = Tokenizer::from_file(path)
+        .map_err(|e| format!("{} is not a tokenizer.json: {e}", path.display()))?;
+    t.with_padding(None);
+    t.with_truncation(None)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(t)
 }
 
 /// Checks `tokenizer` and `corpus` before anything runs.
@@ -229,25 +237,12 @@ impl Benchmark for Tokenize {
                 Convert::Rate(tokens as f64),
             ),
         ];
-        let policy = MeasurePolicy::share_of(ctx, 1);
-        let mut failure = None;
-        let m = measure.run(&policy, NAME, &defs, |out| {
-            let start = Instant::now();
-            match tokenizer.encode_batch(batch.clone(), false) {
-                Ok(enc) => {
-                    std::hint::black_box(enc);
-                }
-                Err(e) => {
-                    failure.get_or_insert(e.to_string());
-                }
-            }
-            let t = start.elapsed().as_secs_f64();
-            out[0] = t;
-            out[1] = t;
-        });
-        if let Some(e) = failure {
-            return Err(failed("encoding", e));
-        }
+        let m = time_each(measure, ctx, NAME, &defs, || {
+            tokenizer
+                .encode_batch(batch.clone(), false)
+                .map_err(|e| e.to_string())
+        })
+        .map_err(|e| failed("encoding", e))?;
         Ok(Measured {
             metrics: m.metrics,
             details: vec![

@@ -1,0 +1,49 @@
+//! What the pepbench benchmarks share around the harness: timing one piece
+//! of work per sample, and the value sets of their common parameters.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use warpt_harness::{Measure, MeasurePolicy, Measurement, RunContext, SeriesDef};
+
+/// Model presets, precisions and devices: the values `model`,
+/// `precision` and `device` take wherever they appear.
+pub const MODELS: &[&str] = &["tiny", "small", "base"];
+/// See [`MODELS`].
+pub const PRECISIONS: &[&str] = &["f32", "bf16", "f16"];
+/// See [`MODELS`].
+pub const DEVICES: &[&str] = &["cpu", "cuda", "metal"];
+
+/// `param_choices` for a spec from `(parameter, values)` pairs.
+pub fn choices(pairs: &[(&str, &[&str])]) -> BTreeMap<String, Vec<String>> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect()))
+        .collect()
+}
+
+/// Samples `work` for the whole of the benchmark's time: every series gets
+/// the wall time of one call (they describe the same work in different
+/// units). The first error is returned once sampling ends.
+pub fn time_each<T>(
+    measure: &mut Measure<'_>,
+    ctx: &RunContext,
+    label: &str,
+    defs: &[SeriesDef],
+    mut work: impl FnMut() -> Result<T, String>,
+) -> Result<Measurement, String> {
+    let mut failure = None;
+    let m = measure.run(&MeasurePolicy::share_of(ctx, 1), label, defs, |out| {
+        let start = Instant::now();
+        match work() {
+            Ok(v) => {
+                std::hint::black_box(v);
+            }
+            Err(e) => {
+                failure.get_or_insert(e);
+            }
+        }
+        out.fill(start.elapsed().as_secs_f64());
+    });
+    failure.map_or(Ok(m), Err)
+}
