@@ -24,7 +24,7 @@ use warpt_model::{
 
 use crate::bert::{generate, mean_pool_normalize, minilm_config, reference_embedding};
 use crate::llm::Precision;
-use crate::sampling::{DEVICES, PRECISIONS, choices, time_each};
+use crate::sampling::{DEVICES, FLOAT_PRECISIONS, choices, time_each};
 use crate::{corpus, llm_infer, tokenize};
 
 /// Benchmark name within the suite.
@@ -66,7 +66,7 @@ pub fn spec() -> BenchmarkSpec {
             ("seq_len".to_string(), "tokens per sentence (inputs are cut to exactly this)".to_string()),
         ]
         .into(),
-        param_choices: choices(&[("device", DEVICES), ("precision", PRECISIONS)]),
+        param_choices: choices(&[("device", DEVICES), ("precision", FLOAT_PRECISIONS)]),
         timeouts: StageLimits {
             setup: Some(120.0),
             ..StageLimits::default()
@@ -258,7 +258,7 @@ impl Benchmark for Embed {
             key: NAME.into(),
             reason,
         })?;
-        let precision = Precision::parse(ctx.str_param("precision")?).map_err(|reason| {
+        let precision = Precision::parse_float(ctx.str_param("precision")?).map_err(|reason| {
             BenchmarkError::InvalidParam {
                 key: "precision".into(),
                 reason,
@@ -379,7 +379,9 @@ fn tolerance(p: Precision) -> f64 {
     match p {
         Precision::F32 => 1e-4,
         Precision::F16 => 1e-2,
-        Precision::Bf16 => 5e-2,
+        // parse_float never yields the quantized formats; were it to, they
+        // would be held to bf16's bound.
+        Precision::Bf16 | Precision::Q8_0 | Precision::Q4_0 => 5e-2,
     }
 }
 

@@ -63,7 +63,7 @@ pub fn spec() -> BenchmarkSpec {
                 "a Hugging Face Llama directory with tokenizer.json; overrides model".to_string(),
             ),
             ("device".to_string(), "cpu (cuda and metal need a build with that feature)".to_string()),
-            ("precision".to_string(), "f32, bf16 or f16".to_string()),
+            ("precision".to_string(), "f32, bf16, f16, q8_0 or q4_0".to_string()),
             ("concurrency".to_string(), "closed-loop clients, or open-loop workers".to_string()),
             ("qps".to_string(), "0 = closed loop; > 0 = Poisson arrivals at this rate (requests/s)".to_string()),
             ("prompt_tokens".to_string(), "most prompt tokens per request".to_string()),

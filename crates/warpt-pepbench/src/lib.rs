@@ -11,6 +11,8 @@
 //! - [`model`]: Llama presets and their seeded weights;
 //! - [`llm`]: the decoder engine the LLM benchmarks share;
 //! - [`hf`]: Hugging Face model directories, read and written;
+//! - [`gguf`]: quantized GGUF models, read and written;
+//! - [`qllama`]: the quantized Llama forward pass (GGML kernels, batched);
 //! - [`reference`]: a plain f64 Llama forward pass that checks candle's;
 //! - [`sampling`]: timing one piece of work per sample, shared parameter values;
 //! - [`corpus`]: seeded English-like text.
@@ -20,10 +22,12 @@ pub mod corpus;
 pub mod data_pipeline;
 pub mod embed;
 pub mod end_to_end;
+pub mod gguf;
 pub mod hf;
 pub mod llm;
 pub mod llm_infer;
 pub mod model;
+pub mod qllama;
 pub mod reference;
 pub mod sampling;
 pub mod tokenize;

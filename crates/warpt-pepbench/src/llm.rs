@@ -5,9 +5,12 @@
 
 use std::time::Instant;
 
+use candle_core::quantized::GgmlDType;
 use candle_core::{D, DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::llama;
+
+use crate::qllama::{self, QLlama};
 
 use crate::model::{self, Shape};
 
@@ -20,18 +23,35 @@ pub enum Precision {
     Bf16,
     /// IEEE binary16.
     F16,
+    /// GGML's 8-bit blocks (32 weights sharing one f16 scale), activations
+    /// quantized likewise for the dot products; norms stay f32.
+    Q8_0,
+    /// GGML's 4-bit blocks (32 weights sharing one f16 scale).
+    Q4_0,
 }
 
 impl Precision {
-    /// The precision called `name`; q8_0 and q4_0 are named as not built yet.
+    /// The precision called `name`.
     pub fn parse(name: &str) -> Result<Self, String> {
         match name {
             "f32" => Ok(Precision::F32),
             "bf16" => Ok(Precision::Bf16),
             "f16" => Ok(Precision::F16),
+            "q8_0" => Ok(Precision::Q8_0),
+            "q4_0" => Ok(Precision::Q4_0),
             other => Err(format!(
-                "parameter 'precision': '{other}' is not one of f32, bf16, f16"
+                "parameter 'precision': '{other}' is not one of f32, bf16, f16, q8_0, q4_0"
             )),
+        }
+    }
+
+    /// The unquantized precision called `name` (what the BERT encoder runs in).
+    pub fn parse_float(name: &str) -> Result<Self, String> {
+        match Self::parse(name)? {
+            p if p.quantized().is_some() => Err(format!(
+                "parameter 'precision': '{name}' is not one of f32, bf16, f16 (the encoder runs unquantized)"
+            )),
+            p => Ok(p),
         }
     }
 
@@ -41,34 +61,58 @@ impl Precision {
             Precision::F32 => "f32",
             Precision::Bf16 => "bf16",
             Precision::F16 => "f16",
+            Precision::Q8_0 => "q8_0",
+            Precision::Q4_0 => "q4_0",
         }
     }
 
-    /// candle's dtype for it.
+    /// candle's dtype for the activations and the KV cache (f32 for the
+    /// quantized formats).
     pub fn dtype(self) -> DType {
         match self {
-            Precision::F32 => DType::F32,
+            Precision::F32 | Precision::Q8_0 | Precision::Q4_0 => DType::F32,
             Precision::Bf16 => DType::BF16,
             Precision::F16 => DType::F16,
         }
     }
 
+    /// The GGML block type of the weights, for the quantized formats.
+    pub fn quantized(self) -> Option<GgmlDType> {
+        match self {
+            Precision::Q8_0 => Some(GgmlDType::Q8_0),
+            Precision::Q4_0 => Some(GgmlDType::Q4_0),
+            _ => None,
+        }
+    }
+
     /// Largest difference from the f64 reference's logits that still counts
     /// as agreement, relative to the largest reference logit (the rounding
-    /// of the format, compounded over the layers, with a margin).
+    /// of the format, compounded over the layers, with a margin). For the
+    /// quantized formats the reference runs on the same dequantized weights,
+    /// so this bounds the 8-bit quantization of the activations.
     pub fn logit_tolerance(self) -> f64 {
         match self {
             Precision::F32 => 1e-4,
             Precision::Bf16 => 0.05,
             Precision::F16 => 0.01,
+            Precision::Q8_0 | Precision::Q4_0 => 0.05,
         }
     }
 }
 
+/// The two ways candle runs a Llama: dense (candle-transformers' `llama`,
+/// f32/bf16/f16) or quantized ([`QLlama`], GGUF blocks).
+enum Engine {
+    Dense {
+        model: llama::Llama,
+        config: llama::Config,
+    },
+    Quantized(QLlama),
+}
+
 /// A loaded model ready to generate.
 pub struct Decoder {
-    model: llama::Llama,
-    config: llama::Config,
+    engine: Engine,
     /// The model's shape.
     pub shape: Shape,
     dtype: DType,
@@ -104,13 +148,16 @@ impl Decoder {
         device: &Device,
     ) -> candle_core::Result<Self> {
         let tensors = model::generate(&shape, seed, device)?;
+        if let Some(qtype) = precision.quantized() {
+            return Self::quantized(shape, &tensors, qtype, device)
+                .map_err(candle_core::Error::msg);
+        }
         let (parameters, model_bytes) = model::count(&tensors, precision.dtype());
         let vb = VarBuilder::from_tensors(tensors, precision.dtype(), device);
         let config = shape.candle_config();
         let model = llama::Llama::load(vb, &config)?;
         Ok(Decoder {
-            model,
-            config,
+            engine: Engine::Dense { model, config },
             shape,
             dtype: precision.dtype(),
             device: device.clone(),
@@ -119,10 +166,56 @@ impl Decoder {
         })
     }
 
+    /// Hugging Face–named `tensors` quantized to `qtype` (through an
+    /// in-memory GGUF, exactly what `model_file` would load); `F32` keeps
+    /// the values, which checks the GGUF path apart from the quantization.
+    pub fn quantized(
+        shape: Shape,
+        tensors: &std::collections::HashMap<String, Tensor>,
+        qtype: GgmlDType,
+        device: &Device,
+    ) -> Result<Self, String> {
+        let mut buf = std::io::Cursor::new(Vec::new());
+        crate::gguf::write(&mut buf, &shape, tensors, qtype)?;
+        buf.set_position(0);
+        let (model, info) = crate::gguf::load(&mut buf, device)?;
+        Ok(Self::from_quantized(model, shape, &info, device))
+    }
+
+    fn from_quantized(
+        model: QLlama,
+        shape: Shape,
+        info: &crate::gguf::Info,
+        device: &Device,
+    ) -> Self {
+        Decoder {
+            engine: Engine::Quantized(model),
+            shape,
+            dtype: DType::F32,
+            device: device.clone(),
+            parameters: info.parameters,
+            model_bytes: info.model_bytes,
+        }
+    }
+
+    /// The quantized model in the GGUF file at `path`, and the storage
+    /// type of most of its weights.
+    pub fn from_gguf(path: &str, device: &Device) -> Result<(Self, String), String> {
+        let (model, info) = crate::gguf::load_file(path, device)?;
+        Ok((
+            Self::from_quantized(model, info.shape, &info, device),
+            info.precision.clone(),
+        ))
+    }
+
     /// The model in the Hugging Face directory `dir`, in `precision`.
     pub fn from_dir(dir: &str, precision: Precision, device: &Device) -> Result<Self, String> {
         let (shape, config) = crate::hf::check_dir(dir)?;
         let tensors = crate::hf::load_weights(dir, device)?;
+        if let Some(qtype) = precision.quantized() {
+            return Self::quantized(shape, &tensors, qtype, device)
+                .map_err(|e| format!("quantizing the model in {dir}: {e}"));
+        }
         let (parameters, model_bytes) = model::count(&tensors, precision.dtype());
         let vb = VarBuilder::from_tensors(tensors, precision.dtype(), device);
         // candle's loader panics on a missing layer tensor: check names first.
@@ -135,8 +228,7 @@ impl Decoder {
         let model = llama::Llama::load(vb, &config)
             .map_err(|e| format!("building the model from {dir}: {e}"))?;
         Ok(Decoder {
-            model,
-            config,
+            engine: Engine::Dense { model, config },
             shape,
             dtype: precision.dtype(),
             device: device.clone(),
@@ -151,6 +243,25 @@ impl Decoder {
         2 * s.layers * batch * s.kv_heads * s.head_dim() * tokens * self.dtype.size_in_bytes()
     }
 
+    /// A forward function with a fresh KV cache: token ids `(batch, n)` at
+    /// a position to the logits after the last of them.
+    #[allow(clippy::type_complexity)]
+    fn session(
+        &self,
+    ) -> candle_core::Result<Box<dyn FnMut(&Tensor, usize) -> candle_core::Result<Tensor> + '_>>
+    {
+        Ok(match &self.engine {
+            Engine::Dense { model, config } => {
+                let mut cache = llama::Cache::new(true, self.dtype, config, &self.device)?;
+                Box::new(move |x, pos| model.forward(x, pos, &mut cache))
+            }
+            Engine::Quantized(model) => {
+                let mut cache = qllama::Cache::new(model);
+                Box::new(move |x, pos| model.forward(x, pos, &mut cache))
+            }
+        })
+    }
+
     /// Prefills `prompts` (all the same length) as one batch, then decodes
     /// `n_gen` tokens greedily for each with a KV cache.
     pub fn generate(&self, prompts: &[Vec<u32>], n_gen: usize) -> candle_core::Result<Generation> {
@@ -160,16 +271,16 @@ impl Decoder {
             candle_core::bail!("a batch needs equal, non-empty prompts and at least one token");
         }
         let start = Instant::now();
-        let mut cache = llama::Cache::new(true, self.dtype, &self.config, &self.device)?;
+        let mut forward = self.session()?;
         let flat: Vec<u32> = prompts.iter().flatten().copied().collect();
         let input = Tensor::from_vec(flat, (batch, len), &self.device)?;
-        let logits = self.model.forward(&input, 0, &mut cache)?;
+        let logits = forward(&input, 0)?;
         let mut next = logits.argmax(D::Minus1)?.to_vec1::<u32>()?;
         let ttft_s = start.elapsed().as_secs_f64();
         let mut tokens: Vec<Vec<u32>> = next.iter().map(|&t| vec![t]).collect();
         for step in 1..n_gen {
             let input = Tensor::from_vec(next.clone(), (batch, 1), &self.device)?;
-            let logits = self.model.forward(&input, len + step - 1, &mut cache)?;
+            let logits = forward(&input, len + step - 1)?;
             next = logits.argmax(D::Minus1)?.to_vec1::<u32>()?;
             for (row, &t) in tokens.iter_mut().zip(&next) {
                 row.push(t);

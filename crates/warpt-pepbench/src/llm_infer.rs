@@ -11,6 +11,7 @@
 use std::sync::atomic::Ordering;
 
 use candle_core::Device;
+use candle_core::quantized::GgmlDType;
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
 };
@@ -52,6 +53,7 @@ pub fn spec() -> BenchmarkSpec {
         params: [
             ("model".to_string(), ParamValue::Str("small".into())),
             ("model_dir".to_string(), ParamValue::Str(String::new())),
+            ("model_file".to_string(), ParamValue::Str(String::new())),
             ("device".to_string(), ParamValue::Str("cpu".into())),
             ("precision".to_string(), ParamValue::Str("f32".into())),
             ("batch".to_string(), ParamValue::Int(1)),
@@ -70,10 +72,18 @@ pub fn spec() -> BenchmarkSpec {
                     .to_string(),
             ),
             (
+                "model_file".to_string(),
+                "a quantized Llama GGUF file (its own precision); overrides model".to_string(),
+            ),
+            (
                 "device".to_string(),
                 "cpu (cuda and metal need a build with that feature)".to_string(),
             ),
-            ("precision".to_string(), "f32, bf16 or f16".to_string()),
+            (
+                "precision".to_string(),
+                "f32, bf16, f16, q8_0 or q4_0 (GGML blocks; norms f32); with model_file, the file's"
+                    .to_string(),
+            ),
             (
                 "batch".to_string(),
                 "requests prefilled and decoded together".to_string(),
@@ -108,10 +118,21 @@ pub fn spec() -> BenchmarkSpec {
     }
 }
 
+/// Where the weights come from.
+#[derive(Debug, Clone)]
+enum Source {
+    /// Generated from the seed.
+    Preset(Preset),
+    /// A Hugging Face directory (`model_dir`).
+    Dir(String),
+    /// A GGUF file (`model_file`) and the storage type of most of its weights.
+    File(String, String),
+}
+
 /// The checked parameters.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Config {
-    preset: Preset,
+    source: Source,
     precision: Precision,
     batch: usize,
     prompt: usize,
@@ -139,24 +160,60 @@ fn config(params: &Params) -> Result<Config, String> {
             "parameter 'device': '{device}' is not one of cpu, cuda, metal"
         ));
     }
+    let preset = Preset::parse(s("model"))?;
+    let mut precision = Precision::parse(s("precision"))?;
+    let (dir, file) = (s("model_dir"), s("model_file"));
+    let (source, context, name) = match (dir.is_empty(), file.is_empty()) {
+        (true, true) => (
+            Source::Preset(preset),
+            preset.shape().context,
+            format!("{} model", preset.name()),
+        ),
+        (false, true) => (
+            Source::Dir(dir.to_string()),
+            crate::hf::check_dir(dir)?.0.context,
+            format!("model in {dir}"),
+        ),
+        (true, false) => {
+            let info = crate::gguf::check_file(file)?;
+            // The file's type is the precision; f32 (the default) means
+            // "as stored", anything else must say what the file holds.
+            match Precision::parse(&info.precision) {
+                Ok(p) => {
+                    if precision != p && precision != Precision::F32 {
+                        return Err(format!(
+                            "parameter 'precision': {file} holds {} weights, not {}",
+                            info.precision,
+                            precision.name()
+                        ));
+                    }
+                    precision = p;
+                }
+                Err(_) if precision != Precision::F32 => {
+                    return Err(format!(
+                        "parameter 'precision': {file} holds {} weights, not {}",
+                        info.precision,
+                        precision.name()
+                    ));
+                }
+                Err(_) => {}
+            }
+            (
+                Source::File(file.to_string(), info.precision),
+                info.shape.context,
+                format!("model in {file}"),
+            )
+        }
+        (false, false) => {
+            return Err("parameters 'model_dir' and 'model_file' name two models; give one".into());
+        }
+    };
     let c = Config {
-        preset: Preset::parse(s("model"))?,
-        precision: Precision::parse(s("precision"))?,
+        source,
+        precision,
         batch: int("batch", 1, 1024)?,
         prompt: int("prompt_tokens", 1, 1 << 20)?,
         n_gen: int("gen_tokens", 2, 1 << 20)?,
-    };
-    let dir = s("model_dir");
-    let (context, name) = if dir.is_empty() {
-        (
-            c.preset.shape().context,
-            format!("{} model", c.preset.name()),
-        )
-    } else {
-        (
-            crate::hf::check_dir(dir)?.0.context,
-            format!("model in {dir}"),
-        )
     };
     if c.prompt + c.n_gen > context {
         return Err(format!(
@@ -189,8 +246,6 @@ pub struct LlmInfer {
     decoder: Option<Decoder>,
     prompts: Vec<Vec<u32>>,
     seed: u64,
-    /// Where the weights came from.
-    source: String,
 }
 
 impl LlmInfer {
@@ -211,17 +266,19 @@ impl Benchmark for LlmInfer {
             reason,
         })?;
         let dev = device(ctx.str_param("device")?)?;
-        let dir = ctx.str_param("model_dir")?;
-        let decoder = if dir.is_empty() {
-            Decoder::generated(c.preset.shape(), ctx.seed, c.precision, &dev)
-                .map_err(candle_err("building the model"))?
-        } else {
-            Decoder::from_dir(dir, c.precision, &dev).map_err(BenchmarkError::Failed)?
-        };
-        self.source = if dir.is_empty() {
-            "generated from the seed".into()
-        } else {
-            dir.to_string()
+        let decoder = match &c.source {
+            Source::Preset(preset) => {
+                Decoder::generated(preset.shape(), ctx.seed, c.precision, &dev)
+                    .map_err(candle_err("building the model"))?
+            }
+            Source::Dir(dir) => {
+                Decoder::from_dir(dir, c.precision, &dev).map_err(BenchmarkError::Failed)?
+            }
+            Source::File(file, _) => {
+                Decoder::from_gguf(file, &dev)
+                    .map_err(BenchmarkError::Failed)?
+                    .0
+            }
         };
         self.prompts = random_prompts(ctx.seed, c.batch, c.prompt, decoder.shape.vocab);
         self.decoder = Some(decoder);
@@ -235,7 +292,10 @@ impl Benchmark for LlmInfer {
         ctx: &RunContext,
         measure: &mut Measure<'_>,
     ) -> Result<Measured, BenchmarkError> {
-        let c = self.config.ok_or_else(BenchmarkError::not_prepared)?;
+        let c = self
+            .config
+            .clone()
+            .ok_or_else(BenchmarkError::not_prepared)?;
         let decoder = self
             .decoder
             .as_ref()
@@ -293,10 +353,10 @@ impl Benchmark for LlmInfer {
                 ("architecture".into(), ParamValue::from("llama")),
                 (
                     "model".into(),
-                    ParamValue::from(if self.source.starts_with("generated") {
-                        c.preset.name()
-                    } else {
-                        "model_dir"
+                    ParamValue::from(match &c.source {
+                        Source::Preset(p) => p.name(),
+                        Source::Dir(_) => "model_dir",
+                        Source::File(..) => "model_file",
                     }),
                 ),
                 ("shape".into(), ParamValue::Str(shape.describe())),
@@ -308,8 +368,20 @@ impl Benchmark for LlmInfer {
                     "model_bytes".into(),
                     ParamValue::Int(decoder.model_bytes as i64),
                 ),
-                ("precision".into(), ParamValue::from(c.precision.name())),
-                ("weights".into(), ParamValue::Str(self.source.clone())),
+                (
+                    "precision".into(),
+                    ParamValue::from(match &c.source {
+                        Source::File(_, stored) => stored.as_str(),
+                        _ => c.precision.name(),
+                    }),
+                ),
+                (
+                    "weights".into(),
+                    ParamValue::Str(match &c.source {
+                        Source::Preset(_) => "generated from the seed".into(),
+                        Source::Dir(p) | Source::File(p, _) => p.clone(),
+                    }),
+                ),
                 (
                     "kv_cache_bytes".into(),
                     ParamValue::Int(decoder.kv_cache_bytes(c.batch, c.prompt + c.n_gen) as i64),
@@ -329,7 +401,7 @@ impl Benchmark for LlmInfer {
     }
 
     fn validate(&mut self, _: &RunContext) -> Validation {
-        let (Some(c), Some(decoder)) = (self.config, self.decoder.as_ref()) else {
+        let (Some(c), Some(decoder)) = (self.config.clone(), self.decoder.as_ref()) else {
             return Validation::fail("nothing was generated");
         };
         match check(c, decoder, &self.prompts, self.seed) {
@@ -342,7 +414,8 @@ impl Benchmark for LlmInfer {
 /// The three checks; the message says what agreed and by how much.
 fn check(c: Config, decoder: &Decoder, prompts: &[Vec<u32>], seed: u64) -> Result<String, String> {
     let err = |e: candle_core::Error| format!("generating for validation: {e}");
-    // 1. The tiny preset at this precision against the f64 reference.
+    // 1. The tiny preset at this precision against the f64 reference (on
+    //    the same quantized weights, dequantized, for q8_0 and q4_0).
     let (plen, n_gen) = (8, 8);
     let tiny = Decoder::generated(
         Preset::Tiny.shape(),
@@ -355,7 +428,25 @@ fn check(c: Config, decoder: &Decoder, prompts: &[Vec<u32>], seed: u64) -> Resul
     let got = tiny
         .generate(std::slice::from_ref(&prompt), n_gen)
         .map_err(err)?;
-    let mut reference = Reference::new(Preset::Tiny.shape(), seed);
+    let mut reference = match c.precision.quantized() {
+        None => Reference::new(Preset::Tiny.shape(), seed),
+        Some(qtype) => {
+            let shape = Preset::Tiny.shape();
+            let weights = crate::model::generate(&shape, seed, &candle_core::Device::Cpu)
+                .and_then(|ts| {
+                    ts.into_iter()
+                        .map(|(name, t)| {
+                            let q = crate::gguf::quantize(&t, qtype)?;
+                            let v = q.dequantize(&candle_core::Device::Cpu)?;
+                            let v = v.flatten_all()?.to_vec1::<f32>()?;
+                            Ok((name, v.into_iter().map(f64::from).collect()))
+                        })
+                        .collect::<candle_core::Result<_>>()
+                })
+                .map_err(err)?;
+            Reference::from_weights(shape, weights)
+        }
+    };
     let (want_logits, want_tokens, gaps) = reference.generate(&prompt, n_gen);
     let scale = want_logits.iter().fold(0.0f64, |m, x| m.max(x.abs()));
     let got_logits = got.first_logits.to_vec2::<f32>().map_err(err)?;
@@ -372,6 +463,38 @@ fn check(c: Config, decoder: &Decoder, prompts: &[Vec<u32>], seed: u64) -> Resul
             c.precision.name()
         ));
     }
+    // 1b. For q8_0 and q4_0 the activations are quantized too, so the bound
+    //     above is loose; the same GGUF path in f32 blocks must then match
+    //     the reference as closely as the dense f32 model does.
+    let through_gguf = c.precision.quantized().is_some() || matches!(c.source, Source::File(..));
+    let gguf_note = match through_gguf {
+        false => String::new(),
+        true => {
+            let shape = Preset::Tiny.shape();
+            let cpu = candle_core::Device::Cpu;
+            let tensors = crate::model::generate(&shape, seed, &cpu).map_err(err)?;
+            let f32_gguf = Decoder::quantized(shape, &tensors, GgmlDType::F32, &cpu)?;
+            let got = f32_gguf
+                .generate(std::slice::from_ref(&prompt), 1)
+                .map_err(err)?;
+            let want = Reference::new(shape, seed).generate(&prompt, 1).0;
+            let scale = want.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            let got = got.first_logits.to_vec2::<f32>().map_err(err)?;
+            let off = got[0]
+                .iter()
+                .zip(&want)
+                .map(|(g, w)| (*g as f64 - w).abs())
+                .fold(0.0, f64::max)
+                / scale;
+            let tol = Precision::F32.logit_tolerance();
+            if off > tol {
+                return Err(format!(
+                    "tiny preset through GGUF in f32 blocks: logits differ from the f64 reference by {off:.2e} of the largest (tolerance {tol:.0e})"
+                ));
+            }
+            format!("; through GGUF in f32 blocks within {off:.1e} (tolerance {tol:.0e})")
+        }
+    };
     // Tokens must agree while the reference chose them by more than four
     // times the error seen in the logits; past a close call the sequences
     // may rightly part.
@@ -410,7 +533,7 @@ fn check(c: Config, decoder: &Decoder, prompts: &[Vec<u32>], seed: u64) -> Resul
     }
     Ok(format!(
         "tiny preset in {}: logits within {worst:.1e} of the f64 reference's largest (tolerance {tol:.0e}), \
-         {firm} of {n_gen} greedy tokens firmly chosen and equal; the measured model repeats its tokens{}",
+         {firm} of {n_gen} greedy tokens firmly chosen and equal{gguf_note}; the measured model repeats its tokens{}",
         c.precision.name(),
         if short.len() > 1 {
             format!(

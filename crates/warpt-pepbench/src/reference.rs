@@ -54,6 +54,12 @@ impl Reference {
                 (name, v.into_iter().map(f64::from).collect())
             })
             .collect();
+        Self::from_weights(shape, w)
+    }
+
+    /// The model of `shape` with the given weights (Hugging Face names,
+    /// row-major `[out, in]`), e.g. a quantized model's, dequantized.
+    pub fn from_weights(shape: Shape, w: HashMap<String, Vec<f64>>) -> Self {
         Reference {
             shape,
             w,

@@ -10,7 +10,9 @@ use warpt_harness::{Measure, MeasurePolicy, Measurement, RunContext, SeriesDef};
 /// `precision` and `device` take wherever they appear.
 pub const MODELS: &[&str] = &["tiny", "small", "base"];
 /// See [`MODELS`].
-pub const PRECISIONS: &[&str] = &["f32", "bf16", "f16"];
+pub const PRECISIONS: &[&str] = &["f32", "bf16", "f16", "q8_0", "q4_0"];
+/// The unquantized [`PRECISIONS`]: what the encoder runs in.
+pub const FLOAT_PRECISIONS: &[&str] = &["f32", "bf16", "f16"];
 /// See [`MODELS`].
 pub const DEVICES: &[&str] = &["cpu", "cuda", "metal"];
 

@@ -94,6 +94,97 @@ fn llm_infer_in_bf16_and_f16_holds_its_tolerance() {
 }
 
 #[test]
+fn llm_infer_in_q8_0_and_q4_0_matches_the_reference_on_the_same_weights() {
+    // Norm weights stay f32: (2 x 6 layers + 1) x 256 of them.
+    let norms = 13 * 256;
+    for (precision, block_bytes) in [("q8_0", 34), ("q4_0", 18)] {
+        let r = run(
+            "llm_infer",
+            &[
+                "model=tiny",
+                &format!("precision={precision}"),
+                "batch=2",
+                "prompt_tokens=8",
+                "gen_tokens=3",
+            ],
+        );
+        passed(&r);
+        eprintln!("{}", r.validation.as_ref().unwrap().message);
+        let params = r.details["parameters"].as_i64().unwrap();
+        assert!((8_000_000..12_000_000).contains(&params));
+        // 32 weights per block, then the norms at 4 bytes each.
+        assert_eq!(
+            r.details["model_bytes"],
+            ParamValue::Int((params - norms) / 32 * block_bytes + norms * 4)
+        );
+        assert_eq!(r.details["precision"], ParamValue::from(precision));
+    }
+}
+
+#[test]
+fn llm_infer_loads_a_gguf_file_of_the_same_model() {
+    use candle_core::quantized::GgmlDType;
+    use warpt_pepbench::llm::{Decoder, Precision, random_prompts};
+    use warpt_pepbench::model::{self, Preset};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tiny-q8_0.gguf");
+    let shape = Preset::Tiny.shape();
+    let cpu = candle_core::Device::Cpu;
+    let weights = model::generate(&shape, 5, &cpu).unwrap();
+    warpt_pepbench::gguf::save(&path, &shape, &weights, GgmlDType::Q8_0).unwrap();
+    let p = path.display().to_string();
+    // The file holds the seeded model quantized: the same tokens as
+    // quantizing it in memory.
+    let (loaded, stored) = Decoder::from_gguf(&p, &cpu).unwrap();
+    assert_eq!(stored, "q8_0");
+    let seeded = Decoder::generated(shape, 5, Precision::Q8_0, &cpu).unwrap();
+    let prompts = random_prompts(9, 2, 10, shape.vocab);
+    assert_eq!(
+        loaded.generate(&prompts, 6).unwrap().tokens,
+        seeded.generate(&prompts, 6).unwrap().tokens
+    );
+    assert_eq!(loaded.parameters, seeded.parameters);
+    let r = run(
+        "llm_infer",
+        &[
+            &format!("model_file={p}"),
+            "prompt_tokens=8",
+            "gen_tokens=3",
+        ],
+    );
+    passed(&r);
+    assert_eq!(r.details["model"], ParamValue::from("model_file"));
+    assert_eq!(r.details["precision"], ParamValue::from("q8_0"));
+    // Refused before anything runs: another precision than the file's, a
+    // file that is not GGUF, both model_dir and model_file.
+    let plan_error = |params: Vec<String>| {
+        let mut registry = Registry::new();
+        registry.register(Box::new(PepbenchSuite));
+        let selection = Selection {
+            suite: Some("pepbench".into()),
+            benchmarks: vec!["llm_infer".into()],
+            params,
+            ..Selection::default()
+        };
+        Plan::resolve(&registry, &selection)
+            .unwrap_err()
+            .to_string()
+    };
+    let e = plan_error(vec![format!("model_file={p}"), "precision=q4_0".into()]);
+    assert!(e.contains("holds q8_0 weights, not q4_0"), "{e}");
+    let fake = dir.path().join("fake.gguf");
+    std::fs::write(&fake, "this is not a model").unwrap();
+    let e = plan_error(vec![format!("model_file={}", fake.display())]);
+    assert!(
+        e.contains("fake.gguf") && e.contains("not a readable GGUF"),
+        "{e}"
+    );
+    let e = plan_error(vec![format!("model_file={p}"), format!("model_dir={p}")]);
+    assert!(e.contains("give one"), "{e}");
+    assert!(!dir.path().join("tiny-q8_0.gguf.partial").exists());
+}
+
+#[test]
 fn llm_infer_refuses_what_it_cannot_do() {
     let mut registry = Registry::new();
     registry.register(Box::new(PepbenchSuite));

@@ -1,0 +1,189 @@
+//! A quantized Llama forward pass on candle's GGML kernels: the weights
+//! stay in their GGUF blocks (`QMatMul`), the activations and the KV cache
+//! in f32. candle-transformers' `quantized_llama` cannot prefill more than
+//! one sequence at a time (its last-position slice is not contiguous for
+//! the quantized output projection) and keeps its KV cache inside the
+//! model; this one takes batches and an external cache, like the dense
+//! `llama` does.
+
+use std::io::{Read, Seek};
+
+use candle_core::quantized::{QMatMul, gguf_file};
+use candle_core::{DType, Device, IndexOp, Module, Tensor};
+use candle_transformers::utils::{build_causal_mask, repeat_kv};
+
+use crate::model::Shape;
+
+/// One decoder layer's weights.
+struct Layer {
+    attn_norm: Tensor,
+    wq: QMatMul,
+    wk: QMatMul,
+    wv: QMatMul,
+    wo: QMatMul,
+    ffn_norm: Tensor,
+    gate: QMatMul,
+    up: QMatMul,
+    down: QMatMul,
+}
+
+/// The model: embeddings dequantized to f32 (a lookup, not a product),
+/// every matrix in its stored blocks.
+pub struct QLlama {
+    embed: Tensor,
+    layers: Vec<Layer>,
+    norm: Tensor,
+    output: QMatMul,
+    shape: Shape,
+    eps: f32,
+    cos: Tensor,
+    sin: Tensor,
+}
+
+/// Keys and values of the positions seen so far, per layer.
+pub struct Cache {
+    kv: Vec<Option<(Tensor, Tensor)>>,
+}
+
+impl Cache {
+    /// An empty cache for `model`.
+    pub fn new(model: &QLlama) -> Self {
+        Cache {
+            kv: vec![None; model.layers.len()],
+        }
+    }
+}
+
+impl QLlama {
+    /// The model in a GGUF stream whose header `content` was read from it,
+    /// of the given `shape` (see [`crate::gguf::Info`]).
+    pub fn from_gguf<R: Read + Seek>(
+        content: &gguf_file::Content,
+        r: &mut R,
+        shape: Shape,
+        device: &Device,
+    ) -> candle_core::Result<Self> {
+        let md_f32 = |k: &str, default: f32| {
+            content
+                .metadata
+                .get(k)
+                .and_then(|v| v.to_f32().ok())
+                .unwrap_or(default)
+        };
+        let eps = md_f32("llama.attention.layer_norm_rms_epsilon", 1e-5);
+        let theta = md_f32("llama.rope.freq_base", 10_000.0);
+        let mut get = |name: &str| content.tensor(r, name, device);
+        let embed_q = get("token_embd.weight")?;
+        let embed = embed_q.dequantize(device)?;
+        let norm = get("output_norm.weight")?.dequantize(device)?;
+        // Tied embeddings: llama.cpp omits output.weight.
+        let output = match get("output.weight") {
+            Ok(t) => QMatMul::from_qtensor(t)?,
+            Err(_) => QMatMul::from_qtensor(embed_q)?,
+        };
+        let mut layers = Vec::with_capacity(shape.layers);
+        for i in 0..shape.layers {
+            let mut q = |part: &str| -> candle_core::Result<QMatMul> {
+                QMatMul::from_qtensor(content.tensor(
+                    r,
+                    &format!("blk.{i}.{part}.weight"),
+                    device,
+                )?)
+            };
+            layers.push(Layer {
+                wq: q("attn_q")?,
+                wk: q("attn_k")?,
+                wv: q("attn_v")?,
+                wo: q("attn_output")?,
+                gate: q("ffn_gate")?,
+                up: q("ffn_up")?,
+                down: q("ffn_down")?,
+                attn_norm: content
+                    .tensor(r, &format!("blk.{i}.attn_norm.weight"), device)?
+                    .dequantize(device)?,
+                ffn_norm: content
+                    .tensor(r, &format!("blk.{i}.ffn_norm.weight"), device)?
+                    .dequantize(device)?,
+            });
+        }
+        let hd = shape.head_dim();
+        let inv: Vec<f32> = (0..hd / 2)
+            .map(|i| 1.0 / theta.powf(2.0 * i as f32 / hd as f32))
+            .collect();
+        let inv = Tensor::from_vec(inv, (1, hd / 2), device)?;
+        let positions = Tensor::arange(0u32, shape.context as u32, device)?
+            .to_dtype(DType::F32)?
+            .reshape((shape.context, 1))?;
+        let angles = positions.matmul(&inv)?;
+        Ok(QLlama {
+            embed,
+            layers,
+            norm,
+            output,
+            shape,
+            eps,
+            cos: angles.cos()?,
+            sin: angles.sin()?,
+        })
+    }
+
+    /// Token ids `(batch, n)` at position `pos` onward: the logits after
+    /// the last of them, `(batch, vocab)`.
+    pub fn forward(
+        &self,
+        ids: &Tensor,
+        pos: usize,
+        cache: &mut Cache,
+    ) -> candle_core::Result<Tensor> {
+        let (b, n) = ids.dims2()?;
+        let s = self.shape;
+        let (hd, h) = (s.head_dim(), s.hidden);
+        let mask = if n > 1 {
+            Some(build_causal_mask(n, pos, ids.device())?)
+        } else {
+            None
+        };
+        let (cos, sin) = (self.cos.narrow(0, pos, n)?, self.sin.narrow(0, pos, n)?);
+        let mut x = self
+            .embed
+            .index_select(&ids.flatten_all()?, 0)?
+            .reshape((b, n, h))?;
+        for (layer, kv) in self.layers.iter().zip(cache.kv.iter_mut()) {
+            let y = candle_nn::ops::rms_norm(&x, &layer.attn_norm, self.eps)?;
+            let heads = |w: &QMatMul, count: usize| -> candle_core::Result<Tensor> {
+                w.forward(&y)?
+                    .reshape((b, n, count, hd))?
+                    .transpose(1, 2)?
+                    .contiguous()
+            };
+            let q = candle_nn::rotary_emb::rope_i(&heads(&layer.wq, s.heads)?, &cos, &sin)?;
+            let k = candle_nn::rotary_emb::rope_i(&heads(&layer.wk, s.kv_heads)?, &cos, &sin)?;
+            let v = heads(&layer.wv, s.kv_heads)?;
+            let (k, v) = match kv.take() {
+                Some((pk, pv)) if pos > 0 => {
+                    (Tensor::cat(&[&pk, &k], 2)?, Tensor::cat(&[&pv, &v], 2)?)
+                }
+                _ => (k, v),
+            };
+            *kv = Some((k.clone(), v.clone()));
+            let group = s.heads / s.kv_heads;
+            let k = repeat_kv(k, group)?.contiguous()?;
+            let v = repeat_kv(v, group)?.contiguous()?;
+            let mut att = (q.matmul(&k.t()?)? / (hd as f64).sqrt())?;
+            if let Some(mask) = &mask {
+                let neg =
+                    Tensor::new(f32::NEG_INFINITY, ids.device())?.broadcast_as(att.shape())?;
+                att = mask.broadcast_as(att.shape())?.where_cond(&neg, &att)?;
+            }
+            let att = candle_nn::ops::softmax_last_dim(&att)?;
+            let o = att.matmul(&v)?.transpose(1, 2)?.reshape((b, n, h))?;
+            x = (x + layer.wo.forward(&o)?)?;
+            let y = candle_nn::ops::rms_norm(&x, &layer.ffn_norm, self.eps)?;
+            let act = (candle_nn::ops::silu(&layer.gate.forward(&y)?)? * layer.up.forward(&y)?)?;
+            x = (x + layer.down.forward(&act)?)?;
+        }
+        let last = x.i((.., n - 1, ..))?.contiguous()?;
+        let last = candle_nn::ops::rms_norm(&last, &self.norm, self.eps)?;
+        self.output.forward(&last)
+    }
+}
