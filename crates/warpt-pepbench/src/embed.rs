@@ -254,6 +254,7 @@ impl Embed {
 
 impl Benchmark for Embed {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        crate::heap::keep_freed_memory();
         check_params(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
             key: NAME.into(),
             reason,
@@ -333,6 +334,7 @@ impl Benchmark for Embed {
             details: vec![
                 ("architecture".into(), ParamValue::from("bert")),
                 ("weights".into(), ParamValue::Str(encoder.source.clone())),
+                ("heap".into(), ParamValue::from(crate::heap::SETTING)),
                 (
                     "parameters".into(),
                     ParamValue::Int(encoder.parameters as i64),

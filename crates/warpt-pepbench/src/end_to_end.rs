@@ -167,6 +167,7 @@ impl EndToEnd {
 
 impl Benchmark for EndToEnd {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        crate::heap::keep_freed_memory();
         check_params(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
             key: NAME.into(),
             reason,
@@ -340,6 +341,7 @@ impl Benchmark for EndToEnd {
         Ok(Measured {
             metrics,
             details: vec![
+                ("heap".into(), ParamValue::from(crate::heap::SETTING)),
                 (
                     "mode".into(),
                     ParamValue::from(if open {

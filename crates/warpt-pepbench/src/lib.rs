@@ -10,6 +10,7 @@
 //! - [`bert`]: the MiniLM-shaped encoder's weights and its f64 reference;
 //! - [`model`]: Llama presets and their seeded weights;
 //! - [`llm`]: the decoder engine the LLM benchmarks share;
+//! - [`heap`]: keeping freed memory in the process, as inference engines do;
 //! - [`hf`]: Hugging Face model directories, read and written;
 //! - [`gguf`]: quantized GGUF models, read and written;
 //! - [`qllama`]: the quantized Llama forward pass (GGML kernels, batched);
@@ -23,6 +24,7 @@ pub mod data_pipeline;
 pub mod embed;
 pub mod end_to_end;
 pub mod gguf;
+pub mod heap;
 pub mod hf;
 pub mod llm;
 pub mod llm_infer;

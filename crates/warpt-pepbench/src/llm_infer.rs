@@ -261,6 +261,7 @@ fn candle_err(what: &str) -> impl Fn(candle_core::Error) -> BenchmarkError + '_ 
 
 impl Benchmark for LlmInfer {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        crate::heap::keep_freed_memory();
         let c = config(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
             key: NAME.into(),
             reason,
@@ -387,6 +388,7 @@ impl Benchmark for LlmInfer {
                     ParamValue::Int(decoder.kv_cache_bytes(c.batch, c.prompt + c.n_gen) as i64),
                 ),
                 ("requests".into(), ParamValue::Int(ttft.len() as i64)),
+                ("heap".into(), ParamValue::from(crate::heap::SETTING)),
                 (
                     "counting".into(),
                     ParamValue::from(
