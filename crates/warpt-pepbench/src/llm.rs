@@ -132,6 +132,9 @@ pub struct Generation {
     /// `(batch, vocab)`: kept as a tensor so that copying them out is left
     /// to validation, outside the timed region.
     pub first_logits: Tensor,
+    /// Logits the last token was chosen from (a decode step's, when more
+    /// than one token was generated), `(batch, vocab)`.
+    pub last_logits: Tensor,
     /// Seconds from submission to the first token of every request (the
     /// prefill of the whole batch, plus the first argmax).
     pub ttft_s: f64,
@@ -278,10 +281,11 @@ impl Decoder {
         let mut next = logits.argmax(D::Minus1)?.to_vec1::<u32>()?;
         let ttft_s = start.elapsed().as_secs_f64();
         let mut tokens: Vec<Vec<u32>> = next.iter().map(|&t| vec![t]).collect();
+        let mut last = logits.clone();
         for step in 1..n_gen {
             let input = Tensor::from_vec(next.clone(), (batch, 1), &self.device)?;
-            let logits = forward(&input, len + step - 1)?;
-            next = logits.argmax(D::Minus1)?.to_vec1::<u32>()?;
+            last = forward(&input, len + step - 1)?;
+            next = last.argmax(D::Minus1)?.to_vec1::<u32>()?;
             for (row, &t) in tokens.iter_mut().zip(&next) {
                 row.push(t);
             }
@@ -289,6 +293,7 @@ impl Decoder {
         Ok(Generation {
             tokens,
             first_logits: logits,
+            last_logits: last,
             ttft_s,
             total_s: start.elapsed().as_secs_f64(),
         })

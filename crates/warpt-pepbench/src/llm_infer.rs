@@ -451,13 +451,7 @@ fn check(c: Config, decoder: &Decoder, prompts: &[Vec<u32>], seed: u64) -> Resul
     };
     let (want_logits, want_tokens, gaps) = reference.generate(&prompt, n_gen);
     let scale = want_logits.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    let got_logits = got.first_logits.to_vec2::<f32>().map_err(err)?;
-    let worst = got_logits[0]
-        .iter()
-        .zip(&want_logits)
-        .map(|(g, w)| (*g as f64 - w).abs())
-        .fold(0.0, f64::max)
-        / scale;
+    let worst = relative_error(&got.first_logits, &want_logits)?;
     let tol = c.precision.logit_tolerance();
     if worst > tol {
         return Err(format!(
@@ -480,14 +474,7 @@ fn check(c: Config, decoder: &Decoder, prompts: &[Vec<u32>], seed: u64) -> Resul
                 .generate(std::slice::from_ref(&prompt), 1)
                 .map_err(err)?;
             let want = Reference::new(shape, seed).generate(&prompt, 1).0;
-            let scale = want.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-            let got = got.first_logits.to_vec2::<f32>().map_err(err)?;
-            let off = got[0]
-                .iter()
-                .zip(&want)
-                .map(|(g, w)| (*g as f64 - w).abs())
-                .fold(0.0, f64::max)
-                / scale;
+            let off = relative_error(&got.first_logits, &want)?;
             let tol = Precision::F32.logit_tolerance();
             if off > tol {
                 return Err(format!(
@@ -512,6 +499,22 @@ fn check(c: Config, decoder: &Decoder, prompts: &[Vec<u32>], seed: u64) -> Resul
             &want_tokens[..firm]
         ));
     }
+    // 1c. The last decode step, on the engine's own tokens (so a close call
+    //     earlier cannot excuse it): the reference fed the prompt and every
+    //     generated token but the last gives the logits the last was chosen
+    //     from. For q8_0 / q4_0 this is the block kernels' own product.
+    reference.reset();
+    let mut want_last = Vec::new();
+    for &t in prompt.iter().chain(&got.tokens[0][..n_gen - 1]) {
+        want_last = reference.step(t);
+    }
+    let decode_off = relative_error(&got.last_logits, &want_last)?;
+    if decode_off > tol {
+        return Err(format!(
+            "tiny preset in {}: the last decode step's logits differ from the f64 reference by {decode_off:.2e} of the largest (tolerance {tol:.0e})",
+            c.precision.name()
+        ));
+    }
     // 2. Repeatability, and 3. batched = alone, on the measured model.
     let short: Vec<Vec<u32>> = prompts
         .iter()
@@ -534,7 +537,8 @@ fn check(c: Config, decoder: &Decoder, prompts: &[Vec<u32>], seed: u64) -> Resul
         }
     }
     Ok(format!(
-        "tiny preset in {}: logits within {worst:.1e} of the f64 reference's largest (tolerance {tol:.0e}), \
+        "tiny preset in {}: logits within {worst:.1e} of the f64 reference's largest after the prompt and \
+         {decode_off:.1e} at the last decode step (tolerance {tol:.0e}), \
          {firm} of {n_gen} greedy tokens firmly chosen and equal{gguf_note}; the measured model repeats its tokens{}",
         c.precision.name(),
         if short.len() > 1 {
@@ -546,4 +550,20 @@ fn check(c: Config, decoder: &Decoder, prompts: &[Vec<u32>], seed: u64) -> Resul
             String::new()
         }
     ))
+}
+
+/// Largest difference between the first row of `got` and `want`, relative
+/// to the largest magnitude in `want`.
+fn relative_error(got: &candle_core::Tensor, want: &[f64]) -> Result<f64, String> {
+    let rows = got
+        .to_vec2::<f32>()
+        .map_err(|e| format!("reading logits for validation: {e}"))?;
+    let scale = want.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let worst = rows.first().map_or(f64::INFINITY, |row| {
+        row.iter()
+            .zip(want)
+            .map(|(g, w)| (*g as f64 - w).abs())
+            .fold(0.0, f64::max)
+    });
+    Ok(worst / scale)
 }
