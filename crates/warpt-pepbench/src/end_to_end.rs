@@ -304,8 +304,9 @@ impl Benchmark for EndToEnd {
                 ctx.duration.as_secs_f64()
             )));
         }
-        // requests/s over stretches of `concurrency` completions.
-        let group = self.concurrency.max(1);
+        // requests/s over stretches of `concurrency` completions (fewer
+        // when a slow run completed only a few, so there is always one).
+        let group = self.concurrency.clamp(1, measured.len() - 1);
         let rows: Vec<Vec<f64>> = measured
             .windows(group + 1)
             .step_by(group)

@@ -14,6 +14,7 @@
 //! - [`hf`]: Hugging Face model directories, read and written;
 //! - [`gguf`]: quantized GGUF models, read and written;
 //! - [`qllama`]: the quantized Llama forward pass (GGML kernels, batched);
+//! - [`rows`]: the f32 few-rows product of decode steps;
 //! - [`reference`]: a plain f64 Llama forward pass that checks candle's;
 //! - [`sampling`]: timing one piece of work per sample, shared parameter values;
 //! - [`corpus`]: seeded English-like text.
@@ -31,6 +32,7 @@ pub mod llm_infer;
 pub mod model;
 pub mod qllama;
 pub mod reference;
+pub mod rows;
 pub mod sampling;
 pub mod tokenize;
 

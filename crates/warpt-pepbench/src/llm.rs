@@ -76,6 +76,17 @@ impl Precision {
         }
     }
 
+    /// The GGML type the weights are held in when the model runs on the
+    /// GGUF engine ([`QLlama`]): the quantized formats, and f32, whose
+    /// decode steps use the few-rows kernel of [`crate::rows`]. bf16 and
+    /// f16 run on candle-transformers' Llama.
+    pub fn gguf_type(self) -> Option<GgmlDType> {
+        match self {
+            Precision::F32 => Some(GgmlDType::F32),
+            other => other.quantized(),
+        }
+    }
+
     /// The GGML block type of the weights, for the quantized formats.
     pub fn quantized(self) -> Option<GgmlDType> {
         match self {
@@ -151,7 +162,7 @@ impl Decoder {
         device: &Device,
     ) -> candle_core::Result<Self> {
         let tensors = model::generate(&shape, seed, device)?;
-        if let Some(qtype) = precision.quantized() {
+        if let Some(qtype) = precision.gguf_type() {
             return Self::quantized(shape, &tensors, qtype, device)
                 .map_err(candle_core::Error::msg);
         }
@@ -215,7 +226,7 @@ impl Decoder {
     pub fn from_dir(dir: &str, precision: Precision, device: &Device) -> Result<Self, String> {
         let (shape, config) = crate::hf::check_dir(dir)?;
         let tensors = crate::hf::load_weights(dir, device)?;
-        if let Some(qtype) = precision.quantized() {
+        if let Some(qtype) = precision.gguf_type() {
             return Self::quantized(shape, &tensors, qtype, device)
                 .map_err(|e| format!("quantizing the model in {dir}: {e}"));
         }

@@ -43,6 +43,18 @@ impl QLinear {
     /// one token per sequence, through f32 for more (see the module doc).
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         let (b, n, k) = x.dims3()?;
+        if let (QMatMul::Tensor(w), true) = (&self.matmul, b * n <= crate::rows::MAX_ROWS) {
+            // f32 weights, a few rows: the decode-step kernel.
+            let (storage, layout) = w.storage_and_layout();
+            if let (candle_core::Storage::Cpu(candle_core::CpuStorage::F32(data)), Some((lo, hi))) =
+                (&*storage, layout.contiguous_offsets())
+            {
+                let out_n = w.dim(0)?;
+                let xs = x.flatten_all()?.to_vec1::<f32>()?;
+                let y = crate::rows::matmul_t(&xs, b * n, &data[lo..hi], out_n, k);
+                return Tensor::from_vec(y, (b, n, out_n), x.device());
+            }
+        }
         let dense = matches!(
             self.blocks.dtype(),
             GgmlDType::F32 | GgmlDType::F16 | GgmlDType::BF16
@@ -74,7 +86,7 @@ pub struct QLlama {
     embed: Tensor,
     layers: Vec<Layer>,
     norm: Tensor,
-    output: QMatMul,
+    output: QLinear,
     shape: Shape,
     eps: f32,
     cos: Tensor,
@@ -119,8 +131,8 @@ impl QLlama {
         let norm = get("output_norm.weight")?.dequantize(device)?;
         // Tied embeddings: llama.cpp omits output.weight.
         let output = match get("output.weight") {
-            Ok(t) => QMatMul::from_qtensor(t)?,
-            Err(_) => QMatMul::from_qtensor(embed_q)?,
+            Ok(t) => QLinear::new(t)?,
+            Err(_) => QLinear::new(embed_q)?,
         };
         let mut layers = Vec::with_capacity(shape.layers);
         for i in 0..shape.layers {
@@ -221,6 +233,6 @@ impl QLlama {
         }
         let last = x.i((.., n - 1, ..))?.contiguous()?;
         let last = candle_nn::ops::rms_norm(&last, &self.norm, self.eps)?;
-        self.output.forward(&last)
+        self.output.forward(&last.unsqueeze(1)?)?.squeeze(1)
     }
 }
