@@ -13,7 +13,7 @@
 //! - [`heap`]: keeping freed memory in the process, as inference engines do;
 //! - [`hf`]: Hugging Face model directories, read and written;
 //! - [`gguf`]: quantized GGUF models, read and written;
-//! - [`qllama`]: the quantized Llama forward pass (GGML kernels, batched);
+//! - [`qllama`]: the batched Llama forward pass on GGUF weights (f32, q8_0, q4_0);
 //! - [`rows`]: the f32 few-rows product of decode steps;
 //! - [`reference`]: a plain f64 Llama forward pass that checks candle's;
 //! - [`sampling`]: timing one piece of work per sample, shared parameter values;

@@ -111,8 +111,8 @@ impl Precision {
     }
 }
 
-/// The two ways candle runs a Llama: dense (candle-transformers' `llama`,
-/// f32/bf16/f16) or quantized ([`QLlama`], GGUF blocks).
+/// The two ways a Llama runs: candle-transformers' `llama` (bf16, f16) or
+/// warpt's batched GGUF engine ([`QLlama`]: f32 and the quantized blocks).
 enum Engine {
     Dense {
         model: llama::Llama,
@@ -180,9 +180,9 @@ impl Decoder {
         })
     }
 
-    /// Hugging Face–named `tensors` quantized to `qtype` (through an
-    /// in-memory GGUF, exactly what `model_file` would load); `F32` keeps
-    /// the values, which checks the GGUF path apart from the quantization.
+    /// Hugging Face–named `tensors` on the GGUF engine in `qtype` (through
+    /// an in-memory GGUF, exactly what `model_file` would load): the f32
+    /// precision's model (`F32` keeps the values) and the quantized ones.
     pub fn quantized(
         shape: Shape,
         tensors: &std::collections::HashMap<String, Tensor>,

@@ -13,6 +13,10 @@
 //! block kernels run at a fraction of its f32 GEMM: there each matrix is
 //! dequantized to f32 on the fly, multiplied, and dropped, so the model
 //! stays quantized in memory.
+//!
+//! f32 weights (GGUF type F32) run here too: decode steps of up to
+//! [`crate::rows::MAX_ROWS`] rows go through warpt's few-rows kernel
+//! ([`crate::rows`]), longer products through candle's GEMM.
 
 use std::io::{Read, Seek};
 
@@ -39,8 +43,10 @@ impl QLinear {
         })
     }
 
-    /// `x` `(batch, n, in)` times the matrix transposed: on the blocks for
-    /// one token per sequence, through f32 for more (see the module doc).
+    /// `x` `(batch, n, in)` times the matrix transposed: f32 weights
+    /// through the few-rows kernel for a decode step; quantized ones on
+    /// the blocks for one token per sequence, through f32 for more (see
+    /// the module doc).
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         let (b, n, k) = x.dims3()?;
         if let (QMatMul::Tensor(w), true) = (&self.matmul, b * n <= crate::rows::MAX_ROWS) {
