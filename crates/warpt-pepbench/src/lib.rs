@@ -14,7 +14,7 @@
 //! - [`hf`]: Hugging Face model directories, read and written;
 //! - [`gguf`]: quantized GGUF models, read and written;
 //! - [`qllama`]: the batched Llama forward pass on GGUF weights (f32, q8_0, q4_0);
-//! - [`rows`]: the f32 few-rows product of decode steps;
+//! - [`packed`]: f32 weights packed once, and the product of decode steps and prefills;
 //! - [`reference`]: a plain f64 Llama forward pass that checks candle's;
 //! - [`sampling`]: timing one piece of work per sample, shared parameter values;
 //! - [`corpus`]: seeded English-like text.
@@ -30,9 +30,9 @@ pub mod hf;
 pub mod llm;
 pub mod llm_infer;
 pub mod model;
+pub mod packed;
 pub mod qllama;
 pub mod reference;
-pub mod rows;
 pub mod sampling;
 pub mod tokenize;
 

@@ -14,9 +14,9 @@
 //! dequantized to f32 on the fly, multiplied, and dropped, so the model
 //! stays quantized in memory.
 //!
-//! f32 weights (GGUF type F32) run here too: decode steps of up to
-//! [`crate::rows::MAX_ROWS`] rows go through warpt's few-rows kernel
-//! ([`crate::rows`]), longer products through candle's GEMM.
+//! f32 weights (GGUF type F32) run here too, packed at load for warpt's
+//! own kernel ([`crate::packed`]), which serves decode steps and prefills
+//! alike.
 
 use std::io::{Read, Seek};
 
@@ -27,48 +27,57 @@ use candle_core::{DType, Device, IndexOp, Module, Tensor};
 use candle_transformers::utils::{build_causal_mask, repeat_kv};
 
 use crate::model::Shape;
+use crate::packed::PackedMatrix;
 
-/// A weight matrix `[out, in]` in its GGUF blocks.
-struct QLinear {
-    blocks: Arc<QTensor>,
-    matmul: QMatMul,
+/// A weight matrix `[out, in]`: f32 packed for warpt's kernel, anything
+/// else in its GGUF blocks.
+enum QLinear {
+    /// f32 weights on the CPU ([`crate::packed`]).
+    Packed(PackedMatrix),
+    /// Quantized (or half-precision, or not on the CPU) weights.
+    Blocks {
+        /// The blocks, for dequantizing a prefill's matrix.
+        blocks: Arc<QTensor>,
+        /// candle's products on them.
+        matmul: QMatMul,
+    },
 }
 
 impl QLinear {
-    fn new(t: QTensor) -> candle_core::Result<Self> {
+    fn new(t: QTensor, device: &Device) -> candle_core::Result<Self> {
+        if t.dtype() == GgmlDType::F32 && device.is_cpu() {
+            let (out, inp) = t.shape().dims2()?;
+            let w = t.dequantize(device)?.flatten_all()?.to_vec1::<f32>()?;
+            return Ok(QLinear::Packed(PackedMatrix::from_rows(&w, out, inp)));
+        }
         let blocks = Arc::new(t);
-        Ok(QLinear {
+        Ok(QLinear::Blocks {
             matmul: QMatMul::from_arc(blocks.clone())?,
             blocks,
         })
     }
 
-    /// `x` `(batch, n, in)` times the matrix transposed: f32 weights
-    /// through the few-rows kernel for a decode step; quantized ones on
-    /// the blocks for one token per sequence, through f32 for more (see
-    /// the module doc).
+    /// `x` `(batch, n, in)` times the matrix transposed: f32 through the
+    /// packed kernel; quantized weights on the blocks for one token per
+    /// sequence, through f32 for more (see the module doc).
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         let (b, n, k) = x.dims3()?;
-        if let (QMatMul::Tensor(w), true) = (&self.matmul, b * n <= crate::rows::MAX_ROWS) {
-            // f32 weights, a few rows: the decode-step kernel.
-            let (storage, layout) = w.storage_and_layout();
-            if let (candle_core::Storage::Cpu(candle_core::CpuStorage::F32(data)), Some((lo, hi))) =
-                (&*storage, layout.contiguous_offsets())
-            {
-                let out_n = w.dim(0)?;
+        let (blocks, matmul) = match self {
+            QLinear::Packed(w) => {
                 let xs = x.flatten_all()?.to_vec1::<f32>()?;
-                let y = crate::rows::matmul_t(&xs, b * n, &data[lo..hi], out_n, k);
-                return Tensor::from_vec(y, (b, n, out_n), x.device());
+                let y = w.matmul_t(&xs, b * n);
+                return Tensor::from_vec(y, (b, n, w.rows()), x.device());
             }
-        }
+            QLinear::Blocks { blocks, matmul } => (blocks, matmul),
+        };
         let dense = matches!(
-            self.blocks.dtype(),
+            blocks.dtype(),
             GgmlDType::F32 | GgmlDType::F16 | GgmlDType::BF16
         );
         if n == 1 || dense {
-            return self.matmul.forward(x);
+            return matmul.forward(x);
         }
-        let w = self.blocks.dequantize(x.device())?;
+        let w = blocks.dequantize(x.device())?;
         x.reshape((b * n, k))?.matmul(&w.t()?)?.reshape((b, n, ()))
     }
 }
@@ -137,13 +146,16 @@ impl QLlama {
         let norm = get("output_norm.weight")?.dequantize(device)?;
         // Tied embeddings: llama.cpp omits output.weight.
         let output = match get("output.weight") {
-            Ok(t) => QLinear::new(t)?,
-            Err(_) => QLinear::new(embed_q)?,
+            Ok(t) => QLinear::new(t, device)?,
+            Err(_) => QLinear::new(embed_q, device)?,
         };
         let mut layers = Vec::with_capacity(shape.layers);
         for i in 0..shape.layers {
             let mut q = |part: &str| -> candle_core::Result<QLinear> {
-                QLinear::new(content.tensor(r, &format!("blk.{i}.{part}.weight"), device)?)
+                QLinear::new(
+                    content.tensor(r, &format!("blk.{i}.{part}.weight"), device)?,
+                    device,
+                )
             };
             layers.push(Layer {
                 wq: q("attn_q")?,
