@@ -23,6 +23,7 @@ use warpt_model::{
 };
 
 use crate::bert::{generate, mean_pool_normalize, minilm_config, reference_embedding};
+use crate::encoder::PackedBert;
 use crate::llm::Precision;
 use crate::sampling::{DEVICES, FLOAT_PRECISIONS, choices, time_each};
 use crate::{corpus, llm_infer, tokenize};
@@ -139,9 +140,17 @@ pub fn check_params(params: &Params) -> Result<(), String> {
     Ok(())
 }
 
+/// What runs the forward pass.
+enum Engine {
+    /// f32 on the CPU: warpt's packed kernel.
+    Packed(PackedBert),
+    /// Other precisions and devices: candle-transformers' BERT.
+    Candle(bert::BertModel),
+}
+
 /// A loaded encoder and its tokenizer.
 pub struct Encoder {
-    model: bert::BertModel,
+    engine: Engine,
     tokenizer: Tokenizer,
     config: bert::Config,
     device: Device,
@@ -179,11 +188,16 @@ impl Encoder {
             (config, tensors, tokenizer, dir.to_string())
         };
         let parameters: usize = tensors.values().map(Tensor::elem_count).sum();
-        let vb = VarBuilder::from_tensors(tensors, dtype, device);
-        let model =
-            bert::BertModel::load(vb, &config).map_err(|e| format!("building BERT: {e}"))?;
+        let engine = if dtype == DType::F32 && device.is_cpu() && PackedBert::supports(&config) {
+            Engine::Packed(PackedBert::load(&tensors, &config)?)
+        } else {
+            let vb = VarBuilder::from_tensors(tensors, dtype, device);
+            Engine::Candle(
+                bert::BertModel::load(vb, &config).map_err(|e| format!("building BERT: {e}"))?,
+            )
+        };
         Ok(Encoder {
-            model,
+            engine,
             tokenizer,
             config,
             device: device.clone(),
@@ -191,6 +205,14 @@ impl Encoder {
             parameters,
             model_bytes: parameters * dtype.size_in_bytes(),
         })
+    }
+
+    /// What runs the forward pass, for the details.
+    pub fn engine_name(&self) -> &'static str {
+        match self.engine {
+            Engine::Packed(_) => "warpt packed f32 kernel",
+            Engine::Candle(_) => "candle-transformers BertModel",
+        }
     }
 
     /// Token ids of `text` with the tokenizer's special tokens, cut to `max`.
@@ -219,11 +241,19 @@ impl Encoder {
             mask.extend(std::iter::repeat_n(1u32, seq.len()));
             mask.extend(std::iter::repeat_n(0u32, len - seq.len()));
         }
+        let model = match &self.engine {
+            Engine::Packed(p) => {
+                return p
+                    .embed(&ids, &mask, batch.len(), len)
+                    .map_err(candle_core::Error::Msg);
+            }
+            Engine::Candle(model) => model,
+        };
         let shape = (batch.len(), len);
         let ids = Tensor::from_vec(ids, shape, &self.device)?;
         let mask = Tensor::from_vec(mask, shape, &self.device)?;
         let types = ids.zeros_like()?;
-        let hidden = self.model.forward(&ids, &types, Some(&mask))?;
+        let hidden = model.forward(&ids, &types, Some(&mask))?;
         mean_pool_normalize(&hidden, &mask)?.to_vec2::<f32>()
     }
 }
@@ -333,6 +363,7 @@ impl Benchmark for Embed {
             metrics: m.metrics,
             details: vec![
                 ("architecture".into(), ParamValue::from("bert")),
+                ("engine".into(), ParamValue::from(encoder.engine_name())),
                 ("weights".into(), ParamValue::Str(encoder.source.clone())),
                 ("heap".into(), ParamValue::from(crate::heap::SETTING)),
                 (

@@ -8,6 +8,8 @@
 //! - [`data_pipeline`]: JSONL to padded, shuffled batches, samples/s;
 //! - [`end_to_end`]: text in, text out under closed- or open-loop load;
 //! - [`bert`]: the MiniLM-shaped encoder's weights and its f64 reference;
+//! - [`encoder`]: the BERT forward pass on the packed kernel (f32 `embed`);
+//! - [`fastmath`]: vectorized GELU and softmax;
 //! - [`model`]: Llama presets and their seeded weights;
 //! - [`llm`]: the decoder engine the LLM benchmarks share;
 //! - [`heap`]: keeping freed memory in the process, as inference engines do;
@@ -23,7 +25,9 @@ pub mod bert;
 pub mod corpus;
 pub mod data_pipeline;
 pub mod embed;
+pub mod encoder;
 pub mod end_to_end;
+pub mod fastmath;
 pub mod gguf;
 pub mod heap;
 pub mod hf;

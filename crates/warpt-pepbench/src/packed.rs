@@ -99,19 +99,47 @@ impl PackedMatrix {
     /// If `w.len() != n * k`.
     pub fn from_rows(w: &[f32], n: usize, k: usize) -> Self {
         assert_eq!(w.len(), n * k, "a {n} x {k} matrix");
+        Self::pack(n, k, |panel, p| {
+            for j in 0..NR.min(n - p * NR) {
+                let row = &w[(p * NR + j) * k..][..k];
+                for (i, v) in row.iter().enumerate() {
+                    panel[i * NR + j] = *v;
+                }
+            }
+        })
+    }
+
+    /// The matrix whose transpose `wt` (`k × n`, row-major: one row per
+    /// input feature) is, in panels: what `x · wt` needs, as attention's
+    /// product of probabilities with values does.
+    ///
+    /// # Panics
+    /// If `wt.len() != n * k`.
+    pub fn from_cols(wt: &[f32], n: usize, k: usize) -> Self {
+        assert_eq!(wt.len(), n * k, "a {k} x {n} matrix");
+        Self::pack(n, k, |panel, p| {
+            let width = NR.min(n - p * NR);
+            for (i, dst) in panel.chunks_exact_mut(NR).enumerate() {
+                dst[..width].copy_from_slice(&wt[i * n + p * NR..][..width]);
+            }
+        })
+    }
+
+    /// Zeroed panels, each filled by `fill(panel, index)`; across cores
+    /// when the matrix is large enough to pay for it.
+    fn pack(n: usize, k: usize, fill: impl Fn(&mut [f32], usize) + Sync) -> Self {
         let panels = n.div_ceil(NR);
         let mut lines = vec![Line([0.0; 16]); panels * k * NR / 16];
         let data = as_mut_floats(&mut lines);
-        data.par_chunks_mut(k * NR)
-            .enumerate()
-            .for_each(|(p, panel)| {
-                for j in 0..NR.min(n - p * NR) {
-                    let row = &w[(p * NR + j) * k..][..k];
-                    for (i, v) in row.iter().enumerate() {
-                        panel[i * NR + j] = *v;
-                    }
-                }
-            });
+        if n * k >= 1 << 16 {
+            data.par_chunks_mut(k * NR)
+                .enumerate()
+                .for_each(|(p, panel)| fill(panel, p));
+        } else {
+            for (p, panel) in data.chunks_mut(k * NR).enumerate() {
+                fill(panel, p);
+            }
+        }
         PackedMatrix {
             n,
             k,
@@ -149,10 +177,17 @@ impl PackedMatrix {
     /// # Panics
     /// If `x.len() != rows * k`.
     pub fn matmul_t(&self, x: &[f32], rows: usize) -> Vec<f32> {
-        self.matmul_t_with(Isa::detect(), x, rows)
+        self.matmul_t_with(Isa::detect(), x, rows, true)
     }
 
-    fn matmul_t_with(&self, isa: Isa, x: &[f32], rows: usize) -> Vec<f32> {
+    /// [`Self::matmul_t`] on the calling thread alone: for small products
+    /// that callers already run many of in parallel (attention's, one per
+    /// sequence and head).
+    pub fn matmul_t_serial(&self, x: &[f32], rows: usize) -> Vec<f32> {
+        self.matmul_t_with(Isa::detect(), x, rows, false)
+    }
+
+    fn matmul_t_with(&self, isa: Isa, x: &[f32], rows: usize, parallel: bool) -> Vec<f32> {
         let (n, k) = (self.n, self.k);
         assert_eq!(x.len(), rows * k, "{rows} rows of {k}");
         let mut out = vec![0f32; rows * n];
@@ -162,56 +197,65 @@ impl PackedMatrix {
         let weights = as_floats(&self.lines);
         let panels = n.div_ceil(NR);
         let dst = OutPtr(out.as_mut_ptr());
+        let band = |(first, count): (usize, usize)| {
+            let tiles = split_evenly(count, isa.max_rows());
+            let xp = pack_rows(&x[first * k..][..count * k], k, &tiles);
+            let panel = |p: usize| {
+                let panel = &weights[p * k * NR..][..k * NR];
+                let width = NR.min(n - p * NR);
+                // A full panel is written in place; the padded last one
+                // through a buffer, then its real columns copied.
+                let mut buf = Vec::new();
+                let (c, ldc) = if width == NR {
+                    // SAFETY: row `first` exists and column p * NR + NR
+                    // <= n: the pointer is inside `out`.
+                    (unsafe { dst.get().add(first * n + p * NR) }, n)
+                } else {
+                    buf = vec![0f32; count * NR];
+                    (buf.as_mut_ptr(), NR)
+                };
+                let bias = self.bias.as_ref().map(|b| &b[p * NR..][..NR]);
+                for k0 in (0..k).step_by(KC) {
+                    let kc = KC.min(k - k0);
+                    let ws = &panel[k0 * NR..][..kc * NR];
+                    let start = match (k0, bias) {
+                        (0, None) => Start::Zero,
+                        (0, Some(b)) => Start::Bias(b),
+                        _ => Start::Accumulate,
+                    };
+                    for &(t0, tr) in &tiles {
+                        let xs = &xp[t0 * k + k0 * tr..][..kc * tr];
+                        // SAFETY: the tile's rows t0..t0 + tr of this band
+                        // and the panel's NR columns lie inside `out` (ldc
+                        // n) or `buf` (ldc NR), and no other task writes
+                        // them: bands and panels partition the result, and
+                        // `out` outlives the tasks.
+                        unsafe { tile(isa, tr, xs, ws, c.add(t0 * ldc), ldc, start) };
+                    }
+                }
+                for (r, row) in buf.chunks_exact(NR).enumerate() {
+                    // SAFETY: as above; only the panel's real columns.
+                    unsafe {
+                        let to = dst.get().add((first + r) * n + p * NR);
+                        std::ptr::copy_nonoverlapping(row.as_ptr(), to, width);
+                    }
+                }
+            };
+            if parallel {
+                (0..panels).into_par_iter().for_each(panel);
+            } else {
+                (0..panels).for_each(panel);
+            }
+        };
         // Bands of at most MC rows, each packed by its own task and kept in
         // L2 while every panel passes over it; within a band, one task per
         // panel, writing its band × panel block of the result.
-        split_evenly(rows, MC)
-            .into_par_iter()
-            .for_each(|(first, count)| {
-                let tiles = split_evenly(count, isa.max_rows());
-                let xp = pack_rows(&x[first * k..][..count * k], k, &tiles);
-                (0..panels).into_par_iter().for_each(|p| {
-                    let panel = &weights[p * k * NR..][..k * NR];
-                    let width = NR.min(n - p * NR);
-                    // A full panel is written in place; the padded last one
-                    // through a buffer, then its real columns copied.
-                    let mut buf = Vec::new();
-                    let (c, ldc) = if width == NR {
-                        // SAFETY: row `first` exists and column p * NR + NR
-                        // <= n: the pointer is inside `out`.
-                        (unsafe { dst.get().add(first * n + p * NR) }, n)
-                    } else {
-                        buf = vec![0f32; count * NR];
-                        (buf.as_mut_ptr(), NR)
-                    };
-                    let bias = self.bias.as_ref().map(|b| &b[p * NR..][..NR]);
-                    for k0 in (0..k).step_by(KC) {
-                        let kc = KC.min(k - k0);
-                        let ws = &panel[k0 * NR..][..kc * NR];
-                        let start = match (k0, bias) {
-                            (0, None) => Start::Zero,
-                            (0, Some(b)) => Start::Bias(b),
-                            _ => Start::Accumulate,
-                        };
-                        for &(t0, tr) in &tiles {
-                            let xs = &xp[t0 * k + k0 * tr..][..kc * tr];
-                            // SAFETY: the tile's rows t0..t0 + tr of this
-                            // band and the panel's NR columns lie inside
-                            // `out` (ldc n) or `buf` (ldc NR), and no other
-                            // task writes them: bands and panels partition
-                            // the result, and `out` outlives the tasks.
-                            unsafe { tile(isa, tr, xs, ws, c.add(t0 * ldc), ldc, start) };
-                        }
-                    }
-                    for (r, row) in buf.chunks_exact(NR).enumerate() {
-                        // SAFETY: as above; only the panel's real columns.
-                        unsafe {
-                            let to = dst.get().add((first + r) * n + p * NR);
-                            std::ptr::copy_nonoverlapping(row.as_ptr(), to, width);
-                        }
-                    }
-                });
-            });
+        let bands = split_evenly(rows, MC);
+        if parallel {
+            bands.into_par_iter().for_each(band);
+        } else {
+            bands.into_iter().for_each(band);
+        }
         out
     }
 }
@@ -536,7 +580,7 @@ mod tests {
                 let b = |c: usize| packed.bias.as_ref().map_or(0.0, |_| bias[c]);
                 let x: Vec<f32> = (0..rows * k).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
                 for &isa in &isas {
-                    let got = packed.matmul_t_with(isa, &x, rows);
+                    let got = packed.matmul_t_with(isa, &x, rows, rows % 2 == 0);
                     for r in 0..rows {
                         for c in 0..n {
                             let want: f32 =
@@ -552,6 +596,18 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_transpose_packs_to_the_same_matrix() {
+        let (n, k) = (45, 70);
+        let w: Vec<f32> = (0..n * k).map(|i| i as f32).collect();
+        let wt: Vec<f32> = (0..k * n).map(|i| w[(i % n) * k + i / n]).collect();
+        let (a, b) = (
+            PackedMatrix::from_rows(&w, n, k),
+            PackedMatrix::from_cols(&wt, n, k),
+        );
+        assert_eq!(as_floats(&a.lines), as_floats(&b.lines));
     }
 
     #[test]

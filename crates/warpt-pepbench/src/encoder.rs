@@ -1,0 +1,279 @@
+//! BERT's encoder forward pass in f32 on warpt's packed kernel
+//! ([`crate::packed`]), with sentence-transformers' pooling: what `embed`
+//! runs for f32 on the CPU (candle's `BertModel` runs the rest).
+//!
+//! candle's BERT reaches half of this CPU's arithmetic: its GEMM packs the
+//! `[out, in]` weights on every call, attention runs as many small batched
+//! products, and GELU calls libm's erf per element. Here each layer is
+//! three packed products with the bias added in the kernel (query, key
+//! and value fused into one), attention runs one task per sequence and head
+//! with both of its products on the packed kernel, and GELU and softmax are
+//! vectorized ([`crate::fastmath`]).
+
+use std::collections::HashMap;
+
+use candle_core::{DType, Tensor};
+use candle_transformers::models::bert;
+use rayon::prelude::*;
+
+use crate::fastmath;
+use crate::packed::PackedMatrix;
+
+/// A LayerNorm's scale and shift.
+struct Norm {
+    weight: Vec<f32>,
+    bias: Vec<f32>,
+}
+
+/// One encoder layer.
+struct Layer {
+    /// Query, key and value stacked: `3 × hidden` outputs.
+    qkv: PackedMatrix,
+    /// Attention's output projection.
+    attn_out: PackedMatrix,
+    attn_norm: Norm,
+    /// The feed-forward layer's expansion and projection.
+    inter: PackedMatrix,
+    out: PackedMatrix,
+    out_norm: Norm,
+}
+
+/// A BERT encoder held for the packed kernel.
+pub struct PackedBert {
+    hidden: usize,
+    heads: usize,
+    eps: f32,
+    max_positions: usize,
+    word: Vec<f32>,
+    position: Vec<f32>,
+    /// Token type 0's embedding: every sentence is segment 0.
+    token_type: Vec<f32>,
+    embed_norm: Norm,
+    layers: Vec<Layer>,
+}
+
+impl PackedBert {
+    /// Whether this forward pass computes what `c` describes: GELU with
+    /// erf and absolute positions (all-MiniLM and BERT proper).
+    pub fn supports(c: &bert::Config) -> bool {
+        matches!(c.hidden_act, bert::HiddenAct::Gelu)
+            && matches!(
+                c.position_embedding_type,
+                bert::PositionEmbeddingType::Absolute
+            )
+            && c.num_attention_heads > 0
+            && c.hidden_size % c.num_attention_heads == 0
+    }
+
+    /// The encoder in `tensors` (Hugging Face names, with or without a
+    /// `bert.` prefix) of configuration `c`.
+    pub fn load(tensors: &HashMap<String, Tensor>, c: &bert::Config) -> Result<Self, String> {
+        let get = |name: &str, len: usize| -> Result<Vec<f32>, String> {
+            let t = tensors
+                .get(name)
+                .or_else(|| tensors.get(&format!("bert.{name}")))
+                .ok_or_else(|| format!("the weights have no tensor {name}"))?;
+            let v = t
+                .to_dtype(DType::F32)
+                .and_then(|t| t.flatten_all())
+                .and_then(|t| t.to_vec1::<f32>())
+                .map_err(|e| format!("reading {name}: {e}"))?;
+            if v.len() != len {
+                return Err(format!(
+                    "{name} has {} values; the config implies {len}",
+                    v.len()
+                ));
+            }
+            Ok(v)
+        };
+        let (h, i) = (c.hidden_size, c.intermediate_size);
+        let norm = |prefix: &str| -> Result<Norm, String> {
+            Ok(Norm {
+                weight: get(&format!("{prefix}.weight"), h)?,
+                bias: get(&format!("{prefix}.bias"), h)?,
+            })
+        };
+        let linear = |prefix: &str, n: usize, k: usize| -> Result<PackedMatrix, String> {
+            let w = get(&format!("{prefix}.weight"), n * k)?;
+            let b = get(&format!("{prefix}.bias"), n)?;
+            Ok(PackedMatrix::from_rows(&w, n, k).with_bias(&b))
+        };
+        let mut layers = Vec::with_capacity(c.num_hidden_layers);
+        for l in 0..c.num_hidden_layers {
+            let p = format!("encoder.layer.{l}");
+            let (mut w, mut b) = (Vec::with_capacity(3 * h * h), Vec::with_capacity(3 * h));
+            for part in ["query", "key", "value"] {
+                w.extend(get(&format!("{p}.attention.self.{part}.weight"), h * h)?);
+                b.extend(get(&format!("{p}.attention.self.{part}.bias"), h)?);
+            }
+            layers.push(Layer {
+                qkv: PackedMatrix::from_rows(&w, 3 * h, h).with_bias(&b),
+                attn_out: linear(&format!("{p}.attention.output.dense"), h, h)?,
+                attn_norm: norm(&format!("{p}.attention.output.LayerNorm"))?,
+                inter: linear(&format!("{p}.intermediate.dense"), i, h)?,
+                out: linear(&format!("{p}.output.dense"), h, i)?,
+                out_norm: norm(&format!("{p}.output.LayerNorm"))?,
+            });
+        }
+        let token_types = get(
+            "embeddings.token_type_embeddings.weight",
+            c.type_vocab_size * h,
+        )?;
+        Ok(PackedBert {
+            hidden: h,
+            heads: c.num_attention_heads,
+            eps: c.layer_norm_eps as f32,
+            max_positions: c.max_position_embeddings,
+            word: get("embeddings.word_embeddings.weight", c.vocab_size * h)?,
+            position: get(
+                "embeddings.position_embeddings.weight",
+                c.max_position_embeddings * h,
+            )?,
+            token_type: token_types[..h].to_vec(),
+            embed_norm: norm("embeddings.LayerNorm")?,
+            layers,
+        })
+    }
+
+    /// The pooled, unit-norm embedding of each of `batch` sequences of
+    /// `seq` token `ids` (row-major), where `mask` is 1 on real tokens and
+    /// 0 on padding.
+    pub fn embed(
+        &self,
+        ids: &[u32],
+        mask: &[u32],
+        batch: usize,
+        seq: usize,
+    ) -> Result<Vec<Vec<f32>>, String> {
+        let hidden = self.forward(ids, mask, batch, seq)?;
+        let h = self.hidden;
+        Ok((0..batch)
+            .map(|b| {
+                let mut mean = vec![0f64; h];
+                let mut count = 0usize;
+                for t in 0..seq {
+                    if mask[b * seq + t] != 0 {
+                        count += 1;
+                        let row = &hidden[(b * seq + t) * h..][..h];
+                        mean.iter_mut().zip(row).for_each(|(m, v)| *m += *v as f64);
+                    }
+                }
+                let count = count.max(1) as f64;
+                mean.iter_mut().for_each(|m| *m /= count);
+                let norm = mean.iter().map(|m| m * m).sum::<f64>().sqrt().max(1e-12);
+                mean.iter().map(|m| (m / norm) as f32).collect()
+            })
+            .collect())
+    }
+
+    /// The last layer's hidden states, `batch × seq × hidden`.
+    fn forward(
+        &self,
+        ids: &[u32],
+        mask: &[u32],
+        batch: usize,
+        seq: usize,
+    ) -> Result<Vec<f32>, String> {
+        let h = self.hidden;
+        let rows = batch * seq;
+        if ids.len() != rows || mask.len() != rows {
+            return Err(format!(
+                "{} ids and {} mask values for {batch} x {seq}",
+                ids.len(),
+                mask.len()
+            ));
+        }
+        if seq > self.max_positions {
+            return Err(format!(
+                "{seq} tokens; the model has {} positions",
+                self.max_positions
+            ));
+        }
+        let vocab = self.word.len() / h;
+        if let Some(bad) = ids.iter().find(|&&id| id as usize >= vocab) {
+            return Err(format!(
+                "token id {bad} is outside the vocabulary of {vocab}"
+            ));
+        }
+        let mut x = vec![0f32; rows * h];
+        x.par_chunks_mut(h).enumerate().for_each(|(r, row)| {
+            let word = &self.word[ids[r] as usize * h..][..h];
+            let pos = &self.position[(r % seq) * h..][..h];
+            for (((o, w), p), t) in row.iter_mut().zip(word).zip(pos).zip(&self.token_type) {
+                *o = w + p + t;
+            }
+        });
+        layer_norm(&mut x, None, &self.embed_norm, self.eps);
+        let keep: Vec<f32> = mask
+            .iter()
+            .map(|&m| if m != 0 { 1.0 } else { 0.0 })
+            .collect();
+        for layer in &self.layers {
+            let qkv = layer.qkv.matmul_t(&x, rows);
+            let ctx = self.attention(&qkv, &keep, batch, seq);
+            let mut a = layer.attn_out.matmul_t(&ctx, rows);
+            layer_norm(&mut a, Some(&x), &layer.attn_norm, self.eps);
+            let mut inter = layer.inter.matmul_t(&a, rows);
+            inter.par_chunks_mut(1 << 14).for_each(fastmath::gelu_erf);
+            let mut out = layer.out.matmul_t(&inter, rows);
+            layer_norm(&mut out, Some(&a), &layer.out_norm, self.eps);
+            x = out;
+        }
+        Ok(x)
+    }
+
+    /// Scaled dot-product attention over `qkv` (`rows × 3 hidden`), one
+    /// task per sequence and head: `rows × hidden` of context.
+    fn attention(&self, qkv: &[f32], keep: &[f32], batch: usize, seq: usize) -> Vec<f32> {
+        let (h, heads) = (self.hidden, self.heads);
+        let d = h / heads;
+        let scale = 1.0 / (d as f32).sqrt();
+        let blocks: Vec<Vec<f32>> = (0..batch * heads)
+            .into_par_iter()
+            .map(|task| {
+                let (b, head) = (task / heads, task % heads);
+                let part = |offset: usize, scale: f32| -> Vec<f32> {
+                    (0..seq)
+                        .flat_map(|t| &qkv[(b * seq + t) * 3 * h + offset + head * d..][..d])
+                        .map(|v| v * scale)
+                        .collect()
+                };
+                let (q, k, v) = (part(0, scale), part(h, 1.0), part(2 * h, 1.0));
+                let keys = PackedMatrix::from_rows(&k, seq, d);
+                let mut scores = keys.matmul_t_serial(&q, seq);
+                let keep = &keep[b * seq..][..seq];
+                for row in scores.chunks_exact_mut(seq) {
+                    fastmath::softmax_masked(row, keep);
+                }
+                PackedMatrix::from_cols(&v, d, seq).matmul_t_serial(&scores, seq)
+            })
+            .collect();
+        let mut ctx = vec![0f32; batch * seq * h];
+        for (task, block) in blocks.iter().enumerate() {
+            let (b, head) = (task / heads, task % heads);
+            for (t, row) in block.chunks_exact(d).enumerate() {
+                ctx[(b * seq + t) * h + head * d..][..d].copy_from_slice(row);
+            }
+        }
+        ctx
+    }
+}
+
+/// `x = LayerNorm(x + residual)` row by row (rows of the norm's width).
+fn layer_norm(x: &mut [f32], residual: Option<&[f32]>, norm: &Norm, eps: f32) {
+    let h = norm.weight.len();
+    x.par_chunks_mut(h).enumerate().for_each(|(r, row)| {
+        if let Some(res) = residual {
+            row.iter_mut()
+                .zip(&res[r * h..][..h])
+                .for_each(|(v, a)| *v += a);
+        }
+        let mean = row.iter().map(|&v| v as f64).sum::<f64>() / h as f64;
+        let var = row.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / h as f64;
+        let inv = (1.0 / (var + eps as f64).sqrt()) as f32;
+        let mean = mean as f32;
+        for ((v, g), b) in row.iter_mut().zip(&norm.weight).zip(&norm.bias) {
+            *v = (*v - mean) * inv * g + b;
+        }
+    });
+}
