@@ -62,7 +62,7 @@ impl PackedBert {
                 bert::PositionEmbeddingType::Absolute
             )
             && c.num_attention_heads > 0
-            && c.hidden_size % c.num_attention_heads == 0
+            && c.hidden_size.is_multiple_of(c.num_attention_heads)
     }
 
     /// The encoder in `tensors` (Hugging Face names, with or without a
