@@ -99,10 +99,18 @@ impl PackedMatrix {
     /// If `w.len() != n * k`.
     pub fn from_rows(w: &[f32], n: usize, k: usize) -> Self {
         assert_eq!(w.len(), n * k, "a {n} x {k} matrix");
+        Self::from_row_fn(n, k, |r, row| row.copy_from_slice(&w[r * k..][..k]))
+    }
+
+    /// The `n × k` matrix whose row `r` `row(r, buf)` writes into `buf`
+    /// (`k` values), in panels: for weights stored some other way, such as
+    /// quantized blocks, unpacked straight into the panels.
+    pub fn from_row_fn(n: usize, k: usize, row: impl Fn(usize, &mut [f32]) + Sync) -> Self {
         Self::pack(n, k, |panel, p| {
+            let mut buf = vec![0f32; k];
             for j in 0..NR.min(n - p * NR) {
-                let row = &w[(p * NR + j) * k..][..k];
-                for (i, v) in row.iter().enumerate() {
+                row(p * NR + j, &mut buf);
+                for (i, v) in buf.iter().enumerate() {
                     panel[i * NR + j] = *v;
                 }
             }

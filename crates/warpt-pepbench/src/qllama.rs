@@ -10,9 +10,10 @@
 //! with the activations quantized to q8_0: a matrix-vector product bound by
 //! reading the weights, which the blocks make 4-8x smaller. A prefill
 //! (many tokens per sequence) is a matrix-matrix product, where candle's
-//! block kernels run at a fraction of its f32 GEMM: there each matrix is
-//! dequantized to f32 on the fly, multiplied, and dropped, so the model
-//! stays quantized in memory.
+//! block kernels run at a fraction of an f32 GEMM: there each matrix is
+//! dequantized on the fly into the packed kernel's panels
+//! ([`crate::packed`]), multiplied, and dropped, so the model stays
+//! quantized in memory.
 //!
 //! f32 weights (GGUF type F32) run here too, packed at load for warpt's
 //! own kernel ([`crate::packed`]), which serves decode steps and prefills
@@ -77,9 +78,54 @@ impl QLinear {
         if n == 1 || dense {
             return matmul.forward(x);
         }
+        if let Some(packed) = unpack_blocks(blocks)? {
+            let y = packed.matmul_t(&x.flatten_all()?.to_vec1::<f32>()?, b * n);
+            return Tensor::from_vec(y, (b, n, packed.rows()), x.device());
+        }
         let w = blocks.dequantize(x.device())?;
         x.reshape((b * n, k))?.matmul(&w.t()?)?.reshape((b, n, ()))
     }
+}
+
+/// A q8_0 or q4_0 matrix on the CPU dequantized straight into the packed
+/// kernel's panels, across cores (`None` for other types): what a prefill
+/// multiplies by. One pass over the blocks, where dequantizing to a
+/// row-major tensor (one thread) and then packing took two.
+fn unpack_blocks(blocks: &QTensor) -> candle_core::Result<Option<PackedMatrix>> {
+    let (out, inp) = blocks.shape().dims2()?;
+    let (block_bytes, dtype) = match blocks.dtype() {
+        GgmlDType::Q8_0 => (34, GgmlDType::Q8_0),
+        GgmlDType::Q4_0 => (18, GgmlDType::Q4_0),
+        _ => return Ok(None),
+    };
+    if !blocks.device().is_cpu() || inp % 32 != 0 {
+        return Ok(None);
+    }
+    let data = blocks.data()?;
+    let row_bytes = inp / 32 * block_bytes;
+    if data.len() != out * row_bytes {
+        return Ok(None);
+    }
+    Ok(Some(PackedMatrix::from_row_fn(out, inp, |r, row| {
+        let src = &data[r * row_bytes..][..row_bytes];
+        for (block, dst) in src.chunks_exact(block_bytes).zip(row.chunks_exact_mut(32)) {
+            // Every block: its scale as f16, then its 32 weights.
+            let d = half::f16::from_le_bytes([block[0], block[1]]).to_f32();
+            let qs = &block[2..];
+            if dtype == GgmlDType::Q8_0 {
+                for (o, q) in dst.iter_mut().zip(qs) {
+                    *o = f32::from(*q as i8) * d;
+                }
+            } else {
+                // Low nibbles are weights 0-15, high nibbles 16-31, less 8.
+                let (lo, hi) = dst.split_at_mut(16);
+                for ((l, h), q) in lo.iter_mut().zip(hi).zip(qs) {
+                    *l = f32::from(i16::from(q & 0x0f) - 8) * d;
+                    *h = f32::from(i16::from(q >> 4) - 8) * d;
+                }
+            }
+        }
+    })))
 }
 
 /// One decoder layer's weights.
@@ -252,5 +298,33 @@ impl QLlama {
         let last = x.i((.., n - 1, ..))?.contiguous()?;
         let last = candle_nn::ops::rms_norm(&last, &self.norm, self.eps)?;
         self.output.forward(&last.unsqueeze(1)?)?.squeeze(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_unpack_to_what_candle_dequantizes() {
+        let (out, inp) = (40, 64);
+        let values: Vec<f32> = (0..out * inp)
+            .map(|i| ((i * 37) % 101) as f32 / 13.0 - 3.5)
+            .collect();
+        let w = Tensor::from_vec(values, (out, inp), &Device::Cpu).expect("tensor");
+        // The identity as activations: row i of the product is column i of
+        // the matrix, each a single product, so exact.
+        let eye: Vec<f32> = (0..inp * inp)
+            .map(|i| if i / inp == i % inp { 1.0 } else { 0.0 })
+            .collect();
+        for dtype in [GgmlDType::Q8_0, GgmlDType::Q4_0] {
+            let q = QTensor::quantize(&w, dtype).expect("quantize");
+            let want = q
+                .dequantize(&Device::Cpu)
+                .and_then(|t| t.t()?.flatten_all()?.to_vec1::<f32>())
+                .expect("dequantize");
+            let packed = unpack_blocks(&q).expect("read").expect("a packed matrix");
+            assert_eq!(packed.matmul_t(&eye, inp), want, "{dtype:?}");
+        }
     }
 }
