@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::cli::{BenchmarkCommand, Cli, Command, ConfigCommand, ResultsCommand};
+use crate::cli::{BenchmarkCommand, Cli, Command, ConfigCommand, HarnessCommand, ResultsCommand};
 
 /// An error in what the user asked for: exits with status 2.
 #[derive(Debug)]
@@ -49,6 +49,9 @@ fn main() -> ExitCode {
             BenchmarkCommand::Describe(args) => commands::benchmark::describe(&args),
             BenchmarkCommand::Run(args) => commands::run::run(&args),
             BenchmarkCommand::Compare(args) => commands::compare::run(&args),
+        },
+        Command::Harness { action } => match action {
+            HarnessCommand::Discover(args) => commands::harness::discover(&args),
         },
         Command::Schema(args) => commands::schema::print(&args),
         Command::List(args) => commands::list::run(&args),

@@ -9,9 +9,11 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 mod benchmark;
+mod harness;
 mod results;
 
 pub use benchmark::*;
+pub use harness::*;
 pub use results::*;
 
 /// Measure how fast this machine, and your workloads on it, really run.
@@ -33,6 +35,12 @@ pub enum Command {
         /// The benchmark action.
         #[command(subcommand)]
         action: BenchmarkCommand,
+    },
+    /// Your own benchmarks under warpt's harness: discover baseline/optimized pairs and kernels.
+    Harness {
+        /// The harness action.
+        #[command(subcommand)]
+        action: HarnessCommand,
     },
     /// Print the JSON Schema of an export (a `BenchmarkSuiteRun`) or of `warpt list --json`.
     Schema(SchemaArgs),

@@ -3,6 +3,7 @@
 pub mod benchmark;
 pub mod compare;
 pub mod config;
+pub mod harness;
 pub mod list;
 pub mod monitor;
 pub mod net_server;
