@@ -1,0 +1,298 @@
+//! The driver's side of the benchmark protocol: starts an adapter process
+//! for one benchmark file and asks it, one request at a time, to load,
+//! set up, time a number of calls, validate and tear down.
+//!
+//! Requests and replies are JSON objects, one per line, on the adapter's
+//! stdin and stdout; every reply has `ok`, and `error` (with `traceback`
+//! where the language has one) when it is false. The stopping rule stays
+//! here, in warpt: the adapter only times the calls it is asked for, with
+//! its language's monotonic clock (Python: `perf_counter_ns`).
+//!
+//! Python's adapter ships inside the binary ([`PYTHON_ADAPTER`]).
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+
+use serde_json::{Value, json};
+
+/// The Python adapter's source, run with `python3 -c`.
+pub const PYTHON_ADAPTER: &str = include_str!("adapter/warpt_adapter.py");
+
+/// What can go wrong talking to an adapter.
+#[derive(Debug, thiserror::Error)]
+pub enum DriverError {
+    /// The interpreter could not be started.
+    #[error("starting {program}: {source}")]
+    Spawn {
+        /// The interpreter.
+        program: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The pipe to or from the adapter failed.
+    #[error("talking to the adapter: {0}")]
+    Io(#[from] std::io::Error),
+    /// The adapter exited (crashed, or was killed) before replying.
+    #[error("the adapter exited before replying to '{op}' ({status})")]
+    Exited {
+        /// The request left unanswered.
+        op: String,
+        /// Its exit status, as the OS reports it.
+        status: String,
+    },
+    /// A reply that is not the protocol's.
+    #[error("the adapter replied to '{op}' with {reply:?}, not a protocol reply")]
+    Garbled {
+        /// The request.
+        op: String,
+        /// What came back.
+        reply: String,
+    },
+    /// The user's code raised an error.
+    #[error("{op}: {message}")]
+    User {
+        /// The request that ran the code (`load`, `setup`, `run`, ...).
+        op: String,
+        /// The error, as the language prints it.
+        message: String,
+        /// Its traceback, where there is one.
+        traceback: Option<String>,
+    },
+}
+
+/// A running adapter with one benchmark loaded.
+pub struct Driver {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    config: Value,
+}
+
+impl Driver {
+    /// Starts `python` (e.g. `python3`) on the embedded adapter and loads
+    /// the benchmark in `file`.
+    pub fn python(python: &str, file: &Path) -> Result<Self, DriverError> {
+        let mut cmd = Command::new(python);
+        cmd.arg("-c").arg(PYTHON_ADAPTER);
+        Self::start(cmd, python, file)
+    }
+
+    /// Starts `cmd`, an adapter for any language, and loads `file` in it.
+    pub fn start(mut cmd: Command, program: &str, file: &Path) -> Result<Self, DriverError> {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .map_err(|source| DriverError::Spawn {
+                program: program.to_string(),
+                source,
+            })?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(DriverError::Io(std::io::Error::other(
+                "no pipes to the adapter",
+            )));
+        };
+        let mut driver = Driver {
+            child,
+            stdin,
+            stdout: BufReader::new(stdout),
+            config: Value::Null,
+        };
+        let path: PathBuf = file.to_path_buf();
+        let reply = driver.request(json!({"op": "load", "path": path}))?;
+        driver.config = reply.get("config").cloned().unwrap_or(Value::Null);
+        Ok(driver)
+    }
+
+    /// What the benchmark's `get_config()` returned (an empty object
+    /// without one).
+    pub fn config(&self) -> &Value {
+        &self.config
+    }
+
+    /// Runs `setup()`.
+    pub fn setup(&mut self) -> Result<(), DriverError> {
+        self.request(json!({"op": "setup"})).map(drop)
+    }
+
+    /// Times `calls` back-to-back calls of `benchmark_fn()`: nanoseconds.
+    pub fn run(&mut self, calls: u64) -> Result<u64, DriverError> {
+        let reply = self.request(json!({"op": "run", "calls": calls}))?;
+        reply
+            .get("elapsed_ns")
+            .and_then(Value::as_u64)
+            .ok_or_else(|| DriverError::Garbled {
+                op: "run".into(),
+                reply: reply.to_string(),
+            })
+    }
+
+    /// Runs `validate_result()`: what it says is wrong, if anything.
+    pub fn validate(&mut self) -> Result<Option<String>, DriverError> {
+        let reply = self.request(json!({"op": "validate"}))?;
+        Ok(reply
+            .get("problem")
+            .and_then(Value::as_str)
+            .map(str::to_string))
+    }
+
+    /// Runs `teardown()`.
+    pub fn teardown(&mut self) -> Result<(), DriverError> {
+        self.request(json!({"op": "teardown"})).map(drop)
+    }
+
+    /// Asks the adapter to exit and waits for it.
+    pub fn finish(mut self) -> Result<(), DriverError> {
+        self.request(json!({"op": "exit"}))?;
+        self.child.wait()?;
+        Ok(())
+    }
+
+    /// Sends one request and reads its reply; an error reply becomes
+    /// [`DriverError::User`].
+    fn request(&mut self, request: Value) -> Result<Value, DriverError> {
+        let op = request["op"].as_str().unwrap_or("?").to_string();
+        writeln!(self.stdin, "{request}")?;
+        self.stdin.flush()?;
+        let mut line = String::new();
+        if self.stdout.read_line(&mut line)? == 0 {
+            let status = self.child.wait()?;
+            return Err(DriverError::Exited {
+                op,
+                status: status.to_string(),
+            });
+        }
+        let reply: Value = serde_json::from_str(&line).map_err(|_| DriverError::Garbled {
+            op: op.clone(),
+            reply: line.trim_end().to_string(),
+        })?;
+        match reply.get("ok").and_then(Value::as_bool) {
+            Some(true) => Ok(reply),
+            Some(false) => Err(DriverError::User {
+                op,
+                message: reply["error"]
+                    .as_str()
+                    .unwrap_or("(no message)")
+                    .to_string(),
+                traceback: reply["traceback"].as_str().map(str::to_string),
+            }),
+            None => Err(DriverError::Garbled {
+                op,
+                reply: line.trim_end().to_string(),
+            }),
+        }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        // An adapter left running (an error path) must not outlive us.
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).expect("write");
+        p
+    }
+
+    const GOOD: &str = r#"
+import time
+class Sleepy:
+    def get_config(self):
+        return {"iterations": 3}
+    def setup(self):
+        print("setup chatter goes to stderr")
+        self.n = 0
+    def benchmark_fn(self):
+        self.n += 1
+        time.sleep(0.001)
+    def validate_result(self):
+        return None if self.n == 5 else f"ran {self.n} times"
+    def teardown(self):
+        pass
+"#;
+
+    #[test]
+    fn runs_the_protocol_against_real_python() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let f = file(dir.path(), "baseline_sleepy.py", GOOD);
+        let mut d = Driver::python("python3", &f).expect("loads");
+        assert_eq!(d.config()["iterations"], 3);
+        d.setup().expect("setup");
+        let ns = d.run(5).expect("run");
+        assert!(ns >= 5_000_000, "five 1 ms sleeps took {ns} ns");
+        assert_eq!(d.validate().expect("validate"), None);
+        d.run(1).expect("run");
+        assert_eq!(
+            d.validate().expect("validate").as_deref(),
+            Some("ran 6 times")
+        );
+        d.teardown().expect("teardown");
+        d.finish().expect("exits");
+    }
+
+    #[test]
+    fn user_errors_come_back_with_their_traceback() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let f = file(
+            dir.path(),
+            "crash.py",
+            "class C:\n    def setup(self): pass\n    def benchmark_fn(self):\n        raise ValueError('bad input')\n    def teardown(self): pass\n",
+        );
+        let mut d = Driver::python("python3", &f).expect("loads");
+        d.setup().expect("setup");
+        match d.run(1) {
+            Err(DriverError::User {
+                op,
+                message,
+                traceback,
+            }) => {
+                assert_eq!(op, "run");
+                assert_eq!(message, "ValueError: bad input");
+                assert!(traceback.unwrap_or_default().contains("benchmark_fn"));
+            }
+            other => panic!("expected a user error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_file_without_a_benchmark_and_a_dying_adapter_are_errors() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let none = file(dir.path(), "empty.py", "X = 1\n");
+        let err = Driver::python("python3", &none)
+            .err()
+            .expect("nothing to load");
+        assert!(
+            err.to_string().contains("0 classes defining benchmark_fn"),
+            "{err}"
+        );
+        let dies = file(
+            dir.path(),
+            "dies.py",
+            "import os\nclass C:\n    def setup(self): os._exit(3)\n    def benchmark_fn(self): pass\n    def teardown(self): pass\n",
+        );
+        let mut d = Driver::python("python3", &dies).expect("loads");
+        match d.setup() {
+            Err(DriverError::Exited { op, status }) => {
+                assert_eq!(op, "setup");
+                assert!(status.contains('3'), "{status}");
+            }
+            other => panic!("expected the adapter's exit, got {other:?}"),
+        }
+        let err = Driver::python("no-such-python", &none)
+            .err()
+            .expect("no interpreter");
+        assert!(matches!(err, DriverError::Spawn { .. }), "{err}");
+    }
+}
