@@ -266,6 +266,39 @@ class Sleepy:
         }
     }
 
+    /// docs/protocol.md's adapter in POSIX sh: a benchmark that "computes"
+    /// by sleeping, timed with `date +%s%N`.
+    const SH_ADAPTER: &str = r#"
+while IFS= read -r line; do
+  case "$line" in
+    *'"load"'*) echo '{"ok": true, "config": {"language": "sh"}}' ;;
+    *'"run"'*)
+      calls=$(printf '%s' "$line" | sed 's/.*"calls": *\([0-9]*\).*/\1/')
+      start=$(date +%s%N); i=0
+      while [ "$i" -lt "$calls" ]; do sleep 0.01; i=$((i + 1)); done
+      echo "{\"ok\": true, \"elapsed_ns\": $(( $(date +%s%N) - start ))}" ;;
+    *'"validate"'*) echo '{"ok": true, "problem": null}' ;;
+    *'"exit"'*) echo '{"ok": true}'; exit 0 ;;
+    *'"setup"'*|*'"teardown"'*) echo '{"ok": true}' ;;
+    *) echo '{"ok": false, "error": "unknown request"}' ;;
+  esac
+done
+"#;
+
+    #[test]
+    fn any_executable_that_follows_the_protocol_is_an_adapter() {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(SH_ADAPTER);
+        let mut d = Driver::start(cmd, "sh", Path::new("kernel.sh")).expect("loads");
+        assert_eq!(d.config()["language"], "sh");
+        d.setup().expect("setup");
+        let ns = d.run(3).expect("run");
+        assert!(ns >= 30_000_000, "three 10 ms sleeps took {ns} ns");
+        assert_eq!(d.validate().expect("validate"), None);
+        d.teardown().expect("teardown");
+        d.finish().expect("exits");
+    }
+
     #[test]
     fn a_file_without_a_benchmark_and_a_dying_adapter_are_errors() {
         let dir = tempfile::tempdir().expect("tempdir");
