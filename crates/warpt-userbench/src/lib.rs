@@ -3,7 +3,9 @@
 //! - [`discover`]: finding them in a tree — chapters of `baseline_*` /
 //!   `optimized_*` pairs and standalone kernels with `run_benchmark()`;
 //! - [`driver`]: the benchmark protocol's driver side, and the Python
-//!   adapter it ships.
+//!   adapter it ships;
+//! - [`external`]: one benchmark file as a warpt `Benchmark` on the driver.
 
 pub mod discover;
 pub mod driver;
+pub mod external;
