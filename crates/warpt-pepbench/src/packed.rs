@@ -16,10 +16,10 @@
 //!   AVX2), each loaded weight vector feeding one fused multiply-add per
 //!   row.
 //!
-//! General GEMMs (the `gemm` crate under candle) pack the weights on every
-//! call and, given `[n, k]` weights, pack them element by element on
-//! AVX-512 machines; holding them pre-packed is what lets one kernel beat
-//! PyTorch's MKL at both ends (see docs/pepbench.md).
+//! General GEMMs (the `gemm` crate under candle, built for AVX2) pack the
+//! weights again on every call; holding them pre-packed, with AVX-512 where
+//! the CPU has it, is what lets one kernel beat PyTorch's MKL at both ends
+//! (see docs/pepbench.md).
 
 use rayon::prelude::*;
 
@@ -172,11 +172,6 @@ impl PackedMatrix {
     /// Output features.
     pub fn rows(&self) -> usize {
         self.n
-    }
-
-    /// Input features.
-    pub fn cols(&self) -> usize {
-        self.k
     }
 
     /// `x` (`rows × k`, row-major) times the matrix transposed: `rows × n`,
@@ -428,54 +423,64 @@ mod x86 {
         unsafe { by_rows!(rows, avx512_tile, kc, x.as_ptr(), w.as_ptr(), c, ldc, start) }
     }
 
-    /// # Safety
-    /// As [`avx512`], with `R == rows`.
-    #[target_feature(enable = "avx512f")]
-    // Indices over the const-sized tile read as the algebra and unroll.
-    #[allow(clippy::needless_range_loop)]
-    unsafe fn avx512_tile<const R: usize>(
-        kc: usize,
-        x: *const f32,
-        w: *const f32,
-        c: *mut f32,
-        ldc: usize,
-        start: Start,
-    ) {
-        // SAFETY (every pointer below): i < kc, r < R, so reads stay in
-        // x[..kc * R] and w[..kc * NR]; c is the caller's.
-        unsafe {
-            let mut acc = [[_mm512_setzero_ps(); 2]; R];
-            match start {
-                Start::Zero => {}
-                Start::Bias(b) => {
-                    let b = [
-                        _mm512_loadu_ps(b.as_ptr()),
-                        _mm512_loadu_ps(b.as_ptr().add(16)),
-                    ];
-                    acc = [b; R];
-                }
-                Start::Accumulate => {
+    /// Generates a tile kernel `$name::<R>` for one vector width: `R` rows ×
+    /// two vectors of output features (`$lanes` each) in accumulators.
+    macro_rules! tile_kernel {
+        ($(#[$doc:meta])* $name:ident, $feature:literal, $lanes:literal,
+         $zero:ident, $load:ident, $store:ident, $set1:ident, $fma:ident) => {
+            $(#[$doc])*
+            #[target_feature(enable = $feature)]
+            // Indices over the const-sized tile read as the algebra and unroll.
+            #[allow(clippy::needless_range_loop)]
+            unsafe fn $name<const R: usize>(
+                kc: usize,
+                x: *const f32,
+                w: *const f32,
+                c: *mut f32,
+                ldc: usize,
+                start: Start,
+            ) {
+                // SAFETY (every pointer below): i < kc, r < R, so reads stay
+                // in x[..kc * R] and w[..kc * NR] (from the caller's offset,
+                // two vectors per feature); c is the caller's.
+                unsafe {
+                    let mut acc = [[$zero(); 2]; R];
+                    match start {
+                        Start::Zero => {}
+                        Start::Bias(b) => {
+                            acc = [[$load(b.as_ptr()), $load(b.as_ptr().add($lanes))]; R];
+                        }
+                        Start::Accumulate => {
+                            for r in 0..R {
+                                acc[r][0] = $load(c.add(r * ldc));
+                                acc[r][1] = $load(c.add(r * ldc + $lanes));
+                            }
+                        }
+                    }
+                    for i in 0..kc {
+                        let w0 = $load(w.add(i * NR));
+                        let w1 = $load(w.add(i * NR + $lanes));
+                        for r in 0..R {
+                            let xv = $set1(*x.add(i * R + r));
+                            acc[r][0] = $fma(xv, w0, acc[r][0]);
+                            acc[r][1] = $fma(xv, w1, acc[r][1]);
+                        }
+                    }
                     for r in 0..R {
-                        acc[r][0] = _mm512_loadu_ps(c.add(r * ldc));
-                        acc[r][1] = _mm512_loadu_ps(c.add(r * ldc + 16));
+                        $store(c.add(r * ldc), acc[r][0]);
+                        $store(c.add(r * ldc + $lanes), acc[r][1]);
                     }
                 }
             }
-            for i in 0..kc {
-                let w0 = _mm512_loadu_ps(w.add(i * NR));
-                let w1 = _mm512_loadu_ps(w.add(i * NR + 16));
-                for r in 0..R {
-                    let xv = _mm512_set1_ps(*x.add(i * R + r));
-                    acc[r][0] = _mm512_fmadd_ps(xv, w0, acc[r][0]);
-                    acc[r][1] = _mm512_fmadd_ps(xv, w1, acc[r][1]);
-                }
-            }
-            for r in 0..R {
-                _mm512_storeu_ps(c.add(r * ldc), acc[r][0]);
-                _mm512_storeu_ps(c.add(r * ldc + 16), acc[r][1]);
-            }
-        }
+        };
     }
+
+    tile_kernel!(
+        /// # Safety
+        /// As [`avx512`], with `R == rows`.
+        avx512_tile, "avx512f", 16,
+        _mm512_setzero_ps, _mm512_loadu_ps, _mm512_storeu_ps, _mm512_set1_ps, _mm512_fmadd_ps
+    );
 
     /// See [`super::tile`]; rows 1 to 6, the panel in two halves of 16.
     ///
@@ -505,53 +510,13 @@ mod x86 {
         }
     }
 
-    /// # Safety
-    /// As [`avx2`], with `R == rows`, `w`, `c` and a bias offset to a half
-    /// panel.
-    #[target_feature(enable = "avx2,fma")]
-    #[allow(clippy::needless_range_loop)]
-    unsafe fn avx2_tile<const R: usize>(
-        kc: usize,
-        x: *const f32,
-        w: *const f32,
-        c: *mut f32,
-        ldc: usize,
-        start: Start,
-    ) {
-        // SAFETY: as in `avx512_tile`, 16 features from the half's start.
-        unsafe {
-            let mut acc = [[_mm256_setzero_ps(); 2]; R];
-            match start {
-                Start::Zero => {}
-                Start::Bias(b) => {
-                    let b = [
-                        _mm256_loadu_ps(b.as_ptr()),
-                        _mm256_loadu_ps(b.as_ptr().add(8)),
-                    ];
-                    acc = [b; R];
-                }
-                Start::Accumulate => {
-                    for r in 0..R {
-                        acc[r][0] = _mm256_loadu_ps(c.add(r * ldc));
-                        acc[r][1] = _mm256_loadu_ps(c.add(r * ldc + 8));
-                    }
-                }
-            }
-            for i in 0..kc {
-                let w0 = _mm256_loadu_ps(w.add(i * NR));
-                let w1 = _mm256_loadu_ps(w.add(i * NR + 8));
-                for r in 0..R {
-                    let xv = _mm256_set1_ps(*x.add(i * R + r));
-                    acc[r][0] = _mm256_fmadd_ps(xv, w0, acc[r][0]);
-                    acc[r][1] = _mm256_fmadd_ps(xv, w1, acc[r][1]);
-                }
-            }
-            for r in 0..R {
-                _mm256_storeu_ps(c.add(r * ldc), acc[r][0]);
-                _mm256_storeu_ps(c.add(r * ldc + 8), acc[r][1]);
-            }
-        }
-    }
+    tile_kernel!(
+        /// # Safety
+        /// As [`avx2`], with `R == rows`, `w`, `c` and a bias offset to a
+        /// half panel.
+        avx2_tile, "avx2,fma", 8,
+        _mm256_setzero_ps, _mm256_loadu_ps, _mm256_storeu_ps, _mm256_set1_ps, _mm256_fmadd_ps
+    );
 }
 
 #[cfg(test)]

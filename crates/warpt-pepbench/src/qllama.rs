@@ -64,11 +64,7 @@ impl QLinear {
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         let (b, n, k) = x.dims3()?;
         let (blocks, matmul) = match self {
-            QLinear::Packed(w) => {
-                let xs = x.flatten_all()?.to_vec1::<f32>()?;
-                let y = w.matmul_t(&xs, b * n);
-                return Tensor::from_vec(y, (b, n, w.rows()), x.device());
-            }
+            QLinear::Packed(w) => return packed_forward(w, x),
             QLinear::Blocks { blocks, matmul } => (blocks, matmul),
         };
         let dense = matches!(
@@ -79,12 +75,18 @@ impl QLinear {
             return matmul.forward(x);
         }
         if let Some(packed) = unpack_blocks(blocks)? {
-            let y = packed.matmul_t(&x.flatten_all()?.to_vec1::<f32>()?, b * n);
-            return Tensor::from_vec(y, (b, n, packed.rows()), x.device());
+            return packed_forward(&packed, x);
         }
         let w = blocks.dequantize(x.device())?;
         x.reshape((b * n, k))?.matmul(&w.t()?)?.reshape((b, n, ()))
     }
+}
+
+/// `x` `(batch, n, in)` times `w` transposed on the packed kernel.
+fn packed_forward(w: &PackedMatrix, x: &Tensor) -> candle_core::Result<Tensor> {
+    let (b, n, _) = x.dims3()?;
+    let y = w.matmul_t(&x.flatten_all()?.to_vec1::<f32>()?, b * n);
+    Tensor::from_vec(y, (b, n, w.rows()), x.device())
 }
 
 /// A q8_0 or q4_0 matrix on the CPU dequantized straight into the packed
@@ -93,9 +95,10 @@ impl QLinear {
 /// row-major tensor (one thread) and then packing took two.
 fn unpack_blocks(blocks: &QTensor) -> candle_core::Result<Option<PackedMatrix>> {
     let (out, inp) = blocks.shape().dims2()?;
-    let (block_bytes, dtype) = match blocks.dtype() {
-        GgmlDType::Q8_0 => (34, GgmlDType::Q8_0),
-        GgmlDType::Q4_0 => (18, GgmlDType::Q4_0),
+    let dtype = blocks.dtype();
+    let block_bytes = match dtype {
+        GgmlDType::Q8_0 => 34,
+        GgmlDType::Q4_0 => 18,
         _ => return Ok(None),
     };
     if !blocks.device().is_cpu() || inp % 32 != 0 {

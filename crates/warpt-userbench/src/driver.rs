@@ -11,7 +11,7 @@
 //! Python's adapter ships inside the binary ([`PYTHON_ADAPTER`]).
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use serde_json::{Value, json};
@@ -100,8 +100,7 @@ impl Driver {
             stdout: BufReader::new(stdout),
             config: Value::Null,
         };
-        let path: PathBuf = file.to_path_buf();
-        let reply = driver.request(json!({"op": "load", "path": path}))?;
+        let reply = driver.request(json!({"op": "load", "path": file}))?;
         driver.config = reply.get("config").cloned().unwrap_or(Value::Null);
         Ok(driver)
     }
@@ -199,6 +198,7 @@ impl Drop for Driver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn file(dir: &Path, name: &str, text: &str) -> PathBuf {
         let p = dir.join(name);

@@ -4,8 +4,8 @@
 //! `setup()`, `measure` samples `benchmark_fn()`, `validate` runs
 //! `validate_result()` and then `teardown()`.
 //!
-//! A call of a small function takes less than the timer's resolution and
-//! the request's own round trip, so one sample times a batch of calls,
+//! A call of a small function can take less than the clock's resolution,
+//! so one sample times a batch of calls,
 //! doubled until the batch takes at least [`MIN_BATCH_NS`] (as `timeit`
 //! does); `latency_ms` is per call.
 
@@ -18,8 +18,8 @@ use warpt_model::{ParamValue, Validation};
 
 use crate::driver::{Driver, DriverError};
 
-/// Shortest batch one sample times: 1 ms, a thousand times the
-/// request's round trip.
+/// Shortest batch one sample times: 1 ms, so the clock's resolution and
+/// the adapter's loop are a small part of every sample.
 pub const MIN_BATCH_NS: u64 = 1_000_000;
 
 /// Most calls in one sample's batch.
