@@ -61,6 +61,40 @@ pub enum DriverError {
     },
 }
 
+/// How the adapter loads a benchmark.
+#[derive(Debug, Clone, Default)]
+pub struct LoadOptions {
+    /// Keyword arguments for whichever of `get_benchmark()`, the class or
+    /// `run_benchmark()` takes them (a bench.yaml combination).
+    pub kwargs: serde_json::Map<String, Value>,
+    /// `--reproducible`: the seed for every generator the file imported
+    /// (and `PYTHONHASHSEED`).
+    pub reproducible: Option<u64>,
+}
+
+/// What a benchmark returned and used, after its timed calls.
+#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
+pub struct Output {
+    /// The adapter's peak resident set size, bytes.
+    pub peak_rss_bytes: Option<u64>,
+    /// Every `ttft_times_ms` the calls returned, in order.
+    #[serde(default)]
+    pub ttft_times_ms: Vec<f64>,
+    /// Every `tpot_times_ms` the calls returned, in order.
+    #[serde(default)]
+    pub tpot_times_ms: Vec<f64>,
+    /// How many numbers the last call returned (written to the output file).
+    pub output_count: Option<usize>,
+    /// Why the last call's return value is not an output.
+    pub output_note: Option<String>,
+    /// torch.cuda's peak allocated bytes, when the benchmark used CUDA.
+    pub cuda_peak_allocated_bytes: Option<u64>,
+    /// torch.cuda's allocated bytes at the end.
+    pub cuda_allocated_bytes: Option<u64>,
+    /// torch.cuda's reserved bytes at the end.
+    pub cuda_reserved_bytes: Option<u64>,
+}
+
 /// A running adapter with one benchmark loaded.
 pub struct Driver {
     child: Child,
@@ -73,22 +107,58 @@ impl Driver {
     /// Starts `python` (e.g. `python3`) on the embedded adapter and loads
     /// the benchmark in `file`.
     pub fn python(python: &str, file: &Path) -> Result<Self, DriverError> {
+        Self::python_with(python, file, &LoadOptions::default())
+    }
+
+    /// [`Driver::python`] with load options.
+    pub fn python_with(
+        python: &str,
+        file: &Path,
+        options: &LoadOptions,
+    ) -> Result<Self, DriverError> {
+        Self::start_with(Self::python_command(python, options), python, file, options)
+    }
+
+    /// The command that starts the Python adapter (for wrapping it in a
+    /// profiler).
+    pub fn python_command(python: &str, options: &LoadOptions) -> Command {
         let mut cmd = Command::new(python);
         cmd.arg("-c").arg(PYTHON_ADAPTER);
-        Self::start(cmd, python, file)
+        if let Some(seed) = options.reproducible {
+            cmd.env("PYTHONHASHSEED", (seed % (u32::MAX as u64)).to_string());
+        }
+        cmd
     }
 
     /// Starts `cmd`, an adapter for any language, and loads `file` in it.
-    pub fn start(mut cmd: Command, program: &str, file: &Path) -> Result<Self, DriverError> {
-        let mut child = cmd
-            .stdin(Stdio::piped())
+    pub fn start(cmd: Command, program: &str, file: &Path) -> Result<Self, DriverError> {
+        Self::start_with(cmd, program, file, &LoadOptions::default())
+    }
+
+    /// [`Driver::start`] with load options.
+    pub fn start_with(
+        cmd: Command,
+        program: &str,
+        file: &Path,
+        options: &LoadOptions,
+    ) -> Result<Self, DriverError> {
+        Self::attach(Self::spawn(cmd, program)?, file, options)
+    }
+
+    /// Starts the adapter with piped stdin and stdout (stderr inherited
+    /// unless `cmd` says otherwise).
+    fn spawn(mut cmd: Command, program: &str) -> Result<Child, DriverError> {
+        cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
             .spawn()
             .map_err(|source| DriverError::Spawn {
                 program: program.to_string(),
                 source,
-            })?;
+            })
+    }
+
+    /// Takes over a started adapter and loads `file` in it.
+    fn attach(mut child: Child, file: &Path, options: &LoadOptions) -> Result<Self, DriverError> {
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err(DriverError::Io(std::io::Error::other(
                 "no pipes to the adapter",
@@ -100,7 +170,12 @@ impl Driver {
             stdout: BufReader::new(stdout),
             config: Value::Null,
         };
-        let reply = driver.request(json!({"op": "load", "path": file}))?;
+        let mut load = json!({"op": "load", "path": file, "kwargs": options.kwargs});
+        if let Some(seed) = options.reproducible {
+            load["reproducible"] = json!(true);
+            load["seed"] = json!(seed);
+        }
+        let reply = driver.request(load)?;
         driver.config = reply.get("config").cloned().unwrap_or(Value::Null);
         Ok(driver)
     }
@@ -126,6 +201,16 @@ impl Driver {
                 op: "run".into(),
                 reply: reply.to_string(),
             })
+    }
+
+    /// What the benchmark returned and used: latency lists, peak memory,
+    /// and the last call's numbers, written as a JSON array to `path`.
+    pub fn output(&mut self, path: Option<&Path>) -> Result<Output, DriverError> {
+        let reply = self.request(json!({"op": "output", "path": path}))?;
+        serde_json::from_value(reply.clone()).map_err(|_| DriverError::Garbled {
+            op: "output".into(),
+            reply: reply.to_string(),
+        })
     }
 
     /// Runs `validate_result()`: what it says is wrong, if anything.
@@ -181,6 +266,41 @@ impl Driver {
                 op,
                 reply: line.trim_end().to_string(),
             }),
+        }
+    }
+}
+
+/// `get_config()` of the benchmark in `file`, read by loading it in a
+/// throwaway adapter (no setup) that is killed, with its process group,
+/// if the load takes longer than `limit`. `Err` says why there is none;
+/// the real run reports the same fault properly, so callers fall back to
+/// defaults.
+pub fn probe_config(
+    python: &str,
+    file: &Path,
+    options: &LoadOptions,
+    limit: std::time::Duration,
+) -> Result<Value, String> {
+    let mut cmd = Driver::python_command(python, options);
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    cmd.stderr(Stdio::null());
+    let child = Driver::spawn(cmd, python).map_err(|e| e.to_string())?;
+    let pid = child.id() as libc::pid_t;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (file, options) = (file.to_path_buf(), options.clone());
+    std::thread::spawn(move || {
+        let loaded = Driver::attach(child, &file, &options).map(|d| d.config().clone());
+        let _ = tx.send(loaded.map_err(|e| e.to_string()));
+    });
+    match rx.recv_timeout(limit) {
+        Ok(loaded) => loaded,
+        Err(_) => {
+            // SAFETY: signalling the probe's own process group.
+            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            Err(format!(
+                "loading took longer than {:.0} s",
+                limit.as_secs_f64()
+            ))
         }
     }
 }

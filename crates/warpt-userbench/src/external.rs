@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
 };
-use warpt_model::{ParamValue, Validation};
+use warpt_model::{BenchmarkMetric, ParamValue, Validation};
 
-use crate::driver::{Driver, DriverError};
+use crate::driver::{Driver, DriverError, LoadOptions, Output};
 
 /// Shortest batch one sample times: 1 ms, so the clock's resolution and
 /// the adapter's loop are a small part of every sample.
@@ -25,10 +25,58 @@ pub const MIN_BATCH_NS: u64 = 1_000_000;
 /// Most calls in one sample's batch.
 const MAX_CALLS: u64 = 1 << 24;
 
+/// Per-request latencies kept whole in a metric's samples.
+const KEEP_EVENTS: usize = 10_000;
+
+/// What one benchmark file runs with: the harness suite's parameters.
+#[derive(Debug, Clone, Default)]
+pub struct FileRun {
+    /// The benchmark file.
+    pub file: PathBuf,
+    /// The interpreter.
+    pub python: String,
+    /// How the adapter loads it.
+    pub load: LoadOptions,
+    /// Where the last call's output goes (a JSON array), if anywhere.
+    pub output_file: Option<PathBuf>,
+    /// A fresh interpreter (load and setup untimed) for every sample.
+    pub cold_start: bool,
+}
+
+impl FileRun {
+    /// The run the parameters of a `harness` benchmark describe.
+    pub fn from_context(ctx: &RunContext) -> Result<Self, BenchmarkError> {
+        let kwargs = match ctx.str_param("kwargs")? {
+            "" => serde_json::Map::new(),
+            text => serde_json::from_str(text).map_err(|e| BenchmarkError::InvalidParam {
+                key: "kwargs".into(),
+                reason: format!("not a JSON object: {e}"),
+            })?,
+        };
+        let output = ctx.str_param("output_file")?;
+        Ok(FileRun {
+            file: PathBuf::from(ctx.str_param("file")?),
+            python: ctx.str_param("python")?.to_string(),
+            load: LoadOptions {
+                kwargs,
+                reproducible: ctx.bool_param("reproducible")?.then_some(ctx.seed),
+            },
+            output_file: (!output.is_empty()).then(|| PathBuf::from(output)),
+            cold_start: ctx.bool_param("cold_start")?,
+        })
+    }
+
+    fn start(&self) -> Result<Driver, BenchmarkError> {
+        let mut driver =
+            Driver::python_with(&self.python, &self.file, &self.load).map_err(failed)?;
+        driver.setup().map_err(failed)?;
+        Ok(driver)
+    }
+}
+
 /// One user benchmark file under the harness.
 pub struct ExternalBenchmark {
-    file: PathBuf,
-    python: String,
+    run: Option<FileRun>,
     driver: Option<Driver>,
 }
 
@@ -36,8 +84,20 @@ impl ExternalBenchmark {
     /// The Python benchmark in `file`, run by the interpreter `python`.
     pub fn python(file: &Path, python: &str) -> Self {
         ExternalBenchmark {
-            file: file.to_path_buf(),
-            python: python.to_string(),
+            run: Some(FileRun {
+                file: file.to_path_buf(),
+                python: python.to_string(),
+                ..FileRun::default()
+            }),
+            driver: None,
+        }
+    }
+
+    /// A benchmark that takes its file and settings from the run's
+    /// parameters (see [`crate::suite`]).
+    pub fn from_params() -> Self {
+        ExternalBenchmark {
+            run: None,
             driver: None,
         }
     }
@@ -67,11 +127,70 @@ fn failed(e: DriverError) -> BenchmarkError {
     }
 }
 
+/// The smallest batch of calls that takes at least [`MIN_BATCH_NS`].
+fn calibrate(driver: &mut Driver) -> Result<u64, BenchmarkError> {
+    let mut calls = 1u64;
+    loop {
+        let ns = driver.run(calls).map_err(failed)?;
+        if ns >= MIN_BATCH_NS || calls >= MAX_CALLS {
+            return Ok(calls);
+        }
+        calls *= 2;
+    }
+}
+
+/// Best effort: write back dirty pages and drop the page cache (needs
+/// root); the error says why not.
+fn drop_page_cache() -> Result<(), String> {
+    // SAFETY: sync() has no preconditions.
+    unsafe { libc::sync() };
+    std::fs::write("/proc/sys/vm/drop_caches", "1")
+        .map_err(|e| format!("the page cache was not dropped between samples: {e}"))
+}
+
+/// `ttft_ms` / `tpot_ms` from what the calls returned.
+fn latency_metrics(out: &Output) -> Vec<BenchmarkMetric> {
+    [
+        ("ttft_ms", &out.ttft_times_ms),
+        ("tpot_ms", &out.tpot_times_ms),
+    ]
+    .into_iter()
+    .filter_map(|(name, values)| {
+        SeriesDef::new(name, "ms", false, &[], Convert::Time(1e3)).metric_of_events(
+            values,
+            KEEP_EVENTS,
+            None,
+        )
+    })
+    .collect()
+}
+
+/// What the adapter reported after the timed calls, as details.
+fn output_details(out: &Output) -> Vec<(String, ParamValue)> {
+    let mut d = Vec::new();
+    let mut int = |k: &str, v: Option<u64>| {
+        if let Some(v) = v {
+            d.push((k.to_string(), ParamValue::Int(v as i64)));
+        }
+    };
+    int("peak_rss_bytes", out.peak_rss_bytes);
+    int("cuda_peak_allocated_bytes", out.cuda_peak_allocated_bytes);
+    int("cuda_allocated_bytes", out.cuda_allocated_bytes);
+    int("cuda_reserved_bytes", out.cuda_reserved_bytes);
+    int("output_count", out.output_count.map(|n| n as u64));
+    if let Some(note) = &out.output_note {
+        d.push(("output_note".into(), ParamValue::Str(note.clone())));
+    }
+    d
+}
+
 impl Benchmark for ExternalBenchmark {
-    fn prepare(&mut self, _ctx: &RunContext) -> Result<(), BenchmarkError> {
-        let mut driver = Driver::python(&self.python, &self.file).map_err(failed)?;
-        driver.setup().map_err(failed)?;
-        self.driver = Some(driver);
+    fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        if self.run.is_none() {
+            self.run = Some(FileRun::from_context(ctx)?);
+        }
+        let run = self.run.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
+        self.driver = Some(run.start()?);
         Ok(())
     }
 
@@ -80,16 +199,13 @@ impl Benchmark for ExternalBenchmark {
         ctx: &RunContext,
         measure: &mut Measure<'_>,
     ) -> Result<Measured, BenchmarkError> {
-        let file = self.file.display().to_string();
+        let run = self.run.clone().ok_or_else(BenchmarkError::not_prepared)?;
         let driver = self.driver()?;
-        let mut calls = 1u64;
-        loop {
-            let ns = driver.run(calls).map_err(failed)?;
-            if ns >= MIN_BATCH_NS || calls >= MAX_CALLS {
-                break;
-            }
-            calls *= 2;
-        }
+        let calls = if run.cold_start {
+            1
+        } else {
+            calibrate(driver)?
+        };
         let defs = [SeriesDef::new(
             "latency_ms",
             "ms",
@@ -98,13 +214,34 @@ impl Benchmark for ExternalBenchmark {
             Convert::Time(1e3 / calls as f64),
         )];
         let mut failure = None;
+        let mut warnings = Vec::new();
+        let mut drop_cache = run.cold_start;
+        let mut cold: Option<Driver> = None;
         let m = measure.run(
             &MeasurePolicy::share_of(ctx, 1),
             "latency_ms",
             &defs,
             |out| {
                 // After a failure, samples are placeholders: the run fails.
-                out[0] = match failure.is_none().then(|| driver.run(calls)) {
+                let sample = if failure.is_some() {
+                    None
+                } else if run.cold_start {
+                    if drop_cache && let Err(why) = drop_page_cache() {
+                        warnings.push(why);
+                        drop_cache = false;
+                    }
+                    match run.start() {
+                        Ok(mut fresh) => {
+                            let r = fresh.run(1).map_err(failed);
+                            cold = Some(fresh);
+                            Some(r)
+                        }
+                        Err(e) => Some(Err(e)),
+                    }
+                } else {
+                    Some(driver.run(calls).map_err(failed))
+                };
+                out[0] = match sample {
                     Some(Ok(ns)) => ns.max(1) as f64 / 1e9,
                     Some(Err(e)) => {
                         failure = Some(e);
@@ -115,19 +252,38 @@ impl Benchmark for ExternalBenchmark {
             },
         );
         if let Some(e) = failure {
-            return Err(failed(e));
+            return Err(e);
         }
+        // The last cold interpreter holds the last call's output and
+        // state: it is the one validated.
+        if let Some(last) = cold {
+            *driver = last;
+        }
+        let output = driver.output(run.output_file.as_deref()).map_err(failed)?;
+        let mut metrics = m.metrics;
+        metrics.extend(latency_metrics(&output));
+        let mut details = vec![
+            (
+                "file".into(),
+                ParamValue::Str(run.file.display().to_string()),
+            ),
+            ("calls_per_sample".into(), ParamValue::Int(calls as i64)),
+            (
+                "timer".into(),
+                ParamValue::from("time.perf_counter_ns around the batch, in the adapter"),
+            ),
+        ];
+        if run.cold_start {
+            details.push((
+                "cold_start".into(),
+                ParamValue::from("a fresh interpreter per sample; load and setup not timed"),
+            ));
+        }
+        details.extend(output_details(&output));
         Ok(Measured {
-            metrics: m.metrics,
-            details: vec![
-                ("file".into(), ParamValue::Str(file)),
-                ("calls_per_sample".into(), ParamValue::Int(calls as i64)),
-                (
-                    "timer".into(),
-                    ParamValue::from("time.perf_counter_ns around the batch, in the adapter"),
-                ),
-            ],
-            warnings: Vec::new(),
+            metrics,
+            details,
+            warnings,
         })
     }
 

@@ -2,10 +2,26 @@
 //!
 //! - [`discover`]: finding them in a tree — chapters of `baseline_*` /
 //!   `optimized_*` pairs and standalone kernels with `run_benchmark()`;
+//! - [`config`]: `bench.yaml` / `bench.toml` beside a benchmark, and the
+//!   matrix of combinations it expands into;
 //! - [`driver`]: the benchmark protocol's driver side, and the Python
 //!   adapter it ships;
-//! - [`external`]: one benchmark file as a warpt `Benchmark` on the driver.
+//! - [`external`]: one benchmark file as a warpt `Benchmark` on the driver;
+//! - [`suite`]: the `harness` suite, through which the worker process
+//!   creates those benchmarks;
+//! - [`run`]: a whole tree, pairs interleaved, into one suite run;
+//! - [`accuracy`]: an optimized variant's output against its baseline's;
+//! - [`profile`]: `--profile`, one extra run under a profiler;
+//! - [`summary`]: `summary.json` and `summary.md` from that suite run;
+//! - [`regressions`]: `regressions.md` against an earlier summary.
 
+pub mod accuracy;
+pub mod config;
 pub mod discover;
 pub mod driver;
 pub mod external;
+pub mod profile;
+pub mod regressions;
+pub mod run;
+pub mod suite;
+pub mod summary;

@@ -52,6 +52,7 @@ fn main() -> ExitCode {
         },
         Command::Harness { action } => match action {
             HarnessCommand::Discover(args) => commands::harness::discover(&args),
+            HarnessCommand::Run(args) => commands::harness_run::run(&args),
         },
         Command::Schema(args) => commands::schema::print(&args),
         Command::List(args) => commands::list::run(&args),

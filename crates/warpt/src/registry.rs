@@ -9,6 +9,7 @@ pub fn registry() -> Registry {
     r.register(Box::new(warpt_micro::MicroSuite));
     r.register(Box::new(warpt_linpack::LinpackSuite));
     r.register(Box::new(warpt_pepbench::PepbenchSuite));
+    r.register(Box::new(warpt_userbench::suite::HarnessSuite));
     if std::env::var("WARPT_SELFTEST").is_ok_and(|v| v == "1") {
         r.register(Box::new(warpt_selftest::SelftestSuite));
     }

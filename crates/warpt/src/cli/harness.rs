@@ -11,6 +11,93 @@ pub enum HarnessCommand {
     /// (baseline_moe.py pairs with optimized_moe.py and optimized_moe_sparse.py) and
     /// standalone kernels (a run_benchmark() function under kernels/ or src/kernels/).
     Discover(HarnessDiscoverArgs),
+    /// Run every pair and kernel of a tree: each file in a worker process under stage
+    /// limits, baseline and optimized interleaved in rounds, speedups with CIs, accuracy
+    /// against the baseline, and summary.json / summary.md (and regressions.md with
+    /// --compare-to) in the output directory. Exit 1 when anything failed or regressed.
+    Run(HarnessRunArgs),
+}
+
+/// `--profile` tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ProfilerChoice {
+    /// `perf stat` (task-clock, context switches, page faults).
+    Perf,
+    /// py-spy's sampling profile (a flame graph SVG).
+    PySpy,
+    /// Nsight Systems.
+    Nsys,
+    /// Nsight Compute.
+    Ncu,
+    /// torch.profiler (a Chrome trace).
+    Torch,
+}
+
+/// `warpt harness run`
+#[derive(Debug, Args)]
+pub struct HarnessRunArgs {
+    /// The tree: its directories are chapters.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Only these chapters (comma-separated; `ch3` matches `ch3_numpy`), `kernels`, or
+    /// single examples as CHAPTER/EXAMPLE.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub targets: Vec<String>,
+    /// Another directory to search for kernels (repeatable).
+    #[arg(long = "path", value_name = "DIR")]
+    pub paths: Vec<PathBuf>,
+    /// Where the reports go [default: warpt-harness-<timestamp>].
+    #[arg(long, value_name = "DIR")]
+    pub output_dir: Option<PathBuf>,
+    /// An earlier run to write regressions.md against: a summary.json (or its directory),
+    /// a stored run id, or a git ref holding one (REF:PATH, or REF with the same --output-dir).
+    #[arg(long, value_name = "RUN")]
+    pub compare_to: Option<String>,
+    /// An optimized variant significantly slower than its baseline by more than this
+    /// many percent is a regression.
+    #[arg(long, default_value_t = 5.0, value_name = "PCT")]
+    pub regression_threshold: f64,
+    /// regressions.md: a p50 latency increase beyond this many percent is a regression.
+    #[arg(long, default_value_t = 10.0, value_name = "PCT")]
+    pub latency_threshold: f64,
+    /// regressions.md: an accuracy figure that moved by more than this has drifted.
+    #[arg(long, default_value_t = 1e-3, value_name = "ABS")]
+    pub accuracy_drift: f64,
+    /// Interleaved rounds per pair (trials per kernel).
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub rounds: u32,
+    /// Measurement time of each trial, seconds [default: get_config()'s, else 2].
+    #[arg(long, value_name = "SECS")]
+    pub duration: Option<f64>,
+    /// Warm-up before each trial's samples, seconds.
+    #[arg(long = "burnin-seconds", value_name = "SECS")]
+    pub burnin: Option<f64>,
+    /// Scale every stage limit (setup 30 s, warm-up 15 s beyond the warm-up time, ...).
+    #[arg(long, value_name = "X")]
+    pub timeout_multiplier: Option<f64>,
+    /// Seed of the round order (and, with --reproducible, of the benchmarks' generators).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// The Python interpreter.
+    #[arg(long, default_value = "python3", value_name = "PROGRAM")]
+    pub python: String,
+    /// Seed random, NumPy and torch where the files import them, set PYTHONHASHSEED,
+    /// and turn on deterministic algorithms.
+    #[arg(long)]
+    pub reproducible: bool,
+    /// A fresh interpreter per sample (load and setup not timed), the page cache dropped
+    /// where permitted.
+    #[arg(long)]
+    pub cold_start: bool,
+    /// One extra run of each file under a profiler (never the timed one); its artifact
+    /// is kept in the output directory.
+    #[arg(long, value_enum, value_name = "TOOL")]
+    pub profile: Option<ProfilerChoice>,
+    /// Print summary.json on stdout.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub store: crate::cli::StoreFlags,
 }
 
 /// `warpt harness discover`

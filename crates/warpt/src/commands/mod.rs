@@ -4,6 +4,8 @@ pub mod benchmark;
 pub mod compare;
 pub mod config;
 pub mod harness;
+pub mod harness_profile;
+pub mod harness_run;
 pub mod list;
 pub mod monitor;
 pub mod net_server;

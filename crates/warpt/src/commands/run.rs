@@ -42,7 +42,7 @@ struct UnavailableJson<'a> {
     reason: &'a str,
 }
 
-fn build_profile() -> &'static str {
+pub(crate) fn build_profile() -> &'static str {
     if cfg!(debug_assertions) {
         "debug"
     } else {

@@ -1,0 +1,308 @@
+//! Per-benchmark configuration: `bench.yaml` (or `bench.toml`) beside a
+//! benchmark file, in seed 004's format, and the matrix it expands into.
+//!
+//! ```yaml
+//! problem_size: {n: 256, seed: 7}   # keyword arguments for the benchmark
+//! precisions: [fp32, fp64]          # each value one combination ...
+//! backends: [cpu]                   # ... times each of these
+//! tolerances: {rmse: 1.0e-6, relative_error: 1.0e-6, max_error: 1.0e-5}
+//! skip_conditions:
+//!   - backend: cuda                 # which combinations (all without it)
+//!     reason: "no CUDA here"
+//!     check: "! nvidia-smi"         # a command whose success means skip
+//!                                   # ($WARPT_PYTHON: the run's interpreter)
+//! ```
+//!
+//! Unknown keys are errors, so a typo never silently does nothing.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// A configuration file that cannot be used: the file, where, and why.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("{path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not valid YAML/TOML, or not the format.
+    #[error("{path}:{line}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line of the fault (0 when the parser gave none).
+        line: usize,
+        /// The parser's message, naming the key.
+        message: String,
+    },
+    /// Both `bench.yaml` and `bench.toml` are present.
+    #[error("{0}: both bench.yaml and bench.toml are here; keep one")]
+    Both(PathBuf),
+}
+
+/// Accuracy tolerances of an optimized variant against its baseline (or
+/// of a kernel's combinations, when there is no baseline).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tolerances {
+    /// Root-mean-square error.
+    pub rmse: Option<f64>,
+    /// ‖optimized − baseline‖₂ / ‖baseline‖₂.
+    pub relative_error: Option<f64>,
+    /// Largest absolute difference.
+    pub max_error: Option<f64>,
+}
+
+impl Tolerances {
+    /// Without a configuration: a relative error of 1e-6, loose enough for
+    /// a different summation order in f64, tight enough for a wrong answer.
+    pub const DEFAULT: Tolerances = Tolerances {
+        rmse: None,
+        relative_error: Some(1e-6),
+        max_error: None,
+    };
+
+    fn is_empty(&self) -> bool {
+        self.rmse.is_none() && self.relative_error.is_none() && self.max_error.is_none()
+    }
+}
+
+/// One skip condition.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SkipCondition {
+    /// The backend it applies to; every combination without one.
+    pub backend: Option<String>,
+    /// The precision it applies to; every combination without one.
+    pub precision: Option<String>,
+    /// What the skip result says.
+    pub reason: String,
+    /// A shell command whose success (exit 0) means skip; skip always
+    /// without one.
+    pub check: Option<String>,
+}
+
+/// The file's contents.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BenchConfig {
+    /// Keyword arguments for the benchmark.
+    #[serde(default)]
+    pub problem_size: Map<String, Value>,
+    /// Precisions, each a combination.
+    #[serde(default)]
+    pub precisions: Vec<String>,
+    /// Backends, each a combination.
+    #[serde(default)]
+    pub backends: Vec<String>,
+    /// Accuracy tolerances.
+    #[serde(default)]
+    pub tolerances: Option<Tolerances>,
+    /// When to skip a combination.
+    #[serde(default)]
+    pub skip_conditions: Vec<SkipCondition>,
+}
+
+/// One combination of the matrix.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Combination {
+    /// Its tags on every metric: `precision`, `backend` when the file
+    /// names them.
+    pub tags: BTreeMap<String, String>,
+    /// Keyword arguments: the problem size, `precision`, `backend`.
+    pub kwargs: Map<String, Value>,
+    /// Why it is skipped, when a skip condition holds.
+    pub skip: Option<String>,
+}
+
+impl BenchConfig {
+    /// The configuration beside `file` (`bench.yaml`, `bench.yml` or
+    /// `bench.toml` in its directory); the default without one.
+    pub fn beside(file: &Path) -> Result<(BenchConfig, Option<PathBuf>), ConfigError> {
+        let dir = file.parent().unwrap_or(Path::new("."));
+        let yaml = ["bench.yaml", "bench.yml"]
+            .iter()
+            .map(|n| dir.join(n))
+            .find(|p| p.is_file());
+        let toml = Some(dir.join("bench.toml")).filter(|p| p.is_file());
+        match (yaml, toml) {
+            (Some(_), Some(_)) => Err(ConfigError::Both(dir.to_path_buf())),
+            (Some(p), None) | (None, Some(p)) => Ok((Self::load(&p)?, Some(p))),
+            (None, None) => Ok((BenchConfig::default(), None)),
+        }
+    }
+
+    /// Reads `path` (YAML, or TOML when it ends in `.toml`).
+    pub fn load(path: &Path) -> Result<BenchConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let invalid = |line: usize, message: String| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            line,
+            message,
+        };
+        if path.extension().is_some_and(|e| e == "toml") {
+            toml::from_str(&text).map_err(|e| {
+                let line = e.span().map_or(0, |s| {
+                    text[..s.start.min(text.len())].lines().count().max(1)
+                });
+                invalid(line, e.message().to_string())
+            })
+        } else {
+            if text.trim().is_empty() {
+                return Ok(BenchConfig::default());
+            }
+            serde_yaml_ng::from_str(&text).map_err(|e| {
+                let line = e.location().map_or(0, |l| l.line());
+                invalid(line, e.to_string())
+            })
+        }
+    }
+
+    /// The tolerances that apply: the file's, else [`Tolerances::DEFAULT`].
+    pub fn tolerances(&self) -> Tolerances {
+        self.tolerances
+            .filter(|t| !t.is_empty())
+            .unwrap_or(Tolerances::DEFAULT)
+    }
+
+    /// The matrix: every precision × backend (one combination when the
+    /// file names neither), each with its skip verdict (checks run here,
+    /// with `$WARPT_PYTHON` set to `python`).
+    pub fn combinations(&self, python: &str) -> Vec<Combination> {
+        let axis = |v: &[String]| -> Vec<Option<String>> {
+            if v.is_empty() {
+                vec![None]
+            } else {
+                v.iter().cloned().map(Some).collect()
+            }
+        };
+        let mut out = Vec::new();
+        for precision in axis(&self.precisions) {
+            for backend in axis(&self.backends) {
+                let mut tags = BTreeMap::new();
+                let mut kwargs = self.problem_size.clone();
+                if let Some(p) = &precision {
+                    tags.insert("precision".to_string(), p.clone());
+                    kwargs.insert("precision".into(), Value::from(p.as_str()));
+                }
+                if let Some(b) = &backend {
+                    tags.insert("backend".to_string(), b.clone());
+                    kwargs.insert("backend".into(), Value::from(b.as_str()));
+                }
+                let skip = self
+                    .skip_conditions
+                    .iter()
+                    .filter(|c| {
+                        c.backend
+                            .as_ref()
+                            .is_none_or(|b| backend.as_ref() == Some(b))
+                            && c.precision
+                                .as_ref()
+                                .is_none_or(|p| precision.as_ref() == Some(p))
+                    })
+                    .find(|c| c.check.as_deref().is_none_or(|cmd| check_holds(cmd, python)))
+                    .map(|c| c.reason.clone());
+                out.push(Combination { tags, kwargs, skip });
+            }
+        }
+        out
+    }
+}
+
+/// Whether `command` succeeds under `sh -c` (its output discarded).
+fn check_holds(command: &str, python: &str) -> bool {
+    Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .env("WARPT_PYTHON", python)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+        let p = dir.join(name);
+        std::fs::write(&p, text).expect("write");
+        p
+    }
+
+    #[test]
+    fn a_matrix_with_a_skip_condition() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        write(
+            dir.path(),
+            "bench.yaml",
+            concat!(
+                "problem_size:\n  n: 64\nprecisions: [fp32, fp64]\nbackends: [cpu, cuda]\n",
+                "tolerances:\n  rmse: 1.0e-3\nskip_conditions:\n",
+                "  - backend: cuda\n    reason: no CUDA\n    check: \"true\"\n",
+                "  - backend: cpu\n    reason: never\n    check: \"false\"\n",
+            ),
+        );
+        let (c, path) = BenchConfig::beside(&dir.path().join("baseline_x.py")).expect("valid");
+        assert!(path.is_some());
+        let m = c.combinations("python3");
+        assert_eq!(m.len(), 4);
+        assert_eq!(m[0].kwargs["n"], 64);
+        assert_eq!(m[0].kwargs["precision"], "fp32");
+        assert_eq!(m[0].tags["backend"], "cpu");
+        assert_eq!(m[0].skip, None);
+        assert_eq!(m[1].tags["backend"], "cuda");
+        assert_eq!(m[1].skip.as_deref(), Some("no CUDA"));
+        assert_eq!(c.tolerances().rmse, Some(1e-3));
+        assert_eq!(c.tolerances().relative_error, None);
+    }
+
+    #[test]
+    fn no_file_is_one_plain_combination_with_default_tolerances() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (c, path) = BenchConfig::beside(&dir.path().join("x.py")).expect("none");
+        assert!(path.is_none());
+        let m = c.combinations("python3");
+        assert_eq!(m.len(), 1);
+        assert!(m[0].tags.is_empty() && m[0].kwargs.is_empty());
+        assert_eq!(c.tolerances(), Tolerances::DEFAULT);
+    }
+
+    #[test]
+    fn a_malformed_file_names_its_line_and_key() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let y = write(
+            dir.path(),
+            "bench.yaml",
+            "precisions: [fp32]\nbakends: [cpu]\n",
+        );
+        let e = BenchConfig::load(&y).expect_err("typo");
+        let text = e.to_string();
+        assert!(text.contains("bench.yaml:2:"), "{text}");
+        assert!(text.contains("bakends"), "{text}");
+        let t = write(
+            dir.path(),
+            "bench.toml",
+            "precisions = [\"fp32\"]\n\n[tolerances]\nrmse = \"small\"\n",
+        );
+        let e = BenchConfig::load(&t).expect_err("a string tolerance");
+        let text = e.to_string();
+        assert!(text.contains("bench.toml:4:"), "{text}");
+        assert!(text.contains("rmse") || text.contains("f64"), "{text}");
+        let e = BenchConfig::beside(&y).expect_err("both");
+        assert!(matches!(e, ConfigError::Both(_)), "{e}");
+    }
+}

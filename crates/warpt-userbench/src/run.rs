@@ -1,0 +1,344 @@
+//! `warpt harness run`: every pair and kernel of a manifest, each file in
+//! warpt's worker under the supervisor's stage limits, baseline and
+//! optimized interleaved in A B rounds (the engine of
+//! `benchmark compare --rerun`), into one suite run of suite `harness`.
+//!
+//! Per file and combination of its `bench.yaml`:
+//! - a **pair** runs `rounds` interleaved rounds per optimized variant; its
+//!   `speedup` is median(baseline) / median(optimized) with the paired
+//!   bootstrap CI and test that `compare` computes, a regression when the
+//!   variant is significantly slower than the threshold; the variant's last
+//!   output is checked against the baseline's (see [`crate::accuracy`]);
+//! - a **kernel** runs `rounds` trials one after another.
+//!
+//! Each result's `latency_ms` (and `ttft_ms` / `tpot_ms`) pools the samples
+//! of all its trials, so its percentiles are per-call (per-request) ones.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use jiff::Timestamp;
+use serde_json::Value;
+use warpt_harness::interleave::{self, TrialEvent, TrialSource};
+use warpt_harness::{NoProgress, Plan, PlannedBenchmark, Registry, RunOptions, run_plan};
+use warpt_model::{
+    BenchmarkComponent, BenchmarkMetric, BenchmarkRunResult, BenchmarkSuiteRun, ParamValue,
+    RunStatus, Validation,
+};
+use warpt_report::compare::noise::NoNoise;
+use warpt_report::compare::{self, MetricComparison, Verdict};
+
+use crate::accuracy::{self, Accuracy};
+use crate::config::{BenchConfig, Combination, ConfigError, Tolerances};
+use crate::discover::Manifest;
+use crate::suite::{self, HarnessSuite, SUITE};
+
+mod units;
+mod verdict;
+
+use units::Ctx;
+
+/// A setting and whether a command-line flag set it: configuration
+/// layers as defaults < config file < `get_config()` < flags, so only a
+/// flag beats what a benchmark's `get_config()` asks for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Layered<T> {
+    /// The value from defaults, the config file or the flag.
+    pub value: T,
+    /// Whether it came from a flag.
+    pub from_flag: bool,
+}
+
+impl<T: Copy> Layered<T> {
+    /// The effective value when the benchmark's `get_config()` offers `own`.
+    fn with(self, own: Option<T>) -> (T, &'static str) {
+        match own {
+            Some(v) if !self.from_flag => (v, "get_config()"),
+            _ if self.from_flag => (self.value, "flag"),
+            _ => (self.value, "default or config file"),
+        }
+    }
+}
+
+/// How a harness run runs.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The interpreter for Python benchmarks.
+    pub python: String,
+    /// Interleaved rounds per pair (trials per kernel).
+    pub rounds: u32,
+    /// Measurement seconds per trial (`None`: 2 s unless `get_config()` says).
+    pub duration: Layered<Option<f64>>,
+    /// Warm-up seconds per trial.
+    pub burnin: Layered<f64>,
+    /// Seed: round order, and the benchmarks' generators with `reproducible`.
+    pub seed: u64,
+    /// Scales every stage limit.
+    pub timeout_multiplier: Layered<f64>,
+    /// Seed the generators the files import; deterministic algorithms.
+    pub reproducible: bool,
+    /// A fresh interpreter per sample, the page cache dropped where permitted.
+    pub cold_start: bool,
+    /// A variant this many percent slower than its baseline, significantly, regressed.
+    pub regression_threshold_pct: f64,
+    /// Where the outputs compared for accuracy are written.
+    pub output_dir: PathBuf,
+    /// The warpt executable that runs workers (the running one by default).
+    pub worker_exe: Option<PathBuf>,
+    /// Set to stop the run (Ctrl-C); what finished is kept.
+    pub interrupt: Option<Arc<AtomicBool>>,
+    /// warpt's version.
+    pub tool_version: String,
+    /// `release` or `debug`.
+    pub build_profile: String,
+    /// The command line, for the manifest.
+    pub command_line: Vec<String>,
+}
+
+/// A benchmark's role in the run, in its `role` detail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// A pair's baseline.
+    Baseline,
+    /// A pair's optimized variant.
+    Optimized,
+    /// A standalone kernel.
+    Kernel,
+}
+
+impl Role {
+    /// `baseline`, `optimized` or `kernel`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Baseline => "baseline",
+            Role::Optimized => "optimized",
+            Role::Kernel => "kernel",
+        }
+    }
+}
+
+/// What one line of progress says.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// A unit (a file at a combination, or a pair) begins.
+    Started {
+        /// Its id.
+        id: &'a str,
+        /// How many units came before it.
+        index: usize,
+        /// Of how many.
+        total: usize,
+    },
+    /// A trial of one side finished.
+    Trial {
+        /// The file's id.
+        id: &'a str,
+        /// 1-based round.
+        round: u32,
+        /// Of how many.
+        rounds: u32,
+        /// The trial's result.
+        result: &'a BenchmarkRunResult,
+    },
+    /// A unit was skipped or finished.
+    Finished {
+        /// Its result.
+        result: &'a BenchmarkRunResult,
+    },
+}
+
+/// One file at one combination, planned.
+struct Unit {
+    id: String,
+    chapter: String,
+    example: String,
+    file: PathBuf,
+    role: Role,
+    combo: Combination,
+}
+
+/// The configuration of every file, read before anything runs so a bad
+/// `bench.yaml` is a usage error, not a late failure.
+pub fn load_configs(manifest: &Manifest) -> Result<BTreeMap<PathBuf, BenchConfig>, ConfigError> {
+    let mut out = BTreeMap::new();
+    let files = manifest
+        .chapters
+        .iter()
+        .flat_map(|c| c.pairs.iter().map(|p| p.baseline.clone()))
+        .chain(manifest.kernels.iter().map(|k| k.path.clone()));
+    for f in files {
+        let dir = f.parent().map(Path::to_path_buf).unwrap_or_default();
+        if !out.contains_key(&dir) {
+            let (config, _) = BenchConfig::beside(&f)?;
+            out.insert(dir, config);
+        }
+    }
+    Ok(out)
+}
+
+fn stem(p: &Path) -> String {
+    p.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// The id tail of a combination: `precision=fp32,backend=cpu`.
+fn combo_key(c: &Combination) -> String {
+    warpt_model::tag_label(&c.tags)
+}
+
+/// Runs every pair and kernel of `manifest` (already narrowed to the
+/// targets) and returns the suite run, `on_event` told as it goes.
+pub fn run(
+    manifest: &Manifest,
+    configs: &BTreeMap<PathBuf, BenchConfig>,
+    settings: &Settings,
+    on_event: &mut dyn FnMut(Event<'_>),
+) -> BenchmarkSuiteRun {
+    let start = Timestamp::now();
+    let mut registry = Registry::new();
+    registry.register(Box::new(HarnessSuite));
+    let mut options = RunOptions::new(&settings.tool_version, &settings.build_profile);
+    options.seed = settings.seed;
+    options.worker_exe = settings.worker_exe.clone();
+    options.interrupt = settings.interrupt.clone();
+    options.command_line = settings.command_line.clone();
+    options.host = Some(warpt_harness::HostConditions::capture(
+        &settings.build_profile,
+    ));
+    let outputs = settings.output_dir.join("outputs");
+    let config_of = |f: &Path| {
+        f.parent()
+            .and_then(|d| configs.get(d))
+            .cloned()
+            .unwrap_or_default()
+    };
+    let ctx = Ctx {
+        registry: &registry,
+        options: &options,
+        settings,
+        outputs: &outputs,
+    };
+    let total = manifest.variant_count() + manifest.kernels.len();
+    let mut index = 0;
+    let mut results = Vec::new();
+    let mut first_trial: Option<BenchmarkSuiteRun> = None;
+    'all: for chapter in &manifest.chapters {
+        for pair in &chapter.pairs {
+            let config = config_of(&pair.baseline);
+            let tolerances = config.tolerances();
+            for combo in config.combinations(&settings.python) {
+                let unit = |file: &Path, role| Unit {
+                    id: format!("{}/{}/{}", chapter.name, pair.example, stem(file)),
+                    chapter: chapter.name.clone(),
+                    example: pair.example.clone(),
+                    file: file.to_path_buf(),
+                    role,
+                    combo: combo.clone(),
+                };
+                let base = unit(&pair.baseline, Role::Baseline);
+                let mut base_trials = Vec::new();
+                let mut base_failed = None;
+                for opt_file in &pair.optimized {
+                    let opt = unit(opt_file, Role::Optimized);
+                    on_event(Event::Started {
+                        id: &opt.id,
+                        index,
+                        total,
+                    });
+                    index += 1;
+                    let outcome = ctx.pair(&base, &opt, tolerances, on_event);
+                    if first_trial.is_none() {
+                        first_trial = outcome.sample.clone();
+                    }
+                    base_trials.extend(outcome.base_trials);
+                    if outcome.base_failed.is_some() {
+                        base_failed = outcome.base_failed;
+                    }
+                    on_event(Event::Finished {
+                        result: &outcome.optimized,
+                    });
+                    results.push(outcome.optimized);
+                    if ctx.interrupted() {
+                        results.push(ctx.assemble(&base, base_trials, base_failed));
+                        break 'all;
+                    }
+                }
+                results.push(ctx.assemble(&base, base_trials, base_failed));
+            }
+        }
+    }
+    if !ctx.interrupted() {
+        for kernel in &manifest.kernels {
+            let config = config_of(&kernel.path);
+            for combo in config.combinations(&settings.python) {
+                let unit = Unit {
+                    id: format!("kernels/{}", kernel.name),
+                    chapter: "kernels".into(),
+                    example: kernel.name.clone(),
+                    file: kernel.path.clone(),
+                    role: Role::Kernel,
+                    combo,
+                };
+                on_event(Event::Started {
+                    id: &unit.id,
+                    index,
+                    total,
+                });
+                index += 1;
+                let (result, sample) = ctx.kernel(&unit, on_event);
+                if first_trial.is_none() {
+                    first_trial = sample;
+                }
+                on_event(Event::Finished { result: &result });
+                results.push(result);
+                if ctx.interrupted() {
+                    break;
+                }
+            }
+        }
+    }
+    // Baselines first within each example, as people read a pair.
+    results.sort_by_key(|r| {
+        let d = |k: &str| {
+            r.details
+                .get(k)
+                .and_then(ParamValue::as_str)
+                .map(str::to_string)
+        };
+        (
+            d("chapter"),
+            d("example"),
+            d("role").as_deref() != Some("baseline"),
+        )
+    });
+    let manifest_rec = first_trial.as_ref().and_then(|t| t.manifest.clone());
+    let mut metadata = BTreeMap::new();
+    metadata.insert("root".into(), manifest.root.display().to_string());
+    metadata.insert("rounds".into(), settings.rounds.to_string());
+    metadata.insert(
+        "regression_threshold_pct".into(),
+        settings.regression_threshold_pct.to_string(),
+    );
+    BenchmarkSuiteRun {
+        id: format!(
+            "{}-{}",
+            start.strftime("%Y%m%dT%H%M%SZ"),
+            warpt_harness::random_suffix()
+        ),
+        suite: SUITE.into(),
+        components: vec![BenchmarkComponent::Cpu],
+        benchmarks: results,
+        metadata: Some(metadata),
+        start_time: Some(start),
+        end_time: Some(Timestamp::now()),
+        interrupted: ctx.interrupted(),
+        manifest: manifest_rec,
+        system: first_trial.and_then(|t| t.system),
+        trials: Vec::new(),
+    }
+}
+

@@ -1,0 +1,351 @@
+//! The units of a harness run: one file's trials through `run_plan`, a
+//! pair's interleaved rounds, a kernel's trials, and their assembly into
+//! one labelled result each.
+
+#[allow(clippy::wildcard_imports)]
+use super::*;
+use super::verdict::{PER_EVENT, absolute, add_speedup, apply_accuracy, label, pooled};
+
+/// What a pair's rounds left.
+pub(super) struct PairOutcome {
+    pub(super) optimized: BenchmarkRunResult,
+    pub(super) base_trials: Vec<BenchmarkSuiteRun>,
+    pub(super) base_failed: Option<BenchmarkRunResult>,
+    pub(super) sample: Option<BenchmarkSuiteRun>,
+}
+
+/// Everything the units share.
+pub(super) struct Ctx<'a> {
+    pub(super) registry: &'a Registry,
+    pub(super) options: &'a RunOptions,
+    pub(super) settings: &'a Settings,
+    pub(super) outputs: &'a Path,
+}
+
+/// One file's trials: each a one-benchmark plan through `run_plan`, so
+/// the worker, its limits and the quality grading are `benchmark run`'s.
+struct FileTrials<'a> {
+    label: String,
+    plan: Plan,
+    options: RunOptions,
+    registry: &'a Registry,
+    failed: Option<BenchmarkRunResult>,
+}
+
+impl TrialSource for FileTrials<'_> {
+    fn label(&self) -> &str {
+        &self.label
+    }
+
+    fn run_trial(&mut self) -> Result<BenchmarkSuiteRun, String> {
+        let run = run_plan(self.registry, &self.plan, &self.options, &NoProgress);
+        match run.benchmarks.first() {
+            Some(r) if r.status == RunStatus::Passed && !r.interrupted => Ok(run),
+            Some(r) => {
+                let why = r
+                    .error_message
+                    .clone()
+                    .unwrap_or_else(|| r.status.as_str().to_string());
+                self.failed = Some(r.clone());
+                Err(why)
+            }
+            None => Err("interrupted before it ran".into()),
+        }
+    }
+}
+
+impl<'a> Ctx<'a> {
+    pub(super) fn interrupted(&self) -> bool {
+        self.settings
+            .interrupt
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::Relaxed))
+    }
+
+    fn output_file(&self, unit: &Unit) -> PathBuf {
+        let key = combo_key(&unit.combo).replace([',', '='], "_");
+        let name = if key.is_empty() {
+            format!("{}.json", unit.id.replace('/', "__"))
+        } else {
+            format!("{}__{key}.json", unit.id.replace('/', "__"))
+        };
+        self.outputs.join(name)
+    }
+
+    fn planned(&self, unit: &Unit) -> PlannedBenchmark {
+        let mut params = suite::default_params();
+        let mut set = |k: &str, v: ParamValue| {
+            params.insert(k.to_string(), v);
+        };
+        set("file", ParamValue::Str(absolute(&unit.file)));
+        set("python", ParamValue::Str(self.settings.python.clone()));
+        set(
+            "kwargs",
+            ParamValue::Str(Value::Object(unit.combo.kwargs.clone()).to_string()),
+        );
+        set(
+            "output_file",
+            ParamValue::Str(self.output_file(unit).display().to_string()),
+        );
+        set("reproducible", ParamValue::Bool(self.settings.reproducible));
+        set("cold_start", ParamValue::Bool(self.settings.cold_start));
+        PlannedBenchmark {
+            spec: suite::spec(&unit.id, None),
+            params,
+            sweep: unit.combo.tags.clone(),
+        }
+    }
+
+    /// The unit's effective configuration (its `get_config()` read by a
+    /// probe) as run options and a line for its details.
+    fn layered_options(&self, unit: &Unit, planned: &PlannedBenchmark) -> (RunOptions, String) {
+        let s = self.settings;
+        let limit = warpt_harness::SETUP_LIMIT.mul_f64(s.timeout_multiplier.value.max(0.01));
+        let load = crate::driver::LoadOptions {
+            kwargs: unit.combo.kwargs.clone(),
+            reproducible: None,
+        };
+        let own =
+            crate::driver::probe_config(&s.python, &unit.file, &load, limit).unwrap_or(Value::Null);
+        let num = |k: &str| own.get(k).and_then(Value::as_f64).filter(|v| *v >= 0.0);
+        let (duration, d_src) = s.duration.with(num("duration_s").map(Some));
+        let (burnin, b_src) = s.burnin.with(num("warmup_s"));
+        let (mult, m_src) = s.timeout_multiplier.with(num("timeout_multiplier"));
+        let mut options = self.options.clone();
+        options.duration = Some(Duration::from_secs_f64(
+            duration
+                .or(planned.spec.default_duration_seconds)
+                .unwrap_or(2.0),
+        ));
+        options.burnin = Duration::from_secs_f64(burnin);
+        options.timeout_multiplier = mult;
+        let line = format!(
+            "duration {:.3} s ({d_src}), warm-up {burnin} s ({b_src}), timeout multiplier {mult} ({m_src})",
+            options.duration.map_or(0.0, |d| d.as_secs_f64())
+        );
+        (options, line)
+    }
+
+    fn trials(&'a self, unit: &Unit) -> FileTrials<'a> {
+        let planned = self.planned(unit);
+        let (options, config) = self.layered_options(unit, &planned);
+        let mut planned = planned;
+        planned
+            .params
+            .insert("config".into(), ParamValue::Str(config));
+        FileTrials {
+            label: unit.id.clone(),
+            plan: Plan {
+                suite: SUITE.into(),
+                components: vec![BenchmarkComponent::Cpu],
+                label: SUITE.into(),
+                entries: vec![planned],
+                unavailable: Vec::new(),
+                overrides: BTreeMap::new(),
+            },
+            options,
+            registry: self.registry,
+            failed: None,
+        }
+    }
+
+    /// A result that did not run, with why.
+    fn not_run(&self, unit: &Unit, status: RunStatus, why: &str) -> BenchmarkRunResult {
+        let planned = self.planned(unit);
+        let mut r = BenchmarkRunResult::new(planned.spec, planned.params, status, Timestamp::now());
+        r.error_message = Some(why.to_string());
+        label(&mut r, unit);
+        r
+    }
+
+    pub(super) fn pair(
+        &'a self,
+        base: &Unit,
+        opt: &Unit,
+        tolerances: Tolerances,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> PairOutcome {
+        if let Some(why) = &opt.combo.skip {
+            return PairOutcome {
+                optimized: self.not_run(opt, RunStatus::Skipped, why),
+                base_trials: Vec::new(),
+                base_failed: Some(self.not_run(base, RunStatus::Skipped, why)),
+                sample: None,
+            };
+        }
+        let _ = std::fs::create_dir_all(self.outputs);
+        let mut a = self.trials(base);
+        let mut b = self.trials(opt);
+        let stop = || self.interrupted();
+        let mut report = |e: &TrialEvent<'_>| {
+            if let Some(Ok(run)) = e.outcome
+                && let Some(r) = run.benchmarks.first()
+            {
+                on_event(Event::Trial {
+                    id: if e.side == interleave::Side::Base {
+                        &base.id
+                    } else {
+                        &opt.id
+                    },
+                    round: e.round,
+                    rounds: e.rounds,
+                    result: r,
+                });
+            }
+        };
+        let outcome = interleave::run_interleaved(
+            &mut a,
+            &mut b,
+            self.settings.rounds,
+            self.settings.seed,
+            &mut report,
+            &stop,
+        );
+        let (base_runs, opt_runs) = match outcome {
+            Ok(runs) => runs,
+            Err(why) => {
+                let base_failed = a.failed.take();
+                let optimized = match b.failed.take() {
+                    Some(mut r) => {
+                        label(&mut r, opt);
+                        r
+                    }
+                    None => self.not_run(
+                        opt,
+                        if base_failed
+                            .as_ref()
+                            .is_some_and(|r| r.status == RunStatus::Skipped)
+                        {
+                            RunStatus::Skipped
+                        } else {
+                            RunStatus::Failed
+                        },
+                        &format!("not compared: its baseline did not pass ({why})"),
+                    ),
+                };
+                return PairOutcome {
+                    optimized,
+                    base_trials: Vec::new(),
+                    base_failed,
+                    sample: None,
+                };
+            }
+        };
+        let sample = base_runs.first().cloned();
+        let comparison = self.compare(&base_runs, &opt_runs, base, opt);
+        let mut optimized = self.assemble(opt, opt_runs, None);
+        if optimized.status == RunStatus::Passed {
+            add_speedup(&mut optimized, base, comparison.as_ref());
+            let check = accuracy::compare_files(
+                &self.output_file(base),
+                &self.output_file(opt),
+                &tolerances,
+            );
+            apply_accuracy(&mut optimized, &check);
+        }
+        PairOutcome {
+            optimized,
+            base_trials: base_runs,
+            base_failed: None,
+            sample,
+        }
+    }
+
+    /// The paired comparison of the two sides' latency.
+    fn compare(
+        &self,
+        base_runs: &[BenchmarkSuiteRun],
+        opt_runs: &[BenchmarkSuiteRun],
+        base: &Unit,
+        opt: &Unit,
+    ) -> Option<MetricComparison> {
+        let same = |runs: &[BenchmarkSuiteRun], label: &str| {
+            let mut runs = runs.to_vec();
+            for r in &mut runs {
+                for b in &mut r.benchmarks {
+                    b.spec.id.name = format!("{}/{}", base.chapter, base.example);
+                }
+            }
+            interleave::combine(runs, label)
+        };
+        let (b, o) = (same(base_runs, &base.id)?, same(opt_runs, &opt.id)?);
+        let options = compare::Options {
+            threshold_pct: self.settings.regression_threshold_pct,
+            paired: true,
+            ..compare::Options::default()
+        };
+        let c = compare::compare(&b, &base.id, &o, &opt.id, &options, &NoNoise);
+        c.metrics.into_iter().find(|m| m.metric == "latency_ms")
+    }
+
+    pub(super) fn kernel(
+        &'a self,
+        unit: &Unit,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> (BenchmarkRunResult, Option<BenchmarkSuiteRun>) {
+        if let Some(why) = &unit.combo.skip {
+            return (self.not_run(unit, RunStatus::Skipped, why), None);
+        }
+        let _ = std::fs::create_dir_all(self.outputs);
+        let mut source = self.trials(unit);
+        let mut runs = Vec::new();
+        for round in 1..=self.settings.rounds {
+            if self.interrupted() {
+                break;
+            }
+            match source.run_trial() {
+                Ok(run) => {
+                    if let Some(r) = run.benchmarks.first() {
+                        on_event(Event::Trial {
+                            id: &unit.id,
+                            round,
+                            rounds: self.settings.rounds,
+                            result: r,
+                        });
+                    }
+                    runs.push(run);
+                }
+                Err(_) => break,
+            }
+        }
+        let sample = runs.first().cloned();
+        (self.assemble(unit, runs, source.failed.take()), sample)
+    }
+
+    /// One result from a file's trials (or its failure), latency pooled
+    /// over the trials and labelled with its place in the tree.
+    pub(super) fn assemble(
+        &self,
+        unit: &Unit,
+        runs: Vec<BenchmarkSuiteRun>,
+        failed: Option<BenchmarkRunResult>,
+    ) -> BenchmarkRunResult {
+        let mut result = match failed {
+            Some(r) => r,
+            None => {
+                let per_event: Vec<BenchmarkMetric> = PER_EVENT
+                    .iter()
+                    .filter_map(|name| pooled(&runs, name))
+                    .collect();
+                let trials = runs.len();
+                match interleave::combine(runs, &unit.id)
+                    .and_then(|r| r.benchmarks.into_iter().next())
+                {
+                    Some(mut r) => {
+                        for p in per_event {
+                            if let Some(m) = r.metrics.iter_mut().find(|m| m.name == p.name) {
+                                *m = p;
+                            }
+                        }
+                        r.details
+                            .insert("trials".into(), ParamValue::Int(trials as i64));
+                        r
+                    }
+                    None => self.not_run(unit, RunStatus::Failed, "no trial finished"),
+                }
+            }
+        };
+        label(&mut result, unit);
+        result
+    }
+}

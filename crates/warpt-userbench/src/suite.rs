@@ -1,0 +1,110 @@
+//! The `harness` suite: how a user's file reaches warpt's worker process.
+//!
+//! The supervisor starts a worker per benchmark and the worker creates it
+//! by id from the registry, so user files need a registered suite. Its one
+//! spec, `harness/file`, takes the file and its settings as parameters;
+//! `warpt harness run` plans it under ids of its own
+//! (`harness/CHAPTER/EXAMPLE/FILE`), which this suite creates the same way.
+
+use warpt_harness::{Benchmark, Suite};
+use warpt_model::{
+    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params,
+};
+
+use crate::external::ExternalBenchmark;
+
+/// The suite's name, in the store and in ids.
+pub const SUITE: &str = "harness";
+
+/// The user's own benchmark files.
+pub struct HarnessSuite;
+
+/// The parameters of a user benchmark, with their defaults.
+pub fn default_params() -> Params {
+    [
+        ("file", ParamValue::from("")),
+        ("python", ParamValue::from("python3")),
+        ("kwargs", ParamValue::from("")),
+        ("output_file", ParamValue::from("")),
+        ("reproducible", ParamValue::Bool(false)),
+        ("cold_start", ParamValue::Bool(false)),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+/// The spec of the user benchmark `name` (a file, an example's variant).
+pub fn spec(name: &str, duration_s: Option<f64>) -> BenchmarkSpec {
+    BenchmarkSpec {
+        id: BenchmarkId::new(SUITE, name),
+        components: vec![BenchmarkComponent::Cpu],
+        kind: BenchmarkKind::Application,
+        description: Some(
+            "A benchmark of your own: a Python file with setup(), benchmark_fn() and teardown() \
+             (docs/harness.md), timed per call by warpt's stopping rule."
+                .into(),
+        ),
+        default_duration_seconds: duration_s.or(Some(2.0)),
+        external_tool: Some("python3".into()),
+        params: default_params(),
+        param_help: [
+            ("file", "the benchmark file"),
+            ("python", "the Python interpreter"),
+            (
+                "kwargs",
+                "a JSON object of keyword arguments for get_benchmark(), the class or run_benchmark()",
+            ),
+            (
+                "output_file",
+                "where the last call's returned numbers are written (JSON)",
+            ),
+            (
+                "reproducible",
+                "seed random/NumPy/torch, PYTHONHASHSEED, deterministic algorithms",
+            ),
+            (
+                "cold_start",
+                "a fresh interpreter per sample, the page cache dropped where permitted",
+            ),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect(),
+        param_choices: Default::default(),
+        timeouts: Default::default(),
+        metrics: vec!["latency_ms".into(), "ttft_ms".into(), "tpot_ms".into()],
+    }
+}
+
+impl Suite for HarnessSuite {
+    fn name(&self) -> &'static str {
+        SUITE
+    }
+
+    fn description(&self) -> &'static str {
+        "your own Python benchmarks (warpt harness run DIR, or --param file=PATH here)"
+    }
+
+    fn specs(&self) -> Vec<BenchmarkSpec> {
+        vec![spec("file", None)]
+    }
+
+    fn create(&self, _name: &str) -> Option<Box<dyn Benchmark>> {
+        Some(Box::new(ExternalBenchmark::from_params()))
+    }
+
+    fn check_params(&self, _name: &str, params: &Params) -> Result<(), String> {
+        match params.get("file").and_then(ParamValue::as_str) {
+            Some("") | None => Err(
+                "parameter 'file': give the benchmark file (--param file=PATH), or run a tree with \
+                 `warpt harness run DIR`"
+                    .into(),
+            ),
+            Some(f) if !std::path::Path::new(f).is_file() => {
+                Err(format!("parameter 'file': {f} is not a file"))
+            }
+            Some(_) => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,328 @@
+//! `summary.json` and `summary.md`: a harness run's suite run read back as
+//! the report its users want — totals, chapters, pairs, a leaderboard by
+//! p50, resources, and findings that cite their figures. Built from the
+//! suite run alone, so a stored run gives the same summary later.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use warpt_model::{BenchmarkMetric, BenchmarkRunResult, BenchmarkSuiteRun, ParamValue};
+
+/// The format's name, in every `summary.json`.
+pub const SCHEMA: &str = "warpt.harness.summary/1";
+
+/// Latency figures of one metric, milliseconds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Figures {
+    /// Median.
+    pub p50: f64,
+    /// Mean.
+    pub mean: f64,
+    /// 90th percentile.
+    pub p90: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// 99th percentile.
+    pub p99: f64,
+    /// 95% CI of the median.
+    pub ci95: [f64; 2],
+    /// Samples.
+    pub n: usize,
+}
+
+impl Figures {
+    fn of(m: &BenchmarkMetric) -> Option<Figures> {
+        let s = m.stats.as_ref()?;
+        Some(Figures {
+            p50: s.p50,
+            mean: s.mean,
+            p90: s.p90,
+            p95: s.p95,
+            p99: s.p99,
+            ci95: [s.ci95_low, s.ci95_high],
+            n: s.n,
+        })
+    }
+
+    /// Half the CI's width over the median.
+    pub fn rel_half_width(&self) -> f64 {
+        (self.ci95[1] - self.ci95[0]) / 2.0 / self.p50
+    }
+}
+
+/// An optimized variant's accuracy against its baseline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AccuracyFigures {
+    /// Root-mean-square error.
+    pub rmse: f64,
+    /// Largest absolute error.
+    pub max_error: f64,
+    /// Norm-wise relative error.
+    pub relative_error: f64,
+}
+
+/// One benchmark (a file at a combination).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Entry {
+    /// `chapter/example/file-stem` (or `kernels/name`).
+    pub id: String,
+    /// Chapter.
+    pub chapter: String,
+    /// Example.
+    pub example: String,
+    /// `baseline`, `optimized` or `kernel`.
+    pub role: String,
+    /// The file.
+    pub file: String,
+    /// The combination (`precision`, `backend`).
+    pub tags: BTreeMap<String, String>,
+    /// `passed`, `failed`, `skipped`, `timeout`, `crashed`.
+    pub status: String,
+    /// Why it did not pass.
+    pub error: Option<String>,
+    /// Per-call latency.
+    pub latency_ms: Option<Figures>,
+    /// Time to first token, from benchmark_fn's returns.
+    pub ttft_ms: Option<Figures>,
+    /// Time per output token, from benchmark_fn's returns.
+    pub tpot_ms: Option<Figures>,
+    /// The benchmark process's peak resident set, bytes.
+    pub peak_rss_bytes: Option<u64>,
+    /// Trials (rounds) behind the figures.
+    pub trials: Option<u32>,
+    /// median(baseline) / median(this), for an optimized variant.
+    pub speedup: Option<f64>,
+    /// Its 95% CI.
+    pub speedup_ci95: Option<[f64; 2]>,
+    /// `improved`, `regressed`, `~` or `inconclusive`.
+    pub speedup_verdict: Option<String>,
+    /// The baseline's p50, ms.
+    pub baseline_latency_ms: Option<f64>,
+    /// Significantly slower than the baseline beyond the threshold.
+    pub regression: bool,
+    /// Against the baseline's output.
+    pub accuracy: Option<AccuracyFigures>,
+    /// The accuracy verdict, or why it was not checked.
+    pub accuracy_note: Option<String>,
+}
+
+impl Entry {
+    /// How regressions.md matches entries across runs: id and tags.
+    pub fn key(&self) -> String {
+        let tags = warpt_model::tag_label(&self.tags);
+        if tags.is_empty() {
+            self.id.clone()
+        } else {
+            format!("{} [{tags}]", self.id)
+        }
+    }
+}
+
+/// Totals over the run, or over a chapter.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Totals {
+    /// Benchmarks (files at combinations).
+    pub total: usize,
+    /// Passed.
+    pub passed: usize,
+    /// Failed, timed out or crashed.
+    pub failed: usize,
+    /// Skipped.
+    pub skipped: usize,
+    /// Optimized variants that regressed.
+    pub regressed: usize,
+    /// Geometric mean of the optimized variants' speedups.
+    pub geomean_speedup: Option<f64>,
+}
+
+/// One chapter's line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChapterLine {
+    /// Its name.
+    pub name: String,
+    /// Its totals.
+    #[serde(flatten)]
+    pub totals: Totals,
+}
+
+/// `summary.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// [`SCHEMA`].
+    pub schema: String,
+    /// The suite run's id in the store.
+    pub run_id: String,
+    /// The tree.
+    pub root: String,
+    /// When it started (RFC 3339).
+    pub started: Option<String>,
+    /// Chapters with a benchmark that ran or was skipped.
+    pub chapters: usize,
+    /// Totals.
+    pub overall: Totals,
+    /// The largest speedup (`id`, value).
+    pub best: Option<(String, f64)>,
+    /// The smallest speedup.
+    pub worst: Option<(String, f64)>,
+    /// Per chapter.
+    pub per_chapter: Vec<ChapterLine>,
+    /// Every benchmark.
+    pub benchmarks: Vec<Entry>,
+    /// What the figures say, each citing them.
+    pub findings: Vec<String>,
+    /// What to do about it.
+    pub recommendations: Vec<String>,
+}
+
+fn detail<'a>(r: &'a BenchmarkRunResult, k: &str) -> Option<&'a ParamValue> {
+    r.details.get(k)
+}
+
+fn detail_str(r: &BenchmarkRunResult, k: &str) -> String {
+    detail(r, k)
+        .and_then(ParamValue::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn metric<'a>(r: &'a BenchmarkRunResult, name: &str) -> Option<&'a BenchmarkMetric> {
+    r.metrics.iter().find(|m| m.name == name)
+}
+
+fn entry(r: &BenchmarkRunResult) -> Entry {
+    let num = |k: &str| detail(r, k).and_then(ParamValue::as_f64);
+    let latency = metric(r, "latency_ms");
+    let accuracy = match (
+        metric(r, "rmse"),
+        metric(r, "max_error"),
+        metric(r, "relative_error"),
+    ) {
+        (Some(a), Some(b), Some(c)) => Some(AccuracyFigures {
+            rmse: a.value,
+            max_error: b.value,
+            relative_error: c.value,
+        }),
+        _ => None,
+    };
+    let id = r.spec.id.name.clone();
+    Entry {
+        chapter: detail_str(r, "chapter"),
+        example: detail_str(r, "example"),
+        role: detail_str(r, "role"),
+        file: detail_str(r, "file"),
+        tags: latency.map(|m| m.tags.clone()).unwrap_or_else(|| {
+            ["precision", "backend"]
+                .iter()
+                .filter_map(|k| {
+                    detail(r, k)
+                        .and_then(ParamValue::as_str)
+                        .map(|v| (k.to_string(), v.to_string()))
+                })
+                .collect()
+        }),
+        status: r.status.as_str().to_string(),
+        error: r.error_message.clone(),
+        latency_ms: latency.and_then(Figures::of),
+        ttft_ms: metric(r, "ttft_ms").and_then(Figures::of),
+        tpot_ms: metric(r, "tpot_ms").and_then(Figures::of),
+        peak_rss_bytes: detail(r, "peak_rss_bytes")
+            .and_then(ParamValue::as_i64)
+            .map(|v| v as u64)
+            .or_else(|| r.resources.as_ref().and_then(|x| x.peak_rss_bytes)),
+        trials: detail(r, "trials")
+            .and_then(ParamValue::as_i64)
+            .map(|v| v as u32),
+        speedup: metric(r, "speedup").map(|m| m.value),
+        speedup_ci95: num("speedup_ci95_low")
+            .zip(num("speedup_ci95_high"))
+            .map(|(a, b)| [a, b]),
+        speedup_verdict: detail(r, "speedup_verdict")
+            .and_then(ParamValue::as_str)
+            .map(str::to_string),
+        baseline_latency_ms: num("baseline_latency_ms"),
+        regression: detail(r, "regression")
+            .and_then(ParamValue::as_bool)
+            .unwrap_or(false),
+        accuracy,
+        accuracy_note: detail(r, "accuracy")
+            .and_then(ParamValue::as_str)
+            .map(str::to_string),
+        id,
+    }
+}
+
+fn geomean(v: &[f64]) -> Option<f64> {
+    let v: Vec<f64> = v
+        .iter()
+        .copied()
+        .filter(|x| *x > 0.0 && x.is_finite())
+        .collect();
+    (!v.is_empty()).then(|| (v.iter().map(|x| x.ln()).sum::<f64>() / v.len() as f64).exp())
+}
+
+fn totals<'a>(entries: impl Iterator<Item = &'a Entry>) -> Totals {
+    let mut t = Totals::default();
+    let mut speedups = Vec::new();
+    for e in entries {
+        t.total += 1;
+        match e.status.as_str() {
+            "passed" => t.passed += 1,
+            "skipped" => t.skipped += 1,
+            _ => t.failed += 1,
+        }
+        t.regressed += usize::from(e.regression);
+        speedups.extend(e.speedup);
+    }
+    t.geomean_speedup = geomean(&speedups);
+    t
+}
+
+impl Summary {
+    /// The summary of a harness suite run.
+    pub fn of(run: &BenchmarkSuiteRun) -> Summary {
+        let benchmarks: Vec<Entry> = run.benchmarks.iter().map(entry).collect();
+        let mut names: Vec<String> = Vec::new();
+        for e in &benchmarks {
+            if !names.contains(&e.chapter) {
+                names.push(e.chapter.clone());
+            }
+        }
+        let per_chapter = names
+            .iter()
+            .map(|n| ChapterLine {
+                name: n.clone(),
+                totals: totals(benchmarks.iter().filter(|e| &e.chapter == n)),
+            })
+            .collect();
+        let speedups = benchmarks
+            .iter()
+            .filter_map(|e| e.speedup.map(|s| (e.key(), s)));
+        let best = speedups.clone().max_by(|a, b| a.1.total_cmp(&b.1));
+        let worst = speedups.min_by(|a, b| a.1.total_cmp(&b.1));
+        let mut s = Summary {
+            schema: SCHEMA.into(),
+            run_id: run.id.clone(),
+            root: run
+                .metadata
+                .as_ref()
+                .and_then(|m| m.get("root").cloned())
+                .unwrap_or_default(),
+            started: run.start_time.map(|t| t.to_string()),
+            chapters: names.len(),
+            overall: totals(benchmarks.iter()),
+            best,
+            worst,
+            per_chapter,
+            benchmarks,
+            findings: Vec::new(),
+            recommendations: Vec::new(),
+        };
+        findings::fill(&mut s);
+        s
+    }
+}
+
+mod findings;
+mod markdown;
+
+pub use markdown::markdown;

@@ -1,0 +1,234 @@
+//! `summary.md`: the summary for people.
+
+use std::fmt::Write;
+
+use super::{Entry, Summary};
+
+fn ms(v: f64) -> String {
+    format!("{v:.4}")
+}
+
+fn cell(s: &str) -> String {
+    s.replace('|', "\\|").replace('\n', " ")
+}
+
+fn tags(e: &Entry) -> String {
+    warpt_model::tag_label(&e.tags)
+}
+
+fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
+    v.map_or_else(|| "–".into(), f)
+}
+
+/// The whole report.
+pub fn markdown(s: &Summary) -> String {
+    let mut out = String::new();
+    let o = &s.overall;
+    let _ = writeln!(out, "# warpt harness: {}\n", cell(&s.root));
+    let _ = writeln!(
+        out,
+        "Run `{}`{}.\n",
+        s.run_id,
+        s.started
+            .as_deref()
+            .map(|t| format!(", started {t}"))
+            .unwrap_or_default()
+    );
+    let _ = writeln!(out, "## Overall\n");
+    let _ = writeln!(
+        out,
+        "| chapters | total | passed | failed | skipped | regressed | geomean speedup | best | worst |"
+    );
+    let _ = writeln!(out, "|---:|---:|---:|---:|---:|---:|---:|---|---|");
+    let pick = |p: &Option<(String, f64)>| {
+        p.as_ref()
+            .map_or("–".into(), |(id, v)| format!("{} ({v:.2}x)", cell(id)))
+    };
+    let _ = writeln!(
+        out,
+        "| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+        s.chapters,
+        o.total,
+        o.passed,
+        o.failed,
+        o.skipped,
+        o.regressed,
+        opt(o.geomean_speedup, |g| format!("{g:.2}x")),
+        pick(&s.best),
+        pick(&s.worst)
+    );
+
+    let _ = writeln!(out, "## Chapters\n");
+    let _ = writeln!(
+        out,
+        "| chapter | total | passed | failed | skipped | geomean speedup |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|");
+    for c in &s.per_chapter {
+        let t = &c.totals;
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} | {} |",
+            cell(&c.name),
+            t.total,
+            t.passed,
+            t.failed,
+            t.skipped,
+            opt(t.geomean_speedup, |g| format!("{g:.2}x"))
+        );
+    }
+
+    let variants: Vec<&Entry> = s
+        .benchmarks
+        .iter()
+        .filter(|e| e.role == "optimized")
+        .collect();
+    if !variants.is_empty() {
+        let _ = writeln!(out, "\n## Pairs\n");
+        let _ = writeln!(
+            out,
+            "Speedup = median(baseline) / median(optimized) over interleaved rounds; the CI is the \
+             paired bootstrap's.\n"
+        );
+        let _ = writeln!(
+            out,
+            "| optimized | tags | baseline p50 ms | p50 ms | speedup | 95% CI | verdict | accuracy | status |"
+        );
+        let _ = writeln!(out, "|---|---|---:|---:|---:|---|---|---|---|");
+        for e in variants {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                cell(&e.id),
+                cell(&tags(e)),
+                opt(e.baseline_latency_ms, ms),
+                opt(e.latency_ms.as_ref().map(|l| l.p50), ms),
+                opt(e.speedup, |v| format!("{v:.2}x")),
+                e.speedup_ci95
+                    .map_or("–".into(), |[a, b]| format!("{a:.2}–{b:.2}x")),
+                e.speedup_verdict.as_deref().unwrap_or("–"),
+                cell(e.accuracy_note.as_deref().unwrap_or("–")),
+                e.status
+            );
+        }
+    }
+
+    let mut ranked: Vec<&Entry> = s
+        .benchmarks
+        .iter()
+        .filter(|e| e.latency_ms.is_some())
+        .collect();
+    ranked.sort_by(|a, b| {
+        let p = |e: &Entry| e.latency_ms.as_ref().map_or(f64::INFINITY, |l| l.p50);
+        p(a).total_cmp(&p(b))
+    });
+    if !ranked.is_empty() {
+        let _ = writeln!(out, "\n## Leaderboard (by p50 latency per call)\n");
+        let _ = writeln!(
+            out,
+            "| # | benchmark | tags | p50 ms | p90 ms | p99 ms | 95% CI of p50 | samples |"
+        );
+        let _ = writeln!(out, "|---:|---|---|---:|---:|---:|---|---:|");
+        for (i, e) in ranked.iter().enumerate() {
+            if let Some(l) = &e.latency_ms {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {} | {} | {} | {} | {}–{} | {} |",
+                    i + 1,
+                    cell(&e.id),
+                    cell(&tags(e)),
+                    ms(l.p50),
+                    ms(l.p90),
+                    ms(l.p99),
+                    ms(l.ci95[0]),
+                    ms(l.ci95[1]),
+                    l.n
+                );
+            }
+        }
+    }
+
+    let llm: Vec<&Entry> = s
+        .benchmarks
+        .iter()
+        .filter(|e| e.ttft_ms.is_some() || e.tpot_ms.is_some())
+        .collect();
+    if !llm.is_empty() {
+        let _ = writeln!(out, "\n## Inference timing\n");
+        let _ = writeln!(
+            out,
+            "| benchmark | metric | mean | p50 | p90 | p95 | p99 | requests |"
+        );
+        let _ = writeln!(out, "|---|---|---:|---:|---:|---:|---:|---:|");
+        for e in llm {
+            for (name, f) in [("ttft_ms", &e.ttft_ms), ("tpot_ms", &e.tpot_ms)] {
+                if let Some(f) = f {
+                    let _ = writeln!(
+                        out,
+                        "| {} | {name} | {} | {} | {} | {} | {} | {} |",
+                        cell(&e.key()),
+                        ms(f.mean),
+                        ms(f.p50),
+                        ms(f.p90),
+                        ms(f.p95),
+                        ms(f.p99),
+                        f.n
+                    );
+                }
+            }
+        }
+    }
+
+    let _ = writeln!(out, "\n## Resource usage\n");
+    let _ = writeln!(out, "| benchmark | tags | peak RSS MiB | trials |");
+    let _ = writeln!(out, "|---|---|---:|---:|");
+    for e in &s.benchmarks {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            cell(&e.id),
+            cell(&tags(e)),
+            opt(e.peak_rss_bytes.map(|b| b as f64), |b| format!(
+                "{:.1}",
+                b / (1024.0 * 1024.0)
+            )),
+            e.trials.map_or("–".into(), |t| t.to_string())
+        );
+    }
+
+    let problems: Vec<&Entry> = s
+        .benchmarks
+        .iter()
+        .filter(|e| e.status != "passed")
+        .collect();
+    if !problems.is_empty() {
+        let _ = writeln!(out, "\n## Not passed\n");
+        let _ = writeln!(out, "| benchmark | tags | status | why |");
+        let _ = writeln!(out, "|---|---|---|---|");
+        for e in problems {
+            let why = e
+                .error
+                .as_deref()
+                .and_then(|m| m.lines().next())
+                .unwrap_or("");
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                cell(&e.id),
+                cell(&tags(e)),
+                e.status,
+                cell(why)
+            );
+        }
+    }
+
+    let _ = writeln!(out, "\n## Key findings\n");
+    for f in &s.findings {
+        let _ = writeln!(out, "- {}", cell(f));
+    }
+    let _ = writeln!(out, "\n## Recommendations\n");
+    for r in &s.recommendations {
+        let _ = writeln!(out, "- {}", cell(r));
+    }
+    out
+}

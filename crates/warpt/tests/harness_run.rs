@@ -1,0 +1,296 @@
+//! `warpt harness run` on real Python files in temporary trees: every way
+//! a user's benchmark can go wrong gets its status, and the run completes.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn warpt() -> Command {
+    let mut cmd = Command::cargo_bin("warpt").expect("the warpt binary is built");
+    cmd.env("WARPT_NO_PROGRESS", "1");
+    cmd
+}
+
+fn put(root: &Path, rel: &str, text: &str) -> PathBuf {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+/// Short trials: these tests check statuses and reports, not speed.
+const QUICK: [&str; 6] = [
+    "--duration",
+    "0.2",
+    "--burnin-seconds",
+    "0.05",
+    "--rounds",
+    "2",
+];
+
+/// Runs `warpt harness run DIR ARGS` with its reports in `out`: (exit
+/// code, summary.json, stderr).
+fn run(dir: &Path, out: &Path, extra: &[&str]) -> (i32, Value, String) {
+    let o = warpt()
+        .args(["harness", "run"])
+        .arg(dir)
+        .arg("--output-dir")
+        .arg(out)
+        .arg("--no-store")
+        .args(QUICK)
+        .args(extra)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr).into_owned();
+    let summary = std::fs::read_to_string(out.join("summary.json"))
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or(Value::Null);
+    (o.status.code().unwrap_or(-1), summary, stderr)
+}
+
+fn entry<'a>(s: &'a Value, id: &str) -> &'a Value {
+    s["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == id)
+        .unwrap_or_else(|| panic!("no {id} in {s:#}"))
+}
+
+/// A benchmark class whose calls sleep `ms` and return `value`.
+fn sleeper(ms: f64, value: &str) -> String {
+    format!(
+        "import time\nclass B:\n    def setup(self): pass\n    def benchmark_fn(self):\n        \
+         time.sleep({})\n        return {value}\n    def teardown(self): pass\n",
+        ms / 1e3
+    )
+}
+
+#[test]
+fn every_failure_gets_its_status_and_the_run_completes() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("tree");
+    // A setup that never returns: the supervisor's setup limit stops it.
+    put(
+        &root,
+        "ch1/baseline_hang.py",
+        "import time\nclass B:\n    def setup(self): time.sleep(3600)\n    def benchmark_fn(self): pass\n    def teardown(self): pass\n",
+    );
+    put(&root, "ch1/optimized_hang.py", &sleeper(1.0, "None"));
+    // benchmark_fn raises.
+    put(
+        &root,
+        "ch1/baseline_crash.py",
+        "class B:\n    def setup(self): pass\n    def benchmark_fn(self): return {}['missing']\n    def teardown(self): pass\n",
+    );
+    put(&root, "ch1/optimized_crash.py", &sleeper(1.0, "None"));
+    // validate_result() reports an error.
+    put(
+        &root,
+        "ch2/baseline_check.py",
+        "class B:\n    def setup(self): pass\n    def benchmark_fn(self): return 1\n    def validate_result(self): return 'checksum mismatch'\n    def teardown(self): pass\n",
+    );
+    put(&root, "ch2/optimized_check.py", &sleeper(0.5, "1"));
+    // Faster, but wrong.
+    put(&root, "ch2/baseline_wrong.py", &sleeper(4.0, "[1.0, 2.0, 3.0]"));
+    put(&root, "ch2/optimized_wrong.py", &sleeper(1.0, "[1.0, 2.0, 3.5]"));
+    // Decoys discovery must not run.
+    put(&root, "ch2/test_wrong.py", "raise SystemExit('a test, not a benchmark')\n");
+    put(&root, "ch2/__init__.py", "raise SystemExit('a package marker')\n");
+    put(&root, "ch2/optimized_orphan.py", "raise SystemExit('no baseline')\n");
+    put(&root, "ch2/helpers.py", "raise SystemExit('a helper')\n");
+    let out = t.path().join("out");
+    let (code, s, stderr) = run(&root, &out, &["--timeout-multiplier", "0.1"]);
+    assert_eq!(code, 1, "{stderr}");
+    let hang = entry(&s, "ch1/hang/baseline_hang");
+    assert_eq!(hang["status"], "timeout", "{hang:#}");
+    assert!(hang["error"].as_str().unwrap().contains("setup"), "{hang:#}");
+    let crash = entry(&s, "ch1/crash/baseline_crash");
+    assert_eq!(crash["status"], "failed", "{crash:#}");
+    let why = crash["error"].as_str().unwrap();
+    assert!(why.contains("KeyError") && why.contains("Traceback"), "{why}");
+    // The other side of a pair whose baseline failed is not compared.
+    assert_eq!(entry(&s, "ch1/crash/optimized_crash")["status"], "failed");
+    let check = entry(&s, "ch2/check/baseline_check");
+    assert_eq!(check["status"], "failed", "{check:#}");
+    assert!(check["error"].as_str().unwrap().contains("checksum mismatch"), "{check:#}");
+    let wrong = entry(&s, "ch2/wrong/optimized_wrong");
+    assert_eq!(wrong["status"], "failed", "{wrong:#}");
+    assert!(wrong["error"].as_str().unwrap().contains("wrong answer"), "{wrong:#}");
+    assert!(wrong["speedup"].as_f64().unwrap() > 1.5, "{wrong:#}");
+    assert!((wrong["accuracy"]["max_error"].as_f64().unwrap() - 0.5).abs() < 1e-12);
+    assert_eq!(entry(&s, "ch2/wrong/baseline_wrong")["status"], "passed");
+    // Only the eight pair files ran; no decoy's SystemExit anywhere.
+    assert_eq!(s["overall"]["total"], 8, "{s:#}");
+    assert!(!stderr.contains("SystemExit"), "{stderr}");
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(md.contains("## Key findings") && md.contains("Wrong answer"), "{md}");
+    for f in ["env.json", "manifest.json"] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+}
+
+#[test]
+fn a_planted_slowdown_is_named_in_regressions_md() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("tree");
+    put(&root, "ch1/baseline_work.py", &sleeper(6.0, "[1.0]"));
+    let opt = put(&root, "ch1/optimized_work.py", &sleeper(2.0, "[1.0]"));
+    let first = t.path().join("first");
+    let (code, s, stderr) = run(&root, &first, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let e = entry(&s, "ch1/work/optimized_work");
+    let speedup = e["speedup"].as_f64().unwrap();
+    assert!(speedup > 2.0, "6 ms against 2 ms: {speedup}");
+    assert_eq!(e["speedup_verdict"], "improved", "{e:#}");
+    // The optimized variant becomes twice as slow (still faster than its baseline).
+    std::fs::write(&opt, sleeper(4.0, "[1.0]")).unwrap();
+    let second = t.path().join("second");
+    let (code, _, stderr) = run(
+        &root,
+        &second,
+        &["--compare-to", first.join("summary.json").to_str().unwrap()],
+    );
+    assert_eq!(code, 1, "a regression against the earlier run fails: {stderr}");
+    let md = std::fs::read_to_string(second.join("regressions.md")).unwrap();
+    let row = md
+        .lines()
+        .find(|l| l.contains("ch1/work/optimized_work"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(row.contains("latency"), "{row}");
+    assert!(!md.contains("ch1/work/baseline_work |"), "the baseline did not change: {md}");
+}
+
+#[test]
+fn an_optimized_variant_slower_than_its_baseline_regresses() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("tree");
+    put(&root, "ch1/baseline_slow.py", &sleeper(2.0, "None"));
+    put(&root, "ch1/optimized_slow.py", &sleeper(4.0, "None"));
+    let (code, s, stderr) = run(&root, &t.path().join("out"), &["--rounds", "3"]);
+    assert_eq!(code, 1, "{stderr}");
+    let e = entry(&s, "ch1/slow/optimized_slow");
+    assert_eq!(e["regression"], true, "{e:#}");
+    assert_eq!(s["overall"]["regressed"], 1);
+    assert!(e["speedup"].as_f64().unwrap() < 0.7, "{e:#}");
+    assert!(
+        e["accuracy_note"].as_str().unwrap().starts_with("not checked"),
+        "None is no output: {e:#}"
+    );
+}
+
+#[test]
+fn a_bench_yaml_matrix_with_a_skip_condition() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("tree");
+    put(
+        &root,
+        "kernels/scale.py",
+        "def run_benchmark(problem_size=8, iterations=1, precision='fp64', backend='cpu'):\n    \
+         assert precision in ('fp32', 'fp64') and backend == 'cpu', (precision, backend)\n    \
+         return [float(i) for i in range(problem_size)]\n",
+    );
+    put(
+        &root,
+        "kernels/bench.yaml",
+        "problem_size:\n  problem_size: 16\nprecisions: [fp32, fp64]\nbackends: [cpu, cuda]\n\
+         skip_conditions:\n  - backend: cuda\n    reason: no CUDA on this machine\n    check: \"true\"\n",
+    );
+    let out = t.path().join("out");
+    let (code, s, stderr) = run(&root, &out, &["--targets", "kernels"]);
+    assert_eq!(code, 0, "{stderr}");
+    let all = s["benchmarks"].as_array().unwrap();
+    assert_eq!(all.len(), 4, "{s:#}");
+    let status = |p: &str, b: &str| {
+        all.iter()
+            .find(|e| e["tags"]["precision"] == p && e["tags"]["backend"] == b)
+            .map(|e| (e["status"].as_str().unwrap().to_string(), e["error"].clone()))
+            .unwrap()
+    };
+    assert_eq!(status("fp32", "cpu").0, "passed");
+    assert_eq!(status("fp64", "cpu").0, "passed");
+    let (st, why) = status("fp32", "cuda");
+    assert_eq!(st, "skipped");
+    assert_eq!(why, "no CUDA on this machine");
+    let cpu = all
+        .iter()
+        .find(|e| e["tags"]["precision"] == "fp32" && e["tags"]["backend"] == "cpu")
+        .unwrap();
+    assert!(cpu["latency_ms"]["p50"].as_f64().unwrap() > 0.0);
+    // Each combination has its own per-benchmark file.
+    let files = std::fs::read_dir(out.join("benchmarks")).unwrap().count();
+    assert_eq!(files, 4);
+}
+
+#[test]
+fn a_malformed_bench_yaml_is_a_usage_error_naming_line_and_key() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("tree");
+    put(&root, "ch1/baseline_a.py", &sleeper(1.0, "None"));
+    put(&root, "ch1/optimized_a.py", &sleeper(1.0, "None"));
+    put(&root, "ch1/bench.yaml", "precisions: [fp32]\ntolerance:\n  rmse: 1\n");
+    let o = warpt()
+        .args(["harness", "run"])
+        .arg(&root)
+        .arg("--output-dir")
+        .arg(t.path().join("out"))
+        .arg("--no-store")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("bench.yaml:2"), "{err}");
+    assert!(err.contains("tolerance"), "{err}");
+}
+
+#[test]
+fn llm_latencies_become_ttft_and_tpot_metrics() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("tree");
+    let llm = "import time\nclass Llm:\n    def setup(self): self.i = 0\n    def benchmark_fn(self):\n        \
+         self.i += 1\n        time.sleep(0.005)\n        \
+         return {'ttft_times_ms': [10.0 + self.i % 3, 12.0], 'tpot_times_ms': [1.0, 1.5, 2.0]}\n    \
+         def teardown(self): pass\n";
+    put(&root, "ch1/baseline_llm.py", llm);
+    put(&root, "ch1/optimized_llm.py", llm);
+    let (code, s, stderr) = run(&root, &t.path().join("out"), &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let e = entry(&s, "ch1/llm/optimized_llm");
+    let ttft = &e["ttft_ms"];
+    assert!(ttft["n"].as_u64().unwrap() >= 4, "{e:#}");
+    assert!((10.0..=12.0).contains(&ttft["p50"].as_f64().unwrap()), "{e:#}");
+    assert_eq!(e["tpot_ms"]["p50"].as_f64().unwrap(), 1.5, "{e:#}");
+    assert!(e["peak_rss_bytes"].as_u64().unwrap() > 1 << 20, "{e:#}");
+}
+
+#[test]
+fn cold_start_reproducible_and_profile_runs_complete() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("tree");
+    let seeded = "import random\nclass B:\n    def setup(self): self.x = random.random()\n    \
+                  def benchmark_fn(self): return [self.x]\n    def teardown(self): pass\n";
+    put(&root, "ch1/baseline_seeded.py", seeded);
+    put(&root, "ch1/optimized_seeded.py", seeded);
+    let out = t.path().join("out");
+    let (code, s, stderr) = run(
+        &root,
+        &out,
+        &["--cold-start", "--reproducible", "--profile", "perf"],
+    );
+    // Seeded alike, both sides return the same random number: accurate.
+    assert_eq!(code, 0, "{stderr}");
+    let e = entry(&s, "ch1/seeded/optimized_seeded");
+    assert_eq!(e["accuracy"]["max_error"], 0.0, "{e:#}");
+    let profiled: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("profile/profile.json")).unwrap())
+            .unwrap();
+    let first = &profiled[0];
+    assert!(
+        first["artifact"].is_string() || first["note"].is_string(),
+        "{profiled:#}"
+    );
+    assert!(stderr.contains("profile perf"), "{stderr}");
+}
