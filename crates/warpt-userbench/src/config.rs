@@ -211,7 +211,11 @@ impl BenchConfig {
                                 .as_ref()
                                 .is_none_or(|p| precision.as_ref() == Some(p))
                     })
-                    .find(|c| c.check.as_deref().is_none_or(|cmd| check_holds(cmd, python)))
+                    .find(|c| {
+                        c.check
+                            .as_deref()
+                            .is_none_or(|cmd| check_holds(cmd, python))
+                    })
                     .map(|c| c.reason.clone());
                 out.push(Combination { tags, kwargs, skip });
             }

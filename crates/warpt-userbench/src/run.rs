@@ -341,4 +341,3 @@ pub fn run(
         trials: Vec::new(),
     }
 }
-

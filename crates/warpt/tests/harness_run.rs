@@ -22,14 +22,7 @@ fn put(root: &Path, rel: &str, text: &str) -> PathBuf {
 }
 
 /// Short trials: these tests check statuses and reports, not speed.
-const QUICK: [&str; 6] = [
-    "--duration",
-    "0.2",
-    "--burnin-seconds",
-    "0.05",
-    "--rounds",
-    "2",
-];
+const QUICK: [&str; 4] = ["--duration", "0.2", "--burnin-seconds", "0.05"];
 
 /// Runs `warpt harness run DIR ARGS` with its reports in `out`: (exit
 /// code, summary.json, stderr).
@@ -41,6 +34,11 @@ fn run(dir: &Path, out: &Path, extra: &[&str]) -> (i32, Value, String) {
         .arg(out)
         .arg("--no-store")
         .args(QUICK)
+        .args(if extra.contains(&"--rounds") {
+            &[][..]
+        } else {
+            &["--rounds", "2"][..]
+        })
         .args(extra)
         .output()
         .unwrap();
@@ -95,31 +93,66 @@ fn every_failure_gets_its_status_and_the_run_completes() {
     );
     put(&root, "ch2/optimized_check.py", &sleeper(0.5, "1"));
     // Faster, but wrong.
-    put(&root, "ch2/baseline_wrong.py", &sleeper(4.0, "[1.0, 2.0, 3.0]"));
-    put(&root, "ch2/optimized_wrong.py", &sleeper(1.0, "[1.0, 2.0, 3.5]"));
+    put(
+        &root,
+        "ch2/baseline_wrong.py",
+        &sleeper(4.0, "[1.0, 2.0, 3.0]"),
+    );
+    put(
+        &root,
+        "ch2/optimized_wrong.py",
+        &sleeper(1.0, "[1.0, 2.0, 3.5]"),
+    );
     // Decoys discovery must not run.
-    put(&root, "ch2/test_wrong.py", "raise SystemExit('a test, not a benchmark')\n");
-    put(&root, "ch2/__init__.py", "raise SystemExit('a package marker')\n");
-    put(&root, "ch2/optimized_orphan.py", "raise SystemExit('no baseline')\n");
+    put(
+        &root,
+        "ch2/test_wrong.py",
+        "raise SystemExit('a test, not a benchmark')\n",
+    );
+    put(
+        &root,
+        "ch2/__init__.py",
+        "raise SystemExit('a package marker')\n",
+    );
+    put(
+        &root,
+        "ch2/optimized_orphan.py",
+        "raise SystemExit('no baseline')\n",
+    );
     put(&root, "ch2/helpers.py", "raise SystemExit('a helper')\n");
     let out = t.path().join("out");
     let (code, s, stderr) = run(&root, &out, &["--timeout-multiplier", "0.1"]);
     assert_eq!(code, 1, "{stderr}");
     let hang = entry(&s, "ch1/hang/baseline_hang");
     assert_eq!(hang["status"], "timeout", "{hang:#}");
-    assert!(hang["error"].as_str().unwrap().contains("setup"), "{hang:#}");
+    assert!(
+        hang["error"].as_str().unwrap().contains("setup"),
+        "{hang:#}"
+    );
     let crash = entry(&s, "ch1/crash/baseline_crash");
     assert_eq!(crash["status"], "failed", "{crash:#}");
     let why = crash["error"].as_str().unwrap();
-    assert!(why.contains("KeyError") && why.contains("Traceback"), "{why}");
+    assert!(
+        why.contains("KeyError") && why.contains("Traceback"),
+        "{why}"
+    );
     // The other side of a pair whose baseline failed is not compared.
     assert_eq!(entry(&s, "ch1/crash/optimized_crash")["status"], "failed");
     let check = entry(&s, "ch2/check/baseline_check");
     assert_eq!(check["status"], "failed", "{check:#}");
-    assert!(check["error"].as_str().unwrap().contains("checksum mismatch"), "{check:#}");
+    assert!(
+        check["error"]
+            .as_str()
+            .unwrap()
+            .contains("checksum mismatch"),
+        "{check:#}"
+    );
     let wrong = entry(&s, "ch2/wrong/optimized_wrong");
     assert_eq!(wrong["status"], "failed", "{wrong:#}");
-    assert!(wrong["error"].as_str().unwrap().contains("wrong answer"), "{wrong:#}");
+    assert!(
+        wrong["error"].as_str().unwrap().contains("wrong answer"),
+        "{wrong:#}"
+    );
     assert!(wrong["speedup"].as_f64().unwrap() > 1.5, "{wrong:#}");
     assert!((wrong["accuracy"]["max_error"].as_f64().unwrap() - 0.5).abs() < 1e-12);
     assert_eq!(entry(&s, "ch2/wrong/baseline_wrong")["status"], "passed");
@@ -127,7 +160,10 @@ fn every_failure_gets_its_status_and_the_run_completes() {
     assert_eq!(s["overall"]["total"], 8, "{s:#}");
     assert!(!stderr.contains("SystemExit"), "{stderr}");
     let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
-    assert!(md.contains("## Key findings") && md.contains("Wrong answer"), "{md}");
+    assert!(
+        md.contains("## Key findings") && md.contains("Wrong answer"),
+        "{md}"
+    );
     for f in ["env.json", "manifest.json"] {
         assert!(out.join(f).is_file(), "{f} missing");
     }
@@ -140,12 +176,14 @@ fn a_planted_slowdown_is_named_in_regressions_md() {
     put(&root, "ch1/baseline_work.py", &sleeper(6.0, "[1.0]"));
     let opt = put(&root, "ch1/optimized_work.py", &sleeper(2.0, "[1.0]"));
     let first = t.path().join("first");
-    let (code, s, stderr) = run(&root, &first, &[]);
+    let (code, s, stderr) = run(&root, &first, &["--rounds", "4"]);
     assert_eq!(code, 0, "{stderr}");
     let e = entry(&s, "ch1/work/optimized_work");
     let speedup = e["speedup"].as_f64().unwrap();
     assert!(speedup > 2.0, "6 ms against 2 ms: {speedup}");
     assert_eq!(e["speedup_verdict"], "improved", "{e:#}");
+    let [lo, hi] = [0, 1].map(|i| e["speedup_ci95"][i].as_f64().unwrap());
+    assert!(lo > 1.0 && lo <= speedup && speedup <= hi, "{e:#}");
     // The optimized variant becomes twice as slow (still faster than its baseline).
     std::fs::write(&opt, sleeper(4.0, "[1.0]")).unwrap();
     let second = t.path().join("second");
@@ -154,14 +192,20 @@ fn a_planted_slowdown_is_named_in_regressions_md() {
         &second,
         &["--compare-to", first.join("summary.json").to_str().unwrap()],
     );
-    assert_eq!(code, 1, "a regression against the earlier run fails: {stderr}");
+    assert_eq!(
+        code, 1,
+        "a regression against the earlier run fails: {stderr}"
+    );
     let md = std::fs::read_to_string(second.join("regressions.md")).unwrap();
     let row = md
         .lines()
         .find(|l| l.contains("ch1/work/optimized_work"))
         .unwrap_or_else(|| panic!("{md}"));
     assert!(row.contains("latency"), "{row}");
-    assert!(!md.contains("ch1/work/baseline_work |"), "the baseline did not change: {md}");
+    assert!(
+        !md.contains("ch1/work/baseline_work |"),
+        "the baseline did not change: {md}"
+    );
 }
 
 #[test]
@@ -170,14 +214,17 @@ fn an_optimized_variant_slower_than_its_baseline_regresses() {
     let root = t.path().join("tree");
     put(&root, "ch1/baseline_slow.py", &sleeper(2.0, "None"));
     put(&root, "ch1/optimized_slow.py", &sleeper(4.0, "None"));
-    let (code, s, stderr) = run(&root, &t.path().join("out"), &["--rounds", "3"]);
+    let (code, s, stderr) = run(&root, &t.path().join("out"), &["--rounds", "4"]);
     assert_eq!(code, 1, "{stderr}");
     let e = entry(&s, "ch1/slow/optimized_slow");
     assert_eq!(e["regression"], true, "{e:#}");
     assert_eq!(s["overall"]["regressed"], 1);
     assert!(e["speedup"].as_f64().unwrap() < 0.7, "{e:#}");
     assert!(
-        e["accuracy_note"].as_str().unwrap().starts_with("not checked"),
+        e["accuracy_note"]
+            .as_str()
+            .unwrap()
+            .starts_with("not checked"),
         "None is no output: {e:#}"
     );
 }
@@ -207,7 +254,12 @@ fn a_bench_yaml_matrix_with_a_skip_condition() {
     let status = |p: &str, b: &str| {
         all.iter()
             .find(|e| e["tags"]["precision"] == p && e["tags"]["backend"] == b)
-            .map(|e| (e["status"].as_str().unwrap().to_string(), e["error"].clone()))
+            .map(|e| {
+                (
+                    e["status"].as_str().unwrap().to_string(),
+                    e["error"].clone(),
+                )
+            })
             .unwrap()
     };
     assert_eq!(status("fp32", "cpu").0, "passed");
@@ -231,7 +283,11 @@ fn a_malformed_bench_yaml_is_a_usage_error_naming_line_and_key() {
     let root = t.path().join("tree");
     put(&root, "ch1/baseline_a.py", &sleeper(1.0, "None"));
     put(&root, "ch1/optimized_a.py", &sleeper(1.0, "None"));
-    put(&root, "ch1/bench.yaml", "precisions: [fp32]\ntolerance:\n  rmse: 1\n");
+    put(
+        &root,
+        "ch1/bench.yaml",
+        "precisions: [fp32]\ntolerance:\n  rmse: 1\n",
+    );
     let o = warpt()
         .args(["harness", "run"])
         .arg(&root)
@@ -261,7 +317,10 @@ fn llm_latencies_become_ttft_and_tpot_metrics() {
     let e = entry(&s, "ch1/llm/optimized_llm");
     let ttft = &e["ttft_ms"];
     assert!(ttft["n"].as_u64().unwrap() >= 4, "{e:#}");
-    assert!((10.0..=12.0).contains(&ttft["p50"].as_f64().unwrap()), "{e:#}");
+    assert!(
+        (10.0..=12.0).contains(&ttft["p50"].as_f64().unwrap()),
+        "{e:#}"
+    );
     assert_eq!(e["tpot_ms"]["p50"].as_f64().unwrap(), 1.5, "{e:#}");
     assert!(e["peak_rss_bytes"].as_u64().unwrap() > 1 << 20, "{e:#}");
 }

@@ -86,6 +86,9 @@ pub(super) fn add_speedup(r: &mut BenchmarkRunResult, base: &Unit, c: Option<&Me
         set("speedup_p_value", ParamValue::Float(p));
     }
     set("speedup_method", ParamValue::Str(c.method.clone()));
+    if let Some(why) = &c.reason {
+        set("speedup_reason", ParamValue::Str(why.clone()));
+    }
     set(
         "speedup_verdict",
         ParamValue::Str(c.verdict.as_str().into()),

@@ -267,21 +267,17 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
         "env.json",
         &serde_json::to_string_pretty(&env_json(&run, &args.python, &args.dir))?,
     )?;
-    for r in &run.benchmarks {
-        let tags = r
-            .metrics
-            .first()
-            .map(|m| m.tag_label())
-            .filter(|t| !t.is_empty())
-            .map(|t| format!("__{}", t.replace([',', '='], "_")))
-            .unwrap_or_default();
-        let name = format!(
-            "benchmarks/{}{tags}.json",
-            r.spec.id.name.replace('/', "__")
-        );
+    let summary = Summary::of(&run);
+    for (r, e) in run.benchmarks.iter().zip(&summary.benchmarks) {
+        let tags = warpt_model::tag_label(&e.tags);
+        let tags = if tags.is_empty() {
+            tags
+        } else {
+            format!("__{}", tags.replace([',', '='], "_"))
+        };
+        let name = format!("benchmarks/{}{tags}.json", e.id.replace('/', "__"));
         write(&out_dir, &name, &serde_json::to_string_pretty(r)?)?;
     }
-    let summary = Summary::of(&run);
     let summary_json = serde_json::to_string_pretty(&summary)?;
     write(&out_dir, "summary.json", &summary_json)?;
     write(&out_dir, "summary.md", &summary::markdown(&summary))?;
