@@ -63,7 +63,8 @@ pub fn compare(baseline: &[Option<f64>], optimized: &[Option<f64>], tol: &Tolera
         .iter()
         .filter_map(|(name, v, limit)| {
             limit
-                .filter(|l| !(*v <= *l))
+                // NaN is never within a tolerance.
+                .filter(|l| v.partial_cmp(l) != Some(std::cmp::Ordering::Less) && v != l)
                 .map(|l| format!("{name} {v:.3e} > {l:.1e}"))
         })
         .collect();

@@ -171,9 +171,8 @@ pub fn load_configs(manifest: &Manifest) -> Result<BTreeMap<PathBuf, BenchConfig
         .chain(manifest.kernels.iter().map(|k| k.path.clone()));
     for f in files {
         let dir = f.parent().map(Path::to_path_buf).unwrap_or_default();
-        if !out.contains_key(&dir) {
-            let (config, _) = BenchConfig::beside(&f)?;
-            out.insert(dir, config);
+        if let std::collections::btree_map::Entry::Vacant(slot) = out.entry(dir) {
+            slot.insert(BenchConfig::beside(&f)?.0);
         }
     }
     Ok(out)

@@ -88,3 +88,132 @@ fn discover_of_a_missing_directory_is_a_usage_error() {
         .code(2)
         .stderr(predicate::str::contains("no/such/tree is not a directory"));
 }
+
+/// Whether `python3` here has NumPy (Debian's has not; CI's may).
+fn has_numpy() -> bool {
+    std::process::Command::new("python3")
+        .args(["-c", "import numpy"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+#[test]
+fn run_on_the_examples_reports_speedups_and_stores_one_harness_run() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("reports");
+    let store = t.path().join("results.db");
+    let o = warpt()
+        .args(["harness", "run"])
+        .arg(examples())
+        .arg("--output-dir")
+        .arg(&out)
+        .arg("--store")
+        .arg(&store)
+        .args([
+            "--duration",
+            "0.2",
+            "--burnin-seconds",
+            "0.05",
+            "--rounds",
+            "2",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{stderr}");
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let find = |id: &str| {
+        s["benchmarks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["id"] == id)
+            .unwrap_or_else(|| panic!("no {id}"))
+            .clone()
+    };
+    // A closed form against a loop over 100 000 numbers, a set against a list.
+    for id in [
+        "ch1_loops/sum/optimized_sum_formula",
+        "ch2_containers/membership/optimized_membership",
+    ] {
+        let e = find(id);
+        assert!(e["speedup"].as_f64().unwrap() > 10.0, "{e:#}");
+        assert_eq!(e["accuracy"]["relative_error"], 0.0, "{e:#}");
+    }
+    let matmul = find("ch3_numpy/matmul/optimized_matmul_vectorized");
+    if has_numpy() {
+        assert_eq!(matmul["status"], "passed", "{matmul:#}");
+        assert!(matmul["speedup"].as_f64().unwrap() > 1.0, "{matmul:#}");
+    } else {
+        assert_eq!(matmul["status"], "skipped", "{matmul:#}");
+        assert_eq!(matmul["error"], "NumPy is not installed for this Python");
+    }
+    assert_eq!(find("kernels/prefix_sum")["status"], "passed");
+    assert_eq!(s["overall"]["total"], 9);
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    for section in [
+        "## Overall",
+        "## Chapters",
+        "## Pairs",
+        "## Leaderboard",
+        "## Resource usage",
+        "## Key findings",
+        "## Recommendations",
+    ] {
+        assert!(md.contains(section), "{section} missing:\n{md}");
+    }
+    for f in ["env.json", "manifest.json"] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+    let listed = warpt()
+        .args(["results", "list", "--suite", "harness", "--json", "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let runs: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(runs.as_array().unwrap().len(), 1, "{runs:#}");
+    // The stored run reads back as the same summary (regressions against it).
+    let id = runs[0]["id"].as_str().unwrap().to_string();
+    let again = t.path().join("again");
+    let o = warpt()
+        .args(["harness", "run"])
+        .arg(examples())
+        .args(["--targets", "ch2", "--output-dir"])
+        .arg(&again)
+        .arg("--store")
+        .arg(&store)
+        .args([
+            "--duration",
+            "0.2",
+            "--burnin-seconds",
+            "0.05",
+            "--rounds",
+            "2",
+        ])
+        .args(["--compare-to", &id])
+        .output()
+        .unwrap();
+    assert!(
+        matches!(o.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let md = std::fs::read_to_string(again.join("regressions.md")).unwrap();
+    assert!(md.contains(&format!("stored run {id}")), "{md}");
+    assert!(md.contains("2 benchmarks compared"), "{md}");
+}
+
+#[test]
+fn unknown_targets_are_usage_errors_naming_the_chapters() {
+    warpt()
+        .args(["harness", "run"])
+        .arg(examples())
+        .args(["--targets", "ch9", "--no-store"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "ch1_loops, ch2_containers, ch3_numpy, kernels",
+        ));
+}

@@ -15,7 +15,7 @@ pub enum HarnessCommand {
     /// limits, baseline and optimized interleaved in rounds, speedups with CIs, accuracy
     /// against the baseline, and summary.json / summary.md (and regressions.md with
     /// --compare-to) in the output directory. Exit 1 when anything failed or regressed.
-    Run(HarnessRunArgs),
+    Run(Box<HarnessRunArgs>),
 }
 
 /// `--profile` tools.
