@@ -399,7 +399,7 @@ while IFS= read -r line; do
       echo "{\"ok\": true, \"elapsed_ns\": $(( $(date +%s%N) - start ))}" ;;
     *'"validate"'*) echo '{"ok": true, "problem": null}' ;;
     *'"exit"'*) echo '{"ok": true}'; exit 0 ;;
-    *'"setup"'*|*'"teardown"'*) echo '{"ok": true}' ;;
+    *'"setup"'*|*'"teardown"'*|*'"output"'*) echo '{"ok": true}' ;;
     *) echo '{"ok": false, "error": "unknown request"}' ;;
   esac
 done
@@ -414,6 +414,7 @@ done
         d.setup().expect("setup");
         let ns = d.run(3).expect("run");
         assert!(ns >= 30_000_000, "three 10 ms sleeps took {ns} ns");
+        assert_eq!(d.output(None).expect("output"), Output::default());
         assert_eq!(d.validate().expect("validate"), None);
         d.teardown().expect("teardown");
         d.finish().expect("exits");
