@@ -105,7 +105,8 @@ fn list_shows_every_micro_benchmark() {
             "tokenize",
             "embed",
             "data_pipeline",
-            "end_to_end_infer"
+            "end_to_end_infer",
+            "file"
         ]
     );
 }
@@ -130,9 +131,9 @@ fn list_filters_by_suite_and_component() {
     assert_eq!(names, ["mem_bandwidth", "mem_latency"]);
     let specs =
         json_stdout(warpt().args(["benchmark", "list", "--component", "gpu,cpu", "--json"]));
-    // cpu_flops, the four linpack benchmarks and four of pepbench; no GPU
-    // benchmark exists yet.
-    assert_eq!(specs.as_array().unwrap().len(), 9);
+    // cpu_flops, the four linpack benchmarks, four of pepbench and the
+    // harness's user file; no GPU benchmark exists yet.
+    assert_eq!(specs.as_array().unwrap().len(), 10);
     assert_usage_error(
         warpt().args(["benchmark", "list", "--suite", "nope"]),
         &["unknown suite 'nope'", "micro"],
