@@ -105,11 +105,14 @@ fn add_chain(iters: u64) {
         std::arch::asm!(
             "2:",
             ".rept 100",
-            "add {x}, 1",
+            "add {x}, {one}",
             ".endr",
             "dec {n}",
             "jnz 2b",
             x = inout(reg) 0u64 => _,
+            // A register, not an immediate: Golden Cove and later fold
+            // chains of add-immediate at rename, several per cycle.
+            one = in(reg) 1u64,
             n = inout(reg) iters.max(1) => _,
             options(nomem, nostack),
         );
