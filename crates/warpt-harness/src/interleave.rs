@@ -74,10 +74,22 @@ pub struct TrialEvent<'a> {
     pub outcome: Option<&'a Result<BenchmarkSuiteRun, String>>,
 }
 
-/// Runs `rounds` rounds of `base` and `current` in RMIT order and returns
-/// each side's trials (round r is trial r on both sides). Stops at the
-/// first failed trial, or before a round when `stop` says so, returning
-/// the complete rounds so far.
+/// What [`run_interleaved`] leaves: each side's trials of the complete
+/// rounds (round r is trial r on both sides), and why it stopped early if
+/// a trial failed.
+#[derive(Debug, Default)]
+pub struct Interleaved {
+    /// The baseline's trials.
+    pub base: Vec<BenchmarkSuiteRun>,
+    /// The candidate's trials.
+    pub current: Vec<BenchmarkSuiteRun>,
+    /// The failed trial: `round R, SIDE (LABEL): why`.
+    pub failure: Option<String>,
+}
+
+/// Runs `rounds` rounds of `base` and `current` in RMIT order. Stops at
+/// the first failed trial, or before a round when `stop` says so; either
+/// way the complete rounds so far are kept.
 pub fn run_interleaved(
     base: &mut dyn TrialSource,
     current: &mut dyn TrialSource,
@@ -85,8 +97,8 @@ pub fn run_interleaved(
     seed: u64,
     on_event: &mut dyn FnMut(&TrialEvent<'_>),
     stop: &dyn Fn() -> bool,
-) -> Result<(Vec<BenchmarkSuiteRun>, Vec<BenchmarkSuiteRun>), String> {
-    let mut runs = (Vec::new(), Vec::new());
+) -> Interleaved {
+    let mut out = Interleaved::default();
     for (i, order) in rmit_order(rounds, seed).into_iter().enumerate() {
         if stop() {
             break;
@@ -110,19 +122,21 @@ pub fn run_interleaved(
             let outcome = source.run_trial();
             event.outcome = Some(&outcome);
             on_event(&event);
-            let run =
-                outcome.map_err(|e| format!("round {round}, {} ({label}): {e}", side.as_str()))?;
-            match side {
-                Side::Base => pair.0 = Some(run),
-                Side::Current => pair.1 = Some(run),
+            match (outcome, side) {
+                (Ok(run), Side::Base) => pair.0 = Some(run),
+                (Ok(run), Side::Current) => pair.1 = Some(run),
+                (Err(e), _) => {
+                    out.failure = Some(format!("round {round}, {} ({label}): {e}", side.as_str()));
+                    return out;
+                }
             }
         }
         if let (Some(b), Some(c)) = pair {
-            runs.0.push(b);
-            runs.1.push(c);
+            out.base.push(b);
+            out.current.push(c);
         }
     }
-    Ok(runs)
+    out
 }
 
 /// One suite run from single runs of the same plan, each a trial (numbered

@@ -9,9 +9,10 @@ pub fn csv(s: &str) -> String {
     }
 }
 
-/// Text inside a Markdown table cell.
+/// Text inside a Markdown table cell: pipes escaped, line breaks (which
+/// would end the row) turned into spaces.
 pub fn markdown(s: &str) -> String {
-    s.replace('|', "\\|")
+    s.replace('|', "\\|").replace(['\r', '\n'], " ")
 }
 
 /// Text and attribute values in XML and HTML.

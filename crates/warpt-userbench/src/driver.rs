@@ -192,8 +192,19 @@ impl Driver {
     }
 
     /// Times `calls` back-to-back calls of `benchmark_fn()`: nanoseconds.
+    /// Their returns count (outputs, `ttft_times_ms`, ...).
     pub fn run(&mut self, calls: u64) -> Result<u64, DriverError> {
-        let reply = self.request(json!({"op": "run", "calls": calls}))?;
+        self.timed(calls, true)
+    }
+
+    /// [`Driver::run`] for warm-up and calibration: returned latencies are
+    /// not collected.
+    pub fn warm(&mut self, calls: u64) -> Result<u64, DriverError> {
+        self.timed(calls, false)
+    }
+
+    fn timed(&mut self, calls: u64, record: bool) -> Result<u64, DriverError> {
+        let reply = self.request(json!({"op": "run", "calls": calls, "record": record}))?;
         reply
             .get("elapsed_ns")
             .and_then(Value::as_u64)

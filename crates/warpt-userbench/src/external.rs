@@ -10,6 +10,7 @@
 //! does); `latency_ms` is per call.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
@@ -131,7 +132,7 @@ fn failed(e: DriverError) -> BenchmarkError {
 fn calibrate(driver: &mut Driver) -> Result<u64, BenchmarkError> {
     let mut calls = 1u64;
     loop {
-        let ns = driver.run(calls).map_err(failed)?;
+        let ns = driver.warm(calls).map_err(failed)?;
         if ns >= MIN_BATCH_NS || calls >= MAX_CALLS {
             return Ok(calls);
         }
@@ -217,6 +218,7 @@ impl Benchmark for ExternalBenchmark {
         let mut warnings = Vec::new();
         let mut drop_cache = run.cold_start;
         let mut cold: Option<Driver> = None;
+        let measuring = measure.measuring_flag();
         let m = measure.run(
             &MeasurePolicy::share_of(ctx, 1),
             "latency_ms",
@@ -238,8 +240,10 @@ impl Benchmark for ExternalBenchmark {
                         }
                         Err(e) => Some(Err(e)),
                     }
-                } else {
+                } else if measuring.load(Ordering::Relaxed) {
                     Some(driver.run(calls).map_err(failed))
+                } else {
+                    Some(driver.warm(calls).map_err(failed))
                 };
                 out[0] = match sample {
                     Some(Ok(ns)) => ns.max(1) as f64 / 1e9,

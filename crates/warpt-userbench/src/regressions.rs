@@ -9,6 +9,8 @@
 
 use std::fmt::Write;
 
+use warpt_report::escape::markdown as cell;
+
 use serde::Serialize;
 
 use crate::summary::{Entry, Summary};
@@ -135,10 +137,6 @@ pub fn compare(before: &Summary, after: &Summary, t: &Thresholds) -> Report {
         }
     }
     r
-}
-
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
 }
 
 /// `regressions.md`.

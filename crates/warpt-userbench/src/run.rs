@@ -39,7 +39,7 @@ use crate::suite::{self, HarnessSuite, SUITE};
 mod units;
 mod verdict;
 
-use units::Ctx;
+use units::{BaseSide, Ctx};
 
 /// A setting and whether a command-line flag set it: configuration
 /// layers as defaults < config file < `get_config()` < flags, so only a
@@ -209,27 +209,41 @@ pub fn run(
         &settings.build_profile,
     ));
     let outputs = settings.output_dir.join("outputs");
-    let config_of = |f: &Path| {
-        f.parent()
-            .and_then(|d| configs.get(d))
-            .cloned()
-            .unwrap_or_default()
-    };
+    // The matrix of each directory, skip checks run once.
+    let matrix: BTreeMap<&Path, (Vec<Combination>, Tolerances)> = configs
+        .iter()
+        .map(|(dir, c)| {
+            (
+                dir.as_path(),
+                (c.combinations(&settings.python), c.tolerances()),
+            )
+        })
+        .collect();
+    let plain = (
+        BenchConfig::default().combinations(&settings.python),
+        Tolerances::DEFAULT,
+    );
+    let matrix_of = |f: &Path| f.parent().and_then(|d| matrix.get(d)).unwrap_or(&plain);
     let ctx = Ctx {
         registry: &registry,
         options: &options,
         settings,
         outputs: &outputs,
     };
-    let total = manifest.variant_count() + manifest.kernels.len();
+    let total: usize = manifest
+        .chapters
+        .iter()
+        .flat_map(|c| &c.pairs)
+        .map(|p| p.optimized.len() * matrix_of(&p.baseline).0.len())
+        .chain(manifest.kernels.iter().map(|k| matrix_of(&k.path).0.len()))
+        .sum();
     let mut index = 0;
     let mut results = Vec::new();
     let mut first_trial: Option<BenchmarkSuiteRun> = None;
     'all: for chapter in &manifest.chapters {
         for pair in &chapter.pairs {
-            let config = config_of(&pair.baseline);
-            let tolerances = config.tolerances();
-            for combo in config.combinations(&settings.python) {
+            let (combos, tolerances) = matrix_of(&pair.baseline);
+            for combo in combos {
                 let unit = |file: &Path, role| Unit {
                     id: format!("{}/{}/{}", chapter.name, pair.example, stem(file)),
                     chapter: chapter.name.clone(),
@@ -238,9 +252,7 @@ pub fn run(
                     role,
                     combo: combo.clone(),
                 };
-                let base = unit(&pair.baseline, Role::Baseline);
-                let mut base_trials = Vec::new();
-                let mut base_failed = None;
+                let mut base = BaseSide::new(unit(&pair.baseline, Role::Baseline));
                 for opt_file in &pair.optimized {
                     let opt = unit(opt_file, Role::Optimized);
                     on_event(Event::Started {
@@ -249,38 +261,33 @@ pub fn run(
                         total,
                     });
                     index += 1;
-                    let outcome = ctx.pair(&base, &opt, tolerances, on_event);
-                    if first_trial.is_none() {
-                        first_trial = outcome.sample.clone();
-                    }
-                    base_trials.extend(outcome.base_trials);
-                    if outcome.base_failed.is_some() {
-                        base_failed = outcome.base_failed;
-                    }
-                    on_event(Event::Finished {
-                        result: &outcome.optimized,
-                    });
-                    results.push(outcome.optimized);
+                    let optimized = ctx.pair(&mut base, &opt, *tolerances, on_event);
+                    on_event(Event::Finished { result: &optimized });
+                    results.push(optimized);
                     if ctx.interrupted() {
-                        results.push(ctx.assemble(&base, base_trials, base_failed));
-                        break 'all;
+                        break;
                     }
                 }
-                results.push(ctx.assemble(&base, base_trials, base_failed));
+                if first_trial.is_none() {
+                    first_trial = base.first_run().cloned();
+                }
+                results.push(ctx.finish_base(base, on_event));
+                if ctx.interrupted() {
+                    break 'all;
+                }
             }
         }
     }
     if !ctx.interrupted() {
         for kernel in &manifest.kernels {
-            let config = config_of(&kernel.path);
-            for combo in config.combinations(&settings.python) {
+            for combo in &matrix_of(&kernel.path).0 {
                 let unit = Unit {
                     id: format!("kernels/{}", kernel.name),
                     chapter: "kernels".into(),
                     example: kernel.name.clone(),
                     file: kernel.path.clone(),
                     role: Role::Kernel,
-                    combo,
+                    combo: combo.clone(),
                 };
                 on_event(Event::Started {
                     id: &unit.id,

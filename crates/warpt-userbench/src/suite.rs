@@ -34,8 +34,12 @@ pub fn default_params() -> Params {
     .collect()
 }
 
+/// Measurement seconds of a user benchmark when neither a flag, the config
+/// file nor its `get_config()` says.
+pub const DEFAULT_DURATION_S: f64 = 2.0;
+
 /// The spec of the user benchmark `name` (a file, an example's variant).
-pub fn spec(name: &str, duration_s: Option<f64>) -> BenchmarkSpec {
+pub fn spec(name: &str) -> BenchmarkSpec {
     BenchmarkSpec {
         id: BenchmarkId::new(SUITE, name),
         components: vec![BenchmarkComponent::Cpu],
@@ -45,7 +49,7 @@ pub fn spec(name: &str, duration_s: Option<f64>) -> BenchmarkSpec {
              (docs/harness.md), timed per call by warpt's stopping rule."
                 .into(),
         ),
-        default_duration_seconds: duration_s.or(Some(2.0)),
+        default_duration_seconds: Some(DEFAULT_DURATION_S),
         external_tool: Some("python3".into()),
         params: default_params(),
         param_help: [
@@ -87,7 +91,7 @@ impl Suite for HarnessSuite {
     }
 
     fn specs(&self) -> Vec<BenchmarkSpec> {
-        vec![spec("file", None)]
+        vec![spec("file")]
     }
 
     fn create(&self, _name: &str) -> Option<Box<dyn Benchmark>> {

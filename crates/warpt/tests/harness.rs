@@ -98,18 +98,16 @@ fn has_numpy() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-#[test]
-fn run_on_the_examples_reports_speedups_and_stores_one_harness_run() {
-    let t = tempfile::tempdir().unwrap();
-    let out = t.path().join("reports");
-    let store = t.path().join("results.db");
-    let o = warpt()
-        .args(["harness", "run"])
+/// `warpt harness run` on the examples with short trials, reports in
+/// `out`, recorded in `store`.
+fn quick_run(out: &Path, store: &Path) -> Command {
+    let mut cmd = warpt();
+    cmd.args(["harness", "run"])
         .arg(examples())
         .arg("--output-dir")
-        .arg(&out)
+        .arg(out)
         .arg("--store")
-        .arg(&store)
+        .arg(store)
         .args([
             "--duration",
             "0.2",
@@ -117,9 +115,16 @@ fn run_on_the_examples_reports_speedups_and_stores_one_harness_run() {
             "0.05",
             "--rounds",
             "2",
-        ])
-        .output()
-        .unwrap();
+        ]);
+    cmd
+}
+
+#[test]
+fn run_on_the_examples_reports_speedups_and_stores_one_harness_run() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("reports");
+    let store = t.path().join("results.db");
+    let o = quick_run(&out, &store).output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{stderr}");
     let s: Value =
@@ -177,22 +182,8 @@ fn run_on_the_examples_reports_speedups_and_stores_one_harness_run() {
     // The stored run reads back as the same summary (regressions against it).
     let id = runs[0]["id"].as_str().unwrap().to_string();
     let again = t.path().join("again");
-    let o = warpt()
-        .args(["harness", "run"])
-        .arg(examples())
-        .args(["--targets", "ch2", "--output-dir"])
-        .arg(&again)
-        .arg("--store")
-        .arg(&store)
-        .args([
-            "--duration",
-            "0.2",
-            "--burnin-seconds",
-            "0.05",
-            "--rounds",
-            "2",
-        ])
-        .args(["--compare-to", &id])
+    let o = quick_run(&again, &store)
+        .args(["--targets", "ch2", "--compare-to", &id])
         .output()
         .unwrap();
     assert!(

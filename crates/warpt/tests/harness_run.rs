@@ -85,6 +85,15 @@ fn every_failure_gets_its_status_and_the_run_completes() {
         "class B:\n    def setup(self): pass\n    def benchmark_fn(self): return {}['missing']\n    def teardown(self): pass\n",
     );
     put(&root, "ch1/optimized_crash.py", &sleeper(1.0, "None"));
+    // A second variant of a failed baseline is not run against it again.
+    put(&root, "ch1/optimized_crash_fast.py", &sleeper(0.5, "None"));
+    // The variant crashes; its baseline still passed.
+    put(&root, "ch1/baseline_fine.py", &sleeper(1.0, "None"));
+    put(
+        &root,
+        "ch1/optimized_fine.py",
+        "class B:\n    def setup(self): pass\n    def benchmark_fn(self): raise RuntimeError('boom')\n    def teardown(self): pass\n",
+    );
     // validate_result() reports an error.
     put(
         &root,
@@ -138,6 +147,24 @@ fn every_failure_gets_its_status_and_the_run_completes() {
     );
     // The other side of a pair whose baseline failed is not compared.
     assert_eq!(entry(&s, "ch1/crash/optimized_crash")["status"], "failed");
+    let second = entry(&s, "ch1/crash/optimized_crash_fast");
+    assert_eq!(second["status"], "failed", "{second:#}");
+    assert_eq!(
+        second["error"], "not compared: its baseline failed",
+        "{second:#}"
+    );
+    let fine = entry(&s, "ch1/fine/optimized_fine");
+    assert_eq!(fine["status"], "failed", "{fine:#}");
+    assert!(
+        fine["error"]
+            .as_str()
+            .unwrap()
+            .contains("RuntimeError: boom"),
+        "{fine:#}"
+    );
+    let base = entry(&s, "ch1/fine/baseline_fine");
+    assert_eq!(base["status"], "passed", "{base:#}");
+    assert!(base["trials"].as_u64().unwrap() >= 1, "{base:#}");
     let check = entry(&s, "ch2/check/baseline_check");
     assert_eq!(check["status"], "failed", "{check:#}");
     assert!(
@@ -156,8 +183,8 @@ fn every_failure_gets_its_status_and_the_run_completes() {
     assert!(wrong["speedup"].as_f64().unwrap() > 1.5, "{wrong:#}");
     assert!((wrong["accuracy"]["max_error"].as_f64().unwrap() - 0.5).abs() < 1e-12);
     assert_eq!(entry(&s, "ch2/wrong/baseline_wrong")["status"], "passed");
-    // Only the eight pair files ran; no decoy's SystemExit anywhere.
-    assert_eq!(s["overall"]["total"], 8, "{s:#}");
+    // Only the eleven pair files ran; no decoy's SystemExit anywhere.
+    assert_eq!(s["overall"]["total"], 11, "{s:#}");
     assert!(!stderr.contains("SystemExit"), "{stderr}");
     let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(
@@ -316,7 +343,10 @@ fn llm_latencies_become_ttft_and_tpot_metrics() {
     assert_eq!(code, 0, "{stderr}");
     let e = entry(&s, "ch1/llm/optimized_llm");
     let ttft = &e["ttft_ms"];
-    assert!(ttft["n"].as_u64().unwrap() >= 4, "{e:#}");
+    // Two requests a call, counted over the measured calls only (one call
+    // a sample at 5 ms), not the warm-up's.
+    let calls = e["latency_ms"]["n"].as_u64().unwrap();
+    assert_eq!(ttft["n"].as_u64().unwrap(), 2 * calls, "{e:#}");
     assert!(
         (10.0..=12.0).contains(&ttft["p50"].as_f64().unwrap()),
         "{e:#}"
@@ -343,6 +373,14 @@ fn cold_start_reproducible_and_profile_runs_complete() {
     assert_eq!(code, 0, "{stderr}");
     let e = entry(&s, "ch1/seeded/optimized_seeded");
     assert_eq!(e["accuracy"]["max_error"], 0.0, "{e:#}");
+    let full: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("benchmarks/ch1__seeded__optimized_seeded.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let cold = full["details"]["cold_start"].as_str().unwrap_or_default();
+    assert!(cold.contains("fresh interpreter per sample"), "{full:#}");
+    assert_eq!(full["details"]["calls_per_sample"], 1, "{full:#}");
     let profiled: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("profile/profile.json")).unwrap())
             .unwrap();

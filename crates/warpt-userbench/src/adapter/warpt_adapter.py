@@ -193,7 +193,7 @@ def main():
                     gpu.synchronize()
                 elapsed = time.perf_counter_ns() - start
                 last = result
-                if isinstance(result, dict):
+                if isinstance(result, dict) and request.get("record", True):
                     for key in LATENCY_KEYS:
                         if key in result:
                             latencies.setdefault(key, []).extend(float(v) for v in result[key])

@@ -6,12 +6,32 @@ use super::verdict::{PER_EVENT, absolute, add_speedup, apply_accuracy, label, po
 #[allow(clippy::wildcard_imports)]
 use super::*;
 
-/// What a pair's rounds left.
-pub(super) struct PairOutcome {
-    pub(super) optimized: BenchmarkRunResult,
-    pub(super) base_trials: Vec<BenchmarkSuiteRun>,
-    pub(super) base_failed: Option<BenchmarkRunResult>,
-    pub(super) sample: Option<BenchmarkSuiteRun>,
+/// A baseline at one combination, shared by its optimized variants: its
+/// trials are planned (and its `get_config()` probed) once, its rounds
+/// gathered over every variant, and once it has failed no variant runs
+/// against it again.
+pub(super) struct BaseSide<'a> {
+    unit: Unit,
+    trials: Option<FileTrials<'a>>,
+    runs: Vec<BenchmarkSuiteRun>,
+    failed: Option<BenchmarkRunResult>,
+}
+
+impl<'a> BaseSide<'a> {
+    /// The baseline `unit`, nothing run yet.
+    pub(super) fn new(unit: Unit) -> Self {
+        BaseSide {
+            unit,
+            trials: None,
+            runs: Vec::new(),
+            failed: None,
+        }
+    }
+
+    /// Its first trial, if one finished (the run's manifest and machine).
+    pub(super) fn first_run(&self) -> Option<&BenchmarkSuiteRun> {
+        self.runs.first()
+    }
 }
 
 /// Everything the units share.
@@ -90,7 +110,7 @@ impl<'a> Ctx<'a> {
         set("reproducible", ParamValue::Bool(self.settings.reproducible));
         set("cold_start", ParamValue::Bool(self.settings.cold_start));
         PlannedBenchmark {
-            spec: suite::spec(&unit.id, None),
+            spec: suite::spec(&unit.id),
             params,
             sweep: unit.combo.tags.clone(),
         }
@@ -98,7 +118,7 @@ impl<'a> Ctx<'a> {
 
     /// The unit's effective configuration (its `get_config()` read by a
     /// probe) as run options and a line for its details.
-    fn layered_options(&self, unit: &Unit, planned: &PlannedBenchmark) -> (RunOptions, String) {
+    fn layered_options(&self, unit: &Unit) -> (RunOptions, String) {
         let s = self.settings;
         let limit = warpt_harness::SETUP_LIMIT.mul_f64(s.timeout_multiplier.value.max(0.01));
         let load = crate::driver::LoadOptions {
@@ -113,9 +133,7 @@ impl<'a> Ctx<'a> {
         let (mult, m_src) = s.timeout_multiplier.with(num("timeout_multiplier"));
         let mut options = self.options.clone();
         options.duration = Some(Duration::from_secs_f64(
-            duration
-                .or(planned.spec.default_duration_seconds)
-                .unwrap_or(2.0),
+            duration.unwrap_or(suite::DEFAULT_DURATION_S),
         ));
         options.burnin = Duration::from_secs_f64(burnin);
         options.timeout_multiplier = mult;
@@ -127,9 +145,8 @@ impl<'a> Ctx<'a> {
     }
 
     fn trials(&'a self, unit: &Unit) -> FileTrials<'a> {
-        let planned = self.planned(unit);
-        let (options, config) = self.layered_options(unit, &planned);
-        let mut planned = planned;
+        let (options, config) = self.layered_options(unit);
+        let mut planned = self.planned(unit);
         planned
             .params
             .insert("config".into(), ParamValue::Str(config));
@@ -158,34 +175,41 @@ impl<'a> Ctx<'a> {
         r
     }
 
+    /// Runs `opt` against its baseline in interleaved rounds: the
+    /// variant's result, with its speedup and accuracy when both passed.
     pub(super) fn pair(
         &'a self,
-        base: &Unit,
+        base: &mut BaseSide<'a>,
         opt: &Unit,
         tolerances: Tolerances,
         on_event: &mut dyn FnMut(Event<'_>),
-    ) -> PairOutcome {
+    ) -> BenchmarkRunResult {
         if let Some(why) = &opt.combo.skip {
-            return PairOutcome {
-                optimized: self.not_run(opt, RunStatus::Skipped, why),
-                base_trials: Vec::new(),
-                base_failed: Some(self.not_run(base, RunStatus::Skipped, why)),
-                sample: None,
-            };
+            base.failed
+                .get_or_insert_with(|| self.not_run(&base.unit, RunStatus::Skipped, why));
+            return self.not_run(opt, RunStatus::Skipped, why);
+        }
+        if let Some(f) = &base.failed {
+            return self.not_run(
+                opt,
+                RunStatus::Failed,
+                &format!("not compared: its baseline {}", f.status.as_str()),
+            );
         }
         let _ = std::fs::create_dir_all(self.outputs);
-        let mut a = self.trials(base);
         let mut b = self.trials(opt);
+        let a = base.trials.get_or_insert_with(|| self.trials(&base.unit));
         let stop = || self.interrupted();
+        let (base_id, opt_id) = (&base.unit.id, &opt.id);
         let mut report = |e: &TrialEvent<'_>| {
             if let Some(Ok(run)) = e.outcome
                 && let Some(r) = run.benchmarks.first()
             {
                 on_event(Event::Trial {
                     id: if e.side == interleave::Side::Base {
-                        &base.id
+                        base_id
                     } else {
-                        &opt.id
+                        opt_id
                     },
                     round: e.round,
                     rounds: e.rounds,
@@ -193,62 +217,67 @@ impl<'a> Ctx<'a> {
                 });
             }
         };
-        let outcome = interleave::run_interleaved(
-            &mut a,
+        let done = interleave::run_interleaved(
+            a,
             &mut b,
             self.settings.rounds,
             self.settings.seed,
             &mut report,
             &stop,
         );
-        let (base_runs, opt_runs) = match outcome {
-            Ok(runs) => runs,
-            Err(why) => {
-                let base_failed = a.failed.take();
-                let optimized = match b.failed.take() {
-                    Some(mut r) => {
-                        label(&mut r, opt);
-                        r
-                    }
-                    None => self.not_run(
-                        opt,
-                        if base_failed
-                            .as_ref()
-                            .is_some_and(|r| r.status == RunStatus::Skipped)
-                        {
-                            RunStatus::Skipped
-                        } else {
-                            RunStatus::Failed
-                        },
-                        &format!("not compared: its baseline did not pass ({why})"),
-                    ),
-                };
-                return PairOutcome {
-                    optimized,
-                    base_trials: Vec::new(),
-                    base_failed,
-                    sample: None,
-                };
+        if let Some(f) = a.failed.take() {
+            base.failed = Some(f);
+        }
+        let optimized = if let Some(mut r) = b.failed.take() {
+            label(&mut r, opt);
+            r
+        } else if let Some(why) = &done.failure {
+            self.not_run(
+                opt,
+                if base
+                    .failed
+                    .as_ref()
+                    .is_some_and(|r| r.status == RunStatus::Skipped)
+                {
+                    RunStatus::Skipped
+                } else {
+                    RunStatus::Failed
+                },
+                &format!("not compared: its baseline did not pass ({why})"),
+            )
+        } else {
+            let comparison = self.compare(&done.base, &done.current, &base.unit, opt);
+            let mut o = self.assemble(opt, done.current, None);
+            if o.status == RunStatus::Passed {
+                add_speedup(&mut o, &base.unit, comparison.as_ref());
+                let check = accuracy::compare_files(
+                    &self.output_file(&base.unit),
+                    &self.output_file(opt),
+                    &tolerances,
+                );
+                apply_accuracy(&mut o, &check);
             }
+            o
         };
-        let sample = base_runs.first().cloned();
-        let comparison = self.compare(&base_runs, &opt_runs, base, opt);
-        let mut optimized = self.assemble(opt, opt_runs, None);
-        if optimized.status == RunStatus::Passed {
-            add_speedup(&mut optimized, base, comparison.as_ref());
-            let check = accuracy::compare_files(
-                &self.output_file(base),
-                &self.output_file(opt),
-                &tolerances,
-            );
-            apply_accuracy(&mut optimized, &check);
+        // The complete rounds count for the baseline whatever the variant did.
+        base.runs.extend(done.base);
+        optimized
+    }
+
+    /// The baseline's one result, from its rounds with every variant; a
+    /// baseline that no variant completed a round with (each failed) is
+    /// measured on its own, as a kernel is.
+    pub(super) fn finish_base(
+        &'a self,
+        mut base: BaseSide<'a>,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> BenchmarkRunResult {
+        if base.runs.is_empty() && base.failed.is_none() && !self.interrupted() {
+            let trials = base.trials.get_or_insert_with(|| self.trials(&base.unit));
+            base.runs = self.solo(trials, &base.unit.id, on_event);
+            base.failed = trials.failed.take();
         }
-        PairOutcome {
-            optimized,
-            base_trials: base_runs,
-            base_failed: None,
-            sample,
-        }
+        self.assemble(&base.unit, base.runs, base.failed)
     }
 
     /// The paired comparison of the two sides' latency.
@@ -294,33 +323,43 @@ impl<'a> Ctx<'a> {
         }
         let _ = std::fs::create_dir_all(self.outputs);
         let mut source = self.trials(unit);
+        let runs = self.solo(&mut source, &unit.id, on_event);
+        let sample = runs.first().cloned();
+        (self.assemble(unit, runs, source.failed.take()), sample)
+    }
+
+    /// `--rounds` trials of one file, one after the other, until one fails
+    /// (then in `trials.failed`).
+    fn solo(
+        &self,
+        trials: &mut FileTrials<'_>,
+        id: &str,
+        on_event: &mut dyn FnMut(Event<'_>),
+    ) -> Vec<BenchmarkSuiteRun> {
         let mut runs = Vec::new();
         for round in 1..=self.settings.rounds {
             if self.interrupted() {
                 break;
             }
-            match source.run_trial() {
-                Ok(run) => {
-                    if let Some(r) = run.benchmarks.first() {
-                        on_event(Event::Trial {
-                            id: &unit.id,
-                            round,
-                            rounds: self.settings.rounds,
-                            result: r,
-                        });
-                    }
-                    runs.push(run);
-                }
-                Err(_) => break,
+            let Ok(run) = trials.run_trial() else {
+                break;
+            };
+            if let Some(r) = run.benchmarks.first() {
+                on_event(Event::Trial {
+                    id,
+                    round,
+                    rounds: self.settings.rounds,
+                    result: r,
+                });
             }
+            runs.push(run);
         }
-        let sample = runs.first().cloned();
-        (self.assemble(unit, runs, source.failed.take()), sample)
+        runs
     }
 
     /// One result from a file's trials (or its failure), latency pooled
     /// over the trials and labelled with its place in the tree.
-    pub(super) fn assemble(
+    fn assemble(
         &self,
         unit: &Unit,
         runs: Vec<BenchmarkSuiteRun>,

@@ -2,14 +2,12 @@
 
 use std::fmt::Write;
 
+use warpt_report::escape::markdown as cell;
+
 use super::{Entry, Summary};
 
 fn ms(v: f64) -> String {
     format!("{v:.4}")
-}
-
-fn cell(s: &str) -> String {
-    s.replace('|', "\\|").replace('\n', " ")
 }
 
 fn tags(e: &Entry) -> String {

@@ -2,7 +2,8 @@
 //! file under the profiler, after the timed runs; `profile.json` lists the
 //! artifacts and figures.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use warpt_userbench::config::BenchConfig;
 use warpt_userbench::discover::Manifest;
@@ -14,7 +15,13 @@ use crate::cli::ProfilerChoice;
 
 /// Profiles every file of `manifest` at its first combination; prints one
 /// line each and writes `profile.json`. Never fails the run.
-pub fn profile(tool: ProfilerChoice, manifest: &Manifest, settings: &Settings, out_dir: &Path) {
+pub fn profile(
+    tool: ProfilerChoice,
+    manifest: &Manifest,
+    configs: &BTreeMap<PathBuf, BenchConfig>,
+    settings: &Settings,
+    out_dir: &Path,
+) {
     let tool = match tool {
         ProfilerChoice::Perf => Profiler::Perf,
         ProfilerChoice::PySpy => Profiler::PySpy,
@@ -41,11 +48,23 @@ pub fn profile(tool: ProfilerChoice, manifest: &Manifest, settings: &Settings, o
     let dir = out_dir.join("profile");
     let mut all: Vec<Profiled> = Vec::new();
     for (chapter, file) in files {
-        let kwargs = BenchConfig::beside(&file)
-            .ok()
-            .and_then(|(c, _)| c.combinations(&settings.python).into_iter().next())
-            .map(|c| c.kwargs)
+        // The first combination that is not skipped (none: nothing runs).
+        let combos = file
+            .parent()
+            .and_then(|d| configs.get(d))
+            .map(|c| c.combinations(&settings.python))
             .unwrap_or_default();
+        let Some(kwargs) = combos
+            .into_iter()
+            .find(|c| c.skip.is_none())
+            .map(|c| c.kwargs)
+        else {
+            eprintln!(
+                "profile {chapter}/{}: every combination is skipped",
+                file.display()
+            );
+            continue;
+        };
         let load = LoadOptions {
             kwargs,
             reproducible: settings.reproducible.then_some(settings.seed),

@@ -104,8 +104,7 @@ fn env_json(run: &BenchmarkSuiteRun, python: &str, root: &Path) -> serde_json::V
         "python": version_of(python, &["--version"], None),
         "python_executable": version_of(python, &["-c", "import sys; print(sys.executable)"], None),
         "numpy": version_of(python, &["-c", "import numpy; print(numpy.__version__)"], None),
-        "torch": version_of(python, &["-c", "import importlib.util as u; import sys; sys.exit(0 if u.find_spec('torch') else 1)"], None)
-            .and_then(|_| version_of(python, &["-c", "import torch; print(torch.__version__)"], None)),
+        "torch": version_of(python, &["-c", "import torch; print(torch.__version__)"], None),
         "git_commit": version_of("git", &["rev-parse", "HEAD"], Some(root)),
         "git_dirty": version_of("git", &["status", "--porcelain"], Some(root)).is_some(),
         "system": run.system,
@@ -301,7 +300,7 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
         );
     }
     if let Some(tool) = args.profile {
-        crate::commands::harness_profile::profile(tool, &manifest, &settings, &out_dir);
+        crate::commands::harness_profile::profile(tool, &manifest, &configs, &settings, &out_dir);
     }
     crate::history::record_run(&args.store, None, &run);
     if args.json {

@@ -219,10 +219,13 @@ pub fn rerun(
         ),
         Some(Err(_)) => {}
     };
-    let (ra, rb) = interleave::run_interleaved(&mut a, &mut b, rounds, seed, &mut report, &|| {
+    let done = interleave::run_interleaved(&mut a, &mut b, rounds, seed, &mut report, &|| {
         stop.load(Ordering::Relaxed)
-    })
-    .map_err(|e| anyhow::anyhow!("--rerun stopped: {e}"))?;
+    });
+    if let Some(e) = done.failure {
+        return Err(anyhow::anyhow!("--rerun stopped: {e}"));
+    }
+    let (ra, rb) = (done.base, done.current);
     if stop.load(Ordering::Relaxed) {
         eprintln!("interrupted: comparing the {} complete rounds", ra.len());
     }
