@@ -19,9 +19,12 @@ use warpt_model::{BenchmarkMetric, ParamValue, Validation};
 
 use crate::driver::{Driver, DriverError, LoadOptions, Output};
 
-/// Shortest batch one sample times: 1 ms, so the clock's resolution and
-/// the adapter's loop are a small part of every sample.
-pub const MIN_BATCH_NS: u64 = 1_000_000;
+/// Shortest batch one sample times: 10 ms, so the clock's resolution, the
+/// adapter's loop and the disturbance of the request between batches
+/// (caches, branch predictors, a sleeping CPU waking) are a small part of
+/// every sample, while a 2 s measurement still holds ~200 samples for the
+/// stopping rule. `timeit` times 0.2 s batches and takes no median.
+pub const MIN_BATCH_NS: u64 = 10_000_000;
 
 /// Most calls in one sample's batch.
 const MAX_CALLS: u64 = 1 << 24;
