@@ -11,6 +11,7 @@ call of benchmark_fn is one run_benchmark() call.
 """
 import importlib.util
 import inspect
+import itertools
 import json
 import math
 import os
@@ -181,12 +182,14 @@ def main():
                 trace = os.environ.get("WARPT_TORCH_PROFILE")
                 torch = sys.modules.get("torch") if trace else None
                 start = time.perf_counter_ns()
+                # itertools.repeat, as timeit's loop: range() would allocate
+                # an int per call past 256.
                 if torch is None:
-                    for _ in range(calls):
+                    for _ in itertools.repeat(None, calls):
                         result = fn()
                 else:  # --profile torch: never a timed run
                     with torch.profiler.profile() as prof:
-                        for _ in range(calls):
+                        for _ in itertools.repeat(None, calls):
                             result = fn()
                     prof.export_chrome_trace(trace)
                 if gpu is not None:
