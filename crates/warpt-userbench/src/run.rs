@@ -29,7 +29,7 @@ use warpt_model::{
     RunStatus, Validation,
 };
 use warpt_report::compare::noise::NoNoise;
-use warpt_report::compare::{self, MetricComparison, Verdict};
+use warpt_report::compare::{self, MetricComparison};
 
 use crate::accuracy::{self, Accuracy};
 use crate::config::{BenchConfig, Combination, ConfigError, Tolerances};
@@ -307,6 +307,7 @@ pub fn run(
             }
         }
     }
+    verdict::judge_regressions(&mut results, compare::Options::default().alpha);
     // Baselines first within each example, as people read a pair.
     results.sort_by_key(|r| {
         let d = |k: &str| {

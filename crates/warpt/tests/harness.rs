@@ -115,6 +115,10 @@ fn quick_run(out: &Path, store: &Path) -> Command {
             "0.05",
             "--rounds",
             "2",
+            // optimized_sum is a near tie with its baseline: its verdict is
+            // the machine's, not what these tests check.
+            "--regression-threshold",
+            "50",
         ]);
     cmd
 }

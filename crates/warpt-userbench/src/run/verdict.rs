@@ -94,17 +94,64 @@ pub(super) fn add_speedup(r: &mut BenchmarkRunResult, base: &Unit, c: Option<&Me
         ParamValue::Str(c.verdict.as_str().into()),
     );
     set("baseline_latency_ms", ParamValue::Float(c.base.median));
-    let regressed = c.verdict == Verdict::Regressed;
-    set("regression", ParamValue::Bool(regressed));
-    if regressed {
-        r.set_status(RunStatus::Failed);
-        r.error_message = Some(format!(
-            "regression: {:.2}x the baseline's latency ({} vs {}), significantly beyond the threshold ({})",
-            1.0 / c.speedup,
-            fmt_ms(c.current.median),
-            fmt_ms(c.base.median),
-            c.method
-        ));
+    set("regression", ParamValue::Bool(false));
+}
+
+/// Decides the regressions of a whole run: a variant regressed when its
+/// pair's comparison said so and its p-value, Benjamini-Hochberg adjusted
+/// over every pair of the run, is below `alpha` — with hundreds of pairs,
+/// one test each at 5% would otherwise flag identical code by chance. A
+/// regressed variant fails.
+pub(super) fn judge_regressions(results: &mut [BenchmarkRunResult], alpha: f64) {
+    let p = |r: &BenchmarkRunResult| {
+        r.details
+            .get("speedup_p_value")
+            .and_then(ParamValue::as_f64)
+            .unwrap_or(f64::NAN)
+    };
+    let ps: Vec<f64> = results.iter().map(p).collect();
+    let qs = warpt_report::stats::benjamini_hochberg(&ps);
+    for (r, q) in results.iter_mut().zip(qs) {
+        if !q.is_finite() {
+            continue;
+        }
+        r.details
+            .insert("speedup_q_value".into(), ParamValue::Float(q));
+        let said = r
+            .details
+            .get("speedup_verdict")
+            .and_then(ParamValue::as_str)
+            == Some("regressed");
+        if !(said && q < alpha) {
+            continue;
+        }
+        r.details
+            .insert("regression".into(), ParamValue::Bool(true));
+        if r.status == RunStatus::Passed {
+            let speedup = r
+                .metrics
+                .iter()
+                .find(|m| m.name == "speedup")
+                .map_or(f64::NAN, |m| m.value);
+            let base = r
+                .details
+                .get("baseline_latency_ms")
+                .and_then(ParamValue::as_f64)
+                .unwrap_or(f64::NAN);
+            let now = r
+                .metrics
+                .iter()
+                .find(|m| m.name == "latency_ms")
+                .map_or(f64::NAN, |m| m.value);
+            r.set_status(RunStatus::Failed);
+            r.error_message = Some(format!(
+                "regression: {:.2}x the baseline's latency ({} vs {}), significantly beyond the \
+                 threshold (q = {q:.2e} over the run's pairs)",
+                1.0 / speedup,
+                fmt_ms(now),
+                fmt_ms(base),
+            ));
+        }
     }
 }
 
@@ -151,5 +198,47 @@ pub(super) fn apply_accuracy(r: &mut BenchmarkRunResult, check: &Result<Accuracy
                 ParamValue::Str(format!("not checked: {note}")),
             );
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn variant(p: f64, verdict: &str) -> BenchmarkRunResult {
+        let mut r = BenchmarkRunResult::new(
+            suite::spec("ch/x/optimized_x"),
+            suite::default_params(),
+            RunStatus::Passed,
+            Timestamp::now(),
+        );
+        r.details
+            .insert("speedup_p_value".into(), ParamValue::Float(p));
+        r.details
+            .insert("speedup_verdict".into(), ParamValue::Str(verdict.into()));
+        r
+    }
+
+    #[test]
+    fn a_regression_must_survive_the_runs_multiple_testing() {
+        // Alone, p = 0.04 regresses; among three more pairs it is chance.
+        let mut alone = vec![variant(0.04, "regressed")];
+        judge_regressions(&mut alone, 0.05);
+        assert_eq!(alone[0].status, RunStatus::Failed);
+        assert_eq!(alone[0].details["regression"], ParamValue::Bool(true));
+        let mut many = vec![
+            variant(0.04, "regressed"),
+            variant(0.5, "~"),
+            variant(0.6, "~"),
+            variant(0.7, "~"),
+        ];
+        judge_regressions(&mut many, 0.05);
+        assert_eq!(many[0].status, RunStatus::Passed);
+        assert!(many[0].details["speedup_q_value"].as_f64().unwrap() > 0.05);
+        // A strong one stays a regression among them.
+        let mut strong = vec![variant(1e-6, "regressed"), variant(0.5, "~")];
+        judge_regressions(&mut strong, 0.05);
+        assert_eq!(strong[0].status, RunStatus::Failed);
+        assert_eq!(strong[1].status, RunStatus::Passed);
     }
 }
