@@ -233,6 +233,27 @@ fn a_planted_slowdown_is_named_in_regressions_md() {
         !md.contains("ch1/work/baseline_work |"),
         "the baseline did not change: {md}"
     );
+    // The earlier summary as a git ref holds it: REF:PATH.
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(t.path())
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    git(&["add", "first/summary.json"]);
+    git(&["commit", "-q", "-m", "first"]);
+    let third = t.path().join("third");
+    let (code, _, stderr) = run(&root, &third, &["--compare-to", "HEAD:first/summary.json"]);
+    assert_eq!(code, 1, "{stderr}");
+    let md = std::fs::read_to_string(third.join("regressions.md")).unwrap();
+    assert!(md.contains("against `HEAD:first/summary.json`"), "{md}");
+    assert!(md.contains("ch1/work/optimized_work"), "{md}");
 }
 
 #[test]
