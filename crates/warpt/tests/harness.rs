@@ -212,3 +212,40 @@ fn unknown_targets_are_usage_errors_naming_the_chapters() {
             "ch1_loops, ch2_containers, ch3_numpy, kernels",
         ));
 }
+
+/// The NumPy chapter with NumPy (scripts/test makes a virtual environment
+/// and sets WARPT_TEST_NUMPY_PYTHON): both variants pass, faster, with the
+/// baseline's answer to rounding.
+#[test]
+fn the_numpy_chapter_runs_where_numpy_is_installed() {
+    let Ok(python) = std::env::var("WARPT_TEST_NUMPY_PYTHON") else {
+        eprintln!("WARPT_TEST_NUMPY_PYTHON unset: scripts/test provides a Python with NumPy");
+        return;
+    };
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("reports");
+    let o = quick_run(&out, &t.path().join("results.db"))
+        .args(["--targets", "ch3", "--python", &python])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let s: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let all = s["benchmarks"].as_array().unwrap();
+    assert_eq!(all.len(), 3, "{s:#}");
+    for e in all {
+        assert_eq!(e["status"], "passed", "{e:#}");
+        if e["role"] == "optimized" {
+            assert!(e["speedup"].as_f64().unwrap() > 1.0, "{e:#}");
+            assert!(
+                e["accuracy"]["relative_error"].as_f64().unwrap() < 1e-12,
+                "{e:#}"
+            );
+        }
+    }
+}
