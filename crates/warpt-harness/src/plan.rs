@@ -174,7 +174,11 @@ impl Plan {
         } else if !selection.benchmarks.is_empty() {
             let all = registry.all_specs();
             for b in &selection.benchmarks {
-                let found: Vec<&BenchmarkSpec> = all.iter().filter(|s| s.id.name == *b).collect();
+                // `suite/name` (as the error below lists them) or a bare name.
+                let found: Vec<&BenchmarkSpec> = all
+                    .iter()
+                    .filter(|s| s.id.name == *b || s.id.to_string() == *b)
+                    .collect();
                 match found.as_slice() {
                     [] => {
                         return Err(PlanError::UnknownBenchmark {

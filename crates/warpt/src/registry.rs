@@ -10,6 +10,7 @@ pub fn registry() -> Registry {
     r.register(Box::new(warpt_linpack::LinpackSuite));
     r.register(Box::new(warpt_pepbench::PepbenchSuite));
     r.register(Box::new(warpt_userbench::suite::HarnessSuite));
+    r.register(Box::new(warpt_mlperf::MlperfSuite));
     if std::env::var("WARPT_SELFTEST").is_ok_and(|v| v == "1") {
         r.register(Box::new(warpt_selftest::SelftestSuite));
     }

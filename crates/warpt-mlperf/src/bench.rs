@@ -1,0 +1,537 @@
+//! What every MLPerf benchmark of the suite shares: its parameters, the
+//! settings they make under each rule set, the warm-up that sizes the
+//! Offline query, the run (or the peak search), the logs and the metrics.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use warpt_harness::{BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
+use warpt_model::{BenchmarkMetric, ParamValue, Params};
+
+use crate::loadgen::{
+    self, Mode, Rules, Scenario, Summary, SystemUnderTest, TestSettings, TokenBounds, logs, peak,
+};
+
+/// What differs between the suite's models.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelRules {
+    /// The model's name in `mlperf.conf` (for the log directory).
+    pub name: &'static str,
+    /// Server latency bound, ms (`mlperf.conf`).
+    pub server_latency_ms: f64,
+    /// Official Offline minimum sample count (`mlperf.conf`).
+    pub offline_min_count: u64,
+    /// Samples in the library.
+    pub library: u64,
+    /// LLMs: default TTFT and TPOT bounds, ms.
+    pub token_bounds_ms: Option<(f64, f64)>,
+}
+
+/// The parameters every MLPerf benchmark takes, with their defaults.
+pub fn common_params(scenario: Scenario) -> Vec<(String, ParamValue)> {
+    vec![
+        ("scenario".into(), ParamValue::Str(scenario.name().into())),
+        ("rules".into(), ParamValue::Str("quick".into())),
+        ("target_qps".into(), ParamValue::Float(0.0)),
+        ("find_peak".into(), ParamValue::Bool(false)),
+        ("min_duration_s".into(), ParamValue::Float(0.0)),
+        ("min_query_count".into(), ParamValue::Int(0)),
+        ("latency_bound_ms".into(), ParamValue::Float(0.0)),
+        ("accuracy".into(), ParamValue::Bool(false)),
+        ("log_dir".into(), ParamValue::Str(String::new())),
+    ]
+}
+
+/// Help for [`common_params`].
+pub fn common_help() -> Vec<(String, String)> {
+    [
+        ("scenario", "SingleStream, MultiStream, Server or Offline"),
+        (
+            "rules",
+            "quick (--duration as the minimum duration, minutes here) or official (600 s, mlperf.conf query counts)",
+        ),
+        (
+            "target_qps",
+            "Server arrival rate (queries/s); 0 = half the throughput measured in warm-up. Offline: expected samples/s; 0 = measured",
+        ),
+        (
+            "find_peak",
+            "Server: search the highest valid target_qps (LoadGen's FindPeakPerformance)",
+        ),
+        ("min_duration_s", "minimum duration; 0 = the rules' value"),
+        ("min_query_count", "minimum queries; 0 = the rules' value"),
+        ("latency_bound_ms", "Server p99 latency bound; 0 = mlperf.conf's for the model"),
+        (
+            "accuracy",
+            "run AccuracyOnly: every sample once, responses in mlperf_log_accuracy.json",
+        ),
+        (
+            "log_dir",
+            "where the mlperf_log_* files go; empty = ./mlperf_logs/<benchmark>/<scenario>",
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+fn get<'p>(params: &'p Params, key: &str) -> Option<&'p ParamValue> {
+    params.get(key)
+}
+
+/// Checks the common parameters before anything runs.
+pub fn check_common(params: &Params) -> Result<(), String> {
+    let s = |k: &str| get(params, k).and_then(ParamValue::as_str).unwrap_or("");
+    let scenario =
+        Scenario::parse(s("scenario")).map_err(|e| format!("parameter 'scenario': {e}"))?;
+    Rules::parse(s("rules")).map_err(|e| format!("parameter 'rules': {e}"))?;
+    let f = |k: &str| get(params, k).and_then(ParamValue::as_f64).unwrap_or(0.0);
+    for key in ["target_qps", "min_duration_s", "latency_bound_ms"] {
+        if !(f(key) >= 0.0 && f(key).is_finite()) {
+            return Err(format!(
+                "parameter '{key}' must be 0 (the default) or positive, not {}",
+                f(key)
+            ));
+        }
+    }
+    if get(params, "min_query_count")
+        .and_then(ParamValue::as_i64)
+        .unwrap_or(0)
+        < 0
+    {
+        return Err("parameter 'min_query_count' must be 0 (the default) or positive".into());
+    }
+    let find_peak = get(params, "find_peak")
+        .and_then(ParamValue::as_bool)
+        .unwrap_or(false);
+    if find_peak && scenario != Scenario::Server {
+        return Err(format!(
+            "parameter 'find_peak': LoadGen finds peaks in the Server scenario only, not {}",
+            scenario.name()
+        ));
+    }
+    let accuracy = get(params, "accuracy")
+        .and_then(ParamValue::as_bool)
+        .unwrap_or(false);
+    if find_peak && accuracy {
+        return Err("parameters 'find_peak' and 'accuracy' exclude each other".into());
+    }
+    Ok(())
+}
+
+fn invalid(key: &str, reason: String) -> BenchmarkError {
+    BenchmarkError::InvalidParam {
+        key: key.into(),
+        reason,
+    }
+}
+
+/// The effective settings of a test from the context's parameters, before
+/// the warm-up fills in what depends on the SUT's speed.
+pub fn settings(
+    ctx: &RunContext,
+    model: &ModelRules,
+    samples_per_query_ms: u64,
+) -> Result<TestSettings, BenchmarkError> {
+    let scenario =
+        Scenario::parse(ctx.str_param("scenario")?).map_err(|e| invalid("scenario", e))?;
+    let rules = Rules::parse(ctx.str_param("rules")?).map_err(|e| invalid("rules", e))?;
+    let mode = if ctx.bool_param("accuracy")? {
+        Mode::AccuracyOnly
+    } else if ctx.bool_param("find_peak")? {
+        Mode::FindPeakPerformance
+    } else {
+        Mode::PerformanceOnly
+    };
+    let min_duration = match ctx.float_param("min_duration_s")? {
+        d if d > 0.0 => Duration::from_secs_f64(d),
+        _ => match rules {
+            Rules::Quick => ctx.duration,
+            Rules::Official => Duration::from_secs(600),
+        },
+    };
+    let min_query_count = match ctx.int_param("min_query_count", 0)? {
+        n if n > 0 => n as u64,
+        _ => match (rules, scenario) {
+            // Quick: LoadGen's library default, but MultiStream's 662
+            // (fewer can never pass early stopping at p99) and a single
+            // sample for Offline, whose size comes from the duration.
+            (Rules::Quick, Scenario::Offline) => 1,
+            (Rules::Quick, Scenario::MultiStream) => 662,
+            (Rules::Quick, _) => 100,
+            (Rules::Official, s) => {
+                loadgen::settings::official_min_query_count(s, model.offline_min_count)
+            }
+        },
+    };
+    let bound_ms = match ctx.float_param("latency_bound_ms")? {
+        b if b > 0.0 => b,
+        _ => model.server_latency_ms,
+    };
+    let token_bounds = match model.token_bounds_ms {
+        None => None,
+        Some((ttft, tpot)) => {
+            let pick = |key: &str, default: f64| -> Result<f64, BenchmarkError> {
+                Ok(match ctx.float_param(key)? {
+                    v if v > 0.0 => v,
+                    _ => default,
+                })
+            };
+            Some(TokenBounds {
+                ttft: Duration::from_secs_f64(pick("ttft_bound_ms", ttft)? / 1e3),
+                tpot: Duration::from_secs_f64(pick("tpot_bound_ms", tpot)? / 1e3),
+            })
+        }
+    };
+    Ok(TestSettings {
+        scenario,
+        mode,
+        rules,
+        samples_per_query: match scenario {
+            Scenario::MultiStream => samples_per_query_ms,
+            _ => 1,
+        },
+        target_qps: ctx.float_param("target_qps")?,
+        target_latency: (scenario == Scenario::Server && token_bounds.is_none())
+            .then(|| Duration::from_secs_f64(bound_ms / 1e3)),
+        target_latency_percentile: match scenario {
+            Scenario::SingleStream => 0.90,
+            _ => 0.99,
+        },
+        token_bounds,
+        min_duration,
+        max_duration: None,
+        min_query_count,
+        performance_sample_count: model.library,
+        total_sample_count: model.library,
+        sample_index_rng_seed: ctx.seed ^ 0x5a4d_706c,
+        schedule_rng_seed: ctx.seed ^ 0x7363_6864,
+        find_peak_decimals: 1,
+        find_peak_step: 1.0,
+    })
+}
+
+/// Warms the SUT up for the context's burn-in with Offline bursts of
+/// `workers × max_batch` samples; returns its throughput (samples/s).
+pub fn warm_up(
+    sut: &dyn SystemUnderTest,
+    base: &TestSettings,
+    burnin: Duration,
+) -> Result<f64, BenchmarkError> {
+    let burst = (sut.workers().max(1) * sut.max_batch().max(1)) as u64;
+    let mut s = base.clone();
+    s.scenario = Scenario::Offline;
+    s.mode = Mode::PerformanceOnly;
+    s.samples_per_query = burst;
+    s.min_query_count = 1;
+    s.min_duration = Duration::ZERO;
+    let start = Instant::now();
+    let mut rate;
+    loop {
+        let r = loadgen::engine::run(sut, &s).map_err(BenchmarkError::Failed)?;
+        rate = burst as f64 / r.max_latency_s.max(1e-9);
+        if start.elapsed() >= burnin {
+            return Ok(rate);
+        }
+    }
+}
+
+/// Completes `base` with what the warm-up measured.
+pub fn size_for(base: &TestSettings, throughput: f64) -> TestSettings {
+    let mut s = base.clone();
+    match s.scenario {
+        Scenario::Server if s.target_qps <= 0.0 => s.target_qps = 0.5 * throughput,
+        Scenario::Offline => {
+            if s.target_qps <= 0.0 {
+                s.target_qps = throughput;
+            }
+            if s.mode != Mode::AccuracyOnly {
+                // LoadGen's Offline query: 10% more than the duration needs.
+                let needed = (1.1 * s.min_duration.as_secs_f64() * s.target_qps) as u64;
+                s.samples_per_query = s.min_query_count.max(needed).max(1);
+                s.min_query_count = 1;
+            } else {
+                s.samples_per_query = s.total_sample_count;
+            }
+        }
+        Scenario::SingleStream | Scenario::MultiStream => {
+            // 1 / expected latency, as LoadGen's target_qps for these.
+            s.target_qps = throughput / s.samples_per_query.max(1) as f64;
+        }
+        Scenario::Server => {}
+    }
+    s
+}
+
+/// The directory the logs go to.
+pub fn log_dir(
+    ctx: &RunContext,
+    bench: &str,
+    scenario: Scenario,
+) -> Result<PathBuf, BenchmarkError> {
+    let dir = ctx.str_param("log_dir")?;
+    Ok(if dir.is_empty() {
+        PathBuf::from("mlperf_logs")
+            .join(bench)
+            .join(scenario.name())
+    } else {
+        PathBuf::from(dir)
+    })
+}
+
+/// One test, or a peak search, with the logs written.
+pub struct Outcome {
+    /// The final test's summary.
+    pub summary: Summary,
+    /// Peak search: every target tried and whether it met the bound.
+    pub trials: Vec<peak::Trial>,
+    /// Where the logs are.
+    pub log_dir: PathBuf,
+}
+
+/// Warms up, runs the test (or the peak search) and writes the logs.
+pub fn run(
+    ctx: &RunContext,
+    sut: &dyn SystemUnderTest,
+    base: &TestSettings,
+    bench: &str,
+) -> Result<Outcome, BenchmarkError> {
+    let throughput = warm_up(sut, base, ctx.burnin)?;
+    let settings = size_for(base, throughput);
+    let (summary, trials) = if settings.mode == Mode::FindPeakPerformance {
+        let mut s = settings.clone();
+        s.mode = Mode::PerformanceOnly;
+        let search =
+            peak::find_peak(&s, |t| loadgen::run_test(sut, t)).map_err(BenchmarkError::Failed)?;
+        let mut summary = search.peak;
+        summary.settings.mode = Mode::FindPeakPerformance;
+        (summary, search.trials)
+    } else {
+        (
+            loadgen::run_test(sut, &settings).map_err(BenchmarkError::Failed)?,
+            Vec::new(),
+        )
+    };
+    let dir = log_dir(ctx, bench, settings.scenario)?;
+    logs::write_all(&summary, &dir).map_err(|e| {
+        BenchmarkError::Failed(format!("writing the logs to {}: {e}", dir.display()))
+    })?;
+    let log_dir = std::path::absolute(&dir).unwrap_or(dir);
+    Ok(Outcome {
+        summary,
+        trials,
+        log_dir,
+    })
+}
+
+fn single(name: &str, value: f64, unit: &str, higher_is_better: bool) -> BenchmarkMetric {
+    BenchmarkMetric {
+        name: name.into(),
+        value,
+        unit: unit.into(),
+        higher_is_better,
+        tags: Default::default(),
+        stats: None,
+    }
+}
+
+/// The metrics and details of an outcome. The headline of each scenario
+/// is one figure per test (`latency_p90_ms`, `latency_p99_ms`, `qps`,
+/// `samples_per_s`); per-sample latencies and LLM TTFT / TPOT carry
+/// full statistics.
+pub fn measured(outcome: &Outcome, measure: &mut Measure<'_>) -> Measured {
+    let s = &outcome.summary;
+    let st = &s.settings;
+    let ms = |ns: u64| ns as f64 / 1e6;
+    let mut metrics = Vec::new();
+    let elapsed = Duration::from_secs_f64(s.result.max_latency_s);
+    let mut series: Vec<(SeriesDef, Vec<f64>)> = Vec::new();
+    if st.scenario != Scenario::Offline {
+        series.push((
+            SeriesDef::new("latency_ms", "ms", false, &[], Convert::Time(1e3)),
+            s.samples.sorted.iter().map(|&ns| ns as f64 / 1e9).collect(),
+        ));
+    }
+    if st.token_bounds.is_some() {
+        for (name, lat) in [("ttft_ms", &s.ttft), ("tpot_ms", &s.tpot)] {
+            if !lat.sorted.is_empty() {
+                series.push((
+                    SeriesDef::new(name, "ms", false, &[], Convert::Time(1e3)),
+                    lat.sorted.iter().map(|&ns| ns as f64 / 1e9).collect(),
+                ));
+            }
+        }
+    }
+    for (def, values) in series {
+        let rows: Vec<Vec<f64>> = values.into_iter().map(|v| vec![v]).collect();
+        metrics.extend(
+            measure
+                .record(std::slice::from_ref(&def), &rows, 0, elapsed)
+                .metrics,
+        );
+    }
+    if st.mode != Mode::AccuracyOnly {
+        match st.scenario {
+            Scenario::SingleStream => metrics.push(single(
+                "latency_p90_ms",
+                ms(s.early_stopping_latency_ss.unwrap_or(s.target_latency_ns())),
+                "ms",
+                false,
+            )),
+            Scenario::MultiStream => metrics.push(single(
+                "latency_p99_ms",
+                ms(s.early_stopping_latency_ms.unwrap_or(s.target_latency_ns())),
+                "ms",
+                false,
+            )),
+            Scenario::Server => metrics.push(single("qps", s.completed_qps(), "queries/s", true)),
+            Scenario::Offline => metrics.push(single(
+                "samples_per_s",
+                s.samples_per_second(),
+                "samples/s",
+                true,
+            )),
+        }
+        if st.token_bounds.is_some() && st.scenario != Scenario::MultiStream {
+            metrics.push(single(
+                "tokens_per_s",
+                s.tokens_per_second(),
+                "tokens/s",
+                true,
+            ));
+        }
+    }
+    let mut details: Vec<(String, ParamValue)> = vec![
+        ("result_valid".into(), ParamValue::Bool(s.valid())),
+        (
+            "min_duration_met".into(),
+            ParamValue::Bool(s.min_duration.met),
+        ),
+        (
+            "min_queries_met".into(),
+            ParamValue::Bool(s.min_queries.met),
+        ),
+        (
+            "perf_constraints_met".into(),
+            ParamValue::Bool(s.perf_constraints.met),
+        ),
+        (
+            "early_stopping_met".into(),
+            ParamValue::Bool(s.early_stopping.met),
+        ),
+        ("scenario".into(), ParamValue::from(st.scenario.name())),
+        ("mode".into(), ParamValue::from(st.mode.name())),
+        ("rules".into(), ParamValue::from(st.rules.name())),
+        ("target_qps".into(), ParamValue::Float(st.target_qps)),
+        (
+            "samples_per_query".into(),
+            ParamValue::Int(st.samples_per_query as i64),
+        ),
+        (
+            "min_duration_s".into(),
+            ParamValue::Float(st.min_duration.as_secs_f64()),
+        ),
+        (
+            "min_query_count".into(),
+            ParamValue::Int(st.min_query_count as i64),
+        ),
+        (
+            "target_latency_percentile".into(),
+            ParamValue::Float(st.target_latency_percentile),
+        ),
+        (
+            "sample_index_rng_seed".into(),
+            ParamValue::Int(st.sample_index_rng_seed as i64),
+        ),
+        (
+            "schedule_rng_seed".into(),
+            ParamValue::Int(st.schedule_rng_seed as i64),
+        ),
+        (
+            "performance_sample_count".into(),
+            ParamValue::Int(st.performance_sample_count as i64),
+        ),
+        (
+            "queries".into(),
+            ParamValue::Int(s.result.queries_issued as i64),
+        ),
+        ("samples".into(), ParamValue::Int(s.sample_count() as i64)),
+        (
+            "log_dir".into(),
+            ParamValue::from(outcome.log_dir.display().to_string()),
+        ),
+    ];
+    if let Some(bound) = st.target_latency {
+        details.push((
+            "latency_bound_ms".into(),
+            ParamValue::Float(bound.as_secs_f64() * 1e3),
+        ));
+    }
+    if let Some(b) = st.token_bounds {
+        details.push((
+            "ttft_bound_ms".into(),
+            ParamValue::Float(b.ttft.as_secs_f64() * 1e3),
+        ));
+        details.push((
+            "tpot_bound_ms".into(),
+            ParamValue::Float(b.tpot.as_secs_f64() * 1e3),
+        ));
+    }
+    if st.scenario == Scenario::Server {
+        details.push(("scheduled_qps".into(), ParamValue::Float(s.scheduled_qps())));
+        details.push((
+            "overlatency_queries".into(),
+            ParamValue::Int(s.overlatency_count as i64),
+        ));
+    }
+    for (title, text) in &s.early_stopping_text {
+        let key = title.trim_end_matches(':').to_lowercase().replace(' ', "_");
+        details.push((key, ParamValue::from(text.trim().replace('\n', " "))));
+    }
+    if !outcome.trials.is_empty() {
+        let trials: Vec<String> = outcome
+            .trials
+            .iter()
+            .map(|t| {
+                format!(
+                    "{:.1}:{}",
+                    t.target_qps,
+                    if t.met { "met" } else { "not met" }
+                )
+            })
+            .collect();
+        details.push(("peak_search".into(), ParamValue::from(trials.join(", "))));
+    }
+    let mut warnings = Vec::new();
+    if !s.valid() {
+        let reasons: Vec<&str> = [&s.perf_constraints, &s.min_duration, &s.min_queries]
+            .into_iter()
+            .filter(|c| !c.met)
+            .map(|c| c.recommendation.as_str())
+            .collect();
+        let early = if s.early_stopping.met {
+            String::new()
+        } else {
+            format!(
+                " Early stopping:{}",
+                s.early_stopping_text
+                    .iter()
+                    .map(|(_, t)| t.replace('\n', " "))
+                    .collect::<String>()
+            )
+        };
+        warnings.push(format!(
+            "LoadGen result INVALID: {}{early}",
+            reasons.join(" ").replace('\n', " ")
+        ));
+        details.push((
+            "recommendations".into(),
+            ParamValue::from(reasons.join(" ")),
+        ));
+    }
+    Measured {
+        metrics,
+        details,
+        warnings,
+    }
+}

@@ -1,0 +1,134 @@
+//! The mlperf suite: MLPerf Inference's load scenarios measured the way
+//! LoadGen measures them, on systems under test built here.
+//!
+//! - [`loadgen`]: the scenario engine (scenarios, early stopping,
+//!   validity, peak search, MLPerf's log files and their parser);
+//! - [`bench`]: parameters, settings and metrics every benchmark shares;
+//! - [`synthetic`]: a SUT of known service time, to check the engine;
+//! - [`external`]: an official MLPerf reference implementation, its logs read.
+
+pub mod bench;
+pub mod external;
+pub mod loadgen;
+pub mod synthetic;
+
+use std::collections::BTreeMap;
+
+use warpt_harness::{Benchmark, Suite};
+use warpt_model::{BenchmarkSpec, Params, StageLimits};
+
+use crate::loadgen::Summary;
+use crate::loadgen::engine::SampleRecord;
+
+/// The suite's name.
+pub const SUITE: &str = "mlperf";
+
+/// Stage limits of the suite's benchmarks: a test lasts as long as its
+/// rules say (600 s each under `rules=official`, many of them in a peak
+/// search), so the measurement limit is hours, not the harness default.
+pub const LIMITS: StageLimits = StageLimits {
+    setup: Some(600.0),
+    warmup: None,
+    measure: Some(4.0 * 3600.0),
+    validate: Some(600.0),
+};
+
+/// The metrics a scenario benchmark may report.
+pub fn scenario_metrics() -> Vec<String> {
+    [
+        "latency_p90_ms",
+        "latency_p99_ms",
+        "qps",
+        "samples_per_s",
+        "latency_ms",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect()
+}
+
+/// Allowed values of string parameters, for `warpt list`.
+pub fn choices(pairs: &[(&str, &[&str])]) -> BTreeMap<String, Vec<String>> {
+    let mut all: Vec<(&str, &[&str])> = vec![
+        (
+            "scenario",
+            &["SingleStream", "MultiStream", "Server", "Offline"],
+        ),
+        ("rules", &["quick", "official"]),
+    ];
+    all.extend_from_slice(pairs);
+    all.into_iter()
+        .map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect()))
+        .collect()
+}
+
+/// Checks a test's answers: no sample answered twice, every response
+/// accepted by `ok`, and an AccuracyOnly run covering the whole library
+/// exactly once. The message says what was checked, or what failed.
+pub fn check_answers(
+    summary: &Summary,
+    ok: impl Fn(&SampleRecord) -> bool,
+) -> Result<String, String> {
+    let r = &summary.result;
+    if r.duplicate_responses > 0 {
+        return Err(format!(
+            "{} responses came for samples already answered",
+            r.duplicate_responses
+        ));
+    }
+    if let Some(bad) = r.samples.iter().find(|s| !ok(s)) {
+        return Err(format!(
+            "the response to sample {} is wrong: {:02x?}",
+            bad.index, bad.data
+        ));
+    }
+    if summary.settings.mode == loadgen::Mode::AccuracyOnly {
+        let mut seen: Vec<usize> = r.samples.iter().map(|s| s.index).collect();
+        seen.sort_unstable();
+        if seen != (0..summary.settings.total_sample_count as usize).collect::<Vec<_>>() {
+            return Err(format!(
+                "the accuracy run answered {} samples, not each of the {} once",
+                seen.len(),
+                summary.settings.total_sample_count
+            ));
+        }
+    }
+    Ok(format!(
+        "{} queries, {} samples: every sample answered exactly once, each response correct",
+        r.queries_issued,
+        r.samples.len()
+    ))
+}
+
+/// The mlperf suite, for the registry.
+pub struct MlperfSuite;
+
+impl Suite for MlperfSuite {
+    fn name(&self) -> &'static str {
+        SUITE
+    }
+
+    fn description(&self) -> &'static str {
+        "MLPerf Inference scenarios (SingleStream, MultiStream, Server, Offline) with LoadGen's validity rules and logs; ResNet-50, BERT and LLM SUTs, training throughput, the official harness"
+    }
+
+    fn specs(&self) -> Vec<BenchmarkSpec> {
+        vec![synthetic::spec(), external::spec()]
+    }
+
+    fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
+        match name {
+            synthetic::NAME => Some(Box::new(synthetic::Synthetic::new())),
+            external::NAME => Some(Box::new(external::External::new())),
+            _ => None,
+        }
+    }
+
+    fn check_params(&self, name: &str, params: &Params) -> Result<(), String> {
+        match name {
+            synthetic::NAME => synthetic::check_params(params),
+            external::NAME => external::check_params(params),
+            _ => Ok(()),
+        }
+    }
+}

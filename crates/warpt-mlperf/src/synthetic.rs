@@ -1,0 +1,205 @@
+//! `synthetic`: a system under test whose service time is known, so the
+//! scenario engine can be held against queueing theory and against the
+//! official LoadGen driving the same SUT (`scripts/bench-mlperf`).
+//!
+//! `workers` threads each take one sample at a time and spend `service_us`
+//! on it, sleeping (`work=sleep`, the default: the threads do not compete
+//! for the cores, as a remote accelerator would not) or spinning
+//! (`work=busy`). The response is the sample's index as 8 little-endian
+//! bytes, so every answer can be checked.
+
+use std::time::{Duration, Instant};
+
+use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
+use warpt_model::{
+    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, Validation,
+};
+
+use crate::bench::{self, ModelRules, Outcome};
+use crate::loadgen::{QuerySample, Responder, Response, Scenario, SystemUnderTest};
+
+/// Benchmark name within the suite.
+pub const NAME: &str = "synthetic";
+
+const MODEL: ModelRules = ModelRules {
+    name: "synthetic",
+    server_latency_ms: 10.0,
+    offline_min_count: 24576,
+    library: 1024,
+    token_bounds_ms: None,
+};
+
+/// The spec of `synthetic`.
+pub fn spec() -> BenchmarkSpec {
+    let mut params = bench::common_params(Scenario::SingleStream);
+    params.extend([
+        ("service_us".to_string(), ParamValue::Float(1000.0)),
+        ("workers".to_string(), ParamValue::Int(1)),
+        ("work".to_string(), ParamValue::Str("sleep".into())),
+    ]);
+    let mut help = bench::common_help();
+    help.extend([
+        (
+            "service_us".to_string(),
+            "time each sample takes, µs".to_string(),
+        ),
+        ("workers".to_string(), "samples served at once".to_string()),
+        (
+            "work".to_string(),
+            "sleep (default) or busy (spin on a core)".to_string(),
+        ),
+    ]);
+    BenchmarkSpec {
+        id: BenchmarkId::new(crate::SUITE, NAME),
+        components: vec![BenchmarkComponent::System],
+        kind: BenchmarkKind::Application,
+        description: Some(
+            "The MLPerf scenario engine on a SUT of known service time (`service_us`, `workers`): \
+             SingleStream p90, MultiStream p99, Server QPS (or its peak with find_peak=true) and Offline samples/s, \
+             with LoadGen's validity rules and logs. Validation: every sample answered exactly once, with its own index."
+                .into(),
+        ),
+        default_duration_seconds: Some(10.0),
+        external_tool: None,
+        params: params.into_iter().collect(),
+        param_help: help.into_iter().collect(),
+        param_choices: crate::choices(&[("work", &["sleep", "busy"])]),
+        timeouts: crate::LIMITS,
+        metrics: crate::scenario_metrics(),
+    }
+}
+
+/// Checks the parameters before anything runs.
+pub fn check_params(params: &Params) -> Result<(), String> {
+    bench::check_common(params)?;
+    let service = params
+        .get("service_us")
+        .and_then(ParamValue::as_f64)
+        .unwrap_or(0.0);
+    if !(1.0..=10e6).contains(&service) {
+        return Err(format!(
+            "parameter 'service_us' must be from 1 to 10000000, not {service}"
+        ));
+    }
+    let workers = params
+        .get("workers")
+        .and_then(ParamValue::as_i64)
+        .unwrap_or(0);
+    if !(1..=1024).contains(&workers) {
+        return Err(format!(
+            "parameter 'workers' must be from 1 to 1024, not {workers}"
+        ));
+    }
+    match params.get("work").and_then(ParamValue::as_str) {
+        Some("sleep" | "busy") => Ok(()),
+        other => Err(format!(
+            "parameter 'work' must be sleep or busy, not {other:?}"
+        )),
+    }
+}
+
+/// The synthetic system under test.
+#[derive(Debug, Clone)]
+pub struct SyntheticSut {
+    /// Time per sample.
+    pub service: Duration,
+    /// Worker threads.
+    pub workers: usize,
+    /// Spin instead of sleeping.
+    pub busy: bool,
+}
+
+impl SystemUnderTest for SyntheticSut {
+    fn name(&self) -> String {
+        format!(
+            "warpt synthetic ({} µs, {} workers, {})",
+            self.service.as_secs_f64() * 1e6,
+            self.workers,
+            if self.busy { "busy" } else { "sleep" }
+        )
+    }
+
+    fn workers(&self) -> usize {
+        self.workers
+    }
+
+    fn max_batch(&self) -> usize {
+        1
+    }
+
+    fn process(&self, batch: &[QuerySample], responder: &Responder) -> Result<(), String> {
+        for sample in batch {
+            if self.busy {
+                let start = Instant::now();
+                while start.elapsed() < self.service {
+                    std::hint::spin_loop();
+                }
+            } else {
+                std::thread::sleep(self.service);
+            }
+            responder.complete(
+                sample,
+                Response {
+                    data: (sample.index as u64).to_le_bytes().to_vec(),
+                    tokens: None,
+                },
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The running benchmark.
+#[derive(Default)]
+pub struct Synthetic {
+    sut: Option<SyntheticSut>,
+    outcome: Option<Outcome>,
+}
+
+impl Synthetic {
+    /// A fresh instance.
+    pub fn new() -> Self {
+        Synthetic::default()
+    }
+}
+
+impl Benchmark for Synthetic {
+    fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        check_params(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
+            key: NAME.into(),
+            reason,
+        })?;
+        self.sut = Some(SyntheticSut {
+            service: Duration::from_secs_f64(ctx.float_param("service_us")? / 1e6),
+            workers: ctx.int_param("workers", 1)? as usize,
+            busy: ctx.str_param("work")? == "busy",
+        });
+        Ok(())
+    }
+
+    fn measure(
+        &mut self,
+        ctx: &RunContext,
+        measure: &mut Measure<'_>,
+    ) -> Result<Measured, BenchmarkError> {
+        let sut = self.sut.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
+        let settings = bench::settings(ctx, &MODEL, 8)?;
+        let outcome = bench::run(ctx, sut, &settings, NAME)?;
+        let mut m = bench::measured(&outcome, measure);
+        let ideal = sut.workers as f64 / sut.service.as_secs_f64();
+        m.details
+            .push(("capacity_samples_per_s".into(), ParamValue::Float(ideal)));
+        self.outcome = Some(outcome);
+        Ok(m)
+    }
+
+    fn validate(&mut self, _: &RunContext) -> Validation {
+        let Some(outcome) = &self.outcome else {
+            return Validation::fail("nothing was measured");
+        };
+        crate::check_answers(&outcome.summary, |r| {
+            r.data == (r.index as u64).to_le_bytes()
+        })
+        .map_or_else(Validation::fail, Validation::pass)
+    }
+}
