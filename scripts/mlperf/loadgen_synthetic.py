@@ -12,6 +12,7 @@ LoadGen logs under crates/warpt-mlperf/tests/fixtures.
 """
 
 import argparse
+import os
 import queue
 import struct
 import threading
@@ -97,6 +98,7 @@ def main():
         s.ttft_latency = int(a.latency_bound_ms * 1e6)
         s.tpot_latency = int(a.latency_bound_ms * 1e6)
 
+    os.makedirs(a.outdir, exist_ok=True)
     log = lg.LogOutputSettings()
     log.outdir = a.outdir
     log.copy_summary_to_stdout = False

@@ -211,6 +211,15 @@ impl<'a> Measure<'a> {
         self
     }
 
+    /// Marks the start of a measurement the benchmark times itself (a load
+    /// test whose length its own rules decide, recorded afterwards with
+    /// [`record`](Self::record)), so the supervisor holds it to the
+    /// measurement limit rather than the warm-up's.
+    pub fn begin_measurement(&mut self) {
+        self.progress
+            .event(ProgressEvent::Stage { stage: "measure" });
+    }
+
     /// Total warm-up time across every `run` so far.
     pub fn warmup_time(&self) -> Duration {
         self.warmup_total

@@ -39,8 +39,15 @@ pub fn common_params(scenario: Scenario) -> Vec<(String, ParamValue)> {
         ("latency_bound_ms".into(), ParamValue::Float(0.0)),
         ("accuracy".into(), ParamValue::Bool(false)),
         ("log_dir".into(), ParamValue::Str(String::new())),
+        ("schedule_rng_seed".into(), ParamValue::Int(-1)),
+        ("sample_index_rng_seed".into(), ParamValue::Int(-1)),
     ]
 }
+
+/// `mlperf.conf`'s seeds, used under `rules=official`.
+pub const OFFICIAL_SCHEDULE_SEED: u64 = 16_159_082_839_903_944_936;
+/// `mlperf.conf`'s sample index seed.
+pub const OFFICIAL_SAMPLE_SEED: u64 = 2_747_215_439_041_700_203;
 
 /// Help for [`common_params`].
 pub fn common_help() -> Vec<(String, String)> {
@@ -59,7 +66,10 @@ pub fn common_help() -> Vec<(String, String)> {
             "Server: search the highest valid target_qps (LoadGen's FindPeakPerformance)",
         ),
         ("min_duration_s", "minimum duration; 0 = the rules' value"),
-        ("min_query_count", "minimum queries; 0 = the rules' value"),
+        (
+            "min_query_count",
+            "minimum queries; 0 = the rules' value (quick: 100, MultiStream 662, Server 459, Offline 1 sample; official: mlperf.conf's)",
+        ),
         ("latency_bound_ms", "Server p99 latency bound; 0 = mlperf.conf's for the model"),
         (
             "accuracy",
@@ -68,6 +78,14 @@ pub fn common_help() -> Vec<(String, String)> {
         (
             "log_dir",
             "where the mlperf_log_* files go; empty = ./mlperf_logs/<benchmark>/<scenario>",
+        ),
+        (
+            "schedule_rng_seed",
+            "seed of the Server schedule (drawn as LoadGen draws it: the same seed gives LoadGen's arrivals); -1 = from --seed, or mlperf.conf's under rules=official",
+        ),
+        (
+            "sample_index_rng_seed",
+            "seed of the sample indices; -1 = from --seed, or mlperf.conf's under rules=official",
         ),
     ]
     .into_iter()
@@ -153,12 +171,14 @@ pub fn settings(
     let min_query_count = match ctx.int_param("min_query_count", 0)? {
         n if n > 0 => n as u64,
         _ => match (rules, scenario) {
-            // Quick: LoadGen's library default, but MultiStream's 662
-            // (fewer can never pass early stopping at p99) and a single
-            // sample for Offline, whose size comes from the duration.
+            // Quick: LoadGen's library default of 100, raised to the
+            // fewest queries that can pass early stopping at p99
+            // (MultiStream 662, Server 459 with none over the bound), and
+            // a single sample for Offline, whose size comes from the duration.
             (Rules::Quick, Scenario::Offline) => 1,
             (Rules::Quick, Scenario::MultiStream) => 662,
-            (Rules::Quick, _) => 100,
+            (Rules::Quick, Scenario::Server) => 459,
+            (Rules::Quick, Scenario::SingleStream) => 100,
             (Rules::Official, s) => {
                 loadgen::settings::official_min_query_count(s, model.offline_min_count)
             }
@@ -204,10 +224,39 @@ pub fn settings(
         min_query_count,
         performance_sample_count: model.library,
         total_sample_count: model.library,
-        sample_index_rng_seed: ctx.seed ^ 0x5a4d_706c,
-        schedule_rng_seed: ctx.seed ^ 0x7363_6864,
+        sample_index_rng_seed: seed(
+            ctx,
+            "sample_index_rng_seed",
+            rules,
+            OFFICIAL_SAMPLE_SEED,
+            0x5a4d_706c,
+        )?,
+        schedule_rng_seed: seed(
+            ctx,
+            "schedule_rng_seed",
+            rules,
+            OFFICIAL_SCHEDULE_SEED,
+            0x7363_6864,
+        )?,
         find_peak_decimals: 1,
         find_peak_step: 1.0,
+    })
+}
+
+/// A seed parameter: given (>= 0), mlperf.conf's under official rules, or
+/// derived from the run's seed.
+fn seed(
+    ctx: &RunContext,
+    key: &str,
+    rules: Rules,
+    official: u64,
+    salt: u64,
+) -> Result<u64, BenchmarkError> {
+    let given = ctx.int_param(key, -1)?;
+    Ok(match (given, rules) {
+        (g, _) if g >= 0 => g as u64,
+        (_, Rules::Official) => official,
+        (_, Rules::Quick) => ctx.seed ^ salt,
     })
 }
 
@@ -292,11 +341,13 @@ pub struct Outcome {
 /// Warms up, runs the test (or the peak search) and writes the logs.
 pub fn run(
     ctx: &RunContext,
+    measure: &mut Measure<'_>,
     sut: &dyn SystemUnderTest,
     base: &TestSettings,
     bench: &str,
 ) -> Result<Outcome, BenchmarkError> {
     let throughput = warm_up(sut, base, ctx.burnin)?;
+    measure.begin_measurement();
     let settings = size_for(base, throughput);
     let (summary, trials) = if settings.mode == Mode::FindPeakPerformance {
         let mut s = settings.clone();

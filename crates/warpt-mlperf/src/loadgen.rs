@@ -3,6 +3,7 @@
 //!
 //! - [`settings`]: scenarios, rules, modes and the effective settings;
 //! - [`sut`]: the [`SystemUnderTest`] trait and the handle it answers through;
+//! - [`schedule`]: the Server arrival schedule, bit for bit as LoadGen draws it;
 //! - [`engine`]: issuing queries as each scenario does, collecting timestamps;
 //! - [`early_stopping`]: LoadGen's early-stopping percentile estimates;
 //! - [`summary`]: percentiles, metrics and the VALID / INVALID decision;
@@ -15,6 +16,7 @@ pub mod engine;
 pub mod logs;
 pub mod parse;
 pub mod peak;
+pub mod schedule;
 pub mod settings;
 pub mod summary;
 pub mod sut;

@@ -8,6 +8,7 @@ use warpt_mlperf::loadgen::early_stopping::{
     Estimate, MinPassingQueries, percentile_estimate, server_check,
 };
 use warpt_mlperf::loadgen::parse::{ParseError, read_dir};
+use warpt_mlperf::loadgen::schedule::server_schedule_with_end;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -188,4 +189,37 @@ fn hand_computed_early_stopping_cases() {
     // With one overlatency query at p99, 661 under it are needed.
     assert_eq!(server_check(&mut f, 662, 1, 0.99), Ok(()));
     assert_eq!(server_check(&mut f, 661, 1, 0.99), Err(1));
+}
+
+#[test]
+fn the_server_schedule_is_loadgens_to_the_nanosecond() {
+    // LoadGen logged how many queries it generated and when the schedule
+    // ended; the same seed (0), QPS and minimums give the same here.
+    for name in ["server_valid", "server_invalid", "server_tokens"] {
+        let log = read_dir(&fixture(name)).expect(name);
+        let qps = log.detail_f64("effective_target_qps").expect("qps");
+        let min_ms = log
+            .detail_f64("effective_min_duration_ms")
+            .expect("min duration");
+        let min_queries = log
+            .detail_f64("effective_min_query_count")
+            .expect("min queries");
+        let seed = log.detail_f64("effective_schedule_rng_seed").expect("seed");
+        let (times, end) = server_schedule_with_end(
+            qps,
+            std::time::Duration::from_millis(min_ms as u64),
+            min_queries as u64,
+            seed as u64,
+        );
+        assert_eq!(
+            Some(times.len() as f64),
+            log.detail_f64("generated_query_count"),
+            "{name}"
+        );
+        assert_eq!(
+            Some(end as f64),
+            log.detail_f64("generated_query_duration"),
+            "{name}"
+        );
+    }
 }

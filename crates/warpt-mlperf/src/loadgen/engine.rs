@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+use super::schedule::server_schedule;
 use super::settings::{Mode, Scenario, TestSettings};
 use super::sut::{QuerySample, Responder, Slot, SystemUnderTest};
 
@@ -116,21 +117,6 @@ fn shuffled(n: usize, rng: &mut Xoshiro256PlusPlus) -> Vec<usize> {
         v.swap(i, below(rng, i + 1));
     }
     v
-}
-
-/// The Server schedule: Poisson arrivals (seconds from the start) at
-/// `qps` until both `min_duration` and `min_queries` are covered.
-pub fn poisson_schedule(qps: f64, min_duration: Duration, min_queries: u64, seed: u64) -> Vec<f64> {
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-    let mut times = Vec::new();
-    let (mut t, mut prev) = (0.0f64, 0.0f64);
-    while prev < min_duration.as_secs_f64() || (times.len() as u64) < min_queries {
-        times.push(t);
-        prev = t;
-        let u = ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-        t += -u.ln() / qps;
-    }
-    times
 }
 
 /// Runs one test of `settings` against `sut`.
@@ -281,8 +267,8 @@ fn issue(
         Scenario::Server => {
             let times = match &order {
                 // Accuracy: one query per sample, issued back to back.
-                Some(all) => vec![0.0; all.len()],
-                None => poisson_schedule(
+                Some(all) => vec![0u64; all.len()],
+                None => server_schedule(
                     settings.target_qps,
                     settings.min_duration,
                     settings.min_query_count,
@@ -293,7 +279,7 @@ fn issue(
                 if failed(failure) {
                     break;
                 }
-                let due = responder.start + Duration::from_secs_f64(*t);
+                let due = responder.start + Duration::from_nanos(*t);
                 let now = Instant::now();
                 if due > now {
                     std::thread::sleep(due - now);
@@ -302,7 +288,7 @@ fn issue(
                     Some(all) => all[q],
                     None => below(&mut rng, library),
                 };
-                if !push(&mut out, &[index], Some((t * 1e9) as u64)) {
+                if !push(&mut out, &[index], Some(*t)) {
                     break;
                 }
             }
@@ -418,23 +404,6 @@ fn collect(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn the_schedule_is_poisson_and_seeded() {
-        let a = poisson_schedule(1000.0, Duration::from_secs(10), 100, 7);
-        let b = poisson_schedule(1000.0, Duration::from_secs(10), 100, 7);
-        assert_eq!(a, b);
-        // ~10 000 arrivals: the count is within 5 sigma of 10 000.
-        assert!((a.len() as f64 - 10_000.0).abs() < 500.0, "{}", a.len());
-        let gaps: Vec<f64> = a.windows(2).map(|w| w[1] - w[0]).collect();
-        let mean = gaps.iter().sum::<f64>() / gaps.len() as f64;
-        let var = gaps.iter().map(|g| (g - mean).powi(2)).sum::<f64>() / gaps.len() as f64;
-        // Exponential gaps: mean 1 ms, coefficient of variation 1.
-        assert!((mean - 1e-3).abs() < 5e-5, "{mean}");
-        assert!((var.sqrt() / mean - 1.0).abs() < 0.05);
-        // Few queries at a low rate: the count wins over the duration.
-        assert_eq!(poisson_schedule(1.0, Duration::ZERO, 100, 1).len(), 100);
-    }
 
     #[test]
     fn accuracy_order_is_a_permutation() {

@@ -1,0 +1,305 @@
+//! The mlperf suite through the CLI: the scenario engine on the synthetic
+//! SUT, its logs, bad parameters, and mlperf_external on logs the official
+//! LoadGen wrote (and, where scripts/test installed it, on a live LoadGen run).
+
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn warpt() -> Command {
+    let mut cmd = Command::cargo_bin("warpt").expect("the warpt binary is built");
+    cmd.env("WARPT_NO_PROGRESS", "1");
+    cmd
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../warpt-mlperf/tests/fixtures/loadgen")
+        .join(name)
+}
+
+/// Runs one mlperf benchmark; the exit status and its result.
+fn run(bench: &str, params: &[String]) -> (Option<i32>, Value, String) {
+    let mut cmd = warpt();
+    cmd.args([
+        "benchmark",
+        "run",
+        "--suite",
+        "mlperf",
+        "--benchmark",
+        bench,
+        "--duration",
+        "1",
+        "--burnin-seconds",
+        "0.2",
+        "--no-store",
+        "--json",
+    ]);
+    for p in params {
+        cmd.args(["--param", p]);
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    (out.status.code(), v["benchmarks"][0].clone(), stderr)
+}
+
+fn metric(result: &Value, name: &str) -> f64 {
+    result["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {result}"))["value"]
+        .as_f64()
+        .unwrap()
+}
+
+#[test]
+fn every_scenario_runs_valid_with_loadgen_logs() {
+    let t = tempfile::tempdir().unwrap();
+    for (scenario, headline, extra) in [
+        ("SingleStream", "latency_p90_ms", vec![]),
+        (
+            "MultiStream",
+            "latency_p99_ms",
+            vec!["workers=8".to_string()],
+        ),
+        (
+            "Server",
+            "qps",
+            // 1000 queries at a quarter of capacity: early stopping can
+            // absorb a few slow ones on a busy machine.
+            vec![
+                "target_qps=500".to_string(),
+                "workers=2".to_string(),
+                "latency_bound_ms=50".to_string(),
+                "min_duration_s=2".to_string(),
+            ],
+        ),
+        ("Offline", "samples_per_s", vec!["workers=2".to_string()]),
+    ] {
+        let dir = t.path().join(scenario);
+        let mut params = vec![
+            format!("scenario={scenario}"),
+            "service_us=1000".into(),
+            format!("log_dir={}", dir.display()),
+        ];
+        params.extend(extra);
+        let (code, r, stderr) = run("synthetic", &params);
+        assert_eq!(code, Some(0), "{scenario}: {stderr}");
+        assert_eq!(r["status"], "passed", "{scenario}: {r}");
+        assert_eq!(r["validation"]["passed"], true);
+        let d = &r["details"];
+        assert_eq!(d["result_valid"], true, "{scenario}: {d}");
+        for flag in [
+            "min_duration_met",
+            "min_queries_met",
+            "perf_constraints_met",
+            "early_stopping_met",
+        ] {
+            assert_eq!(d[flag], true, "{scenario} {flag}");
+        }
+        assert_eq!(d["scenario"], scenario);
+        let v = metric(&r, headline);
+        assert!(v > 0.0 && v.is_finite(), "{scenario}: {v}");
+        // The logs, in LoadGen's layout, say the same.
+        let summary = std::fs::read_to_string(dir.join("mlperf_log_summary.txt")).unwrap();
+        assert!(
+            summary.contains(&format!("Scenario : {scenario}")),
+            "{summary}"
+        );
+        assert!(summary.contains("Result is : VALID"), "{summary}");
+        let detail = std::fs::read_to_string(dir.join("mlperf_log_detail.txt")).unwrap();
+        assert!(detail.lines().all(|l| l.starts_with(":::MLLOG {")));
+        assert!(dir.join("mlperf_log_accuracy.json").is_file());
+    }
+}
+
+#[test]
+fn an_overloaded_server_is_invalid_with_loadgens_recommendation() {
+    let t = tempfile::tempdir().unwrap();
+    let (code, r, stderr) = run(
+        "synthetic",
+        &[
+            "scenario=Server".into(),
+            "service_us=2000".into(),
+            "workers=2".into(),
+            "target_qps=2000".into(),
+            format!("log_dir={}", t.path().display()),
+        ],
+    );
+    // Honestly INVALID: the measurement stands, the verdict says why.
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(r["details"]["result_valid"], false);
+    assert_eq!(r["details"]["perf_constraints_met"], false);
+    let warnings = r["warnings"].to_string();
+    assert!(
+        warnings.contains("Reduce target QPS to improve latency."),
+        "{warnings}"
+    );
+    let summary = std::fs::read_to_string(t.path().join("mlperf_log_summary.txt")).unwrap();
+    assert!(summary.contains("Result is : INVALID"));
+    assert!(summary.contains("Performance constraints satisfied : NO"));
+}
+
+#[test]
+fn find_peak_settles_below_capacity() {
+    let t = tempfile::tempdir().unwrap();
+    // Capacity: 2 workers / 2 ms = 1000 samples/s; bound 20 ms.
+    let (code, r, stderr) = run(
+        "synthetic",
+        &[
+            "scenario=Server".into(),
+            "find_peak=true".into(),
+            "service_us=2000".into(),
+            "workers=2".into(),
+            "target_qps=200".into(),
+            "latency_bound_ms=20".into(),
+            "min_duration_s=0.5".into(),
+            format!("log_dir={}", t.path().display()),
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    let d = &r["details"];
+    let peak = d["target_qps"].as_f64().unwrap();
+    assert!(
+        (400.0..1000.0).contains(&peak),
+        "peak {peak}: {}",
+        d["peak_search"]
+    );
+    assert_eq!(d["mode"], "FindPeakPerformance");
+    assert_eq!(d["perf_constraints_met"], true);
+    let trials = d["peak_search"].as_str().unwrap();
+    assert!(trials.contains("not met"), "{trials}");
+    assert!(trials.starts_with("200.0:met, 400.0:met"), "{trials}");
+}
+
+#[test]
+fn bad_parameters_are_usage_errors() {
+    for (param, says) in [
+        (
+            "scenario=Batch",
+            "is not one of SingleStream, MultiStream, Server, Offline",
+        ),
+        ("rules=fast", "is not one of quick, official"),
+        ("find_peak=true", "Server scenario only"),
+        ("service_us=0", "service_us"),
+    ] {
+        let out = warpt()
+            .args([
+                "benchmark",
+                "run",
+                "--suite",
+                "mlperf",
+                "--benchmark",
+                "synthetic",
+                "--no-store",
+            ])
+            .args(["--param", param])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{param}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{param}: {stderr}");
+    }
+}
+
+#[test]
+fn external_without_a_command_is_skipped_with_how_to_get_one() {
+    let (_, r, _) = run("mlperf_external", &[]);
+    assert_eq!(r["status"], "skipped");
+    let msg = r["error_message"].as_str().unwrap_or_default();
+    assert!(msg.contains("mlcommons-loadgen"), "{msg}");
+}
+
+#[test]
+fn external_reads_real_loadgen_logs_and_fails_on_invalid() {
+    let t = tempfile::tempdir().unwrap();
+    let copy = |name: &str| format!("cp {}/* .", fixture(name).display());
+    let (code, r, stderr) = run(
+        "mlperf_external",
+        &[
+            format!("command={}", copy("offline")),
+            format!("workdir={}", t.path().display()),
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(r["status"], "passed", "{r}");
+    // The figure LoadGen printed, unchanged.
+    let summary = std::fs::read_to_string(fixture("offline/mlperf_log_summary.txt")).unwrap();
+    let printed: f64 = summary
+        .lines()
+        .find_map(|l| l.strip_prefix("Samples per second: "))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert_eq!(metric(&r, "samples_per_s"), printed);
+
+    let t = tempfile::tempdir().unwrap();
+    let (code, r, _) = run(
+        "mlperf_external",
+        &[
+            format!("command={}", copy("server_invalid")),
+            format!("workdir={}", t.path().display()),
+        ],
+    );
+    assert_eq!(code, Some(1));
+    assert_eq!(r["status"], "failed");
+    let msg = r["error_message"].as_str().unwrap();
+    assert!(
+        msg.contains("INVALID") && msg.contains("Reduce target QPS to improve latency."),
+        "{msg}"
+    );
+
+    let t = tempfile::tempdir().unwrap();
+    let (_, r, _) = run(
+        "mlperf_external",
+        &[
+            format!("command={}", copy("truncated")),
+            format!("workdir={}", t.path().display()),
+        ],
+    );
+    assert_eq!(r["status"], "failed");
+    assert!(
+        r["error_message"].as_str().unwrap().contains("truncated"),
+        "{r}"
+    );
+}
+
+/// The official LoadGen (scripts/test installs it and sets
+/// WARPT_TEST_LOADGEN_PYTHON) driving the synthetic SUT, read by
+/// mlperf_external; the same SUT through warpt's engine agrees.
+#[test]
+fn external_runs_the_official_loadgen() {
+    let Ok(python) = std::env::var("WARPT_TEST_LOADGEN_PYTHON") else {
+        eprintln!(
+            "WARPT_TEST_LOADGEN_PYTHON unset: scripts/test provides a Python with mlcommons-loadgen"
+        );
+        return;
+    };
+    let driver =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/mlperf/loadgen_synthetic.py");
+    let t = tempfile::tempdir().unwrap();
+    let command = format!(
+        "{python} {} --scenario Offline --service-us 2000 --workers 2 --min-duration-s 1 --outdir out",
+        driver.display()
+    );
+    let (code, r, stderr) = run(
+        "mlperf_external",
+        &[
+            format!("command={command}"),
+            format!("workdir={}", t.path().display()),
+        ],
+    );
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(r["status"], "passed", "{r}");
+    let loadgen = metric(&r, "samples_per_s");
+    // 2 workers / 2 ms: at most 1000 samples/s, and not far below it.
+    assert!((600.0..=1001.0).contains(&loadgen), "{loadgen}");
+    assert!(r["details"]["log_dir"].as_str().unwrap().ends_with("out"));
+}
