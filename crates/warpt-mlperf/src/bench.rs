@@ -41,7 +41,35 @@ pub fn common_params(scenario: Scenario) -> Vec<(String, ParamValue)> {
         ("log_dir".into(), ParamValue::Str(String::new())),
         ("schedule_rng_seed".into(), ParamValue::Int(-1)),
         ("sample_index_rng_seed".into(), ParamValue::Int(-1)),
+        ("samples".into(), ParamValue::Int(0)),
     ]
+}
+
+/// The parameters of a model SUT (besides [`common_params`]).
+pub fn model_params(batch: i64) -> Vec<(String, ParamValue)> {
+    vec![
+        ("device".into(), ParamValue::Str("cpu".into())),
+        ("model_dir".into(), ParamValue::Str(String::new())),
+        ("batch".into(), ParamValue::Int(batch)),
+    ]
+}
+
+/// Help for [`model_params`].
+pub fn model_help() -> Vec<(String, String)> {
+    [
+        (
+            "device",
+            "cpu (cuda and metal need a build with that feature)",
+        ),
+        (
+            "model_dir",
+            "real weights instead of the seeded ones (see docs/mlperf.md)",
+        ),
+        ("batch", "most samples the SUT computes at once"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
 }
 
 /// `mlperf.conf`'s seeds, used under `rules=official`.
@@ -86,6 +114,10 @@ pub fn common_help() -> Vec<(String, String)> {
         (
             "sample_index_rng_seed",
             "seed of the sample indices; -1 = from --seed, or mlperf.conf's under rules=official",
+        ),
+        (
+            "samples",
+            "samples in the library (performance and accuracy); 0 = the model's dataset size",
         ),
     ]
     .into_iter()
@@ -184,6 +216,10 @@ pub fn settings(
             }
         },
     };
+    let library = match ctx.int_param("samples", 0)? {
+        n if n > 0 => n as u64,
+        _ => model.library,
+    };
     let bound_ms = match ctx.float_param("latency_bound_ms")? {
         b if b > 0.0 => b,
         _ => model.server_latency_ms,
@@ -222,8 +258,8 @@ pub fn settings(
         min_duration,
         max_duration: None,
         min_query_count,
-        performance_sample_count: model.library,
-        total_sample_count: model.library,
+        performance_sample_count: library,
+        total_sample_count: library,
         sample_index_rng_seed: seed(
             ctx,
             "sample_index_rng_seed",
@@ -285,8 +321,10 @@ pub fn warm_up(
     }
 }
 
-/// Completes `base` with what the warm-up measured.
-pub fn size_for(base: &TestSettings, throughput: f64) -> TestSettings {
+/// Completes `base` with what the warm-up measured; an Offline query is
+/// rounded up to whole bursts of `burst` samples (the SUT's workers ×
+/// batch), so its last batch is not a lone sample the estimate missed.
+pub fn size_for(base: &TestSettings, throughput: f64, burst: u64) -> TestSettings {
     let mut s = base.clone();
     match s.scenario {
         Scenario::Server if s.target_qps <= 0.0 => s.target_qps = 0.5 * throughput,
@@ -297,7 +335,8 @@ pub fn size_for(base: &TestSettings, throughput: f64) -> TestSettings {
             if s.mode != Mode::AccuracyOnly {
                 // LoadGen's Offline query: 10% more than the duration needs.
                 let needed = (1.1 * s.min_duration.as_secs_f64() * s.target_qps) as u64;
-                s.samples_per_query = s.min_query_count.max(needed).max(1);
+                let burst = burst.max(1);
+                s.samples_per_query = s.min_query_count.max(needed).max(1).div_ceil(burst) * burst;
                 s.min_query_count = 1;
             } else {
                 s.samples_per_query = s.total_sample_count;
@@ -348,7 +387,8 @@ pub fn run(
 ) -> Result<Outcome, BenchmarkError> {
     let throughput = warm_up(sut, base, ctx.burnin)?;
     measure.begin_measurement();
-    let settings = size_for(base, throughput);
+    let burst = (sut.workers().max(1) * sut.max_batch().max(1)) as u64;
+    let settings = size_for(base, throughput, burst);
     let (summary, trials) = if settings.mode == Mode::FindPeakPerformance {
         let mut s = settings.clone();
         s.mode = Mode::PerformanceOnly;

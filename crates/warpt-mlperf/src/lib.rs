@@ -5,10 +5,14 @@
 //!   validity, peak search, MLPerf's log files and their parser);
 //! - [`bench`]: parameters, settings and metrics every benchmark shares;
 //! - [`synthetic`]: a SUT of known service time, to check the engine;
+//! - [`bert_infer`]: BERT question answering on SQuAD-shaped inputs;
+//! - [`llm_infer`]: pepbench's LLM with TTFT / TPOT bounds;
 //! - [`external`]: an official MLPerf reference implementation, its logs read.
 
 pub mod bench;
+pub mod bert_infer;
 pub mod external;
+pub mod llm_infer;
 pub mod loadgen;
 pub mod synthetic;
 
@@ -113,12 +117,19 @@ impl Suite for MlperfSuite {
     }
 
     fn specs(&self) -> Vec<BenchmarkSpec> {
-        vec![synthetic::spec(), external::spec()]
+        vec![
+            bert_infer::spec(),
+            llm_infer::spec(),
+            synthetic::spec(),
+            external::spec(),
+        ]
     }
 
     fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
         match name {
             synthetic::NAME => Some(Box::new(synthetic::Synthetic::new())),
+            bert_infer::NAME => Some(Box::new(bert_infer::BertInfer::new())),
+            llm_infer::NAME => Some(Box::new(llm_infer::LlmInfer::new())),
             external::NAME => Some(Box::new(external::External::new())),
             _ => None,
         }
@@ -127,6 +138,8 @@ impl Suite for MlperfSuite {
     fn check_params(&self, name: &str, params: &Params) -> Result<(), String> {
         match name {
             synthetic::NAME => synthetic::check_params(params),
+            bert_infer::NAME => bert_infer::check_params(params),
+            llm_infer::NAME => llm_infer::check_params(params),
             external::NAME => external::check_params(params),
             _ => Ok(()),
         }

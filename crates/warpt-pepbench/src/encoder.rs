@@ -166,8 +166,9 @@ impl PackedBert {
             .collect())
     }
 
-    /// The last layer's hidden states, `batch × seq × hidden`.
-    fn forward(
+    /// The last layer's hidden states, `batch × seq × hidden` (row-major),
+    /// for `ids` and `mask` as [`embed`](Self::embed) takes them.
+    pub fn forward(
         &self,
         ids: &[u32],
         mask: &[u32],

@@ -259,6 +259,36 @@ fn candle_err(what: &str) -> impl Fn(candle_core::Error) -> BenchmarkError + '_ 
     move |e| BenchmarkError::Failed(format!("{what}: {e}"))
 }
 
+/// The decoder `c` describes, on the context's device.
+fn build(c: &Config, ctx: &RunContext) -> Result<Decoder, BenchmarkError> {
+    let dev = device(ctx.str_param("device")?)?;
+    Ok(match &c.source {
+        Source::Preset(preset) => Decoder::generated(preset.shape(), ctx.seed, c.precision, &dev)
+            .map_err(candle_err("building the model"))?,
+        Source::Dir(dir) => {
+            Decoder::from_dir(dir, c.precision, &dev).map_err(BenchmarkError::Failed)?
+        }
+        Source::File(file, _) => {
+            Decoder::from_gguf(file, &dev)
+                .map_err(BenchmarkError::Failed)?
+                .0
+        }
+    })
+}
+
+/// The model the context's `model` / `model_dir` / `model_file`,
+/// `precision` and `device` parameters name (as `llm_infer` takes them),
+/// its precision, and whether its weights went through the GGUF path
+/// (for [`check`]). The mlperf suite's LLM system under test uses it.
+pub fn decoder(ctx: &RunContext) -> Result<(Decoder, Precision, bool), BenchmarkError> {
+    let c = config(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
+        key: NAME.into(),
+        reason,
+    })?;
+    let through_gguf = c.precision.quantized().is_some() || matches!(c.source, Source::File(..));
+    Ok((build(&c, ctx)?, c.precision, through_gguf))
+}
+
 impl Benchmark for LlmInfer {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         crate::heap::keep_freed_memory();
@@ -266,21 +296,7 @@ impl Benchmark for LlmInfer {
             key: NAME.into(),
             reason,
         })?;
-        let dev = device(ctx.str_param("device")?)?;
-        let decoder = match &c.source {
-            Source::Preset(preset) => {
-                Decoder::generated(preset.shape(), ctx.seed, c.precision, &dev)
-                    .map_err(candle_err("building the model"))?
-            }
-            Source::Dir(dir) => {
-                Decoder::from_dir(dir, c.precision, &dev).map_err(BenchmarkError::Failed)?
-            }
-            Source::File(file, _) => {
-                Decoder::from_gguf(file, &dev)
-                    .map_err(BenchmarkError::Failed)?
-                    .0
-            }
-        };
+        let decoder = build(&c, ctx)?;
         self.prompts = random_prompts(ctx.seed, c.batch, c.prompt, decoder.shape.vocab);
         self.decoder = Some(decoder);
         self.config = Some(c);
@@ -406,15 +422,27 @@ impl Benchmark for LlmInfer {
         let (Some(c), Some(decoder)) = (self.config.clone(), self.decoder.as_ref()) else {
             return Validation::fail("nothing was generated");
         };
-        match check(c, decoder, &self.prompts, self.seed) {
+        let through_gguf =
+            c.precision.quantized().is_some() || matches!(c.source, Source::File(..));
+        match check(c.precision, through_gguf, decoder, &self.prompts, self.seed) {
             Ok(msg) => Validation::pass(msg),
             Err(msg) => Validation::fail(msg),
         }
     }
 }
 
-/// The three checks; the message says what agreed and by how much.
-fn check(c: Config, decoder: &Decoder, prompts: &[Vec<u32>], seed: u64) -> Result<String, String> {
+/// The three checks of a decoder in `precision` (`through_gguf`: its
+/// weights went through the GGUF path) built from `seed`: the tiny preset
+/// against the f64 reference, then repeatability and batched = alone on
+/// the measured `decoder` with `prompts`. The message says what agreed and
+/// by how much. The mlperf suite's LLM system under test shares it.
+pub fn check(
+    precision: Precision,
+    through_gguf: bool,
+    decoder: &Decoder,
+    prompts: &[Vec<u32>],
+    seed: u64,
+) -> Result<String, String> {
     let err = |e: candle_core::Error| format!("generating for validation: {e}");
     // 1. The tiny preset at this precision against the f64 reference (on
     //    the same quantized weights, dequantized, for q8_0 and q4_0).
@@ -422,7 +450,7 @@ fn check(c: Config, decoder: &Decoder, prompts: &[Vec<u32>], seed: u64) -> Resul
     let tiny = Decoder::generated(
         Preset::Tiny.shape(),
         seed,
-        c.precision,
+        precision,
         &candle_core::Device::Cpu,
     )
     .map_err(err)?;
@@ -430,7 +458,7 @@ fn check(c: Config, decoder: &Decoder, prompts: &[Vec<u32>], seed: u64) -> Resul
     let got = tiny
         .generate(std::slice::from_ref(&prompt), n_gen)
         .map_err(err)?;
-    let mut reference = match c.precision.quantized() {
+    let mut reference = match precision.quantized() {
         None => Reference::new(Preset::Tiny.shape(), seed),
         Some(qtype) => {
             let shape = Preset::Tiny.shape();
@@ -452,17 +480,16 @@ fn check(c: Config, decoder: &Decoder, prompts: &[Vec<u32>], seed: u64) -> Resul
     let (want_logits, want_tokens, gaps) = reference.generate(&prompt, n_gen);
     let scale = want_logits.iter().fold(0.0f64, |m, x| m.max(x.abs()));
     let worst = relative_error(&got.first_logits, &want_logits)?;
-    let tol = c.precision.logit_tolerance();
+    let tol = precision.logit_tolerance();
     if worst > tol {
         return Err(format!(
             "tiny preset in {}: logits differ from the f64 reference by {worst:.2e} of the largest (tolerance {tol:.0e})",
-            c.precision.name()
+            precision.name()
         ));
     }
     // 1b. For q8_0 and q4_0 the activations are quantized too, so the bound
     //     above is loose; the same GGUF path in f32 blocks must then match
     //     the reference as closely as the dense f32 model does.
-    let through_gguf = c.precision.quantized().is_some() || matches!(c.source, Source::File(..));
     let gguf_note = match through_gguf {
         false => String::new(),
         true => {
@@ -494,7 +521,7 @@ fn check(c: Config, decoder: &Decoder, prompts: &[Vec<u32>], seed: u64) -> Resul
     if got.tokens[0][..firm] != want_tokens[..firm] {
         return Err(format!(
             "tiny preset in {}: greedy tokens {:?} differ from the f64 reference's {:?}",
-            c.precision.name(),
+            precision.name(),
             &got.tokens[0][..firm],
             &want_tokens[..firm]
         ));
@@ -512,7 +539,7 @@ fn check(c: Config, decoder: &Decoder, prompts: &[Vec<u32>], seed: u64) -> Resul
     if decode_off > tol {
         return Err(format!(
             "tiny preset in {}: the last decode step's logits differ from the f64 reference by {decode_off:.2e} of the largest (tolerance {tol:.0e})",
-            c.precision.name()
+            precision.name()
         ));
     }
     // 2. Repeatability, and 3. batched = alone, on the measured model.
@@ -540,7 +567,7 @@ fn check(c: Config, decoder: &Decoder, prompts: &[Vec<u32>], seed: u64) -> Resul
         "tiny preset in {}: logits within {worst:.1e} of the f64 reference's largest after the prompt and \
          {decode_off:.1e} at the last decode step (tolerance {tol:.0e}), \
          {firm} of {n_gen} greedy tokens firmly chosen and equal{gguf_note}; the measured model repeats its tokens{}",
-        c.precision.name(),
+        precision.name(),
         if short.len() > 1 {
             format!(
                 " and each of the {} batched requests equals it run alone",

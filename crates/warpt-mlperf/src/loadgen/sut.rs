@@ -91,7 +91,13 @@ impl Responder {
 
     /// The first token of `sample` is ready (now).
     pub fn first_token(&self, sample: &QuerySample) {
-        let now = self.now_ns();
+        self.first_token_at(sample, Instant::now());
+    }
+
+    /// The first token of `sample` was ready at `at` (a SUT that generates
+    /// a batch at once reports each sample's first token afterwards).
+    pub fn first_token_at(&self, sample: &QuerySample, at: Instant) {
+        let now = at.saturating_duration_since(self.start).as_nanos() as u64;
         if let Ok(mut r) = self.records.lock()
             && let Some(slot) = r.slots.get_mut(sample.id as usize)
         {

@@ -1,0 +1,416 @@
+//! `bert_infer`: MLPerf's BERT question answering as a system under test —
+//! BERT (base by default, large selectable) on SQuAD-shaped inputs
+//! (`[CLS] question [SEP] context [SEP]`, padded to `seq` = 384), start
+//! and end logits from a QA head, on pepbench's packed encoder.
+
+use std::collections::HashMap;
+
+use candle_core::{Device, Tensor};
+use candle_transformers::models::bert;
+use rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
+use warpt_model::{
+    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, Validation,
+};
+use warpt_pepbench::encoder::PackedBert;
+use warpt_pepbench::model::tensor_values;
+
+use crate::bench::{self, ModelRules, Outcome};
+use crate::loadgen::{QuerySample, Responder, Response, Scenario, SystemUnderTest};
+
+/// Benchmark name within the suite.
+pub const NAME: &str = "bert_infer";
+
+const MODEL: ModelRules = ModelRules {
+    name: "bert",
+    server_latency_ms: 130.0,
+    offline_min_count: 10833,
+    library: 10833,
+    token_bounds_ms: None,
+};
+
+/// The spec of `bert_infer`.
+pub fn spec() -> BenchmarkSpec {
+    let mut params = bench::common_params(Scenario::Offline);
+    params.extend(bench::model_params(4));
+    params.extend([
+        ("model".to_string(), ParamValue::Str("base".into())),
+        ("seq".to_string(), ParamValue::Int(384)),
+    ]);
+    let mut help = bench::common_help();
+    help.extend(bench::model_help());
+    help.extend([
+        (
+            "model".to_string(),
+            "base or large (BERT's shapes)".to_string(),
+        ),
+        (
+            "seq".to_string(),
+            "tokens per sample, padded (SQuAD: 384)".to_string(),
+        ),
+    ]);
+    BenchmarkSpec {
+        id: BenchmarkId::new(crate::SUITE, NAME),
+        components: vec![BenchmarkComponent::Cpu],
+        kind: BenchmarkKind::Application,
+        description: Some(
+            "MLPerf BERT question answering: BERT-base (or large) on SQuAD-shaped seeded inputs padded to `seq`, \
+             start/end logits per token, under the chosen LoadGen scenario (default Offline: samples/s). Weights \
+             from the seed, or `model_dir` (Hugging Face config.json + model.safetensors). Validation: the encoder \
+             against a plain f64 forward on a short input, a sample served in a batch equals it served alone, and \
+             the QA head against an f64 product."
+                .into(),
+        ),
+        default_duration_seconds: Some(10.0),
+        external_tool: None,
+        params: params.into_iter().collect(),
+        param_help: help.into_iter().collect(),
+        param_choices: crate::choices(&[("model", &["base", "large"]), ("device", &["cpu", "cuda", "metal"])]),
+        timeouts: crate::LIMITS,
+        metrics: crate::scenario_metrics(),
+    }
+}
+
+/// BERT's configuration for `name` (`base` or `large`).
+pub fn config(name: &str) -> Result<bert::Config, String> {
+    let mut c = warpt_pepbench::bert::minilm_config();
+    let (hidden, layers, heads) = match name {
+        "base" => (768, 12, 12),
+        "large" => (1024, 24, 16),
+        other => return Err(format!("parameter 'model': '{other}' is not base or large")),
+    };
+    c.hidden_size = hidden;
+    c.num_hidden_layers = layers;
+    c.num_attention_heads = heads;
+    c.intermediate_size = 4 * hidden;
+    Ok(c)
+}
+
+/// Checks the parameters before anything runs.
+pub fn check_params(params: &Params) -> Result<(), String> {
+    bench::check_common(params)?;
+    let s = |k: &str| params.get(k).and_then(ParamValue::as_str).unwrap_or("");
+    config(s("model"))?;
+    let seq = params.get("seq").and_then(ParamValue::as_i64).unwrap_or(0);
+    if !(8..=512).contains(&seq) {
+        return Err(format!("parameter 'seq' must be from 8 to 512, not {seq}"));
+    }
+    Ok(())
+}
+
+/// The BERT SUT.
+pub struct BertSut {
+    encoder: PackedBert,
+    /// The QA head: 2 × hidden, then its 2 biases.
+    qa_weight: Vec<f32>,
+    qa_bias: Vec<f32>,
+    hidden: usize,
+    seq: usize,
+    batch: usize,
+    seed: u64,
+    name: String,
+}
+
+/// SQuAD's special token ids (bert-base-uncased's vocabulary).
+const CLS: u32 = 101;
+const SEP: u32 = 102;
+
+impl BertSut {
+    /// Library sample `index`: token ids and attention mask, `seq` long.
+    pub fn sample(&self, index: usize) -> (Vec<u32>, Vec<u32>) {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(
+            self.seed ^ (index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        );
+        let seq = self.seq;
+        let mut pick = |lo: u64, hi: u64| lo + rng.next_u64() % (hi - lo);
+        // SQuAD v1.1 at 384: questions of ~8–32 tokens, the whole window
+        // usually full of context, sometimes not.
+        let question = pick(8, 33) as usize;
+        let real = (pick((seq as u64) / 3, seq as u64 + 1) as usize).clamp(question + 3, seq);
+        let mut ids = Vec::with_capacity(seq);
+        ids.push(CLS);
+        for _ in 0..question {
+            ids.push(pick(1996, 30522) as u32);
+        }
+        ids.push(SEP);
+        while ids.len() < real - 1 {
+            ids.push(pick(1996, 30522) as u32);
+        }
+        ids.push(SEP);
+        let mut mask = vec![1u32; ids.len()];
+        ids.resize(seq, 0);
+        mask.resize(seq, 0);
+        (ids, mask)
+    }
+
+    /// Start and end logits (`seq × 2`, row-major) of each of `indices`.
+    pub fn logits(&self, indices: &[usize]) -> Result<Vec<Vec<f32>>, String> {
+        let (mut ids, mut mask) = (Vec::new(), Vec::new());
+        for &i in indices {
+            let (a, b) = self.sample(i);
+            ids.extend(a);
+            mask.extend(b);
+        }
+        let hidden = self.encoder.forward(&ids, &mask, indices.len(), self.seq)?;
+        let h = self.hidden;
+        Ok(hidden
+            .chunks_exact(self.seq * h)
+            .map(|sample| {
+                sample
+                    .chunks_exact(h)
+                    .flat_map(|token| {
+                        (0..2).map(move |k| {
+                            let w = &self.qa_weight[k * h..][..h];
+                            token.iter().zip(w).map(|(a, b)| a * b).sum::<f32>() + self.qa_bias[k]
+                        })
+                    })
+                    .collect()
+            })
+            .collect())
+    }
+}
+
+fn to_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+impl SystemUnderTest for BertSut {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn workers(&self) -> usize {
+        1
+    }
+
+    fn max_batch(&self) -> usize {
+        self.batch
+    }
+
+    fn process(&self, batch: &[QuerySample], responder: &Responder) -> Result<(), String> {
+        let indices: Vec<usize> = batch.iter().map(|s| s.index).collect();
+        let logits = self.logits(&indices)?;
+        for (sample, l) in batch.iter().zip(logits) {
+            responder.complete(
+                sample,
+                Response {
+                    data: to_bytes(&l),
+                    tokens: None,
+                },
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The encoder's tensors: from `model_dir` (Hugging Face layout) or the seed.
+fn load(
+    dir: &str,
+    c: &mut bert::Config,
+    seed: u64,
+) -> Result<(HashMap<String, Tensor>, &'static str), String> {
+    if dir.is_empty() {
+        let t = warpt_pepbench::bert::generate(c, seed, &Device::Cpu)
+            .map_err(|e| format!("generating the weights: {e}"))?;
+        return Ok((t, "seeded"));
+    }
+    let dir = std::path::Path::new(dir);
+    let text = std::fs::read_to_string(dir.join("config.json"))
+        .map_err(|e| format!("{}: {e}", dir.join("config.json").display()))?;
+    *c = serde_json::from_str(&text).map_err(|e| format!("config.json: {e}"))?;
+    let file = dir.join("model.safetensors");
+    let t = candle_core::safetensors::load(&file, &Device::Cpu)
+        .map_err(|e| format!("{}: {e}", file.display()))?;
+    Ok((t, "model_dir"))
+}
+
+/// The running benchmark.
+#[derive(Default)]
+pub struct BertInfer {
+    sut: Option<BertSut>,
+    config: Option<bert::Config>,
+    outcome: Option<Outcome>,
+}
+
+impl BertInfer {
+    /// A fresh instance.
+    pub fn new() -> Self {
+        BertInfer::default()
+    }
+}
+
+impl Benchmark for BertInfer {
+    fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        check_params(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
+            key: NAME.into(),
+            reason,
+        })?;
+        warpt_pepbench::llm_infer::device(ctx.str_param("device")?)?;
+        let model = ctx.str_param("model")?;
+        let mut c = config(model).map_err(BenchmarkError::Failed)?;
+        let (tensors, source) =
+            load(ctx.str_param("model_dir")?, &mut c, ctx.seed).map_err(BenchmarkError::Failed)?;
+        if !PackedBert::supports(&c) {
+            return Err(BenchmarkError::Failed(
+                "the model is not a BERT this encoder computes (GELU with erf, absolute positions)"
+                    .into(),
+            ));
+        }
+        let encoder = PackedBert::load(&tensors, &c).map_err(BenchmarkError::Failed)?;
+        let h = c.hidden_size;
+        let head = |name: &str, len: usize| -> Result<Vec<f32>, BenchmarkError> {
+            match tensors.get(name) {
+                Some(t) => t
+                    .flatten_all()
+                    .and_then(|t| t.to_vec1::<f32>())
+                    .map_err(|e| BenchmarkError::Failed(format!("{name}: {e}"))),
+                None => Ok(tensor_values(ctx.seed, name, len)),
+            }
+        };
+        let qa_weight = head("qa_outputs.weight", 2 * h)?;
+        let qa_bias = head("qa_outputs.bias", 2)?;
+        if qa_weight.len() != 2 * h || qa_bias.len() != 2 {
+            return Err(BenchmarkError::Failed(
+                "qa_outputs has the wrong shape".into(),
+            ));
+        }
+        let seq = ctx.int_param("seq", 8)? as usize;
+        self.sut = Some(BertSut {
+            encoder,
+            qa_weight,
+            qa_bias,
+            hidden: h,
+            seq,
+            batch: ctx.int_param("batch", 1)? as usize,
+            seed: ctx.seed,
+            name: format!(
+                "warpt BERT-{model} ({source} weights, {} layers, hidden {h}, seq {seq})",
+                c.num_hidden_layers
+            ),
+        });
+        self.config = Some(c);
+        Ok(())
+    }
+
+    fn measure(
+        &mut self,
+        ctx: &RunContext,
+        measure: &mut Measure<'_>,
+    ) -> Result<Measured, BenchmarkError> {
+        let sut = self.sut.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
+        let settings = bench::settings(ctx, &MODEL, 8)?;
+        let outcome = bench::run(ctx, measure, sut, &settings, NAME)?;
+        let mut m = bench::measured(&outcome, measure);
+        m.details.push(("sut".into(), ParamValue::from(sut.name())));
+        m.details.push((
+            "counting".into(),
+            ParamValue::from("a sample is one SQuAD-shaped input of `seq` tokens (padded); its response is seq x 2 f32 logits"),
+        ));
+        self.outcome = Some(outcome);
+        Ok(m)
+    }
+
+    fn validate(&mut self, ctx: &RunContext) -> Validation {
+        let (Some(sut), Some(c), Some(outcome)) = (&self.sut, &self.config, &self.outcome) else {
+            return Validation::fail("nothing was measured");
+        };
+        match check(
+            sut,
+            c,
+            outcome,
+            ctx.seed,
+            ctx.str_param("model_dir").unwrap_or("").is_empty(),
+        ) {
+            Ok(msg) => Validation::pass(msg),
+            Err(msg) => Validation::fail(msg),
+        }
+    }
+}
+
+/// The encoder against the f64 reference (seeded weights only: the
+/// reference regenerates them), a served answer against the same sample
+/// alone, and the QA head against f64.
+fn check(
+    sut: &BertSut,
+    c: &bert::Config,
+    outcome: &Outcome,
+    seed: u64,
+    seeded: bool,
+) -> Result<String, String> {
+    let answers = crate::check_answers(&outcome.summary, |r| r.data.len() == sut.seq * 2 * 4)?;
+    let mut notes = vec![answers];
+    if seeded {
+        let ids = [CLS, 2023, 2003, 1037, 3231, SEP];
+        let got = sut.encoder.embed(&ids, &[1; 6], 1, ids.len())?;
+        let want = warpt_pepbench::bert::reference_embedding(c, seed, &ids);
+        let worst = got[0]
+            .iter()
+            .zip(&want)
+            .map(|(g, w)| (*g as f64 - w).abs())
+            .fold(0.0, f64::max);
+        if worst > 2e-4 {
+            return Err(format!(
+                "the encoder's pooled output differs from the f64 reference by {worst:.2e} (tolerance 2e-4)"
+            ));
+        }
+        notes.push(format!(
+            "encoder within {worst:.1e} of the f64 reference on a 6-token input"
+        ));
+    }
+    let first = outcome
+        .summary
+        .result
+        .samples
+        .first()
+        .ok_or("no sample was answered")?;
+    let alone = sut.logits(&[first.index])?.remove(0);
+    let served: Vec<f32> = first
+        .data
+        .chunks_exact(4)
+        .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        .collect();
+    let scale = alone.iter().fold(0f32, |m, x| m.max(x.abs())).max(1e-30);
+    let off = served
+        .iter()
+        .zip(&alone)
+        .map(|(a, b)| (a - b).abs() / scale)
+        .fold(0f32, f32::max);
+    if off > 1e-4 {
+        return Err(format!(
+            "sample {} served in a batch differs from it alone by {off:.2e} of the largest logit",
+            first.index
+        ));
+    }
+    // The QA head in f64 on the hidden states of that sample.
+    let (ids, mask) = sut.sample(first.index);
+    let hidden = sut.encoder.forward(&ids, &mask, 1, sut.seq)?;
+    let h = sut.hidden;
+    let head_off = hidden
+        .chunks_exact(h)
+        .enumerate()
+        .flat_map(|(t, row)| {
+            let alone = &alone;
+            (0..2).map(move |k| {
+                let w = &sut.qa_weight[k * h..][..h];
+                let want: f64 = row
+                    .iter()
+                    .zip(w)
+                    .map(|(a, b)| *a as f64 * *b as f64)
+                    .sum::<f64>()
+                    + sut.qa_bias[k] as f64;
+                (alone[t * 2 + k] as f64 - want).abs() / scale as f64
+            })
+        })
+        .fold(0f64, f64::max);
+    if head_off > 1e-5 {
+        return Err(format!(
+            "the QA head differs from an f64 product by {head_off:.2e}"
+        ));
+    }
+    notes.push(format!(
+        "sample {} in a batch equals it alone within {off:.1e}; QA head within {head_off:.1e} of f64",
+        first.index
+    ));
+    Ok(notes.join("; "))
+}

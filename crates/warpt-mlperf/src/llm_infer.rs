@@ -1,0 +1,260 @@
+//! `llm_infer`: pepbench's LLM as an MLPerf LLM system under test — the
+//! same decoder (presets, precisions, Hugging Face or GGUF models), served
+//! under LoadGen's scenarios with token latencies: TTFT and TPOT per
+//! sample, bound in Server by `ttft_bound_ms` and `tpot_bound_ms`, and
+//! tokens/s.
+
+use std::time::Instant;
+
+use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
+use warpt_model::{
+    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, Validation,
+};
+use warpt_pepbench::llm::{Decoder, Precision, random_prompts};
+
+use crate::bench::{self, ModelRules, Outcome};
+use crate::loadgen::{QuerySample, Responder, Response, Scenario, SystemUnderTest};
+
+/// Benchmark name within the suite.
+pub const NAME: &str = "llm_infer";
+
+const MODEL: ModelRules = ModelRules {
+    name: "llama2-70b",
+    server_latency_ms: 0.0,
+    offline_min_count: 24576,
+    library: 24576,
+    // llama2-70b's Server bounds in mlperf.conf.
+    token_bounds_ms: Some((2000.0, 200.0)),
+};
+
+/// The spec of `llm_infer`.
+pub fn spec() -> BenchmarkSpec {
+    let mut params = bench::common_params(Scenario::Offline);
+    params.extend(bench::model_params(8));
+    params.extend([
+        ("model".to_string(), ParamValue::Str("small".into())),
+        ("model_file".to_string(), ParamValue::Str(String::new())),
+        ("precision".to_string(), ParamValue::Str("f32".into())),
+        ("prompt_tokens".to_string(), ParamValue::Int(128)),
+        ("gen_tokens".to_string(), ParamValue::Int(32)),
+        ("ttft_bound_ms".to_string(), ParamValue::Float(0.0)),
+        ("tpot_bound_ms".to_string(), ParamValue::Float(0.0)),
+    ]);
+    let mut help = bench::common_help();
+    help.extend(bench::model_help());
+    help.extend([
+        (
+            "model".to_string(),
+            "pepbench preset: tiny, small, base".to_string(),
+        ),
+        (
+            "model_dir".to_string(),
+            "a Hugging Face Llama directory; overrides model".to_string(),
+        ),
+        (
+            "model_file".to_string(),
+            "a quantized Llama GGUF file; overrides model".to_string(),
+        ),
+        (
+            "precision".to_string(),
+            "f32, bf16, f16, q8_0 or q4_0".to_string(),
+        ),
+        ("prompt_tokens".to_string(), "tokens per prompt".to_string()),
+        (
+            "gen_tokens".to_string(),
+            "tokens generated per sample (at least 2)".to_string(),
+        ),
+        (
+            "ttft_bound_ms".to_string(),
+            "Server p99 TTFT bound; 0 = llama2-70b's 2000 ms".to_string(),
+        ),
+        (
+            "tpot_bound_ms".to_string(),
+            "Server p99 TPOT bound; 0 = llama2-70b's 200 ms".to_string(),
+        ),
+    ]);
+    BenchmarkSpec {
+        id: BenchmarkId::new(crate::SUITE, NAME),
+        components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Ram],
+        kind: BenchmarkKind::Application,
+        description: Some(
+            "pepbench's LLM (candle, a Llama-architecture decoder, greedy with a KV cache) as an MLPerf LLM SUT: \
+             seeded prompts of `prompt_tokens`, `gen_tokens` generated each, up to `batch` samples prefilled and \
+             decoded together. TTFT and TPOT per sample as LoadGen counts them, tokens/s; in Server the p99 TTFT \
+             and TPOT must meet their bounds. Validation: pepbench's (the tiny preset against an f64 forward, \
+             repeatability, batched = alone) and every sample answered once with gen_tokens tokens."
+                .into(),
+        ),
+        default_duration_seconds: Some(10.0),
+        external_tool: None,
+        params: params.into_iter().collect(),
+        param_help: help.into_iter().collect(),
+        param_choices: crate::choices(&[
+            ("model", warpt_pepbench::sampling::MODELS),
+            ("precision", warpt_pepbench::sampling::PRECISIONS),
+            ("device", warpt_pepbench::sampling::DEVICES),
+        ]),
+        timeouts: crate::LIMITS,
+        metrics: {
+            let mut m = crate::scenario_metrics();
+            m.extend(["tokens_per_s".into(), "ttft_ms".into(), "tpot_ms".into()]);
+            m
+        },
+    }
+}
+
+/// Checks the parameters before anything runs.
+pub fn check_params(params: &Params) -> Result<(), String> {
+    bench::check_common(params)?;
+    warpt_pepbench::llm_infer::check_params(params)?;
+    for key in ["ttft_bound_ms", "tpot_bound_ms"] {
+        let v = params.get(key).and_then(ParamValue::as_f64).unwrap_or(0.0);
+        if !(v >= 0.0 && v.is_finite()) {
+            return Err(format!(
+                "parameter '{key}' must be 0 (the default) or positive, not {v}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The LLM SUT.
+pub struct LlmSut {
+    decoder: Decoder,
+    prompt: usize,
+    n_gen: usize,
+    batch: usize,
+    seed: u64,
+    name: String,
+}
+
+impl LlmSut {
+    /// Library sample `index`: its prompt.
+    pub fn prompt(&self, index: usize) -> Vec<u32> {
+        random_prompts(
+            self.seed ^ (index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            1,
+            self.prompt,
+            self.decoder.shape.vocab,
+        )
+        .remove(0)
+    }
+}
+
+impl SystemUnderTest for LlmSut {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn workers(&self) -> usize {
+        1
+    }
+
+    fn max_batch(&self) -> usize {
+        self.batch
+    }
+
+    fn process(&self, batch: &[QuerySample], responder: &Responder) -> Result<(), String> {
+        let prompts: Vec<Vec<u32>> = batch.iter().map(|s| self.prompt(s.index)).collect();
+        let start = Instant::now();
+        let g = self
+            .decoder
+            .generate(&prompts, self.n_gen)
+            .map_err(|e| format!("generating: {e}"))?;
+        let first = start + std::time::Duration::from_secs_f64(g.ttft_s);
+        for (sample, tokens) in batch.iter().zip(&g.tokens) {
+            responder.first_token_at(sample, first);
+            responder.complete(
+                sample,
+                Response {
+                    data: tokens.iter().flat_map(|t| t.to_le_bytes()).collect(),
+                    tokens: Some(tokens.len() as u64),
+                },
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The running benchmark.
+#[derive(Default)]
+pub struct LlmInfer {
+    sut: Option<LlmSut>,
+    precision: Option<(Precision, bool)>,
+    outcome: Option<Outcome>,
+}
+
+impl LlmInfer {
+    /// A fresh instance.
+    pub fn new() -> Self {
+        LlmInfer::default()
+    }
+}
+
+impl Benchmark for LlmInfer {
+    fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        check_params(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
+            key: NAME.into(),
+            reason,
+        })?;
+        warpt_pepbench::heap::keep_freed_memory();
+        let (decoder, precision, through_gguf) = warpt_pepbench::llm_infer::decoder(ctx)?;
+        let name = format!(
+            "warpt LLM ({} parameters, {}, {} prompt + {} generated tokens)",
+            decoder.parameters,
+            precision.name(),
+            ctx.int_param("prompt_tokens", 1)?,
+            ctx.int_param("gen_tokens", 2)?
+        );
+        self.sut = Some(LlmSut {
+            decoder,
+            prompt: ctx.int_param("prompt_tokens", 1)? as usize,
+            n_gen: ctx.int_param("gen_tokens", 2)? as usize,
+            batch: ctx.int_param("batch", 1)? as usize,
+            seed: ctx.seed,
+            name,
+        });
+        self.precision = Some((precision, through_gguf));
+        Ok(())
+    }
+
+    fn measure(
+        &mut self,
+        ctx: &RunContext,
+        measure: &mut Measure<'_>,
+    ) -> Result<Measured, BenchmarkError> {
+        let sut = self.sut.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
+        let settings = bench::settings(ctx, &MODEL, 8)?;
+        let outcome = bench::run(ctx, measure, sut, &settings, NAME)?;
+        let mut m = bench::measured(&outcome, measure);
+        m.details.push(("sut".into(), ParamValue::from(sut.name())));
+        m.details.push((
+            "counting".into(),
+            ParamValue::from(
+                "TTFT from the sample's scheduled time to its first token (a batch's prefill); TPOT = (latency - TTFT) / (tokens - 1); tokens/s counts every generated token",
+            ),
+        ));
+        self.outcome = Some(outcome);
+        Ok(m)
+    }
+
+    fn validate(&mut self, _: &RunContext) -> Validation {
+        let (Some(sut), Some((precision, gguf)), Some(outcome)) =
+            (&self.sut, self.precision, &self.outcome)
+        else {
+            return Validation::fail("nothing was measured");
+        };
+        let n_gen = sut.n_gen;
+        let answers = match crate::check_answers(&outcome.summary, |r| {
+            r.tokens == Some(n_gen as u64) && r.data.len() == 4 * n_gen
+        }) {
+            Ok(m) => m,
+            Err(e) => return Validation::fail(e),
+        };
+        let prompts: Vec<Vec<u32>> = (0..sut.batch.min(4)).map(|i| sut.prompt(i)).collect();
+        match warpt_pepbench::llm_infer::check(precision, gguf, &sut.decoder, &prompts, sut.seed) {
+            Ok(m) => Validation::pass(format!("{answers}; {m}")),
+            Err(e) => Validation::fail(e),
+        }
+    }
+}
