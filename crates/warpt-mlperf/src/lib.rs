@@ -7,13 +7,22 @@
 //! - [`synthetic`]: a SUT of known service time, to check the engine;
 //! - [`bert_infer`]: BERT question answering on SQuAD-shaped inputs;
 //! - [`llm_infer`]: pepbench's LLM with TTFT / TPOT bounds;
+//! - [`resnet50_infer`]: ResNet-50 v1.5 image classification;
+//! - [`resnet50_train`]: ResNet-50 training throughput;
+//! - [`resnet`], [`resnet_reference`], [`images`]: the network, its f64
+//!   check, and image directories;
 //! - [`external`]: an official MLPerf reference implementation, its logs read.
 
 pub mod bench;
 pub mod bert_infer;
 pub mod external;
+pub mod images;
 pub mod llm_infer;
 pub mod loadgen;
+pub mod resnet;
+pub mod resnet50_infer;
+pub mod resnet50_train;
+pub mod resnet_reference;
 pub mod synthetic;
 
 use std::collections::BTreeMap;
@@ -118,6 +127,8 @@ impl Suite for MlperfSuite {
 
     fn specs(&self) -> Vec<BenchmarkSpec> {
         vec![
+            resnet50_infer::spec(),
+            resnet50_train::spec(),
             bert_infer::spec(),
             llm_infer::spec(),
             synthetic::spec(),
@@ -129,6 +140,8 @@ impl Suite for MlperfSuite {
         match name {
             synthetic::NAME => Some(Box::new(synthetic::Synthetic::new())),
             bert_infer::NAME => Some(Box::new(bert_infer::BertInfer::new())),
+            resnet50_infer::NAME => Some(Box::new(resnet50_infer::Resnet50Infer::new())),
+            resnet50_train::NAME => Some(Box::new(resnet50_train::Resnet50Train::new())),
             llm_infer::NAME => Some(Box::new(llm_infer::LlmInfer::new())),
             external::NAME => Some(Box::new(external::External::new())),
             _ => None,
@@ -139,6 +152,8 @@ impl Suite for MlperfSuite {
         match name {
             synthetic::NAME => synthetic::check_params(params),
             bert_infer::NAME => bert_infer::check_params(params),
+            resnet50_infer::NAME => resnet50_infer::check_params(params),
+            resnet50_train::NAME => resnet50_train::check_params(params),
             llm_infer::NAME => llm_infer::check_params(params),
             external::NAME => external::check_params(params),
             _ => Ok(()),

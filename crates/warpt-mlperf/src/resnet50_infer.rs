@@ -1,0 +1,356 @@
+//! `resnet50_infer`: MLPerf's image classification as a system under test —
+//! ResNet-50 v1.5 on 224×224 ImageNet-normalised images (seeded, or the
+//! images of `dataset=DIR`), on candle with folded batch norms.
+
+use candle_core::{Device, Tensor};
+use rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
+use warpt_model::{
+    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, Validation,
+};
+
+use crate::bench::{self, ModelRules, Outcome};
+use crate::loadgen::{QuerySample, Responder, Response, Scenario, SystemUnderTest};
+use crate::resnet::{self, Inference, MEAN, STD, Weights};
+
+/// Benchmark name within the suite.
+pub const NAME: &str = "resnet50_infer";
+
+const MODEL: ModelRules = ModelRules {
+    name: "resnet50",
+    server_latency_ms: 15.0,
+    offline_min_count: 24576,
+    library: 1024,
+    token_bounds_ms: None,
+};
+
+/// The spec of `resnet50_infer`.
+pub fn spec() -> BenchmarkSpec {
+    let mut params = bench::common_params(Scenario::Offline);
+    params.extend(bench::model_params(8));
+    params.extend([
+        ("image_size".to_string(), ParamValue::Int(224)),
+        ("dataset".to_string(), ParamValue::Str(String::new())),
+    ]);
+    let mut help = bench::common_help();
+    help.extend(bench::model_help());
+    help.extend([
+        ("image_size".to_string(), "image height and width (MLPerf: 224)".to_string()),
+        (
+            "dataset".to_string(),
+            "a directory of images (JPEG, PNG, PPM), resized and center-cropped to image_size; empty = seeded images".to_string(),
+        ),
+    ]);
+    BenchmarkSpec {
+        id: BenchmarkId::new(crate::SUITE, NAME),
+        components: vec![BenchmarkComponent::Cpu],
+        kind: BenchmarkKind::Application,
+        description: Some(
+            "MLPerf image classification: ResNet-50 v1.5 (torchvision's layout, batch norms folded) on candle, \
+             224x224 ImageNet-normalised images (seeded, or `dataset=DIR`), up to `batch` at once, under the \
+             chosen LoadGen scenario (default Offline: samples/s). Weights from the seed or `model_dir` \
+             (model.safetensors with torchvision's names). Validation: the network against a plain f64 forward \
+             pass on a 32x32 image, and a sample served in a batch classified as it is alone."
+                .into(),
+        ),
+        default_duration_seconds: Some(10.0),
+        external_tool: None,
+        params: params.into_iter().collect(),
+        param_help: help.into_iter().collect(),
+        param_choices: crate::choices(&[("device", &["cpu", "cuda", "metal"])]),
+        timeouts: crate::LIMITS,
+        metrics: crate::scenario_metrics(),
+    }
+}
+
+/// Checks the parameters before anything runs.
+pub fn check_params(params: &Params) -> Result<(), String> {
+    bench::check_common(params)?;
+    let size = params
+        .get("image_size")
+        .and_then(ParamValue::as_i64)
+        .unwrap_or(0);
+    if !(32..=1024).contains(&size) {
+        return Err(format!(
+            "parameter 'image_size' must be from 32 to 1024, not {size}"
+        ));
+    }
+    let dataset = params
+        .get("dataset")
+        .and_then(ParamValue::as_str)
+        .unwrap_or("");
+    if !dataset.is_empty() && !std::path::Path::new(dataset).is_dir() {
+        return Err(format!("parameter 'dataset': {dataset} is not a directory"));
+    }
+    Ok(())
+}
+
+/// Images held as bytes (3 × size × size, RGB planes), normalised per batch.
+pub struct Library {
+    /// Height and width.
+    pub size: usize,
+    images: Vec<Vec<u8>>,
+}
+
+impl Library {
+    /// `count` seeded images: smooth gradients with noise, so they are
+    /// neither constant nor white noise.
+    pub fn seeded(seed: u64, count: usize, size: usize) -> Self {
+        let images = (0..count)
+            .map(|i| {
+                let mut rng = Xoshiro256PlusPlus::seed_from_u64(
+                    seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                );
+                let base: [f32; 3] = std::array::from_fn(|_| (rng.next_u32() % 256) as f32);
+                let mut img = Vec::with_capacity(3 * size * size);
+                for (c, b) in base.iter().enumerate() {
+                    for y in 0..size {
+                        for x in 0..size {
+                            let grad = ((x + y * (c + 1)) % size) as f32 / size as f32 * 96.0;
+                            let noise = (rng.next_u32() % 64) as f32;
+                            img.push(((b + grad + noise) % 256.0) as u8);
+                        }
+                    }
+                }
+                img
+            })
+            .collect();
+        Library { size, images }
+    }
+
+    /// Images loaded from a directory (see [`crate::images`]).
+    pub fn from_dir(dir: &str, size: usize) -> Result<Self, String> {
+        Ok(Library {
+            size,
+            images: crate::images::load_dir(std::path::Path::new(dir), size)?,
+        })
+    }
+
+    /// Images in the library.
+    pub fn len(&self) -> usize {
+        self.images.len()
+    }
+
+    /// Whether it has none.
+    pub fn is_empty(&self) -> bool {
+        self.images.is_empty()
+    }
+
+    /// The normalised pixels of image `index` (3 × size × size).
+    pub fn normalised(&self, index: usize) -> Vec<f32> {
+        let plane = self.size * self.size;
+        self.images[index % self.images.len()]
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| {
+                let c = i / plane;
+                (p as f32 - MEAN[c]) / STD[c]
+            })
+            .collect()
+    }
+}
+
+/// The ResNet-50 SUT.
+pub struct ResnetSut {
+    net: Inference,
+    library: Library,
+    batch: usize,
+    device: Device,
+    name: String,
+}
+
+impl ResnetSut {
+    /// Logits of `indices`, one row each.
+    pub fn logits(&self, indices: &[usize]) -> Result<Tensor, String> {
+        let s = self.library.size;
+        let pixels: Vec<f32> = indices
+            .iter()
+            .flat_map(|&i| self.library.normalised(i))
+            .collect();
+        let x = Tensor::from_vec(pixels, (indices.len(), 3, s, s), &self.device)
+            .map_err(|e| e.to_string())?;
+        self.net.forward(&x).map_err(|e| format!("forward: {e}"))
+    }
+}
+
+impl SystemUnderTest for ResnetSut {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn workers(&self) -> usize {
+        1
+    }
+
+    fn max_batch(&self) -> usize {
+        self.batch
+    }
+
+    fn process(&self, batch: &[QuerySample], responder: &Responder) -> Result<(), String> {
+        let indices: Vec<usize> = batch.iter().map(|s| s.index).collect();
+        let classes = resnet::argmax(&self.logits(&indices)?).map_err(|e| e.to_string())?;
+        for (sample, class) in batch.iter().zip(classes) {
+            responder.complete(
+                sample,
+                Response {
+                    data: (class as i32).to_le_bytes().to_vec(),
+                    tokens: None,
+                },
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The running benchmark.
+#[derive(Default)]
+pub struct Resnet50Infer {
+    sut: Option<ResnetSut>,
+    weights: Option<Weights>,
+    outcome: Option<Outcome>,
+}
+
+impl Resnet50Infer {
+    /// A fresh instance.
+    pub fn new() -> Self {
+        Resnet50Infer::default()
+    }
+}
+
+/// The weights the context names: `model_dir/model.safetensors` or the seed's.
+pub fn weights(ctx: &RunContext) -> Result<(Weights, &'static str), BenchmarkError> {
+    let dir = ctx.str_param("model_dir")?;
+    if dir.is_empty() {
+        return Ok((resnet::generate(ctx.seed), "seeded"));
+    }
+    let file = std::path::Path::new(dir).join("model.safetensors");
+    Ok((
+        resnet::load(&file).map_err(BenchmarkError::Failed)?,
+        "model_dir",
+    ))
+}
+
+impl Benchmark for Resnet50Infer {
+    fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        check_params(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
+            key: NAME.into(),
+            reason,
+        })?;
+        let device = warpt_pepbench::llm_infer::device(ctx.str_param("device")?)?;
+        let (w, source) = weights(ctx)?;
+        let net = Inference::new(&w, &device).map_err(BenchmarkError::Failed)?;
+        let size = ctx.int_param("image_size", 32)? as usize;
+        let dataset = ctx.str_param("dataset")?;
+        let library = if dataset.is_empty() {
+            let n = match ctx.int_param("samples", 0)? {
+                n if n > 0 => n as usize,
+                _ => MODEL.library as usize,
+            };
+            Library::seeded(ctx.seed, n, size)
+        } else {
+            Library::from_dir(dataset, size).map_err(BenchmarkError::Failed)?
+        };
+        if library.is_empty() {
+            return Err(BenchmarkError::Failed(format!("no images in {dataset}")));
+        }
+        let images = if dataset.is_empty() {
+            "seeded images".to_string()
+        } else {
+            format!("{} images from {dataset}", library.len())
+        };
+        self.sut = Some(ResnetSut {
+            net,
+            batch: ctx.int_param("batch", 1)? as usize,
+            device,
+            name: format!("warpt ResNet-50 v1.5 ({source} weights, {images}, {size}x{size})"),
+            library,
+        });
+        self.weights = Some(w);
+        Ok(())
+    }
+
+    fn measure(
+        &mut self,
+        ctx: &RunContext,
+        measure: &mut Measure<'_>,
+    ) -> Result<Measured, BenchmarkError> {
+        let sut = self.sut.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
+        let mut base = bench::settings(ctx, &MODEL, 8)?;
+        if !ctx.str_param("dataset")?.is_empty() && ctx.int_param("samples", 0)? == 0 {
+            base.performance_sample_count = sut.library.len() as u64;
+            base.total_sample_count = sut.library.len() as u64;
+        }
+        let outcome = bench::run(ctx, measure, sut, &base, NAME)?;
+        let mut m = bench::measured(&outcome, measure);
+        let gflop = resnet::forward_flops(sut.library.size) / 1e9;
+        m.details.push(("sut".into(), ParamValue::from(sut.name())));
+        m.details
+            .push(("gflop_per_image".into(), ParamValue::Float(gflop)));
+        if let Some(rate) = m.metrics.iter().find(|m| m.name == "samples_per_s") {
+            m.details
+                .push(("gflops".into(), ParamValue::Float(rate.value * gflop)));
+        }
+        self.outcome = Some(outcome);
+        Ok(m)
+    }
+
+    fn validate(&mut self, ctx: &RunContext) -> Validation {
+        let (Some(sut), Some(w), Some(outcome)) = (&self.sut, &self.weights, &self.outcome) else {
+            return Validation::fail("nothing was measured");
+        };
+        match check(sut, w, outcome, ctx.seed) {
+            Ok(m) => Validation::pass(m),
+            Err(e) => Validation::fail(e),
+        }
+    }
+}
+
+/// The network against the f64 reference on a 32×32 image, and a served
+/// sample's class against the same image alone.
+fn check(sut: &ResnetSut, w: &Weights, outcome: &Outcome, seed: u64) -> Result<String, String> {
+    let answers = crate::check_answers(&outcome.summary, |r| {
+        r.data.len() == 4
+            && (0..resnet::CLASSES as i32).contains(&i32::from_le_bytes([
+                r.data[0], r.data[1], r.data[2], r.data[3],
+            ]))
+    })?;
+    let small = Library::seeded(seed ^ 0x5e11, 1, 32);
+    let image = small.normalised(0);
+    let want = crate::resnet_reference::logits(w, &image, 32)?;
+    let x = Tensor::from_vec(image, (1, 3, 32, 32), &sut.device).map_err(|e| e.to_string())?;
+    let got = sut
+        .net
+        .forward(&x)
+        .and_then(|t| t.to_vec2::<f32>())
+        .map_err(|e| e.to_string())?;
+    let scale = want.iter().fold(0f64, |m, v| m.max(v.abs())).max(1e-30);
+    let worst = got[0]
+        .iter()
+        .zip(&want)
+        .map(|(g, w)| (*g as f64 - w).abs() / scale)
+        .fold(0f64, f64::max);
+    if worst > 1e-4 {
+        return Err(format!(
+            "logits on a 32x32 image differ from the f64 reference by {worst:.2e} of the largest (tolerance 1e-4)"
+        ));
+    }
+    let first = outcome
+        .summary
+        .result
+        .samples
+        .first()
+        .ok_or("no sample was answered")?;
+    let alone = resnet::argmax(&sut.logits(&[first.index])?).map_err(|e| e.to_string())?[0] as i32;
+    let served = i32::from_le_bytes([first.data[0], first.data[1], first.data[2], first.data[3]]);
+    if alone != served {
+        return Err(format!(
+            "sample {} was classified {served} in its batch but {alone} alone",
+            first.index
+        ));
+    }
+    Ok(format!(
+        "{answers}; logits within {worst:.1e} of the f64 reference on a 32x32 image; sample {} classified {served} in its batch and alone",
+        first.index
+    ))
+}
