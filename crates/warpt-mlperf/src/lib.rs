@@ -3,14 +3,16 @@
 //!
 //! - [`loadgen`]: the scenario engine (scenarios, early stopping,
 //!   validity, peak search, MLPerf's log files and their parser);
-//! - [`bench`]: parameters, settings and metrics every benchmark shares;
+//! - [`bench`]: parameters, settings and the run every benchmark shares;
+//! - [`metrics`]: an outcome as warpt's metrics and details;
 //! - [`synthetic`]: a SUT of known service time, to check the engine;
 //! - [`bert_infer`]: BERT question answering on SQuAD-shaped inputs;
 //! - [`llm_infer`]: pepbench's LLM with TTFT / TPOT bounds;
 //! - [`resnet50_infer`]: ResNet-50 v1.5 image classification;
 //! - [`resnet50_train`]: ResNet-50 training throughput;
-//! - [`resnet`], [`resnet_reference`], [`images`]: the network, its f64
-//!   check, and image directories;
+//! - [`resnet`], [`resnet_packed`], [`resnet_reference`], [`images`]: the
+//!   network (weights, training on candle), inference on warpt's packed
+//!   kernel, its f64 check, and image directories;
 //! - [`external`]: an official MLPerf reference implementation, its logs read.
 
 pub mod bench;
@@ -19,9 +21,11 @@ pub mod external;
 pub mod images;
 pub mod llm_infer;
 pub mod loadgen;
+pub mod metrics;
 pub mod resnet;
 pub mod resnet50_infer;
 pub mod resnet50_train;
+pub mod resnet_packed;
 pub mod resnet_reference;
 pub mod synthetic;
 

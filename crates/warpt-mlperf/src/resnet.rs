@@ -1,11 +1,12 @@
 //! ResNet-50 v1.5 (torchvision's layout and tensor names): the seeded
-//! weights, the inference network on candle with each batch norm folded
-//! into its convolution, the training network (batch statistics,
-//! differentiable), and a plain f64 forward pass that checks them.
+//! weights and the training network on candle (batch statistics,
+//! differentiable). Inference runs on warpt's packed kernel
+//! ([`crate::resnet_packed`]); a plain f64 forward pass
+//! ([`crate::resnet_reference`]) checks it.
 
 use std::collections::HashMap;
 
-use candle_core::{D, DType, Device, Module, Tensor, Var};
+use candle_core::{DType, Device, Module, Tensor, Var};
 use warpt_pepbench::model::tensor_values;
 
 /// Blocks per stage and each stage's width (the bottleneck's inner channels).
@@ -220,59 +221,10 @@ fn get<'w>(w: &'w Weights, name: &str) -> Result<&'w (Vec<usize>, Vec<f32>), Str
     w.get(name).ok_or_else(|| format!("missing tensor {name}"))
 }
 
-/// A convolution with its batch norm folded in (inference).
-struct Folded {
-    weight: Tensor,
-    bias: Tensor,
-    stride: usize,
-    pad: usize,
-}
-
-impl Folded {
-    fn new(w: &Weights, c: &ConvSpec, device: &Device) -> Result<Self, String> {
-        let (shape, kernel) = get(w, &format!("{}.weight", c.conv))?;
-        let p = |s: &str| get(w, &format!("{}.{s}", c.bn)).map(|t| &t.1);
-        let (gamma, beta, mean, var) = (
-            p("weight")?,
-            p("bias")?,
-            p("running_mean")?,
-            p("running_var")?,
-        );
-        let per = kernel.len() / c.c_out;
-        let mut folded = kernel.clone();
-        let mut bias = vec![0f32; c.c_out];
-        for o in 0..c.c_out {
-            let s = gamma[o] as f64 / (var[o] as f64 + EPS).sqrt();
-            folded[o * per..(o + 1) * per]
-                .iter_mut()
-                .for_each(|v| *v = (*v as f64 * s) as f32);
-            bias[o] = (beta[o] as f64 - mean[o] as f64 * s) as f32;
-        }
-        let e = |e: candle_core::Error| e.to_string();
-        Ok(Folded {
-            weight: Tensor::from_vec(folded, shape.as_slice(), device).map_err(e)?,
-            bias: Tensor::from_vec(bias, (1, c.c_out, 1, 1), device).map_err(e)?,
-            stride: c.stride,
-            pad: c.pad,
-        })
-    }
-
-    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
-        x.conv2d(&self.weight, self.pad, self.stride, 1, 1)?
-            .broadcast_add(&self.bias)
-    }
-}
-
-/// ResNet-50 for inference on candle.
-pub struct Inference {
-    stem: Folded,
-    blocks: Vec<([Folded; 3], Option<Folded>)>,
-    fc_t: Tensor,
-    fc_bias: Tensor,
-}
-
-/// The 3×3, stride-2, padding-1 max pool after the stem (inputs are ReLU
-/// outputs, so zero padding is -∞ padding).
+/// The 3×3, stride-2, padding-1 max pool after the stem on candle (inputs
+/// are ReLU outputs, so zero padding is -∞ padding): the reference the
+/// differentiable one is tested against.
+#[cfg(test)]
 fn max_pool(x: &Tensor) -> candle_core::Result<Tensor> {
     x.pad_with_zeros(2, 1, 1)?
         .pad_with_zeros(3, 1, 1)?
@@ -311,58 +263,6 @@ fn max_pool_differentiable(x: &Tensor) -> candle_core::Result<Tensor> {
         }
     }
     out.ok_or_else(|| candle_core::Error::Msg("empty pool".into()))
-}
-
-impl Inference {
-    /// The network of weights `w` on `device`.
-    pub fn new(w: &Weights, device: &Device) -> Result<Self, String> {
-        let blocks = blocks()
-            .iter()
-            .map(|b| {
-                let [a, c2, c3] = &b.convs;
-                Ok((
-                    [
-                        Folded::new(w, a, device)?,
-                        Folded::new(w, c2, device)?,
-                        Folded::new(w, c3, device)?,
-                    ],
-                    b.down
-                        .as_ref()
-                        .map(|d| Folded::new(w, d, device))
-                        .transpose()?,
-                ))
-            })
-            .collect::<Result<_, String>>()?;
-        let e = |e: candle_core::Error| e.to_string();
-        let (_, fc) = get(w, "fc.weight")?;
-        let (_, fcb) = get(w, "fc.bias")?;
-        Ok(Inference {
-            stem: Folded::new(w, &stem(), device)?,
-            blocks,
-            fc_t: Tensor::from_vec(fc.clone(), (CLASSES, 2048), device)
-                .and_then(|t| t.t())
-                .and_then(|t| t.contiguous())
-                .map_err(e)?,
-            fc_bias: Tensor::from_vec(fcb.clone(), (1, CLASSES), device).map_err(e)?,
-        })
-    }
-
-    /// Logits (N × 1000) of normalised images (N × 3 × H × W).
-    pub fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
-        let mut x = max_pool(&self.stem.forward(x)?.relu()?)?;
-        for ([a, b, c], down) in &self.blocks {
-            let y = a.forward(&x)?.relu()?;
-            let y = b.forward(&y)?.relu()?;
-            let y = c.forward(&y)?;
-            let shortcut = match down {
-                Some(d) => d.forward(&x)?,
-                None => x.clone(),
-            };
-            x = (y + shortcut)?.relu()?;
-        }
-        let pooled = x.mean((2, 3))?;
-        pooled.matmul(&self.fc_t)?.broadcast_add(&self.fc_bias)
-    }
 }
 
 /// A convolution and its batch norm as trainable variables.
@@ -508,11 +408,6 @@ pub fn forward_flops(size: usize) -> f64 {
         }
     }
     flops + 2.0 * (2048 * CLASSES) as f64
-}
-
-/// The index of the largest logit of each row.
-pub fn argmax(logits: &Tensor) -> candle_core::Result<Vec<u32>> {
-    logits.argmax(D::Minus1)?.to_vec1::<u32>()
 }
 
 #[cfg(test)]

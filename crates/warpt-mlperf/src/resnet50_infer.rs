@@ -1,8 +1,8 @@
 //! `resnet50_infer`: MLPerf's image classification as a system under test —
 //! ResNet-50 v1.5 on 224×224 ImageNet-normalised images (seeded, or the
-//! images of `dataset=DIR`), on candle with folded batch norms.
+//! images of `dataset=DIR`), on warpt's packed GEMM kernel with folded
+//! batch norms.
 
-use candle_core::{Device, Tensor};
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
@@ -12,7 +12,8 @@ use warpt_model::{
 
 use crate::bench::{self, ModelRules, Outcome};
 use crate::loadgen::{QuerySample, Responder, Response, Scenario, SystemUnderTest};
-use crate::resnet::{self, Inference, MEAN, STD, Weights};
+use crate::resnet::{self, MEAN, STD, Weights};
+use crate::resnet_packed::{Packed, argmax};
 
 /// Benchmark name within the suite.
 pub const NAME: &str = "resnet50_infer";
@@ -47,7 +48,8 @@ pub fn spec() -> BenchmarkSpec {
         components: vec![BenchmarkComponent::Cpu],
         kind: BenchmarkKind::Application,
         description: Some(
-            "MLPerf image classification: ResNet-50 v1.5 (torchvision's layout, batch norms folded) on candle, \
+            "MLPerf image classification: ResNet-50 v1.5 (torchvision's layout, batch norms folded) on warpt's packed \
+             f32 GEMM kernel (channels last, im2col), \
              224x224 ImageNet-normalised images (seeded, or `dataset=DIR`), up to `batch` at once, under the \
              chosen LoadGen scenario (default Offline: samples/s). Weights from the seed or `model_dir` \
              (model.safetensors with torchvision's names). Validation: the network against a plain f64 forward \
@@ -58,7 +60,7 @@ pub fn spec() -> BenchmarkSpec {
         external_tool: None,
         params: params.into_iter().collect(),
         param_help: help.into_iter().collect(),
-        param_choices: crate::choices(&[("device", &["cpu", "cuda", "metal"])]),
+        param_choices: crate::choices(&[("device", &["cpu"])]),
         timeouts: crate::LIMITS,
         metrics: crate::scenario_metrics(),
     }
@@ -153,24 +155,20 @@ impl Library {
 
 /// The ResNet-50 SUT.
 pub struct ResnetSut {
-    net: Inference,
+    net: Packed,
     library: Library,
     batch: usize,
-    device: Device,
     name: String,
 }
 
 impl ResnetSut {
-    /// Logits of `indices`, one row each.
-    pub fn logits(&self, indices: &[usize]) -> Result<Tensor, String> {
-        let s = self.library.size;
+    /// Logits of `indices`, one row of 1000 each.
+    pub fn logits(&self, indices: &[usize]) -> Vec<f32> {
         let pixels: Vec<f32> = indices
             .iter()
             .flat_map(|&i| self.library.normalised(i))
             .collect();
-        let x = Tensor::from_vec(pixels, (indices.len(), 3, s, s), &self.device)
-            .map_err(|e| e.to_string())?;
-        self.net.forward(&x).map_err(|e| format!("forward: {e}"))
+        self.net.forward(&pixels, indices.len(), self.library.size)
     }
 }
 
@@ -189,7 +187,7 @@ impl SystemUnderTest for ResnetSut {
 
     fn process(&self, batch: &[QuerySample], responder: &Responder) -> Result<(), String> {
         let indices: Vec<usize> = batch.iter().map(|s| s.index).collect();
-        let classes = resnet::argmax(&self.logits(&indices)?).map_err(|e| e.to_string())?;
+        let classes = argmax(&self.logits(&indices), resnet::CLASSES);
         for (sample, class) in batch.iter().zip(classes) {
             responder.complete(
                 sample,
@@ -237,9 +235,14 @@ impl Benchmark for Resnet50Infer {
             key: NAME.into(),
             reason,
         })?;
-        let device = warpt_pepbench::llm_infer::device(ctx.str_param("device")?)?;
+        if ctx.str_param("device")? != "cpu" {
+            return Err(BenchmarkError::Skipped(format!(
+                "device '{}': resnet50_infer runs on warpt's CPU kernel only",
+                ctx.str_param("device")?
+            )));
+        }
         let (w, source) = weights(ctx)?;
-        let net = Inference::new(&w, &device).map_err(BenchmarkError::Failed)?;
+        let net = Packed::new(&w).map_err(BenchmarkError::Failed)?;
         let size = ctx.int_param("image_size", 32)? as usize;
         let dataset = ctx.str_param("dataset")?;
         let library = if dataset.is_empty() {
@@ -262,7 +265,6 @@ impl Benchmark for Resnet50Infer {
         self.sut = Some(ResnetSut {
             net,
             batch: ctx.int_param("batch", 1)? as usize,
-            device,
             name: format!("warpt ResNet-50 v1.5 ({source} weights, {images}, {size}x{size})"),
             library,
         });
@@ -318,14 +320,9 @@ fn check(sut: &ResnetSut, w: &Weights, outcome: &Outcome, seed: u64) -> Result<S
     let small = Library::seeded(seed ^ 0x5e11, 1, 32);
     let image = small.normalised(0);
     let want = crate::resnet_reference::logits(w, &image, 32)?;
-    let x = Tensor::from_vec(image, (1, 3, 32, 32), &sut.device).map_err(|e| e.to_string())?;
-    let got = sut
-        .net
-        .forward(&x)
-        .and_then(|t| t.to_vec2::<f32>())
-        .map_err(|e| e.to_string())?;
+    let got = sut.net.forward(&image, 1, 32);
     let scale = want.iter().fold(0f64, |m, v| m.max(v.abs())).max(1e-30);
-    let worst = got[0]
+    let worst = got
         .iter()
         .zip(&want)
         .map(|(g, w)| (*g as f64 - w).abs() / scale)
@@ -341,7 +338,7 @@ fn check(sut: &ResnetSut, w: &Weights, outcome: &Outcome, seed: u64) -> Result<S
         .samples
         .first()
         .ok_or("no sample was answered")?;
-    let alone = resnet::argmax(&sut.logits(&[first.index])?).map_err(|e| e.to_string())?[0] as i32;
+    let alone = argmax(&sut.logits(&[first.index]), resnet::CLASSES)[0] as i32;
     let served = i32::from_le_bytes([first.data[0], first.data[1], first.data[2], first.data[3]]);
     if alone != served {
         return Err(format!(

@@ -215,3 +215,33 @@ fn logs_read_back_and_accuracy_covers_the_library() {
         .collect();
     assert_eq!(e["data"], hex);
 }
+
+#[test]
+fn sample_indices_are_drawn_as_seeded() {
+    let mut s = settings(Scenario::SingleStream);
+    s.min_query_count = 50;
+    s.min_duration = Duration::ZERO;
+    let indices = |seed: u64| {
+        let mut s = s.clone();
+        s.sample_index_rng_seed = seed;
+        let summary = run_test(&sut(0.05, 1), &s).expect("run");
+        summary
+            .result
+            .samples
+            .iter()
+            .map(|r| r.index)
+            .collect::<Vec<_>>()
+    };
+    let (a, b, c) = (indices(5), indices(5), indices(6));
+    assert_eq!(a, b, "the same seed draws the same samples");
+    assert_ne!(a, c, "another seed draws others");
+    assert!(a.iter().all(|&i| i < 1024));
+    // Spread over the library, not stuck on a few.
+    let distinct: std::collections::BTreeSet<_> = a.iter().collect();
+    assert!(
+        distinct.len() > 40,
+        "{} distinct of {}",
+        distinct.len(),
+        a.len()
+    );
+}
