@@ -15,6 +15,7 @@ use warpt_model::{
 
 use crate::loadgen::logs::SUMMARY_FILE;
 use crate::loadgen::parse::{ParsedLog, read_dir};
+use crate::metrics::single as metric;
 
 /// Benchmark name within the suite.
 pub const NAME: &str = "mlperf_external";
@@ -85,17 +86,6 @@ pub fn check_params(params: &Params) -> Result<(), String> {
         return Err(format!("parameter 'workdir': {dir} is not a directory"));
     }
     Ok(())
-}
-
-fn metric(name: &str, value: f64, unit: &str, higher_is_better: bool) -> BenchmarkMetric {
-    BenchmarkMetric {
-        name: name.into(),
-        value,
-        unit: unit.into(),
-        higher_is_better,
-        tags: Default::default(),
-        stats: None,
-    }
 }
 
 /// The warpt metrics of a parsed log: the scenario's headline (the

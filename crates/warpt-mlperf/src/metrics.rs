@@ -11,7 +11,8 @@ use warpt_model::{BenchmarkMetric, ParamValue};
 use crate::bench::Outcome;
 use crate::loadgen::{Mode, Scenario};
 
-fn single(name: &str, value: f64, unit: &str, higher_is_better: bool) -> BenchmarkMetric {
+/// A metric that is one figure per test (no statistics).
+pub fn single(name: &str, value: f64, unit: &str, higher_is_better: bool) -> BenchmarkMetric {
     BenchmarkMetric {
         name: name.into(),
         value,

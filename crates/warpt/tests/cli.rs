@@ -106,7 +106,13 @@ fn list_shows_every_micro_benchmark() {
             "embed",
             "data_pipeline",
             "end_to_end_infer",
-            "file"
+            "file",
+            "resnet50_infer",
+            "resnet50_train",
+            "bert_infer",
+            "llm_infer",
+            "synthetic",
+            "mlperf_external"
         ]
     );
 }
@@ -131,9 +137,10 @@ fn list_filters_by_suite_and_component() {
     assert_eq!(names, ["mem_bandwidth", "mem_latency"]);
     let specs =
         json_stdout(warpt().args(["benchmark", "list", "--component", "gpu,cpu", "--json"]));
-    // cpu_flops, the four linpack benchmarks, four of pepbench and the
-    // harness's user file; no GPU benchmark exists yet.
-    assert_eq!(specs.as_array().unwrap().len(), 10);
+    // cpu_flops, the four linpack benchmarks, four of pepbench, the
+    // harness's user file and four of mlperf (resnet50_infer and _train,
+    // bert_infer, llm_infer); no GPU benchmark exists yet.
+    assert_eq!(specs.as_array().unwrap().len(), 14);
     assert_usage_error(
         warpt().args(["benchmark", "list", "--suite", "nope"]),
         &["unknown suite 'nope'", "micro"],
