@@ -126,7 +126,7 @@ impl BertSut {
         let mut pick = |lo: u64, hi: u64| lo + rng.next_u64() % (hi - lo);
         // SQuAD v1.1 at 384: questions of ~8–32 tokens, the whole window
         // usually full of context, sometimes not.
-        let question = pick(8, 33) as usize;
+        let question = (pick(8, 33) as usize).min(seq.saturating_sub(4).max(1));
         let real = (pick((seq as u64) / 3, seq as u64 + 1) as usize).clamp(question + 3, seq);
         let mut ids = Vec::with_capacity(seq);
         ids.push(CLS);

@@ -245,3 +245,40 @@ fn sample_indices_are_drawn_as_seeded() {
         a.len()
     );
 }
+
+/// A SUT that panics on one sample: the test ends with the panic's
+/// message instead of waiting forever for the answer.
+#[test]
+fn a_panicking_sut_fails_the_test() {
+    struct Faulty;
+    impl warpt_mlperf::loadgen::SystemUnderTest for Faulty {
+        fn name(&self) -> String {
+            "faulty".into()
+        }
+        fn workers(&self) -> usize {
+            2
+        }
+        fn max_batch(&self) -> usize {
+            1
+        }
+        fn process(
+            &self,
+            batch: &[warpt_mlperf::loadgen::QuerySample],
+            responder: &warpt_mlperf::loadgen::Responder,
+        ) -> Result<(), String> {
+            for s in batch {
+                assert!(s.index != 3, "sample 3 is cursed");
+                responder.complete(s, Default::default());
+            }
+            Ok(())
+        }
+    }
+    let mut s = settings(Scenario::Offline);
+    s.samples_per_query = 50;
+    s.min_query_count = 1;
+    let err = run_test(&Faulty, &s).expect_err("the test fails");
+    assert!(
+        err.contains("panicked") && err.contains("sample 3 is cursed"),
+        "{err}"
+    );
+}

@@ -136,7 +136,20 @@ pub fn run(
         for _ in 0..sut.workers().max(1) {
             s.spawn(|| {
                 while let Some(batch) = queue.take(sut.max_batch()) {
-                    if let Err(e) = sut.process(&batch, &responder) {
+                    // A panicking SUT fails the test instead of leaving the
+                    // issuer waiting for answers that never come.
+                    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        sut.process(&batch, &responder)
+                    }))
+                    .unwrap_or_else(|panic| {
+                        let msg = panic
+                            .downcast_ref::<&str>()
+                            .map(|s| s.to_string())
+                            .or_else(|| panic.downcast_ref::<String>().cloned())
+                            .unwrap_or_else(|| "no message".into());
+                        Err(format!("the system under test panicked: {msg}"))
+                    });
+                    if let Err(e) = outcome {
                         if let Ok(mut f) = failure.lock() {
                             f.get_or_insert(e);
                         }
