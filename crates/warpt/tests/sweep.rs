@@ -116,7 +116,8 @@ fn strings_with_declared_choices_sweep_and_others_do_not() {
             "benchmark",
             "run",
             "--benchmark",
-            "llm_infer",
+            // pepbench's (mlperf has an llm_infer too): `suite/name`.
+            "pepbench/llm_infer",
             "--no-store",
             "--json",
         ])
@@ -186,7 +187,8 @@ fn strings_with_declared_choices_sweep_and_others_do_not() {
             "benchmark",
             "run",
             "--benchmark",
-            "llm_infer",
+            // pepbench's (mlperf has an llm_infer too): `suite/name`.
+            "pepbench/llm_infer",
             "--param",
             "precision=f32,f64",
         ])
