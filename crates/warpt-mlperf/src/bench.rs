@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use warpt_harness::{BenchmarkError, Measure, RunContext};
-use warpt_model::{ParamValue, Params};
+use warpt_model::{
+    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params,
+};
 
 pub use crate::metrics::measured;
 
@@ -27,6 +29,57 @@ pub struct ModelRules {
     pub library: u64,
     /// LLMs: default TTFT and TPOT bounds, ms.
     pub token_bounds_ms: Option<(f64, f64)>,
+}
+
+/// What a scenario benchmark's spec says beyond what they all share.
+pub struct SpecParts<'a> {
+    /// Benchmark name.
+    pub name: &'a str,
+    /// Its default scenario.
+    pub scenario: Scenario,
+    /// `Some(batch)`: a model SUT, with `device`, `model_dir` and `batch`
+    /// (this default).
+    pub batch: Option<i64>,
+    /// Components it exercises.
+    pub components: Vec<BenchmarkComponent>,
+    /// What it measures and how it is validated.
+    pub description: &'a str,
+    /// Its own parameters: name, default, help.
+    pub params: Vec<(&'a str, ParamValue, &'a str)>,
+    /// Allowed values of its string parameters.
+    pub choices: &'a [(&'a str, &'a [&'a str])],
+    /// Metrics beyond the scenarios' own.
+    pub metrics: &'a [&'a str],
+}
+
+/// The spec of a scenario benchmark: the shared parameters (and a model
+/// SUT's), then its own.
+pub fn scenario_spec(parts: SpecParts<'_>) -> BenchmarkSpec {
+    let mut params = common_params(parts.scenario);
+    let mut help = common_help();
+    if let Some(batch) = parts.batch {
+        params.extend(model_params(batch));
+        help.extend(model_help());
+    }
+    for (key, default, text) in parts.params {
+        params.push((key.to_string(), default));
+        help.push((key.to_string(), text.to_string()));
+    }
+    let mut metrics = crate::scenario_metrics();
+    metrics.extend(parts.metrics.iter().map(|m| m.to_string()));
+    BenchmarkSpec {
+        id: BenchmarkId::new(crate::SUITE, parts.name),
+        components: parts.components,
+        kind: BenchmarkKind::Application,
+        description: Some(parts.description.to_string()),
+        default_duration_seconds: Some(10.0),
+        external_tool: None,
+        params: params.into_iter().collect(),
+        param_help: help.into_iter().collect(),
+        param_choices: crate::choices(parts.choices),
+        timeouts: crate::LIMITS,
+        metrics,
+    }
 }
 
 /// The parameters every MLPerf benchmark takes, with their defaults.
@@ -382,6 +435,9 @@ pub struct Outcome {
     pub trials: Vec<peak::Trial>,
     /// Where the logs are.
     pub log_dir: PathBuf,
+    /// Offline: the first query (sized from the warm-up) ended before the
+    /// minimum duration, and the test ran again sized from its own rate.
+    pub offline_resized: bool,
 }
 
 /// Warms up, runs the test (or the peak search) and writes the logs.
@@ -396,6 +452,7 @@ pub fn run(
     measure.begin_measurement();
     let burst = (sut.workers().max(1) * sut.max_batch().max(1)) as u64;
     let settings = size_for(base, throughput, burst);
+    let mut offline_resized = false;
     let (summary, trials) = if settings.mode == Mode::FindPeakPerformance {
         let mut s = settings.clone();
         s.mode = Mode::PerformanceOnly;
@@ -405,10 +462,21 @@ pub fn run(
         summary.settings.mode = Mode::FindPeakPerformance;
         (summary, search.trials)
     } else {
-        (
-            loadgen::run_test(sut, &settings).map_err(BenchmarkError::Failed)?,
-            Vec::new(),
-        )
+        let mut summary = loadgen::run_test(sut, &settings).map_err(BenchmarkError::Failed)?;
+        // An Offline query sized from the warm-up's estimate can finish
+        // before the minimum duration when the machine sped up meanwhile;
+        // with an estimated (not given) QPS, size it once more from the
+        // rate the run itself measured, as a LoadGen user would.
+        if settings.scenario == Scenario::Offline
+            && base.target_qps <= 0.0
+            && settings.mode == Mode::PerformanceOnly
+            && !summary.min_duration.met
+        {
+            let redo = size_for(base, summary.samples_per_second(), burst);
+            summary = loadgen::run_test(sut, &redo).map_err(BenchmarkError::Failed)?;
+            offline_resized = true;
+        }
+        (summary, Vec::new())
     };
     let dir = log_dir(ctx, bench, settings.scenario)?;
     logs::write_all(&summary, &dir).map_err(|e| {
@@ -419,5 +487,6 @@ pub fn run(
         summary,
         trials,
         log_dir,
+        offline_resized,
     })
 }

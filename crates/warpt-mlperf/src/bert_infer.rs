@@ -10,13 +10,11 @@ use candle_transformers::models::bert;
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
-use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, Validation,
-};
+use warpt_model::{BenchmarkComponent, BenchmarkSpec, ParamValue, Params, Validation};
 use warpt_pepbench::encoder::PackedBert;
 use warpt_pepbench::model::tensor_values;
 
-use crate::bench::{self, ModelRules, Outcome};
+use crate::bench::{self, ModelRules, Outcome, SpecParts};
 use crate::loadgen::{QuerySample, Responder, Response, Scenario, SystemUnderTest};
 
 /// Benchmark name within the suite.
@@ -32,44 +30,34 @@ const MODEL: ModelRules = ModelRules {
 
 /// The spec of `bert_infer`.
 pub fn spec() -> BenchmarkSpec {
-    let mut params = bench::common_params(Scenario::Offline);
-    params.extend(bench::model_params(4));
-    params.extend([
-        ("model".to_string(), ParamValue::Str("base".into())),
-        ("seq".to_string(), ParamValue::Int(384)),
-    ]);
-    let mut help = bench::common_help();
-    help.extend(bench::model_help());
-    help.extend([
-        (
-            "model".to_string(),
-            "base or large (BERT's shapes)".to_string(),
-        ),
-        (
-            "seq".to_string(),
-            "tokens per sample, padded (SQuAD: 384)".to_string(),
-        ),
-    ]);
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
+    bench::scenario_spec(SpecParts {
+        name: NAME,
+        scenario: Scenario::Offline,
+        batch: Some(4),
         components: vec![BenchmarkComponent::Cpu],
-        kind: BenchmarkKind::Application,
-        description: Some(
-            "MLPerf BERT question answering: BERT-base (or large) on SQuAD-shaped seeded inputs padded to `seq`, \
+        description: "MLPerf BERT question answering: BERT-base (or large) on SQuAD-shaped seeded inputs padded to `seq`, \
              start/end logits per token, under the chosen LoadGen scenario (default Offline: samples/s). Weights \
              from the seed, or `model_dir` (Hugging Face config.json + model.safetensors). Validation: the encoder \
              against a plain f64 forward on a short input, a sample served in a batch equals it served alone, and \
-             the QA head against an f64 product."
-                .into(),
-        ),
-        default_duration_seconds: Some(10.0),
-        external_tool: None,
-        params: params.into_iter().collect(),
-        param_help: help.into_iter().collect(),
-        param_choices: crate::choices(&[("model", &["base", "large"]), ("device", &["cpu", "cuda", "metal"])]),
-        timeouts: crate::LIMITS,
-        metrics: crate::scenario_metrics(),
-    }
+             the QA head against an f64 product.",
+        params: vec![
+            (
+                "model",
+                ParamValue::Str("base".into()),
+                "base or large (BERT's shapes)",
+            ),
+            (
+                "seq",
+                ParamValue::Int(384),
+                "tokens per sample, padded (SQuAD: 384)",
+            ),
+        ],
+        choices: &[
+            ("model", &["base", "large"]),
+            ("device", &["cpu", "cuda", "metal"]),
+        ],
+        metrics: &[],
+    })
 }
 
 /// BERT's configuration for `name` (`base` or `large`).

@@ -7,12 +7,10 @@
 use std::time::Instant;
 
 use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
-use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, Validation,
-};
+use warpt_model::{BenchmarkComponent, BenchmarkSpec, ParamValue, Params, Validation};
 use warpt_pepbench::llm::{Decoder, Precision, random_prompts};
 
-use crate::bench::{self, ModelRules, Outcome};
+use crate::bench::{self, ModelRules, Outcome, SpecParts};
 use crate::loadgen::{QuerySample, Responder, Response, Scenario, SystemUnderTest};
 
 /// Benchmark name within the suite.
@@ -29,78 +27,56 @@ const MODEL: ModelRules = ModelRules {
 
 /// The spec of `llm_infer`.
 pub fn spec() -> BenchmarkSpec {
-    let mut params = bench::common_params(Scenario::Offline);
-    params.extend(bench::model_params(8));
-    params.extend([
-        ("model".to_string(), ParamValue::Str("small".into())),
-        ("model_file".to_string(), ParamValue::Str(String::new())),
-        ("precision".to_string(), ParamValue::Str("f32".into())),
-        ("prompt_tokens".to_string(), ParamValue::Int(128)),
-        ("gen_tokens".to_string(), ParamValue::Int(32)),
-        ("ttft_bound_ms".to_string(), ParamValue::Float(0.0)),
-        ("tpot_bound_ms".to_string(), ParamValue::Float(0.0)),
-    ]);
-    let mut help = bench::common_help();
-    help.extend(bench::model_help());
-    help.extend([
-        (
-            "model".to_string(),
-            "pepbench preset: tiny, small, base".to_string(),
-        ),
-        (
-            "model_dir".to_string(),
-            "a Hugging Face Llama directory; overrides model".to_string(),
-        ),
-        (
-            "model_file".to_string(),
-            "a quantized Llama GGUF file; overrides model".to_string(),
-        ),
-        (
-            "precision".to_string(),
-            "f32, bf16, f16, q8_0 or q4_0".to_string(),
-        ),
-        ("prompt_tokens".to_string(), "tokens per prompt".to_string()),
-        (
-            "gen_tokens".to_string(),
-            "tokens generated per sample (at least 2)".to_string(),
-        ),
-        (
-            "ttft_bound_ms".to_string(),
-            "Server p99 TTFT bound; 0 = llama2-70b's 2000 ms".to_string(),
-        ),
-        (
-            "tpot_bound_ms".to_string(),
-            "Server p99 TPOT bound; 0 = llama2-70b's 200 ms".to_string(),
-        ),
-    ]);
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
+    bench::scenario_spec(SpecParts {
+        name: NAME,
+        scenario: Scenario::Offline,
+        batch: Some(8),
         components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Ram],
-        kind: BenchmarkKind::Application,
-        description: Some(
-            "pepbench's LLM (candle, a Llama-architecture decoder, greedy with a KV cache) as an MLPerf LLM SUT: \
+        description: "pepbench's LLM (candle, a Llama-architecture decoder, greedy with a KV cache) as an MLPerf LLM SUT: \
              seeded prompts of `prompt_tokens`, `gen_tokens` generated each, up to `batch` samples prefilled and \
              decoded together. TTFT and TPOT per sample as LoadGen counts them, tokens/s; in Server the p99 TTFT \
              and TPOT must meet their bounds. Validation: pepbench's (the tiny preset against an f64 forward, \
-             repeatability, batched = alone) and every sample answered once with gen_tokens tokens."
-                .into(),
-        ),
-        default_duration_seconds: Some(10.0),
-        external_tool: None,
-        params: params.into_iter().collect(),
-        param_help: help.into_iter().collect(),
-        param_choices: crate::choices(&[
+             repeatability, batched = alone) and every sample answered once with gen_tokens tokens.",
+        params: vec![
+            (
+                "model",
+                ParamValue::Str("small".into()),
+                "pepbench preset: tiny, small, base",
+            ),
+            (
+                "model_file",
+                ParamValue::Str(String::new()),
+                "a quantized Llama GGUF file; overrides model",
+            ),
+            (
+                "precision",
+                ParamValue::Str("f32".into()),
+                "f32, bf16, f16, q8_0 or q4_0",
+            ),
+            ("prompt_tokens", ParamValue::Int(128), "tokens per prompt"),
+            (
+                "gen_tokens",
+                ParamValue::Int(32),
+                "tokens generated per sample (at least 2)",
+            ),
+            (
+                "ttft_bound_ms",
+                ParamValue::Float(0.0),
+                "Server p99 TTFT bound; 0 = llama2-70b's 2000 ms",
+            ),
+            (
+                "tpot_bound_ms",
+                ParamValue::Float(0.0),
+                "Server p99 TPOT bound; 0 = llama2-70b's 200 ms",
+            ),
+        ],
+        choices: &[
             ("model", warpt_pepbench::sampling::MODELS),
             ("precision", warpt_pepbench::sampling::PRECISIONS),
             ("device", warpt_pepbench::sampling::DEVICES),
-        ]),
-        timeouts: crate::LIMITS,
-        metrics: {
-            let mut m = crate::scenario_metrics();
-            m.extend(["tokens_per_s".into(), "ttft_ms".into(), "tpot_ms".into()]);
-            m
-        },
-    }
+        ],
+        metrics: &["tokens_per_s", "ttft_ms", "tpot_ms"],
+    })
 }
 
 /// Checks the parameters before anything runs.

@@ -178,6 +178,14 @@ pub fn measured(outcome: &Outcome, measure: &mut Measure<'_>) -> Measured {
         let key = title.trim_end_matches(':').to_lowercase().replace(' ', "_");
         details.push((key, ParamValue::from(text.trim().replace('\n', " "))));
     }
+    if outcome.offline_resized {
+        details.push((
+            "offline_resized".into(),
+            ParamValue::from(
+                "the first Offline query, sized from the warm-up, ended before the minimum duration; this test was sized from that run's rate",
+            ),
+        ));
+    }
     if !outcome.trials.is_empty() {
         let trials: Vec<String> = outcome
             .trials

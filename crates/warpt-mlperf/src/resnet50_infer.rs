@@ -6,11 +6,9 @@
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
-use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, Validation,
-};
+use warpt_model::{BenchmarkComponent, BenchmarkSpec, ParamValue, Params, Validation};
 
-use crate::bench::{self, ModelRules, Outcome};
+use crate::bench::{self, ModelRules, Outcome, SpecParts};
 use crate::loadgen::{QuerySample, Responder, Response, Scenario, SystemUnderTest};
 use crate::resnet::{self, MEAN, STD, Weights};
 use crate::resnet_packed::{Packed, argmax};
@@ -28,42 +26,31 @@ const MODEL: ModelRules = ModelRules {
 
 /// The spec of `resnet50_infer`.
 pub fn spec() -> BenchmarkSpec {
-    let mut params = bench::common_params(Scenario::Offline);
-    params.extend(bench::model_params(8));
-    params.extend([
-        ("image_size".to_string(), ParamValue::Int(224)),
-        ("dataset".to_string(), ParamValue::Str(String::new())),
-    ]);
-    let mut help = bench::common_help();
-    help.extend(bench::model_help());
-    help.extend([
-        ("image_size".to_string(), "image height and width (MLPerf: 224)".to_string()),
-        (
-            "dataset".to_string(),
-            "a directory of images (JPEG, PNG, PPM), resized and center-cropped to image_size; empty = seeded images".to_string(),
-        ),
-    ]);
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
+    bench::scenario_spec(SpecParts {
+        name: NAME,
+        scenario: Scenario::Offline,
+        batch: Some(8),
         components: vec![BenchmarkComponent::Cpu],
-        kind: BenchmarkKind::Application,
-        description: Some(
-            "MLPerf image classification: ResNet-50 v1.5 (torchvision's layout, batch norms folded) on warpt's packed \
-             f32 GEMM kernel (channels last, im2col), \
-             224x224 ImageNet-normalised images (seeded, or `dataset=DIR`), up to `batch` at once, under the \
-             chosen LoadGen scenario (default Offline: samples/s). Weights from the seed or `model_dir` \
-             (model.safetensors with torchvision's names). Validation: the network against a plain f64 forward \
-             pass on a 32x32 image, and a sample served in a batch classified as it is alone."
-                .into(),
-        ),
-        default_duration_seconds: Some(10.0),
-        external_tool: None,
-        params: params.into_iter().collect(),
-        param_help: help.into_iter().collect(),
-        param_choices: crate::choices(&[("device", &["cpu"])]),
-        timeouts: crate::LIMITS,
-        metrics: crate::scenario_metrics(),
-    }
+        description: "MLPerf image classification: ResNet-50 v1.5 (torchvision's layout, batch norms folded) on warpt's packed \
+             f32 GEMM kernel (channels last, im2col), 224x224 ImageNet-normalised images (seeded, or `dataset=DIR`), \
+             up to `batch` at once, under the chosen LoadGen scenario (default Offline: samples/s). Weights from the \
+             seed or `model_dir` (model.safetensors with torchvision's names). Validation: the network against a plain \
+             f64 forward pass on a 32x32 image, and a sample served in a batch classified as it is alone.",
+        params: vec![
+            (
+                "image_size",
+                ParamValue::Int(224),
+                "image height and width (MLPerf: 224)",
+            ),
+            (
+                "dataset",
+                ParamValue::Str(String::new()),
+                "a directory of images (JPEG, PNG, PPM), resized and center-cropped to image_size; empty = seeded images",
+            ),
+        ],
+        choices: &[("device", &["cpu"])],
+        metrics: &[],
+    })
 }
 
 /// Checks the parameters before anything runs.

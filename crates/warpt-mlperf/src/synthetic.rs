@@ -11,11 +11,9 @@
 use std::time::{Duration, Instant};
 
 use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
-use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, Validation,
-};
+use warpt_model::{BenchmarkComponent, BenchmarkSpec, ParamValue, Params, Validation};
 
-use crate::bench::{self, ModelRules, Outcome};
+use crate::bench::{self, ModelRules, Outcome, SpecParts};
 use crate::loadgen::{QuerySample, Responder, Response, Scenario, SystemUnderTest};
 
 /// Benchmark name within the suite.
@@ -31,42 +29,30 @@ const MODEL: ModelRules = ModelRules {
 
 /// The spec of `synthetic`.
 pub fn spec() -> BenchmarkSpec {
-    let mut params = bench::common_params(Scenario::SingleStream);
-    params.extend([
-        ("service_us".to_string(), ParamValue::Float(1000.0)),
-        ("workers".to_string(), ParamValue::Int(1)),
-        ("work".to_string(), ParamValue::Str("sleep".into())),
-    ]);
-    let mut help = bench::common_help();
-    help.extend([
-        (
-            "service_us".to_string(),
-            "time each sample takes, µs".to_string(),
-        ),
-        ("workers".to_string(), "samples served at once".to_string()),
-        (
-            "work".to_string(),
-            "sleep (default) or busy (spin on a core)".to_string(),
-        ),
-    ]);
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
+    bench::scenario_spec(SpecParts {
+        name: NAME,
+        scenario: Scenario::SingleStream,
+        batch: None,
         components: vec![BenchmarkComponent::System],
-        kind: BenchmarkKind::Application,
-        description: Some(
-            "The MLPerf scenario engine on a SUT of known service time (`service_us`, `workers`): \
+        description: "The MLPerf scenario engine on a SUT of known service time (`service_us`, `workers`): \
              SingleStream p90, MultiStream p99, Server QPS (or its peak with find_peak=true) and Offline samples/s, \
-             with LoadGen's validity rules and logs. Validation: every sample answered exactly once, with its own index."
-                .into(),
-        ),
-        default_duration_seconds: Some(10.0),
-        external_tool: None,
-        params: params.into_iter().collect(),
-        param_help: help.into_iter().collect(),
-        param_choices: crate::choices(&[("work", &["sleep", "busy"])]),
-        timeouts: crate::LIMITS,
-        metrics: crate::scenario_metrics(),
-    }
+             with LoadGen's validity rules and logs. Validation: every sample answered exactly once, with its own index.",
+        params: vec![
+            (
+                "service_us",
+                ParamValue::Float(1000.0),
+                "time each sample takes, µs",
+            ),
+            ("workers", ParamValue::Int(1), "samples served at once"),
+            (
+                "work",
+                ParamValue::Str("sleep".into()),
+                "sleep (default) or busy (spin on a core)",
+            ),
+        ],
+        choices: &[("work", &["sleep", "busy"])],
+        metrics: &[],
+    })
 }
 
 /// Checks the parameters before anything runs.
