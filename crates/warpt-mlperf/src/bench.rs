@@ -490,3 +490,95 @@ pub fn run(
         offline_resized,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MODEL: ModelRules = ModelRules {
+        name: "resnet50",
+        server_latency_ms: 15.0,
+        offline_min_count: 24576,
+        library: 1024,
+        token_bounds_ms: None,
+    };
+
+    fn ctx(overrides: &[(&str, ParamValue)]) -> RunContext {
+        let mut params: Params = common_params(Scenario::SingleStream).into_iter().collect();
+        for (k, v) in overrides {
+            params.insert(k.to_string(), v.clone());
+        }
+        RunContext {
+            params,
+            seed: 42,
+            duration: Duration::from_secs(7),
+            burnin: Duration::from_secs(1),
+            target_rel_ci: 0.01,
+        }
+    }
+
+    fn settings_of(overrides: &[(&str, ParamValue)]) -> TestSettings {
+        settings(&ctx(overrides), &MODEL, 8).expect("settings")
+    }
+
+    #[test]
+    fn quick_rules_take_the_runs_duration_and_what_early_stopping_needs() {
+        let s = settings_of(&[]);
+        assert_eq!(
+            (s.rules, s.scenario),
+            (Rules::Quick, Scenario::SingleStream)
+        );
+        assert_eq!(s.min_duration, Duration::from_secs(7));
+        assert_eq!(s.min_query_count, 100);
+        assert_eq!(s.target_latency_percentile, 0.9);
+        let ms = settings_of(&[("scenario", ParamValue::Str("MultiStream".into()))]);
+        assert_eq!((ms.min_query_count, ms.samples_per_query), (662, 8));
+        let server = settings_of(&[("scenario", ParamValue::Str("Server".into()))]);
+        assert_eq!(server.min_query_count, 459);
+        assert_eq!(server.target_latency, Some(Duration::from_millis(15)));
+        // Seeds come from --seed, differently for each stream.
+        assert_ne!(server.schedule_rng_seed, server.sample_index_rng_seed);
+    }
+
+    #[test]
+    fn official_rules_are_mlperf_conf() {
+        let official = [("rules", ParamValue::Str("official".into()))];
+        let s = settings_of(&official);
+        assert_eq!(s.min_duration, Duration::from_secs(600));
+        assert_eq!(s.schedule_rng_seed, OFFICIAL_SCHEDULE_SEED);
+        assert_eq!(s.sample_index_rng_seed, OFFICIAL_SAMPLE_SEED);
+        let off = settings_of(&[
+            official[0].clone(),
+            ("scenario", ParamValue::Str("Offline".into())),
+        ]);
+        assert_eq!(off.min_query_count, 24576);
+        let ms = settings_of(&[
+            official[0].clone(),
+            ("scenario", ParamValue::Str("MultiStream".into())),
+        ]);
+        assert_eq!(ms.min_query_count, 662);
+        // Explicit values win over either rule set.
+        let given = settings_of(&[
+            official[0].clone(),
+            ("min_duration_s", ParamValue::Float(2.5)),
+            ("min_query_count", ParamValue::Int(7)),
+            ("schedule_rng_seed", ParamValue::Int(0)),
+        ]);
+        assert_eq!(given.min_duration, Duration::from_millis(2500));
+        assert_eq!(given.min_query_count, 7);
+        assert_eq!(given.schedule_rng_seed, 0);
+    }
+
+    #[test]
+    fn offline_queries_are_sized_as_loadgen_sizes_them() {
+        let base = settings_of(&[("scenario", ParamValue::Str("Offline".into()))]);
+        // 1.1 x 7 s x 10 samples/s = 77, rounded up to whole bursts of 8.
+        let s = size_for(&base, 10.0, 8);
+        assert_eq!(s.samples_per_query, 80);
+        assert_eq!(s.min_query_count, 1);
+        assert_eq!(s.target_qps, 10.0);
+        // Server's automatic rate is half the measured throughput.
+        let server = settings_of(&[("scenario", ParamValue::Str("Server".into()))]);
+        assert_eq!(size_for(&server, 10.0, 8).target_qps, 5.0);
+    }
+}
