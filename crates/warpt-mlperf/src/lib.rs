@@ -10,9 +10,9 @@
 //! - [`llm_infer`]: pepbench's LLM with TTFT / TPOT bounds;
 //! - [`resnet50_infer`]: ResNet-50 v1.5 image classification;
 //! - [`resnet50_train`]: ResNet-50 training throughput;
-//! - [`resnet`], [`resnet_packed`], [`resnet_reference`], [`images`]: the
-//!   network (weights, training on candle), inference on warpt's packed
-//!   kernel, its f64 check, and image directories;
+//! - [`resnet`], [`resnet_gemm`], [`resnet_reference`], [`images`]: the
+//!   network (weights, training on candle), inference as channels-last
+//!   GEMMs, its f64 check, and image directories;
 //! - [`external`]: an official MLPerf reference implementation, its logs read.
 
 pub mod bench;
@@ -25,7 +25,7 @@ pub mod metrics;
 pub mod resnet;
 pub mod resnet50_infer;
 pub mod resnet50_train;
-pub mod resnet_packed;
+pub mod resnet_gemm;
 pub mod resnet_reference;
 pub mod synthetic;
 

@@ -1,7 +1,7 @@
 //! ResNet-50 v1.5 (torchvision's layout and tensor names): the seeded
 //! weights and the training network on candle (batch statistics,
-//! differentiable). Inference runs on warpt's packed kernel
-//! ([`crate::resnet_packed`]); a plain f64 forward pass
+//! differentiable). Inference runs as channels-last GEMMs
+//! ([`crate::resnet_gemm`]); a plain f64 forward pass
 //! ([`crate::resnet_reference`]) checks it.
 
 use std::collections::HashMap;

@@ -1,7 +1,7 @@
 //! `resnet50_infer`: MLPerf's image classification as a system under test —
 //! ResNet-50 v1.5 on 224×224 ImageNet-normalised images (seeded, or the
-//! images of `dataset=DIR`), on warpt's packed GEMM kernel with folded
-//! batch norms.
+//! images of `dataset=DIR`), channels last, every convolution one GEMM
+//! (faer), batch norms folded.
 
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -11,7 +11,7 @@ use warpt_model::{BenchmarkComponent, BenchmarkSpec, ParamValue, Params, Validat
 use crate::bench::{self, ModelRules, Outcome, SpecParts};
 use crate::loadgen::{QuerySample, Responder, Response, Scenario, SystemUnderTest};
 use crate::resnet::{self, MEAN, STD, Weights};
-use crate::resnet_packed::{Packed, argmax};
+use crate::resnet_gemm::{GemmNet, argmax};
 
 /// Benchmark name within the suite.
 pub const NAME: &str = "resnet50_infer";
@@ -31,8 +31,8 @@ pub fn spec() -> BenchmarkSpec {
         scenario: Scenario::Offline,
         batch: Some(8),
         components: vec![BenchmarkComponent::Cpu],
-        description: "MLPerf image classification: ResNet-50 v1.5 (torchvision's layout, batch norms folded) on warpt's packed \
-             f32 GEMM kernel (channels last, im2col), 224x224 ImageNet-normalised images (seeded, or `dataset=DIR`), \
+        description: "MLPerf image classification: ResNet-50 v1.5 (torchvision's layout, batch norms folded), channels \
+             last, every convolution one f32 GEMM on faer (im2col for 3x3 and the stem), 224x224 ImageNet-normalised images (seeded, or `dataset=DIR`), \
              up to `batch` at once, under the chosen LoadGen scenario (default Offline: samples/s). Weights from the \
              seed or `model_dir` (model.safetensors with torchvision's names). Validation: the network against a plain \
              f64 forward pass on a 32x32 image, and a sample served in a batch classified as it is alone.",
@@ -142,7 +142,7 @@ impl Library {
 
 /// The ResNet-50 SUT.
 pub struct ResnetSut {
-    net: Packed,
+    net: GemmNet,
     library: Library,
     batch: usize,
     name: String,
@@ -229,7 +229,7 @@ impl Benchmark for Resnet50Infer {
             )));
         }
         let (w, source) = weights(ctx)?;
-        let net = Packed::new(&w).map_err(BenchmarkError::Failed)?;
+        let net = GemmNet::new(&w).map_err(BenchmarkError::Failed)?;
         let size = ctx.int_param("image_size", 32)? as usize;
         let dataset = ctx.str_param("dataset")?;
         let library = if dataset.is_empty() {

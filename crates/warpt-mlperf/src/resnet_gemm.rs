@@ -1,13 +1,12 @@
-//! ResNet-50 inference on warpt's own kernel: activations channels-last
-//! (NHWC), every convolution a GEMM on pepbench's packed f32 matrices
-//! (1×1 convolutions directly, 3×3 and the 7×7 stem through an im2col in
-//! the (ky, kx, channel) order the packed weights are laid out in), batch
-//! norms folded into the weights and biases. candle's convolution packs
-//! its weights again on every call and runs NCHW; this is the
-//! benchmark's kernel where its speed is the point.
+//! ResNet-50 inference with activations channels-last (NHWC) and every
+//! convolution one f32 GEMM on faer (1×1 convolutions directly, 3×3 and
+//! the 7×7 stem through an im2col in the (ky, kx, channel) order the
+//! weights are laid out in), batch norms folded into the weights and
+//! biases. candle's NCHW convolution ran at 6 images/s here; pepbench's
+//! packed kernel, written for an LLM's shapes, at 14; faer's GEMM, tuned
+//! for large products like these, at about 16 (docs/mlperf.md).
 
 use rayon::prelude::*;
-use warpt_pepbench::packed::PackedMatrix;
 
 use crate::resnet::{self, CLASSES, ConvSpec, Weights};
 
@@ -21,9 +20,26 @@ pub struct Nhwc {
     v: Vec<f32>,
 }
 
-/// A convolution with its batch norm folded in, packed for the GEMM.
+/// `x` (`rows × k`, row-major) times `w` (`n × k`, row-major) transposed,
+/// plus `bias` on every row: `rows × n`, row-major, on faer's GEMM.
+fn gemm(x: &[f32], rows: usize, k: usize, w: &[f32], n: usize, bias: &[f32]) -> Vec<f32> {
+    use faer::linalg::matmul::matmul;
+    use faer::{Accum, MatMut, MatRef, Par};
+    let mut out = vec![0f32; rows * n];
+    let lhs = MatRef::from_row_major_slice(x, rows, k);
+    let rhs = MatRef::from_row_major_slice(w, n, k).transpose();
+    let dst = MatMut::from_row_major_slice_mut(&mut out, rows, n);
+    matmul(dst, Accum::Replace, lhs, rhs, 1.0f32, Par::rayon(0));
+    out.par_chunks_mut(n)
+        .for_each(|row| row.iter_mut().zip(bias).for_each(|(o, b)| *o += b));
+    out
+}
+
+/// A convolution with its batch norm folded in, as the GEMM's matrix.
 struct Conv {
-    packed: PackedMatrix,
+    /// `c_out × (k·k·c_in)`, each row in (ky, kx, channel) order.
+    weights: Vec<f32>,
+    bias: Vec<f32>,
     k: usize,
     stride: usize,
     pad: usize,
@@ -64,9 +80,15 @@ impl Conv {
                 }
             }
         };
-        let packed = PackedMatrix::from_row_fn(c.c_out, k * k * ci, fill).with_bias(&bias);
+        let width = k * k * ci;
+        let mut weights = vec![0f32; c.c_out * width];
+        weights
+            .chunks_exact_mut(width)
+            .enumerate()
+            .for_each(|(o, r)| fill(o, r));
         Ok(Conv {
-            packed,
+            weights,
+            bias,
             k,
             stride: c.stride,
             pad: c.pad,
@@ -80,8 +102,9 @@ impl Conv {
         let oh = (x.h + 2 * p - k) / s + 1;
         let ow = (x.w + 2 * p - k) / s + 1;
         let rows = x.n * oh * ow;
+        let n_out = self.bias.len();
         let v = if k == 1 && s == 1 {
-            self.packed.matmul_t(&x.v, rows)
+            gemm(&x.v, rows, x.c, &self.weights, n_out, &self.bias)
         } else {
             let width = k * k * x.c;
             let mut cols = vec![0f32; rows * width];
@@ -102,13 +125,13 @@ impl Conv {
                     }
                 }
             });
-            self.packed.matmul_t(&cols, rows)
+            gemm(&cols, rows, width, &self.weights, n_out, &self.bias)
         };
         Nhwc {
             n: x.n,
             h: oh,
             w: ow,
-            c: self.packed.rows(),
+            c: n_out,
             v,
         }
     }
@@ -151,15 +174,16 @@ fn max_pool(x: &Nhwc) -> Nhwc {
     }
 }
 
-/// ResNet-50 on packed GEMMs.
-pub struct Packed {
+/// ResNet-50 as a chain of GEMMs.
+pub struct GemmNet {
     stem: Conv,
     blocks: Vec<([Conv; 3], Option<Conv>)>,
-    fc: PackedMatrix,
+    fc: Vec<f32>,
+    fc_bias: Vec<f32>,
 }
 
-impl Packed {
-    /// The network of weights `w`, folded and packed.
+impl GemmNet {
+    /// The network of weights `w`, batch norms folded.
     pub fn new(w: &Weights) -> Result<Self, String> {
         let blocks = resnet::blocks()
             .iter()
@@ -171,11 +195,11 @@ impl Packed {
                 ))
             })
             .collect::<Result<_, String>>()?;
-        Ok(Packed {
+        Ok(GemmNet {
             stem: Conv::new(w, &resnet::stem())?,
             blocks,
-            fc: PackedMatrix::from_rows(get(w, "fc.weight")?, CLASSES, 2048)
-                .with_bias(get(w, "fc.bias")?),
+            fc: get(w, "fc.weight")?.to_vec(),
+            fc_bias: get(w, "fc.bias")?.to_vec(),
         })
     }
 
@@ -228,7 +252,7 @@ impl Packed {
                 })
             })
             .collect();
-        self.fc.matmul_t(&pooled, n)
+        gemm(&pooled, n, 2048, &self.fc, CLASSES, &self.fc_bias)
     }
 }
 
