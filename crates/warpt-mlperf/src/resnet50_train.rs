@@ -3,7 +3,7 @@
 //! batch, batch norms on the batch's statistics as in training; images/s
 //! per step. Validation: the loss on that batch falls.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use candle_core::{DType, Module, Tensor};
 use candle_nn::Optimizer;
@@ -201,7 +201,6 @@ impl Benchmark for Resnet50Train {
         if let Some(rate) = m.metrics.first() {
             details.push(("gflops".into(), ParamValue::Float(rate.value * gflop)));
         }
-        let _ = Duration::ZERO;
         Ok(Measured {
             metrics: m.metrics,
             details,

@@ -349,7 +349,6 @@ fn issue(
             }
         }
     }
-    let _ = order;
     out
 }
 

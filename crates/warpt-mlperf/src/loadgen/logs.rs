@@ -9,7 +9,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::settings::{Mode, Scenario, fmt_g};
-use super::summary::{PERCENTILES, Summary};
+use super::summary::{Latencies, PERCENTILES, Summary};
 
 /// The summary file's name.
 pub const SUMMARY_FILE: &str = "mlperf_log_summary.txt";
@@ -27,6 +27,26 @@ fn yes(b: bool) -> &'static str {
 /// `DoubleToString`: fixed, two decimals.
 fn fixed2(x: f64) -> String {
     format!("{x:.2}")
+}
+
+/// LoadGen's min / max / mean / percentile lines of one latency series
+/// (`name` in the first three, `percentile_name` in the others).
+fn latency_block(
+    line: &mut impl FnMut(String),
+    lat: &Latencies,
+    name: &str,
+    percentile_name: &str,
+) {
+    line(format!("Min {name} (ns)                : {}", lat.min()));
+    line(format!("Max {name} (ns)                : {}", lat.max()));
+    line(format!("Mean {name} (ns)               : {}", lat.mean));
+    for p in PERCENTILES {
+        line(format!(
+            "{} percentile {percentile_name} (ns)   : {}",
+            fixed2(p * 100.0),
+            lat.percentile(p)
+        ));
+    }
 }
 
 /// The text of `mlperf_log_summary.txt`.
@@ -129,48 +149,12 @@ pub fn summary_text(s: &Summary) -> String {
         )),
         Scenario::MultiStream => {
             line("Per-query latency:  ".into());
-            line(format!(
-                "Min latency (ns)                : {}",
-                s.queries.min()
-            ));
-            line(format!(
-                "Max latency (ns)                : {}",
-                s.queries.max()
-            ));
-            line(format!(
-                "Mean latency (ns)               : {}",
-                s.queries.mean
-            ));
-            for p in PERCENTILES {
-                line(format!(
-                    "{} percentile latency (ns)   : {}",
-                    fixed2(p * 100.0),
-                    s.queries.percentile(p)
-                ));
-            }
+            latency_block(&mut line, &s.queries, "latency", "latency");
         }
         Scenario::Offline => {}
     }
     if st.scenario != Scenario::MultiStream {
-        line(format!(
-            "Min latency (ns)                : {}",
-            s.samples.min()
-        ));
-        line(format!(
-            "Max latency (ns)                : {}",
-            s.samples.max()
-        ));
-        line(format!(
-            "Mean latency (ns)               : {}",
-            s.samples.mean
-        ));
-        for p in PERCENTILES {
-            line(format!(
-                "{} percentile latency (ns)   : {}",
-                fixed2(p * 100.0),
-                s.samples.percentile(p)
-            ));
-        }
+        latency_block(&mut line, &s.samples, "latency", "latency");
     }
     if tokens {
         line(String::new());
@@ -181,45 +165,19 @@ pub fn summary_text(s: &Summary) -> String {
             ));
         }
         if st.scenario != Scenario::Offline {
-            line(format!(
-                "Min First Token latency (ns)                : {}",
-                s.ttft.min()
-            ));
-            line(format!(
-                "Max First Token latency (ns)                : {}",
-                s.ttft.max()
-            ));
-            line(format!(
-                "Mean First Token latency (ns)               : {}",
-                s.ttft.mean
-            ));
-            for p in PERCENTILES {
-                line(format!(
-                    "{} percentile first token latency (ns)   : {}",
-                    fixed2(p * 100.0),
-                    s.ttft.percentile(p)
-                ));
-            }
+            latency_block(
+                &mut line,
+                &s.ttft,
+                "First Token latency",
+                "first token latency",
+            );
             line(String::new());
-            line(format!(
-                "Min Time per Output Token (ns)                : {}",
-                s.tpot.min()
-            ));
-            line(format!(
-                "Max Time per Output Token (ns)                : {}",
-                s.tpot.max()
-            ));
-            line(format!(
-                "Mean Time per Output Token (ns)               : {}",
-                s.tpot.mean
-            ));
-            for p in PERCENTILES {
-                line(format!(
-                    "{} percentile time to output token (ns)   : {}",
-                    fixed2(p * 100.0),
-                    s.tpot.percentile(p)
-                ));
-            }
+            latency_block(
+                &mut line,
+                &s.tpot,
+                "Time per Output Token",
+                "time to output token",
+            );
         }
     }
     line(format!("\n{RULE}\nTest Parameters Used\n{RULE}"));
