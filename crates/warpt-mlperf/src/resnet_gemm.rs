@@ -6,6 +6,8 @@
 //! packed kernel, written for an LLM's shapes, at 14; faer's GEMM, tuned
 //! for large products like these, at about 16 (docs/mlperf.md).
 
+use std::sync::Mutex;
+
 use rayon::prelude::*;
 
 use crate::resnet::{self, CLASSES, ConvSpec, Weights};
@@ -20,19 +22,64 @@ pub struct Nhwc {
     v: Vec<f32>,
 }
 
-/// `x` (`rows × k`, row-major) times `w` (`n × k`, row-major) transposed,
-/// plus `bias` on every row: `rows × n`, row-major, on faer's GEMM.
-fn gemm(x: &[f32], rows: usize, k: usize, w: &[f32], n: usize, bias: &[f32]) -> Vec<f32> {
+/// Buffers of finished layers, kept for the next ones and the next
+/// batch: a fresh `Vec` of this size is a fresh mapping, whose page
+/// faults and zeroing cost more than a small layer's GEMM.
+#[derive(Default)]
+struct Pool(Vec<Vec<f32>>);
+
+impl Pool {
+    /// A buffer of `len` values, contents unspecified (the caller writes
+    /// every one).
+    fn take(&mut self, len: usize) -> Vec<f32> {
+        let best = (0..self.0.len())
+            .filter(|&i| self.0[i].capacity() >= len)
+            .min_by_key(|&i| self.0[i].capacity())
+            .or_else(|| (0..self.0.len()).max_by_key(|&i| self.0[i].capacity()));
+        let mut v = best.map(|i| self.0.swap_remove(i)).unwrap_or_default();
+        if v.len() >= len {
+            v.truncate(len);
+        } else {
+            v.resize(len, 0.0);
+        }
+        v
+    }
+
+    fn give(&mut self, v: Vec<f32>) {
+        self.0.push(v);
+    }
+}
+
+/// `out` (`rows × n`, row-major) = `init` + `x` (`rows × k`, row-major)
+/// times `w` (`n × k`, row-major) transposed, on faer's GEMM, where
+/// `init` has already been written into `out` (the bias on every row,
+/// and for a block's last convolution the shortcut too).
+fn gemm_into(out: &mut [f32], x: &[f32], rows: usize, k: usize, w: &[f32], n: usize) {
     use faer::linalg::matmul::matmul;
     use faer::{Accum, MatMut, MatRef, Par};
-    let mut out = vec![0f32; rows * n];
     let lhs = MatRef::from_row_major_slice(x, rows, k);
     let rhs = MatRef::from_row_major_slice(w, n, k).transpose();
-    let dst = MatMut::from_row_major_slice_mut(&mut out, rows, n);
-    matmul(dst, Accum::Replace, lhs, rhs, 1.0f32, Par::rayon(0));
-    out.par_chunks_mut(n)
-        .for_each(|row| row.iter_mut().zip(bias).for_each(|(o, b)| *o += b));
-    out
+    let dst = MatMut::from_row_major_slice_mut(out, rows, n);
+    matmul(dst, Accum::Add, lhs, rhs, 1.0f32, Par::rayon(0));
+}
+
+/// Each row of `out` (rows of `bias.len()`) set to `bias`, plus the same
+/// row of `add` when given.
+fn init_rows(out: &mut [f32], bias: &[f32], add: Option<&[f32]>) {
+    let n = bias.len();
+    match add {
+        None => out
+            .par_chunks_mut(n)
+            .for_each(|row| row.copy_from_slice(bias)),
+        Some(add) => out
+            .par_chunks_mut(n)
+            .zip(add.par_chunks(n))
+            .for_each(|(row, a)| {
+                row.iter_mut()
+                    .zip(a.iter().zip(bias))
+                    .for_each(|(o, (a, b))| *o = a + b)
+            }),
+    }
 }
 
 /// A convolution with its batch norm folded in, as the GEMM's matrix.
@@ -96,37 +143,47 @@ impl Conv {
         })
     }
 
-    fn forward(&self, x: &Nhwc) -> Nhwc {
+    /// The convolution of `x`, plus `shortcut` when given (a block's
+    /// last convolution), ReLU not applied.
+    fn forward(&self, x: &Nhwc, shortcut: Option<&Nhwc>, pool: &mut Pool) -> Nhwc {
         debug_assert_eq!(x.c, self.c_in);
         let (k, s, p) = (self.k, self.stride, self.pad);
         let oh = (x.h + 2 * p - k) / s + 1;
         let ow = (x.w + 2 * p - k) / s + 1;
         let rows = x.n * oh * ow;
         let n_out = self.bias.len();
-        let v = if k == 1 && s == 1 {
-            gemm(&x.v, rows, x.c, &self.weights, n_out, &self.bias)
+        let mut v = pool.take(rows * n_out);
+        init_rows(&mut v, &self.bias, shortcut.map(|s| s.v.as_slice()));
+        if k == 1 && s == 1 {
+            gemm_into(&mut v, &x.v, rows, x.c, &self.weights, n_out);
         } else {
             let width = k * k * x.c;
-            let mut cols = vec![0f32; rows * width];
+            let mut cols = pool.take(rows * width);
             cols.par_chunks_mut(width).enumerate().for_each(|(r, row)| {
                 let (img, oy, ox) = (r / (oh * ow), (r / ow) % oh, r % ow);
-                for ky in 0..k {
+                // The taps of one kernel row are consecutive pixels of
+                // one input row: one copy for those inside the image,
+                // zeros for the padding either side.
+                let kx0 = p.saturating_sub(ox * s).min(k);
+                let kx1 = (x.w + p).saturating_sub(ox * s).clamp(kx0, k);
+                for (ky, span) in row.chunks_exact_mut(k * x.c).enumerate() {
                     let iy = (oy * s + ky) as isize - p as isize;
-                    if iy < 0 || iy >= x.h as isize {
+                    if iy < 0 || iy >= x.h as isize || kx0 == kx1 {
+                        span.fill(0.0);
                         continue;
                     }
-                    for kx in 0..k {
-                        let ix = (ox * s + kx) as isize - p as isize;
-                        if ix < 0 || ix >= x.w as isize {
-                            continue;
-                        }
-                        let src = ((img * x.h + iy as usize) * x.w + ix as usize) * x.c;
-                        row[(ky * k + kx) * x.c..][..x.c].copy_from_slice(&x.v[src..src + x.c]);
-                    }
+                    let ix0 = ox * s + kx0 - p;
+                    let src = ((img * x.h + iy as usize) * x.w + ix0) * x.c;
+                    let (before, rest) = span.split_at_mut(kx0 * x.c);
+                    let (inside, after) = rest.split_at_mut((kx1 - kx0) * x.c);
+                    before.fill(0.0);
+                    inside.copy_from_slice(&x.v[src..src + inside.len()]);
+                    after.fill(0.0);
                 }
             });
-            gemm(&cols, rows, width, &self.weights, n_out, &self.bias)
-        };
+            gemm_into(&mut v, &cols, rows, width, &self.weights, n_out);
+            pool.give(cols);
+        }
         Nhwc {
             n: x.n,
             h: oh,
@@ -137,6 +194,7 @@ impl Conv {
     }
 }
 
+/// `x` with its negative values zeroed.
 fn relu(mut x: Nhwc) -> Nhwc {
     x.v.par_chunks_mut(1 << 14)
         .for_each(|c| c.iter_mut().for_each(|v| *v = v.max(0.0)));
@@ -144,9 +202,9 @@ fn relu(mut x: Nhwc) -> Nhwc {
 }
 
 /// 3×3, stride 2, padding 1 (of ReLU outputs, so padding never wins).
-fn max_pool(x: &Nhwc) -> Nhwc {
+fn max_pool(x: &Nhwc, pool: &mut Pool) -> Nhwc {
     let (oh, ow) = ((x.h - 1) / 2 + 1, (x.w - 1) / 2 + 1);
-    let mut v = vec![0f32; x.n * oh * ow * x.c];
+    let mut v = pool.take(x.n * oh * ow * x.c);
     v.par_chunks_mut(x.c).enumerate().for_each(|(r, out)| {
         let (img, oy, ox) = (r / (oh * ow), (r / ow) % oh, r % ow);
         out.fill(f32::NEG_INFINITY);
@@ -180,6 +238,8 @@ pub struct GemmNet {
     blocks: Vec<([Conv; 3], Option<Conv>)>,
     fc: Vec<f32>,
     fc_bias: Vec<f32>,
+    /// Activation and im2col buffers, reused from batch to batch.
+    pool: Mutex<Pool>,
 }
 
 impl GemmNet {
@@ -200,44 +260,48 @@ impl GemmNet {
             blocks,
             fc: get(w, "fc.weight")?.to_vec(),
             fc_bias: get(w, "fc.bias")?.to_vec(),
+            pool: Mutex::default(),
         })
     }
 
     /// Logits (`n × 1000`, row-major) of `n` normalised images given
     /// channels-first (`n × 3 × size × size`, as the library holds them).
     pub fn forward(&self, nchw: &[f32], n: usize, size: usize) -> Vec<f32> {
+        // A batch that found the pool taken (only when two threads share
+        // the network) works with buffers of its own.
+        let mut guard = self.pool.try_lock().ok();
+        let mut own = Pool::default();
+        let pool = guard.as_deref_mut().unwrap_or(&mut own);
         let plane = size * size;
-        let mut v = vec![0f32; nchw.len()];
+        let mut v = pool.take(nchw.len());
         v.par_chunks_mut(3).enumerate().for_each(|(r, px)| {
             let (img, pos) = (r / plane, r % plane);
             for (c, p) in px.iter_mut().enumerate() {
                 *p = nchw[(img * 3 + c) * plane + pos];
             }
         });
-        let x = Nhwc {
+        let input = Nhwc {
             n,
             h: size,
             w: size,
             c: 3,
             v,
         };
-        let mut x = max_pool(&relu(self.stem.forward(&x)));
+        let stem = relu(self.stem.forward(&input, None, pool));
+        let mut x = max_pool(&stem, pool);
+        pool.give(input.v);
+        pool.give(stem.v);
         for ([a, b, c], down) in &self.blocks {
-            let y = relu(a.forward(&x));
-            let y = relu(b.forward(&y));
-            let mut y = c.forward(&y);
-            let shortcut = match down {
-                Some(d) => d.forward(&x),
-                None => x,
-            };
-            y.v.par_chunks_mut(1 << 14)
-                .zip(shortcut.v.par_chunks(1 << 14))
-                .for_each(|(a, s)| {
-                    a.iter_mut()
-                        .zip(s)
-                        .for_each(|(a, s)| *a = (*a + s).max(0.0))
-                });
-            x = y;
+            let y1 = relu(a.forward(&x, None, pool));
+            let y2 = relu(b.forward(&y1, None, pool));
+            pool.give(y1.v);
+            let shortcut = down.as_ref().map(|d| d.forward(&x, None, pool));
+            let y3 = relu(c.forward(&y2, Some(shortcut.as_ref().unwrap_or(&x)), pool));
+            pool.give(y2.v);
+            if let Some(s) = shortcut {
+                pool.give(s.v);
+            }
+            pool.give(std::mem::replace(&mut x, y3).v);
         }
         // Global average pool, then the classifier.
         let hw = x.h * x.w;
@@ -252,7 +316,11 @@ impl GemmNet {
                 })
             })
             .collect();
-        gemm(&pooled, n, 2048, &self.fc, CLASSES, &self.fc_bias)
+        pool.give(x.v);
+        let mut logits = vec![0f32; n * CLASSES];
+        init_rows(&mut logits, &self.fc_bias, None);
+        gemm_into(&mut logits, &pooled, n, 2048, &self.fc, CLASSES);
+        logits
     }
 }
 
