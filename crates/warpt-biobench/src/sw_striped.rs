@@ -1,0 +1,489 @@
+//! Smith-Waterman with affine gaps on striped query profiles (Farrar,
+//! 2007), many query positions per SIMD instruction.
+//!
+//! The query of length `m` is cut into `LANES` segments of `seg =
+//! ceil(m / LANES)` positions; vector `i` of a column holds positions `i,
+//! i + seg, i + 2·seg, …`, one per lane. A target residue's column is one
+//! pass over the `seg` vectors, with the vertical gap (F) carried only
+//! within segments, then a "lazy F" pass that carries it across segment
+//! boundaries until it can no longer raise any score.
+//!
+//! Scores start in saturating unsigned 8-bit lanes (a bias keeps the
+//! substitution scores non-negative) and, when a score reaches the top of
+//! that range, the pair is aligned again in signed 16-bit lanes; a 16-bit
+//! overflow falls back to the `i32` scalar reference. The widest
+//! instruction set the CPU has is chosen at run time: AVX-512BW (64 × 8-bit
+//! lanes), AVX2 (32), otherwise the scalar code.
+
+use crate::scoring::{Gaps, Matrix};
+use crate::sw_scalar;
+
+/// The instruction sets the aligner is written for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isa {
+    /// AVX-512BW: 64 lanes of 8 bits, 32 of 16.
+    Avx512Bw,
+    /// AVX2: 32 lanes of 8 bits, 16 of 16.
+    Avx2,
+    /// One cell at a time (CPUs without either).
+    Scalar,
+}
+
+impl Isa {
+    /// The widest this CPU runs.
+    pub fn detect() -> Self {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx512bw") {
+                return Isa::Avx512Bw;
+            }
+            if std::is_x86_feature_detected!("avx2") {
+                return Isa::Avx2;
+            }
+        }
+        Isa::Scalar
+    }
+
+    /// Whether this CPU runs it.
+    pub fn available(self) -> bool {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512Bw => std::is_x86_feature_detected!("avx512bw"),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => std::is_x86_feature_detected!("avx2"),
+            #[cfg(not(target_arch = "x86_64"))]
+            Isa::Avx512Bw | Isa::Avx2 => false,
+            Isa::Scalar => true,
+        }
+    }
+
+    /// Its name, as results report it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Avx512Bw => "avx512bw",
+            Isa::Avx2 => "avx2",
+            Isa::Scalar => "scalar",
+        }
+    }
+
+    /// 8-bit lanes per vector.
+    fn lanes8(self) -> usize {
+        match self {
+            Isa::Avx512Bw => 64,
+            Isa::Avx2 => 32,
+            Isa::Scalar => 1,
+        }
+    }
+}
+
+/// The precision a score was finally computed in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Width {
+    /// Saturating unsigned 8-bit lanes.
+    U8,
+    /// Saturating signed 16-bit lanes, after the 8-bit pass saturated.
+    I16,
+    /// The scalar `i32` reference, after 16 bits saturated too (or on a
+    /// CPU without SIMD).
+    I32,
+}
+
+/// A query prepared for many targets: its striped profiles for both widths.
+pub struct Aligner<'m> {
+    isa: Isa,
+    matrix: &'m Matrix,
+    gaps: Gaps,
+    query: Vec<u8>,
+    /// `-min score`: added to every 8-bit profile entry.
+    bias: u8,
+    /// The highest score a cell can add (for the 16-bit overflow margin).
+    max_score: i32,
+    seg8: usize,
+    seg16: usize,
+    /// `[residue][seg8][lanes8]`, score + bias.
+    profile8: Vec<u8>,
+    /// `[residue][seg16][lanes8 / 2]`.
+    profile16: Vec<i16>,
+}
+
+impl<'m> Aligner<'m> {
+    /// `query` (encoded by `matrix`) ready to align on `isa`.
+    ///
+    /// # Panics
+    /// If this CPU does not run `isa`, or the gap penalties are not
+    /// between 0 and 127.
+    pub fn new(isa: Isa, query: &[u8], matrix: &'m Matrix, gaps: Gaps) -> Self {
+        assert!(
+            isa.available(),
+            "{} is not available on this CPU",
+            isa.name()
+        );
+        assert!(
+            (0..128).contains(&gaps.open) && (0..128).contains(&gaps.extend),
+            "gap penalties 0..=127"
+        );
+        let (min, max) = matrix.range();
+        let bias = (-min).clamp(0, 127) as u8;
+        let lanes8 = isa.lanes8();
+        let lanes16 = (lanes8 / 2).max(1);
+        let seg8 = query.len().div_ceil(lanes8).max(1);
+        let seg16 = query.len().div_ceil(lanes16).max(1);
+        let size = matrix.size();
+        let mut profile8 = vec![0u8; size * seg8 * lanes8];
+        let mut profile16 = vec![0i16; size * seg16 * lanes16];
+        for a in 0..size as u8 {
+            for i in 0..seg8 {
+                for j in 0..lanes8 {
+                    // Past the query's end: the lowest score (0 after the bias).
+                    let v = query
+                        .get(j * seg8 + i)
+                        .map_or(0, |&q| (matrix.score(a, q) + bias as i32) as u8);
+                    profile8[(a as usize * seg8 + i) * lanes8 + j] = v;
+                }
+            }
+            for i in 0..seg16 {
+                for j in 0..lanes16 {
+                    let v = query
+                        .get(j * seg16 + i)
+                        .map_or(min, |&q| matrix.score(a, q));
+                    profile16[(a as usize * seg16 + i) * lanes16 + j] = v as i16;
+                }
+            }
+        }
+        Aligner {
+            isa,
+            matrix,
+            gaps,
+            query: query.to_vec(),
+            bias,
+            max_score: max,
+            seg8,
+            seg16,
+            profile8,
+            profile16,
+        }
+    }
+
+    /// The best local alignment score against `target` (encoded), and the
+    /// width that computed it.
+    pub fn score(&self, target: &[u8]) -> (i32, Width) {
+        if self.query.is_empty() || target.is_empty() {
+            return (0, Width::U8);
+        }
+        if let Some(s) = self.score8(target) {
+            return (s, Width::U8);
+        }
+        if let Some(s) = self.score16(target) {
+            return (s, Width::I16);
+        }
+        (
+            sw_scalar::score(&self.query, target, self.matrix, self.gaps),
+            Width::I32,
+        )
+    }
+
+    /// The score in 8-bit lanes, or `None` if it may have saturated.
+    pub fn score8(&self, target: &[u8]) -> Option<i32> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let (open, ext, bias) = (self.gaps.open as u8, self.gaps.extend as u8, self.bias);
+            let (p, seg) = (&self.profile8, self.seg8);
+            // SAFETY: `new` checked that this CPU runs the ISA; the profile
+            // holds `size × seg × lanes` entries and every target residue
+            // is an index below `size`, as the matrix encodes.
+            let best = unsafe {
+                match self.isa {
+                    Isa::Avx512Bw => x86::avx512_u8(p, seg, target, open, ext, bias),
+                    Isa::Avx2 => x86::avx2_u8(p, seg, target, open, ext, bias),
+                    Isa::Scalar => return None,
+                }
+            } as i32;
+            // A cell at the top may have been cut off there.
+            (best < 255 - bias as i32).then_some(best)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = target;
+            None
+        }
+    }
+
+    /// The score in 16-bit lanes, or `None` if it may have saturated.
+    pub fn score16(&self, target: &[u8]) -> Option<i32> {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let (open, ext) = (self.gaps.open as i16, self.gaps.extend as i16);
+            let (p, seg) = (&self.profile16, self.seg16);
+            // SAFETY: as in `score8`.
+            let best = unsafe {
+                match self.isa {
+                    Isa::Avx512Bw => x86::avx512_i16(p, seg, target, open, ext),
+                    Isa::Avx2 => x86::avx2_i16(p, seg, target, open, ext),
+                    Isa::Scalar => return None,
+                }
+            } as i32;
+            (best < i16::MAX as i32 - self.max_score).then_some(best)
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = target;
+            None
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    //! The column loop, written once over a small vector trait and
+    //! instantiated for each ISA and width inside a `target_feature`
+    //! function, so every operation inlines to one instruction.
+
+    use std::arch::x86_64::*;
+
+    /// The operations the striped loop needs, on one vector of lanes.
+    trait Lanes: Copy {
+        /// One lane's value.
+        type Elem: Copy + Into<i32>;
+        /// Lanes per vector.
+        const N: usize;
+        unsafe fn splat(x: Self::Elem) -> Self;
+        unsafe fn zero() -> Self;
+        unsafe fn load(p: *const Self::Elem) -> Self;
+        unsafe fn store(p: *mut Self::Elem, v: Self);
+        unsafe fn adds(a: Self, b: Self) -> Self;
+        unsafe fn subs(a: Self, b: Self) -> Self;
+        unsafe fn max(a: Self, b: Self) -> Self;
+        /// Every lane moved up by one, lane 0 zero.
+        unsafe fn shift_in_zero(v: Self) -> Self;
+        /// Whether any lane of `a` exceeds the same lane of `b`.
+        unsafe fn any_gt(a: Self, b: Self) -> bool;
+        /// The largest lane.
+        unsafe fn hmax(v: Self) -> i32;
+    }
+
+    /// The striped column loop: the best cell of `target` against the
+    /// profiled query. `add(h, p)` adds a profile vector to scores (for
+    /// 8 bits, with the bias taken off again); scores are floored at zero.
+    #[inline(always)]
+    unsafe fn striped<V: Lanes>(
+        profile: &[V::Elem],
+        seg: usize,
+        target: &[u8],
+        open: V::Elem,
+        ext: V::Elem,
+        add: impl Fn(V, V) -> V,
+    ) -> i32 {
+        // SAFETY: the caller's contract (see `Aligner::score8`): every
+        // residue's profile holds `seg` vectors, and the three columns
+        // below hold `seg` each.
+        unsafe {
+            let (v_open, v_ext, zero) = (V::splat(open), V::splat(ext), V::zero());
+            let mut h_store = vec![zero; seg];
+            let mut h_load = vec![zero; seg];
+            let mut e = vec![zero; seg];
+            let mut best = zero;
+            for &t in target {
+                let p = profile.as_ptr().add(t as usize * seg * V::N);
+                let mut f = zero;
+                let mut h = V::shift_in_zero(h_store[seg - 1]);
+                std::mem::swap(&mut h_store, &mut h_load);
+                for i in 0..seg {
+                    h = add(h, V::load(p.add(i * V::N)));
+                    let ei = e[i];
+                    h = V::max(V::max(V::max(h, ei), f), zero);
+                    best = V::max(best, h);
+                    h_store[i] = h;
+                    let h_open = V::subs(h, v_open);
+                    e[i] = V::max(V::subs(ei, v_ext), h_open);
+                    f = V::max(V::subs(f, v_ext), h_open);
+                    h = h_load[i];
+                }
+                // Lazy F: carry the vertical gap into the next segment,
+                // lane by lane, while it can still raise a score: while it
+                // beats both zero (scores' floor) and what the first pass
+                // already derived from the cell above (H − open).
+                f = V::shift_in_zero(f);
+                let mut i = 0;
+                while V::any_gt(f, V::max(V::subs(h_store[i], v_open), zero)) {
+                    let h = V::max(h_store[i], f);
+                    h_store[i] = h;
+                    best = V::max(best, h);
+                    e[i] = V::max(e[i], V::subs(h, v_open));
+                    f = V::subs(f, v_ext);
+                    i += 1;
+                    if i == seg {
+                        i = 0;
+                        f = V::shift_in_zero(f);
+                    }
+                }
+            }
+            V::hmax(best)
+        }
+    }
+
+    macro_rules! lanes {
+        ($name:ident, $feature:literal, $t:ty, $elem:ty, $n:expr,
+         splat: $splat:expr, zero: $zero:expr, load: $load:expr, store: $store:expr,
+         adds: $adds:expr, subs: $subs:expr, max: $max:expr,
+         shift: |$sv:ident| $shift:expr, gt: |$ga:ident, $gb:ident| $gt:expr) => {
+            #[derive(Clone, Copy)]
+            struct $name($t);
+            impl Lanes for $name {
+                type Elem = $elem;
+                const N: usize = $n;
+                #[inline(always)]
+                unsafe fn splat(x: $elem) -> Self {
+                    unsafe { Self($splat(x as _)) }
+                }
+                #[inline(always)]
+                unsafe fn zero() -> Self {
+                    unsafe { Self($zero()) }
+                }
+                #[inline(always)]
+                unsafe fn load(p: *const $elem) -> Self {
+                    unsafe { Self($load(p.cast())) }
+                }
+                #[inline(always)]
+                unsafe fn store(p: *mut $elem, v: Self) {
+                    unsafe { $store(p.cast(), v.0) }
+                }
+                #[inline(always)]
+                unsafe fn adds(a: Self, b: Self) -> Self {
+                    unsafe { Self($adds(a.0, b.0)) }
+                }
+                #[inline(always)]
+                unsafe fn subs(a: Self, b: Self) -> Self {
+                    unsafe { Self($subs(a.0, b.0)) }
+                }
+                #[inline(always)]
+                unsafe fn max(a: Self, b: Self) -> Self {
+                    unsafe { Self($max(a.0, b.0)) }
+                }
+                #[inline(always)]
+                unsafe fn shift_in_zero(v: Self) -> Self {
+                    let $sv = v.0;
+                    unsafe { Self($shift) }
+                }
+                #[inline(always)]
+                unsafe fn any_gt(a: Self, b: Self) -> bool {
+                    let ($ga, $gb) = (a.0, b.0);
+                    unsafe { $gt }
+                }
+                #[inline(always)]
+                unsafe fn hmax(v: Self) -> i32 {
+                    let mut out = [<$elem>::default(); $n];
+                    unsafe { Self::store(out.as_mut_ptr(), v) };
+                    out.iter().map(|&x| x.into()).max().unwrap_or(0)
+                }
+            }
+        };
+    }
+
+    lanes!(Avx2U8, "avx2", __m256i, u8, 32,
+        splat: _mm256_set1_epi8, zero: _mm256_setzero_si256,
+        load: _mm256_loadu_si256, store: _mm256_storeu_si256,
+        adds: _mm256_adds_epu8, subs: _mm256_subs_epu8, max: _mm256_max_epu8,
+        shift: |v| _mm256_alignr_epi8::<15>(v, _mm256_permute2x128_si256::<0x08>(v, v)),
+        gt: |a, b| { let d = _mm256_subs_epu8(a, b); _mm256_testz_si256(d, d) == 0 });
+    lanes!(Avx2I16, "avx2", __m256i, i16, 16,
+        splat: _mm256_set1_epi16, zero: _mm256_setzero_si256,
+        load: _mm256_loadu_si256, store: _mm256_storeu_si256,
+        adds: _mm256_adds_epi16, subs: _mm256_subs_epi16, max: _mm256_max_epi16,
+        shift: |v| _mm256_alignr_epi8::<14>(v, _mm256_permute2x128_si256::<0x08>(v, v)),
+        gt: |a, b| _mm256_movemask_epi8(_mm256_cmpgt_epi16(a, b)) != 0);
+    lanes!(Avx512U8, "avx512bw", __m512i, u8, 64,
+        splat: _mm512_set1_epi8, zero: _mm512_setzero_si512,
+        load: _mm512_loadu_si512, store: _mm512_storeu_si512,
+        adds: _mm512_adds_epu8, subs: _mm512_subs_epu8, max: _mm512_max_epu8,
+        shift: |v| _mm512_alignr_epi8::<15>(v, _mm512_alignr_epi64::<6>(v, _mm512_setzero_si512())),
+        gt: |a, b| _mm512_cmpgt_epu8_mask(a, b) != 0);
+    lanes!(Avx512I16, "avx512bw", __m512i, i16, 32,
+        splat: _mm512_set1_epi16, zero: _mm512_setzero_si512,
+        load: _mm512_loadu_si512, store: _mm512_storeu_si512,
+        adds: _mm512_adds_epi16, subs: _mm512_subs_epi16, max: _mm512_max_epi16,
+        shift: |v| _mm512_alignr_epi8::<14>(v, _mm512_alignr_epi64::<6>(v, _mm512_setzero_si512())),
+        gt: |a, b| _mm512_cmpgt_epi16_mask(a, b) != 0);
+
+    /// 8-bit lanes on AVX2.
+    ///
+    /// # Safety
+    /// The CPU has AVX2; `profile` holds `seg × 32` entries per residue of
+    /// `target`.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn avx2_u8(
+        profile: &[u8],
+        seg: usize,
+        target: &[u8],
+        open: u8,
+        ext: u8,
+        bias: u8,
+    ) -> u8 {
+        // SAFETY: the caller's contract.
+        unsafe {
+            let b = Avx2U8::splat(bias);
+            striped::<Avx2U8>(profile, seg, target, open, ext, |h, p| {
+                Avx2U8::subs(Avx2U8::adds(h, p), b)
+            }) as u8
+        }
+    }
+
+    /// 16-bit lanes on AVX2.
+    ///
+    /// # Safety
+    /// As [`avx2_u8`], `seg × 16` entries.
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn avx2_i16(
+        profile: &[i16],
+        seg: usize,
+        target: &[u8],
+        open: i16,
+        ext: i16,
+    ) -> i16 {
+        // SAFETY: the caller's contract.
+        unsafe {
+            striped::<Avx2I16>(profile, seg, target, open, ext, |h, p| Avx2I16::adds(h, p)) as i16
+        }
+    }
+
+    /// 8-bit lanes on AVX-512BW.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512BW; `seg × 64` entries per residue.
+    #[target_feature(enable = "avx512bw")]
+    pub(super) unsafe fn avx512_u8(
+        profile: &[u8],
+        seg: usize,
+        target: &[u8],
+        open: u8,
+        ext: u8,
+        bias: u8,
+    ) -> u8 {
+        // SAFETY: the caller's contract.
+        unsafe {
+            let b = Avx512U8::splat(bias);
+            striped::<Avx512U8>(profile, seg, target, open, ext, |h, p| {
+                Avx512U8::subs(Avx512U8::adds(h, p), b)
+            }) as u8
+        }
+    }
+
+    /// 16-bit lanes on AVX-512BW.
+    ///
+    /// # Safety
+    /// As [`avx512_u8`], `seg × 32` entries.
+    #[target_feature(enable = "avx512bw")]
+    pub(super) unsafe fn avx512_i16(
+        profile: &[i16],
+        seg: usize,
+        target: &[u8],
+        open: i16,
+        ext: i16,
+    ) -> i16 {
+        // SAFETY: the caller's contract.
+        unsafe {
+            striped::<Avx512I16>(profile, seg, target, open, ext, |h, p| {
+                Avx512I16::adds(h, p)
+            }) as i16
+        }
+    }
+}

@@ -1,0 +1,111 @@
+//! The striped aligner against the scalar reference, on every ISA this CPU
+//! has, at every width.
+
+use rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use warpt_biobench::scoring::{Gaps, Matrix};
+use warpt_biobench::sw_scalar;
+use warpt_biobench::sw_striped::{Aligner, Isa, Width};
+
+fn isas() -> Vec<Isa> {
+    [Isa::Avx512Bw, Isa::Avx2, Isa::Scalar]
+        .into_iter()
+        .filter(|i| i.available())
+        .collect()
+}
+
+/// A random sequence over the matrix's first `letters` residues, with a
+/// planted copy of `motif` (mutated at every 7th position) when given.
+fn random(rng: &mut Xoshiro256PlusPlus, len: usize, letters: u64, motif: Option<&[u8]>) -> Vec<u8> {
+    let mut s: Vec<u8> = (0..len).map(|_| (rng.next_u64() % letters) as u8).collect();
+    if let Some(m) = motif
+        && len > m.len()
+    {
+        let at = (rng.next_u64() as usize) % (len - m.len());
+        for (i, &r) in m.iter().enumerate() {
+            s[at + i] = if i % 7 == 3 {
+                (r + 1) % letters as u8
+            } else {
+                r
+            };
+        }
+    }
+    s
+}
+
+#[test]
+fn every_score_equals_the_scalar_reference() {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
+    for (matrix, letters) in [(Matrix::blosum62(), 24), (Matrix::dnafull(), 5)] {
+        for gaps in [
+            Gaps {
+                open: 10,
+                extend: 1,
+            },
+            Gaps { open: 3, extend: 2 },
+            Gaps { open: 0, extend: 0 },
+        ] {
+            for case in 0..60 {
+                let qlen = 1 + (rng.next_u64() % 300) as usize;
+                let tlen = 1 + (rng.next_u64() % 400) as usize;
+                let query = random(&mut rng, qlen, letters, None);
+                // Half the targets hold a mutated piece of the query, so
+                // scores range from noise to long gapped alignments.
+                let piece = (case % 2 == 0).then(|| query[..qlen / 2].to_vec());
+                let target = random(&mut rng, tlen, letters, piece.as_deref());
+                let want = sw_scalar::score(&query, &target, &matrix, gaps);
+                for isa in isas() {
+                    let got = Aligner::new(isa, &query, &matrix, gaps).score(&target).0;
+                    assert_eq!(
+                        got,
+                        want,
+                        "{} {} {gaps:?} case {case}",
+                        isa.name(),
+                        matrix.name
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn saturation_moves_to_wider_lanes_with_the_same_score() {
+    let matrix = Matrix::dnafull();
+    let gaps = Gaps {
+        open: 10,
+        extend: 1,
+    };
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+    let query = random(&mut rng, 1000, 4, None);
+    // 1000 matching bases score 5000: past 8 bits, inside 16.
+    let (score, width) = Aligner::new(Isa::detect(), &query, &matrix, gaps).score(&query);
+    assert_eq!(score, 5000);
+    if Isa::detect() != Isa::Scalar {
+        assert_eq!(width, Width::I16);
+    }
+    // 7000 bases score 35000: past 16 bits, so the scalar reference.
+    let long = random(&mut rng, 7000, 4, None);
+    let (score, width) = Aligner::new(Isa::detect(), &long, &matrix, gaps).score(&long);
+    assert_eq!((score, width), (35000, Width::I32));
+    // A short match stays in 8 bits.
+    let (score, width) =
+        Aligner::new(Isa::detect(), &query[..20], &matrix, gaps).score(&query[..20]);
+    assert_eq!(score, 100);
+    if Isa::detect() != Isa::Scalar {
+        assert_eq!(width, Width::U8);
+    }
+}
+
+#[test]
+fn empty_sequences_score_zero() {
+    let matrix = Matrix::blosum62();
+    let gaps = Gaps {
+        open: 10,
+        extend: 1,
+    };
+    for isa in isas() {
+        assert_eq!(Aligner::new(isa, &[], &matrix, gaps).score(&[1, 2]).0, 0);
+        assert_eq!(Aligner::new(isa, &[1, 2], &matrix, gaps).score(&[]).0, 0);
+    }
+}
