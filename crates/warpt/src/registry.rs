@@ -11,6 +11,7 @@ pub fn registry() -> Registry {
     r.register(Box::new(warpt_pepbench::PepbenchSuite));
     r.register(Box::new(warpt_userbench::suite::HarnessSuite));
     r.register(Box::new(warpt_mlperf::MlperfSuite));
+    r.register(Box::new(warpt_biobench::BiobenchSuite));
     if std::env::var("WARPT_SELFTEST").is_ok_and(|v| v == "1") {
         r.register(Box::new(warpt_selftest::SelftestSuite));
     }

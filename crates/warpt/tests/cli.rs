@@ -138,9 +138,10 @@ fn list_filters_by_suite_and_component() {
     let specs =
         json_stdout(warpt().args(["benchmark", "list", "--component", "gpu,cpu", "--json"]));
     // cpu_flops, the four linpack benchmarks, four of pepbench, the
-    // harness's user file and four of mlperf (resnet50_infer and _train,
-    // bert_infer, llm_infer); no GPU benchmark exists yet.
-    assert_eq!(specs.as_array().unwrap().len(), 14);
+    // harness's user file, four of mlperf (resnet50_infer and _train,
+    // bert_infer, llm_infer) and biobench's sw_align; no GPU benchmark
+    // exists yet.
+    assert_eq!(specs.as_array().unwrap().len(), 15);
     assert_usage_error(
         warpt().args(["benchmark", "list", "--suite", "nope"]),
         &["unknown suite 'nope'", "micro"],

@@ -1,0 +1,443 @@
+//! `sw_align`: a database search — every query against every target by
+//! Smith-Waterman with affine gaps on the striped aligner, all cores, in
+//! GCUPS (billions of DP cells, query length × target length, per second).
+
+use std::time::Instant;
+
+use rayon::prelude::*;
+use warpt_harness::{
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+};
+use warpt_model::{
+    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, Validation,
+};
+
+use crate::params::{self, ParamTable};
+use crate::scoring::{Gaps, Matrix};
+use crate::seqgen::{Alphabet, SearchSet};
+use crate::sw_striped::{Aligner, Isa, Width};
+use crate::{fasta, sw_scalar};
+
+/// Benchmark name within the suite.
+pub const NAME: &str = "sw_align";
+
+/// Most DP cells the validation recomputes with the scalar reference (the
+/// pairs are a seeded sample beyond that).
+const CHECK_CELLS: u64 = 400_000_000;
+
+const PARAMS: ParamTable = &[
+    (
+        "alphabet",
+        params::str_("protein"),
+        "protein (BLOSUM62 by default) or dna (dnafull)",
+    ),
+    (
+        "matrix",
+        params::str_(""),
+        "substitution matrix: blosum62 or dnafull; empty = the alphabet's",
+    ),
+    (
+        "gap_open",
+        params::int(10),
+        "cost of a gap's first position (parasail's convention)",
+    ),
+    (
+        "gap_extend",
+        params::int(1),
+        "cost of each further gap position",
+    ),
+    (
+        "queries",
+        params::str_(""),
+        "FASTA file of queries; empty = generated from the seed",
+    ),
+    (
+        "targets",
+        params::str_(""),
+        "FASTA file of targets; empty = generated from the seed",
+    ),
+    ("query_count", params::int(4), "generated queries"),
+    (
+        "query_length",
+        params::int(400),
+        "mean length of generated queries (each within ±50%)",
+    ),
+    ("target_count", params::int(4000), "generated targets"),
+    (
+        "target_length",
+        params::int(350),
+        "mean length of generated targets (each within ±50%)",
+    ),
+    (
+        "homolog_pct",
+        params::float(5.0),
+        "share of generated targets holding a mutated piece of a query, %",
+    ),
+    (
+        "isa",
+        params::str_("auto"),
+        "auto (the widest this CPU has), avx512bw, avx2 or scalar",
+    ),
+    ("threads", params::int(0), "threads; 0 = one per CPU"),
+    (
+        "inject_error",
+        params::int(0),
+        "1 = corrupt one score after the timed passes (tests the validation)",
+    ),
+];
+
+/// The spec of `sw_align`.
+pub fn spec() -> BenchmarkSpec {
+    BenchmarkSpec {
+        id: BenchmarkId::new(crate::SUITE, NAME),
+        components: vec![BenchmarkComponent::Cpu],
+        kind: BenchmarkKind::Domain,
+        description: Some(
+            "Smith-Waterman local alignment with affine gaps, every query against every target (a database search): \
+             striped query profiles (Farrar) in saturating 8-bit lanes, re-aligned in 16-bit lanes when a score \
+             saturates, AVX-512BW or AVX2 chosen at run time, one target per task on all cores. Protein (BLOSUM62, \
+             gap open 10, extend 1) or DNA (dnafull); sequences from the seed, or `queries=` / `targets=` FASTA files. \
+             Metric `gcups`: query length x target length / seconds, 1e9. Validation: scores equal a scalar Gotoh \
+             reference (every pair, or a seeded sample of up to 4e8 cells)."
+                .into(),
+        ),
+        default_duration_seconds: Some(5.0),
+        external_tool: None,
+        params: params::defaults(PARAMS),
+        param_help: params::help(PARAMS),
+        param_choices: params::choices(&[
+            ("alphabet", &["protein", "dna"]),
+            ("matrix", &["", "blosum62", "dnafull"]),
+            ("isa", &["auto", "avx512bw", "avx2", "scalar"]),
+        ]),
+        timeouts: Default::default(),
+        metrics: vec!["gcups".into()],
+    }
+}
+
+/// Checks the parameters before anything runs.
+pub fn check_params(p: &Params) -> Result<(), String> {
+    params::check_choice(p, "alphabet", &["protein", "dna"])?;
+    params::check_choice(p, "matrix", &["", "blosum62", "dnafull"])?;
+    params::check_choice(p, "isa", &["auto", "avx512bw", "avx2", "scalar"])?;
+    params::check_int(p, "gap_open", 0, 127)?;
+    params::check_int(p, "gap_extend", 0, 127)?;
+    params::check_int(p, "query_count", 1, 100_000)?;
+    params::check_int(p, "target_count", 1, 100_000_000)?;
+    params::check_int(p, "query_length", 1, 100_000)?;
+    params::check_int(p, "target_length", 1, 100_000)?;
+    params::check_int(p, "threads", 0, 4096)?;
+    params::check_int(p, "inject_error", 0, 1)?;
+    params::check_float(p, "homolog_pct", 0.0, 100.0)?;
+    for key in ["queries", "targets"] {
+        params::check_file(p, key)?;
+    }
+    if let Some(isa) = p.get("isa").and_then(ParamValue::as_str) {
+        let isa = isa_by_name(isa);
+        if let Some(i) = isa.filter(|i| !i.available()) {
+            return Err(format!(
+                "parameter 'isa': this CPU has no {}; use auto",
+                i.name()
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn isa_by_name(name: &str) -> Option<Isa> {
+    match name {
+        "avx512bw" => Some(Isa::Avx512Bw),
+        "avx2" => Some(Isa::Avx2),
+        "scalar" => Some(Isa::Scalar),
+        _ => None,
+    }
+}
+
+/// The prepared search and what the last timed pass found.
+pub struct SwAlign {
+    matrix: Matrix,
+    gaps: Gaps,
+    isa: Isa,
+    queries: Vec<Vec<u8>>,
+    targets: Vec<Vec<u8>>,
+    pool: Option<rayon::ThreadPool>,
+    /// `scores[q][t]` and the width that computed each, of the last pass.
+    scores: Vec<Vec<(i32, Width)>>,
+    seed: u64,
+    inject_error: bool,
+}
+
+impl Default for SwAlign {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl SwAlign {
+    /// Not yet prepared.
+    pub fn new() -> Self {
+        SwAlign {
+            matrix: Matrix::blosum62(),
+            gaps: Gaps {
+                open: 10,
+                extend: 1,
+            },
+            isa: Isa::Scalar,
+            queries: Vec::new(),
+            targets: Vec::new(),
+            pool: None,
+            scores: Vec::new(),
+            seed: 0,
+            inject_error: false,
+        }
+    }
+
+    /// Aligns every query against every target: `[query][target]`.
+    fn search(&self) -> Vec<Vec<(i32, Width)>> {
+        let run = || {
+            self.queries
+                .iter()
+                .map(|q| {
+                    let aligner = Aligner::new(self.isa, q, &self.matrix, self.gaps);
+                    self.targets
+                        .par_iter()
+                        .with_min_len(8)
+                        .map(|t| aligner.score(t))
+                        .collect()
+                })
+                .collect()
+        };
+        match &self.pool {
+            Some(pool) => pool.install(run),
+            None => run(),
+        }
+    }
+
+    fn cells(&self) -> u64 {
+        let q: u64 = self.queries.iter().map(|q| q.len() as u64).sum();
+        let t: u64 = self.targets.iter().map(|t| t.len() as u64).sum();
+        q * t
+    }
+}
+
+fn load(path: &str, matrix: &Matrix) -> Result<Vec<Vec<u8>>, BenchmarkError> {
+    let records = fasta::read(std::path::Path::new(path)).map_err(BenchmarkError::Failed)?;
+    Ok(records.iter().map(|r| matrix.encode(&r.sequence)).collect())
+}
+
+impl Benchmark for SwAlign {
+    fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        let alphabet = Alphabet::by_name(ctx.str_param("alphabet")?).ok_or_else(|| {
+            BenchmarkError::InvalidParam {
+                key: "alphabet".into(),
+                reason: "protein or dna".into(),
+            }
+        })?;
+        let name = match ctx.str_param("matrix")? {
+            "" => alphabet.default_matrix(),
+            m => m,
+        };
+        self.matrix = Matrix::by_name(name).ok_or_else(|| BenchmarkError::InvalidParam {
+            key: "matrix".into(),
+            reason: format!("one of {}", Matrix::NAMES.join(", ")),
+        })?;
+        self.gaps = Gaps {
+            open: ctx.int_param("gap_open", 0)?.min(127) as i32,
+            extend: ctx.int_param("gap_extend", 0)?.min(127) as i32,
+        };
+        self.isa = match ctx.str_param("isa")? {
+            "auto" => Isa::detect(),
+            other => isa_by_name(other)
+                .filter(|i| i.available())
+                .ok_or_else(|| BenchmarkError::Skipped(format!("this CPU has no {other}")))?,
+        };
+        let generated = SearchSet::generate(
+            ctx.seed,
+            alphabet,
+            (
+                ctx.int_param("query_count", 1)? as usize,
+                ctx.int_param("query_length", 1)? as usize,
+            ),
+            (
+                ctx.int_param("target_count", 1)? as usize,
+                ctx.int_param("target_length", 1)? as usize,
+            ),
+            ctx.float_param("homolog_pct")? / 100.0,
+        );
+        self.queries = match ctx.str_param("queries")? {
+            "" => generated
+                .queries
+                .iter()
+                .map(|s| self.matrix.encode(s))
+                .collect(),
+            path => load(path, &self.matrix)?,
+        };
+        self.targets = match ctx.str_param("targets")? {
+            "" => generated
+                .targets
+                .iter()
+                .map(|s| self.matrix.encode(s))
+                .collect(),
+            path => load(path, &self.matrix)?,
+        };
+        let threads = ctx.int_param("threads", 0)? as usize;
+        self.pool = if threads > 0 {
+            Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .map_err(|e| BenchmarkError::Failed(format!("thread pool: {e}")))?,
+            )
+        } else {
+            None
+        };
+        self.seed = ctx.seed;
+        self.inject_error = ctx.int_param("inject_error", 0)? == 1;
+        Ok(())
+    }
+
+    fn measure(
+        &mut self,
+        ctx: &RunContext,
+        measure: &mut Measure<'_>,
+    ) -> Result<Measured, BenchmarkError> {
+        let cells = self.cells();
+        let def = SeriesDef::new(
+            "gcups",
+            "GCUPS",
+            true,
+            &[
+                ("alphabet", self.matrix_alphabet().into()),
+                ("isa", self.isa.name().into()),
+            ],
+            Convert::Rate(cells as f64 / 1e9),
+        );
+        let mut last = Vec::new();
+        let m = measure.run(
+            &MeasurePolicy::share_of(ctx, 1),
+            NAME,
+            std::slice::from_ref(&def),
+            |out| {
+                let start = Instant::now();
+                last = self.search();
+                out[0] = start.elapsed().as_secs_f64();
+            },
+        );
+        self.scores = last;
+        if self.inject_error {
+            // The first pair, which every check (sample or not) includes.
+            if let Some(first) = self.scores.first_mut().and_then(|r| r.first_mut()) {
+                first.0 += 1;
+            }
+        }
+        let widths = |w: Width| self.scores.iter().flatten().filter(|s| s.1 == w).count() as i64;
+        let threads = self
+            .pool
+            .as_ref()
+            .map_or(rayon::current_num_threads(), |p| p.current_num_threads());
+        let int = |v: usize| ParamValue::Int(v as i64);
+        Ok(Measured {
+            metrics: m.metrics,
+            details: vec![
+                ("isa".into(), ParamValue::Str(self.isa.name().into())),
+                ("matrix".into(), ParamValue::Str(self.matrix.name.into())),
+                ("gap_open".into(), ParamValue::Int(self.gaps.open as i64)),
+                (
+                    "gap_extend".into(),
+                    ParamValue::Int(self.gaps.extend as i64),
+                ),
+                ("queries".into(), int(self.queries.len())),
+                ("targets".into(), int(self.targets.len())),
+                ("cells_per_pass".into(), ParamValue::Int(cells as i64)),
+                ("pairs_8bit".into(), ParamValue::Int(widths(Width::U8))),
+                ("pairs_16bit".into(), ParamValue::Int(widths(Width::I16))),
+                ("pairs_32bit".into(), ParamValue::Int(widths(Width::I32))),
+                ("threads".into(), int(threads)),
+            ],
+            warnings: Vec::new(),
+        })
+    }
+
+    fn validate(&mut self, _: &RunContext) -> Validation {
+        let pairs = self.sample_pairs();
+        if self.scores.len() != self.queries.len() {
+            return Validation::fail("no measured pass to check");
+        }
+        let wrong: Vec<String> = pairs
+            .par_iter()
+            .filter_map(|&(q, t)| {
+                let want =
+                    sw_scalar::score(&self.queries[q], &self.targets[t], &self.matrix, self.gaps);
+                let got = self.scores[q][t].0;
+                (got != want).then(|| format!("query {q} x target {t}: {got}, reference {want}"))
+            })
+            .collect();
+        match wrong.first() {
+            Some(first) => Validation::fail(format!(
+                "{} of {} checked scores differ from the scalar reference, e.g. {first}",
+                wrong.len(),
+                pairs.len()
+            )),
+            None => Validation::pass(format!(
+                "{} of {} pairs ({}) equal the scalar Gotoh reference",
+                pairs.len(),
+                self.queries.len() * self.targets.len(),
+                if pairs.len() == self.queries.len() * self.targets.len() {
+                    "all"
+                } else {
+                    "a seeded sample"
+                }
+            )),
+        }
+    }
+}
+
+impl SwAlign {
+    fn matrix_alphabet(&self) -> &'static str {
+        if self.matrix.name == "dnafull" {
+            "dna"
+        } else {
+            "protein"
+        }
+    }
+
+    /// Every pair when they fit the check budget, else a seeded sample
+    /// that does (and always every pair computed wider than 8 bits).
+    fn sample_pairs(&self) -> Vec<(usize, usize)> {
+        use rand_core::{RngCore, SeedableRng};
+        let all: Vec<(usize, usize)> = (0..self.queries.len())
+            .flat_map(|q| (0..self.targets.len()).map(move |t| (q, t)))
+            .collect();
+        if self.cells() <= CHECK_CELLS {
+            return all;
+        }
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(self.seed ^ 0x5157);
+        let mut budget = CHECK_CELLS;
+        let mut picked = Vec::new();
+        let cost =
+            |&(q, t): &(usize, usize)| (self.queries[q].len() * self.targets[t].len()) as u64;
+        for &pair in &all {
+            let wide = self
+                .scores
+                .get(pair.0)
+                .and_then(|r| r.get(pair.1))
+                .is_some_and(|s| s.1 != Width::U8);
+            if wide && cost(&pair) <= budget {
+                budget -= cost(&pair);
+                picked.push(pair);
+            }
+        }
+        for _ in 0..all.len() {
+            let pair = all[(rng.next_u64() % all.len() as u64) as usize];
+            if cost(&pair) > budget {
+                break;
+            }
+            budget -= cost(&pair);
+            picked.push(pair);
+        }
+        picked.push((0, 0));
+        picked.sort_unstable();
+        picked.dedup();
+        picked
+    }
+}

@@ -1,0 +1,170 @@
+//! The biobench suite through the CLI: each benchmark on a tiny
+//! configuration with its validation, a wrong answer caught, the user's
+//! own files, and bad input refused.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn warpt() -> Command {
+    let mut cmd = Command::cargo_bin("warpt").expect("the warpt binary is built");
+    cmd.env("WARPT_NO_PROGRESS", "1");
+    cmd
+}
+
+/// Runs one biobench benchmark; the exit status, its result and stderr.
+fn run(bench: &str, params: &[&str]) -> (Option<i32>, Value, String) {
+    let mut cmd = warpt();
+    cmd.args([
+        "benchmark",
+        "run",
+        "--suite",
+        "biobench",
+        "--benchmark",
+        bench,
+        "--duration",
+        "0.3",
+        "--burnin-seconds",
+        "0.05",
+        "--no-store",
+        "--json",
+    ]);
+    for p in params {
+        cmd.args(["--param", p]);
+    }
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    (out.status.code(), v["benchmarks"][0].clone(), stderr)
+}
+
+fn metric(result: &Value, name: &str) -> f64 {
+    result["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {result}"))["value"]
+        .as_f64()
+        .unwrap()
+}
+
+fn detail(result: &Value, name: &str) -> Value {
+    result["details"][name].clone()
+}
+
+#[test]
+fn sw_align_checks_every_score_on_each_isa_and_alphabet() {
+    for isa in ["auto", "avx2", "scalar"] {
+        for alphabet in ["protein", "dna"] {
+            let params = [
+                &format!("isa={isa}") as &str,
+                &format!("alphabet={alphabet}"),
+                "query_count=2",
+                "query_length=120",
+                "target_count=60",
+                "homolog_pct=30",
+            ];
+            let (code, r, err) = run("sw_align", &params);
+            if r["status"] == "skipped" {
+                // Only an ISA this CPU lacks may skip.
+                assert_ne!(isa, "auto", "{r}");
+                continue;
+            }
+            assert_eq!(code, Some(0), "{isa} {alphabet}: {err}");
+            assert_eq!(r["validation"]["passed"], true, "{r}");
+            let msg = r["validation"]["message"].as_str().unwrap();
+            assert!(msg.contains("120 of 120 pairs (all)"), "{msg}");
+            assert!(metric(&r, "gcups") > 0.0);
+            let cells = detail(&r, "cells_per_pass").as_i64().unwrap();
+            assert!(cells > 2 * 60 * 60 * 60, "{cells}");
+        }
+    }
+}
+
+#[test]
+fn sw_align_catches_a_wrong_score() {
+    let (code, r, _) = run(
+        "sw_align",
+        &["query_count=1", "target_count=20", "inject_error=1"],
+    );
+    assert_ne!(code, Some(0));
+    assert_eq!(r["validation"]["passed"], false, "{r}");
+    let msg = r["validation"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("1 of 20 checked scores differ from the scalar reference"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn sw_align_aligns_the_users_fasta_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let q = dir.path().join("q.fa");
+    let t = dir.path().join("t.fa");
+    std::fs::write(
+        &q,
+        ">q1\nMKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQ\n>q2\nACDEFGHIKLMNPQRSTVWY\n",
+    )
+    .unwrap();
+    std::fs::write(
+        &t,
+        ">t1 planted\nGGGGMKTAYIAKQRQISFVKSHFSRQGGGG\n>t2\nWWWWWWWW\n>t3\nACDEFGHIKLMNPQ\n",
+    )
+    .unwrap();
+    let (code, r, err) = run(
+        "sw_align",
+        &[
+            &format!("queries={}", q.display()),
+            &format!("targets={}", t.display()),
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(detail(&r, "queries"), 2);
+    assert_eq!(detail(&r, "targets"), 3);
+    // 6 pairs, all checked; cells = (33 + 20) x (30 + 8 + 14).
+    assert_eq!(detail(&r, "cells_per_pass"), 53 * 52);
+    assert!(
+        r["validation"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("6 of 6 pairs (all)")
+    );
+}
+
+#[test]
+fn sw_align_refuses_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.fa");
+    std::fs::write(&bad, ">q\nMKT\nAC1GT\n").unwrap();
+    let (code, r, _) = run("sw_align", &[&format!("queries={}", bad.display())]);
+    assert_ne!(code, Some(0));
+    let reason = r["error"].as_str().unwrap_or_default().to_string() + &r.to_string();
+    assert!(
+        reason.contains("bad.fa:3: '1' is not a residue letter"),
+        "{r}"
+    );
+
+    for (param, want) in [
+        ("alphabet=rna", "'rna' is not one of protein, dna"),
+        ("gap_open=200", "gap_open' must be from 0 to 127"),
+        ("targets=/nonexistent/t.fa", "parameter 'targets'"),
+    ] {
+        let out = warpt()
+            .args([
+                "benchmark",
+                "run",
+                "--suite",
+                "biobench",
+                "--benchmark",
+                "sw_align",
+            ])
+            .args(["--no-store", "--param", param])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{param}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{param}: {err}");
+    }
+}
