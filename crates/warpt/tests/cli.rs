@@ -112,7 +112,8 @@ fn list_shows_every_micro_benchmark() {
             "bert_infer",
             "llm_infer",
             "synthetic",
-            "mlperf_external"
+            "mlperf_external",
+            "sw_align"
         ]
     );
 }
