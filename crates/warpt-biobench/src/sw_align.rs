@@ -80,6 +80,11 @@ const PARAMS: ParamTable = &[
     ),
     ("threads", params::int(0), "threads; 0 = one per CPU"),
     (
+        "scores",
+        params::str_(""),
+        "write the last pass's scores here as CSV (query,target,score); empty = nowhere",
+    ),
+    (
         "inject_error",
         params::int(0),
         "1 = corrupt one score after the timed passes (tests the validation)",
@@ -95,7 +100,7 @@ pub fn spec() -> BenchmarkSpec {
         description: Some(
             "Smith-Waterman local alignment with affine gaps, every query against every target (a database search): \
              striped query profiles (Farrar) in saturating 8-bit lanes, re-aligned in 16-bit lanes when a score \
-             saturates, AVX-512BW or AVX2 chosen at run time, one target per task on all cores. Protein (BLOSUM62, \
+             saturates, AVX-512BW or AVX2 chosen at run time (isa=auto: the faster of the two on a slice of this search), one target per task on all cores. Protein (BLOSUM62, \
              gap open 10, extend 1) or DNA (dnafull); sequences from the seed, or `queries=` / `targets=` FASTA files. \
              Metric `gcups`: query length x target length / seconds, 1e9. Validation: scores equal a scalar Gotoh \
              reference (every pair, or a seeded sample of up to 4e8 cells)."
@@ -165,6 +170,10 @@ pub struct SwAlign {
     scores: Vec<Vec<(i32, Width)>>,
     seed: u64,
     inject_error: bool,
+    /// GCUPS of each ISA on a slice of the search, when `isa=auto` chose.
+    calibration: Vec<(Isa, f64)>,
+    /// Where to write the last pass's scores (`scores=`), if anywhere.
+    scores_path: String,
 }
 
 impl Default for SwAlign {
@@ -189,6 +198,8 @@ impl SwAlign {
             scores: Vec::new(),
             seed: 0,
             inject_error: false,
+            calibration: Vec::new(),
+            scores_path: String::new(),
         }
     }
 
@@ -211,6 +222,67 @@ impl SwAlign {
             Some(pool) => pool.install(run),
             None => run(),
         }
+    }
+
+    /// Picks the fastest ISA this CPU has for this search: the widest
+    /// is not always it (on a CPU whose 512-bit integer work issues on two
+    /// ports where 256-bit work issues on three, AVX2 can win). Each runs
+    /// the first query against a slice of the targets, best of three.
+    fn calibrate(&mut self) {
+        let candidates: Vec<Isa> = [Isa::Avx512Bw, Isa::Avx2]
+            .into_iter()
+            .filter(|i| i.available())
+            .collect();
+        let Some(query) = self.queries.first() else {
+            return;
+        };
+        if candidates.len() < 2 {
+            return;
+        }
+        // About 2e8 cells: a few tens of milliseconds per try.
+        let mut cells = 0u64;
+        let slice: Vec<&Vec<u8>> = self
+            .targets
+            .iter()
+            .take_while(|t| {
+                cells += (t.len() * query.len()) as u64;
+                cells < 200_000_000
+            })
+            .collect();
+        let cells: u64 = slice.iter().map(|t| (t.len() * query.len()) as u64).sum();
+        let rate = |isa: Isa| {
+            let aligner = Aligner::new(isa, query, &self.matrix, self.gaps);
+            let run = || {
+                let start = Instant::now();
+                let total: i64 = slice.par_iter().map(|t| aligner.score(t).0 as i64).sum();
+                std::hint::black_box(total);
+                start.elapsed().as_secs_f64()
+            };
+            let best = (0..3).map(|_| run()).fold(f64::INFINITY, f64::min);
+            cells as f64 / best.max(1e-9) / 1e9
+        };
+        self.calibration = match &self.pool {
+            Some(pool) => pool.install(|| candidates.iter().map(|&i| (i, rate(i))).collect()),
+            None => candidates.iter().map(|&i| (i, rate(i))).collect(),
+        };
+        if let Some(&(best, _)) = self.calibration.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
+            self.isa = best;
+        }
+    }
+
+    /// Writes the last pass's scores as `query,target,score` lines.
+    fn write_scores(&self) -> Result<(), BenchmarkError> {
+        use std::io::Write;
+        let fail = |e: std::io::Error| BenchmarkError::Failed(format!("{}: {e}", self.scores_path));
+        let file = std::fs::File::create(&self.scores_path).map_err(fail)?;
+        let mut out = std::io::BufWriter::new(file);
+        writeln!(out, "query,target,score").map_err(fail)?;
+        for (q, row) in self.scores.iter().enumerate() {
+            for (t, s) in row.iter().enumerate() {
+                writeln!(out, "{q},{t},{}", s.0).map_err(fail)?;
+            }
+        }
+        out.flush().map_err(fail)
     }
 
     fn cells(&self) -> u64 {
@@ -245,7 +317,8 @@ impl Benchmark for SwAlign {
             open: ctx.int_param("gap_open", 0)?.min(127) as i32,
             extend: ctx.int_param("gap_extend", 0)?.min(127) as i32,
         };
-        self.isa = match ctx.str_param("isa")? {
+        let isa_param = ctx.str_param("isa")?.to_string();
+        self.isa = match isa_param.as_str() {
             "auto" => Isa::detect(),
             other => isa_by_name(other)
                 .filter(|i| i.available())
@@ -291,7 +364,11 @@ impl Benchmark for SwAlign {
         } else {
             None
         };
+        if isa_param == "auto" {
+            self.calibrate();
+        }
         self.seed = ctx.seed;
+        self.scores_path = ctx.str_param("scores")?.to_string();
         self.inject_error = ctx.int_param("inject_error", 0)? == 1;
         Ok(())
     }
@@ -324,6 +401,9 @@ impl Benchmark for SwAlign {
             },
         );
         self.scores = last;
+        if !self.scores_path.is_empty() {
+            self.write_scores()?;
+        }
         if self.inject_error {
             // The first pair, which every check (sample or not) includes.
             if let Some(first) = self.scores.first_mut().and_then(|r| r.first_mut()) {
@@ -353,6 +433,16 @@ impl Benchmark for SwAlign {
                 ("pairs_16bit".into(), ParamValue::Int(widths(Width::I16))),
                 ("pairs_32bit".into(), ParamValue::Int(widths(Width::I32))),
                 ("threads".into(), int(threads)),
+                (
+                    "isa_calibration".into(),
+                    ParamValue::Str(
+                        self.calibration
+                            .iter()
+                            .map(|(i, g)| format!("{} {g:.2} GCUPS", i.name()))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    ),
+                ),
             ],
             warnings: Vec::new(),
         })
