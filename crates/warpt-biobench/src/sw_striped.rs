@@ -193,8 +193,8 @@ impl<'m> Aligner<'m> {
             // is an index below `size`, as the matrix encodes.
             let best = unsafe {
                 match self.isa {
-                    Isa::Avx512Bw => x86::avx512_u8(p, seg, target, open, ext, bias),
-                    Isa::Avx2 => x86::avx2_u8(p, seg, target, open, ext, bias),
+                    Isa::Avx512Bw => x86::avx512_u8(p, seg, target, (open, ext, bias)),
+                    Isa::Avx2 => x86::avx2_u8(p, seg, target, (open, ext, bias)),
                     Isa::Scalar => return None,
                 }
             } as i32;
@@ -213,12 +213,14 @@ impl<'m> Aligner<'m> {
         #[cfg(target_arch = "x86_64")]
         {
             let (open, ext) = (self.gaps.open as i16, self.gaps.extend as i16);
+            // One below the first score that may have been cut off.
+            let stop = (i16::MAX as i32 - self.max_score - 1) as i16;
             let (p, seg) = (&self.profile16, self.seg16);
             // SAFETY: as in `score8`.
             let best = unsafe {
                 match self.isa {
-                    Isa::Avx512Bw => x86::avx512_i16(p, seg, target, open, ext),
-                    Isa::Avx2 => x86::avx2_i16(p, seg, target, open, ext),
+                    Isa::Avx512Bw => x86::avx512_i16(p, seg, target, (open, ext, stop)),
+                    Isa::Avx2 => x86::avx2_i16(p, seg, target, (open, ext, stop)),
                     Isa::Scalar => return None,
                 }
             } as i32;
@@ -262,7 +264,8 @@ mod x86 {
     }
 
     /// The striped column loop: the best cell of `target` against the
-    /// profiled query. `add(h, p)` adds a profile vector to scores (for
+    /// profiled query, or, as soon as a cell exceeds `stop`, a value above
+    /// `stop`. `add(h, p)` adds a profile vector to scores (for
     /// 8 bits, with the bias taken off again); scores are floored at zero.
     #[inline(always)]
     unsafe fn striped<V: Lanes>(
@@ -271,6 +274,7 @@ mod x86 {
         target: &[u8],
         open: V::Elem,
         ext: V::Elem,
+        stop: V::Elem,
         add: impl Fn(V, V) -> V,
     ) -> i32 {
         // SAFETY: the caller's contract (see `Aligner::score8`): every
@@ -278,6 +282,7 @@ mod x86 {
         // below hold `seg` each.
         unsafe {
             let (v_open, v_ext, zero) = (V::splat(open), V::splat(ext), V::zero());
+            let v_stop = V::splat(stop);
             let mut h_store = vec![zero; seg];
             let mut h_load = vec![zero; seg];
             let mut e = vec![zero; seg];
@@ -315,6 +320,11 @@ mod x86 {
                         i = 0;
                         f = V::shift_in_zero(f);
                     }
+                }
+                // Past `stop` the width can no longer be trusted: the
+                // caller re-aligns wider, so the rest would be wasted.
+                if V::any_gt(best, v_stop) {
+                    break;
                 }
             }
             V::hmax(best)
@@ -414,14 +424,12 @@ mod x86 {
         profile: &[u8],
         seg: usize,
         target: &[u8],
-        open: u8,
-        ext: u8,
-        bias: u8,
+        (open, ext, bias): (u8, u8, u8),
     ) -> u8 {
         // SAFETY: the caller's contract.
         unsafe {
             let b = Avx2U8::splat(bias);
-            striped::<Avx2U8>(profile, seg, target, open, ext, |h, p| {
+            striped::<Avx2U8>(profile, seg, target, open, ext, 254 - bias, |h, p| {
                 Avx2U8::subs(Avx2U8::adds(h, p), b)
             }) as u8
         }
@@ -436,12 +444,13 @@ mod x86 {
         profile: &[i16],
         seg: usize,
         target: &[u8],
-        open: i16,
-        ext: i16,
+        (open, ext, stop): (i16, i16, i16),
     ) -> i16 {
         // SAFETY: the caller's contract.
         unsafe {
-            striped::<Avx2I16>(profile, seg, target, open, ext, |h, p| Avx2I16::adds(h, p)) as i16
+            striped::<Avx2I16>(profile, seg, target, open, ext, stop, |h, p| {
+                Avx2I16::adds(h, p)
+            }) as i16
         }
     }
 
@@ -454,14 +463,12 @@ mod x86 {
         profile: &[u8],
         seg: usize,
         target: &[u8],
-        open: u8,
-        ext: u8,
-        bias: u8,
+        (open, ext, bias): (u8, u8, u8),
     ) -> u8 {
         // SAFETY: the caller's contract.
         unsafe {
             let b = Avx512U8::splat(bias);
-            striped::<Avx512U8>(profile, seg, target, open, ext, |h, p| {
+            striped::<Avx512U8>(profile, seg, target, open, ext, 254 - bias, |h, p| {
                 Avx512U8::subs(Avx512U8::adds(h, p), b)
             }) as u8
         }
@@ -476,12 +483,11 @@ mod x86 {
         profile: &[i16],
         seg: usize,
         target: &[u8],
-        open: i16,
-        ext: i16,
+        (open, ext, stop): (i16, i16, i16),
     ) -> i16 {
         // SAFETY: the caller's contract.
         unsafe {
-            striped::<Avx512I16>(profile, seg, target, open, ext, |h, p| {
+            striped::<Avx512I16>(profile, seg, target, open, ext, stop, |h, p| {
                 Avx512I16::adds(h, p)
             }) as i16
         }
