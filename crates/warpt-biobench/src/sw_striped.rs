@@ -122,6 +122,14 @@ impl<'m> Aligner<'m> {
             (0..128).contains(&gaps.open) && (0..128).contains(&gaps.extend),
             "gap penalties 0..=127"
         );
+        // The lazy-F pass carries a gap by extension only, which is exact
+        // when opening costs at least as much as extending; otherwise
+        // (an unusual scoring) the scalar reference aligns.
+        let isa = if gaps.open < gaps.extend {
+            Isa::Scalar
+        } else {
+            isa
+        };
         let (min, max) = matrix.range();
         let bias = (-min).clamp(0, 127) as u8;
         let lanes8 = isa.lanes8();
@@ -283,6 +291,7 @@ mod x86 {
         unsafe {
             let (v_open, v_ext, zero) = (V::splat(open), V::splat(ext), V::zero());
             let v_stop = V::splat(stop);
+            let open_beats_extend = open.into() > ext.into();
             let mut h_store = vec![zero; seg];
             let mut h_load = vec![zero; seg];
             let mut e = vec![zero; seg];
@@ -304,21 +313,46 @@ mod x86 {
                     h = h_load[i];
                 }
                 // Lazy F: carry the vertical gap into the next segment,
-                // lane by lane, while it can still raise a score: while it
-                // beats both zero (scores' floor) and what the first pass
-                // already derived from the cell above (H − open).
+                // lane by lane, while it can still raise a score.
                 f = V::shift_in_zero(f);
                 let mut i = 0;
-                while V::any_gt(f, V::max(V::subs(h_store[i], v_open), zero)) {
-                    let h = V::max(h_store[i], f);
-                    h_store[i] = h;
-                    best = V::max(best, h);
-                    e[i] = V::max(e[i], V::subs(h, v_open));
-                    f = V::subs(f, v_ext);
-                    i += 1;
-                    if i == seg {
-                        i = 0;
-                        f = V::shift_in_zero(f);
+                if open_beats_extend {
+                    // Parasail's exit: after raising a cell, go on only while
+                    // the extended gap beats both zero (scores' floor) and
+                    // the gap the cell itself opens; below that, the first
+                    // pass's values dominate. (A raised cell always goes on:
+                    // f − extend > f − open.)
+                    loop {
+                        let h = V::max(h_store[i], f);
+                        h_store[i] = h;
+                        best = V::max(best, h);
+                        let h_open = V::subs(h, v_open);
+                        e[i] = V::max(e[i], h_open);
+                        f = V::subs(f, v_ext);
+                        if !V::any_gt(f, V::max(h_open, zero)) {
+                            break;
+                        }
+                        i += 1;
+                        if i == seg {
+                            i = 0;
+                            f = V::shift_in_zero(f);
+                        }
+                    }
+                } else {
+                    // Opening no dearer than extending: check before each
+                    // cell whether the gap still beats what the first pass
+                    // derived there.
+                    while V::any_gt(f, V::max(V::subs(h_store[i], v_open), zero)) {
+                        let h = V::max(h_store[i], f);
+                        h_store[i] = h;
+                        best = V::max(best, h);
+                        e[i] = V::max(e[i], V::subs(h, v_open));
+                        f = V::subs(f, v_ext);
+                        i += 1;
+                        if i == seg {
+                            i = 0;
+                            f = V::shift_in_zero(f);
+                        }
                     }
                 }
                 // Past `stop` the width can no longer be trusted: the

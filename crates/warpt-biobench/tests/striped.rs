@@ -44,6 +44,7 @@ fn every_score_equals_the_scalar_reference() {
             },
             Gaps { open: 3, extend: 2 },
             Gaps { open: 0, extend: 0 },
+            Gaps { open: 1, extend: 3 },
         ] {
             for case in 0..60 {
                 let qlen = 1 + (rng.next_u64() % 300) as usize;
