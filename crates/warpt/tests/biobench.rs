@@ -84,6 +84,22 @@ fn sw_align_checks_every_score_on_each_isa_and_alphabet() {
 }
 
 #[test]
+fn sw_align_runs_scalar_when_opening_a_gap_is_cheaper_than_extending() {
+    let (code, r, err) = run(
+        "sw_align",
+        &[
+            "gap_open=1",
+            "gap_extend=3",
+            "query_count=1",
+            "target_count=20",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(detail(&r, "isa"), "scalar");
+    assert_eq!(r["validation"]["passed"], true, "{r}");
+}
+
+#[test]
 fn sw_align_catches_a_wrong_score() {
     let (code, r, _) = run(
         "sw_align",
