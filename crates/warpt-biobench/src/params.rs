@@ -65,21 +65,6 @@ pub fn choices(pairs: &[(&str, &[&str])]) -> BTreeMap<String, Vec<String>> {
         .collect()
 }
 
-/// `key`, if present, is one of `allowed`.
-pub fn check_choice(p: &Params, key: &str, allowed: &[&str]) -> Result<(), String> {
-    match p.get(key).and_then(ParamValue::as_str) {
-        Some(v) if !allowed.contains(&v) => Err(format!(
-            "parameter '{key}': '{v}' is not one of {}",
-            allowed
-                .iter()
-                .map(|a| if a.is_empty() { "(empty)" } else { a })
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
-        _ => Ok(()),
-    }
-}
-
 /// `key`, if present, is an integer in `min..=max`.
 pub fn check_int(p: &Params, key: &str, min: i64, max: i64) -> Result<(), String> {
     match p.get(key).map(|v| (v, v.as_i64())) {

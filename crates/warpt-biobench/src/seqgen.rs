@@ -188,5 +188,30 @@ mod tests {
         for q in &a.queries {
             assert!((50..=150).contains(&q.len()));
         }
+        // Homologs align far better than chance: the median of each
+        // target's best score against the queries, all homologs or none.
+        let m = crate::scoring::Matrix::blosum62();
+        let gaps = crate::scoring::Gaps {
+            open: 10,
+            extend: 1,
+        };
+        let median_best = |share: f64| {
+            let set = SearchSet::generate(9, Alphabet::Protein, (3, 100), (40, 120), share);
+            let mut best: Vec<i32> = set
+                .targets
+                .iter()
+                .map(|t| {
+                    set.queries
+                        .iter()
+                        .map(|q| crate::sw_scalar::score(&m.encode(q), &m.encode(t), &m, gaps))
+                        .max()
+                        .unwrap_or(0)
+                })
+                .collect();
+            best.sort_unstable();
+            best[best.len() / 2]
+        };
+        let (homologs, chance) = (median_best(1.0), median_best(0.0));
+        assert!(homologs > 2 * chance, "{homologs} vs {chance}");
     }
 }

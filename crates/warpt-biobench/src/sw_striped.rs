@@ -366,7 +366,7 @@ mod x86 {
     }
 
     macro_rules! lanes {
-        ($name:ident, $feature:literal, $t:ty, $elem:ty, $n:expr,
+        ($name:ident, $t:ty, $elem:ty, $n:expr,
          splat: $splat:expr, zero: $zero:expr, load: $load:expr, store: $store:expr,
          adds: $adds:expr, subs: $subs:expr, max: $max:expr,
          shift: |$sv:ident| $shift:expr, gt: |$ga:ident, $gb:ident| $gt:expr) => {
@@ -423,25 +423,25 @@ mod x86 {
         };
     }
 
-    lanes!(Avx2U8, "avx2", __m256i, u8, 32,
+    lanes!(Avx2U8, __m256i, u8, 32,
         splat: _mm256_set1_epi8, zero: _mm256_setzero_si256,
         load: _mm256_loadu_si256, store: _mm256_storeu_si256,
         adds: _mm256_adds_epu8, subs: _mm256_subs_epu8, max: _mm256_max_epu8,
         shift: |v| _mm256_alignr_epi8::<15>(v, _mm256_permute2x128_si256::<0x08>(v, v)),
         gt: |a, b| { let d = _mm256_subs_epu8(a, b); _mm256_testz_si256(d, d) == 0 });
-    lanes!(Avx2I16, "avx2", __m256i, i16, 16,
+    lanes!(Avx2I16, __m256i, i16, 16,
         splat: _mm256_set1_epi16, zero: _mm256_setzero_si256,
         load: _mm256_loadu_si256, store: _mm256_storeu_si256,
         adds: _mm256_adds_epi16, subs: _mm256_subs_epi16, max: _mm256_max_epi16,
         shift: |v| _mm256_alignr_epi8::<14>(v, _mm256_permute2x128_si256::<0x08>(v, v)),
         gt: |a, b| _mm256_movemask_epi8(_mm256_cmpgt_epi16(a, b)) != 0);
-    lanes!(Avx512U8, "avx512bw", __m512i, u8, 64,
+    lanes!(Avx512U8, __m512i, u8, 64,
         splat: _mm512_set1_epi8, zero: _mm512_setzero_si512,
         load: _mm512_loadu_si512, store: _mm512_storeu_si512,
         adds: _mm512_adds_epu8, subs: _mm512_subs_epu8, max: _mm512_max_epu8,
         shift: |v| _mm512_alignr_epi8::<15>(v, _mm512_alignr_epi64::<6>(v, _mm512_setzero_si512())),
         gt: |a, b| _mm512_cmpgt_epu8_mask(a, b) != 0);
-    lanes!(Avx512I16, "avx512bw", __m512i, i16, 32,
+    lanes!(Avx512I16, __m512i, i16, 32,
         splat: _mm512_set1_epi16, zero: _mm512_setzero_si512,
         load: _mm512_loadu_si512, store: _mm512_storeu_si512,
         adds: _mm512_adds_epi16, subs: _mm512_subs_epi16, max: _mm512_max_epi16,
