@@ -6,16 +6,24 @@
 //! - [`sw_scalar`], [`sw_striped`]: Smith-Waterman, the `i32` reference and
 //!   the striped SIMD aligner;
 //! - [`seqgen`]: seeded proteins and DNA, with planted homologs;
-//! - [`fasta`]: the user's own sequences, checked line by line;
+//! - [`genome`], [`reads`]: a reference with repeats, a diploid donor
+//!   with planted variants, and paired reads that know their origin;
+//! - [`dataset`]: that data, or the user's own files, for a benchmark;
+//! - [`fasta`], [`fastq`], [`vcf`]: the formats in and out;
 //! - [`params`]: parameter tables and their checks.
 
+pub mod dataset;
 pub mod fasta;
+pub mod fastq;
+pub mod genome;
 pub mod params;
+pub mod reads;
 pub mod scoring;
 pub mod seqgen;
 pub mod sw_align;
 pub mod sw_scalar;
 pub mod sw_striped;
+pub mod vcf;
 
 use warpt_harness::{Benchmark, Suite};
 use warpt_model::{BenchmarkSpec, Params};
