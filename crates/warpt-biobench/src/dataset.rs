@@ -96,12 +96,12 @@ pub fn check_params(p: &Params) -> Result<(), String> {
     }
     let insert = p.get("insert_size").and_then(ParamValue::as_i64);
     let length = p.get("read_length").and_then(ParamValue::as_i64);
-    if let (Some(i), Some(l)) = (insert, length) {
-        if i < l {
-            return Err(format!(
-                "parameter 'insert_size' ({i}) must be at least read_length ({l})"
-            ));
-        }
+    if let (Some(i), Some(l)) = (insert, length)
+        && i < l
+    {
+        return Err(format!(
+            "parameter 'insert_size' ({i}) must be at least read_length ({l})"
+        ));
     }
     Ok(())
 }

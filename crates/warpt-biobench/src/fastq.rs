@@ -40,7 +40,7 @@ pub fn check(input: impl BufRead) -> Result<(), String> {
         let line_no = n + 1;
         let line = line.map_err(|e| format!("{line_no}: {e}"))?;
         let line = line.strip_suffix(b"\r").unwrap_or(&line);
-        if line.is_empty() && lines % 4 == 0 {
+        if line.is_empty() && lines.is_multiple_of(4) {
             blank_at.get_or_insert(line_no);
             continue;
         }
@@ -98,7 +98,7 @@ pub fn check(input: impl BufRead) -> Result<(), String> {
     if records == 0 {
         return Err("1: no FASTQ records".into());
     }
-    if lines % 4 != 0 {
+    if !lines.is_multiple_of(4) {
         return Err(format!("{lines}: the last record is cut short"));
     }
     Ok(())

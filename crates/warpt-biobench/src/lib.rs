@@ -2,6 +2,7 @@
 //! whose truth it knows.
 //!
 //! - [`sw_align`]: Smith-Waterman database search, in GCUPS;
+//! - [`kmer_count`]: canonical k-mer counting of reads, in Mbases/s;
 //! - [`scoring`]: substitution matrices and gap penalties;
 //! - [`sw_scalar`], [`sw_striped`]: Smith-Waterman, the `i32` reference and
 //!   the striped SIMD aligner;
@@ -10,12 +11,16 @@
 //!   with planted variants, and paired reads that know their origin;
 //! - [`dataset`]: that data, or the user's own files, for a benchmark;
 //! - [`fasta`], [`fastq`], [`vcf`]: the formats in and out;
-//! - [`params`]: parameter tables and their checks.
+//! - [`kmer`]: canonical k-mers and the partitioned counting table;
+//! - [`params`], [`threads`]: parameter tables and their checks, the
+//!   thread pool.
 
 pub mod dataset;
 pub mod fasta;
 pub mod fastq;
 pub mod genome;
+pub mod kmer;
+pub mod kmer_count;
 pub mod params;
 pub mod reads;
 pub mod scoring;
@@ -23,6 +28,7 @@ pub mod seqgen;
 pub mod sw_align;
 pub mod sw_scalar;
 pub mod sw_striped;
+pub mod threads;
 pub mod vcf;
 
 use warpt_harness::{Benchmark, Suite};
@@ -40,16 +46,17 @@ impl Suite for BiobenchSuite {
     }
 
     fn description(&self) -> &'static str {
-        "Genomics workloads on seeded data with planted truth: Smith-Waterman alignment (GCUPS)"
+        "Genomics workloads on seeded data with planted truth: Smith-Waterman alignment (GCUPS), k-mer counting"
     }
 
     fn specs(&self) -> Vec<BenchmarkSpec> {
-        vec![sw_align::spec()]
+        vec![sw_align::spec(), kmer_count::spec()]
     }
 
     fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
         match name {
             sw_align::NAME => Some(Box::new(sw_align::SwAlign::new())),
+            kmer_count::NAME => Some(Box::new(kmer_count::KmerCount::new())),
             _ => None,
         }
     }
@@ -57,6 +64,7 @@ impl Suite for BiobenchSuite {
     fn check_params(&self, name: &str, params: &Params) -> Result<(), String> {
         match name {
             sw_align::NAME => sw_align::check_params(params),
+            kmer_count::NAME => kmer_count::check_params(params),
             _ => Ok(()),
         }
     }

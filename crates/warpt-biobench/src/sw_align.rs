@@ -16,7 +16,7 @@ use crate::params::{self, ParamTable};
 use crate::scoring::{Gaps, Matrix};
 use crate::seqgen::{Alphabet, SearchSet};
 use crate::sw_striped::{Aligner, Isa, Width};
-use crate::{fasta, sw_scalar};
+use crate::{fasta, sw_scalar, threads};
 
 /// Benchmark name within the suite.
 pub const NAME: &str = "sw_align";
@@ -216,10 +216,7 @@ impl SwAlign {
                 })
                 .collect()
         };
-        match &self.pool {
-            Some(pool) => pool.install(run),
-            None => run(),
-        }
+        threads::install(&self.pool, run)
     }
 
     /// Picks the fastest ISA this CPU has for this search: the widest
@@ -258,10 +255,9 @@ impl SwAlign {
             let best = (0..3).map(|_| run()).fold(f64::INFINITY, f64::min);
             cells as f64 / best.max(1e-9) / 1e9
         };
-        self.calibration = match &self.pool {
-            Some(pool) => pool.install(|| candidates.iter().map(|&i| (i, rate(i))).collect()),
-            None => candidates.iter().map(|&i| (i, rate(i))).collect(),
-        };
+        self.calibration = threads::install(&self.pool, || {
+            candidates.iter().map(|&i| (i, rate(i))).collect()
+        });
         if let Some(&(best, _)) = self.calibration.iter().max_by(|a, b| a.1.total_cmp(&b.1)) {
             self.isa = best;
         }
@@ -350,17 +346,7 @@ impl Benchmark for SwAlign {
                 .collect(),
             path => load(path, &self.matrix)?,
         };
-        let threads = ctx.int_param("threads", 0)? as usize;
-        self.pool = if threads > 0 {
-            Some(
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .build()
-                    .map_err(|e| BenchmarkError::Failed(format!("thread pool: {e}")))?,
-            )
-        } else {
-            None
-        };
+        self.pool = threads::pool(ctx.int_param("threads", 0)? as usize)?;
         if self.gaps.open < self.gaps.extend {
             // The striped pass is exact only when opening costs at least as
             // much as extending; the aligner runs the scalar code instead,
@@ -413,10 +399,7 @@ impl Benchmark for SwAlign {
             }
         }
         let widths = |w: Width| self.scores.iter().flatten().filter(|s| s.1 == w).count() as i64;
-        let threads = self
-            .pool
-            .as_ref()
-            .map_or(rayon::current_num_threads(), |p| p.current_num_threads());
+        let threads = threads::count(&self.pool);
         let int = |v: usize| ParamValue::Int(v as i64);
         Ok(Measured {
             metrics: m.metrics,

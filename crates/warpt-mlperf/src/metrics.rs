@@ -13,14 +13,7 @@ use crate::loadgen::{Mode, Scenario};
 
 /// A metric that is one figure per test (no statistics).
 pub fn single(name: &str, value: f64, unit: &str, higher_is_better: bool) -> BenchmarkMetric {
-    BenchmarkMetric {
-        name: name.into(),
-        value,
-        unit: unit.into(),
-        higher_is_better,
-        tags: Default::default(),
-        stats: None,
-    }
+    BenchmarkMetric::single(name, value, unit, higher_is_better)
 }
 
 /// The metrics and details of an outcome. The headline of each scenario

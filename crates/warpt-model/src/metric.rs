@@ -35,6 +35,19 @@ pub fn tag_label(tags: &BTreeMap<String, String>) -> String {
 }
 
 impl BenchmarkMetric {
+    /// A metric that is one figure per run (an accuracy, a count), with no
+    /// samples behind it and so no statistics.
+    pub fn single(name: &str, value: f64, unit: &str, higher_is_better: bool) -> Self {
+        BenchmarkMetric {
+            name: name.into(),
+            value,
+            unit: unit.into(),
+            higher_is_better,
+            tags: Default::default(),
+            stats: None,
+        }
+    }
+
     /// The tag values joined as `k=v,k=v`, for tables and keys.
     pub fn tag_label(&self) -> String {
         tag_label(&self.tags)
