@@ -184,3 +184,159 @@ fn sw_align_refuses_bad_input() {
         assert!(err.contains(want), "{param}: {err}");
     }
 }
+
+/// Whether a bioinformatics tool is on PATH; scripts/test installs them,
+/// so only a bare `cargo test` elsewhere skips the comparison with it.
+fn have(tool: &str) -> bool {
+    let found = std::process::Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok();
+    if !found {
+        eprintln!("{tool} is not installed (scripts/test installs it): comparison skipped");
+    }
+    found
+}
+
+/// The tiny data every pipeline test uses: a 40 kb genome at 6x.
+const TINY: [&str; 2] = ["genome_kb=40", "coverage=6"];
+
+#[test]
+fn kmer_count_counts_what_jellyfish_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let histo = dir.path().join("warpt.histo");
+    let (code, r, err) = run(
+        "kmer_count",
+        &[
+            TINY[0],
+            TINY[1],
+            &format!("export={}", data.display()),
+            &format!("histo={}", histo.display()),
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(r["validation"]["passed"], true, "{r}");
+    assert!(metric(&r, "mbases_per_s") > 0.0);
+    // 40 kb at 6x in 150 bp reads: 1600 reads of 120 31-mers each (the
+    // simulator writes no N into a generated genome).
+    assert_eq!(detail(&r, "reads"), 1600);
+    assert_eq!(detail(&r, "kmers"), 1600 * 120);
+    // Every genome k-mer is seen at 6x (bar a few in repeats), and errors
+    // add new ones: more distinct k-mers than the genome has, fewer
+    // than the reads hold.
+    let distinct = metric(&r, "distinct_kmers");
+    assert!((38_000.0..1600.0 * 120.0).contains(&distinct), "{distinct}");
+    if !have("jellyfish") {
+        return;
+    }
+    let table = dir.path().join("jf.jf");
+    let status = std::process::Command::new("jellyfish")
+        .args(["count", "-m", "31", "-C", "-s", "1M", "-o"])
+        .arg(&table)
+        .arg(data.join("reads_1.fq"))
+        .arg(data.join("reads_2.fq"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let theirs = std::process::Command::new("jellyfish")
+        .arg("histo")
+        .arg(&table)
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&theirs.stdout),
+        std::fs::read_to_string(&histo).unwrap()
+    );
+}
+
+#[test]
+fn kmer_count_reads_the_users_fastq_at_any_width() {
+    let dir = tempfile::tempdir().unwrap();
+    let fq = dir.path().join("r.fq");
+    // ACGT repeated: 4 distinct canonical 1-mers collapse to 2 (A/T, C/G);
+    // a palindrome-rich read checks the canonical rule at odd and wide k.
+    std::fs::write(
+        &fq,
+        "@r1\nACGTACGTACGTNACGTTTT\n+\nIIIIIIIIIIIIIIIIIIII\n@r2\nGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG\n+\nIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII\n",
+    )
+    .unwrap();
+    for (k, kmers, distinct) in [(1, 87, 2), (5, 75, 6), (63, 6, 1)] {
+        let (code, r, err) = run(
+            "kmer_count",
+            &[&format!("reads={}", fq.display()), &format!("k={k}")],
+        );
+        assert_eq!(code, Some(0), "k={k}: {err}");
+        assert_eq!(r["validation"]["passed"], true, "{r}");
+        assert_eq!(detail(&r, "kmers"), kmers, "k={k}");
+        assert_eq!(metric(&r, "distinct_kmers"), distinct as f64, "k={k}");
+    }
+}
+
+#[test]
+fn kmer_count_catches_a_wrong_count() {
+    let (code, r, _) = run("kmer_count", &[TINY[0], TINY[1], "inject_error=1"]);
+    assert_ne!(code, Some(0));
+    let msg = r["validation"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("1 of 4096 sampled k-mer counts differ from a HashMap recount")
+            && msg.contains("the histogram sums to 192001 k-mers, the reads hold 192000"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn pipeline_input_errors_name_the_file_line_and_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.fq");
+    std::fs::write(&bad, "@r1\nACGT\n+\nIIII\nr2\nACGT\n+\nIIII\n").unwrap();
+    let (code, r, _) = run("kmer_count", &[&format!("reads={}", bad.display())]);
+    assert_ne!(code, Some(0));
+    assert!(
+        r["error_message"].as_str().unwrap().contains("bad.fq:5"),
+        "{r}"
+    );
+
+    let one = dir.path().join("one.fq");
+    let two = dir.path().join("two.fq");
+    std::fs::write(&one, "@a/1\nACGT\n+\nIIII\n@b/1\nACGT\n+\nIIII\n").unwrap();
+    std::fs::write(&two, "@a/2\nACGT\n+\nIIII\n").unwrap();
+    let (code, r, _) = run(
+        "kmer_count",
+        &[
+            &format!("reads={}", one.display()),
+            &format!("reads2={}", two.display()),
+        ],
+    );
+    assert_ne!(code, Some(0));
+    let msg = r["error_message"].as_str().unwrap();
+    assert!(
+        msg.contains("one.fq has 2 reads but") && msg.contains("two.fq has 1"),
+        "{msg}"
+    );
+
+    let lone_mates = format!("reads2={}", two.display());
+    for (param, want) in [
+        ("k=64", "'k' must be from 1 to 63"),
+        ("k=0", "'k' must be from 1 to 63"),
+        (lone_mates.as_str(), "second mates need reads="),
+        ("reads=/nonexistent/r.fq", "parameter 'reads'"),
+        ("insert_size=100", "must be at least read_length"),
+    ] {
+        let out = warpt()
+            .args([
+                "benchmark",
+                "run",
+                "--suite",
+                "biobench",
+                "--benchmark",
+                "kmer_count",
+            ])
+            .args(["--no-store", "--param", param])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{param}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{param}: {err}");
+    }
+}
