@@ -42,7 +42,8 @@ pub trait Word: Copy + Eq + Ord + Default + Send + Sync + std::fmt::Debug + 'sta
     fn hash(self) -> u64;
 }
 
-fn fmix(mut h: u64) -> u64 {
+/// MurmurHash3's 64-bit finaliser, the hash of a 2-bit k-mer.
+pub fn fmix(mut h: u64) -> u64 {
     // MurmurHash3's finaliser: every input bit affects every output bit.
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);

@@ -15,12 +15,16 @@
 //! - [`params`], [`threads`]: parameter tables and their checks, the
 //!   thread pool.
 
+pub mod align;
 pub mod dataset;
 pub mod fasta;
 pub mod fastq;
 pub mod genome;
+pub mod index;
 pub mod kmer;
 pub mod kmer_count;
+pub mod mapper;
+pub mod minimizer;
 pub mod params;
 pub mod reads;
 pub mod scoring;

@@ -1,0 +1,342 @@
+//! Read-to-reference alignment: the whole read against a window of the
+//! reference (end-to-end in the read, free ends in the reference), with
+//! affine gaps, in a band around the diagonal the seeds found; and the
+//! ungapped fast path most reads take. Scores as minimap2's `sr` preset:
+//! match 2, mismatch 8, gap of length L costs 12 + 2L, N 1.
+
+/// Score of a matching base.
+pub const MATCH: i32 = 2;
+/// Penalty of a mismatching base.
+pub const MISMATCH: i32 = 8;
+/// Penalty of opening a gap (on top of its extensions).
+pub const GAP_OPEN: i32 = 12;
+/// Penalty of each gapped base.
+pub const GAP_EXTEND: i32 = 2;
+/// Penalty of a pair involving an N.
+pub const AMBIGUOUS: i32 = 1;
+
+/// A CIGAR operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// Aligned bases, equal or not (`M`).
+    Match,
+    /// Bases in the read only (`I`).
+    Insertion,
+    /// Bases in the reference only (`D`).
+    Deletion,
+}
+
+impl Op {
+    /// The SAM letter.
+    pub fn letter(self) -> char {
+        match self {
+            Op::Match => 'M',
+            Op::Insertion => 'I',
+            Op::Deletion => 'D',
+        }
+    }
+}
+
+/// An end-to-end alignment of a read to the reference.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Alignment {
+    /// Where the read's first base aligns, in the window given.
+    pub start: usize,
+    /// Runs of operations, read order.
+    pub cigar: Vec<(u32, Op)>,
+    /// Its score.
+    pub score: i32,
+    /// Edit distance: mismatches plus gapped bases (SAM's NM).
+    pub mismatches: u32,
+}
+
+impl Alignment {
+    /// Reference bases it covers.
+    pub fn ref_len(&self) -> usize {
+        self.cigar
+            .iter()
+            .filter(|(_, op)| *op != Op::Insertion)
+            .map(|(n, _)| *n as usize)
+            .sum()
+    }
+
+    /// The SAM CIGAR string.
+    pub fn cigar_string(&self) -> String {
+        self.cigar
+            .iter()
+            .map(|(n, op)| format!("{n}{}", op.letter()))
+            .collect()
+    }
+}
+
+#[inline(always)]
+fn pair_score(a: u8, b: u8) -> i32 {
+    let (a, b) = (a.to_ascii_uppercase(), b.to_ascii_uppercase());
+    if a == b'N' || b == b'N' {
+        -AMBIGUOUS
+    } else if a == b {
+        MATCH
+    } else {
+        -MISMATCH
+    }
+}
+
+/// The read laid on `reference` at `start` without gaps, if it fits.
+pub fn ungapped(read: &[u8], reference: &[u8], start: usize) -> Option<Alignment> {
+    let window = reference.get(start..start + read.len())?;
+    let (mut score, mut mismatches) = (0, 0);
+    for (&a, &b) in read.iter().zip(window) {
+        let s = pair_score(a, b);
+        score += s;
+        mismatches += u32::from(s != MATCH);
+    }
+    Some(Alignment {
+        start,
+        cigar: vec![(read.len() as u32, Op::Match)],
+        score,
+        mismatches,
+    })
+}
+
+const NEG: i32 = i32::MIN / 4;
+// Traceback bits of a cell: how H was reached, and whether E and F
+// continued a gap.
+const FROM_DIAG: u8 = 0;
+const FROM_E: u8 = 1;
+const FROM_F: u8 = 2;
+const E_EXTENDS: u8 = 4;
+const F_EXTENDS: u8 = 8;
+
+/// The best end-to-end alignment of `read` to `reference` whose read
+/// start lies within `band` of `diagonal` (the read's first base at
+/// reference position `diagonal`), gaps kept within the band. `None` if
+/// the band misses the reference.
+pub fn banded(read: &[u8], reference: &[u8], diagonal: i64, band: usize) -> Option<Alignment> {
+    let m = read.len();
+    let n = reference.len() as i64;
+    let width = 2 * band + 1;
+    // Cell (i, d) is read prefix i against reference prefix j = i + lo + d.
+    let lo = diagonal - band as i64;
+    let col = |i: usize, d: usize| i as i64 + lo + d as i64;
+    let (mut h, mut e, mut f) = (vec![NEG; width], vec![NEG; width], vec![NEG; width]);
+    let mut trace = vec![0u8; (m + 1) * width];
+    for (d, cell) in h.iter_mut().enumerate() {
+        let j = col(0, d);
+        if (0..=n).contains(&j) {
+            *cell = 0; // free start in the reference
+        }
+    }
+    let (mut hn, mut en, mut fn_) = (vec![NEG; width], vec![NEG; width], vec![NEG; width]);
+    for i in 1..=m {
+        let row = &mut trace[i * width..(i + 1) * width];
+        for d in 0..width {
+            let j = col(i, d);
+            if !(1..=n).contains(&j) && j != 0 {
+                hn[d] = NEG;
+                en[d] = NEG;
+                fn_[d] = NEG;
+                row[d] = 0;
+                continue;
+            }
+            let mut bits = 0u8;
+            // F: a gap in the reference (insertion), from (i-1, j): d+1.
+            let (up_h, up_f) = if d + 1 < width {
+                (h[d + 1], f[d + 1])
+            } else {
+                (NEG, NEG)
+            };
+            let open = up_h - GAP_OPEN - GAP_EXTEND;
+            let ext = up_f - GAP_EXTEND;
+            let fv = if ext > open {
+                bits |= F_EXTENDS;
+                ext
+            } else {
+                open
+            };
+            // E: a gap in the read (deletion), from (i, j-1): d-1.
+            let (left_h, left_e) = if d > 0 { (hn[d - 1], en[d - 1]) } else { (NEG, NEG) };
+            let open = left_h - GAP_OPEN - GAP_EXTEND;
+            let ext = left_e - GAP_EXTEND;
+            let ev = if ext > open {
+                bits |= E_EXTENDS;
+                ext
+            } else {
+                open
+            };
+            let diag = if j >= 1 {
+                h[d] + pair_score(read[i - 1], reference[(j - 1) as usize])
+            } else {
+                NEG
+            };
+            let mut hv = diag;
+            if ev > hv {
+                hv = ev;
+                bits |= FROM_E;
+            }
+            if fv > hv {
+                hv = fv;
+                bits = (bits & !3) | FROM_F;
+            }
+            hn[d] = hv;
+            en[d] = ev;
+            fn_[d] = fv;
+            row[d] = bits;
+        }
+        std::mem::swap(&mut h, &mut hn);
+        std::mem::swap(&mut e, &mut en);
+        std::mem::swap(&mut f, &mut fn_);
+    }
+    // Free end in the reference: the best cell of the last row.
+    let (mut d, score) = (0..width)
+        .filter(|&d| (1..=n).contains(&col(m, d)))
+        .map(|d| (d, h[d]))
+        .max_by_key(|&(d, s)| (s, std::cmp::Reverse(d)))?;
+    if score <= NEG / 2 {
+        return None;
+    }
+    // Trace back.
+    let mut ops: Vec<Op> = Vec::with_capacity(m + 8);
+    let mut i = m;
+    let mut state = 0u8; // 0 = H, 1 = E, 2 = F
+    let mut mismatches = 0;
+    while i > 0 {
+        let bits = trace[i * width + d];
+        match state {
+            0 => match bits & 3 {
+                FROM_DIAG => {
+                    let j = col(i, d) as usize;
+                    mismatches += u32::from(pair_score(read[i - 1], reference[j - 1]) != MATCH);
+                    ops.push(Op::Match);
+                    i -= 1;
+                }
+                FROM_E => state = 1,
+                _ => state = 2,
+            },
+            1 => {
+                ops.push(Op::Deletion);
+                mismatches += 1;
+                state = if bits & E_EXTENDS != 0 { 1 } else { 0 };
+                d -= 1;
+            }
+            _ => {
+                ops.push(Op::Insertion);
+                mismatches += 1;
+                state = if bits & F_EXTENDS != 0 { 2 } else { 0 };
+                i -= 1;
+                d += 1;
+            }
+        }
+    }
+    ops.reverse();
+    // A leading deletion is never optimal (the start is free), so the
+    // read starts where the first operation consumes the reference.
+    let start = col(0, d) as usize;
+    let mut cigar: Vec<(u32, Op)> = Vec::new();
+    for op in ops {
+        match cigar.last_mut() {
+            Some((n, last)) if *last == op => *n += 1,
+            _ => cigar.push((1, op)),
+        }
+    }
+    Some(Alignment {
+        start,
+        cigar,
+        score,
+        mismatches,
+    })
+}
+
+/// The score of `alignment` recomputed from its CIGAR (for validation).
+pub fn rescore(read: &[u8], reference: &[u8], alignment: &Alignment) -> Option<(i32, u32)> {
+    let (mut i, mut j) = (0usize, alignment.start);
+    let (mut score, mut edits) = (0, 0);
+    for &(n, op) in &alignment.cigar {
+        let n = n as usize;
+        match op {
+            Op::Match => {
+                for _ in 0..n {
+                    let s = pair_score(*read.get(i)?, *reference.get(j)?);
+                    score += s;
+                    edits += u32::from(s != MATCH);
+                    i += 1;
+                    j += 1;
+                }
+            }
+            Op::Insertion => {
+                score -= GAP_OPEN + GAP_EXTEND * n as i32;
+                edits += n as u32;
+                i += n;
+            }
+            Op::Deletion => {
+                score -= GAP_OPEN + GAP_EXTEND * n as i32;
+                edits += n as u32;
+                j += n;
+            }
+        }
+    }
+    (i == read.len() && j <= reference.len()).then_some((score, edits))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Full-matrix end-to-end alignment score (free reference ends), the
+    /// plain reference for the banded one.
+    fn full(read: &[u8], reference: &[u8]) -> i32 {
+        let (m, n) = (read.len(), reference.len());
+        let mut h = vec![vec![NEG; n + 1]; m + 1];
+        let mut e = vec![vec![NEG; n + 1]; m + 1];
+        let mut f = vec![vec![NEG; n + 1]; m + 1];
+        h[0].iter_mut().for_each(|c| *c = 0);
+        for i in 1..=m {
+            for j in 0..=n {
+                f[i][j] = (h[i - 1][j] - GAP_OPEN - GAP_EXTEND).max(f[i - 1][j] - GAP_EXTEND);
+                if j > 0 {
+                    e[i][j] = (h[i][j - 1] - GAP_OPEN - GAP_EXTEND).max(e[i][j - 1] - GAP_EXTEND);
+                }
+                let diag = if j > 0 {
+                    h[i - 1][j - 1] + pair_score(read[i - 1], reference[j - 1])
+                } else {
+                    NEG
+                };
+                h[i][j] = diag.max(e[i][j]).max(f[i][j]);
+            }
+        }
+        *h[m].iter().max().unwrap()
+    }
+
+    #[test]
+    fn banded_equals_the_full_matrix_and_its_cigar_rescores() {
+        let reference = crate::genome::reference(11, 600);
+        let cases: Vec<(Vec<u8>, i64)> = vec![
+            (reference[100..250].to_vec(), 100),
+            // Substitutions.
+            ({
+                let mut r = reference[200..350].to_vec();
+                r[10] = b'A' + (r[10] == b'A') as u8 * 2;
+                r[90] = b'N';
+                r
+            }, 200),
+            // A 3-base deletion and a 2-base insertion.
+            ({
+                let mut r = reference[300..370].to_vec();
+                r.extend_from_slice(&reference[373..450]);
+                r.splice(120..120, *b"GG");
+                r
+            }, 300),
+            // The seed diagonal off by 5.
+            (reference[50..200].to_vec(), 55),
+        ];
+        for (read, diag) in cases {
+            let got = banded(&read, &reference, diag, 12).unwrap();
+            assert_eq!(got.score, full(&read, &reference[diag as usize - 20..]), "{got:?}");
+            let (score, edits) = rescore(&read, &reference, &got).unwrap();
+            assert_eq!((score, edits), (got.score, got.mismatches), "{got:?}");
+        }
+        let exact = banded(&reference[100..250], &reference, 100, 8).unwrap();
+        assert_eq!(exact.cigar_string(), "150M");
+        assert_eq!(exact.start, 100);
+        assert_eq!(ungapped(&reference[100..250], &reference, 100), Some(exact));
+    }
+}
