@@ -154,7 +154,11 @@ pub fn banded(read: &[u8], reference: &[u8], diagonal: i64, band: usize) -> Opti
                 open
             };
             // E: a gap in the read (deletion), from (i, j-1): d-1.
-            let (left_h, left_e) = if d > 0 { (hn[d - 1], en[d - 1]) } else { (NEG, NEG) };
+            let (left_h, left_e) = if d > 0 {
+                (hn[d - 1], en[d - 1])
+            } else {
+                (NEG, NEG)
+            };
             let open = left_h - GAP_OPEN - GAP_EXTEND;
             let ext = left_e - GAP_EXTEND;
             let ev = if ext > open {
@@ -312,25 +316,35 @@ mod tests {
         let cases: Vec<(Vec<u8>, i64)> = vec![
             (reference[100..250].to_vec(), 100),
             // Substitutions.
-            ({
-                let mut r = reference[200..350].to_vec();
-                r[10] = b'A' + (r[10] == b'A') as u8 * 2;
-                r[90] = b'N';
-                r
-            }, 200),
+            (
+                {
+                    let mut r = reference[200..350].to_vec();
+                    r[10] = b'A' + (r[10] == b'A') as u8 * 2;
+                    r[90] = b'N';
+                    r
+                },
+                200,
+            ),
             // A 3-base deletion and a 2-base insertion.
-            ({
-                let mut r = reference[300..370].to_vec();
-                r.extend_from_slice(&reference[373..450]);
-                r.splice(120..120, *b"GG");
-                r
-            }, 300),
+            (
+                {
+                    let mut r = reference[300..370].to_vec();
+                    r.extend_from_slice(&reference[373..450]);
+                    r.splice(120..120, *b"GG");
+                    r
+                },
+                300,
+            ),
             // The seed diagonal off by 5.
             (reference[50..200].to_vec(), 55),
         ];
         for (read, diag) in cases {
             let got = banded(&read, &reference, diag, 12).unwrap();
-            assert_eq!(got.score, full(&read, &reference[diag as usize - 20..]), "{got:?}");
+            assert_eq!(
+                got.score,
+                full(&read, &reference[diag as usize - 20..]),
+                "{got:?}"
+            );
             let (score, edits) = rescore(&read, &reference, &got).unwrap();
             assert_eq!((score, edits), (got.score, got.mismatches), "{got:?}");
         }

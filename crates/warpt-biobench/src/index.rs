@@ -121,10 +121,9 @@ mod tests {
         let mut found = 0;
         for x in &m {
             let hits = index.lookup(x.hash);
-            if hits
-                .iter()
-                .any(|h| h.pos as usize == a.len() + 1000 + x.pos as usize && h.reverse == x.reverse)
-            {
+            if hits.iter().any(|h| {
+                h.pos as usize == a.len() + 1000 + x.pos as usize && h.reverse == x.reverse
+            }) {
                 found += 1;
             }
         }

@@ -3,6 +3,7 @@
 //!
 //! - [`sw_align`]: Smith-Waterman database search, in GCUPS;
 //! - [`kmer_count`]: canonical k-mer counting of reads, in Mbases/s;
+//! - [`read_map`]: paired reads mapped to the reference, in reads/s;
 //! - [`scoring`]: substitution matrices and gap penalties;
 //! - [`sw_scalar`], [`sw_striped`]: Smith-Waterman, the `i32` reference and
 //!   the striped SIMD aligner;
@@ -12,6 +13,8 @@
 //! - [`dataset`]: that data, or the user's own files, for a benchmark;
 //! - [`fasta`], [`fastq`], [`vcf`]: the formats in and out;
 //! - [`kmer`]: canonical k-mers and the partitioned counting table;
+//! - [`minimizer`], [`index`], [`align`], [`mapper`], [`sam`]: the read
+//!   mapper's sketch, reference index, banded aligner, pairing and output;
 //! - [`params`], [`threads`]: parameter tables and their checks, the
 //!   thread pool.
 
@@ -26,7 +29,9 @@ pub mod kmer_count;
 pub mod mapper;
 pub mod minimizer;
 pub mod params;
+pub mod read_map;
 pub mod reads;
+pub mod sam;
 pub mod scoring;
 pub mod seqgen;
 pub mod sw_align;
@@ -50,17 +55,18 @@ impl Suite for BiobenchSuite {
     }
 
     fn description(&self) -> &'static str {
-        "Genomics workloads on seeded data with planted truth: Smith-Waterman alignment (GCUPS), k-mer counting"
+        "Genomics workloads on seeded data with planted truth: Smith-Waterman alignment (GCUPS), k-mer counting, read mapping"
     }
 
     fn specs(&self) -> Vec<BenchmarkSpec> {
-        vec![sw_align::spec(), kmer_count::spec()]
+        vec![sw_align::spec(), kmer_count::spec(), read_map::spec()]
     }
 
     fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
         match name {
             sw_align::NAME => Some(Box::new(sw_align::SwAlign::new())),
             kmer_count::NAME => Some(Box::new(kmer_count::KmerCount::new())),
+            read_map::NAME => Some(Box::new(read_map::ReadMap::new())),
             _ => None,
         }
     }
@@ -69,6 +75,7 @@ impl Suite for BiobenchSuite {
         match name {
             sw_align::NAME => sw_align::check_params(params),
             kmer_count::NAME => kmer_count::check_params(params),
+            read_map::NAME => read_map::check_params(params),
             _ => Ok(()),
         }
     }

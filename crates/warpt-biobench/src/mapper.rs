@@ -13,6 +13,8 @@ use crate::minimizer::{self, Minimizer};
 
 /// Band half-width of the gapped alignment, bases.
 const BAND: usize = 12;
+/// Widest band, for anchors spread over a tandem repeat.
+const MAX_BAND: usize = 200;
 /// Candidates aligned per read.
 const MAX_CANDIDATES: usize = 6;
 /// Longest fragment a proper pair may span.
@@ -47,7 +49,7 @@ pub struct Mapped {
 /// The mapper: a reference and its index.
 pub struct Mapper<'g> {
     genome: &'g Genome,
-    index: Index,
+    index: &'g Index,
 }
 
 /// Per-thread scratch, reused across reads.
@@ -65,17 +67,9 @@ struct Candidate {
 }
 
 impl<'g> Mapper<'g> {
-    /// Indexes `genome` with (k, w)-minimizers.
-    pub fn new(genome: &'g Genome, k: usize, w: usize) -> Self {
-        Mapper {
-            genome,
-            index: Index::build(genome, k, w),
-        }
-    }
-
-    /// The index, for details.
-    pub fn index(&self) -> &Index {
-        &self.index
+    /// Maps to `genome` through its `index` (see [`Index::build`]).
+    pub fn new(genome: &'g Genome, index: &'g Index) -> Self {
+        Mapper { genome, index }
     }
 
     /// Maps a pair (or a single read when `second` is `None`).
@@ -87,7 +81,19 @@ impl<'g> Mapper<'g> {
                 proper: false,
             };
         };
-        let b = self.candidates(second, scratch);
+        let mut a = a;
+        let mut b = self.candidates(second, scratch);
+        // Mate rescue: a mate without a place of its own is looked for
+        // where its partner's best place says it must be.
+        if b.is_empty()
+            && let Some(c) = a.first().and_then(|x| self.rescue(x, second))
+        {
+            b.push(c);
+        } else if a.is_empty()
+            && let Some(c) = b.first().and_then(|x| self.rescue(x, first))
+        {
+            a.push(c);
+        }
         // The best proper pair, and the runner-up for MAPQ.
         let mut best: Option<(i32, usize, usize)> = None;
         let mut runner_up = i32::MIN;
@@ -146,8 +152,42 @@ impl<'g> Mapper<'g> {
         let (fwd, rev) = if x.reverse { (y, x) } else { (x, y) };
         let start = fwd.alignment.start;
         let end = rev.alignment.start + rev.alignment.ref_len();
-        let same_contig = self.genome.locate(start).0 == self.genome.locate(end.saturating_sub(1)).0;
+        let same_contig =
+            self.genome.locate(start).0 == self.genome.locate(end.saturating_sub(1)).0;
         same_contig && end > start && (end - start) as u32 <= MAX_FRAGMENT
+    }
+
+    /// `read` aligned facing `partner`, within `MAX_FRAGMENT` of it.
+    fn rescue(&self, partner: &Candidate, read: &[u8]) -> Option<Candidate> {
+        let reverse = !partner.reverse;
+        let seq = if reverse {
+            revcomp(read)
+        } else {
+            read.to_vec()
+        };
+        let span = MAX_FRAGMENT as i64;
+        let len = seq.len() as i64;
+        // The window the read may start in.
+        let (lo, hi) = if partner.reverse {
+            let end = (partner.alignment.start + partner.alignment.ref_len()) as i64;
+            (end - span, end - len)
+        } else {
+            let start = partner.alignment.start as i64;
+            (start, start + span - len)
+        };
+        if hi < lo {
+            return None;
+        }
+        let band = ((hi - lo) / 2) as usize;
+        let centre = lo + band as i64;
+        let reference = &self.genome.seq;
+        let from = (lo.max(0) as usize).min(reference.len());
+        let to = ((hi + len + 1).max(0) as usize).min(reference.len());
+        let mut alignment = align::banded(&seq, &reference[from..to], centre - from as i64, band)?;
+        alignment.start += from;
+        let floor = len as i32 * MATCH - 10 * (MATCH + MISMATCH) * len as i32 / 100;
+        (alignment.score >= floor && self.one_contig(&alignment))
+            .then_some(Candidate { reverse, alignment })
     }
 
     /// The read's candidate places, best first.
@@ -172,7 +212,7 @@ impl<'g> Mapper<'g> {
         }
         scratch.anchors.sort_unstable();
         // Clusters of anchors on one strand within a band of diagonals.
-        let mut clusters: Vec<(usize, bool, i64)> = Vec::new();
+        let mut clusters: Vec<(usize, bool, i64, i64)> = Vec::new();
         let mut i = 0;
         let anchors = &scratch.anchors;
         while i < anchors.len() {
@@ -184,16 +224,18 @@ impl<'g> Mapper<'g> {
             {
                 j += 1;
             }
-            // The diagonal most anchors agree on: the median.
+            // The median diagonal, and the spread (a tandem repeat's
+            // anchors line up one period apart).
             let median = anchors[(i + j) / 2].1;
-            clusters.push((j - i, reverse, median));
+            let spread = anchors[j - 1].1 - anchors[i].1;
+            clusters.push((j - i, reverse, median, spread));
             i = j;
         }
         clusters.sort_unstable_by(|a, b| b.0.cmp(&a.0));
         let strongest = clusters.first().map_or(0, |c| c.0);
         let mut out: Vec<Candidate> = Vec::new();
         let mut flipped: Option<Vec<u8>> = None;
-        for &(count, reverse, diagonal) in clusters.iter().take(MAX_CANDIDATES) {
+        for &(count, reverse, diagonal, spread) in clusters.iter().take(MAX_CANDIDATES) {
             if count * 4 < strongest {
                 break;
             }
@@ -202,7 +244,7 @@ impl<'g> Mapper<'g> {
             } else {
                 read
             };
-            if let Some(alignment) = self.align(seq, diagonal) {
+            if let Some(alignment) = self.align(seq, diagonal, spread as usize) {
                 out.push(Candidate { reverse, alignment });
             }
         }
@@ -214,32 +256,51 @@ impl<'g> Mapper<'g> {
 
     /// `seq` aligned near `diagonal`: ungapped when that has at most two
     /// mismatches (no gapped alignment can then beat it by more than the
-    /// gap costs), else the better of ungapped and banded.
-    fn align(&self, seq: &[u8], diagonal: i64) -> Option<Alignment> {
+    /// gap costs), else the better of ungapped and banded, the band wide
+    /// enough for the anchors' `spread` of diagonals.
+    fn align(&self, seq: &[u8], diagonal: i64, spread: usize) -> Option<Alignment> {
         let reference = &self.genome.seq;
         let fast = usize::try_from(diagonal)
             .ok()
             .and_then(|start| align::ungapped(seq, reference, start));
         if let Some(a) = &fast
             && a.mismatches <= 2
+            && self.one_contig(a)
         {
             return fast;
         }
         // Only the window around the diagonal goes to the DP.
-        let from = (diagonal - BAND as i64).max(0) as usize;
-        let to = ((diagonal + seq.len() as i64 + BAND as i64).max(0) as usize).min(reference.len());
+        let band = (BAND + spread).min(MAX_BAND) as i64;
+        let from = (diagonal - band).max(0) as usize;
+        let to = ((diagonal + seq.len() as i64 + band).max(0) as usize).min(reference.len());
         if from >= to {
             return fast;
         }
-        let mut gapped = align::banded(seq, &reference[from..to], diagonal - from as i64, BAND)?;
+        let mut gapped = align::banded(
+            seq,
+            &reference[from..to],
+            diagonal - from as i64,
+            band as usize,
+        )?;
         gapped.start += from;
         let floor = seq.len() as i32 * MATCH - 10 * (MATCH + MISMATCH) * seq.len() as i32 / 100;
         let best = match fast {
             Some(f) if f.score >= gapped.score => f,
             _ => gapped,
         };
+        // Never across two contigs of the concatenated reference.
+        if !self.one_contig(&best) {
+            return None;
+        }
         // Worse than 10% mismatches: not this read's place.
         (best.score >= floor.min(seq.len() as i32)).then_some(best)
+    }
+}
+
+impl Mapper<'_> {
+    fn one_contig(&self, a: &Alignment) -> bool {
+        let last = a.start + a.ref_len().max(1) - 1;
+        self.genome.locate(a.start).0 == self.genome.locate(last).0
     }
 }
 
@@ -281,7 +342,8 @@ mod tests {
     fn maps_pairs_to_their_origin() {
         let seq = crate::genome::reference(5, 60_000);
         let genome = Genome::single("chr", seq.clone());
-        let mapper = Mapper::new(&genome, 21, 11);
+        let index = Index::build(&genome, 21, 11);
+        let mapper = Mapper::new(&genome, &index);
         let donor = crate::genome::donor(9, &seq, 0.001, 0.0002);
         let reads = crate::reads::simulate(
             1,
@@ -300,7 +362,11 @@ mod tests {
         let mut scratch = Scratch::default();
         let (mut correct, mut total) = (0, 0);
         for (i, o) in origins.iter().enumerate() {
-            let m = mapper.map(&reads.first[i].seq, Some(&reads.second[i].seq), &mut scratch);
+            let m = mapper.map(
+                &reads.first[i].seq,
+                Some(&reads.second[i].seq),
+                &mut scratch,
+            );
             for mate in 0..2 {
                 total += 1;
                 if let Some(p) = &m.mates[mate]
@@ -308,8 +374,16 @@ mod tests {
                     && (p.pos as i64 - o[mate].pos as i64).abs() <= 10
                 {
                     correct += 1;
-                    let read = if mate == 0 { &reads.first[i] } else { &reads.second[i] };
-                    let seq = if p.reverse { revcomp(&read.seq) } else { read.seq.clone() };
+                    let read = if mate == 0 {
+                        &reads.first[i]
+                    } else {
+                        &reads.second[i]
+                    };
+                    let seq = if p.reverse {
+                        revcomp(&read.seq)
+                    } else {
+                        read.seq.clone()
+                    };
                     let (s, nm) = align::rescore(&seq, &genome.seq, &p.alignment).unwrap();
                     assert_eq!((s, nm), (p.alignment.score, p.alignment.mismatches));
                 }

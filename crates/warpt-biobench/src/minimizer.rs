@@ -96,7 +96,10 @@ mod tests {
                 if s.iter().any(|&c| CODE[c as usize] > 3) || *s == r[..] {
                     return None;
                 }
-                let enc = |x: &[u8]| x.iter().fold(0u64, |a, &c| (a << 2) | CODE[c as usize] as u64);
+                let enc = |x: &[u8]| {
+                    x.iter()
+                        .fold(0u64, |a, &c| (a << 2) | CODE[c as usize] as u64)
+                };
                 let (f, b) = (enc(s), enc(&r));
                 Some((fmix(f.min(b)), b < f))
             })
