@@ -231,7 +231,7 @@ impl<'g> Mapper<'g> {
             clusters.push((j - i, reverse, median, spread));
             i = j;
         }
-        clusters.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+        clusters.sort_unstable_by_key(|c| std::cmp::Reverse(c.0));
         let strongest = clusters.first().map_or(0, |c| c.0);
         let mut out: Vec<Candidate> = Vec::new();
         let mut flipped: Option<Vec<u8>> = None;
@@ -248,7 +248,7 @@ impl<'g> Mapper<'g> {
                 out.push(Candidate { reverse, alignment });
             }
         }
-        out.sort_by(|a, b| b.alignment.score.cmp(&a.alignment.score));
+        out.sort_by_key(|c| std::cmp::Reverse(c.alignment.score));
         // Two clusters may settle on one place: keep it once.
         out.dedup_by(|a, b| a.reverse == b.reverse && a.alignment.start == b.alignment.start);
         out
@@ -367,11 +367,11 @@ mod tests {
                 Some(&reads.second[i].seq),
                 &mut scratch,
             );
-            for mate in 0..2 {
+            for (mate, origin) in o.iter().enumerate() {
                 total += 1;
                 if let Some(p) = &m.mates[mate]
-                    && p.reverse == o[mate].reverse
-                    && (p.pos as i64 - o[mate].pos as i64).abs() <= 10
+                    && p.reverse == origin.reverse
+                    && (p.pos as i64 - origin.pos as i64).abs() <= 10
                 {
                     correct += 1;
                     let read = if mate == 0 {

@@ -51,8 +51,8 @@ pub fn write_pair(
     mapped: &Mapped,
 ) -> io::Result<()> {
     let paired = reads[1].is_some();
-    for mate in 0..2 {
-        let Some(read) = reads[mate] else { continue };
+    for (mate, read) in reads.iter().enumerate() {
+        let Some(read) = read else { continue };
         let this = mapped.mates[mate].as_ref();
         let other = if paired {
             mapped.mates[1 - mate].as_ref()

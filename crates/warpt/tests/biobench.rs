@@ -340,3 +340,120 @@ fn pipeline_input_errors_name_the_file_line_and_reason() {
         assert!(err.contains(want), "{param}: {err}");
     }
 }
+
+#[test]
+fn read_map_places_reads_at_their_origin_and_samtools_reads_its_sam() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let sam = dir.path().join("out.sam");
+    let (code, r, err) = run(
+        "read_map",
+        &[
+            TINY[0],
+            TINY[1],
+            &format!("export={}", data.display()),
+            &format!("sam={}", sam.display()),
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(r["validation"]["passed"], true, "{r}");
+    assert!(metric(&r, "reads_per_s") > 0.0);
+    // minimap2 -ax sr places 100% of the default data (1 Mb, 20x) within
+    // 10 bp; on 40 kb warpt does too bar a read or two, and what it
+    // places with MAPQ >= 30 is right. The bounds leave room for a read
+    // in a repeat copy, not for a mapper that loses a strand or a mate.
+    let correct = metric(&r, "mapped_correct_pct");
+    assert!(correct >= 99.0, "{correct}");
+    let precise = detail(&r, "precision_mapq30").as_f64().unwrap();
+    assert!(precise >= 99.9, "{precise}");
+    assert!(detail(&r, "proper_pair_pct").as_f64().unwrap() >= 98.0);
+    let text = std::fs::read_to_string(&sam).unwrap();
+    assert!(text.starts_with("@HD\tVN:1.6"), "{}", &text[..80]);
+    assert!(text.contains("@SQ\tSN:sim\tLN:40000\n"), "{}", &text[..200]);
+    assert_eq!(text.lines().filter(|l| !l.starts_with('@')).count(), 1600);
+    if have("samtools") {
+        // samtools parses every record, and counts what warpt says.
+        let out = std::process::Command::new("samtools")
+            .args(["flagstat", "-O", "json"])
+            .arg(&sam)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let passed = &stats["QC-passed reads"];
+        assert_eq!(passed["total"], 1600, "{stats}");
+        assert_eq!(passed["read1"], 800);
+        let mapped = passed["mapped"].as_f64().unwrap();
+        let want = detail(&r, "mapped_pct").as_f64().unwrap() * 16.0;
+        assert!((mapped - want).abs() < 0.5, "{mapped} vs {want}");
+        // And sorts and indexes it, which checks positions against the
+        // @SQ lengths.
+        let bam = dir.path().join("out.bam");
+        let sort = std::process::Command::new("samtools")
+            .args(["sort", "-o"])
+            .arg(&bam)
+            .arg(&sam)
+            .output()
+            .unwrap();
+        assert!(
+            sort.status.success(),
+            "{}",
+            String::from_utf8_lossy(&sort.stderr)
+        );
+        let index = std::process::Command::new("samtools")
+            .arg("index")
+            .arg(&bam)
+            .output()
+            .unwrap();
+        assert!(
+            index.status.success(),
+            "{}",
+            String::from_utf8_lossy(&index.stderr)
+        );
+    }
+
+    // The same data as the user's files: no truth, so no accuracy.
+    let (code, r, err) = run(
+        "read_map",
+        &[
+            &format!("reference={}", data.join("reference.fa").display()),
+            &format!("reads={}", data.join("reads_1.fq").display()),
+            &format!("reads2={}", data.join("reads_2.fq").display()),
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(r["validation"]["passed"], true, "{r}");
+    assert!(
+        detail(&r, "mapped_correct_pct")
+            .as_str()
+            .unwrap()
+            .starts_with("unavailable")
+    );
+    assert!(detail(&r, "mapped_pct").as_f64().unwrap() >= 99.0);
+}
+
+#[test]
+fn read_map_catches_a_misplaced_alignment() {
+    let (code, r, _) = run("read_map", &[TINY[0], TINY[1], "inject_error=1"]);
+    assert_ne!(code, Some(0));
+    let msg = r["validation"]["message"].as_str().unwrap();
+    assert!(
+        msg.contains("1 of ") && msg.contains("alignments do not match the reference"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn read_map_needs_a_reference_for_the_users_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let fq = dir.path().join("r.fq");
+    std::fs::write(&fq, "@r1\nACGTACGTAC\n+\nIIIIIIIIII\n").unwrap();
+    let (code, r, err) = run("read_map", &[&format!("reads={}", fq.display())]);
+    assert_ne!(code, Some(0));
+    let all = format!("{r}{err}");
+    assert!(all.contains("reference"), "{all}");
+}

@@ -114,7 +114,8 @@ fn list_shows_every_micro_benchmark() {
             "synthetic",
             "mlperf_external",
             "sw_align",
-            "kmer_count"
+            "kmer_count",
+            "read_map"
         ]
     );
 }
@@ -141,9 +142,9 @@ fn list_filters_by_suite_and_component() {
         json_stdout(warpt().args(["benchmark", "list", "--component", "gpu,cpu", "--json"]));
     // cpu_flops, the four linpack benchmarks, four of pepbench, the
     // harness's user file, four of mlperf (resnet50_infer and _train,
-    // bert_infer, llm_infer) and biobench's sw_align and kmer_count; no
-    // GPU benchmark exists yet.
-    assert_eq!(specs.as_array().unwrap().len(), 16);
+    // bert_infer, llm_infer) and biobench's sw_align, kmer_count and
+    // read_map; no GPU benchmark exists yet.
+    assert_eq!(specs.as_array().unwrap().len(), 17);
     assert_usage_error(
         warpt().args(["benchmark", "list", "--suite", "nope"]),
         &["unknown suite 'nope'", "micro"],
