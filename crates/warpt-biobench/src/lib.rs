@@ -4,6 +4,8 @@
 //! - [`sw_align`]: Smith-Waterman database search, in GCUPS;
 //! - [`kmer_count`]: canonical k-mer counting of reads, in Mbases/s;
 //! - [`read_map`]: paired reads mapped to the reference, in reads/s;
+//! - [`variant_call`]: SNPs and indels called from the mapped reads, in
+//!   variants/s, with precision and recall;
 //! - [`scoring`]: substitution matrices and gap penalties;
 //! - [`sw_scalar`], [`sw_striped`]: Smith-Waterman, the `i32` reference and
 //!   the striped SIMD aligner;
@@ -15,10 +17,12 @@
 //! - [`kmer`]: canonical k-mers and the partitioned counting table;
 //! - [`minimizer`], [`index`], [`align`], [`mapper`], [`sam`]: the read
 //!   mapper's sketch, reference index, banded aligner, pairing and output;
+//! - [`pileup`], [`caller`]: reads stacked per column, diploid genotypes;
 //! - [`params`], [`threads`]: parameter tables and their checks, the
 //!   thread pool.
 
 pub mod align;
+pub mod caller;
 pub mod dataset;
 pub mod fasta;
 pub mod fastq;
@@ -29,6 +33,7 @@ pub mod kmer_count;
 pub mod mapper;
 pub mod minimizer;
 pub mod params;
+pub mod pileup;
 pub mod read_map;
 pub mod reads;
 pub mod sam;
@@ -38,6 +43,7 @@ pub mod sw_align;
 pub mod sw_scalar;
 pub mod sw_striped;
 pub mod threads;
+pub mod variant_call;
 pub mod vcf;
 
 use warpt_harness::{Benchmark, Suite};
@@ -55,11 +61,16 @@ impl Suite for BiobenchSuite {
     }
 
     fn description(&self) -> &'static str {
-        "Genomics workloads on seeded data with planted truth: Smith-Waterman alignment (GCUPS), k-mer counting, read mapping"
+        "Genomics workloads on seeded data with planted truth: Smith-Waterman alignment (GCUPS), k-mer counting, read mapping, variant calling"
     }
 
     fn specs(&self) -> Vec<BenchmarkSpec> {
-        vec![sw_align::spec(), kmer_count::spec(), read_map::spec()]
+        vec![
+            sw_align::spec(),
+            kmer_count::spec(),
+            read_map::spec(),
+            variant_call::spec(),
+        ]
     }
 
     fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
@@ -67,6 +78,7 @@ impl Suite for BiobenchSuite {
             sw_align::NAME => Some(Box::new(sw_align::SwAlign::new())),
             kmer_count::NAME => Some(Box::new(kmer_count::KmerCount::new())),
             read_map::NAME => Some(Box::new(read_map::ReadMap::new())),
+            variant_call::NAME => Some(Box::new(variant_call::VariantCall::new())),
             _ => None,
         }
     }
@@ -76,6 +88,7 @@ impl Suite for BiobenchSuite {
             sw_align::NAME => sw_align::check_params(params),
             kmer_count::NAME => kmer_count::check_params(params),
             read_map::NAME => read_map::check_params(params),
+            variant_call::NAME => variant_call::check_params(params),
             _ => Ok(()),
         }
     }

@@ -321,7 +321,8 @@ impl Benchmark for ReadMap {
     }
 }
 
-fn write_sam(path: &str, data: &Dataset, mapped: &[Mapped]) -> Result<(), BenchmarkError> {
+/// Writes the SAM of `mapped` (the pairs of `data`) to `path`.
+pub fn write_sam(path: &str, data: &Dataset, mapped: &[Mapped]) -> Result<(), BenchmarkError> {
     let fail = |e: std::io::Error| BenchmarkError::Failed(format!("{path}: {e}"));
     let mut out = std::io::BufWriter::new(std::fs::File::create(path).map_err(fail)?);
     sam::header(
