@@ -115,7 +115,8 @@ fn list_shows_every_micro_benchmark() {
             "mlperf_external",
             "sw_align",
             "kmer_count",
-            "read_map"
+            "read_map",
+            "variant_call"
         ]
     );
 }
@@ -142,9 +143,9 @@ fn list_filters_by_suite_and_component() {
         json_stdout(warpt().args(["benchmark", "list", "--component", "gpu,cpu", "--json"]));
     // cpu_flops, the four linpack benchmarks, four of pepbench, the
     // harness's user file, four of mlperf (resnet50_infer and _train,
-    // bert_infer, llm_infer) and biobench's sw_align, kmer_count and
-    // read_map; no GPU benchmark exists yet.
-    assert_eq!(specs.as_array().unwrap().len(), 17);
+    // bert_infer, llm_infer) and biobench's sw_align, kmer_count,
+    // read_map and variant_call; no GPU benchmark exists yet.
+    assert_eq!(specs.as_array().unwrap().len(), 18);
     assert_usage_error(
         warpt().args(["benchmark", "list", "--suite", "nope"]),
         &["unknown suite 'nope'", "micro"],
