@@ -22,8 +22,10 @@
 //!   thread pool.
 
 pub mod align;
+pub mod assess;
 pub mod caller;
 pub mod dataset;
+pub mod debruijn;
 pub mod fasta;
 pub mod fastq;
 pub mod genome;
