@@ -6,6 +6,8 @@
 //! - [`read_map`]: paired reads mapped to the reference, in reads/s;
 //! - [`variant_call`]: SNPs and indels called from the mapped reads, in
 //!   variants/s, with precision and recall;
+//! - [`assembly`]: de Bruijn assembly of a small genome's reads, in
+//!   Mbases/s, with N50, genome fraction and misassemblies;
 //! - [`scoring`]: substitution matrices and gap penalties;
 //! - [`sw_scalar`], [`sw_striped`]: Smith-Waterman, the `i32` reference and
 //!   the striped SIMD aligner;
@@ -18,10 +20,13 @@
 //! - [`minimizer`], [`index`], [`align`], [`mapper`], [`sam`]: the read
 //!   mapper's sketch, reference index, banded aligner, pairing and output;
 //! - [`pileup`], [`caller`]: reads stacked per column, diploid genotypes;
+//! - [`debruijn`], [`assess`]: the assembly graph, and contigs held
+//!   against the reference;
 //! - [`params`], [`threads`]: parameter tables and their checks, the
 //!   thread pool.
 
 pub mod align;
+pub mod assembly;
 pub mod assess;
 pub mod caller;
 pub mod dataset;
@@ -63,7 +68,7 @@ impl Suite for BiobenchSuite {
     }
 
     fn description(&self) -> &'static str {
-        "Genomics workloads on seeded data with planted truth: Smith-Waterman alignment (GCUPS), k-mer counting, read mapping, variant calling"
+        "Genomics workloads on seeded data with planted truth: Smith-Waterman alignment (GCUPS), k-mer counting, read mapping, variant calling, assembly"
     }
 
     fn specs(&self) -> Vec<BenchmarkSpec> {
@@ -72,6 +77,7 @@ impl Suite for BiobenchSuite {
             kmer_count::spec(),
             read_map::spec(),
             variant_call::spec(),
+            assembly::spec(),
         ]
     }
 
@@ -81,6 +87,7 @@ impl Suite for BiobenchSuite {
             kmer_count::NAME => Some(Box::new(kmer_count::KmerCount::new())),
             read_map::NAME => Some(Box::new(read_map::ReadMap::new())),
             variant_call::NAME => Some(Box::new(variant_call::VariantCall::new())),
+            assembly::NAME => Some(Box::new(assembly::Assembly::new())),
             _ => None,
         }
     }
@@ -91,6 +98,7 @@ impl Suite for BiobenchSuite {
             kmer_count::NAME => kmer_count::check_params(params),
             read_map::NAME => read_map::check_params(params),
             variant_call::NAME => variant_call::check_params(params),
+            assembly::NAME => assembly::check_params(params),
             _ => Ok(()),
         }
     }

@@ -502,7 +502,11 @@ fn variant_call_finds_the_planted_variants_and_bcftools_reads_its_vcf() {
             .arg(&vcf)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let normalised = String::from_utf8_lossy(&out.stdout);
         assert_eq!(
             normalised.lines().filter(|l| !l.starts_with('#')).count() as i64,

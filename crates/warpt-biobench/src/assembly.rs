@@ -1,0 +1,361 @@
+//! `assembly`: de Bruijn graph assembly of the reads of a small genome
+//! (velvet's job), in Mbases of reads per second, the contigs held
+//! against the reference.
+
+use std::collections::HashMap;
+use std::time::Instant;
+
+use rand_core::{RngCore, SeedableRng};
+use warpt_harness::{
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+};
+use warpt_model::{
+    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, ParamValue,
+    Params, Validation,
+};
+
+use crate::assess::{self, Assessment};
+use crate::dataset::{self, Dataset, Needs};
+use crate::debruijn::{self, Cleaning, Graph};
+use crate::genome::revcomp;
+use crate::kmer::{CODE, Counts};
+use crate::params::{self, ParamTable};
+use crate::threads;
+
+/// Benchmark name within the suite.
+pub const NAME: &str = "assembly";
+
+/// Contig k-mers the validation recounts in the reads.
+const SAMPLE: usize = 2000;
+
+const PARAMS: ParamTable = &[
+    ("k", params::int(31), "k-mer length, odd, 15 to 31"),
+    (
+        "min_count",
+        params::int(3),
+        "k-mers seen fewer times are sequencing errors and left out",
+    ),
+    (
+        "min_contig",
+        params::int(200),
+        "shorter contigs are not reported (nor counted in N50)",
+    ),
+    ("threads", params::int(0), "threads; 0 = one per CPU"),
+    (
+        "contigs",
+        params::str_(""),
+        "write the contigs of the last pass here as FASTA; empty = nowhere",
+    ),
+    (
+        "inject_error",
+        params::int(0),
+        "1 = append a foreign piece to one contig after the timed passes (tests the validation)",
+    ),
+];
+
+/// The spec of `assembly`.
+pub fn spec() -> BenchmarkSpec {
+    let mut p = params::defaults(dataset::PARAMS);
+    p.extend(params::defaults(PARAMS));
+    // A small genome: assembly is the costliest step per base.
+    p.insert("genome_kb".into(), ParamValue::Int(200));
+    let mut help = params::help(dataset::PARAMS);
+    help.extend(params::help(PARAMS));
+    BenchmarkSpec {
+        id: BenchmarkId::new(crate::SUITE, NAME),
+        components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Ram],
+        kind: BenchmarkKind::Domain,
+        description: Some(
+            "De Bruijn graph assembly (velvet's job): canonical k-mers of all reads counted on all cores, those \
+             seen fewer than min_count times dropped as errors, maximal non-branching paths spelled as unitigs, \
+             tips (dead ends shorter than 2k) and bubbles (two paths between the same k-mers; the weaker goes) \
+             removed, unitigs rebuilt. Metric `mbases_per_s`: read bases / seconds of the whole assembly; `n50` \
+             (contigs >= min_contig), and against the reference (simulated data or reference=): \
+             `genome_fraction_pct` (reference bases inside blocks where contigs' unique 31-mers anchor) and \
+             `misassemblies` (breaks within a contig jumping > 1 kb, flipping strand or changing contig). \
+             Validation: sampled contig k-mers recounted in the reads by a HashMap are all solid."
+                .into(),
+        ),
+        default_duration_seconds: Some(5.0),
+        external_tool: None,
+        params: p,
+        param_help: help,
+        param_choices: Default::default(),
+        timeouts: Default::default(),
+        metrics: vec![
+            "mbases_per_s".into(),
+            "n50".into(),
+            "genome_fraction_pct".into(),
+            "misassemblies".into(),
+        ],
+    }
+}
+
+/// Checks the parameters before anything runs.
+pub fn check_params(p: &Params) -> Result<(), String> {
+    dataset::check_params(p)?;
+    params::check_int(p, "k", 15, 31)?;
+    if let Some(k) = p.get("k").and_then(ParamValue::as_i64)
+        && k % 2 == 0
+    {
+        return Err(format!(
+            "parameter 'k' must be odd (an even k-mer can be its own reverse complement), not {k}"
+        ));
+    }
+    params::check_int(p, "min_count", 1, 1000)?;
+    params::check_int(p, "min_contig", 1, 1_000_000)?;
+    params::check_int(p, "threads", 0, 4096)?;
+    params::check_int(p, "inject_error", 0, 1)?;
+    Ok(())
+}
+
+/// The prepared reads and the last pass's contigs.
+#[derive(Default)]
+pub struct Assembly {
+    data: Option<Dataset>,
+    pool: Option<rayon::ThreadPool>,
+    k: usize,
+    min_count: u32,
+    min_contig: usize,
+    contigs: Vec<Vec<u8>>,
+    seed: u64,
+    inject_error: bool,
+    contigs_path: String,
+}
+
+impl Assembly {
+    /// Not yet prepared.
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+/// Assembles `reads`: the contigs of at least `min_contig` bases, longest
+/// first, and what the clean-up removed.
+pub fn assemble(
+    reads: &[&[u8]],
+    k: usize,
+    min_count: u32,
+    min_contig: usize,
+    expected: usize,
+) -> (Vec<Vec<u8>>, Cleaning) {
+    let counts = Counts::<u64>::count(reads, k, expected);
+    let mut graph = Graph::new(&counts, min_count);
+    let cleaning = graph.clean(4);
+    let mut contigs: Vec<Vec<u8>> = graph
+        .unitigs()
+        .into_iter()
+        .map(|u| u.seq)
+        .filter(|s| s.len() >= min_contig)
+        .collect();
+    contigs.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    (contigs, cleaning)
+}
+
+impl Benchmark for Assembly {
+    fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        self.k = ctx.int_param("k", 15)? as usize;
+        if self.k % 2 == 0 || self.k > 31 {
+            return Err(BenchmarkError::InvalidParam {
+                key: "k".into(),
+                reason: "must be odd, 15 to 31".into(),
+            });
+        }
+        let data = Dataset::prepare(ctx, Needs::Reads)?;
+        let export = ctx.str_param("export")?;
+        if !export.is_empty() {
+            data.export(std::path::Path::new(export))
+                .map_err(BenchmarkError::Failed)?;
+        }
+        self.data = Some(data);
+        self.pool = threads::pool(ctx.int_param("threads", 0)? as usize)?;
+        self.min_count = ctx.int_param("min_count", 1)? as u32;
+        self.min_contig = ctx.int_param("min_contig", 1)? as usize;
+        self.seed = ctx.seed;
+        self.inject_error = ctx.int_param("inject_error", 0)? == 1;
+        self.contigs_path = ctx.str_param("contigs")?.to_string();
+        Ok(())
+    }
+
+    fn measure(
+        &mut self,
+        ctx: &RunContext,
+        measure: &mut Measure<'_>,
+    ) -> Result<Measured, BenchmarkError> {
+        let data = self
+            .data
+            .as_ref()
+            .ok_or_else(BenchmarkError::not_prepared)?;
+        let reads: Vec<&[u8]> = data.reads.all().map(|r| r.seq.as_slice()).collect();
+        let bases = data.reads.bases();
+        let def = SeriesDef::new(
+            "mbases_per_s",
+            "Mbases/s",
+            true,
+            &[("k", self.k.to_string())],
+            Convert::Rate(bases as f64 / 1e6),
+        );
+        let (k, min_count, min_contig) = (self.k, self.min_count, self.min_contig);
+        let expected = (bases / 4) as usize;
+        let mut last = None;
+        let m = measure.run(
+            &MeasurePolicy::share_of(ctx, 1),
+            NAME,
+            std::slice::from_ref(&def),
+            |out| {
+                let start = Instant::now();
+                let result = threads::install(&self.pool, || {
+                    assemble(&reads, k, min_count, min_contig, expected)
+                });
+                out[0] = start.elapsed().as_secs_f64();
+                last = Some(result);
+            },
+        );
+        let (mut contigs, cleaning) =
+            last.ok_or_else(|| BenchmarkError::Failed("no timed pass".into()))?;
+        if !self.contigs_path.is_empty() {
+            write_fasta(&self.contigs_path, &contigs)?;
+        }
+        let lengths: Vec<usize> = contigs.iter().map(Vec::len).collect();
+        let n50 = debruijn::n50(&lengths);
+        let int = |v: u64| ParamValue::Int(v as i64);
+        let mut metrics = m.metrics;
+        metrics.push(BenchmarkMetric::single("n50", n50 as f64, "bp", true));
+        let mut details = vec![
+            ("data".into(), ParamValue::Str(data.source.clone())),
+            ("k".into(), int(k as u64)),
+            ("contigs".into(), int(contigs.len() as u64)),
+            ("n50".into(), int(n50 as u64)),
+            (
+                "largest_contig".into(),
+                int(lengths.first().copied().unwrap_or(0) as u64),
+            ),
+            (
+                "total_length".into(),
+                int(lengths.iter().sum::<usize>() as u64),
+            ),
+            ("tips_removed".into(), int(cleaning.tips as u64)),
+            ("bubbles_removed".into(), int(cleaning.bubbles as u64)),
+            ("read_bases".into(), int(bases)),
+            ("threads".into(), int(threads::count(&self.pool) as u64)),
+        ];
+        if data.genome.seq.is_empty() {
+            details.push((
+                "genome_fraction_pct".into(),
+                ParamValue::Str("unavailable: no reference= to hold the contigs against".into()),
+            ));
+        } else {
+            let Assessment {
+                genome_fraction_pct,
+                misassemblies,
+                unaligned,
+            } = assess::assess(&data.genome, &contigs);
+            metrics.push(BenchmarkMetric::single(
+                "genome_fraction_pct",
+                genome_fraction_pct,
+                "%",
+                true,
+            ));
+            metrics.push(BenchmarkMetric::single(
+                "misassemblies",
+                misassemblies as f64,
+                "count",
+                false,
+            ));
+            details.push(("unaligned_contigs".into(), int(unaligned as u64)));
+            details.push(("reference_bases".into(), int(data.genome.seq.len() as u64)));
+        }
+        if self.inject_error
+            && let Some(first) = contigs.first_mut()
+        {
+            first.extend_from_slice(b"ACGTTGCAACGTTGCAACGTTGCAACGTTGCAACGT");
+        }
+        self.contigs = contigs;
+        Ok(Measured {
+            metrics,
+            details,
+            warnings: Vec::new(),
+        })
+    }
+
+    fn validate(&mut self, _: &RunContext) -> Validation {
+        let Some(data) = &self.data else {
+            return Validation::fail("no data");
+        };
+        let k = self.k;
+        // Every contig's last k-mer, and seeded ones from anywhere.
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(self.seed ^ 0xa55e);
+        let mut sample: Vec<Vec<u8>> = self
+            .contigs
+            .iter()
+            .filter(|c| c.len() >= k)
+            .map(|c| c[c.len() - k..].to_vec())
+            .collect();
+        let total: usize = self
+            .contigs
+            .iter()
+            .map(|c| c.len().saturating_sub(k - 1))
+            .sum();
+        for _ in 0..SAMPLE.min(total) {
+            let mut at = (rng.next_u64() % total as u64) as usize;
+            for c in &self.contigs {
+                let n = c.len().saturating_sub(k - 1);
+                if at < n {
+                    sample.push(c[at..at + k].to_vec());
+                    break;
+                }
+                at -= n;
+            }
+        }
+        // Recount by strings: both spellings of each sampled k-mer.
+        let mut want: HashMap<Vec<u8>, u32> = HashMap::new();
+        for s in &sample {
+            want.insert(s.clone(), 0);
+            want.insert(revcomp(s), 0);
+        }
+        for read in data.reads.all() {
+            let upper = read.seq.to_ascii_uppercase();
+            for w in upper.windows(k) {
+                if let Some(n) = want.get_mut(w) {
+                    *n += 1;
+                }
+            }
+        }
+        let weak: Vec<String> = sample
+            .iter()
+            .filter_map(|s| {
+                let rc = revcomp(s);
+                let n = want[s] + if rc != *s { want[&rc] } else { 0 };
+                (n < self.min_count || s.iter().any(|&c| CODE[c as usize] > 3))
+                    .then(|| format!("{} seen {n} times", String::from_utf8_lossy(s)))
+            })
+            .collect();
+        match weak.first() {
+            Some(first) => Validation::fail(format!(
+                "{} of {} sampled contig k-mers are not solid in the reads (min_count {}), e.g. {first}",
+                weak.len(),
+                sample.len(),
+                self.min_count
+            )),
+            None => Validation::pass(format!(
+                "{} sampled contig k-mers (every contig's last) each occur at least {} times in the reads",
+                sample.len(),
+                self.min_count
+            )),
+        }
+    }
+}
+
+fn write_fasta(path: &str, contigs: &[Vec<u8>]) -> Result<(), BenchmarkError> {
+    use std::io::Write;
+    let fail = |e: std::io::Error| BenchmarkError::Failed(format!("{path}: {e}"));
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).map_err(fail)?);
+    for (i, c) in contigs.iter().enumerate() {
+        writeln!(out, ">contig{} length={}", i + 1, c.len()).map_err(fail)?;
+        for line in c.chunks(60) {
+            out.write_all(line).map_err(fail)?;
+            out.write_all(b"\n").map_err(fail)?;
+        }
+    }
+    out.flush().map_err(fail)
+}
