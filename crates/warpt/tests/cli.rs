@@ -116,7 +116,8 @@ fn list_shows_every_micro_benchmark() {
             "sw_align",
             "kmer_count",
             "read_map",
-            "variant_call"
+            "variant_call",
+            "assembly"
         ]
     );
 }
@@ -143,9 +144,9 @@ fn list_filters_by_suite_and_component() {
         json_stdout(warpt().args(["benchmark", "list", "--component", "gpu,cpu", "--json"]));
     // cpu_flops, the four linpack benchmarks, four of pepbench, the
     // harness's user file, four of mlperf (resnet50_infer and _train,
-    // bert_infer, llm_infer) and biobench's sw_align, kmer_count,
-    // read_map and variant_call; no GPU benchmark exists yet.
-    assert_eq!(specs.as_array().unwrap().len(), 18);
+    // bert_infer, llm_infer) and biobench's five (sw_align, kmer_count,
+    // read_map, variant_call, assembly); no GPU benchmark exists yet.
+    assert_eq!(specs.as_array().unwrap().len(), 19);
     assert_usage_error(
         warpt().args(["benchmark", "list", "--suite", "nope"]),
         &["unknown suite 'nope'", "micro"],
