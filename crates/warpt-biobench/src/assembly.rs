@@ -155,7 +155,7 @@ pub fn assemble(
 impl Benchmark for Assembly {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         self.k = ctx.int_param("k", 15)? as usize;
-        if self.k % 2 == 0 || self.k > 31 {
+        if self.k.is_multiple_of(2) || self.k > 31 {
             return Err(BenchmarkError::InvalidParam {
                 key: "k".into(),
                 reason: "must be odd, 15 to 31".into(),
