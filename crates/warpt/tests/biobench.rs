@@ -618,3 +618,28 @@ fn assembly_refuses_an_even_or_long_k() {
         assert!(err.contains(want), "{param}: {err}");
     }
 }
+
+#[test]
+fn a_bad_reference_or_one_too_large_fails_with_the_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let fa = dir.path().join("ref.fa");
+    let fq = dir.path().join("r.fq");
+    std::fs::write(&fa, ">chr\nACGTACGT\nACG7T\n").unwrap();
+    std::fs::write(&fq, "@r1\nACGTACGTAC\n+\nIIIIIIIIII\n").unwrap();
+    let (code, r, _) = run(
+        "read_map",
+        &[
+            &format!("reference={}", fa.display()),
+            &format!("reads={}", fq.display()),
+        ],
+    );
+    assert_ne!(code, Some(0));
+    let msg = r["error_message"].as_str().unwrap();
+    assert!(msg.contains("ref.fa:3"), "{msg}");
+
+    // 4 Gb would need 160 GB: refused before anything is generated.
+    let (code, r, _) = run("kmer_count", &["genome_kb=4000000"]);
+    assert_ne!(code, Some(0));
+    let msg = r["error_message"].as_str().unwrap();
+    assert!(msg.contains("memory"), "{msg}");
+}
