@@ -19,6 +19,7 @@ pub mod stats;
 pub mod trend;
 
 pub use compare::noise::{AssumedNoise, NoNoise};
+pub use compare::store_noise::StoreNoise;
 pub use compare::{
     Comparison, MetricRef, Noise, NoiseLookup, NoiseSource, Options, Verdict, compare,
 };

@@ -84,47 +84,6 @@ pub fn open_existing(flag: Option<&Path>) -> Result<(Store, PathBuf)> {
     Ok((store, p))
 }
 
-/// Each metric's run-to-run spread from the store: the latest noise
-/// profile of its machine and parameters, else the spread of its last
-/// stored runs there (at least [`warpt_report::compare::noise::MIN_HISTORY_RUNS`]),
-/// leaving out the runs being compared.
-pub struct StoreNoise {
-    store: Store,
-    exclude: Vec<String>,
-}
-
-/// Runs read for a history spread.
-const HISTORY_RUNS: usize = 30;
-
-impl StoreNoise {
-    /// Looks up noise in `store`, ignoring the runs `exclude` in histories.
-    pub fn new(store: Store, exclude: Vec<String>) -> Self {
-        StoreNoise { store, exclude }
-    }
-}
-
-impl warpt_report::NoiseLookup for StoreNoise {
-    fn noise(&self, m: &warpt_report::MetricRef<'_>) -> Option<warpt_report::Noise> {
-        let key = warpt_store::NoiseKey {
-            fingerprint: m.fingerprint?,
-            suite: m.suite,
-            benchmark: m.benchmark,
-            metric: m.metric,
-            tags: m.tags,
-            params: m.params,
-        };
-        if let Ok(Some(p)) = self.store.noise_profile(&key) {
-            return Some(warpt_report::compare::noise::from_profile(&p));
-        }
-        let exclude: Vec<&str> = self.exclude.iter().map(String::as_str).collect();
-        let values = self
-            .store
-            .noise_history(&key, &exclude, HISTORY_RUNS)
-            .ok()?;
-        warpt_report::compare::noise::from_history(&values)
-    }
-}
-
 /// Where a comparison finds noise: `--assume-noise` if given, else the
 /// store (when one exists and `--no-store` is not set), else nowhere.
 pub fn noise_lookup(
@@ -139,7 +98,7 @@ pub fn noise_lookup(
         return Box::new(warpt_report::NoNoise);
     }
     match open_existing(flags.store.as_deref()) {
-        Ok((store, _)) => Box::new(StoreNoise::new(store, exclude)),
+        Ok((store, _)) => Box::new(warpt_report::StoreNoise::new(store, exclude)),
         Err(_) => Box::new(warpt_report::NoNoise),
     }
 }
