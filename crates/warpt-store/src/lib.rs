@@ -23,8 +23,8 @@ use rusqlite::Connection;
 use warpt_model::{BenchmarkSuiteRun, ListOutput, NoiseEntry, StressRun};
 
 pub use noise::NoiseKey;
-pub use query::{QueryOutput, query};
-pub use read::{RunFilter, RunSummary};
+pub use query::{Limits, QueryOutput, query, query_limited};
+pub use read::{MachineSummary, RunFilter, RunSummary};
 pub use trend::{TrendQuery, TrendRow};
 pub use write::{Recorded, Source, fingerprint};
 
@@ -62,6 +62,9 @@ pub enum StoreError {
     /// The database holds something this warpt never writes.
     #[error("store: inconsistent: {0}")]
     Corrupt(String),
+    /// A query ran past its time cap and was stopped.
+    #[error("the query ran past {0:?} and was stopped")]
+    TimedOut(std::time::Duration),
     /// A query tried to change something.
     #[error("results query is read-only; the statement was refused ({0})")]
     ReadOnly(String),
@@ -179,5 +182,10 @@ impl Store {
     /// Runs matching `filter`, newest first.
     pub fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
         read::list_runs(&self.conn, filter)
+    }
+
+    /// Every machine with recorded runs.
+    pub fn list_machines(&self) -> Result<Vec<MachineSummary>, StoreError> {
+        read::list_machines(&self.conn)
     }
 }

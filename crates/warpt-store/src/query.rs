@@ -36,6 +36,10 @@ pub struct QueryOutput {
     pub columns: Vec<String>,
     /// Rows, each with one value per column.
     pub rows: Vec<Vec<serde_json::Value>>,
+    /// More rows matched than the row cap let through (left out of the
+    /// JSON when false, so uncapped output is as before).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub truncated: bool,
 }
 
 fn authorize(ctx: AuthContext<'_>) -> Authorization {
@@ -73,8 +77,28 @@ fn json(v: ValueRef<'_>) -> serde_json::Value {
     }
 }
 
+/// Caps on a query run for someone else (the server's SQL console).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Rows returned at most; the output says when more were left out.
+    pub max_rows: usize,
+    /// Wall time after which SQLite is interrupted.
+    pub max_time: std::time::Duration,
+}
+
 /// Runs one read-only statement against the store at `path`.
 pub fn query(path: &Path, sql: &str) -> Result<QueryOutput, StoreError> {
+    query_limited(path, sql, None)
+}
+
+/// [`query`] with caps: at most `limits.max_rows` rows (`truncated` set
+/// when there were more), and a statement still running after
+/// `limits.max_time` is interrupted ([`StoreError::TimedOut`]).
+pub fn query_limited(
+    path: &Path,
+    sql: &str,
+    limits: Option<Limits>,
+) -> Result<QueryOutput, StoreError> {
     if !path.exists() {
         return Err(StoreError::NotFound(format!("store {}", path.display())));
     }
@@ -84,9 +108,21 @@ pub fn query(path: &Path, sql: &str) -> Result<QueryOutput, StoreError> {
     )?;
     conn.pragma_update(None, "query_only", true)?;
     conn.authorizer(Some(authorize))?;
+    if let Some(l) = limits {
+        // SQLite calls this every 10k virtual-machine steps; a true return
+        // interrupts the statement.
+        let deadline = std::time::Instant::now() + l.max_time;
+        conn.progress_handler(10_000, Some(move || std::time::Instant::now() >= deadline))?;
+    }
+    let timed_out = |e: &rusqlite::Error| {
+        matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::OperationInterrupted))
+    };
     let refused = |e: rusqlite::Error| match e.sqlite_error_code() {
         Some(rusqlite::ErrorCode::AuthorizationForStatementDenied)
         | Some(rusqlite::ErrorCode::ReadOnly) => StoreError::ReadOnly(e.to_string()),
+        _ if timed_out(&e) => {
+            StoreError::TimedOut(limits.map(|l| l.max_time).unwrap_or_default())
+        }
         _ => StoreError::Sql(e),
     };
     let mut stmt = conn.prepare(sql).map_err(refused)?;
@@ -96,13 +132,23 @@ pub fn query(path: &Path, sql: &str) -> Result<QueryOutput, StoreError> {
     let columns: Vec<String> = stmt.column_names().map(str::to_string).collect();
     let width = columns.len();
     let mut rows = Vec::new();
+    let mut truncated = false;
+    let cap = limits.map_or(usize::MAX, |l| l.max_rows);
     let mut cursor = stmt.query([]).map_err(refused)?;
     while let Some(row) = cursor.next().map_err(refused)? {
+        if rows.len() == cap {
+            truncated = true;
+            break;
+        }
         rows.push(
             (0..width)
                 .map(|i| row.get_ref(i).map(json))
                 .collect::<Result<_, _>>()?,
         );
     }
-    Ok(QueryOutput { columns, rows })
+    Ok(QueryOutput {
+        columns,
+        rows,
+        truncated,
+    })
 }

@@ -121,6 +121,8 @@ pub struct RunFilter {
     pub until: Option<String>,
     /// At most this many, newest first.
     pub limit: Option<usize>,
+    /// Skip this many of the newest first (paging with `limit`).
+    pub offset: Option<usize>,
 }
 
 /// One line of `warpt results list`.
@@ -168,7 +170,7 @@ pub fn list_runs(conn: &Connection, filter: &RunFilter) -> Result<Vec<RunSummary
         AND (?4 IS NULL OR start_time >= ?4)
         AND (?5 IS NULL OR start_time < ?5)
       ORDER BY start_time DESC, recorded_at DESC
-      LIMIT ?6";
+      LIMIT ?6 OFFSET ?7";
     let mut stmt = conn.prepare(sql)?;
     let limit = filter.limit.map_or(-1, |l| l as i64);
     let rows = stmt
@@ -179,7 +181,8 @@ pub fn list_runs(conn: &Connection, filter: &RunFilter) -> Result<Vec<RunSummary
                 filter.machine,
                 filter.since,
                 filter.until,
-                limit
+                limit,
+                filter.offset.unwrap_or(0) as i64
             ],
             |r| {
                 Ok(RunSummary {
@@ -196,6 +199,56 @@ pub fn list_runs(conn: &Connection, filter: &RunFilter) -> Result<Vec<RunSummary
                 })
             },
         )?
+        .collect::<Result<_, _>>()?;
+    Ok(rows)
+}
+
+/// A machine that has recorded runs.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MachineSummary {
+    /// Its fingerprint.
+    pub fingerprint: String,
+    /// Host name.
+    pub hostname: String,
+    /// CPU model.
+    pub cpu_model: String,
+    /// Logical cores.
+    pub logical_cores: i64,
+    /// Memory, bytes.
+    pub memory_bytes: i64,
+    /// Operating system.
+    pub os: String,
+    /// Kernel.
+    pub kernel: String,
+    /// When it was first recorded (RFC 3339).
+    pub first_seen: String,
+    /// Suite and stress runs recorded on it.
+    pub runs: i64,
+}
+
+/// Every machine in the store, by host name.
+pub fn list_machines(conn: &Connection) -> Result<Vec<MachineSummary>, StoreError> {
+    let mut stmt = conn.prepare(
+        "SELECT m.fingerprint, m.hostname, m.cpu_model, m.logical_cores, m.memory_bytes, m.os,
+                m.kernel, m.first_seen,
+                (SELECT count(*) FROM suite_runs r WHERE r.machine_id = m.id)
+                  + (SELECT count(*) FROM stress_runs s WHERE s.machine_id = m.id)
+         FROM machines m ORDER BY m.hostname, m.fingerprint",
+    )?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok(MachineSummary {
+                fingerprint: r.get(0)?,
+                hostname: r.get(1)?,
+                cpu_model: r.get(2)?,
+                logical_cores: r.get(3)?,
+                memory_bytes: r.get(4)?,
+                os: r.get(5)?,
+                kernel: r.get(6)?,
+                first_seen: r.get(7)?,
+                runs: r.get(8)?,
+            })
+        })?
         .collect::<Result<_, _>>()?;
     Ok(rows)
 }

@@ -20,6 +20,7 @@ pub fn list(args: &ResultsListArgs) -> Result<Outcome> {
         since: args.since.clone(),
         until: args.until.clone(),
         limit: args.limit,
+        offset: None,
     })?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&runs)?);
