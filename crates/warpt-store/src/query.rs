@@ -115,14 +115,15 @@ pub fn query_limited(
         conn.progress_handler(10_000, Some(move || std::time::Instant::now() >= deadline))?;
     }
     let timed_out = |e: &rusqlite::Error| {
-        matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::OperationInterrupted))
+        matches!(
+            e.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::OperationInterrupted)
+        )
     };
     let refused = |e: rusqlite::Error| match e.sqlite_error_code() {
         Some(rusqlite::ErrorCode::AuthorizationForStatementDenied)
         | Some(rusqlite::ErrorCode::ReadOnly) => StoreError::ReadOnly(e.to_string()),
-        _ if timed_out(&e) => {
-            StoreError::TimedOut(limits.map(|l| l.max_time).unwrap_or_default())
-        }
+        _ if timed_out(&e) => StoreError::TimedOut(limits.map(|l| l.max_time).unwrap_or_default()),
         _ => StoreError::Sql(e),
     };
     let mut stmt = conn.prepare(sql).map_err(refused)?;

@@ -45,4 +45,3 @@ impl NoiseLookup for StoreNoise {
         super::noise::from_history(&values)
     }
 }
-

@@ -51,6 +51,9 @@ pub enum Command {
     /// Serve the network benchmarks' protocol, as the peer of
     /// `--param host=ADDR` on another machine (like `iperf3 -s`).
     NetServer(NetServerArgs),
+    /// Serve the result history over HTTP: a REST API under /api/v1 (runs,
+    /// compare, series, reports, read-only SQL) and Prometheus /metrics.
+    Serve(ServeArgs),
     /// The result history: list, show, query and import recorded runs.
     Results {
         /// The results action.
@@ -203,6 +206,23 @@ pub struct NetServerArgs {
     /// End any session after this many seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 600)]
     pub session_seconds: u64,
+}
+
+/// `warpt serve`
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address and port to listen on (port 0: any free port). Anything but
+    /// loopback needs --token-file.
+    #[arg(long, default_value = "127.0.0.1:8321", value_name = "ADDR:PORT")]
+    pub bind: String,
+    /// The store to serve ($WARPT_STORE, `store` in warpt.toml, else
+    /// $XDG_DATA_HOME/warpt/results.db).
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<PathBuf>,
+    /// The bearer token for POST and DELETE endpoints (default:
+    /// $XDG_CONFIG_HOME/warpt/token, created with mode 0600 when missing).
+    #[arg(long, value_name = "PATH")]
+    pub token_file: Option<PathBuf>,
 }
 
 /// `warpt config ...`

@@ -15,6 +15,7 @@ pub mod rerun;
 pub mod results;
 pub mod run;
 pub mod schema;
+pub mod serve;
 pub mod shell;
 pub mod stress;
 pub mod trend;

@@ -1,0 +1,385 @@
+//! The `/api/v1` routes (and `/metrics`). Handlers run the store's
+//! blocking SQLite calls on tokio's blocking pool.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{Html, IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+use warpt_store::{Limits, RunFilter, TrendQuery};
+
+use crate::error::ApiError;
+use crate::state::AppState;
+
+type Shared = Arc<AppState>;
+type Params = Query<Vec<(String, String)>>;
+
+/// Rows a `POST query` returns at most.
+pub const QUERY_MAX_ROWS: usize = 10_000;
+/// Time after which a `POST query` is stopped.
+pub const QUERY_MAX_TIME: std::time::Duration = std::time::Duration::from_secs(5);
+/// Runs a page holds at most.
+const MAX_PAGE: usize = 1000;
+
+/// Every route.
+pub fn router(state: Shared) -> Router {
+    Router::new()
+        .route("/api/v1/health", get(health))
+        .route("/api/v1/openapi.json", get(openapi))
+        .route("/api/v1/benchmarks", get(benchmarks))
+        .route("/api/v1/runs", get(runs))
+        .route("/api/v1/runs/{id}", get(run))
+        .route("/api/v1/runs/{id}/results", get(results))
+        .route("/api/v1/machines", get(machines))
+        .route("/api/v1/compare", get(compare))
+        .route("/api/v1/series", get(series))
+        .route("/api/v1/report/{id}", get(report))
+        .route("/api/v1/query", post(query))
+        .route("/metrics", get(metrics))
+        .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), count))
+        .with_state(state)
+}
+
+async fn count(
+    State(state): State<Shared>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    let route = request
+        .extensions()
+        .get::<axum::extract::MatchedPath>()
+        .map_or("unmatched".to_string(), |p| p.as_str().to_string());
+    let response = next.run(request).await;
+    state.count(&route, response.status().as_u16());
+    response
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        "no such endpoint; see /api/v1/openapi.json",
+    )
+}
+
+/// Runs `f` with a store connection on the blocking pool.
+async fn with_store<T: Send + 'static>(
+    state: &Shared,
+    f: impl FnOnce(warpt_store::Store) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let state = state.clone();
+    tokio::task::spawn_blocking(move || f(state.open()?))
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+}
+
+/// The query fields as a map, refusing unknown or repeated ones.
+fn fields(
+    params: Vec<(String, String)>,
+    allowed: &[&str],
+) -> Result<BTreeMap<String, String>, ApiError> {
+    let mut out = BTreeMap::new();
+    for (k, v) in params {
+        if !allowed.contains(&k.as_str()) {
+            return Err(ApiError::bad_field(
+                &k,
+                format!(
+                    "unknown field '{k}'; this endpoint takes {}",
+                    allowed.join(", ")
+                ),
+            ));
+        }
+        if out.insert(k.clone(), v).is_some() {
+            return Err(ApiError::bad_field(&k, format!("field '{k}' given twice")));
+        }
+    }
+    Ok(out)
+}
+
+fn number(f: &BTreeMap<String, String>, key: &str) -> Result<Option<usize>, ApiError> {
+    f.get(key)
+        .map(|v| {
+            v.parse::<usize>().map_err(|_| {
+                ApiError::bad_field(
+                    key,
+                    format!("'{key}' must be a non-negative integer, not '{v}'"),
+                )
+            })
+        })
+        .transpose()
+}
+
+fn time(f: &BTreeMap<String, String>, key: &str) -> Result<Option<String>, ApiError> {
+    f.get(key)
+        .map(|v| {
+            let ok = v.parse::<jiff::Timestamp>().is_ok() || v.parse::<jiff::civil::Date>().is_ok();
+            if ok {
+                Ok(v.clone())
+            } else {
+                Err(ApiError::bad_field(
+                    key,
+                    format!("'{key}' must be an RFC 3339 time or a date (YYYY-MM-DD), not '{v}'"),
+                ))
+            }
+        })
+        .transpose()
+}
+
+fn required<'a>(f: &'a BTreeMap<String, String>, key: &str) -> Result<&'a str, ApiError> {
+    f.get(key)
+        .map(String::as_str)
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| ApiError::bad_field(key, format!("'{key}' is required")))
+}
+
+async fn health(State(state): State<Shared>) -> Response {
+    axum::Json(json!({
+        "status": "ok",
+        "version": env!("CARGO_PKG_VERSION"),
+        "store": state.store.display().to_string(),
+    }))
+    .into_response()
+}
+
+async fn openapi() -> Response {
+    axum::Json(crate::openapi::document()).into_response()
+}
+
+async fn benchmarks(State(state): State<Shared>, Query(p): Params) -> Result<Response, ApiError> {
+    let f = fields(p, &["suite"])?;
+    let suite = f.get("suite");
+    if let Some(s) = suite
+        && !state.specs.iter().any(|spec| &spec.id.suite == s)
+    {
+        return Err(ApiError::bad_field("suite", format!("unknown suite '{s}'")));
+    }
+    let list: Vec<_> = state
+        .specs
+        .iter()
+        .filter(|s| suite.is_none_or(|x| &s.id.suite == x))
+        .collect();
+    Ok(axum::Json(list).into_response())
+}
+
+async fn runs(State(state): State<Shared>, Query(p): Params) -> Result<Response, ApiError> {
+    let f = fields(
+        p,
+        &[
+            "suite",
+            "benchmark",
+            "machine",
+            "since",
+            "until",
+            "limit",
+            "offset",
+        ],
+    )?;
+    let limit = number(&f, "limit")?.unwrap_or(50);
+    if limit == 0 || limit > MAX_PAGE {
+        return Err(ApiError::bad_field(
+            "limit",
+            format!("'limit' must be from 1 to {MAX_PAGE}"),
+        ));
+    }
+    let offset = number(&f, "offset")?.unwrap_or(0);
+    let filter = RunFilter {
+        suite: f.get("suite").cloned(),
+        benchmark: f.get("benchmark").cloned(),
+        machine: f.get("machine").cloned(),
+        since: time(&f, "since")?,
+        until: time(&f, "until")?,
+        limit: Some(limit),
+        offset: Some(offset),
+    };
+    let runs = with_store(&state, move |s| Ok(s.list_runs(&filter)?)).await?;
+    Ok(axum::Json(json!({"runs": runs, "limit": limit, "offset": offset})).into_response())
+}
+
+async fn run(State(state): State<Shared>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let run = with_store(&state, move |s| Ok(s.load_run(&id)?)).await?;
+    Ok(axum::Json(run).into_response())
+}
+
+async fn results(
+    State(state): State<Shared>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let run = with_store(&state, move |s| Ok(s.load_run(&id)?)).await?;
+    Ok(axum::Json(run.benchmarks).into_response())
+}
+
+async fn machines(State(state): State<Shared>) -> Result<Response, ApiError> {
+    let list = with_store(&state, |s| Ok(s.list_machines()?)).await?;
+    Ok(axum::Json(list).into_response())
+}
+
+async fn compare(State(state): State<Shared>, Query(p): Params) -> Result<Response, ApiError> {
+    let f = fields(p, &["base", "current", "threshold"])?;
+    let base = required(&f, "base")?.to_string();
+    let current = required(&f, "current")?.to_string();
+    let threshold = match f.get("threshold") {
+        Some(t) => t
+            .parse::<f64>()
+            .ok()
+            .filter(|t| t.is_finite() && *t >= 0.0)
+            .ok_or_else(|| {
+                ApiError::bad_field(
+                    "threshold",
+                    format!("'threshold' must be a percentage >= 0, not '{t}'"),
+                )
+            })?,
+        None => warpt_report::compare::Options::default().threshold_pct,
+    };
+    let text = with_store(&state, move |s| {
+        let load = |id: &str, field: &str| {
+            s.load_run(id).map_err(|e| match e {
+                warpt_store::StoreError::NotFound(_) => {
+                    ApiError::new(StatusCode::NOT_FOUND, format!("{field}: {e}"))
+                }
+                other => ApiError::from(other),
+            })
+        };
+        let (b, c) = (load(&base, "base")?, load(&current, "current")?);
+        let options = warpt_report::compare::Options {
+            threshold_pct: threshold,
+            ..Default::default()
+        };
+        let exclude = vec![b.id.clone(), c.id.clone()];
+        let (bl, cl) = (format!("run {}", b.id), format!("run {}", c.id));
+        let noise = warpt_report::StoreNoise::new(s, exclude);
+        let comparison = warpt_report::compare(&b, &bl, &c, &cl, &options, &noise);
+        warpt_report::render::json(&comparison)
+            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
+    })
+    .await?;
+    Ok(([(header::CONTENT_TYPE, "application/json")], text).into_response())
+}
+
+async fn series(State(state): State<Shared>, Query(p): Params) -> Result<Response, ApiError> {
+    let f = fields(p, &["benchmark", "metric", "tags", "machine", "suite"])?;
+    let benchmark = required(&f, "benchmark")?.to_string();
+    let metric = required(&f, "metric")?.to_string();
+    let mut tags = BTreeMap::new();
+    for pair in f
+        .get("tags")
+        .map(String::as_str)
+        .unwrap_or("")
+        .split(',')
+        .filter(|s| !s.is_empty())
+    {
+        let (k, v) = pair.split_once('=').ok_or_else(|| {
+            ApiError::bad_field(
+                "tags",
+                format!("'tags' takes key=value pairs separated by commas, not '{pair}'"),
+            )
+        })?;
+        tags.insert(k.to_string(), v.to_string());
+    }
+    let (machine, suite) = (f.get("machine").cloned(), f.get("suite").cloned());
+    let rows = with_store(&state, move |s| {
+        Ok(s.trend(&TrendQuery {
+            suite: suite.as_deref(),
+            benchmark: &benchmark,
+            metric: &metric,
+            tags: &tags,
+            machine: machine.as_deref(),
+        })?)
+    })
+    .await?;
+    let points: Vec<Value> = rows
+        .iter()
+        .map(|r| {
+            json!({
+                "run_id": r.run_id, "start_time": r.start_time, "hostname": r.hostname,
+                "machine": r.fingerprint, "suite": r.suite, "tags": r.tags, "unit": r.unit,
+                "higher_is_better": r.higher_is_better, "value": r.value,
+            })
+        })
+        .collect();
+    Ok(axum::Json(json!({"points": points})).into_response())
+}
+
+async fn report(State(state): State<Shared>, Path(id): Path<String>) -> Result<Response, ApiError> {
+    let html = with_store(&state, move |s| {
+        let run = s.load_run(&id)?;
+        let input = warpt_report::report::Input {
+            runs: vec![(format!("run {}", run.id), run)],
+            telemetry: Vec::new(),
+            comparisons: Vec::new(),
+        };
+        Ok(warpt_report::report::html(&input))
+    })
+    .await?;
+    Ok(Html(html).into_response())
+}
+
+async fn query(
+    State(state): State<Shared>,
+    headers: HeaderMap,
+    body: String,
+) -> Result<Response, ApiError> {
+    authorize(&state, &headers)?;
+    let v: Value = serde_json::from_str(&body).map_err(|e| {
+        ApiError::bad_field(
+            "sql",
+            format!("the body must be JSON {{\"sql\": \"...\"}}: {e}"),
+        )
+    })?;
+    let sql = v
+        .get("sql")
+        .and_then(Value::as_str)
+        .filter(|s| !s.trim().is_empty())
+        .ok_or_else(|| ApiError::bad_field("sql", "'sql' is required (a string)"))?
+        .to_string();
+    let path = state.store.clone();
+    let out = tokio::task::spawn_blocking(move || {
+        warpt_store::query_limited(
+            &path,
+            &sql,
+            Some(Limits {
+                max_rows: QUERY_MAX_ROWS,
+                max_time: QUERY_MAX_TIME,
+            }),
+        )
+    })
+    .await
+    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
+    Ok(axum::Json(out).into_response())
+}
+
+/// 401 unless the request carries the server's token.
+fn authorize(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    if state.token.admits(given) {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "this endpoint needs 'Authorization: Bearer <token>' (the token file named when warpt serve started)",
+        ))
+    }
+}
+
+async fn metrics(State(state): State<Shared>) -> Result<Response, ApiError> {
+    let runs = with_store(&state, |s| Ok(s.list_runs(&RunFilter::default())?.len())).await?;
+    let mut text = String::from(
+        "# HELP warpt_up Whether the server is serving.\n# TYPE warpt_up gauge\nwarpt_up 1\n\
+         # HELP warpt_runs_stored Runs in the store.\n# TYPE warpt_runs_stored gauge\n",
+    );
+    text += &format!("warpt_runs_stored {runs}\n");
+    text += "# HELP warpt_http_requests_total Requests served, by route and status.\n\
+             # TYPE warpt_http_requests_total counter\n";
+    let map = state.requests.lock().unwrap_or_else(|e| e.into_inner());
+    for ((route, status), n) in map.iter() {
+        let route = route.replace('\\', "\\\\").replace('"', "\\\"");
+        text +=
+            &format!("warpt_http_requests_total{{route=\"{route}\",status=\"{status}\"}} {n}\n");
+    }
+    Ok(([(header::CONTENT_TYPE, "text/plain; version=0.0.4")], text).into_response())
+}

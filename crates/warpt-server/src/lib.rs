@@ -1,0 +1,122 @@
+//! `warpt serve`: the result history over HTTP, from the one binary.
+//!
+//! - [`auth`]: the bearer token (created on first start, mode 0600) and
+//!   the rule that only loopback may be served without one;
+//! - [`state`]: what every handler shares (the store, the registry's
+//!   specs, the token, request counters);
+//! - [`error`]: API errors as JSON with their status and the field at fault;
+//! - [`api`]: the `/api/v1` routes;
+//! - [`openapi`]: the OpenAPI 3 document of those routes.
+
+pub mod api;
+pub mod auth;
+pub mod error;
+pub mod openapi;
+pub mod state;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use warpt_model::BenchmarkSpec;
+
+pub use auth::Token;
+pub use state::AppState;
+
+/// What can stop the server from starting or serving.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// A bad flag: the caller exits with status 2.
+    #[error("{0}")]
+    Usage(String),
+    /// The address cannot be bound, or the runtime cannot start.
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// Why it failed.
+        source: std::io::Error,
+    },
+    /// The store cannot be opened.
+    #[error(transparent)]
+    Store(#[from] warpt_store::StoreError),
+}
+
+/// How to serve.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    /// Address to listen on (port 0: any free port).
+    pub bind: SocketAddr,
+    /// The store file.
+    pub store: PathBuf,
+    /// The token file: given (`--token-file`), or the default one,
+    /// created when missing.
+    pub token_file: PathBuf,
+    /// Whether `token_file` was given explicitly.
+    pub token_given: bool,
+}
+
+/// Serves until interrupted (Ctrl-C or SIGTERM). Prints the address it
+/// listens on to stderr once bound.
+pub fn serve(options: &ServeOptions, specs: Vec<BenchmarkSpec>) -> Result<(), ServeError> {
+    auth::check_bind(&options.bind, options.token_given)?;
+    let token = auth::load_or_create(&options.token_file, options.token_given)?;
+    // Creates the store and brings its schema up to date before the first
+    // request.
+    warpt_store::Store::open(&options.store)?;
+    let state = Arc::new(AppState::new(options.store.clone(), specs, token));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|source| ServeError::Io {
+            what: "starting the runtime".into(),
+            source,
+        })?;
+    runtime.block_on(async {
+        let listener = tokio::net::TcpListener::bind(options.bind)
+            .await
+            .map_err(|source| ServeError::Io {
+                what: format!("binding {}", options.bind),
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| ServeError::Io {
+            what: "reading the bound address".into(),
+            source,
+        })?;
+        eprintln!(
+            "warpt serve: listening on http://{addr} (store {}, token in {})",
+            options.store.display(),
+            options.token_file.display()
+        );
+        axum::serve(listener, api::router(state))
+            .with_graceful_shutdown(shutdown())
+            .await
+            .map_err(|source| ServeError::Io {
+                what: "serving".into(),
+                source,
+            })
+    })
+}
+
+async fn shutdown() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(_) => {
+                    let _ = ctrl_c.await;
+                    return;
+                }
+            };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}

@@ -1,0 +1,103 @@
+//! The OpenAPI 3 document of the API, served at `/api/v1/openapi.json`.
+
+use serde_json::{Value, json};
+
+fn get(summary: &str, params: &[(&str, &str, bool)]) -> Value {
+    let parameters: Vec<Value> = params
+        .iter()
+        .map(|(name, place, required)| {
+            json!({"name": name, "in": place, "required": required, "schema": {"type": "string"}})
+        })
+        .collect();
+    json!({"get": {"summary": summary, "parameters": parameters,
+        "responses": {"200": {"description": "OK"}, "400": {"description": "a bad field, named in `field`"},
+                      "404": {"description": "no such run"}}}})
+}
+
+/// The document.
+pub fn document() -> Value {
+    let q = "query";
+    let mut paths = serde_json::Map::new();
+    let entries = [
+        ("/api/v1/health", get("Liveness, version and store", &[])),
+        (
+            "/api/v1/benchmarks",
+            get("The registry's benchmarks (specs)", &[("suite", q, false)]),
+        ),
+        (
+            "/api/v1/runs",
+            get(
+                "Stored runs, newest first, as `warpt results list`",
+                &[
+                    ("suite", q, false),
+                    ("benchmark", q, false),
+                    ("machine", q, false),
+                    ("since", q, false),
+                    ("until", q, false),
+                    ("limit", q, false),
+                    ("offset", q, false),
+                ],
+            ),
+        ),
+        (
+            "/api/v1/runs/{id}",
+            get(
+                "One run, whole (id or unique prefix)",
+                &[("id", "path", true)],
+            ),
+        ),
+        (
+            "/api/v1/runs/{id}/results",
+            get("A run's benchmark results", &[("id", "path", true)]),
+        ),
+        ("/api/v1/machines", get("Machines with recorded runs", &[])),
+        (
+            "/api/v1/compare",
+            get(
+                "Verdicts of `benchmark compare` between two stored runs",
+                &[
+                    ("base", q, true),
+                    ("current", q, true),
+                    ("threshold", q, false),
+                ],
+            ),
+        ),
+        (
+            "/api/v1/series",
+            get(
+                "One metric's history (passed runs, oldest first)",
+                &[
+                    ("benchmark", q, true),
+                    ("metric", q, true),
+                    ("tags", q, false),
+                    ("machine", q, false),
+                    ("suite", q, false),
+                ],
+            ),
+        ),
+        (
+            "/api/v1/report/{id}",
+            get("The HTML report of a run", &[("id", "path", true)]),
+        ),
+    ];
+    for (path, item) in entries {
+        paths.insert(path.to_string(), item);
+    }
+    paths.insert(
+        "/api/v1/query".into(),
+        json!({"post": {"summary": "Read-only SQL on the store (row and time capped)",
+            "security": [{"bearer": []}],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {
+                "type": "object", "required": ["sql"], "properties": {"sql": {"type": "string"}}}}}},
+            "responses": {"200": {"description": "columns, rows, truncated"},
+                "400": {"description": "bad SQL or body"}, "401": {"description": "missing or wrong token"},
+                "403": {"description": "the statement writes"}, "408": {"description": "past the time cap"}}}}),
+    );
+    json!({
+        "openapi": "3.0.3",
+        "info": {"title": "warpt", "version": env!("CARGO_PKG_VERSION"),
+                 "description": "The result history of warpt, served by `warpt serve`."},
+        "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        "paths": paths,
+    })
+}

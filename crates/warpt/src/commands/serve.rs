@@ -1,0 +1,40 @@
+//! `warpt serve`: the result history over HTTP (see `warpt-server`).
+
+use anyhow::Result;
+use warpt_server::{ServeError, ServeOptions};
+
+use crate::cli::ServeArgs;
+use crate::{Outcome, UsageError, history, registry::registry};
+
+/// Serves until Ctrl-C or SIGTERM.
+pub fn run(args: &ServeArgs) -> Result<Outcome> {
+    let bind = args.bind.parse().map_err(|e| {
+        UsageError(format!(
+            "--bind '{}': {e}; give ADDR:PORT, e.g. 127.0.0.1:8321",
+            args.bind
+        ))
+    })?;
+    let store = history::path(args.store.as_deref(), None)?;
+    let (token_file, token_given) = match &args.token_file {
+        Some(p) => (p.clone(), true),
+        None => (
+            warpt_server::auth::default_path().ok_or_else(|| {
+                UsageError(
+                    "no $XDG_CONFIG_HOME or $HOME for the token file: give --token-file".into(),
+                )
+            })?,
+            false,
+        ),
+    };
+    let options = ServeOptions {
+        bind,
+        store,
+        token_file,
+        token_given,
+    };
+    match warpt_server::serve(&options, registry().all_specs()) {
+        Ok(()) => Ok(Outcome::Success),
+        Err(ServeError::Usage(msg)) => Err(UsageError(msg).into()),
+        Err(e) => Err(e.into()),
+    }
+}
