@@ -1,0 +1,326 @@
+//! `warpt serve` against a real server on an ephemeral port and a real
+//! SQLite store filled by real (tiny) runs: every read endpoint, bad
+//! input on each, the token, and the read-only SQL console.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+
+fn warpt() -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("warpt"));
+    cmd.env("WARPT_NO_PROGRESS", "1");
+    cmd
+}
+
+/// A running `warpt serve`, killed when dropped.
+struct Server {
+    child: Child,
+    addr: String,
+    token: String,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn start(dir: &Path) -> Server {
+    let token_file = dir.join("token");
+    let token = "test-token-0123456789abcdef";
+    std::fs::write(&token_file, token).unwrap();
+    let mut child = warpt()
+        .args(["serve", "--bind", "127.0.0.1:0", "--store"])
+        .arg(dir.join("store.db"))
+        .arg("--token-file")
+        .arg(&token_file)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stderr.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|s| s.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+    Server {
+        child,
+        addr,
+        token: token.into(),
+    }
+}
+
+/// One HTTP/1.1 request; the status and the body.
+fn http(addr: &str, method: &str, path: &str, token: Option<&str>, body: &str) -> (u16, String) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\n{auth}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let text = String::from_utf8_lossy(&raw).to_string();
+    let (head, rest) = text.split_once("\r\n\r\n").unwrap();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    // Bodies may come chunked: join the chunks.
+    let body = if head
+        .to_ascii_lowercase()
+        .contains("transfer-encoding: chunked")
+    {
+        let mut out = String::new();
+        let mut rest = rest;
+        loop {
+            let (size, after) = rest.split_once("\r\n").unwrap();
+            let n = usize::from_str_radix(size.trim(), 16).unwrap();
+            if n == 0 {
+                break;
+            }
+            out.push_str(&after[..n]);
+            rest = &after[n + 2..];
+        }
+        out
+    } else {
+        rest.to_string()
+    };
+    (status, body)
+}
+
+fn get(server: &Server, path: &str) -> (u16, Value) {
+    let (status, body) = http(&server.addr, "GET", path, None, "");
+    (
+        status,
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("{path}: {e}: {body}")),
+    )
+}
+
+fn record_runs(store: &Path, n: usize) {
+    for _ in 0..n {
+        let out = warpt()
+            .args([
+                "benchmark",
+                "run",
+                "--suite",
+                "micro",
+                "--benchmark",
+                "cpu_flops",
+                "--duration",
+                "0.1",
+                "--burnin-seconds",
+                "0",
+                "--store",
+            ])
+            .arg(store)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn the_read_api_serves_the_store_and_refuses_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    record_runs(&dir.path().join("store.db"), 2);
+    let server = start(dir.path());
+
+    let (status, health) = get(&server, "/api/v1/health");
+    assert_eq!((status, health["status"].as_str()), (200, Some("ok")));
+    let (_, doc) = get(&server, "/api/v1/openapi.json");
+    assert_eq!(doc["openapi"], "3.0.3");
+    assert!(doc["paths"]["/api/v1/compare"]["get"].is_object());
+
+    let (_, specs) = get(&server, "/api/v1/benchmarks?suite=biobench");
+    assert_eq!(specs.as_array().unwrap().len(), 5);
+    let (status, err) = get(&server, "/api/v1/benchmarks?suite=nope");
+    assert_eq!((status, err["field"].as_str()), (400, Some("suite")));
+
+    // Runs: newest first, paged.
+    let (_, all) = get(&server, "/api/v1/runs");
+    let runs = all["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    let (newest, oldest) = (
+        runs[0]["id"].as_str().unwrap().to_string(),
+        runs[1]["id"].as_str().unwrap().to_string(),
+    );
+    let (_, page) = get(&server, "/api/v1/runs?limit=1&offset=1&suite=micro");
+    assert_eq!(page["runs"][0]["id"], oldest.as_str());
+    let (_, none) = get(&server, "/api/v1/runs?suite=biobench");
+    assert!(none["runs"].as_array().unwrap().is_empty());
+    for (query, field) in [
+        ("limit=x", "limit"),
+        ("limit=0", "limit"),
+        ("offset=-1", "offset"),
+        ("since=yesterday", "since"),
+        ("colour=red", "colour"),
+    ] {
+        let (status, err) = get(&server, &format!("/api/v1/runs?{query}"));
+        assert_eq!(status, 400, "{query}");
+        assert_eq!(err["field"], field, "{query}: {err}");
+    }
+
+    let (status, run) = get(&server, &format!("/api/v1/runs/{newest}"));
+    assert_eq!(status, 200);
+    assert_eq!(run["id"], newest.as_str());
+    let (_, results) = get(&server, &format!("/api/v1/runs/{newest}/results"));
+    assert_eq!(results[0]["spec"]["id"]["name"], "cpu_flops");
+    let (status, err) = get(&server, "/api/v1/runs/19700101T000000Z-nothing");
+    assert_eq!(status, 404, "{err}");
+    let (status, _) = get(&server, "/api/v1/runs/x/results");
+    assert_eq!(status, 404);
+    let (status, _) = get(&server, "/api/v1/no/such/endpoint");
+    assert_eq!(status, 404);
+
+    let (_, machines) = get(&server, "/api/v1/machines");
+    assert_eq!(machines[0]["runs"], 2);
+
+    // The same verdicts as `benchmark compare --format json`.
+    let (status, cmp) = get(
+        &server,
+        &format!("/api/v1/compare?base={oldest}&current={newest}&threshold=5"),
+    );
+    assert_eq!(status, 200, "{cmp}");
+    let cli = warpt()
+        .args(["benchmark", "compare", &oldest, &newest, "--threshold", "5"])
+        .args(["--format", "json", "--store"])
+        .arg(dir.path().join("store.db"))
+        .output()
+        .unwrap();
+    let cli: Value = serde_json::from_slice(&cli.stdout).unwrap();
+    assert_eq!(cmp["counts"], cli["counts"]);
+    assert_eq!(cmp["metrics"], cli["metrics"]);
+    let (status, err) = get(&server, &format!("/api/v1/compare?base={oldest}"));
+    assert_eq!((status, err["field"].as_str()), (400, Some("current")));
+    let (status, _) = get(
+        &server,
+        &format!("/api/v1/compare?base={oldest}&current=nope"),
+    );
+    assert_eq!(status, 404);
+    let (status, err) = get(
+        &server,
+        &format!("/api/v1/compare?base={oldest}&current={newest}&threshold=-1"),
+    );
+    assert_eq!((status, err["field"].as_str()), (400, Some("threshold")));
+
+    let (_, series) = get(
+        &server,
+        "/api/v1/series?benchmark=cpu_flops&metric=gflops&tags=precision=fp64,threads=1",
+    );
+    let points = series["points"].as_array().unwrap();
+    assert_eq!(points.len(), 2, "{series}");
+    assert_eq!(points[0]["run_id"], oldest.as_str());
+    let (status, err) = get(
+        &server,
+        "/api/v1/series?benchmark=cpu_flops&metric=gflops&tags=oops",
+    );
+    assert_eq!((status, err["field"].as_str()), (400, Some("tags")));
+    let (status, err) = get(&server, "/api/v1/series?metric=gflops");
+    assert_eq!((status, err["field"].as_str()), (400, Some("benchmark")));
+
+    let (status, html) = http(
+        &server.addr,
+        "GET",
+        &format!("/api/v1/report/{newest}"),
+        None,
+        "",
+    );
+    assert_eq!(status, 200);
+    assert!(html.starts_with("<!DOCTYPE html>") && html.contains("cpu_flops"));
+
+    let (status, text) = http(&server.addr, "GET", "/metrics", None, "");
+    assert_eq!(status, 200);
+    assert!(text.contains("warpt_runs_stored 2"), "{text}");
+    assert!(
+        text.contains("warpt_http_requests_total{route=\"/api/v1/runs\",status=\"400\"} 5"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_sql_console_needs_the_token_reads_only_and_stops_long_queries() {
+    let dir = tempfile::tempdir().unwrap();
+    record_runs(&dir.path().join("store.db"), 1);
+    let server = start(dir.path());
+    let post = |token: Option<&str>, body: &str| {
+        let (status, body) = http(&server.addr, "POST", "/api/v1/query", token, body);
+        (status, serde_json::from_str::<Value>(&body).unwrap())
+    };
+    let count = r#"{"sql": "SELECT count(*) AS n FROM suite_runs"}"#;
+    assert_eq!(post(None, count).0, 401);
+    assert_eq!(post(Some("wrong-token-0123456789"), count).0, 401);
+    let (status, out) = post(Some(&server.token), count);
+    assert_eq!(status, 200, "{out}");
+    assert_eq!(out["columns"][0], "n");
+    assert_eq!(out["rows"][0][0], 1);
+
+    // Writing is refused, and nothing changed.
+    let (status, err) = post(Some(&server.token), r#"{"sql": "DELETE FROM suite_runs"}"#);
+    assert_eq!(status, 403, "{err}");
+    assert_eq!(post(Some(&server.token), count).1["rows"][0][0], 1);
+
+    let (status, err) = post(Some(&server.token), r#"{"query": "SELECT 1"}"#);
+    assert_eq!((status, err["field"].as_str()), (400, Some("sql")));
+    let (status, _) = post(Some(&server.token), r#"{"sql": "SELEC 1"}"#);
+    assert_eq!(status, 400);
+
+    // Rows past the cap are cut and said to be.
+    let many = r#"{"sql": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 20000) SELECT x FROM c"}"#;
+    let (status, out) = post(Some(&server.token), many);
+    assert_eq!(status, 200);
+    assert_eq!(out["rows"].as_array().unwrap().len(), 10_000);
+    assert_eq!(out["truncated"], true);
+
+    // A query that would never end is stopped at the time cap.
+    let endless = r#"{"sql": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"}"#;
+    let (status, err) = post(Some(&server.token), endless);
+    assert_eq!(status, 408, "{err}");
+    assert!(err["error"].as_str().unwrap().contains("stopped"));
+}
+
+#[test]
+fn serving_beyond_loopback_needs_a_token_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = warpt()
+        .args(["serve", "--bind", "0.0.0.0:0", "--store"])
+        .arg(dir.path().join("s.db"))
+        .env("XDG_CONFIG_HOME", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("not a loopback address") && err.contains("--token-file"),
+        "{err}"
+    );
+
+    let out = warpt()
+        .args(["serve", "--bind", "nowhere"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--bind 'nowhere'"));
+    let out = warpt()
+        .args(["serve", "--bind", "127.0.0.1:0", "--token-file"])
+        .arg(dir.path().join("missing"))
+        .arg("--store")
+        .arg(dir.path().join("s.db"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no such file"));
+}
