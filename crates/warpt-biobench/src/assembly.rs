@@ -55,12 +55,9 @@ const PARAMS: ParamTable = &[
 
 /// The spec of `assembly`.
 pub fn spec() -> BenchmarkSpec {
-    let mut p = params::defaults(dataset::PARAMS);
-    p.extend(params::defaults(PARAMS));
+    let (mut p, help) = params::merged(&[dataset::PARAMS, PARAMS]);
     // A small genome: assembly is the costliest step per base.
     p.insert("genome_kb".into(), ParamValue::Int(200));
-    let mut help = params::help(dataset::PARAMS);
-    help.extend(params::help(PARAMS));
     BenchmarkSpec {
         id: BenchmarkId::new(crate::SUITE, NAME),
         components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Ram],

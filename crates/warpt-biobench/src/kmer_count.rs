@@ -41,10 +41,7 @@ const PARAMS: ParamTable = &[
 
 /// The spec of `kmer_count`.
 pub fn spec() -> BenchmarkSpec {
-    let mut p = params::defaults(dataset::PARAMS);
-    p.extend(params::defaults(PARAMS));
-    let mut help = params::help(dataset::PARAMS);
-    help.extend(params::help(PARAMS));
+    let (p, help) = params::merged(&[dataset::PARAMS, PARAMS]);
     BenchmarkSpec {
         id: BenchmarkId::new(crate::SUITE, NAME),
         components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Ram],

@@ -374,16 +374,7 @@ mod tests {
                     && (p.pos as i64 - origin.pos as i64).abs() <= 10
                 {
                     correct += 1;
-                    let read = if mate == 0 {
-                        &reads.first[i]
-                    } else {
-                        &reads.second[i]
-                    };
-                    let seq = if p.reverse {
-                        revcomp(&read.seq)
-                    } else {
-                        read.seq.clone()
-                    };
+                    let (seq, _) = reads.mate(i, mate).oriented(p.reverse);
                     let (s, nm) = align::rescore(&seq, &genome.seq, &p.alignment).unwrap();
                     assert_eq!((s, nm), (p.alignment.score, p.alignment.mismatches));
                 }

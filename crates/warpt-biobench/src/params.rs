@@ -49,6 +49,18 @@ pub fn defaults(table: ParamTable) -> Params {
         .collect()
 }
 
+/// The defaults and help texts of `tables` together (a benchmark's own
+/// parameters after the shared data ones).
+pub fn merged(tables: &[ParamTable]) -> (Params, BTreeMap<String, String>) {
+    let mut params = Params::new();
+    let mut helps = BTreeMap::new();
+    for t in tables {
+        params.extend(defaults(t));
+        helps.extend(help(t));
+    }
+    (params, helps)
+}
+
 /// The help texts of `table`.
 pub fn help(table: ParamTable) -> BTreeMap<String, String> {
     table

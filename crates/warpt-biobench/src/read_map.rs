@@ -16,7 +16,6 @@ use warpt_model::{
 
 use crate::align;
 use crate::dataset::{self, Dataset, Needs};
-use crate::genome::revcomp;
 use crate::index::Index;
 use crate::mapper::{Mapped, Mapper, Scratch};
 use crate::params::{self, ParamTable};
@@ -56,10 +55,7 @@ const PARAMS: ParamTable = &[
 
 /// The spec of `read_map`.
 pub fn spec() -> BenchmarkSpec {
-    let mut p = params::defaults(dataset::PARAMS);
-    p.extend(params::defaults(PARAMS));
-    let mut help = params::help(dataset::PARAMS);
-    help.extend(params::help(PARAMS));
+    let (p, help) = params::merged(&[dataset::PARAMS, PARAMS]);
     BenchmarkSpec {
         id: BenchmarkId::new(crate::SUITE, NAME),
         components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Ram],
@@ -283,16 +279,8 @@ impl Benchmark for ReadMap {
         for (i, m) in self.mapped.iter().enumerate() {
             for (mate, place) in m.mates.iter().enumerate() {
                 let Some(p) = place else { continue };
-                let read = if mate == 0 {
-                    &data.reads.first[i]
-                } else {
-                    &data.reads.second[i]
-                };
-                let seq = if p.reverse {
-                    revcomp(&read.seq)
-                } else {
-                    read.seq.clone()
-                };
+                let read = data.reads.mate(i, mate);
+                let (seq, _) = read.oriented(p.reverse);
                 checked += 1;
                 let got = align::rescore(&seq, &data.genome.seq, &p.alignment);
                 let want = (p.alignment.score, p.alignment.mismatches);

@@ -43,7 +43,31 @@ pub struct ReadSet {
     pub origins: Option<Vec<[Origin; 2]>>,
 }
 
+impl Read {
+    /// Bases and qualities as they lie on the reference strand: reverse
+    /// complemented (qualities reversed) when the read maps to the reverse
+    /// strand.
+    pub fn oriented(&self, reverse: bool) -> (Vec<u8>, Vec<u8>) {
+        if reverse {
+            let mut qual = self.qual.clone();
+            qual.reverse();
+            (genome::revcomp(&self.seq), qual)
+        } else {
+            (self.seq.clone(), self.qual.clone())
+        }
+    }
+}
+
 impl ReadSet {
+    /// Mate `mate` (0 or 1) of pair `i`.
+    pub fn mate(&self, i: usize, mate: usize) -> &Read {
+        if mate == 0 {
+            &self.first[i]
+        } else {
+            &self.second[i]
+        }
+    }
+
     /// Every read, first mates then second mates.
     pub fn all(&self) -> impl Iterator<Item = &Read> {
         self.first.iter().chain(self.second.iter())

@@ -7,7 +7,6 @@
 use std::io::{self, Write};
 
 use crate::dataset::Genome;
-use crate::genome::revcomp;
 use crate::mapper::{Mapped, Placement};
 use crate::reads::Read;
 
@@ -100,14 +99,7 @@ pub fn write_pair(
             }
             _ => 0,
         };
-        let (seq, qual) = match this {
-            Some(p) if p.reverse => {
-                let mut q = read.qual.clone();
-                q.reverse();
-                (revcomp(&read.seq), q)
-            }
-            _ => (read.seq.clone(), read.qual.clone()),
-        };
+        let (seq, qual) = read.oriented(this.is_some_and(|p| p.reverse));
         let (mapq, cigar) = this.map_or((0, "*".to_string()), |p| {
             (p.mapq, p.alignment.cigar_string())
         });

@@ -15,7 +15,6 @@ use warpt_model::{
 
 use crate::caller::{self, Call};
 use crate::dataset::{self, Dataset, Needs};
-use crate::genome::revcomp;
 use crate::index::Index;
 use crate::mapper::{Mapped, Mapper};
 use crate::params::{self, ParamTable};
@@ -61,10 +60,7 @@ const PARAMS: ParamTable = &[
 
 /// The spec of `variant_call`.
 pub fn spec() -> BenchmarkSpec {
-    let mut p = params::defaults(dataset::PARAMS);
-    p.extend(params::defaults(PARAMS));
-    let mut help = params::help(dataset::PARAMS);
-    help.extend(params::help(PARAMS));
+    let (p, help) = params::merged(&[dataset::PARAMS, PARAMS]);
     BenchmarkSpec {
         id: BenchmarkId::new(crate::SUITE, NAME),
         components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Ram],
@@ -135,18 +131,7 @@ fn aligned(data: &Dataset, mapped: &[Mapped], min_mapq: u8) -> Vec<Aligned> {
             let Some(p) = place.as_ref().filter(|p| p.mapq >= min_mapq) else {
                 continue;
             };
-            let read = if mate == 0 {
-                &reads.first[i]
-            } else {
-                &reads.second[i]
-            };
-            let (seq, qual) = if p.reverse {
-                let mut q = read.qual.clone();
-                q.reverse();
-                (revcomp(&read.seq), q)
-            } else {
-                (read.seq.clone(), read.qual.clone())
-            };
+            let (seq, qual) = reads.mate(i, mate).oriented(p.reverse);
             out.push(Aligned {
                 pos: p.pos,
                 cigar: p.alignment.cigar.clone(),

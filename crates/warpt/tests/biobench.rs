@@ -39,6 +39,25 @@ fn run(bench: &str, params: &[&str]) -> (Option<i32>, Value, String) {
     (out.status.code(), v["benchmarks"][0].clone(), stderr)
 }
 
+/// `--param param` makes `bench` exit 2 at plan time, saying `want`.
+fn refused(bench: &str, param: &str, want: &str) {
+    let out = warpt()
+        .args([
+            "benchmark",
+            "run",
+            "--suite",
+            "biobench",
+            "--benchmark",
+            bench,
+        ])
+        .args(["--no-store", "--param", param])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{param}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(want), "{param}: {err}");
+}
+
 fn metric(result: &Value, name: &str) -> f64 {
     result["metrics"]
         .as_array()
@@ -167,21 +186,7 @@ fn sw_align_refuses_bad_input() {
         ("gap_open=200", "gap_open' must be from 0 to 127"),
         ("targets=/nonexistent/t.fa", "parameter 'targets'"),
     ] {
-        let out = warpt()
-            .args([
-                "benchmark",
-                "run",
-                "--suite",
-                "biobench",
-                "--benchmark",
-                "sw_align",
-            ])
-            .args(["--no-store", "--param", param])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{param}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(want), "{param}: {err}");
+        refused("sw_align", param, want);
     }
 }
 
@@ -323,21 +328,7 @@ fn pipeline_input_errors_name_the_file_line_and_reason() {
         ("reads=/nonexistent/r.fq", "parameter 'reads'"),
         ("insert_size=100", "must be at least read_length"),
     ] {
-        let out = warpt()
-            .args([
-                "benchmark",
-                "run",
-                "--suite",
-                "biobench",
-                "--benchmark",
-                "kmer_count",
-            ])
-            .args(["--no-store", "--param", param])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{param}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(want), "{param}: {err}");
+        refused("kmer_count", param, want);
     }
 }
 
@@ -601,21 +592,7 @@ fn assembly_refuses_an_even_or_long_k() {
         ("k=33", "'k' must be from 15 to 31"),
         ("min_count=0", "'min_count' must be from 1"),
     ] {
-        let out = warpt()
-            .args([
-                "benchmark",
-                "run",
-                "--suite",
-                "biobench",
-                "--benchmark",
-                "assembly",
-            ])
-            .args(["--no-store", "--param", param])
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(2), "{param}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(want), "{param}: {err}");
+        refused("assembly", param, want);
     }
 }
 
