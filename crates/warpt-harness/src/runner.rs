@@ -72,6 +72,9 @@ pub struct RunOptions {
     pub repeat: u32,
     /// The host's state at the start, if the caller captured it already.
     pub host: Option<HostConditions>,
+    /// The suite run's id, when the caller chose it (`warpt serve` names a
+    /// run before it starts); otherwise one is made from the start time.
+    pub run_id: Option<String>,
 }
 
 impl RunOptions {
@@ -97,6 +100,7 @@ impl RunOptions {
             monitor: None,
             repeat: 1,
             host: None,
+            run_id: None,
         }
     }
 
@@ -220,7 +224,10 @@ pub fn run_plan(
         metadata.insert(format!("unavailable.{}", u.id), u.reason.clone());
     }
     BenchmarkSuiteRun {
-        id: format!("{}-{}", start.strftime("%Y%m%dT%H%M%SZ"), random_suffix()),
+        id: options
+            .run_id
+            .clone()
+            .unwrap_or_else(|| format!("{}-{}", start.strftime("%Y%m%dT%H%M%SZ"), random_suffix())),
         suite: plan.suite.clone(),
         components: plan.components.clone(),
         benchmarks,

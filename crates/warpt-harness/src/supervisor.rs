@@ -372,14 +372,17 @@ fn handle(
             samples,
         }),
         WorkerEvent::SeriesStarted { key, def } => {
+            progress.event(ProgressEvent::SeriesStarted { key, def: &def });
             series.insert(key, (def, Vec::new(), None));
         }
         WorkerEvent::Sample { key, value } => {
+            progress.event(ProgressEvent::Sample { key, value });
             if let Some((_, values, _)) = series.get_mut(&key) {
                 values.push(value);
             }
         }
         WorkerEvent::SeriesFinished { key, stop_reason } => {
+            progress.event(ProgressEvent::SeriesFinished { key, stop_reason });
             if let Some((_, _, stop)) = series.get_mut(&key) {
                 *stop = Some(stop_reason);
             }

@@ -332,6 +332,15 @@ impl Monitor {
         &self.missing
     }
 
+    /// Samples taken after the first `from` (for a live feed: pass the
+    /// number already seen).
+    pub fn since(&self, from: usize) -> Vec<TelemetrySample> {
+        self.samples
+            .lock()
+            .map(|v| v.get(from..).map(<[_]>::to_vec).unwrap_or_default())
+            .unwrap_or_default()
+    }
+
     /// Stops sampling; returns every sample and the monitor's own CPU time
     /// as a share of the wall time it ran (its overhead).
     pub fn finish(mut self) -> (Vec<TelemetrySample>, f64) {

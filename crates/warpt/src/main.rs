@@ -7,6 +7,7 @@
 mod cli;
 mod commands;
 mod config;
+mod events;
 mod export;
 mod history;
 mod output;

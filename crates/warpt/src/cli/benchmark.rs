@@ -217,4 +217,25 @@ pub struct RunArgs {
     /// Print the suite run as JSON on stdout (human output goes to stderr).
     #[arg(long)]
     pub json: bool,
+    /// Write progress as JSON lines on stdout instead of the progress bar
+    /// (the results table goes to stderr): how `warpt serve` follows a run.
+    #[arg(long, hide = true, conflicts_with = "json")]
+    pub events: bool,
+    /// Give the suite run this id instead of one made from the start time
+    /// (`warpt serve` names a run before it starts).
+    #[arg(long, hide = true, value_name = "ID", value_parser = parse_run_id)]
+    pub run_id: Option<String>,
+}
+
+/// A run id chosen by the caller: 1 to 64 of `[A-Za-z0-9_.-]`.
+fn parse_run_id(s: &str) -> Result<String, String> {
+    let ok = !s.is_empty()
+        && s.len() <= 64
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b));
+    if ok {
+        Ok(s.to_string())
+    } else {
+        Err("a run id is 1 to 64 letters, digits, '-', '_' or '.'".into())
+    }
 }

@@ -90,7 +90,7 @@ pub fn run(args: &NoiseArgs) -> Result<Outcome> {
     let path = history::path(args.store.store.as_deref(), args.plan.config.as_deref())?;
     let mut store =
         Store::open(&path).with_context(|| format!("opening the store {}", path.display()))?;
-    let run = super::run::execute(&plan, &mut options)?;
+    let run = super::run::execute(&plan, &mut options, None)?;
     eprint!("{}", output::results(&run));
     let noise::Profile {
         entries,

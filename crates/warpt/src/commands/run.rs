@@ -14,6 +14,7 @@ use warpt_model::{BenchmarkComponent, BenchmarkId, BenchmarkSuiteRun, ParamValue
 
 use crate::cli::{PlanArgs, RunArgs};
 use crate::config::{Config, Flags};
+use crate::events::{EventLines, TelemetryFeed};
 use crate::export::{ExportTarget, default_file_name};
 use crate::progress::BarProgress;
 use crate::registry::registry;
@@ -234,7 +235,17 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         }
         options.monitor = Some(Arc::new(m));
     }
-    let mut suite_run = execute(&plan, &mut options)?;
+    options.run_id = args.run_id.clone();
+    let events = EventLines::new();
+    let feed = match (&options.monitor, args.events) {
+        (Some(m), true) => Some(TelemetryFeed::start(
+            Arc::clone(m),
+            Duration::from_secs_f64(args.monitor.interval),
+        )),
+        _ => None,
+    };
+    let mut suite_run = execute(&plan, &mut options, args.events.then_some(&events))?;
+    drop(feed);
     if let (Some(m), Some(from)) = (suite_run.manifest.as_mut(), &options.replay_of) {
         m.extra
             .insert("replay_of".into(), ParamValue::Str(from.clone()));
@@ -262,9 +273,11 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     }
 
     let table = output::results(&suite_run);
-    if args.json {
+    if args.json || args.events {
         eprint!("{table}");
-        println!("{}", serde_json::to_string_pretty(&suite_run)?);
+        if args.json {
+            println!("{}", serde_json::to_string_pretty(&suite_run)?);
+        }
     } else {
         print!("{table}");
     }
@@ -284,9 +297,14 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
     })
 }
 
-/// Runs `plan` with the progress bar on stderr, Ctrl-C handling and the
-/// start-of-run warnings: the flow every command that measures shares.
-pub(crate) fn execute(plan: &Plan, options: &mut RunOptions) -> Result<BenchmarkSuiteRun> {
+/// Runs `plan` with the progress bar on stderr (or `progress`), Ctrl-C
+/// handling and the start-of-run warnings: the flow every command that
+/// measures shares.
+pub(crate) fn execute(
+    plan: &Plan,
+    options: &mut RunOptions,
+    progress: Option<&dyn Progress>,
+) -> Result<BenchmarkSuiteRun> {
     for u in &plan.unavailable {
         eprintln!(
             "note: component {}: {} not run: {}",
@@ -302,10 +320,10 @@ pub(crate) fn execute(plan: &Plan, options: &mut RunOptions) -> Result<Benchmark
     options.interrupt = Some(install_interrupt_handler()?);
     let reg = registry();
     let bar = BarProgress::new();
-    let progress: &dyn Progress = if std::env::var_os("WARPT_NO_PROGRESS").is_some() {
-        &NoProgress
-    } else {
-        &bar
+    let progress: &dyn Progress = match progress {
+        Some(p) => p,
+        None if std::env::var_os("WARPT_NO_PROGRESS").is_some() => &NoProgress,
+        None => &bar,
     };
     Ok(run_plan(&reg, plan, options, progress))
 }
