@@ -4,12 +4,14 @@
 //! - [`write`]: recording suite runs and stress runs, machine fingerprints;
 //! - [`read`]: reading runs back exactly, listing them;
 //! - [`query`]: read-only SQL for `warpt results query`;
-//! - [`noise`]: machines' noise profiles and run-level history for `compare`.
+//! - [`noise`]: machines' noise profiles and run-level history for `compare`;
+//! - [`jobs`]: runs submitted to `warpt serve`, queued, running or ended.
 //!
 //! [`Store`] ties them to one database file in WAL mode, each run written in
 //! one transaction, so a process killed mid-write leaves the runs recorded
 //! before it intact.
 
+pub mod jobs;
 pub mod noise;
 pub mod query;
 pub mod read;
@@ -22,6 +24,7 @@ use std::path::{Path, PathBuf};
 use rusqlite::Connection;
 use warpt_model::{BenchmarkSuiteRun, ListOutput, NoiseEntry, StressRun};
 
+pub use jobs::{Job, JobState};
 pub use noise::NoiseKey;
 pub use query::{Limits, QueryOutput, query, query_limited};
 pub use read::{MachineSummary, RunFilter, RunSummary};
@@ -187,5 +190,51 @@ impl Store {
     /// Every machine with recorded runs.
     pub fn list_machines(&self) -> Result<Vec<MachineSummary>, StoreError> {
         read::list_machines(&self.conn)
+    }
+
+    /// Records a submitted run (see [`jobs`]).
+    pub fn add_job(&self, job: &Job) -> Result<(), StoreError> {
+        jobs::add(&self.conn, job)
+    }
+
+    /// Marks a submitted run running.
+    pub fn start_job(&self, id: &str, at: jiff::Timestamp) -> Result<(), StoreError> {
+        jobs::start(&self.conn, id, at)
+    }
+
+    /// Ends a submitted run.
+    pub fn end_job(
+        &self,
+        id: &str,
+        state: JobState,
+        at: jiff::Timestamp,
+        message: Option<&str>,
+    ) -> Result<(), StoreError> {
+        jobs::end(&self.conn, id, state, at, message)
+    }
+
+    /// A submitted run.
+    pub fn job(&self, id: &str) -> Result<Option<Job>, StoreError> {
+        jobs::get(&self.conn, id)
+    }
+
+    /// Queued and running submitted runs, oldest first, or with `all` the
+    /// latest `limit` of any state.
+    pub fn jobs(&self, all: bool, limit: usize) -> Result<Vec<Job>, StoreError> {
+        jobs::list(&self.conn, all, limit)
+    }
+
+    /// Marks running submitted runs interrupted; returns their ids.
+    pub fn interrupt_running_jobs(
+        &self,
+        at: jiff::Timestamp,
+        message: &str,
+    ) -> Result<Vec<String>, StoreError> {
+        jobs::interrupt_running(&self.conn, at, message)
+    }
+
+    #[cfg(test)]
+    pub(crate) fn connection(&self) -> &Connection {
+        &self.conn
     }
 }

@@ -123,6 +123,18 @@ pub const MIGRATIONS: &[&str] = &[
         recorded_at TEXT NOT NULL
     );
     CREATE INDEX noise_by_key ON noise_profiles (machine_id, suite, benchmark, metric);",
+    // 4: runs submitted to `warpt serve` (queued, running, ended), so a
+    // restarted server knows what was queued and what it interrupted.
+    "CREATE TABLE server_jobs (
+        id TEXT PRIMARY KEY,
+        state TEXT NOT NULL,
+        request_json TEXT NOT NULL,
+        submitted_at TEXT NOT NULL,
+        started_at TEXT,
+        finished_at TEXT,
+        message TEXT
+    );
+    CREATE INDEX server_jobs_by_state ON server_jobs (state, submitted_at);",
 ];
 
 /// The schema version this warpt writes.
@@ -180,6 +192,7 @@ mod tests {
         assert_eq!(version(&conn).unwrap(), VERSION);
         let all = tables(&conn);
         assert!(all.contains(&"stress_runs".to_string()), "{all:?}");
+        assert!(all.contains(&"server_jobs".to_string()), "{all:?}");
 
         // A store written by a warpt that knew only version 1, with a run in it.
         let old = dir.path().join("old.db");
