@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use warpt_store::{Limits, RunFilter, TrendQuery};
 
 use crate::error::ApiError;
+use crate::runs_api;
 use crate::state::AppState;
 
 type Shared = Arc<AppState>;
@@ -31,8 +32,12 @@ pub fn router(state: Shared) -> Router {
         .route("/api/v1/health", get(health))
         .route("/api/v1/openapi.json", get(openapi))
         .route("/api/v1/benchmarks", get(benchmarks))
-        .route("/api/v1/runs", get(runs))
-        .route("/api/v1/runs/{id}", get(run))
+        .route("/api/v1/runs", get(runs).post(runs_api::submit))
+        .route("/api/v1/runs/{id}", get(run).delete(runs_api::cancel))
+        .route("/api/v1/runs/{id}/status", get(runs_api::status))
+        .route("/api/v1/runs/{id}/events", get(runs_api::events))
+        .route("/api/v1/queue", get(runs_api::queue))
+        .route("/api/v1/jobs", get(runs_api::jobs))
         .route("/api/v1/runs/{id}/results", get(results))
         .route("/api/v1/machines", get(machines))
         .route("/api/v1/compare", get(compare))
@@ -67,7 +72,7 @@ async fn not_found() -> ApiError {
 }
 
 /// Runs `f` with a store connection on the blocking pool.
-async fn with_store<T: Send + 'static>(
+pub(crate) async fn with_store<T: Send + 'static>(
     state: &Shared,
     f: impl FnOnce(warpt_store::Store) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
@@ -352,7 +357,7 @@ async fn query(
 }
 
 /// 401 unless the request carries the server's token.
-fn authorize(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
+pub(crate) fn authorize(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
     let given = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok());

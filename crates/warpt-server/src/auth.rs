@@ -69,11 +69,7 @@ pub fn load_or_create(path: &Path, given: bool) -> Result<Token, ServeError> {
             Ok(Token(token))
         }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && !given => {
-            let mut bytes = [0u8; 32];
-            std::fs::File::open("/dev/urandom")
-                .and_then(|mut f| f.read_exact(&mut bytes))
-                .map_err(io("reading /dev/urandom".into()))?;
-            let token: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            let token = random_hex(32).map_err(io("reading /dev/urandom".into()))?;
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir).map_err(io(format!("creating {}", dir.display())))?;
             }
@@ -89,6 +85,13 @@ pub fn load_or_create(path: &Path, given: bool) -> Result<Token, ServeError> {
             source,
         }),
     }
+}
+
+/// `n` random bytes from the kernel, in hex.
+pub(crate) fn random_hex(n: usize) -> std::io::Result<String> {
+    let mut bytes = vec![0u8; n];
+    std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 
 fn write_private(path: &Path, token: &str) -> std::io::Result<()> {

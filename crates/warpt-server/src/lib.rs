@@ -5,13 +5,19 @@
 //! - [`state`]: what every handler shares (the store, the registry's
 //!   specs, the token, request counters);
 //! - [`error`]: API errors as JSON with their status and the field at fault;
-//! - [`api`]: the `/api/v1` routes;
+//! - [`api`]: the `/api/v1` read routes;
+//! - [`plan`]: the body of `POST runs`, as `benchmark run` flags;
+//! - [`queue`]: submitted runs, executed one at a time in child processes;
+//! - [`runs_api`]: starting, following (WebSocket) and cancelling runs;
 //! - [`openapi`]: the OpenAPI 3 document of those routes.
 
 pub mod api;
 pub mod auth;
 pub mod error;
 pub mod openapi;
+pub mod plan;
+pub mod queue;
+pub mod runs_api;
 pub mod state;
 
 use std::net::SocketAddr;
@@ -54,6 +60,8 @@ pub struct ServeOptions {
     pub token_file: PathBuf,
     /// Whether `token_file` was given explicitly.
     pub token_given: bool,
+    /// The warpt binary that executes submitted runs.
+    pub exe: PathBuf,
 }
 
 /// Serves until interrupted (Ctrl-C or SIGTERM). Prints the address it
@@ -64,7 +72,14 @@ pub fn serve(options: &ServeOptions, specs: Vec<BenchmarkSpec>) -> Result<(), Se
     // Creates the store and brings its schema up to date before the first
     // request.
     warpt_store::Store::open(&options.store)?;
-    let state = Arc::new(AppState::new(options.store.clone(), specs, token));
+    let queue = queue::Queue::start(options.exe.clone(), options.store.clone())?;
+    let state = Arc::new(AppState::new(
+        options.store.clone(),
+        specs,
+        token,
+        options.exe.clone(),
+        queue,
+    ));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

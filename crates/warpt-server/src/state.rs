@@ -2,12 +2,13 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use warpt_model::BenchmarkSpec;
 use warpt_store::Store;
 
 use crate::auth::Token;
+use crate::queue::Queue;
 
 /// The server's shared state.
 pub struct AppState {
@@ -20,16 +21,28 @@ pub struct AppState {
     pub token: Token,
     /// Requests served, by route and status, for `/metrics`.
     pub requests: Mutex<BTreeMap<(String, u16), u64>>,
+    /// The warpt binary submitted runs are executed with.
+    pub exe: PathBuf,
+    /// Submitted runs.
+    pub queue: Arc<Queue>,
 }
 
 impl AppState {
     /// The state of a server over `store`.
-    pub fn new(store: PathBuf, specs: Vec<BenchmarkSpec>, token: Token) -> Self {
+    pub fn new(
+        store: PathBuf,
+        specs: Vec<BenchmarkSpec>,
+        token: Token,
+        exe: PathBuf,
+        queue: Arc<Queue>,
+    ) -> Self {
         AppState {
             store,
             specs,
             token,
             requests: Mutex::new(BTreeMap::new()),
+            exe,
+            queue,
         }
     }
 

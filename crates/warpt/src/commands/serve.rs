@@ -26,11 +26,14 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
             false,
         ),
     };
+    let exe = std::env::current_exe()
+        .map_err(|e| anyhow::anyhow!("finding the warpt binary to execute runs with: {e}"))?;
     let options = ServeOptions {
         bind,
         store,
         token_file,
         token_given,
+        exe,
     };
     match warpt_server::serve(&options, registry().all_specs()) {
         Ok(()) => Ok(Outcome::Success),
