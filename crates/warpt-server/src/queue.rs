@@ -60,7 +60,10 @@ impl Feed {
 
     /// Lines `from..` so far.
     pub fn since(&self, from: usize) -> Vec<Arc<str>> {
-        lock(&self.lines).get(from..).map(<[_]>::to_vec).unwrap_or_default()
+        lock(&self.lines)
+            .get(from..)
+            .map(<[_]>::to_vec)
+            .unwrap_or_default()
     }
 
     /// A receiver of (lines so far, ended).
@@ -239,8 +242,8 @@ impl Queue {
             };
             let (state, message) = self.execute(&id, &feed);
             let at = Timestamp::now();
-            if let Err(e) =
-                Store::open(&self.store).and_then(|db| db.end_job(&id, state, at, message.as_deref()))
+            if let Err(e) = Store::open(&self.store)
+                .and_then(|db| db.end_job(&id, state, at, message.as_deref()))
             {
                 eprintln!("warpt serve: run {id}: recording its end: {e}");
             }
@@ -259,7 +262,12 @@ impl Queue {
             db.job(id)
         }) {
             Ok(Some(job)) => job,
-            Ok(None) => return (JobState::Failed, Some("the job vanished from the store".into())),
+            Ok(None) => {
+                return (
+                    JobState::Failed,
+                    Some("the job vanished from the store".into()),
+                );
+            }
             Err(e) => return (JobState::Failed, Some(format!("store: {e}"))),
         };
         let request: RunRequest = match serde_json::from_value(job.request) {
@@ -269,11 +277,21 @@ impl Queue {
         feed.push(json!({"type": "run_started", "id": id}).to_string());
         let mut log = match tempfile_in_tmp() {
             Ok(f) => f,
-            Err(e) => return (JobState::Failed, Some(format!("creating the log file: {e}"))),
+            Err(e) => {
+                return (
+                    JobState::Failed,
+                    Some(format!("creating the log file: {e}")),
+                );
+            }
         };
         let stderr = match log.try_clone() {
             Ok(f) => f,
-            Err(e) => return (JobState::Failed, Some(format!("creating the log file: {e}"))),
+            Err(e) => {
+                return (
+                    JobState::Failed,
+                    Some(format!("creating the log file: {e}")),
+                );
+            }
         };
         let mut command = Command::new(&self.exe);
         command
@@ -289,7 +307,12 @@ impl Queue {
         die_with_parent(&mut command);
         let mut child = match command.spawn() {
             Ok(c) => c,
-            Err(e) => return (JobState::Failed, Some(format!("starting {}: {e}", self.exe.display()))),
+            Err(e) => {
+                return (
+                    JobState::Failed,
+                    Some(format!("starting {}: {e}", self.exe.display())),
+                );
+            }
         };
         {
             let mut inner = lock(&self.inner);
@@ -317,8 +340,14 @@ impl Queue {
         let tail = log_tail(&mut log);
         match status.map(|s| s.code()) {
             Ok(Some(0 | 1)) => (JobState::Finished, None),
-            Ok(Some(130)) if cancelled => (JobState::Cancelled, Some("cancelled while running; the finished benchmarks were kept".into())),
-            Ok(Some(130)) => (JobState::Interrupted, Some("interrupted by a signal".into())),
+            Ok(Some(130)) if cancelled => (
+                JobState::Cancelled,
+                Some("cancelled while running; the finished benchmarks were kept".into()),
+            ),
+            Ok(Some(130)) => (
+                JobState::Interrupted,
+                Some("interrupted by a signal".into()),
+            ),
             Ok(code) => (
                 JobState::Failed,
                 Some(format!(

@@ -113,9 +113,7 @@ pub async fn cancel(
         .await
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
     match done {
-        Cancel::Dequeued => {
-            Ok(axum::Json(json!({"id": id, "state": "cancelled"})).into_response())
-        }
+        Cancel::Dequeued => Ok(axum::Json(json!({"id": id, "state": "cancelled"})).into_response()),
         Cancel::Signalled => Ok((
             StatusCode::ACCEPTED,
             axum::Json(json!({"id": id, "state": "cancelling"})),
@@ -139,8 +137,8 @@ pub async fn status(
 ) -> Result<Response, ApiError> {
     let id2 = id.clone();
     let job = with_store(&state, move |s| Ok(s.job(&id2)?)).await?;
-    let job =
-        job.ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, format!("no submitted run '{id}'")))?;
+    let job = job
+        .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, format!("no submitted run '{id}'")))?;
     let position = state.queue.position(&id);
     Ok(axum::Json(shown(job, position)).into_response())
 }
@@ -184,10 +182,11 @@ pub async fn events(
     // Ended long ago (or before a restart): only how it ended is known.
     let id2 = id.clone();
     let job = with_store(&state, move |s| Ok(s.job(&id2)?)).await?;
-    let job =
-        job.ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, format!("no submitted run '{id}'")))?;
-    let line = json!({"type": "run_finished", "id": job.id, "state": job.state, "message": job.message})
-        .to_string();
+    let job = job
+        .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, format!("no submitted run '{id}'")))?;
+    let line =
+        json!({"type": "run_finished", "id": job.id, "state": job.state, "message": job.message})
+            .to_string();
     Ok(ws.on_upgrade(move |mut socket| async move {
         if socket.send(Message::Text(line.into())).await.is_ok() {
             close(&mut socket).await;
@@ -201,7 +200,11 @@ async fn follow(mut socket: WebSocket, feed: Arc<Feed>) {
     loop {
         let ended = watch.borrow_and_update().1;
         for line in feed.since(sent) {
-            if socket.send(Message::Text(line.as_ref().into())).await.is_err() {
+            if socket
+                .send(Message::Text(line.as_ref().into()))
+                .await
+                .is_err()
+            {
                 return;
             }
             sent += 1;

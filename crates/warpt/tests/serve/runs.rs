@@ -1,0 +1,294 @@
+//! Submitted runs: the WebSocket follows a real run in order, late joiners
+//! get the replay, two runs execute one after the other, cancel stops a
+//! running one as Ctrl-C does, and a server killed with SIGKILL mid-run
+//! comes back with the run marked interrupted and the store consistent.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use tungstenite::Message;
+use tungstenite::protocol::frame::coding::CloseCode;
+
+use crate::{Server, get, http, start};
+
+/// A tiny real run: one benchmark, a fraction of a second.
+fn tiny() -> Value {
+    json!({"suite": "micro", "benchmarks": ["cpu_flops"], "params": {"threads": 1},
+           "duration": 0.2, "burnin_seconds": 0, "monitor_interval": 0.1})
+}
+
+/// A run long enough to be interrupted (the duration is a minimum).
+fn long() -> Value {
+    json!({"suite": "micro", "benchmarks": ["cpu_flops"], "params": {"threads": 1},
+           "duration": 60, "burnin_seconds": 0})
+}
+
+fn post(server: &Server, body: &Value) -> (u16, Value) {
+    let (status, text) = http(
+        &server.addr,
+        "POST",
+        "/api/v1/runs",
+        Some(&server.token),
+        &body.to_string(),
+    );
+    (status, serde_json::from_str(&text).unwrap())
+}
+
+fn submit(server: &Server, body: &Value) -> String {
+    let (status, v) = post(server, body);
+    assert_eq!(status, 202, "{v}");
+    v["id"].as_str().unwrap().to_string()
+}
+
+/// Every event of run `id` until the server closes the socket, which it
+/// must do with code 1000.
+fn follow(server: &Server, id: &str, mut stop: impl FnMut(&Value) -> bool) -> Vec<Value> {
+    let url = format!("ws://{}/api/v1/runs/{id}/events", server.addr);
+    let (mut ws, _) = tungstenite::connect(url).unwrap();
+    let mut events = Vec::new();
+    loop {
+        match ws.read().unwrap() {
+            Message::Text(t) => {
+                let v: Value = serde_json::from_str(&t).unwrap();
+                let done = stop(&v);
+                events.push(v);
+                if done {
+                    return events;
+                }
+            }
+            Message::Close(frame) => {
+                assert_eq!(frame.map(|f| f.code), Some(CloseCode::Normal));
+                return events;
+            }
+            _ => {}
+        }
+    }
+}
+
+fn types(events: &[Value]) -> Vec<&str> {
+    events.iter().map(|e| e["type"].as_str().unwrap()).collect()
+}
+
+fn first(types: &[&str], t: &str) -> usize {
+    types
+        .iter()
+        .position(|x| *x == t)
+        .unwrap_or_else(|| panic!("no {t} in {types:?}"))
+}
+
+fn status(server: &Server, id: &str) -> Value {
+    let (code, v) = get(server, &format!("/api/v1/runs/{id}/status"));
+    assert_eq!(code, 200, "{v}");
+    v
+}
+
+fn wait_for(server: &Server, id: &str, state: &str) -> Value {
+    let start = Instant::now();
+    loop {
+        let v = status(server, id);
+        if v["state"] == state {
+            return v;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(300),
+            "run {id} never reached {state}: {v}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_websocket_follows_a_real_run_in_order_and_late_joiners_get_the_replay() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let id = submit(&server, &tiny());
+    let live = follow(&server, &id, |_| false);
+    let t = types(&live);
+    // From first stage to result, in order, then the end.
+    let order = [
+        "run_started",
+        "benchmark_started",
+        "stage",
+        "series_started",
+        "sample",
+        "series_finished",
+        "result",
+        "run_finished",
+    ];
+    for pair in order.windows(2) {
+        assert!(
+            first(&t, pair[0]) < first(&t, pair[1]),
+            "{} before {}: {t:?}",
+            pair[0],
+            pair[1]
+        );
+    }
+    assert_eq!(*t.last().unwrap(), "run_finished");
+    assert!(t.contains(&"telemetry"), "{t:?}");
+    let stages: Vec<&str> = live
+        .iter()
+        .filter(|e| e["type"] == "stage")
+        .map(|e| e["stage"].as_str().unwrap())
+        .collect();
+    assert_eq!(stages.first(), Some(&"setup"), "{stages:?}");
+    let result = live.iter().find(|e| e["type"] == "result").unwrap();
+    assert_eq!(result["benchmark"], "micro/cpu_flops");
+    assert_eq!(result["result"]["status"], "passed", "{result}");
+    let end = live.last().unwrap();
+    assert_eq!(end["state"], "finished", "{end}");
+    // The samples streamed are the ones recorded.
+    let streamed = t.iter().filter(|x| **x == "sample").count();
+    let (_, stored) = get(&server, &format!("/api/v1/runs/{id}/results"));
+    let recorded: usize = stored[0]["metrics"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{stored}"))
+        .iter()
+        .map(|m| m["stats"]["samples"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(streamed, recorded);
+
+    // A client joining after the end gets the same story, then the close.
+    let late = follow(&server, &id, |_| false);
+    assert_eq!(types(&late), t);
+}
+
+#[test]
+fn runs_queue_and_execute_one_at_a_time_and_cancel_stops_a_running_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    // Bad input first: no token, wrong token, unknown key, unknown benchmark.
+    let (code, _) = http(
+        &server.addr,
+        "POST",
+        "/api/v1/runs",
+        None,
+        &tiny().to_string(),
+    );
+    assert_eq!(code, 401);
+    let (code, _) = http(
+        &server.addr,
+        "POST",
+        "/api/v1/runs",
+        Some("wrong-token-0123456789"),
+        &tiny().to_string(),
+    );
+    assert_eq!(code, 401);
+    let (code, v) = post(
+        &server,
+        &json!({"suite": "micro", "benchmark": "cpu_flops"}),
+    );
+    assert_eq!((code, v["field"].as_str()), (400, Some("benchmark")), "{v}");
+    let (code, v) = post(&server, &json!({"suite": "micro", "benchmarks": ["nope"]}));
+    assert_eq!(code, 400, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("nope"), "{v}");
+    let (code, _) = http(
+        &server.addr,
+        "DELETE",
+        "/api/v1/runs/nope",
+        Some(&server.token),
+        "",
+    );
+    assert_eq!(code, 404);
+    let (code, _) = http(&server.addr, "DELETE", "/api/v1/runs/nope", None, "");
+    assert_eq!(code, 401);
+
+    // A long run, then two tiny ones posted at once behind it.
+    let blocker = submit(&server, &long());
+    let a = submit(&server, &tiny());
+    let b = submit(&server, &tiny());
+    wait_for(&server, &blocker, "running");
+    let (_, queue) = get(&server, "/api/v1/queue");
+    let listed: Vec<(&str, i64)> = queue["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["id"].as_str().unwrap(), r["position"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(
+        listed,
+        [(blocker.as_str(), 0), (a.as_str(), 1), (b.as_str(), 2)]
+    );
+    // Cancel b while queued, and the blocker while it measures.
+    let (code, _) = http(
+        &server.addr,
+        "DELETE",
+        &format!("/api/v1/runs/{b}"),
+        Some(&server.token),
+        "",
+    );
+    assert_eq!(code, 200);
+    assert_eq!(status(&server, &b)["state"], "cancelled");
+    follow(&server, &blocker, |e| e["type"] == "sample");
+    let (code, _) = http(
+        &server.addr,
+        "DELETE",
+        &format!("/api/v1/runs/{blocker}"),
+        Some(&server.token),
+        "",
+    );
+    assert_eq!(code, 202);
+    let c = submit(&server, &tiny());
+    let blocked = wait_for(&server, &blocker, "cancelled");
+    let a_done = wait_for(&server, &a, "finished");
+    let c_done = wait_for(&server, &c, "finished");
+    // One after the other: each starts after the one before it ended.
+    let at = |v: &Value, k: &str| v[k].as_str().unwrap().parse::<jiff::Timestamp>().unwrap();
+    assert!(at(&a_done, "started_at") >= at(&blocked, "finished_at"));
+    assert!(at(&c_done, "started_at") >= at(&a_done, "finished_at"));
+    // The cancelled run kept what it had: recorded, marked interrupted.
+    let (code, run) = get(&server, &format!("/api/v1/runs/{blocker}"));
+    assert_eq!(code, 200, "{run}");
+    assert_eq!(run["interrupted"], true);
+    let (code, _) = http(
+        &server.addr,
+        "DELETE",
+        &format!("/api/v1/runs/{a}"),
+        Some(&server.token),
+        "",
+    );
+    assert_eq!(code, 409);
+}
+
+#[test]
+fn a_server_killed_mid_run_restarts_with_the_run_interrupted_and_the_store_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = start(dir.path());
+    let done = submit(&server, &tiny());
+    wait_for(&server, &done, "finished");
+    let id = submit(&server, &long());
+    let queued = submit(&server, &tiny());
+    follow(&server, &id, |e| e["type"] == "sample");
+    server.child.kill().unwrap(); // SIGKILL: no chance to clean up
+    server.child.wait().unwrap();
+    drop(server);
+
+    let server = start(dir.path());
+    let v = status(&server, &id);
+    assert_eq!(v["state"], "interrupted", "{v}");
+    assert!(v["message"].as_str().unwrap().contains("server stopped"));
+    // What was queued behind it still runs.
+    wait_for(&server, &queued, "finished");
+    // The store is whole: the earlier run reads back, the list works, and
+    // the orphaned child (signalled when its server died) recorded what it
+    // had as an interrupted run, or nothing.
+    let (code, _) = get(&server, &format!("/api/v1/runs/{done}"));
+    assert_eq!(code, 200);
+    let (code, list) = get(&server, "/api/v1/runs");
+    assert_eq!(code, 200);
+    for run in list["runs"].as_array().unwrap() {
+        if run["id"] == id.as_str() {
+            let (_, full) = get(&server, &format!("/api/v1/runs/{id}"));
+            assert_eq!(full["interrupted"], true, "{full}");
+        }
+    }
+    let (code, q) = http(
+        &server.addr,
+        "POST",
+        "/api/v1/query",
+        Some(&server.token),
+        r#"{"sql": "SELECT count(*) FROM results WHERE run_id NOT IN (SELECT id FROM suite_runs)"}"#,
+    );
+    assert_eq!(code, 200, "{q}");
+    let q: Value = serde_json::from_str(&q).unwrap();
+    assert_eq!(q["rows"][0][0], 0, "{q}");
+}
