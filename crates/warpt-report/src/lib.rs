@@ -8,11 +8,13 @@
 //! - [`render`]: a comparison as terminal text, Markdown or JSON;
 //! - [`report`]: Markdown, self-contained HTML with SVG charts, and JSON reports of runs;
 //! - [`trend`]: change points in a metric's history (PELT);
+//! - [`matrix`]: machine × workload figures normalised to the best, and the pick per workload;
 //! - [`exports`]: a run as Bencher Metric Format, github-action-benchmark, JUnit XML, CSV.
 
 pub mod compare;
 pub mod escape;
 pub mod exports;
+pub mod matrix;
 pub mod render;
 pub mod report;
 pub mod stats;

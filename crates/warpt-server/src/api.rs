@@ -42,9 +42,12 @@ pub fn router(state: Shared) -> Router {
         .route("/api/v1/machines", get(machines))
         .route("/api/v1/compare", get(compare))
         .route("/api/v1/series", get(series))
+        .route("/api/v1/matrix", get(matrix))
         .route("/api/v1/report/{id}", get(report))
         .route("/api/v1/query", post(query))
         .route("/metrics", get(metrics))
+        .route("/", get(crate::dashboard::index))
+        .route("/assets/{*path}", get(crate::dashboard::asset))
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), count))
         .with_state(state)
@@ -305,7 +308,44 @@ async fn series(State(state): State<Shared>, Query(p): Params) -> Result<Respons
             })
         })
         .collect();
-    Ok(axum::Json(json!({"points": points})).into_response())
+    // One line per machine and tag combination, with its change points
+    // (as `warpt results trend` finds them).
+    let mut lines: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+    for (i, r) in rows.iter().enumerate() {
+        lines
+            .entry((r.fingerprint.clone(), warpt_model::tag_label(&r.tags)))
+            .or_default()
+            .push(i);
+    }
+    let series: Vec<Value> = lines
+        .into_iter()
+        .map(|((machine, tags), idx)| {
+            let values: Vec<f64> = idx.iter().map(|&i| rows[i].value).collect();
+            let steps: Vec<Value> = warpt_report::trend::change_points(&values)
+                .iter()
+                .map(|s| {
+                    let at = &rows[idx[s.index]];
+                    json!({
+                        "index": s.index, "run_id": at.run_id, "start_time": at.start_time,
+                        "before": s.before, "after": s.after, "change_pct": s.change_pct,
+                        "p_value": s.p_value,
+                    })
+                })
+                .collect();
+            json!({
+                "machine": machine, "hostname": rows[idx[0]].hostname, "tags": tags,
+                "points": idx, "change_points": steps,
+            })
+        })
+        .collect();
+    Ok(axum::Json(json!({"points": points, "series": series})).into_response())
+}
+
+async fn matrix(State(state): State<Shared>, Query(p): Params) -> Result<Response, ApiError> {
+    let f = fields(p, &["suite"])?;
+    let suite = f.get("suite").cloned();
+    let rows = with_store(&state, move |s| Ok(s.matrix_rows(suite.as_deref())?)).await?;
+    Ok(axum::Json(warpt_report::matrix::build(&rows)).into_response())
 }
 
 async fn report(State(state): State<Shared>, Path(id): Path<String>) -> Result<Response, ApiError> {

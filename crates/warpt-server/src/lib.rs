@@ -9,10 +9,12 @@
 //! - [`plan`]: the body of `POST runs`, as `benchmark run` flags;
 //! - [`queue`]: submitted runs, executed one at a time in child processes;
 //! - [`runs_api`]: starting, following (WebSocket) and cancelling runs;
-//! - [`openapi`]: the OpenAPI 3 document of those routes.
+//! - [`openapi`]: the OpenAPI 3 document of those routes;
+//! - [`dashboard`]: the web dashboard at `/`, its assets embedded.
 
 pub mod api;
 pub mod auth;
+pub mod dashboard;
 pub mod error;
 pub mod openapi;
 pub mod plan;

@@ -5,6 +5,7 @@
 //! - [`read`]: reading runs back exactly, listing them;
 //! - [`query`]: read-only SQL for `warpt results query`;
 //! - [`noise`]: machines' noise profiles and run-level history for `compare`;
+//! - [`matrix`]: headline figures by machine, for the machine × benchmark matrix;
 //! - [`jobs`]: runs submitted to `warpt serve`, queued, running or ended.
 //!
 //! [`Store`] ties them to one database file in WAL mode, each run written in
@@ -12,6 +13,7 @@
 //! before it intact.
 
 pub mod jobs;
+pub mod matrix;
 pub mod noise;
 pub mod query;
 pub mod read;
@@ -25,6 +27,7 @@ use rusqlite::Connection;
 use warpt_model::{BenchmarkSuiteRun, ListOutput, NoiseEntry, StressRun};
 
 pub use jobs::{Job, JobState};
+pub use matrix::MatrixRow;
 pub use noise::NoiseKey;
 pub use query::{Limits, QueryOutput, query, query_limited};
 pub use read::{MachineSummary, RunFilter, RunSummary};
@@ -190,6 +193,11 @@ impl Store {
     /// Every machine with recorded runs.
     pub fn list_machines(&self) -> Result<Vec<MachineSummary>, StoreError> {
         read::list_machines(&self.conn)
+    }
+
+    /// Every passed result's headline figure with its machine (see [`matrix`]).
+    pub fn matrix_rows(&self, suite: Option<&str>) -> Result<Vec<MatrixRow>, StoreError> {
+        matrix::rows(&self.conn, suite)
     }
 
     /// Records a submitted run (see [`jobs`]).

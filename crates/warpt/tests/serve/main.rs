@@ -3,6 +3,8 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod browser;
+mod dashboard;
 mod read;
 mod runs;
 

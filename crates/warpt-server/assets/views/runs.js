@@ -1,0 +1,63 @@
+// The runs table: filters as `warpt results list` takes them, pages of
+// 50, two runs picked for the compare view.
+
+import { h, fill, table, field, when } from "../dom.js";
+import { api, qs, hashParams, setHashParams } from "../api.js";
+
+const PAGE = 50;
+
+export async function render(main) {
+  const p = hashParams();
+  const [specs, machines] = await Promise.all([api("benchmarks"), api("machines")]);
+  const suites = [...new Set(specs.map(s => s.id.suite))].sort();
+  const input = (name, attrs) => h("input", { name, value: p[name] || "", ...attrs });
+  const select = (name, options) => h("select", { name },
+    h("option", { value: "" }, "any"),
+    options.map(([v, label]) => h("option", { value: v, selected: p[name] === v }, label)));
+  const form = h("form", { class: "filters" },
+    field("suite", select("suite", suites.map(s => [s, s]))),
+    field("benchmark", input("benchmark", { placeholder: "e.g. cpu_flops", size: 14 })),
+    field("machine", select("machine", machines.map(m => [m.fingerprint, `${m.hostname} (${m.fingerprint.slice(0, 8)})`]))),
+    field("since", input("since", { type: "date" })),
+    field("until", input("until", { type: "date" })),
+    h("button", { type: "submit" }, "Filter"));
+  const out = h("div");
+  const picked = new Set();
+  const compareBtn = h("button", { class: "secondary", disabled: true, onclick: () => {
+    const [a, b] = [...picked];
+    location.hash = `#/compare${qs({ base: a, current: b })}`;
+  } }, "Compare the two selected");
+  let offset = Number(p.offset || 0);
+
+  async function load() {
+    const f = Object.fromEntries(new FormData(form));
+    setHashParams("runs", { ...f, offset: offset || "" });
+    let data;
+    try {
+      data = await api(`runs${qs({ ...f, limit: PAGE, offset })}`);
+    } catch (e) {
+      fill(out, h("p", { class: "error" }, e.field ? `${e.field}: ${e.message}` : e.message));
+      return;
+    }
+    const rows = data.runs.map(r => {
+      const box = h("input", { type: "checkbox", "aria-label": `select ${r.id}`, onchange: ev => {
+        if (ev.target.checked) picked.add(r.id); else picked.delete(r.id);
+        compareBtn.disabled = picked.size !== 2;
+      } });
+      return [box, h("a", { href: `#/run/${encodeURIComponent(r.id)}` }, r.id), r.suite, when(r.start_time),
+        r.hostname || "–", { v: `${r.passed}/${r.benchmarks}`, cls: r.passed === r.benchmarks ? "num good" : "num bad" },
+        { v: r.trials, cls: "num" }, r.source];
+    });
+    fill(out,
+      rows.length ? table(["", "run", "suite", "started (UTC)", "machine", { v: "passed", cls: "num" }, { v: "trials", cls: "num" }, "source"], rows, { id: "runs-table" })
+        : h("p", { class: "muted" }, "No runs match. Record some with `warpt benchmark run`, or start one in Live."),
+      h("div", { class: "toolbar" },
+        h("button", { class: "secondary", disabled: offset === 0, onclick: () => { offset = Math.max(0, offset - PAGE); load(); } }, "← newer"),
+        h("span", { class: "muted" }, `runs ${offset + 1}–${offset + rows.length}`),
+        h("button", { class: "secondary", disabled: rows.length < PAGE, onclick: () => { offset += PAGE; load(); } }, "older →"),
+        compareBtn));
+  }
+  form.addEventListener("submit", ev => { ev.preventDefault(); offset = 0; load(); });
+  fill(main, h("h1", {}, "Runs"), form, out);
+  await load();
+}

@@ -1,0 +1,269 @@
+//! The dashboard in a real browser (headless Chromium over DevTools):
+//! every page loads with no console error and draws its charts, the SQL
+//! console returns rows, the live view follows a run to its result, and
+//! `<script>` in a benchmark name, a tag, a host name or an SQL result
+//! stays text. Screenshots of each page go to the test's target temp dir
+//! (`dashboard/*.png`).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::browser::Browser;
+use crate::{record_runs, start, warpt};
+
+const EVIL_TAG: &str = "<script>window.__pwned=1</script>";
+const EVIL_HOST: &str = "<img src=x onerror=\"window.__pwned=2\">";
+const EVIL_NAME: &str = "<script>window.__pwned=4</script>";
+
+/// One real tiny run exported (with telemetry), to derive imports from.
+fn exported(dir: &Path) -> Value {
+    let file = dir.join("base.json");
+    let out = warpt()
+        .args([
+            "benchmark",
+            "run",
+            "--suite",
+            "micro",
+            "--benchmark",
+            "cpu_flops",
+            "--param",
+            "threads=1",
+            "--duration",
+            "0.1",
+            "--burnin-seconds",
+            "0",
+            "--monitor",
+            "--monitor-interval",
+            "0.05",
+            "--no-store",
+            "--export-file",
+        ])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap()
+}
+
+/// Eight runs of a second machine, a day apart, stepping down 30% half
+/// way (a change point), and one run full of markup.
+fn imports(dir: &Path, base: &Value) -> Vec<PathBuf> {
+    let files: Vec<PathBuf> = (0..8)
+        .map(|i| dir.join(format!("lab-b-{i}.json")))
+        .collect();
+    for (i, f) in files.iter().enumerate() {
+        let mut run = base.clone();
+        run["id"] = json!(format!("lab-b-{i}"));
+        run["start_time"] = json!(format!("2026-01-{:02}T10:00:00Z", i + 1));
+        run["system"]["os"]["hostname"] = json!("lab-b");
+        run["benchmarks"][0]["telemetry"]["mean_power_w"] = json!(50.0);
+        let factor = if i < 4 { 1.0 } else { 0.7 };
+        for m in run["benchmarks"][0]["metrics"].as_array_mut().unwrap() {
+            m["value"] = json!(m["value"].as_f64().unwrap() * factor * (1.0 + 0.002 * i as f64));
+        }
+        std::fs::write(f, run.to_string()).unwrap();
+    }
+    let mut evil = base.clone();
+    evil["id"] = json!("evil");
+    evil["system"]["os"]["hostname"] = json!(EVIL_HOST);
+    evil["benchmarks"][0]["spec"]["id"]["name"] = json!(EVIL_NAME);
+    evil["benchmarks"][0]["metrics"][0]["tags"]["note"] = json!(EVIL_TAG);
+    let f = dir.join("evil.json");
+    std::fs::write(&f, evil.to_string()).unwrap();
+    let mut files = files;
+    files.push(f);
+    files
+}
+
+#[test]
+fn every_page_renders_in_chromium_without_errors_and_markup_stays_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.db");
+    record_runs(&store, 2);
+    let base = exported(dir.path());
+    let out = warpt()
+        .args(["results", "import"])
+        .args(imports(dir.path(), &base))
+        .arg("--store")
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let server = start(dir.path());
+    let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dashboard");
+    std::fs::create_dir_all(&shots).unwrap();
+    let mut b = Browser::launch(&dir.path().join("profile"));
+    let root = format!("http://{}/", server.addr);
+
+    // Runs: every run listed.
+    b.open(&format!("{root}#/runs"), "runs");
+    assert_eq!(
+        b.eval("document.querySelectorAll('#runs-table tbody tr').length"),
+        11
+    );
+    b.screenshot(&shots.join("runs.png"));
+    let ids: Vec<String> = serde_json::from_value(
+        b.eval("[...document.querySelectorAll('#runs-table tbody a')].map(a => a.textContent)"),
+    )
+    .unwrap();
+    let real: Vec<&String> = ids
+        .iter()
+        .filter(|i| !i.starts_with("lab-b") && *i != "evil")
+        .collect();
+    assert_eq!(real.len(), 2, "{ids:?}");
+
+    // Run detail: results, validation, CI bars, box plots, telemetry.
+    b.open(&format!("{root}#/run/{}", real[0]), "run");
+    assert_eq!(
+        b.eval("document.querySelector('#results-table tbody td:nth-child(2)').textContent"),
+        "passed"
+    );
+    assert!(
+        b.eval("document.querySelectorAll('svg .whisker').length")
+            .as_u64()
+            .unwrap()
+            >= 4
+    );
+    assert!(
+        b.eval("document.querySelectorAll('svg .box').length")
+            .as_u64()
+            .unwrap()
+            >= 1
+    );
+    b.screenshot(&shots.join("run.png"));
+
+    // Compare two real runs: verdicts and the speedup chart.
+    b.open(
+        &format!("{root}#/compare?base={}&current={}", real[1], real[0]),
+        "compare",
+    );
+    b.wait("document.querySelectorAll('#compare-table tbody tr').length > 0");
+    let verdicts: Vec<String> = serde_json::from_value(b.eval(
+        "[...document.querySelectorAll('#compare-table tbody td:last-child')].map(t => t.textContent)",
+    ))
+    .unwrap();
+    assert!(
+        verdicts
+            .iter()
+            .all(|v| ["improved", "regressed", "~", "inconclusive"].contains(&v.as_str())),
+        "{verdicts:?}"
+    );
+    assert!(
+        b.eval("document.querySelectorAll('svg .bar').length")
+            .as_u64()
+            .unwrap()
+            >= 1
+    );
+    b.screenshot(&shots.join("compare.png"));
+
+    // Trends: a line per machine, lab-b's step found and marked.
+    b.open(
+        &format!("{root}#/trends?benchmark=micro/cpu_flops&metric=gflops&tags=precision%3Dfp64"),
+        "trends",
+    );
+    b.wait("document.querySelectorAll('svg path.line').length >= 2");
+    b.wait("document.querySelectorAll('#steps-table tbody tr').length >= 1");
+    assert!(
+        b.eval("document.querySelectorAll('svg line.step').length")
+            .as_u64()
+            .unwrap()
+            >= 1
+    );
+    assert!(
+        b.eval("document.querySelector('#steps-table').textContent.includes('lab-b')")
+            == json!(true)
+    );
+    b.screenshot(&shots.join("trends.png"));
+
+    // Machines: heatmap normalised to the best, recommendations with per watt.
+    b.open(&format!("{root}#/matrix"), "matrix");
+    b.wait("document.querySelectorAll('#heatmap tbody tr').length > 0");
+    assert_eq!(
+        b.eval("document.querySelectorAll('#heatmap thead th').length"),
+        5,
+        "workload, unit and three machines"
+    );
+    assert!(b.eval("[...document.querySelectorAll('#recommendations td')].some(t => t.textContent.endsWith('/W'))") == json!(true));
+    b.screenshot(&shots.join("matrix.png"));
+
+    // The markup imported went in as text everywhere it shows.
+    b.open(&format!("{root}#/run/evil"), "run");
+    let text = b.eval("document.body.innerText");
+    let text = text.as_str().unwrap();
+    assert!(
+        text.contains(EVIL_TAG) && text.contains(EVIL_NAME),
+        "{text}"
+    );
+    b.open(&format!("{root}#/runs"), "runs");
+    assert!(
+        b.eval("document.body.innerText")
+            .as_str()
+            .unwrap()
+            .contains(EVIL_HOST)
+    );
+    b.open(&format!("{root}#/matrix"), "matrix");
+    b.wait("document.querySelectorAll('#heatmap tbody tr').length > 0");
+    assert!(
+        b.eval("document.body.innerText")
+            .as_str()
+            .unwrap()
+            .contains(EVIL_NAME)
+    );
+
+    // SQL console: the token, a query, rows in the grid (markup as text).
+    b.open(&format!("{root}#/sql"), "sql");
+    b.eval(&format!(
+        "sessionStorage.setItem('warpt-token', '{}')",
+        server.token
+    ));
+    b.eval(&format!(
+        "document.getElementById('sql').value = \"SELECT id, '{EVIL_TAG}' AS evil FROM suite_runs ORDER BY id\"; \
+         document.getElementById('sql-run').click()"
+    ));
+    b.wait("document.querySelectorAll('#sql-grid tbody tr').length === 11");
+    assert!(
+        b.eval("document.querySelector('#sql-grid tbody tr td:nth-child(2)').textContent")
+            == json!(EVIL_TAG)
+    );
+    b.screenshot(&shots.join("sql.png"));
+    // A write is refused in place.
+    b.eval("document.getElementById('sql').value = 'DELETE FROM suite_runs'; document.getElementById('sql-run').click()");
+    b.wait("document.getElementById('sql-error')");
+    assert_eq!(b.eval("document.querySelectorAll('#sql-error').length"), 1);
+    // The browser logs that refusal (403) as a failed load: the one error
+    // this test causes on purpose.
+    let refused = b.errors.pop().unwrap_or_default();
+    assert!(
+        refused.contains("403") && refused.contains("/api/v1/query"),
+        "{refused}"
+    );
+
+    // Live: start a run with the token and follow it to its result.
+    b.open(&format!("{root}#/live"), "live");
+    b.eval(
+        "document.querySelector('input[name=duration]').value = '0.3'; \
+         document.querySelector('textarea[name=params]').value = 'threads=1'; \
+         document.getElementById('start').click()",
+    );
+    b.wait("document.getElementById('live-state') && document.getElementById('live-state').textContent === 'finished'");
+    b.wait("document.querySelectorAll('#live-results tbody tr').length >= 2");
+    assert!(
+        b.eval("document.querySelectorAll('#live-run svg path.line').length")
+            .as_u64()
+            .unwrap()
+            >= 1
+    );
+    b.screenshot(&shots.join("live.png"));
+
+    assert_eq!(b.eval("typeof window.__pwned"), "undefined");
+    assert!(b.errors.is_empty(), "{:#?}", b.errors);
+}
