@@ -79,6 +79,40 @@ pub fn document() -> Value {
             "/api/v1/report/{id}",
             get("The HTML report of a run", &[("id", "path", true)]),
         ),
+        (
+            "/api/v1/matrix",
+            get(
+                "Machines x workloads: medians normalised to the best machine, best per workload and per watt",
+                &[("suite", q, false)],
+            ),
+        ),
+        (
+            "/api/v1/queue",
+            get(
+                "Queued and running submitted runs with their positions (0 = running)",
+                &[],
+            ),
+        ),
+        (
+            "/api/v1/jobs",
+            get("The latest 200 submitted runs, any state", &[]),
+        ),
+        (
+            "/api/v1/runs/{id}/status",
+            get(
+                "Where a submitted run stands: state, position, times, message",
+                &[("id", "path", true)],
+            ),
+        ),
+        (
+            "/api/v1/runs/{id}/events",
+            get(
+                "WebSocket: the run's events (type: queued, run_started, benchmark_started, stage, progress, \
+                 series_started, sample, series_finished, result, telemetry, run_finished), replayed from the \
+                 start for late joiners; closed with code 1000 when the run ends",
+                &[("id", "path", true)],
+            ),
+        ),
     ];
     for (path, item) in entries {
         paths.insert(path.to_string(), item);
@@ -93,6 +127,26 @@ pub fn document() -> Value {
                 "400": {"description": "bad SQL or body"}, "401": {"description": "missing or wrong token"},
                 "403": {"description": "the statement writes"}, "408": {"description": "past the time cap"}}}}),
     );
+    let auth_errors = json!({"401": {"description": "missing or wrong token"},
+        "404": {"description": "no such submitted run"}});
+    paths["/api/v1/runs"]["post"] = json!({"summary": "Queue a run (a plan as `benchmark run` takes it); 202 with its id and position",
+        "security": [{"bearer": []}],
+        "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object",
+            "additionalProperties": false, "properties": {
+                "suite": {"type": "string"}, "benchmarks": {"type": "array", "items": {"type": "string"}},
+                "components": {"type": "array", "items": {"type": "string"}},
+                "params": {"type": "object", "additionalProperties": {}},
+                "duration": {"type": "number"}, "burnin_seconds": {"type": "number"},
+                "seed": {"type": "integer"}, "precision": {"type": "number"}, "repeat": {"type": "integer"},
+                "timeout_multiplier": {"type": "number"}, "monitor": {"type": "boolean"},
+                "monitor_interval": {"type": "number"}}}}}},
+        "responses": {"202": {"description": "queued: id, position, links"},
+            "400": {"description": "a bad key (named in `field`) or a plan `benchmark run` refuses"},
+            "401": {"description": "missing or wrong token"}}});
+    paths["/api/v1/runs/{id}"]["delete"] = json!({"summary": "Cancel a submitted run: dropped if queued, stopped as on Ctrl-C if running",
+        "security": [{"bearer": []}], "parameters": [{"name": "id", "in": "path", "required": true, "schema": {"type": "string"}}],
+        "responses": {"200": {"description": "was queued, now cancelled"}, "202": {"description": "running; stopping"},
+            "409": {"description": "already ended"}, "401": auth_errors["401"], "404": auth_errors["404"]}});
     json!({
         "openapi": "3.0.3",
         "info": {"title": "warpt", "version": env!("CARGO_PKG_VERSION"),

@@ -16,6 +16,31 @@ fn the_read_api_serves_the_store_and_refuses_bad_input() {
     let (_, doc) = get(&server, "/api/v1/openapi.json");
     assert_eq!(doc["openapi"], "3.0.3");
     assert!(doc["paths"]["/api/v1/compare"]["get"].is_object());
+    for (path, method) in [
+        ("/api/v1/runs", "post"),
+        ("/api/v1/runs/{id}", "delete"),
+        ("/api/v1/runs/{id}/events", "get"),
+        ("/api/v1/runs/{id}/status", "get"),
+        ("/api/v1/queue", "get"),
+        ("/api/v1/matrix", "get"),
+        ("/api/v1/query", "post"),
+    ] {
+        assert!(doc["paths"][path][method].is_object(), "{path} {method}");
+    }
+
+    // The matrix: one machine, every workload's best is it.
+    let (status, matrix) = get(&server, "/api/v1/matrix?suite=micro");
+    assert_eq!(status, 200);
+    assert_eq!(matrix["machines"].as_array().unwrap().len(), 1);
+    let workloads = matrix["workloads"].as_array().unwrap();
+    assert!(!workloads.is_empty());
+    assert!(
+        workloads
+            .iter()
+            .all(|w| w["best"] == 0 && w["cells"][0]["runs"] == 2)
+    );
+    let (status, err) = get(&server, "/api/v1/matrix?suit=micro");
+    assert_eq!((status, err["field"].as_str()), (400, Some("suit")));
 
     let (_, specs) = get(&server, "/api/v1/benchmarks?suite=biobench");
     assert_eq!(specs.as_array().unwrap().len(), 5);
@@ -95,6 +120,12 @@ fn the_read_api_serves_the_store_and_refuses_bad_input() {
     );
     let points = series["points"].as_array().unwrap();
     assert_eq!(points.len(), 2, "{series}");
+    // One line (one machine, one tag set) over both points; two runs are
+    // too few for a change point.
+    let lines = series["series"].as_array().unwrap();
+    assert_eq!(lines.len(), 1, "{series}");
+    assert_eq!(lines[0]["points"], serde_json::json!([0, 1]));
+    assert_eq!(lines[0]["change_points"], serde_json::json!([]));
     assert_eq!(points[0]["run_id"], oldest.as_str());
     let (status, err) = get(
         &server,
