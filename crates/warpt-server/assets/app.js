@@ -33,6 +33,13 @@ async function route() {
     fill(main, h("p", { class: "error" }, e.message || String(e)));
   }
   document.body.dataset.ready = name || "runs";
+  // When the first view is on screen (the frame after it was built), in
+  // ms since navigation started: what scripts/bench-serve reports.
+  if (!document.body.dataset.firstViewMs) {
+    requestAnimationFrame(() => requestAnimationFrame(() => {
+      document.body.dataset.firstViewMs = performance.now().toFixed(1);
+    }));
+  }
 }
 
 window.addEventListener("hashchange", route);
