@@ -49,6 +49,7 @@ pub fn router(state: Shared) -> Router {
         .route("/", get(crate::dashboard::index))
         .route("/assets/{*path}", get(crate::dashboard::asset))
         .fallback(not_found)
+        .layer(axum::middleware::from_fn_with_state(state.clone(), cached))
         .layer(axum::middleware::from_fn_with_state(state.clone(), count))
         .with_state(state)
 }
@@ -67,6 +68,61 @@ async fn count(
     response
 }
 
+/// Reads whose answers depend only on the store (not the queue, the
+/// clock or the server's counters) are answered from the cache.
+fn cacheable(path: &str) -> bool {
+    let Some(rest) = path.strip_prefix("/api/v1/") else {
+        return false;
+    };
+    let first = rest.split('/').next().unwrap_or("");
+    matches!(
+        first,
+        "runs" | "machines" | "compare" | "series" | "matrix" | "report"
+    ) && !rest.ends_with("/status")
+        && !rest.ends_with("/events")
+}
+
+async fn cached(
+    State(state): State<Shared>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    if request.method() != axum::http::Method::GET
+        || !state.cache.enabled()
+        || !cacheable(request.uri().path())
+    {
+        return next.run(request).await;
+    }
+    let key = request.uri().to_string();
+    if let Some(hit) = state.cache.get(&key) {
+        return ([(header::CONTENT_TYPE, hit.content_type)], hit.body).into_response();
+    }
+    let version = state.cache.version();
+    let response = next.run(request).await;
+    if response.status() != StatusCode::OK {
+        return response;
+    }
+    let (parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, usize::MAX).await else {
+        return (StatusCode::INTERNAL_SERVER_ERROR, "reading the answer").into_response();
+    };
+    let content_type = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/octet-stream")
+        .to_string();
+    state.cache.put(
+        key,
+        version,
+        crate::cache::Answer {
+            content_type,
+            body: bytes.clone(),
+        },
+    );
+    Response::from_parts(parts, axum::body::Body::from(bytes))
+}
+
 async fn not_found() -> ApiError {
     ApiError::new(
         StatusCode::NOT_FOUND,
@@ -77,10 +133,10 @@ async fn not_found() -> ApiError {
 /// Runs `f` with a store connection on the blocking pool.
 pub(crate) async fn with_store<T: Send + 'static>(
     state: &Shared,
-    f: impl FnOnce(warpt_store::Store) -> Result<T, ApiError> + Send + 'static,
+    f: impl FnOnce(&warpt_store::Store) -> Result<T, ApiError> + Send + 'static,
 ) -> Result<T, ApiError> {
     let state = state.clone();
-    tokio::task::spawn_blocking(move || f(state.open()?))
+    tokio::task::spawn_blocking(move || f(&*state.checkout()?))
         .await
         .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
 }

@@ -4,6 +4,7 @@
 //!   the rule that only loopback may be served without one;
 //! - [`state`]: what every handler shares (the store, the registry's
 //!   specs, the token, request counters);
+//! - [`cache`]: read answers kept until the store changes;
 //! - [`error`]: API errors as JSON with their status and the field at fault;
 //! - [`api`]: the `/api/v1` read routes;
 //! - [`plan`]: the body of `POST runs`, as `benchmark run` flags;
@@ -14,6 +15,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod cache;
 pub mod dashboard;
 pub mod error;
 pub mod openapi;
@@ -64,6 +66,8 @@ pub struct ServeOptions {
     pub token_given: bool,
     /// The warpt binary that executes submitted runs.
     pub exe: PathBuf,
+    /// Read answers kept until the store changes (0: none).
+    pub cache_entries: usize,
 }
 
 /// Serves until interrupted (Ctrl-C or SIGTERM). Prints the address it
@@ -81,6 +85,7 @@ pub fn serve(options: &ServeOptions, specs: Vec<BenchmarkSpec>) -> Result<(), Se
         token,
         options.exe.clone(),
         queue,
+        options.cache_entries,
     ));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -8,7 +8,11 @@ use warpt_model::BenchmarkSpec;
 use warpt_store::Store;
 
 use crate::auth::Token;
+use crate::cache::Cache;
 use crate::queue::Queue;
+
+/// Idle connections kept for reuse.
+const POOL: usize = 16;
 
 /// The server's shared state.
 pub struct AppState {
@@ -25,6 +29,37 @@ pub struct AppState {
     pub exe: PathBuf,
     /// Submitted runs.
     pub queue: Arc<Queue>,
+    /// Answers to reads, until the store changes.
+    pub cache: Cache,
+    /// Idle store connections.
+    pool: Mutex<Vec<Store>>,
+}
+
+/// A store connection lent by the pool; it goes back when dropped.
+pub struct Pooled<'a> {
+    store: Option<Store>,
+    pool: &'a Mutex<Vec<Store>>,
+}
+
+impl std::ops::Deref for Pooled<'_> {
+    type Target = Store;
+    fn deref(&self) -> &Store {
+        // Some until drop: set in `checkout`, taken only in `drop`.
+        self.store
+            .as_ref()
+            .unwrap_or_else(|| unreachable!("a pooled store is present until dropped"))
+    }
+}
+
+impl Drop for Pooled<'_> {
+    fn drop(&mut self) {
+        if let Some(store) = self.store.take() {
+            let mut pool = self.pool.lock().unwrap_or_else(|e| e.into_inner());
+            if pool.len() < POOL {
+                pool.push(store);
+            }
+        }
+    }
 }
 
 impl AppState {
@@ -35,20 +70,31 @@ impl AppState {
         token: Token,
         exe: PathBuf,
         queue: Arc<Queue>,
+        cache_entries: usize,
     ) -> Self {
         AppState {
+            cache: Cache::new(&store, cache_entries),
             store,
             specs,
             token,
             requests: Mutex::new(BTreeMap::new()),
             exe,
             queue,
+            pool: Mutex::new(Vec::new()),
         }
     }
 
-    /// A connection to the store.
-    pub fn open(&self) -> Result<Store, warpt_store::StoreError> {
-        Store::open(&self.store)
+    /// A connection to the store: an idle one, else a new one.
+    pub fn checkout(&self) -> Result<Pooled<'_>, warpt_store::StoreError> {
+        let idle = self.pool.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let store = match idle {
+            Some(s) => s,
+            None => Store::open(&self.store)?,
+        };
+        Ok(Pooled {
+            store: Some(store),
+            pool: &self.pool,
+        })
     }
 
     /// Counts a request.

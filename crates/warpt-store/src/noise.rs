@@ -119,7 +119,7 @@ pub fn history(
     let mut stmt = conn.prepare(
         "SELECT x.value FROM metrics x \
          JOIN results r ON r.id = x.result_id \
-         JOIN suite_runs s ON s.id = r.run_id \
+         JOIN suite_runs s INDEXED BY runs_cover ON s.id = r.run_id \
          JOIN machines m ON m.id = s.machine_id \
          WHERE m.fingerprint = ?1 AND r.suite = ?2 AND r.benchmark = ?3 AND x.name = ?4 \
            AND x.tags_json = ?5 AND r.params_json = ?6 AND r.status = 'passed' \

@@ -1,6 +1,6 @@
 //! Reading runs back: whole runs reassembled from their rows, and run listings.
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
 use warpt_model::{BenchmarkMetric, BenchmarkRunResult, BenchmarkSuiteRun, ListOutput, StressRun};
 
@@ -151,54 +151,103 @@ pub struct RunSummary {
 }
 
 /// The runs matching `filter`, newest first.
+///
+/// The page is chosen first (each kind of run walked newest first through
+/// its time index, only as far as `limit + offset`, with only the filters
+/// that are set), and the per-run counts are computed for the page alone:
+/// a page of 50 costs the same in a store of ten runs or ten thousand.
 pub fn list_runs(conn: &Connection, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
-    let sql = "SELECT * FROM (
-        SELECT r.id, 'benchmark' AS kind, r.suite, r.start_time, m.hostname, m.fingerprint,
-               (SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.trial IS NULL) AS benchmarks,
-               (SELECT count(*) FROM results x WHERE x.run_id = r.id AND x.trial IS NULL
-                  AND x.status = 'passed') AS passed,
-               r.source, r.recorded_at, r.trials,
-               EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id AND x.benchmark = ?2) AS has_benchmark
-        FROM suite_runs r LEFT JOIN machines m ON m.id = r.machine_id
-        UNION ALL
-        SELECT s.id, 'stress', s.target, s.start_time, m.hostname, m.fingerprint, 1, s.passed, 'run',
-               s.recorded_at, 1, s.target = ?2
-        FROM stress_runs s LEFT JOIN machines m ON m.id = s.machine_id)
-      WHERE (?1 IS NULL OR suite = ?1)
-        AND (?2 IS NULL OR has_benchmark)
-        AND (?3 IS NULL OR hostname = ?3 OR substr(fingerprint, 1, length(?3)) = ?3)
-        AND (?4 IS NULL OR start_time >= ?4)
-        AND (?5 IS NULL OR start_time < ?5)
-      ORDER BY start_time DESC, recorded_at DESC
-      LIMIT ?6 OFFSET ?7";
-    let mut stmt = conn.prepare(sql)?;
+    let mut suite_where = Vec::new();
+    let mut stress_where = Vec::new();
+    if filter.suite.is_some() {
+        suite_where.push("r.suite = :suite");
+        stress_where.push("s.target = :suite");
+    }
+    if filter.benchmark.is_some() {
+        suite_where.push(
+            "EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id AND x.benchmark = :benchmark)",
+        );
+        stress_where.push("s.target = :benchmark");
+    }
+    if filter.machine.is_some() {
+        let m = "(SELECT 1 FROM machines mm WHERE mm.id = {t}.machine_id AND (mm.hostname = :machine                  OR substr(mm.fingerprint, 1, length(:machine)) = :machine))";
+        suite_where.push(Box::leak(
+            format!("EXISTS {}", m.replace("{t}", "r")).into_boxed_str(),
+        ));
+        stress_where.push(Box::leak(
+            format!("EXISTS {}", m.replace("{t}", "s")).into_boxed_str(),
+        ));
+    }
+    if filter.since.is_some() {
+        suite_where.push("r.start_time >= :since");
+        stress_where.push("s.start_time >= :since");
+    }
+    if filter.until.is_some() {
+        suite_where.push("r.start_time < :until");
+        stress_where.push("s.start_time < :until");
+    }
+    let clause = |w: &[&str]| {
+        if w.is_empty() {
+            String::new()
+        } else {
+            format!("WHERE {}", w.join(" AND "))
+        }
+    };
+    let sql = format!(
+        "SELECT p.id, p.kind, p.suite, p.start_time, m.hostname, m.fingerprint,
+            CASE p.kind WHEN 'benchmark' THEN (SELECT count(*) FROM results x WHERE x.run_id = p.id AND x.trial IS NULL) ELSE 1 END,
+            CASE p.kind WHEN 'benchmark' THEN (SELECT count(*) FROM results x WHERE x.run_id = p.id AND x.trial IS NULL
+                 AND x.status = 'passed') ELSE p.passed END,
+            p.source,
+            CASE p.kind WHEN 'benchmark' THEN (SELECT t.trials FROM suite_runs t WHERE t.id = p.id) ELSE 1 END
+         FROM (SELECT * FROM (
+                 SELECT * FROM (SELECT r.id, 'benchmark' AS kind, r.suite, r.start_time, r.machine_id,
+                                       NULL AS passed, r.source, r.recorded_at
+                                FROM suite_runs r {sw}
+                                ORDER BY r.start_time DESC, r.recorded_at DESC LIMIT :depth)
+                 UNION ALL
+                 SELECT * FROM (SELECT s.id, 'stress', s.target, s.start_time, s.machine_id, s.passed, 'run',
+                                       s.recorded_at
+                                FROM stress_runs s {tw}
+                                ORDER BY s.start_time DESC, s.recorded_at DESC LIMIT :depth))
+               ORDER BY start_time DESC, recorded_at DESC LIMIT :limit OFFSET :offset) p
+         LEFT JOIN machines m ON m.id = p.machine_id
+         ORDER BY p.start_time DESC, p.recorded_at DESC",
+        sw = clause(&suite_where),
+        tw = clause(&stress_where),
+    );
     let limit = filter.limit.map_or(-1, |l| l as i64);
+    let offset = filter.offset.unwrap_or(0) as i64;
+    let depth = if limit < 0 { -1 } else { limit + offset };
+    let mut stmt = conn.prepare(&sql)?;
+    let mut named: Vec<(&str, &dyn rusqlite::ToSql)> =
+        vec![(":depth", &depth), (":limit", &limit), (":offset", &offset)];
+    for (name, value) in [
+        (":suite", &filter.suite),
+        (":benchmark", &filter.benchmark),
+        (":machine", &filter.machine),
+        (":since", &filter.since),
+        (":until", &filter.until),
+    ] {
+        if value.is_some() {
+            named.push((name, value));
+        }
+    }
     let rows = stmt
-        .query_map(
-            params![
-                filter.suite,
-                filter.benchmark,
-                filter.machine,
-                filter.since,
-                filter.until,
-                limit,
-                filter.offset.unwrap_or(0) as i64
-            ],
-            |r| {
-                Ok(RunSummary {
-                    id: r.get(0)?,
-                    kind: r.get(1)?,
-                    suite: r.get(2)?,
-                    start_time: r.get(3)?,
-                    hostname: r.get(4)?,
-                    machine: r.get(5)?,
-                    benchmarks: r.get(6)?,
-                    passed: r.get(7)?,
-                    source: r.get(8)?,
-                    trials: r.get(10)?,
-                })
-            },
-        )?
+        .query_map(named.as_slice(), |r| {
+            Ok(RunSummary {
+                id: r.get(0)?,
+                kind: r.get(1)?,
+                suite: r.get(2)?,
+                start_time: r.get(3)?,
+                hostname: r.get(4)?,
+                machine: r.get(5)?,
+                benchmarks: r.get(6)?,
+                passed: r.get(7)?,
+                source: r.get(8)?,
+                trials: r.get(9)?,
+            })
+        })?
         .collect::<Result<_, _>>()?;
     Ok(rows)
 }

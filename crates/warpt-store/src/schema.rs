@@ -135,6 +135,15 @@ pub const MIGRATIONS: &[&str] = &[
         message TEXT
     );
     CREATE INDEX server_jobs_by_state ON server_jobs (state, submitted_at);",
+    // 5: covering indexes for the server's hot reads. Columns added by
+    // ALTER TABLE (trials, trial) sit after the large JSON documents in each
+    // row, so reading them from the table walks the document's overflow
+    // pages; these indexes answer paging, history and trend queries
+    // without touching the rows.
+    "CREATE INDEX runs_page ON suite_runs (start_time, recorded_at, id, suite, machine_id, source, trials);
+    CREATE INDEX runs_cover ON suite_runs (id, start_time, machine_id, trials);
+    CREATE INDEX results_cover ON results (benchmark, suite, status, trial, run_id, quality, params_json);
+    CREATE INDEX results_of_run ON results (run_id, trial, status, benchmark);",
 ];
 
 /// The schema version this warpt writes.

@@ -52,15 +52,16 @@ pub fn rows(conn: &Connection, q: &TrendQuery<'_>) -> Result<Vec<TrendRow>, Stor
                 x.higher_is_better, x.value \
          FROM metrics x \
          JOIN results r ON r.id = x.result_id \
-         JOIN suite_runs s ON s.id = r.run_id \
+         JOIN suite_runs s INDEXED BY runs_cover ON s.id = r.run_id \
          JOIN machines m ON m.id = s.machine_id \
          WHERE r.benchmark = ?1 AND x.name = ?2 AND r.trial IS NULL AND r.status = 'passed' \
            AND (?3 IS NULL OR r.suite = ?3) \
+           AND (?4 IS NULL OR m.hostname = ?4 OR substr(m.fingerprint, 1, length(?4)) = ?4) \
            AND x.value IS NOT NULL \
          ORDER BY s.start_time, s.id",
     )?;
     let raw = stmt
-        .query_map(params![q.benchmark, q.metric, q.suite], |r| {
+        .query_map(params![q.benchmark, q.metric, q.suite, q.machine], |r| {
             Ok((
                 r.get::<_, String>(0)?,
                 r.get::<_, String>(1)?,

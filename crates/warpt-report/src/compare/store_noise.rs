@@ -1,6 +1,8 @@
 //! Noise read from the result history: a comparison's run-to-run
 //! spread per metric, from the store `warpt noise` and past runs fill.
 
+use std::borrow::Borrow;
+
 use warpt_store::Store;
 
 use super::noise::{MetricRef, Noise, NoiseLookup};
@@ -8,23 +10,24 @@ use super::noise::{MetricRef, Noise, NoiseLookup};
 /// Each metric's run-to-run spread from the store: the latest noise
 /// profile of its machine and parameters, else the spread of its last
 /// stored runs there (at least [`super::noise::MIN_HISTORY_RUNS`]),
-/// leaving out the runs being compared.
-pub struct StoreNoise {
-    store: Store,
+/// leaving out the runs being compared. Holds the store or a reference
+/// to it (`warpt serve` lends one of its pooled connections).
+pub struct StoreNoise<S = Store> {
+    store: S,
     exclude: Vec<String>,
 }
 
 /// Runs read for a history spread.
 const HISTORY_RUNS: usize = 30;
 
-impl StoreNoise {
+impl<S: Borrow<Store>> StoreNoise<S> {
     /// Looks up noise in `store`, ignoring the runs `exclude` in histories.
-    pub fn new(store: Store, exclude: Vec<String>) -> Self {
+    pub fn new(store: S, exclude: Vec<String>) -> Self {
         StoreNoise { store, exclude }
     }
 }
 
-impl NoiseLookup for StoreNoise {
+impl<S: Borrow<Store>> NoiseLookup for StoreNoise<S> {
     fn noise(&self, m: &MetricRef<'_>) -> Option<Noise> {
         let key = warpt_store::NoiseKey {
             fingerprint: m.fingerprint?,
@@ -34,12 +37,13 @@ impl NoiseLookup for StoreNoise {
             tags: m.tags,
             params: m.params,
         };
-        if let Ok(Some(p)) = self.store.noise_profile(&key) {
+        if let Ok(Some(p)) = self.store.borrow().noise_profile(&key) {
             return Some(super::noise::from_profile(&p));
         }
         let exclude: Vec<&str> = self.exclude.iter().map(String::as_str).collect();
         let values = self
             .store
+            .borrow()
             .noise_history(&key, &exclude, HISTORY_RUNS)
             .ok()?;
         super::noise::from_history(&values)

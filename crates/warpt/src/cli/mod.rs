@@ -223,6 +223,10 @@ pub struct ServeArgs {
     /// $XDG_CONFIG_HOME/warpt/token, created with mode 0600 when missing).
     #[arg(long, value_name = "PATH")]
     pub token_file: Option<PathBuf>,
+    /// Keep up to N answers to reads (runs, compare, series, ...) until the
+    /// store changes; 0 computes every answer afresh.
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub cache_entries: usize,
 }
 
 /// `warpt config ...`

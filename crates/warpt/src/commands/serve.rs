@@ -34,6 +34,7 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
         token_file,
         token_given,
         exe,
+        cache_entries: args.cache_entries,
     };
     match warpt_server::serve(&options, registry().all_specs()) {
         Ok(()) => Ok(Outcome::Success),

@@ -59,6 +59,22 @@ fn the_read_api_serves_the_store_and_refuses_bad_input() {
     assert_eq!(page["runs"][0]["id"], oldest.as_str());
     let (_, none) = get(&server, "/api/v1/runs?suite=biobench");
     assert!(none["runs"].as_array().unwrap().is_empty());
+    // Answers are kept only until the store changes: a run recorded by
+    // another process shows up at once.
+    let (_, again) = get(&server, "/api/v1/runs");
+    assert_eq!(again, all);
+    record_runs(&dir.path().join("store.db"), 1);
+    let (_, after) = get(&server, "/api/v1/runs");
+    assert_eq!(after["runs"].as_array().unwrap().len(), 3);
+    assert_eq!(after["runs"][1]["id"], newest.as_str());
+    let (_, matrix) = get(&server, "/api/v1/matrix?suite=micro");
+    assert!(
+        matrix["workloads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|w| w["cells"][0]["runs"] == 3)
+    );
     for (query, field) in [
         ("limit=x", "limit"),
         ("limit=0", "limit"),
@@ -84,7 +100,7 @@ fn the_read_api_serves_the_store_and_refuses_bad_input() {
     assert_eq!(status, 404);
 
     let (_, machines) = get(&server, "/api/v1/machines");
-    assert_eq!(machines[0]["runs"], 2);
+    assert_eq!(machines[0]["runs"], 3);
 
     // The same verdicts as `benchmark compare --format json`.
     let (status, cmp) = get(
@@ -119,12 +135,12 @@ fn the_read_api_serves_the_store_and_refuses_bad_input() {
         "/api/v1/series?benchmark=cpu_flops&metric=gflops&tags=precision=fp64,threads=1",
     );
     let points = series["points"].as_array().unwrap();
-    assert_eq!(points.len(), 2, "{series}");
-    // One line (one machine, one tag set) over both points; two runs are
-    // too few for a change point.
+    assert_eq!(points.len(), 3, "{series}");
+    // One line (one machine, one tag set) over the three points; three
+    // runs are too few for a change point.
     let lines = series["series"].as_array().unwrap();
     assert_eq!(lines.len(), 1, "{series}");
-    assert_eq!(lines[0]["points"], serde_json::json!([0, 1]));
+    assert_eq!(lines[0]["points"], serde_json::json!([0, 1, 2]));
     assert_eq!(lines[0]["change_points"], serde_json::json!([]));
     assert_eq!(points[0]["run_id"], oldest.as_str());
     let (status, err) = get(
@@ -147,7 +163,7 @@ fn the_read_api_serves_the_store_and_refuses_bad_input() {
 
     let (status, text) = http(&server.addr, "GET", "/metrics", None, "");
     assert_eq!(status, 200);
-    assert!(text.contains("warpt_runs_stored 2"), "{text}");
+    assert!(text.contains("warpt_runs_stored 3"), "{text}");
     assert!(
         text.contains("warpt_http_requests_total{route=\"/api/v1/runs\",status=\"400\"} 5"),
         "{text}"

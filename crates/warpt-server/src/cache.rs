@@ -1,0 +1,139 @@
+//! Answers to read requests, kept until the store changes.
+//!
+//! Stored runs never change once recorded, so a read answer stays right
+//! until something is written. "Something was written" is read from the
+//! store's files: SQLite in WAL mode appends every commit to the `-wal`
+//! file (and a checkpoint rewrites the database file), so the sizes and
+//! modification times of the two change with every write. Each lookup
+//! compares them with those the cached answers were computed under and
+//! drops every answer when they differ; an answer computed while a write
+//! landed is not kept.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::SystemTime;
+
+use axum::body::Bytes;
+
+/// The store files' (length, modified) pairs: equal means unchanged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Version([(u64, Option<SystemTime>); 2]);
+
+/// A kept answer: content type and body.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// `Content-Type`.
+    pub content_type: String,
+    /// The body.
+    pub body: Bytes,
+}
+
+/// Answers by request URI, for one store version.
+pub struct Cache {
+    db: PathBuf,
+    wal: PathBuf,
+    capacity: usize,
+    inner: Mutex<(Option<Version>, HashMap<String, Answer>)>,
+}
+
+/// Bodies larger than this are not kept.
+const MAX_BODY: usize = 4 << 20;
+
+impl Cache {
+    /// A cache of at most `capacity` answers (0: none) over the store `db`.
+    pub fn new(db: &Path, capacity: usize) -> Self {
+        let mut wal = db.as_os_str().to_owned();
+        wal.push("-wal");
+        Cache {
+            db: db.to_path_buf(),
+            wal: PathBuf::from(wal),
+            capacity,
+            inner: Mutex::new((None, HashMap::new())),
+        }
+    }
+
+    /// Whether answers are kept at all.
+    pub fn enabled(&self) -> bool {
+        self.capacity > 0
+    }
+
+    /// The store's version now.
+    pub fn version(&self) -> Version {
+        let stat =
+            |p: &Path| std::fs::metadata(p).map_or((0, None), |m| (m.len(), m.modified().ok()));
+        Version([stat(&self.db), stat(&self.wal)])
+    }
+
+    /// The answer kept for `key`, if the store has not changed since.
+    pub fn get(&self, key: &str) -> Option<Answer> {
+        let now = self.version();
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if inner.0 != Some(now) {
+            inner.0 = Some(now);
+            inner.1.clear();
+            return None;
+        }
+        inner.1.get(key).cloned()
+    }
+
+    /// Keeps `answer`, computed under `version`, unless the store changed
+    /// meanwhile (or it is too big, or the cache is full: then it starts
+    /// over, the simplest fair eviction for a working set that fits).
+    pub fn put(&self, key: String, version: Version, answer: Answer) {
+        if !self.enabled() || answer.body.len() > MAX_BODY || self.version() != version {
+            return;
+        }
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        if inner.0 != Some(version) {
+            return;
+        }
+        if inner.1.len() >= self.capacity {
+            inner.1.clear();
+        }
+        inner.1.insert(key, answer);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_write_to_the_store_drops_what_was_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("s.db");
+        let store = warpt_store::Store::open(&db).unwrap();
+        let cache = Cache::new(&db, 8);
+        let answer = || Answer {
+            content_type: "application/json".into(),
+            body: Bytes::from_static(b"{}"),
+        };
+        assert!(cache.get("/a").is_none());
+        cache.put("/a".into(), cache.version(), answer());
+        assert_eq!(cache.get("/a").unwrap().body, Bytes::from_static(b"{}"));
+        // Any commit changes the files.
+        store
+            .add_job(&warpt_store::Job {
+                id: "j".into(),
+                state: warpt_store::JobState::Queued,
+                request: serde_json::json!({}),
+                submitted_at: jiff::Timestamp::now(),
+                started_at: None,
+                finished_at: None,
+                message: None,
+            })
+            .unwrap();
+        assert!(cache.get("/a").is_none());
+        // An answer computed before that write is not kept.
+        let stale = Version([(0, None), (0, None)]);
+        cache.put("/b".into(), stale, answer());
+        assert!(cache.get("/b").is_none());
+        // Disabled: nothing is kept.
+        let off = Cache::new(&db, 0);
+        off.get("/a");
+        off.put("/a".into(), off.version(), answer());
+        assert!(off.get("/a").is_none());
+    }
+}
