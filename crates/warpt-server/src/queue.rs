@@ -7,7 +7,8 @@
 //! Ctrl-C the command already handles. The child's event lines are kept in
 //! a [`Feed`] that WebSocket clients replay and follow. The `server_jobs`
 //! table mirrors the queue, so a restarted server marks the run it was
-//! executing `interrupted` and carries on with the queued ones.
+//! executing `interrupted` and carries on with the queued ones. (The child
+//! notices its server's death, re-parented, and stops as on Ctrl-C.)
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, BufReader, Read, Seek};
@@ -304,7 +305,6 @@ impl Queue {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::from(stderr));
-        die_with_parent(&mut command);
         let mut child = match command.spawn() {
             Ok(c) => c,
             Err(e) => {
@@ -397,26 +397,4 @@ fn interrupt(pid: u32) {
         // number touches no memory.
         unsafe { libc::kill(pid, libc::SIGINT) };
     }
-}
-
-/// Asks Linux to send the child SIGTERM when the server dies (even by
-/// SIGKILL): the run then stops and is recorded as interrupted instead of
-/// running on unobserved.
-fn die_with_parent(command: &mut Command) {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::unix::process::CommandExt;
-        // SAFETY: prctl(2) is async-signal-safe and the closure allocates
-        // nothing, as pre_exec requires.
-        unsafe {
-            command.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = command;
 }

@@ -10,6 +10,7 @@ mod config;
 mod events;
 mod export;
 mod history;
+mod orphan;
 mod output;
 mod progress;
 mod registry;

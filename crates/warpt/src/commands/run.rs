@@ -236,6 +236,13 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         options.monitor = Some(Arc::new(m));
     }
     options.run_id = args.run_id.clone();
+    if args.events {
+        // Started by `warpt serve`: if the server dies, stop as on Ctrl-C
+        // (the finished benchmarks are recorded, the run marked interrupted).
+        let flag = install_interrupt_handler()?;
+        options.interrupt = Some(Arc::clone(&flag));
+        crate::orphan::watch(move || flag.store(true, std::sync::atomic::Ordering::SeqCst));
+    }
     let events = EventLines::new();
     let feed = match (&options.monitor, args.events) {
         (Some(m), true) => Some(TelemetryFeed::start(
@@ -317,7 +324,9 @@ pub(crate) fn execute(
     }
     options.host = Some(host);
     options.command_line = std::env::args().collect();
-    options.interrupt = Some(install_interrupt_handler()?);
+    if options.interrupt.is_none() {
+        options.interrupt = Some(install_interrupt_handler()?);
+    }
     let reg = registry();
     let bar = BarProgress::new();
     let progress: &dyn Progress = match progress {
