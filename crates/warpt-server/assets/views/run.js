@@ -67,7 +67,7 @@ export async function render(main, [id]) {
     tel.map(r => { const t = r.telemetry; return [r.spec.id.name, { v: t.samples, cls: "num" },
       { v: num(t.mean_cpu_utilization_percent), cls: "num" }, { v: num(t.mean_power_w), cls: "num" },
       { v: num(t.energy_j), cls: "num" }, { v: num(t.max_temp_c), cls: "num" }, { v: num(t.min_freq_mhz), cls: "num" },
-      t.throttled ? "yes" : "no", (t.notes || []).join("; ")]; })),
+      t.throttled ? "yes" : "no", (t.notes || []).join("; ")]; }), { id: "telemetry-table" }),
     tel.some(r => r.telemetry.mean_cpu_utilization_percent !== null && r.telemetry.mean_cpu_utilization_percent !== undefined)
       ? bars(tel.map(r => ({ label: r.spec.id.name, value: r.telemetry.mean_cpu_utilization_percent || 0 })), "CPU utilisation during measurement", "%")
       : null,

@@ -235,6 +235,17 @@ fn every_page_renders_in_chromium_without_errors_and_markup_stays_text() {
             == json!(EVIL_TAG)
     );
     b.screenshot(&shots.join("sql.png"));
+    // CSV download: the file the button makes, captured as it is handed
+    // to the browser.
+    let csv = b.eval(
+        "new Promise(done => { URL.createObjectURL = blob => { blob.text().then(done); return 'about:blank'; }; \
+         HTMLAnchorElement.prototype.click = () => {}; \
+         [...document.querySelectorAll('button')].find(x => x.textContent === 'Download CSV').click(); })",
+    );
+    let csv = csv.as_str().unwrap();
+    assert!(csv.starts_with("id,evil\r\n"), "{csv}");
+    assert_eq!(csv.lines().count(), 12, "{csv}");
+    assert!(csv.contains(&format!(",{EVIL_TAG}\r\n")), "{csv}");
     // A write is refused in place.
     b.eval("document.getElementById('sql').value = 'DELETE FROM suite_runs'; document.getElementById('sql-run').click()");
     b.wait("document.getElementById('sql-error')");
@@ -263,6 +274,16 @@ fn every_page_renders_in_chromium_without_errors_and_markup_stays_text() {
             >= 1
     );
     b.screenshot(&shots.join("live.png"));
+    // The live run (monitored) in the run view: telemetry measured.
+    let live_id = b.eval("document.querySelector('#live-run h2 a').textContent");
+    b.open(&format!("{root}#/run/{}", live_id.as_str().unwrap()), "run");
+    assert!(
+        b.eval("document.querySelectorAll('#telemetry-table tbody tr').length")
+            .as_u64()
+            .unwrap()
+            >= 1
+    );
+    b.screenshot(&shots.join("run-telemetry.png"));
 
     assert_eq!(b.eval("typeof window.__pwned"), "undefined");
     assert!(b.errors.is_empty(), "{:#?}", b.errors);

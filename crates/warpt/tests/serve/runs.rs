@@ -192,6 +192,13 @@ fn runs_queue_and_execute_one_at_a_time_and_cancel_stops_a_running_one() {
     assert_eq!(code, 404);
     let (code, _) = http(&server.addr, "DELETE", "/api/v1/runs/nope", None, "");
     assert_eq!(code, 401);
+    let (code, _) = get(&server, "/api/v1/runs/nope/status");
+    assert_eq!(code, 404);
+    let ws = tungstenite::connect(format!("ws://{}/api/v1/runs/nope/events", server.addr));
+    assert!(
+        matches!(ws, Err(tungstenite::Error::Http(ref r)) if r.status() == 404),
+        "{ws:?}"
+    );
 
     // A long run, then two tiny ones posted at once behind it.
     let blocker = submit(&server, &long());
@@ -248,6 +255,23 @@ fn runs_queue_and_execute_one_at_a_time_and_cancel_stops_a_running_one() {
         "",
     );
     assert_eq!(code, 409);
+    // Every submitted run, newest first, with how it ended.
+    let (_, jobs) = get(&server, "/api/v1/jobs");
+    let states: Vec<(&str, &str)> = jobs["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| (j["id"].as_str().unwrap(), j["state"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        states,
+        [
+            (c.as_str(), "finished"),
+            (b.as_str(), "cancelled"),
+            (a.as_str(), "finished"),
+            (blocker.as_str(), "cancelled")
+        ]
+    );
 }
 
 #[test]
