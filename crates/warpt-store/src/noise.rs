@@ -117,11 +117,15 @@ pub fn history(
     let params_json = serde_json::to_string(key.params)?;
     let excluded = serde_json::to_string(exclude)?;
     let mut stmt = conn.prepare(
-        "SELECT x.value FROM metrics x \
-         JOIN results r ON r.id = x.result_id \
-         JOIN suite_runs s INDEXED BY runs_cover ON s.id = r.run_id \
-         JOIN machines m ON m.id = s.machine_id \
-         WHERE m.fingerprint = ?1 AND r.suite = ?2 AND r.benchmark = ?3 AND x.name = ?4 \
+        // Walked from the machine's runs, newest first (CROSS JOIN fixes the
+        // order), so the LIMIT stops the walk: a few index probes per run
+        // instead of visiting every result of the benchmark on every machine.
+        "SELECT x.value FROM machines m \
+         CROSS JOIN suite_runs s INDEXED BY runs_by_machine \
+         CROSS JOIN results r INDEXED BY results_of_run \
+         CROSS JOIN metrics x \
+         WHERE m.fingerprint = ?1 AND s.machine_id = m.id AND r.run_id = s.id AND x.result_id = r.id \
+           AND r.suite = ?2 AND r.benchmark = ?3 AND x.name = ?4 \
            AND x.tags_json = ?5 AND r.params_json = ?6 AND r.status = 'passed' \
            AND (r.quality IS NULL OR r.quality != 'unreliable') \
            AND (r.trial IS NOT NULL OR s.trials = 1) \

@@ -143,7 +143,8 @@ pub const MIGRATIONS: &[&str] = &[
     "CREATE INDEX runs_page ON suite_runs (start_time, recorded_at, id, suite, machine_id, source, trials);
     CREATE INDEX runs_cover ON suite_runs (id, start_time, machine_id, trials);
     CREATE INDEX results_cover ON results (benchmark, suite, status, trial, run_id, quality, params_json);
-    CREATE INDEX results_of_run ON results (run_id, trial, status, benchmark);",
+    CREATE INDEX runs_by_machine ON suite_runs (machine_id, start_time, id, trials);
+    CREATE INDEX results_of_run ON results (run_id, benchmark, suite, status, trial, quality, params_json);",
 ];
 
 /// The schema version this warpt writes.
