@@ -474,6 +474,13 @@ async fn metrics(State(state): State<Shared>) -> Result<Response, ApiError> {
          # HELP warpt_runs_stored Runs in the store.\n# TYPE warpt_runs_stored gauge\n",
     );
     text += &format!("warpt_runs_stored {runs}\n");
+    let (queued, running) = state.queue.counts();
+    text += &format!(
+        "# HELP warpt_runs_queued Submitted runs waiting.\n# TYPE warpt_runs_queued gauge\n\
+         warpt_runs_queued {queued}\n\
+         # HELP warpt_runs_running Submitted runs executing (0 or 1).\n# TYPE warpt_runs_running gauge\n\
+         warpt_runs_running {running}\n"
+    );
     text += "# HELP warpt_http_requests_total Requests served, by route and status.\n\
              # TYPE warpt_http_requests_total counter\n";
     let map = state.requests.lock().unwrap_or_else(|e| e.into_inner());

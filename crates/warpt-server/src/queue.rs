@@ -174,6 +174,12 @@ impl Queue {
         inner.queue.iter().position(|q| q == id).map(|p| p + 1)
     }
 
+    /// (runs queued, runs running): for `/metrics`.
+    pub fn counts(&self) -> (usize, usize) {
+        let inner = lock(&self.inner);
+        (inner.queue.len(), usize::from(inner.current.is_some()))
+    }
+
     /// The feed of run `id`, while it is active or recently ended.
     pub fn feed(&self, id: &str) -> Option<Arc<Feed>> {
         lock(&self.inner).feeds.get(id).cloned()

@@ -164,6 +164,8 @@ fn the_read_api_serves_the_store_and_refuses_bad_input() {
     let (status, text) = http(&server.addr, "GET", "/metrics", None, "");
     assert_eq!(status, 200);
     assert!(text.contains("warpt_runs_stored 3"), "{text}");
+    assert!(text.contains("\nwarpt_runs_queued 0\n"), "{text}");
+    assert!(text.contains("\nwarpt_runs_running 0\n"), "{text}");
     assert!(
         text.contains("warpt_http_requests_total{route=\"/api/v1/runs\",status=\"400\"} 5"),
         "{text}"

@@ -216,6 +216,9 @@ fn runs_queue_and_execute_one_at_a_time_and_cancel_stops_a_running_one() {
         listed,
         [(blocker.as_str(), 0), (a.as_str(), 1), (b.as_str(), 2)]
     );
+    let (_, metrics) = http(&server.addr, "GET", "/metrics", None, "");
+    assert!(metrics.contains("\nwarpt_runs_queued 2\n"), "{metrics}");
+    assert!(metrics.contains("\nwarpt_runs_running 1\n"), "{metrics}");
     // Cancel b while queued, and the blocker while it measures.
     let (code, _) = http(
         &server.addr,
