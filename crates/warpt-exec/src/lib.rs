@@ -1,0 +1,35 @@
+//! `warpt exec`: any command as a benchmark, timed as hyperfine times it
+//! and judged with warpt's statistics, several commands interleaved.
+//!
+//! - [`spawn`]: one run of one command (wall time, user and system CPU,
+//!   peak RSS from wait4, the exit, a time limit);
+//! - [`plan`]: the commands after parameter substitution, through a shell
+//!   or split into argv;
+//! - [`engine`]: the shell's spawn time, set-up, warm-up, interleaved
+//!   rounds to each command's stopping rule, clean-up;
+//! - [`report`]: one `exec` suite run and hyperfine's summary lines;
+//! - [`hyperfine`]: hyperfine's JSON, Markdown and CSV exports.
+
+pub mod engine;
+pub mod hyperfine;
+pub mod plan;
+pub mod report;
+pub mod spawn;
+
+pub use engine::{JobResult, ShellCost, calibrate, measure};
+pub use plan::{ExecPlan, Job, Parameter, Shell};
+pub use spawn::{Exit, Output, Sample, Spawn};
+
+/// What can stop `warpt exec`.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// Bad input (exit 2).
+    #[error("{0}")]
+    Usage(String),
+    /// A command could not be started.
+    #[error("cannot start {0}")]
+    Spawn(String),
+    /// A file or wait failed.
+    #[error("{0}")]
+    Io(String),
+}

@@ -1,0 +1,295 @@
+//! Turning measured jobs into warpt's data: one `exec` suite run (each job
+//! a benchmark with `wall_time_s`, `user_time_s`, `sys_time_s` and
+//! `peak_rss_bytes`), and hyperfine's summary lines ("B ran 1.23 ± 0.02
+//! times faster than A") with warpt's bootstrap CI and significance test.
+
+use std::collections::BTreeMap;
+
+use rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use warpt_model::{
+    BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkRunResult, BenchmarkSpec,
+    BenchmarkSuiteRun, ParamValue, RunStatus, StageLimits, Validation,
+};
+
+use crate::engine::{JobResult, ShellCost};
+use crate::plan::ExecPlan;
+
+/// The suite every `warpt exec` run is recorded under.
+pub const SUITE: &str = "exec";
+
+fn spec(name: &str, text: &str) -> BenchmarkSpec {
+    BenchmarkSpec {
+        id: BenchmarkId::new(SUITE, name),
+        components: Vec::new(),
+        kind: BenchmarkKind::Application,
+        description: Some(format!("the command `{text}`")),
+        default_duration_seconds: None,
+        external_tool: None,
+        params: BTreeMap::new(),
+        param_help: BTreeMap::new(),
+        param_choices: BTreeMap::new(),
+        timeouts: StageLimits::default(),
+        metrics: ["wall_time_s", "user_time_s", "sys_time_s", "peak_rss_bytes"]
+            .map(String::from)
+            .to_vec(),
+    }
+}
+
+fn metric(
+    name: &str,
+    unit: &str,
+    values: Vec<f64>,
+    tags: &BTreeMap<String, String>,
+    stop: Option<warpt_model::StopReason>,
+) -> Option<BenchmarkMetric> {
+    let mut stats = warpt_harness::stats::summarize(&values)?;
+    stats.stop_reason = stop;
+    Some(BenchmarkMetric {
+        name: name.into(),
+        value: stats.median,
+        unit: unit.into(),
+        higher_is_better: false,
+        tags: tags.clone(),
+        stats: Some(stats),
+    })
+}
+
+/// One job as a benchmark result.
+pub fn result(r: &JobResult, cost: Option<ShellCost>) -> BenchmarkRunResult {
+    let params = r
+        .job
+        .params
+        .iter()
+        .map(|(k, v)| (k.clone(), ParamValue::Str(v.clone())))
+        .collect();
+    let mut out =
+        BenchmarkRunResult::new(spec(&r.job.name, &r.job.text), params, r.status, r.window.0);
+    out.end_time = r.window.1;
+    out.error_message = r.message.clone();
+    out.stop_reason = r.stop_reason;
+    let s = &r.samples;
+    let stop = r.stop_reason;
+    out.metrics = [
+        metric(
+            "wall_time_s",
+            "s",
+            s.iter().map(|x| x.wall_s).collect(),
+            &r.job.params,
+            stop,
+        ),
+        metric(
+            "user_time_s",
+            "s",
+            s.iter().map(|x| x.user_s).collect(),
+            &r.job.params,
+            stop,
+        ),
+        metric(
+            "sys_time_s",
+            "s",
+            s.iter().map(|x| x.sys_s).collect(),
+            &r.job.params,
+            stop,
+        ),
+        metric(
+            "peak_rss_bytes",
+            "B",
+            s.iter().map(|x| x.peak_rss_bytes).collect(),
+            &r.job.params,
+            stop,
+        ),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    if r.status == RunStatus::Passed && s.is_empty() {
+        out.set_status(RunStatus::Failed);
+        out.error_message = Some("no run was measured".into());
+    }
+    let d = &mut out.details;
+    d.insert("command".into(), ParamValue::Str(r.job.text.clone()));
+    d.insert("runs".into(), ParamValue::Int(s.len() as i64));
+    d.insert("failed_runs".into(), ParamValue::Int(r.failed_runs as i64));
+    let codes: Vec<String> = s.iter().map(|x| x.exit.to_string()).collect();
+    let nonzero = codes.iter().filter(|c| *c != "exit status 0").count();
+    if nonzero > 0 {
+        d.insert("exit_statuses".into(), ParamValue::Str(codes.join(", ")));
+    }
+    if let Some(c) = cost {
+        d.insert("shell_spawn_wall_s".into(), ParamValue::Float(c.wall_s));
+        d.insert("shell_spawn_user_s".into(), ParamValue::Float(c.user_s));
+        d.insert("shell_spawn_sys_s".into(), ParamValue::Float(c.sys_s));
+    }
+    out.validation = Some(if out.status == RunStatus::Passed {
+        Validation::pass(if nonzero > 0 {
+            format!(
+                "{nonzero} of {} runs exited non-zero (--ignore-failure)",
+                s.len()
+            )
+        } else {
+            format!("all {} runs exited with status 0", s.len())
+        })
+    } else {
+        Validation::fail(out.error_message.clone().unwrap_or_default())
+    });
+    out
+}
+
+/// The suite run of one `warpt exec` invocation.
+pub fn suite_run(
+    plan: &ExecPlan,
+    results: &[JobResult],
+    cost: Option<ShellCost>,
+    start: jiff::Timestamp,
+    command_line: Vec<String>,
+    interrupted: bool,
+) -> BenchmarkSuiteRun {
+    let mut options = warpt_harness::RunOptions::new(
+        env!("CARGO_PKG_VERSION"),
+        if cfg!(debug_assertions) {
+            "debug"
+        } else {
+            "release"
+        },
+    );
+    options.seed = plan.seed;
+    options.command_line = command_line;
+    let empty = warpt_harness::Plan {
+        suite: SUITE.into(),
+        components: Vec::new(),
+        label: SUITE.into(),
+        entries: Vec::new(),
+        unavailable: Vec::new(),
+        overrides: BTreeMap::new(),
+    };
+    let mut manifest = warpt_harness::build_manifest(&options, &empty);
+    manifest.config.plan = results
+        .iter()
+        .map(|r| BenchmarkId::new(SUITE, &r.job.name))
+        .collect();
+    if let Some(c) = cost {
+        manifest
+            .extra
+            .insert("shell_spawn_wall_s".into(), ParamValue::Float(c.wall_s));
+    }
+    manifest
+        .extra
+        .insert("interleaved".into(), ParamValue::Bool(plan.interleave));
+    BenchmarkSuiteRun {
+        id: format!(
+            "{}-{}",
+            start.strftime("%Y%m%dT%H%M%SZ"),
+            warpt_harness::random_suffix()
+        ),
+        suite: SUITE.into(),
+        components: Vec::new(),
+        benchmarks: results.iter().map(|r| result(r, cost)).collect(),
+        metadata: None,
+        start_time: Some(start),
+        end_time: Some(jiff::Timestamp::now()),
+        interrupted,
+        manifest: Some(manifest),
+        system: Some(warpt_system::snapshot()),
+        trials: Vec::new(),
+    }
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// A percentile-bootstrap 95% CI of mean(slow) / mean(fast), seeded.
+fn ratio_ci(slow: &[f64], fast: &[f64], seed: u64) -> Option<(f64, f64)> {
+    if slow.len() < 2 || fast.len() < 2 {
+        return None;
+    }
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    let mut resample = |v: &[f64]| {
+        (0..v.len())
+            .map(|_| v[(rng.next_u64() % v.len() as u64) as usize])
+            .sum::<f64>()
+            / v.len() as f64
+    };
+    let mut ratios: Vec<f64> = (0..2000)
+        .map(|_| {
+            let s = resample(slow);
+            let f = resample(fast);
+            s / f
+        })
+        .filter(|r| r.is_finite())
+        .collect();
+    if ratios.is_empty() {
+        return None;
+    }
+    ratios.sort_by(f64::total_cmp);
+    let at =
+        |q: f64| ratios[((q * (ratios.len() - 1) as f64).round() as usize).min(ratios.len() - 1)];
+    Some((at(0.025), at(0.975)))
+}
+
+/// One comparison with the fastest command.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Relative {
+    /// The slower command's name.
+    pub name: String,
+    /// mean(its wall time) / mean(the fastest's).
+    pub ratio: f64,
+    /// Bootstrap 95% CI of that ratio.
+    pub ci: Option<(f64, f64)>,
+    /// Two-sided Mann-Whitney p-value of the two samples.
+    pub p_value: f64,
+}
+
+/// The fastest passed job (by mean wall time) and every other one
+/// relative to it.
+pub fn relative(results: &[JobResult], seed: u64) -> Option<(String, Vec<Relative>)> {
+    let walls: Vec<(&JobResult, Vec<f64>)> = results
+        .iter()
+        .filter(|r| r.status == RunStatus::Passed && !r.samples.is_empty())
+        .map(|r| (r, r.samples.iter().map(|s| s.wall_s).collect()))
+        .collect();
+    let fastest = walls
+        .iter()
+        .min_by(|a, b| mean(&a.1).total_cmp(&mean(&b.1)))?;
+    let others = walls
+        .iter()
+        .filter(|(r, _)| !std::ptr::eq(*r, fastest.0))
+        .map(|(r, w)| Relative {
+            name: r.job.name.clone(),
+            ratio: mean(w) / mean(&fastest.1),
+            ci: ratio_ci(w, &fastest.1, seed),
+            p_value: warpt_report::stats::mann_whitney(&fastest.1, w),
+        })
+        .collect();
+    Some((fastest.0.job.name.clone(), others))
+}
+
+/// hyperfine's summary, with the CI and the significance verdict.
+pub fn summary_text(results: &[JobResult], seed: u64) -> String {
+    let Some((fastest, others)) = relative(results, seed) else {
+        return String::new();
+    };
+    if others.is_empty() {
+        return String::new();
+    }
+    let mut out = format!("Summary\n  {fastest} ran\n");
+    for o in others {
+        let pm = o.ci.map_or(String::new(), |(lo, hi)| {
+            format!(" ± {:.2}", (hi - lo) / 2.0)
+        });
+        let verdict = if o.p_value < 0.05 {
+            format!("significant, p = {:.2e}", o.p_value)
+        } else {
+            format!(
+                "not significant at 5%, p = {:.2}: may be equally fast",
+                o.p_value
+            )
+        };
+        out += &format!(
+            "    {:.2}{pm} times faster than {} ({verdict})\n",
+            o.ratio, o.name
+        );
+    }
+    out
+}
