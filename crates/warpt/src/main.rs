@@ -60,6 +60,7 @@ fn main() -> ExitCode {
         Command::List(args) => commands::list::run(&args),
         Command::NetServer(args) => commands::net_server::run(&args),
         Command::Serve(args) => commands::serve::run(&args),
+        Command::Exec(args) => commands::exec::run(&args),
         Command::Monitor(args) => commands::monitor::run(&args),
         Command::Stress(args) => commands::stress::run(&args),
         Command::Results { action } => match action {

@@ -9,10 +9,12 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 mod benchmark;
+mod exec;
 mod harness;
 mod results;
 
 pub use benchmark::*;
+pub use exec::*;
 pub use harness::*;
 pub use results::*;
 
@@ -30,6 +32,8 @@ pub struct Cli {
 pub enum Command {
     /// Show what this machine is: CPU, caches, memory, GPUs, disks, network, OS, tools.
     List(ListMachineArgs),
+    /// Benchmark shell commands (hyperfine's flags, warpt's statistics, interleaved).
+    Exec(Box<ExecArgs>),
     /// List, describe and run benchmarks.
     Benchmark {
         /// The benchmark action.

@@ -3,6 +3,7 @@
 pub mod benchmark;
 pub mod compare;
 pub mod config;
+pub mod exec;
 pub mod harness;
 pub mod harness_profile;
 pub mod harness_run;
