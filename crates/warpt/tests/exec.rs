@@ -1,0 +1,248 @@
+//! `warpt exec` with real processes: failures and --ignore-failure, a
+//! hanging command stopped at --timeout, the shell's spawn time measured
+//! and subtracted, parameter scans, the interleaving order, and hyperfine's
+//! JSON shape checked against hyperfine's own export.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+fn exec(dir: &Path, args: &[&str]) -> (i32, Value, String) {
+    let out = Command::new(assert_cmd::cargo::cargo_bin("warpt"))
+        .current_dir(dir)
+        .env("WARPT_NO_PROGRESS", "1")
+        .args(["exec", "--json", "--store"])
+        .arg(dir.join("store.db"))
+        .args(args)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let run = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{stderr}", String::from_utf8_lossy(&out.stdout)));
+    (out.status.code().unwrap(), run, stderr)
+}
+
+fn metric<'a>(result: &'a Value, name: &str) -> &'a Value {
+    result["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == name)
+        .unwrap_or_else(|| panic!("no {name} in {result}"))
+}
+
+#[test]
+fn failures_stop_a_command_unless_ignored_and_a_hung_one_times_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, run, stderr) = exec(dir.path(), &["--runs", "3", "exit 3", "true"]);
+    assert_eq!(code, 1, "{stderr}");
+    let failed = &run["benchmarks"][0];
+    assert_eq!(failed["status"], "failed");
+    assert!(
+        failed["error_message"]
+            .as_str()
+            .unwrap()
+            .contains("exit status 3"),
+        "{failed}"
+    );
+    // The other command is measured all the same.
+    assert_eq!(run["benchmarks"][1]["status"], "passed");
+    assert_eq!(
+        metric(&run["benchmarks"][1], "wall_time_s")["stats"]["n"],
+        3
+    );
+
+    let hf = dir.path().join("hf.json");
+    let (code, run, stderr) = exec(
+        dir.path(),
+        &[
+            "--runs",
+            "4",
+            "--ignore-failure",
+            "--export-json",
+            hf.to_str().unwrap(),
+            "exit 3",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let r = &run["benchmarks"][0];
+    assert_eq!(r["status"], "passed");
+    assert_eq!(r["details"]["failed_runs"], 4);
+    let h: Value = serde_json::from_str(&std::fs::read_to_string(&hf).unwrap()).unwrap();
+    assert_eq!(
+        h["results"][0]["exit_codes"],
+        serde_json::json!([3, 3, 3, 3])
+    );
+
+    let (code, run, stderr) = exec(dir.path(), &["--timeout", "0.5", "--runs", "2", "sleep 30"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert_eq!(run["benchmarks"][0]["status"], "timeout", "{run}");
+}
+
+#[test]
+fn the_shells_spawn_time_is_measured_and_subtracted() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, run, stderr) = exec(dir.path(), &["--runs", "20", "true"]);
+    assert_eq!(code, 0, "{stderr}");
+    let r = &run["benchmarks"][0];
+    let spawn = r["details"]["shell_spawn_wall_s"].as_f64().unwrap();
+    assert!(spawn > 0.0, "{r}");
+    assert!(stderr.contains("shell spawn time"), "{stderr}");
+    // `sh -c true` costs what `sh -c ''` costs: after the subtraction the
+    // median is a small fraction of the shell's own time.
+    let wall = metric(r, "wall_time_s")["value"].as_f64().unwrap();
+    assert!(wall < spawn * 0.5, "corrected {wall} s vs spawn {spawn} s");
+    // Without a shell nothing is measured or subtracted.
+    let (code, run, _) = exec(dir.path(), &["--runs", "5", "-N", "true"]);
+    assert_eq!(code, 0);
+    assert!(run["benchmarks"][0]["details"]["shell_spawn_wall_s"].is_null());
+    assert!(
+        metric(&run["benchmarks"][0], "wall_time_s")["value"]
+            .as_f64()
+            .unwrap()
+            > 0.0
+    );
+}
+
+#[test]
+fn parameter_scans_and_lists_make_one_benchmark_per_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, run, stderr) = exec(
+        dir.path(),
+        &[
+            "--runs",
+            "3",
+            "-P",
+            "n",
+            "1",
+            "3",
+            "-n",
+            "spin {n}",
+            "i=0; while [ $i -lt {n}000 ]; do i=$((i+1)); done",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let names: Vec<&str> = run["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["spec"]["id"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["spin 1", "spin 2", "spin 3"]);
+    for (i, b) in run["benchmarks"].as_array().unwrap().iter().enumerate() {
+        assert_eq!(b["params"]["n"], (i + 1).to_string());
+        assert_eq!(metric(b, "wall_time_s")["tags"]["n"], (i + 1).to_string());
+    }
+    let (code, run, _) = exec(
+        dir.path(),
+        &[
+            "--runs",
+            "2",
+            "-L",
+            "x",
+            "a,b",
+            "test {x} = a || test {x} = b",
+        ],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(run["benchmarks"].as_array().unwrap().len(), 2);
+    // Bad input: exit 2 with the flag named.
+    let out = Command::new(assert_cmd::cargo::cargo_bin("warpt"))
+        .args(["exec", "--no-store", "-P", "n", "5", "1", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--parameter-scan n"));
+}
+
+#[test]
+fn commands_run_interleaved_round_by_round_unless_told_not_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log");
+    let cmd = |c: &str| format!("echo {c} >> {}", log.display());
+    let (a, b) = (cmd("A"), cmd("B"));
+    let (code, _, stderr) = exec(dir.path(), &["--runs", "6", &a, &b]);
+    assert_eq!(code, 0, "{stderr}");
+    let order = std::fs::read_to_string(&log)
+        .unwrap()
+        .split_whitespace()
+        .collect::<String>();
+    assert_eq!(order.len(), 12);
+    // Each round runs both, in a random order: both orders occur.
+    let rounds: Vec<&str> = (0..6).map(|i| &order[2 * i..2 * i + 2]).collect();
+    assert!(rounds.iter().all(|r| *r == "AB" || *r == "BA"), "{order}");
+    assert!(rounds.contains(&"AB") && rounds.contains(&"BA"), "{order}");
+    std::fs::remove_file(&log).unwrap();
+    let (code, _, _) = exec(dir.path(), &["--runs", "3", "--no-interleave", &a, &b]);
+    assert_eq!(code, 0);
+    assert_eq!(
+        std::fs::read_to_string(&log)
+            .unwrap()
+            .split_whitespace()
+            .collect::<String>(),
+        "AAABBB"
+    );
+}
+
+#[test]
+fn the_json_export_has_hyperfines_fields_and_the_run_is_in_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let theirs = dir.path().join("hyperfine.json");
+    let ours = dir.path().join("warpt.json");
+    let status = Command::new("hyperfine")
+        .args(["--runs", "3", "-N", "--export-json"])
+        .arg(&theirs)
+        .args(["-P", "n", "1", "2", "sleep 0.00{n}"])
+        .output()
+        .expect("hyperfine is needed for this test; scripts/test installs Debian's");
+    assert!(status.status.success());
+    let (code, run, stderr) = exec(
+        dir.path(),
+        &[
+            "--runs",
+            "3",
+            "-N",
+            "--export-json",
+            ours.to_str().unwrap(),
+            "-P",
+            "n",
+            "1",
+            "2",
+            "sleep 0.00{n}",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let read =
+        |p: &Path| -> Value { serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap() };
+    let (theirs, ours) = (read(&theirs), read(&ours));
+    let (t, o) = (&theirs["results"][0], &ours["results"][0]);
+    for (key, value) in t.as_object().unwrap() {
+        let mine = &o[key];
+        assert!(!mine.is_null(), "hyperfine's '{key}' is missing: {o}");
+        let kind = |v: &Value| std::mem::discriminant(v);
+        assert_eq!(
+            kind(value),
+            kind(mine),
+            "'{key}': hyperfine {value}, warpt {mine}"
+        );
+    }
+    assert_eq!(o["command"], "sleep 0.001");
+    assert_eq!(o["parameters"]["n"], "1");
+    assert_eq!(o["times"].as_array().unwrap().len(), 3);
+    // The run is in the store under the exec suite.
+    let out = Command::new(assert_cmd::cargo::cargo_bin("warpt"))
+        .args(["results", "list", "--json", "--store"])
+        .arg(dir.path().join("store.db"))
+        .output()
+        .unwrap();
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = list.as_array().or(list["runs"].as_array()).unwrap();
+    assert!(
+        runs.iter()
+            .any(|r| r["id"] == run["id"] && r["suite"] == "exec"),
+        "{list}"
+    );
+}
