@@ -67,16 +67,25 @@ pub fn calibrate(plan: &ExecPlan) -> Result<Option<ShellCost>, ExecError> {
     let Shell::Path(sh) = &plan.shell else {
         return Ok(None);
     };
+    shell_cost(sh, CALIBRATION_RUNS, true).map(Some)
+}
+
+/// The mean cost of `runs` spawns of `sh -c ''` (after three unmeasured
+/// ones), in or out of a process group of its own as the measured
+/// commands will be.
+pub fn shell_cost(sh: &str, runs: usize, own_group: bool) -> Result<ShellCost, ExecError> {
     let empty = Spawn {
-        argv: vec![sh.clone(), "-c".into(), String::new()],
+        argv: vec![sh.to_string(), "-c".into(), String::new()],
         input: None,
         output: Output::Null,
+        own_group,
+        cwd: None,
     };
     for _ in 0..3 {
         empty.run(None)?;
     }
     let mut cost = ShellCost::default();
-    for _ in 0..CALIBRATION_RUNS {
+    for _ in 0..runs.max(1) {
         let s = empty.run(None)?;
         if !s.exit.success() {
             return Err(ExecError::Usage(format!(
@@ -93,7 +102,7 @@ pub fn calibrate(plan: &ExecPlan) -> Result<Option<ShellCost>, ExecError> {
     cost.wall_s /= n;
     cost.user_s /= n;
     cost.sys_s /= n;
-    Ok(Some(cost))
+    Ok(cost)
 }
 
 struct State {

@@ -8,17 +8,20 @@
 //! - [`engine`]: the shell's spawn time, set-up, warm-up, interleaved
 //!   rounds to each command's stopping rule, clean-up;
 //! - [`report`]: one `exec` suite run and hyperfine's summary lines;
-//! - [`hyperfine`]: hyperfine's JSON, Markdown and CSV exports.
+//! - [`hyperfine`]: hyperfine's JSON, Markdown and CSV exports;
+//! - [`declared`]: commands declared as `[[benchmarks]]` in configuration,
+//!   the `user` suite under warpt's whole harness.
 
+pub mod declared;
 pub mod engine;
 pub mod hyperfine;
 pub mod plan;
 pub mod report;
 pub mod spawn;
 
-pub use engine::{JobResult, ShellCost, calibrate, measure};
+pub use engine::{JobResult, ShellCost, calibrate, measure, shell_cost};
 pub use plan::{ExecPlan, Job, Parameter, Shell};
-pub use spawn::{Exit, Output, Sample, Spawn};
+pub use spawn::{Captured, Exit, Output, Sample, Spawn};
 
 /// What can stop `warpt exec`.
 #[derive(Debug, thiserror::Error)]

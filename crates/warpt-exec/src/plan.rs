@@ -153,6 +153,8 @@ impl ExecPlan {
             argv: self.argv(text)?,
             input: if input { self.input.clone() } else { None },
             output,
+            own_group: true,
+            cwd: None,
         })
     }
 

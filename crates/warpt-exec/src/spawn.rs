@@ -28,6 +28,19 @@ pub enum Output {
     Inherit,
     /// Appended to this file.
     File(PathBuf),
+    /// Kept for the caller ([`Spawn::run_captured`]): stdout read from a
+    /// pipe, as `Pipe` reads it, stderr written to an unnamed temporary
+    /// file and read back after the reap (outside the timed region).
+    Capture,
+}
+
+/// What a run wrote, with [`Output::Capture`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Captured {
+    /// Its standard output.
+    pub stdout: Vec<u8>,
+    /// Its standard error.
+    pub stderr: Vec<u8>,
 }
 
 /// How a run ended.
@@ -82,10 +95,18 @@ pub struct Spawn {
     pub input: Option<PathBuf>,
     /// `--output`.
     pub output: Output,
+    /// Whether the command leads a process group of its own, so a time
+    /// limit kills everything it started (`warpt exec`). A benchmark run
+    /// inside warpt's worker stays in the worker's group instead, so the
+    /// supervisor's stage timeout, which kills that group, reaches it too.
+    pub own_group: bool,
+    /// The directory it runs in (warpt's own when `None`).
+    pub cwd: Option<PathBuf>,
 }
 
 /// The watchdog's view of the run in progress.
 struct Watch {
+    /// What to kill: the child's pid, or minus the group it leads; 0 for none.
     pid: AtomicI32,
     deadline_ns: AtomicU64,
     fired: AtomicBool,
@@ -105,12 +126,13 @@ fn watchdog() -> &'static Watch {
         std::thread::spawn(move || {
             loop {
                 std::thread::sleep(Duration::from_millis(10));
-                let pid = w2.pid.load(Ordering::SeqCst);
+                let target = w2.pid.load(Ordering::SeqCst);
                 let now = w2.start.elapsed().as_nanos() as u64;
-                if pid > 0 && now >= w2.deadline_ns.load(Ordering::SeqCst) {
+                if target != 0 && now >= w2.deadline_ns.load(Ordering::SeqCst) {
                     w2.fired.store(true, Ordering::SeqCst);
-                    // SAFETY: kill(2) on the process group of our own child.
-                    unsafe { libc::kill(-pid, libc::SIGKILL) };
+                    // SAFETY: kill(2) on our own child, or (negative) on
+                    // the process group it leads.
+                    unsafe { libc::kill(target, libc::SIGKILL) };
                     w2.pid.store(0, Ordering::SeqCst);
                 }
             }
@@ -120,15 +142,19 @@ fn watchdog() -> &'static Watch {
 }
 
 impl Spawn {
-    fn command(&self) -> Result<Command, ExecError> {
+    fn command(&self) -> Result<(Command, Option<File>), ExecError> {
         let (program, args) = self
             .argv
             .split_first()
             .ok_or_else(|| ExecError::Usage("an empty command".into()))?;
         let mut cmd = Command::new(program);
         cmd.args(args);
-        // Its own process group, so a timeout kills everything it started.
-        cmd.process_group(0);
+        if self.own_group {
+            cmd.process_group(0);
+        }
+        if let Some(dir) = &self.cwd {
+            cmd.current_dir(dir);
+        }
         let io = |what: &str, e: std::io::Error| ExecError::Io(format!("{what}: {e}"));
         match &self.input {
             Some(p) => {
@@ -159,13 +185,35 @@ impl Spawn {
                     .map_err(|e| io(&format!("--output {}", p.display()), e))?;
                 cmd.stdout(f).stderr(f2);
             }
+            Output::Capture => {
+                let f = tempfile::tempfile().map_err(|e| io("a file for stderr", e))?;
+                let f2 = f.try_clone().map_err(|e| io("a file for stderr", e))?;
+                cmd.stdout(Stdio::piped()).stderr(f2);
+                return Ok((cmd, Some(f)));
+            }
         }
-        Ok(cmd)
+        Ok((cmd, None))
     }
 
     /// Runs once; `limit` kills it (and its group) when exceeded.
     pub fn run(&self, limit: Option<Duration>) -> Result<Sample, ExecError> {
-        let mut cmd = self.command()?;
+        self.run_inner(limit, None)
+    }
+
+    /// Runs once, as [`run`](Self::run), and returns what it wrote when
+    /// the output is [`Output::Capture`] (empty otherwise).
+    pub fn run_captured(&self, limit: Option<Duration>) -> Result<(Sample, Captured), ExecError> {
+        let mut captured = Captured::default();
+        let sample = self.run_inner(limit, Some(&mut captured))?;
+        Ok((sample, captured))
+    }
+
+    fn run_inner(
+        &self,
+        limit: Option<Duration>,
+        mut keep: Option<&mut Captured>,
+    ) -> Result<Sample, ExecError> {
+        let (mut cmd, stderr_file) = self.command()?;
         let watch = limit.map(|_| watchdog());
         let start = Instant::now();
         let mut child = cmd.spawn().map_err(|e| {
@@ -179,11 +227,19 @@ impl Spawn {
             w.fired.store(false, Ordering::SeqCst);
             let deadline = (start + limit).duration_since(w.start).as_nanos() as u64;
             w.deadline_ns.store(deadline, Ordering::SeqCst);
-            w.pid.store(pid, Ordering::SeqCst);
+            w.pid
+                .store(if self.own_group { -pid } else { pid }, Ordering::SeqCst);
         }
         if let Some(mut out) = child.stdout.take() {
             let mut sink = [0u8; 64 * 1024];
-            while matches!(out.read(&mut sink), Ok(n) if n > 0) {}
+            while let Ok(n) = out.read(&mut sink) {
+                if n == 0 {
+                    break;
+                }
+                if let Some(k) = keep.as_deref_mut() {
+                    k.stdout.extend_from_slice(&sink[..n]);
+                }
+            }
         }
         let mut status = 0;
         // SAFETY: zeroed rusage is a valid out-parameter; wait4 fills it.
@@ -208,6 +264,12 @@ impl Spawn {
                 self.argv[0],
                 std::io::Error::last_os_error()
             )));
+        }
+        if let (Some(k), Some(mut f)) = (keep, stderr_file) {
+            use std::io::Seek;
+            f.seek(std::io::SeekFrom::Start(0))
+                .and_then(|_| f.read_to_end(&mut k.stderr))
+                .map_err(|e| ExecError::Io(format!("reading the command's stderr back: {e}")))?;
         }
         let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
         let exit = if timed_out {
@@ -238,6 +300,8 @@ mod tests {
             argv: vec!["sh".into(), "-c".into(), script.into()],
             input: None,
             output: Output::Null,
+            own_group: true,
+            cwd: None,
         }
     }
 

@@ -157,4 +157,13 @@ pub trait Suite: Send + Sync {
         let _ = (name, params);
         Ok(())
     }
+
+    /// The parameter matrix benchmark `name` sweeps when the user does not
+    /// say otherwise: key to a comma list, as `--param key=a,b` would give
+    /// it (a declared benchmark's `params = { n = [1, 2] }`). A `--param`
+    /// or configured value of the key replaces the list.
+    fn matrix(&self, name: &str) -> std::collections::BTreeMap<String, String> {
+        let _ = name;
+        Default::default()
+    }
 }

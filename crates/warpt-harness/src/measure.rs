@@ -71,6 +71,10 @@ pub enum Convert {
     Rate(f64),
     /// A time per unit: `value = seconds * factor` (e.g. 1e9 / loads for ns per load).
     Time(f64),
+    /// Not a time: the sample is the metric's value itself (a number a
+    /// command printed, a byte count). Any finite value, zero and
+    /// negative included.
+    Value,
 }
 
 impl Convert {
@@ -79,7 +83,13 @@ impl Convert {
         match self {
             Convert::Rate(work) => work / seconds,
             Convert::Time(factor) => seconds * factor,
+            Convert::Value => seconds,
         }
+    }
+
+    /// Whether a sample must be a positive time (every kind but `Value`).
+    fn is_time(self) -> bool {
+        !matches!(self, Convert::Value)
     }
 }
 
@@ -240,8 +250,9 @@ impl<'a> Measure<'a> {
     }
 
     /// Warms up, then samples the series `defs` with `sample` until the
-    /// policy says stop. `sample` writes each series' seconds into its slot;
-    /// a non-positive or non-finite time is a bug in the benchmark and panics.
+    /// policy says stop. `sample` writes each series' seconds (or value,
+    /// for [`Convert::Value`]) into its slot; a non-positive or non-finite
+    /// time is a bug in the benchmark and panics.
     pub fn run(
         &mut self,
         policy: &MeasurePolicy,
@@ -276,8 +287,8 @@ impl<'a> Measure<'a> {
             sample(&mut slot);
             for (s, &t) in slot.iter().enumerate() {
                 assert!(
-                    t.is_finite() && t > 0.0,
-                    "sample time {t} s of series {s} in '{label}' is not positive"
+                    t.is_finite() && (t > 0.0 || !defs[s].convert.is_time()),
+                    "sample {t} of series {s} in '{label}' is not a positive time or a finite value"
                 );
                 let v = defs[s].convert.apply(t);
                 seconds[s].push(t);
@@ -471,6 +482,21 @@ mod tests {
         );
         assert_eq!(calls, r.metrics[0].stats.as_ref().unwrap().n + 1);
         assert_eq!(m.stop_reason(), Some(StopReason::TargetMet));
+    }
+
+    #[test]
+    fn value_series_take_zero_and_negative_numbers_as_they_are() {
+        let mut m = Measure::new(&NoProgress);
+        let defs = [
+            SeriesDef::new("errors", "count", false, &[], Convert::Value),
+            SeriesDef::new("delta", "K", true, &[], Convert::Value),
+        ];
+        let r = m.run(&policy(5, 10_000, 1_000_000), "values", &defs, |out| {
+            out[0] = 0.0;
+            out[1] = -2.5;
+        });
+        assert_eq!(r.stop_reason, StopReason::TargetMet);
+        assert_eq!((r.metrics[0].value, r.metrics[1].value), (0.0, -2.5));
     }
 
     #[test]

@@ -270,7 +270,7 @@ impl Plan {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         overrides.extend(strict);
-        let entries = apply_params(&specs, &overrides)?;
+        let entries = apply_params(registry, &specs, &overrides)?;
         check_entries(registry, &entries)?;
         Ok(Plan {
             suite: suite_label,
@@ -472,13 +472,20 @@ fn expand(
         .collect())
 }
 
+/// Every spec's entries: its suite's default matrix, under the overrides.
 fn apply_params(
+    registry: &Registry,
     specs: &[BenchmarkSpec],
     overrides: &BTreeMap<String, String>,
 ) -> Result<Vec<PlannedBenchmark>, PlanError> {
     let mut out = Vec::new();
     for spec in specs {
-        out.extend(expand(spec, overrides)?);
+        let mut own = registry
+            .suite(&spec.id.suite)
+            .map(|s| s.matrix(&spec.id.name))
+            .unwrap_or_default();
+        own.extend(overrides.iter().map(|(k, v)| (k.clone(), v.clone())));
+        out.extend(expand(spec, &own)?);
     }
     Ok(out)
 }

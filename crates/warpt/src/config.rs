@@ -22,6 +22,10 @@
 //!
 //! [params]                  # like --param, applied where a benchmark knows the key
 //! array_mb = 256
+//!
+//! [[benchmarks]]            # your own commands: the `user` suite (docs/exec.md)
+//! name = "build"
+//! command = "make -B -j2"
 //! ```
 
 use std::collections::BTreeMap;
@@ -145,6 +149,10 @@ struct FileConfig {
     benchmark_timeouts: BTreeMap<String, FileLimits>,
     #[serde(default)]
     params: BTreeMap<String, toml::Value>,
+    /// `[[benchmarks]]`: declared benchmarks, read by the `user` suite
+    /// (warpt-exec checks them; see [`crate::registry`]).
+    #[serde(default, rename = "benchmarks")]
+    _benchmarks: Option<toml::Value>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -409,6 +417,11 @@ fn position(text: &str, offset: usize) -> String {
     let line = before.matches('\n').count() + 1;
     let col = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
     format!(":{line}:{col}")
+}
+
+/// The configuration file a command without `--config` reads, if any.
+pub fn default_file() -> Result<Option<PathBuf>> {
+    find_file(None, &|k| std::env::var(k).ok())
 }
 
 /// The configuration file to read: `explicit` (which must exist), else

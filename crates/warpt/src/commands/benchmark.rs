@@ -3,12 +3,12 @@
 use anyhow::Result;
 
 use crate::cli::{DescribeArgs, ListArgs};
-use crate::registry::registry;
+use crate::registry::registry_found;
 use crate::{Outcome, UsageError, output};
 
 /// `warpt benchmark list`.
 pub fn list(args: &ListArgs) -> Result<Outcome> {
-    let reg = registry();
+    let reg = registry_found()?;
     let mut specs = match &args.suite {
         Some(name) => reg
             .suite(name)
@@ -36,7 +36,7 @@ pub fn list(args: &ListArgs) -> Result<Outcome> {
 
 /// `warpt benchmark describe`.
 pub fn describe(args: &DescribeArgs) -> Result<Outcome> {
-    let reg = registry();
+    let reg = registry_found()?;
     let suite = reg.suite(&args.suite).ok_or_else(|| {
         UsageError(format!(
             "unknown suite '{}'; available suites: {}",

@@ -17,7 +17,7 @@ use crate::config::{Config, Flags};
 use crate::events::{EventLines, TelemetryFeed};
 use crate::export::{ExportTarget, default_file_name};
 use crate::progress::BarProgress;
-use crate::registry::registry;
+use crate::registry::{registry, registry_declaring, registry_found};
 use crate::{Outcome, UsageError, output};
 
 /// The machine-readable form of `--dry-run --json`.
@@ -64,7 +64,7 @@ pub(crate) fn from_selection(args: &PlanArgs, store: Option<&Path>) -> Result<(P
         store: store.map(Path::to_path_buf),
     };
     let config = Config::load(args.config.as_deref(), &|k| std::env::var(k).ok(), &flags)?;
-    let reg = registry();
+    let reg = registry_declaring(config.file.as_deref().map(Path::new))?;
     let selection = Selection {
         suite: args.suite.clone(),
         benchmarks: args.benchmarks.clone(),
@@ -105,7 +105,7 @@ fn from_export(path: &Path, args: &PlanArgs) -> Result<(Plan, RunOptions)> {
         UsageError(format!("--replay file {shown} has no manifest (written by an older warpt); nothing to replay exactly"))
     })?;
     let cfg = &manifest.config;
-    let reg = registry();
+    let reg = registry_found()?;
     // The i-th planned entry of a benchmark ran as its i-th result (a sweep
     // plans one benchmark several times).
     let mut seen: BTreeMap<&BenchmarkId, usize> = BTreeMap::new();

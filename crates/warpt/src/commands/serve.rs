@@ -4,7 +4,8 @@ use anyhow::Result;
 use warpt_server::{ServeError, ServeOptions};
 
 use crate::cli::ServeArgs;
-use crate::{Outcome, UsageError, history, registry::registry};
+use crate::registry::{registry, registry_found};
+use crate::{Outcome, UsageError, history};
 
 /// Serves until Ctrl-C or SIGTERM.
 pub fn run(args: &ServeArgs) -> Result<Outcome> {
@@ -36,7 +37,16 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
         exe,
         cache_entries: args.cache_entries,
     };
-    match warpt_server::serve(&options, registry().all_specs()) {
+    // The dashboard lists the declared benchmarks too; a broken declaration
+    // is reported but does not keep the server down.
+    let specs = match registry_found() {
+        Ok(reg) => reg.all_specs(),
+        Err(e) => {
+            eprintln!("warning: {e:#}; the user suite is left out");
+            registry().all_specs()
+        }
+    };
+    match warpt_server::serve(&options, specs) {
         Ok(()) => Ok(Outcome::Success),
         Err(ServeError::Usage(msg)) => Err(UsageError(msg).into()),
         Err(e) => Err(e.into()),
