@@ -47,7 +47,8 @@ pub enum ResultsCommand {
     Show(ResultsShowArgs),
     /// Run one read-only SQL statement against the store (see the README for its tables).
     Query(ResultsQueryArgs),
-    /// Record export files (`benchmark run --export`) made here or elsewhere.
+    /// Record export files (`benchmark run --export`) made here or elsewhere, or what
+    /// hyperfine, criterion, Google Benchmark or pytest-benchmark wrote.
     Import(ResultsImportArgs),
     /// Write a run for other tools: bmf, gab, junit or csv.
     Export(ResultsExportArgs),
@@ -190,9 +191,18 @@ pub struct ResultsQueryArgs {
 /// `warpt results import`
 #[derive(Debug, Args)]
 pub struct ResultsImportArgs {
-    /// Export files (JSON `BenchmarkSuiteRun`s).
-    #[arg(required = true, value_name = "FILE.json")]
+    /// warpt's JSON exports, or what another tool wrote: hyperfine's
+    /// `--export-json` file, criterion's `target/criterion` directory,
+    /// Google Benchmark's `--benchmark_format=json` output, pytest-benchmark's
+    /// `--benchmark-json` file. Each is recognised by its content.
+    #[arg(required = true, value_name = "FILE|DIR")]
     pub files: Vec<PathBuf>,
+    /// Read every input as this format instead of recognising it.
+    #[arg(long, value_parser = ["warpt", "hyperfine", "criterion", "gbench", "pytest-benchmark"])]
+    pub format: Option<String>,
+    /// Print what was imported as JSON (file, format, run id, benchmarks, whether new).
+    #[arg(long)]
+    pub json: bool,
     /// The store.
     #[command(flatten)]
     pub store: StorePath,

@@ -132,27 +132,99 @@ pub fn query(args: &ResultsQueryArgs) -> Result<Outcome> {
 
 /// `warpt results import`: every file is read and checked before any is recorded.
 pub fn import(args: &ResultsImportArgs) -> Result<Outcome> {
+    let forced = args.format.as_deref();
     let mut runs = Vec::new();
     for file in &args.files {
-        let text = std::fs::read_to_string(file)
-            .map_err(|e| UsageError(format!("{}: {e}", file.display())))?;
-        let run = warpt_model::load_suite_run(&text)
-            .map_err(|e| UsageError(format!("{}: not a warpt export: {e}", file.display())))?;
-        runs.push((file, run));
+        let (format, run) = read_import(file, forced)?;
+        runs.push((file, format, run));
     }
     let path = history::path(args.store.store.as_deref(), None)?;
     let mut store = warpt_store::Store::open(&path)
         .with_context(|| format!("opening the store {}", path.display()))?;
-    for (file, run) in runs {
+    let mut report = Vec::new();
+    for (file, format, run) in runs {
         let source = Source::Import(file.display().to_string());
-        match store.record_run(&run, &source)? {
-            Recorded::Added => eprintln!("imported {} as run {}", file.display(), run.id),
-            Recorded::AlreadyStored => {
-                eprintln!("{}: run {} is already in the store", file.display(), run.id)
+        let added = matches!(store.record_run(&run, &source)?, Recorded::Added);
+        if !args.json {
+            if added {
+                eprintln!(
+                    "imported {} ({format}, {} benchmarks) as run {}",
+                    file.display(),
+                    run.benchmarks.len(),
+                    run.id
+                );
+            } else {
+                eprintln!("{}: run {} is already in the store", file.display(), run.id);
             }
         }
+        report.push(serde_json::json!({
+            "file": file.display().to_string(),
+            "format": format,
+            "run_id": run.id,
+            "suite": run.suite,
+            "benchmarks": run.benchmarks.len(),
+            "added": added,
+        }));
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
     }
     Ok(Outcome::Success)
+}
+
+/// One input as a suite run: warpt's own export, or a tool's file in the
+/// format `forced` or recognised from its content.
+fn read_import(
+    file: &std::path::Path,
+    forced: Option<&str>,
+) -> Result<(&'static str, warpt_model::BenchmarkSuiteRun)> {
+    let shown = file.display();
+    let own = |text: &str| {
+        warpt_model::load_suite_run(text)
+            .map_err(|e| UsageError(format!("{shown}: not a warpt export: {e}")))
+    };
+    let tool = |format: Option<warpt_import::Format>| {
+        warpt_import::import(file, format)
+            .map(|(f, run)| (f.name(), run))
+            .map_err(|e| match e {
+                warpt_import::ImportError::Io { .. } => {
+                    anyhow::Error::new(UsageError(e.to_string()))
+                }
+                other => UsageError(other.to_string()).into(),
+            })
+    };
+    match forced {
+        Some("warpt") => Ok(("warpt", own(&read_text(file)?)?)),
+        Some(name) => {
+            let format = warpt_import::Format::from_name(name).ok_or_else(|| {
+                UsageError(format!(
+                    "--format {name}: accepted: warpt, {}",
+                    warpt_import::accepted()
+                ))
+            })?;
+            tool(Some(format))
+        }
+        None => {
+            if !file.is_dir() {
+                let text = read_text(file)?;
+                let doc: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+                let is_own = doc
+                    .as_ref()
+                    .is_some_and(|d| d.get("suite").is_some() && d.get("benchmarks").is_some());
+                if is_own {
+                    return Ok(("warpt", own(&text)?));
+                }
+            }
+            tool(None)
+        }
+    }
+}
+
+fn read_text(file: &std::path::Path) -> Result<String> {
+    Ok(
+        std::fs::read_to_string(file)
+            .map_err(|e| UsageError(format!("{}: {e}", file.display())))?,
+    )
 }
 
 /// `path` with `tag` inserted before its extension (`out.json` -> `out-bigger.json`).
