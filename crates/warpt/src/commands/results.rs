@@ -186,12 +186,7 @@ fn read_import(
     let tool = |format: Option<warpt_import::Format>| {
         warpt_import::import(file, format)
             .map(|(f, run)| (f.name(), run))
-            .map_err(|e| match e {
-                warpt_import::ImportError::Io { .. } => {
-                    anyhow::Error::new(UsageError(e.to_string()))
-                }
-                other => UsageError(other.to_string()).into(),
-            })
+            .map_err(|e| anyhow::Error::new(UsageError(e.to_string())))
     };
     match forced {
         Some("warpt") => Ok(("warpt", own(&read_text(file)?)?)),
