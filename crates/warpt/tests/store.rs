@@ -133,7 +133,10 @@ fn imports_are_recorded_once_and_bad_files_are_refused() {
     // Neither warpt's export nor another tool's: the formats are listed.
     let err = String::from_utf8_lossy(&err);
     assert!(err.contains("not a format warpt imports"), "{err}");
-    assert!(err.contains("warpt's own JSON export") && err.contains("hyperfine"), "{err}");
+    assert!(
+        err.contains("warpt's own JSON export") && err.contains("hyperfine"),
+        "{err}"
+    );
 }
 
 #[test]
