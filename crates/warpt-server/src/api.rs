@@ -204,7 +204,7 @@ async fn health(State(state): State<Shared>) -> Response {
     axum::Json(json!({
         "status": "ok",
         "version": env!("CARGO_PKG_VERSION"),
-        "store": state.store.display().to_string(),
+        "store": state.store.to_string(),
     }))
     .into_response()
 }

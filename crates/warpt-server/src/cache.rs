@@ -8,6 +8,9 @@
 //! compares them with those the cached answers were computed under and
 //! drops every answer when they differ; an answer computed while a write
 //! landed is not kept.
+//!
+//! A PostgreSQL store has no files to watch, and other machines write to it
+//! at any time: its answers are computed afresh for every request.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -15,6 +18,7 @@ use std::sync::Mutex;
 use std::time::SystemTime;
 
 use axum::body::Bytes;
+use warpt_store::Location;
 
 /// The store files' (length, modified) pairs: equal means unchanged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,12 +45,17 @@ pub struct Cache {
 const MAX_BODY: usize = 4 << 20;
 
 impl Cache {
-    /// A cache of at most `capacity` answers (0: none) over the store `db`.
-    pub fn new(db: &Path, capacity: usize) -> Self {
+    /// A cache of at most `capacity` answers (0: none) over `store` (none
+    /// for a PostgreSQL store).
+    pub fn new(store: &Location, capacity: usize) -> Self {
+        let (db, capacity) = match store.sqlite_path() {
+            Some(p) => (p.to_path_buf(), capacity),
+            None => (PathBuf::new(), 0),
+        };
         let mut wal = db.as_os_str().to_owned();
         wal.push("-wal");
         Cache {
-            db: db.to_path_buf(),
+            db,
             wal: PathBuf::from(wal),
             capacity,
             inner: Mutex::new((None, HashMap::new())),
@@ -105,7 +114,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let db = dir.path().join("s.db");
         let store = warpt_store::Store::open(&db).unwrap();
-        let cache = Cache::new(&db, 8);
+        let cache = Cache::new(&Location::Sqlite(db.clone()), 8);
         let answer = || Answer {
             content_type: "application/json".into(),
             body: Bytes::from_static(b"{}"),
@@ -131,7 +140,7 @@ mod tests {
         cache.put("/b".into(), stale, answer());
         assert!(cache.get("/b").is_none());
         // Disabled: nothing is kept.
-        let off = Cache::new(&db, 0);
+        let off = Cache::new(&Location::Sqlite(db.clone()), 0);
         off.get("/a");
         off.put("/a".into(), off.version(), answer());
         assert!(off.get("/a").is_none());

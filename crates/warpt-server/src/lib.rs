@@ -57,8 +57,8 @@ pub enum ServeError {
 pub struct ServeOptions {
     /// Address to listen on (port 0: any free port).
     pub bind: SocketAddr,
-    /// The store file.
-    pub store: PathBuf,
+    /// The store (a SQLite file or a PostgreSQL URL).
+    pub store: warpt_store::Location,
     /// The token file: given (`--token-file`), or the default one,
     /// created when missing.
     pub token_file: PathBuf,
@@ -107,7 +107,7 @@ pub fn serve(options: &ServeOptions, specs: Vec<BenchmarkSpec>) -> Result<(), Se
         })?;
         eprintln!(
             "warpt serve: listening on http://{addr} (store {}, token in {})",
-            options.store.display(),
+            options.store,
             options.token_file.display()
         );
         axum::serve(listener, api::router(state))

@@ -19,7 +19,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use jiff::Timestamp;
 use serde_json::{Value, json};
 use tokio::sync::watch;
-use warpt_store::{Job, JobState, Store, StoreError};
+use warpt_store::{Job, JobState, Location, Store, StoreError};
 
 use crate::plan::RunRequest;
 
@@ -91,7 +91,7 @@ struct Inner {
 /// The queue and its executor.
 pub struct Queue {
     exe: PathBuf,
-    store: PathBuf,
+    store: Location,
     inner: Mutex<Inner>,
     wake: Condvar,
 }
@@ -116,7 +116,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 impl Queue {
     /// Takes over the store's jobs (marking running ones interrupted) and
     /// starts the executor thread. `exe` is the warpt binary.
-    pub fn start(exe: PathBuf, store: PathBuf) -> Result<Arc<Self>, StoreError> {
+    pub fn start(exe: PathBuf, store: Location) -> Result<Arc<Self>, StoreError> {
         let db = Store::open(&store)?;
         let now = Timestamp::now();
         db.interrupt_running_jobs(now, "the server stopped while this run executed")?;
@@ -304,8 +304,9 @@ impl Queue {
         command
             .args(["benchmark", "run"])
             .args(request.args())
-            .arg("--store")
-            .arg(&self.store)
+            // Through the environment, not argv: a PostgreSQL URL may
+            // carry a password, which `ps` would show.
+            .env("WARPT_STORE", self.store.as_arg())
             .args(["--run-id", id, "--events"])
             .env("WARPT_NO_PROGRESS", "1")
             .stdin(Stdio::null())

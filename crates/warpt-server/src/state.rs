@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use warpt_model::BenchmarkSpec;
-use warpt_store::Store;
+use warpt_store::{Location, Store};
 
 use crate::auth::Token;
 use crate::cache::Cache;
@@ -16,9 +16,9 @@ const POOL: usize = 16;
 
 /// The server's shared state.
 pub struct AppState {
-    /// The store file (each request opens its own connection: SQLite in
-    /// WAL mode lets readers run beside a writer).
-    pub store: PathBuf,
+    /// The store (requests borrow pooled connections: SQLite in WAL mode
+    /// lets readers run beside a writer, PostgreSQL serves each its own).
+    pub store: Location,
     /// The registry's benchmarks.
     pub specs: Vec<BenchmarkSpec>,
     /// The bearer token.
@@ -65,7 +65,7 @@ impl Drop for Pooled<'_> {
 impl AppState {
     /// The state of a server over `store`.
     pub fn new(
-        store: PathBuf,
+        store: Location,
         specs: Vec<BenchmarkSpec>,
         token: Token,
         exe: PathBuf,

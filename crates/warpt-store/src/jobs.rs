@@ -5,10 +5,10 @@
 //! process died with it) and runs what is still `queued`.
 
 use jiff::Timestamp;
-use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
-use crate::StoreError;
+use crate::db::{Db, Dialect, Row};
+use crate::{StoreError, vals};
 
 /// Where a submitted run stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -88,12 +88,12 @@ fn timestamp(s: Option<String>) -> Result<Option<Timestamp>, StoreError> {
     .transpose()
 }
 
-fn job(row: &Row<'_>) -> Result<Job, StoreError> {
+fn job(row: &Row) -> Result<Job, StoreError> {
     let submitted: String = row.get(3)?;
     Ok(Job {
         id: row.get(0)?,
-        state: JobState::parse(&row.get::<_, String>(1)?)?,
-        request: serde_json::from_str(&row.get::<_, String>(2)?)?,
+        state: JobState::parse(&row.get::<String>(1)?)?,
+        request: serde_json::from_str(&row.get::<String>(2)?)?,
         submitted_at: timestamp(Some(submitted))?.unwrap_or_default(),
         started_at: timestamp(row.get(4)?)?,
         finished_at: timestamp(row.get(5)?)?,
@@ -102,34 +102,34 @@ fn job(row: &Row<'_>) -> Result<Job, StoreError> {
 }
 
 /// Adds a job.
-pub fn add(conn: &Connection, job: &Job) -> Result<(), StoreError> {
+pub fn add(conn: &Db, job: &Job) -> Result<(), StoreError> {
     conn.execute(
         &format!("INSERT INTO server_jobs ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"),
-        params![
-            job.id,
+        &vals![
+            &job.id,
             job.state.as_str(),
             job.request.to_string(),
             job.submitted_at.to_string(),
             job.started_at.map(|t| t.to_string()),
             job.finished_at.map(|t| t.to_string()),
-            job.message,
+            &job.message,
         ],
     )?;
     Ok(())
 }
 
 /// Marks job `id` running since `at`.
-pub fn start(conn: &Connection, id: &str, at: Timestamp) -> Result<(), StoreError> {
+pub fn start(conn: &Db, id: &str, at: Timestamp) -> Result<(), StoreError> {
     conn.execute(
         "UPDATE server_jobs SET state = 'running', started_at = ?2 WHERE id = ?1",
-        params![id, at.to_string()],
+        &vals![id, at.to_string()],
     )?;
     Ok(())
 }
 
 /// Ends job `id` in `state` at `at`, with `message`.
 pub fn end(
-    conn: &Connection,
+    conn: &Db,
     id: &str,
     state: JobState,
     at: Timestamp,
@@ -137,48 +137,53 @@ pub fn end(
 ) -> Result<(), StoreError> {
     conn.execute(
         "UPDATE server_jobs SET state = ?2, finished_at = ?3, message = ?4 WHERE id = ?1",
-        params![id, state.as_str(), at.to_string(), message],
+        &vals![id, state.as_str(), at.to_string(), message],
     )?;
     Ok(())
 }
 
 /// Job `id`, if there is one.
-pub fn get(conn: &Connection, id: &str) -> Result<Option<Job>, StoreError> {
-    conn.query_row(
+pub fn get(conn: &Db, id: &str) -> Result<Option<Job>, StoreError> {
+    conn.row(
         &format!("SELECT {COLUMNS} FROM server_jobs WHERE id = ?1"),
-        [id],
-        |r| Ok(job(r)),
-    )
-    .optional()?
+        &vals![id],
+    )?
+    .as_ref()
+    .map(job)
     .transpose()
 }
 
 /// Queued and running jobs in submission order, or (with `all`) the
 /// latest `limit` jobs of any state, newest first.
-pub fn list(conn: &Connection, all: bool, limit: usize) -> Result<Vec<Job>, StoreError> {
+pub fn list(conn: &Db, all: bool, limit: usize) -> Result<Vec<Job>, StoreError> {
+    // Ties in submission time (nanoseconds) fall back on insertion order
+    // where the backend keeps one (SQLite's rowid), else on the id.
+    let tie = match conn.dialect() {
+        Dialect::Sqlite => "rowid",
+        Dialect::Postgres => "id",
+    };
     let sql = if all {
-        format!("SELECT {COLUMNS} FROM server_jobs ORDER BY submitted_at DESC, rowid DESC LIMIT ?1")
+        format!("SELECT {COLUMNS} FROM server_jobs ORDER BY submitted_at DESC, {tie} DESC LIMIT ?1")
     } else {
         format!(
             "SELECT {COLUMNS} FROM server_jobs WHERE state IN ('queued', 'running') \
-             ORDER BY submitted_at, rowid LIMIT ?1"
+             ORDER BY submitted_at, {tie} LIMIT ?1"
         )
     };
-    let mut stmt = conn.prepare(&sql)?;
-    let rows = stmt.query_map([limit as i64], |r| Ok(job(r)))?;
-    rows.map(|r| r?).collect()
+    conn.rows(&sql, &vals![limit])?.iter().map(job).collect()
 }
 
 /// Marks every running job interrupted (a server starting after one that
 /// died); returns their ids.
 pub fn interrupt_running(
-    conn: &Connection,
+    conn: &Db,
     at: Timestamp,
     message: &str,
 ) -> Result<Vec<String>, StoreError> {
     let ids: Vec<String> = conn
-        .prepare("SELECT id FROM server_jobs WHERE state = 'running'")?
-        .query_map([], |r| r.get(0))?
+        .rows("SELECT id FROM server_jobs WHERE state = 'running'", &[])?
+        .iter()
+        .map(|r| r.get(0))
         .collect::<Result<_, _>>()?;
     for id in &ids {
         end(conn, id, JobState::Interrupted, at, Some(message))?;
@@ -195,8 +200,8 @@ mod tests {
     #[test]
     fn jobs_move_through_their_states_and_running_ones_are_interrupted() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("s.db")).unwrap();
-        let conn = store.connection();
+        let store = Store::open(dir.path().join("s.db")).unwrap();
+        let conn = store.db();
         let t0: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
         for (i, id) in ["a", "b", "c"].iter().enumerate() {
             add(

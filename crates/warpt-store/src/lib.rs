@@ -1,32 +1,43 @@
-//! warpt's result history: every run recorded in an embedded SQLite file.
+//! warpt's result history: every run recorded in an embedded SQLite file,
+//! or in a PostgreSQL database that many machines share.
 //!
+//! - [`location`]: where a store lives (a path or a `postgres://` URL);
+//! - [`db`]: one connection to either backend, and the SQL they share;
 //! - [`schema`]: the tables and their migrations;
 //! - [`write`]: recording suite runs and stress runs, machine fingerprints;
 //! - [`read`]: reading runs back exactly, listing them;
 //! - [`query`]: read-only SQL for `warpt results query`;
 //! - [`noise`]: machines' noise profiles and run-level history for `compare`;
 //! - [`matrix`]: headline figures by machine, for the machine × benchmark matrix;
-//! - [`jobs`]: runs submitted to `warpt serve`, queued, running or ended.
+//! - [`jobs`]: runs submitted to `warpt serve`, queued, running or ended;
+//! - [`testing`]: for tests, a store of each backend made for one test.
 //!
-//! [`Store`] ties them to one database file in WAL mode, each run written in
-//! one transaction, so a process killed mid-write leaves the runs recorded
-//! before it intact.
+//! [`Store`] ties them to one database (a SQLite file in WAL mode, or a
+//! PostgreSQL database), each run written in one transaction, so a process
+//! killed mid-write leaves the runs recorded before it intact and nothing of
+//! its own.
 
+pub mod db;
 pub mod jobs;
+pub mod location;
 pub mod matrix;
 pub mod noise;
 pub mod query;
 pub mod read;
 pub mod schema;
+pub mod testing;
 pub mod trend;
 pub mod write;
 
 use std::path::{Path, PathBuf};
 
 use rusqlite::Connection;
+
+use crate::db::{Db, PgConn, SqliteConn};
 use warpt_model::{BenchmarkSuiteRun, ListOutput, NoiseEntry, StressRun};
 
 pub use jobs::{Job, JobState};
+pub use location::Location;
 pub use matrix::MatrixRow;
 pub use noise::NoiseKey;
 pub use query::{Limits, QueryOutput, query, query_limited};
@@ -40,6 +51,14 @@ pub enum StoreError {
     /// SQLite said no.
     #[error("store: {0}")]
     Sql(#[from] rusqlite::Error),
+    /// PostgreSQL said no (or could not be reached).
+    #[error("store: postgres: {message}")]
+    Postgres {
+        /// What the server (or the connection) said.
+        message: String,
+        /// The SQLSTATE code, when the server gave one.
+        code: Option<String>,
+    },
     /// A stored document does not parse (or a run does not serialise).
     #[error("store: stored JSON: {0}")]
     Json(#[from] serde_json::Error),
@@ -86,36 +105,64 @@ pub fn default_path() -> Option<PathBuf> {
     Some(base.join("warpt").join("results.db"))
 }
 
+impl From<&Path> for Location {
+    fn from(p: &Path) -> Self {
+        Location::from_path(p)
+    }
+}
+
+impl From<&PathBuf> for Location {
+    fn from(p: &PathBuf) -> Self {
+        Location::from_path(p)
+    }
+}
+
+impl From<PathBuf> for Location {
+    fn from(p: PathBuf) -> Self {
+        Location::from_path(&p)
+    }
+}
+
+impl From<&Location> for Location {
+    fn from(l: &Location) -> Self {
+        l.clone()
+    }
+}
+
+impl From<&str> for Location {
+    fn from(s: &str) -> Self {
+        Location::parse(s)
+    }
+}
+
 /// An open store.
 pub struct Store {
-    conn: Connection,
-    path: PathBuf,
+    db: Db,
+    location: Location,
 }
 
 impl Store {
-    /// Opens (creating it and its directory if needed) the store at `path`
-    /// and brings its schema up to date.
-    pub fn open(path: &Path) -> Result<Self, StoreError> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
-                path: dir.to_path_buf(),
-                source,
-            })?;
-        }
-        let mut conn = Connection::open(path)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "foreign_keys", true)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        schema::migrate_to(&mut conn, schema::VERSION)?;
-        Ok(Store {
-            conn,
-            path: path.to_path_buf(),
-        })
+    /// Opens the store at `location` (a SQLite file, created with its
+    /// directory if needed, or a PostgreSQL URL) and brings its schema up
+    /// to date.
+    pub fn open(location: impl Into<Location>) -> Result<Self, StoreError> {
+        let location = location.into();
+        let db = match &location {
+            Location::Sqlite(path) => Db::Sqlite(open_sqlite(path)?),
+            Location::Postgres(url) => Db::Postgres(Box::new(PgConn::connect(url)?)),
+        };
+        schema::migrate_to(&db, schema::VERSION)?;
+        Ok(Store { db, location })
     }
 
-    /// The file.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Where it is.
+    pub fn location(&self) -> &Location {
+        &self.location
+    }
+
+    /// The connection, for the modules that read and write it.
+    pub fn db(&self) -> &Db {
+        &self.db
     }
 
     /// Records a suite run in one transaction.
@@ -124,10 +171,7 @@ impl Store {
         run: &BenchmarkSuiteRun,
         source: &Source,
     ) -> Result<Recorded, StoreError> {
-        let tx = self.conn.transaction()?;
-        let done = write::record_run(&tx, run, source)?;
-        tx.commit()?;
-        Ok(done)
+        self.db.transaction(|tx| write::record_run(tx, run, source))
     }
 
     /// Records a stress run in one transaction.
@@ -136,20 +180,18 @@ impl Store {
         run: &StressRun,
         system: Option<&ListOutput>,
     ) -> Result<Recorded, StoreError> {
-        let tx = self.conn.transaction()?;
-        let done = write::record_stress(&tx, run, system)?;
-        tx.commit()?;
-        Ok(done)
+        self.db
+            .transaction(|tx| write::record_stress(tx, run, system))
     }
 
     /// The suite run `run` names (id, unique prefix or `latest`).
     pub fn load_run(&self, run: &str) -> Result<BenchmarkSuiteRun, StoreError> {
-        read::load_run(&self.conn, run)
+        read::load_run(&self.db, run)
     }
 
     /// The stress run `run` names (id, unique prefix or `latest`).
     pub fn load_stress(&self, run: &str) -> Result<StressRun, StoreError> {
-        read::load_stress(&self.conn, run)
+        read::load_stress(&self.db, run)
     }
 
     /// Records a noise profile measured on `system` in one transaction.
@@ -158,15 +200,12 @@ impl Store {
         system: &ListOutput,
         entries: &[NoiseEntry],
     ) -> Result<(), StoreError> {
-        let tx = self.conn.transaction()?;
-        noise::record(&tx, system, entries)?;
-        tx.commit()?;
-        Ok(())
+        self.db.transaction(|tx| noise::record(tx, system, entries))
     }
 
     /// The latest noise profile for `key`.
     pub fn noise_profile(&self, key: &NoiseKey<'_>) -> Result<Option<NoiseEntry>, StoreError> {
-        noise::profile(&self.conn, key)
+        noise::profile(&self.db, key)
     }
 
     /// Run-level values of `key`'s metric in the latest `limit` stored
@@ -177,37 +216,37 @@ impl Store {
         exclude: &[&str],
         limit: usize,
     ) -> Result<Vec<f64>, StoreError> {
-        noise::history(&self.conn, key, exclude, limit)
+        noise::history(&self.db, key, exclude, limit)
     }
 
     /// A metric's values over the stored runs, oldest first (see [`trend::rows`]).
     pub fn trend(&self, q: &TrendQuery<'_>) -> Result<Vec<TrendRow>, StoreError> {
-        trend::rows(&self.conn, q)
+        trend::rows(&self.db, q)
     }
 
     /// Runs matching `filter`, newest first.
     pub fn list_runs(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
-        read::list_runs(&self.conn, filter)
+        read::list_runs(&self.db, filter)
     }
 
     /// Every machine with recorded runs.
     pub fn list_machines(&self) -> Result<Vec<MachineSummary>, StoreError> {
-        read::list_machines(&self.conn)
+        read::list_machines(&self.db)
     }
 
     /// Every passed result's headline figure with its machine (see [`matrix`]).
     pub fn matrix_rows(&self, suite: Option<&str>) -> Result<Vec<MatrixRow>, StoreError> {
-        matrix::rows(&self.conn, suite)
+        matrix::rows(&self.db, suite)
     }
 
     /// Records a submitted run (see [`jobs`]).
     pub fn add_job(&self, job: &Job) -> Result<(), StoreError> {
-        jobs::add(&self.conn, job)
+        jobs::add(&self.db, job)
     }
 
     /// Marks a submitted run running.
     pub fn start_job(&self, id: &str, at: jiff::Timestamp) -> Result<(), StoreError> {
-        jobs::start(&self.conn, id, at)
+        jobs::start(&self.db, id, at)
     }
 
     /// Ends a submitted run.
@@ -218,18 +257,18 @@ impl Store {
         at: jiff::Timestamp,
         message: Option<&str>,
     ) -> Result<(), StoreError> {
-        jobs::end(&self.conn, id, state, at, message)
+        jobs::end(&self.db, id, state, at, message)
     }
 
     /// A submitted run.
     pub fn job(&self, id: &str) -> Result<Option<Job>, StoreError> {
-        jobs::get(&self.conn, id)
+        jobs::get(&self.db, id)
     }
 
     /// Queued and running submitted runs, oldest first, or with `all` the
     /// latest `limit` of any state.
     pub fn jobs(&self, all: bool, limit: usize) -> Result<Vec<Job>, StoreError> {
-        jobs::list(&self.conn, all, limit)
+        jobs::list(&self.db, all, limit)
     }
 
     /// Marks running submitted runs interrupted; returns their ids.
@@ -238,11 +277,24 @@ impl Store {
         at: jiff::Timestamp,
         message: &str,
     ) -> Result<Vec<String>, StoreError> {
-        jobs::interrupt_running(&self.conn, at, message)
+        jobs::interrupt_running(&self.db, at, message)
     }
+}
 
-    #[cfg(test)]
-    pub(crate) fn connection(&self) -> &Connection {
-        &self.conn
+/// Opens a SQLite store file: WAL (readers never wait for a writer), foreign
+/// keys enforced, and writers waiting up to a minute for each other.
+fn open_sqlite(path: &Path) -> Result<SqliteConn, StoreError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|source| StoreError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
     }
+    let conn = Connection::open(path)?;
+    // The busy timeout first: switching a new file to WAL takes a lock that
+    // another process opening it at the same moment may hold.
+    conn.busy_timeout(std::time::Duration::from_secs(60))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "foreign_keys", true)?;
+    Ok(SqliteConn::new(conn))
 }

@@ -4,10 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::{Connection, params};
 use warpt_model::TelemetrySummary;
 
-use crate::StoreError;
+use crate::db::Db;
+use crate::{StoreError, vals};
 
 /// One headline figure of one run on one machine.
 #[derive(Debug, Clone, PartialEq)]
@@ -36,8 +36,8 @@ pub struct MatrixRow {
 
 /// Every passed (non-trial) result's headline metric, optionally of one
 /// suite only.
-pub fn rows(conn: &Connection, suite: Option<&str>) -> Result<Vec<MatrixRow>, StoreError> {
-    let mut stmt = conn.prepare(
+pub fn rows(conn: &Db, suite: Option<&str>) -> Result<Vec<MatrixRow>, StoreError> {
+    conn.rows(
         "SELECT r.suite, r.benchmark, x.name, x.tags_json, x.unit, x.higher_is_better, x.value, \
                 m.fingerprint, m.hostname, r.telemetry_json \
          FROM metrics x \
@@ -45,46 +45,30 @@ pub fn rows(conn: &Connection, suite: Option<&str>) -> Result<Vec<MatrixRow>, St
          JOIN suite_runs s ON s.id = r.run_id \
          JOIN machines m ON m.id = s.machine_id \
          WHERE r.trial IS NULL AND r.status = 'passed' AND x.value IS NOT NULL \
-           AND (?1 IS NULL OR r.suite = ?1) \
+           AND (CAST(?1 AS TEXT) IS NULL OR r.suite = ?1) \
            AND x.name = (SELECT f.name FROM metrics f WHERE f.result_id = r.id ORDER BY f.position LIMIT 1)",
-    )?;
-    let raw = stmt
-        .query_map(params![suite], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?,
-                r.get::<_, String>(4)?,
-                r.get::<_, bool>(5)?,
-                r.get::<_, f64>(6)?,
-                r.get::<_, String>(7)?,
-                r.get::<_, String>(8)?,
-                r.get::<_, Option<String>>(9)?,
-            ))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
-    raw.into_iter()
-        .map(
-            |(suite, benchmark, metric, tags, unit, hib, value, fingerprint, hostname, tel)| {
-                let mean_power_w = tel
-                    .as_deref()
-                    .map(serde_json::from_str::<TelemetrySummary>)
-                    .transpose()?
-                    .and_then(|t| t.mean_power_w);
-                Ok(MatrixRow {
-                    suite,
-                    benchmark,
-                    metric,
-                    tags: serde_json::from_str(&tags)?,
-                    unit,
-                    higher_is_better: hib,
-                    value,
-                    fingerprint,
-                    hostname,
-                    mean_power_w,
-                })
-            },
-        )
-        .collect()
+        &vals![suite],
+    )?
+    .iter()
+    .map(|r| {
+        let mean_power_w = r
+            .get::<Option<String>>(9)?
+            .as_deref()
+            .map(serde_json::from_str::<TelemetrySummary>)
+            .transpose()?
+            .and_then(|t| t.mean_power_w);
+        Ok(MatrixRow {
+            suite: r.get(0)?,
+            benchmark: r.get(1)?,
+            metric: r.get(2)?,
+            tags: serde_json::from_str(&r.get::<String>(3)?)?,
+            unit: r.get(4)?,
+            higher_is_better: r.get(5)?,
+            value: r.get(6)?,
+            fingerprint: r.get(7)?,
+            hostname: r.get(8)?,
+            mean_power_w,
+        })
+    })
+    .collect()
 }

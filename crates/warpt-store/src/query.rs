@@ -1,19 +1,27 @@
 //! `warpt results query`: SQL that can read the store and nothing else.
 //!
-//! Three locks: the file is opened read-only, `PRAGMA query_only` is set,
-//! and an authorizer allows only reads (SELECT, reading columns, functions,
-//! recursive CTEs, schema-describing pragmas and reading the version), so
-//! `DELETE`, `UPDATE`, `ATTACH` or `PRAGMA writable_schema` are refused
-//! before they run.
+//! SQLite: three locks: the file is opened read-only, `PRAGMA query_only`
+//! is set, and an authorizer allows only reads (SELECT, reading columns,
+//! functions, recursive CTEs, schema-describing pragmas and reading the
+//! version), so `DELETE`, `UPDATE`, `ATTACH` or `PRAGMA writable_schema`
+//! are refused before they run.
+//!
+//! PostgreSQL: two locks: the statement runs in a `READ ONLY` transaction
+//! (rolled back after), as the role `warpt_reader`, which may `SELECT` the
+//! store's tables and nothing else; and the extended protocol takes one
+//! statement, so `SELECT 1; DELETE ...` is refused whole.
 
 use std::path::Path;
 
+use postgres::fallible_iterator::FallibleIterator;
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::types::ValueRef;
 use rusqlite::{Connection, OpenFlags};
 use serde::Serialize;
 
-use crate::StoreError;
+use crate::db::{PgConn, Value};
+use crate::schema::READER_ROLE;
+use crate::{Location, StoreError};
 
 /// Pragmas that only describe the schema, whatever their argument.
 const DESCRIBING_PRAGMAS: &[&str] = &[
@@ -65,16 +73,19 @@ fn authorize(ctx: AuthContext<'_>) -> Authorization {
     }
 }
 
-fn json(v: ValueRef<'_>) -> serde_json::Value {
+fn json(v: Value) -> serde_json::Value {
     match v {
-        ValueRef::Null => serde_json::Value::Null,
-        ValueRef::Integer(i) => i.into(),
-        ValueRef::Real(f) => {
+        Value::Null => serde_json::Value::Null,
+        Value::Int(i) => i.into(),
+        Value::Real(f) => {
             serde_json::Number::from_f64(f).map_or(serde_json::Value::Null, Into::into)
         }
-        ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned().into(),
-        ValueRef::Blob(b) => format!("<blob {} bytes>", b.len()).into(),
+        Value::Text(t) => t.into(),
     }
+}
+
+fn sqlite_json(v: ValueRef<'_>) -> serde_json::Value {
+    json(crate::db::sqlite_value(v))
 }
 
 /// Caps on a query run for someone else (the server's SQL console).
@@ -86,19 +97,26 @@ pub struct Limits {
     pub max_time: std::time::Duration,
 }
 
-/// Runs one read-only statement against the store at `path`.
-pub fn query(path: &Path, sql: &str) -> Result<QueryOutput, StoreError> {
-    query_limited(path, sql, None)
+/// Runs one read-only statement against the store at `location`.
+pub fn query(location: &Location, sql: &str) -> Result<QueryOutput, StoreError> {
+    query_limited(location, sql, None)
 }
 
 /// [`query`] with caps: at most `limits.max_rows` rows (`truncated` set
 /// when there were more), and a statement still running after
 /// `limits.max_time` is interrupted ([`StoreError::TimedOut`]).
 pub fn query_limited(
-    path: &Path,
+    location: &Location,
     sql: &str,
     limits: Option<Limits>,
 ) -> Result<QueryOutput, StoreError> {
+    match location {
+        Location::Sqlite(path) => query_sqlite(path, sql, limits),
+        Location::Postgres(url) => query_postgres(url, sql, limits),
+    }
+}
+
+fn query_sqlite(path: &Path, sql: &str, limits: Option<Limits>) -> Result<QueryOutput, StoreError> {
     if !path.exists() {
         return Err(StoreError::NotFound(format!("store {}", path.display())));
     }
@@ -143,10 +161,66 @@ pub fn query_limited(
         }
         rows.push(
             (0..width)
-                .map(|i| row.get_ref(i).map(json))
+                .map(|i| row.get_ref(i).map(sqlite_json))
                 .collect::<Result<_, _>>()?,
         );
     }
+    Ok(QueryOutput {
+        columns,
+        rows,
+        truncated,
+    })
+}
+
+fn query_postgres(url: &str, sql: &str, limits: Option<Limits>) -> Result<QueryOutput, StoreError> {
+    let conn = PgConn::connect(url)?;
+    let mut inner = conn.inner();
+    let mut tx = inner.client.build_transaction().read_only(true).start()?;
+    if let Err(e) = tx.batch_execute(&format!("SET LOCAL ROLE {READER_ROLE}")) {
+        return Err(StoreError::ReadOnly(format!(
+            "results query on PostgreSQL runs as the role {READER_ROLE}, which this user cannot take ({}); \
+             a user who may create roles sets it up by opening the store once, or by hand: \
+             CREATE ROLE {READER_ROLE} NOLOGIN; GRANT SELECT ON ALL TABLES IN SCHEMA public TO {READER_ROLE}; \
+             GRANT {READER_ROLE} TO <user>",
+            StoreError::from(e)
+        )));
+    }
+    if let Some(l) = limits {
+        tx.batch_execute(&format!(
+            "SET LOCAL statement_timeout = {}",
+            l.max_time.as_millis().max(1)
+        ))?;
+    }
+    let classify = |e: postgres::Error| match e.code().map(|c| c.code()) {
+        // read_only_sql_transaction, insufficient_privilege
+        Some("25006") | Some("42501") => StoreError::ReadOnly(StoreError::from(e).to_string()),
+        // query_canceled: the statement timeout
+        Some("57014") => StoreError::TimedOut(limits.map(|l| l.max_time).unwrap_or_default()),
+        _ => StoreError::from(e),
+    };
+    let stmt = tx.prepare(sql).map_err(classify)?;
+    let columns: Vec<String> = stmt
+        .columns()
+        .iter()
+        .map(|c| c.name().to_string())
+        .collect();
+    let cap = limits.map_or(usize::MAX, |l| l.max_rows);
+    let mut rows = Vec::new();
+    let mut truncated = false;
+    {
+        let mut cursor = tx
+            .query_raw(&stmt, std::iter::empty::<Value>())
+            .map_err(classify)?;
+        while let Some(row) = cursor.next().map_err(classify)? {
+            if rows.len() == cap {
+                truncated = true;
+                break;
+            }
+            rows.push(crate::db::pg_row(&row)?.0.into_iter().map(json).collect());
+        }
+    }
+    // Nothing to keep: the transaction only read.
+    tx.rollback()?;
     Ok(QueryOutput {
         columns,
         rows,

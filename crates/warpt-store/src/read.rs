@@ -1,30 +1,35 @@
 //! Reading runs back: whole runs reassembled from their rows, and run listings.
 
-use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
 use warpt_model::{BenchmarkMetric, BenchmarkRunResult, BenchmarkSuiteRun, ListOutput, StressRun};
 
-use crate::StoreError;
+use crate::db::{Db, Value};
+use crate::{StoreError, vals};
 
 /// The id a user's `RUN` names: an exact id, a unique prefix, or `latest`.
-pub fn resolve(conn: &Connection, table: &str, run: &str) -> Result<String, StoreError> {
+pub fn resolve(conn: &Db, table: &str, run: &str) -> Result<String, StoreError> {
     if run == "latest" {
+        // NULLs last on both backends (PostgreSQL sorts them first in DESC).
         return conn
-            .query_row(
+            .row(
                 &format!(
-                    "SELECT id FROM {table} ORDER BY start_time DESC, recorded_at DESC LIMIT 1"
+                    "SELECT id FROM {table} ORDER BY start_time IS NULL, start_time DESC, recorded_at DESC LIMIT 1"
                 ),
-                [],
-                |r| r.get(0),
-            )
-            .optional()?
-            .ok_or_else(|| StoreError::NotFound("latest (the store has no runs)".into()));
+                &[],
+            )?
+            .ok_or_else(|| StoreError::NotFound("latest (the store has no runs)".into()))?
+            .get(0);
     }
-    let mut stmt = conn.prepare(&format!(
-        "SELECT id FROM {table} WHERE id = ?1 OR substr(id, 1, length(?1)) = ?1 ORDER BY id = ?1 DESC LIMIT 3"
-    ))?;
-    let ids: Vec<String> = stmt
-        .query_map([run], |r| r.get(0))?
+    let ids: Vec<String> = conn
+        .rows(
+            &format!(
+                "SELECT id FROM {table} WHERE id = ?1 OR substr(id, 1, length(?1)) = ?1 \
+                 ORDER BY CASE WHEN id = ?1 THEN 0 ELSE 1 END LIMIT 3"
+            ),
+            &vals![run],
+        )?
+        .iter()
+        .map(|r| r.get(0))
         .collect::<Result<_, _>>()?;
     match ids.as_slice() {
         [] => Err(StoreError::NotFound(run.to_string())),
@@ -35,19 +40,19 @@ pub fn resolve(conn: &Connection, table: &str, run: &str) -> Result<String, Stor
 }
 
 /// The suite run `run` (an id, unique prefix or `latest`), exactly as recorded.
-pub fn load_run(conn: &Connection, run: &str) -> Result<BenchmarkSuiteRun, StoreError> {
+pub fn load_run(conn: &Db, run: &str) -> Result<BenchmarkSuiteRun, StoreError> {
     let id = resolve(conn, "suite_runs", run)?;
-    let (run_json, manifest_json, own_system, machine_system): (
-        String,
-        Option<String>,
-        Option<String>,
-        Option<String>,
-    ) = conn.query_row(
-        "SELECT r.run_json, r.manifest_json, r.system_json, m.system_json \
-         FROM suite_runs r LEFT JOIN machines m ON m.id = r.machine_id WHERE r.id = ?1",
-        [&id],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-    )?;
+    let row = conn
+        .row(
+            "SELECT r.run_json, r.manifest_json, r.system_json, m.system_json \
+             FROM suite_runs r LEFT JOIN machines m ON m.id = r.machine_id WHERE r.id = ?1",
+            &vals![&id],
+        )?
+        .ok_or_else(|| StoreError::NotFound(id.clone()))?;
+    let run_json: String = row.get(0)?;
+    let manifest_json: Option<String> = row.get(1)?;
+    let own_system: Option<String> = row.get(2)?;
+    let machine_system: Option<String> = row.get(3)?;
     let mut out: BenchmarkSuiteRun = serde_json::from_str(&run_json)?;
     out.manifest = manifest_json
         .map(|m| serde_json::from_str(&m))
@@ -56,30 +61,41 @@ pub fn load_run(conn: &Connection, run: &str) -> Result<BenchmarkSuiteRun, Store
         .or(machine_system)
         .map(|s| serde_json::from_str::<ListOutput>(&s))
         .transpose()?;
-    let mut results = conn.prepare(
+    // Three queries for the whole run (results, their metrics, every
+    // sample), each in key order, merged here: a run of many metrics costs
+    // three round trips to a database server, not one per metric.
+    let results = conn.rows(
         "SELECT id, result_json, trial FROM results WHERE run_id = ?1 ORDER BY position",
+        &vals![&id],
     )?;
-    let mut metrics =
-        conn.prepare("SELECT id, metric_json FROM metrics WHERE result_id = ?1 ORDER BY position")?;
-    let mut samples =
-        conn.prepare("SELECT value FROM samples WHERE metric_id = ?1 ORDER BY idx")?;
-    let rows: Vec<(i64, String, Option<u32>)> = results
-        .query_map([&id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-        .collect::<Result<_, _>>()?;
-    for (result_id, json, trial) in rows {
-        let mut result: BenchmarkRunResult = serde_json::from_str(&json)?;
-        let mrows: Vec<(i64, String)> = metrics
-            .query_map([result_id], |r| Ok((r.get(0)?, r.get(1)?)))?
-            .collect::<Result<_, _>>()?;
-        for (metric_id, mjson) in mrows {
-            let mut metric: BenchmarkMetric = serde_json::from_str(&mjson)?;
-            if let Some(st) = metric.stats.as_mut() {
-                st.samples = samples
-                    .query_map([metric_id], |r| r.get(0))?
-                    .collect::<Result<_, _>>()?;
-            }
-            result.metrics.push(metric);
+    let metrics = conn.rows(
+        "SELECT x.result_id, x.id, x.metric_json FROM metrics x JOIN results r ON r.id = x.result_id \
+         WHERE r.run_id = ?1 ORDER BY x.result_id, x.position",
+        &vals![&id],
+    )?;
+    let samples = conn.rows(
+        "SELECT v.metric_id, v.value FROM samples v JOIN metrics x ON x.id = v.metric_id \
+         JOIN results r ON r.id = x.result_id WHERE r.run_id = ?1 ORDER BY v.metric_id, v.idx",
+        &vals![&id],
+    )?;
+    let mut by_metric: std::collections::HashMap<i64, Vec<f64>> = std::collections::HashMap::new();
+    for s in &samples {
+        by_metric.entry(s.get(0)?).or_default().push(s.get(1)?);
+    }
+    let mut by_result: std::collections::HashMap<i64, Vec<BenchmarkMetric>> =
+        std::collections::HashMap::new();
+    for m in &metrics {
+        let mut metric: BenchmarkMetric = serde_json::from_str(&m.get::<String>(2)?)?;
+        if let Some(st) = metric.stats.as_mut() {
+            st.samples = by_metric.remove(&m.get::<i64>(1)?).unwrap_or_default();
         }
+        by_result.entry(m.get(0)?).or_default().push(metric);
+    }
+    for r in &results {
+        let result_id: i64 = r.get(0)?;
+        let trial: Option<u32> = r.get(2)?;
+        let mut result: BenchmarkRunResult = serde_json::from_str(&r.get::<String>(1)?)?;
+        result.metrics = by_result.remove(&result_id).unwrap_or_default();
         match trial {
             None => out.benchmarks.push(result),
             Some(index) => match out.trials.iter_mut().find(|t| t.index == index) {
@@ -96,13 +112,15 @@ pub fn load_run(conn: &Connection, run: &str) -> Result<BenchmarkSuiteRun, Store
 }
 
 /// The stress run `run` (an id, unique prefix or `latest`).
-pub fn load_stress(conn: &Connection, run: &str) -> Result<StressRun, StoreError> {
+pub fn load_stress(conn: &Db, run: &str) -> Result<StressRun, StoreError> {
     let id = resolve(conn, "stress_runs", run)?;
-    let json: String = conn.query_row(
-        "SELECT run_json FROM stress_runs WHERE id = ?1",
-        [&id],
-        |r| r.get(0),
-    )?;
+    let json: String = conn
+        .row(
+            "SELECT run_json FROM stress_runs WHERE id = ?1",
+            &vals![&id],
+        )?
+        .ok_or_else(|| StoreError::NotFound(id.clone()))?
+        .get(0)?;
     Ok(serde_json::from_str(&json)?)
 }
 
@@ -156,42 +174,69 @@ pub struct RunSummary {
 /// its time index, only as far as `limit + offset`, with only the filters
 /// that are set), and the per-run counts are computed for the page alone:
 /// a page of 50 costs the same in a store of ten runs or ten thousand.
-pub fn list_runs(conn: &Connection, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
-    let mut suite_where = Vec::new();
-    let mut stress_where = Vec::new();
-    if filter.suite.is_some() {
-        suite_where.push("r.suite = :suite");
-        stress_where.push("s.target = :suite");
+pub fn list_runs(conn: &Db, filter: &RunFilter) -> Result<Vec<RunSummary>, StoreError> {
+    // Each set filter binds its value once, as ?N, used by both halves.
+    let mut params: Vec<Value> = Vec::new();
+    let mut suite_where: Vec<String> = Vec::new();
+    let mut stress_where: Vec<String> = Vec::new();
+    let mut bind = |v: &String| {
+        params.push(Value::from(v));
+        format!("?{}", params.len())
+    };
+    if let Some(v) = &filter.suite {
+        let p = bind(v);
+        suite_where.push(format!("r.suite = {p}"));
+        stress_where.push(format!("s.target = {p}"));
     }
-    if filter.benchmark.is_some() {
-        suite_where.push(
-            "EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id AND x.benchmark = :benchmark)",
-        );
-        stress_where.push("s.target = :benchmark");
-    }
-    if filter.machine.is_some() {
-        let m = "(SELECT 1 FROM machines mm WHERE mm.id = {t}.machine_id AND (mm.hostname = :machine                  OR substr(mm.fingerprint, 1, length(:machine)) = :machine))";
-        suite_where.push(Box::leak(
-            format!("EXISTS {}", m.replace("{t}", "r")).into_boxed_str(),
+    if let Some(v) = &filter.benchmark {
+        let p = bind(v);
+        suite_where.push(format!(
+            "EXISTS (SELECT 1 FROM results x WHERE x.run_id = r.id AND x.benchmark = {p})"
         ));
-        stress_where.push(Box::leak(
-            format!("EXISTS {}", m.replace("{t}", "s")).into_boxed_str(),
-        ));
+        stress_where.push(format!("s.target = {p}"));
     }
-    if filter.since.is_some() {
-        suite_where.push("r.start_time >= :since");
-        stress_where.push("s.start_time >= :since");
+    if let Some(v) = &filter.machine {
+        let p = bind(v);
+        let m = |t: &str| {
+            format!(
+                "EXISTS (SELECT 1 FROM machines mm WHERE mm.id = {t}.machine_id AND (mm.hostname = {p} \
+                 OR substr(mm.fingerprint, 1, length({p})) = {p}))"
+            )
+        };
+        suite_where.push(m("r"));
+        stress_where.push(m("s"));
     }
-    if filter.until.is_some() {
-        suite_where.push("r.start_time < :until");
-        stress_where.push("s.start_time < :until");
+    if let Some(v) = &filter.since {
+        let p = bind(v);
+        suite_where.push(format!("r.start_time >= {p}"));
+        stress_where.push(format!("s.start_time >= {p}"));
     }
-    let clause = |w: &[&str]| {
+    if let Some(v) = &filter.until {
+        let p = bind(v);
+        suite_where.push(format!("r.start_time < {p}"));
+        stress_where.push(format!("s.start_time < {p}"));
+    }
+    let clause = |w: &[String]| {
         if w.is_empty() {
             String::new()
         } else {
             format!("WHERE {}", w.join(" AND "))
         }
+    };
+    let offset = filter.offset.unwrap_or(0);
+    // Each half walks only as deep as the page needs.
+    let (depth, page) = match filter.limit {
+        Some(limit) => (
+            format!("LIMIT {}", limit + offset),
+            format!("LIMIT {limit} OFFSET {offset}"),
+        ),
+        None if offset > 0 => (String::new(), format!("LIMIT -1 OFFSET {offset}")),
+        None => (String::new(), String::new()),
+    };
+    let page = match (conn.dialect(), filter.limit) {
+        // PostgreSQL spells "no limit" LIMIT ALL.
+        (crate::db::Dialect::Postgres, None) => page.replace("LIMIT -1", "LIMIT ALL"),
+        _ => page,
     };
     let sql = format!(
         "SELECT p.id, p.kind, p.suite, p.start_time, m.hostname, m.fingerprint,
@@ -202,39 +247,23 @@ pub fn list_runs(conn: &Connection, filter: &RunFilter) -> Result<Vec<RunSummary
             CASE p.kind WHEN 'benchmark' THEN (SELECT t.trials FROM suite_runs t WHERE t.id = p.id) ELSE 1 END
          FROM (SELECT * FROM (
                  SELECT * FROM (SELECT r.id, 'benchmark' AS kind, r.suite, r.start_time, r.machine_id,
-                                       NULL AS passed, r.source, r.recorded_at
+                                       CAST(NULL AS INTEGER) AS passed, r.source, r.recorded_at
                                 FROM suite_runs r {sw}
-                                ORDER BY r.start_time DESC, r.recorded_at DESC LIMIT :depth)
+                                ORDER BY r.start_time DESC, r.recorded_at DESC {depth}) b
                  UNION ALL
                  SELECT * FROM (SELECT s.id, 'stress', s.target, s.start_time, s.machine_id, s.passed, 'run',
                                        s.recorded_at
                                 FROM stress_runs s {tw}
-                                ORDER BY s.start_time DESC, s.recorded_at DESC LIMIT :depth))
-               ORDER BY start_time DESC, recorded_at DESC LIMIT :limit OFFSET :offset) p
+                                ORDER BY s.start_time DESC, s.recorded_at DESC {depth}) t) u
+               ORDER BY start_time DESC, recorded_at DESC {page}) p
          LEFT JOIN machines m ON m.id = p.machine_id
          ORDER BY p.start_time DESC, p.recorded_at DESC",
         sw = clause(&suite_where),
         tw = clause(&stress_where),
     );
-    let limit = filter.limit.map_or(-1, |l| l as i64);
-    let offset = filter.offset.unwrap_or(0) as i64;
-    let depth = if limit < 0 { -1 } else { limit + offset };
-    let mut stmt = conn.prepare(&sql)?;
-    let mut named: Vec<(&str, &dyn rusqlite::ToSql)> =
-        vec![(":depth", &depth), (":limit", &limit), (":offset", &offset)];
-    for (name, value) in [
-        (":suite", &filter.suite),
-        (":benchmark", &filter.benchmark),
-        (":machine", &filter.machine),
-        (":since", &filter.since),
-        (":until", &filter.until),
-    ] {
-        if value.is_some() {
-            named.push((name, value));
-        }
-    }
-    let rows = stmt
-        .query_map(named.as_slice(), |r| {
+    conn.rows(&sql, &params)?
+        .iter()
+        .map(|r| {
             Ok(RunSummary {
                 id: r.get(0)?,
                 kind: r.get(1)?,
@@ -247,9 +276,8 @@ pub fn list_runs(conn: &Connection, filter: &RunFilter) -> Result<Vec<RunSummary
                 source: r.get(8)?,
                 trials: r.get(9)?,
             })
-        })?
-        .collect::<Result<_, _>>()?;
-    Ok(rows)
+        })
+        .collect()
 }
 
 /// A machine that has recorded runs.
@@ -276,28 +304,28 @@ pub struct MachineSummary {
 }
 
 /// Every machine in the store, by host name.
-pub fn list_machines(conn: &Connection) -> Result<Vec<MachineSummary>, StoreError> {
-    let mut stmt = conn.prepare(
+pub fn list_machines(conn: &Db) -> Result<Vec<MachineSummary>, StoreError> {
+    conn.rows(
         "SELECT m.fingerprint, m.hostname, m.cpu_model, m.logical_cores, m.memory_bytes, m.os,
                 m.kernel, m.first_seen,
                 (SELECT count(*) FROM suite_runs r WHERE r.machine_id = m.id)
                   + (SELECT count(*) FROM stress_runs s WHERE s.machine_id = m.id)
          FROM machines m ORDER BY m.hostname, m.fingerprint",
-    )?;
-    let rows = stmt
-        .query_map([], |r| {
-            Ok(MachineSummary {
-                fingerprint: r.get(0)?,
-                hostname: r.get(1)?,
-                cpu_model: r.get(2)?,
-                logical_cores: r.get(3)?,
-                memory_bytes: r.get(4)?,
-                os: r.get(5)?,
-                kernel: r.get(6)?,
-                first_seen: r.get(7)?,
-                runs: r.get(8)?,
-            })
-        })?
-        .collect::<Result<_, _>>()?;
-    Ok(rows)
+        &[],
+    )?
+    .iter()
+    .map(|r| {
+        Ok(MachineSummary {
+            fingerprint: r.get(0)?,
+            hostname: r.get(1)?,
+            cpu_model: r.get(2)?,
+            logical_cores: r.get(3)?,
+            memory_bytes: r.get(4)?,
+            os: r.get(5)?,
+            kernel: r.get(6)?,
+            first_seen: r.get(7)?,
+            runs: r.get(8)?,
+        })
+    })
+    .collect()
 }

@@ -2,9 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::{Connection, params};
-
-use crate::StoreError;
+use crate::db::Db;
+use crate::{StoreError, vals};
 
 /// Which series to read.
 #[derive(Debug, Clone, Copy)]
@@ -46,8 +45,8 @@ pub struct TrendRow {
 
 /// The rows of `q`, oldest first. Trials are left out (their run's
 /// aggregate stands for them), and so are results that did not pass.
-pub fn rows(conn: &Connection, q: &TrendQuery<'_>) -> Result<Vec<TrendRow>, StoreError> {
-    let mut stmt = conn.prepare(
+pub fn rows(conn: &Db, q: &TrendQuery<'_>) -> Result<Vec<TrendRow>, StoreError> {
+    let raw = conn.rows(
         "SELECT s.id, s.start_time, m.hostname, m.fingerprint, r.suite, x.tags_json, x.unit, \
                 x.higher_is_better, x.value \
          FROM metrics x \
@@ -55,29 +54,23 @@ pub fn rows(conn: &Connection, q: &TrendQuery<'_>) -> Result<Vec<TrendRow>, Stor
          JOIN suite_runs s INDEXED BY runs_cover ON s.id = r.run_id \
          JOIN machines m ON m.id = s.machine_id \
          WHERE r.benchmark = ?1 AND x.name = ?2 AND r.trial IS NULL AND r.status = 'passed' \
-           AND (?3 IS NULL OR r.suite = ?3) \
-           AND (?4 IS NULL OR m.hostname = ?4 OR substr(m.fingerprint, 1, length(?4)) = ?4) \
+           AND (CAST(?3 AS TEXT) IS NULL OR r.suite = ?3) \
+           AND (CAST(?4 AS TEXT) IS NULL OR m.hostname = ?4 OR substr(m.fingerprint, 1, length(?4)) = ?4) \
            AND x.value IS NOT NULL \
          ORDER BY s.start_time, s.id",
+        &vals![q.benchmark, q.metric, q.suite, q.machine],
     )?;
-    let raw = stmt
-        .query_map(params![q.benchmark, q.metric, q.suite, q.machine], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?,
-                r.get::<_, String>(4)?,
-                r.get::<_, String>(5)?,
-                r.get::<_, String>(6)?,
-                r.get::<_, bool>(7)?,
-                r.get::<_, f64>(8)?,
-            ))
-        })?
-        .collect::<Result<Vec<_>, _>>()?;
     let mut out = Vec::new();
-    for (run_id, start_time, hostname, fingerprint, suite, tags, unit, hib, value) in raw {
-        let tags: BTreeMap<String, String> = serde_json::from_str(&tags)?;
+    for r in raw {
+        let (run_id, start_time, hostname, fingerprint, suite): (
+            String,
+            String,
+            String,
+            String,
+            String,
+        ) = (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?);
+        let tags: BTreeMap<String, String> = serde_json::from_str(&r.get::<String>(5)?)?;
+        let (unit, hib, value): (String, bool, f64) = (r.get(6)?, r.get(7)?, r.get(8)?);
         let machine_ok = q
             .machine
             .is_none_or(|m| hostname == m || fingerprint.starts_with(m));

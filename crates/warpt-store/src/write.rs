@@ -6,10 +6,10 @@
 //! System snapshots are kept once per machine (by [`fingerprint`]); a run's
 //! own snapshot is stored only when it differs from its machine's.
 
-use rusqlite::{OptionalExtension, Transaction, params};
 use warpt_model::{BenchmarkSuiteRun, ListOutput, StressRun};
 
-use crate::StoreError;
+use crate::db::Db;
+use crate::{StoreError, vals};
 
 /// Where a recorded run came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,55 +48,46 @@ fn now() -> String {
 }
 
 /// The machine row for `system` (added if new) and whether its stored
-/// snapshot is exactly `system`.
-pub(crate) fn machine(
-    tx: &Transaction<'_>,
-    system: &ListOutput,
-) -> Result<(i64, bool), StoreError> {
+/// snapshot is exactly `system`. Two writers adding the same new machine at
+/// once both end up with the one row.
+pub(crate) fn machine(tx: &Db, system: &ListOutput) -> Result<(i64, bool), StoreError> {
     let json = serde_json::to_string(system)?;
     let fp = fingerprint(system);
-    let found: Option<(i64, String)> = tx
-        .query_row(
-            "SELECT id, system_json FROM machines WHERE fingerprint = ?1",
-            [&fp],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .optional()?;
-    if let Some((id, stored)) = found {
-        return Ok((id, stored == json));
+    let select = "SELECT id, system_json FROM machines WHERE fingerprint = ?1";
+    if let Some(r) = tx.row(select, &vals![&fp])? {
+        return Ok((r.get(0)?, r.get::<String>(1)? == json));
     }
     tx.execute(
         "INSERT INTO machines (fingerprint, hostname, cpu_model, logical_cores, memory_bytes, os, kernel, \
-         system_json, first_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        params![
-            fp,
-            system.os.hostname,
-            system.cpu.model,
-            system.cpu.logical_cores as i64,
-            system.memory.total_bytes as i64,
-            system.os.name,
-            system.os.kernel,
-            json,
+         system_json, first_seen) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
+         ON CONFLICT (fingerprint) DO NOTHING",
+        &vals![
+            &fp,
+            &system.os.hostname,
+            &system.cpu.model,
+            system.cpu.logical_cores,
+            system.memory.total_bytes,
+            &system.os.name,
+            &system.os.kernel,
+            json.clone(),
             now()
         ],
     )?;
-    Ok((tx.last_insert_rowid(), true))
+    let r = tx
+        .row(select, &vals![&fp])?
+        .ok_or_else(|| StoreError::Corrupt(format!("machine {fp} vanished after its insert")))?;
+    Ok((r.get(0)?, r.get::<String>(1)? == json))
 }
 
-fn exists(tx: &Transaction<'_>, table: &str, id: &str) -> Result<bool, StoreError> {
+fn exists(tx: &Db, table: &str, id: &str) -> Result<bool, StoreError> {
     Ok(tx
-        .query_row(
-            &format!("SELECT 1 FROM {table} WHERE id = ?1"),
-            [id],
-            |_| Ok(()),
-        )
-        .optional()?
+        .row(&format!("SELECT 1 FROM {table} WHERE id = ?1"), &vals![id])?
         .is_some())
 }
 
 /// Records a suite run in `tx` (the caller commits).
 pub fn record_run(
-    tx: &Transaction<'_>,
+    tx: &Db,
     run: &BenchmarkSuiteRun,
     source: &Source,
 ) -> Result<Recorded, StoreError> {
@@ -125,13 +116,14 @@ pub fn record_run(
         Source::Import(path) => Some(path.as_str()),
         Source::Run => None,
     };
-    tx.execute(
+    let added = tx.execute(
         "INSERT INTO suite_runs (id, suite, start_time, end_time, machine_id, interrupted, source, recorded_at, \
          warpt_version, git_commit, manifest_json, system_json, run_json, imported_from, trials) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
-        params![
-            run.id,
-            run.suite,
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) \
+         ON CONFLICT (id) DO NOTHING",
+        &vals![
+            &run.id,
+            &run.suite,
             run.start_time.map(|t| t.to_string()),
             run.end_time.map(|t| t.to_string()),
             machine_id,
@@ -150,9 +142,13 @@ pub fn record_run(
             own_system,
             serde_json::to_string(&skeleton)?,
             imported_from,
-            run.trial_count() as i64,
+            run.trial_count(),
         ],
     )?;
+    if added == 0 {
+        // Recorded by another writer since the check above.
+        return Ok(Recorded::AlreadyStored);
+    }
     // Aggregates (or a single run's results) first, with no trial; then
     // every trial's results, numbered on.
     let rows = run.benchmarks.iter().map(|r| (None, r)).chain(
@@ -163,14 +159,14 @@ pub fn record_run(
     for (position, (trial, result)) in rows.enumerate() {
         let mut bare = result.clone();
         bare.metrics.clear();
-        tx.execute(
+        let result_id = tx.insert_id(
             "INSERT INTO results (run_id, position, suite, benchmark, status, quality, start_time, end_time, \
              params_json, telemetry_json, result_json, trial) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-            params![
-                run.id,
-                position as i64,
-                result.spec.id.suite,
-                result.spec.id.name,
+            &vals![
+                &run.id,
+                position,
+                &result.spec.id.suite,
+                &result.spec.id.name,
                 result.status.as_str(),
                 result.quality.map(|q| q.as_str()),
                 result.start_time.to_string(),
@@ -185,28 +181,25 @@ pub fn record_run(
                 trial,
             ],
         )?;
-        let result_id = tx.last_insert_rowid();
-        let mut sample_insert =
-            tx.prepare_cached("INSERT INTO samples (metric_id, idx, value) VALUES (?1, ?2, ?3)")?;
         for (mpos, metric) in result.metrics.iter().enumerate() {
             let mut bare = metric.clone();
             if let Some(st) = bare.stats.as_mut() {
                 st.samples.clear();
             }
             let st = metric.stats.as_ref();
-            tx.execute(
+            let metric_id = tx.insert_id(
                 "INSERT INTO metrics (result_id, position, name, unit, value, higher_is_better, tags_json, n, mean, \
                  median, std, min, max, p99, ci95_low, ci95_high, stop_reason, metric_json) \
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
-                params![
+                &vals![
                     result_id,
-                    mpos as i64,
-                    metric.name,
-                    metric.unit,
+                    mpos,
+                    &metric.name,
+                    &metric.unit,
                     metric.value,
                     metric.higher_is_better,
                     serde_json::to_string(&metric.tags)?,
-                    st.map(|s| s.n as i64),
+                    st.map(|s| s.n),
                     st.map(|s| s.mean),
                     st.map(|s| s.median),
                     st.map(|s| s.std),
@@ -219,15 +212,10 @@ pub fn record_run(
                     serde_json::to_string(&bare)?,
                 ],
             )?;
-            let metric_id = tx.last_insert_rowid();
-            for (i, v) in st
-                .map(|s| s.samples.as_slice())
-                .unwrap_or_default()
-                .iter()
-                .enumerate()
-            {
-                sample_insert.execute(params![metric_id, i as i64, v])?;
-            }
+            tx.insert_samples(
+                metric_id,
+                st.map(|s| s.samples.as_slice()).unwrap_or_default(),
+            )?;
         }
     }
     Ok(Recorded::Added)
@@ -235,7 +223,7 @@ pub fn record_run(
 
 /// Records a stress run in `tx` (the caller commits).
 pub fn record_stress(
-    tx: &Transaction<'_>,
+    tx: &Db,
     run: &StressRun,
     system: Option<&ListOutput>,
 ) -> Result<Recorded, StoreError> {
@@ -246,22 +234,27 @@ pub fn record_stress(
         .map(|s| machine(tx, s))
         .transpose()?
         .map(|(id, _)| id);
-    tx.execute(
+    let added = tx.execute(
         "INSERT INTO stress_runs (id, target, start_time, end_time, machine_id, passed, checks, errors, unit, \
-         recorded_at, run_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-        params![
-            run.id,
-            run.target,
+         recorded_at, run_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
+         ON CONFLICT (id) DO NOTHING",
+        &vals![
+            &run.id,
+            &run.target,
             run.start_time.map(|t| t.to_string()),
             run.end_time.map(|t| t.to_string()),
             machine_id,
             run.passed,
-            run.checks as i64,
-            run.errors as i64,
-            run.unit,
+            run.checks,
+            run.errors,
+            &run.unit,
             now(),
             serde_json::to_string(run)?,
         ],
     )?;
-    Ok(Recorded::Added)
+    Ok(if added == 0 {
+        Recorded::AlreadyStored
+    } else {
+        Recorded::Added
+    })
 }

@@ -1,10 +1,12 @@
-//! The store on real SQLite files: runs read back exactly, machines are
-//! kept once, migrations apply from empty and from version 1, queries
-//! cannot write.
+//! The store on both backends, each test on a real SQLite file and on a
+//! real PostgreSQL database (where scripts/test started one): runs read
+//! back exactly, machines are kept once, queries cannot write, trials and
+//! noise profiles.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 use warpt_model::BenchmarkSuiteRun;
+use warpt_store::testing::{TestStore, on_both};
 use warpt_store::{Recorded, RunFilter, Source, Store, StoreError, query};
 
 fn example() -> BenchmarkSuiteRun {
@@ -14,9 +16,16 @@ fn example() -> BenchmarkSuiteRun {
 
 #[test]
 fn a_run_reads_back_exactly_and_machines_are_kept_once() {
+    on_both(run_reads_back);
+    // A SQLite store's directory is made on first use.
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("sub/results.db");
-    let mut store = Store::open(&path).unwrap();
+    Store::open(dir.path().join("sub/dir/results.db")).unwrap();
+    assert!(dir.path().join("sub/dir/results.db").exists());
+}
+
+fn run_reads_back(t: &TestStore) {
+    let path = &t.location;
+    let mut store = Store::open(path).unwrap();
     let run = example();
     assert!(
         run.benchmarks.iter().any(|b| b
@@ -47,9 +56,9 @@ fn a_run_reads_back_exactly_and_machines_are_kept_once() {
         .unwrap();
     assert_eq!(store.load_run("second").unwrap(), second, "prefix lookup");
     drop(store);
-    let machines = query(&path, "SELECT count(*) AS n FROM machines").unwrap();
+    let machines = query(path, "SELECT count(*) AS n FROM machines").unwrap();
     assert_eq!(machines.rows, vec![vec![serde_json::json!(1)]]);
-    let samples = query(&path, "SELECT count(*) FROM samples").unwrap();
+    let samples = query(path, "SELECT count(*) FROM samples").unwrap();
     let expected: usize = run
         .benchmarks
         .iter()
@@ -59,9 +68,32 @@ fn a_run_reads_back_exactly_and_machines_are_kept_once() {
         .sum();
     assert_eq!(samples.rows[0][0], serde_json::json!(2 * expected));
 
-    let store = Store::open(&path).unwrap();
+    let store = Store::open(path).unwrap();
     let all = store.list_runs(&RunFilter::default()).unwrap();
     assert_eq!(all.len(), 2);
+    assert_eq!(
+        all[0].hostname,
+        run.system.as_ref().map(|s| s.os.hostname.clone())
+    );
+    let page = store
+        .list_runs(&RunFilter {
+            limit: Some(1),
+            offset: Some(1),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(page.len(), 1);
+    assert_eq!(page[0].id, all[1].id);
+    let machine = &all[0].machine.clone().unwrap()[..8];
+    let on_machine = store
+        .list_runs(&RunFilter {
+            machine: Some(machine.into()),
+            suite: Some(run.suite.clone()),
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(on_machine.len(), 2, "fingerprint prefix and suite");
+    assert_eq!(store.list_machines().unwrap()[0].runs, 2);
     let filtered = store
         .list_runs(&RunFilter {
             suite: Some("nope".into()),
@@ -77,11 +109,16 @@ fn a_run_reads_back_exactly_and_machines_are_kept_once() {
 
 #[test]
 fn queries_cannot_write() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("results.db");
-    let mut store = Store::open(&path).unwrap();
+    on_both(|t| {
+        let mut store = Store::open(&t.location).unwrap();
+        store.record_run(&example(), &Source::Run).unwrap();
+    });
+    let t = TestStore::sqlite();
+    let path = &t.location;
+    let mut store = Store::open(path).unwrap();
     store.record_run(&example(), &Source::Run).unwrap();
     drop(store);
+    let dir = t.path().unwrap().parent().unwrap();
     for sql in [
         "DELETE FROM suite_runs",
         "UPDATE metrics SET value = 0",
@@ -92,14 +129,14 @@ fn queries_cannot_write() {
         "PRAGMA journal_mode = DELETE",
         "CREATE TABLE t (x)",
     ] {
-        match query(&path, sql) {
+        match query(path, sql) {
             Err(StoreError::ReadOnly(_)) => {}
             other => panic!("{sql}: {other:?}"),
         }
     }
-    assert!(!dir.path().join("other.db").exists());
+    assert!(!dir.join("other.db").exists());
     let out = query(
-        &path,
+        path,
         "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3) \
          SELECT (SELECT count(*) FROM suite_runs) AS runs, sum(x) AS s FROM c",
     )
@@ -109,10 +146,93 @@ fn queries_cannot_write() {
         out.rows,
         vec![vec![serde_json::json!(1), serde_json::json!(6)]]
     );
-    let info = query(&path, "PRAGMA table_info(metrics)").unwrap();
+    let info = query(path, "PRAGMA table_info(metrics)").unwrap();
     assert!(info.rows.len() > 10);
-    let runs = query(&path, "SELECT count(*) FROM suite_runs").unwrap();
+    let runs = query(path, "SELECT count(*) FROM suite_runs").unwrap();
     assert_eq!(runs.rows[0][0], serde_json::json!(1), "nothing was deleted");
+
+    // PostgreSQL: a read-only transaction, as a role that may only SELECT.
+    let Some(t) = TestStore::postgres() else {
+        return;
+    };
+    let url = &t.location;
+    let mut store = Store::open(url).unwrap();
+    store.record_run(&example(), &Source::Run).unwrap();
+    drop(store);
+    for sql in [
+        "DELETE FROM suite_runs",
+        "UPDATE metrics SET value = 0",
+        "INSERT INTO warpt_schema (version) VALUES (99)",
+        "DROP TABLE samples",
+        "CREATE TABLE t (x int)",
+        "CREATE TEMP TABLE t (x int)",
+        "TRUNCATE samples",
+        "SELECT nextval('machines_id_seq')",
+        "COPY suite_runs TO '/tmp/warpt-copy-test'",
+        "SELECT pg_read_file('/etc/hostname')",
+        "GRANT ALL ON suite_runs TO PUBLIC",
+    ] {
+        match query(url, sql) {
+            Err(StoreError::ReadOnly(_)) => {}
+            other => panic!("{sql}: {other:?}"),
+        }
+    }
+    // Two statements are refused whole (one statement per query).
+    assert!(query(url, "SELECT 1; DELETE FROM suite_runs").is_err());
+    // Changing the transaction or the role back is one statement that
+    // ends with the transaction; the next query is as locked as ever.
+    let _ = query(url, "SET TRANSACTION READ WRITE");
+    let _ = query(url, "RESET ROLE");
+    assert!(matches!(
+        query(url, "DELETE FROM suite_runs"),
+        Err(StoreError::ReadOnly(_))
+    ));
+    assert!(!std::path::Path::new("/tmp/warpt-copy-test").exists());
+    let out = query(
+        url,
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3) \
+         SELECT (SELECT count(*) FROM suite_runs) AS runs, sum(x) AS s, avg(x) AS a, \
+         current_user AS who FROM c",
+    )
+    .unwrap();
+    assert_eq!(out.columns, ["runs", "s", "a", "who"]);
+    assert_eq!(
+        out.rows,
+        vec![vec![
+            serde_json::json!(1),
+            serde_json::json!(6),
+            serde_json::json!(2.0),
+            serde_json::json!("warpt_reader")
+        ]]
+    );
+    let info = query(
+        url,
+        "SELECT column_name FROM information_schema.columns WHERE table_name = 'metrics'",
+    )
+    .unwrap();
+    assert!(info.rows.len() > 10, "{info:?}");
+    let runs = query(url, "SELECT count(*) FROM suite_runs").unwrap();
+    assert_eq!(runs.rows[0][0], serde_json::json!(1), "nothing was deleted");
+    let capped = warpt_store::query_limited(
+        url,
+        "SELECT value FROM samples",
+        Some(warpt_store::Limits {
+            max_rows: 2,
+            max_time: std::time::Duration::from_secs(5),
+        }),
+    )
+    .unwrap();
+    assert_eq!(capped.rows.len(), 2);
+    assert!(capped.truncated);
+    let slow = warpt_store::query_limited(
+        url,
+        "SELECT pg_sleep(3)",
+        Some(warpt_store::Limits {
+            max_rows: 2,
+            max_time: std::time::Duration::from_millis(200),
+        }),
+    );
+    assert!(matches!(slow, Err(StoreError::TimedOut(_))), "{slow:?}");
 }
 
 /// The example run repeated as `trials` trials (trial k's values scaled by
@@ -151,9 +271,12 @@ fn with_trials(trials: usize) -> BenchmarkSuiteRun {
 
 #[test]
 fn trials_read_back_in_place_and_count_as_runs_of_history() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("results.db");
-    let mut store = Store::open(&path).unwrap();
+    on_both(trials_read_back);
+}
+
+fn trials_read_back(t: &TestStore) {
+    let path = &t.location;
+    let mut store = Store::open(path).unwrap();
     let run = with_trials(3);
     store.record_run(&run, &Source::Run).unwrap();
     assert_eq!(store.load_run(&run.id).unwrap(), run);
@@ -161,15 +284,11 @@ fn trials_read_back_in_place_and_count_as_runs_of_history() {
     assert_eq!(listed[0].trials, 3);
     assert_eq!(listed[0].benchmarks, run.benchmarks.len() as i64);
     drop(store);
-    let rows = query(
-        &path,
-        "SELECT count(*) FROM results WHERE trial IS NOT NULL",
-    )
-    .unwrap();
+    let rows = query(path, "SELECT count(*) FROM results WHERE trial IS NOT NULL").unwrap();
     assert_eq!(rows.rows[0][0], serde_json::json!(3 * run.benchmarks.len()));
 
     // History: each trial is one run; the aggregate is not.
-    let store = Store::open(&path).unwrap();
+    let store = Store::open(path).unwrap();
     let r = &run.benchmarks[0];
     let m = &r.metrics[0];
     let fingerprint = run.system.as_ref().unwrap().fingerprint();
@@ -196,8 +315,11 @@ fn trials_read_back_in_place_and_count_as_runs_of_history() {
 
 #[test]
 fn the_latest_noise_profile_is_the_one_in_force() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut store = Store::open(&dir.path().join("results.db")).unwrap();
+    on_both(latest_profile);
+}
+
+fn latest_profile(t: &TestStore) {
+    let mut store = Store::open(&t.location).unwrap();
     let run = example();
     let system = run.system.clone().unwrap();
     let r = &run.benchmarks[0];

@@ -1,29 +1,32 @@
 //! The result history from the CLI's side: which store a command uses and
 //! recording a finished run in it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::{Context, Result};
 use warpt_model::{BenchmarkSuiteRun, StressRun};
-use warpt_store::{Recorded, Source, Store};
+use warpt_store::{Location, Recorded, Source, Store};
 
 use crate::UsageError;
 use crate::cli::StoreFlags;
 use crate::config::{Config, Flags};
 
-/// The store path: `--store`, else `WARPT_STORE`, else `store` in the
-/// configuration file (`config` or the one found), else the XDG default.
-pub fn path(flag: Option<&Path>, config: Option<&Path>) -> Result<PathBuf> {
+/// The store: `--store`, else `WARPT_STORE`, else `store` in the
+/// configuration file (`config` or the one found), else the XDG default. A
+/// `postgres://` URL is a PostgreSQL database, anything else a SQLite file.
+pub fn path(flag: Option<&Path>, config: Option<&Path>) -> Result<Location> {
     let flags = Flags {
         store: flag.map(Path::to_path_buf),
         ..Flags::default()
     };
     let cfg = Config::load(config, &|k| std::env::var(k).ok(), &flags)?;
     match cfg.store.value {
-        Some(p) => Ok(PathBuf::from(p)),
-        None => warpt_store::default_path().ok_or_else(|| {
-            UsageError("no store path: set --store, WARPT_STORE or HOME".into()).into()
-        }),
+        Some(p) => Ok(Location::parse(&p)),
+        None => warpt_store::default_path()
+            .map(Location::Sqlite)
+            .ok_or_else(|| {
+                UsageError("no store path: set --store, WARPT_STORE or HOME".into()).into()
+            }),
     }
 }
 
@@ -40,14 +43,13 @@ fn record(
         return;
     }
     let done = path(flags.store.as_deref(), config).and_then(|p| {
-        let mut store =
-            Store::open(&p).with_context(|| format!("opening the store {}", p.display()))?;
+        let mut store = Store::open(&p).with_context(|| format!("opening the store {p}"))?;
         Ok((write(&mut store)?, p))
     });
     match done {
-        Ok((Recorded::Added, p)) => eprintln!("recorded {} {} in {}", what.0, what.1, p.display()),
+        Ok((Recorded::Added, p)) => eprintln!("recorded {} {} in {p}", what.0, what.1),
         Ok((Recorded::AlreadyStored, p)) => {
-            eprintln!("{} {} was already in {}", what.0, what.1, p.display())
+            eprintln!("{} {} was already in {p}", what.0, what.1)
         }
         Err(e) => eprintln!(
             "warning: the {} was not recorded in the store: {e:#}",
@@ -71,16 +73,15 @@ pub fn record_stress(flags: &StoreFlags, run: &StressRun) {
 }
 
 /// Opens the store a `results` command reads, which must exist.
-pub fn open_existing(flag: Option<&Path>) -> Result<(Store, PathBuf)> {
+pub fn open_existing(flag: Option<&Path>) -> Result<(Store, Location)> {
     let p = path(flag, None)?;
     if !p.exists() {
         return Err(UsageError(format!(
-            "no store at {} (nothing recorded yet, or set --store / WARPT_STORE)",
-            p.display()
+            "no store at {p} (nothing recorded yet, or set --store / WARPT_STORE)"
         ))
         .into());
     }
-    let store = Store::open(&p).with_context(|| format!("opening the store {}", p.display()))?;
+    let store = Store::open(&p).with_context(|| format!("opening the store {p}"))?;
     Ok((store, p))
 }
 

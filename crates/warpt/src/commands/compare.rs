@@ -26,7 +26,7 @@ pub fn load_side(what: &str, store: Option<&Path>) -> Result<(BenchmarkSuiteRun,
     let run = store.load_run(what).map_err(|e| {
         UsageError(format!(
             "'{what}' is neither a file nor a run in {}: {e}",
-            p.display()
+            p
         ))
     })?;
     let label = format!("run {}", run.id);

@@ -88,8 +88,7 @@ pub fn run(args: &NoiseArgs) -> Result<Outcome> {
     options.repeat = args.repeat;
     // The store must open before minutes are spent measuring.
     let path = history::path(args.store.store.as_deref(), args.plan.config.as_deref())?;
-    let mut store =
-        Store::open(&path).with_context(|| format!("opening the store {}", path.display()))?;
+    let mut store = Store::open(&path).with_context(|| format!("opening the store {path}"))?;
     let run = super::run::execute(&plan, &mut options, None)?;
     eprint!("{}", output::results(&run));
     let noise::Profile {
@@ -136,18 +135,18 @@ pub fn run(args: &NoiseArgs) -> Result<Outcome> {
     }
     store
         .record_run(&run, &warpt_store::Source::Run)
-        .with_context(|| format!("recording the run in {}", path.display()))?;
+        .with_context(|| format!("recording the run in {path}"))?;
     match (&run.system, run.interrupted) {
         (Some(system), false) => {
             store
                 .record_noise(system, &entries)
-                .with_context(|| format!("recording the profile in {}", path.display()))?;
+                .with_context(|| format!("recording the profile in {path}"))?;
             eprintln!(
                 "recorded run {} and the noise profile of {} metrics for machine {} in {}",
                 run.id,
                 entries.len(),
                 machine.unwrap_or_default(),
-                path.display()
+                path
             );
         }
         (_, true) => eprintln!("interrupted: run {} recorded, no profile stored", run.id),

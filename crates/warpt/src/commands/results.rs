@@ -92,7 +92,9 @@ fn text(v: &serde_json::Value) -> String {
 pub fn query(args: &ResultsQueryArgs) -> Result<Outcome> {
     let path = history::path(args.store.store.as_deref(), None)?;
     let out = warpt_store::query(&path, &args.sql).map_err(|e| match e {
-        warpt_store::StoreError::Sql(_) | warpt_store::StoreError::Json(_) => {
+        warpt_store::StoreError::Sql(_)
+        | warpt_store::StoreError::Json(_)
+        | warpt_store::StoreError::Postgres { .. } => {
             anyhow::Error::from(UsageError(format!("query: {e}")))
         }
         other => UsageError(other.to_string()).into(),
@@ -139,8 +141,8 @@ pub fn import(args: &ResultsImportArgs) -> Result<Outcome> {
         runs.push((file, format, run));
     }
     let path = history::path(args.store.store.as_deref(), None)?;
-    let mut store = warpt_store::Store::open(&path)
-        .with_context(|| format!("opening the store {}", path.display()))?;
+    let mut store =
+        warpt_store::Store::open(&path).with_context(|| format!("opening the store {path}"))?;
     let mut report = Vec::new();
     for (file, format, run) in runs {
         let source = Source::Import(file.display().to_string());

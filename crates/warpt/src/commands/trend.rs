@@ -110,7 +110,7 @@ pub fn run(args: &ResultsTrendArgs) -> Result<Outcome> {
     if rows.is_empty() {
         return Err(UsageError(format!(
             "no passed run in {} has metric '{}' of benchmark '{}'{}",
-            path.display(),
+            path,
             args.metric,
             args.benchmark,
             if tags.is_empty() && args.machine.is_none() {
