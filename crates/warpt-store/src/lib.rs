@@ -3,6 +3,7 @@
 //!
 //! - [`location`]: where a store lives (a path or a `postgres://` URL);
 //! - [`db`]: one connection to either backend, and the SQL they share;
+//! - [`copy`]: one store copied into another (`warpt results migrate`);
 //! - [`schema`]: the tables and their migrations;
 //! - [`write`]: recording suite runs and stress runs, machine fingerprints;
 //! - [`read`]: reading runs back exactly, listing them;
@@ -17,6 +18,7 @@
 //! killed mid-write leaves the runs recorded before it intact and nothing of
 //! its own.
 
+pub mod copy;
 pub mod db;
 pub mod jobs;
 pub mod location;
@@ -36,6 +38,7 @@ use rusqlite::Connection;
 use crate::db::{Db, PgConn, SqliteConn};
 use warpt_model::{BenchmarkSuiteRun, ListOutput, NoiseEntry, StressRun};
 
+pub use copy::CopyReport;
 pub use jobs::{Job, JobState};
 pub use location::Location;
 pub use matrix::MatrixRow;

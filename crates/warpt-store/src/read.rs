@@ -9,11 +9,11 @@ use crate::{StoreError, vals};
 /// The id a user's `RUN` names: an exact id, a unique prefix, or `latest`.
 pub fn resolve(conn: &Db, table: &str, run: &str) -> Result<String, StoreError> {
     if run == "latest" {
-        // NULLs last on both backends (PostgreSQL sorts them first in DESC).
+        let nl = nulls_last(conn);
         return conn
             .row(
                 &format!(
-                    "SELECT id FROM {table} ORDER BY start_time IS NULL, start_time DESC, recorded_at DESC LIMIT 1"
+                    "SELECT id FROM {table} ORDER BY start_time DESC{nl}, recorded_at DESC LIMIT 1"
                 ),
                 &[],
             )?
@@ -36,6 +36,15 @@ pub fn resolve(conn: &Db, table: &str, run: &str) -> Result<String, StoreError> 
         [only] => Ok(only.clone()),
         [first, ..] if first == run => Ok(first.clone()),
         _ => Err(StoreError::Ambiguous(run.to_string())),
+    }
+}
+
+/// What follows `DESC` so that NULLs sort last on both backends (SQLite
+/// sorts them last in descending order already; PostgreSQL first).
+pub(crate) fn nulls_last(conn: &Db) -> &'static str {
+    match conn.dialect() {
+        crate::db::Dialect::Sqlite => "",
+        crate::db::Dialect::Postgres => " NULLS LAST",
     }
 }
 
@@ -249,15 +258,16 @@ pub fn list_runs(conn: &Db, filter: &RunFilter) -> Result<Vec<RunSummary>, Store
                  SELECT * FROM (SELECT r.id, 'benchmark' AS kind, r.suite, r.start_time, r.machine_id,
                                        CAST(NULL AS INTEGER) AS passed, r.source, r.recorded_at
                                 FROM suite_runs r {sw}
-                                ORDER BY r.start_time DESC, r.recorded_at DESC {depth}) b
+                                ORDER BY r.start_time DESC{nl}, r.recorded_at DESC {depth}) b
                  UNION ALL
                  SELECT * FROM (SELECT s.id, 'stress', s.target, s.start_time, s.machine_id, s.passed, 'run',
                                        s.recorded_at
                                 FROM stress_runs s {tw}
-                                ORDER BY s.start_time DESC, s.recorded_at DESC {depth}) t) u
-               ORDER BY start_time DESC, recorded_at DESC {page}) p
+                                ORDER BY s.start_time DESC{nl}, s.recorded_at DESC {depth}) t) u
+               ORDER BY start_time DESC{nl}, recorded_at DESC {page}) p
          LEFT JOIN machines m ON m.id = p.machine_id
-         ORDER BY p.start_time DESC, p.recorded_at DESC",
+         ORDER BY p.start_time DESC{nl}, p.recorded_at DESC",
+        nl = nulls_last(conn),
         sw = clause(&suite_where),
         tw = clause(&stress_where),
     );

@@ -91,6 +91,17 @@ pub fn record_run(
     run: &BenchmarkSuiteRun,
     source: &Source,
 ) -> Result<Recorded, StoreError> {
+    record_run_at(tx, run, source, None)
+}
+
+/// [`record_run`], stamped as recorded at `recorded_at` (a copy keeps the
+/// original time) instead of now.
+pub(crate) fn record_run_at(
+    tx: &Db,
+    run: &BenchmarkSuiteRun,
+    source: &Source,
+    recorded_at: Option<&str>,
+) -> Result<Recorded, StoreError> {
     if exists(tx, "suite_runs", &run.id)? {
         return Ok(Recorded::AlreadyStored);
     }
@@ -129,7 +140,7 @@ pub fn record_run(
             machine_id,
             run.interrupted,
             source.label(),
-            now(),
+            recorded_at.map_or_else(now, str::to_string),
             run.manifest.as_ref().map(|m| m.warpt_version.clone()),
             run.manifest
                 .as_ref()

@@ -70,6 +70,7 @@ fn main() -> ExitCode {
             ResultsCommand::Import(args) => commands::results::import(&args),
             ResultsCommand::Export(args) => commands::results::export(&args),
             ResultsCommand::Trend(args) => commands::trend::run(&args),
+            ResultsCommand::Migrate(args) => commands::migrate::run(&args),
         },
         Command::Report(args) => commands::report::run(&args),
         Command::Noise(args) => commands::noise::run(&args),

@@ -1,24 +1,29 @@
-//! The result history through the CLI, on real SQLite files: runs are
-//! recorded and read back exactly, imports, read-only queries, and a writer
-//! killed with SIGKILL mid-transaction.
+//! The result history through the CLI, each test on a real SQLite file and
+//! on a real PostgreSQL database (where scripts/test started one): runs are
+//! recorded and read back exactly, imports, read-only queries, 32 writer
+//! processes at once, and a writer killed with SIGKILL mid-transaction.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+use std::ffi::OsString;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 use warpt_model::{BenchmarkSuiteRun, RunStatus};
+use warpt_store::Location;
+use warpt_store::testing::{TestStore, admin_client, on_both};
 
-fn warpt(store: &Path) -> Command {
+/// `warpt` recording into `store` (a path or a `postgres://` URL).
+fn warpt(store: impl Into<OsString>) -> Command {
     let mut cmd = Command::cargo_bin("warpt").unwrap();
     cmd.env("WARPT_NO_PROGRESS", "1")
-        .env("WARPT_STORE", store)
+        .env("WARPT_STORE", store.into())
         .env_remove("XDG_DATA_HOME");
     cmd
 }
 
-fn tiny_run(store: &Path) -> BenchmarkSuiteRun {
+fn tiny_run(store: &OsString) -> BenchmarkSuiteRun {
     let out = warpt(store)
         .args(["benchmark", "run", "--benchmark", "mem_latency", "--json"])
         .args(["--duration", "0.1", "--burnin-seconds", "0"])
@@ -31,7 +36,7 @@ fn tiny_run(store: &Path) -> BenchmarkSuiteRun {
     serde_json::from_slice(&out).unwrap()
 }
 
-fn query(store: &Path, sql: &str) -> serde_json::Value {
+fn query(store: &OsString, sql: &str) -> serde_json::Value {
     let out = warpt(store)
         .args(["results", "query", sql, "--json"])
         .assert()
@@ -44,8 +49,11 @@ fn query(store: &Path, sql: &str) -> serde_json::Value {
 
 #[test]
 fn a_run_is_recorded_and_shown_back_exactly() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("h/results.db");
+    on_both(recorded_and_shown_back);
+}
+
+fn recorded_and_shown_back(t: &TestStore) {
+    let store = t.arg();
     let run = tiny_run(&store);
     assert_eq!(run.benchmarks[0].status, RunStatus::Passed);
     let shown = warpt(&store)
@@ -70,6 +78,7 @@ fn a_run_is_recorded_and_shown_back_exactly() {
     assert_eq!(listed[0]["source"], "run");
 
     // --no-store leaves the store alone.
+    let dir = tempfile::tempdir().unwrap();
     let other = dir.path().join("untouched.db");
     Command::cargo_bin("warpt")
         .unwrap()
@@ -106,8 +115,12 @@ fn a_run_is_recorded_and_shown_back_exactly() {
 
 #[test]
 fn imports_are_recorded_once_and_bad_files_are_refused() {
+    on_both(imported_once);
+}
+
+fn imported_once(t: &TestStore) {
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("results.db");
+    let store = t.arg();
     let fixture =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../warpt-model/tests/data/example_export.json");
     for _ in 0..2 {
@@ -141,15 +154,20 @@ fn imports_are_recorded_once_and_bad_files_are_refused() {
 
 #[test]
 fn query_refuses_writes_and_prints_csv() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("results.db");
+    on_both(query_is_read_only);
+}
+
+fn query_is_read_only(t: &TestStore) {
+    let store = t.arg();
     tiny_run(&store);
-    for sql in [
-        "DELETE FROM suite_runs",
-        "UPDATE metrics SET value = 0",
-        "ATTACH DATABASE 'x.db' AS x",
-        "PRAGMA writable_schema = ON",
-    ] {
+    let own: &[&str] = match t.location {
+        Location::Sqlite(_) => &["ATTACH DATABASE 'x.db' AS x", "PRAGMA writable_schema = ON"],
+        Location::Postgres(_) => &["CREATE TABLE x (y int)", "TRUNCATE samples"],
+    };
+    for sql in ["DELETE FROM suite_runs", "UPDATE metrics SET value = 0"]
+        .iter()
+        .chain(own)
+    {
         let err = warpt(&store)
             .args(["results", "query", sql])
             .assert()
@@ -190,8 +208,36 @@ fn query_refuses_writes_and_prints_csv() {
 
 #[test]
 fn a_writer_killed_mid_transaction_leaves_the_earlier_runs_intact() {
+    on_both(killed_writer);
+}
+
+/// Whether a writer to `t` is in the middle of its transaction: on SQLite
+/// the WAL has grown past 8 MiB; on PostgreSQL a warpt connection holds a
+/// transaction id (it has written).
+fn writing(t: &TestStore) -> bool {
+    match &t.location {
+        Location::Sqlite(p) => {
+            let mut wal = p.as_os_str().to_owned();
+            wal.push("-wal");
+            Path::new(&wal).metadata().map_or(0, |m| m.len()) >= 8 << 20
+        }
+        Location::Postgres(url) => {
+            let n: i64 = admin_client(url)
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'warpt' \
+                     AND backend_xid IS NOT NULL AND datname = current_database()",
+                    &[],
+                )
+                .unwrap()
+                .get(0);
+            n > 0
+        }
+    }
+}
+
+fn killed_writer(t: &TestStore) {
     let dir = tempfile::tempdir().unwrap();
-    let store = dir.path().join("results.db");
+    let store = t.arg();
     let first = tiny_run(&store);
 
     // An export big enough that writing it takes a while: three million samples.
@@ -209,10 +255,9 @@ fn a_writer_killed_mid_transaction_leaves_the_earlier_runs_intact() {
         .env("WARPT_STORE", &store)
         .spawn()
         .unwrap();
-    let wal = dir.path().join("results.db-wal");
     let start = Instant::now();
     // Wait until the transaction has written a good part of the run.
-    while wal.metadata().map_or(0, |m| m.len()) < 8 << 20 {
+    while !writing(t) {
         assert!(
             child.try_wait().unwrap().is_none(),
             "the import finished before it could be interrupted"
@@ -239,15 +284,112 @@ fn a_writer_killed_mid_transaction_leaves_the_earlier_runs_intact() {
         .clone();
     let back: BenchmarkSuiteRun = serde_json::from_slice(&shown).unwrap();
     assert_eq!(back, first);
-    let orphans = query(
-        &store,
+    for orphans in [
         "SELECT count(*) AS n FROM samples WHERE metric_id NOT IN (SELECT id FROM metrics)",
-    );
-    assert_eq!(orphans[0]["n"], 0);
-    // The store still takes new runs.
+        "SELECT count(*) AS n FROM metrics WHERE result_id NOT IN (SELECT id FROM results)",
+        "SELECT count(*) AS n FROM results WHERE run_id NOT IN (SELECT id FROM suite_runs)",
+    ] {
+        assert_eq!(query(&store, orphans)[0]["n"], 0, "{orphans}");
+    }
+    // The store still takes new runs, the killed one included.
     tiny_run(&store);
+    warpt(&store)
+        .args(["results", "import"])
+        .arg(&file)
+        .assert()
+        .success();
     assert_eq!(
         query(&store, "SELECT count(*) AS n FROM suite_runs")[0]["n"],
-        2
+        3
     );
+}
+
+#[test]
+fn thirty_two_writer_processes_at_once_lose_no_run() {
+    on_both(many_writers);
+}
+
+/// 32 `warpt results import` processes started together, each recording
+/// three runs (of one machine: they race for its row too); every run must
+/// arrive whole.
+fn many_writers(t: &TestStore) {
+    const WRITERS: usize = 32;
+    const RUNS_EACH: usize = 3;
+    let dir = tempfile::tempdir().unwrap();
+    let store = t.arg();
+    let fixture: BenchmarkSuiteRun = serde_json::from_str(include_str!(
+        "../../warpt-model/tests/data/example_export.json"
+    ))
+    .unwrap();
+    let mut files = Vec::new();
+    for w in 0..WRITERS {
+        let mut mine = Vec::new();
+        for k in 0..RUNS_EACH {
+            let mut run = fixture.clone();
+            run.id = format!("writer-{w:02}-run-{k}");
+            for r in &mut run.benchmarks {
+                for m in &mut r.metrics {
+                    m.value += (w * RUNS_EACH + k) as f64;
+                }
+            }
+            let file = dir.path().join(format!("{}.json", run.id));
+            std::fs::write(&file, serde_json::to_vec(&run).unwrap()).unwrap();
+            mine.push((file, run));
+        }
+        files.push(mine);
+    }
+    let bin = assert_cmd::cargo::cargo_bin("warpt");
+    let children: Vec<_> = files
+        .iter()
+        .map(|mine| {
+            std::process::Command::new(&bin)
+                .args(["results", "import"])
+                .args(mine.iter().map(|(f, _)| f))
+                .env("WARPT_STORE", &store)
+                .env("WARPT_NO_PROGRESS", "1")
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    assert_eq!(
+        query(&store, "SELECT count(*) AS n FROM suite_runs")[0]["n"],
+        WRITERS * RUNS_EACH
+    );
+    assert_eq!(
+        query(&store, "SELECT count(*) AS n FROM machines")[0]["n"],
+        1
+    );
+    let per_run: usize = fixture
+        .benchmarks
+        .iter()
+        .flat_map(|b| &b.metrics)
+        .filter_map(|m| m.stats.as_ref())
+        .map(|s| s.samples.len())
+        .sum();
+    assert_eq!(
+        query(&store, "SELECT count(*) AS n FROM samples")[0]["n"],
+        WRITERS * RUNS_EACH * per_run
+    );
+    // Spot checks: runs read back exactly.
+    for (w, k) in [(0, 0), (17, 1), (31, 2)] {
+        let (_, want) = &files[w][k];
+        let shown = warpt(&store)
+            .args(["results", "show", &want.id, "--json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let back: BenchmarkSuiteRun = serde_json::from_slice(&shown).unwrap();
+        assert_eq!(&back, want);
+    }
 }

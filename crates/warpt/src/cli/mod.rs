@@ -156,9 +156,10 @@ pub struct StressArgs {
 /// `--store` and `--no-store`, shared by `benchmark run` and `stress`.
 #[derive(Debug, Clone, Default, Args)]
 pub struct StoreFlags {
-    /// Record the run in this SQLite store instead of the configured one
-    /// ($WARPT_STORE, `store` in warpt.toml, else $XDG_DATA_HOME/warpt/results.db).
-    #[arg(long, value_name = "PATH")]
+    /// Record the run in this store instead of the configured one: a SQLite
+    /// file or a `postgres://` URL ($WARPT_STORE, `store` in warpt.toml,
+    /// else $XDG_DATA_HOME/warpt/results.db).
+    #[arg(long, value_name = "PATH|URL")]
     pub store: Option<PathBuf>,
     /// Do not record the run in the store.
     #[arg(long, conflicts_with = "store")]

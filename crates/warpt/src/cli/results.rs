@@ -55,6 +55,25 @@ pub enum ResultsCommand {
     /// A metric over the stored runs with its change points; exit 1 when the
     /// latest run sits after a step in the bad direction (a nightly alert).
     Trend(ResultsTrendArgs),
+    /// Copy a store's whole history into another: a machine's SQLite file
+    /// into a shared PostgreSQL database (runs already there are kept;
+    /// an interrupted copy finishes when run again).
+    Migrate(ResultsMigrateArgs),
+}
+
+/// `warpt results migrate`
+#[derive(Debug, Args)]
+pub struct ResultsMigrateArgs {
+    /// The store to copy from: a SQLite file (or a `postgres://` URL).
+    #[arg(long, value_name = "FILE.db|URL")]
+    pub from: String,
+    /// The store to copy into: a `postgres://` URL (or a SQLite file),
+    /// created or brought up to date first.
+    #[arg(long, value_name = "URL|FILE.db")]
+    pub to: String,
+    /// What was copied, as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// `warpt results trend`
@@ -124,9 +143,9 @@ pub struct ResultsExportArgs {
 /// The store a `results` command reads.
 #[derive(Debug, Clone, Default, Args)]
 pub struct StorePath {
-    /// The SQLite store ($WARPT_STORE, `store` in warpt.toml, else
-    /// $XDG_DATA_HOME/warpt/results.db).
-    #[arg(long, value_name = "PATH")]
+    /// The store: a SQLite file or a `postgres://` URL ($WARPT_STORE,
+    /// `store` in warpt.toml, else $XDG_DATA_HOME/warpt/results.db).
+    #[arg(long, value_name = "PATH|URL")]
     pub store: Option<PathBuf>,
 }
 

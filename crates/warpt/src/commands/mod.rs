@@ -8,6 +8,7 @@ pub mod harness;
 pub mod harness_profile;
 pub mod harness_run;
 pub mod list;
+pub mod migrate;
 pub mod monitor;
 pub mod net_server;
 pub mod noise;
