@@ -393,3 +393,53 @@ fn many_writers(t: &TestStore) {
         assert_eq!(&back, want);
     }
 }
+
+#[test]
+fn migrate_copies_a_local_history_into_another_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let local = TestStore::sqlite();
+    let run = tiny_run(&local.arg());
+    on_both(|target| {
+        let out = warpt(dir.path().join("unused.db"))
+            .args(["results", "migrate", "--json", "--from"])
+            .arg(local.arg())
+            .arg("--to")
+            .arg(target.arg())
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(report["runs"], 1, "{report}");
+        let shown = warpt(target.arg())
+            .args(["results", "show", &run.id, "--json"])
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let back: BenchmarkSuiteRun = serde_json::from_slice(&shown).unwrap();
+        assert_eq!(back, run);
+    });
+    // Bad input: the same store twice, a source that is not there.
+    warpt(dir.path().join("unused.db"))
+        .args(["results", "migrate", "--from"])
+        .arg(local.arg())
+        .arg("--to")
+        .arg(local.arg())
+        .assert()
+        .code(2);
+    let err = warpt(dir.path().join("unused.db"))
+        .args(["results", "migrate", "--from"])
+        .arg(dir.path().join("missing.db"))
+        .arg("--to")
+        .arg(dir.path().join("t.db"))
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    assert!(String::from_utf8_lossy(&err).contains("no such store"));
+    assert!(!dir.path().join("t.db").exists());
+}
