@@ -10,11 +10,28 @@ use crate::{Plan, RunOptions};
 /// Environment variable prefixes that change how benchmarks behave.
 const ENV_PREFIXES: &[&str] = &["OMP_", "RAYON_", "CUDA_", "WARPT_", "OPENBLAS_", "MKL_"];
 
+/// Slurm's variables that say which job, node and cluster a run was part
+/// of (a fleet job's runs are found by `SLURM_JOB_ID`).
+const SLURM_VARS: &[&str] = &[
+    "SLURM_JOB_ID",
+    "SLURM_JOB_NAME",
+    "SLURM_JOB_PARTITION",
+    "SLURM_JOB_NODELIST",
+    "SLURM_CLUSTER_NAME",
+    "SLURMD_NODENAME",
+    "SLURM_ARRAY_JOB_ID",
+    "SLURM_ARRAY_TASK_ID",
+];
+
 /// Captures the manifest for running `plan` with `options` on this machine.
 pub fn build_manifest(options: &RunOptions, plan: &Plan) -> Manifest {
     let os = warpt_system::os_info();
     let env: BTreeMap<String, String> = std::env::vars()
-        .filter(|(k, _)| ENV_PREFIXES.iter().any(|p| k.starts_with(p)))
+        .filter(|(k, _)| {
+            ENV_PREFIXES.iter().any(|p| k.starts_with(p)) || SLURM_VARS.contains(&k.as_str())
+        })
+        // WARPT_STORE may be a database URL with its password.
+        .map(|(k, v)| (k, warpt_model::redact_url(&v)))
         .collect();
     Manifest {
         warpt_version: options.tool_version.clone(),

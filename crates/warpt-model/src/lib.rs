@@ -13,6 +13,7 @@ mod component;
 mod metric;
 mod noise;
 mod params;
+mod redact;
 mod result;
 mod spec;
 mod stress;
@@ -25,6 +26,7 @@ pub use component::{BenchmarkComponent, BenchmarkKind, UnknownComponent};
 pub use metric::{BenchmarkMetric, MetricStats, StopReason, tag_label};
 pub use noise::NoiseEntry;
 pub use params::{ParamError, ParamValue, Params};
+pub use redact::redact_url;
 pub use result::{
     BenchmarkRunResult, CrashInfo, DEBUG_BUILD_REASON, Quality, Resources, RunStatus, StageRecord,
     StageStatus, UNRELIABLE_REL_CI, Validation, Watchdog,

@@ -279,6 +279,26 @@ pub struct ToolInfo {
 }
 
 impl ListOutput {
+    /// The machine's hardware class: what machines must share to be
+    /// compared as peers (CPU model, logical CPUs, memory to the nearest
+    /// GiB, architecture, GPU models), without what tells nodes apart
+    /// (host name) or changes with software (OS, kernel).
+    pub fn hardware_class(&self) -> String {
+        let mut class = format!(
+            "{} x{} / {} GiB / {}",
+            self.cpu.model,
+            self.cpu.logical_cores,
+            (self.memory.total_bytes as f64 / (1u64 << 30) as f64).round(),
+            self.os.arch
+        );
+        let mut gpus: Vec<&str> = self.gpus.iter().map(|g| g.name.as_str()).collect();
+        gpus.sort_unstable();
+        if !gpus.is_empty() {
+            class.push_str(&format!(" / {}", gpus.join(" + ")));
+        }
+        class
+    }
+
     /// A stable identity of the machine: FNV-1a (64 bit, hex) of host name,
     /// CPU model, logical CPUs, memory in GiB, OS, architecture and
     /// virtualisation. Kernel updates and free memory do not change it.

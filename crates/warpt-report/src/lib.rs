@@ -9,11 +9,14 @@
 //! - [`report`]: Markdown, self-contained HTML with SVG charts, and JSON reports of runs;
 //! - [`trend`]: change points in a metric's history (PELT);
 //! - [`matrix`]: machine × workload figures normalised to the best, and the pick per workload;
+//! - [`fleet`]: many machines: the best machine per workload (throughput, per
+//!   watt, per cost) with the margin's significance, and sick nodes;
 //! - [`exports`]: a run as Bencher Metric Format, github-action-benchmark, JUnit XML, CSV.
 
 pub mod compare;
 pub mod escape;
 pub mod exports;
+pub mod fleet;
 pub mod matrix;
 pub mod render;
 pub mod report;

@@ -10,6 +10,8 @@
 //! - [`query`]: read-only SQL for `warpt results query`;
 //! - [`noise`]: machines' noise profiles and run-level history for `compare`;
 //! - [`matrix`]: headline figures by machine, for the machine × benchmark matrix;
+//! - [`cross`]: every metric of a selection of runs by machine, for
+//!   cross-machine reports and sick-node detection;
 //! - [`jobs`]: runs submitted to `warpt serve`, queued, running or ended;
 //! - [`testing`]: for tests, a store of each backend made for one test.
 //!
@@ -19,6 +21,7 @@
 //! its own.
 
 pub mod copy;
+pub mod cross;
 pub mod db;
 pub mod jobs;
 pub mod location;
@@ -39,6 +42,7 @@ use crate::db::{Db, PgConn, SqliteConn};
 use warpt_model::{BenchmarkSuiteRun, ListOutput, NoiseEntry, StressRun};
 
 pub use copy::CopyReport;
+pub use cross::{CrossFilter, CrossRow};
 pub use jobs::{Job, JobState};
 pub use location::Location;
 pub use matrix::MatrixRow;
@@ -240,6 +244,27 @@ impl Store {
     /// Every passed result's headline figure with its machine (see [`matrix`]).
     pub fn matrix_rows(&self, suite: Option<&str>) -> Result<Vec<MatrixRow>, StoreError> {
         matrix::rows(&self.db, suite)
+    }
+
+    /// Every passed metric of the runs `filter` selects (see [`cross`]).
+    pub fn cross_rows(&self, filter: &CrossFilter) -> Result<Vec<CrossRow>, StoreError> {
+        cross::rows(&self.db, filter)
+    }
+
+    /// The raw samples of metric rows (see [`cross::samples`]).
+    pub fn metric_samples(
+        &self,
+        ids: &[i64],
+    ) -> Result<std::collections::HashMap<i64, Vec<f64>>, StoreError> {
+        cross::samples(&self.db, ids)
+    }
+
+    /// The system snapshots of machines by fingerprint.
+    pub fn machine_systems(
+        &self,
+        fingerprints: &[&str],
+    ) -> Result<std::collections::HashMap<String, ListOutput>, StoreError> {
+        cross::systems(&self.db, fingerprints)
     }
 
     /// Records a submitted run (see [`jobs`]).

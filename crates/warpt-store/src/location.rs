@@ -66,26 +66,7 @@ pub fn is_postgres_url(s: &str) -> bool {
 
 /// The URL with its password replaced by `***`, for messages and logs.
 pub fn redact(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_string();
-    };
-    let rest = &url[scheme_end + 3..];
-    let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let authority = &rest[..authority_end];
-    let mut out = url.to_string();
-    if let Some(at) = authority.rfind('@')
-        && let Some(colon) = authority[..at].find(':')
-    {
-        let start = scheme_end + 3 + colon + 1;
-        let end = scheme_end + 3 + at;
-        out.replace_range(start..end, "***");
-    }
-    // A password given as a query parameter.
-    if let Some(q) = out.find("password=") {
-        let end = out[q..].find('&').map_or(out.len(), |e| q + e);
-        out.replace_range(q + "password=".len()..end, "***");
-    }
-    out
+    warpt_model::redact_url(url)
 }
 
 impl fmt::Display for Location {
@@ -124,15 +105,6 @@ mod tests {
 
     #[test]
     fn passwords_never_reach_a_message() {
-        assert_eq!(
-            redact("postgres://warpt:s3cr:et@db.example:5432/h?sslmode=disable"),
-            "postgres://warpt:***@db.example:5432/h?sslmode=disable"
-        );
-        assert_eq!(redact("postgres://warpt@db/h"), "postgres://warpt@db/h");
-        assert_eq!(
-            redact("postgres://db/h?user=u&password=pw&x=1"),
-            "postgres://db/h?user=u&password=***&x=1"
-        );
         assert_eq!(
             Location::parse("postgresql://a:b@c/d").to_string(),
             "postgresql://a:***@c/d"

@@ -152,18 +152,35 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX results_cover ON results (benchmark, suite, status, trial, run_id, quality, params_json);
     CREATE INDEX runs_by_machine ON suite_runs (machine_id, start_time, id, trials);
     CREATE INDEX results_of_run ON results (run_id, benchmark, suite, status, trial, quality, params_json);",
+    // 6: the Slurm job a run was part of (`warpt fleet`), from its
+    // manifest, so a fleet job's runs are selected without reading every
+    // manifest.
+    "ALTER TABLE suite_runs ADD COLUMN slurm_job TEXT;
+    UPDATE suite_runs SET slurm_job = json_extract(manifest_json, '$.env.SLURM_JOB_ID')
+        WHERE manifest_json IS NOT NULL;
+    CREATE INDEX runs_by_slurm_job ON suite_runs (slurm_job);",
 ];
 
 /// Migrations whose PostgreSQL form is not the translated SQLite one:
 /// migration 5's covering indexes keep SQLite from walking the overflow
 /// pages of the large JSON documents; PostgreSQL keeps those out of line
 /// (TOAST), and an index entry holding `params_json` could pass its 2.7 kB
-/// limit. It gets plain indexes for the same queries instead.
-const POSTGRES_OVERRIDES: &[(usize, &str)] = &[(
-    4,
-    "CREATE INDEX runs_by_machine ON suite_runs (machine_id, start_time);
-    CREATE INDEX results_by_benchmark ON results (benchmark, suite, status);",
-)];
+/// limit. It gets plain indexes for the same queries instead. Migration 6
+/// reads JSON with PostgreSQL's operators.
+const POSTGRES_OVERRIDES: &[(usize, &str)] = &[
+    (
+        4,
+        "CREATE INDEX runs_by_machine ON suite_runs (machine_id, start_time);
+        CREATE INDEX results_by_benchmark ON results (benchmark, suite, status);",
+    ),
+    (
+        5,
+        "ALTER TABLE suite_runs ADD COLUMN slurm_job TEXT;
+        UPDATE suite_runs SET slurm_job = manifest_json::json -> 'env' ->> 'SLURM_JOB_ID'
+            WHERE manifest_json IS NOT NULL;
+        CREATE INDEX runs_by_slurm_job ON suite_runs (slurm_job);",
+    ),
+];
 
 /// The schema version this warpt writes.
 pub const VERSION: i64 = MIGRATIONS.len() as i64;

@@ -129,8 +129,8 @@ pub(crate) fn record_run_at(
     };
     let added = tx.execute(
         "INSERT INTO suite_runs (id, suite, start_time, end_time, machine_id, interrupted, source, recorded_at, \
-         warpt_version, git_commit, manifest_json, system_json, run_json, imported_from, trials) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15) \
+         warpt_version, git_commit, manifest_json, system_json, run_json, imported_from, trials, slurm_job) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) \
          ON CONFLICT (id) DO NOTHING",
         &vals![
             &run.id,
@@ -154,6 +154,9 @@ pub(crate) fn record_run_at(
             serde_json::to_string(&skeleton)?,
             imported_from,
             run.trial_count(),
+            run.manifest
+                .as_ref()
+                .and_then(|m| m.env.get("SLURM_JOB_ID").cloned()),
         ],
     )?;
     if added == 0 {

@@ -12,6 +12,7 @@ mod export;
 mod history;
 mod orphan;
 mod output;
+mod pdf;
 mod progress;
 mod registry;
 
@@ -19,7 +20,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::cli::{BenchmarkCommand, Cli, Command, ConfigCommand, HarnessCommand, ResultsCommand};
+use crate::cli::{
+    BenchmarkCommand, Cli, Command, ConfigCommand, FleetCommand, HarnessCommand, ResultsCommand,
+};
 
 /// An error in what the user asked for: exits with status 2.
 #[derive(Debug)]
@@ -73,6 +76,13 @@ fn main() -> ExitCode {
             ResultsCommand::Migrate(args) => commands::migrate::run(&args),
         },
         Command::Report(args) => commands::report::run(&args),
+        Command::Fleet { action } => match action {
+            FleetCommand::Submit(args) => commands::fleet::submit(&args),
+            FleetCommand::Status(args) => commands::fleet::status(&args),
+            FleetCommand::Collect(args) => commands::fleet::collect(&args),
+            FleetCommand::Outliers(args) => commands::outliers::run(&args),
+            FleetCommand::Node(args) => commands::fleet_node::run(&args),
+        },
         Command::Noise(args) => commands::noise::run(&args),
         Command::Completions(args) => commands::shell::completions(args.shell),
         Command::Man => commands::shell::man(),

@@ -250,7 +250,7 @@ fn telemetry_charts(input: &Input) -> String {
     out
 }
 
-fn table(header: &[String], rows: &[Vec<String>]) -> String {
+pub(crate) fn table(header: &[String], rows: &[Vec<String>]) -> String {
     let mut s = String::from("<table><thead><tr>");
     for h in header {
         s += &format!("<th>{}</th>", esc(h));
@@ -266,7 +266,7 @@ fn table(header: &[String], rows: &[Vec<String>]) -> String {
     s + "</tbody></table>\n"
 }
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222}\
+pub(crate) const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222}\
 table{border-collapse:collapse;margin:1em 0;font-size:0.9em}\
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:left}th{background:#f3f3f3}\
 .improved{color:#1a7f37;font-weight:bold}.regressed{color:#cf222e;font-weight:bold}\

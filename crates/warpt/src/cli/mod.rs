@@ -10,11 +10,13 @@ use clap::{Args, Parser, Subcommand};
 
 mod benchmark;
 mod exec;
+mod fleet;
 mod harness;
 mod results;
 
 pub use benchmark::*;
 pub use exec::*;
+pub use fleet::*;
 pub use harness::*;
 pub use results::*;
 
@@ -66,6 +68,13 @@ pub enum Command {
     },
     /// Report runs for people (Markdown, HTML with charts) or tools (JSON).
     Report(ReportArgs),
+    /// Many machines: benchmark runs dispatched through Slurm, their status,
+    /// their exports collected, and the machines slower than their peers.
+    Fleet {
+        /// The fleet action.
+        #[command(subcommand)]
+        action: FleetCommand,
+    },
     /// Measure this machine's run-to-run noise with A/A repetitions and store
     /// it: `benchmark compare` then widens its threshold to what noise explains.
     Noise(NoiseArgs),

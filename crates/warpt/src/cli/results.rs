@@ -15,6 +15,16 @@ pub enum ReportFormat {
     Html,
     /// JSON: the runs and the comparisons with the first.
     Json,
+    /// PDF: the HTML report printed by headless Chromium (needs `-o`).
+    Pdf,
+}
+
+/// What `report --by` compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ReportBy {
+    /// Machines: every stored run selected by --machine, --since, --until,
+    /// --suite, --benchmark, --fleet-job, grouped by the machine it ran on.
+    Machine,
 }
 
 /// `warpt report`
@@ -22,8 +32,41 @@ pub enum ReportFormat {
 pub struct ReportArgs {
     /// Runs: export files or runs in the store (id, prefix, `latest`); later
     /// runs are compared with the first.
-    #[arg(required = true, value_name = "RUN_OR_FILE")]
+    #[arg(
+        required_unless_present = "by",
+        conflicts_with = "by",
+        value_name = "RUN_OR_FILE"
+    )]
     pub runs: Vec<String>,
+    /// Compare machines across the stored runs instead: per workload each
+    /// machine's figure with its CI, the best machine by throughput, per
+    /// watt and per cost (machines.toml) with the margin's significance,
+    /// and scaling lines.
+    #[arg(long, value_enum)]
+    pub by: Option<ReportBy>,
+    /// With --by machine: only these machines (host name or fingerprint
+    /// prefix; repeatable).
+    #[arg(long, requires = "by")]
+    pub machine: Vec<String>,
+    /// With --by machine: only runs started at or after this time or date.
+    #[arg(long, requires = "by")]
+    pub since: Option<String>,
+    /// With --by machine: only runs started before this time or date.
+    #[arg(long, requires = "by")]
+    pub until: Option<String>,
+    /// With --by machine: only this suite.
+    #[arg(long, requires = "by")]
+    pub suite: Option<String>,
+    /// With --by machine: only this benchmark.
+    #[arg(long, requires = "by")]
+    pub benchmark: Option<String>,
+    /// With --by machine: only the runs of this fleet job (Slurm job id).
+    #[arg(long, requires = "by", value_name = "JOB")]
+    pub fleet_job: Option<String>,
+    /// With --by machine: each machine's price, `[machines.HOST]
+    /// cost_per_hour = 3.2` (default: ./machines.toml when it exists).
+    #[arg(long, requires = "by", value_name = "FILE")]
+    pub machines_file: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value = "md")]
     pub format: ReportFormat,
