@@ -293,6 +293,12 @@ pub fn analyse(
             figures,
         });
     }
+    // Tags in natural order: size_kib=16 before size_kib=128.
+    workloads.sort_by(|a, b| {
+        (&a.suite, &a.benchmark, &a.metric)
+            .cmp(&(&b.suite, &b.benchmark, &b.metric))
+            .then_with(|| natural(&a.tags, &b.tags))
+    });
     let scaling = scaling(&workloads);
     MachineReport {
         machines,
@@ -300,6 +306,24 @@ pub fn analyse(
         recommendations: Vec::new(),
         scaling,
     }
+}
+
+/// Tag sets compared key by key, numbers as numbers.
+fn natural(a: &BTreeMap<String, String>, b: &BTreeMap<String, String>) -> std::cmp::Ordering {
+    for ((ka, va), (kb, vb)) in a.iter().zip(b) {
+        let by_key = ka.cmp(kb);
+        if by_key.is_ne() {
+            return by_key;
+        }
+        let by_value = match (va.parse::<f64>(), vb.parse::<f64>()) {
+            (Ok(x), Ok(y)) => x.total_cmp(&y),
+            _ => va.cmp(vb),
+        };
+        if by_value.is_ne() {
+            return by_value;
+        }
+    }
+    a.len().cmp(&b.len())
 }
 
 /// The picks of every workload two or more machines ran; `samples` gives

@@ -21,9 +21,16 @@ fn pick_text(p: &Pick) -> String {
         (Some(r), Some(m)) => format!(" (+{:.1}% over {r}", m * 100.0),
         _ => return p.winner.clone(),
     };
+    let pv = |v: f64| {
+        if v < 0.001 {
+            "p < 0.001".to_string()
+        } else {
+            format!("p = {v:.3}")
+        }
+    };
     let verdict = match (p.significant, p.p_value) {
-        (true, Some(pv)) => format!(", significant: p = {pv:.3}, {}", p.basis),
-        (false, Some(pv)) => format!(", not significant: p = {pv:.3}, {}", p.basis),
+        (true, Some(v)) => format!(", significant: {}, {}", pv(v), p.basis),
+        (false, Some(v)) => format!(", not significant: {}, {}", pv(v), p.basis),
         (true, None) => format!(", significant: {}", p.basis),
         (false, None) => format!(", not significant: {}", p.basis),
     };
