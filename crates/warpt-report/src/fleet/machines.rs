@@ -7,8 +7,9 @@
 //! where a numeric parameter was swept.
 //!
 //! A machine's figure is the median of its runs' figures. Its CI is the
-//! run's own CI of the median when it ran once, else a percentile bootstrap
-//! of the median over its runs. The winner's margin is tested with the
+//! run's own CI of the median when it ran once, the order-statistic interval
+//! of the median over its runs when it ran ten times or more, else a
+//! percentile bootstrap of that median. The winner's margin is tested with the
 //! strongest evidence both machines have: Welch's t test on their runs'
 //! figures when each ran at least twice (run-to-run variation included),
 //! else a Mann-Whitney test on the two runs' raw samples (within-run noise
@@ -190,11 +191,23 @@ pub struct MachineReport {
     pub scaling: Vec<Scaling>,
 }
 
-/// The CI of a machine's figure: its one run's CI, or a bootstrap over runs.
+/// The CI of a machine's figure: its one run's CI; with ten runs or more
+/// the distribution-free interval of the median between order statistics
+/// (the binomial's normal approximation); else a bootstrap over its runs.
 fn figure_ci(values: &[f64], run_cis: &[Option<(f64, f64)>]) -> Option<(f64, f64)> {
     match values {
         [] => None,
         [_] => run_cis.first().copied().flatten(),
+        _ if values.len() >= 10 => {
+            let mut sorted = values.to_vec();
+            sorted.sort_by(f64::total_cmp);
+            let n = sorted.len() as f64;
+            let half = 1.96 * n.sqrt() / 2.0;
+            // 1-based ranks, clamped to the sample.
+            let lo = ((n / 2.0 - half).floor() as usize).clamp(1, sorted.len());
+            let hi = ((n / 2.0 + 1.0 + half).ceil() as usize).clamp(1, sorted.len());
+            Some((sorted[lo - 1], sorted[hi - 1]))
+        }
         _ if values.iter().all(|v| *v > 0.0) => {
             let logs: Vec<f64> = values.iter().map(|v| v.ln()).collect();
             bootstrap_paired_ci(&logs, 2000, 0x5eed)

@@ -159,3 +159,15 @@ fn a_swept_numeric_tag_gives_a_line_per_machine() {
         "{md}"
     );
 }
+
+#[test]
+fn many_runs_give_the_order_statistic_interval_of_the_median() {
+    let values: Vec<f64> = (1..=100).map(f64::from).collect();
+    let (lo, hi) = figure_ci(&values, &[]).unwrap();
+    // n = 100: ranks 40 and 61 (the textbook interval for the median).
+    assert_eq!((lo, hi), (40.0, 61.0));
+    let few = [10.0, 11.0, 12.0];
+    let (lo, hi) = figure_ci(&few, &[]).unwrap();
+    assert!(lo >= 10.0 && hi <= 12.0 && lo < hi);
+    assert_eq!(figure_ci(&[5.0], &[Some((4.0, 6.0))]), Some((4.0, 6.0)));
+}
