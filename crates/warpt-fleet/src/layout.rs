@@ -133,44 +133,40 @@ impl JobDir {
 
     /// Every node record, by node name.
     pub fn records(&self) -> Result<Vec<NodeRecord>, FleetError> {
-        let dir = self.path.join("nodes");
-        let mut out = Vec::new();
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-            Err(e) => return Err(io(&dir, e)),
-        };
-        for entry in entries {
-            let path = entry.map_err(|e| io(&dir, e))?.path();
-            if path.extension().is_some_and(|x| x == "json") {
-                let text = std::fs::read_to_string(&path).map_err(|e| io(&path, e))?;
-                out.push(serde_json::from_str(&text).map_err(|e| io(&path, e))?);
-            }
+        let mut out: Vec<NodeRecord> = Vec::new();
+        for (_, path) in json_files(&self.path.join("nodes"))? {
+            let text = std::fs::read_to_string(&path).map_err(|e| io(&path, e))?;
+            out.push(serde_json::from_str(&text).map_err(|e| io(&path, e))?);
         }
-        out.sort_by(|a: &NodeRecord, b| a.node.cmp(&b.node));
+        out.sort_by(|a, b| a.node.cmp(&b.node));
         Ok(out)
     }
 
     /// Every export file, with the node it came from, by node name.
     pub fn exports(&self) -> Result<Vec<(String, PathBuf)>, FleetError> {
-        let dir = self.path.join("exports");
-        let mut out = Vec::new();
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(e) => e,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(out),
-            Err(e) => return Err(io(&dir, e)),
-        };
-        for entry in entries {
-            let path = entry.map_err(|e| io(&dir, e))?.path();
-            if path.extension().is_some_and(|x| x == "json")
-                && let Some(stem) = path.file_stem().and_then(|s| s.to_str())
-            {
-                out.push((stem.to_string(), path.clone()));
-            }
-        }
-        out.sort();
-        Ok(out)
+        json_files(&self.path.join("exports"))
     }
+}
+
+/// The `*.json` files of `dir` (none when it does not exist), each with
+/// its name's stem, by name.
+fn json_files(dir: &Path) -> Result<Vec<(String, PathBuf)>, FleetError> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io(dir, e)),
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        let path = entry.map_err(|e| io(dir, e))?.path();
+        if path.extension().is_some_and(|x| x == "json")
+            && let Some(stem) = path.file_stem().and_then(|s| s.to_str())
+        {
+            out.push((stem.to_string(), path.clone()));
+        }
+    }
+    out.sort();
+    Ok(out)
 }
 
 /// Writes `bytes` to `path` through a temporary file beside it.

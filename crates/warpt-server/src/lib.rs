@@ -87,6 +87,10 @@ pub fn serve(options: &ServeOptions, specs: Vec<BenchmarkSpec>) -> Result<(), Se
         queue,
         options.cache_entries,
     ));
+    // The state (and its pooled store connections) is dropped after the
+    // runtime returns: a PostgreSQL connection closes by blocking on a
+    // runtime of its own, which tokio refuses inside another.
+    let keep = Arc::clone(&state);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -94,7 +98,7 @@ pub fn serve(options: &ServeOptions, specs: Vec<BenchmarkSpec>) -> Result<(), Se
             what: "starting the runtime".into(),
             source,
         })?;
-    runtime.block_on(async {
+    let served = runtime.block_on(async {
         let listener = tokio::net::TcpListener::bind(options.bind)
             .await
             .map_err(|source| ServeError::Io {
@@ -117,7 +121,10 @@ pub fn serve(options: &ServeOptions, specs: Vec<BenchmarkSpec>) -> Result<(), Se
                 what: "serving".into(),
                 source,
             })
-    })
+    });
+    drop(runtime);
+    drop(keep);
+    served
 }
 
 async fn shutdown() {

@@ -61,26 +61,33 @@ fn submit(conf: &str, store: &OsString, dir: &Path, extra: &[&str], run: &[&str]
     v["job"].as_str().unwrap().to_string()
 }
 
+/// `warpt fleet VERB JOB --json --dir DIR [extra]`: (exit code, JSON, stderr).
+fn fleet_json(
+    conf: &str,
+    store: &OsString,
+    verb: &str,
+    job: &str,
+    dir: &Path,
+    extra: &[&str],
+) -> (i32, Value, String) {
+    let mut args = vec!["fleet", verb, job, "--json", "--dir", dir.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    let (code, out, err) = warpt(conf, store, &args);
+    let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {err}"));
+    (code, v, err)
+}
+
 /// Waits for the job's end; returns (exit code, per-node JSON).
 fn wait(conf: &str, store: &OsString, dir: &Path, job: &str) -> (i32, Vec<Value>) {
-    let (code, out, err) = warpt(
+    let (code, v, _) = fleet_json(
         conf,
         store,
-        &[
-            "fleet",
-            "status",
-            job,
-            "--wait",
-            "--timeout",
-            "300",
-            "--json",
-            "--dir",
-            dir.to_str().unwrap(),
-        ],
+        "status",
+        job,
+        dir,
+        &["--wait", "--timeout", "300"],
     );
-    let nodes: Vec<Value> =
-        serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {err}"));
-    (code, nodes)
+    (code, serde_json::from_value(v).unwrap())
 }
 
 #[test]
@@ -94,20 +101,8 @@ fn a_fleet_job_runs_on_the_node_and_its_run_arrives_in_the_shared_store() {
     let store = pg.arg();
     let job = submit(&conf, &store, &fleet, &[], RUN);
     // Right after submission the node is pending, starting or running.
-    let (_, out, _) = warpt(
-        &conf,
-        &store,
-        &[
-            "fleet",
-            "status",
-            &job,
-            "--json",
-            "--dir",
-            fleet.to_str().unwrap(),
-        ],
-    );
-    let early: Vec<Value> = serde_json::from_str(&out).unwrap();
-    assert!(!early.is_empty(), "{out}");
+    let (_, early, _) = fleet_json(&conf, &store, "status", &job, &fleet, &[]);
+    assert!(!early.as_array().unwrap().is_empty(), "{early}");
 
     let (code, nodes) = wait(&conf, &store, &fleet, &job);
     assert_eq!(code, 0, "{nodes:?}");
@@ -131,20 +126,8 @@ fn a_fleet_job_runs_on_the_node_and_its_run_arrives_in_the_shared_store() {
     assert_eq!(rows[0]["id"], run_id.as_str());
     assert_eq!(rows[0]["slurm_job"], job.as_str());
     // Its export is in the fleet directory too; collecting adds nothing.
-    let (code, out, err) = warpt(
-        &conf,
-        &store,
-        &[
-            "fleet",
-            "collect",
-            &job,
-            "--json",
-            "--dir",
-            fleet.to_str().unwrap(),
-        ],
-    );
+    let (code, collected, err) = fleet_json(&conf, &store, "collect", &job, &fleet, &[]);
     assert_eq!(code, 0, "{err}");
-    let collected: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(collected["imported"][0]["added"], false);
     assert_eq!(collected["missing"].as_array().unwrap().len(), 0);
     // The fleet job selects its runs for the cross-machine report.
@@ -195,20 +178,8 @@ fn without_a_database_the_nodes_write_exports_that_collect_imports() {
         !dir.path().join("local.db").exists(),
         "nodes record nothing locally"
     );
-    let (code, out, err) = warpt(
-        &conf,
-        &store,
-        &[
-            "fleet",
-            "collect",
-            &job,
-            "--json",
-            "--dir",
-            fleet.to_str().unwrap(),
-        ],
-    );
+    let (code, collected, err) = fleet_json(&conf, &store, "collect", &job, &fleet, &[]);
     assert_eq!(code, 0, "{err}");
-    let collected: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(collected["imported"][0]["added"], true);
     assert_eq!(collected["imported"][0]["run_id"], nodes[0]["run_id"]);
     let (code, out, _) = warpt(&conf, &store, &["results", "list", "--json"]);
@@ -267,20 +238,8 @@ fn failing_nodes_are_reported_failed_with_the_reason() {
         reason.starts_with("produced nothing: job FAILED"),
         "{reason}"
     );
-    let (code, out, _) = warpt(
-        &conf,
-        &store,
-        &[
-            "fleet",
-            "collect",
-            &job,
-            "--json",
-            "--dir",
-            fleet.to_str().unwrap(),
-        ],
-    );
+    let (code, collected, _) = fleet_json(&conf, &store, "collect", &job, &fleet, &[]);
     assert_eq!(code, 1, "a node produced nothing");
-    let collected: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(collected["missing"][0]["state"], "failed");
 }
 

@@ -1,5 +1,5 @@
 //! `warpt serve` against a real server on an ephemeral port and a real
-//! SQLite store filled by real (tiny) runs.
+//! SQLite store filled by real (tiny) runs (one test on PostgreSQL).
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
@@ -26,6 +26,8 @@ pub(crate) struct Server {
     pub(crate) child: Child,
     pub(crate) addr: String,
     pub(crate) token: String,
+    /// What it printed on stderr after its first line, once it exited.
+    pub(crate) stderr: std::sync::mpsc::Receiver<String>,
 }
 
 impl Drop for Server {
@@ -36,12 +38,18 @@ impl Drop for Server {
 }
 
 pub(crate) fn start(dir: &Path) -> Server {
+    start_on(dir, dir.join("store.db").as_os_str())
+}
+
+/// `warpt serve` over `store` (a path or a `postgres://` URL), its token
+/// file in `dir`.
+pub(crate) fn start_on(dir: &Path, store: &std::ffi::OsStr) -> Server {
     let token_file = dir.join("token");
     let token = "test-token-0123456789abcdef";
     std::fs::write(&token_file, token).unwrap();
     let mut child = warpt()
         .args(["serve", "--bind", "127.0.0.1:0", "--store"])
-        .arg(dir.join("store.db"))
+        .arg(store)
         .arg("--token-file")
         .arg(&token_file)
         .stderr(Stdio::piped())
@@ -52,9 +60,11 @@ pub(crate) fn start(dir: &Path) -> Server {
     let mut reader = BufReader::new(child.stderr.take().unwrap());
     let mut line = String::new();
     reader.read_line(&mut line).unwrap();
+    let (tx, stderr) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut rest = String::new();
         let _ = reader.read_to_string(&mut rest);
+        let _ = tx.send(rest);
     });
     let addr = line
         .split("http://")
@@ -66,6 +76,7 @@ pub(crate) fn start(dir: &Path) -> Server {
         child,
         addr,
         token: token.into(),
+        stderr,
     }
 }
 

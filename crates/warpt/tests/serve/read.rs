@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::{get, http, record_runs, start, warpt};
+use crate::{get, http, record_runs, start, start_on, warpt};
 
 #[test]
 fn the_read_api_serves_the_store_and_refuses_bad_input() {
@@ -244,4 +244,62 @@ fn serving_beyond_loopback_needs_a_token_file() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no such file"));
+}
+
+#[test]
+fn a_postgresql_store_is_served_and_the_server_stops_cleanly() {
+    let Some(pg) = warpt_store::testing::TestStore::postgres() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let url = pg.arg();
+    let out = warpt()
+        .args(["results", "import"])
+        .arg(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../warpt-model/tests/data/example_export.json"),
+        )
+        .env("WARPT_STORE", &url)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut server = start_on(dir.path(), &url);
+    let (status, runs) = get(&server, "/api/v1/runs");
+    assert_eq!(status, 200, "{runs}");
+    assert_eq!(runs["runs"].as_array().unwrap().len(), 1);
+    let id = runs["runs"][0]["id"].as_str().unwrap().to_string();
+    let (status, run) = get(&server, &format!("/api/v1/runs/{id}"));
+    assert_eq!((status, run["id"].as_str()), (200, Some(id.as_str())));
+    let (status, _) = get(&server, "/api/v1/matrix");
+    assert_eq!(status, 200);
+    let token = Some(server.token.as_str());
+    let (status, body) = http(
+        &server.addr,
+        "POST",
+        "/api/v1/query",
+        token,
+        r#"{"sql": "SELECT count(*) AS n FROM suite_runs"}"#,
+    );
+    assert_eq!(status, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["rows"][0][0], 1);
+    let (status, body) = http(
+        &server.addr,
+        "POST",
+        "/api/v1/query",
+        token,
+        r#"{"sql": "DELETE FROM suite_runs"}"#,
+    );
+    assert_eq!(status, 403, "{body}");
+    // SIGTERM: a clean exit, the pooled PostgreSQL connections closed
+    // after the runtime (closing one inside it panicked).
+    unsafe { libc::kill(server.child.id() as i32, libc::SIGTERM) };
+    let exit = server.child.wait().unwrap();
+    let stderr = server.stderr.recv().unwrap();
+    assert!(exit.success(), "{exit:?}: {stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
 }
