@@ -6,7 +6,7 @@
 //! System snapshots are kept once per machine (by [`fingerprint`]); a run's
 //! own snapshot is stored only when it differs from its machine's.
 
-use warpt_model::{BenchmarkSuiteRun, ListOutput, StressRun};
+use warpt_model::{BenchmarkRunResult, BenchmarkSuiteRun, ListOutput, StressRun};
 
 use crate::db::Db;
 use crate::{StoreError, vals};
@@ -165,18 +165,22 @@ pub(crate) fn record_run_at(
     }
     // Aggregates (or a single run's results) first, with no trial; then
     // every trial's results, numbered on.
-    let rows = run.benchmarks.iter().map(|r| (None, r)).chain(
-        run.trials
-            .iter()
-            .flat_map(|t| t.benchmarks.iter().map(move |r| (Some(t.index), r))),
-    );
-    for (position, (trial, result)) in rows.enumerate() {
-        let mut bare = result.clone();
+    let results: Vec<(Option<u32>, &BenchmarkRunResult)> = run
+        .benchmarks
+        .iter()
+        .map(|r| (None, r))
+        .chain(
+            run.trials
+                .iter()
+                .flat_map(|t| t.benchmarks.iter().map(move |r| (Some(t.index), r))),
+        )
+        .collect();
+    let mut rows = Vec::with_capacity(results.len());
+    for (position, (trial, result)) in results.iter().enumerate() {
+        let mut bare = (*result).clone();
         bare.metrics.clear();
-        let result_id = tx.insert_id(
-            "INSERT INTO results (run_id, position, suite, benchmark, status, quality, start_time, end_time, \
-             params_json, telemetry_json, result_json, trial) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-            &vals![
+        rows.push(
+            vals![
                 &run.id,
                 position,
                 &result.spec.id.suite,
@@ -192,21 +196,32 @@ pub(crate) fn record_run_at(
                     .map(serde_json::to_string)
                     .transpose()?,
                 serde_json::to_string(&bare)?,
-                trial,
-            ],
-        )?;
+                *trial,
+            ]
+            .to_vec(),
+        );
+    }
+    // Every result, then every metric, then every sample: one statement
+    // each (a round trip each on PostgreSQL), matched up by position.
+    let mut result_ids = vec![0i64; results.len()];
+    for r in tx.insert_rows("results", RESULT_COLUMNS, rows, "id, position")? {
+        let position: i64 = r.get(1)?;
+        let slot = result_ids
+            .get_mut(position as usize)
+            .ok_or_else(|| StoreError::Corrupt(format!("result position {position} returned")))?;
+        *slot = r.get(0)?;
+    }
+    let mut rows = Vec::new();
+    for ((_, result), result_id) in results.iter().zip(&result_ids) {
         for (mpos, metric) in result.metrics.iter().enumerate() {
             let mut bare = metric.clone();
             if let Some(st) = bare.stats.as_mut() {
                 st.samples.clear();
             }
             let st = metric.stats.as_ref();
-            let metric_id = tx.insert_id(
-                "INSERT INTO metrics (result_id, position, name, unit, value, higher_is_better, tags_json, n, mean, \
-                 median, std, min, max, p99, ci95_low, ci95_high, stop_reason, metric_json) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
-                &vals![
-                    result_id,
+            rows.push(
+                vals![
+                    *result_id,
                     mpos,
                     &metric.name,
                     &metric.unit,
@@ -224,16 +239,72 @@ pub(crate) fn record_run_at(
                     st.map(|s| s.ci95_high),
                     st.and_then(|s| s.stop_reason).map(|r| r.as_str()),
                     serde_json::to_string(&bare)?,
-                ],
-            )?;
-            tx.insert_samples(
-                metric_id,
-                st.map(|s| s.samples.as_slice()).unwrap_or_default(),
-            )?;
+                ]
+                .to_vec(),
+            );
         }
     }
+    let mut metric_ids: std::collections::HashMap<(i64, i64), i64> =
+        std::collections::HashMap::with_capacity(rows.len());
+    for r in tx.insert_rows("metrics", METRIC_COLUMNS, rows, "id, result_id, position")? {
+        metric_ids.insert((r.get(1)?, r.get(2)?), r.get(0)?);
+    }
+    let mut samples = Vec::new();
+    for ((_, result), result_id) in results.iter().zip(&result_ids) {
+        for (mpos, metric) in result.metrics.iter().enumerate() {
+            let values = metric
+                .stats
+                .as_ref()
+                .map(|s| s.samples.as_slice())
+                .unwrap_or_default();
+            if values.is_empty() {
+                continue;
+            }
+            let id = metric_ids
+                .get(&(*result_id, mpos as i64))
+                .ok_or_else(|| StoreError::Corrupt("a metric's id was not returned".into()))?;
+            samples.push((*id, values));
+        }
+    }
+    tx.insert_samples(&samples)?;
     Ok(Recorded::Added)
 }
+
+const RESULT_COLUMNS: &[&str] = &[
+    "run_id",
+    "position",
+    "suite",
+    "benchmark",
+    "status",
+    "quality",
+    "start_time",
+    "end_time",
+    "params_json",
+    "telemetry_json",
+    "result_json",
+    "trial",
+];
+
+const METRIC_COLUMNS: &[&str] = &[
+    "result_id",
+    "position",
+    "name",
+    "unit",
+    "value",
+    "higher_is_better",
+    "tags_json",
+    "n",
+    "mean",
+    "median",
+    "std",
+    "min",
+    "max",
+    "p99",
+    "ci95_low",
+    "ci95_high",
+    "stop_reason",
+    "metric_json",
+];
 
 /// Records a stress run in `tx` (the caller commits).
 pub fn record_stress(

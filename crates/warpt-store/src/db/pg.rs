@@ -111,19 +111,29 @@ impl PgConn {
         inner.client.query(&stmt, &refs)?.iter().map(row).collect()
     }
 
-    pub(super) fn insert_samples(&self, metric_id: i64, values: &[f64]) -> Result<(), StoreError> {
-        if values.is_empty() {
+    pub(super) fn insert_samples(&self, metrics: &[(i64, &[f64])]) -> Result<(), StoreError> {
+        // One round trip for every sample of the run, as three arrays.
+        let total: usize = metrics.iter().map(|(_, v)| v.len()).sum();
+        if total == 0 {
             return Ok(());
         }
-        // One round trip for all of a metric's samples.
+        let mut ids = Vec::with_capacity(total);
+        let mut idx = Vec::with_capacity(total);
+        let mut values = Vec::with_capacity(total);
+        for (id, vs) in metrics {
+            for (i, v) in vs.iter().enumerate() {
+                ids.push(*id);
+                idx.push(i as i64);
+                values.push(*v);
+            }
+        }
         let mut inner = self.inner.borrow_mut();
         let stmt = Self::statement(
             &mut inner,
             "INSERT INTO samples (metric_id, idx, value) \
-             SELECT $1::bigint, t.i - 1, t.v FROM unnest($2::float8[]) WITH ORDINALITY AS t(v, i)",
+             SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::float8[])",
         )?;
-        let values = values.to_vec();
-        inner.client.execute(&stmt, &[&metric_id, &values])?;
+        inner.client.execute(&stmt, &[&ids, &idx, &values])?;
         Ok(())
     }
 
