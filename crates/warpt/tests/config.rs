@@ -109,6 +109,20 @@ fn config_show_names_every_source() {
     assert_eq!(json["precision"]["value"], 2.5);
     assert_eq!(json["precision"]["source"]["kind"], "file");
     assert_eq!(json["seed"]["source"]["kind"], "default");
+    // A PostgreSQL store's password is never shown.
+    for args in [&["config", "show"][..], &["config", "show", "--json"][..]] {
+        let out = warpt(dir.path())
+            .args(args)
+            .env("WARPT_STORE", "postgres://warpt:hunter2@db.example/h")
+            .assert()
+            .success()
+            .get_output()
+            .stdout
+            .clone();
+        let text = String::from_utf8(out).unwrap();
+        assert!(text.contains("postgres://warpt:***@db.example/h"), "{text}");
+        assert!(!text.contains("hunter2"), "{text}");
+    }
 }
 
 #[test]

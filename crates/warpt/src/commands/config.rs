@@ -14,11 +14,15 @@ fn row<T: std::fmt::Debug>(t: &mut Table, key: &str, s: &Setting<T>, show: impl 
 
 /// Prints every setting with its value and source.
 pub fn show(args: &ConfigShowArgs) -> Result<Outcome> {
-    let config = Config::load(
+    let mut config = Config::load(
         args.config.as_deref(),
         &|k| std::env::var(k).ok(),
         &Flags::default(),
     )?;
+    // A PostgreSQL store's URL may carry its password.
+    if let Some(url) = config.store.value.as_mut() {
+        *url = warpt_model::redact_url(url);
+    }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&config)?);
         return Ok(Outcome::Success);
