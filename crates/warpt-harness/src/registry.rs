@@ -28,6 +28,26 @@ impl Registry {
         self
     }
 
+    /// Adds `part`'s benchmarks to the registered suite of the same name
+    /// (or registers it when there is none): how a crate with heavy
+    /// dependencies (the GPU benchmarks of `micro`) joins a suite whose
+    /// crate should not depend on it.
+    pub fn extend(&mut self, part: Box<dyn Suite>) -> &mut Self {
+        match self.suites.iter().position(|s| s.name() == part.name()) {
+            Some(i) => {
+                let base = self.suites.remove(i);
+                self.suites.insert(
+                    i,
+                    Box::new(Combined {
+                        parts: vec![base, part],
+                    }),
+                );
+            }
+            None => self.suites.push(part),
+        }
+        self
+    }
+
     /// The suite called `name`.
     pub fn suite(&self, name: &str) -> Option<&dyn Suite> {
         self.suites
@@ -66,5 +86,50 @@ impl Registry {
     /// A fresh instance of benchmark `id`.
     pub fn create(&self, id: &BenchmarkId) -> Option<Box<dyn Benchmark>> {
         self.suite(&id.suite)?.create(&id.name)
+    }
+}
+
+/// Several suites of one name seen as one: the first gives the name and
+/// description, each benchmark is created and checked by the part that
+/// declares it.
+struct Combined {
+    parts: Vec<Box<dyn Suite>>,
+}
+
+impl Combined {
+    fn part_of(&self, name: &str) -> Option<&dyn Suite> {
+        self.parts
+            .iter()
+            .find(|p| p.specs().iter().any(|s| s.id.name == name))
+            .map(|p| p.as_ref())
+    }
+}
+
+impl Suite for Combined {
+    fn name(&self) -> &'static str {
+        self.parts[0].name()
+    }
+
+    fn description(&self) -> &'static str {
+        self.parts[0].description()
+    }
+
+    fn specs(&self) -> Vec<BenchmarkSpec> {
+        self.parts.iter().flat_map(|p| p.specs()).collect()
+    }
+
+    fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
+        self.parts.iter().find_map(|p| p.create(name))
+    }
+
+    fn check_params(&self, name: &str, params: &warpt_model::Params) -> Result<(), String> {
+        self.part_of(name)
+            .map_or(Ok(()), |p| p.check_params(name, params))
+    }
+
+    fn matrix(&self, name: &str) -> std::collections::BTreeMap<String, String> {
+        self.part_of(name)
+            .map(|p| p.matrix(name))
+            .unwrap_or_default()
     }
 }

@@ -42,6 +42,7 @@ pub fn registry_found() -> Result<Registry> {
 fn with_user(user: UserSuite) -> Registry {
     let mut r = Registry::new();
     r.register(Box::new(warpt_micro::MicroSuite));
+    r.extend(Box::new(warpt_gpu::GpuBenchmarks));
     r.register(Box::new(warpt_linpack::LinpackSuite));
     r.register(Box::new(warpt_pepbench::PepbenchSuite));
     r.register(Box::new(warpt_userbench::suite::HarnessSuite));
