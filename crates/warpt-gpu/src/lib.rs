@@ -4,14 +4,20 @@
 //! - [`device`]: the adapters wgpu finds, which one a run takes (never a
 //!   software device for a GPU unless asked), the opened device;
 //! - [`kernels`]: the WGSL kernels and the closed forms that check them;
-//! - [`flops`]: `gpu_flops`, FMA throughput in f32 and f16.
+//! - [`flops`]: `gpu_flops`, FMA throughput in f32 and f16;
+//! - [`bandwidth`]: `gpu_bandwidth`, STREAM copy and triad in device memory;
+//! - [`transfer`]: `gpu_transfer`, host to device and back;
+//! - [`latency`]: `gpu_latency`, the round trip of the smallest dispatch.
 //!
 //! The crate joins the `micro` suite through [`GpuBenchmarks`], registered
 //! with `Registry::extend`, so `warpt-micro` does not build wgpu.
 
+pub mod bandwidth;
 pub mod device;
 pub mod flops;
 pub mod kernels;
+pub mod latency;
+pub mod transfer;
 
 use std::collections::BTreeMap;
 
@@ -62,6 +68,29 @@ pub(crate) fn gpu_params(ctx: &RunContext) -> Result<(i64, bool), BenchmarkError
     ))
 }
 
+/// The bytes `size_mb` asks for (0: `default_mb` MiB, or less where the
+/// adapter's largest storage binding or buffer is smaller), a multiple of 16.
+pub(crate) fn sized(ctx: &RunContext, gpu: &Gpu, default_mb: u64) -> Result<u64, BenchmarkError> {
+    let limit =
+        u64::from(gpu.limits.max_storage_buffer_binding_size).min(gpu.limits.max_buffer_size);
+    let asked = ctx.int_param("size_mb", 0)? as u64;
+    let bytes = if asked == 0 {
+        (default_mb << 20).min(limit)
+    } else if asked << 20 > limit {
+        return Err(BenchmarkError::InvalidParam {
+            key: "size_mb".into(),
+            reason: format!(
+                "{asked} MiB is more than {} can bind ({} MiB)",
+                gpu.adapter.name,
+                limit >> 20
+            ),
+        });
+    } else {
+        asked << 20
+    };
+    Ok(bytes / 16 * 16)
+}
+
 /// The GPU part of the micro suite.
 pub struct GpuBenchmarks;
 
@@ -75,12 +104,20 @@ impl Suite for GpuBenchmarks {
     }
 
     fn specs(&self) -> Vec<BenchmarkSpec> {
-        vec![flops::spec()]
+        vec![
+            flops::spec(),
+            bandwidth::spec(),
+            transfer::spec(),
+            latency::spec(),
+        ]
     }
 
     fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
         match name {
             flops::NAME => Some(Box::new(flops::GpuFlops::new())),
+            bandwidth::NAME => Some(Box::new(bandwidth::GpuBandwidth::new())),
+            transfer::NAME => Some(Box::new(transfer::GpuTransfer::new())),
+            latency::NAME => Some(Box::new(latency::GpuLatency::new())),
             _ => None,
         }
     }

@@ -98,3 +98,77 @@ fn gpu_flops_runs_on_the_software_device_only_when_allowed_and_validates() {
     let why = r["validation"]["message"].as_str().unwrap();
     assert!(why.contains("closed form"), "{why}");
 }
+
+#[test]
+fn bandwidth_transfer_and_latency_run_and_catch_a_wrong_result() {
+    if !vulkan() {
+        return;
+    }
+    let (code, r) = run("gpu_bandwidth", &["allow_software=true", "size_mb=8"]);
+    assert_eq!((code, r["status"].as_str()), (0, Some("passed")), "{r}");
+    for kernel in ["copy", "triad"] {
+        assert!(
+            metric(&r, "bandwidth", ("kernel", kernel))["value"]
+                .as_f64()
+                .unwrap()
+                > 0.0
+        );
+    }
+    assert_eq!(detail(&r, "array_mib"), 8.0);
+    let (code, r) = run("gpu_transfer", &["allow_software=true", "size_mb=4"]);
+    assert_eq!((code, r["status"].as_str()), (0, Some("passed")), "{r}");
+    for d in ["h2d", "d2h"] {
+        assert_eq!(metric(&r, "transfer", ("direction", d))["unit"], "GB/s");
+    }
+    assert!(detail(&r, "h2d_path").as_str().unwrap().contains("staging"));
+    let (code, r) = run("gpu_latency", &["allow_software=true"]);
+    assert_eq!((code, r["status"].as_str()), (0, Some("passed")), "{r}");
+    let us = &r["metrics"][0];
+    assert_eq!(
+        (us["name"].as_str(), us["unit"].as_str()),
+        (Some("dispatch_us"), Some("us"))
+    );
+    assert_eq!(us["higher_is_better"], false);
+
+    for (benchmark, size) in [
+        ("gpu_bandwidth", Some("size_mb=4")),
+        ("gpu_transfer", Some("size_mb=4")),
+        ("gpu_latency", None),
+    ] {
+        let mut params = vec!["allow_software=true", "inject_error=true"];
+        params.extend(size);
+        let (code, r) = run(benchmark, &params);
+        assert_eq!(
+            (code, r["status"].as_str()),
+            (1, Some("failed")),
+            "{benchmark}: {r}"
+        );
+        assert_eq!(r["validation"]["passed"], false, "{benchmark}");
+    }
+    // A size past what the adapter can bind is refused before anything runs.
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("warpt"))
+        .args([
+            "benchmark",
+            "run",
+            "--benchmark",
+            "gpu_bandwidth",
+            "--no-store",
+            "--json",
+        ])
+        .args([
+            "--param",
+            "allow_software=true",
+            "--param",
+            "size_mb=100000",
+        ])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["benchmarks"][0]["status"], "failed");
+    assert!(
+        v["benchmarks"][0]["error_message"]
+            .as_str()
+            .unwrap()
+            .contains("size_mb")
+    );
+}
