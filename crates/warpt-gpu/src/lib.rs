@@ -71,8 +71,10 @@ pub(crate) fn gpu_params(ctx: &RunContext) -> Result<(i64, bool), BenchmarkError
 /// The bytes `size_mb` asks for (0: `default_mb` MiB, or less where the
 /// adapter's largest storage binding or buffer is smaller), a multiple of 16.
 pub(crate) fn sized(ctx: &RunContext, gpu: &Gpu, default_mb: u64) -> Result<u64, BenchmarkError> {
-    let limit =
-        u64::from(gpu.limits.max_storage_buffer_binding_size).min(gpu.limits.max_buffer_size);
+    let limit = gpu
+        .limits
+        .max_storage_buffer_binding_size
+        .min(gpu.limits.max_buffer_size);
     let asked = ctx.int_param("size_mb", 0)? as u64;
     let bytes = if asked == 0 {
         (default_mb << 20).min(limit)
