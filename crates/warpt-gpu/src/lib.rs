@@ -7,7 +7,8 @@
 //! - [`flops`]: `gpu_flops`, FMA throughput in f32 and f16;
 //! - [`bandwidth`]: `gpu_bandwidth`, STREAM copy and triad in device memory;
 //! - [`transfer`]: `gpu_transfer`, host to device and back;
-//! - [`latency`]: `gpu_latency`, the round trip of the smallest dispatch.
+//! - [`latency`]: `gpu_latency`, the round trip of the smallest dispatch;
+//! - [`stress`]: `warpt stress gpu`, every result checked.
 //!
 //! The crate joins the `micro` suite through [`GpuBenchmarks`], registered
 //! with `Registry::extend`, so `warpt-micro` does not build wgpu.
@@ -17,6 +18,7 @@ pub mod device;
 pub mod flops;
 pub mod kernels;
 pub mod latency;
+pub mod stress;
 pub mod transfer;
 
 use std::collections::BTreeMap;

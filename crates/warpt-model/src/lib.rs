@@ -35,8 +35,8 @@ pub use spec::{BenchmarkId, BenchmarkSpec, StageLimits};
 pub use stress::{StressRun, ThroughputPoint};
 pub use suite_run::{BenchmarkSuiteRun, GitState, LoadError, Manifest, RunConfig, load_suite_run};
 pub use system::{
-    CacheInfo, CpuInfo, DimmInfo, GpuInfo, ListOutput, MemoryInfo, MountInfo, NetworkInterface,
-    OsInfo, StorageDevice, ToolInfo,
+    CacheInfo, ComputeAdapter, CpuInfo, DimmInfo, GpuInfo, ListOutput, MemoryInfo, MountInfo,
+    NetworkInterface, OsInfo, StorageDevice, ToolInfo,
 };
 pub use telemetry::{GpuSample, TelemetrySample, TelemetrySummary, TemperatureReading};
 pub use trial::{Interference, Trial, results_at};

@@ -21,6 +21,11 @@ pub struct ListOutput {
     /// Why the GPU list may be incomplete (no NVIDIA driver, no DRM).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub gpu_notes: Vec<String>,
+    /// The compute adapters the GPU benchmarks can run on (wgpu's Vulkan,
+    /// Metal and DX12 devices, software ones included), in `device_index`
+    /// order. Filled by `warpt list`; absent from a run's snapshot.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub compute_adapters: Vec<ComputeAdapter>,
     /// Block devices.
     #[serde(default)]
     pub storage: Vec<StorageDevice>,
@@ -191,6 +196,26 @@ pub struct GpuInfo {
     pub uuid: Option<String>,
     /// `nvml` or `drm`.
     pub source: String,
+}
+
+/// One compute adapter (see [`ListOutput::compute_adapters`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ComputeAdapter {
+    /// Its `device_index`.
+    pub index: u32,
+    /// The device's name.
+    pub name: String,
+    /// `Vulkan`, `Metal` or `Dx12`.
+    pub backend: String,
+    /// `DiscreteGpu`, `IntegratedGpu`, `VirtualGpu`, `Cpu` (a software
+    /// device) or `Other`.
+    pub device_type: String,
+    /// Driver name and version.
+    pub driver: String,
+    /// A software device on the CPU (never taken for a GPU unless asked).
+    pub software: bool,
+    /// Whether shaders can use 16-bit floats.
+    pub shader_f16: bool,
 }
 
 /// One block device.

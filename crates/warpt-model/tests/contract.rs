@@ -264,6 +264,15 @@ fn full_suite_run() -> BenchmarkSuiteRun {
                 source: "nvml".into(),
             }],
             gpu_notes: vec![],
+            compute_adapters: vec![warpt_model::ComputeAdapter {
+                index: 0,
+                name: "NVIDIA H100".into(),
+                backend: "Vulkan".into(),
+                device_type: "DiscreteGpu".into(),
+                driver: "NVIDIA (550)".into(),
+                software: false,
+                shader_f16: true,
+            }],
             storage: vec![StorageDevice {
                 name: "nvme0n1".into(),
                 model: Some("disk".into()),

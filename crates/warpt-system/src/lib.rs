@@ -47,6 +47,7 @@ pub fn snapshot() -> ListOutput {
         os: os_info(),
         gpus,
         gpu_notes,
+        compute_adapters: Vec::new(),
         storage: storage(),
         mounts: mounts(),
         network: network(),

@@ -172,3 +172,78 @@ fn bandwidth_transfer_and_latency_run_and_catch_a_wrong_result() {
             .contains("size_mb")
     );
 }
+
+#[test]
+fn warpt_list_names_every_compute_adapter() {
+    if !vulkan() {
+        return;
+    }
+    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("warpt"))
+        .args(["list", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let adapters = v["compute_adapters"].as_array().unwrap();
+    let lvp = adapters
+        .iter()
+        .find(|a| a["name"].as_str().unwrap().contains("llvmpipe"))
+        .unwrap_or_else(|| panic!("{adapters:?}"));
+    assert_eq!(
+        (lvp["software"].as_bool(), lvp["device_type"].as_str()),
+        (Some(true), Some("Cpu"))
+    );
+    assert_eq!(lvp["index"], 0);
+}
+
+#[test]
+fn stress_gpu_checks_every_result_and_counts_an_injected_error() {
+    if !vulkan() {
+        return;
+    }
+    let stress = |params: &[&str]| {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("warpt"));
+        cmd.args([
+            "stress",
+            "gpu",
+            "--duration",
+            "1",
+            "--burnin-seconds",
+            "0.1",
+            "--json",
+            "--no-store",
+        ]);
+        for p in params {
+            cmd.args(["--param", p]);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    // Only a software device here: refused unless allowed, saying why.
+    let (code, _, err) = stress(&[]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no hardware GPU"), "{err}");
+    let (code, out, err) = stress(&["allow_software=true"]);
+    assert_eq!(code, 0, "{err}");
+    let run: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(run["target"], "gpu");
+    assert_eq!(
+        (run["passed"].as_bool(), run["errors"].as_u64()),
+        (Some(true), Some(0))
+    );
+    assert!(run["checks"].as_u64().unwrap() > 1_000_000);
+    let (code, out, _) = stress(&["allow_software=true", "inject_error=1"]);
+    assert_eq!(code, 1);
+    let run: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(run["errors"], 1);
+    assert!(
+        run["error_examples"][0]
+            .as_str()
+            .unwrap()
+            .contains("FMA element")
+    );
+}

@@ -126,5 +126,6 @@ fn clean_runs_pass_and_bad_requests_are_refused() {
     );
     stress(&["cpu", "--param", "bogus=1"]).assert().code(2);
     stress(&["disk"]).assert().code(2);
+    // No hardware GPU here (lavapipe at most): refused, not faked.
     stress(&["gpu"]).assert().code(2);
 }

@@ -9,7 +9,19 @@ use crate::output::bytes;
 
 /// Prints the machine snapshot: a summary, or the full model with `--json`.
 pub fn run(args: &ListMachineArgs) -> Result<Outcome> {
-    let snap = warpt_system::snapshot();
+    let mut snap = warpt_system::snapshot();
+    snap.compute_adapters = warpt_gpu::adapters()
+        .into_iter()
+        .map(|a| warpt_model::ComputeAdapter {
+            index: a.index as u32,
+            name: a.name,
+            backend: a.backend,
+            device_type: a.device_type,
+            driver: a.driver,
+            software: a.software,
+            shader_f16: a.shader_f16,
+        })
+        .collect();
     if args.json {
         println!("{}", serde_json::to_string_pretty(&snap)?);
     } else {
@@ -105,6 +117,18 @@ pub fn summary(s: &ListOutput) -> String {
     }
     for n in &s.gpu_notes {
         o += &format!("         ({n})\n");
+    }
+    for a in &s.compute_adapters {
+        o += &format!(
+            "Compute  device_index={} {} [{} {}{}] driver {}{}\n",
+            a.index,
+            a.name,
+            a.backend,
+            a.device_type,
+            if a.software { ", software" } else { "" },
+            a.driver,
+            if a.shader_f16 { ", shader-f16" } else { "" }
+        );
     }
     for d in &s.storage {
         o += &format!(

@@ -17,16 +17,15 @@ use crate::{Outcome, UsageError};
 /// Runs the stress test and reports it; exit 1 when any error was found.
 pub fn run(args: &StressArgs) -> Result<Outcome> {
     let target = args.target.as_str();
-    if target == "gpu" {
-        return Err(UsageError(
-            "stress gpu: this build has no GPU kernels yet; targets: cpu, ram, storage, network"
-                .into(),
-        )
-        .into());
-    }
-    let mut params = stress::default_params(target).ok_or_else(|| {
+    let gpu = target == "gpu";
+    let defaults = if gpu {
+        Some(warpt_gpu::stress::default_params())
+    } else {
+        stress::default_params(target)
+    };
+    let mut params = defaults.ok_or_else(|| {
         UsageError(format!(
-            "unknown stress target '{target}'; targets: {}",
+            "unknown stress target '{target}'; targets: {}, gpu",
             TARGETS.join(", ")
         ))
     })?;
@@ -56,8 +55,10 @@ pub fn run(args: &StressArgs) -> Result<Outcome> {
         seed: args.seed,
         stop: Some(&flag),
     };
-    for note in stress::check(target, &cfg).map_err(UsageError)? {
-        eprintln!("{note}");
+    if !gpu {
+        for note in stress::check(target, &cfg).map_err(UsageError)? {
+            eprintln!("{note}");
+        }
     }
     let export = match (&args.export_file, args.export) {
         (Some(p), _) => Some(ExportTarget::prepare(p)?),
@@ -76,7 +77,12 @@ pub fn run(args: &StressArgs) -> Result<Outcome> {
         warpt_system::monitor::Monitor::start(Duration::from_secs_f64(args.monitor.interval))
     });
     let start = Timestamp::now();
-    let outcome = stress::run(target, &cfg).map_err(UsageError)?;
+    let outcome = if gpu {
+        warpt_gpu::stress::run(&cfg)
+    } else {
+        stress::run(target, &cfg)
+    }
+    .map_err(UsageError)?;
     let end = Timestamp::now();
     let interrupted = flag.load(Ordering::Relaxed);
     let mut telemetry = None;
