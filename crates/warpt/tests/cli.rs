@@ -254,9 +254,7 @@ fn dry_run_prints_the_plan_with_effective_params() {
     ids.sort_unstable();
     assert_eq!(ids, ["cpu_flops", "end_to_end_infer", "gpu_flops"]);
     assert!(
-        plan["unavailable"]
-            .as_array()
-            .is_none_or(|u| u.is_empty()),
+        plan["unavailable"].as_array().is_none_or(|u| u.is_empty()),
         "{plan}"
     );
     warpt()
