@@ -43,7 +43,8 @@ pub fn spec() -> BenchmarkSpec {
     let mut help = crate::common_help();
     help.insert(
         "precision".into(),
-        "`f32`, `f16` (adapters with shader-f16) or `all` (f32, and f16 where the adapter has it)"
+        "`f32`, `f16` (wgpu's FMA kernel; f16 with shader-f16), `fp64`, `fp32`, `tf32`, `fp16`, `bf16` \
+         (cuBLAS GEMM, builds with the `cuda` feature on NVIDIA), or `all`: every one this machine has"
             .into(),
     );
     BenchmarkSpec {
@@ -53,8 +54,10 @@ pub fn spec() -> BenchmarkSpec {
         description: Some(
             "GPU FMA throughput on wgpu compute (Vulkan, Metal, DX12): 1024 workgroups x 256 \
              invocations, each 8 independent vec4 FMA chains, f32 and (with shader-f16) f16, \
-             timed from submission to completion; GFLOP/s counts 2 flops per FMA lane. \
-             Validation: every output element equals its closed form exactly."
+             timed from submission to completion; GFLOP/s counts 2 flops per FMA lane. In builds \
+             with the `cuda` feature on NVIDIA GPUs also cuBLAS GEMM in fp64, fp32, tf32, fp16 and \
+             bf16 (tag api=cublas). Validation: every FMA output element equals its closed form \
+             exactly; sampled GEMM entries equal the host's count."
                 .into(),
         ),
         default_duration_seconds: Some(4.0),
@@ -63,7 +66,7 @@ pub fn spec() -> BenchmarkSpec {
         param_help: help,
         param_choices: [(
             "precision".to_string(),
-            vec!["all".to_string(), "f32".to_string(), "f16".to_string()],
+            PRECISIONS.iter().map(|p| p.to_string()).collect(),
         )]
         .into(),
         timeouts: Default::default(),
@@ -71,11 +74,22 @@ pub fn spec() -> BenchmarkSpec {
     }
 }
 
+/// The `precision` values: wgpu's FMA kernel (`f32`, `f16`), cuBLAS's
+/// GEMM ([`CUBLAS`]), or every one available (`all`).
+pub const PRECISIONS: [&str; 8] = ["all", "f32", "f16", "fp64", "fp32", "tf32", "fp16", "bf16"];
+
+/// The precisions cuBLAS measures (feature `cuda`).
+pub const CUBLAS: [&str; 5] = ["fp64", "fp32", "tf32", "fp16", "bf16"];
+
 /// The running benchmark.
 #[derive(Default)]
 pub struct GpuFlops {
     gpu: Option<Gpu>,
     precisions: Vec<bool>,
+    #[cfg(feature = "cuda")]
+    cuda: Option<crate::cuda::Cuda>,
+    cublas: Vec<&'static str>,
+    cublas_note: Option<String>,
     inject_error: bool,
     validation: Vec<String>,
     failure: Option<String>,
@@ -156,47 +170,16 @@ fn check(
     Ok(None)
 }
 
-impl Benchmark for GpuFlops {
-    fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
-        let (index, allow_software) = gpu_params(ctx)?;
-        let gpu = Gpu::open(index, allow_software)?;
-        self.precisions = match ctx.str_param("precision")? {
-            "f32" => vec![false],
-            "f16" if !gpu.f16 => {
-                return Err(BenchmarkError::Skipped(format!(
-                    "{} has no shader-f16; --param precision=f32 or all",
-                    gpu.adapter.name
-                )));
-            }
-            "f16" => vec![true],
-            "all" => {
-                if gpu.f16 {
-                    vec![false, true]
-                } else {
-                    vec![false]
-                }
-            }
-            other => {
-                return Err(BenchmarkError::InvalidParam {
-                    key: "precision".into(),
-                    reason: format!("'{other}': f32, f16 or all"),
-                });
-            }
-        };
-        self.inject_error = ctx.bool_param("inject_error")?;
-        self.gpu = Some(gpu);
-        Ok(())
-    }
-
-    fn measure(
+impl GpuFlops {
+    /// The wgpu FMA series, one per precision.
+    fn measure_wgpu(
         &mut self,
-        ctx: &RunContext,
+        policy: &MeasurePolicy,
         measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
+        out: &mut Measured,
+    ) -> Result<(), BenchmarkError> {
         let gpu = self.gpu.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
-        let policy = MeasurePolicy::share_of(ctx, self.precisions.len());
-        let mut metrics = Vec::new();
-        let mut details = gpu.details();
+        out.details.extend(gpu.details());
         for (salt, &f16) in self.precisions.iter().enumerate() {
             let tag = if f16 { "f16" } else { "f32" };
             // Calibrate: a slow (software) device gets fewer workgroups, a
@@ -219,31 +202,28 @@ impl Benchmark for GpuFlops {
                 "gflops",
                 "GFLOP/s",
                 true,
-                &[("precision", tag.to_string())],
+                &[("precision", tag.to_string()), ("api", "wgpu".to_string())],
                 Convert::Rate(gflop),
             );
             let mut error = None;
-            let m = measure.run(
-                &policy,
-                &format!("gpu fma {tag}"),
-                &[def],
-                |out| match gpu.run(&k.pipeline, &k.bind, k.groups, dispatches) {
-                    Ok(s) => out[0] = s,
+            let m = measure.run(policy, &format!("gpu fma {tag}"), &[def], |o| {
+                match gpu.run(&k.pipeline, &k.bind, k.groups, dispatches) {
+                    Ok(s) => o[0] = s,
                     Err(e) => {
                         error.get_or_insert(e);
-                        out[0] = 1.0;
+                        o[0] = 1.0;
                     }
-                },
-            );
+                }
+            });
             if let Some(e) = error {
                 return Err(e);
             }
-            metrics.extend(m.metrics);
-            details.push((
+            out.metrics.extend(m.metrics);
+            out.details.push((
                 format!("invocations_{tag}"),
                 ParamValue::Int(i64::from(k.groups * WORKGROUP)),
             ));
-            details.push((
+            out.details.push((
                 format!("dispatches_per_sample_{tag}"),
                 ParamValue::Int(i64::from(dispatches)),
             ));
@@ -257,19 +237,109 @@ impl Benchmark for GpuFlops {
                 }
             }
         }
-        details.push(("iterations".into(), ParamValue::Int(i64::from(ITERS))));
-        let mut warnings = Vec::new();
+        out.details
+            .push(("iterations".into(), ParamValue::Int(i64::from(ITERS))));
         if gpu.adapter.software {
-            warnings.push(format!(
+            out.warnings.push(format!(
                 "{} is a software device on the CPU, not a GPU (allow_software=true)",
                 gpu.adapter.name
             ));
         }
-        Ok(Measured {
-            metrics,
-            details,
-            warnings,
-        })
+        Ok(())
+    }
+}
+
+impl Benchmark for GpuFlops {
+    fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        let (index, allow_software) = gpu_params(ctx)?;
+        let precision = ctx.str_param("precision")?.to_string();
+        if !PRECISIONS.contains(&precision.as_str()) {
+            return Err(BenchmarkError::InvalidParam {
+                key: "precision".into(),
+                reason: format!("'{precision}': one of {}", PRECISIONS.join(", ")),
+            });
+        }
+        self.inject_error = ctx.bool_param("inject_error")?;
+        let all = precision == "all";
+        let mut reasons = Vec::new();
+        if all || precision == "f32" || precision == "f16" {
+            match Gpu::open(index, allow_software) {
+                Ok(gpu) => {
+                    self.precisions = match precision.as_str() {
+                        "f32" => vec![false],
+                        "f16" if gpu.f16 => vec![true],
+                        "f16" => {
+                            reasons.push(format!("wgpu: {} has no shader-f16", gpu.adapter.name));
+                            Vec::new()
+                        }
+                        _ if gpu.f16 => vec![false, true],
+                        _ => vec![false],
+                    };
+                    self.gpu = Some(gpu);
+                }
+                Err(BenchmarkError::Skipped(why)) => reasons.push(why),
+                Err(e) => return Err(e),
+            }
+        }
+        let cublas: Vec<&'static str> = CUBLAS
+            .iter()
+            .copied()
+            .filter(|p| all || *p == precision)
+            .collect();
+        if !cublas.is_empty() {
+            #[cfg(feature = "cuda")]
+            match crate::cuda::Cuda::open(index.max(0) as usize, crate::cuda::Needs::Blas) {
+                Ok(c) => {
+                    self.cuda = Some(c);
+                    self.cublas = cublas;
+                }
+                Err(BenchmarkError::Skipped(why)) => self.cublas_note = Some(why),
+                Err(e) => return Err(e),
+            }
+            #[cfg(not(feature = "cuda"))]
+            {
+                self.cublas_note =
+                    Some("this build has no CUDA path (build warpt with `--features cuda`)".into());
+            }
+            if !all && let Some(why) = &self.cublas_note {
+                reasons.push(format!("cuBLAS: {why}"));
+            }
+        }
+        if self.precisions.is_empty() && self.cublas.is_empty() {
+            return Err(BenchmarkError::Skipped(reasons.join("; ")));
+        }
+        Ok(())
+    }
+
+    fn measure(
+        &mut self,
+        ctx: &RunContext,
+        measure: &mut Measure<'_>,
+    ) -> Result<Measured, BenchmarkError> {
+        let policy = MeasurePolicy::share_of(ctx, self.precisions.len() + self.cublas.len());
+        let mut out = Measured::default();
+        if self.gpu.is_some() {
+            self.measure_wgpu(&policy, measure, &mut out)?;
+        }
+        #[cfg(feature = "cuda")]
+        if let Some(cuda) = &self.cuda {
+            for p in &self.cublas {
+                let run = crate::cuda::gemm::run(cuda, p, &policy, measure, self.inject_error)?;
+                out.metrics.push(run.metric);
+                match run.check {
+                    Ok(what) => self.validation.push(what),
+                    Err(wrong) => {
+                        self.failure.get_or_insert(wrong);
+                    }
+                }
+            }
+            out.details.extend(cuda.details());
+        }
+        if let Some(why) = &self.cublas_note {
+            out.details
+                .push(("cublas".into(), ParamValue::from(format!("skipped: {why}"))));
+        }
+        Ok(out)
     }
 
     fn validate(&mut self, _: &RunContext) -> Validation {

@@ -8,16 +8,22 @@
 //! - [`bandwidth`]: `gpu_bandwidth`, STREAM copy and triad in device memory;
 //! - [`transfer`]: `gpu_transfer`, host to device and back;
 //! - [`latency`]: `gpu_latency`, the round trip of the smallest dispatch;
-//! - [`stress`]: `warpt stress gpu`, every result checked.
+//! - [`stress`]: `warpt stress gpu`, every result checked;
+//! - [`linpack`]: `linpack/linpack_fp64_gpu`, HPL through cuSOLVER;
+//! - `cuda` (feature `cuda`): cuBLAS GEMM and cuSOLVER LU through cudarc,
+//!   libraries loaded at run time.
 //!
 //! The crate joins the `micro` suite through [`GpuBenchmarks`], registered
 //! with `Registry::extend`, so `warpt-micro` does not build wgpu.
 
 pub mod bandwidth;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod device;
 pub mod flops;
 pub mod kernels;
 pub mod latency;
+pub mod linpack;
 pub mod stress;
 pub mod transfer;
 
@@ -27,6 +33,7 @@ use warpt_harness::{Benchmark, BenchmarkError, RunContext, Suite};
 use warpt_model::{BenchmarkSpec, ParamValue};
 
 pub use device::{AdapterSummary, Gpu, list as adapters};
+pub use linpack::GpuLinpackBenchmarks;
 
 /// The suite these benchmarks belong to.
 pub const SUITE: &str = "micro";

@@ -44,6 +44,7 @@ fn with_user(user: UserSuite) -> Registry {
     r.register(Box::new(warpt_micro::MicroSuite));
     r.extend(Box::new(warpt_gpu::GpuBenchmarks));
     r.register(Box::new(warpt_linpack::LinpackSuite));
+    r.extend(Box::new(warpt_gpu::GpuLinpackBenchmarks));
     r.register(Box::new(warpt_pepbench::PepbenchSuite));
     r.register(Box::new(warpt_userbench::suite::HarnessSuite));
     r.register(Box::new(warpt_mlperf::MlperfSuite));

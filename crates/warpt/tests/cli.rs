@@ -105,6 +105,7 @@ fn list_shows_every_micro_benchmark() {
             "linpack_fp32_cpu",
             "linpack_mxp_cpu",
             "linpack_external",
+            "linpack_fp64_gpu",
             "llm_infer",
             "tokenize",
             "embed",
@@ -149,8 +150,9 @@ fn list_filters_by_suite_and_component() {
     // cpu_flops, the four linpack benchmarks, four of pepbench, the
     // harness's user file, four of mlperf (resnet50_infer and _train,
     // bert_infer, llm_infer) and biobench's five (sw_align, kmer_count,
-    // read_map, variant_call, assembly); and micro's four GPU benchmarks.
-    assert_eq!(specs.as_array().unwrap().len(), 23);
+    // read_map, variant_call, assembly); micro's four GPU benchmarks and
+    // linpack_fp64_gpu.
+    assert_eq!(specs.as_array().unwrap().len(), 24);
     assert_usage_error(
         warpt().args(["benchmark", "list", "--suite", "nope"]),
         &["unknown suite 'nope'", "micro"],
@@ -534,7 +536,7 @@ fn bad_input_exits_2_naming_the_input() {
         &["--export"],
     );
     assert_usage_error(
-        &mut run(&["--suite", "linpack", "--component", "gpu"]),
+        &mut run(&["--suite", "biobench", "--component", "gpu"]),
         &["nothing to run", "gpu"],
     );
 }

@@ -247,3 +247,28 @@ fn stress_gpu_checks_every_result_and_counts_an_injected_error() {
             .contains("FMA element")
     );
 }
+
+#[test]
+fn the_cuda_benchmarks_skip_with_the_reason_in_a_build_without_them() {
+    // This test binary's warpt is the default build (no `cuda` feature);
+    // scripts/test also builds `--features cuda` and checks its skips.
+    let (code, r) = run("linpack_fp64_gpu", &[]);
+    assert_eq!(code, 0);
+    assert_eq!(r["status"], "skipped", "{r}");
+    assert!(
+        r["error_message"]
+            .as_str()
+            .unwrap()
+            .contains("--features cuda"),
+        "{r}"
+    );
+    let (code, r) = run("gpu_flops", &["precision=fp64"]);
+    assert_eq!(code, 0);
+    assert_eq!(r["status"], "skipped", "{r}");
+    assert!(
+        r["error_message"]
+            .as_str()
+            .unwrap()
+            .contains("cuBLAS: this build has no CUDA path")
+    );
+}

@@ -38,9 +38,12 @@ fn suite_linpack_solves_validates_and_reports_hpl_metrics() {
             "linpack_fp64_cpu",
             "linpack_fp32_cpu",
             "linpack_mxp_cpu",
-            "linpack_external"
+            "linpack_external",
+            "linpack_fp64_gpu"
         ]
     );
+    // This build has no CUDA path: skipped, saying so.
+    assert_eq!(run.benchmarks[4].status, RunStatus::Skipped);
     // scripts/test installs hpcc, so HPL itself runs here; elsewhere the
     // benchmark must say it was skipped and how to install HPL.
     let external = &run.benchmarks[3];

@@ -1,0 +1,185 @@
+//! `linpack/linpack_fp64_gpu`: HPL's fp64 solve on an NVIDIA GPU through
+//! cuSOLVER (see `cuda::linpack`), in builds with the `cuda` feature; in
+//! any other build, or where there is no NVIDIA driver, it is `skipped`
+//! with the reason.
+
+use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext, Suite};
+use warpt_model::{
+    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Validation,
+};
+
+/// The suite it belongs to.
+pub const SUITE: &str = "linpack";
+
+/// Benchmark name within the linpack suite.
+pub const NAME: &str = "linpack_fp64_gpu";
+
+/// The spec of `linpack_fp64_gpu`.
+pub fn spec() -> BenchmarkSpec {
+    BenchmarkSpec {
+        id: BenchmarkId::new(SUITE, NAME),
+        components: vec![BenchmarkComponent::Gpu],
+        kind: BenchmarkKind::Synthetic,
+        description: Some(
+            "HPL-style fp64 dense solve on an NVIDIA GPU: cuSOLVER getrf (LU with partial \
+             pivoting) and getrs of HPL's random N x N system from the seed, timed from the factor's \
+             start to the solve's completion (the upload untimed). GFLOP/s = (2/3 N^3 + 3/2 N^2) / \
+             time. Validation: HPL's scaled residual < 16, on the host. Needs a build with \
+             `--features cuda` and an NVIDIA driver with cuBLAS and cuSOLVER; skipped otherwise."
+                .into(),
+        ),
+        default_duration_seconds: Some(10.0),
+        external_tool: None,
+        params: [
+            ("n".to_string(), ParamValue::Int(0)),
+            ("device_index".to_string(), ParamValue::Int(0)),
+            ("inject_error".to_string(), ParamValue::Bool(false)),
+        ]
+        .into(),
+        param_help: [
+            (
+                "n".to_string(),
+                "matrix order N; 0 = the N whose matrix fills 40% of the GPU's free memory (1000 to 40000)".to_string(),
+            ),
+            ("device_index".to_string(), "the CUDA device ordinal".to_string()),
+            (
+                "inject_error".to_string(),
+                "perturb the solution before the residual test (tests that validation catches it)".to_string(),
+            ),
+        ]
+        .into(),
+        param_choices: Default::default(),
+        timeouts: Default::default(),
+        metrics: vec!["gflops".into(), "time_s".into()],
+    }
+}
+
+/// The running benchmark.
+#[derive(Default)]
+pub struct GpuLinpack {
+    #[cfg(feature = "cuda")]
+    state: Option<(crate::cuda::Cuda, crate::cuda::linpack::System)>,
+    #[cfg(feature = "cuda")]
+    n: usize,
+    #[cfg(feature = "cuda")]
+    inject_error: bool,
+    validation: Option<Validation>,
+}
+
+impl GpuLinpack {
+    /// A fresh instance.
+    pub fn new() -> Self {
+        GpuLinpack::default()
+    }
+}
+
+impl Benchmark for GpuLinpack {
+    #[cfg(not(feature = "cuda"))]
+    fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        let _ = ctx;
+        Err(BenchmarkError::Skipped(
+            "this build has no CUDA path: build warpt with `--features cuda`".into(),
+        ))
+    }
+
+    #[cfg(feature = "cuda")]
+    fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        use crate::cuda::{Cuda, Needs, linpack::System};
+        let cuda = Cuda::open(ctx.int_param("device_index", 0)? as usize, Needs::Solver)?;
+        let asked = ctx.int_param("n", 0)? as usize;
+        self.n = if asked > 0 {
+            asked
+        } else {
+            ((0.4 * cuda.free_at_open as f64 / 8.0).sqrt() as usize).clamp(1000, 40_000)
+        };
+        self.inject_error = ctx.bool_param("inject_error")?;
+        let system = System::new(&cuda, self.n, ctx.seed)?;
+        self.state = Some((cuda, system));
+        Ok(())
+    }
+
+    #[cfg(not(feature = "cuda"))]
+    fn measure(&mut self, _: &RunContext, _: &mut Measure<'_>) -> Result<Measured, BenchmarkError> {
+        Err(BenchmarkError::not_prepared())
+    }
+
+    #[cfg(feature = "cuda")]
+    fn measure(
+        &mut self,
+        ctx: &RunContext,
+        measure: &mut Measure<'_>,
+    ) -> Result<Measured, BenchmarkError> {
+        use warpt_harness::{Convert, MeasurePolicy, SeriesDef};
+        let (cuda, system) = self
+            .state
+            .as_mut()
+            .ok_or_else(BenchmarkError::not_prepared)?;
+        let flops = warpt_linpack::hpl::flops(self.n);
+        let defs = [
+            SeriesDef::new("gflops", "GFLOP/s", true, &[], Convert::Rate(flops / 1e9)),
+            SeriesDef::new("time_s", "s", false, &[], Convert::Time(1.0)),
+        ];
+        let mut error = None;
+        let m = measure.run(
+            &MeasurePolicy::share_of(ctx, 1),
+            "cusolver lu",
+            &defs,
+            |out| match system.solve(cuda) {
+                Ok(t) => {
+                    out[0] = t;
+                    out[1] = t;
+                }
+                Err(e) => {
+                    error.get_or_insert(e);
+                    out[0] = 1.0;
+                    out[1] = 1.0;
+                }
+            },
+        );
+        if let Some(e) = error {
+            return Err(e);
+        }
+        cuda.sample_memory();
+        let residual = system.residual(cuda, self.inject_error)?;
+        self.validation = Some(if residual < warpt_linpack::hpl::RESIDUAL_THRESHOLD {
+            Validation::pass(format!("HPL's scaled residual {residual:.3e} < 16"))
+        } else {
+            Validation::fail(format!("HPL's scaled residual {residual:.3e} >= 16"))
+        });
+        let mut details = cuda.details();
+        details.push(("n".into(), ParamValue::Int(self.n as i64)));
+        details.push(("scaled_residual".into(), ParamValue::Float(residual)));
+        Ok(Measured {
+            metrics: m.metrics,
+            details,
+            warnings: Vec::new(),
+        })
+    }
+
+    fn validate(&mut self, _: &RunContext) -> Validation {
+        self.validation
+            .take()
+            .unwrap_or_else(|| Validation::fail("nothing was measured, so nothing was checked"))
+    }
+}
+
+/// The GPU part of the linpack suite.
+pub struct GpuLinpackBenchmarks;
+
+impl Suite for GpuLinpackBenchmarks {
+    fn name(&self) -> &'static str {
+        SUITE
+    }
+
+    fn description(&self) -> &'static str {
+        "HPL on an NVIDIA GPU through cuSOLVER"
+    }
+
+    fn specs(&self) -> Vec<BenchmarkSpec> {
+        vec![spec()]
+    }
+
+    fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
+        (name == NAME).then(|| Box::new(GpuLinpack::new()) as Box<dyn Benchmark>)
+    }
+}
