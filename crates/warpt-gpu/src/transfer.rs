@@ -58,9 +58,12 @@ pub fn spec() -> BenchmarkSpec {
 #[derive(Default)]
 pub struct GpuTransfer {
     gpu: Option<Gpu>,
+    #[cfg(feature = "cuda")]
+    cuda: Option<(crate::cuda::Cuda, crate::cuda::transfer::Transfer)>,
     bytes: u64,
     inject_error: bool,
-    validation: Option<Validation>,
+    checked: Vec<String>,
+    failure: Option<String>,
 }
 
 impl GpuTransfer {
@@ -80,10 +83,36 @@ fn pattern(bytes: u64, seed: u32) -> Vec<u32> {
 impl Benchmark for GpuTransfer {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         let (index, allow_software) = gpu_params(ctx)?;
-        let gpu = Gpu::open(index, allow_software)?;
-        self.bytes = sized(ctx, &gpu, 64)?;
         self.inject_error = ctx.bool_param("inject_error")?;
-        self.gpu = Some(gpu);
+        let mut reasons = Vec::new();
+        match Gpu::open(index, allow_software) {
+            Ok(gpu) => {
+                self.bytes = sized(ctx, &gpu, 64)?;
+                self.gpu = Some(gpu);
+            }
+            Err(BenchmarkError::Skipped(why)) => reasons.push(why),
+            Err(e) => return Err(e),
+        }
+        #[cfg(feature = "cuda")]
+        match crate::cuda::Cuda::open(index.max(0) as usize, crate::cuda::Needs::Blas) {
+            Ok(cuda) => {
+                if self.bytes == 0 {
+                    let asked = ctx.int_param("size_mb", 0)? as u64;
+                    self.bytes = if asked == 0 { 64 << 20 } else { asked << 20 };
+                }
+                let t = crate::cuda::transfer::Transfer::new(&cuda, self.bytes)?;
+                self.cuda = Some((cuda, t));
+            }
+            Err(BenchmarkError::Skipped(why)) => reasons.push(format!("cuda: {why}")),
+            Err(e) => return Err(e),
+        }
+        #[cfg(feature = "cuda")]
+        let cuda = self.cuda.is_some();
+        #[cfg(not(feature = "cuda"))]
+        let cuda = false;
+        if self.gpu.is_none() && !cuda {
+            return Err(BenchmarkError::Skipped(reasons.join("; ")));
+        }
         Ok(())
     }
 
@@ -92,6 +121,72 @@ impl Benchmark for GpuTransfer {
         ctx: &RunContext,
         measure: &mut Measure<'_>,
     ) -> Result<Measured, BenchmarkError> {
+        #[cfg(feature = "cuda")]
+        let parts = usize::from(self.gpu.is_some()) + usize::from(self.cuda.is_some());
+        #[cfg(not(feature = "cuda"))]
+        let parts = 1;
+        let policy = MeasurePolicy::share_of(ctx, parts);
+        let mut out = Measured::default();
+        if self.gpu.is_some() {
+            self.measure_wgpu(&policy, measure, &mut out)?;
+        }
+        #[cfg(feature = "cuda")]
+        if let Some((cuda, t)) = self.cuda.as_mut() {
+            let defs = ["h2d", "d2h"].map(|d| {
+                SeriesDef::new(
+                    "transfer",
+                    "GB/s",
+                    true,
+                    &[("direction", d.to_string()), ("api", "cuda".to_string())],
+                    Convert::Rate(self.bytes as f64 / 1e9),
+                )
+            });
+            let mut error = None;
+            let m = measure.run(&policy, "cudaMemcpy", &defs, |o| match t.once(cuda) {
+                Ok((a, b)) => {
+                    o[0] = a;
+                    o[1] = b;
+                }
+                Err(e) => {
+                    error.get_or_insert(e);
+                    o[0] = 1.0;
+                    o[1] = 1.0;
+                }
+            });
+            if let Some(e) = error {
+                return Err(e);
+            }
+            out.metrics.extend(m.metrics);
+            match t.check(cuda, self.inject_error)? {
+                None => self
+                    .checked
+                    .push("cudaMemcpy moved every word both ways (pinned host memory)".into()),
+                Some(wrong) => {
+                    self.failure.get_or_insert(wrong);
+                }
+            }
+            out.details.extend(cuda.details());
+        }
+        Ok(out)
+    }
+
+    fn validate(&mut self, _: &RunContext) -> Validation {
+        match (self.failure.take(), self.checked.is_empty()) {
+            (Some(wrong), _) => Validation::fail(wrong),
+            (None, true) => Validation::fail("nothing was measured, so nothing was checked"),
+            (None, false) => Validation::pass(self.checked.join("; ")),
+        }
+    }
+}
+
+impl GpuTransfer {
+    /// The wgpu series: write_buffer up, a MAP_READ staging buffer down.
+    fn measure_wgpu(
+        &mut self,
+        policy: &MeasurePolicy,
+        measure: &mut Measure<'_>,
+        out: &mut Measured,
+    ) -> Result<(), BenchmarkError> {
         let gpu = self.gpu.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
         let bytes = self.bytes;
         let upload = pattern(bytes, 1);
@@ -121,13 +216,12 @@ impl Benchmark for GpuTransfer {
                 "transfer",
                 "GB/s",
                 true,
-                &[("direction", d.to_string())],
+                &[("direction", d.to_string()), ("api", "wgpu".to_string())],
                 Convert::Rate(bytes as f64 / 1e9),
             )
         });
-        let policy = MeasurePolicy::share_of(ctx, 1);
         let mut error = None;
-        let m = measure.run(&policy, "gpu transfer", &defs, |out| {
+        let m = measure.run(policy, "gpu transfer", &defs, |out| {
             let mut step = || -> Result<(f64, f64), BenchmarkError> {
                 let start = std::time::Instant::now();
                 gpu.queue
@@ -162,24 +256,24 @@ impl Benchmark for GpuTransfer {
             uploaded[0] ^= 1;
         }
         let downloaded: &[u32] = bytemuck::cast_slice(&host);
-        self.validation = Some(
-            if let Some(i) = (0..upload.len()).find(|&i| uploaded[i] != upload[i]) {
-                Validation::fail(format!(
-                    "h2d: word {i} on the device is {:#x}, the host sent {:#x}",
-                    uploaded[i], upload[i]
-                ))
-            } else if let Some(i) =
-                (0..download.len()).find(|&i| downloaded.get(i) != Some(&download[i]))
-            {
-                Validation::fail(format!("d2h: word {i} arrived wrong"))
-            } else {
-                Validation::pass(format!(
-                    "both directions moved all {} MiB byte for byte",
-                    bytes >> 20
-                ))
-            },
-        );
-        let mut details = gpu.details();
+        if let Some(i) = (0..upload.len()).find(|&i| uploaded[i] != upload[i]) {
+            self.failure.get_or_insert(format!(
+                "h2d: word {i} on the device is {:#x}, the host sent {:#x}",
+                uploaded[i], upload[i]
+            ));
+        } else if let Some(i) =
+            (0..download.len()).find(|&i| downloaded.get(i) != Some(&download[i]))
+        {
+            self.failure
+                .get_or_insert(format!("d2h: word {i} arrived wrong"));
+        } else {
+            self.checked.push(format!(
+                "both directions moved all {} MiB byte for byte",
+                bytes >> 20
+            ));
+        }
+        let details = &mut out.details;
+        details.extend(gpu.details());
         details.push((
             "transfer_mib".into(),
             ParamValue::Float(bytes as f64 / 1048576.0),
@@ -194,16 +288,7 @@ impl Benchmark for GpuTransfer {
             "d2h_path".into(),
             ParamValue::from("GPU copy into a MAP_READ staging buffer, map, copy into host memory"),
         ));
-        Ok(Measured {
-            metrics: m.metrics,
-            details,
-            warnings: Vec::new(),
-        })
-    }
-
-    fn validate(&mut self, _: &RunContext) -> Validation {
-        self.validation
-            .take()
-            .unwrap_or_else(|| Validation::fail("nothing was measured, so nothing was checked"))
+        out.metrics.extend(m.metrics);
+        Ok(())
     }
 }

@@ -8,6 +8,7 @@
 
 pub mod gemm;
 pub mod linpack;
+pub mod transfer;
 
 use std::sync::Arc;
 
