@@ -333,7 +333,11 @@ pub fn supervise(
     }
     result.interrupted = interrupted;
     result.watchdog = Some(clock.watchdog(Instant::now(), Some(limits), ended_in));
-    result.resources = Some(resources(reaped.as_ref(), energy_before));
+    let mut used = resources(reaped.as_ref(), energy_before);
+    // A GPU benchmark reports its device memory peak as a detail (the
+    // supervisor cannot see into the device); it belongs with the rest.
+    used.gpu_memory_peak_bytes = gpu_memory_peak(&result.details);
+    result.resources = Some(used);
     result.end_time = Timestamp::now();
     Supervised {
         result,
@@ -439,6 +443,16 @@ fn crash_message(exit: Option<Exit>, had_result: bool, stderr: &[String]) -> Str
     msg
 }
 
+/// The GPU memory peak a benchmark reported in its details, if any.
+fn gpu_memory_peak(
+    details: &std::collections::BTreeMap<String, warpt_model::ParamValue>,
+) -> Option<u64> {
+    details
+        .get("gpu_memory_peak_bytes")
+        .and_then(warpt_model::ParamValue::as_i64)
+        .and_then(|b| u64::try_from(b).ok())
+}
+
 fn resources(
     reaped: Option<&Reaped>,
     before: Result<EnergySnapshot, warpt_system::EnergyUnavailable>,
@@ -541,4 +555,23 @@ pub fn signal_name(s: i32) -> String {
         _ => return format!("signal {s}"),
     };
     name.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use warpt_model::ParamValue;
+
+    #[test]
+    fn a_reported_gpu_memory_peak_moves_into_resources() {
+        let mut details = std::collections::BTreeMap::new();
+        assert_eq!(gpu_memory_peak(&details), None);
+        details.insert(
+            "gpu_memory_peak_bytes".to_string(),
+            ParamValue::Int(3 << 30),
+        );
+        assert_eq!(gpu_memory_peak(&details), Some(3 << 30));
+        details.insert("gpu_memory_peak_bytes".to_string(), ParamValue::Int(-1));
+        assert_eq!(gpu_memory_peak(&details), None);
+    }
 }

@@ -246,6 +246,7 @@ fn sum_resources(results: &[&BenchmarkRunResult]) -> Resources {
         cpu_user_s: sum(|r| r.cpu_user_s),
         cpu_sys_s: sum(|r| r.cpu_sys_s),
         energy_j: sum(|r| r.energy_j),
+        gpu_memory_peak_bytes: all.iter().filter_map(|r| r.gpu_memory_peak_bytes).max(),
         notes: vec!["the sum over every trial (peak RSS: the largest)".into()],
     }
 }

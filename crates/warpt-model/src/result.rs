@@ -146,6 +146,10 @@ pub struct Resources {
     /// Package energy, joules, where a counter is readable.
     #[serde(default)]
     pub energy_j: Option<f64>,
+    /// GPU memory the benchmark's process took at its peak, bytes (the
+    /// CUDA path: the drop in the device's free memory while it ran).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_memory_peak_bytes: Option<u64>,
     /// Why a figure above is absent.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,

@@ -84,6 +84,7 @@ fn full_suite_run() -> BenchmarkSuiteRun {
         cpu_user_s: Some(1.5),
         cpu_sys_s: Some(0.25),
         energy_j: None,
+        gpu_memory_peak_bytes: Some(2 << 30),
         notes: vec!["energy: RAPL not readable".into()],
     });
     result.watchdog = Some(Watchdog {
