@@ -28,6 +28,11 @@ pub struct EffectiveLimits {
     pub measure: Duration,
     /// Validation.
     pub validate: Duration,
+    /// The timeout multiplier the limits were scaled by.
+    multiplier: f64,
+    /// The limits the user configured, which a benchmark's own announcement
+    /// does not replace.
+    configured: StageLimits,
 }
 
 impl EffectiveLimits {
@@ -54,7 +59,33 @@ impl EffectiveLimits {
                 duration * MAX_TIME_FACTOR + MEASURE_MARGIN,
             )),
             validate: scale(pick(limits.validate, VALIDATE_LIMIT)),
+            multiplier: multiplier.max(0.0),
+            configured,
         }
+    }
+
+    /// Sets `stage`'s limit to `seconds` (scaled by the multiplier) because
+    /// the benchmark reckoned it from its own work, unless the user configured
+    /// that stage's limit, which stands. Returns whether the limit changed.
+    pub fn announce(&mut self, stage: Stage, seconds: f64) -> bool {
+        let configured = match stage {
+            Stage::Setup => self.configured.setup,
+            Stage::Warmup => self.configured.warmup,
+            Stage::Measure => self.configured.measure,
+            Stage::Validate => self.configured.validate,
+        };
+        if configured.is_some() || !seconds.is_finite() || seconds <= 0.0 {
+            return false;
+        }
+        let limit = Duration::from_secs_f64(seconds).mul_f64(self.multiplier);
+        let slot = match stage {
+            Stage::Setup => &mut self.setup,
+            Stage::Warmup => &mut self.warmup,
+            Stage::Measure => &mut self.measure,
+            Stage::Validate => &mut self.validate,
+        };
+        *slot = limit;
+        true
     }
 
     /// The limit of the stage called `stage`.
@@ -104,6 +135,23 @@ impl Stage {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_announced_limit_is_scaled_and_a_configured_one_stands() {
+        let secs = Duration::from_secs;
+        let conf = StageLimits {
+            measure: Some(20.0),
+            ..StageLimits::default()
+        };
+        let mut l = EffectiveLimits::new(secs(4), secs(1), StageLimits::default(), conf, 2.0);
+        assert!(l.announce(Stage::Warmup, 100.0));
+        assert_eq!(l.warmup, secs(200));
+        assert!(!l.announce(Stage::Measure, 100.0));
+        assert_eq!(l.measure, secs(40));
+        assert!(!l.announce(Stage::Setup, f64::NAN));
+        assert!(!l.announce(Stage::Setup, 0.0));
+        assert_eq!(l.setup, secs(60));
+    }
 
     #[test]
     fn defaults_overrides_and_multiplier() {

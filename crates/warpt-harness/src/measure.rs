@@ -230,6 +230,28 @@ impl<'a> Measure<'a> {
             .event(ProgressEvent::Stage { stage: "measure" });
     }
 
+    /// Sets the limit of `stage` to `limit` in total, reckoned by the benchmark from its own
+    /// work, and names the `part` of the work now running (shown in progress
+    /// and in a timeout's message). The timeout multiplier still applies; a
+    /// limit the user configured for the stage stands.
+    pub fn limit_stage(&mut self, stage: crate::Stage, limit: Duration, part: &str) {
+        self.progress.event(ProgressEvent::StageLimit {
+            stage: stage.name(),
+            seconds: limit.as_secs_f64(),
+            part,
+        });
+    }
+
+    /// Reports progress of a measurement the benchmark runs itself:
+    /// `fraction` (0..=1) of it done, `samples` taken, for the series `label`.
+    pub fn report_progress(&self, label: &str, fraction: f64, samples: usize) {
+        self.progress.event(ProgressEvent::Measuring {
+            label,
+            fraction: fraction.clamp(0.0, 1.0),
+            samples,
+        });
+    }
+
     /// Total warm-up time across every `run` so far.
     pub fn warmup_time(&self) -> Duration {
         self.warmup_total

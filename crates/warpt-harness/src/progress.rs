@@ -24,6 +24,18 @@ pub enum ProgressEvent<'a> {
         /// The stage's name.
         stage: &'static str,
     },
+    /// The benchmark set the limit of a stage from what it knows of its
+    /// own work (an external tool whose time grows with the problem), and
+    /// named the part of the work the limit covers.
+    StageLimit {
+        /// The stage: `setup`, `warmup`, `measure` or `validate`.
+        stage: &'static str,
+        /// The stage's total time limit, seconds, before the timeout multiplier.
+        seconds: f64,
+        /// What runs in the stage now and how the limit was reckoned, for
+        /// the progress display and a timeout's message.
+        part: &'a str,
+    },
     /// Measurement advanced: `fraction` (0..=1) of the expected time passed,
     /// for the series named `label`.
     Measuring {

@@ -113,6 +113,10 @@ pub fn supervise(
     let t0 = Instant::now();
     let mut clock = StageClock::new();
     clock.enter(Stage::Setup, t0);
+    // A benchmark may reckon a stage's limit from its own work as it learns
+    // it (HPL's solve time from N and the rate it measured).
+    let mut limits = *limits;
+    let mut parts: BTreeMap<&'static str, String> = BTreeMap::new();
 
     let spawned = Command::new(exe)
         .arg(WORKER_SUBCOMMAND)
@@ -194,6 +198,15 @@ pub fn supervise(
                         && let Some(s) = Stage::from_name(stage)
                     {
                         probe.on_stage(s, measured);
+                    } else if let WorkerEvent::StageLimit {
+                        stage,
+                        seconds,
+                        part,
+                    } = &event
+                        && let Some(s) = Stage::from_name(stage)
+                    {
+                        limits.announce(s, *seconds);
+                        parts.insert(s.name(), part.clone());
                     } else if let WorkerEvent::Result { .. } = &event {
                         probe.close();
                     }
@@ -275,8 +288,12 @@ pub fn supervise(
     match ending {
         Ending::Timeout(stage, elapsed) => {
             result.set_status(RunStatus::Timeout);
+            let part = parts
+                .get(stage.name())
+                .map(|p| format!(" ({p})"))
+                .unwrap_or_default();
             result.error_message = Some(format!(
-                "TIMEOUT: stage '{}' ran {:.1} s, past its limit of {:.1} s; the worker was stopped \
+                "TIMEOUT: stage '{}'{part} ran {:.1} s, past its limit of {:.1} s; the worker was stopped \
                  (raise --timeout-multiplier if this machine is just slow)",
                 stage.name(),
                 elapsed.as_secs_f64(),
@@ -332,7 +349,7 @@ pub fn supervise(
             .max_by_key(|r| r.severity());
     }
     result.interrupted = interrupted;
-    result.watchdog = Some(clock.watchdog(Instant::now(), Some(limits), ended_in));
+    result.watchdog = Some(clock.watchdog(Instant::now(), Some(&limits), ended_in));
     let mut used = resources(reaped.as_ref(), energy_before);
     // A GPU benchmark reports its device memory peak as a detail (the
     // supervisor cannot see into the device); it belongs with the rest.
@@ -364,6 +381,19 @@ fn handle(
                     freq.observe();
                 }
                 progress.event(ProgressEvent::Stage { stage: s.name() });
+            }
+        }
+        WorkerEvent::StageLimit {
+            stage,
+            seconds,
+            part,
+        } => {
+            if let Some(s) = Stage::from_name(&stage) {
+                progress.event(ProgressEvent::StageLimit {
+                    stage: s.name(),
+                    seconds,
+                    part: &part,
+                });
             }
         }
         WorkerEvent::Progress {

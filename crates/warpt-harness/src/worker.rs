@@ -57,6 +57,15 @@ pub enum WorkerEvent {
         /// The stage.
         stage: String,
     },
+    /// The benchmark set a stage's limit (see [`ProgressEvent::StageLimit`]).
+    StageLimit {
+        /// The stage.
+        stage: String,
+        /// Its total limit, seconds, before the timeout multiplier.
+        seconds: f64,
+        /// The part of the work it covers.
+        part: String,
+    },
     /// Measurement progress.
     Progress {
         /// What is measured.
@@ -144,6 +153,15 @@ impl Progress for EventWriter {
         let e = match event {
             ProgressEvent::Stage { stage } => WorkerEvent::Stage {
                 stage: stage.into(),
+            },
+            ProgressEvent::StageLimit {
+                stage,
+                seconds,
+                part,
+            } => WorkerEvent::StageLimit {
+                stage: stage.into(),
+                seconds,
+                part: part.into(),
             },
             ProgressEvent::Measuring {
                 label,

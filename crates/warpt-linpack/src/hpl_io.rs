@@ -218,6 +218,16 @@ fn residual_line(line: &str) -> Option<Result<(f64, bool), ParseError>> {
     })
 }
 
+/// The result lines HPL has printed so far (residuals not read), for
+/// following a run in progress.
+pub fn completed(output: &str) -> Vec<HplResult> {
+    output
+        .lines()
+        .filter_map(result_line)
+        .filter_map(Result::ok)
+        .collect()
+}
+
 /// Every result of an HPL run's output, each with its residual check;
 /// `expected` is how many there must be.
 pub fn parse(output: &str, expected: usize) -> Result<Vec<HplResult>, ParseError> {

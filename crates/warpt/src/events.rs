@@ -3,7 +3,7 @@
 //! these lines to WebSocket clients).
 //!
 //! Every line is an object with a `type`. The worker's own events keep the
-//! worker protocol's names (`stage`, `progress`, `series_started`,
+//! worker protocol's names (`stage`, `stage_limit`, `progress`, `series_started`,
 //! `sample`, `series_finished`, `result`) and gain the benchmark they belong
 //! to; `benchmark_started` opens each benchmark and `telemetry` carries the
 //! monitor's samples as they are taken.
@@ -56,6 +56,13 @@ impl Progress for EventLines {
             }
             ProgressEvent::Stage { stage } => {
                 json!({"type": "stage", "benchmark": self.benchmark(), "stage": stage})
+            }
+            ProgressEvent::StageLimit {
+                stage,
+                seconds,
+                part,
+            } => {
+                json!({"type": "stage_limit", "benchmark": self.benchmark(), "stage": stage, "seconds": seconds, "part": part})
             }
             ProgressEvent::Measuring {
                 label,

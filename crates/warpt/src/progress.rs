@@ -52,6 +52,9 @@ impl Progress for BarProgress {
                 }
             }
             ProgressEvent::Stage { stage } => self.with_bar(|b| b.set_message(stage)),
+            ProgressEvent::StageLimit { stage, part, .. } => {
+                self.with_bar(|b| b.set_message(format!("{stage}: {part}")))
+            }
             ProgressEvent::Measuring {
                 label,
                 fraction,

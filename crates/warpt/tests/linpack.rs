@@ -62,6 +62,11 @@ fn suite_linpack_solves_validates_and_reports_hpl_metrics() {
         assert_eq!(gflops.stats.as_ref().unwrap().n, 3, "three measured solves");
         assert!(gflops.value > 0.0);
         assert_eq!(external.details["n"], warpt_model::ParamValue::Int(300));
+        // The BLAS it ran on is named (scripts/test installs OpenBLAS).
+        assert_eq!(
+            external.details["blas"],
+            warpt_model::ParamValue::from("openblas")
+        );
     } else {
         assert_eq!(external.status, RunStatus::Skipped);
     }

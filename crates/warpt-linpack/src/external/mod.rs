@@ -1,15 +1,21 @@
 //! `linpack_external`: HPL itself — `xhpl`, or the HPL inside `hpcc` — run
 //! with a generated input file, its result lines parsed into warpt's metrics.
 //!
+//! - [`blas`]: which BLAS HPL will run on (the reference BLAS is refused);
+//! - [`follow`]: the run, its output read as it appears and each part held
+//!   to a limit reckoned from its own work.
+//!
 //! One invocation solves N `runs + 1` times (HPL's input takes a list of
 //! sizes); the first solve is discarded as warm-up and each other result line
 //! is one sample. HPL times itself, so the samples are HPL's: GFLOP/s from
 //! its `Gflops` column (four significant digits, where `Time` has two
 //! decimals), with `time_s` derived from it and HPL's flop count.
 
+pub mod blas;
+pub mod follow;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Instant;
 
 use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
 use warpt_model::{
@@ -20,6 +26,8 @@ use warpt_model::{
 use crate::hpl::{self, RESIDUAL_THRESHOLD};
 use crate::hpl_io::{HplInput, HplResult, MAX_SIZES, Tool, input_file, parse, tail, versions};
 use crate::solve::{self, DEFAULT_NB};
+use blas::{Blas, BlasKind};
+use follow::Budget;
 
 /// The benchmark's name.
 pub const NAME: &str = "linpack_external";
@@ -37,7 +45,9 @@ pub fn spec() -> BenchmarkSpec {
         description: Some(format!(
             "HPL itself: xhpl or hpcc (PATH, or --param binary=) with a generated input for N, NB, P x Q \
              (P x Q > 1 through mpirun). N is solved runs + 1 times in one invocation, the first discarded as \
-             warm-up; HPL's Gflops and residual check per solve. Skipped when no HPL is installed: {INSTALL_HINT}."
+             warm-up; HPL's Gflops and residual check per solve. The BLAS HPL loads is named in details; the \
+             reference BLAS is skipped unless allow_reference_blas=true. Skipped when no HPL is installed: \
+             {INSTALL_HINT}."
         )),
         default_duration_seconds: None,
         external_tool: Some("xhpl or hpcc".into()),
@@ -49,6 +59,7 @@ pub fn spec() -> BenchmarkSpec {
             ("runs".to_string(), ParamValue::Int(3)),
             ("mem_fraction".to_string(), ParamValue::Float(0.0)),
             ("binary".to_string(), ParamValue::from("")),
+            ("allow_reference_blas".to_string(), ParamValue::Bool(false)),
         ]
         .into(),
         param_help: [
@@ -69,15 +80,18 @@ pub fn spec() -> BenchmarkSpec {
                 "binary".to_string(),
                 "path of xhpl or hpcc (empty = xhpl, then hpcc, from PATH)".to_string(),
             ),
+            (
+                "allow_reference_blas".to_string(),
+                "run HPL even on Netlib's unoptimized reference BLAS (otherwise skipped with the fix)"
+                    .to_string(),
+            ),
         ]
         .into(),
-        // HPL's run time grows as N^3: the default measurement limit (three
-        // times the duration) does not apply to a fixed number of solves.
         param_choices: Default::default(),
-        timeouts: StageLimits {
-            measure: Some(3600.0),
-            ..Default::default()
-        },
+        // HPL's run time grows as N^3 and with its BLAS: each part's limit is
+        // reckoned as the run goes (see `follow`); setup measures this
+        // machine's GEMM rate and probes the BLAS.
+        timeouts: StageLimits::default(),
         metrics: vec![
             "gflops".into(),
             "time_s".into(),
@@ -115,6 +129,8 @@ pub fn find_binary(param: &str) -> Result<PathBuf, BenchmarkError> {
 pub struct External {
     binary: PathBuf,
     input: HplInput,
+    blas: Option<Blas>,
+    budget: Option<Budget>,
     results: Vec<HplResult>,
 }
 
@@ -130,6 +146,8 @@ impl External {
                 q: 1,
                 solves: 0,
             },
+            blas: None,
+            budget: None,
             results: Vec::new(),
         }
     }
@@ -170,9 +188,46 @@ impl Default for External {
     }
 }
 
+/// The `blas*` and `openblas_coretype` details.
+fn blas_details(blas: &Blas) -> Vec<(String, ParamValue)> {
+    let mut d = vec![
+        ("blas".to_string(), ParamValue::from(blas.kind.name())),
+        (
+            "blas_found_by".to_string(),
+            ParamValue::from(blas.how.clone()),
+        ),
+    ];
+    if let Some(p) = &blas.path {
+        d.push((
+            "blas_path".into(),
+            ParamValue::from(p.display().to_string()),
+        ));
+    }
+    if let Some(v) = &blas.version {
+        d.push(("blas_version".into(), ParamValue::from(v.clone())));
+    }
+    if let Some(c) = &blas.coretype {
+        d.push(("openblas_coretype".into(), ParamValue::from(c.clone())));
+    }
+    if let Some(f) = &blas.forced_coretype {
+        d.push((
+            "openblas_coretype_forced".into(),
+            ParamValue::from(f.clone()),
+        ));
+    }
+    d
+}
+
 impl Benchmark for External {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         self.binary = find_binary(ctx.str_param("binary")?)?;
+        let blas = blas::find(&self.binary);
+        if let Some(why) = blas.refusal(&self.binary)
+            && !ctx.bool_param("allow_reference_blas")?
+        {
+            return Err(BenchmarkError::Skipped(why));
+        }
+        self.blas = Some(blas);
         let runs = ctx.int_param("runs", 1)? as usize;
         if runs >= MAX_SIZES {
             return Err(BenchmarkError::InvalidParam {
@@ -200,6 +255,11 @@ impl Benchmark for External {
                 available / 1048576.0
             )));
         }
+        self.budget = Some(Budget::new(
+            &self.input,
+            Tool::of(&self.binary),
+            follow::gemm_gflops(),
+        ));
         Ok(())
     }
 
@@ -219,27 +279,19 @@ impl Benchmark for External {
         std::fs::write(&input_path, input_file(&self.input, tool)).map_err(|e| {
             BenchmarkError::Failed(format!("cannot write {}: {e}", input_path.display()))
         })?;
-        let mut cmd = self.command(dir.path())?;
-        let started = Instant::now();
-        let out = cmd.output().map_err(|e| {
-            BenchmarkError::Failed(format!("cannot run {}: {e}", self.binary.display()))
-        })?;
-        let elapsed = started.elapsed();
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        let output = match tool {
-            Tool::Xhpl => stdout.clone(),
-            Tool::Hpcc => {
-                std::fs::read_to_string(dir.path().join("hpccoutf.txt")).unwrap_or_default()
-            }
-        };
-        if !out.status.success() {
-            let stderr = String::from_utf8_lossy(&out.stderr);
+        let cmd = self.command(dir.path())?;
+        let budget = self
+            .budget
+            .ok_or_else(|| BenchmarkError::Failed("measure ran before prepare".into()))?;
+        let run = follow::follow(cmd, tool, dir.path(), &self.input, &budget, measure)?;
+        let (output, elapsed) = (run.output, run.elapsed);
+        if !run.status.success() {
             return Err(BenchmarkError::Failed(format!(
                 "{} exited with {}; last output:\n{}\n{}",
                 self.binary.display(),
-                out.status,
+                run.status,
                 tail(&output, 10),
-                tail(&stderr, 10)
+                tail(&run.stderr, 10)
             )));
         }
         let results = parse(&output, self.input.solves)
@@ -297,6 +349,18 @@ impl Benchmark for External {
                 ParamValue::Float(elapsed.as_secs_f64()),
             ),
         ];
+        let mut warnings = Vec::new();
+        if let Some(blas) = &self.blas {
+            details.extend(blas_details(blas));
+            warnings.extend(blas.coretype_warning());
+            if blas.kind == BlasKind::Reference {
+                warnings.push(format!(
+                    "HPL ran on the reference BLAS (allow_reference_blas=true): its rate is that of unoptimized \
+                     code, not of this machine; to measure the machine, {}",
+                    blas.fix()
+                ));
+            }
+        }
         for (i, v) in versions(&output).into_iter().enumerate() {
             details.push((
                 format!("version{}", if i == 0 { "" } else { "_suite" }),
@@ -307,7 +371,7 @@ impl Benchmark for External {
         Ok(Measured {
             metrics,
             details,
-            warnings: Vec::new(),
+            warnings,
         })
     }
 
