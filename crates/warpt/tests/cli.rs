@@ -323,21 +323,33 @@ fn component_cpu_exports_a_valid_suite_run() {
         .map(|m| (m.tags["precision"].clone(), m.tags["threads"].clone()))
         .collect();
     tags.sort();
-    let want: Vec<(String, String)> = [
-        ("fp32", "1"),
-        ("fp32", "all"),
-        ("fp64", "1"),
-        ("fp64", "all"),
-    ]
-    .iter()
-    .map(|(a, b)| (a.to_string(), b.to_string()))
-    .collect();
+    // fp64 and fp32 everywhere, and each low precision this CPU has
+    // (tests/cpu_flops.rs checks those).
+    let mut want: Vec<(String, String)> = ["fp32", "fp64"]
+        .into_iter()
+        .chain(
+            warpt_micro::cpu_flops::LowPrecision::ALL
+                .into_iter()
+                .filter(|p| p.kernel().is_ok())
+                .map(|p| p.tag()),
+        )
+        .flat_map(|p| {
+            [
+                (p.to_string(), "1".to_string()),
+                (p.to_string(), "all".to_string()),
+            ]
+        })
+        .collect();
+    want.sort();
     assert_eq!(tags, want);
-    assert!(
-        r.metrics
-            .iter()
-            .all(|m| m.name == "gflops" && m.unit == "GFLOP/s" && m.higher_is_better)
-    );
+    assert!(r.metrics.iter().all(|m| m.name == "gflops"
+        && m.higher_is_better
+        && m.unit
+            == if m.tags["precision"] == "int8" {
+                "GOP/s"
+            } else {
+                "GFLOP/s"
+            }));
     assert!(r.details.contains_key("isa"));
     let manifest = run.manifest.as_ref().expect("manifest");
     assert_eq!(manifest.seed, 7);

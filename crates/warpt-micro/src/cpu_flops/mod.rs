@@ -1,6 +1,8 @@
-//! `cpu_flops`: peak fp64 and fp32 FMA throughput, one thread and all threads.
+//! `cpu_flops`: peak throughput in every precision the CPU has — fp64 and
+//! fp32 FMA, bf16 and fp16, int8 dot products — one thread and all threads.
 
 mod kernels;
+mod low;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -13,6 +15,7 @@ use warpt_model::{
 };
 
 pub use kernels::{Isa, MAX_ITERS};
+pub use low::{LowKernel, LowPrecision};
 
 use crate::team::{run_team, team_cpus};
 
@@ -29,21 +32,43 @@ pub fn spec() -> BenchmarkSpec {
         components: vec![BenchmarkComponent::Cpu],
         kind: BenchmarkKind::Synthetic,
         description: Some(
-            "Peak floating-point throughput: independent chains of fused multiply-adds in the \
-             widest SIMD the CPU has (AVX-512F > AVX2+FMA > SSE2; NEON on AArch64), fp64 and fp32, \
-             on one pinned thread and on one pinned thread per allowed CPU. GFLOP/s counts 2 flops \
-             per FMA lane. Validation: every lane equals its closed-form value exactly."
+            "Peak throughput: independent chains of fused multiply-adds in the widest SIMD the CPU \
+             has (AVX-512F > AVX2+FMA > SSE2; NEON on AArch64) in fp64 and fp32, and the \
+             low-precision units where present: bf16 (AVX512_BF16 vdpbf16ps), fp16 (AVX512_FP16), \
+             int8 (AVX512_VNNI / AVX-VNNI vpdpbusd, else AVX2 vpmaddubsw+vpmaddwd), on one pinned \
+             thread and on one pinned thread per allowed CPU. 2 operations per multiply-add (GFLOP/s; \
+             GOP/s for int8); a precision the CPU lacks is named with the missing ISA. Validation: \
+             every lane equals its closed-form value exactly."
                 .into(),
         ),
         default_duration_seconds: Some(4.0),
         external_tool: None,
-        params: [("threads".to_string(), ParamValue::Int(0))].into(),
-        param_help: [(
-            "threads".to_string(),
-            "threads for the all-threads series; 0 = one per CPU this process may use".to_string(),
+        params: [
+            ("threads".to_string(), ParamValue::Int(0)),
+            ("precision".to_string(), ParamValue::from("all")),
+        ]
+        .into(),
+        param_help: [
+            (
+                "threads".to_string(),
+                "threads for the all-threads series; 0 = one per CPU this process may use"
+                    .to_string(),
+            ),
+            (
+                "precision".to_string(),
+                "all (every precision this CPU has), or one of fp64, fp32, bf16, fp16, int8"
+                    .to_string(),
+            ),
+        ]
+        .into(),
+        param_choices: [(
+            "precision".to_string(),
+            ["all", "fp64", "fp32", "bf16", "fp16", "int8"]
+                .iter()
+                .map(|p| p.to_string())
+                .collect(),
         )]
         .into(),
-        param_choices: Default::default(),
         timeouts: Default::default(),
         metrics: vec!["gflops".into()],
     }
@@ -53,6 +78,7 @@ pub fn spec() -> BenchmarkSpec {
 enum Precision {
     F64,
     F32,
+    Low(LowPrecision, LowKernel),
 }
 
 impl Precision {
@@ -60,12 +86,43 @@ impl Precision {
         match self {
             Precision::F64 => "fp64",
             Precision::F32 => "fp32",
+            Precision::Low(p, _) => p.tag(),
         }
     }
-    fn bytes(self) -> usize {
+
+    fn unit(self) -> &'static str {
         match self {
-            Precision::F64 => 8,
-            Precision::F32 => 4,
+            Precision::Low(p, _) => p.unit(),
+            _ => "GFLOP/s",
+        }
+    }
+
+    /// Operations of one kernel call of `iters` iterations on one thread.
+    fn ops(self, isa: Isa, iters: u64) -> u64 {
+        match self {
+            Precision::F64 => isa.flops_per_iter(8) * iters,
+            Precision::F32 => isa.flops_per_iter(4) * iters,
+            Precision::Low(_, k) => k.ops_per_iter() * iters,
+        }
+    }
+
+    /// Runs one kernel call: the (min, max) over its lanes.
+    fn run(self, isa: Isa, iters: u64) -> (f64, f64) {
+        match self {
+            Precision::F64 => isa.fma_f64(iters, black_box(1.0), black_box(0.5)),
+            Precision::F32 => {
+                let (lo, hi) = isa.fma_f32(iters, black_box(1.0), black_box(0.5));
+                (f64::from(lo), f64::from(hi))
+            }
+            Precision::Low(_, k) => k.run(iters, black_box(1)),
+        }
+    }
+
+    /// What every lane must hold after `iters` iterations.
+    fn expected(self, iters: u64) -> f64 {
+        match self {
+            Precision::F64 | Precision::F32 => 1.0 + iters as f64 * 0.5,
+            Precision::Low(_, k) => k.expected(iters),
         }
     }
 }
@@ -75,6 +132,10 @@ pub struct CpuFlops {
     isa: Isa,
     threads: usize,
     iters: u64,
+    /// The precisions to measure, each with its calibrated iterations per sample.
+    plan: Vec<(Precision, u64)>,
+    /// Low precisions this CPU lacks, with the missing ISA.
+    unavailable: Vec<(LowPrecision, String)>,
     /// Per (precision, thread count): the number of kernel calls whose lanes
     /// all equalled the closed form, and the first mismatch seen.
     checked: u64,
@@ -88,13 +149,15 @@ impl CpuFlops {
             isa: Isa::detect(),
             threads: 1,
             iters: 1 << 16,
+            plan: Vec::new(),
+            unavailable: Vec::new(),
             checked: 0,
             mismatch: None,
         }
     }
 
     fn check(&mut self, precision: Precision, iters: u64, lo: f64, hi: f64) {
-        let want = 1.0 + iters as f64 * 0.5;
+        let want = precision.expected(iters);
         if lo == want && hi == want {
             self.checked += 1;
         } else if self.mismatch.is_none() {
@@ -110,29 +173,22 @@ impl CpuFlops {
         &mut self,
         ctx: &RunContext,
         measure: &mut Measure<'_>,
-        precision: Precision,
+        (precision, iters): (Precision, u64),
         threads: usize,
         label_threads: &str,
     ) -> warpt_model::BenchmarkMetric {
         let isa = self.isa;
-        let iters = self.iters;
-        let policy = MeasurePolicy::share_of(ctx, 4);
+        let policy = MeasurePolicy::share_of(ctx, 2 * self.plan.len());
         let cpus = team_cpus(threads);
         let label = format!("{} threads={label_threads}", precision.tag());
         // Each thread keeps the (min, max) its last call produced.
         let kernel = move |_: usize, out: &mut (f64, f64), n: u64| {
-            *out = match precision {
-                Precision::F64 => isa.fma_f64(n, black_box(1.0), black_box(0.5)),
-                Precision::F32 => {
-                    let (lo, hi) = isa.fma_f32(n, black_box(1.0), black_box(0.5));
-                    (f64::from(lo), f64::from(hi))
-                }
-            };
+            *out = precision.run(isa, n);
         };
-        let flops = (isa.flops_per_iter(precision.bytes()) * iters * cpus.len() as u64) as f64;
+        let flops = (precision.ops(isa, iters) * cpus.len() as u64) as f64;
         let def = SeriesDef::new(
             "gflops",
-            "GFLOP/s",
+            precision.unit(),
             true,
             &[
                 ("precision", precision.tag().into()),
@@ -170,13 +226,46 @@ impl Default for CpuFlops {
 impl Benchmark for CpuFlops {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         self.threads = team_cpus(ctx.int_param("threads", 0)? as usize).len();
-        // Calibrate the per-sample iteration count on one thread.
-        let probe = 1u64 << 16;
-        let start = Instant::now();
-        black_box(self.isa.fma_f64(probe, black_box(1.0), black_box(0.5)));
-        let per_iter = start.elapsed().as_secs_f64() / probe as f64;
-        let want = (SAMPLE_TARGET.as_secs_f64() / per_iter.max(1e-12)) as u64;
-        self.iters = want.clamp(1 << 12, MAX_ITERS);
+        let wanted = ctx.str_param("precision")?;
+        let mut precisions = Vec::new();
+        if matches!(wanted, "all" | "fp64") {
+            precisions.push(Precision::F64);
+        }
+        if matches!(wanted, "all" | "fp32") {
+            precisions.push(Precision::F32);
+        }
+        for low in LowPrecision::ALL {
+            if wanted != "all" && wanted != low.tag() {
+                continue;
+            }
+            match low.kernel() {
+                Ok(kernel) => precisions.push(Precision::Low(low, kernel)),
+                // Asked for by name: nothing else to measure.
+                Err(why) if wanted == low.tag() => {
+                    return Err(BenchmarkError::Skipped(format!("{}: {why}", low.tag())));
+                }
+                Err(why) => self.unavailable.push((low, why)),
+            }
+        }
+        if precisions.is_empty() {
+            return Err(BenchmarkError::InvalidParam {
+                key: "precision".into(),
+                reason: format!("'{wanted}' is not one of all, fp64, fp32, bf16, fp16, int8"),
+            });
+        }
+        // Calibrate each kernel's per-sample iteration count on one thread.
+        self.plan = precisions
+            .into_iter()
+            .map(|p| {
+                let probe = 1u64 << 14;
+                let start = Instant::now();
+                black_box(p.run(self.isa, probe));
+                let per_iter = start.elapsed().as_secs_f64() / probe as f64;
+                let want = (SAMPLE_TARGET.as_secs_f64() / per_iter.max(1e-12)) as u64;
+                (p, want.clamp(1 << 12, MAX_ITERS))
+            })
+            .collect();
+        self.iters = self.plan.first().map_or(self.iters, |(_, i)| *i);
         Ok(())
     }
 
@@ -190,14 +279,11 @@ impl Benchmark for CpuFlops {
         // series and after the last; the fastest sets the peak.
         let mut clock = warpt_system::clock::ClockSamples::default();
         let mut metrics = Vec::new();
-        for (precision, threads, label) in [
-            (Precision::F64, 1, "1"),
-            (Precision::F64, all, "all"),
-            (Precision::F32, 1, "1"),
-            (Precision::F32, all, "all"),
-        ] {
-            clock.sample();
-            metrics.push(self.series(ctx, measure, precision, threads, label));
+        for planned in self.plan.clone() {
+            for (threads, label) in [(1, "1"), (all, "all")] {
+                clock.sample();
+                metrics.push(self.series(ctx, measure, planned, threads, label));
+            }
         }
         clock.sample();
         let mut details = vec![
@@ -212,6 +298,26 @@ impl Benchmark for CpuFlops {
                 ParamValue::Int(self.iters as i64),
             ),
         ];
+        for (precision, iters) in &self.plan {
+            if let Precision::Low(low, kernel) = precision {
+                let tag = low.tag();
+                details.push((format!("kernel_{tag}"), ParamValue::from(kernel.name())));
+                details.push((
+                    format!("counting_{tag}"),
+                    ParamValue::from(kernel.counting()),
+                ));
+                details.push((
+                    format!("iterations_per_sample_{tag}"),
+                    ParamValue::Int(*iters as i64),
+                ));
+            }
+        }
+        for (low, why) in &self.unavailable {
+            details.push((
+                format!("kernel_{}", low.tag()),
+                ParamValue::from(why.clone()),
+            ));
+        }
         let mut warnings = Vec::new();
         let peak = warpt_system::clock::clock_from(&clock)
             .map(|c| crate::peak::theoretical_peak(self.isa, all, c));
@@ -220,9 +326,12 @@ impl Benchmark for CpuFlops {
                 for m in &metrics {
                     let precision = m.tags.get("precision").map(String::as_str).unwrap_or("");
                     let threads = m.tags.get("threads").map(String::as_str).unwrap_or("");
+                    // The FMA peak has no low-precision counterpart here:
+                    // those units differ by microarchitecture.
                     let ceiling = match precision {
                         "fp64" => peak.fp64_gflops,
-                        _ => peak.fp32_gflops,
+                        "fp32" => peak.fp32_gflops,
+                        _ => continue,
                     } / if threads == "1" { all as f64 } else { 1.0 };
                     let share = m.value / ceiling;
                     let key = format!("peak_share_{precision}_{threads}");
@@ -258,8 +367,13 @@ impl Benchmark for CpuFlops {
             Some(m) => Validation::fail(m.clone()),
             None if self.checked == 0 => Validation::fail("no kernel result was checked"),
             None => Validation::pass(format!(
-                "all lanes of {} thread results equal 1 + iterations x 0.5 exactly (fp64 and fp32)",
-                self.checked
+                "all lanes of {} thread results equal their closed form exactly ({})",
+                self.checked,
+                self.plan
+                    .iter()
+                    .map(|(p, _)| p.tag())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             )),
         }
     }

@@ -1,0 +1,87 @@
+//! `cpu_flops` in every precision this CPU has: each measured series is
+//! validated exactly, a precision the CPU lacks names its missing ISA.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+use assert_cmd::Command;
+use warpt_micro::cpu_flops::LowPrecision;
+use warpt_model::{BenchmarkRunResult, BenchmarkSuiteRun, ParamValue, RunStatus};
+
+fn run(params: &[&str]) -> BenchmarkRunResult {
+    let mut cmd = Command::cargo_bin("warpt").unwrap();
+    cmd.env("WARPT_NO_PROGRESS", "1").args([
+        "benchmark",
+        "run",
+        "--benchmark",
+        "cpu_flops",
+        "--duration",
+        "0.6",
+        "--burnin-seconds",
+        "0",
+        "--json",
+    ]);
+    for p in params {
+        cmd.args(["--param", p]);
+    }
+    let out = cmd.assert().success().get_output().stdout.clone();
+    let run: BenchmarkSuiteRun = serde_json::from_slice(&out).unwrap();
+    run.benchmarks[0].clone()
+}
+
+#[test]
+fn every_precision_the_cpu_has_is_measured_and_the_others_are_named() {
+    let r = run(&["threads=1"]);
+    assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
+    let series = |tag: &str| {
+        r.metrics
+            .iter()
+            .filter(|m| m.name == "gflops" && m.tags["precision"] == tag)
+            .collect::<Vec<_>>()
+    };
+    for tag in ["fp64", "fp32"] {
+        assert_eq!(series(tag).len(), 2, "{tag}: one thread and all threads");
+    }
+    for low in LowPrecision::ALL {
+        let tag = low.tag();
+        let kernel = &r.details[&format!("kernel_{tag}")];
+        match low.kernel() {
+            Ok(k) => {
+                assert_eq!(*kernel, ParamValue::from(k.name()));
+                let found = series(tag);
+                assert_eq!(found.len(), 2, "{tag}");
+                for m in found {
+                    assert_eq!(m.unit, low.unit());
+                    assert!(m.value > 0.0);
+                }
+                assert!(r.details.contains_key(&format!("counting_{tag}")));
+            }
+            Err(why) => {
+                assert_eq!(*kernel, ParamValue::from(why.as_str()));
+                assert!(why.starts_with("not available: "), "{why}");
+                assert!(series(tag).is_empty(), "{tag} is not reported as a number");
+            }
+        }
+    }
+    let message = &r.validation.as_ref().unwrap().message;
+    assert!(message.contains("closed form exactly"), "{message}");
+}
+
+#[test]
+fn one_precision_runs_alone_and_a_missing_one_is_skipped_with_its_isa() {
+    for low in LowPrecision::ALL {
+        let r = run(&[&format!("precision={}", low.tag()), "threads=1"]);
+        match low.kernel() {
+            Ok(_) => {
+                assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
+                assert!(r.metrics.iter().all(|m| m.tags["precision"] == low.tag()));
+            }
+            Err(why) => {
+                assert_eq!(r.status, RunStatus::Skipped);
+                assert_eq!(
+                    r.error_message.as_deref(),
+                    Some(format!("{}: {why}", low.tag()).as_str())
+                );
+            }
+        }
+    }
+}
