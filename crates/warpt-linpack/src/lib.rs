@@ -4,9 +4,12 @@
 //! - [`hpl_io`]: HPL's input file and the result lines it prints;
 //! - [`lu`]: HPL's blocked, look-ahead LU on faer's GEMM and triangular solves;
 //! - [`solve`]: `linpack_fp64_cpu`, `linpack_fp32_cpu`, `linpack_mxp_cpu`;
-//! - [`external`]: `linpack_external`, HPL itself (xhpl or hpcc) run and parsed.
+//! - [`external`]: `linpack_external`, HPL itself (xhpl or hpcc) run and parsed;
+//! - [`gemm`]: `micro/gemm`, matrix products in every precision (it joins
+//!   the micro suite through [`gemm::GemmBenchmarks`]).
 
 pub mod external;
+pub mod gemm;
 pub mod hpl;
 pub mod hpl_io;
 pub mod lu;

@@ -43,6 +43,7 @@ fn with_user(user: UserSuite) -> Registry {
     let mut r = Registry::new();
     r.register(Box::new(warpt_micro::MicroSuite));
     r.extend(Box::new(warpt_gpu::GpuBenchmarks));
+    r.extend(Box::new(warpt_linpack::gemm::GemmBenchmarks));
     r.register(Box::new(warpt_linpack::LinpackSuite));
     r.extend(Box::new(warpt_gpu::GpuLinpackBenchmarks));
     r.register(Box::new(warpt_pepbench::PepbenchSuite));

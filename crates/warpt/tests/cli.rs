@@ -101,6 +101,7 @@ fn list_shows_every_micro_benchmark() {
             "gpu_bandwidth",
             "gpu_transfer",
             "gpu_latency",
+            "gemm",
             "linpack_fp64_cpu",
             "linpack_fp32_cpu",
             "linpack_mxp_cpu",
@@ -151,8 +152,8 @@ fn list_filters_by_suite_and_component() {
     // harness's user file, four of mlperf (resnet50_infer and _train,
     // bert_infer, llm_infer) and biobench's five (sw_align, kmer_count,
     // read_map, variant_call, assembly); micro's four GPU benchmarks and
-    // linpack_fp64_gpu.
-    assert_eq!(specs.as_array().unwrap().len(), 24);
+    // linpack_fp64_gpu; micro's gemm.
+    assert_eq!(specs.as_array().unwrap().len(), 25);
     assert_usage_error(
         warpt().args(["benchmark", "list", "--suite", "nope"]),
         &["unknown suite 'nope'", "micro"],

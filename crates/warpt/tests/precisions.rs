@@ -1,5 +1,6 @@
-//! `cpu_flops` in every precision this CPU has: each measured series is
-//! validated exactly, a precision the CPU lacks names its missing ISA.
+//! Every precision: `cpu_flops` measures each one this CPU has (validated
+//! exactly) and names the missing ISA of the others; `micro/gemm`
+//! multiplies in fp64, fp32, bf16 and int8, each product checked.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
@@ -84,4 +85,76 @@ fn one_precision_runs_alone_and_a_missing_one_is_skipped_with_its_isa() {
             }
         }
     }
+}
+
+#[test]
+fn gemm_multiplies_in_every_precision_and_checks_each_product() {
+    let out = Command::cargo_bin("warpt")
+        .unwrap()
+        .env("WARPT_NO_PROGRESS", "1")
+        .args([
+            "benchmark",
+            "run",
+            "--benchmark",
+            "gemm",
+            "--param",
+            "n=33,70",
+        ])
+        .args(["--duration", "0.8", "--burnin-seconds", "0", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let run: BenchmarkSuiteRun = serde_json::from_slice(&out).unwrap();
+    let r = &run.benchmarks[0];
+    assert_eq!(r.spec.id.to_string(), "micro/gemm");
+    assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
+    let mut seen: Vec<(String, String, String)> = r
+        .metrics
+        .iter()
+        .map(|m| {
+            assert!(m.name == "gflops" && m.value > 0.0);
+            (
+                m.tags["precision"].clone(),
+                m.tags["n"].clone(),
+                m.unit.clone(),
+            )
+        })
+        .collect();
+    seen.sort();
+    let mut want: Vec<(String, String, String)> = ["fp64", "fp32", "bf16", "int8"]
+        .iter()
+        .flat_map(|p| {
+            let unit = if *p == "int8" { "GOP/s" } else { "GFLOP/s" };
+            ["33", "70"].map(|n| (p.to_string(), n.to_string(), unit.to_string()))
+        })
+        .collect();
+    want.sort();
+    assert_eq!(seen, want);
+    for p in ["fp64", "fp32", "bf16", "int8"] {
+        assert!(r.details.contains_key(&format!("tolerance_{p}")));
+        assert!(r.details.contains_key(&format!("method_{p}")));
+    }
+    let message = &r.validation.as_ref().unwrap().message;
+    assert!(message.contains("8 products"), "{message}");
+
+    // A size that is not one is refused before anything runs.
+    let err = Command::cargo_bin("warpt")
+        .unwrap()
+        .args([
+            "benchmark",
+            "run",
+            "--benchmark",
+            "gemm",
+            "--param",
+            "n=64,zero",
+        ])
+        .assert()
+        .code(2)
+        .get_output()
+        .stderr
+        .clone();
+    let err = String::from_utf8(err).unwrap();
+    assert!(err.contains("'zero'"), "{err}");
 }

@@ -1,0 +1,582 @@
+//! `micro/gemm`: C = A·B at a few sizes, from cache-resident to
+//! memory-bound, in fp64, fp32, bf16 (fp32 accumulate) and int8 (int32
+//! accumulate).
+//!
+//! fp64 and fp32 are faer's GEMM. bf16 inputs are widened to fp32 (exactly)
+//! and multiplied by faer's fp32 GEMM, the widening timed with it: the
+//! bf16 dot-product instructions (AVX512_BF16) would double the rate, and
+//! warpt has no microkernel for them yet — the `method` detail says which
+//! path ran. int8 is warpt's own blocked kernel ([`int8`]). Every sample
+//! multiplies the same seeded matrices; validation recomputes sampled
+//! entries of C in fp64 (exactly, for int8) and holds each to a bound
+//! stated per precision.
+//!
+//! - [`int8`]: the int8 GEMM.
+
+pub mod int8;
+
+use std::time::Instant;
+
+use faer::{Accum, Mat, Par};
+use rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use warpt_harness::{
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    Suite,
+};
+use warpt_model::{
+    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Validation,
+};
+
+/// The benchmark's name (in the micro suite).
+pub const NAME: &str = "gemm";
+
+/// The sizes measured by default: L2-resident, L3-resident, memory-bound.
+const DEFAULT_SIZES: &str = "128,512,1536";
+
+/// Entries of C checked per product.
+const CHECKED: usize = 64;
+
+/// A GEMM precision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    /// fp64 in, fp64 accumulate.
+    Fp64,
+    /// fp32 in, fp32 accumulate.
+    Fp32,
+    /// bf16 in, fp32 accumulate and out.
+    Bf16,
+    /// int8 in, int32 accumulate and out.
+    Int8,
+}
+
+impl Precision {
+    /// Every precision, in report order.
+    pub const ALL: [Precision; 4] = [
+        Precision::Fp64,
+        Precision::Fp32,
+        Precision::Bf16,
+        Precision::Int8,
+    ];
+
+    /// The `precision` tag.
+    pub fn tag(self) -> &'static str {
+        match self {
+            Precision::Fp64 => "fp64",
+            Precision::Fp32 => "fp32",
+            Precision::Bf16 => "bf16",
+            Precision::Int8 => "int8",
+        }
+    }
+
+    /// The metric's unit.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Precision::Int8 => "GOP/s",
+            _ => "GFLOP/s",
+        }
+    }
+
+    /// How C is computed, for details.
+    pub fn method(self) -> &'static str {
+        match self {
+            Precision::Fp64 => "faer matmul f64",
+            Precision::Fp32 => "faer matmul f32",
+            Precision::Bf16 => {
+                "bf16 widened to fp32 (exact), faer matmul f32: no bf16 microkernel in warpt yet"
+            }
+            Precision::Int8 => {
+                "warpt's blocked int8 GEMM (AVX2 vpmaddwd on i16-widened operands, exact)"
+            }
+        }
+    }
+
+    /// The validation bound, for details.
+    pub fn tolerance(self) -> &'static str {
+        match self {
+            Precision::Fp64 => "|C - C_fp64| <= 2 k eps64 sum|a||b| per entry",
+            Precision::Fp32 | Precision::Bf16 => {
+                "|C - C_fp64| <= 2 k eps32 sum|a||b| per entry (the inputs themselves are exact)"
+            }
+            Precision::Int8 => "C equals the exact integer product",
+        }
+    }
+
+    fn parse(s: &str) -> Option<Precision> {
+        Precision::ALL.into_iter().find(|p| p.tag() == s)
+    }
+}
+
+/// The spec.
+pub fn spec() -> BenchmarkSpec {
+    BenchmarkSpec {
+        id: BenchmarkId::new(crate::gemm::SUITE, NAME),
+        components: vec![BenchmarkComponent::Cpu],
+        kind: BenchmarkKind::Synthetic,
+        description: Some(
+            "C = A·B for square n x n matrices at each size in n, in fp64 and fp32 (faer), bf16 with fp32 \
+             accumulation, int8 with int32 accumulation (warpt's kernel), on every allowed CPU. 2 n^3 \
+             operations per product (GFLOP/s; GOP/s for int8). Validation: sampled entries of C against an \
+             fp64 (for int8 exact) recomputation, within a bound stated per precision."
+                .into(),
+        ),
+        default_duration_seconds: Some(6.0),
+        external_tool: None,
+        params: [
+            ("n".to_string(), ParamValue::from(DEFAULT_SIZES)),
+            ("precision".to_string(), ParamValue::from("all")),
+            ("threads".to_string(), ParamValue::Int(0)),
+        ]
+        .into(),
+        param_help: [
+            (
+                "n".to_string(),
+                "matrix orders, comma-separated (each >= 1)".to_string(),
+            ),
+            (
+                "precision".to_string(),
+                "all, or one of fp64, fp32, bf16, int8".to_string(),
+            ),
+            (
+                "threads".to_string(),
+                "threads; 0 = one per CPU this process may use".to_string(),
+            ),
+        ]
+        .into(),
+        param_choices: [(
+            "precision".to_string(),
+            ["all", "fp64", "fp32", "bf16", "int8"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        )]
+        .into(),
+        timeouts: Default::default(),
+        metrics: vec!["gflops".into()],
+    }
+}
+
+/// The sizes a `n` parameter names.
+pub fn sizes(param: Option<&ParamValue>) -> Result<Vec<usize>, String> {
+    let text = match param {
+        None => DEFAULT_SIZES.to_string(),
+        Some(ParamValue::Int(i)) => i.to_string(),
+        Some(v) => v
+            .as_str()
+            .map(str::to_string)
+            .unwrap_or_else(|| v.to_string()),
+    };
+    text.split(',')
+        .map(|s| {
+            s.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|&n| (1..=65536).contains(&n))
+                .ok_or_else(|| {
+                    format!(
+                        "'{}' in '{text}' is not a matrix order in 1..=65536",
+                        s.trim()
+                    )
+                })
+        })
+        .collect()
+}
+
+/// The seeded operands of one size in the precision's storage, and the
+/// product (overwritten by every sample).
+enum Operands {
+    F64(Mat<f64>, Mat<f64>, Mat<f64>),
+    F32(Mat<f32>, Mat<f32>, Mat<f32>),
+    /// bf16 bits, row-major, the fp32 buffers they widen into, and C.
+    Bf16 {
+        a: Vec<u16>,
+        b: Vec<u16>,
+        wa: Mat<f32>,
+        wb: Mat<f32>,
+        c: Mat<f32>,
+    },
+    I8(Vec<i8>, Vec<i8>, Vec<i32>),
+}
+
+fn uniform(rng: &mut Xoshiro256PlusPlus) -> f64 {
+    (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+}
+
+/// bf16 bits of `x` (round to nearest even).
+fn to_bf16(x: f32) -> u16 {
+    let bits = x.to_bits();
+    let round = 0x7FFF + ((bits >> 16) & 1);
+    (bits.wrapping_add(round) >> 16) as u16
+}
+
+/// The f32 a bf16 stands for (exact).
+fn from_bf16(h: u16) -> f32 {
+    f32::from_bits(u32::from(h) << 16)
+}
+
+impl Operands {
+    fn new(p: Precision, n: usize, seed: u64) -> Operands {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ n as u64);
+        let mut next = move || uniform(&mut rng);
+        match p {
+            Precision::Fp64 => Operands::F64(
+                Mat::from_fn(n, n, |_, _| next()),
+                Mat::from_fn(n, n, |_, _| next()),
+                Mat::zeros(n, n),
+            ),
+            Precision::Fp32 => Operands::F32(
+                Mat::from_fn(n, n, |_, _| next() as f32),
+                Mat::from_fn(n, n, |_, _| next() as f32),
+                Mat::zeros(n, n),
+            ),
+            Precision::Bf16 => Operands::Bf16 {
+                a: (0..n * n).map(|_| to_bf16(next() as f32)).collect(),
+                b: (0..n * n).map(|_| to_bf16(next() as f32)).collect(),
+                wa: Mat::zeros(n, n),
+                wb: Mat::zeros(n, n),
+                c: Mat::zeros(n, n),
+            },
+            Precision::Int8 => Operands::I8(
+                (0..n * n).map(|_| (next() * 256.0).floor() as i8).collect(),
+                (0..n * n).map(|_| (next() * 256.0).floor() as i8).collect(),
+                vec![0; n * n],
+            ),
+        }
+    }
+
+    /// A[i][k] (exactly the value multiplied).
+    fn a(&self, n: usize, i: usize, k: usize) -> f64 {
+        match self {
+            Operands::F64(a, ..) => a[(i, k)],
+            Operands::F32(a, ..) => f64::from(a[(i, k)]),
+            Operands::Bf16 { a, .. } => f64::from(from_bf16(a[i * n + k])),
+            Operands::I8(a, ..) => f64::from(a[i * n + k]),
+        }
+    }
+
+    /// B[k][j] (exactly the value multiplied).
+    fn b(&self, n: usize, k: usize, j: usize) -> f64 {
+        match self {
+            Operands::F64(_, b, _) => b[(k, j)],
+            Operands::F32(_, b, _) => f64::from(b[(k, j)]),
+            Operands::Bf16 { b, .. } => f64::from(from_bf16(b[k * n + j])),
+            Operands::I8(_, b, _) => f64::from(b[k * n + j]),
+        }
+    }
+
+    /// C[i][j] of the last product.
+    fn c(&self, n: usize, i: usize, j: usize) -> f64 {
+        match self {
+            Operands::F64(.., c) => c[(i, j)],
+            Operands::F32(.., c) | Operands::Bf16 { c, .. } => f64::from(c[(i, j)]),
+            Operands::I8(.., c) => f64::from(c[i * n + j]),
+        }
+    }
+
+    /// C = A B once.
+    fn multiply(&mut self, n: usize, par: Par) {
+        use faer::linalg::matmul::matmul;
+        match self {
+            Operands::F64(a, b, c) => {
+                matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), 1.0, par)
+            }
+            Operands::F32(a, b, c) => {
+                matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), 1.0, par)
+            }
+            Operands::Bf16 { a, b, wa, wb, c } => {
+                widen(a, wa, n);
+                widen(b, wb, n);
+                matmul(
+                    c.as_mut(),
+                    Accum::Replace,
+                    wa.as_ref(),
+                    wb.as_ref(),
+                    1.0,
+                    par,
+                );
+            }
+            Operands::I8(a, b, c) => int8::gemm(a, b, c, n, n, n),
+        }
+    }
+}
+
+/// Row-major bf16 bits into a column-major fp32 matrix, exactly.
+fn widen(src: &[u16], dst: &mut Mat<f32>, n: usize) {
+    for j in 0..n {
+        for i in 0..n {
+            dst[(i, j)] = from_bf16(src[i * n + j]);
+        }
+    }
+}
+
+/// The first entry of C outside its precision's bound, if any: `CHECKED`
+/// entries spread over C, each recomputed in fp64.
+fn check(p: Precision, n: usize, ops: &Operands, seed: u64) -> Option<String> {
+    let eps = match p {
+        Precision::Fp64 => f64::EPSILON,
+        Precision::Fp32 | Precision::Bf16 => f64::from(f32::EPSILON),
+        Precision::Int8 => 0.0,
+    };
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed.rotate_left(17) ^ n as u64);
+    for t in 0..CHECKED {
+        // The corners first, then seeded positions.
+        let (i, j) = match t {
+            0 => (0, 0),
+            1 => (n - 1, n - 1),
+            _ => (
+                (rng.next_u64() % n as u64) as usize,
+                (rng.next_u64() % n as u64) as usize,
+            ),
+        };
+        let (mut exact, mut magnitude) = (0.0f64, 0.0f64);
+        for k in 0..n {
+            let prod = ops.a(n, i, k) * ops.b(n, k, j);
+            exact += prod;
+            magnitude += prod.abs();
+        }
+        let got = ops.c(n, i, j);
+        let bound = 2.0 * n as f64 * eps * magnitude;
+        if (got - exact).abs() > bound || !got.is_finite() {
+            return Some(format!(
+                "{} n={n}: C[{i}][{j}] = {got:e}, expected {exact:e} (bound {bound:e}: {})",
+                p.tag(),
+                p.tolerance()
+            ));
+        }
+    }
+    None
+}
+
+/// The running benchmark.
+pub struct Gemm {
+    plan: Vec<(Precision, usize)>,
+    threads: usize,
+    pool: Option<rayon::ThreadPool>,
+    checked: usize,
+    mismatch: Option<String>,
+}
+
+impl Gemm {
+    /// A fresh instance.
+    pub fn new() -> Self {
+        Gemm {
+            plan: Vec::new(),
+            threads: 1,
+            pool: None,
+            checked: 0,
+            mismatch: None,
+        }
+    }
+}
+
+impl Default for Gemm {
+    fn default() -> Self {
+        Gemm::new()
+    }
+}
+
+impl Benchmark for Gemm {
+    fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        let sizes = sizes(ctx.params.get("n")).map_err(|reason| BenchmarkError::InvalidParam {
+            key: "n".into(),
+            reason,
+        })?;
+        let wanted = ctx.str_param("precision")?;
+        let precisions: Vec<Precision> = match wanted {
+            "all" => Precision::ALL.to_vec(),
+            other => vec![
+                Precision::parse(other).ok_or_else(|| BenchmarkError::InvalidParam {
+                    key: "precision".into(),
+                    reason: format!("'{other}' is not one of all, fp64, fp32, bf16, int8"),
+                })?,
+            ],
+        };
+        let largest = sizes.iter().copied().max().unwrap_or(1) as f64;
+        // fp64 operands and product, plus the fp32 widening buffers of bf16.
+        let need = 3.0 * largest * largest * 8.0;
+        let available = warpt_system::memory_quick().available_bytes as f64;
+        if need > 0.5 * available {
+            return Err(BenchmarkError::Skipped(format!(
+                "n = {largest} needs about {:.0} MiB but {:.0} MiB is available",
+                need / 1048576.0,
+                available / 1048576.0
+            )));
+        }
+        self.plan = precisions
+            .iter()
+            .flat_map(|&p| sizes.iter().map(move |&n| (p, n)))
+            .collect();
+        let threads = ctx.int_param("threads", 0)? as usize;
+        self.threads = if threads == 0 {
+            warpt_system::allowed_cpus().len().max(1)
+        } else {
+            threads
+        };
+        self.pool = Some(
+            rayon::ThreadPoolBuilder::new()
+                .num_threads(self.threads)
+                .build()
+                .map_err(|e| {
+                    BenchmarkError::Failed(format!("cannot start {} threads: {e}", self.threads))
+                })?,
+        );
+        Ok(())
+    }
+
+    fn measure(
+        &mut self,
+        ctx: &RunContext,
+        measure: &mut Measure<'_>,
+    ) -> Result<Measured, BenchmarkError> {
+        let pool = self.pool.take().ok_or_else(BenchmarkError::not_prepared)?;
+        let par = if self.threads == 1 {
+            Par::Seq
+        } else {
+            Par::rayon(self.threads)
+        };
+        let policy = MeasurePolicy::share_of(ctx, self.plan.len());
+        let mut metrics = Vec::new();
+        for (p, n) in self.plan.clone() {
+            let mut ops = Operands::new(p, n, ctx.seed);
+            // Products per sample: at least ~20 ms of work.
+            let t = Instant::now();
+            pool.install(|| ops.multiply(n, par));
+            let once = t.elapsed().as_secs_f64().max(1e-7);
+            let reps = ((0.02 / once).ceil() as usize).clamp(1, 10_000);
+            let work = 2.0 * (n as f64).powi(3) * reps as f64;
+            let def = SeriesDef::new(
+                "gflops",
+                p.unit(),
+                true,
+                &[("precision", p.tag().into()), ("n", n.to_string())],
+                Convert::Rate(work / 1e9),
+            );
+            let label = format!("{} n={n}", p.tag());
+            let m = measure.run(&policy, &label, std::slice::from_ref(&def), |out| {
+                let t = Instant::now();
+                pool.install(|| {
+                    for _ in 0..reps {
+                        ops.multiply(n, par);
+                    }
+                });
+                out[0] = t.elapsed().as_secs_f64();
+            });
+            metrics.extend(m.metrics);
+            match check(p, n, &ops, ctx.seed) {
+                Some(e) => {
+                    self.mismatch.get_or_insert(e);
+                }
+                None => self.checked += 1,
+            }
+        }
+        let mut details = vec![
+            ("threads".to_string(), ParamValue::Int(self.threads as i64)),
+            (
+                "counting".to_string(),
+                ParamValue::from("2 n^3 operations per product (a multiply and an add)"),
+            ),
+        ];
+        let mut seen = Vec::new();
+        for (p, _) in &self.plan {
+            if !seen.contains(p) {
+                seen.push(*p);
+                details.push((format!("method_{}", p.tag()), ParamValue::from(p.method())));
+                details.push((
+                    format!("tolerance_{}", p.tag()),
+                    ParamValue::from(p.tolerance()),
+                ));
+            }
+        }
+        Ok(Measured {
+            metrics,
+            details,
+            warnings: Vec::new(),
+        })
+    }
+
+    fn validate(&mut self, _: &RunContext) -> Validation {
+        match &self.mismatch {
+            Some(m) => Validation::fail(m.clone()),
+            None if self.checked < self.plan.len() => Validation::fail("a product was not checked"),
+            None => Validation::pass(format!(
+                "{CHECKED} sampled entries of each of {} products within their precision's bound",
+                self.checked
+            )),
+        }
+    }
+}
+
+/// The suite `micro/gemm` joins (registered with `Registry::extend`).
+pub const SUITE: &str = "micro";
+
+/// `micro/gemm`, added to the micro suite by the registry (it lives here,
+/// beside faer, so the micro crate does not build faer).
+pub struct GemmBenchmarks;
+
+impl Suite for GemmBenchmarks {
+    fn name(&self) -> &'static str {
+        SUITE
+    }
+
+    fn description(&self) -> &'static str {
+        "dense matrix products in every precision"
+    }
+
+    fn specs(&self) -> Vec<BenchmarkSpec> {
+        vec![spec()]
+    }
+
+    fn check_params(&self, name: &str, params: &warpt_model::Params) -> Result<(), String> {
+        if name == NAME {
+            sizes(params.get("n")).map_err(|e| format!("parameter 'n': {e}"))?;
+        }
+        Ok(())
+    }
+
+    fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
+        (name == NAME).then(|| Box::new(Gemm::new()) as Box<dyn Benchmark>)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_and_bad_ones_are_named() {
+        assert_eq!(sizes(None).unwrap(), [128, 512, 1536]);
+        assert_eq!(sizes(Some(&ParamValue::Int(64))).unwrap(), [64]);
+        assert_eq!(sizes(Some(&ParamValue::from("8, 16"))).unwrap(), [8, 16]);
+        let e = sizes(Some(&ParamValue::from("8,x"))).unwrap_err();
+        assert!(e.contains("'x'"), "{e}");
+        assert!(sizes(Some(&ParamValue::Int(0))).is_err());
+    }
+
+    #[test]
+    fn bf16_rounds_to_nearest_even_and_widens_exactly() {
+        assert_eq!(from_bf16(to_bf16(1.0)), 1.0);
+        assert_eq!(from_bf16(to_bf16(-0.5)), -0.5);
+        // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties to even (1).
+        assert_eq!(from_bf16(to_bf16(1.0 + 1.0 / 256.0)), 1.0);
+        assert_eq!(from_bf16(to_bf16(1.0 + 3.0 / 256.0)), 1.0 + 4.0 / 256.0);
+    }
+
+    #[test]
+    fn every_precision_passes_its_check_and_a_wrong_entry_fails_it() {
+        for p in Precision::ALL {
+            for n in [1, 17, 70] {
+                let mut ops = Operands::new(p, n, 3);
+                ops.multiply(n, Par::Seq);
+                assert_eq!(check(p, n, &ops, 3), None, "{} n={n}", p.tag());
+                // One wrong entry at a checked position (the corner).
+                match &mut ops {
+                    Operands::F64(.., c) => c[(0, 0)] += 1e-6,
+                    Operands::F32(.., c) | Operands::Bf16 { c, .. } => c[(0, 0)] += 1e-2,
+                    Operands::I8(.., c) => c[0] += 1,
+                }
+                let e = check(p, n, &ops, 3).unwrap();
+                assert!(e.contains("C[0][0]"), "{e}");
+            }
+        }
+    }
+}
