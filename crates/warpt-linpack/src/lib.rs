@@ -3,6 +3,7 @@
 //! - [`hpl`]: HPL's matrix generation, flop count and residual test;
 //! - [`hpl_io`]: HPL's input file and the result lines it prints;
 //! - [`lu`]: HPL's blocked, look-ahead LU on faer's GEMM and triangular solves;
+//! - [`refine`]: fp64 refinement of a low-precision solution (IR, GMRES-IR);
 //! - [`solve`]: `linpack_fp64_cpu`, `linpack_fp32_cpu`, `linpack_mxp_cpu`;
 //! - [`external`]: `linpack_external`, HPL itself (xhpl or hpcc) run and parsed;
 //! - [`gemm`]: `micro/gemm`, matrix products in every precision (it joins
@@ -13,6 +14,7 @@ pub mod gemm;
 pub mod hpl;
 pub mod hpl_io;
 pub mod lu;
+pub mod refine;
 pub mod solve;
 
 use warpt_harness::{Benchmark, Suite};
@@ -66,6 +68,14 @@ impl Suite for LinpackSuite {
             return Err(format!(
                 "parameter 'solver': '{v}' is not one of blocked, faer"
             ));
+        }
+        if params.get("factor_precision").and_then(|v| v.as_str()) == Some("bf16")
+            && params.get("solver").and_then(|v| v.as_str()) == Some("faer")
+        {
+            return Err(
+                "parameter 'factor_precision': bf16 updates are warpt's blocked LU's; solver=faer has none"
+                    .to_string(),
+            );
         }
         let fraction = params
             .get("mem_fraction")

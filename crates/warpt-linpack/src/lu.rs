@@ -34,6 +34,29 @@ pub trait Real: faer::traits::RealField + Copy + Send + Sync + 'static {
     fn magnitude(self) -> Self;
     /// The value in fp64.
     fn to_f64(self) -> f64;
+    /// The nearest bfloat16 value (ties to even), in this type.
+    fn to_bf16_value(self) -> Self;
+}
+
+/// bf16 rounding of an f32 (ties to even): its top 16 bits.
+fn bf16_of(v: f32) -> f32 {
+    let bits = v.to_bits();
+    if v.is_nan() {
+        return v;
+    }
+    f32::from_bits(bits.wrapping_add(0x7FFF + ((bits >> 16) & 1)) & 0xFFFF_0000)
+}
+
+/// The precision of the trailing updates' operands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Updates {
+    /// The matrix's own type.
+    Native,
+    /// Each panel's L and each U block rounded to bf16 before the GEMM,
+    /// which accumulates in the matrix's type (HPL-MxP's bf16 LU; the
+    /// factors keep the rounded values). The products are exact, so this is
+    /// a bf16 GEMM's arithmetic on fp32 hardware.
+    Bf16,
 }
 
 impl Real for f64 {
@@ -44,6 +67,9 @@ impl Real for f64 {
     fn to_f64(self) -> f64 {
         self
     }
+    fn to_bf16_value(self) -> Self {
+        f64::from(bf16_of(self as f32))
+    }
 }
 
 impl Real for f32 {
@@ -53,6 +79,9 @@ impl Real for f32 {
     }
     fn to_f64(self) -> f64 {
         self as f64
+    }
+    fn to_bf16_value(self) -> Self {
+        bf16_of(self)
     }
 }
 
@@ -144,21 +173,39 @@ fn factor_panel<T: Real>(mut p: MatMut<'_, T>, pivots: &mut [usize]) {
     swap_rows(left, &pivots[w1..], w1);
 }
 
+/// Rounds every entry of `m` to bf16 when `updates` asks for it.
+fn round<T: Real>(mut m: MatMut<'_, T>, updates: Updates) {
+    if updates == Updates::Bf16 {
+        for j in 0..m.ncols() {
+            for v in column(m.rb_mut(), j) {
+                *v = v.to_bf16_value();
+            }
+        }
+    }
+}
+
 /// Brings the columns `c` (rows k..n) up to date with panel `l` (rows k..n,
 /// `w` columns, factored): interchanges, U block, GEMM update.
-fn update<T: Real>(mut c: MatMut<'_, T>, l: MatRef<'_, T>, pivots: &[usize]) {
+fn update<T: Real>(mut c: MatMut<'_, T>, l: MatRef<'_, T>, pivots: &[usize], updates: Updates) {
     let w = l.ncols();
     swap_rows(c.rb_mut(), pivots, 0);
     let (l11, l21) = l.split_at_row(w);
     let (mut c1, c2) = c.split_at_row_mut(w);
     solve_unit_lower_triangular_in_place(l11, c1.rb_mut(), Par::Seq);
+    round(c1.rb_mut(), updates);
     matmul(c2, Accum::Add, l21, c1.rb(), -T::ONE, Par::Seq);
 }
 
 impl<T: Real> Lu<T> {
     /// Factors the square matrix `a` with panels of `nb` columns on the
     /// global rayon pool.
-    pub fn factor(mut a: Mat<T>, nb: usize) -> Self {
+    pub fn factor(a: Mat<T>, nb: usize) -> Self {
+        Self::factor_with(a, nb, Updates::Native)
+    }
+
+    /// [`factor`](Self::factor) with the trailing updates' operands in
+    /// `updates`' precision.
+    pub fn factor_with(mut a: Mat<T>, nb: usize, updates: Updates) -> Self {
         let n = a.nrows();
         assert_eq!(n, a.ncols(), "LU of a square matrix");
         let nb = nb.clamp(1, n.max(1));
@@ -168,6 +215,10 @@ impl<T: Real> Lu<T> {
         let mut pivots = vec![0usize; n];
         let first = nb.min(n);
         factor_panel(a.as_mut().subcols_mut(0, first), &mut pivots[..first]);
+        round(
+            a.as_mut().submatrix_mut(first, 0, n - first, first),
+            updates,
+        );
         let mut k = 0;
         while k + nb < n {
             let (left, right) = a.as_mut().split_at_col_mut(k + nb);
@@ -182,14 +233,16 @@ impl<T: Real> Lu<T> {
             rayon::join(
                 || {
                     let mut head = head;
-                    update(head.rb_mut(), l, relative);
-                    let below = head.subrows_mut(nb, n - k - nb);
-                    factor_panel(below, &mut ahead[..next]);
+                    update(head.rb_mut(), l, relative, updates);
+                    let mut below = head.subrows_mut(nb, n - k - nb);
+                    factor_panel(below.rb_mut(), &mut ahead[..next]);
+                    let rows = below.nrows();
+                    round(below.subrows_mut(next, rows - next), updates);
                 },
                 || {
                     if rest.ncols() > 0 {
                         rest.par_col_chunks_mut(chunk)
-                            .for_each(|c| update(c, l, relative));
+                            .for_each(|c| update(c, l, relative, updates));
                     }
                 },
             );
@@ -254,6 +307,30 @@ mod tests {
         let mut x = b.clone();
         lu.solve_in_place(x.as_mut());
         (a, b, x)
+    }
+
+    #[test]
+    fn bf16_updates_keep_bf16_factors_outside_the_first_panel_and_still_solve() {
+        let (n, nb) = (200, 32);
+        let (a, b) = hpl::system(n, 11);
+        let a32 = Mat::<f32>::from_fn(n, n, |i, j| a[(i, j)] as f32);
+        let lu = Lu::factor_with(a32.clone(), nb, Updates::Bf16);
+        // L below the first panel's diagonal block and U right of it were
+        // rounded to bf16 (their low 16 bits are zero).
+        let bf16 = |v: f32| v.to_bits() & 0xFFFF == 0;
+        assert!((nb..n).all(|i| (0..nb).all(|j| bf16(lu.lu[(i, j)]))));
+        assert!((0..nb).all(|i| (nb..n).all(|j| bf16(lu.lu[(i, j)]))));
+        // The native factors are not bf16 values.
+        let native = Lu::factor(a32, nb);
+        assert!(!(nb..n).all(|i| (0..nb).all(|j| bf16(native.lu[(i, j)]))));
+        // The solution is a bf16 LU's: far from fp32's accuracy, near bf16's.
+        let mut x = Col::<f32>::from_fn(n, |i| b[i] as f32);
+        lu.solve_in_place(x.as_mut());
+        let x = Col::<f64>::from_fn(n, |i| f64::from(x[i]));
+        let exact = a.partial_piv_lu().solve(&b);
+        let err = (0..n).map(|i| (x[i] - exact[i]).abs()).fold(0.0, f64::max)
+            / (0..n).map(|i| exact[i].abs()).fold(0.0, f64::max);
+        assert!(err > 1e-5 && err < 1.0, "relative error {err}");
     }
 
     #[test]

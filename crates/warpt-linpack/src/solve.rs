@@ -14,7 +14,8 @@ use warpt_model::{
 };
 
 use crate::hpl::{self, RESIDUAL_THRESHOLD};
-use crate::lu::{Lu, Real};
+use crate::lu::{Lu, Real, Updates};
+use crate::refine::{self, Method};
 
 /// Panel width of the blocked LU unless `nb` says otherwise: the fastest of
 /// 64..512 at N = 3000..8000 on the machine this was written on.
@@ -83,8 +84,10 @@ pub fn spec(p: Precision) -> BenchmarkSpec {
             "LU with partial pivoting and solve in fp32 (residual test at fp32 epsilon)"
         }
         Precision::Mixed => {
-            "LU in fp32, then iterative refinement in fp64 until the fp64 HPL residual test passes (HPL-MxP style; \
-             GFLOP/s is HPL's fp64 count over the total time)"
+            "LU in fp32 (factor_precision=bf16: trailing updates on bf16 operands accumulated in fp32), then \
+             refinement in fp64 until the fp64 HPL residual test passes: plain iterative refinement, GMRES \
+             preconditioned by the low-precision LU where that stops converging (HPL-MxP style; GFLOP/s is HPL's \
+             fp64 count over the total time)"
         }
     };
     let mut metrics = vec![
@@ -95,6 +98,25 @@ pub fn spec(p: Precision) -> BenchmarkSpec {
     ];
     if p == Precision::Mixed {
         metrics.push("refinement_iterations".into());
+    }
+    let mut params: Vec<(String, ParamValue)> = vec![
+        ("n".to_string(), ParamValue::Int(3000)),
+        ("nb".to_string(), ParamValue::Int(DEFAULT_NB as i64)),
+        ("mem_fraction".to_string(), ParamValue::Float(0.0)),
+        ("solver".to_string(), ParamValue::from("blocked")),
+    ];
+    let mut param_help: Vec<(String, String)> = Vec::new();
+    let mut param_choices = std::collections::BTreeMap::new();
+    if p == Precision::Mixed {
+        params.push(("factor_precision".to_string(), ParamValue::from("fp32")));
+        param_help.push((
+            "factor_precision".to_string(),
+            "fp32, or bf16: the LU's trailing updates multiply bf16-rounded panels, accumulating in fp32".to_string(),
+        ));
+        param_choices.insert(
+            "factor_precision".to_string(),
+            vec!["fp32".to_string(), "bf16".to_string()],
+        );
     }
     BenchmarkSpec {
         id: BenchmarkId::new(crate::SUITE, p.name()),
@@ -108,14 +130,8 @@ pub fn spec(p: Precision) -> BenchmarkSpec {
         )),
         default_duration_seconds: Some(10.0),
         external_tool: None,
-        params: [
-            ("n".to_string(), ParamValue::Int(3000)),
-            ("nb".to_string(), ParamValue::Int(DEFAULT_NB as i64)),
-            ("mem_fraction".to_string(), ParamValue::Float(0.0)),
-            ("solver".to_string(), ParamValue::from("blocked")),
-        ]
-        .into(),
-        param_help: [
+        params: params.into_iter().collect(),
+        param_help: param_help.into_iter().chain([
             ("n".to_string(), "matrix order N".to_string()),
             (
                 "nb".to_string(),
@@ -132,9 +148,8 @@ pub fn spec(p: Precision) -> BenchmarkSpec {
                  use this share of it (0 = use n; at most 0.9)"
                     .to_string(),
             ),
-        ]
-        .into(),
-        param_choices: Default::default(),
+        ]).collect(),
+        param_choices,
         timeouts: Default::default(),
         metrics,
     }
@@ -151,6 +166,11 @@ pub struct Linpack {
     solves: usize,
     failures: Vec<String>,
     max_iterations: usize,
+    /// The trailing updates' precision (bf16 only for mixed precision).
+    updates: Updates,
+    /// The refinement that finished each solve, and GMRES's iterations.
+    methods: Vec<Method>,
+    max_gmres: usize,
 }
 
 impl Linpack {
@@ -166,6 +186,9 @@ impl Linpack {
             solves: 0,
             failures: Vec::new(),
             max_iterations: 0,
+            updates: Updates::Native,
+            methods: Vec::new(),
+            max_gmres: 0,
         }
     }
 }
@@ -231,6 +254,8 @@ struct Direct<T: Real> {
 struct Solved {
     x: Col<f64>,
     iterations: usize,
+    /// The refinement that finished, and its GMRES iterations (mixed only).
+    method: Option<(Method, usize)>,
     converged: bool,
     /// HPL's fp64 scaled residual of `x` when refinement already computed it.
     residual: Option<f64>,
@@ -242,11 +267,17 @@ struct Solved {
 /// place, so the copy it works on is made before the clock starts (HPL
 /// generates its matrix outside the timing too); faer's LU copies the matrix
 /// itself, inside the call timed.
-fn solve_direct<T: Real>(a: &Mat<T>, b: &Col<T>, solver: Solver, nb: usize) -> Direct<T> {
+fn solve_direct<T: Real>(
+    a: &Mat<T>,
+    b: &Col<T>,
+    solver: Solver,
+    nb: usize,
+    updates: Updates,
+) -> Direct<T> {
     let copy = (solver == Solver::Blocked).then(|| a.clone());
     let t = Instant::now();
     let factors = match copy {
-        Some(copy) => Factors::Blocked(Lu::factor(copy, nb)),
+        Some(copy) => Factors::Blocked(Lu::factor_with(copy, nb, updates)),
         None => Factors::Faer(a.partial_piv_lu()),
     };
     let factor_s = t.elapsed().as_secs_f64();
@@ -264,6 +295,7 @@ impl<T: Real> Direct<T> {
         Solved {
             x: Col::from_fn(self.x.nrows(), |i| self.x[i].to_f64()),
             iterations: 0,
+            method: None,
             converged: true,
             residual: None,
             factor_s: self.factor_s,
@@ -272,32 +304,34 @@ impl<T: Real> Direct<T> {
     }
 }
 
-/// Iterative refinement of an fp32 solution in fp64 until HPL's fp64
-/// residual test passes: r = b - A x in fp64, A d = r with the fp32 factors,
-/// x += d. The time continues from the direct solve's.
+/// What one timed solve leaves for validation: its scaled residual,
+/// refinement steps, whether it converged, and its refinement method.
+type SolveOutcome = (f64, usize, bool, Option<(Method, usize)>);
+
+/// Refinement of an fp32 (or bf16-updated) solution in fp64 until HPL's
+/// fp64 residual test passes ([`refine`]: plain refinement, GMRES-IR where
+/// that stops contracting), preconditioned by the low-precision factors.
+/// The time continues from the direct solve's.
 fn refine(a: &Mat<f64>, b: &Col<f64>, norm_a: f64, direct: Direct<f32>) -> Solved {
     let t = Instant::now();
     let n = b.nrows();
-    let mut x = Col::<f64>::from_fn(n, |i| direct.x[i] as f64);
-    let (mut iterations, mut residual) = (0, None);
-    while iterations < MAX_REFINEMENT {
-        let r = b - a * &x;
-        let scaled = hpl::scaled(&r, norm_a, &x, b, f64::EPSILON);
-        if scaled < RESIDUAL_THRESHOLD {
-            residual = Some(scaled);
-            break;
-        }
-        let d = direct
-            .factors
-            .solve(&Col::<f32>::from_fn(n, |i| r[i] as f32));
-        x += Col::<f64>::from_fn(n, |i| d[i] as f64);
-        iterations += 1;
-    }
+    let x = Col::<f64>::from_fn(n, |i| direct.x[i] as f64);
+    let factors = &direct.factors;
+    let precondition = |v: &Col<f64>| {
+        let d = factors.solve(&Col::<f32>::from_fn(n, |i| v[i] as f32));
+        Col::<f64>::from_fn(n, |i| d[i] as f64)
+    };
+    let limits = refine::Limits {
+        max_steps: MAX_REFINEMENT,
+        ..refine::Limits::default()
+    };
+    let r = refine::refine(a, b, norm_a, x, precondition, limits);
     Solved {
-        x,
-        iterations,
-        converged: residual.is_some(),
-        residual,
+        x: r.x,
+        iterations: r.steps,
+        method: Some((r.method, r.gmres_iterations)),
+        converged: r.residual.is_some(),
+        residual: r.residual,
         factor_s: direct.factor_s,
         total_s: direct.total_s + t.elapsed().as_secs_f64(),
     }
@@ -322,6 +356,24 @@ impl Benchmark for Linpack {
             key: "solver".into(),
             reason: format!("'{solver}' is not one of blocked, faer"),
         })?;
+        if self.precision == Precision::Mixed {
+            self.updates = match ctx.str_param("factor_precision")? {
+                "fp32" => Updates::Native,
+                "bf16" if self.solver == Solver::Blocked => Updates::Bf16,
+                "bf16" => {
+                    return Err(BenchmarkError::InvalidParam {
+                        key: "factor_precision".into(),
+                        reason: "bf16 updates are warpt's blocked LU's: use solver=blocked".into(),
+                    });
+                }
+                other => {
+                    return Err(BenchmarkError::InvalidParam {
+                        key: "factor_precision".into(),
+                        reason: format!("'{other}' is not one of fp32, bf16"),
+                    });
+                }
+            };
+        }
         faer::set_global_parallelism(Par::rayon(0));
         self.system = Some(hpl::system(self.n, ctx.seed));
         Ok(())
@@ -353,8 +405,9 @@ impl Benchmark for Linpack {
         let precision = self.precision;
         let solver = self.solver;
         let nb = self.nb;
+        let updates = self.updates;
         let norm_a = hpl::norm_inf(&a);
-        let mut outcome: Vec<(f64, usize, bool)> = Vec::new();
+        let mut outcome: Vec<SolveOutcome> = Vec::new();
         let policy = MeasurePolicy::share_of(ctx, 1);
         // The clock for the peak, measured before and after (where cpufreq
         // cannot say it); the fastest counts.
@@ -362,12 +415,14 @@ impl Benchmark for Linpack {
         clock.sample();
         let m = measure.run(&policy, precision.name(), &defs, |out| {
             let s = match (precision, &a32, &b32) {
-                (Precision::F64, _, _) => solve_direct(&a, &b, solver, nb).finish(),
+                (Precision::F64, _, _) => {
+                    solve_direct(&a, &b, solver, nb, Updates::Native).finish()
+                }
                 (Precision::F32, Some(a32), Some(b32)) => {
-                    solve_direct(a32, b32, solver, nb).finish()
+                    solve_direct(a32, b32, solver, nb, Updates::Native).finish()
                 }
                 (Precision::Mixed, Some(a32), Some(b32)) => {
-                    refine(&a, &b, norm_a, solve_direct(a32, b32, solver, nb))
+                    refine(&a, &b, norm_a, solve_direct(a32, b32, solver, nb, updates))
                 }
                 _ => unreachable!("fp32 copies exist for fp32 and mixed"),
             };
@@ -383,9 +438,13 @@ impl Benchmark for Linpack {
             let residual = s
                 .residual
                 .unwrap_or_else(|| hpl::scaled_residual(&a, norm_a, &s.x, &b, eps));
-            outcome.push((residual, s.iterations, s.converged));
+            outcome.push((residual, s.iterations, s.converged, s.method));
         });
-        for (res, it, ok) in &outcome {
+        for (res, it, ok, method) in &outcome {
+            if let Some((m, gmres)) = method {
+                self.methods.push(*m);
+                self.max_gmres = self.max_gmres.max(*gmres);
+            }
             self.solves += 1;
             self.worst_residual = self.worst_residual.max(*res);
             self.max_iterations = self.max_iterations.max(*it);
@@ -435,6 +494,37 @@ impl Benchmark for Linpack {
             ),
             ("nb".to_string(), ParamValue::Int(self.nb as i64)),
         ];
+        if precision == Precision::Mixed {
+            details.push((
+                "factor_precision".to_string(),
+                ParamValue::from(match self.updates {
+                    Updates::Native => "fp32",
+                    Updates::Bf16 => "bf16 (bf16-rounded L and U blocks, fp32 accumulation)",
+                }),
+            ));
+            // The method of the last solve, and whether any needed GMRES.
+            let gmres = self
+                .methods
+                .iter()
+                .filter(|m| **m == Method::GmresIr)
+                .count();
+            details.push((
+                "refinement_method".to_string(),
+                ParamValue::from(if gmres > 0 {
+                    Method::GmresIr.name()
+                } else {
+                    Method::Ir.name()
+                }),
+            ));
+            details.push((
+                "solves_needing_gmres".to_string(),
+                ParamValue::Int(gmres as i64),
+            ));
+            details.push((
+                "gmres_iterations_max".to_string(),
+                ParamValue::Int(self.max_gmres as i64),
+            ));
+        }
         let mut warnings = Vec::new();
         let threads = warpt_system::allowed_cpus().len();
         let isa = warpt_micro::cpu_flops::Isa::detect();

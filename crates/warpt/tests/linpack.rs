@@ -209,3 +209,36 @@ fn external_output_that_is_not_hpls_fails_with_the_lines() {
     let msg = refused("linpack_external", "runs=20");
     assert!(msg.contains("'runs': 20 is outside 1..=19"), "{msg}");
 }
+
+#[test]
+fn mixed_precision_with_bf16_updates_refines_by_gmres_to_hpls_test() {
+    let out = Command::cargo_bin("warpt")
+        .unwrap()
+        .env("WARPT_NO_PROGRESS", "1")
+        .args(["benchmark", "run", "--benchmark", "linpack_mxp_cpu"])
+        .args(["--param", "n=400", "--param", "factor_precision=bf16"])
+        .args(["--duration", "0.3", "--burnin-seconds", "0", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let run: BenchmarkSuiteRun = serde_json::from_slice(&out).unwrap();
+    let r = &run.benchmarks[0];
+    assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
+    // bf16 factors are too coarse for plain refinement on HPL's matrices:
+    // GMRES-IR finishes the solves.
+    assert_eq!(
+        r.details["refinement_method"],
+        warpt_model::ParamValue::from("gmres-ir")
+    );
+    assert!(r.details.contains_key("gmres_iterations_max"));
+    let residual = r
+        .metrics
+        .iter()
+        .find(|m| m.name == "scaled_residual")
+        .unwrap();
+    assert!(residual.value < 16.0);
+    let msg = refused("linpack_mxp_cpu", "factor_precision=fp8");
+    assert!(msg.contains("factor_precision"), "{msg}");
+}
