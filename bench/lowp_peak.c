@@ -62,7 +62,7 @@ __attribute__((noipa)) static double fp16(long iters, _Float16 one) {
 #endif
 
 #if defined(__AVX512VNNI__)
-#define INT8_ISA "avx512_vnni vpdpbusd zmm"
+#define INT8_ISA "avx512_vnni_vpdpbusd_zmm"
 __attribute__((noipa)) static double int8(long iters, char one) {
     __m512i a = _mm512_set1_epi8(one), b = _mm512_set1_epi8(1), acc[16];
     for (int j = 0; j < 16; j++) acc[j] = _mm512_setzero_si512();
@@ -77,7 +77,7 @@ __attribute__((noipa)) static double int8(long iters, char one) {
     return 16.0 * 16 * 8 * iters;
 }
 #elif defined(__AVXVNNI__)
-#define INT8_ISA "avx_vnni vpdpbusd ymm"
+#define INT8_ISA "avx_vnni_vpdpbusd_ymm"
 __attribute__((noipa)) static double int8(long iters, char one) {
     __m256i a = _mm256_set1_epi8(one), b = _mm256_set1_epi8(1), acc[12];
     for (int j = 0; j < 12; j++) acc[j] = _mm256_setzero_si256();
@@ -92,7 +92,7 @@ __attribute__((noipa)) static double int8(long iters, char one) {
     return 12.0 * 8 * 8 * iters;
 }
 #elif defined(__AVX2__)
-#define INT8_ISA "avx2 vpmaddubsw+vpmaddwd+vpaddd ymm (no VNNI)"
+#define INT8_ISA "avx2_vpmaddubsw+vpmaddwd+vpaddd_ymm"
 __attribute__((noipa)) static double int8(long iters, char one) {
     __m256i a = _mm256_set1_epi8(one), b = _mm256_set1_epi8(1), ones = _mm256_set1_epi16(1);
     __m256i c0 = _mm256_setzero_si256(), c1 = c0, c2 = c0, c3 = c0, c4 = c0, c5 = c0, t0, t1, t2, t3, t4, t5;
@@ -135,10 +135,10 @@ int main(int argc, char **argv) {
     const char *isa = NULL;
     volatile int vone = 1; /* opaque to the optimiser */
 #ifdef HAVE_BF16
-    if (!strcmp(prec, "bf16")) isa = "avx512_bf16 vdpbf16ps zmm";
+    if (!strcmp(prec, "bf16")) isa = "avx512_bf16_vdpbf16ps_zmm";
 #endif
 #ifdef HAVE_FP16
-    if (!strcmp(prec, "fp16")) isa = "avx512_fp16 vfmadd231ph zmm";
+    if (!strcmp(prec, "fp16")) isa = "avx512_fp16_vfmadd231ph_zmm";
 #endif
 #ifdef INT8_ISA
     if (!strcmp(prec, "int8")) isa = INT8_ISA;
