@@ -163,14 +163,14 @@ unsafe fn micro_avx2(ap: &[i32], bp: &[i16], pairs: usize, tile: &mut [[i32; NR]
     use std::arch::x86_64::*;
     debug_assert!(ap.len() >= pairs * MR && bp.len() >= pairs * NR * 2);
     let mut acc = [[_mm256_setzero_si256(); 2]; MR];
-    for q in 0..pairs {
-        // SAFETY: in bounds by the function's contract (unaligned loads).
+    for (a, b) in ap.chunks_exact(MR).zip(bp.chunks_exact(NR * 2)).take(pairs) {
+        // SAFETY: a chunk holds NR * 2 = 32 i16, two unaligned vectors.
         let (b0, b1) = unsafe {
-            let p = bp.as_ptr().add(q * NR * 2).cast::<__m256i>();
+            let p = b.as_ptr().cast::<__m256i>();
             (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1)))
         };
-        for (r, row) in acc.iter_mut().enumerate() {
-            let x = _mm256_set1_epi32(ap[q * MR + r]);
+        for (row, &x) in acc.iter_mut().zip(a) {
+            let x = _mm256_set1_epi32(x);
             row[0] = _mm256_add_epi32(row[0], _mm256_madd_epi16(x, b0));
             row[1] = _mm256_add_epi32(row[1], _mm256_madd_epi16(x, b1));
         }

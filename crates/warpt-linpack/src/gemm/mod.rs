@@ -2,8 +2,10 @@
 //! memory-bound, in fp64, fp32, bf16 (fp32 accumulate) and int8 (int32
 //! accumulate).
 //!
-//! fp64 and fp32 are faer's GEMM. bf16 inputs are widened to fp32 (exactly)
-//! and multiplied by faer's fp32 GEMM, the widening timed with it: the
+//! fp64 and fp32 are faer's GEMM. bf16 inputs are widened to fp32 (exactly,
+//! in storage order, on every thread) and multiplied by faer's fp32 GEMM as
+//! Cᵀ = Bᵀ Aᵀ (a row-major matrix read column-major is its transpose, so no
+//! transposition is needed), the widening timed with it: the
 //! bf16 dot-product instructions (AVX512_BF16) would double the rate, and
 //! warpt has no microkernel for them yet — the `method` detail says which
 //! path ran. int8 is warpt's own blocked kernel ([`int8`]). Every sample
@@ -268,7 +270,9 @@ impl Operands {
     fn c(&self, n: usize, i: usize, j: usize) -> f64 {
         match self {
             Operands::F64(.., c) => c[(i, j)],
-            Operands::F32(.., c) | Operands::Bf16 { c, .. } => f64::from(c[(i, j)]),
+            Operands::F32(.., c) => f64::from(c[(i, j)]),
+            // C is held transposed (see `multiply`).
+            Operands::Bf16 { c, .. } => f64::from(c[(j, i)]),
             Operands::I8(.., c) => f64::from(c[i * n + j]),
         }
     }
@@ -284,13 +288,14 @@ impl Operands {
                 matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), 1.0, par)
             }
             Operands::Bf16 { a, b, wa, wb, c } => {
-                widen(a, wa, n);
-                widen(b, wb, n);
+                // wa, wb: Aᵀ, Bᵀ column-major; c receives Cᵀ = Bᵀ Aᵀ.
+                widen(a, wa);
+                widen(b, wb);
                 matmul(
                     c.as_mut(),
                     Accum::Replace,
-                    wa.as_ref(),
                     wb.as_ref(),
+                    wa.as_ref(),
                     1.0,
                     par,
                 );
@@ -300,13 +305,24 @@ impl Operands {
     }
 }
 
-/// Row-major bf16 bits into a column-major fp32 matrix, exactly.
-fn widen(src: &[u16], dst: &mut Mat<f32>, n: usize) {
-    for j in 0..n {
-        for i in 0..n {
-            dst[(i, j)] = from_bf16(src[i * n + j]);
-        }
-    }
+/// Row-major bf16 bits widened exactly, in storage order, into the
+/// column-major fp32 `dst` (which so holds the transpose), on the current
+/// rayon pool.
+fn widen(src: &[u16], dst: &mut Mat<f32>) {
+    use rayon::prelude::*;
+    let n = dst.nrows();
+    dst.par_col_chunks_mut(64.min(n.max(1)))
+        .enumerate()
+        .for_each(|(chunk, mut cols)| {
+            for (jj, j) in (chunk * 64..).take(cols.ncols()).enumerate() {
+                let col = cols.as_mut().col_mut(jj).try_as_col_major_mut();
+                if let Some(col) = col {
+                    for (x, &h) in col.as_slice_mut().iter_mut().zip(&src[j * n..(j + 1) * n]) {
+                        *x = from_bf16(h);
+                    }
+                }
+            }
+        });
 }
 
 /// The first entry of C outside its precision's bound, if any: `CHECKED`
@@ -572,6 +588,7 @@ mod tests {
                 match &mut ops {
                     Operands::F64(.., c) => c[(0, 0)] += 1e-6,
                     Operands::F32(.., c) | Operands::Bf16 { c, .. } => c[(0, 0)] += 1e-2,
+
                     Operands::I8(.., c) => c[0] += 1,
                 }
                 let e = check(p, n, &ops, 3).unwrap();
