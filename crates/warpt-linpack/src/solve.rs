@@ -117,6 +117,17 @@ pub fn spec(p: Precision) -> BenchmarkSpec {
             "factor_precision".to_string(),
             vec!["fp32".to_string(), "bf16".to_string()],
         );
+        params.push(("matrix".to_string(), ParamValue::from("hpl")));
+        param_help.push((
+            "matrix".to_string(),
+            "hpl (HPL's random matrix), or hpl-mxp (HPL-MxP's: the same with each diagonal entry the sum of \
+             its row's magnitudes, diagonally dominant, as low-precision factors need)"
+                .to_string(),
+        ));
+        param_choices.insert(
+            "matrix".to_string(),
+            vec!["hpl".to_string(), "hpl-mxp".to_string()],
+        );
     }
     BenchmarkSpec {
         id: BenchmarkId::new(crate::SUITE, p.name()),
@@ -168,6 +179,8 @@ pub struct Linpack {
     max_iterations: usize,
     /// The trailing updates' precision (bf16 only for mixed precision).
     updates: Updates,
+    /// The matrix generator (`hpl`, or `hpl-mxp` for mixed precision).
+    matrix: &'static str,
     /// The refinement that finished each solve, and GMRES's iterations.
     methods: Vec<Method>,
     max_gmres: usize,
@@ -187,6 +200,7 @@ impl Linpack {
             failures: Vec::new(),
             max_iterations: 0,
             updates: Updates::Native,
+            matrix: "hpl",
             methods: Vec::new(),
             max_gmres: 0,
         }
@@ -375,7 +389,23 @@ impl Benchmark for Linpack {
             };
         }
         faer::set_global_parallelism(Par::rayon(0));
-        self.system = Some(hpl::system(self.n, ctx.seed));
+        let (mut a, b) = hpl::system(self.n, ctx.seed);
+        if self.precision == Precision::Mixed {
+            self.matrix = match ctx.str_param("matrix")? {
+                "hpl" => "hpl",
+                "hpl-mxp" => {
+                    hpl::make_diagonally_dominant(&mut a);
+                    "hpl-mxp"
+                }
+                other => {
+                    return Err(BenchmarkError::InvalidParam {
+                        key: "matrix".into(),
+                        reason: format!("'{other}' is not one of hpl, hpl-mxp"),
+                    });
+                }
+            };
+        }
+        self.system = Some((a, b));
         Ok(())
     }
 
@@ -502,6 +532,7 @@ impl Benchmark for Linpack {
                     Updates::Bf16 => "bf16 (bf16-rounded L and U blocks, fp32 accumulation)",
                 }),
             ));
+            details.push(("matrix".to_string(), ParamValue::from(self.matrix)));
             // The method of the last solve, and whether any needed GMRES.
             let gmres = self
                 .methods

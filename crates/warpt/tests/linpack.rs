@@ -241,4 +241,30 @@ fn mixed_precision_with_bf16_updates_refines_by_gmres_to_hpls_test() {
     assert!(residual.value < 16.0);
     let msg = refused("linpack_mxp_cpu", "factor_precision=fp8");
     assert!(msg.contains("factor_precision"), "{msg}");
+
+    // HPL-MxP's diagonally dominant matrix: bf16 factors stay accurate, and
+    // plain refinement suffices.
+    let out = Command::cargo_bin("warpt")
+        .unwrap()
+        .env("WARPT_NO_PROGRESS", "1")
+        .args(["benchmark", "run", "--benchmark", "linpack_mxp_cpu"])
+        .args(["--param", "n=400", "--param", "factor_precision=bf16"])
+        .args(["--param", "matrix=hpl-mxp"])
+        .args(["--duration", "0.3", "--burnin-seconds", "0", "--json"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let run: BenchmarkSuiteRun = serde_json::from_slice(&out).unwrap();
+    let r = &run.benchmarks[0];
+    assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
+    assert_eq!(
+        r.details["matrix"],
+        warpt_model::ParamValue::from("hpl-mxp")
+    );
+    assert_eq!(
+        r.details["refinement_method"],
+        warpt_model::ParamValue::from("ir")
+    );
 }
