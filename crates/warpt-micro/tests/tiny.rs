@@ -47,7 +47,12 @@ fn run(benchmark: &str, params: &[&str]) -> warpt_model::BenchmarkRunResult {
 #[test]
 fn cpu_flops_on_one_thread() {
     let r = run("cpu_flops", &["threads=1"]);
-    assert_eq!(r.metrics.len(), 4);
+    // fp64 and fp32, and each low precision this CPU has, on one thread and all.
+    let low = warpt_micro::cpu_flops::LowPrecision::ALL
+        .iter()
+        .filter(|p| p.kernel().is_ok())
+        .count();
+    assert_eq!(r.metrics.len(), 2 * (2 + low));
     assert_eq!(r.details["threads_all"], ParamValue::Int(1));
     // The peak's clock is named, and measured where cpufreq is absent (as
     // under most hypervisors) rather than taken from the nominal MHz.
