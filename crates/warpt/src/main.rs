@@ -21,7 +21,8 @@ use std::process::ExitCode;
 use clap::Parser;
 
 use crate::cli::{
-    BenchmarkCommand, Cli, Command, ConfigCommand, FleetCommand, HarnessCommand, ResultsCommand,
+    BenchmarkCommand, CiCommand, Cli, Command, ConfigCommand, FleetCommand, HarnessCommand,
+    ResultsCommand,
 };
 
 /// An error in what the user asked for: exits with status 2.
@@ -76,6 +77,9 @@ fn main() -> ExitCode {
             ResultsCommand::Migrate(args) => commands::migrate::run(&args),
         },
         Command::Report(args) => commands::report::run(&args),
+        Command::Ci { action } => match action {
+            CiCommand::Pr(args) => commands::ci::pr(&args),
+        },
         Command::Fleet { action } => match action {
             FleetCommand::Submit(args) => commands::fleet::submit(&args),
             FleetCommand::Status(args) => commands::fleet::status(&args),

@@ -9,12 +9,14 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 mod benchmark;
+mod ci;
 mod exec;
 mod fleet;
 mod harness;
 mod results;
 
 pub use benchmark::*;
+pub use ci::*;
 pub use exec::*;
 pub use fleet::*;
 pub use harness::*;
@@ -74,6 +76,12 @@ pub enum Command {
         /// The fleet action.
         #[command(subcommand)]
         action: FleetCommand,
+    },
+    /// Benchmarks in CI: two git refs compared on this machine, interleaved.
+    Ci {
+        /// The CI action.
+        #[command(subcommand)]
+        action: CiCommand,
     },
     /// Measure this machine's run-to-run noise with A/A repetitions and store
     /// it: `benchmark compare` then widens its threshold to what noise explains.
@@ -308,7 +316,7 @@ fn parse_percent(s: &str) -> Result<f64, String> {
 }
 
 /// A percentage of at least 0 (`--threshold`, `--assume-noise`).
-fn parse_threshold(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_threshold(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
     if v.is_finite() && v >= 0.0 {
         Ok(v)

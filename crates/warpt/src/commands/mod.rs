@@ -1,6 +1,7 @@
 //! One module per command.
 
 pub mod benchmark;
+pub mod ci;
 pub mod compare;
 pub mod config;
 pub mod exec;

@@ -26,12 +26,14 @@ const RESERVED: [&str; 9] = [
     "--monitor-output",
 ];
 
-/// One side: a warpt executable, or this warpt with a configuration file.
+/// One side: a warpt executable, this warpt with a configuration file, or
+/// this warpt in a directory (a checkout of one git ref, for `ci pr`).
 pub struct Subprocess {
     label: String,
     program: PathBuf,
     prefix: Vec<String>,
     run_args: Vec<String>,
+    cwd: Option<PathBuf>,
 }
 
 impl Subprocess {
@@ -81,6 +83,18 @@ impl Subprocess {
             program,
             prefix,
             run_args: run_args.to_vec(),
+            cwd: None,
+        })
+    }
+
+    /// This warpt's `benchmark run` with `run_args`, in directory `dir`.
+    pub fn in_dir(label: &str, dir: &Path, run_args: &[String]) -> Result<Self> {
+        Ok(Subprocess {
+            label: label.to_string(),
+            program: std::env::current_exe()?,
+            prefix: vec!["benchmark".into(), "run".into()],
+            run_args: run_args.to_vec(),
+            cwd: Some(dir.to_path_buf()),
         })
     }
 
@@ -93,6 +107,9 @@ impl Subprocess {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        if let Some(dir) = &self.cwd {
+            c.current_dir(dir);
+        }
         c
     }
 
@@ -179,19 +196,39 @@ pub fn rerun(
     rounds: u32,
     seed: u64,
 ) -> Result<(BenchmarkSuiteRun, BenchmarkSuiteRun)> {
+    check_reserved(run_args)?;
+    let a = Subprocess::new(base, run_args)?;
+    let b = Subprocess::new(current, run_args)?;
+    interleaved(a, b, rounds, seed)
+}
+
+/// Refuses run arguments each trial sets itself.
+pub fn check_reserved(run_args: &[String]) -> Result<()> {
     if let Some(bad) = run_args.iter().find(|a| {
         RESERVED
             .iter()
             .any(|r| a == r || a.starts_with(&format!("{r}=")))
     }) {
         return Err(UsageError(format!(
-            "'{bad}' cannot be among --rerun's run arguments: each trial is one run, printed as JSON \
+            "'{bad}' cannot be among the run arguments: each trial is one run, printed as JSON \
              and recorded by the comparison"
         ))
         .into());
     }
-    let mut a = Subprocess::new(base, run_args)?;
-    let mut b = Subprocess::new(current, run_args)?;
+    Ok(())
+}
+
+/// Checks both sides accept their run arguments, then runs `rounds`
+/// randomized interleaved trials (Ctrl-C ends after the round under way);
+/// each side's trials as one suite run.
+pub fn interleaved(
+    mut a: Subprocess,
+    mut b: Subprocess,
+    rounds: u32,
+    seed: u64,
+) -> Result<(BenchmarkSuiteRun, BenchmarkSuiteRun)> {
+    let (base, current) = (a.label.clone(), b.label.clone());
+    let (base, current) = (base.as_str(), current.as_str());
     a.check()?;
     b.check()?;
     let stop = Arc::new(AtomicBool::new(false));

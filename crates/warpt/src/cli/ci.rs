@@ -1,0 +1,58 @@
+//! `warpt ci ...`: benchmarks in continuous integration.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use super::{StoreFlags, parse_threshold};
+
+/// `warpt ci ...`
+#[derive(Debug, Subcommand)]
+pub enum CiCommand {
+    /// Compare two git refs of the repository on this machine: both checked
+    /// out as worktrees (your tree untouched), built, and run with the same
+    /// `benchmark run` arguments in randomized interleaved trials; a
+    /// Markdown verdict for the pull request (exit 1 on a regression).
+    Pr(CiPrArgs),
+}
+
+/// `warpt ci pr`
+#[derive(Debug, Args)]
+pub struct CiPrArgs {
+    /// The base ref (a branch, tag or commit), e.g. `origin/main`.
+    #[arg(long, value_name = "REF")]
+    pub base: String,
+    /// The ref under test.
+    #[arg(long, value_name = "REF", default_value = "HEAD")]
+    pub head: String,
+    /// A shell command that builds a checkout, run in each worktree first.
+    #[arg(long, value_name = "CMD")]
+    pub build: Option<String>,
+    /// A directory inside the repository.
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    pub workdir: PathBuf,
+    /// Rounds: trials per side.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..))]
+    pub trials: u32,
+    /// Seed of the order of each round (which side runs first).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Changes smaller than this percentage are never called a regression.
+    #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = parse_threshold)]
+    pub threshold: f64,
+    /// Exit 1 when a metric is inconclusive, as for a regression.
+    #[arg(long)]
+    pub fail_on_inconclusive: bool,
+    /// Write the verdict as Markdown (a pull-request comment) to this file.
+    #[arg(long, value_name = "FILE")]
+    pub comment: Option<PathBuf>,
+    /// Write the head's results, judged against the base, as JUnit XML.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Where the two runs are recorded.
+    #[command(flatten)]
+    pub store: StoreFlags,
+    /// The command run in both checkouts: `benchmark run ...`.
+    #[arg(last = true, required = true, value_name = "ARGS")]
+    pub args: Vec<String>,
+}

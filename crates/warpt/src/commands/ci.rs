@@ -1,0 +1,208 @@
+//! `warpt ci pr`: two git refs of the user's repository compared on this
+//! machine, interleaved, with a verdict for the pull request.
+//!
+//! Both refs are checked out as detached git worktrees in a temporary
+//! directory (the user's tree, index and branches are never touched), built
+//! with `--build`, and run with the same `benchmark run` arguments in
+//! randomized interleaved trials ([`super::rerun::interleaved`]) so slow
+//! drifts of the machine hit both sides alike. The worktrees are removed
+//! afterwards, on errors and after Ctrl-C too (which ends the trials after
+//! the round under way).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result};
+use warpt_model::BenchmarkSuiteRun;
+use warpt_report::{Options, exports, render};
+
+use super::rerun::{self, Subprocess};
+use crate::cli::CiPrArgs;
+use crate::{Outcome, UsageError, history};
+
+/// Runs `git` in `dir`: its trimmed stdout, or an error with its stderr.
+fn git(dir: &Path, args: &[&str]) -> Result<String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .context("running git (is it installed?)")?;
+    if !out.status.success() {
+        anyhow::bail!(
+            "git {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// The worktrees of one `ci pr`, removed when dropped.
+struct Worktrees {
+    repo: PathBuf,
+    paths: Vec<PathBuf>,
+    _dir: tempfile::TempDir,
+}
+
+impl Worktrees {
+    /// Checks out `commit` (detached) as the worktree `name`.
+    fn add(&mut self, name: &str, commit: &str) -> Result<PathBuf> {
+        let path = self._dir.path().join(name);
+        let target = path.to_string_lossy().into_owned();
+        git(
+            &self.repo,
+            &["worktree", "add", "--detach", "--quiet", &target, commit],
+        )?;
+        self.paths.push(path.clone());
+        Ok(path)
+    }
+}
+
+impl Drop for Worktrees {
+    fn drop(&mut self) {
+        for p in &self.paths {
+            let target = p.to_string_lossy().into_owned();
+            if let Err(e) = git(&self.repo, &["worktree", "remove", "--force", &target]) {
+                eprintln!("warning: could not remove the worktree {target}: {e}");
+            }
+        }
+        let _ = git(&self.repo, &["worktree", "prune"]);
+    }
+}
+
+/// Runs `--build` in a worktree; an error names the side and its last lines.
+fn build(cmd: &str, dir: &Path, side: &str) -> Result<()> {
+    eprintln!("ci pr: building {side}: {cmd}");
+    let out = Command::new("sh")
+        .args(["-c", cmd])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .context("running the build command")?;
+    if !out.status.success() {
+        let text = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = text.lines().collect();
+        anyhow::bail!(
+            "the build of {side} failed ({}):\n{}",
+            out.status,
+            lines[lines.len().saturating_sub(10)..].join("\n")
+        );
+    }
+    Ok(())
+}
+
+/// `warpt ci pr`.
+pub fn pr(args: &CiPrArgs) -> Result<Outcome> {
+    let run_args = match args.args.as_slice() {
+        [bench, run, rest @ ..] if bench == "benchmark" && run == "run" => rest.to_vec(),
+        _ => {
+            return Err(UsageError(format!(
+                "ci pr runs `benchmark run ...` in both checkouts; got `{}`",
+                args.args.join(" ")
+            ))
+            .into());
+        }
+    };
+    rerun::check_reserved(&run_args)?;
+    let repo = git(&args.workdir, &["rev-parse", "--show-toplevel"]).map_err(|e| {
+        UsageError(format!(
+            "{} is not inside a git repository: {e}",
+            args.workdir.display()
+        ))
+    })?;
+    let repo = PathBuf::from(repo);
+    let resolve = |r: &str| {
+        git(
+            &repo,
+            &[
+                "rev-parse",
+                "--verify",
+                "--quiet",
+                &format!("{r}^{{commit}}"),
+            ],
+        )
+        .map_err(|_| UsageError(format!("'{r}' is not a commit of {}", repo.display())))
+    };
+    let (base_sha, head_sha) = (resolve(&args.base)?, resolve(&args.head)?);
+    let short = |s: &str| s.chars().take(10).collect::<String>();
+    let base_label = format!("{} ({})", args.base, short(&base_sha));
+    let head_label = format!("{} ({})", args.head, short(&head_sha));
+
+    let mut trees = Worktrees {
+        repo: repo.clone(),
+        paths: Vec::new(),
+        _dir: tempfile::Builder::new()
+            .prefix("warpt-ci-")
+            .tempdir()
+            .context("creating a directory for the worktrees")?,
+    };
+    // The benchmarks run where the user ran warpt: the same directory
+    // relative to the repository's top, in each checkout.
+    let here = std::fs::canonicalize(&args.workdir)?;
+    let relative = here
+        .strip_prefix(std::fs::canonicalize(&repo)?)
+        .unwrap_or(Path::new(""));
+    let base_dir = trees.add("base", &base_sha)?.join(relative);
+    let head_dir = trees.add("head", &head_sha)?.join(relative);
+    if let Some(cmd) = &args.build {
+        build(cmd, &base_dir, &base_label)?;
+        build(cmd, &head_dir, &head_label)?;
+    }
+    let a = Subprocess::in_dir(&base_label, &base_dir, &run_args)?;
+    let b = Subprocess::in_dir(&head_label, &head_dir, &run_args)?;
+    let (base, head) = rerun::interleaved(a, b, args.trials, args.seed)?;
+    drop(trees);
+    for run in [&base, &head] {
+        history::record_run(&args.store, None, run);
+    }
+    verdict(args, &base, &base_label, &head, &head_label)
+}
+
+/// The comparison printed, and written as the comment and JUnit files.
+fn verdict(
+    args: &CiPrArgs,
+    base: &BenchmarkSuiteRun,
+    base_label: &str,
+    head: &BenchmarkSuiteRun,
+    head_label: &str,
+) -> Result<Outcome> {
+    let options = Options {
+        threshold_pct: args.threshold,
+        paired: true,
+        ..Options::default()
+    };
+    let noise = history::noise_lookup(&args.store, None, vec![base.id.clone(), head.id.clone()]);
+    let c = warpt_report::compare(base, base_label, head, head_label, &options, noise.as_ref());
+    print!("{}", render::text(&c));
+    let failed = c.regressed() || (args.fail_on_inconclusive && c.inconclusive());
+    if let Some(path) = &args.comment {
+        let summary = if c.metrics.is_empty() {
+            "no metric is in both runs".to_string()
+        } else if c.regressed() {
+            format!("**regression**: {head_label} is slower than {base_label}")
+        } else if c.counts.improved > 0 {
+            format!("**improvement**: {head_label} is faster than {base_label}, nothing regressed")
+        } else if c.inconclusive() {
+            format!("**inconclusive**: too noisy to tell {head_label} from {base_label}")
+        } else {
+            format!("no change beyond the noise between {base_label} and {head_label}")
+        };
+        let text = format!(
+            "### warpt: {summary}\n\n{} interleaved trials per side on one machine.\n\n{}",
+            args.trials,
+            render::markdown(&c)
+        );
+        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let Some(path) = &args.junit {
+        std::fs::write(path, exports::junit(head, Some(&c)))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(if failed {
+        Outcome::Failures
+    } else {
+        Outcome::Success
+    })
+}

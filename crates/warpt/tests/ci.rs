@@ -1,0 +1,184 @@
+//! `warpt ci pr` on a real temporary git repository: a head made 2x slower
+//! fails with the metric named, an unchanged head passes, and the user's
+//! tree, branches and worktrees are as they were — also after Ctrl-C.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args([
+            "-c",
+            "user.name=warpt",
+            "-c",
+            "user.email=warpt@example.org",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A repository whose benchmark sleeps `base_s`, then a commit (the head)
+/// that makes it sleep `head_s`; the repository's path.
+fn repository(dir: &Path, base_s: &str, head_s: &str) {
+    git(dir, &["init", "-q", "-b", "main"]);
+    std::fs::write(
+        dir.join("warpt-bench.toml"),
+        "[[benchmarks]]\nname = \"work\"\ncommand = \"sh work.sh\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("work.sh"), format!("sleep {base_s}\n")).unwrap();
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-q", "-m", "base"]);
+    git(dir, &["tag", "base"]);
+    std::fs::write(dir.join("work.sh"), format!("sleep {head_s}\n")).unwrap();
+    std::fs::write(dir.join("README"), "changed\n").unwrap();
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-q", "-m", "head"]);
+}
+
+/// `ci pr --base base` with `extra` flags (`--trials 2` unless given).
+fn ci_pr(dir: &Path, extra: &[&str]) -> Command {
+    let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("warpt"));
+    cmd.current_dir(dir)
+        .env("WARPT_NO_PROGRESS", "1")
+        .env("XDG_CONFIG_HOME", dir.join("no-config"))
+        .args(["ci", "pr", "--base", "base", "--no-store"]);
+    if !extra.contains(&"--trials") {
+        cmd.args(["--trials", "2"]);
+    }
+    cmd.args(extra)
+        .args(["--", "benchmark", "run", "--suite", "user"])
+        .args(["--duration", "0.4", "--burnin-seconds", "0"]);
+    cmd
+}
+
+/// The repository is as the user left it: one worktree, clean, on main.
+fn untouched(dir: &Path, head: &str) {
+    assert_eq!(git(dir, &["worktree", "list"]).lines().count(), 1);
+    assert_eq!(git(dir, &["status", "--porcelain"]), "");
+    assert_eq!(git(dir, &["rev-parse", "HEAD"]), head);
+    assert_eq!(git(dir, &["branch", "--show-current"]), "main");
+}
+
+#[test]
+fn a_head_twice_as_slow_fails_and_the_comment_names_the_metric() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    repository(dir, "0.02", "0.04");
+    let head = git(dir, &["rev-parse", "HEAD"]);
+    let comment = dir.join("comment.md");
+    let junit = dir.join("junit.xml");
+    let out = ci_pr(
+        dir,
+        &[
+            "--comment",
+            comment.to_str().unwrap(),
+            "--junit",
+            junit.to_str().unwrap(),
+        ],
+    )
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let text = std::fs::read_to_string(&comment).unwrap();
+    assert!(text.starts_with("### warpt: **regression**"), "{text}");
+    assert!(
+        text.contains("work") && text.contains("wall_time_s"),
+        "{text}"
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(
+        xml.contains("<testsuite") && xml.contains("failure"),
+        "{xml}"
+    );
+    // The comment and JUnit files are the user's own; nothing else changed.
+    std::fs::remove_file(&comment).unwrap();
+    std::fs::remove_file(&junit).unwrap();
+    untouched(dir, &head);
+}
+
+#[test]
+fn an_unchanged_head_passes_and_says_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    repository(dir, "0.03", "0.03");
+    let head = git(dir, &["rev-parse", "HEAD"]);
+    let comment = dir.join("c.md");
+    let out = ci_pr(
+        dir,
+        &[
+            "--comment",
+            comment.to_str().unwrap(),
+            "--threshold",
+            "10",
+            "--trials",
+            "3",
+        ],
+    )
+    .output()
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    let text = std::fs::read_to_string(&comment).unwrap();
+    assert!(text.starts_with("### warpt: no change"), "{text}");
+    std::fs::remove_file(&comment).unwrap();
+    untouched(dir, &head);
+}
+
+#[test]
+fn bad_refs_and_commands_are_usage_errors_and_ctrl_c_leaves_no_worktree() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    repository(dir, "0.05", "0.05");
+    let head = git(dir, &["rev-parse", "HEAD"]);
+    let out = Command::new(assert_cmd::cargo::cargo_bin("warpt"))
+        .current_dir(dir)
+        .args(["ci", "pr", "--base", "nosuchref", "--", "benchmark", "run"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'nosuchref' is not a commit"));
+    let out = Command::new(assert_cmd::cargo::cargo_bin("warpt"))
+        .current_dir(dir)
+        .args(["ci", "pr", "--base", "base", "--", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+
+    // Interrupted during the trials: the worktrees go all the same.
+    let mut child = ci_pr(dir, &["--trials", "20"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
+    // Wait until the first trial is under way (the worktrees exist).
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        if line.starts_with("round 1/") {
+            break;
+        }
+        seen.push(line);
+    }
+    assert!(child.try_wait().unwrap().is_none(), "{seen:?}");
+    assert_eq!(git(dir, &["worktree", "list"]).lines().count(), 3);
+    // SAFETY: kill with a valid pid and SIGINT has no other effect.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().unwrap();
+    assert_ne!(status.code(), Some(0), "{rest:?}");
+    untouched(dir, &head);
+}
