@@ -182,3 +182,29 @@ fn bad_refs_and_commands_are_usage_errors_and_ctrl_c_leaves_no_worktree() {
     assert_ne!(status.code(), Some(0), "{rest:?}");
     untouched(dir, &head);
 }
+
+#[test]
+fn exec_command_lines_are_compared_the_same_way() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    repository(dir, "0.02", "0.04");
+    let head = git(dir, &["rev-parse", "HEAD"]);
+    let comment = dir.join("c.md");
+    let out = Command::new(assert_cmd::cargo::cargo_bin("warpt"))
+        .current_dir(dir)
+        .env("WARPT_NO_PROGRESS", "1")
+        .env("XDG_CONFIG_HOME", dir.join("no-config"))
+        // exec reports four metrics (wall, user, sys, RSS): enough rounds
+        // for the signed-rank test to pass the false-discovery control.
+        .args(["ci", "pr", "--base", "base", "--no-store", "--trials", "4"])
+        .args(["--comment", comment.to_str().unwrap()])
+        .args(["--", "exec", "--runs", "8", "sh work.sh"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let text = std::fs::read_to_string(&comment).unwrap();
+    assert!(text.starts_with("### warpt: **regression**"), "{text}");
+    std::fs::remove_file(&comment).unwrap();
+    untouched(dir, &head);
+}

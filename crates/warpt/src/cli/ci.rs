@@ -11,7 +11,7 @@ use super::{StoreFlags, parse_threshold};
 pub enum CiCommand {
     /// Compare two git refs of the repository on this machine: both checked
     /// out as worktrees (your tree untouched), built, and run with the same
-    /// `benchmark run` arguments in randomized interleaved trials; a
+    /// `benchmark run` or `exec` arguments in randomized interleaved trials; a
     /// Markdown verdict for the pull request (exit 1 on a regression).
     Pr(CiPrArgs),
 }
@@ -52,7 +52,7 @@ pub struct CiPrArgs {
     /// Where the two runs are recorded.
     #[command(flatten)]
     pub store: StoreFlags,
-    /// The command run in both checkouts: `benchmark run ...`.
+    /// The command run in both checkouts: `benchmark run ...` or `exec ...`.
     #[arg(last = true, required = true, value_name = "ARGS")]
     pub args: Vec<String>,
 }

@@ -3,7 +3,7 @@
 //!
 //! Both refs are checked out as detached git worktrees in a temporary
 //! directory (the user's tree, index and branches are never touched), built
-//! with `--build`, and run with the same `benchmark run` arguments in
+//! with `--build`, and run with the same `benchmark run` (or `exec`) arguments in
 //! randomized interleaved trials ([`super::rerun::interleaved`]) so slow
 //! drifts of the machine hit both sides alike. The worktrees are removed
 //! afterwards, on errors and after Ctrl-C too (which ends the trials after
@@ -16,7 +16,7 @@ use anyhow::{Context, Result};
 use warpt_model::BenchmarkSuiteRun;
 use warpt_report::{Options, exports, render};
 
-use super::rerun::{self, Subprocess};
+use super::rerun::{self, Subprocess, Warpt};
 use crate::cli::CiPrArgs;
 use crate::{Outcome, UsageError, history};
 
@@ -95,11 +95,14 @@ fn build(cmd: &str, dir: &Path, side: &str) -> Result<()> {
 
 /// `warpt ci pr`.
 pub fn pr(args: &CiPrArgs) -> Result<Outcome> {
-    let run_args = match args.args.as_slice() {
-        [bench, run, rest @ ..] if bench == "benchmark" && run == "run" => rest.to_vec(),
+    let (command, run_args) = match args.args.as_slice() {
+        [bench, run, rest @ ..] if bench == "benchmark" && run == "run" => {
+            (Warpt::BenchmarkRun, rest.to_vec())
+        }
+        [exec, rest @ ..] if exec == "exec" => (Warpt::Exec, rest.to_vec()),
         _ => {
             return Err(UsageError(format!(
-                "ci pr runs `benchmark run ...` in both checkouts; got `{}`",
+                "ci pr runs `benchmark run ...` or `exec ...` in both checkouts; got `{}`",
                 args.args.join(" ")
             ))
             .into());
@@ -150,8 +153,8 @@ pub fn pr(args: &CiPrArgs) -> Result<Outcome> {
         build(cmd, &base_dir, &base_label)?;
         build(cmd, &head_dir, &head_label)?;
     }
-    let a = Subprocess::in_dir(&base_label, &base_dir, &run_args)?;
-    let b = Subprocess::in_dir(&head_label, &head_dir, &run_args)?;
+    let a = Subprocess::in_dir(&base_label, &base_dir, command, &run_args)?;
+    let b = Subprocess::in_dir(&head_label, &head_dir, command, &run_args)?;
     let (base, head) = rerun::interleaved(a, b, args.trials, args.seed)?;
     drop(trees);
     for run in [&base, &head] {

@@ -34,6 +34,8 @@ pub struct Subprocess {
     prefix: Vec<String>,
     run_args: Vec<String>,
     cwd: Option<PathBuf>,
+    /// Whether the command takes `--dry-run` (for [`Subprocess::check`]).
+    dry_run: bool,
 }
 
 impl Subprocess {
@@ -84,17 +86,20 @@ impl Subprocess {
             prefix,
             run_args: run_args.to_vec(),
             cwd: None,
+            dry_run: true,
         })
     }
 
-    /// This warpt's `benchmark run` with `run_args`, in directory `dir`.
-    pub fn in_dir(label: &str, dir: &Path, run_args: &[String]) -> Result<Self> {
+    /// This warpt's `command` (`benchmark run` or `exec`) with `run_args`,
+    /// in directory `dir`.
+    pub fn in_dir(label: &str, dir: &Path, command: Warpt, run_args: &[String]) -> Result<Self> {
         Ok(Subprocess {
             label: label.to_string(),
             program: std::env::current_exe()?,
-            prefix: vec!["benchmark".into(), "run".into()],
+            prefix: command.words().iter().map(|w| w.to_string()).collect(),
             run_args: run_args.to_vec(),
             cwd: Some(dir.to_path_buf()),
+            dry_run: command == Warpt::BenchmarkRun,
         })
     }
 
@@ -140,6 +145,9 @@ impl Subprocess {
     /// Checks, before anything is measured, that this side accepts the run
     /// arguments (a `--dry-run`); its error is a usage error.
     pub fn check(&self) -> Result<()> {
+        if !self.dry_run {
+            return Ok(());
+        }
         let (code, _, err) = self
             .call(&["--dry-run"])
             .map_err(|e| UsageError(format!("--rerun side '{}': {e}", self.label)))?;
@@ -200,6 +208,25 @@ pub fn rerun(
     let a = Subprocess::new(base, run_args)?;
     let b = Subprocess::new(current, run_args)?;
     interleaved(a, b, rounds, seed)
+}
+
+/// The warpt commands a trial can be: each prints a suite run with `--json`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Warpt {
+    /// `warpt benchmark run`.
+    BenchmarkRun,
+    /// `warpt exec`.
+    Exec,
+}
+
+impl Warpt {
+    /// The command's words.
+    pub fn words(self) -> &'static [&'static str] {
+        match self {
+            Warpt::BenchmarkRun => &["benchmark", "run"],
+            Warpt::Exec => &["exec"],
+        }
+    }
 }
 
 /// Refuses run arguments each trial sets itself.
