@@ -79,6 +79,7 @@ fn main() -> ExitCode {
         Command::Report(args) => commands::report::run(&args),
         Command::Ci { action } => match action {
             CiCommand::Pr(args) => commands::ci::pr(&args),
+            CiCommand::Record(args) => commands::ci_record::record(&args),
         },
         Command::Fleet { action } => match action {
             FleetCommand::Submit(args) => commands::fleet::submit(&args),

@@ -208,3 +208,62 @@ fn exec_command_lines_are_compared_the_same_way() {
     std::fs::remove_file(&comment).unwrap();
     untouched(dir, &head);
 }
+
+/// `ci record` in `dir` with `extra` flags; its exit code.
+fn ci_record(dir: &Path, extra: &[&str]) -> (i32, String) {
+    let out = Command::new(assert_cmd::cargo::cargo_bin("warpt"))
+        .current_dir(dir)
+        .env("WARPT_NO_PROGRESS", "1")
+        .env("XDG_CONFIG_HOME", dir.join("no-config"))
+        .args(["ci", "record", "--no-store", "--branch", "main"])
+        .args(extra)
+        .args(["--", "benchmark", "run", "--suite", "user"])
+        .args(["--duration", "0.3", "--burnin-seconds", "0"])
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+#[test]
+fn record_keeps_a_history_directory_and_alerts_after_a_regression_step() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    repository(dir, "0.02", "0.02");
+    let history = dir.join("benchmarks/history");
+    let alert = dir.join("alert.md");
+    let flags = [
+        "--history-dir",
+        history.to_str().unwrap(),
+        "--alert-file",
+        alert.to_str().unwrap(),
+    ];
+    for _ in 0..4 {
+        let (code, out) = ci_record(dir, &flags);
+        assert_eq!(code, 0, "{out}");
+    }
+    assert!(!alert.exists(), "no alert while nothing changed");
+    // The benchmark becomes 2.5x slower: after a few runs, a step.
+    std::fs::write(dir.join("work.sh"), "sleep 0.05\n").unwrap();
+    let mut last = (0, String::new());
+    for _ in 0..3 {
+        last = ci_record(dir, &flags);
+    }
+    assert_eq!(last.0, 1, "{}", last.1);
+    let text = std::fs::read_to_string(&alert).unwrap();
+    assert!(
+        text.starts_with("### warpt: regression")
+            && text.contains("user/work")
+            && text.contains("wall_time_s"),
+        "{text}"
+    );
+    // One export per run, each a warpt export with the branch given.
+    let files: Vec<_> = std::fs::read_dir(&history).unwrap().collect();
+    assert_eq!(files.len(), 7);
+    let one = std::fs::read_to_string(files[0].as_ref().unwrap().path()).unwrap();
+    let run = warpt_model::load_suite_run(&one).unwrap();
+    let git = run.manifest.unwrap().git.unwrap();
+    assert_eq!(git.branch.as_deref(), Some("main"));
+}

@@ -14,6 +14,32 @@ pub enum CiCommand {
     /// `benchmark run` or `exec` arguments in randomized interleaved trials; a
     /// Markdown verdict for the pull request (exit 1 on a regression).
     Pr(CiPrArgs),
+    /// Record one run of the current commit into the history (the store, or
+    /// exports in a directory committed to the repository), show each
+    /// metric's trend, and alert when the newest run sits after a
+    /// regression step (exit 1).
+    Record(CiRecordArgs),
+}
+
+/// `warpt ci record`
+#[derive(Debug, Args)]
+pub struct CiRecordArgs {
+    /// The branch recorded with the run (CI checkouts are often detached).
+    #[arg(long, value_name = "NAME")]
+    pub branch: Option<String>,
+    /// Keep the history as exports in this directory (e.g.
+    /// `benchmarks/history`, committed to the repository) instead of the store.
+    #[arg(long, value_name = "DIR")]
+    pub history_dir: Option<PathBuf>,
+    /// Write a Markdown alert here when the newest run sits after a regression step.
+    #[arg(long, value_name = "FILE")]
+    pub alert_file: Option<PathBuf>,
+    /// The store (without --history-dir).
+    #[command(flatten)]
+    pub store: StoreFlags,
+    /// The command recorded: `benchmark run ...` or `exec ...`.
+    #[arg(last = true, required = true, value_name = "ARGS")]
+    pub args: Vec<String>,
 }
 
 /// `warpt ci pr`

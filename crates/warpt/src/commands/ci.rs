@@ -93,21 +93,25 @@ fn build(cmd: &str, dir: &Path, side: &str) -> Result<()> {
     Ok(())
 }
 
+/// The warpt command in `args` (`benchmark run ...` or `exec ...`) and
+/// its arguments; a usage error naming `what` otherwise.
+pub fn split_command(args: &[String], what: &str) -> Result<(Warpt, Vec<String>)> {
+    match args {
+        [bench, run, rest @ ..] if bench == "benchmark" && run == "run" => {
+            Ok((Warpt::BenchmarkRun, rest.to_vec()))
+        }
+        [exec, rest @ ..] if exec == "exec" => Ok((Warpt::Exec, rest.to_vec())),
+        _ => Err(UsageError(format!(
+            "{what} runs `benchmark run ...` or `exec ...`; got `{}`",
+            args.join(" ")
+        ))
+        .into()),
+    }
+}
+
 /// `warpt ci pr`.
 pub fn pr(args: &CiPrArgs) -> Result<Outcome> {
-    let (command, run_args) = match args.args.as_slice() {
-        [bench, run, rest @ ..] if bench == "benchmark" && run == "run" => {
-            (Warpt::BenchmarkRun, rest.to_vec())
-        }
-        [exec, rest @ ..] if exec == "exec" => (Warpt::Exec, rest.to_vec()),
-        _ => {
-            return Err(UsageError(format!(
-                "ci pr runs `benchmark run ...` or `exec ...` in both checkouts; got `{}`",
-                args.args.join(" ")
-            ))
-            .into());
-        }
-    };
+    let (command, run_args) = split_command(&args.args, "ci pr")?;
     rerun::check_reserved(&run_args)?;
     let repo = git(&args.workdir, &["rev-parse", "--show-toplevel"]).map_err(|e| {
         UsageError(format!(

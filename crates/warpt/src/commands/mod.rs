@@ -2,6 +2,7 @@
 
 pub mod benchmark;
 pub mod ci;
+pub mod ci_record;
 pub mod compare;
 pub mod config;
 pub mod exec;
