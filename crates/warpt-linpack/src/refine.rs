@@ -95,28 +95,19 @@ pub fn refine(
     let mut best: Option<(f64, Col<f64>)> = None;
     loop {
         let mut r = b - a * &x;
-        let mut scaled = hpl::scaled(&r, norm_a, &x, b, f64::EPSILON);
+        let scaled = hpl::scaled(&r, norm_a, &x, b, f64::EPSILON);
         history.push(scaled);
         if best.as_ref().is_none_or(|(s, _)| scaled < *s) {
             best = Some((scaled, x.clone()));
         }
-        if scaled < hpl::RESIDUAL_THRESHOLD {
+        let passed = scaled < hpl::RESIDUAL_THRESHOLD;
+        if passed || steps == limits.max_steps || !scaled.is_finite() && method == Method::GmresIr {
             return Refined {
                 x,
                 steps,
                 gmres_iterations: gmres_total,
                 method,
-                residual: Some(scaled),
-                history,
-            };
-        }
-        if steps == limits.max_steps || !scaled.is_finite() && method == Method::GmresIr {
-            return Refined {
-                x,
-                steps,
-                gmres_iterations: gmres_total,
-                method,
-                residual: None,
+                residual: passed.then_some(scaled),
                 history,
             };
         }
@@ -137,10 +128,8 @@ pub fn refine(
             {
                 x = best_x.clone();
                 r = b - a * &x;
-                scaled = *s;
             }
         }
-        let _ = scaled;
         let d = match method {
             Method::Ir => precondition(&r),
             Method::GmresIr => {

@@ -4,28 +4,12 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod common;
+
+use common::git;
+
 use std::path::Path;
 use std::process::{Command, Stdio};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args([
-            "-c",
-            "user.name=warpt",
-            "-c",
-            "user.email=warpt@example.org",
-        ])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// A repository whose benchmark sleeps `base_s`, then a commit (the head)
 /// that makes it sleep `head_s`; the repository's path.

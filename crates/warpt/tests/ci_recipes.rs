@@ -5,6 +5,10 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod common;
+
+use common::git;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,26 +21,6 @@ fn recipe(name: &str) -> Value {
         .join(name);
     let text = std::fs::read_to_string(&path).unwrap();
     serde_yaml_ng::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args([
-            "-c",
-            "user.name=warpt",
-            "-c",
-            "user.email=warpt@example.org",
-        ])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// A project with a benchmark, a Makefile and an `origin` holding `main`;
