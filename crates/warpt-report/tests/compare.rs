@@ -393,3 +393,47 @@ fn a_different_machine_is_warned_about_with_what_differs() {
     );
     assert!(c.warnings.iter().any(|w| w.starts_with("kernel")));
 }
+
+#[test]
+fn equal_zero_medians_are_unchanged_and_a_zero_base_is_inconclusive() {
+    // An error metric of an exact result: 0 on both sides is no change.
+    let zeros = vec![0.0; 10];
+    let c = judge(
+        &trials(&[0.0; 3], false),
+        &trials(&[0.0; 3], false),
+        &NoNoise,
+    );
+    assert_eq!(c.metrics[0].verdict, Verdict::Unchanged);
+    assert_eq!(c.metrics[0].change_pct, 0.0);
+    assert_eq!(verdict(&zeros, &zeros, false), Verdict::Unchanged);
+    // From zero to anything has no percentage: inconclusive, with the reason.
+    let c = judge(&run(&zeros, false), &run(&base(10), false), &trusting());
+    assert_eq!(c.metrics[0].verdict, Verdict::Inconclusive);
+    assert!(c.metrics[0].reason.as_deref().unwrap().contains("zero"));
+}
+
+#[test]
+fn differing_parameters_are_named() {
+    let b = base(10);
+    let base_run = run(&b, true);
+    let mut other = run(&b, true);
+    let params = &mut other.benchmarks[0].params;
+    let first = params.keys().next().unwrap().clone();
+    params.insert(
+        first.clone(),
+        warpt_model::ParamValue::from("something else"),
+    );
+    params.insert("added".into(), warpt_model::ParamValue::Bool(true));
+    let c = judge(&base_run, &other, &NoNoise);
+    let w = c.warnings.join("\n");
+    assert!(
+        w.contains(&format!("parameters differ ({first}, added)")),
+        "{w}"
+    );
+    assert!(
+        !judge(&base_run, &run(&b, true), &NoNoise)
+            .warnings
+            .iter()
+            .any(|w| w.contains("parameters differ"))
+    );
+}

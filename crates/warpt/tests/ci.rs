@@ -1,4 +1,5 @@
-//! `warpt ci pr` on a real temporary git repository: a head made 2x slower
+//! `warpt ci pr` and `ci record` on a real temporary git repository
+//! (`benchmark run`, `exec` and `harness run` command lines): a head made 2x slower
 //! fails with the metric named, an unchanged head passes, and the user's
 //! tree, branches and worktrees are as they were — also after Ctrl-C.
 
@@ -250,4 +251,121 @@ fn record_keeps_a_history_directory_and_alerts_after_a_regression_step() {
     let run = warpt_model::load_suite_run(&one).unwrap();
     let git = run.manifest.unwrap().git.unwrap();
     assert_eq!(git.branch.as_deref(), Some("main"));
+}
+
+/// A harness class whose calls sleep `ms`.
+fn sleeper(ms: u32) -> String {
+    format!(
+        "import time\nclass B:\n    def setup(self): pass\n    def benchmark_fn(self):\n        \
+         time.sleep({})\n        return 1\n    def teardown(self): pass\n",
+        f64::from(ms) / 1e3
+    )
+}
+
+/// A repository with a harness tree `bench/` (one chapter: a 30 ms
+/// baseline and a `base_ms` optimized variant), then a head commit where
+/// the variant takes `head_ms`.
+fn harness_repository(dir: &Path, base_ms: u32, head_ms: u32) {
+    git(dir, &["init", "-q", "-b", "main"]);
+    std::fs::create_dir_all(dir.join("bench/ch1")).unwrap();
+    std::fs::write(dir.join("bench/ch1/baseline_work.py"), sleeper(30)).unwrap();
+    std::fs::write(dir.join("bench/ch1/optimized_work.py"), sleeper(base_ms)).unwrap();
+    git(dir, &["add", "."]);
+    git(dir, &["commit", "-q", "-m", "base"]);
+    git(dir, &["tag", "base"]);
+    std::fs::write(dir.join("bench/ch1/optimized_work.py"), sleeper(head_ms)).unwrap();
+    git(dir, &["commit", "-q", "-am", "head"]);
+}
+
+/// `warpt harness run bench` with short trials.
+const HARNESS: [&str; 9] = [
+    "harness",
+    "run",
+    "bench",
+    "--rounds",
+    "2",
+    "--duration",
+    "0.2",
+    "--burnin-seconds",
+    "0.05",
+];
+
+#[test]
+fn harness_command_lines_are_compared_and_recorded() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    harness_repository(dir, 10, 20);
+    let head = git(dir, &["rev-parse", "HEAD"]);
+    let warpt = || {
+        let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("warpt"));
+        cmd.current_dir(dir)
+            .env("WARPT_NO_PROGRESS", "1")
+            .env("XDG_CONFIG_HOME", dir.join("no-config"));
+        cmd
+    };
+    // Each trial writes its reports to a directory of its own.
+    let out = warpt()
+        .args(["ci", "pr", "--base", "base", "--no-store", "--"])
+        .args(HARNESS)
+        .args(["--output-dir", "reports"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("'--output-dir'"));
+
+    let comment = dir.join("c.md");
+    let out = warpt()
+        .args(["ci", "pr", "--base", "base", "--no-store", "--trials", "3"])
+        .args(["--comment", comment.to_str().unwrap(), "--"])
+        .args(HARNESS)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let text = std::fs::read_to_string(&comment).unwrap();
+    assert!(text.starts_with("### warpt: **regression**"), "{text}");
+    assert!(
+        text.contains("optimized_work") && text.contains("latency_ms"),
+        "{text}"
+    );
+    // The checkouts' paths in the parameters are not a difference, and
+    // exact results (zero error on both sides) are no change.
+    assert!(!text.contains("parameters differ"), "{text}");
+    assert!(
+        !text.contains("NaN") && text.contains(", 0 inconclusive"),
+        "{text}"
+    );
+    std::fs::remove_file(&comment).unwrap();
+    untouched(dir, &head);
+
+    // ci record keeps the harness run in the history, and its reports
+    // where the run arguments say.
+    let history = dir.join("history");
+    let reports = tmp.path().join("reports");
+    let out = warpt()
+        .args(["ci", "record", "--no-store", "--history-dir"])
+        .arg(&history)
+        .arg("--")
+        .args(HARNESS)
+        .arg("--output-dir")
+        .arg(&reports)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(reports.join("summary.md").is_file(), "{stderr}");
+    let files: Vec<_> = std::fs::read_dir(&history).unwrap().collect();
+    assert_eq!(files.len(), 1);
+    let text = std::fs::read_to_string(files[0].as_ref().unwrap().path()).unwrap();
+    let run = warpt_model::load_suite_run(&text).unwrap();
+    let ids: Vec<String> = run
+        .benchmarks
+        .iter()
+        .map(|r| r.spec.id.to_string())
+        .collect();
+    assert!(
+        ids.iter().any(|i| i.contains("optimized_work"))
+            && ids.iter().all(|i| i.starts_with("harness/")),
+        "{ids:?}"
+    );
 }

@@ -389,7 +389,18 @@ pub fn differences(base: &BenchmarkSuiteRun, current: &BenchmarkSuiteRun) -> Vec
         if let Some(b) = base.benchmarks.iter().find(|b| b.spec.id == r.spec.id)
             && b.params != r.params
         {
-            out.push(format!("{}: parameters differ", r.spec.id));
+            let keys: Vec<&str> = b
+                .params
+                .keys()
+                .chain(r.params.keys().filter(|k| !b.params.contains_key(*k)))
+                .filter(|k| b.params.get(*k) != r.params.get(*k))
+                .map(String::as_str)
+                .collect();
+            out.push(format!(
+                "{}: parameters differ ({})",
+                r.spec.id,
+                keys.join(", ")
+            ));
         }
         if r.status != warpt_model::RunStatus::Passed {
             out.push(format!(
@@ -436,11 +447,12 @@ pub fn compare(
             tc.iter().map(|(_, v)| *v).collect(),
         );
         let ev = evidence::gather(&vb, &vc, options.paired, old, cur, options.alpha);
-        let change = (cur.value - old.value) / old.value;
-        let speedup = if cur.higher_is_better {
-            cur.value / old.value
-        } else {
-            old.value / cur.value
+        // Equal medians are no change, also when both are zero (an error
+        // metric of an exact result).
+        let (change, speedup) = match (cur.value == old.value, cur.higher_is_better) {
+            (true, _) => (0.0, 1.0),
+            (false, true) => ((cur.value - old.value) / old.value, cur.value / old.value),
+            (false, false) => ((cur.value - old.value) / old.value, old.value / cur.value),
         };
         // The baseline's parameters first: when the change under test is a
         // parameter, the profile was measured with the baseline's.

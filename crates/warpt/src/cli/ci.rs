@@ -11,7 +11,7 @@ use super::{StoreFlags, parse_threshold};
 pub enum CiCommand {
     /// Compare two git refs of the repository on this machine: both checked
     /// out as worktrees (your tree untouched), built, and run with the same
-    /// `benchmark run` or `exec` arguments in randomized interleaved trials; a
+    /// `benchmark run`, `exec` or `harness run` arguments in randomized interleaved trials; a
     /// Markdown verdict for the pull request (exit 1 on a regression).
     Pr(CiPrArgs),
     /// Record one run of the current commit into the history (the store, or
@@ -37,7 +37,7 @@ pub struct CiRecordArgs {
     /// The store (without --history-dir).
     #[command(flatten)]
     pub store: StoreFlags,
-    /// The command recorded: `benchmark run ...` or `exec ...`.
+    /// The command recorded: `benchmark run ...`, `exec ...` or `harness run ...`.
     #[arg(last = true, required = true, value_name = "ARGS")]
     pub args: Vec<String>,
 }
@@ -78,7 +78,8 @@ pub struct CiPrArgs {
     /// Where the two runs are recorded.
     #[command(flatten)]
     pub store: StoreFlags,
-    /// The command run in both checkouts: `benchmark run ...` or `exec ...`.
+    /// The command run in both checkouts: `benchmark run ...`, `exec ...` or
+    /// `harness run ...` (whose reports go to a scratch directory per trial).
     #[arg(last = true, required = true, value_name = "ARGS")]
     pub args: Vec<String>,
 }

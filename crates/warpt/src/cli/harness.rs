@@ -96,6 +96,10 @@ pub struct HarnessRunArgs {
     /// Print summary.json on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Also write the run as a warpt export (the suite run `benchmark compare`,
+    /// `results import` and `ci pr` read) to this file.
+    #[arg(long, value_name = "PATH")]
+    pub export_file: Option<PathBuf>,
     #[command(flatten)]
     pub store: crate::cli::StoreFlags,
 }

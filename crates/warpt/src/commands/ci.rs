@@ -3,7 +3,8 @@
 //!
 //! Both refs are checked out as detached git worktrees in a temporary
 //! directory (the user's tree, index and branches are never touched), built
-//! with `--build`, and run with the same `benchmark run` (or `exec`) arguments in
+//! with `--build`, and run with the same `benchmark run` (or `exec`, or
+//! `harness run`) arguments in
 //! randomized interleaved trials ([`super::rerun::interleaved`]) so slow
 //! drifts of the machine hit both sides alike. The worktrees are removed
 //! afterwards, on errors and after Ctrl-C too (which ends the trials after
@@ -13,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result};
-use warpt_model::BenchmarkSuiteRun;
+use warpt_model::{BenchmarkSuiteRun, ParamValue};
 use warpt_report::{Options, exports, render};
 
 use super::rerun::{self, Subprocess, Warpt};
@@ -47,9 +48,14 @@ struct Worktrees {
 }
 
 impl Worktrees {
-    /// Checks out `commit` (detached) as the worktree `name`.
+    /// The directory of side `name`: its checkout and its reports.
+    fn side(&self, name: &str) -> PathBuf {
+        self._dir.path().join(name)
+    }
+
+    /// Checks out `commit` (detached) as the worktree of side `name`.
     fn add(&mut self, name: &str, commit: &str) -> Result<PathBuf> {
-        let path = self._dir.path().join(name);
+        let path = self.side(name).join("checkout");
         let target = path.to_string_lossy().into_owned();
         git(
             &self.repo,
@@ -93,16 +99,20 @@ fn build(cmd: &str, dir: &Path, side: &str) -> Result<()> {
     Ok(())
 }
 
-/// The warpt command in `args` (`benchmark run ...` or `exec ...`) and
-/// its arguments; a usage error naming `what` otherwise.
+/// The warpt command in `args` (`benchmark run ...`, `exec ...` or
+/// `harness run ...`) and its arguments; a usage error naming `what`
+/// otherwise.
 pub fn split_command(args: &[String], what: &str) -> Result<(Warpt, Vec<String>)> {
     match args {
         [bench, run, rest @ ..] if bench == "benchmark" && run == "run" => {
             Ok((Warpt::BenchmarkRun, rest.to_vec()))
         }
+        [harness, run, rest @ ..] if harness == "harness" && run == "run" => {
+            Ok((Warpt::HarnessRun, rest.to_vec()))
+        }
         [exec, rest @ ..] if exec == "exec" => Ok((Warpt::Exec, rest.to_vec())),
         _ => Err(UsageError(format!(
-            "{what} runs `benchmark run ...` or `exec ...`; got `{}`",
+            "{what} runs `benchmark run ...`, `exec ...` or `harness run ...`; got `{}`",
             args.join(" ")
         ))
         .into()),
@@ -112,7 +122,7 @@ pub fn split_command(args: &[String], what: &str) -> Result<(Warpt, Vec<String>)
 /// `warpt ci pr`.
 pub fn pr(args: &CiPrArgs) -> Result<Outcome> {
     let (command, run_args) = split_command(&args.args, "ci pr")?;
-    rerun::check_reserved(&run_args)?;
+    rerun::check_reserved(command, &run_args, rerun::Runs::Several)?;
     let repo = git(&args.workdir, &["rev-parse", "--show-toplevel"]).map_err(|e| {
         UsageError(format!(
             "{} is not inside a git repository: {e}",
@@ -157,14 +167,42 @@ pub fn pr(args: &CiPrArgs) -> Result<Outcome> {
         build(cmd, &base_dir, &base_label)?;
         build(cmd, &head_dir, &head_label)?;
     }
-    let a = Subprocess::in_dir(&base_label, &base_dir, command, &run_args)?;
-    let b = Subprocess::in_dir(&head_label, &head_dir, command, &run_args)?;
+    let (base_side, head_side) = (trees.side("base"), trees.side("head"));
+    let a = Subprocess::in_dir(&base_label, &base_dir, command, &run_args)?
+        .reports_in(&base_side.join("reports"));
+    let b = Subprocess::in_dir(&head_label, &head_dir, command, &run_args)?
+        .reports_in(&head_side.join("reports"));
     let (base, head) = rerun::interleaved(a, b, args.trials, args.seed)?;
     drop(trees);
     for run in [&base, &head] {
         history::record_run(&args.store, None, run);
     }
-    verdict(args, &base, &base_label, &head, &head_label)
+    verdict(
+        args,
+        &same_places(&base, &base_side),
+        &base_label,
+        &same_places(&head, &head_side),
+        &head_label,
+    )
+}
+
+/// `run` as the comparison sees it: a parameter naming a path in the
+/// side's directory (a benchmark file in its checkout, a report beside it)
+/// names it the same way for either side, so only a real difference in
+/// the parameters is warned about. The recorded runs keep the real paths.
+fn same_places(run: &BenchmarkSuiteRun, side: &Path) -> BenchmarkSuiteRun {
+    let side = side.to_string_lossy();
+    let mut run = run.clone();
+    for r in &mut run.benchmarks {
+        for v in r.params.values_mut() {
+            if let ParamValue::Str(s) = v
+                && s.contains(side.as_ref())
+            {
+                *s = s.replace(side.as_ref(), "<ci pr side>");
+            }
+        }
+    }
+    run
 }
 
 /// The comparison printed, and written as the comment and JUnit files.

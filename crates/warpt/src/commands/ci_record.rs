@@ -18,27 +18,34 @@ use warpt_report::trend;
 use warpt_store::{Location, Source, Store, TrendQuery};
 
 use super::ci::split_command;
-use super::rerun;
+use super::rerun::{self, TrialOutput, Warpt};
 use crate::cli::CiRecordArgs;
 use crate::{Outcome, UsageError, history};
 
-/// Runs the command once in this directory: its suite run.
-fn run_once(words: &[&str], run_args: &[String]) -> Result<BenchmarkSuiteRun> {
+/// Runs the command once in this directory (its progress on our stderr):
+/// its suite run.
+fn run_once(command: Warpt, run_args: &[String]) -> Result<BenchmarkSuiteRun> {
+    let output = TrialOutput::new(command, run_args, None).map_err(anyhow::Error::msg)?;
     let out = Command::new(std::env::current_exe()?)
-        .args(words)
+        .args(command.words())
         .args(run_args)
-        .args(["--json", "--no-store"])
+        .args(output.flags())
         .env("WARPT_NO_PROGRESS", "1")
         .stdin(Stdio::null())
         .stderr(Stdio::inherit())
         .output()
         .context("running warpt")?;
-    // 0: all passed; 1: a benchmark failed, and the run is still printed.
+    // 0: all passed; 1: a benchmark failed, and the run is still handed over.
     if !matches!(out.status.code(), Some(0) | Some(1)) {
-        anyhow::bail!("`warpt {}` exited with {}", words.join(" "), out.status);
+        anyhow::bail!(
+            "`warpt {}` exited with {}",
+            command.words().join(" "),
+            out.status
+        );
     }
-    warpt_model::load_suite_run(&String::from_utf8_lossy(&out.stdout))
-        .map_err(|e| anyhow::anyhow!("its output is not a suite run: {e}"))
+    output
+        .read(&String::from_utf8_lossy(&out.stdout))
+        .map_err(anyhow::Error::msg)
 }
 
 /// Writes `run` into `dir` as `<start time>_<id>.json` (names sort by time).
@@ -79,8 +86,8 @@ fn store_of_dir(dir: &Path, db: &Path) -> Result<Store> {
 /// `warpt ci record`.
 pub fn record(args: &CiRecordArgs) -> Result<Outcome> {
     let (command, run_args) = split_command(&args.args, "ci record")?;
-    rerun::check_reserved(&run_args)?;
-    let mut run = run_once(command.words(), &run_args)?;
+    rerun::check_reserved(command, &run_args, rerun::Runs::One)?;
+    let mut run = run_once(command, &run_args)?;
     if let Some(branch) = &args.branch
         && let Some(git) = run.manifest.as_mut().and_then(|m| m.git.as_mut())
     {

@@ -202,7 +202,12 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
     });
     std::fs::create_dir_all(&out_dir)
         .map_err(|e| UsageError(format!("--output-dir {}: {e}", out_dir.display())))?;
-    // Resolve --compare-to before minutes of measuring.
+    // Check the export destination and resolve --compare-to before minutes
+    // of measuring.
+    let export = match &args.export_file {
+        Some(path) => Some(crate::export::ExportTarget::prepare(path)?),
+        None => None,
+    };
     let before = match &args.compare_to {
         Some(what) => Some(earlier(what, args, &out_dir)?),
         None => None,
@@ -303,6 +308,10 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
         crate::commands::harness_profile::profile(tool, &manifest, &configs, &settings, &out_dir);
     }
     crate::history::record_run(&args.store, None, &run);
+    if let Some(target) = export {
+        let path = target.write(&run)?;
+        eprintln!("exported {}", path.display());
+    }
     if args.json {
         println!("{summary_json}");
     } else {

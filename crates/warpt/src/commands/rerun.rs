@@ -1,6 +1,7 @@
 //! `benchmark compare --rerun BASE CURRENT -- RUN_ARGS`: both sides run
 //! again now, interleaved, each trial a `benchmark run` in its own process.
 
+use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -13,7 +14,7 @@ use warpt_model::BenchmarkSuiteRun;
 
 use crate::UsageError;
 
-/// `benchmark run` flags the rerun sets itself (or that make no sense per trial).
+/// Flags each trial sets itself (or that make no sense per trial).
 const RESERVED: [&str; 9] = [
     "--json",
     "--no-store",
@@ -26,6 +27,14 @@ const RESERVED: [&str; 9] = [
     "--monitor-output",
 ];
 
+/// `harness run` flags a run sets itself: the comparison is the caller's,
+/// not `--compare-to`'s.
+const RESERVED_HARNESS: [&str; 1] = ["--compare-to"];
+
+/// `harness run` flags several trials cannot share: each trial's reports go
+/// to a directory of its own.
+const RESERVED_HARNESS_TRIALS: [&str; 2] = ["--output-dir", "--compare-to"];
+
 /// One side: a warpt executable, this warpt with a configuration file, or
 /// this warpt in a directory (a checkout of one git ref, for `ci pr`).
 pub struct Subprocess {
@@ -34,8 +43,11 @@ pub struct Subprocess {
     prefix: Vec<String>,
     run_args: Vec<String>,
     cwd: Option<PathBuf>,
-    /// Whether the command takes `--dry-run` (for [`Subprocess::check`]).
-    dry_run: bool,
+    /// The command the prefix runs: how a trial gets its suite run.
+    command: Warpt,
+    /// Where a `harness run` trial writes its reports (else a scratch
+    /// directory per trial).
+    reports: Option<PathBuf>,
 }
 
 impl Subprocess {
@@ -86,12 +98,13 @@ impl Subprocess {
             prefix,
             run_args: run_args.to_vec(),
             cwd: None,
-            dry_run: true,
+            command: Warpt::BenchmarkRun,
+            reports: None,
         })
     }
 
-    /// This warpt's `command` (`benchmark run` or `exec`) with `run_args`,
-    /// in directory `dir`.
+    /// This warpt's `command` (`benchmark run`, `exec` or `harness run`)
+    /// with `run_args`, in directory `dir`.
     pub fn in_dir(label: &str, dir: &Path, command: Warpt, run_args: &[String]) -> Result<Self> {
         Ok(Subprocess {
             label: label.to_string(),
@@ -99,11 +112,20 @@ impl Subprocess {
             prefix: command.words().iter().map(|w| w.to_string()).collect(),
             run_args: run_args.to_vec(),
             cwd: Some(dir.to_path_buf()),
-            dry_run: command == Warpt::BenchmarkRun,
+            command,
+            reports: None,
         })
     }
 
-    fn command(&self, extra: &[&str]) -> Command {
+    /// Every trial of a `harness run` writes its reports to `dir` (the
+    /// last one's stay), so the paths in its parameters are the same in
+    /// every trial.
+    pub fn reports_in(mut self, dir: &Path) -> Self {
+        self.reports = Some(dir.to_path_buf());
+        self
+    }
+
+    fn command(&self, extra: &[OsString]) -> Command {
         let mut c = Command::new(&self.program);
         c.args(&self.prefix)
             .args(&self.run_args)
@@ -119,7 +141,7 @@ impl Subprocess {
     }
 
     /// Runs the side once with `extra` flags: (exit code, stdout, stderr).
-    fn call(&self, extra: &[&str]) -> Result<(Option<i32>, String, String), String> {
+    fn call(&self, extra: &[OsString]) -> Result<(Option<i32>, String, String), String> {
         let mut child = self
             .command(extra)
             .spawn()
@@ -145,11 +167,11 @@ impl Subprocess {
     /// Checks, before anything is measured, that this side accepts the run
     /// arguments (a `--dry-run`); its error is a usage error.
     pub fn check(&self) -> Result<()> {
-        if !self.dry_run {
+        if self.command != Warpt::BenchmarkRun {
             return Ok(());
         }
         let (code, _, err) = self
-            .call(&["--dry-run"])
+            .call(&["--dry-run".into()])
             .map_err(|e| UsageError(format!("--rerun side '{}': {e}", self.label)))?;
         if code != Some(0) {
             return Err(UsageError(format!(
@@ -182,7 +204,8 @@ impl TrialSource for Subprocess {
     }
 
     fn run_trial(&mut self) -> Result<BenchmarkSuiteRun, String> {
-        let (code, out, err) = self.call(&["--json", "--no-store"])?;
+        let output = TrialOutput::new(self.command, &self.run_args, self.reports.as_deref())?;
+        let (code, out, err) = self.call(&output.flags())?;
         // 0: all passed; 1: a benchmark failed, and the run is still printed.
         if !matches!(code, Some(0) | Some(1)) {
             return Err(format!(
@@ -191,8 +214,89 @@ impl TrialSource for Subprocess {
                 last_lines(&err, 3)
             ));
         }
-        warpt_model::load_suite_run(&out).map_err(|e| format!("its output is not a suite run: {e}"))
+        output.read(&out)
     }
+}
+
+/// Where one run of a warpt command leaves its suite run: `benchmark run`
+/// and `exec` print it (`--json`); `harness run`, whose `--json` is its
+/// summary, exports it to a file in a scratch directory, with its reports
+/// there too unless they have a place (the run arguments' `--output-dir`,
+/// or the caller's).
+pub struct TrialOutput {
+    scratch: Option<tempfile::TempDir>,
+    reports: Option<PathBuf>,
+}
+
+impl TrialOutput {
+    /// Prepares for one run of `command` with `run_args`; a `harness run`
+    /// without an `--output-dir` among them writes its reports to
+    /// `reports`, or to the scratch directory.
+    pub fn new(
+        command: Warpt,
+        run_args: &[String],
+        reports: Option<&Path>,
+    ) -> Result<Self, String> {
+        if command != Warpt::HarnessRun {
+            return Ok(TrialOutput {
+                scratch: None,
+                reports: None,
+            });
+        }
+        let scratch = tempfile::Builder::new()
+            .prefix("warpt-trial-")
+            .tempdir()
+            .map_err(|e| format!("creating a directory for the trial: {e}"))?;
+        let reports = if run_args.iter().any(|a| is_flag(a, "--output-dir")) {
+            None
+        } else {
+            Some(reports.map_or_else(|| scratch.path().join("reports"), Path::to_path_buf))
+        };
+        Ok(TrialOutput {
+            scratch: Some(scratch),
+            reports,
+        })
+    }
+
+    /// The flags that make the command hand over its suite run (and keep
+    /// it out of the store: the caller records it).
+    pub fn flags(&self) -> Vec<OsString> {
+        let mut flags: Vec<OsString> = vec!["--no-store".into()];
+        match &self.scratch {
+            None => flags.push("--json".into()),
+            Some(dir) => {
+                if let Some(reports) = &self.reports {
+                    flags.push("--output-dir".into());
+                    flags.push(reports.into());
+                }
+                flags.push("--export-file".into());
+                flags.push(dir.path().join("run.json").into());
+            }
+        }
+        flags
+    }
+
+    /// The suite run, from the command's stdout or its export.
+    pub fn read(&self, stdout: &str) -> Result<BenchmarkSuiteRun, String> {
+        let text = match &self.scratch {
+            None => stdout.to_string(),
+            Some(dir) => {
+                let path = dir.path().join("run.json");
+                std::fs::read_to_string(&path)
+                    .map_err(|e| format!("it wrote no run to {}: {e}", path.display()))?
+            }
+        };
+        warpt_model::load_suite_run(&text)
+            .map_err(|e| format!("its output is not a suite run: {e}"))
+    }
+}
+
+/// Whether the argument `arg` is `flag` (as `--flag` or `--flag=VALUE`).
+fn is_flag(arg: &str, flag: &str) -> bool {
+    arg == flag
+        || arg
+            .strip_prefix(flag)
+            .is_some_and(|rest| rest.starts_with('='))
 }
 
 /// Runs the interleaved trials and returns each side's trials as one suite
@@ -204,19 +308,21 @@ pub fn rerun(
     rounds: u32,
     seed: u64,
 ) -> Result<(BenchmarkSuiteRun, BenchmarkSuiteRun)> {
-    check_reserved(run_args)?;
+    check_reserved(Warpt::BenchmarkRun, run_args, Runs::Several)?;
     let a = Subprocess::new(base, run_args)?;
     let b = Subprocess::new(current, run_args)?;
     interleaved(a, b, rounds, seed)
 }
 
-/// The warpt commands a trial can be: each prints a suite run with `--json`.
+/// The warpt commands a trial can be: each hands over a suite run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Warpt {
     /// `warpt benchmark run`.
     BenchmarkRun,
     /// `warpt exec`.
     Exec,
+    /// `warpt harness run`.
+    HarnessRun,
 }
 
 impl Warpt {
@@ -225,20 +331,35 @@ impl Warpt {
         match self {
             Warpt::BenchmarkRun => &["benchmark", "run"],
             Warpt::Exec => &["exec"],
+            Warpt::HarnessRun => &["harness", "run"],
         }
     }
 }
 
+/// How many runs one command line makes, for [`check_reserved`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Runs {
+    /// One run (`ci record`): a `harness run` may keep its reports where
+    /// the user says.
+    One,
+    /// Several trials (`compare --rerun`, `ci pr`).
+    Several,
+}
+
 /// Refuses run arguments each trial sets itself.
-pub fn check_reserved(run_args: &[String]) -> Result<()> {
-    if let Some(bad) = run_args.iter().find(|a| {
-        RESERVED
-            .iter()
-            .any(|r| a == r || a.starts_with(&format!("{r}=")))
-    }) {
+pub fn check_reserved(command: Warpt, run_args: &[String], runs: Runs) -> Result<()> {
+    let harness: &[&str] = match (command, runs) {
+        (Warpt::HarnessRun, Runs::Several) => &RESERVED_HARNESS_TRIALS,
+        (Warpt::HarnessRun, Runs::One) => &RESERVED_HARNESS,
+        _ => &[],
+    };
+    if let Some(bad) = run_args
+        .iter()
+        .find(|a| RESERVED.iter().chain(harness).any(|r| is_flag(a, r)))
+    {
         return Err(UsageError(format!(
-            "'{bad}' cannot be among the run arguments: each trial is one run, printed as JSON \
-             and recorded by the comparison"
+            "'{bad}' cannot be among the run arguments: each trial is one run, handed over \
+             as JSON and recorded by the comparison"
         ))
         .into());
     }
