@@ -9,6 +9,7 @@ mod common;
 
 use common::git;
 
+use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -165,6 +166,57 @@ fn bad_refs_and_commands_are_usage_errors_and_ctrl_c_leaves_no_worktree() {
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     let status = child.wait().unwrap();
     assert_ne!(status.code(), Some(0), "{rest:?}");
+    untouched(dir, &head);
+
+    // A terminal's Ctrl-C reaches the whole process group, the trial under
+    // way too: the complete rounds are compared, and the exit says 130.
+    let comment = dir.join("c.md");
+    let mut child = ci_pr(
+        dir,
+        &["--trials", "20", "--comment", comment.to_str().unwrap()],
+    )
+    .process_group(0)
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        let third = line.starts_with("round 3/");
+        seen.push(line);
+        if third {
+            break;
+        }
+    }
+    // The third round's first trial is under way once it is a process.
+    let children = format!("/proc/{0}/task/{0}/children", child.id());
+    while std::fs::read_to_string(&children)
+        .unwrap()
+        .trim()
+        .is_empty()
+    {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    assert!(child.try_wait().unwrap().is_none(), "{seen:?}");
+    // SAFETY: killpg with the child's own process group and SIGINT.
+    unsafe { libc::killpg(child.id() as i32, libc::SIGINT) };
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{seen:?} {rest:?}");
+    assert!(
+        rest.iter()
+            .any(|l| l.contains("comparing the 2 complete rounds")),
+        "{rest:?}"
+    );
+    assert!(
+        std::fs::read_to_string(&comment)
+            .unwrap()
+            .contains("2 interleaved trials")
+    );
+    std::fs::remove_file(&comment).unwrap();
     untouched(dir, &head);
 }
 

@@ -7,8 +7,8 @@
 //! `harness run`) arguments in
 //! randomized interleaved trials ([`super::rerun::interleaved`]) so slow
 //! drifts of the machine hit both sides alike. The worktrees are removed
-//! afterwards, on errors and after Ctrl-C too (which ends the trials after
-//! the round under way).
+//! afterwards, on errors and after Ctrl-C too (which ends the trials; the
+//! complete rounds are compared and the exit status is 130).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -172,18 +172,24 @@ pub fn pr(args: &CiPrArgs) -> Result<Outcome> {
         .reports_in(&base_side.join("reports"));
     let b = Subprocess::in_dir(&head_label, &head_dir, command, &run_args)?
         .reports_in(&head_side.join("reports"));
-    let (base, head) = rerun::interleaved(a, b, args.trials, args.seed)?;
+    let sides = rerun::interleaved(a, b, args.trials, args.seed)?;
     drop(trees);
-    for run in [&base, &head] {
+    for run in [&sides.base, &sides.current] {
         history::record_run(&args.store, None, run);
     }
-    verdict(
+    let outcome = verdict(
         args,
-        &same_places(&base, &base_side),
+        sides.interrupted,
+        &same_places(&sides.base, &base_side),
         &base_label,
-        &same_places(&head, &head_side),
+        &same_places(&sides.current, &head_side),
         &head_label,
-    )
+    )?;
+    Ok(if sides.interrupted {
+        Outcome::Interrupted
+    } else {
+        outcome
+    })
 }
 
 /// `run` as the comparison sees it: a parameter naming a path in the
@@ -208,6 +214,7 @@ fn same_places(run: &BenchmarkSuiteRun, side: &Path) -> BenchmarkSuiteRun {
 /// The comparison printed, and written as the comment and JUnit files.
 fn verdict(
     args: &CiPrArgs,
+    interrupted: bool,
     base: &BenchmarkSuiteRun,
     base_label: &str,
     head: &BenchmarkSuiteRun,
@@ -234,9 +241,14 @@ fn verdict(
         } else {
             format!("no change beyond the noise between {base_label} and {head_label}")
         };
+        let rounds = base.trial_count();
+        let cut = if interrupted {
+            format!(" (interrupted: {rounds} of {} rounds)", args.trials)
+        } else {
+            String::new()
+        };
         let text = format!(
-            "### warpt: {summary}\n\n{} interleaved trials per side on one machine.\n\n{}",
-            args.trials,
+            "### warpt: {summary}\n\n{rounds} interleaved trials per side on one machine{cut}.\n\n{}",
             render::markdown(&c)
         );
         std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;

@@ -34,21 +34,25 @@ pub fn load_side(what: &str, store: Option<&Path>) -> Result<(BenchmarkSuiteRun,
 }
 
 /// Prints the comparison; exit status 1 when a metric regressed (or, with
-/// `--fail-on-inconclusive`, was inconclusive).
+/// `--fail-on-inconclusive`, was inconclusive), 130 when the trials of
+/// `--rerun` were interrupted (the complete rounds are compared).
 pub fn run(args: &CompareArgs) -> Result<Outcome> {
     let store = if args.store.no_store {
         None
     } else {
         args.store.store.as_deref()
     };
+    let mut interrupted = false;
     let ((base, base_label), (current, current_label)) = if args.rerun {
-        let (b, c) = super::rerun::rerun(
+        let sides = super::rerun::rerun(
             &args.base,
             &args.current,
             &args.run_args,
             args.trials,
             args.seed,
         )?;
+        interrupted = sides.interrupted;
+        let (b, c) = (sides.base, sides.current);
         let label = |side: &str, run: &BenchmarkSuiteRun| {
             format!("{side} ({} trials, run {})", run.trial_count(), run.id)
         };
@@ -89,11 +93,11 @@ pub fn run(args: &CompareArgs) -> Result<Outcome> {
     if c.metrics.is_empty() {
         eprintln!("no metric is in both runs");
     }
-    Ok(
-        if c.regressed() || (args.fail_on_inconclusive && c.inconclusive()) {
-            Outcome::Failures
-        } else {
-            Outcome::Success
-        },
-    )
+    Ok(if interrupted {
+        Outcome::Interrupted
+    } else if c.regressed() || (args.fail_on_inconclusive && c.inconclusive()) {
+        Outcome::Failures
+    } else {
+        Outcome::Success
+    })
 }

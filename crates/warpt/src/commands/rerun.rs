@@ -307,7 +307,7 @@ pub fn rerun(
     run_args: &[String],
     rounds: u32,
     seed: u64,
-) -> Result<(BenchmarkSuiteRun, BenchmarkSuiteRun)> {
+) -> Result<Sides> {
     check_reserved(Warpt::BenchmarkRun, run_args, Runs::Several)?;
     let a = Subprocess::new(base, run_args)?;
     let b = Subprocess::new(current, run_args)?;
@@ -366,15 +366,24 @@ pub fn check_reserved(command: Warpt, run_args: &[String], runs: Runs) -> Result
     Ok(())
 }
 
+/// Each side's trials as one suite run.
+pub struct Sides {
+    /// The base's trials.
+    pub base: BenchmarkSuiteRun,
+    /// The current side's trials.
+    pub current: BenchmarkSuiteRun,
+    /// Whether SIGINT or SIGTERM ended the trials early (the runs hold the
+    /// complete rounds).
+    pub interrupted: bool,
+}
+
 /// Checks both sides accept their run arguments, then runs `rounds`
-/// randomized interleaved trials (Ctrl-C ends after the round under way);
-/// each side's trials as one suite run.
-pub fn interleaved(
-    mut a: Subprocess,
-    mut b: Subprocess,
-    rounds: u32,
-    seed: u64,
-) -> Result<(BenchmarkSuiteRun, BenchmarkSuiteRun)> {
+/// randomized interleaved trials; each side's trials as one suite run.
+///
+/// SIGINT or SIGTERM ends the trials: a signal to this process alone after
+/// the round under way, a terminal's Ctrl-C (which reaches the trial too)
+/// at once; either way the complete rounds are compared, if there are two.
+pub fn interleaved(mut a: Subprocess, mut b: Subprocess, rounds: u32, seed: u64) -> Result<Sides> {
     let (base, current) = (a.label.clone(), b.label.clone());
     let (base, current) = (base.as_str(), current.as_str());
     a.check()?;
@@ -407,11 +416,15 @@ pub fn interleaved(
     let done = interleave::run_interleaved(&mut a, &mut b, rounds, seed, &mut report, &|| {
         stop.load(Ordering::Relaxed)
     });
-    if let Some(e) = done.failure {
-        return Err(anyhow::anyhow!("--rerun stopped: {e}"));
+    let interrupted = stop.load(Ordering::Relaxed);
+    match done.failure {
+        // The trial under way got the terminal's Ctrl-C too.
+        Some(e) if interrupted => eprintln!("interrupted: {e}"),
+        Some(e) => return Err(anyhow::anyhow!("--rerun stopped: {e}")),
+        None => {}
     }
     let (ra, rb) = (done.base, done.current);
-    if stop.load(Ordering::Relaxed) {
+    if interrupted {
         eprintln!("interrupted: comparing the {} complete rounds", ra.len());
     }
     if ra.len() < 2 {
@@ -424,5 +437,9 @@ pub fn interleaved(
         interleave::combine(runs, label)
             .ok_or_else(|| anyhow::anyhow!("no trial of {label} finished"))
     };
-    Ok((side(ra, base)?, side(rb, current)?))
+    Ok(Sides {
+        base: side(ra, base)?,
+        current: side(rb, current)?,
+        interrupted,
+    })
 }
