@@ -276,6 +276,10 @@ fn record_keeps_a_history_directory_and_alerts_after_a_regression_step() {
         history.to_str().unwrap(),
         "--alert-file",
         alert.to_str().unwrap(),
+        // Steady runs of a 20 ms command move by a few percent when other
+        // tests load the machine; the planted step is +150%.
+        "--threshold",
+        "10",
     ];
     for _ in 0..4 {
         let (code, out) = ci_record(dir, &flags);
@@ -296,9 +300,15 @@ fn record_keeps_a_history_directory_and_alerts_after_a_regression_step() {
             && text.contains("wall_time_s"),
         "{text}"
     );
+    // The same step under a threshold above it is not alerted.
+    let mut above = flags;
+    above[5] = "200";
+    let (code, out) = ci_record(dir, &above);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("0 ending after a regression"), "{out}");
     // One export per run, each a warpt export with the branch given.
     let files: Vec<_> = std::fs::read_dir(&history).unwrap().collect();
-    assert_eq!(files.len(), 7);
+    assert_eq!(files.len(), 8);
     let one = std::fs::read_to_string(files[0].as_ref().unwrap().path()).unwrap();
     let run = warpt_model::load_suite_run(&one).unwrap();
     let git = run.manifest.unwrap().git.unwrap();

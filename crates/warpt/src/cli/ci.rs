@@ -34,6 +34,10 @@ pub struct CiRecordArgs {
     /// Write a Markdown alert here when the newest run sits after a regression step.
     #[arg(long, value_name = "FILE")]
     pub alert_file: Option<PathBuf>,
+    /// Steps smaller than this percentage are never alerted (however sure
+    /// the change-point test is of them: a short history knows its noise poorly).
+    #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = parse_threshold)]
+    pub threshold: f64,
     /// The store (without --history-dir).
     #[command(flatten)]
     pub store: StoreFlags,

@@ -123,7 +123,9 @@ pub fn record(args: &CiRecordArgs) -> Result<Outcome> {
             let values: Vec<f64> = rows.iter().map(|x| x.value).collect();
             series += 1;
             let steps = trend::change_points(&values);
-            let bad = |s: &trend::Step| (s.after > s.before) != m.higher_is_better;
+            let bad = |s: &trend::Step| {
+                (s.after > s.before) != m.higher_is_better && s.change_pct.abs() >= args.threshold
+            };
             if let Some(s) = steps.last().filter(|s| bad(s)) {
                 alerts.push(format!(
                     "- `{}` {} [{}]: {:+.1}% ({} -> {} {}) from run {} on, over {} runs (confidence {:.3})",
