@@ -83,7 +83,8 @@ pub struct CiPrArgs {
     #[command(flatten)]
     pub store: StoreFlags,
     /// The command run in both checkouts: `benchmark run ...`, `exec ...` or
-    /// `harness run ...` (whose reports go to a scratch directory per trial).
+    /// `harness run ...` (whose reports go to a directory per side, removed
+    /// with the checkouts).
     #[arg(last = true, required = true, value_name = "ARGS")]
     pub args: Vec<String>,
 }

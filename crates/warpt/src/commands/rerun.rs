@@ -31,8 +31,8 @@ const RESERVED: [&str; 9] = [
 /// not `--compare-to`'s.
 const RESERVED_HARNESS: [&str; 1] = ["--compare-to"];
 
-/// `harness run` flags several trials cannot share: each trial's reports go
-/// to a directory of its own.
+/// `harness run` flags several trials cannot share: the trials put their
+/// reports where the caller says (a directory per side for `ci pr`).
 const RESERVED_HARNESS_TRIALS: [&str; 2] = ["--output-dir", "--compare-to"];
 
 /// One side: a warpt executable, this warpt with a configuration file, or
