@@ -122,6 +122,34 @@ fn an_unchanged_head_passes_and_says_so() {
     untouched(dir, &head);
 }
 
+/// Spawns `cmd` (a `ci pr`) and reads its stderr until round `round`
+/// begins: the child, the rest of its stderr, and the lines so far.
+fn spawn_until_round(
+    cmd: &mut Command,
+    round: u32,
+) -> (
+    std::process::Child,
+    impl Iterator<Item = String> + use<>,
+    Vec<String>,
+) {
+    let mut child = cmd
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr)).map_while(Result::ok);
+    let mut seen = Vec::new();
+    for line in lines.by_ref() {
+        let begins = line.starts_with(&format!("round {round}/"));
+        seen.push(line);
+        if begins {
+            break;
+        }
+    }
+    (child, lines, seen)
+}
+
 #[test]
 fn bad_refs_and_commands_are_usage_errors_and_ctrl_c_leaves_no_worktree() {
     let tmp = tempfile::tempdir().unwrap();
@@ -143,27 +171,13 @@ fn bad_refs_and_commands_are_usage_errors_and_ctrl_c_leaves_no_worktree() {
     assert_eq!(out.status.code(), Some(2));
 
     // Interrupted during the trials: the worktrees go all the same.
-    let mut child = ci_pr(dir, &["--trials", "20"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
-    // Wait until the first trial is under way (the worktrees exist).
-    let mut seen = Vec::new();
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        if line.starts_with("round 1/") {
-            break;
-        }
-        seen.push(line);
-    }
+    // Once the first trial is under way, the worktrees exist.
+    let (mut child, lines, seen) = spawn_until_round(&mut ci_pr(dir, &["--trials", "20"]), 1);
     assert!(child.try_wait().unwrap().is_none(), "{seen:?}");
     assert_eq!(git(dir, &["worktree", "list"]).lines().count(), 3);
     // SAFETY: kill with a valid pid and SIGINT has no other effect.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let rest: Vec<String> = lines.collect();
     let status = child.wait().unwrap();
     assert_ne!(status.code(), Some(0), "{rest:?}");
     untouched(dir, &head);
@@ -171,26 +185,14 @@ fn bad_refs_and_commands_are_usage_errors_and_ctrl_c_leaves_no_worktree() {
     // A terminal's Ctrl-C reaches the whole process group, the trial under
     // way too: the complete rounds are compared, and the exit says 130.
     let comment = dir.join("c.md");
-    let mut child = ci_pr(
-        dir,
-        &["--trials", "20", "--comment", comment.to_str().unwrap()],
-    )
-    .process_group(0)
-    .stdout(Stdio::null())
-    .stderr(Stdio::piped())
-    .spawn()
-    .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
-    let mut seen = Vec::new();
-    for line in lines.by_ref() {
-        let line = line.unwrap();
-        let third = line.starts_with("round 3/");
-        seen.push(line);
-        if third {
-            break;
-        }
-    }
+    let (mut child, lines, seen) = spawn_until_round(
+        ci_pr(
+            dir,
+            &["--trials", "20", "--comment", comment.to_str().unwrap()],
+        )
+        .process_group(0),
+        3,
+    );
     // The third round's first trial is under way once it is a process.
     let children = format!("/proc/{0}/task/{0}/children", child.id());
     while std::fs::read_to_string(&children)
@@ -203,7 +205,7 @@ fn bad_refs_and_commands_are_usage_errors_and_ctrl_c_leaves_no_worktree() {
     assert!(child.try_wait().unwrap().is_none(), "{seen:?}");
     // SAFETY: killpg with the child's own process group and SIGINT.
     unsafe { libc::killpg(child.id() as i32, libc::SIGINT) };
-    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let rest: Vec<String> = lines.collect();
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(130), "{seen:?} {rest:?}");
     assert!(
