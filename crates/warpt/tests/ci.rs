@@ -48,6 +48,19 @@ fn ci_pr(dir: &Path, extra: &[&str]) -> Command {
     cmd
 }
 
+/// `ci pr` exited 1 and its comment, returned, is a regression verdict
+/// naming each of `names`.
+fn regression(out: &std::process::Output, comment: &Path, names: &[&str]) -> String {
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let text = std::fs::read_to_string(comment).unwrap();
+    assert!(text.starts_with("### warpt: **regression**"), "{text}");
+    for name in names {
+        assert!(text.contains(name), "{name} in {text}");
+    }
+    text
+}
+
 /// The repository is as the user left it: one worktree, clean, on main.
 fn untouched(dir: &Path, head: &str) {
     assert_eq!(git(dir, &["worktree", "list"]).lines().count(), 1);
@@ -75,14 +88,7 @@ fn a_head_twice_as_slow_fails_and_the_comment_names_the_metric() {
     )
     .output()
     .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    let text = std::fs::read_to_string(&comment).unwrap();
-    assert!(text.starts_with("### warpt: **regression**"), "{text}");
-    assert!(
-        text.contains("work") && text.contains("wall_time_s"),
-        "{text}"
-    );
+    regression(&out, &comment, &["work", "wall_time_s"]);
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(
         xml.contains("<testsuite") && xml.contains("failure"),
@@ -240,10 +246,7 @@ fn exec_command_lines_are_compared_the_same_way() {
         .args(["--", "exec", "--runs", "8", "sh work.sh"])
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    let text = std::fs::read_to_string(&comment).unwrap();
-    assert!(text.starts_with("### warpt: **regression**"), "{text}");
+    regression(&out, &comment, &["wall_time_s"]);
     std::fs::remove_file(&comment).unwrap();
     untouched(dir, &head);
 }
@@ -367,7 +370,7 @@ fn harness_command_lines_are_compared_and_recorded() {
             .env("XDG_CONFIG_HOME", dir.join("no-config"));
         cmd
     };
-    // Each trial writes its reports to a directory of its own.
+    // The trials put their reports in a directory per side.
     let out = warpt()
         .args(["ci", "pr", "--base", "base", "--no-store", "--"])
         .args(HARNESS)
@@ -384,14 +387,7 @@ fn harness_command_lines_are_compared_and_recorded() {
         .args(HARNESS)
         .output()
         .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
-    let text = std::fs::read_to_string(&comment).unwrap();
-    assert!(text.starts_with("### warpt: **regression**"), "{text}");
-    assert!(
-        text.contains("optimized_work") && text.contains("latency_ms"),
-        "{text}"
-    );
+    let text = regression(&out, &comment, &["optimized_work", "latency_ms"]);
     // The checkouts' paths in the parameters are not a difference, and
     // exact results (zero error on both sides) are no change.
     assert!(!text.contains("parameters differ"), "{text}");
