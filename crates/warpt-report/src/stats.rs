@@ -132,7 +132,7 @@ fn mean_var(v: &[f64]) -> (f64, f64) {
 }
 
 /// Two-sided p-value of Student's t statistic `t` with `df` degrees of freedom.
-fn t_two_sided(t: f64, df: f64) -> f64 {
+pub(crate) fn t_two_sided(t: f64, df: f64) -> f64 {
     if !t.is_finite() {
         return if t.is_nan() { 1.0 } else { 0.0 };
     }
