@@ -4,6 +4,8 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -21,14 +23,11 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Tests in this file run one at a time: latency bounds and durations are
-/// what they check, and a neighbour generating a BERT's weights on the
-/// same two cores would decide them instead.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 /// Runs one mlperf benchmark; the exit status and its result.
 fn run(bench: &str, params: &[String]) -> (Option<i32>, Value, String) {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // One at a time: latency bounds and durations are what these tests
+    // check, and a neighbour generating a BERT's weights would decide them.
+    let _turn = common::one_at_a_time();
     let mut cmd = warpt();
     cmd.args([
         "benchmark",

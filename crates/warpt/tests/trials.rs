@@ -5,20 +5,12 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod common;
+
 use std::path::Path;
-use std::sync::{Mutex, MutexGuard};
 
 use assert_cmd::Command;
 use warpt_model::{BenchmarkSuiteRun, Quality, RunStatus, load_suite_run};
-
-/// These tests measure, and each judges interference: they run one at a
-/// time, or each would see the others as foreign CPU time (and rightly
-/// call its results unreliable).
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 fn warpt(store: &Path) -> Command {
     let mut cmd = Command::cargo_bin("warpt").unwrap();
@@ -55,7 +47,7 @@ fn run_json(store: &Path, extra: &[&str]) -> BenchmarkSuiteRun {
 
 #[test]
 fn repeat_runs_the_plan_as_trials_in_shuffled_orders() {
-    let _one = serial();
+    let _one = common::one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("results.db");
     let run = run_json(&store, &["--benchmark", "ok", "--repeat", "4"]);
@@ -110,7 +102,7 @@ fn repeat_runs_the_plan_as_trials_in_shuffled_orders() {
 
 #[test]
 fn a_noise_profile_sets_the_band_and_a_known_slowdown_is_caught() {
-    let _one = serial();
+    let _one = common::one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("results.db");
     let out = warpt(&store)
@@ -204,7 +196,7 @@ fn a_noise_profile_sets_the_band_and_a_known_slowdown_is_caught() {
 
 #[test]
 fn rerun_interleaves_two_configurations_and_judges_the_pairs() {
-    let _one = serial();
+    let _one = common::one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("results.db");
     let base = dir.path().join("base.toml");
@@ -263,7 +255,7 @@ fn rerun_interleaves_two_configurations_and_judges_the_pairs() {
 
 #[test]
 fn rerun_refuses_what_it_cannot_run() {
-    let _one = serial();
+    let _one = common::one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("results.db");
     let cfg = dir.path().join("a.toml");

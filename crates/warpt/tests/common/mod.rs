@@ -4,6 +4,19 @@
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
+
+/// Held by the tests of one test binary that measure and judge the
+/// measurement: they run one at a time, or each would see the others as
+/// foreign CPU time (and rightly call its results unreliable) or have its
+/// latencies decided by a neighbour on the same two cores.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Waits for this test's turn among those that measure (see
+/// [`ONE_AT_A_TIME`]); the turn lasts as long as the guard.
+pub fn one_at_a_time() -> MutexGuard<'static, ()> {
+    ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Runs git in `dir` with a fixed identity; its trimmed stdout.
 pub fn git(dir: &Path, args: &[&str]) -> String {
