@@ -248,7 +248,8 @@ fn exec_command_lines_are_compared_the_same_way() {
         .env("WARPT_NO_PROGRESS", "1")
         .env("XDG_CONFIG_HOME", dir.join("no-config"))
         // exec reports four metrics (wall, user, sys, RSS): enough rounds
-        // for the signed-rank test to pass the false-discovery control.
+        // for the paired t test (signed-rank needs six) to pass the
+        // false-discovery control.
         .args(["ci", "pr", "--base", "base", "--no-store", "--trials", "4"])
         .args(["--comment", comment.to_str().unwrap()])
         .args(["--", "exec", "--runs", "8", "sh work.sh"])
