@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use warpt_model::{ParamValue, Params};
+use warpt_model::{ParamKind, ParamValue, Params};
 
 /// A benchmark's parameters: name, default, what it means.
 pub type ParamTable = &'static [(&'static str, Default, &'static str)];
@@ -59,6 +59,31 @@ pub fn merged(tables: &[ParamTable]) -> (Params, BTreeMap<String, String>) {
         helps.extend(help(t));
     }
     (params, helps)
+}
+
+/// The suite's parameters that name files: the inputs it reads and the
+/// outputs it writes.
+const PATH_KINDS: &[(&str, ParamKind)] = &[
+    ("reference", ParamKind::InputPath),
+    ("reads", ParamKind::InputPath),
+    ("reads2", ParamKind::InputPath),
+    ("queries", ParamKind::InputPath),
+    ("targets", ParamKind::InputPath),
+    ("export", ParamKind::OutputPath),
+    ("scores", ParamKind::OutputPath),
+    ("sam", ParamKind::OutputPath),
+    ("vcf", ParamKind::OutputPath),
+    ("contigs", ParamKind::OutputPath),
+    ("histo", ParamKind::OutputPath),
+];
+
+/// The kinds of those of `params` that name files, as a spec holds them.
+pub fn kinds(params: &Params) -> BTreeMap<String, ParamKind> {
+    PATH_KINDS
+        .iter()
+        .filter(|(k, _)| params.contains_key(*k))
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect()
 }
 
 /// The help texts of `table`.

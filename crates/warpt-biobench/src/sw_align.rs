@@ -110,6 +110,7 @@ pub fn spec() -> BenchmarkSpec {
         external_tool: None,
         params: params::defaults(PARAMS),
         param_help: params::help(PARAMS),
+        param_kinds: params::kinds(&params::defaults(PARAMS)),
         param_choices: params::choices(&[
             ("alphabet", &["protein", "dna"]),
             ("matrix", &["", "blosum62", "dnafull"]),

@@ -28,6 +28,7 @@ fn spec(name: &str, text: &str) -> BenchmarkSpec {
         external_tool: None,
         params: BTreeMap::new(),
         param_help: BTreeMap::new(),
+        param_kinds: Default::default(),
         param_choices: BTreeMap::new(),
         timeouts: StageLimits::default(),
         metrics: ["wall_time_s", "user_time_s", "sys_time_s", "peak_rss_bytes"]

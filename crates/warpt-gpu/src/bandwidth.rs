@@ -56,6 +56,7 @@ pub fn spec() -> BenchmarkSpec {
         external_tool: None,
         params,
         param_help: help,
+        param_kinds: Default::default(),
         param_choices: Default::default(),
         timeouts: Default::default(),
         metrics: vec!["bandwidth".into()],

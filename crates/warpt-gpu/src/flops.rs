@@ -64,6 +64,7 @@ pub fn spec() -> BenchmarkSpec {
         external_tool: None,
         params,
         param_help: help,
+        param_kinds: Default::default(),
         param_choices: [(
             "precision".to_string(),
             PRECISIONS.iter().map(|p| p.to_string()).collect(),

@@ -33,6 +33,7 @@ pub fn spec() -> BenchmarkSpec {
         external_tool: None,
         params: common_params(),
         param_help: common_help(),
+        param_kinds: Default::default(),
         param_choices: Default::default(),
         timeouts: Default::default(),
         metrics: vec!["dispatch_us".into()],

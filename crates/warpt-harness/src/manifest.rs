@@ -31,12 +31,13 @@ pub fn build_manifest(options: &RunOptions, plan: &Plan) -> Manifest {
             ENV_PREFIXES.iter().any(|p| k.starts_with(p)) || SLURM_VARS.contains(&k.as_str())
         })
         // WARPT_STORE may be a database URL with its password.
-        .map(|(k, v)| (k, warpt_model::redact_url(&v)))
+        .map(|(k, v)| (k, warpt_model::redact_secrets(&v)))
         .collect();
     Manifest {
         warpt_version: options.tool_version.clone(),
         build_profile: options.build_profile.clone(),
-        command_line: options.command_line.clone(),
+        // `--store postgres://user:PASSWORD@...` is never recorded.
+        command_line: warpt_model::redact_command_line(&options.command_line),
         hostname: os.hostname,
         os: os.name,
         kernel: os.kernel,

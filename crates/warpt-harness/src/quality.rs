@@ -208,6 +208,7 @@ pub(crate) mod tests {
             external_tool: None,
             params: Default::default(),
             param_help: Default::default(),
+            param_kinds: Default::default(),
             param_choices: Default::default(),
             timeouts: Default::default(),
             metrics: vec![],

@@ -69,6 +69,7 @@ impl Suite for ScriptedSuite {
                 external_tool: None,
                 params: [("k".to_string(), ParamValue::Int(1))].into(),
                 param_help: Default::default(),
+                param_kinds: Default::default(),
                 param_choices: Default::default(),
                 timeouts: Default::default(),
                 metrics: vec![],

@@ -96,6 +96,7 @@ pub fn result(
         external_tool: Some(tool.into()),
         params: params.clone(),
         param_help: BTreeMap::new(),
+        param_kinds: Default::default(),
         param_choices: BTreeMap::new(),
         timeouts: StageLimits::default(),
         metrics: metrics.iter().map(|m| m.name.clone()).collect(),

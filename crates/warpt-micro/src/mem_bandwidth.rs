@@ -70,6 +70,7 @@ pub fn spec() -> BenchmarkSpec {
             ),
         ]
         .into(),
+        param_kinds: Default::default(),
         param_choices: Default::default(),
         timeouts: Default::default(),
         metrics: vec!["bandwidth".into(), "bandwidth_best".into()],

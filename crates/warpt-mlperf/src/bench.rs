@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use warpt_harness::{BenchmarkError, Measure, RunContext};
-use warpt_model::{
+use warpt_model::{ParamKind, 
     BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params,
 };
 
@@ -67,6 +67,16 @@ pub fn scenario_spec(parts: SpecParts<'_>) -> BenchmarkSpec {
     }
     let mut metrics = crate::scenario_metrics();
     metrics.extend(parts.metrics.iter().map(|m| m.to_string()));
+    // The parameters that name files: LoadGen's logs are written, models read.
+    let param_kinds = [
+        ("log_dir", ParamKind::OutputPath),
+        ("model_dir", ParamKind::InputPath),
+        ("model_file", ParamKind::InputPath),
+    ]
+    .into_iter()
+    .filter(|(k, _)| params.iter().any(|(p, _)| p == k))
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
     BenchmarkSpec {
         id: BenchmarkId::new(crate::SUITE, parts.name),
         components: parts.components,
@@ -76,6 +86,7 @@ pub fn scenario_spec(parts: SpecParts<'_>) -> BenchmarkSpec {
         external_tool: None,
         params: params.into_iter().collect(),
         param_help: help.into_iter().collect(),
+        param_kinds,
         param_choices: crate::choices(parts.choices),
         timeouts: crate::LIMITS,
         metrics,

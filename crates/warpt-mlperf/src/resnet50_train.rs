@@ -54,6 +54,7 @@ pub fn spec() -> BenchmarkSpec {
             ("model_dir".to_string(), "start from model.safetensors (torchvision's names) instead of the seed".to_string()),
         ]
         .into(),
+        param_kinds: warpt_model::ParamKind::table(&[("model_dir", warpt_model::ParamKind::InputPath)]),
         param_choices: crate::choices(&[("device", &["cpu", "cuda", "metal"])])
             .into_iter()
             .filter(|(k, _)| k == "device")

@@ -26,12 +26,12 @@ pub use component::{BenchmarkComponent, BenchmarkKind, UnknownComponent};
 pub use metric::{BenchmarkMetric, MetricStats, StopReason, tag_label};
 pub use noise::NoiseEntry;
 pub use params::{ParamError, ParamValue, Params};
-pub use redact::redact_url;
+pub use redact::{MASK, redact_command_line, redact_secrets, redact_url};
 pub use result::{
     BenchmarkRunResult, CrashInfo, DEBUG_BUILD_REASON, Quality, Resources, RunStatus, StageRecord,
     StageStatus, UNRELIABLE_REL_CI, Validation, Watchdog,
 };
-pub use spec::{BenchmarkId, BenchmarkSpec, StageLimits};
+pub use spec::{BenchmarkId, BenchmarkSpec, ParamKind, StageLimits};
 pub use stress::{StressRun, ThroughputPoint};
 pub use suite_run::{BenchmarkSuiteRun, GitState, LoadError, Manifest, RunConfig, load_suite_run};
 pub use system::{

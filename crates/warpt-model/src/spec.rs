@@ -66,6 +66,13 @@ pub struct BenchmarkSpec {
     /// usage error before anything runs.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub param_choices: BTreeMap<String, Vec<String>>,
+    /// Parameters that are more than a value: a command run by a shell, a
+    /// file or directory read, or one written. A parameter not listed is a
+    /// plain value. The CLI runs them as given; `warpt serve` refuses them
+    /// from remote callers unless its operator allowed them
+    /// (`--allow-commands`, `--allow-paths DIR`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub param_kinds: BTreeMap<String, ParamKind>,
     /// Stage time limits this benchmark needs instead of the defaults
     /// (e.g. a long setup); `--timeout-multiplier` still scales them.
     #[serde(default, skip_serializing_if = "StageLimits::is_empty")]
@@ -73,6 +80,36 @@ pub struct BenchmarkSpec {
     /// The metric names this benchmark reports.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<String>,
+}
+
+/// What a parameter's value names, beyond being a value.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "snake_case")]
+pub enum ParamKind {
+    /// A command line that warpt runs (through `sh -c` or as a program).
+    Command,
+    /// A file or directory warpt reads.
+    InputPath,
+    /// A file or directory warpt writes (or where a command writes).
+    OutputPath,
+}
+
+impl ParamKind {
+    /// How messages name the kind: `command`, `input path`, `output path`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ParamKind::Command => "command",
+            ParamKind::InputPath => "input path",
+            ParamKind::OutputPath => "output path",
+        }
+    }
+
+    /// A spec's kinds from `(name, kind)` pairs.
+    pub fn table(pairs: &[(&str, ParamKind)]) -> BTreeMap<String, ParamKind> {
+        pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    }
 }
 
 /// Time limits of the stages of a benchmark run, in seconds; `None` leaves

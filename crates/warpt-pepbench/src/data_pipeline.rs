@@ -53,6 +53,7 @@ pub fn spec() -> BenchmarkSpec {
             ("seq_len".to_string(), "tokens per row (padded or cut)".to_string()),
         ]
         .into(),
+        param_kinds: warpt_model::ParamKind::table(&[("input", warpt_model::ParamKind::InputPath)]),
         param_choices: Default::default(),
         timeouts: Default::default(),
         metrics: vec!["samples_per_s".into(), "mb_per_s".into()],

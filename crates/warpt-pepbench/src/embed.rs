@@ -67,6 +67,7 @@ pub fn spec() -> BenchmarkSpec {
             ("seq_len".to_string(), "tokens per sentence (inputs are cut to exactly this)".to_string()),
         ]
         .into(),
+        param_kinds: warpt_model::ParamKind::table(&[("model_dir", warpt_model::ParamKind::InputPath)]),
         param_choices: choices(&[("device", DEVICES), ("precision", FLOAT_PRECISIONS)]),
         timeouts: StageLimits {
             setup: Some(120.0),

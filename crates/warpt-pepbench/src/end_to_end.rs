@@ -70,6 +70,7 @@ pub fn spec() -> BenchmarkSpec {
             ("gen_tokens".to_string(), "tokens generated per request (at least 2)".to_string()),
         ]
         .into(),
+        param_kinds: warpt_model::ParamKind::table(&[("model_dir", warpt_model::ParamKind::InputPath)]),
         param_choices: choices(&[
             ("model", MODELS),
             ("device", DEVICES),

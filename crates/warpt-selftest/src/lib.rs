@@ -102,6 +102,7 @@ impl Suite for SelftestSuite {
                 external_tool: None,
                 params: params(n),
                 param_help: Default::default(),
+                param_kinds: Default::default(),
                 param_choices: Default::default(),
                 timeouts: Default::default(),
                 metrics: vec![if *n == work::NAME { "time" } else { "spin" }.into()],

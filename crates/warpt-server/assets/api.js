@@ -25,7 +25,9 @@ export function setToken(t) {
 export async function api(path, opts = {}) {
   const headers = { Accept: "application/json" };
   if (opts.body !== undefined) headers["Content-Type"] = "application/json";
-  if (opts.auth) headers.Authorization = `Bearer ${token()}`;
+  // Sent on reads too when the tab has one: a server started with
+  // --token-for-reads answers nothing without it.
+  if (opts.auth || token()) headers.Authorization = `Bearer ${token()}`;
   const res = await fetch(`/api/v1/${path}`, {
     method: opts.method || (opts.body !== undefined ? "POST" : "GET"),
     headers,

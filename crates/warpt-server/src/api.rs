@@ -23,6 +23,11 @@ type Params = Query<Vec<(String, String)>>;
 pub const QUERY_MAX_ROWS: usize = 10_000;
 /// Time after which a `POST query` is stopped.
 pub const QUERY_MAX_TIME: std::time::Duration = std::time::Duration::from_secs(5);
+/// Bytes of values a `POST query` answer holds at most (and the largest
+/// string or blob a query may build).
+pub const QUERY_MAX_BYTES: usize = 16 << 20;
+/// `POST query` statements running at once at most; more get 429.
+pub const QUERY_MAX_CONCURRENT: usize = 2;
 /// Runs a page holds at most.
 const MAX_PAGE: usize = 1000;
 
@@ -50,6 +55,10 @@ pub fn router(state: Shared) -> Router {
         .route("/assets/{*path}", get(crate::dashboard::asset))
         .fallback(not_found)
         .layer(axum::middleware::from_fn_with_state(state.clone(), cached))
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            crate::guard::guard,
+        ))
         .layer(axum::middleware::from_fn_with_state(state.clone(), count))
         .with_state(state)
 }
@@ -436,6 +445,12 @@ async fn query(
         .filter(|s| !s.trim().is_empty())
         .ok_or_else(|| ApiError::bad_field("sql", "'sql' is required (a string)"))?
         .to_string();
+    let _slot = state.query_slots.try_acquire().map_err(|_| {
+        ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("{QUERY_MAX_CONCURRENT} queries are running already; try again when one ends"),
+        )
+    })?;
     let path = state.store.clone();
     let out = tokio::task::spawn_blocking(move || {
         warpt_store::query_limited(
@@ -444,6 +459,7 @@ async fn query(
             Some(Limits {
                 max_rows: QUERY_MAX_ROWS,
                 max_time: QUERY_MAX_TIME,
+                max_bytes: QUERY_MAX_BYTES,
             }),
         )
     })

@@ -87,6 +87,45 @@ pub fn load_or_create(path: &Path, given: bool) -> Result<Token, ServeError> {
     }
 }
 
+/// Bytes a token must have when the server listens beyond loopback.
+pub const NETWORK_TOKEN_MIN: usize = 32;
+
+/// Beyond loopback the token is all that stands between the network and
+/// running benchmarks: refuses a token file that other users can read and
+/// a token shorter than [`NETWORK_TOKEN_MIN`] bytes.
+pub fn check_network_token(path: &Path, token: &Token) -> Result<(), ServeError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path)
+            .map_err(|source| ServeError::Io {
+                what: format!("reading {}", path.display()),
+                source,
+            })?
+            .permissions()
+            .mode();
+        if mode & 0o077 != 0 {
+            return Err(ServeError::Usage(format!(
+                "{}: mode {:o} lets other users read the token; beyond loopback it must be private: \
+                 chmod 600 {}",
+                path.display(),
+                mode & 0o777,
+                path.display()
+            )));
+        }
+    }
+    if token.0.len() < NETWORK_TOKEN_MIN {
+        return Err(ServeError::Usage(format!(
+            "{}: the token has {} bytes; beyond loopback it needs at least {NETWORK_TOKEN_MIN}: \
+             head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n' > {}",
+            path.display(),
+            token.0.len(),
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
 /// `n` random bytes from the kernel, in hex.
 pub(crate) fn random_hex(n: usize) -> std::io::Result<String> {
     let mut bytes = vec![0u8; n];
@@ -139,5 +178,23 @@ mod tests {
         assert!(check_bind(&open, false).is_err());
         assert!(check_bind(&open, true).is_ok());
         assert!(check_bind(&"127.0.0.1:0".parse().unwrap(), false).is_ok());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn network_tokens_are_private_and_long() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("token");
+        let long = Token("a".repeat(NETWORK_TOKEN_MIN));
+        std::fs::write(&path, &long.0).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let e = check_network_token(&path, &long).unwrap_err().to_string();
+        assert!(e.contains("chmod 600"), "{e}");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(check_network_token(&path, &long).is_ok());
+        let short = Token("a".repeat(16));
+        let e = check_network_token(&path, &short).unwrap_err().to_string();
+        assert!(e.contains("at least 32"), "{e}");
     }
 }

@@ -1,5 +1,6 @@
 //! API errors: a status and a JSON body `{"error": ..., "field": ...}`
-//! naming the query field or body key at fault, when there is one.
+//! naming the query field or body key at fault, when there is one (and
+//! `"parameter"`, the run parameter a refusal is about).
 
 use axum::Json;
 use axum::http::StatusCode;
@@ -15,6 +16,8 @@ pub struct ApiError {
     pub message: String,
     /// The input field at fault, if one.
     pub field: Option<String>,
+    /// The run parameter at fault, if one (a refused command or path).
+    pub parameter: Option<String>,
 }
 
 impl ApiError {
@@ -24,6 +27,17 @@ impl ApiError {
             status: StatusCode::BAD_REQUEST,
             message: message.into(),
             field: Some(field.to_string()),
+            parameter: None,
+        }
+    }
+
+    /// 403 for a run parameter a remote caller may not set.
+    pub fn refused(refusal: crate::access::Refusal) -> Self {
+        ApiError {
+            status: StatusCode::FORBIDDEN,
+            message: refusal.message,
+            field: Some("params".into()),
+            parameter: Some(refusal.parameter),
         }
     }
 
@@ -33,6 +47,7 @@ impl ApiError {
             status,
             message: message.into(),
             field: None,
+            parameter: None,
         }
     }
 }
@@ -53,7 +68,10 @@ impl From<StoreError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = serde_json::json!({"error": self.message, "field": self.field});
+        let mut body = serde_json::json!({"error": self.message, "field": self.field});
+        if let Some(p) = self.parameter {
+            body["parameter"] = p.into();
+        }
         (self.status, Json(body)).into_response()
     }
 }

@@ -2,6 +2,10 @@
 //!
 //! - [`auth`]: the bearer token (created on first start, mode 0600) and
 //!   the rule that only loopback may be served without one;
+//! - [`access`]: what the operator lets remote callers name (commands,
+//!   paths) and which host names are answered;
+//! - [`guard`]: the checks every request passes (host, origin, token for
+//!   reads) and the security headers of every answer;
 //! - [`state`]: what every handler shares (the store, the registry's
 //!   specs, the token, request counters);
 //! - [`cache`]: read answers kept until the store changes;
@@ -13,11 +17,13 @@
 //! - [`openapi`]: the OpenAPI 3 document of those routes;
 //! - [`dashboard`]: the web dashboard at `/`, its assets embedded.
 
+pub mod access;
 pub mod api;
 pub mod auth;
 pub mod cache;
 pub mod dashboard;
 pub mod error;
+pub mod guard;
 pub mod openapi;
 pub mod plan;
 pub mod queue;
@@ -30,6 +36,7 @@ use std::sync::Arc;
 
 use warpt_model::BenchmarkSpec;
 
+pub use access::Access;
 pub use auth::Token;
 pub use state::AppState;
 
@@ -68,6 +75,8 @@ pub struct ServeOptions {
     pub exe: PathBuf,
     /// Read answers kept until the store changes (0: none).
     pub cache_entries: usize,
+    /// What remote callers may name, and the host names answered.
+    pub access: Access,
 }
 
 /// Serves until interrupted (Ctrl-C or SIGTERM). Prints the address it
@@ -75,6 +84,9 @@ pub struct ServeOptions {
 pub fn serve(options: &ServeOptions, specs: Vec<BenchmarkSpec>) -> Result<(), ServeError> {
     auth::check_bind(&options.bind, options.token_given)?;
     let token = auth::load_or_create(&options.token_file, options.token_given)?;
+    if !options.bind.ip().is_loopback() {
+        auth::check_network_token(&options.token_file, &token)?;
+    }
     // Creates the store and brings its schema up to date before the first
     // request.
     warpt_store::Store::open(&options.store)?;
@@ -86,6 +98,7 @@ pub fn serve(options: &ServeOptions, specs: Vec<BenchmarkSpec>) -> Result<(), Se
         options.exe.clone(),
         queue,
         options.cache_entries,
+        options.access.clone(),
     ));
     // The state (and its pooled store connections) is dropped after the
     // runtime returns: a PostgreSQL connection closes by blocking on a
@@ -114,6 +127,7 @@ pub fn serve(options: &ServeOptions, specs: Vec<BenchmarkSpec>) -> Result<(), Se
             options.store,
             options.token_file.display()
         );
+        eprintln!("warpt serve: {}", grants(&options.access));
         axum::serve(listener, api::router(state))
             .with_graceful_shutdown(shutdown())
             .await
@@ -125,6 +139,31 @@ pub fn serve(options: &ServeOptions, specs: Vec<BenchmarkSpec>) -> Result<(), Se
     drop(runtime);
     drop(keep);
     served
+}
+
+/// What a token holder may do here, said once at start.
+fn grants(access: &Access) -> String {
+    let commands = if access.allow_commands {
+        "run commands as this user (--allow-commands)"
+    } else {
+        "run benchmarks, but no command of their own"
+    };
+    let paths = if access.allow_paths.is_empty() {
+        "no path of their own".to_string()
+    } else {
+        let dirs: Vec<String> = access
+            .allow_paths
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect();
+        format!("paths under {}", dirs.join(", "))
+    };
+    let reads = if access.token_for_reads {
+        "every read needs the token too"
+    } else {
+        "reads need no token"
+    };
+    format!("token holders may {commands} and name {paths}; {reads}")
 }
 
 async fn shutdown() {

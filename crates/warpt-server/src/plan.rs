@@ -54,7 +54,7 @@ pub struct RunRequest {
 impl RunRequest {
     /// Parses a request body; a bad key or value is a 400 naming it.
     pub fn parse(body: &str) -> Result<Self, ApiError> {
-        serde_json::from_str(body).map_err(|e| {
+        let request: Self = serde_json::from_str(body).map_err(|e| {
             let text = e.to_string();
             // serde names the key in "unknown field `x`" and
             // "invalid type ... for key `x`"-style messages.
@@ -65,7 +65,44 @@ impl RunRequest {
                 .unwrap_or("body")
                 .to_string();
             ApiError::bad_field(&field, format!("the run request: {text}"))
-        })
+        })?;
+        // A NUL cannot pass to a child's arguments: refused here, by name.
+        let texts = request
+            .suite
+            .iter()
+            .map(|s| ("suite", s.as_str()))
+            .chain(request.benchmarks.iter().map(|b| ("benchmarks", b.as_str())))
+            .chain(request.components.iter().map(|c| ("components", c.as_str())))
+            .chain(request.params.iter().map(|(k, _)| ("params", k.as_str())))
+            .chain(
+                request
+                    .params
+                    .iter()
+                    .filter_map(|(k, v)| v.as_str().map(|v| (k.as_str(), v))),
+            );
+        for (field, text) in texts {
+            if text.contains('\0') {
+                return Err(ApiError::bad_field(
+                    field,
+                    format!("'{field}' holds a NUL byte, which no benchmark takes"),
+                ));
+            }
+        }
+        Ok(request)
+    }
+
+    /// The parameters as `--param` gives them: name and value as text.
+    pub fn param_texts(&self) -> Vec<(String, String)> {
+        self.params
+            .iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                (k.clone(), v)
+            })
+            .collect()
     }
 
     /// The `benchmark run` arguments (after `benchmark run`).
@@ -84,11 +121,7 @@ impl RunRequest {
         for c in &self.components {
             flag("component", c.clone());
         }
-        for (k, v) in &self.params {
-            let v = match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
+        for (k, v) in self.param_texts() {
             flag("param", format!("{k}={v}"));
         }
         if let Some(v) = self.duration {
@@ -139,5 +172,7 @@ mod tests {
         assert_eq!(e.field.as_deref(), Some("sweet"));
         let e = RunRequest::parse(r#"{"duration":"long"}"#).unwrap_err();
         assert_eq!(e.status, axum::http::StatusCode::BAD_REQUEST);
+        let e = RunRequest::parse(r#"{"params":{"sam":"a\u0000b"}}"#).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some("sam"));
     }
 }

@@ -19,6 +19,9 @@ use crate::state::AppState;
 
 type Shared = Arc<AppState>;
 
+/// The largest WebSocket message a client may send.
+pub const WS_MAX_MESSAGE: usize = 64 << 10;
+
 /// `POST /api/v1/runs`: checks the plan as `benchmark run --dry-run`
 /// would, queues it, answers 202 with the run's id and position.
 pub async fn submit(
@@ -28,6 +31,20 @@ pub async fn submit(
 ) -> Result<Response, ApiError> {
     authorize(&state, &headers)?;
     let request = RunRequest::parse(&body)?;
+    // Every benchmark the request could reach: its suite's, its named
+    // ones', or (naming neither) all of them.
+    let reachable = state.specs.iter().filter(|s| {
+        request.suite.as_ref().is_none_or(|suite| s.id.suite == *suite)
+            && (request.benchmarks.is_empty()
+                || request
+                    .benchmarks
+                    .iter()
+                    .any(|b| s.id.name == *b || s.id.to_string() == *b))
+    });
+    state
+        .access
+        .check_params(reachable, &request.param_texts())
+        .map_err(ApiError::refused)?;
     let exe = state.exe.clone();
     let args = request.args();
     let checked = tokio::task::spawn_blocking(move || {
@@ -176,6 +193,10 @@ pub async fn events(
     Path(id): Path<String>,
     ws: WebSocketUpgrade,
 ) -> Result<Response, ApiError> {
+    // Clients only listen: nothing they send needs more than a frame.
+    let ws = ws
+        .max_message_size(WS_MAX_MESSAGE)
+        .max_frame_size(WS_MAX_MESSAGE);
     if let Some(feed) = state.queue.feed(&id) {
         return Ok(ws.on_upgrade(move |socket| follow(socket, feed)));
     }

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 use warpt_model::BenchmarkSpec;
 use warpt_store::{Location, Store};
 
+use crate::access::Access;
 use crate::auth::Token;
 use crate::cache::Cache;
 use crate::queue::Queue;
@@ -31,6 +32,10 @@ pub struct AppState {
     pub queue: Arc<Queue>,
     /// Answers to reads, until the store changes.
     pub cache: Cache,
+    /// What remote callers may name, and the host names answered.
+    pub access: Access,
+    /// `POST query` statements allowed to run at once.
+    pub query_slots: tokio::sync::Semaphore,
     /// Idle store connections.
     pool: Mutex<Vec<Store>>,
 }
@@ -71,9 +76,12 @@ impl AppState {
         exe: PathBuf,
         queue: Arc<Queue>,
         cache_entries: usize,
+        access: Access,
     ) -> Self {
         AppState {
             cache: Cache::new(&store, cache_entries),
+            access,
+            query_slots: tokio::sync::Semaphore::new(crate::api::QUERY_MAX_CONCURRENT),
             store,
             specs,
             token,

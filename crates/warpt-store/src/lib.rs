@@ -47,7 +47,7 @@ pub use jobs::{Job, JobState};
 pub use location::Location;
 pub use matrix::MatrixRow;
 pub use noise::NoiseKey;
-pub use query::{Limits, QueryOutput, query, query_limited};
+pub use query::{Cap, Limits, QueryOutput, query, query_limited};
 pub use read::{MachineSummary, RunFilter, RunSummary};
 pub use trend::{TrendQuery, TrendRow};
 pub use write::{Recorded, Source, fingerprint};

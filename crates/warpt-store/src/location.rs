@@ -66,7 +66,7 @@ pub fn is_postgres_url(s: &str) -> bool {
 
 /// The URL with its password replaced by `***`, for messages and logs.
 pub fn redact(url: &str) -> String {
-    warpt_model::redact_url(url)
+    warpt_model::redact_secrets(url)
 }
 
 impl fmt::Display for Location {

@@ -44,10 +44,70 @@ pub struct QueryOutput {
     pub columns: Vec<String>,
     /// Rows, each with one value per column.
     pub rows: Vec<Vec<serde_json::Value>>,
-    /// More rows matched than the row cap let through (left out of the
-    /// JSON when false, so uncapped output is as before).
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub truncated: bool,
+    /// Which cap cut the answer short, if one did (left out of the JSON
+    /// when none, so uncapped output is as before).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub truncated: Option<Cap>,
+}
+
+/// A cap of [`Limits`] that cut an answer short.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cap {
+    /// More rows matched than `max_rows`.
+    Rows,
+    /// The rows so far filled `max_bytes`.
+    Bytes,
+}
+
+/// Rows gathered under the caps of [`Limits`].
+struct Gather {
+    rows: Vec<Vec<serde_json::Value>>,
+    bytes: usize,
+    max_rows: usize,
+    max_bytes: usize,
+    truncated: Option<Cap>,
+}
+
+impl Gather {
+    fn new(limits: Option<Limits>) -> Self {
+        Gather {
+            rows: Vec::new(),
+            bytes: 0,
+            max_rows: limits.map_or(usize::MAX, |l| l.max_rows),
+            max_bytes: limits.map_or(usize::MAX, |l| l.max_bytes),
+            truncated: None,
+        }
+    }
+
+    /// Whether another row may be read.
+    fn open(&mut self) -> bool {
+        if self.rows.len() >= self.max_rows {
+            self.truncated = Some(Cap::Rows);
+        }
+        self.truncated.is_none()
+    }
+
+    /// Keeps `row`, unless it would take the answer past the byte cap.
+    fn push(&mut self, row: Vec<serde_json::Value>) {
+        let size: usize = row.iter().map(json_size).sum::<usize>() + 2;
+        if self.bytes.saturating_add(size) > self.max_bytes {
+            self.truncated = Some(Cap::Bytes);
+            return;
+        }
+        self.bytes += size;
+        self.rows.push(row);
+    }
+}
+
+/// About the bytes `v` takes in the JSON answer (a bound from above for
+/// strings without escapes; what matters is the order of magnitude).
+fn json_size(v: &serde_json::Value) -> usize {
+    match v {
+        serde_json::Value::String(s) => s.len() + 3,
+        serde_json::Value::Null => 5,
+        _ => 25,
+    }
 }
 
 fn authorize(ctx: AuthContext<'_>) -> Authorization {
@@ -93,8 +153,11 @@ fn sqlite_json(v: ValueRef<'_>) -> serde_json::Value {
 pub struct Limits {
     /// Rows returned at most; the output says when more were left out.
     pub max_rows: usize,
-    /// Wall time after which SQLite is interrupted.
+    /// Wall time after which the statement is interrupted.
     pub max_time: std::time::Duration,
+    /// Bytes of values the answer holds at most; also the largest string
+    /// or blob SQLite may build while computing it.
+    pub max_bytes: usize,
 }
 
 /// Runs one read-only statement against the store at `location`.
@@ -102,9 +165,11 @@ pub fn query(location: &Location, sql: &str) -> Result<QueryOutput, StoreError> 
     query_limited(location, sql, None)
 }
 
-/// [`query`] with caps: at most `limits.max_rows` rows (`truncated` set
-/// when there were more), and a statement still running after
-/// `limits.max_time` is interrupted ([`StoreError::TimedOut`]).
+/// [`query`] with caps: at most `limits.max_rows` rows and
+/// `limits.max_bytes` of values (`truncated` names the cap that cut it),
+/// and a statement still running after `limits.max_time` is interrupted
+/// ([`StoreError::TimedOut`]), by a timer rather than by counting the
+/// statement's steps (one step can take seconds).
 pub fn query_limited(
     location: &Location,
     sql: &str,
@@ -126,11 +191,21 @@ fn query_sqlite(path: &Path, sql: &str, limits: Option<Limits>) -> Result<QueryO
     )?;
     conn.pragma_update(None, "query_only", true)?;
     conn.authorizer(Some(authorize))?;
+    // Ends the timer thread (dropped when the query returns).
+    let mut _timer = None;
     if let Some(l) = limits {
-        // SQLite calls this every 10k virtual-machine steps; a true return
-        // interrupts the statement.
-        let deadline = std::time::Instant::now() + l.max_time;
-        conn.progress_handler(10_000, Some(move || std::time::Instant::now() >= deadline))?;
+        let length = i32::try_from(l.max_bytes).unwrap_or(i32::MAX).max(1);
+        conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH, length)?;
+        let handle = conn.get_interrupt_handle();
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let max_time = l.max_time;
+        std::thread::spawn(move || {
+            if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = stopped.recv_timeout(max_time)
+            {
+                handle.interrupt();
+            }
+        });
+        _timer = Some(stop);
     }
     let timed_out = |e: &rusqlite::Error| {
         matches!(
@@ -150,16 +225,13 @@ fn query_sqlite(path: &Path, sql: &str, limits: Option<Limits>) -> Result<QueryO
     }
     let columns: Vec<String> = stmt.column_names().map(str::to_string).collect();
     let width = columns.len();
-    let mut rows = Vec::new();
-    let mut truncated = false;
-    let cap = limits.map_or(usize::MAX, |l| l.max_rows);
+    let mut gather = Gather::new(limits);
     let mut cursor = stmt.query([]).map_err(refused)?;
     while let Some(row) = cursor.next().map_err(refused)? {
-        if rows.len() == cap {
-            truncated = true;
+        if !gather.open() {
             break;
         }
-        rows.push(
+        gather.push(
             (0..width)
                 .map(|i| row.get_ref(i).map(sqlite_json))
                 .collect::<Result<_, _>>()?,
@@ -167,8 +239,8 @@ fn query_sqlite(path: &Path, sql: &str, limits: Option<Limits>) -> Result<QueryO
     }
     Ok(QueryOutput {
         columns,
-        rows,
-        truncated,
+        rows: gather.rows,
+        truncated: gather.truncated,
     })
 }
 
@@ -204,26 +276,23 @@ fn query_postgres(url: &str, sql: &str, limits: Option<Limits>) -> Result<QueryO
         .iter()
         .map(|c| c.name().to_string())
         .collect();
-    let cap = limits.map_or(usize::MAX, |l| l.max_rows);
-    let mut rows = Vec::new();
-    let mut truncated = false;
+    let mut gather = Gather::new(limits);
     {
         let mut cursor = tx
             .query_raw(&stmt, std::iter::empty::<Value>())
             .map_err(classify)?;
         while let Some(row) = cursor.next().map_err(classify)? {
-            if rows.len() == cap {
-                truncated = true;
+            if !gather.open() {
                 break;
             }
-            rows.push(crate::db::pg_row(&row)?.0.into_iter().map(json).collect());
+            gather.push(crate::db::pg_row(&row)?.0.into_iter().map(json).collect());
         }
     }
     // Nothing to keep: the transaction only read.
     tx.rollback()?;
     Ok(QueryOutput {
         columns,
-        rows,
-        truncated,
+        rows: gather.rows,
+        truncated: gather.truncated,
     })
 }

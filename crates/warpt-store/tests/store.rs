@@ -219,17 +219,19 @@ fn queries_cannot_write() {
         Some(warpt_store::Limits {
             max_rows: 2,
             max_time: std::time::Duration::from_secs(5),
+            max_bytes: 1 << 20,
         }),
     )
     .unwrap();
     assert_eq!(capped.rows.len(), 2);
-    assert!(capped.truncated);
+    assert_eq!(capped.truncated, Some(warpt_store::Cap::Rows));
     let slow = warpt_store::query_limited(
         url,
         "SELECT pg_sleep(3)",
         Some(warpt_store::Limits {
             max_rows: 2,
             max_time: std::time::Duration::from_millis(200),
+            max_bytes: 1 << 20,
         }),
     );
     assert!(matches!(slow, Err(StoreError::TimedOut(_))), "{slow:?}");
@@ -367,4 +369,53 @@ fn latest_profile(t: &TestStore) {
         ..key
     };
     assert!(store.noise_profile(&key).unwrap().is_none());
+}
+
+/// The SQL console's caps hold against statements that spend seconds in
+/// one step (the deadline is a timer, not a step count), that build one
+/// huge value (SQLITE_LIMIT_LENGTH) or that return many large ones (the
+/// byte cap, named in `truncated`).
+#[test]
+fn sqlite_queries_are_bounded_in_time_and_bytes() {
+    let t = TestStore::sqlite();
+    let mut store = Store::open(&t.location).unwrap();
+    store.record_run(&example(), &Source::Run).unwrap();
+    drop(store);
+    let limits = |ms: u64, bytes: usize| {
+        Some(warpt_store::Limits {
+            max_rows: 10_000,
+            max_time: std::time::Duration::from_millis(ms),
+            max_bytes: bytes,
+        })
+    };
+    // One value larger than the byte cap is refused while being built.
+    let big = warpt_store::query_limited(
+        &t.location,
+        "SELECT length(hex(randomblob(100000000)))",
+        limits(5_000, 1 << 20),
+    );
+    assert!(
+        matches!(&big, Err(StoreError::Sql(e)) if e.to_string().contains("too big")),
+        "{big:?}"
+    );
+    // Many values under the cap each, over it together: cut at the cap.
+    let many = warpt_store::query_limited(
+        &t.location,
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 40) \
+         SELECT hex(randomblob(100000)) FROM c",
+        limits(5_000, 1 << 20),
+    )
+    .unwrap();
+    assert_eq!(many.truncated, Some(warpt_store::Cap::Bytes));
+    assert_eq!(many.rows.len(), 5, "five rows of 200 kB fit in 1 MiB");
+    // A statement whose steps are slow is stopped by the timer: a
+    // recursive CTE joining a large table with itself never reaches a
+    // step count in time on a single huge sort, but the interrupt ends it.
+    let slow = warpt_store::query_limited(
+        &t.location,
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 3000000) \
+         SELECT count(*) FROM c a, c b",
+        limits(300, 1 << 20),
+    );
+    assert!(matches!(slow, Err(StoreError::TimedOut(_))), "{slow:?}");
 }

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use warpt_harness::{Benchmark, Suite};
-use warpt_model::{BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params};
+use warpt_model::{BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamKind, ParamValue, Params};
 
 use super::bench::DeclaredBenchmark;
 use super::file::{Declared, FILE_PARAM, MEASURED};
@@ -66,6 +66,16 @@ fn spec_of(d: &Declared) -> BenchmarkSpec {
         .filter(|(_, v)| v.len() > 1 && matches!(v[0], ParamValue::Str(_)))
         .map(|(k, v)| (k.clone(), v.iter().map(ToString::to_string).collect()))
         .collect();
+    // The declaring file runs its own commands, and a free text value is
+    // pasted into them as it is: both are commands (a number is checked
+    // as one, and a text with declared choices must be one of them).
+    let mut param_kinds: BTreeMap<String, ParamKind> = d
+        .params
+        .iter()
+        .filter(|(_, v)| v.len() == 1 && matches!(v[0], ParamValue::Str(_)))
+        .map(|(k, _)| (k.clone(), ParamKind::Command))
+        .collect();
+    param_kinds.insert(FILE_PARAM.into(), ParamKind::Command);
     let mut metrics: Vec<String> = MEASURED.iter().map(|m| m.to_string()).collect();
     metrics.extend(d.metrics.iter().map(|m| m.name.clone()));
     BenchmarkSpec {
@@ -81,6 +91,7 @@ fn spec_of(d: &Declared) -> BenchmarkSpec {
         external_tool: Some(d.shell.clone()),
         params,
         param_help,
+        param_kinds,
         param_choices,
         timeouts: Default::default(),
         metrics,

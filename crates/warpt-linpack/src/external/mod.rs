@@ -87,6 +87,7 @@ pub fn spec() -> BenchmarkSpec {
             ),
         ]
         .into(),
+        param_kinds: warpt_model::ParamKind::table(&[("binary", warpt_model::ParamKind::Command)]),
         param_choices: Default::default(),
         // HPL's run time grows as N^3 and with its BLAS: each part's limit is
         // reckoned as the run goes (see `follow`); setup measures this

@@ -61,6 +61,7 @@ pub fn spec() -> BenchmarkSpec {
             ),
         ]
         .into(),
+        param_kinds: Default::default(),
         param_choices: [(
             "precision".to_string(),
             ["all", "fp64", "fp32", "bf16", "fp16", "int8"]

@@ -3,7 +3,7 @@
 // telemetry, each benchmark's result, the end.
 
 import { h, fill, table, field, num } from "../dom.js";
-import { api, hashParams, setHashParams } from "../api.js";
+import { api, hashParams, setHashParams, token } from "../api.js";
 import { lines } from "../charts.js";
 import { tokenField } from "./token.js";
 
@@ -75,7 +75,10 @@ export async function render(main) {
       dirty = false;
       fill(chart, lines([...series.values()].map(se => ({ name: se.name, points: se.values.map((y, x) => ({ x, y })) })), "samples as they arrive", ""));
     }, 400);
-    const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/v1/runs/${encodeURIComponent(id)}/events`;
+    // A browser cannot set a WebSocket's headers: the token (needed under
+    // --token-for-reads) rides in the query.
+    const auth = token() ? `?token=${encodeURIComponent(token())}` : "";
+    const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/api/v1/runs/${encodeURIComponent(id)}/events${auth}`;
     socket = new WebSocket(url);
     socket.onmessage = msg => {
       const e = JSON.parse(msg.data);

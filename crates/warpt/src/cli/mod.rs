@@ -232,6 +232,14 @@ pub struct NetServerArgs {
 
 /// `warpt serve`
 #[derive(Debug, Args)]
+#[command(after_help = "\
+Who may do what (docs/security.md):
+  anyone who reaches the port    reads the history (unless --token-for-reads)
+  whoever holds the token        runs benchmarks on this machine as this user, cancels runs
+                                 and queries the store; with --allow-commands also runs any
+                                 command, and with --allow-paths DIR reads and writes under DIR
+Beyond loopback the token file must be private (chmod 600) and hold at least 32 bytes; the
+server speaks plain HTTP, so put a TLS-terminating reverse proxy in front of it (docs/serve.md).")]
 pub struct ServeArgs {
     /// Address and port to listen on (port 0: any free port). Anything but
     /// loopback needs --token-file.
@@ -249,6 +257,26 @@ pub struct ServeArgs {
     /// store changes; 0 computes every answer afresh.
     #[arg(long, value_name = "N", default_value_t = 1024)]
     pub cache_entries: usize,
+    /// Let token holders set parameters that are commands (mlperf_external's
+    /// `command`, linpack_external's `binary`, the harness suite's `file`
+    /// and `python`, ...): whoever holds the token then runs any command
+    /// as this user. Off: such a run is refused with 403.
+    #[arg(long)]
+    pub allow_commands: bool,
+    /// Let token holders name files and directories under DIR in path
+    /// parameters (inputs read, outputs written); repeatable. Symlinks are
+    /// followed and `..` refused. None: every path parameter is refused.
+    #[arg(long, value_name = "DIR")]
+    pub allow_paths: Vec<PathBuf>,
+    /// Also answer requests sent to this host name (the server answers IP
+    /// addresses and localhost; other names are refused with 421, which
+    /// stops DNS-rebinding pages); repeatable.
+    #[arg(long, value_name = "NAME")]
+    pub allow_host: Vec<String>,
+    /// Require the token on every request, reads included (the dashboard's
+    /// static files excepted); the dashboard asks for it once per tab.
+    #[arg(long)]
+    pub token_for_reads: bool,
 }
 
 /// `warpt config ...`

@@ -21,7 +21,7 @@ pub fn show(args: &ConfigShowArgs) -> Result<Outcome> {
     )?;
     // A PostgreSQL store's URL may carry its password.
     if let Some(url) = config.store.value.as_mut() {
-        *url = warpt_model::redact_url(url);
+        *url = warpt_model::redact_secrets(url);
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&config)?);

@@ -29,6 +29,13 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
     };
     let exe = std::env::current_exe()
         .map_err(|e| anyhow::anyhow!("finding the warpt binary to execute runs with: {e}"))?;
+    let access = warpt_server::Access::new(
+        args.allow_commands,
+        &args.allow_paths,
+        &args.allow_host,
+        args.token_for_reads,
+    )
+    .map_err(|e| UsageError(e.to_string()))?;
     let options = ServeOptions {
         bind,
         store,
@@ -36,6 +43,7 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
         token_given,
         exe,
         cache_entries: args.cache_entries,
+        access,
     };
     // The dashboard lists the declared benchmarks too; a broken declaration
     // is reported but does not keep the server down.
