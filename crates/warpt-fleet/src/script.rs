@@ -66,9 +66,30 @@ fn directive_value(flag: &str, value: &str) -> Result<String, FleetError> {
     Ok(value.to_string())
 }
 
+/// A job name is also the start of the script's file name in the fleet
+/// directory: letters, digits, `.`, `_` and `-`, not starting with a dot,
+/// so it can name nothing outside that directory.
+pub fn check_job_name(name: &str) -> Result<(), FleetError> {
+    let ok = !name.is_empty()
+        && !name.starts_with('.')
+        && name.len() <= 128
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err(FleetError::Usage(format!(
+            "--job-name '{name}': letters, digits, '.', '_' and '-' only (not starting with '.'), \
+             at most 128: it names the script in --dir"
+        )))
+    }
+}
+
 impl Submission {
     /// The script text.
     pub fn script(&self) -> Result<String, FleetError> {
+        check_job_name(&self.job_name)?;
         let mut s = String::from("#!/bin/bash\n");
         s.push_str("# Written by `warpt fleet submit`: every node runs `warpt benchmark run`\n");
         s.push_str("# once, on exclusive nodes, one task per node.\n");
@@ -194,6 +215,11 @@ mod tests {
 
     #[test]
     fn values_slurm_cannot_read_are_refused() {
+        for bad in ["../x", "a/b", ".hidden", ""] {
+            let mut s = submission();
+            s.job_name = bad.into();
+            assert!(matches!(s.script(), Err(FleetError::Usage(_))), "{bad}");
+        }
         let mut s = submission();
         s.partition = Some("a b".into());
         assert!(matches!(s.script(), Err(FleetError::Usage(_))));

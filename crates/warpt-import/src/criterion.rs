@@ -16,6 +16,8 @@ use crate::common::{file_time, num, read, result, sampled, suite_run};
 pub const SUITE: &str = "criterion";
 
 /// Every `new` directory under `dir` holding an `estimates.json`, sorted.
+/// Symlinks are not followed: criterion writes none, and one pointing up
+/// the tree would make the walk endless.
 pub fn measurements(dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
@@ -25,7 +27,9 @@ pub fn measurements(dir: &Path) -> Vec<PathBuf> {
         };
         for e in entries.flatten() {
             let p = e.path();
-            if !p.is_dir() || p.file_name().is_some_and(|n| n == "report") {
+            // The entry's own type: a symlink is not a directory here.
+            let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+            if !is_dir || p.file_name().is_some_and(|n| n == "report") {
                 continue;
             }
             if p.file_name().is_some_and(|n| n == "new") && p.join("estimates.json").is_file() {
@@ -137,4 +141,28 @@ pub fn import(dir: &Path) -> Result<BenchmarkSuiteRun, String> {
     let at = at.unwrap_or_else(Timestamp::now);
     let metadata = BTreeMap::from([("imported_from".to_string(), "criterion".to_string())]);
     Ok(suite_run(SUITE, out, at, &content, metadata))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// A symlink loop (`a/up -> ..`) and a link to a measurement elsewhere
+    /// are not walked: the walk ends, finding only the real measurement.
+    #[cfg(unix)]
+    #[test]
+    fn the_walk_does_not_follow_symlinks() {
+        let root = tempfile::tempdir().unwrap();
+        let real = root.path().join("group/bench/new");
+        std::fs::create_dir_all(&real).unwrap();
+        std::fs::write(real.join("estimates.json"), "{}").unwrap();
+        std::os::unix::fs::symlink("..", root.path().join("group/up")).unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let other = outside.path().join("x/new");
+        std::fs::create_dir_all(&other).unwrap();
+        std::fs::write(other.join("estimates.json"), "{}").unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join("elsewhere")).unwrap();
+        assert_eq!(measurements(root.path()), vec![real]);
+    }
 }

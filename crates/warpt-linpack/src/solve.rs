@@ -160,6 +160,7 @@ pub fn spec(p: Precision) -> BenchmarkSpec {
                     .to_string(),
             ),
         ]).collect(),
+        param_kinds: Default::default(),
         param_choices,
         timeouts: Default::default(),
         metrics,

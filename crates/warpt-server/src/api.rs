@@ -484,7 +484,7 @@ pub(crate) fn authorize(state: &AppState, headers: &HeaderMap) -> Result<(), Api
 }
 
 async fn metrics(State(state): State<Shared>) -> Result<Response, ApiError> {
-    let runs = with_store(&state, |s| Ok(s.list_runs(&RunFilter::default())?.len())).await?;
+    let runs = with_store(&state, |s| Ok(s.count_runs()?)).await?;
     let mut text = String::from(
         "# HELP warpt_up Whether the server is serving.\n# TYPE warpt_up gauge\nwarpt_up 1\n\
          # HELP warpt_runs_stored Runs in the store.\n# TYPE warpt_runs_stored gauge\n",

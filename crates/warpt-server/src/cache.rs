@@ -38,11 +38,29 @@ pub struct Cache {
     db: PathBuf,
     wal: PathBuf,
     capacity: usize,
-    inner: Mutex<(Option<Version>, HashMap<String, Answer>)>,
+    inner: Mutex<Kept>,
+}
+
+/// The answers of one store version, and the bytes they take.
+#[derive(Default)]
+struct Kept {
+    version: Option<Version>,
+    answers: HashMap<String, Answer>,
+    bytes: usize,
+}
+
+impl Kept {
+    fn clear(&mut self) {
+        self.answers.clear();
+        self.bytes = 0;
+    }
 }
 
 /// Bodies larger than this are not kept.
 const MAX_BODY: usize = 4 << 20;
+/// Bytes of keys and bodies kept at most, whatever the number of answers:
+/// requests with ever new query strings cannot grow the server past it.
+pub const MAX_TOTAL: usize = 64 << 20;
 
 impl Cache {
     /// A cache of at most `capacity` answers (0: none) over `store` (none
@@ -58,7 +76,7 @@ impl Cache {
             db,
             wal: PathBuf::from(wal),
             capacity,
-            inner: Mutex::new((None, HashMap::new())),
+            inner: Mutex::new(Kept::default()),
         }
     }
 
@@ -78,29 +96,35 @@ impl Cache {
     pub fn get(&self, key: &str) -> Option<Answer> {
         let now = self.version();
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if inner.0 != Some(now) {
-            inner.0 = Some(now);
-            inner.1.clear();
+        if inner.version != Some(now) {
+            inner.version = Some(now);
+            inner.clear();
             return None;
         }
-        inner.1.get(key).cloned()
+        inner.answers.get(key).cloned()
     }
 
     /// Keeps `answer`, computed under `version`, unless the store changed
-    /// meanwhile (or it is too big, or the cache is full: then it starts
-    /// over, the simplest fair eviction for a working set that fits).
+    /// meanwhile (or it is too big, or the cache is full in answers or in
+    /// bytes: then it starts over, the simplest fair eviction for a
+    /// working set that fits).
     pub fn put(&self, key: String, version: Version, answer: Answer) {
         if !self.enabled() || answer.body.len() > MAX_BODY || self.version() != version {
             return;
         }
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if inner.0 != Some(version) {
+        if inner.version != Some(version) {
             return;
         }
-        if inner.1.len() >= self.capacity {
-            inner.1.clear();
+        if let Some(old) = inner.answers.remove(&key) {
+            inner.bytes -= key.len() + old.body.len();
         }
-        inner.1.insert(key, answer);
+        let size = key.len() + answer.body.len();
+        if inner.answers.len() >= self.capacity || inner.bytes + size > MAX_TOTAL {
+            inner.clear();
+        }
+        inner.bytes += size;
+        inner.answers.insert(key, answer);
     }
 }
 
@@ -144,5 +168,27 @@ mod tests {
         off.get("/a");
         off.put("/a".into(), off.version(), answer());
         assert!(off.get("/a").is_none());
+    }
+
+    #[test]
+    fn kept_answers_are_bounded_in_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("s.db");
+        warpt_store::Store::open(&db).unwrap();
+        let cache = Cache::new(&Location::Sqlite(db), 1024);
+        cache.get("/");
+        let big = Bytes::from(vec![b'x'; MAX_BODY]);
+        for i in 0..40 {
+            let answer = Answer {
+                content_type: "text/plain".into(),
+                body: big.clone(),
+            };
+            cache.put(format!("/r?{i}"), cache.version(), answer);
+            let kept = cache.inner.lock().unwrap();
+            let sum: usize = kept.answers.iter().map(|(k, a)| k.len() + a.body.len()).sum();
+            assert_eq!(kept.bytes, sum);
+            assert!(kept.bytes <= MAX_TOTAL, "{} bytes kept", kept.bytes);
+        }
+        assert!(cache.get("/r?39").is_some(), "the newest answer is kept");
     }
 }

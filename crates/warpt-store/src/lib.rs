@@ -236,6 +236,11 @@ impl Store {
         read::list_runs(&self.db, filter)
     }
 
+    /// How many runs the store holds, without reading them.
+    pub fn count_runs(&self) -> Result<i64, StoreError> {
+        read::count_runs(&self.db)
+    }
+
     /// Every machine with recorded runs.
     pub fn list_machines(&self) -> Result<Vec<MachineSummary>, StoreError> {
         read::list_machines(&self.db)

@@ -177,6 +177,16 @@ pub struct RunSummary {
     pub trials: i64,
 }
 
+/// How many runs the store holds (suite runs and stress runs), counted by
+/// the database: what `/metrics` reports on every scrape.
+pub fn count_runs(conn: &Db) -> Result<i64, StoreError> {
+    let row = conn.row(
+        "SELECT (SELECT count(*) FROM suite_runs) + (SELECT count(*) FROM stress_runs)",
+        &[],
+    )?;
+    row.map_or(Ok(0), |r| r.get(0))
+}
+
 /// The runs matching `filter`, newest first.
 ///
 /// The page is chosen first (each kind of run walked newest first through

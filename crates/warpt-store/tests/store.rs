@@ -313,6 +313,12 @@ fn trials_read_back(t: &TestStore) {
             .is_empty()
     );
     assert!(store.noise_profile(&key).unwrap().is_none());
+
+    // What /metrics reports is what a listing counts, trials or not.
+    let mut store = Store::open(path).unwrap();
+    store.record_run(&example(), &Source::Run).unwrap();
+    assert_eq!(store.count_runs().unwrap(), 2);
+    assert_eq!(store.list_runs(&RunFilter::default()).unwrap().len(), 2);
 }
 
 #[test]

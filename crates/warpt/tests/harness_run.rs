@@ -425,3 +425,40 @@ fn cold_start_reproducible_and_profile_runs_complete() {
     );
     assert!(stderr.contains("profile perf"), "{stderr}");
 }
+
+/// The adapter's channel is private: a setup that writes a forged reply
+/// to fd 1 through a shell (`os.system`) and through C (`write(2)`, as an
+/// extension module would) does not break the run or pass for a timing;
+/// what they wrote ends up with the benchmark's other output on stderr.
+#[test]
+fn user_code_writing_to_fd_1_cannot_forge_the_channel() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("tree");
+    put(
+        &root,
+        "ch1/baseline_loud.py",
+        r#"import ctypes, os, time
+class B:
+    def setup(self):
+        os.system("echo '{\"ok\":true,\"elapsed_ns\":1}' ; echo shell-wrote-this")
+        line = b'{"ok":true,"elapsed_ns":1}\nc-wrote-this\n'
+        ctypes.CDLL(None).write(1, line, len(line))
+        input_seen = os.read(0, 10)
+        assert input_seen == b"", input_seen
+    def benchmark_fn(self):
+        time.sleep(0.002)
+    def teardown(self): pass
+"#,
+    );
+    let out = t.path().join("out");
+    let (code, summary, stderr) = run(&root, &out, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let e = entry(&summary, "ch1/loud/baseline_loud");
+    assert_eq!(e["status"], "passed", "{e:#}\n{stderr}");
+    // 2 ms sleeps: a forged 1 ns timing would show as a far smaller p50.
+    let p50 = e["latency_ms"]["p50"].as_f64().unwrap();
+    assert!(p50 > 1.0, "p50 {p50} ms: a forged reply was taken");
+    for text in ["shell-wrote-this", "c-wrote-this"] {
+        assert!(stderr.contains(text), "{text} not in the log:\n{stderr}");
+    }
+}

@@ -1,7 +1,9 @@
 """warpt's adapter for Python benchmarks: loads the user's file and answers
 the driver's requests, one JSON object per line on stdin, one reply per
-line on stdout (docs/protocol.md). The user's own prints go to stderr, so
-they cannot corrupt the channel.
+line on stdout (docs/protocol.md). The channel is a private duplicate of
+the descriptors the driver gave: before any user code runs, fd 1 points at
+stderr and fd 0 at /dev/null, so nothing the user's code writes (print,
+os.system, a C extension's printf) or reads can reach the channel.
 
 A benchmark is a get_benchmark() factory's result, else the one class in the
 file that defines benchmark_fn, with setup(), benchmark_fn(), teardown() and
@@ -146,9 +148,24 @@ def output(last, latencies, path):
 LATENCY_KEYS = ("ttft_times_ms", "tpot_times_ms")
 
 
-def main():
-    channel = sys.stdout
+def private_channel():
+    """The protocol's (requests, replies) files on duplicates of fds 0 and
+    1 (not inherited by the user's subprocesses); fd 1 then points at
+    stderr and fd 0 at /dev/null."""
+    sys.stdout.flush()
+    requests = os.fdopen(os.dup(0), "r", encoding="utf-8")
+    replies = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
     sys.stdout = sys.stderr
+    sys.stdin = open(os.devnull, encoding="utf-8")
+    return requests, replies
+
+
+def main():
+    requests, channel = private_channel()
 
     def reply(obj):
         channel.write(json.dumps(obj) + "\n")
@@ -157,7 +174,7 @@ def main():
     bench = None
     last = None
     latencies = {}
-    for line in sys.stdin:
+    for line in requests:
         request = json.loads(line)
         op = request.get("op")
         try:

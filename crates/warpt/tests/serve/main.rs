@@ -5,6 +5,7 @@
 
 mod browser;
 mod dashboard;
+mod hardening;
 mod read;
 mod runs;
 
@@ -44,6 +45,11 @@ pub(crate) fn start(dir: &Path) -> Server {
 /// `warpt serve` over `store` (a path or a `postgres://` URL), its token
 /// file in `dir`.
 pub(crate) fn start_on(dir: &Path, store: &std::ffi::OsStr) -> Server {
+    start_with(dir, store, &[])
+}
+
+/// [`start_on`] with more `warpt serve` flags.
+pub(crate) fn start_with(dir: &Path, store: &std::ffi::OsStr, extra: &[&std::ffi::OsStr]) -> Server {
     let token_file = dir.join("token");
     let token = "test-token-0123456789abcdef";
     std::fs::write(&token_file, token).unwrap();
@@ -52,6 +58,7 @@ pub(crate) fn start_on(dir: &Path, store: &std::ffi::OsStr) -> Server {
         .arg(store)
         .arg("--token-file")
         .arg(&token_file)
+        .args(extra)
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
