@@ -6,8 +6,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use warpt_harness::{BenchmarkError, Measure, RunContext};
-use warpt_model::{ParamKind, 
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params,
+use warpt_model::{
+    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamKind, ParamValue, Params,
 };
 
 pub use crate::metrics::measured;

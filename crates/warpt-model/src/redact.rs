@@ -194,7 +194,10 @@ mod tests {
             redact_url("postgres://u:pa/ss@h/db"),
             "postgres://u:***@h/db"
         );
-        assert_eq!(redact_url("postgres://u:p@ss@h/db"), "postgres://u:***@h/db");
+        assert_eq!(
+            redact_url("postgres://u:p@ss@h/db"),
+            "postgres://u:***@h/db"
+        );
         assert_eq!(
             redact_url("postgres://u:p%40ss%2F@h/db"),
             "postgres://u:***@h/db"

@@ -49,9 +49,9 @@ impl Access {
     ) -> Result<Self, ServeError> {
         let mut resolved = Vec::new();
         for dir in allow_paths {
-            let real = dir.canonicalize().map_err(|e| {
-                ServeError::Usage(format!("--allow-paths {}: {e}", dir.display()))
-            })?;
+            let real = dir
+                .canonicalize()
+                .map_err(|e| ServeError::Usage(format!("--allow-paths {}: {e}", dir.display())))?;
             if !real.is_dir() {
                 return Err(ServeError::Usage(format!(
                     "--allow-paths {}: not a directory",
@@ -115,7 +115,10 @@ impl Access {
             ParamKind::InputPath | ParamKind::OutputPath => {
                 let what = kind.as_str();
                 let path = resolve(Path::new(value)).map_err(|why| {
-                    refuse(format!("parameter '{key}' of {bench} ({what}) '{value}': {why}"))
+                    refuse(format!(
+                        "parameter '{key}' of {bench} ({what}) '{value}': {why}; remote callers name \
+                         paths only inside the operator's --allow-paths directories"
+                    ))
                 })?;
                 if self.allow_paths.iter().any(|dir| path.starts_with(dir)) {
                     return Ok(());
@@ -206,7 +209,9 @@ mod tests {
     fn commands_need_the_operators_flag() {
         let s = spec(&[("command", ParamKind::Command)]);
         let closed = Access::default();
-        let e = closed.check_params([&s], &req("command", "id")).unwrap_err();
+        let e = closed
+            .check_params([&s], &req("command", "id"))
+            .unwrap_err();
         assert_eq!(e.parameter, "command");
         assert!(e.message.contains("--allow-commands"), "{}", e.message);
         assert!(closed.check_params([&s], &req("command", "")).is_ok());
@@ -227,7 +232,10 @@ mod tests {
         #[cfg(unix)]
         std::os::unix::fs::symlink("/etc", allowed.join("escape")).unwrap();
         let access = Access::new(false, std::slice::from_ref(&allowed), &[], false).unwrap();
-        let s = spec(&[("sam", ParamKind::OutputPath), ("reads", ParamKind::InputPath)]);
+        let s = spec(&[
+            ("sam", ParamKind::OutputPath),
+            ("reads", ParamKind::InputPath),
+        ]);
         let ok = |k: &str, v: &str| access.check_params([&s], &req(k, v));
         assert!(ok("reads", allowed.join("in.fa").to_str().unwrap()).is_ok());
         assert!(ok("sam", allowed.join("new/dir/out.sam").to_str().unwrap()).is_ok());

@@ -185,7 +185,11 @@ mod tests {
             };
             cache.put(format!("/r?{i}"), cache.version(), answer);
             let kept = cache.inner.lock().unwrap();
-            let sum: usize = kept.answers.iter().map(|(k, a)| k.len() + a.body.len()).sum();
+            let sum: usize = kept
+                .answers
+                .iter()
+                .map(|(k, a)| k.len() + a.body.len())
+                .sum();
             assert_eq!(kept.bytes, sum);
             assert!(kept.bytes <= MAX_TOTAL, "{} bytes kept", kept.bytes);
         }

@@ -125,9 +125,7 @@ pub fn host_allowed(host: &str, allowed: &[String]) -> bool {
     if name.is_empty() {
         return false;
     }
-    name.parse::<std::net::IpAddr>().is_ok()
-        || name == "localhost"
-        || allowed.iter().any(|a| *a == name)
+    name.parse::<std::net::IpAddr>().is_ok() || name == "localhost" || allowed.contains(&name)
 }
 
 /// Whether `origin` (`scheme://host[:port]`) is the site at `host`.
@@ -155,7 +153,12 @@ mod tests {
         ] {
             assert!(host_allowed(ok, &allowed), "{ok}");
         }
-        for bad in ["evil.example:8321", "", "127.0.0.1.evil.example", "localhost.evil"] {
+        for bad in [
+            "evil.example:8321",
+            "",
+            "127.0.0.1.evil.example",
+            "localhost.evil",
+        ] {
             assert!(!host_allowed(bad, &allowed), "{bad}");
         }
     }

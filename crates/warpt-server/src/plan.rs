@@ -71,9 +71,19 @@ impl RunRequest {
             .suite
             .iter()
             .map(|s| ("suite", s.as_str()))
-            .chain(request.benchmarks.iter().map(|b| ("benchmarks", b.as_str())))
-            .chain(request.components.iter().map(|c| ("components", c.as_str())))
-            .chain(request.params.iter().map(|(k, _)| ("params", k.as_str())))
+            .chain(
+                request
+                    .benchmarks
+                    .iter()
+                    .map(|b| ("benchmarks", b.as_str())),
+            )
+            .chain(
+                request
+                    .components
+                    .iter()
+                    .map(|c| ("components", c.as_str())),
+            )
+            .chain(request.params.keys().map(|k| ("params", k.as_str())))
             .chain(
                 request
                     .params

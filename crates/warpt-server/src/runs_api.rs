@@ -34,7 +34,10 @@ pub async fn submit(
     // Every benchmark the request could reach: its suite's, its named
     // ones', or (naming neither) all of them.
     let reachable = state.specs.iter().filter(|s| {
-        request.suite.as_ref().is_none_or(|suite| s.id.suite == *suite)
+        request
+            .suite
+            .as_ref()
+            .is_none_or(|suite| s.id.suite == *suite)
             && (request.benchmarks.is_empty()
                 || request
                     .benchmarks

@@ -428,8 +428,9 @@ fn cold_start_reproducible_and_profile_runs_complete() {
 
 /// The adapter's channel is private: a setup that writes a forged reply
 /// to fd 1 through a shell (`os.system`) and through C (`write(2)`, as an
-/// extension module would) does not break the run or pass for a timing;
-/// what they wrote ends up with the benchmark's other output on stderr.
+/// extension module would), and reads fd 0, neither breaks the run nor
+/// passes for a timing (what they wrote goes to the worker's stderr, whose
+/// tail a crash report quotes).
 #[test]
 fn user_code_writing_to_fd_1_cannot_forge_the_channel() {
     let t = tempfile::tempdir().unwrap();
@@ -450,6 +451,7 @@ class B:
     def teardown(self): pass
 "#,
     );
+    put(&root, "ch1/optimized_loud.py", &sleeper(2.0, "None"));
     let out = t.path().join("out");
     let (code, summary, stderr) = run(&root, &out, &[]);
     assert_eq!(code, 0, "{stderr}");
@@ -458,7 +460,4 @@ class B:
     // 2 ms sleeps: a forged 1 ns timing would show as a far smaller p50.
     let p50 = e["latency_ms"]["p50"].as_f64().unwrap();
     assert!(p50 > 1.0, "p50 {p50} ms: a forged reply was taken");
-    for text in ["shell-wrote-this", "c-wrote-this"] {
-        assert!(stderr.contains(text), "{text} not in the log:\n{stderr}");
-    }
 }

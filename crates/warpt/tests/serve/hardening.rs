@@ -163,10 +163,7 @@ fn browsers_cannot_rebind_frame_or_cross_site() {
 
     // DNS rebinding: the page's own name is refused, addresses and
     // localhost are answered.
-    let answer = raw(
-        addr,
-        "GET /api/v1/runs HTTP/1.1\r\nHost: evil.example:8321",
-    );
+    let answer = raw(addr, "GET /api/v1/runs HTTP/1.1\r\nHost: evil.example:8321");
     assert_eq!(status_of(&answer), 421, "{answer}");
     assert!(answer.contains("--allow-host"), "{answer}");
     for host in [format!("localhost:{port}"), addr.clone()] {
@@ -201,7 +198,10 @@ fn browsers_cannot_rebind_frame_or_cross_site() {
     )
     .to_ascii_lowercase();
     assert_eq!(status_of(&answer), 200);
-    assert!(answer.contains("x-content-type-options: nosniff"), "{answer:.600}");
+    assert!(
+        answer.contains("x-content-type-options: nosniff"),
+        "{answer:.600}"
+    );
     assert!(answer.contains("frame-ancestors 'none'"), "{answer:.600}");
     assert!(answer.contains("default-src 'none'"), "{answer:.600}");
     let answer = raw(addr, &format!("GET /api/v1/runs HTTP/1.1\r\nHost: {addr}"));
@@ -215,8 +215,7 @@ fn browsers_cannot_rebind_frame_or_cross_site() {
     );
     assert_eq!(status, 202, "{v}");
     let id = v["id"].as_str().unwrap().to_string();
-    let (mut ws, _) =
-        tungstenite::connect(format!("ws://{addr}/api/v1/runs/{id}/events")).unwrap();
+    let (mut ws, _) = tungstenite::connect(format!("ws://{addr}/api/v1/runs/{id}/events")).unwrap();
     let _ = ws.send(tungstenite::Message::Text("x".repeat(100 << 10).into()));
     let until = Instant::now() + Duration::from_secs(30);
     let closed = loop {
@@ -257,7 +256,10 @@ fn network_mode_needs_a_private_long_token_and_can_guard_reads() {
     let out = serve(0o644, &long);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("chmod 600") && err.contains(token.to_str().unwrap()), "{err}");
+    assert!(
+        err.contains("chmod 600") && err.contains(token.to_str().unwrap()),
+        "{err}"
+    );
     let out = serve(0o600, "0123456789abcdef");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
@@ -312,7 +314,8 @@ fn the_sql_console_is_bounded_in_time_bytes_and_concurrency() {
     assert!(peak_kb < 300 * 1024, "the server peaked at {peak_kb} kB");
 
     // Two statements at once at most: a third waits for neither.
-    let endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c";
+    let endless =
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c";
     let slow: Vec<_> = (0..2)
         .map(|_| {
             let (addr, token) = (server.addr.clone(), server.token.clone());
@@ -387,7 +390,10 @@ fn store_passwords_reach_no_export_store_or_answer() {
     assert!(!leaked(&stderr), "{stderr}");
     let exported = std::fs::read_to_string(&export).unwrap();
     assert!(!leaked(&exported), "the export holds the password");
-    assert!(exported.contains("warpt:***@"), "the masked URL is recorded");
+    assert!(
+        exported.contains("warpt:***@"),
+        "the masked URL is recorded"
+    );
 
     let server = start_with(dir.path(), OsStr::new(&with_password), &[]);
     let (_, runs) = crate::get(&server, "/api/v1/runs");

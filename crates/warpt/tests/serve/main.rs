@@ -49,7 +49,11 @@ pub(crate) fn start_on(dir: &Path, store: &std::ffi::OsStr) -> Server {
 }
 
 /// [`start_on`] with more `warpt serve` flags.
-pub(crate) fn start_with(dir: &Path, store: &std::ffi::OsStr, extra: &[&std::ffi::OsStr]) -> Server {
+pub(crate) fn start_with(
+    dir: &Path,
+    store: &std::ffi::OsStr,
+    extra: &[&std::ffi::OsStr],
+) -> Server {
     let token_file = dir.join("token");
     let token = "test-token-0123456789abcdef";
     std::fs::write(&token_file, token).unwrap();
