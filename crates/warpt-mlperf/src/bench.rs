@@ -67,9 +67,11 @@ pub fn scenario_spec(parts: SpecParts<'_>) -> BenchmarkSpec {
     }
     let mut metrics = crate::scenario_metrics();
     metrics.extend(parts.metrics.iter().map(|m| m.to_string()));
-    // The parameters that name files: LoadGen's logs are written, models read.
+    // The parameters that name files: LoadGen's logs are written, models
+    // and data sets read.
     let param_kinds = [
         ("log_dir", ParamKind::OutputPath),
+        ("dataset", ParamKind::InputPath),
         ("model_dir", ParamKind::InputPath),
         ("model_file", ParamKind::InputPath),
     ]

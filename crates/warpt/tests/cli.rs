@@ -637,3 +637,52 @@ fn bash_completes_commands_and_flags_and_the_man_page_renders() {
     assert!(roff.contains(".TH warpt 1"), "{roff}");
     assert!(roff.contains("benchmark") && roff.contains("completions"));
 }
+
+/// Every text parameter of every benchmark is one of: a kind (command,
+/// input path, output path: what `warpt serve` guards), a fixed set of
+/// choices, or a value this list names after checking it runs nothing and
+/// opens no file. A new parameter that names a file or a command fails
+/// here until its spec says so.
+#[test]
+fn every_text_parameter_is_a_declared_kind_a_choice_or_a_known_value() {
+    const VALUES: &[(&str, &str)] = &[
+        (
+            "ops",
+            "disk_io's list of tests, checked against a fixed set",
+        ),
+        (
+            "host",
+            "a network peer's address (docs/security.md: not a path)",
+        ),
+        ("n", "gemm's comma-separated matrix orders"),
+        ("solver", "blocked or faer, checked by the benchmark"),
+        (
+            "kwargs",
+            "JSON handed to the user's own (command-kind) file",
+        ),
+    ];
+    let list = json_stdout(warpt().args(["benchmark", "list", "--json"]));
+    let specs = list.as_array().unwrap();
+    assert!(specs.len() > 20, "{list}");
+    let mut kinds_seen = 0;
+    for spec in specs {
+        let id = format!("{}/{}", spec["id"]["suite"], spec["id"]["name"]);
+        let kinds = spec["param_kinds"].as_object().cloned().unwrap_or_default();
+        kinds_seen += kinds.len();
+        let choices = spec["param_choices"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default();
+        for (k, v) in spec["params"].as_object().unwrap() {
+            if !v.is_string() || kinds.contains_key(k) || choices.contains_key(k) {
+                continue;
+            }
+            assert!(
+                VALUES.iter().any(|(name, _)| name == k),
+                "{id}: text parameter '{k}' has no kind and no choices; if it names a file or a \
+                 command, say so in its spec's param_kinds"
+            );
+        }
+    }
+    assert!(kinds_seen >= 20, "only {kinds_seen} kinds declared");
+}
