@@ -9,21 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::{Server, http, record_runs, start, start_with, warpt};
-
-fn post_run(server: &Server, body: &Value) -> (u16, Value) {
-    let (status, text) = http(
-        &server.addr,
-        "POST",
-        "/api/v1/runs",
-        Some(&server.token),
-        &body.to_string(),
-    );
-    (
-        status,
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}")),
-    )
-}
+use crate::{Server, http, post_run, record_runs, start, start_with, warpt};
 
 /// A raw request with the given head lines; the whole answer as text.
 fn raw(addr: &str, head: &str) -> String {

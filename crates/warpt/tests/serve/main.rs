@@ -135,6 +135,21 @@ pub(crate) fn http(
     (status, body)
 }
 
+/// `POST /api/v1/runs` with the server's token: the status and the JSON.
+pub(crate) fn post_run(server: &Server, body: &Value) -> (u16, Value) {
+    let (status, text) = http(
+        &server.addr,
+        "POST",
+        "/api/v1/runs",
+        Some(&server.token),
+        &body.to_string(),
+    );
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{e}: {text}")),
+    )
+}
+
 pub(crate) fn get(server: &Server, path: &str) -> (u16, Value) {
     let (status, body) = http(&server.addr, "GET", path, None, "");
     (

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tungstenite::Message;
 use tungstenite::protocol::frame::coding::CloseCode;
 
-use crate::{Server, get, http, start};
+use crate::{Server, get, http, post_run as post, start};
 
 /// A tiny real run: one benchmark, a fraction of a second.
 fn tiny() -> Value {
@@ -24,16 +24,6 @@ fn long() -> Value {
            "duration": 60, "burnin_seconds": 0})
 }
 
-fn post(server: &Server, body: &Value) -> (u16, Value) {
-    let (status, text) = http(
-        &server.addr,
-        "POST",
-        "/api/v1/runs",
-        Some(&server.token),
-        &body.to_string(),
-    );
-    (status, serde_json::from_str(&text).unwrap())
-}
 
 fn submit(server: &Server, body: &Value) -> String {
     let (status, v) = post(server, body);
