@@ -24,7 +24,6 @@ fn long() -> Value {
            "duration": 60, "burnin_seconds": 0})
 }
 
-
 fn submit(server: &Server, body: &Value) -> String {
     let (status, v) = post(server, body);
     assert_eq!(status, 202, "{v}");
