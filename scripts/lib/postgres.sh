@@ -4,6 +4,9 @@
 # Debian's `postgres` when this runs as root. Source this file, then
 #   pg_start DIR [SETTING=VALUE...]   # exports PG_URL (the `postgres` database)
 #   pg_stop DIR
+#   pg_tls DIR                        # a CA and a server certificate for 127.0.0.1 and
+#                                     # localhost; exports PG_TLS_SETTINGS (for pg_start),
+#                                     # PG_TLS_CA and PG_TLS_OTHER_CA (a CA that signed nothing)
 
 _pg_as=()
 
@@ -34,4 +37,27 @@ pg_stop() {
     if [[ -f "$dir/pg_ctl.path" ]]; then
         "${_pg_as[@]}" "$(cat "$dir/pg_ctl.path")" -D "$dir/data" -m fast stop >/dev/null 2>&1 || true
     fi
+}
+
+pg_tls() {
+    local dir="$1/tls"
+    mkdir -p "$dir"
+    (
+        cd "$dir"
+        openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=warpt test CA" \
+            -keyout ca.key -out ca.pem 2>/dev/null
+        openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=warpt other CA" \
+            -keyout other-ca.key -out other-ca.pem 2>/dev/null
+        openssl req -newkey rsa:2048 -nodes -subj "/CN=localhost" \
+            -keyout server.key -out server.csr 2>/dev/null
+        printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' > san.ext
+        openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+            -extfile san.ext -out server.pem 2>/dev/null
+        chmod 600 server.key
+    )
+    if [[ "$(id -u)" == 0 ]]; then
+        chown postgres "$dir/server.key" "$dir/server.pem"
+    fi
+    export PG_TLS_SETTINGS="ssl=on ssl_cert_file=$dir/server.pem ssl_key_file=$dir/server.key"
+    export PG_TLS_CA="$dir/ca.pem" PG_TLS_OTHER_CA="$dir/other-ca.pem"
 }

@@ -10,6 +10,7 @@
 mod pg;
 mod pg_types;
 mod sqlite;
+pub mod tls;
 
 pub use pg::{PgConn, PgInner, row as pg_row};
 pub use pg_types::Cell;

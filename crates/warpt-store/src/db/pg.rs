@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use postgres::types::ToSql;
-use postgres::{Client, NoTls, Statement};
+use postgres::{Client, Statement};
 
 use super::{Cell, Row, Value};
 use crate::StoreError;
@@ -61,8 +61,10 @@ impl From<postgres::Error> for StoreError {
 impl PgConn {
     /// Connects to `url` (`postgres://user:password@host:port/database`,
     /// or any form libpq accepts), waiting at most 10 s unless the URL sets
-    /// `connect_timeout`.
+    /// `connect_timeout`; over TLS as `sslmode` and `sslrootcert` say
+    /// ([`super::tls`]).
     pub fn connect(url: &str) -> Result<Self, StoreError> {
+        let (url, tls) = super::tls::split(url)?;
         let mut config: postgres::Config = url.parse()?;
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(Duration::from_secs(10));
@@ -70,7 +72,7 @@ impl PgConn {
         if config.get_application_name().is_none() {
             config.application_name("warpt");
         }
-        let client = config.connect(NoTls)?;
+        let client = config.connect(super::tls::connector(&tls)?)?;
         Ok(PgConn {
             inner: RefCell::new(PgInner {
                 client,
