@@ -274,7 +274,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "NAME")]
     pub allow_host: Vec<String>,
     /// Require the token on every request, reads included (the dashboard's
-    /// static files excepted); the dashboard asks for it once per tab.
+    /// static files excepted); the dashboard sends the token typed in its
+    /// SQL or Live view with every request of that tab.
     #[arg(long)]
     pub token_for_reads: bool,
 }
