@@ -535,7 +535,7 @@ mod tests {
         assert!(e.contains("WARPT_DURATION"), "{e}");
     }
 
-    /// The README's example warpt.toml.
+    /// The example warpt.toml of docs/running.md.
     const EXAMPLE: &str = "duration = 2.0\nburnin_seconds = 0.5\nseed = 7\nprecision = 1.0\n\
         timeout_multiplier = 1.5\nin_process = false\n[timeouts]\nsetup = 60\n\
         [benchmark_timeouts.\"micro/mem_latency\"]\nmeasure = 120\n[params]\narray_mb = 256\n";

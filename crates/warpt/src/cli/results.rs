@@ -88,7 +88,7 @@ pub enum ResultsCommand {
     List(ResultsListArgs),
     /// Show one recorded run (id, unique id prefix, or `latest`) as the table or JSON.
     Show(ResultsShowArgs),
-    /// Run one read-only SQL statement against the store (see the README for its tables).
+    /// Run one read-only SQL statement against the store (docs/store.md lists its tables).
     Query(ResultsQueryArgs),
     /// Record export files (`benchmark run --export`) made here or elsewhere, or what
     /// hyperfine, criterion, Google Benchmark or pytest-benchmark wrote.
