@@ -73,6 +73,7 @@ pub fn spec() -> BenchmarkSpec {
         default_duration_seconds: Some(5.0),
         external_tool: None,
         param_kinds: params::kinds(&p),
+        param_ranges: Default::default(),
         params: p,
         param_help: help,
         param_choices: Default::default(),

@@ -111,6 +111,7 @@ pub fn spec() -> BenchmarkSpec {
         params: params::defaults(PARAMS),
         param_help: params::help(PARAMS),
         param_kinds: params::kinds(&params::defaults(PARAMS)),
+        param_ranges: Default::default(),
         param_choices: params::choices(&[
             ("alphabet", &["protein", "dna"]),
             ("matrix", &["", "blosum62", "dnafull"]),

@@ -29,6 +29,7 @@ fn spec(name: &str, text: &str) -> BenchmarkSpec {
         params: BTreeMap::new(),
         param_help: BTreeMap::new(),
         param_kinds: Default::default(),
+        param_ranges: Default::default(),
         param_choices: BTreeMap::new(),
         timeouts: StageLimits::default(),
         metrics: ["wall_time_s", "user_time_s", "sys_time_s", "peak_rss_bytes"]

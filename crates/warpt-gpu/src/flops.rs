@@ -65,6 +65,7 @@ pub fn spec() -> BenchmarkSpec {
         params,
         param_help: help,
         param_kinds: Default::default(),
+        param_ranges: Default::default(),
         param_choices: [(
             "precision".to_string(),
             PRECISIONS.iter().map(|p| p.to_string()).collect(),

@@ -34,6 +34,7 @@ pub fn spec() -> BenchmarkSpec {
         params: common_params(),
         param_help: common_help(),
         param_kinds: Default::default(),
+        param_ranges: Default::default(),
         param_choices: Default::default(),
         timeouts: Default::default(),
         metrics: vec!["dispatch_us".into()],

@@ -49,6 +49,7 @@ pub fn spec() -> BenchmarkSpec {
         ]
         .into(),
         param_kinds: Default::default(),
+        param_ranges: Default::default(),
         param_choices: Default::default(),
         timeouts: Default::default(),
         metrics: vec!["gflops".into(), "time_s".into()],

@@ -49,6 +49,7 @@ pub fn spec() -> BenchmarkSpec {
         params,
         param_help: help,
         param_kinds: Default::default(),
+        param_ranges: Default::default(),
         param_choices: Default::default(),
         timeouts: Default::default(),
         metrics: vec!["transfer".into()],

@@ -345,6 +345,7 @@ impl Plan {
 
 fn check_entries(registry: &Registry, entries: &[PlannedBenchmark]) -> Result<(), PlanError> {
     for e in entries {
+        check_ranges(e)?;
         if let Some(suite) = registry.suite(&e.spec.id.suite) {
             suite
                 .check_params(&e.spec.id.name, &e.params)
@@ -352,6 +353,24 @@ fn check_entries(registry: &Registry, entries: &[PlannedBenchmark]) -> Result<()
                     id: e.spec.id.clone(),
                     message,
                 })?;
+        }
+    }
+    Ok(())
+}
+
+/// Every numeric parameter within the range its spec declares.
+fn check_ranges(e: &PlannedBenchmark) -> Result<(), PlanError> {
+    for (key, range) in &e.spec.param_ranges {
+        let value = match e.params.get(key) {
+            Some(ParamValue::Int(v)) => *v as f64,
+            Some(ParamValue::Float(v)) => *v,
+            _ => continue,
+        };
+        if !range.contains(value) {
+            return Err(PlanError::InvalidParams {
+                id: e.spec.id.clone(),
+                message: format!("parameter '{key}': {value} is outside {range}"),
+            });
         }
     }
     Ok(())

@@ -209,6 +209,7 @@ pub(crate) mod tests {
             params: Default::default(),
             param_help: Default::default(),
             param_kinds: Default::default(),
+            param_ranges: Default::default(),
             param_choices: Default::default(),
             timeouts: Default::default(),
             metrics: vec![],

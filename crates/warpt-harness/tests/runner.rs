@@ -70,6 +70,7 @@ impl Suite for ScriptedSuite {
                 params: [("k".to_string(), ParamValue::Int(1))].into(),
                 param_help: Default::default(),
                 param_kinds: Default::default(),
+                param_ranges: Default::default(),
                 param_choices: Default::default(),
                 timeouts: Default::default(),
                 metrics: vec![],

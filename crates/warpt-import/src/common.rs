@@ -97,6 +97,7 @@ pub fn result(
         params: params.clone(),
         param_help: BTreeMap::new(),
         param_kinds: Default::default(),
+        param_ranges: Default::default(),
         param_choices: BTreeMap::new(),
         timeouts: StageLimits::default(),
         metrics: metrics.iter().map(|m| m.name.clone()).collect(),

@@ -9,8 +9,8 @@ use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
 };
 use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, ParamValue,
-    Validation,
+    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, ParamRange,
+    ParamValue, Validation,
 };
 
 use crate::hpl::{self, RESIDUAL_THRESHOLD};
@@ -161,6 +161,10 @@ pub fn spec(p: Precision) -> BenchmarkSpec {
             ),
         ]).collect(),
         param_kinds: Default::default(),
+        param_ranges: ParamRange::table(&[
+            ("n", ParamRange::at_least(1.0)),
+            ("nb", ParamRange::at_least(1.0)),
+        ]),
         param_choices,
         timeouts: Default::default(),
         metrics,

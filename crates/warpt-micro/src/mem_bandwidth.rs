@@ -71,6 +71,7 @@ pub fn spec() -> BenchmarkSpec {
         ]
         .into(),
         param_kinds: Default::default(),
+        param_ranges: warpt_model::ParamRange::table(&[("array_mb", warpt_model::ParamRange::at_least(0.0)), ("threads", warpt_model::ParamRange::at_least(0.0))]),
         param_choices: Default::default(),
         timeouts: Default::default(),
         metrics: vec!["bandwidth".into(), "bandwidth_best".into()],

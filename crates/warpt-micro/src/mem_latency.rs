@@ -60,6 +60,7 @@ pub fn spec() -> BenchmarkSpec {
         ]
         .into(),
         param_kinds: Default::default(),
+        param_ranges: warpt_model::ParamRange::table(&[("max_mb", warpt_model::ParamRange::at_least(0.0)), ("min_kb", warpt_model::ParamRange::at_least(1.0))]),
         param_choices: Default::default(),
         timeouts: Default::default(),
         metrics: vec!["latency".into()],

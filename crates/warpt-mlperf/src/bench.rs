@@ -89,6 +89,7 @@ pub fn scenario_spec(parts: SpecParts<'_>) -> BenchmarkSpec {
         params: params.into_iter().collect(),
         param_help: help.into_iter().collect(),
         param_kinds,
+        param_ranges: Default::default(),
         param_choices: crate::choices(parts.choices),
         timeouts: crate::LIMITS,
         metrics,

@@ -63,6 +63,7 @@ pub fn spec() -> BenchmarkSpec {
         ]
         .into(),
         param_kinds: warpt_model::ParamKind::table(&[("command", warpt_model::ParamKind::Command), ("workdir", warpt_model::ParamKind::OutputPath), ("log_dir", warpt_model::ParamKind::InputPath)]),
+        param_ranges: Default::default(),
         param_choices: Default::default(),
         timeouts: crate::LIMITS,
         metrics: vec![

@@ -55,6 +55,7 @@ pub fn spec() -> BenchmarkSpec {
         ]
         .into(),
         param_kinds: warpt_model::ParamKind::table(&[("model_dir", warpt_model::ParamKind::InputPath)]),
+        param_ranges: Default::default(),
         param_choices: crate::choices(&[("device", &["cpu", "cuda", "metal"])])
             .into_iter()
             .filter(|(k, _)| k == "device")

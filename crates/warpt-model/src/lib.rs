@@ -31,7 +31,7 @@ pub use result::{
     BenchmarkRunResult, CrashInfo, DEBUG_BUILD_REASON, Quality, Resources, RunStatus, StageRecord,
     StageStatus, UNRELIABLE_REL_CI, Validation, Watchdog,
 };
-pub use spec::{BenchmarkId, BenchmarkSpec, ParamKind, StageLimits};
+pub use spec::{BenchmarkId, BenchmarkSpec, ParamKind, ParamRange, StageLimits};
 pub use stress::{StressRun, ThroughputPoint};
 pub use suite_run::{BenchmarkSuiteRun, GitState, LoadError, Manifest, RunConfig, load_suite_run};
 pub use system::{

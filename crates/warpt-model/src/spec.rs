@@ -73,6 +73,10 @@ pub struct BenchmarkSpec {
     /// (`--allow-commands`, `--allow-paths DIR`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub param_kinds: BTreeMap<String, ParamKind>,
+    /// The bounds of numeric parameters, by name: a value outside is a
+    /// usage error when the plan is made, before any worker starts.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub param_ranges: BTreeMap<String, ParamRange>,
     /// Stage time limits this benchmark needs instead of the defaults
     /// (e.g. a long setup); `--timeout-multiplier` still scales them.
     #[serde(default, skip_serializing_if = "StageLimits::is_empty")]
@@ -109,6 +113,60 @@ impl ParamKind {
     /// A spec's kinds from `(name, kind)` pairs.
     pub fn table(pairs: &[(&str, ParamKind)]) -> BTreeMap<String, ParamKind> {
         pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    }
+}
+
+/// The inclusive bounds of a numeric parameter; `None` leaves that side
+/// open.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ParamRange {
+    /// The smallest value allowed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min: Option<f64>,
+    /// The largest value allowed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max: Option<f64>,
+}
+
+impl ParamRange {
+    /// At least `min`.
+    pub fn at_least(min: f64) -> Self {
+        ParamRange {
+            min: Some(min),
+            max: None,
+        }
+    }
+
+    /// From `min` to `max`, both included.
+    pub fn between(min: f64, max: f64) -> Self {
+        ParamRange {
+            min: Some(min),
+            max: Some(max),
+        }
+    }
+
+    /// Whether `v` lies within the bounds.
+    pub fn contains(&self, v: f64) -> bool {
+        self.min.is_none_or(|m| v >= m) && self.max.is_none_or(|m| v <= m)
+    }
+
+    /// A spec's ranges from `(name, range)` pairs.
+    pub fn table(pairs: &[(&str, ParamRange)]) -> BTreeMap<String, ParamRange> {
+        pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
+    }
+}
+
+impl fmt::Display for ParamRange {
+    /// `1..`, `..=0.9`, `0..=0.9`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(m) = self.min {
+            write!(f, "{m}")?;
+        }
+        f.write_str("..")?;
+        if let Some(m) = self.max {
+            write!(f, "={m}")?;
+        }
+        Ok(())
     }
 }
 

@@ -58,6 +58,7 @@ fn full_suite_run() -> BenchmarkSuiteRun {
         .into(),
         param_help: [("i".to_string(), "an int".to_string())].into(),
         param_kinds: Default::default(),
+        param_ranges: Default::default(),
         param_choices: Default::default(),
         timeouts: StageLimits {
             setup: Some(120.0),

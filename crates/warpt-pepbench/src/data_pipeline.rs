@@ -54,6 +54,7 @@ pub fn spec() -> BenchmarkSpec {
         ]
         .into(),
         param_kinds: warpt_model::ParamKind::table(&[("input", warpt_model::ParamKind::InputPath)]),
+        param_ranges: Default::default(),
         param_choices: Default::default(),
         timeouts: Default::default(),
         metrics: vec!["samples_per_s".into(), "mb_per_s".into()],

@@ -68,6 +68,7 @@ pub fn spec() -> BenchmarkSpec {
         ]
         .into(),
         param_kinds: warpt_model::ParamKind::table(&[("model_dir", warpt_model::ParamKind::InputPath)]),
+        param_ranges: Default::default(),
         param_choices: choices(&[("device", DEVICES), ("precision", FLOAT_PRECISIONS)]),
         timeouts: StageLimits {
             setup: Some(120.0),

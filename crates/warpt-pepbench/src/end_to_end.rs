@@ -71,6 +71,7 @@ pub fn spec() -> BenchmarkSpec {
         ]
         .into(),
         param_kinds: warpt_model::ParamKind::table(&[("model_dir", warpt_model::ParamKind::InputPath)]),
+        param_ranges: Default::default(),
         param_choices: choices(&[
             ("model", MODELS),
             ("device", DEVICES),

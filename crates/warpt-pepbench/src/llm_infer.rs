@@ -100,6 +100,7 @@ pub fn spec() -> BenchmarkSpec {
         .into(),
         // Generating the base preset's 1.1 B weights takes a while.
         param_kinds: warpt_model::ParamKind::table(&[("model_dir", warpt_model::ParamKind::InputPath), ("model_file", warpt_model::ParamKind::InputPath)]),
+        param_ranges: Default::default(),
         param_choices: choices(&[
             ("model", MODELS),
             ("device", DEVICES),

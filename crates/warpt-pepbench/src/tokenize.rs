@@ -66,6 +66,7 @@ pub fn spec() -> BenchmarkSpec {
         ]
         .into(),
         param_kinds: warpt_model::ParamKind::table(&[("tokenizer", warpt_model::ParamKind::InputPath), ("corpus", warpt_model::ParamKind::InputPath)]),
+        param_ranges: Default::default(),
         param_choices: Default::default(),
         timeouts: Default::default(),
         metrics: vec!["mb_per_s".into(), "tokens_per_s".into()],

@@ -103,6 +103,7 @@ impl Suite for SelftestSuite {
                 params: params(n),
                 param_help: Default::default(),
                 param_kinds: Default::default(),
+                param_ranges: Default::default(),
                 param_choices: Default::default(),
                 timeouts: Default::default(),
                 metrics: vec![if *n == work::NAME { "time" } else { "spin" }.into()],

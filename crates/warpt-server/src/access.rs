@@ -195,6 +195,7 @@ mod tests {
             params: Default::default(),
             param_help: Default::default(),
             param_kinds: ParamKind::table(kinds),
+            param_ranges: Default::default(),
             param_choices: Default::default(),
             timeouts: Default::default(),
             metrics: Vec::new(),

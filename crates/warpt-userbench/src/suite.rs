@@ -76,6 +76,7 @@ pub fn spec(name: &str) -> BenchmarkSpec {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect(),
         param_kinds: warpt_model::ParamKind::table(&[("file", warpt_model::ParamKind::Command), ("python", warpt_model::ParamKind::Command), ("output_file", warpt_model::ParamKind::OutputPath)]),
+        param_ranges: Default::default(),
         param_choices: Default::default(),
         timeouts: Default::default(),
         metrics: vec!["latency_ms".into(), "ttft_ms".into(), "tpot_ms".into()],

@@ -135,11 +135,18 @@ pub fn describe(spec: &BenchmarkSpec) -> String {
         out.push_str("\nparameters (--param key=value):\n");
         let mut t = table(&["name", "default", "meaning"]);
         for (k, v) in &spec.params {
-            t.add_row(vec![
-                k.clone(),
-                v.to_string(),
-                spec.param_help.get(k).cloned().unwrap_or_default(),
-            ]);
+            // What the plan checks, and what a remote caller may not set.
+            let mut meaning = spec.param_help.get(k).cloned().unwrap_or_default();
+            if let Some(r) = spec.param_ranges.get(k) {
+                meaning.push_str(&format!(" (range {r})"));
+            }
+            if let Some(c) = spec.param_choices.get(k) {
+                meaning.push_str(&format!(" (one of {})", c.join(", ")));
+            }
+            if let Some(kind) = spec.param_kinds.get(k) {
+                meaning.push_str(&format!(" [{}]", kind.as_str()));
+            }
+            t.add_row(vec![k.clone(), v.to_string(), meaning]);
         }
         out.push_str(&t.to_string());
         out.push('\n');

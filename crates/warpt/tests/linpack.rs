@@ -130,6 +130,46 @@ fn memory_sizing_refuses_more_than_ninety_percent() {
     );
 }
 
+/// A value outside a parameter's declared range is a usage error when the
+/// plan is made: no worker starts and nothing is recorded (it used to
+/// start one, fail, be stored and exit 1).
+#[test]
+fn out_of_range_parameters_are_refused_before_anything_runs() {
+    let store = tempfile::tempdir().unwrap();
+    for (benchmark, param) in [
+        ("linpack_fp64_cpu", "n=-5"),
+        ("linpack_fp32_cpu", "nb=0"),
+        ("linpack_external", "q=0"),
+    ] {
+        let out = Command::cargo_bin("warpt")
+            .unwrap()
+            .env("WARPT_NO_PROGRESS", "1")
+            .args([
+                "benchmark",
+                "run",
+                "--benchmark",
+                benchmark,
+                "--param",
+                param,
+            ])
+            .arg("--store")
+            .arg(store.path().join("results.db"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{benchmark} {param}: {err}");
+        let key = param.split('=').next().unwrap();
+        assert!(
+            err.contains(&format!("parameter '{key}'")) && err.contains("is outside 1.."),
+            "{err}"
+        );
+    }
+    assert!(
+        !store.path().join("results.db").exists(),
+        "a refused plan opened the store"
+    );
+}
+
 #[test]
 fn faers_own_lu_is_selectable_and_a_bad_solver_is_refused() {
     let out = Command::cargo_bin("warpt")

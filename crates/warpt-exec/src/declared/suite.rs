@@ -92,6 +92,7 @@ fn spec_of(d: &Declared) -> BenchmarkSpec {
         params,
         param_help,
         param_kinds,
+        param_ranges: Default::default(),
         param_choices,
         timeouts: Default::default(),
         metrics,

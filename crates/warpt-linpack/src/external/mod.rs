@@ -19,8 +19,8 @@ use std::process::{Command, Stdio};
 
 use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
 use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, ParamValue,
-    StageLimits, Validation,
+    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, ParamRange,
+    ParamValue, StageLimits, Validation,
 };
 
 use crate::hpl::{self, RESIDUAL_THRESHOLD};
@@ -88,6 +88,12 @@ pub fn spec() -> BenchmarkSpec {
         ]
         .into(),
         param_kinds: warpt_model::ParamKind::table(&[("binary", warpt_model::ParamKind::Command)]),
+        param_ranges: ParamRange::table(&[
+            ("n", ParamRange::at_least(1.0)),
+            ("nb", ParamRange::at_least(1.0)),
+            ("p", ParamRange::at_least(1.0)),
+            ("q", ParamRange::at_least(1.0)),
+        ]),
         param_choices: Default::default(),
         // HPL's run time grows as N^3 and with its BLAS: each part's limit is
         // reckoned as the run goes (see `follow`); setup measures this

@@ -62,6 +62,7 @@ pub fn spec() -> BenchmarkSpec {
         ]
         .into(),
         param_kinds: Default::default(),
+        param_ranges: warpt_model::ParamRange::table(&[("threads", warpt_model::ParamRange::at_least(0.0))]),
         param_choices: [(
             "precision".to_string(),
             ["all", "fp64", "fp32", "bf16", "fp16", "int8"]

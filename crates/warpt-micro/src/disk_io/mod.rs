@@ -82,6 +82,7 @@ pub fn spec() -> BenchmarkSpec {
         .into(),
         // Filling a large file on a slow disk takes a while.
         param_kinds: warpt_model::ParamKind::table(&[("path", warpt_model::ParamKind::OutputPath)]),
+        param_ranges: Default::default(),
         param_choices: Default::default(),
         timeouts: StageLimits {
             setup: Some(600.0),
