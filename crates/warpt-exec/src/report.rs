@@ -179,11 +179,7 @@ pub fn suite_run(
         .extra
         .insert("interleaved".into(), ParamValue::Bool(plan.interleave));
     BenchmarkSuiteRun {
-        id: format!(
-            "{}-{}",
-            start.strftime("%Y%m%dT%H%M%SZ"),
-            warpt_harness::random_suffix()
-        ),
+        id: warpt_harness::new_run_id(start),
         suite: SUITE.into(),
         components: Vec::new(),
         benchmarks: results.iter().map(|r| result(r, cost)).collect(),

@@ -173,12 +173,8 @@ pub fn combine(runs: Vec<BenchmarkSuiteRun>, label: &str) -> Option<BenchmarkSui
             ),
         );
     }
-    let stamp = start.map_or_else(
-        || "unknown".into(),
-        |t| t.strftime("%Y%m%dT%H%M%SZ").to_string(),
-    );
     Some(BenchmarkSuiteRun {
-        id: format!("{stamp}-{}", random_suffix()),
+        id: start.map_or_else(|| format!("unknown-{}", random_suffix()), crate::new_run_id),
         suite: first.suite.clone(),
         components: first.components.clone(),
         benchmarks: aggregate_trials(&trials, planned),

@@ -40,7 +40,7 @@ pub use execute::{Outcome, execute};
 pub use limits::{
     EffectiveLimits, MEASURE_MARGIN, SETUP_LIMIT, Stage, VALIDATE_LIMIT, WARMUP_MARGIN,
 };
-pub use manifest::{build_manifest, random_suffix};
+pub use manifest::{build_manifest, new_run_id, random_suffix};
 pub use measure::{Convert, MAX_TIME_FACTOR, Measure, MeasurePolicy, Measurement, SeriesDef};
 pub use plan::{Plan, PlanError, PlannedBenchmark, Selection, Unavailable, is_sweep};
 pub use progress::{NoProgress, Progress, ProgressEvent};

@@ -58,6 +58,11 @@ pub fn build_manifest(options: &RunOptions, plan: &Plan) -> Manifest {
     }
 }
 
+/// A new run's id: its start time and six random hex digits.
+pub fn new_run_id(start: jiff::Timestamp) -> String {
+    warpt_model::run_id(start, &random_suffix())
+}
+
 /// Six random hex digits for run ids and export names (not for secrets).
 pub fn random_suffix() -> String {
     let x = RandomState::new().hash_one(std::time::SystemTime::now());

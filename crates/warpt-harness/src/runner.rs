@@ -21,7 +21,7 @@ use warpt_model::{
 
 use crate::execute::{ClockedProgress, execute};
 use crate::limits::{EffectiveLimits, Stage};
-use crate::manifest::{build_manifest, random_suffix};
+use crate::manifest::build_manifest;
 use crate::progress::{Progress, ProgressEvent};
 use crate::quality::{HostConditions, assess};
 use crate::supervisor::FreqTrace;
@@ -227,7 +227,7 @@ pub fn run_plan(
         id: options
             .run_id
             .clone()
-            .unwrap_or_else(|| format!("{}-{}", start.strftime("%Y%m%dT%H%M%SZ"), random_suffix())),
+            .unwrap_or_else(|| crate::new_run_id(start)),
         suite: plan.suite.clone(),
         components: plan.components.clone(),
         benchmarks,

@@ -41,11 +41,7 @@ pub fn fingerprint(bytes: &[u8]) -> u64 {
 /// A run id in warpt's shape (`20261124T181705Z-4c7a1c`) from the time
 /// and the content, so importing the same file twice gives the same id.
 pub fn run_id(at: Timestamp, content: &[u8]) -> String {
-    format!(
-        "{}-{:06x}",
-        at.strftime("%Y%m%dT%H%M%SZ"),
-        fingerprint(content) & 0xff_ffff
-    )
+    warpt_model::run_id(at, &format!("{:06x}", fingerprint(content) & 0xff_ffff))
 }
 
 /// A metric from raw `samples` (value: their median), with full statistics.

@@ -33,7 +33,9 @@ pub use result::{
 };
 pub use spec::{BenchmarkId, BenchmarkSpec, ParamKind, ParamRange, StageLimits};
 pub use stress::{StressRun, ThroughputPoint};
-pub use suite_run::{BenchmarkSuiteRun, GitState, LoadError, Manifest, RunConfig, load_suite_run};
+pub use suite_run::{
+    BenchmarkSuiteRun, GitState, LoadError, Manifest, RunConfig, load_suite_run, run_id,
+};
 pub use system::{
     CacheInfo, ComputeAdapter, CpuInfo, DimmInfo, GpuInfo, ListOutput, MemoryInfo, MountInfo,
     NetworkInterface, OsInfo, StorageDevice, ToolInfo,

@@ -205,3 +205,11 @@ pub fn load_suite_run(json: &str) -> Result<BenchmarkSuiteRun, LoadError> {
     }
     Ok(serde_json::from_value(value)?)
 }
+
+/// The id of a run started at `at`: `YYYYMMDDTHHMMSSZ-SUFFIX`, so ids sort
+/// by start time and the suffix (random for a new run, a content hash for
+/// an import) tells apart runs started in the same second. Every run id
+/// and server job id is made here.
+pub fn run_id(at: jiff::Timestamp, suffix: &str) -> String {
+    format!("{}-{suffix}", at.strftime("%Y%m%dT%H%M%SZ"))
+}

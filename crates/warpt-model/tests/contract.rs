@@ -485,3 +485,12 @@ fn schema_matches_the_checked_in_copy() {
         "the JSON Schema changed; if intended, run WARPT_UPDATE_SCHEMA=1 cargo test -p warpt-model and commit tests/data/schema.json"
     );
 }
+
+/// Run ids sort by start time; the suffix tells apart runs of one second.
+#[test]
+fn run_ids_are_the_start_time_and_a_suffix() {
+    let at: jiff::Timestamp = "2026-11-25T10:15:00Z".parse().unwrap();
+    assert_eq!(warpt_model::run_id(at, "1a2b3c"), "20261125T101500Z-1a2b3c");
+    let later: jiff::Timestamp = "2026-11-25T10:15:01Z".parse().unwrap();
+    assert!(warpt_model::run_id(at, "ffffff") < warpt_model::run_id(later, "000000"));
+}

@@ -76,11 +76,10 @@ pub async fn submit(
             .to_string();
         return Err(ApiError::bad_field("body", message));
     }
-    let id = format!(
-        "{}-{}",
-        jiff::Timestamp::now().strftime("%Y%m%dT%H%M%SZ"),
-        crate::auth::random_hex(4)
-            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+    let id = warpt_model::run_id(
+        jiff::Timestamp::now(),
+        &crate::auth::random_hex(4)
+            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?,
     );
     let queue = Arc::clone(&state.queue);
     let (id2, req2) = (id.clone(), request.clone());

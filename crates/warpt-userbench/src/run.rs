@@ -331,11 +331,7 @@ pub fn run(
         settings.regression_threshold_pct.to_string(),
     );
     BenchmarkSuiteRun {
-        id: format!(
-            "{}-{}",
-            start.strftime("%Y%m%dT%H%M%SZ"),
-            warpt_harness::random_suffix()
-        ),
+        id: warpt_harness::new_run_id(start),
         suite: SUITE.into(),
         components: vec![BenchmarkComponent::Cpu],
         benchmarks: results,

@@ -111,11 +111,7 @@ pub fn run(args: &StressArgs) -> Result<Outcome> {
         }
     }
     let run = StressRun {
-        id: format!(
-            "{}-{}",
-            start.strftime("%Y%m%dT%H%M%SZ"),
-            warpt_harness::random_suffix()
-        ),
+        id: warpt_harness::new_run_id(start),
         target: target.to_string(),
         start_time: Some(start),
         end_time: Some(end),
