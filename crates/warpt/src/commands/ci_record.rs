@@ -59,8 +59,9 @@ fn write_export(dir: &Path, run: &BenchmarkSuiteRun) -> Result<()> {
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
         .collect();
     let path = dir.join(format!("{stamp}_{}.json", run.id));
-    std::fs::write(&path, serde_json::to_string_pretty(run)?)
-        .with_context(|| format!("writing {}", path.display()))?;
+    // Atomic, as every export: the history directory is read back into a
+    // store, and a half-written run there would poison every later record.
+    crate::export::ExportTarget::prepare(&path)?.write(run)?;
     eprintln!("ci record: wrote {}", path.display());
     Ok(())
 }
@@ -165,7 +166,7 @@ pub fn record(args: &CiRecordArgs) -> Result<Outcome> {
             trend::METHOD,
             alerts.join("\n")
         );
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        crate::export::ExportTarget::prepare(path)?.write_text(&text)?;
     }
     Ok(if alerts.is_empty() {
         Outcome::Success

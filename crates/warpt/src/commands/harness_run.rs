@@ -75,8 +75,7 @@ fn write(dir: &Path, name: &str, text: &str) -> Result<PathBuf> {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("creating {}", parent.display()))?;
     }
-    std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
-    Ok(path)
+    crate::export::ExportTarget::prepare(&path)?.write_text(text)
 }
 
 /// What a program prints of its version, if it runs.
