@@ -4,14 +4,10 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn warpt() -> Command {
-    let mut cmd = Command::cargo_bin("warpt").expect("the warpt binary is built");
-    cmd.env("WARPT_NO_PROGRESS", "1");
-    cmd
-}
+mod common;
+use common::warpt;
 
 /// Runs one biobench benchmark; the exit status, its result and stderr.
 fn run(bench: &str, params: &[&str]) -> (Option<i32>, Value, String) {

@@ -10,11 +10,8 @@ use predicates::prelude::*;
 use serde_json::Value;
 use warpt_model::{BenchmarkSuiteRun, RunStatus, StopReason, load_suite_run};
 
-fn warpt() -> Command {
-    let mut cmd = Command::cargo_bin("warpt").expect("the warpt binary is built");
-    cmd.env("WARPT_NO_PROGRESS", "1");
-    cmd
-}
+mod common;
+use common::warpt;
 
 /// Flags that make every micro benchmark finish in well under a second
 /// (with `array_mb=4` for mem_bandwidth and `max_mb=1` for mem_latency).

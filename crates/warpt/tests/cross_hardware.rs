@@ -10,6 +10,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
+mod common;
+use common::run_on as warpt;
+
 const STATS: &[&str] = &[
     "mean",
     "median",
@@ -69,20 +72,6 @@ fn machine_run(host: &str, cpu: &str, k: usize, speed: f64, watts: Option<f64>) 
         }
     }
     run
-}
-
-fn warpt(store: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("warpt"))
-        .env("WARPT_NO_PROGRESS", "1")
-        .env("WARPT_STORE", store)
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn import(store: &Path, dir: &Path, runs: &[Value]) {

@@ -9,11 +9,8 @@ use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
 
-fn warpt() -> Command {
-    let mut cmd = Command::cargo_bin("warpt").expect("the warpt binary is built");
-    cmd.env("WARPT_NO_PROGRESS", "1");
-    cmd
-}
+mod common;
+use common::warpt;
 
 fn examples() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/harness")

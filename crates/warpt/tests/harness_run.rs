@@ -5,14 +5,10 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn warpt() -> Command {
-    let mut cmd = Command::cargo_bin("warpt").expect("the warpt binary is built");
-    cmd.env("WARPT_NO_PROGRESS", "1");
-    cmd
-}
+mod common;
+use common::warpt;
 
 fn put(root: &Path, rel: &str, text: &str) -> PathBuf {
     let p = root.join(rel);

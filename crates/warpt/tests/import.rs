@@ -12,22 +12,11 @@ use std::process::Command;
 
 use serde_json::Value;
 
+mod common;
+use common::run_on as warpt;
+
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../warpt-import/tests/fixtures")
-}
-
-fn warpt(store: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(assert_cmd::cargo::cargo_bin("warpt"))
-        .env("WARPT_NO_PROGRESS", "1")
-        .env("WARPT_STORE", store)
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap(),
-        String::from_utf8_lossy(&out.stdout).to_string(),
-        String::from_utf8_lossy(&out.stderr).to_string(),
-    )
 }
 
 /// Imports `path` and returns (format, the stored run as JSON).

@@ -13,11 +13,8 @@ use assert_cmd::Command;
 use assert_cmd::cargo::cargo_bin;
 use warpt_model::{BenchmarkSuiteRun, RunStatus};
 
-fn warpt() -> Command {
-    let mut cmd = Command::cargo_bin("warpt").unwrap();
-    cmd.env("WARPT_NO_PROGRESS", "1");
-    cmd
-}
+mod common;
+use common::warpt;
 
 fn run_json(cmd: &mut Command, code: i32) -> BenchmarkSuiteRun {
     let out = cmd.assert().code(code).get_output().stdout.clone();

@@ -8,14 +8,8 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
+use common::warpt;
 use serde_json::Value;
-
-fn warpt() -> Command {
-    let mut cmd = Command::cargo_bin("warpt").expect("the warpt binary is built");
-    cmd.env("WARPT_NO_PROGRESS", "1");
-    cmd
-}
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

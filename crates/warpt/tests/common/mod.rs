@@ -18,6 +18,27 @@ pub fn one_at_a_time() -> MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The warpt binary as the tests run it: no progress lines on stderr.
+pub fn warpt() -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::cargo_bin("warpt").expect("the warpt binary is built");
+    cmd.env("WARPT_NO_PROGRESS", "1");
+    cmd
+}
+
+/// Runs `warpt ARGS` recording into `store`: (exit code, stdout, stderr).
+pub fn run_on(store: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = warpt()
+        .env("WARPT_STORE", store)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
 /// Runs git in `dir` with a fixed identity; its trimmed stdout.
 pub fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
