@@ -52,8 +52,9 @@ pub fn redact_secrets(text: &str) -> String {
         // character a shell lets through, spaces included.
         return format!("{}{}", &text[..at], redact_url(&text[at..]));
     }
-    if is_conninfo(text) {
-        return redact_conninfo(text);
+    let fields = conninfo_fields(text);
+    if fields.iter().any(|f| f.key == "password") {
+        return redact_conninfo(text, &fields);
     }
     text.to_string()
 }
@@ -79,12 +80,6 @@ fn mask_query_password(s: &str) -> String {
         .collect();
     out.push_str(&fields.join("&"));
     out
-}
-
-/// Whether `text` looks like a libpq key=value connection string with a
-/// password in it.
-fn is_conninfo(text: &str) -> bool {
-    conninfo_fields(text).iter().any(|f| f.key == "password")
 }
 
 /// One `key = value` of a connection string: where its value starts and
@@ -150,11 +145,10 @@ fn conninfo_fields(text: &str) -> Vec<Field> {
 /// A connection string with its password values masked. Anything after the
 /// part that parses is masked too: it cannot be told from a password
 /// written with a quote left open.
-fn redact_conninfo(text: &str) -> String {
-    let fields = conninfo_fields(text);
+fn redact_conninfo(text: &str, fields: &[Field]) -> String {
     let mut out = String::new();
     let mut at = 0;
-    for f in &fields {
+    for f in fields {
         if f.key == "password" {
             out.push_str(&text[at..f.value.start]);
             out.push_str(MASK);

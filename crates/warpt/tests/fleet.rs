@@ -13,6 +13,8 @@ use std::path::Path;
 use serde_json::Value;
 use warpt_store::testing::TestStore;
 
+mod common;
+
 /// The tiny run every node makes.
 const RUN: &[&str] = &[
     "--benchmark",
@@ -35,17 +37,11 @@ fn slurm_conf() -> Option<String> {
 
 /// warpt with `store` as WARPT_STORE and Slurm's configuration.
 fn warpt(conf: &str, store: &OsString, args: &[&str]) -> (i32, String, String) {
-    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("warpt"))
-        .env("WARPT_NO_PROGRESS", "1")
-        .env("WARPT_STORE", store)
-        .env("SLURM_CONF", conf)
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
+    common::outcome(
+        common::warpt()
+            .env("WARPT_STORE", store)
+            .env("SLURM_CONF", conf)
+            .args(args),
     )
 }
 

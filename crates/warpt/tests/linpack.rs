@@ -100,11 +100,12 @@ fn suite_linpack_solves_validates_and_reports_hpl_metrics() {
     );
 }
 
-/// Runs `benchmark` with `param`, which must be refused as bad usage
-/// (exit 2) before anything runs; the message.
-fn refused(benchmark: &str, param: &str) -> String {
+/// Runs `benchmark` with `param`, recording into `store`, which must be
+/// refused as bad usage (exit 2) before anything runs; the message.
+fn refused_in(store: &std::path::Path, benchmark: &str, param: &str) -> String {
     let out = Command::cargo_bin("warpt")
         .unwrap()
+        .env("WARPT_NO_PROGRESS", "1")
         .args([
             "benchmark",
             "run",
@@ -112,13 +113,21 @@ fn refused(benchmark: &str, param: &str) -> String {
             benchmark,
             "--param",
             param,
+            "--store",
         ])
+        .arg(store)
         .assert()
         .code(2)
         .get_output()
         .stderr
         .clone();
     String::from_utf8(out).unwrap()
+}
+
+/// [`refused_in`] a throw-away store.
+fn refused(benchmark: &str, param: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    refused_in(&dir.path().join("results.db"), benchmark, param)
 }
 
 #[test]
@@ -141,23 +150,7 @@ fn out_of_range_parameters_are_refused_before_anything_runs() {
         ("linpack_fp32_cpu", "nb=0"),
         ("linpack_external", "q=0"),
     ] {
-        let out = Command::cargo_bin("warpt")
-            .unwrap()
-            .env("WARPT_NO_PROGRESS", "1")
-            .args([
-                "benchmark",
-                "run",
-                "--benchmark",
-                benchmark,
-                "--param",
-                param,
-            ])
-            .arg("--store")
-            .arg(store.path().join("results.db"))
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{benchmark} {param}: {err}");
+        let err = refused_in(&store.path().join("results.db"), benchmark, param);
         let key = param.split('=').next().unwrap();
         assert!(
             err.contains(&format!("parameter '{key}'")) && err.contains("is outside 1.."),

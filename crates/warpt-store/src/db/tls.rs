@@ -160,9 +160,10 @@ pub fn connector(settings: &TlsSettings) -> Result<MakeRustlsConnect, StoreError
         (m, _) => m,
     };
     let verifier: Arc<dyn ServerCertVerifier> = match mode {
-        SslMode::Disable | SslMode::Prefer | SslMode::Require => {
-            Arc::new(Unchecked(provider.clone()))
-        }
+        SslMode::Disable | SslMode::Prefer | SslMode::Require => Arc::new(Lenient {
+            provider,
+            chain: None,
+        }),
         SslMode::VerifyCa | SslMode::VerifyFull => {
             let roots = Arc::new(load_roots(settings.roots.as_ref())?);
             let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
@@ -171,7 +172,10 @@ pub fn connector(settings: &TlsSettings) -> Result<MakeRustlsConnect, StoreError
             if mode == SslMode::VerifyFull {
                 webpki
             } else {
-                Arc::new(ChainOnly(webpki))
+                Arc::new(Lenient {
+                    provider,
+                    chain: Some(webpki),
+                })
             }
         }
     };
@@ -231,62 +235,18 @@ fn load_roots(roots: Option<&Roots>) -> Result<RootCertStore, StoreError> {
     Ok(store)
 }
 
-/// Encrypts without checking who answers (libpq's `prefer` and `require`):
-/// the handshake's signatures are still checked.
+/// libpq's checks short of `verify-full`: `chain` set (`verify-ca`), the
+/// certificate must lead to a trusted root, its name unchecked; `chain`
+/// unset (`prefer`, `require`), anyone may answer. Either way the
+/// handshake's signatures are checked with the provider's algorithms, as
+/// rustls' own verifier does.
 #[derive(Debug)]
-struct Unchecked(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for Unchecked {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(
-            message,
-            cert,
-            dss,
-            &self.0.signature_verification_algorithms,
-        )
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
+struct Lenient {
+    provider: Arc<CryptoProvider>,
+    chain: Option<Arc<WebPkiServerVerifier>>,
 }
 
-/// `verify-ca`: the chain must lead to a trusted root; the name is not
-/// checked.
-#[derive(Debug)]
-struct ChainOnly(Arc<WebPkiServerVerifier>);
-
-impl ServerCertVerifier for ChainOnly {
+impl ServerCertVerifier for Lenient {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -295,10 +255,10 @@ impl ServerCertVerifier for ChainOnly {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self
-            .0
-            .verify_server_cert(end_entity, intermediates, server_name, ocsp, now)
-        {
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
@@ -312,7 +272,12 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn verify_tls13_signature(
@@ -321,11 +286,18 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.provider.signature_verification_algorithms,
+        )
     }
 
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
     }
 }
 

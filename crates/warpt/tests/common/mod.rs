@@ -27,11 +27,12 @@ pub fn warpt() -> assert_cmd::Command {
 
 /// Runs `warpt ARGS` recording into `store`: (exit code, stdout, stderr).
 pub fn run_on(store: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = warpt()
-        .env("WARPT_STORE", store)
-        .args(args)
-        .output()
-        .unwrap();
+    outcome(warpt().env("WARPT_STORE", store).args(args))
+}
+
+/// Runs `cmd` to the end: (exit code, stdout, stderr).
+pub fn outcome(cmd: &mut assert_cmd::Command) -> (i32, String, String) {
+    let out = cmd.output().unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),

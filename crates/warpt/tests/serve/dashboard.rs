@@ -20,19 +20,10 @@ const EVIL_NAME: &str = "<script>window.__pwned=4</script>";
 fn exported(dir: &Path) -> Value {
     let file = dir.join("base.json");
     let out = warpt()
+        .args(crate::TINY_RUN)
         .args([
-            "benchmark",
-            "run",
-            "--suite",
-            "micro",
-            "--benchmark",
-            "cpu_flops",
             "--param",
             "threads=1",
-            "--duration",
-            "0.1",
-            "--burnin-seconds",
-            "0",
             "--monitor",
             "--monitor-interval",
             "0.05",

@@ -350,20 +350,8 @@ fn store_passwords_reach_no_export_store_or_answer() {
     let dir = tempfile::tempdir().unwrap();
     let export = dir.path().join("run.json");
     let out = warpt()
-        .args([
-            "benchmark",
-            "run",
-            "--suite",
-            "micro",
-            "--benchmark",
-            "cpu_flops",
-            "--param",
-            "threads=1",
-            "--duration",
-            "0.1",
-            "--burnin-seconds",
-            "0",
-        ])
+        .args(crate::TINY_RUN)
+        .args(["--param", "threads=1"])
         .arg(format!("--store={with_password}"))
         .arg("--export-file")
         .arg(&export)

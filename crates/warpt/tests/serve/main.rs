@@ -158,22 +158,25 @@ pub(crate) fn get(server: &Server, path: &str) -> (u16, Value) {
     )
 }
 
+/// A real run of a fraction of a second: `benchmark run` of cpu_flops.
+pub(crate) const TINY_RUN: [&str; 10] = [
+    "benchmark",
+    "run",
+    "--suite",
+    "micro",
+    "--benchmark",
+    "cpu_flops",
+    "--duration",
+    "0.1",
+    "--burnin-seconds",
+    "0",
+];
+
 pub(crate) fn record_runs(store: &Path, n: usize) {
     for _ in 0..n {
         let out = warpt()
-            .args([
-                "benchmark",
-                "run",
-                "--suite",
-                "micro",
-                "--benchmark",
-                "cpu_flops",
-                "--duration",
-                "0.1",
-                "--burnin-seconds",
-                "0",
-                "--store",
-            ])
+            .args(TINY_RUN)
+            .arg("--store")
             .arg(store)
             .output()
             .unwrap();
