@@ -324,10 +324,35 @@ fn open_sqlite(path: &Path) -> Result<SqliteConn, StoreError> {
         })?;
     }
     let conn = Connection::open(path)?;
-    // The busy timeout first: switching a new file to WAL takes a lock that
-    // another process opening it at the same moment may hold.
-    conn.busy_timeout(std::time::Duration::from_secs(60))?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.busy_timeout(BUSY_WAIT)?;
+    enter_wal(&conn)?;
     conn.pragma_update(None, "foreign_keys", true)?;
     Ok(SqliteConn::new(conn))
+}
+
+/// How long a SQLite writer waits for the others before giving up.
+const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Puts the file in WAL mode, waiting out other processes that hold it.
+///
+/// Switching the journal mode takes the exclusive lock without calling the
+/// busy handler (and so does the last connection's checkpoint at close), so
+/// `busy_timeout` alone does not cover it: with 32 processes opening a new
+/// store at once, one in a few dozen rounds got "database is locked" here.
+/// The switch is retried with a short backoff for as long as a writer waits.
+fn enter_wal(conn: &Connection) -> Result<(), StoreError> {
+    let deadline = std::time::Instant::now() + BUSY_WAIT;
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        match conn.pragma_update(None, "journal_mode", "WAL") {
+            Err(rusqlite::Error::SqliteFailure(e, _))
+                if e.code == rusqlite::ErrorCode::DatabaseBusy
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(50));
+            }
+            other => return other.map_err(StoreError::from),
+        }
+    }
 }
