@@ -178,6 +178,20 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), FleetError> {
     std::fs::rename(&tmp, path).map_err(|e| io(path, e))
 }
 
+/// Writes `text` to a new file readable by its owner only (a batch script
+/// may hold the store's password).
+pub fn write_private(path: &Path, text: &str) -> Result<(), FleetError> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .and_then(|mut f| f.write_all(text.as_bytes()))
+        .map_err(|e| io(path, e))
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]

@@ -245,3 +245,27 @@ mod tests {
         assert!(node_statuses(None, &[], &[]).is_empty());
     }
 }
+
+/// A node that left no export: its state and why.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Missing {
+    /// The node.
+    pub node: String,
+    /// Its phase's name.
+    pub state: &'static str,
+    /// What it (or Slurm) said.
+    pub reason: Option<String>,
+}
+
+/// The nodes of `statuses` without an export among `exports` (node, path).
+pub fn missing(statuses: &[NodeStatus], exports: &[(String, std::path::PathBuf)]) -> Vec<Missing> {
+    statuses
+        .iter()
+        .filter(|s| s.node != "*" && !exports.iter().any(|(n, _)| *n == s.node))
+        .map(|s| Missing {
+            node: s.node.clone(),
+            state: s.phase.as_str(),
+            reason: s.reason.clone(),
+        })
+        .collect()
+}

@@ -41,7 +41,9 @@ pub use limits::{
     EffectiveLimits, MEASURE_MARGIN, SETUP_LIMIT, Stage, VALIDATE_LIMIT, WARMUP_MARGIN,
 };
 pub use manifest::{build_manifest, new_run_id, random_suffix};
-pub use measure::{Convert, MAX_TIME_FACTOR, Measure, MeasurePolicy, Measurement, SeriesDef};
+pub use measure::{
+    Convert, MAX_TIME_FACTOR, Measure, MeasurePolicy, Measurement, SeriesDef, SeriesMetrics,
+};
 pub use plan::{Plan, PlanError, PlannedBenchmark, Selection, Unavailable, is_sweep};
 pub use progress::{NoProgress, Progress, ProgressEvent};
 pub use quality::{Assessment, HostConditions, assess};

@@ -14,11 +14,9 @@
 //! keep the samples taken so far when it has to stop a benchmark.
 //! Nothing in here runs inside a timed region: the closure times itself.
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
 use warpt_model::{BenchmarkMetric, StopReason};
 
 use crate::RunContext;
@@ -63,75 +61,27 @@ impl MeasurePolicy {
     }
 }
 
-/// How the seconds of one sample become the metric's value.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Convert {
-    /// A rate: `value = work / seconds` (e.g. GFLOP per sample for GFLOP/s).
-    Rate(f64),
-    /// A time per unit: `value = seconds * factor` (e.g. 1e9 / loads for ns per load).
-    Time(f64),
-    /// Not a time: the sample is the metric's value itself (a number a
-    /// command printed, a byte count). Any finite value, zero and
-    /// negative included.
-    Value,
-}
+pub use warpt_model::{Convert, SeriesDef};
 
-impl Convert {
-    /// The metric value of a sample that took `seconds`.
-    pub fn apply(self, seconds: f64) -> f64 {
-        match self {
-            Convert::Rate(work) => work / seconds,
-            Convert::Time(factor) => seconds * factor,
-            Convert::Value => seconds,
-        }
-    }
-
-    /// Whether a sample must be a positive time (every kind but `Value`).
-    fn is_time(self) -> bool {
-        !matches!(self, Convert::Value)
-    }
-}
-
-/// One measured series: the metric it becomes.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SeriesDef {
-    /// Metric name.
-    pub name: String,
-    /// Metric unit.
-    pub unit: String,
-    /// Whether larger is better.
-    pub higher_is_better: bool,
-    /// Metric tags.
-    pub tags: BTreeMap<String, String>,
-    /// From seconds to the metric's value.
-    pub convert: Convert,
-}
-
-impl SeriesDef {
-    /// A series with the given metric identity.
-    pub fn new(
-        name: &str,
-        unit: &str,
-        higher_is_better: bool,
-        tags: &[(&str, String)],
-        convert: Convert,
-    ) -> Self {
-        SeriesDef {
-            name: name.to_string(),
-            unit: unit.to_string(),
-            higher_is_better,
-            tags: tags
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect(),
-            convert,
-        }
-    }
-
+/// The metric a series' values become (the statistics live here, the
+/// series' identity in the model).
+pub trait SeriesMetrics {
     /// The metric for `values` (already converted), with full statistics;
     /// the headline value is the median.
-    pub fn metric(&self, values: &[f64], stop_reason: Option<StopReason>) -> BenchmarkMetric {
+    fn metric(&self, values: &[f64], stop_reason: Option<StopReason>) -> BenchmarkMetric;
+    /// The metric of per-event values too many to keep whole (per-I/O or
+    /// per-message latencies): statistics over all of them, `samples`
+    /// thinned to at most `keep` (see [`stats::summarize_large`]).
+    fn metric_of_events(
+        &self,
+        values: &[f64],
+        keep: usize,
+        stop_reason: Option<StopReason>,
+    ) -> Option<BenchmarkMetric>;
+}
+
+impl SeriesMetrics for SeriesDef {
+    fn metric(&self, values: &[f64], stop_reason: Option<StopReason>) -> BenchmarkMetric {
         let mut st = stats::summarize(values);
         if let Some(st) = st.as_mut() {
             st.stop_reason = stop_reason;
@@ -145,13 +95,8 @@ impl SeriesDef {
             stats: st,
         }
     }
-}
 
-impl SeriesDef {
-    /// The metric of per-event values too many to keep whole (per-I/O or
-    /// per-message latencies): statistics over all of them, `samples`
-    /// thinned to at most `keep` (see [`stats::summarize_large`]).
-    pub fn metric_of_events(
+    fn metric_of_events(
         &self,
         values: &[f64],
         keep: usize,

@@ -20,6 +20,7 @@ use warpt_system::EnergySnapshot;
 use warpt_system::procstat::Measured;
 
 use crate::SeriesDef;
+use crate::SeriesMetrics;
 use crate::execute::{Outcome, StageClock};
 use crate::interference::Probe;
 use crate::limits::{EffectiveLimits, Stage};

@@ -10,11 +10,14 @@
 //! export written by an older warpt always loads.
 
 mod component;
+mod events;
 mod metric;
 mod noise;
 mod params;
 mod redact;
 mod result;
+mod rows;
+mod series;
 mod spec;
 mod stress;
 mod suite_run;
@@ -23,6 +26,7 @@ mod telemetry;
 mod trial;
 
 pub use component::{BenchmarkComponent, BenchmarkKind, UnknownComponent};
+pub use events::RunEvent;
 pub use metric::{BenchmarkMetric, MetricStats, StopReason, tag_label};
 pub use noise::NoiseEntry;
 pub use params::{ParamError, ParamValue, Params};
@@ -31,6 +35,8 @@ pub use result::{
     BenchmarkRunResult, CrashInfo, DEBUG_BUILD_REASON, Quality, Resources, RunStatus, StageRecord,
     StageStatus, UNRELIABLE_REL_CI, Validation, Watchdog,
 };
+pub use rows::{CrossRow, MatrixRow, TrendRow};
+pub use series::{Convert, SeriesDef};
 pub use spec::{BenchmarkId, BenchmarkSpec, ParamKind, ParamRange, StageLimits};
 pub use stress::{StressRun, ThroughputPoint};
 pub use suite_run::{

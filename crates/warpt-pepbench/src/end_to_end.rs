@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use tokenizers::Tokenizer;
+use warpt_harness::SeriesMetrics;
 use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
 use warpt_model::{
     BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, StageLimits,

@@ -12,6 +12,7 @@ use std::sync::atomic::Ordering;
 
 use candle_core::Device;
 use candle_core::quantized::GgmlDType;
+use warpt_harness::SeriesMetrics;
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
 };

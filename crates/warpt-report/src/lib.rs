@@ -17,6 +17,7 @@ pub mod compare;
 pub mod escape;
 pub mod exports;
 pub mod fleet;
+pub mod history;
 pub mod matrix;
 pub mod render;
 pub mod report;
@@ -24,7 +25,6 @@ pub mod stats;
 pub mod trend;
 
 pub use compare::noise::{AssumedNoise, NoNoise};
-pub use compare::store_noise::StoreNoise;
 pub use compare::{
     Comparison, MetricRef, Noise, NoiseLookup, NoiseSource, Options, Verdict, compare,
 };

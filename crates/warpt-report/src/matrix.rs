@@ -7,8 +7,8 @@
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+use warpt_model::MatrixRow;
 use warpt_model::tag_label;
-use warpt_store::MatrixRow;
 
 use crate::stats::median;
 

@@ -323,7 +323,7 @@ async fn compare(State(state): State<Shared>, Query(p): Params) -> Result<Respon
         };
         let exclude = vec![b.id.clone(), c.id.clone()];
         let (bl, cl) = (format!("run {}", b.id), format!("run {}", c.id));
-        let noise = warpt_report::StoreNoise::new(s, exclude);
+        let noise = warpt_run::StoreNoise::new(s, exclude);
         let comparison = warpt_report::compare(&b, &bl, &c, &cl, &options, &noise);
         warpt_report::render::json(&comparison)
             .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))

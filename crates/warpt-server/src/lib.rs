@@ -23,6 +23,7 @@ pub mod auth;
 pub mod cache;
 pub mod dashboard;
 pub mod error;
+pub mod exporter;
 pub mod guard;
 pub mod openapi;
 pub mod plan;

@@ -98,6 +98,11 @@ impl RunRequest {
                 ));
             }
         }
+        for c in &request.components {
+            if let Err(e) = c.parse::<warpt_model::BenchmarkComponent>() {
+                return Err(ApiError::bad_field("components", e.to_string()));
+            }
+        }
         Ok(request)
     }
 
@@ -115,51 +120,42 @@ impl RunRequest {
             .collect()
     }
 
-    /// The `benchmark run` arguments (after `benchmark run`).
-    pub fn args(&self) -> Vec<String> {
-        let mut a = Vec::new();
-        let mut flag = |name: &str, value: String| {
-            a.push(format!("--{name}"));
-            a.push(value);
-        };
-        if let Some(s) = &self.suite {
-            flag("suite", s.clone());
+    /// The run this asks for, as every front end spells it: its
+    /// `to_args()` are what the queued child runs.
+    pub fn to_request(&self) -> warpt_run::RunRequest {
+        use warpt_run::config::Flags;
+        use warpt_run::request::{MonitorRequest, PlanSource, Select};
+        warpt_run::RunRequest {
+            plan: PlanSource::Select(Select {
+                suite: self.suite.clone(),
+                benchmarks: self.benchmarks.clone(),
+                // Checked by `parse`, which refuses an unknown one.
+                components: self
+                    .components
+                    .iter()
+                    .filter_map(|c| c.parse().ok())
+                    .collect(),
+                params: self
+                    .param_texts()
+                    .into_iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect(),
+            }),
+            settings: Flags {
+                duration: self.duration,
+                burnin_seconds: self.burnin_seconds,
+                seed: self.seed,
+                precision: self.precision,
+                timeout_multiplier: self.timeout_multiplier,
+                ..Flags::default()
+            },
+            repeat: self.repeat.unwrap_or(1),
+            monitor: (self.monitor != Some(false)).then(|| MonitorRequest {
+                interval: self.monitor_interval.unwrap_or(1.0),
+                output: None,
+            }),
+            ..warpt_run::RunRequest::default()
         }
-        for b in &self.benchmarks {
-            flag("benchmark", b.clone());
-        }
-        for c in &self.components {
-            flag("component", c.clone());
-        }
-        for (k, v) in self.param_texts() {
-            flag("param", format!("{k}={v}"));
-        }
-        if let Some(v) = self.duration {
-            flag("duration", v.to_string());
-        }
-        if let Some(v) = self.burnin_seconds {
-            flag("burnin-seconds", v.to_string());
-        }
-        if let Some(v) = self.seed {
-            flag("seed", v.to_string());
-        }
-        if let Some(v) = self.precision {
-            flag("precision", v.to_string());
-        }
-        if let Some(v) = self.repeat {
-            flag("repeat", v.to_string());
-        }
-        if let Some(v) = self.timeout_multiplier {
-            flag("timeout-multiplier", v.to_string());
-        }
-        if self.monitor != Some(false) {
-            a.push("--monitor".into());
-            if let Some(v) = self.monitor_interval {
-                a.push("--monitor-interval".into());
-                a.push(v.to_string());
-            }
-        }
-        a
     }
 }
 
@@ -175,7 +171,12 @@ mod tests {
         )
         .unwrap();
         assert_eq!(
-            r.args().join(" "),
+            r.to_request()
+                .to_args()
+                .iter()
+                .map(|a| a.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" "),
             "--suite micro --benchmark cpu_flops --param precision=fp64 --param threads=1 --duration 0.5"
         );
         let e = RunRequest::parse(r#"{"suite":"micro","sweet":1}"#).unwrap_err();

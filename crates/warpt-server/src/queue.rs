@@ -11,14 +11,16 @@
 //! notices its server's death, re-parented, and stops as on Ctrl-C.)
 
 use std::collections::{HashMap, VecDeque};
-use std::io::{BufRead, BufReader, Read, Seek};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use jiff::Timestamp;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::watch;
+use warpt_model::RunEvent;
+use warpt_run::RunOutcome;
+use warpt_run::child::{self, ChildRun};
+use warpt_run::outcome::ChildExit;
 use warpt_store::{Job, JobState, Location, Store, StoreError};
 
 use crate::plan::RunRequest;
@@ -44,9 +46,15 @@ impl Feed {
         })
     }
 
-    fn push(&self, line: String) {
+    /// Adds an event the server writes itself.
+    fn push(&self, event: &RunEvent) {
+        self.push_line(event.to_line(), event.is_sample());
+    }
+
+    /// Adds a line as the run wrote it (`sample`: whether it is one).
+    fn push_line(&self, line: String, sample: bool) {
         let mut lines = lock(&self.lines);
-        if lines.len() >= FEED_CAP && line.contains("\"type\":\"sample\"") {
+        if lines.len() >= FEED_CAP && sample {
             return;
         }
         lines.push(line.into());
@@ -158,7 +166,10 @@ impl Queue {
         let feed = Feed::new();
         inner.queue.push_back(id.to_string());
         let position = inner.queue.len();
-        feed.push(json!({"type": "queued", "id": id, "position": position}).to_string());
+        feed.push(&RunEvent::Queued {
+            id: id.to_string(),
+            position,
+        });
         inner.feeds.insert(id.to_string(), feed);
         drop(inner);
         self.wake.notify_all();
@@ -191,7 +202,7 @@ impl Queue {
         if let Some(current) = inner.current.as_mut().filter(|c| c.id == id) {
             current.cancelled = true;
             if let Some(pid) = current.pid {
-                interrupt(pid);
+                child::interrupt(pid);
             }
             return Ok(Cancel::Signalled);
         }
@@ -208,7 +219,7 @@ impl Queue {
                 Some(message),
             )?;
             if let Some(feed) = feed {
-                feed.push(finished(id, JobState::Cancelled, Some(message)));
+                feed.push(&finished(id, JobState::Cancelled, Some(message)));
                 feed.end();
             }
             return Ok(Cancel::Dequeued);
@@ -254,7 +265,7 @@ impl Queue {
             {
                 eprintln!("warpt serve: run {id}: recording its end: {e}");
             }
-            feed.push(finished(&id, state, message.as_deref()));
+            feed.push(&finished(&id, state, message.as_deref()));
             feed.end();
             let mut inner = lock(&self.inner);
             inner.current = None;
@@ -281,8 +292,8 @@ impl Queue {
             Ok(r) => r,
             Err(e) => return (JobState::Failed, Some(format!("stored request: {e}"))),
         };
-        feed.push(json!({"type": "run_started", "id": id}).to_string());
-        let mut log = match tempfile_in_tmp() {
+        feed.push(&RunEvent::RunStarted { id: id.to_string() });
+        let log = match warpt_run::child::anonymous_log() {
             Ok(f) => f,
             Err(e) => {
                 return (
@@ -291,28 +302,18 @@ impl Queue {
                 );
             }
         };
-        let stderr = match log.try_clone() {
-            Ok(f) => f,
-            Err(e) => {
-                return (
-                    JobState::Failed,
-                    Some(format!("creating the log file: {e}")),
-                );
-            }
-        };
-        let mut command = Command::new(&self.exe);
-        command
+        let mut request = request.to_request();
+        request.run_id = Some(id.to_string());
+        request.events = true;
+        let child = ChildRun::program(&self.exe)
             .args(["benchmark", "run"])
-            .args(request.args())
+            .args(request.to_args())
             // Through the environment, not argv: a PostgreSQL URL may
             // carry a password, which `ps` would show.
             .env("WARPT_STORE", self.store.as_arg())
-            .args(["--run-id", id, "--events"])
-            .env("WARPT_NO_PROGRESS", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(stderr));
-        let mut child = match command.spawn() {
+            .own_group()
+            .stderr_to(log);
+        let mut child = match child.spawn() {
             Ok(c) => c,
             Err(e) => {
                 return (
@@ -326,82 +327,49 @@ impl Queue {
             if let Some(c) = inner.current.as_mut() {
                 c.pid = Some(child.id());
                 if c.cancelled {
-                    interrupt(child.id());
+                    child::interrupt(child.id());
                 }
             }
         }
-        if let Some(out) = child.stdout.take() {
-            for line in BufReader::new(out).lines() {
-                let Ok(line) = line else { break };
-                // Only well-formed events are forwarded.
+        // Only events are forwarded, as the run wrote them: a typed
+        // `RunEvent`, or an object with a `type` this server does not know
+        // (a newer warpt's).
+        child.each_line(|line| match serde_json::from_str::<RunEvent>(&line) {
+            Ok(event) => feed.push_line(line, event.is_sample()),
+            Err(_) => {
                 if serde_json::from_str::<Value>(&line).is_ok_and(|v| v.get("type").is_some()) {
-                    feed.push(line);
+                    feed.push_line(line, false);
                 }
             }
-        }
-        let status = child.wait();
+        });
+        let done = child.wait();
         let cancelled = lock(&self.inner)
             .current
             .as_ref()
             .is_some_and(|c| c.cancelled);
-        let tail = log_tail(&mut log);
-        match status.map(|s| s.code()) {
-            Ok(Some(0 | 1)) => (JobState::Finished, None),
-            Ok(Some(130)) if cancelled => (
+        match done.map(|d| (d.exit, d.stderr_tail(5))) {
+            Ok((exit, _)) if exit.handed_over() => (JobState::Finished, None),
+            Ok((ChildExit::Ran(RunOutcome::Interrupted), _)) if cancelled => (
                 JobState::Cancelled,
                 Some("cancelled while running; the finished benchmarks were kept".into()),
             ),
-            Ok(Some(130)) => (
+            Ok((ChildExit::Ran(RunOutcome::Interrupted), _)) => (
                 JobState::Interrupted,
                 Some("interrupted by a signal".into()),
             ),
-            Ok(code) => (
+            Ok((exit, tail)) => (
                 JobState::Failed,
-                Some(format!(
-                    "warpt benchmark run exited with {}: {tail}",
-                    code.map_or("a signal".to_string(), |c| format!("status {c}"))
-                )),
+                Some(format!("warpt benchmark run exited with {exit}: {tail}")),
             ),
             Err(e) => (JobState::Failed, Some(format!("waiting for the run: {e}"))),
         }
     }
 }
 
-fn finished(id: &str, state: JobState, message: Option<&str>) -> String {
-    json!({"type": "run_finished", "id": id, "state": state, "message": message}).to_string()
-}
-
-/// An anonymous file for the child's stderr (deleted once closed).
-fn tempfile_in_tmp() -> std::io::Result<std::fs::File> {
-    let path = std::env::temp_dir().join(format!(
-        "warpt-serve-{}-{}.log",
-        std::process::id(),
-        crate::auth::random_hex(8)?
-    ));
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create_new(true)
-        .open(&path)?;
-    std::fs::remove_file(&path)?;
-    Ok(file)
-}
-
-/// The last lines of the child's stderr (what explains a failure).
-fn log_tail(log: &mut std::fs::File) -> String {
-    let mut text = String::new();
-    let _ = log.rewind();
-    let _ = log.read_to_string(&mut text);
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(5)..].join(" | ")
-}
-
-/// Sends SIGINT: the run stops the benchmark in progress and records what
-/// finished, exactly as on Ctrl-C.
-fn interrupt(pid: u32) {
-    if let Ok(pid) = libc::pid_t::try_from(pid) {
-        // SAFETY: kill(2) with a pid of our own child and a valid signal
-        // number touches no memory.
-        unsafe { libc::kill(pid, libc::SIGINT) };
+fn finished(id: &str, state: JobState, message: Option<&str>) -> RunEvent {
+    RunEvent::RunFinished {
+        id: id.to_string(),
+        state: state.as_str().to_string(),
+        message: message.map(str::to_string),
     }
 }

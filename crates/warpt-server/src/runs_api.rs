@@ -49,7 +49,7 @@ pub async fn submit(
         .check_params(reachable, &request.param_texts())
         .map_err(ApiError::refused)?;
     let exe = state.exe.clone();
-    let args = request.args();
+    let args = request.to_request().to_args();
     let checked = tokio::task::spawn_blocking(move || {
         std::process::Command::new(&exe)
             .args(["benchmark", "run"])
@@ -207,9 +207,12 @@ pub async fn events(
     let job = with_store(&state, move |s| Ok(s.job(&id2)?)).await?;
     let job = job
         .ok_or_else(|| ApiError::new(StatusCode::NOT_FOUND, format!("no submitted run '{id}'")))?;
-    let line =
-        json!({"type": "run_finished", "id": job.id, "state": job.state, "message": job.message})
-            .to_string();
+    let line = warpt_model::RunEvent::RunFinished {
+        id: job.id,
+        state: job.state.as_str().to_string(),
+        message: job.message,
+    }
+    .to_line();
     Ok(ws.on_upgrade(move |mut socket| async move {
         if socket.send(Message::Text(line.into())).await.is_ok() {
             close(&mut socket).await;

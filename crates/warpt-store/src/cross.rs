@@ -3,9 +3,9 @@
 //! with the machine each ran on, and the raw samples when a test needs
 //! them.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
-use warpt_model::{ListOutput, TelemetrySummary};
+use warpt_model::{CrossRow, ListOutput, TelemetrySummary};
 
 use crate::db::{Db, Value};
 use crate::{StoreError, vals};
@@ -25,39 +25,6 @@ pub struct CrossFilter {
     pub benchmark: Option<String>,
     /// Only the runs of this Slurm job (a fleet job).
     pub slurm_job: Option<String>,
-}
-
-/// One metric of one passed result.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CrossRow {
-    /// The suite run.
-    pub run_id: String,
-    /// The machine's fingerprint.
-    pub fingerprint: String,
-    /// The machine's host name.
-    pub hostname: String,
-    /// Suite.
-    pub suite: String,
-    /// Benchmark.
-    pub benchmark: String,
-    /// Metric name.
-    pub metric: String,
-    /// Metric tags.
-    pub tags: BTreeMap<String, String>,
-    /// Unit.
-    pub unit: String,
-    /// Whether larger is better.
-    pub higher_is_better: bool,
-    /// The run's figure (its median).
-    pub value: f64,
-    /// The 95% CI of the run's median, where sampled.
-    pub ci95: Option<(f64, f64)>,
-    /// Samples behind it.
-    pub n: Option<i64>,
-    /// Mean package power during the result's measurement, watts.
-    pub mean_power_w: Option<f64>,
-    /// The metric row, to fetch its samples.
-    pub metric_id: i64,
 }
 
 /// The rows of `filter`: passed, non-trial results with a value, of runs

@@ -42,14 +42,14 @@ use crate::db::{Db, PgConn, SqliteConn};
 use warpt_model::{BenchmarkSuiteRun, ListOutput, NoiseEntry, StressRun};
 
 pub use copy::CopyReport;
-pub use cross::{CrossFilter, CrossRow};
+pub use cross::CrossFilter;
 pub use jobs::{Job, JobState};
 pub use location::Location;
-pub use matrix::MatrixRow;
 pub use noise::NoiseKey;
 pub use query::{Cap, Limits, QueryOutput, query, query_limited};
 pub use read::{MachineSummary, RunFilter, RunSummary};
-pub use trend::{TrendQuery, TrendRow};
+pub use trend::TrendQuery;
+pub use warpt_model::{CrossRow, MatrixRow, TrendRow};
 pub use write::{Recorded, Source, fingerprint};
 
 /// What can go wrong with the store.

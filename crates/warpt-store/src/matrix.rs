@@ -2,37 +2,10 @@
 //! headline metric (the first it reports) with the machine it ran on and
 //! the mean power measured during it, when there was a power sensor.
 
-use std::collections::BTreeMap;
-
-use warpt_model::TelemetrySummary;
+use warpt_model::{MatrixRow, TelemetrySummary};
 
 use crate::db::Db;
 use crate::{StoreError, vals};
-
-/// One headline figure of one run on one machine.
-#[derive(Debug, Clone, PartialEq)]
-pub struct MatrixRow {
-    /// Suite.
-    pub suite: String,
-    /// Benchmark name within the suite.
-    pub benchmark: String,
-    /// The headline metric.
-    pub metric: String,
-    /// Its tags.
-    pub tags: BTreeMap<String, String>,
-    /// Unit.
-    pub unit: String,
-    /// Whether larger is better.
-    pub higher_is_better: bool,
-    /// The value (the median).
-    pub value: f64,
-    /// The machine's fingerprint.
-    pub fingerprint: String,
-    /// The machine's host name.
-    pub hostname: String,
-    /// Mean package power during the result's measurement, watts.
-    pub mean_power_w: Option<f64>,
-}
 
 /// Every passed (non-trial) result's headline metric, optionally of one
 /// suite only.

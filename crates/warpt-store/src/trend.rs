@@ -2,6 +2,8 @@
 
 use std::collections::BTreeMap;
 
+use warpt_model::TrendRow;
+
 use crate::db::Db;
 use crate::{StoreError, vals};
 
@@ -18,29 +20,6 @@ pub struct TrendQuery<'a> {
     pub tags: &'a BTreeMap<String, String>,
     /// Only runs of this machine (host name or fingerprint prefix), if given.
     pub machine: Option<&'a str>,
-}
-
-/// One stored value of the series: a passed run's (aggregate) result.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TrendRow {
-    /// The suite run.
-    pub run_id: String,
-    /// When it started (RFC 3339).
-    pub start_time: String,
-    /// The machine's host name.
-    pub hostname: String,
-    /// The machine's fingerprint.
-    pub fingerprint: String,
-    /// The suite.
-    pub suite: String,
-    /// The metric's tags.
-    pub tags: BTreeMap<String, String>,
-    /// Unit.
-    pub unit: String,
-    /// Whether larger is better.
-    pub higher_is_better: bool,
-    /// The median.
-    pub value: f64,
 }
 
 /// The rows of `q`, oldest first. Trials are left out (their run's

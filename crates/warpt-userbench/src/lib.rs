@@ -14,6 +14,7 @@
 //! - [`profile`]: `--profile`, one extra run under a profiler;
 //! - [`summary`]: `summary.json` and `summary.md` from that suite run;
 //! - [`regressions`]: `regressions.md` against an earlier summary.
+//! - [`session`]: around a run: `--targets`, `env.json`, `--compare-to`, the report layout.
 
 pub mod accuracy;
 pub mod config;
@@ -23,5 +24,6 @@ pub mod external;
 pub mod profile;
 pub mod regressions;
 pub mod run;
+pub mod session;
 pub mod suite;
 pub mod summary;

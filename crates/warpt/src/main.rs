@@ -6,11 +6,6 @@
 
 mod cli;
 mod commands;
-mod config;
-mod events;
-mod export;
-mod history;
-mod orphan;
 mod output;
 mod pdf;
 mod progress;
@@ -25,27 +20,8 @@ use crate::cli::{
     ResultsCommand,
 };
 
-/// An error in what the user asked for: exits with status 2.
-#[derive(Debug)]
-pub struct UsageError(pub String);
-
-impl std::fmt::Display for UsageError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for UsageError {}
-
-/// What a command asks the process to exit with.
-pub enum Outcome {
-    /// Everything ran and passed (or was skipped).
-    Success,
-    /// A benchmark failed, timed out or crashed.
-    Failures,
-    /// The run was interrupted by SIGINT or SIGTERM (exit 130).
-    Interrupted,
-}
+pub use warpt_run::RunOutcome as Outcome;
+pub use warpt_run::UsageError;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -97,12 +73,10 @@ fn main() -> ExitCode {
         Command::Worker => commands::worker::run(),
     };
     match result {
-        Ok(Outcome::Success) => ExitCode::SUCCESS,
-        Ok(Outcome::Failures) => ExitCode::from(1),
-        Ok(Outcome::Interrupted) => ExitCode::from(130),
+        Ok(outcome) => ExitCode::from(outcome.exit_code()),
         Err(e) if e.downcast_ref::<UsageError>().is_some() => {
             eprintln!("error: {e}");
-            ExitCode::from(2)
+            ExitCode::from(warpt_run::outcome::EXIT_USAGE)
         }
         Err(e) => {
             eprintln!("error: {e:#}");

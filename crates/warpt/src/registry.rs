@@ -36,7 +36,20 @@ pub fn registry_declaring(config_file: Option<&Path>) -> Result<Registry> {
 
 /// [`registry_declaring`] with the configuration file found without `--config`.
 pub fn registry_found() -> Result<Registry> {
-    registry_declaring(crate::config::default_file()?.as_deref())
+    registry_declaring(warpt_run::config::default_file()?.as_deref())
+}
+
+/// The suites of this binary, as the run layer asks for them.
+pub struct Builtin;
+
+impl warpt_run::run::Suites for Builtin {
+    fn declaring(&self, config_file: Option<&Path>) -> Result<Registry> {
+        registry_declaring(config_file)
+    }
+
+    fn plain(&self) -> Registry {
+        registry()
+    }
 }
 
 fn with_user(user: UserSuite) -> Registry {

@@ -7,6 +7,7 @@ mod low;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
+use warpt_harness::SeriesMetrics;
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
 };

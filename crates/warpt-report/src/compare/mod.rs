@@ -17,7 +17,6 @@
 
 pub mod evidence;
 pub mod noise;
-pub mod store_noise;
 
 use std::collections::BTreeMap;
 
@@ -27,7 +26,6 @@ use warpt_model::{BenchmarkMetric, BenchmarkRunResult, BenchmarkSuiteRun, Qualit
 use crate::stats;
 use evidence::Kind;
 pub use noise::{MetricRef, NOISE_K, Noise, NoiseLookup, NoiseSource};
-pub use store_noise::StoreNoise;
 
 /// How a comparison judges.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -18,8 +18,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
+use warpt_model::CrossRow;
 use warpt_model::tag_label;
-use warpt_store::CrossRow;
 
 use crate::stats::{bootstrap_paired_ci, mann_whitney, median, welch_t};
 

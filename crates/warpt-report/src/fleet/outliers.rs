@@ -16,8 +16,8 @@
 use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
+use warpt_model::CrossRow;
 use warpt_model::tag_label;
-use warpt_store::CrossRow;
 
 use crate::stats::median;
 

@@ -183,6 +183,13 @@ pub struct StoreFlags {
     pub no_store: bool,
 }
 
+impl StoreFlags {
+    /// What the two flags choose.
+    pub fn choice(&self) -> warpt_run::StoreChoice {
+        warpt_run::StoreChoice::from_flags(self.store.clone(), self.no_store)
+    }
+}
+
 /// `--monitor`, `--monitor-interval`, `--monitor-output`, shared by
 /// `benchmark run` and `stress`.
 #[derive(Debug, Args)]

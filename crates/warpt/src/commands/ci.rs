@@ -5,119 +5,22 @@
 //! directory (the user's tree, index and branches are never touched), built
 //! with `--build`, and run with the same `benchmark run` (or `exec`, or
 //! `harness run`) arguments in
-//! randomized interleaved trials ([`super::rerun::interleaved`]) so slow
+//! randomized interleaved trials ([`warpt_run::trials::interleaved`]) so slow
 //! drifts of the machine hit both sides alike. The worktrees are removed
 //! afterwards, on errors and after Ctrl-C too (which ends the trials; the
 //! complete rounds are compared and the exit status is 130).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result};
 use warpt_model::{BenchmarkSuiteRun, ParamValue};
 use warpt_report::{Options, exports, render};
 
-use super::rerun::{self, Subprocess, Warpt};
 use crate::cli::CiPrArgs;
-use crate::{Outcome, UsageError, history};
-
-/// Runs `git` in `dir`: its trimmed stdout, or an error with its stderr.
-fn git(dir: &Path, args: &[&str]) -> Result<String> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .context("running git (is it installed?)")?;
-    if !out.status.success() {
-        anyhow::bail!(
-            "git {}: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
-}
-
-/// The worktrees of one `ci pr`, removed when dropped.
-struct Worktrees {
-    repo: PathBuf,
-    paths: Vec<PathBuf>,
-    _dir: tempfile::TempDir,
-}
-
-impl Worktrees {
-    /// The directory of side `name`: its checkout and its reports.
-    fn side(&self, name: &str) -> PathBuf {
-        self._dir.path().join(name)
-    }
-
-    /// Checks out `commit` (detached) as the worktree of side `name`.
-    fn add(&mut self, name: &str, commit: &str) -> Result<PathBuf> {
-        let path = self.side(name).join("checkout");
-        let target = path.to_string_lossy().into_owned();
-        git(
-            &self.repo,
-            &["worktree", "add", "--detach", "--quiet", &target, commit],
-        )?;
-        self.paths.push(path.clone());
-        Ok(path)
-    }
-}
-
-impl Drop for Worktrees {
-    fn drop(&mut self) {
-        for p in &self.paths {
-            let target = p.to_string_lossy().into_owned();
-            if let Err(e) = git(&self.repo, &["worktree", "remove", "--force", &target]) {
-                eprintln!("warning: could not remove the worktree {target}: {e}");
-            }
-        }
-        let _ = git(&self.repo, &["worktree", "prune"]);
-    }
-}
-
-/// Runs `--build` in a worktree; an error names the side and its last lines.
-fn build(cmd: &str, dir: &Path, side: &str) -> Result<()> {
-    eprintln!("ci pr: building {side}: {cmd}");
-    let out = Command::new("sh")
-        .args(["-c", cmd])
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .output()
-        .context("running the build command")?;
-    if !out.status.success() {
-        let text = String::from_utf8_lossy(&out.stderr);
-        let lines: Vec<&str> = text.lines().collect();
-        anyhow::bail!(
-            "the build of {side} failed ({}):\n{}",
-            out.status,
-            lines[lines.len().saturating_sub(10)..].join("\n")
-        );
-    }
-    Ok(())
-}
-
-/// The warpt command in `args` (`benchmark run ...`, `exec ...` or
-/// `harness run ...`) and its arguments; a usage error naming `what`
-/// otherwise.
-pub fn split_command(args: &[String], what: &str) -> Result<(Warpt, Vec<String>)> {
-    match args {
-        [bench, run, rest @ ..] if bench == "benchmark" && run == "run" => {
-            Ok((Warpt::BenchmarkRun, rest.to_vec()))
-        }
-        [harness, run, rest @ ..] if harness == "harness" && run == "run" => {
-            Ok((Warpt::HarnessRun, rest.to_vec()))
-        }
-        [exec, rest @ ..] if exec == "exec" => Ok((Warpt::Exec, rest.to_vec())),
-        _ => Err(UsageError(format!(
-            "{what} runs `benchmark run ...`, `exec ...` or `harness run ...`; got `{}`",
-            args.join(" ")
-        ))
-        .into()),
-    }
-}
+use crate::{Outcome, UsageError};
+use warpt_run::ci::{Worktrees, build, git, split_command};
+use warpt_run::history;
+use warpt_run::trials::{self as rerun, Subprocess};
 
 /// `warpt ci pr`.
 pub fn pr(args: &CiPrArgs) -> Result<Outcome> {
@@ -147,14 +50,7 @@ pub fn pr(args: &CiPrArgs) -> Result<Outcome> {
     let base_label = format!("{} ({})", args.base, short(&base_sha));
     let head_label = format!("{} ({})", args.head, short(&head_sha));
 
-    let mut trees = Worktrees {
-        repo: repo.clone(),
-        paths: Vec::new(),
-        _dir: tempfile::Builder::new()
-            .prefix("warpt-ci-")
-            .tempdir()
-            .context("creating a directory for the worktrees")?,
-    };
+    let mut trees = Worktrees::new(&repo)?;
     // The benchmarks run where the user ran warpt: the same directory
     // relative to the repository's top, in each checkout.
     let here = std::fs::canonicalize(&args.workdir)?;
@@ -175,7 +71,7 @@ pub fn pr(args: &CiPrArgs) -> Result<Outcome> {
     let sides = rerun::interleaved(a, b, args.trials, args.seed)?;
     drop(trees);
     for run in [&sides.base, &sides.current] {
-        history::record_run(&args.store, None, run);
+        history::record_run(&args.store.choice(), None, run);
     }
     let outcome = verdict(
         args,
@@ -225,7 +121,11 @@ fn verdict(
         paired: true,
         ..Options::default()
     };
-    let noise = history::noise_lookup(&args.store, None, vec![base.id.clone(), head.id.clone()]);
+    let noise = history::noise_lookup(
+        &args.store.choice(),
+        None,
+        vec![base.id.clone(), head.id.clone()],
+    );
     let c = warpt_report::compare(base, base_label, head, head_label, &options, noise.as_ref());
     print!("{}", render::text(&c));
     let failed = c.regressed() || (args.fail_on_inconclusive && c.inconclusive());

@@ -7,7 +7,8 @@ use warpt_model::BenchmarkSuiteRun;
 use warpt_report::{Options, render};
 
 use crate::cli::{CompareArgs, CompareFormat};
-use crate::{Outcome, UsageError, history};
+use crate::{Outcome, UsageError};
+use warpt_run::history;
 
 /// A run named by an export file or by an id in the store, with its label.
 pub fn load_side(what: &str, store: Option<&Path>) -> Result<(BenchmarkSuiteRun, String)> {
@@ -44,7 +45,7 @@ pub fn run(args: &CompareArgs) -> Result<Outcome> {
     };
     let mut interrupted = false;
     let ((base, base_label), (current, current_label)) = if args.rerun {
-        let sides = super::rerun::rerun(
+        let sides = warpt_run::trials::rerun(
             &args.base,
             &args.current,
             &args.run_args,
@@ -58,7 +59,7 @@ pub fn run(args: &CompareArgs) -> Result<Outcome> {
         };
         let (bl, cl) = (label(&args.base, &b), label(&args.current, &c));
         for run in [&b, &c] {
-            history::record_run(&args.store, None, run);
+            history::record_run(&args.store.choice(), None, run);
         }
         ((b, bl), (c, cl))
     } else {
@@ -73,7 +74,7 @@ pub fn run(args: &CompareArgs) -> Result<Outcome> {
         ..Options::default()
     };
     let noise = history::noise_lookup(
-        &args.store,
+        &args.store.choice(),
         args.assume_noise,
         vec![base.id.clone(), current.id.clone()],
     );

@@ -6,7 +6,7 @@ use comfy_table::presets::UTF8_BORDERS_ONLY;
 
 use crate::Outcome;
 use crate::cli::ConfigShowArgs;
-use crate::config::{Config, Flags, Setting};
+use warpt_run::config::{Config, Flags, Setting};
 
 fn row<T: std::fmt::Debug>(t: &mut Table, key: &str, s: &Setting<T>, show: impl Fn(&T) -> String) {
     t.add_row(vec![key.to_string(), show(&s.value), s.source.to_string()]);

@@ -7,12 +7,12 @@ use std::time::Duration;
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use warpt_exec::engine::Observer;
-use warpt_exec::{ExecError, ExecPlan, Job, JobResult, Output, Parameter, Sample, Shell};
-use warpt_model::RunStatus;
+use warpt_exec::hyperfine::time;
+use warpt_exec::{ExecError, ExecPlan, Job, Output, Parameter, Sample, Shell};
 
 use crate::cli::ExecArgs;
-use crate::export::ExportTarget;
 use crate::{Outcome, UsageError, output};
+use warpt_run::ExportTarget;
 
 fn usage(e: ExecError) -> anyhow::Error {
     match e {
@@ -113,58 +113,6 @@ impl Observer for Spinner {
     }
 }
 
-/// A duration in hyperfine's style.
-fn time(s: f64) -> String {
-    if s < 1e-3 {
-        format!("{:.1} µs", s * 1e6)
-    } else if s < 1.0 {
-        format!("{:.1} ms", s * 1e3)
-    } else {
-        format!("{s:.3} s")
-    }
-}
-
-fn describe(i: usize, r: &JobResult) -> String {
-    let mut out = format!("Benchmark {}: {}\n", i + 1, r.job.name);
-    let w: Vec<f64> = r.samples.iter().map(|s| s.wall_s).collect();
-    if !w.is_empty() {
-        let n = w.len() as f64;
-        let mean = w.iter().sum::<f64>() / n;
-        let sd = if w.len() > 1 {
-            (w.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt()
-        } else {
-            0.0
-        };
-        let user = r.samples.iter().map(|s| s.user_s).sum::<f64>() / n;
-        let sys = r.samples.iter().map(|s| s.sys_s).sum::<f64>() / n;
-        let (lo, hi) = w
-            .iter()
-            .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
-                (a.min(x), b.max(x))
-            });
-        out += &format!(
-            "  Time (mean ± σ):   {} ± {}    [User: {}, System: {}]\n  Range (min … max): {} … {}    {} runs\n",
-            time(mean),
-            time(sd),
-            time(user),
-            time(sys),
-            time(lo),
-            time(hi),
-            w.len()
-        );
-        if r.failed_runs > 0 {
-            out += &format!(
-                "  Warning: {} runs exited non-zero (--ignore-failure)\n",
-                r.failed_runs
-            );
-        }
-    }
-    if r.status != RunStatus::Passed {
-        out += &format!("  {}: {}\n", r.status, r.message.as_deref().unwrap_or(""));
-    }
-    out
-}
-
 /// `warpt exec`.
 pub fn run(args: &ExecArgs) -> Result<Outcome> {
     let plan = plan(args)?;
@@ -178,7 +126,7 @@ pub fn run(args: &ExecArgs) -> Result<Outcome> {
         prepare(&args.export_csv)?,
         prepare(&args.export_file)?,
     );
-    let interrupt = super::run::install_interrupt_handler()?;
+    let interrupt = warpt_run::interrupt::install_handler()?;
     let start = jiff::Timestamp::now();
     let cost = warpt_exec::calibrate(&plan).map_err(usage)?;
     if let Some(c) = cost {
@@ -214,7 +162,7 @@ pub fn run(args: &ExecArgs) -> Result<Outcome> {
 
     let mut text = String::new();
     for (i, r) in results.iter().enumerate() {
-        text += &describe(i, r);
+        text += &warpt_exec::hyperfine::describe(i, r);
         text.push('\n');
     }
     text += &output::results(&suite_run);
@@ -249,12 +197,6 @@ pub fn run(args: &ExecArgs) -> Result<Outcome> {
     if let Some(t) = warpt_out {
         eprintln!("exported {}", t.write(&suite_run)?.display());
     }
-    crate::history::record_run(&args.store, None, &suite_run);
-    Ok(if interrupted {
-        Outcome::Interrupted
-    } else if suite_run.has_failures() {
-        Outcome::Failures
-    } else {
-        Outcome::Success
-    })
+    warpt_run::history::record_run(&args.store.choice(), None, &suite_run);
+    Ok(Outcome::of(&suite_run))
 }

@@ -11,7 +11,8 @@ use warpt_fleet::{FleetError, JobDir, Phase, Slurm, Submission, node_statuses};
 use warpt_store::{Location, Recorded, Source, Store};
 
 use crate::cli::{FleetCollectArgs, FleetStatusArgs, FleetSubmitArgs};
-use crate::{Outcome, UsageError, history, output};
+use crate::{Outcome, UsageError, output};
+use warpt_run::history;
 
 /// Fleet errors as the CLI reports them: bad input and missing Slurm are
 /// usage errors (exit 2).
@@ -119,7 +120,7 @@ pub fn submit(args: &FleetSubmitArgs) -> Result<Outcome> {
         args.job_name,
         warpt_harness::random_suffix()
     ));
-    write_private(&script_path, &script)?;
+    warpt_fleet::layout::write_private(&script_path, &script).map_err(fleet_error)?;
     let job = slurm.submit(&script_path).map_err(fleet_error)?;
     let job_dir = JobDir::new(&dir, &job).map_err(fleet_error)?;
     job_dir.create().map_err(fleet_error)?;
@@ -161,21 +162,6 @@ pub fn submit(args: &FleetSubmitArgs) -> Result<Outcome> {
         );
     }
     Ok(Outcome::Success)
-}
-
-/// Writes `text` readable by its owner only (it may hold the store's password).
-fn write_private(path: &Path, text: &str) -> Result<()> {
-    use std::io::Write;
-    use std::os::unix::fs::OpenOptionsExt;
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
-        .with_context(|| format!("writing {}", path.display()))?;
-    f.write_all(text.as_bytes())
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(())
 }
 
 /// Slurm's view of `job`, or `None` when Slurm's commands are missing here
@@ -281,17 +267,7 @@ pub fn collect(args: &FleetCollectArgs) -> Result<Outcome> {
         }));
     }
     let statuses = node_statuses(info.as_ref(), &[], &records);
-    let missing: Vec<serde_json::Value> = statuses
-        .iter()
-        .filter(|s| s.node != "*" && !exports.iter().any(|(n, _)| *n == s.node))
-        .map(|s| {
-            serde_json::json!({
-                "node": s.node,
-                "state": s.phase.as_str(),
-                "reason": s.reason,
-            })
-        })
-        .collect();
+    let missing = warpt_fleet::missing(&statuses, &exports);
     if args.json {
         println!(
             "{}",
@@ -318,10 +294,10 @@ pub fn collect(args: &FleetCollectArgs) -> Result<Outcome> {
         for m in &missing {
             eprintln!(
                 "{}: produced nothing ({}{})",
-                m["node"].as_str().unwrap_or_default(),
-                m["state"].as_str().unwrap_or_default(),
-                m["reason"]
-                    .as_str()
+                m.node,
+                m.state,
+                m.reason
+                    .as_deref()
                     .map(|r| format!(": {r}"))
                     .unwrap_or_default()
             );

@@ -5,20 +5,14 @@
 //! directory, its output in the node's log), and records how it ended, so
 //! `fleet status` can tell done from failed per node and say why.
 
-use std::process::{Command, Stdio};
-
 use anyhow::{Context, Result};
 use warpt_fleet::{JobDir, NodeRecord, NodeState};
+use warpt_run::child::ChildRun;
+use warpt_run::outcome::ChildExit;
 
 use crate::cli::FleetNodeArgs;
 use crate::commands::fleet::fleet_error;
 use crate::{Outcome, UsageError};
-
-/// The last `n` non-empty lines of `text`, joined.
-fn tail(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(n)..].join(" | ")
-}
 
 /// `warpt fleet node`.
 pub fn run(args: &FleetNodeArgs) -> Result<Outcome> {
@@ -44,27 +38,29 @@ pub fn run(args: &FleetNodeArgs) -> Result<Outcome> {
     dir.write_record(&record).map_err(fleet_error)?;
     let export = dir.export_path(&node).map_err(fleet_error)?;
     let log_path = dir.log_path(&node).map_err(fleet_error)?;
-    let log = std::fs::File::create(&log_path)
+    let log = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(&log_path)
         .with_context(|| format!("creating {}", log_path.display()))?;
-    let mut command = Command::new(std::env::current_exe().context("locating warpt")?);
-    command
+    let mut child = ChildRun::this_warpt()
+        .context("locating warpt")?
         .args(["benchmark", "run"])
         .args(&args.run_args)
-        .arg("--export-file")
-        .arg(&export)
-        .env("WARPT_NO_PROGRESS", "1")
-        .stdin(Stdio::null())
-        .stdout(log.try_clone().context("the node's log")?)
-        .stderr(log);
+        .arg_pair("--export-file", &export)
+        .all_output_to(log)
+        .context("the node's log")?;
     if args.no_store {
-        command.arg("--no-store");
+        child = child.args(["--no-store"]);
     }
-    let status = command.status();
+    let done = child.output();
     record.finished_at = Some(jiff::Timestamp::now());
-    let code = match &status {
-        Ok(s) => s
-            .code()
-            .unwrap_or_else(|| 128 + std::os::unix::process::ExitStatusExt::signal(s).unwrap_or(0)),
+    // The node is done when every benchmark passed: a failed one is the
+    // node's failure in `fleet status`, with the log's last lines.
+    let code = match &done {
+        Ok(d) => d.exit.code(),
         Err(_) => 127,
     };
     record.exit_code = Some(code);
@@ -72,14 +68,13 @@ pub fn run(args: &FleetNodeArgs) -> Result<Outcome> {
         .ok()
         .and_then(|t| warpt_model::load_suite_run(&t).ok())
         .map(|r| r.id);
-    let log_text = std::fs::read_to_string(&log_path).unwrap_or_default();
-    (record.state, record.message) = match (&status, code) {
-        (Ok(_), 0) => (NodeState::Done, None),
-        (Ok(_), code) => (
+    (record.state, record.message) = match &done {
+        Ok(d) if d.exit == ChildExit::Ran(Outcome::Success) => (NodeState::Done, None),
+        Ok(d) => (
             NodeState::Failed,
-            Some(format!("warpt exited {code}: {}", tail(&log_text, 3))),
+            Some(format!("warpt exited {code}: {}", d.stderr_tail(3))),
         ),
-        (Err(e), _) => (
+        Err(e) => (
             NodeState::Failed,
             Some(format!("warpt could not start: {e}")),
         ),

@@ -18,7 +18,6 @@ pub mod net_server;
 pub mod noise;
 pub mod outliers;
 pub mod report;
-pub mod rerun;
 pub mod results;
 pub mod run;
 pub mod schema;

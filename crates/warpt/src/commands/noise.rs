@@ -10,7 +10,8 @@ use warpt_report::render::num;
 use warpt_store::Store;
 
 use crate::cli::NoiseArgs;
-use crate::{Outcome, history, output};
+use crate::{Outcome, output};
+use warpt_run::history;
 
 /// `warpt noise --json`.
 #[derive(Serialize)]
@@ -84,12 +85,24 @@ fn table(entries: &[NoiseEntry]) -> String {
 
 /// Runs the plan `--repeat` times, prints and records the profile.
 pub fn run(args: &NoiseArgs) -> Result<Outcome> {
-    let (plan, mut options) = super::run::from_selection(&args.plan, args.store.store.as_deref())?;
-    options.repeat = args.repeat;
+    let request = warpt_run::RunRequest {
+        plan: warpt_run::request::PlanSource::Select(super::run::select(&args.plan)),
+        settings: super::run::flags(&args.plan),
+        config: args.plan.config.clone(),
+        repeat: args.repeat,
+        store: warpt_run::StoreChoice::from_flags(args.store.store.clone(), false),
+        ..warpt_run::RunRequest::default()
+    };
+    let (plan, mut options) = warpt_run::plan(&request, &crate::registry::Builtin)?;
     // The store must open before minutes are spent measuring.
     let path = history::path(args.store.store.as_deref(), args.plan.config.as_deref())?;
     let mut store = Store::open(&path).with_context(|| format!("opening the store {path}"))?;
-    let run = super::run::execute(&plan, &mut options, None)?;
+    let run = warpt_run::run::execute(
+        &plan,
+        &mut options,
+        &crate::registry::Builtin,
+        super::run::progress().as_ref(),
+    )?;
     eprint!("{}", output::results(&run));
     let noise::Profile {
         entries,

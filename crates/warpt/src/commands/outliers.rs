@@ -7,7 +7,8 @@ use warpt_report::fleet::{OutlierOptions, scan};
 use warpt_store::{CrossFilter, CrossRow, Store};
 
 use crate::cli::FleetOutliersArgs;
-use crate::{Outcome, UsageError, history};
+use crate::{Outcome, UsageError};
+use warpt_run::history;
 
 /// Each machine's hardware class (see `ListOutput::hardware_class`), by
 /// fingerprint, from its stored system snapshot.

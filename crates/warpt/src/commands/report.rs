@@ -10,7 +10,8 @@ use warpt_store::CrossFilter;
 
 use crate::cli::{ReportArgs, ReportFormat};
 use crate::commands::compare::load_side;
-use crate::{Outcome, UsageError, history};
+use crate::{Outcome, UsageError};
+use warpt_run::history;
 
 /// Writes the report to stdout or `-o`.
 pub fn run(args: &ReportArgs) -> Result<Outcome> {
@@ -35,12 +36,9 @@ pub fn run(args: &ReportArgs) -> Result<Outcome> {
             ))
         })?;
     }
-    let flags = crate::cli::StoreFlags {
-        store: args.store.store.clone(),
-        no_store: false,
-    };
+    let flags = warpt_run::StoreChoice::from_flags(args.store.store.clone(), false);
     let ids = input.runs.iter().map(|(_, r)| r.id.clone()).collect();
-    let noise = crate::history::noise_lookup(&flags, None, ids);
+    let noise = warpt_run::history::noise_lookup(&flags, None, ids);
     input.comparisons = report::compare_with_first(&input.runs, noise.as_ref());
     let text = match args.format {
         ReportFormat::Md => report::markdown(&input),
@@ -54,12 +52,12 @@ pub fn run(args: &ReportArgs) -> Result<Outcome> {
 fn write(args: &ReportArgs, text: &str) -> Result<Outcome> {
     match (&args.output, args.format) {
         (Some(p), ReportFormat::Pdf) => {
-            crate::export::ExportTarget::prepare(p)?;
+            warpt_run::ExportTarget::prepare(p)?;
             crate::pdf::print(text, p)?;
             eprintln!("wrote {}", p.display());
         }
         (Some(p), _) => {
-            crate::export::ExportTarget::prepare(p)?.write_text(text)?;
+            warpt_run::ExportTarget::prepare(p)?.write_text(text)?;
             eprintln!("wrote {}", p.display());
         }
         (None, _) => print!("{text}"),

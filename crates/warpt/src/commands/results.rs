@@ -8,7 +8,8 @@ use crate::cli::{
     ExportFormat, ResultsExportArgs, ResultsImportArgs, ResultsListArgs, ResultsQueryArgs,
     ResultsShowArgs,
 };
-use crate::{Outcome, UsageError, history, output};
+use crate::{Outcome, UsageError, output};
+use warpt_run::history;
 
 /// `warpt results list`.
 pub fn list(args: &ResultsListArgs) -> Result<Outcome> {
@@ -239,7 +240,7 @@ fn tagged(path: &std::path::Path, tag: &str) -> std::path::PathBuf {
 fn emit(text: &str, to: Option<&std::path::Path>) -> Result<()> {
     match to {
         Some(p) => {
-            crate::export::ExportTarget::prepare(p)?.write_text(text)?;
+            warpt_run::ExportTarget::prepare(p)?.write_text(text)?;
             eprintln!("wrote {}", p.display());
         }
         None => print!("{text}"),
@@ -286,11 +287,11 @@ pub fn export(args: &ResultsExportArgs) -> Result<Outcome> {
             let comparison = match &args.baseline {
                 Some(b) => {
                     let (base, base_label) = crate::commands::compare::load_side(b, store)?;
-                    let flags = crate::cli::StoreFlags {
-                        store: store.map(std::path::Path::to_path_buf),
-                        no_store: false,
-                    };
-                    let noise = crate::history::noise_lookup(
+                    let flags = warpt_run::StoreChoice::from_flags(
+                        store.map(std::path::Path::to_path_buf),
+                        false,
+                    );
+                    let noise = warpt_run::history::noise_lookup(
                         &flags,
                         args.assume_noise,
                         vec![base.id.clone(), run.id.clone()],

@@ -5,7 +5,8 @@ use warpt_server::{ServeError, ServeOptions};
 
 use crate::cli::ServeArgs;
 use crate::registry::{registry, registry_found};
-use crate::{Outcome, UsageError, history};
+use crate::{Outcome, UsageError};
+use warpt_run::history;
 
 /// Serves until Ctrl-C or SIGTERM.
 pub fn run(args: &ServeArgs) -> Result<Outcome> {

@@ -10,9 +10,9 @@ use warpt_micro::stress::{self, StressConfig, TARGETS};
 use warpt_model::StressRun;
 
 use crate::cli::StressArgs;
-use crate::commands::run::install_interrupt_handler;
-use crate::export::ExportTarget;
+
 use crate::{Outcome, UsageError};
+use warpt_run::ExportTarget;
 
 /// Runs the stress test and reports it; exit 1 when any error was found.
 pub fn run(args: &StressArgs) -> Result<Outcome> {
@@ -47,7 +47,7 @@ pub fn run(args: &StressArgs) -> Result<Outcome> {
             .map_err(|e| UsageError(e.to_string()))?;
         params.insert(k.trim().to_string(), value);
     }
-    let flag = install_interrupt_handler()?;
+    let flag = warpt_run::interrupt::install_handler()?;
     let cfg = StressConfig {
         duration: Duration::from_secs_f64(args.duration),
         burnin: Duration::from_secs_f64(args.burnin_seconds),
@@ -139,7 +139,7 @@ pub fn run(args: &StressArgs) -> Result<Outcome> {
         t.write_json(&run)?;
         eprintln!("exported {shown}");
     }
-    crate::history::record_stress(&args.store, &run);
+    warpt_run::history::record_stress(&args.store.choice(), &run);
     Ok(if interrupted {
         Outcome::Interrupted
     } else if run.passed {

@@ -4,53 +4,13 @@
 use std::collections::BTreeMap;
 
 use anyhow::Result;
-use serde::Serialize;
-use warpt_report::render::num;
-use warpt_report::trend::{self, Step};
+use warpt_report::history as history_view;
+use warpt_report::trend;
 use warpt_store::{TrendQuery, TrendRow};
 
 use crate::cli::ResultsTrendArgs;
-use crate::{Outcome, UsageError, history, output};
-
-/// One run's value.
-#[derive(Serialize)]
-struct Point<'a> {
-    run_id: &'a str,
-    start_time: &'a str,
-    value: f64,
-}
-
-/// A step in the series.
-#[derive(Serialize)]
-struct ChangePoint<'a> {
-    /// The first run after the step.
-    run_id: &'a str,
-    index: usize,
-    before: f64,
-    after: f64,
-    change_pct: f64,
-    confidence: f64,
-    p_value: f64,
-    /// `regressed` or `improved`, by the metric's direction.
-    direction: &'static str,
-}
-
-/// `warpt results trend --json`.
-#[derive(Serialize)]
-struct TrendJson<'a> {
-    suite: &'a str,
-    benchmark: &'a str,
-    metric: &'a str,
-    tags: &'a BTreeMap<String, String>,
-    machine: &'a str,
-    unit: &'a str,
-    higher_is_better: bool,
-    method: &'static str,
-    points: Vec<Point<'a>>,
-    change_points: Vec<ChangePoint<'a>>,
-    /// Whether the latest run sits after a step in the bad direction.
-    latest_regressed: bool,
-}
+use crate::{Outcome, UsageError, output};
+use warpt_run::history;
 
 fn parse_tags(raw: &[String]) -> Result<BTreeMap<String, String>> {
     raw.iter()
@@ -125,64 +85,15 @@ pub fn run(args: &ResultsTrendArgs) -> Result<Outcome> {
     let values: Vec<f64> = rows.iter().map(|r| r.value).collect();
     let steps = trend::change_points(&values);
     let first = &rows[0];
-    let bad = |s: &Step| (s.after > s.before) != first.higher_is_better;
-    let latest_regressed = steps.last().is_some_and(bad);
+    let latest_regressed =
+        history_view::latest_regression(&steps, first.higher_is_better, 0.0).is_some();
     if args.json {
-        let json = TrendJson {
-            suite: &first.suite,
-            benchmark: &args.benchmark,
-            metric: &args.metric,
-            tags: &first.tags,
-            machine: &first.hostname,
-            unit: &first.unit,
-            higher_is_better: first.higher_is_better,
-            method: trend::METHOD,
-            points: rows
-                .iter()
-                .map(|r| Point {
-                    run_id: &r.run_id,
-                    start_time: &r.start_time,
-                    value: r.value,
-                })
-                .collect(),
-            change_points: steps
-                .iter()
-                .map(|s| ChangePoint {
-                    run_id: &rows[s.index].run_id,
-                    index: s.index,
-                    before: s.before,
-                    after: s.after,
-                    change_pct: s.change_pct,
-                    confidence: s.confidence,
-                    p_value: s.p_value,
-                    direction: if bad(s) { "regressed" } else { "improved" },
-                })
-                .collect(),
-            latest_regressed,
-        };
+        let json = history_view::trend_json(&rows, &steps, &args.benchmark, &args.metric);
         println!("{}", serde_json::to_string_pretty(&json)?);
     } else {
         let mut t = output::table(&["run", "started", "value", "step"]);
-        for (i, r) in rows.iter().enumerate() {
-            let step = steps
-                .iter()
-                .find(|s| s.index == i)
-                .map_or(String::new(), |s| {
-                    format!(
-                        "{} {:+.1}% ({} -> {}, confidence {:.3})",
-                        if bad(s) { "regressed" } else { "improved" },
-                        s.change_pct,
-                        num(s.before),
-                        num(s.after),
-                        s.confidence
-                    )
-                });
-            t.add_row(vec![
-                r.run_id.clone(),
-                r.start_time.clone(),
-                format!("{} {}", num(r.value), r.unit),
-                step,
-            ]);
+        for row in history_view::trend_rows(&rows, &steps) {
+            t.add_row(row.to_vec());
         }
         println!("{t}");
         println!(

@@ -9,7 +9,7 @@ use crate::registry::registry;
 /// Runs the benchmark requested on stdin, reporting events on stdout.
 pub fn run() -> Result<Outcome> {
     // A worker whose run is gone has no one to report to: stop at once.
-    crate::orphan::watch(|| std::process::exit(130));
+    warpt_run::orphan::watch(|| std::process::exit(130));
     warpt_harness::worker_main(&registry(), std::io::stdin().lock())?;
     Ok(Outcome::Success)
 }

@@ -5,11 +5,11 @@ use std::borrow::Borrow;
 
 use warpt_store::Store;
 
-use super::noise::{MetricRef, Noise, NoiseLookup};
+use warpt_report::compare::noise::{self, MetricRef, Noise, NoiseLookup};
 
 /// Each metric's run-to-run spread from the store: the latest noise
 /// profile of its machine and parameters, else the spread of its last
-/// stored runs there (at least [`super::noise::MIN_HISTORY_RUNS`]),
+/// stored runs there (at least [`noise::MIN_HISTORY_RUNS`]),
 /// leaving out the runs being compared. Holds the store or a reference
 /// to it (`warpt serve` lends one of its pooled connections).
 pub struct StoreNoise<S = Store> {
@@ -38,7 +38,7 @@ impl<S: Borrow<Store>> NoiseLookup for StoreNoise<S> {
             params: m.params,
         };
         if let Ok(Some(p)) = self.store.borrow().noise_profile(&key) {
-            return Some(super::noise::from_profile(&p));
+            return Some(noise::from_profile(&p));
         }
         let exclude: Vec<&str> = self.exclude.iter().map(String::as_str).collect();
         let values = self
@@ -46,6 +46,6 @@ impl<S: Borrow<Store>> NoiseLookup for StoreNoise<S> {
             .borrow()
             .noise_history(&key, &exclude, HISTORY_RUNS)
             .ok()?;
-        super::noise::from_history(&values)
+        noise::from_history(&values)
     }
 }

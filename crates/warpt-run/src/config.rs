@@ -115,7 +115,7 @@ pub struct Config {
 }
 
 /// The flags that take part in the hierarchy (`None`: not given).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Flags {
     /// `--duration`.
     pub duration: Option<f64>,
@@ -150,7 +150,7 @@ struct FileConfig {
     #[serde(default)]
     params: BTreeMap<String, toml::Value>,
     /// `[[benchmarks]]`: declared benchmarks, read by the `user` suite
-    /// (warpt-exec checks them; see [`crate::registry`]).
+    /// (warpt-exec checks them; the binary's registry reads them).
     #[serde(default, rename = "benchmarks")]
     _benchmarks: Option<toml::Value>,
 }

@@ -2,7 +2,7 @@
 //! for `warpt serve` (which starts runs as child processes and forwards
 //! these lines to WebSocket clients).
 //!
-//! Every line is an object with a `type`. The worker's own events keep the
+//! Every line is a [`RunEvent`]: an object with a `type`. The worker's own events keep the
 //! worker protocol's names (`stage`, `stage_limit`, `progress`, `series_started`,
 //! `sample`, `series_finished`, `result`) and gain the benchmark they belong
 //! to; `benchmark_started` opens each benchmark and `telemetry` carries the
@@ -14,13 +14,14 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use serde_json::{Value, json};
 use warpt_harness::{Progress, ProgressEvent};
+use warpt_model::RunEvent;
 use warpt_system::monitor::Monitor;
 
 /// Writes events on stdout, one JSON object per line, flushed at once.
 /// A write that fails (the server went away) is ignored: the server's
 /// death also signals this process, which then stops as on Ctrl-C.
+#[derive(Default)]
 pub struct EventLines {
     benchmark: Mutex<String>,
 }
@@ -28,9 +29,7 @@ pub struct EventLines {
 impl EventLines {
     /// A writer on stdout.
     pub fn new() -> Self {
-        EventLines {
-            benchmark: Mutex::new(String::new()),
-        }
+        EventLines::default()
     }
 
     fn benchmark(&self) -> String {
@@ -39,9 +38,9 @@ impl EventLines {
 }
 
 /// Writes one line.
-fn emit(value: &Value) {
+fn emit(event: &RunEvent) {
     let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{value}");
+    let _ = writeln!(out, "{}", event.to_line());
     let _ = out.flush();
 }
 
@@ -52,37 +51,55 @@ impl Progress for EventLines {
                 if let Ok(mut b) = self.benchmark.lock() {
                     *b = id.to_string();
                 }
-                json!({"type": "benchmark_started", "benchmark": id.to_string(), "index": index, "total": total})
+                RunEvent::BenchmarkStarted {
+                    benchmark: id.to_string(),
+                    index,
+                    total,
+                }
             }
-            ProgressEvent::Stage { stage } => {
-                json!({"type": "stage", "benchmark": self.benchmark(), "stage": stage})
-            }
+            ProgressEvent::Stage { stage } => RunEvent::Stage {
+                benchmark: self.benchmark(),
+                stage: stage.into(),
+            },
             ProgressEvent::StageLimit {
                 stage,
                 seconds,
                 part,
-            } => {
-                json!({"type": "stage_limit", "benchmark": self.benchmark(), "stage": stage, "seconds": seconds, "part": part})
-            }
+            } => RunEvent::StageLimit {
+                benchmark: self.benchmark(),
+                stage: stage.into(),
+                seconds,
+                part: part.into(),
+            },
             ProgressEvent::Measuring {
                 label,
                 fraction,
                 samples,
-            } => {
-                json!({"type": "progress", "benchmark": self.benchmark(), "label": label, "fraction": fraction, "samples": samples})
-            }
-            ProgressEvent::SeriesStarted { key, def } => {
-                json!({"type": "series_started", "benchmark": self.benchmark(), "key": key, "def": def})
-            }
-            ProgressEvent::Sample { key, value } => {
-                json!({"type": "sample", "benchmark": self.benchmark(), "key": key, "value": value})
-            }
-            ProgressEvent::SeriesFinished { key, stop_reason } => {
-                json!({"type": "series_finished", "benchmark": self.benchmark(), "key": key, "stop_reason": stop_reason})
-            }
-            ProgressEvent::BenchmarkFinished { result } => {
-                json!({"type": "result", "benchmark": result.spec.id.to_string(), "result": result})
-            }
+            } => RunEvent::Progress {
+                benchmark: self.benchmark(),
+                label: label.into(),
+                fraction,
+                samples,
+            },
+            ProgressEvent::SeriesStarted { key, def } => RunEvent::SeriesStarted {
+                benchmark: self.benchmark(),
+                key,
+                def: def.clone(),
+            },
+            ProgressEvent::Sample { key, value } => RunEvent::Sample {
+                benchmark: self.benchmark(),
+                key,
+                value,
+            },
+            ProgressEvent::SeriesFinished { key, stop_reason } => RunEvent::SeriesFinished {
+                benchmark: self.benchmark(),
+                key,
+                stop_reason,
+            },
+            ProgressEvent::BenchmarkFinished { result } => RunEvent::Result {
+                benchmark: result.spec.id.to_string(),
+                result: Box::new(result.clone()),
+            },
         };
         emit(&line);
     }
@@ -106,7 +123,9 @@ impl TelemetryFeed {
                 let new = monitor.since(seen);
                 seen += new.len();
                 for sample in new {
-                    emit(&json!({"type": "telemetry", "sample": sample}));
+                    emit(&RunEvent::Telemetry {
+                        sample: Box::new(sample),
+                    });
                 }
             }
         });

@@ -1,15 +1,55 @@
-//! The result history from the CLI's side: which store a command uses and
+//! The result history from a run's side: which store a command uses and
 //! recording a finished run in it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use warpt_model::{BenchmarkSuiteRun, StressRun};
 use warpt_store::{Location, Recorded, Source, Store};
 
 use crate::UsageError;
-use crate::cli::StoreFlags;
 use crate::config::{Config, Flags};
+
+/// Where a finished run is recorded (`--store`, `--no-store`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum StoreChoice {
+    /// The configured store (`WARPT_STORE`, the configuration file, the
+    /// XDG default).
+    #[default]
+    Configured,
+    /// This store: a SQLite file or a `postgres://` URL.
+    At(PathBuf),
+    /// Not recorded (`--no-store`).
+    Off,
+}
+
+impl StoreChoice {
+    /// From the two flags.
+    pub fn from_flags(store: Option<PathBuf>, no_store: bool) -> StoreChoice {
+        match (store, no_store) {
+            (_, true) => StoreChoice::Off,
+            (Some(p), false) => StoreChoice::At(p),
+            (None, false) => StoreChoice::Configured,
+        }
+    }
+
+    /// The `--store` value, if one was given.
+    pub fn flag(&self) -> Option<&Path> {
+        match self {
+            StoreChoice::At(p) => Some(p),
+            _ => None,
+        }
+    }
+
+    /// The command-line flags that say the same to a child run.
+    pub fn to_args(&self) -> Vec<std::ffi::OsString> {
+        match self {
+            StoreChoice::Configured => Vec::new(),
+            StoreChoice::At(p) => vec!["--store".into(), p.into()],
+            StoreChoice::Off => vec!["--no-store".into()],
+        }
+    }
+}
 
 /// The store: `--store`, else `WARPT_STORE`, else `store` in the
 /// configuration file (`config` or the one found), else the XDG default. A
@@ -34,15 +74,15 @@ pub fn path(flag: Option<&Path>, config: Option<&Path>) -> Result<Location> {
 /// A store that cannot be written is a warning: the results were already
 /// printed and exported.
 fn record(
-    flags: &StoreFlags,
+    flags: &StoreChoice,
     config: Option<&Path>,
     what: (&str, &str),
     write: impl FnOnce(&mut Store) -> Result<Recorded, warpt_store::StoreError>,
 ) {
-    if flags.no_store {
+    if *flags == StoreChoice::Off {
         return;
     }
-    let done = path(flags.store.as_deref(), config).and_then(|p| {
+    let done = path(flags.flag(), config).and_then(|p| {
         let mut store = Store::open(&p).with_context(|| format!("opening the store {p}"))?;
         Ok((write(&mut store)?, p))
     });
@@ -59,14 +99,14 @@ fn record(
 }
 
 /// Records a finished suite run unless `--no-store`.
-pub fn record_run(flags: &StoreFlags, config: Option<&Path>, run: &BenchmarkSuiteRun) {
+pub fn record_run(flags: &StoreChoice, config: Option<&Path>, run: &BenchmarkSuiteRun) {
     record(flags, config, ("run", &run.id), |s| {
         s.record_run(run, &Source::Run)
     });
 }
 
 /// Records a finished stress run unless `--no-store`.
-pub fn record_stress(flags: &StoreFlags, run: &StressRun) {
+pub fn record_stress(flags: &StoreChoice, run: &StressRun) {
     record(flags, None, ("stress run", &run.id), |s| {
         s.record_stress(run, run.system.as_ref())
     });
@@ -88,18 +128,18 @@ pub fn open_existing(flag: Option<&Path>) -> Result<(Store, Location)> {
 /// Where a comparison finds noise: `--assume-noise` if given, else the
 /// store (when one exists and `--no-store` is not set), else nowhere.
 pub fn noise_lookup(
-    flags: &StoreFlags,
+    flags: &StoreChoice,
     assume_pct: Option<f64>,
     exclude: Vec<String>,
 ) -> Box<dyn warpt_report::NoiseLookup> {
     if let Some(pct) = assume_pct {
         return Box::new(warpt_report::AssumedNoise(pct / 100.0));
     }
-    if flags.no_store {
+    if *flags == StoreChoice::Off {
         return Box::new(warpt_report::NoNoise);
     }
-    match open_existing(flags.store.as_deref()) {
-        Ok((store, _)) => Box::new(warpt_report::StoreNoise::new(store, exclude)),
+    match open_existing(flags.flag()) {
+        Ok((store, _)) => Box::new(crate::StoreNoise::new(store, exclude)),
         Err(_) => Box::new(warpt_report::NoNoise),
     }
 }

@@ -1,18 +1,18 @@
-//! `benchmark compare --rerun BASE CURRENT -- RUN_ARGS`: both sides run
-//! again now, interleaved, each trial a `benchmark run` in its own process.
+//! Interleaved A/B trials (`compare --rerun`, `ci pr`): both sides run
+//! again now, in randomized order, each trial a warpt run in its own
+//! process; and [`TrialOutput`], how one such run hands over its suite run
+//! (`ci record` uses it for its single run).
 
 use std::ffi::OsString;
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 
 use anyhow::Result;
 use warpt_harness::interleave::{self, Side, TrialEvent, TrialSource};
 use warpt_model::BenchmarkSuiteRun;
 
 use crate::UsageError;
+use crate::child::{ChildRun, Finished, is_flag};
 
 /// Flags each trial sets itself (or that make no sense per trial).
 const RESERVED: [&str; 9] = [
@@ -125,43 +125,22 @@ impl Subprocess {
         self
     }
 
-    fn command(&self, extra: &[OsString]) -> Command {
-        let mut c = Command::new(&self.program);
-        c.args(&self.prefix)
+    fn child(&self, extra: &[OsString]) -> ChildRun {
+        let c = ChildRun::program(&self.program)
+            .args(&self.prefix)
             .args(&self.run_args)
-            .args(extra)
-            .env("WARPT_NO_PROGRESS", "1")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        if let Some(dir) = &self.cwd {
-            c.current_dir(dir);
+            .args(extra);
+        match &self.cwd {
+            Some(dir) => c.current_dir(dir),
+            None => c,
         }
-        c
     }
 
-    /// Runs the side once with `extra` flags: (exit code, stdout, stderr).
-    fn call(&self, extra: &[OsString]) -> Result<(Option<i32>, String, String), String> {
-        let mut child = self
-            .command(extra)
-            .spawn()
-            .map_err(|e| format!("cannot start {}: {e}", self.program.display()))?;
-        // Read stderr on a thread so neither pipe can fill and block the child.
-        let mut err_pipe = child.stderr.take();
-        let err_thread = std::thread::spawn(move || {
-            let mut s = String::new();
-            if let Some(p) = err_pipe.as_mut() {
-                let _ = p.read_to_string(&mut s);
-            }
-            s
-        });
-        let mut out = String::new();
-        if let Some(mut p) = child.stdout.take() {
-            let _ = p.read_to_string(&mut out);
-        }
-        let status = child.wait().map_err(|e| e.to_string())?;
-        let err = err_thread.join().unwrap_or_default();
-        Ok((status.code(), out, err))
+    /// Runs the side once with `extra` flags.
+    fn call(&self, extra: &[OsString]) -> Result<Finished, String> {
+        self.child(extra)
+            .output()
+            .map_err(|e| format!("cannot start {}: {e}", self.program.display()))
     }
 
     /// Checks, before anything is measured, that this side accepts the run
@@ -170,14 +149,14 @@ impl Subprocess {
         if self.command != Warpt::BenchmarkRun {
             return Ok(());
         }
-        let (code, _, err) = self
+        let done = self
             .call(&["--dry-run".into()])
             .map_err(|e| UsageError(format!("--rerun side '{}': {e}", self.label)))?;
-        if code != Some(0) {
+        if done.exit != crate::outcome::ChildExit::Ran(crate::RunOutcome::Success) {
             return Err(UsageError(format!(
                 "--rerun side '{}' refused the run arguments: {}",
                 self.label,
-                last_lines(&err, 3)
+                done.stderr_tail(3)
             ))
             .into());
         }
@@ -193,11 +172,6 @@ fn absolute(p: &Path) -> Result<PathBuf> {
     })
 }
 
-fn last_lines(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(n)..].join(" | ")
-}
-
 impl TrialSource for Subprocess {
     fn label(&self) -> &str {
         &self.label
@@ -205,16 +179,16 @@ impl TrialSource for Subprocess {
 
     fn run_trial(&mut self) -> Result<BenchmarkSuiteRun, String> {
         let output = TrialOutput::new(self.command, &self.run_args, self.reports.as_deref())?;
-        let (code, out, err) = self.call(&output.flags())?;
+        let done = self.call(&output.flags())?;
         // 0: all passed; 1: a benchmark failed, and the run is still printed.
-        if !matches!(code, Some(0) | Some(1)) {
+        if !done.exit.handed_over() {
             return Err(format!(
                 "exited with {}: {}",
-                code.map_or("a signal".to_string(), |c| format!("status {c}")),
-                last_lines(&err, 3)
+                done.exit,
+                done.stderr_tail(3)
             ));
         }
-        output.read(&out)
+        output.read(&done.stdout)
     }
 }
 
@@ -289,14 +263,6 @@ impl TrialOutput {
         warpt_model::load_suite_run(&text)
             .map_err(|e| format!("its output is not a suite run: {e}"))
     }
-}
-
-/// Whether the argument `arg` is `flag` (as `--flag` or `--flag=VALUE`).
-fn is_flag(arg: &str, flag: &str) -> bool {
-    arg == flag
-        || arg
-            .strip_prefix(flag)
-            .is_some_and(|rest| rest.starts_with('='))
 }
 
 /// Runs the interleaved trials and returns each side's trials as one suite
@@ -388,10 +354,7 @@ pub fn interleaved(mut a: Subprocess, mut b: Subprocess, rounds: u32, seed: u64)
     let (base, current) = (base.as_str(), current.as_str());
     a.check()?;
     b.check()?;
-    let stop = Arc::new(AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(signal, Arc::clone(&stop))?;
-    }
+    let stop = crate::interrupt::flag_only()?;
     let mut report = |e: &TrialEvent<'_>| match e.outcome {
         None => eprintln!(
             "round {}/{}: {} ({})...",

@@ -1,0 +1,86 @@
+//! Rows read back from the result history for analyses across runs and
+//! machines: what the store hands the report layer (which never opens a
+//! store itself).
+
+use std::collections::BTreeMap;
+
+/// One metric of one passed result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrossRow {
+    /// The suite run.
+    pub run_id: String,
+    /// The machine's fingerprint.
+    pub fingerprint: String,
+    /// The machine's host name.
+    pub hostname: String,
+    /// Suite.
+    pub suite: String,
+    /// Benchmark.
+    pub benchmark: String,
+    /// Metric name.
+    pub metric: String,
+    /// Metric tags.
+    pub tags: BTreeMap<String, String>,
+    /// Unit.
+    pub unit: String,
+    /// Whether larger is better.
+    pub higher_is_better: bool,
+    /// The run's figure (its median).
+    pub value: f64,
+    /// The 95% CI of the run's median, where sampled.
+    pub ci95: Option<(f64, f64)>,
+    /// Samples behind it.
+    pub n: Option<i64>,
+    /// Mean package power during the result's measurement, watts.
+    pub mean_power_w: Option<f64>,
+    /// The metric row, to fetch its samples.
+    pub metric_id: i64,
+}
+
+/// One headline figure of one run on one machine.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatrixRow {
+    /// Suite.
+    pub suite: String,
+    /// Benchmark name within the suite.
+    pub benchmark: String,
+    /// The headline metric.
+    pub metric: String,
+    /// Its tags.
+    pub tags: BTreeMap<String, String>,
+    /// Unit.
+    pub unit: String,
+    /// Whether larger is better.
+    pub higher_is_better: bool,
+    /// The value (the median).
+    pub value: f64,
+    /// The machine's fingerprint.
+    pub fingerprint: String,
+    /// The machine's host name.
+    pub hostname: String,
+    /// Mean package power during the result's measurement, watts.
+    pub mean_power_w: Option<f64>,
+}
+
+/// One stored value of the series: a passed run's (aggregate) result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TrendRow {
+    /// The suite run.
+    pub run_id: String,
+    /// When it started (RFC 3339).
+    pub start_time: String,
+    /// The machine's host name.
+    pub hostname: String,
+    /// The machine's fingerprint.
+    pub fingerprint: String,
+    /// The suite.
+    pub suite: String,
+    /// The metric's tags.
+    pub tags: BTreeMap<String, String>,
+    /// Unit.
+    pub unit: String,
+    /// Whether larger is better.
+    pub higher_is_better: bool,
+    /// The median.
+    pub value: f64,
+}

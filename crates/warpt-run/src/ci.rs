@@ -1,0 +1,160 @@
+//! The CI front ends' plumbing: `ci pr`'s git worktrees of two refs and
+//! their builds, the warpt command a CI step names, and `ci record`'s
+//! history directory of exports.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use anyhow::{Context, Result};
+use warpt_model::BenchmarkSuiteRun;
+use warpt_store::{Location, Source, Store};
+
+use crate::UsageError;
+use crate::trials::Warpt;
+
+/// Runs `git` in `dir`: its trimmed stdout, or an error with its stderr.
+pub fn git(dir: &Path, args: &[&str]) -> Result<String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .context("running git (is it installed?)")?;
+    if !out.status.success() {
+        anyhow::bail!(
+            "git {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// The worktrees of one `ci pr`, removed when dropped.
+pub struct Worktrees {
+    repo: PathBuf,
+    paths: Vec<PathBuf>,
+    _dir: tempfile::TempDir,
+}
+
+impl Worktrees {
+    /// No worktrees yet, of the repository at `repo`, in a new temporary
+    /// directory.
+    pub fn new(repo: &Path) -> Result<Worktrees> {
+        Ok(Worktrees {
+            repo: repo.to_path_buf(),
+            paths: Vec::new(),
+            _dir: tempfile::Builder::new()
+                .prefix("warpt-ci-")
+                .tempdir()
+                .context("creating a directory for the worktrees")?,
+        })
+    }
+
+    /// The directory of side `name`: its checkout and its reports.
+    pub fn side(&self, name: &str) -> PathBuf {
+        self._dir.path().join(name)
+    }
+
+    /// Checks out `commit` (detached) as the worktree of side `name`.
+    pub fn add(&mut self, name: &str, commit: &str) -> Result<PathBuf> {
+        let path = self.side(name).join("checkout");
+        let target = path.to_string_lossy().into_owned();
+        git(
+            &self.repo,
+            &["worktree", "add", "--detach", "--quiet", &target, commit],
+        )?;
+        self.paths.push(path.clone());
+        Ok(path)
+    }
+}
+
+impl Drop for Worktrees {
+    fn drop(&mut self) {
+        for p in &self.paths {
+            let target = p.to_string_lossy().into_owned();
+            if let Err(e) = git(&self.repo, &["worktree", "remove", "--force", &target]) {
+                eprintln!("warning: could not remove the worktree {target}: {e}");
+            }
+        }
+        let _ = git(&self.repo, &["worktree", "prune"]);
+    }
+}
+
+/// Runs `--build` in a worktree; an error names the side and its last lines.
+pub fn build(cmd: &str, dir: &Path, side: &str) -> Result<()> {
+    eprintln!("ci pr: building {side}: {cmd}");
+    let out = Command::new("sh")
+        .args(["-c", cmd])
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .context("running the build command")?;
+    if !out.status.success() {
+        let text = String::from_utf8_lossy(&out.stderr);
+        let lines: Vec<&str> = text.lines().collect();
+        anyhow::bail!(
+            "the build of {side} failed ({}):\n{}",
+            out.status,
+            lines[lines.len().saturating_sub(10)..].join("\n")
+        );
+    }
+    Ok(())
+}
+
+/// The warpt command in `args` (`benchmark run ...`, `exec ...` or
+/// `harness run ...`) and its arguments; a usage error naming `what`
+/// otherwise.
+pub fn split_command(args: &[String], what: &str) -> Result<(Warpt, Vec<String>)> {
+    match args {
+        [bench, run, rest @ ..] if bench == "benchmark" && run == "run" => {
+            Ok((Warpt::BenchmarkRun, rest.to_vec()))
+        }
+        [harness, run, rest @ ..] if harness == "harness" && run == "run" => {
+            Ok((Warpt::HarnessRun, rest.to_vec()))
+        }
+        [exec, rest @ ..] if exec == "exec" => Ok((Warpt::Exec, rest.to_vec())),
+        _ => Err(UsageError(format!(
+            "{what} runs `benchmark run ...`, `exec ...` or `harness run ...`; got `{}`",
+            args.join(" ")
+        ))
+        .into()),
+    }
+}
+
+/// Writes `run` into `dir` as `<start time>_<id>.json` (names sort by time).
+pub fn write_export(dir: &Path, run: &BenchmarkSuiteRun) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let stamp: String = run
+        .start_time
+        .map(|t| t.to_string())
+        .unwrap_or_default()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let path = dir.join(format!("{stamp}_{}.json", run.id));
+    // Atomic, as every export: the history directory is read back into a
+    // store, and a half-written run there would poison every later record.
+    crate::ExportTarget::prepare(&path)?.write(run)?;
+    eprintln!("ci record: wrote {}", path.display());
+    Ok(())
+}
+
+/// Every export in `dir`, recorded into a new SQLite store at `db`.
+pub fn store_of_dir(dir: &Path, db: &Path) -> Result<Store> {
+    let mut store = Store::open(Location::Sqlite(db.to_path_buf()))?;
+    let mut files: Vec<_> = std::fs::read_dir(dir)?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    for f in files {
+        let text = std::fs::read_to_string(&f)?;
+        let run = warpt_model::load_suite_run(&text)
+            .map_err(|e| UsageError(format!("{}: not a warpt export: {e}", f.display())))?;
+        store.record_run(&run, &Source::Run)?;
+    }
+    Ok(store)
+}

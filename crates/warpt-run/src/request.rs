@@ -1,0 +1,185 @@
+//! The typed run request: what every front end asks for, however it was
+//! spelt (flags, configuration layers, the server's JSON, a stored run).
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use warpt_model::BenchmarkComponent;
+
+use crate::config::Flags;
+use crate::history::StoreChoice;
+
+/// One run to make.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunRequest {
+    /// What to run: a selection, or a stored run again.
+    pub plan: PlanSource,
+    /// The settings given as flags (the top configuration layer); the
+    /// file, the environment and the defaults fill the rest.
+    pub settings: Flags,
+    /// `--config`: the configuration file (else the one found).
+    pub config: Option<PathBuf>,
+    /// `--repeat`: whole plan passes (1 = once).
+    pub repeat: u32,
+    /// Where the run is recorded.
+    pub store: StoreChoice,
+    /// Where its export goes.
+    pub export: ExportChoice,
+    /// Background telemetry, if wanted.
+    pub monitor: Option<MonitorRequest>,
+    /// `--events`: progress as typed JSON lines on stdout (for `warpt serve`).
+    pub events: bool,
+    /// `--run-id`: the id to use instead of a new one.
+    pub run_id: Option<String>,
+}
+
+/// Where the plan comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum PlanSource {
+    /// A selection of suites, benchmarks or components.
+    Select(Select),
+    /// `--replay FILE`: the plan and settings of a previous export.
+    Replay(PathBuf),
+}
+
+/// `--suite`, `--benchmark`, `--component`, `--param`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Select {
+    /// `--suite`.
+    pub suite: Option<String>,
+    /// `--benchmark`, repeated.
+    pub benchmarks: Vec<String>,
+    /// `--component`, repeated.
+    pub components: Vec<BenchmarkComponent>,
+    /// `--param KEY=VALUE`, as typed.
+    pub params: Vec<String>,
+}
+
+/// Where the export goes.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum ExportChoice {
+    /// No export file.
+    #[default]
+    None,
+    /// `--export`: a file named after the plan in the working directory.
+    Default,
+    /// `--export-file PATH`.
+    File(PathBuf),
+}
+
+/// `--monitor`, `--monitor-interval`, `--monitor-output`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MonitorRequest {
+    /// Seconds between samples.
+    pub interval: f64,
+    /// Where the timeline goes, if anywhere.
+    pub output: Option<PathBuf>,
+}
+
+impl Default for RunRequest {
+    fn default() -> Self {
+        RunRequest {
+            plan: PlanSource::Select(Select::default()),
+            settings: Flags::default(),
+            config: None,
+            repeat: 1,
+            store: StoreChoice::Configured,
+            export: ExportChoice::None,
+            monitor: None,
+            events: false,
+            run_id: None,
+        }
+    }
+}
+
+impl RunRequest {
+    /// The `benchmark run` arguments that ask for this run (after
+    /// `benchmark run`), for a child process. The store is left out when
+    /// it is a `--store` location: a caller passes that in the environment
+    /// (`WARPT_STORE`), since a URL may carry a password `ps` would show.
+    pub fn to_args(&self) -> Vec<OsString> {
+        let mut a: Vec<OsString> = Vec::new();
+        let mut flag = |name: &str, value: OsString| {
+            a.push(format!("--{name}").into());
+            a.push(value);
+        };
+        match &self.plan {
+            PlanSource::Select(s) => {
+                if let Some(v) = &s.suite {
+                    flag("suite", v.into());
+                }
+                for b in &s.benchmarks {
+                    flag("benchmark", b.into());
+                }
+                for c in &s.components {
+                    flag("component", c.as_str().into());
+                }
+                for p in &s.params {
+                    flag("param", p.into());
+                }
+            }
+            PlanSource::Replay(path) => flag("replay", path.into()),
+        }
+        let f = &self.settings;
+        if let Some(v) = f.duration {
+            flag("duration", v.to_string().into());
+        }
+        if let Some(v) = f.burnin_seconds {
+            flag("burnin-seconds", v.to_string().into());
+        }
+        if let Some(v) = f.seed {
+            flag("seed", v.to_string().into());
+        }
+        if let Some(v) = f.precision {
+            flag("precision", v.to_string().into());
+        }
+        if let Some(v) = f.timeout_multiplier {
+            flag("timeout-multiplier", v.to_string().into());
+        }
+        if let Some(c) = &self.config {
+            flag("config", c.into());
+        }
+        if self.repeat != 1 {
+            flag("repeat", self.repeat.to_string().into());
+        }
+        match &self.export {
+            ExportChoice::None => {}
+            ExportChoice::Default => a.push("--export".into()),
+            ExportChoice::File(p) => {
+                a.push("--export-file".into());
+                a.push(p.into());
+            }
+        }
+        if let Some(m) = &self.monitor {
+            a.push("--monitor".into());
+            a.push("--monitor-interval".into());
+            a.push(m.interval.to_string().into());
+            if let Some(p) = &m.output {
+                a.push("--monitor-output".into());
+                a.push(p.into());
+            }
+        }
+        if let Some(id) = &self.run_id {
+            a.push("--run-id".into());
+            a.push(id.into());
+        }
+        if f.in_process {
+            a.push("--in-process".into());
+        }
+        if self.store == StoreChoice::Off {
+            a.push("--no-store".into());
+        }
+        if self.events {
+            a.push("--events".into());
+        }
+        a
+    }
+
+    /// The selection, when the plan is one.
+    pub fn select(&self) -> Option<&Select> {
+        match &self.plan {
+            PlanSource::Select(s) => Some(s),
+            PlanSource::Replay(_) => None,
+        }
+    }
+}
