@@ -87,6 +87,24 @@ pub fn check_job_name(name: &str) -> Result<(), FleetError> {
 }
 
 impl Submission {
+    /// What `fleet submit` records beside the job: the job, its script,
+    /// when, the store (its password masked), the nodes, the partition and
+    /// the run arguments.
+    pub fn record(&self, job: &str, script: &std::path::Path) -> serde_json::Value {
+        serde_json::json!({
+            "job": job,
+            "script": script,
+            "submitted_at": jiff::Timestamp::now(),
+            "store": self.store.as_deref().map(warpt_model::redact_secrets),
+            "nodes": match &self.nodes {
+                Nodes::Count(n) => serde_json::json!(n),
+                Nodes::List(l) => serde_json::json!(l),
+            },
+            "partition": self.partition,
+            "run_args": self.run_args,
+        })
+    }
+
     /// The script text.
     pub fn script(&self) -> Result<String, FleetError> {
         check_job_name(&self.job_name)?;

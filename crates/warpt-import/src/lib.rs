@@ -110,6 +110,53 @@ pub enum ImportError {
         /// What is wrong.
         message: String,
     },
+    /// It looked like warpt's own export but does not load as one.
+    #[error("{path}: not a warpt export: {message}")]
+    NotAnExport {
+        /// The path.
+        path: String,
+        /// Why.
+        message: String,
+    },
+    /// `--format` names no format.
+    #[error("--format {0}: accepted: warpt, {list}", list = accepted())]
+    UnknownFormat(String),
+}
+
+/// Reads any input `results import` takes: warpt's own export, or a tool's
+/// file in the format named `forced` (`warpt` or a [`Format`] name) or
+/// recognised from its content. Returns the format's name and the run.
+pub fn read_any(
+    path: &Path,
+    forced: Option<&str>,
+) -> Result<(&'static str, BenchmarkSuiteRun), ImportError> {
+    let shown = path.display().to_string();
+    let own = |text: &str| {
+        warpt_model::load_suite_run(text).map_err(|e| ImportError::NotAnExport {
+            path: shown.clone(),
+            message: e.to_string(),
+        })
+    };
+    let tool = |format| import(path, format).map(|(f, run)| (f.name(), run));
+    match forced {
+        Some("warpt") => Ok(("warpt", own(&common::read(path)?)?)),
+        Some(name) => tool(Some(
+            Format::from_name(name).ok_or_else(|| ImportError::UnknownFormat(name.into()))?,
+        )),
+        None => {
+            if !path.is_dir() {
+                let text = common::read(path)?;
+                let doc: Option<serde_json::Value> = serde_json::from_str(&text).ok();
+                if doc
+                    .as_ref()
+                    .is_some_and(|d| d.get("suite").is_some() && d.get("benchmarks").is_some())
+                {
+                    return Ok(("warpt", own(&text)?));
+                }
+            }
+            tool(None)
+        }
+    }
 }
 
 /// Reads `path` as `format` (detected from the content when `None`).

@@ -22,6 +22,7 @@ pub mod matrix;
 pub mod render;
 pub mod report;
 pub mod stats;
+pub mod terminal;
 pub mod trend;
 
 pub use compare::noise::{AssumedNoise, NoNoise};

@@ -90,6 +90,31 @@ pub fn options_of(config: &Config) -> RunOptions {
     options
 }
 
+/// What `--dry-run` prints.
+pub fn plan_text(plan: &Plan) -> String {
+    let mut out = format!(
+        "plan '{}': {} benchmark(s)\n",
+        plan.label,
+        plan.entries.len()
+    );
+    for e in &plan.entries {
+        let params = e
+            .params
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        out.push_str(&format!("  {}  {params}\n", e.spec.id));
+    }
+    for u in &plan.unavailable {
+        out.push_str(&format!(
+            "  (component {}: {} not run: {})\n",
+            u.component, u.id, u.reason
+        ));
+    }
+    out
+}
+
 /// The plan of `--dry-run --json`.
 #[derive(Serialize)]
 pub struct PlanJson<'a> {

@@ -324,5 +324,7 @@ impl Summary {
 
 mod findings;
 mod markdown;
+mod table;
 
 pub use markdown::markdown;
+pub use table::table;

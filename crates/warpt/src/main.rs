@@ -6,7 +6,7 @@
 
 mod cli;
 mod commands;
-mod output;
+
 mod pdf;
 mod progress;
 mod registry;

@@ -7,32 +7,23 @@
 use serde_json::Value;
 
 mod common;
-use common::warpt;
+use common::{first_result, metric, succeeded, warpt};
 
 /// Runs one biobench benchmark; the exit status, its result and stderr.
 fn run(bench: &str, params: &[&str]) -> (Option<i32>, Value, String) {
-    let mut cmd = warpt();
-    cmd.args([
-        "benchmark",
-        "run",
-        "--suite",
-        "biobench",
-        "--benchmark",
-        bench,
-        "--duration",
-        "0.3",
-        "--burnin-seconds",
-        "0.05",
-        "--no-store",
-        "--json",
-    ]);
-    for p in params {
-        cmd.args(["--param", p]);
-    }
-    let out = cmd.output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
-    (out.status.code(), v["benchmarks"][0].clone(), stderr)
+    first_result(
+        &[
+            "--suite",
+            "biobench",
+            "--benchmark",
+            bench,
+            "--duration",
+            "0.3",
+            "--burnin-seconds",
+            "0.05",
+        ],
+        params,
+    )
 }
 
 /// `--param param` makes `bench` exit 2 at plan time, saying `want`.
@@ -52,17 +43,6 @@ fn refused(bench: &str, param: &str, want: &str) {
     assert_eq!(out.status.code(), Some(2), "{param}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains(want), "{param}: {err}");
-}
-
-fn metric(result: &Value, name: &str) -> f64 {
-    result["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == name)
-        .unwrap_or_else(|| panic!("no {name} in {result}"))["value"]
-        .as_f64()
-        .unwrap()
 }
 
 fn detail(result: &Value, name: &str) -> Value {
@@ -360,15 +340,10 @@ fn read_map_places_reads_at_their_origin_and_samtools_reads_its_sam() {
     assert_eq!(text.lines().filter(|l| !l.starts_with('@')).count(), 1600);
     if have("samtools") {
         // samtools parses every record, and counts what warpt says.
-        let out = std::process::Command::new("samtools")
-            .args(["flagstat", "-O", "json"])
-            .arg(&sam)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = succeeded(
+            std::process::Command::new("samtools")
+                .args(["flagstat", "-O", "json"])
+                .arg(&sam),
         );
         let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
         let passed = &stats["QC-passed reads"];
@@ -380,26 +355,16 @@ fn read_map_places_reads_at_their_origin_and_samtools_reads_its_sam() {
         // And sorts and indexes it, which checks positions against the
         // @SQ lengths.
         let bam = dir.path().join("out.bam");
-        let sort = std::process::Command::new("samtools")
-            .args(["sort", "-o"])
-            .arg(&bam)
-            .arg(&sam)
-            .output()
-            .unwrap();
-        assert!(
-            sort.status.success(),
-            "{}",
-            String::from_utf8_lossy(&sort.stderr)
+        succeeded(
+            std::process::Command::new("samtools")
+                .args(["sort", "-o"])
+                .arg(&bam)
+                .arg(&sam),
         );
-        let index = std::process::Command::new("samtools")
-            .arg("index")
-            .arg(&bam)
-            .output()
-            .unwrap();
-        assert!(
-            index.status.success(),
-            "{}",
-            String::from_utf8_lossy(&index.stderr)
+        succeeded(
+            std::process::Command::new("samtools")
+                .arg("index")
+                .arg(&bam),
         );
     }
 
@@ -483,16 +448,11 @@ fn variant_call_finds_the_planted_variants_and_bcftools_reads_its_vcf() {
     if have("bcftools") {
         // bcftools parses it, and every REF matches the reference (-c e
         // makes a mismatch an error).
-        let out = std::process::Command::new("bcftools")
-            .args(["norm", "-c", "e", "-f"])
-            .arg(data.join("reference.fa"))
-            .arg(&vcf)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = succeeded(
+            std::process::Command::new("bcftools")
+                .args(["norm", "-c", "e", "-f"])
+                .arg(data.join("reference.fa"))
+                .arg(&vcf),
         );
         let normalised = String::from_utf8_lossy(&out.stdout);
         assert_eq!(

@@ -11,7 +11,7 @@ use serde_json::Value;
 use warpt_model::{BenchmarkSuiteRun, RunStatus, StopReason, load_suite_run};
 
 mod common;
-use common::warpt;
+use common::{succeeded, warpt};
 
 /// Flags that make every micro benchmark finish in well under a second
 /// (with `array_mb=4` for mem_bandwidth and `max_mb=1` for mem_latency).
@@ -597,15 +597,7 @@ fn bash_complete(script: &std::path::Path, words: &[&str]) -> String {
         cur = words[words.len() - 1],
         prev = words[words.len() - 2],
     );
-    let out = std::process::Command::new("bash")
-        .args(["-c", &program])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = succeeded(std::process::Command::new("bash").args(["-c", &program]));
     String::from_utf8(out.stdout).unwrap().trim().to_string()
 }
 

@@ -3,10 +3,12 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod common;
+use common::{json_of, stdout_of};
+
 use std::path::Path;
 
 use assert_cmd::Command;
-use serde_json::Value;
 use warpt_model::{BenchmarkSuiteRun, RunStatus, StageStatus, load_suite_run};
 
 /// warpt in `dir`, with no WARPT_* variable from the caller's environment.
@@ -79,14 +81,11 @@ fn config_show_names_every_source() {
         "precision = 2.5\n[params]\narray_mb = 64\n",
     )
     .unwrap();
-    let out = warpt(dir.path())
-        .args(["config", "show"])
-        .env("WARPT_SEED", "9")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = stdout_of(
+        warpt(dir.path())
+            .args(["config", "show"])
+            .env("WARPT_SEED", "9"),
+    );
     let text = String::from_utf8(out).unwrap();
     assert!(text.contains("config file: warpt.toml"), "{text}");
     for needle in [
@@ -98,27 +97,17 @@ fn config_show_names_every_source() {
     ] {
         assert!(text.contains(needle), "{needle} missing from\n{text}");
     }
-    let out = warpt(dir.path())
-        .args(["config", "show", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let json: Value = serde_json::from_slice(&out).unwrap();
+    let json = json_of(warpt(dir.path()).args(["config", "show", "--json"]));
     assert_eq!(json["precision"]["value"], 2.5);
     assert_eq!(json["precision"]["source"]["kind"], "file");
     assert_eq!(json["seed"]["source"]["kind"], "default");
     // A PostgreSQL store's password is never shown.
     for args in [&["config", "show"][..], &["config", "show", "--json"][..]] {
-        let out = warpt(dir.path())
-            .args(args)
-            .env("WARPT_STORE", "postgres://warpt:hunter2@db.example/h")
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
+        let out = stdout_of(
+            warpt(dir.path())
+                .args(args)
+                .env("WARPT_STORE", "postgres://warpt:hunter2@db.example/h"),
+        );
         let text = String::from_utf8(out).unwrap();
         assert!(text.contains("postgres://warpt:***@db.example/h"), "{text}");
         assert!(!text.contains("hunter2"), "{text}");
@@ -130,14 +119,7 @@ fn the_xdg_file_is_used_when_there_is_no_local_one() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(dir.path().join("xdg/warpt")).unwrap();
     std::fs::write(dir.path().join("xdg/warpt/warpt.toml"), "seed = 77\n").unwrap();
-    let out = warpt(dir.path())
-        .args(["config", "show", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let json: Value = serde_json::from_slice(&out).unwrap();
+    let json = json_of(warpt(dir.path()).args(["config", "show", "--json"]));
     assert_eq!(json["seed"]["value"], 77);
     assert!(
         json["file"]
@@ -210,40 +192,26 @@ fn configured_params_apply_only_where_a_benchmark_knows_them() {
         .args(["benchmark", "run", "--component", "cpu", "--dry-run"])
         .assert()
         .success();
-    let out = warpt(dir.path())
-        .args([
-            "benchmark",
-            "run",
-            "--component",
-            "ram",
-            "--dry-run",
-            "--json",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let plan: Value = serde_json::from_slice(&out).unwrap();
+    let plan = json_of(warpt(dir.path()).args([
+        "benchmark",
+        "run",
+        "--component",
+        "ram",
+        "--dry-run",
+        "--json",
+    ]));
     assert_eq!(plan["benchmarks"][0]["params"]["array_mb"], 48);
     // A flag still wins over the file.
-    let out = warpt(dir.path())
-        .args([
-            "benchmark",
-            "run",
-            "--component",
-            "ram",
-            "--param",
-            "array_mb=96",
-            "--dry-run",
-            "--json",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let plan: Value = serde_json::from_slice(&out).unwrap();
+    let plan = json_of(warpt(dir.path()).args([
+        "benchmark",
+        "run",
+        "--component",
+        "ram",
+        "--param",
+        "array_mb=96",
+        "--dry-run",
+        "--json",
+    ]));
     assert_eq!(plan["benchmarks"][0]["params"]["array_mb"], 96);
 }
 

@@ -125,13 +125,7 @@ fn the_matrix_picks_the_right_winner_and_says_when_a_margin_is_not_significant()
     let report: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(report["machines"].as_array().unwrap().len(), 3);
     let rec = |workload: &str| -> Value {
-        report["recommendations"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["workload"] == workload)
-            .unwrap_or_else(|| panic!("no {workload}"))
-            .clone()
+        common::find_in(&report["recommendations"], "workload", workload).clone()
     };
     let pick = |r: &Value, criterion: &str| -> Value {
         r["picks"]

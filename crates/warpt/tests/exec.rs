@@ -10,6 +10,9 @@ use std::process::Command;
 
 use serde_json::Value;
 
+mod common;
+use common::metric_of as metric;
+
 fn exec(dir: &Path, args: &[&str]) -> (i32, Value, String) {
     let out = Command::new(assert_cmd::cargo::cargo_bin("warpt"))
         .current_dir(dir)
@@ -23,15 +26,6 @@ fn exec(dir: &Path, args: &[&str]) -> (i32, Value, String) {
     let run = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("{e}: {}\n{stderr}", String::from_utf8_lossy(&out.stdout)));
     (out.status.code().unwrap(), run, stderr)
-}
-
-fn metric<'a>(result: &'a Value, name: &str) -> &'a Value {
-    result["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == name)
-        .unwrap_or_else(|| panic!("no {name} in {result}"))
 }
 
 #[test]

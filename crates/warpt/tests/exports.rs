@@ -2,6 +2,9 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod common;
+use common::stdout_of;
+
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -152,19 +155,16 @@ fn junit_parses_and_fails_regressions() {
     std::fs::write(&bp, serde_json::to_vec(&base).unwrap()).unwrap();
     std::fs::write(&cp, serde_json::to_vec(&current).unwrap()).unwrap();
     let junit = |extra: &[&str]| {
-        let out = Command::cargo_bin("warpt")
-            .unwrap()
-            .env("WARPT_STORE", dir.path().join("no-history.db"))
-            .args(["results", "export"])
-            .arg(&cp)
-            .args(["--format", "junit", "--baseline"])
-            .arg(&bp)
-            .args(extra)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
+        let out = stdout_of(
+            Command::cargo_bin("warpt")
+                .unwrap()
+                .env("WARPT_STORE", dir.path().join("no-history.db"))
+                .args(["results", "export"])
+                .arg(&cp)
+                .args(["--format", "junit", "--baseline"])
+                .arg(&bp)
+                .args(extra),
+        );
         String::from_utf8(out).unwrap()
     };
     // One run a side and no noise known: inconclusive, said, not failed.

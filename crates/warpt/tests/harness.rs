@@ -10,7 +10,7 @@ use predicates::prelude::*;
 use serde_json::Value;
 
 mod common;
-use common::warpt;
+use common::{ran, warpt};
 
 fn examples() -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/harness")
@@ -18,16 +18,9 @@ fn examples() -> std::path::PathBuf {
 
 #[test]
 fn discover_lists_the_examples_pairs_and_kernel() {
-    let out = warpt()
+    let out = ran(warpt()
         .args(["harness", "discover", "--json"])
-        .arg(examples())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+        .arg(examples()));
     let m: Value = serde_json::from_slice(&out.stdout).unwrap();
     let chapters: Vec<&str> = m["chapters"]
         .as_array()
@@ -130,15 +123,7 @@ fn run_on_the_examples_reports_speedups_and_stores_one_harness_run() {
     assert_eq!(o.status.code(), Some(0), "{stderr}");
     let s: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
-    let find = |id: &str| {
-        s["benchmarks"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["id"] == id)
-            .unwrap_or_else(|| panic!("no {id}"))
-            .clone()
-    };
+    let find = |id: &str| common::find_in(&s["benchmarks"], "id", id).clone();
     // A closed form against a loop over 100 000 numbers, a set against a list.
     for id in [
         "ch1_loops/sum/optimized_sum_formula",

@@ -46,12 +46,7 @@ fn run(dir: &Path, out: &Path, extra: &[&str]) -> (i32, Value, String) {
 }
 
 fn entry<'a>(s: &'a Value, id: &str) -> &'a Value {
-    s["benchmarks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["id"] == id)
-        .unwrap_or_else(|| panic!("no {id} in {s:#}"))
+    common::find_in(&s["benchmarks"], "id", id)
 }
 
 /// A benchmark class whose calls sleep `ms` and return `value`.

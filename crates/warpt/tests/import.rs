@@ -13,7 +13,7 @@ use std::process::Command;
 use serde_json::Value;
 
 mod common;
-use common::run_on as warpt;
+use common::{metric_of as metric, run_on as warpt};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../warpt-import/tests/fixtures")
@@ -43,15 +43,6 @@ fn bench<'a>(run: &'a Value, name: &str) -> &'a Value {
         .iter()
         .find(|b| b["spec"]["id"]["name"] == name)
         .unwrap_or_else(|| panic!("no {name} in {run}"))
-}
-
-fn metric<'a>(result: &'a Value, name: &str) -> &'a Value {
-    result["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == name)
-        .unwrap_or_else(|| panic!("no {name} in {result}"))
 }
 
 fn samples(m: &Value) -> Vec<f64> {

@@ -7,6 +7,9 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod common;
+use common::stdout_of;
+
 use std::process::{Child, Command as Std};
 
 use assert_cmd::Command;
@@ -35,30 +38,27 @@ impl Drop for Spinner {
 }
 
 fn run_ok(extra: &[&str]) -> BenchmarkRunResult {
-    let out = Command::cargo_bin("warpt")
-        .unwrap()
-        .env("WARPT_SELFTEST", "1")
-        .env("WARPT_NO_PROGRESS", "1")
-        .args([
-            "benchmark",
-            "run",
-            "--suite",
-            "selftest",
-            "--benchmark",
-            "ok",
-            "--duration",
-            "2",
-            "--burnin-seconds",
-            "0",
-            "--json",
-            "--no-store",
-        ])
-        .args(extra)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = stdout_of(
+        Command::cargo_bin("warpt")
+            .unwrap()
+            .env("WARPT_SELFTEST", "1")
+            .env("WARPT_NO_PROGRESS", "1")
+            .args([
+                "benchmark",
+                "run",
+                "--suite",
+                "selftest",
+                "--benchmark",
+                "ok",
+                "--duration",
+                "2",
+                "--burnin-seconds",
+                "0",
+                "--json",
+                "--no-store",
+            ])
+            .args(extra),
+    );
     let mut run = load_suite_run(&String::from_utf8(out).unwrap()).unwrap();
     run.benchmarks.remove(0)
 }

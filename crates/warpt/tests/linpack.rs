@@ -2,31 +2,28 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod common;
+use common::{suite_run_of, warpt};
+
 use assert_cmd::Command;
 use warpt_model::{BenchmarkSuiteRun, RunStatus};
 
 #[test]
 fn suite_linpack_solves_validates_and_reports_hpl_metrics() {
-    let out = Command::cargo_bin("warpt")
-        .unwrap()
-        .env("WARPT_NO_PROGRESS", "1")
-        .args([
-            "benchmark",
-            "run",
-            "--suite",
-            "linpack",
-            "--param",
-            "n=300",
-            "--duration",
-            "0.3",
-        ])
-        .args(["--burnin-seconds", "0", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let run: BenchmarkSuiteRun = serde_json::from_slice(&out).unwrap();
+    let run = suite_run_of(
+        warpt()
+            .args([
+                "benchmark",
+                "run",
+                "--suite",
+                "linpack",
+                "--param",
+                "n=300",
+                "--duration",
+                "0.3",
+            ])
+            .args(["--burnin-seconds", "0", "--json"]),
+    );
     let names: Vec<&str> = run
         .benchmarks
         .iter()
@@ -103,9 +100,7 @@ fn suite_linpack_solves_validates_and_reports_hpl_metrics() {
 /// Runs `benchmark` with `param`, recording into `store`, which must be
 /// refused as bad usage (exit 2) before anything runs; the message.
 fn refused_in(store: &std::path::Path, benchmark: &str, param: &str) -> String {
-    let out = Command::cargo_bin("warpt")
-        .unwrap()
-        .env("WARPT_NO_PROGRESS", "1")
+    let out = warpt()
         .args([
             "benchmark",
             "run",
@@ -165,25 +160,19 @@ fn out_of_range_parameters_are_refused_before_anything_runs() {
 
 #[test]
 fn faers_own_lu_is_selectable_and_a_bad_solver_is_refused() {
-    let out = Command::cargo_bin("warpt")
-        .unwrap()
-        .env("WARPT_NO_PROGRESS", "1")
-        .args(["benchmark", "run", "--benchmark", "linpack_mxp_cpu"])
-        .args([
-            "--param",
-            "n=200",
-            "--param",
-            "solver=faer",
-            "--param",
-            "nb=32",
-        ])
-        .args(["--duration", "0.2", "--burnin-seconds", "0", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let run: BenchmarkSuiteRun = serde_json::from_slice(&out).unwrap();
+    let run = suite_run_of(
+        warpt()
+            .args(["benchmark", "run", "--benchmark", "linpack_mxp_cpu"])
+            .args([
+                "--param",
+                "n=200",
+                "--param",
+                "solver=faer",
+                "--param",
+                "nb=32",
+            ])
+            .args(["--duration", "0.2", "--burnin-seconds", "0", "--json"]),
+    );
     let r = &run.benchmarks[0];
     assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
     assert_eq!(
@@ -245,18 +234,12 @@ fn external_output_that_is_not_hpls_fails_with_the_lines() {
 
 #[test]
 fn mixed_precision_with_bf16_updates_refines_by_gmres_to_hpls_test() {
-    let out = Command::cargo_bin("warpt")
-        .unwrap()
-        .env("WARPT_NO_PROGRESS", "1")
-        .args(["benchmark", "run", "--benchmark", "linpack_mxp_cpu"])
-        .args(["--param", "n=400", "--param", "factor_precision=bf16"])
-        .args(["--duration", "0.3", "--burnin-seconds", "0", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let run: BenchmarkSuiteRun = serde_json::from_slice(&out).unwrap();
+    let run = suite_run_of(
+        warpt()
+            .args(["benchmark", "run", "--benchmark", "linpack_mxp_cpu"])
+            .args(["--param", "n=400", "--param", "factor_precision=bf16"])
+            .args(["--duration", "0.3", "--burnin-seconds", "0", "--json"]),
+    );
     let r = &run.benchmarks[0];
     assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
     // bf16 factors are too coarse for plain refinement on HPL's matrices:
@@ -277,19 +260,13 @@ fn mixed_precision_with_bf16_updates_refines_by_gmres_to_hpls_test() {
 
     // HPL-MxP's diagonally dominant matrix: bf16 factors stay accurate, and
     // plain refinement suffices.
-    let out = Command::cargo_bin("warpt")
-        .unwrap()
-        .env("WARPT_NO_PROGRESS", "1")
-        .args(["benchmark", "run", "--benchmark", "linpack_mxp_cpu"])
-        .args(["--param", "n=400", "--param", "factor_precision=bf16"])
-        .args(["--param", "matrix=hpl-mxp"])
-        .args(["--duration", "0.3", "--burnin-seconds", "0", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let run: BenchmarkSuiteRun = serde_json::from_slice(&out).unwrap();
+    let run = suite_run_of(
+        warpt()
+            .args(["benchmark", "run", "--benchmark", "linpack_mxp_cpu"])
+            .args(["--param", "n=400", "--param", "factor_precision=bf16"])
+            .args(["--param", "matrix=hpl-mxp"])
+            .args(["--duration", "0.3", "--burnin-seconds", "0", "--json"]),
+    );
     let r = &run.benchmarks[0];
     assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
     assert_eq!(

@@ -8,7 +8,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::warpt;
+use common::{first_result, metric, warpt};
 use serde_json::Value;
 
 fn fixture(name: &str) -> PathBuf {
@@ -22,39 +22,19 @@ fn run(bench: &str, params: &[String]) -> (Option<i32>, Value, String) {
     // One at a time: latency bounds and durations are what these tests
     // check, and a neighbour generating a BERT's weights would decide them.
     let _turn = common::one_at_a_time();
-    let mut cmd = warpt();
-    cmd.args([
-        "benchmark",
-        "run",
-        "--suite",
-        "mlperf",
-        "--benchmark",
-        bench,
-        "--duration",
-        "1",
-        "--burnin-seconds",
-        "0.2",
-        "--no-store",
-        "--json",
-    ]);
-    for p in params {
-        cmd.args(["--param", p]);
-    }
-    let out = cmd.output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
-    (out.status.code(), v["benchmarks"][0].clone(), stderr)
-}
-
-fn metric(result: &Value, name: &str) -> f64 {
-    result["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == name)
-        .unwrap_or_else(|| panic!("no {name} in {result}"))["value"]
-        .as_f64()
-        .unwrap()
+    first_result(
+        &[
+            "--suite",
+            "mlperf",
+            "--benchmark",
+            bench,
+            "--duration",
+            "1",
+            "--burnin-seconds",
+            "0.2",
+        ],
+        params,
+    )
 }
 
 #[test]

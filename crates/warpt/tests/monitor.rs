@@ -2,36 +2,32 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod common;
+use common::{stdout_of, suite_run_of, warpt};
+
 use assert_cmd::Command;
 use serde_json::Value;
-use warpt_model::BenchmarkSuiteRun;
 
 #[test]
 fn benchmark_run_attaches_telemetry_and_writes_the_timeline() {
     let dir = tempfile::tempdir().unwrap();
     let timeline = dir.path().join("t.json");
-    let out = Command::cargo_bin("warpt")
-        .unwrap()
-        .env("WARPT_NO_PROGRESS", "1")
-        .args([
-            "benchmark",
-            "run",
-            "--component",
-            "cpu",
-            "--duration",
-            "1",
-            "--burnin-seconds",
-            "0",
-        ])
-        .args(["--monitor", "--monitor-interval", "0.1", "--monitor-output"])
-        .arg(&timeline)
-        .arg("--json")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let run: BenchmarkSuiteRun = serde_json::from_slice(&out).unwrap();
+    let run = suite_run_of(
+        warpt()
+            .args([
+                "benchmark",
+                "run",
+                "--component",
+                "cpu",
+                "--duration",
+                "1",
+                "--burnin-seconds",
+                "0",
+            ])
+            .args(["--monitor", "--monitor-interval", "0.1", "--monitor-output"])
+            .arg(&timeline)
+            .arg("--json"),
+    );
     let t = run.benchmarks[0]
         .telemetry
         .as_ref()
@@ -85,14 +81,14 @@ fn monitor_flags_need_monitor_and_a_sane_interval() {
 
 #[test]
 fn monitor_streams_ndjson_and_serves_prometheus() {
-    let out = Command::cargo_bin("warpt")
-        .unwrap()
-        .args(["monitor", "--json", "--interval", "0.2", "--duration", "1"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = stdout_of(Command::cargo_bin("warpt").unwrap().args([
+        "monitor",
+        "--json",
+        "--interval",
+        "0.2",
+        "--duration",
+        "1",
+    ]));
     let lines: Vec<Value> = String::from_utf8(out)
         .unwrap()
         .lines()

@@ -4,6 +4,9 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod common;
+use common::{suite_run_of, warpt};
+
 use assert_cmd::Command;
 use warpt_micro::cpu_flops::LowPrecision;
 use warpt_model::{BenchmarkRunResult, BenchmarkSuiteRun, ParamValue, RunStatus};
@@ -89,24 +92,18 @@ fn one_precision_runs_alone_and_a_missing_one_is_skipped_with_its_isa() {
 
 #[test]
 fn gemm_multiplies_in_every_precision_and_checks_each_product() {
-    let out = Command::cargo_bin("warpt")
-        .unwrap()
-        .env("WARPT_NO_PROGRESS", "1")
-        .args([
-            "benchmark",
-            "run",
-            "--benchmark",
-            "gemm",
-            "--param",
-            "n=33,70",
-        ])
-        .args(["--duration", "0.8", "--burnin-seconds", "0", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let run: BenchmarkSuiteRun = serde_json::from_slice(&out).unwrap();
+    let run = suite_run_of(
+        warpt()
+            .args([
+                "benchmark",
+                "run",
+                "--benchmark",
+                "gemm",
+                "--param",
+                "n=33,70",
+            ])
+            .args(["--duration", "0.8", "--burnin-seconds", "0", "--json"]),
+    );
     let r = &run.benchmarks[0];
     assert_eq!(r.spec.id.to_string(), "micro/gemm");
     assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);

@@ -3,6 +3,9 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod common;
+use common::stdout_of;
+
 use std::path::{Path, PathBuf};
 use std::process::Command as Std;
 
@@ -35,16 +38,13 @@ fn two_runs(dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 fn report(runs: &[&Path], args: &[&str]) -> String {
-    let out = Command::cargo_bin("warpt")
-        .unwrap()
-        .arg("report")
-        .args(runs)
-        .args(args)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = stdout_of(
+        Command::cargo_bin("warpt")
+            .unwrap()
+            .arg("report")
+            .args(runs)
+            .args(args),
+    );
     String::from_utf8(out).unwrap()
 }
 

@@ -5,6 +5,9 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod common;
+use common::{json_of, stdout_of, suite_run_of};
+
 use std::ffi::OsString;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -24,26 +27,17 @@ fn warpt(store: impl Into<OsString>) -> Command {
 }
 
 fn tiny_run(store: &OsString) -> BenchmarkSuiteRun {
-    let out = warpt(store)
-        .args(["benchmark", "run", "--benchmark", "mem_latency", "--json"])
-        .args(["--duration", "0.1", "--burnin-seconds", "0"])
-        .args(["--param", "max_mb=1"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = stdout_of(
+        warpt(store)
+            .args(["benchmark", "run", "--benchmark", "mem_latency", "--json"])
+            .args(["--duration", "0.1", "--burnin-seconds", "0"])
+            .args(["--param", "max_mb=1"]),
+    );
     serde_json::from_slice(&out).unwrap()
 }
 
 fn query(store: &OsString, sql: &str) -> serde_json::Value {
-    let out = warpt(store)
-        .args(["results", "query", sql, "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = stdout_of(warpt(store).args(["results", "query", sql, "--json"]));
     serde_json::from_slice(&out).unwrap()
 }
 
@@ -56,23 +50,10 @@ fn recorded_and_shown_back(t: &TestStore) {
     let store = t.arg();
     let run = tiny_run(&store);
     assert_eq!(run.benchmarks[0].status, RunStatus::Passed);
-    let shown = warpt(&store)
-        .args(["results", "show", "latest", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let back: BenchmarkSuiteRun = serde_json::from_slice(&shown).unwrap();
+    let back = suite_run_of(warpt(&store).args(["results", "show", "latest", "--json"]));
     assert_eq!(back, run, "the stored run is the printed run");
 
-    let listed = warpt(&store)
-        .args(["results", "list", "--json", "--suite", "micro"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let listed = stdout_of(warpt(&store).args(["results", "list", "--json", "--suite", "micro"]));
     let listed: serde_json::Value = serde_json::from_slice(&listed).unwrap();
     assert_eq!(listed[0]["id"], run.id.as_str());
     assert_eq!(listed[0]["source"], "run");
@@ -181,18 +162,12 @@ fn query_is_read_only(t: &TestStore) {
             String::from_utf8_lossy(&err)
         );
     }
-    let csv = warpt(&store)
-        .args([
-            "results",
-            "query",
-            "SELECT name, unit FROM metrics",
-            "--csv",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let csv = stdout_of(warpt(&store).args([
+        "results",
+        "query",
+        "SELECT name, unit FROM metrics",
+        "--csv",
+    ]));
     let csv = String::from_utf8(csv).unwrap();
     let metrics = query(&store, "SELECT count(*) AS n FROM metrics");
     assert_eq!(csv.lines().next(), Some("name,unit"));
@@ -275,14 +250,7 @@ fn killed_writer(t: &TestStore) {
     let runs = query(&store, "SELECT id FROM suite_runs");
     assert_eq!(runs.as_array().unwrap().len(), 1, "{runs}");
     assert_eq!(runs[0]["id"], first.id.as_str());
-    let shown = warpt(&store)
-        .args(["results", "show", &first.id, "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let back: BenchmarkSuiteRun = serde_json::from_slice(&shown).unwrap();
+    let back = suite_run_of(warpt(&store).args(["results", "show", &first.id, "--json"]));
     assert_eq!(back, first);
     for orphans in [
         "SELECT count(*) AS n FROM samples WHERE metric_id NOT IN (SELECT id FROM metrics)",
@@ -382,14 +350,7 @@ fn many_writers(t: &TestStore) {
     // Spot checks: runs read back exactly.
     for (w, k) in [(0, 0), (17, 1), (31, 2)] {
         let (_, want) = &files[w][k];
-        let shown = warpt(&store)
-            .args(["results", "show", &want.id, "--json"])
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        let back: BenchmarkSuiteRun = serde_json::from_slice(&shown).unwrap();
+        let back = suite_run_of(warpt(&store).args(["results", "show", &want.id, "--json"]));
         assert_eq!(&back, want);
     }
 }
@@ -400,26 +361,15 @@ fn migrate_copies_a_local_history_into_another_store() {
     let local = TestStore::sqlite();
     let run = tiny_run(&local.arg());
     on_both(|target| {
-        let out = warpt(dir.path().join("unused.db"))
-            .args(["results", "migrate", "--json", "--from"])
-            .arg(local.arg())
-            .arg("--to")
-            .arg(target.arg())
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        let report: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        let report = json_of(
+            warpt(dir.path().join("unused.db"))
+                .args(["results", "migrate", "--json", "--from"])
+                .arg(local.arg())
+                .arg("--to")
+                .arg(target.arg()),
+        );
         assert_eq!(report["runs"], 1, "{report}");
-        let shown = warpt(target.arg())
-            .args(["results", "show", &run.id, "--json"])
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
-        let back: BenchmarkSuiteRun = serde_json::from_slice(&shown).unwrap();
+        let back = suite_run_of(warpt(target.arg()).args(["results", "show", &run.id, "--json"]));
         assert_eq!(back, run);
     });
     // Bad input: the same store twice, a source that is not there.

@@ -3,6 +3,9 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod common;
+use common::stdout_of;
+
 use assert_cmd::Command;
 use serde_json::Value;
 use warpt_model::StressRun;
@@ -17,22 +20,19 @@ fn stress(args: &[&str]) -> Command {
 fn stress_cpu_with_monitor_writes_a_plausible_timeline() {
     let dir = tempfile::tempdir().unwrap();
     let t = dir.path().join("t.json");
-    let out = stress(&[
-        "cpu",
-        "--duration",
-        "3",
-        "--monitor",
-        "--monitor-interval",
-        "0.5",
-        "--json",
-        "--monitor-output",
-    ])
-    .arg(&t)
-    .assert()
-    .success()
-    .get_output()
-    .stdout
-    .clone();
+    let out = stdout_of(
+        stress(&[
+            "cpu",
+            "--duration",
+            "3",
+            "--monitor",
+            "--monitor-interval",
+            "0.5",
+            "--json",
+            "--monitor-output",
+        ])
+        .arg(&t),
+    );
     let run: StressRun = serde_json::from_slice(&out).unwrap();
     assert!(run.passed && run.errors == 0 && run.checks > 0);
     assert_eq!(run.unit, "GFLOP/s");
@@ -103,13 +103,7 @@ fn an_injected_error_is_caught_on_every_target() {
 #[test]
 fn clean_runs_pass_and_bad_requests_are_refused() {
     for (target, extra) in [("ram", vec!["--param", "mb=32"]), ("network", vec![])] {
-        let out = stress(&[target, "--duration", "1", "--json"])
-            .args(&extra)
-            .assert()
-            .success()
-            .get_output()
-            .stdout
-            .clone();
+        let out = stdout_of(stress(&[target, "--duration", "1", "--json"]).args(&extra));
         let run: StressRun = serde_json::from_slice(&out).unwrap();
         assert!(run.passed, "{target}: {run:?}");
     }

@@ -3,43 +3,41 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod common;
+use common::{json_of, stdout_of, suite_run_of, warpt};
+
 use assert_cmd::Command;
 use warpt_model::{BenchmarkSuiteRun, RunStatus};
 
 fn sweep_run(dir: &std::path::Path, name: &str) -> (BenchmarkSuiteRun, std::path::PathBuf) {
     let path = dir.join(name);
-    let out = Command::cargo_bin("warpt")
-        .unwrap()
-        .env("WARPT_NO_PROGRESS", "1")
-        .args([
-            "benchmark",
-            "run",
-            "--benchmark",
-            "linpack_fp64_cpu",
-            "--no-store",
-        ])
-        .args([
-            "--param",
-            "n=64,96",
-            "--param",
-            "solver=blocked",
-            "--param",
-            "nb=16,32",
-        ])
-        .args([
-            "--duration",
-            "0.1",
-            "--burnin-seconds",
-            "0",
-            "--json",
-            "--export-file",
-        ])
-        .arg(&path)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = stdout_of(
+        warpt()
+            .args([
+                "benchmark",
+                "run",
+                "--benchmark",
+                "linpack_fp64_cpu",
+                "--no-store",
+            ])
+            .args([
+                "--param",
+                "n=64,96",
+                "--param",
+                "solver=blocked",
+                "--param",
+                "nb=16,32",
+            ])
+            .args([
+                "--duration",
+                "0.1",
+                "--burnin-seconds",
+                "0",
+                "--json",
+                "--export-file",
+            ])
+            .arg(&path),
+    );
     (serde_json::from_slice(&out).unwrap(), path)
 }
 
@@ -69,19 +67,15 @@ fn a_sweep_runs_every_combination_tagged_with_its_values() {
 
     // Compared with another sweep, each combination matches its own.
     let (_, second) = sweep_run(dir.path(), "b.json");
-    let out = Command::cargo_bin("warpt")
-        .unwrap()
-        .args(["benchmark", "compare", "--format", "json"])
-        .arg(&first)
-        .arg(&second)
-        .arg("--threshold")
-        .arg("1000")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let c: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let c = json_of(
+        Command::cargo_bin("warpt")
+            .unwrap()
+            .args(["benchmark", "compare", "--format", "json"])
+            .arg(&first)
+            .arg(&second)
+            .arg("--threshold")
+            .arg("1000"),
+    );
     let gflops = c["metrics"]
         .as_array()
         .unwrap()
@@ -109,36 +103,30 @@ fn a_sweep_runs_every_combination_tagged_with_its_values() {
 fn strings_with_declared_choices_sweep_and_others_do_not() {
     let dir = tempfile::tempdir().unwrap();
     let export = dir.path().join("matrix.json");
-    let out = Command::cargo_bin("warpt")
-        .unwrap()
-        .env("WARPT_NO_PROGRESS", "1")
-        .args([
-            "benchmark",
-            "run",
-            "--benchmark",
-            // pepbench's (mlperf has an llm_infer too): `suite/name`.
-            "pepbench/llm_infer",
-            "--no-store",
-            "--json",
-        ])
-        .arg("--export-file")
-        .arg(&export)
-        .args(["--param", "model=tiny", "--param", "precision=f32,bf16"])
-        .args(["--param", "batch=1,2", "--param", "prompt_tokens=8"])
-        .args([
-            "--param",
-            "gen_tokens=3",
-            "--duration",
-            "0.1",
-            "--burnin-seconds",
-            "0",
-        ])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let run: BenchmarkSuiteRun = serde_json::from_slice(&out).unwrap();
+    let run = suite_run_of(
+        warpt()
+            .args([
+                "benchmark",
+                "run",
+                "--benchmark",
+                // pepbench's (mlperf has an llm_infer too): `suite/name`.
+                "pepbench/llm_infer",
+                "--no-store",
+                "--json",
+            ])
+            .arg("--export-file")
+            .arg(&export)
+            .args(["--param", "model=tiny", "--param", "precision=f32,bf16"])
+            .args(["--param", "batch=1,2", "--param", "prompt_tokens=8"])
+            .args([
+                "--param",
+                "gen_tokens=3",
+                "--duration",
+                "0.1",
+                "--burnin-seconds",
+                "0",
+            ]),
+    );
     let combos: Vec<(String, String)> = run
         .benchmarks
         .iter()
@@ -163,15 +151,12 @@ fn strings_with_declared_choices_sweep_and_others_do_not() {
             .map(|(a, b)| (a.to_string(), b.to_string()))
     );
     // The HTML report draws throughput against batch, one line per precision.
-    let html = Command::cargo_bin("warpt")
-        .unwrap()
-        .args(["report", "--format", "html"])
-        .arg(&export)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let html = stdout_of(
+        Command::cargo_bin("warpt")
+            .unwrap()
+            .args(["report", "--format", "html"])
+            .arg(&export),
+    );
     let html = String::from_utf8(html).unwrap();
     let at = html
         .find("llm_infer output_tokens_per_s against batch")

@@ -6,6 +6,7 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod common;
+use common::{json_of, stdout_of};
 
 use std::path::Path;
 
@@ -32,16 +33,13 @@ const QUICK: [&str; 8] = [
 ];
 
 fn run_json(store: &Path, extra: &[&str]) -> BenchmarkSuiteRun {
-    let out = warpt(store)
-        .args(["benchmark", "run"])
-        .args(QUICK)
-        .args(extra)
-        .arg("--json")
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = stdout_of(
+        warpt(store)
+            .args(["benchmark", "run"])
+            .args(QUICK)
+            .args(extra)
+            .arg("--json"),
+    );
     load_suite_run(&String::from_utf8(out).unwrap()).unwrap()
 }
 
@@ -87,13 +85,7 @@ fn repeat_runs_the_plan_as_trials_in_shuffled_orders() {
         }
     }
     // Stored with its trials, and shown back exactly.
-    let out = warpt(&store)
-        .args(["results", "show", &run.id, "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let out = stdout_of(warpt(&store).args(["results", "show", &run.id, "--json"]));
     assert_eq!(
         load_suite_run(&String::from_utf8(out).unwrap()).unwrap(),
         run
@@ -105,16 +97,12 @@ fn a_noise_profile_sets_the_band_and_a_known_slowdown_is_caught() {
     let _one = common::one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("results.db");
-    let out = warpt(&store)
-        .arg("noise")
-        .args(QUICK)
-        .args(["--repeat", "5", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let profile: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let profile = json_of(
+        warpt(&store)
+            .arg("noise")
+            .args(QUICK)
+            .args(["--repeat", "5", "--json"]),
+    );
     let entries = profile["entries"].as_array().unwrap();
     let unprofiled = profile["unprofiled"].as_array().unwrap();
     assert_eq!(entries.len() + unprofiled.len(), 1, "{profile}");
@@ -236,14 +224,7 @@ fn rerun_interleaves_two_configurations_and_judges_the_pairs() {
     assert!((200.0..800.0).contains(&change), "{change}");
     assert!(stderr.contains("round 6/6"), "{stderr}");
     // Both sides are in the store, with their trials.
-    let out = warpt(&store)
-        .args(["results", "list", "--json"])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    let list: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    let list = json_of(warpt(&store).args(["results", "list", "--json"]));
     let trials: Vec<i64> = list
         .as_array()
         .unwrap()

@@ -12,6 +12,9 @@ use std::process::Command;
 
 use serde_json::Value;
 
+mod common;
+use common::metric_of as metric;
+
 fn warpt(dir: &Path, args: &[&str]) -> (i32, String, String) {
     let out = Command::new(assert_cmd::cargo::cargo_bin("warpt"))
         .current_dir(dir)
@@ -53,15 +56,6 @@ fn result<'a>(run: &'a Value, name: &str, nth: usize) -> &'a Value {
         .filter(|b| b["spec"]["id"]["name"] == name)
         .nth(nth)
         .unwrap_or_else(|| panic!("no result {nth} of {name} in {run}"))
-}
-
-fn metric<'a>(result: &'a Value, name: &str) -> &'a Value {
-    result["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|m| m["name"] == name)
-        .unwrap_or_else(|| panic!("no {name} in {result}"))
 }
 
 #[test]

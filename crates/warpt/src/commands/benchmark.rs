@@ -4,7 +4,8 @@ use anyhow::Result;
 
 use crate::cli::{DescribeArgs, ListArgs};
 use crate::registry::registry_found;
-use crate::{Outcome, UsageError, output};
+use crate::{Outcome, UsageError};
+use warpt_report::terminal as output;
 
 /// `warpt benchmark list`.
 pub fn list(args: &ListArgs) -> Result<Outcome> {

@@ -11,7 +11,8 @@ use warpt_exec::hyperfine::time;
 use warpt_exec::{ExecError, ExecPlan, Job, Output, Parameter, Sample, Shell};
 
 use crate::cli::ExecArgs;
-use crate::{Outcome, UsageError, output};
+use crate::{Outcome, UsageError};
+use warpt_report::terminal as output;
 use warpt_run::ExportTarget;
 
 fn usage(e: ExecError) -> anyhow::Error {

@@ -8,10 +8,13 @@ use anyhow::{Context, Result};
 use comfy_table::Cell;
 use warpt_fleet::script::Nodes;
 use warpt_fleet::{FleetError, JobDir, Phase, Slurm, Submission, node_statuses};
+use warpt_run::child::ChildRun;
+use warpt_run::outcome::ChildExit;
 use warpt_store::{Location, Recorded, Source, Store};
 
 use crate::cli::{FleetCollectArgs, FleetStatusArgs, FleetSubmitArgs};
-use crate::{Outcome, UsageError, output};
+use crate::{Outcome, UsageError};
+use warpt_report::terminal as output;
 use warpt_run::history;
 
 /// Fleet errors as the CLI reports them: bad input and missing Slurm are
@@ -55,17 +58,16 @@ pub fn submit(args: &FleetSubmitArgs) -> Result<Outcome> {
     }
     let exe = std::env::current_exe().context("locating the warpt binary")?;
     // The plan is checked here, before it waits in a queue for hours.
-    let check = std::process::Command::new(&exe)
+    let check = ChildRun::program(&exe)
         .args(["benchmark", "run"])
         .args(&args.run_args)
         .args(["--dry-run", "--no-store"])
-        .env("WARPT_NO_PROGRESS", "1")
         .output()
         .context("checking the run arguments with `benchmark run --dry-run`")?;
-    if !check.status.success() {
+    if check.exit != ChildExit::Ran(Outcome::Success) {
         return Err(UsageError(format!(
             "the run arguments do not make a plan: {}",
-            String::from_utf8_lossy(&check.stderr).trim()
+            check.stderr.trim()
         ))
         .into());
     }
@@ -124,15 +126,7 @@ pub fn submit(args: &FleetSubmitArgs) -> Result<Outcome> {
     let job = slurm.submit(&script_path).map_err(fleet_error)?;
     let job_dir = JobDir::new(&dir, &job).map_err(fleet_error)?;
     job_dir.create().map_err(fleet_error)?;
-    let record = serde_json::json!({
-        "job": job,
-        "script": script_path,
-        "submitted_at": jiff::Timestamp::now(),
-        "store": store.as_deref().map(warpt_store::location::redact),
-        "nodes": match &submission.nodes { Nodes::Count(n) => serde_json::json!(n), Nodes::List(l) => serde_json::json!(l) },
-        "partition": submission.partition,
-        "run_args": submission.run_args,
-    });
+    let record = submission.record(&job, &script_path);
     warpt_fleet::layout::write_atomically(
         &job_dir.submission_path(),
         &serde_json::to_vec_pretty(&record)?,

@@ -176,7 +176,7 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);
     } else {
-        print!("{}", crate::output::harness_summary(&summary));
+        print!("{}", warpt_userbench::summary::table(&summary));
     }
     eprintln!("reports in {}", out_dir.display());
     Ok(if run.interrupted {

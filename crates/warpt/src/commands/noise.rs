@@ -6,11 +6,11 @@ use anyhow::{Context, Result};
 use serde::Serialize;
 use warpt_model::NoiseEntry;
 use warpt_report::compare::noise::{self, NOISE_K, Unprofiled};
-use warpt_report::render::num;
 use warpt_store::Store;
 
+use crate::Outcome;
 use crate::cli::NoiseArgs;
-use crate::{Outcome, output};
+use warpt_report::terminal as output;
 use warpt_run::history;
 
 /// `warpt noise --json`.
@@ -24,63 +24,6 @@ struct ProfileJson<'a> {
     /// Metrics with fewer than three undisturbed trials: compare keeps
     /// calling their noise unknown.
     unprofiled: &'a [Unprofiled],
-}
-
-fn band(e: &NoiseEntry, n: usize) -> f64 {
-    noise::band_pct(&noise::from_profile(e), NOISE_K, n, n)
-}
-
-fn table(entries: &[NoiseEntry]) -> String {
-    let header = [
-        "benchmark",
-        "metric",
-        "tags",
-        "median",
-        "run-to-run",
-        "(sd)",
-        "within-run",
-        "band 1/side",
-        "band 3/side",
-    ];
-    let rows: Vec<[String; 9]> = entries
-        .iter()
-        .map(|e| {
-            let pct = |v: Option<f64>| v.map_or("-".into(), |v| format!("±{:.2}%", v * 100.0));
-            [
-                format!("{}/{}", e.suite, e.benchmark),
-                e.metric.clone(),
-                warpt_model::tag_label(&e.tags),
-                format!("{} {}", num(e.median), e.unit),
-                pct(Some(e.cv)),
-                pct(e.cv_sd),
-                pct(e.within_ci),
-                format!("±{:.1}%", band(e, 1)),
-                format!("±{:.1}%", band(e, 3)),
-            ]
-        })
-        .collect();
-    let mut width = header.map(str::len);
-    for r in &rows {
-        for (w, c) in width.iter_mut().zip(r) {
-            *w = (*w).max(c.chars().count());
-        }
-    }
-    let line = |cells: Vec<String>| {
-        cells
-            .iter()
-            .zip(width)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect::<Vec<_>>()
-            .join("  ")
-            .trim_end()
-            .to_string()
-            + "\n"
-    };
-    let mut s = line(header.map(String::from).to_vec());
-    for r in rows {
-        s += &line(r.to_vec());
-    }
-    s
 }
 
 /// Runs the plan `--repeat` times, prints and records the profile.
@@ -120,7 +63,7 @@ pub fn run(args: &NoiseArgs) -> Result<Outcome> {
         };
         println!("{}", serde_json::to_string_pretty(&json)?);
     } else {
-        print!("{}", table(&entries));
+        print!("{}", output::noise_profile(&entries));
         println!(
             "\nrun-to-run: robust CV (1.4826 x MAD / median) of the {} trial medians, (sd) the \
              classical CV; within-run: what one run's 95% CI claims; band: what `benchmark \

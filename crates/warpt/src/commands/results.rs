@@ -8,7 +8,8 @@ use crate::cli::{
     ExportFormat, ResultsExportArgs, ResultsImportArgs, ResultsListArgs, ResultsQueryArgs,
     ResultsShowArgs,
 };
-use crate::{Outcome, UsageError, output};
+use crate::{Outcome, UsageError};
+use warpt_report::terminal as output;
 use warpt_run::history;
 
 /// `warpt results list`.
@@ -138,7 +139,8 @@ pub fn import(args: &ResultsImportArgs) -> Result<Outcome> {
     let forced = args.format.as_deref();
     let mut runs = Vec::new();
     for file in &args.files {
-        let (format, run) = read_import(file, forced)?;
+        let (format, run) =
+            warpt_import::read_any(file, forced).map_err(|e| UsageError(e.to_string()))?;
         runs.push((file, format, run));
     }
     let path = history::path(args.store.store.as_deref(), None)?;
@@ -173,56 +175,6 @@ pub fn import(args: &ResultsImportArgs) -> Result<Outcome> {
         println!("{}", serde_json::to_string_pretty(&report)?);
     }
     Ok(Outcome::Success)
-}
-
-/// One input as a suite run: warpt's own export, or a tool's file in the
-/// format `forced` or recognised from its content.
-fn read_import(
-    file: &std::path::Path,
-    forced: Option<&str>,
-) -> Result<(&'static str, warpt_model::BenchmarkSuiteRun)> {
-    let shown = file.display();
-    let own = |text: &str| {
-        warpt_model::load_suite_run(text)
-            .map_err(|e| UsageError(format!("{shown}: not a warpt export: {e}")))
-    };
-    let tool = |format: Option<warpt_import::Format>| {
-        warpt_import::import(file, format)
-            .map(|(f, run)| (f.name(), run))
-            .map_err(|e| anyhow::Error::new(UsageError(e.to_string())))
-    };
-    match forced {
-        Some("warpt") => Ok(("warpt", own(&read_text(file)?)?)),
-        Some(name) => {
-            let format = warpt_import::Format::from_name(name).ok_or_else(|| {
-                UsageError(format!(
-                    "--format {name}: accepted: warpt, {}",
-                    warpt_import::accepted()
-                ))
-            })?;
-            tool(Some(format))
-        }
-        None => {
-            if !file.is_dir() {
-                let text = read_text(file)?;
-                let doc: Option<serde_json::Value> = serde_json::from_str(&text).ok();
-                let is_own = doc
-                    .as_ref()
-                    .is_some_and(|d| d.get("suite").is_some() && d.get("benchmarks").is_some());
-                if is_own {
-                    return Ok(("warpt", own(&text)?));
-                }
-            }
-            tool(None)
-        }
-    }
-}
-
-fn read_text(file: &std::path::Path) -> Result<String> {
-    Ok(
-        std::fs::read_to_string(file)
-            .map_err(|e| UsageError(format!("{}: {e}", file.display())))?,
-    )
 }
 
 /// `path` with `tag` inserted before its extension (`out.json` -> `out-bigger.json`).

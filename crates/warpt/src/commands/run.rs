@@ -7,10 +7,11 @@ use warpt_run::config::Flags;
 use warpt_run::request::{ExportChoice, MonitorRequest, PlanSource, Select};
 use warpt_run::{PlanJson, RunRequest};
 
+use crate::Outcome;
 use crate::cli::{PlanArgs, RunArgs};
 use crate::progress::BarProgress;
 use crate::registry::Builtin;
-use crate::{Outcome, output};
+use warpt_report::terminal as output;
 
 /// The configuration-layer flags of a plan.
 pub fn flags(args: &PlanArgs) -> Flags {
@@ -77,7 +78,7 @@ pub fn run(args: &RunArgs) -> Result<Outcome> {
         if args.json {
             println!("{}", serde_json::to_string_pretty(&PlanJson::of(&plan))?);
         } else {
-            print!("{}", output::plan(&plan));
+            print!("{}", warpt_run::run::plan_text(&plan));
         }
         return Ok(Outcome::Success);
     }

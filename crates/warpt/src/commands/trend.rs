@@ -9,7 +9,8 @@ use warpt_report::trend;
 use warpt_store::{TrendQuery, TrendRow};
 
 use crate::cli::ResultsTrendArgs;
-use crate::{Outcome, UsageError, output};
+use crate::{Outcome, UsageError};
+use warpt_report::terminal as output;
 use warpt_run::history;
 
 fn parse_tags(raw: &[String]) -> Result<BTreeMap<String, String>> {

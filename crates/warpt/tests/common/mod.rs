@@ -60,3 +60,88 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
+
+/// Runs `cmd`, which must succeed (its stderr is the failure message):
+/// its stdout.
+pub fn stdout_of(cmd: &mut assert_cmd::Command) -> Vec<u8> {
+    cmd.assert().success().get_output().stdout.clone()
+}
+
+/// Runs `cmd`, which must succeed: its stdout parsed as JSON.
+pub fn json_of(cmd: &mut assert_cmd::Command) -> serde_json::Value {
+    let out = stdout_of(cmd);
+    serde_json::from_slice(&out)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", String::from_utf8_lossy(&out)))
+}
+
+/// `warpt ARGS` (no progress lines), which must succeed: its stdout as JSON.
+pub fn run_json(args: &[&str]) -> serde_json::Value {
+    json_of(warpt().args(args))
+}
+
+/// Runs a program, which must succeed (its stderr is the failure
+/// message): its output.
+pub fn succeeded(cmd: &mut Command) -> std::process::Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{cmd:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Reads a warpt export (or any suite run) back.
+pub fn load_export(path: &Path) -> warpt_model::BenchmarkSuiteRun {
+    warpt_model::load_suite_run(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// `warpt benchmark run ARGS --param P... --no-store --json`, as the suite
+/// tests run one benchmark: (exit status, the first result, stderr).
+pub fn first_result<P: AsRef<std::ffi::OsStr>>(
+    args: &[&str],
+    params: &[P],
+) -> (Option<i32>, serde_json::Value, String) {
+    let mut cmd = warpt();
+    cmd.args(["benchmark", "run"]).args(args);
+    for p in params {
+        cmd.arg("--param").arg(p);
+    }
+    let out = cmd.args(["--no-store", "--json"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+    (out.status.code(), v["benchmarks"][0].clone(), stderr)
+}
+
+/// The element of the JSON array `list` whose `key` is `want`.
+pub fn find_in<'a>(list: &'a serde_json::Value, key: &str, want: &str) -> &'a serde_json::Value {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"))
+        .iter()
+        .find(|e| e[key] == want)
+        .unwrap_or_else(|| panic!("no {key} = {want} in {list:#}"))
+}
+
+/// The metric named `name` of a result (JSON): the whole metric object.
+pub fn metric_of<'a>(result: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    find_in(&result["metrics"], "name", name)
+}
+
+/// The value of the metric `name` in a result (JSON).
+pub fn metric(result: &serde_json::Value, name: &str) -> f64 {
+    metric_of(result, name)["value"].as_f64().unwrap()
+}
+
+/// Runs `cmd`, which must succeed (its stderr is the failure message):
+/// its whole output.
+pub fn ran(cmd: &mut assert_cmd::Command) -> std::process::Output {
+    cmd.assert().success().get_output().clone()
+}
+
+/// Runs `cmd` (a `--json` run), which must succeed: the suite run it printed.
+pub fn suite_run_of(cmd: &mut assert_cmd::Command) -> warpt_model::BenchmarkSuiteRun {
+    let out = stdout_of(cmd);
+    warpt_model::load_suite_run(&String::from_utf8_lossy(&out))
+        .unwrap_or_else(|e| panic!("not a suite run ({e}): {}", String::from_utf8_lossy(&out)))
+}

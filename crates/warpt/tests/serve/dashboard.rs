@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use crate::browser::Browser;
-use crate::{record_runs, start, warpt};
+use crate::{record_runs, start, succeeded, warpt};
 
 const EVIL_TAG: &str = "<script>window.__pwned=1</script>";
 const EVIL_HOST: &str = "<img src=x onerror=\"window.__pwned=2\">";
@@ -19,24 +19,19 @@ const EVIL_NAME: &str = "<script>window.__pwned=4</script>";
 /// One real tiny run exported (with telemetry), to derive imports from.
 fn exported(dir: &Path) -> Value {
     let file = dir.join("base.json");
-    let out = warpt()
-        .args(crate::TINY_RUN)
-        .args([
-            "--param",
-            "threads=1",
-            "--monitor",
-            "--monitor-interval",
-            "0.05",
-            "--no-store",
-            "--export-file",
-        ])
-        .arg(&file)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeded(
+        warpt()
+            .args(crate::TINY_RUN)
+            .args([
+                "--param",
+                "threads=1",
+                "--monitor",
+                "--monitor-interval",
+                "0.05",
+                "--no-store",
+                "--export-file",
+            ])
+            .arg(&file),
     );
     serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap()
 }
@@ -77,17 +72,12 @@ fn every_page_renders_in_chromium_without_errors_and_markup_stays_text() {
     let store = dir.path().join("store.db");
     record_runs(&store, 2);
     let base = exported(dir.path());
-    let out = warpt()
-        .args(["results", "import"])
-        .args(imports(dir.path(), &base))
-        .arg("--store")
-        .arg(&store)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeded(
+        warpt()
+            .args(["results", "import"])
+            .args(imports(dir.path(), &base))
+            .arg("--store")
+            .arg(&store),
     );
     let server = start(dir.path());
     let shots = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("dashboard");

@@ -3,6 +3,9 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+#[path = "../common/mod.rs"]
+mod common;
+
 mod browser;
 mod dashboard;
 mod hardening;
@@ -15,6 +18,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
+
+pub(crate) use common::succeeded;
 
 pub(crate) fn warpt() -> Command {
     let mut cmd = Command::new(assert_cmd::cargo::cargo_bin("warpt"));
@@ -174,16 +179,6 @@ pub(crate) const TINY_RUN: [&str; 10] = [
 
 pub(crate) fn record_runs(store: &Path, n: usize) {
     for _ in 0..n {
-        let out = warpt()
-            .args(TINY_RUN)
-            .arg("--store")
-            .arg(store)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeeded(warpt().args(TINY_RUN).arg("--store").arg(store));
     }
 }

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::{get, http, record_runs, start, start_on, warpt};
+use crate::{get, http, record_runs, start, start_on, succeeded, warpt};
 
 #[test]
 fn the_read_api_serves_the_store_and_refuses_bad_input() {
@@ -253,19 +253,14 @@ fn a_postgresql_store_is_served_and_the_server_stops_cleanly() {
     };
     let dir = tempfile::tempdir().unwrap();
     let url = pg.arg();
-    let out = warpt()
-        .args(["results", "import"])
-        .arg(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../warpt-model/tests/data/example_export.json"),
-        )
-        .env("WARPT_STORE", &url)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeded(
+        warpt()
+            .args(["results", "import"])
+            .arg(
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                    .join("../warpt-model/tests/data/example_export.json"),
+            )
+            .env("WARPT_STORE", &url),
     );
     let mut server = start_on(dir.path(), &url);
     let (status, runs) = get(&server, "/api/v1/runs");

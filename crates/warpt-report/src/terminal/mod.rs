@@ -1,8 +1,16 @@
-//! Human-readable tables and number formatting.
+//! Text for the terminal: warpt's table style, byte counts, a suite
+//! run's results, the benchmark list and one benchmark's description.
+
+mod machine;
+mod noise;
+mod stress;
+
+pub use machine::machine;
+pub use noise::noise_profile;
+pub use stress::stress;
 
 use comfy_table::presets::UTF8_BORDERS_ONLY;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
-use warpt_harness::Plan;
 use warpt_model::{BenchmarkSpec, BenchmarkSuiteRun};
 
 /// A table in warpt's style with `header`.
@@ -33,9 +41,9 @@ pub fn bytes(n: u64) -> String {
 /// The results of a suite run: one row per metric, then one line per
 /// benchmark that did not pass or carries warnings.
 pub fn results(run: &BenchmarkSuiteRun) -> String {
-    let header = &warpt_report::report::RESULT_HEADER;
+    let header = &crate::report::RESULT_HEADER;
     let mut t = table(&header[..8]);
-    for row in warpt_report::report::result_rows(run) {
+    for row in crate::report::result_rows(run) {
         t.add_row(
             row.into_iter()
                 .take(8)
@@ -152,84 +160,4 @@ pub fn describe(spec: &BenchmarkSpec) -> String {
         out.push('\n');
     }
     out
-}
-
-/// What `--dry-run` prints.
-pub fn plan(plan: &Plan) -> String {
-    let mut out = format!(
-        "plan '{}': {} benchmark(s)\n",
-        plan.label,
-        plan.entries.len()
-    );
-    for e in &plan.entries {
-        let params = e
-            .params
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(" ");
-        out.push_str(&format!("  {}  {params}\n", e.spec.id));
-    }
-    for u in &plan.unavailable {
-        out.push_str(&format!(
-            "  (component {}: {} not run: {})\n",
-            u.component, u.id, u.reason
-        ));
-    }
-    out
-}
-
-/// A harness run for the terminal: one row per benchmark (speedup and
-/// accuracy on optimized variants), then the totals.
-pub fn harness_summary(s: &warpt_userbench::summary::Summary) -> String {
-    let mut t = table(&[
-        "benchmark",
-        "tags",
-        "status",
-        "p50 ms",
-        "±95%",
-        "speedup",
-        "95% CI",
-        "accuracy",
-    ]);
-    for e in &s.benchmarks {
-        let (p50, ci) = e.latency_ms.as_ref().map_or(("–".into(), "–".into()), |l| {
-            (
-                format!("{:.4}", l.p50),
-                format!("{:.1}%", l.rel_half_width() * 100.0),
-            )
-        });
-        let accuracy = match (&e.accuracy, &e.accuracy_note) {
-            (Some(a), _) => format!("rel {:.1e}", a.relative_error),
-            (None, Some(n)) if n.starts_with("not checked") => "not checked".into(),
-            _ => "–".into(),
-        };
-        t.add_row(vec![
-            Cell::new(&e.id),
-            Cell::new(warpt_model::tag_label(&e.tags)),
-            Cell::new(if e.regression { "regressed" } else { &e.status }),
-            Cell::new(p50).set_alignment(CellAlignment::Right),
-            Cell::new(ci).set_alignment(CellAlignment::Right),
-            Cell::new(e.speedup.map_or("–".into(), |v| format!("{v:.2}x")))
-                .set_alignment(CellAlignment::Right),
-            Cell::new(
-                e.speedup_ci95
-                    .map_or("–".into(), |[a, b]| format!("{a:.2}–{b:.2}x")),
-            ),
-            Cell::new(accuracy),
-        ]);
-    }
-    let o = &s.overall;
-    format!(
-        "{t}\n{} chapters, {} benchmarks: {} passed, {} failed, {} skipped, {} regressed{}\n",
-        s.chapters,
-        o.total,
-        o.passed,
-        o.failed,
-        o.skipped,
-        o.regressed,
-        o.geomean_speedup
-            .map(|g| format!("; geometric-mean speedup {g:.2}x"))
-            .unwrap_or_default()
-    )
 }
