@@ -21,7 +21,7 @@ pub mod status;
 pub use layout::{JobDir, NodeRecord, NodeState};
 pub use script::Submission;
 pub use slurm::{JobInfo, Slurm};
-pub use status::{Missing, NodeStatus, Phase, missing, node_statuses};
+pub use status::{Missing, NodeStatus, Phase, Watched, missing, node_statuses, watch};
 
 /// What can go wrong.
 #[derive(Debug, thiserror::Error)]

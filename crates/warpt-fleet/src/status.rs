@@ -269,3 +269,46 @@ pub fn missing(statuses: &[NodeStatus], exports: &[(String, std::path::PathBuf)]
         })
         .collect()
 }
+
+/// What [`watch`] saw last.
+#[derive(Debug)]
+pub enum Watched {
+    /// Every node ended (or the caller did not wait).
+    Settled(Vec<NodeStatus>),
+    /// Nodes were still pending or running when the time ran out.
+    TimedOut(Vec<NodeStatus>, std::time::Duration),
+}
+
+/// The nodes of `job` (Slurm's view merged with the records in `dir`),
+/// once, or — with `wait` — until none is pending or running, or until
+/// `timeout` passes.
+pub fn watch(
+    slurm: &crate::Slurm,
+    dir: &crate::JobDir,
+    job: &str,
+    wait: bool,
+    timeout: Option<std::time::Duration>,
+) -> Result<Watched, crate::FleetError> {
+    let start = std::time::Instant::now();
+    loop {
+        let info = slurm.job(job)?;
+        let records = dir.records()?;
+        if info.is_none() && records.is_empty() && !dir.path.exists() {
+            return Err(crate::FleetError::Usage(format!(
+                "no fleet job {job}: Slurm does not know it and {} does not exist",
+                dir.path.display()
+            )));
+        }
+        let statuses = node_statuses(info.as_ref(), &[], &records);
+        let active = statuses
+            .iter()
+            .any(|s| matches!(s.phase, Phase::Pending | Phase::Running));
+        if !wait || !active {
+            return Ok(Watched::Settled(statuses));
+        }
+        if timeout.is_some_and(|t| start.elapsed() >= t) {
+            return Ok(Watched::TimedOut(statuses, start.elapsed()));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    }
+}

@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use wgpu::util::DeviceExt;
 
-use warpt_micro::stress::{StressConfig, StressOutcome};
 use warpt_model::{ParamValue, Params, ThroughputPoint};
+use warpt_model::{StressConfig, StressOutcome};
 
 use crate::device::Gpu;
 use crate::kernels::{self, WORKGROUP};

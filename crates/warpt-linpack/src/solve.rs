@@ -563,10 +563,10 @@ impl Benchmark for Linpack {
         }
         let mut warnings = Vec::new();
         let threads = warpt_system::allowed_cpus().len();
-        let isa = warpt_micro::cpu_flops::Isa::detect();
+        let isa = warpt_system::isa::Isa::detect();
         clock.sample();
         let peak = warpt_system::clock::clock_from(&clock)
-            .map(|c| warpt_micro::theoretical_peak(isa, threads, c));
+            .map(|c| warpt_system::peak::theoretical_peak(isa, threads, c));
         if let Some(peak) = peak {
             let ceiling = if precision == Precision::F32 {
                 peak.fp32_gflops

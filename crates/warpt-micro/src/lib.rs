@@ -12,12 +12,12 @@ pub mod disk_io;
 pub mod mem_bandwidth;
 pub mod mem_latency;
 pub mod net;
-mod peak;
+
 mod stream_kernels;
 pub mod stress;
 mod team;
 
-pub use peak::{Peak, theoretical_peak};
+pub use warpt_system::peak::{Peak, theoretical_peak};
 
 use warpt_harness::{Benchmark, Suite};
 use warpt_model::BenchmarkSpec;

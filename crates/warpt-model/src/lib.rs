@@ -38,7 +38,7 @@ pub use result::{
 pub use rows::{CrossRow, MatrixRow, TrendRow};
 pub use series::{Convert, SeriesDef};
 pub use spec::{BenchmarkId, BenchmarkSpec, ParamKind, ParamRange, StageLimits};
-pub use stress::{StressRun, ThroughputPoint};
+pub use stress::{StressConfig, StressOutcome, StressRun, ThroughputPoint};
 pub use suite_run::{
     BenchmarkSuiteRun, GitState, LoadError, Manifest, RunConfig, load_suite_run, run_id,
 };

@@ -191,6 +191,36 @@ pub fn markdown(c: &Comparison) -> String {
     s
 }
 
+/// The pull-request comment of `ci pr`: a one-line verdict on `head`
+/// against `base`, the trials it rests on (`rounds` of `planned` when
+/// interrupted early), then the comparison as Markdown.
+pub fn pr_comment(
+    c: &Comparison,
+    base: &str,
+    head: &str,
+    rounds: usize,
+    planned: Option<u32>,
+) -> String {
+    let summary = if c.metrics.is_empty() {
+        "no metric is in both runs".to_string()
+    } else if c.regressed() {
+        format!("**regression**: {head} is slower than {base}")
+    } else if c.counts.improved > 0 {
+        format!("**improvement**: {head} is faster than {base}, nothing regressed")
+    } else if c.inconclusive() {
+        format!("**inconclusive**: too noisy to tell {head} from {base}")
+    } else {
+        format!("no change beyond the noise between {base} and {head}")
+    };
+    let cut = planned.map_or(String::new(), |n| {
+        format!(" (interrupted: {rounds} of {n} rounds)")
+    });
+    format!(
+        "### warpt: {summary}\n\n{rounds} interleaved trials per side on one machine{cut}.\n\n{}",
+        markdown(c)
+    )
+}
+
 /// The comparison as pretty JSON.
 pub fn json(c: &Comparison) -> Result<String, serde_json::Error> {
     serde_json::to_string_pretty(c)

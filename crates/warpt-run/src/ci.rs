@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result};
-use warpt_model::BenchmarkSuiteRun;
+use warpt_model::{BenchmarkSuiteRun, ParamValue};
 use warpt_store::{Location, Source, Store};
 
 use crate::UsageError;
@@ -157,4 +157,23 @@ pub fn store_of_dir(dir: &Path, db: &Path) -> Result<Store> {
         store.record_run(&run, &Source::Run)?;
     }
     Ok(store)
+}
+
+/// `run` as the comparison sees it: a parameter naming a path in the
+/// side's directory (a benchmark file in its checkout, a report beside it)
+/// names it the same way for either side, so only a real difference in
+/// the parameters is warned about. The recorded runs keep the real paths.
+pub fn same_places(run: &BenchmarkSuiteRun, side: &Path) -> BenchmarkSuiteRun {
+    let side = side.to_string_lossy();
+    let mut run = run.clone();
+    for r in &mut run.benchmarks {
+        for v in r.params.values_mut() {
+            if let ParamValue::Str(s) = v
+                && s.contains(side.as_ref())
+            {
+                *s = s.replace(side.as_ref(), "<ci pr side>");
+            }
+        }
+    }
+    run
 }

@@ -2,9 +2,11 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod common;
+use common::warpt;
+
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use warpt_model::BenchmarkSuiteRun;
 
 fn noise(i: usize) -> f64 {
@@ -33,8 +35,7 @@ fn export(dir: &Path, name: &str, id: &str, level: f64) -> PathBuf {
 }
 
 fn compare(store: &Path, args: &[&str]) -> assert_cmd::assert::Assert {
-    Command::cargo_bin("warpt")
-        .unwrap()
+    warpt()
         .env("WARPT_STORE", store)
         .args(["benchmark", "compare"])
         .args(args)
@@ -127,8 +128,7 @@ fn exit_status_says_whether_anything_regressed() {
     .code(0);
 
     // Store runs by id prefix.
-    Command::cargo_bin("warpt")
-        .unwrap()
+    warpt()
         .env("WARPT_STORE", &store)
         .args(["results", "import"])
         .arg(&base)
@@ -164,7 +164,7 @@ fn five_stored_runs_of_the_machine_give_the_noise_band() {
     let base = export(dir.path(), "base.json", "base-run", 100.0);
     let worse = export(dir.path(), "worse.json", "worse-run", 90.0);
     // Four earlier runs are not enough history.
-    let mut import = Command::cargo_bin("warpt").unwrap();
+    let mut import = warpt();
     import
         .env("WARPT_STORE", &store)
         .args(["results", "import"]);
@@ -186,8 +186,7 @@ fn five_stored_runs_of_the_machine_give_the_noise_band() {
     // its upper 90% bound for five runs) sets a band of about 6%, and the
     // 10% drop is a regression.
     let fifth = export(dir.path(), "h4.json", "hist-4", 99.5);
-    Command::cargo_bin("warpt")
-        .unwrap()
+    warpt()
         .env("WARPT_STORE", &store)
         .args(["results", "import"])
         .arg(&fifth)

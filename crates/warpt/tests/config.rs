@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod common;
-use common::{json_of, stdout_of};
+use common::{json_of, stderr_of, stdout_of};
 
 use std::path::Path;
 
@@ -23,6 +23,13 @@ fn warpt(dir: &Path) -> Command {
         }
     }
     cmd
+}
+
+/// A directory holding a warpt.toml of `text`.
+fn with_config(text: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("warpt.toml"), text).unwrap();
+    dir
 }
 
 fn run_json(cmd: &mut Command) -> BenchmarkSuiteRun {
@@ -46,12 +53,7 @@ fn ok_run(dir: &Path) -> Command {
 
 #[test]
 fn each_layer_overrides_the_one_below_end_to_end() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("warpt.toml"),
-        "seed = 5\nduration = 0.05\nburnin_seconds = 0\n",
-    )
-    .unwrap();
+    let dir = with_config("seed = 5\nduration = 0.05\nburnin_seconds = 0\n");
     let m = |run: BenchmarkSuiteRun| run.manifest.unwrap();
     assert_eq!(
         m(run_json(&mut ok_run(dir.path()))).seed,
@@ -75,12 +77,7 @@ fn each_layer_overrides_the_one_below_end_to_end() {
 
 #[test]
 fn config_show_names_every_source() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("warpt.toml"),
-        "precision = 2.5\n[params]\narray_mb = 64\n",
-    )
-    .unwrap();
+    let dir = with_config("precision = 2.5\n[params]\narray_mb = 64\n");
     let out = stdout_of(
         warpt(dir.path())
             .args(["config", "show"])
@@ -131,62 +128,33 @@ fn the_xdg_file_is_used_when_there_is_no_local_one() {
 
 #[test]
 fn bad_configuration_exits_2_naming_file_line_and_key() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("warpt.toml"),
-        "seed = 1\n\n[timeouts]\nsetup = 10\nsetpu = 3\n",
-    )
-    .unwrap();
-    let out = warpt(dir.path())
-        .args(["benchmark", "run", "--dry-run"])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    let err = String::from_utf8(out).unwrap();
+    let dir = with_config("seed = 1\n\n[timeouts]\nsetup = 10\nsetpu = 3\n");
+    let err = stderr_of(warpt(dir.path()).args(["benchmark", "run", "--dry-run"]), 2);
     assert!(
         err.contains("warpt.toml:5:") && err.contains("setpu"),
         "{err}"
     );
     std::fs::write(dir.path().join("warpt.toml"), "duration = \"long\"\n").unwrap();
-    let out = warpt(dir.path())
-        .args(["config", "show"])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    let err = String::from_utf8(out).unwrap();
+    let err = stderr_of(warpt(dir.path()).args(["config", "show"]), 2);
     assert!(err.contains("warpt.toml:1:"), "{err}");
-    let out = warpt(dir.path())
-        .args(["benchmark", "run", "--config", "nope.toml", "--dry-run"])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    assert!(
-        String::from_utf8(out)
-            .unwrap()
-            .contains("'nope.toml' does not exist")
+    let out = stderr_of(
+        warpt(dir.path()).args(["benchmark", "run", "--config", "nope.toml", "--dry-run"]),
+        2,
     );
+    assert!(out.contains("'nope.toml' does not exist"));
     std::fs::remove_file(dir.path().join("warpt.toml")).unwrap();
-    let out = warpt(dir.path())
-        .args(["benchmark", "run", "--dry-run"])
-        .env("WARPT_DURATION", "-3")
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    assert!(String::from_utf8(out).unwrap().contains("WARPT_DURATION"));
+    let out = stderr_of(
+        warpt(dir.path())
+            .args(["benchmark", "run", "--dry-run"])
+            .env("WARPT_DURATION", "-3"),
+        2,
+    );
+    assert!(out.contains("WARPT_DURATION"));
 }
 
 #[test]
 fn configured_params_apply_only_where_a_benchmark_knows_them() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("warpt.toml"), "[params]\narray_mb = 48\n").unwrap();
+    let dir = with_config("[params]\narray_mb = 48\n");
     // cpu_flops has no array_mb: not an error when it comes from the file.
     warpt(dir.path())
         .args(["benchmark", "run", "--component", "cpu", "--dry-run"])
@@ -217,12 +185,7 @@ fn configured_params_apply_only_where_a_benchmark_knows_them() {
 
 #[test]
 fn per_benchmark_timeouts_from_the_file() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("warpt.toml"),
-        "[benchmark_timeouts.\"selftest/hang_setup\"]\nsetup = 1.0\n",
-    )
-    .unwrap();
+    let dir = with_config("[benchmark_timeouts.\"selftest/hang_setup\"]\nsetup = 1.0\n");
     let mut cmd = warpt(dir.path());
     cmd.env("WARPT_SELFTEST", "1").args([
         "benchmark",
@@ -301,24 +264,20 @@ fn replay_reproduces_plan_parameters_and_seed() {
     assert_eq!(a.benchmarks.len(), b.benchmarks.len());
     assert!(mb.extra.contains_key("replay_of"));
     // Replaying is exact, so selection flags are refused alongside it.
-    let out = warpt(dir.path())
-        .args(["benchmark", "run", "--seed", "3", "--replay"])
-        .arg(&first)
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    assert!(String::from_utf8(out).unwrap().contains("--replay"));
+    let out = stderr_of(
+        warpt(dir.path())
+            .args(["benchmark", "run", "--seed", "3", "--replay"])
+            .arg(&first),
+        2,
+    );
+    assert!(out.contains("--replay"));
     let bogus = dir.path().join("bogus.json");
     std::fs::write(&bogus, "{\"not\": \"a run\"}").unwrap();
-    let out = warpt(dir.path())
-        .args(["benchmark", "run", "--replay"])
-        .arg(&bogus)
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    assert!(String::from_utf8(out).unwrap().contains("bogus.json"));
+    let out = stderr_of(
+        warpt(dir.path())
+            .args(["benchmark", "run", "--replay"])
+            .arg(&bogus),
+        2,
+    );
+    assert!(out.contains("bogus.json"));
 }

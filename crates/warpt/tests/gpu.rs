@@ -6,6 +6,9 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod common;
+use common::warpt;
+
 use serde_json::Value;
 
 fn vulkan() -> bool {
@@ -18,7 +21,7 @@ fn vulkan() -> bool {
 
 /// Runs `benchmark` with `params`; (exit code, its result).
 fn run(benchmark: &str, params: &[&str]) -> (i32, Value) {
-    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("warpt"));
+    let mut cmd = warpt();
     cmd.env("WARPT_NO_PROGRESS", "1")
         .args([
             "benchmark",
@@ -146,7 +149,7 @@ fn bandwidth_transfer_and_latency_run_and_catch_a_wrong_result() {
         assert_eq!(r["validation"]["passed"], false, "{benchmark}");
     }
     // A size past what the adapter can bind is refused before anything runs.
-    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("warpt"))
+    let out = warpt()
         .args([
             "benchmark",
             "run",
@@ -178,10 +181,7 @@ fn warpt_list_names_every_compute_adapter() {
     if !vulkan() {
         return;
     }
-    let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("warpt"))
-        .args(["list", "--json"])
-        .output()
-        .unwrap();
+    let out = warpt().args(["list", "--json"]).output().unwrap();
     assert!(out.status.success());
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let adapters = v["compute_adapters"].as_array().unwrap();
@@ -202,7 +202,7 @@ fn stress_gpu_checks_every_result_and_counts_an_injected_error() {
         return;
     }
     let stress = |params: &[&str]| {
-        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("warpt"));
+        let mut cmd = warpt();
         cmd.args([
             "stress",
             "gpu",

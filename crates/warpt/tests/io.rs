@@ -14,7 +14,7 @@ use assert_cmd::cargo::cargo_bin;
 use warpt_model::{BenchmarkSuiteRun, RunStatus};
 
 mod common;
-use common::warpt;
+use common::{stderr_of, warpt};
 
 fn run_json(cmd: &mut Command, code: i32) -> BenchmarkSuiteRun {
     let out = cmd.assert().code(code).get_output().stdout.clone();
@@ -88,14 +88,11 @@ fn storage_runs_only_the_ops_asked_for_and_names_a_bad_one() {
     assert_eq!(ops.into_iter().collect::<Vec<_>>(), ["rand_read"]);
     let checked = r.validation.as_ref().unwrap();
     assert!(checked.passed, "{}", checked.message);
-    let out = disk(dir.path())
-        .args(["--param", "ops=rand_read,randwrite"])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    let err = String::from_utf8_lossy(&out);
+    let out = stderr_of(
+        disk(dir.path()).args(["--param", "ops=rand_read,randwrite"]),
+        2,
+    );
+    let err = out;
     assert!(err.contains("unknown test 'randwrite'"), "{err}");
     assert!(empty(dir.path()));
 }

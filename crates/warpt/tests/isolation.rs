@@ -4,18 +4,20 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod common;
+use common::warpt;
+
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
-use assert_cmd::Command;
 use assert_cmd::cargo::cargo_bin;
 use warpt_model::{BenchmarkRunResult, BenchmarkSuiteRun, RunStatus, StageStatus, load_suite_run};
 
 fn selftest(benchmarks: &[&str], extra: &[&str], export: &Path) -> assert_cmd::assert::Assert {
-    let mut cmd = Command::cargo_bin("warpt").unwrap();
-    cmd.env("WARPT_SELFTEST", "1").env("WARPT_NO_PROGRESS", "1");
+    let mut cmd = warpt();
+    cmd.env("WARPT_SELFTEST", "1");
     cmd.args([
         "benchmark",
         "run",
@@ -114,9 +116,8 @@ fn a_hang_in_measurement_times_out_and_keeps_its_samples() {
 fn the_measure_hang_is_in_measure_at_the_default_burn_in() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.json");
-    let mut cmd = Command::cargo_bin("warpt").unwrap();
+    let mut cmd = warpt();
     cmd.env("WARPT_SELFTEST", "1")
-        .env("WARPT_NO_PROGRESS", "1")
         .args([
             "benchmark",
             "run",
@@ -353,14 +354,14 @@ fn the_manifest_describes_this_machine() {
 
 #[test]
 fn selftest_is_hidden_unless_asked_for() {
-    let mut cmd = Command::cargo_bin("warpt").unwrap();
+    let mut cmd = warpt();
     let out = cmd
         .args(["benchmark", "list", "--json"])
         .env_remove("WARPT_SELFTEST")
         .assert()
         .success();
     assert!(!String::from_utf8_lossy(&out.get_output().stdout).contains("selftest"));
-    let mut cmd = Command::cargo_bin("warpt").unwrap();
+    let mut cmd = warpt();
     let out = cmd
         .args(["benchmark", "list", "--json"])
         .env("WARPT_SELFTEST", "1")

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod common;
-use common::{suite_run_of, warpt};
+use common::{stderr_of, suite_run_of, warpt};
 
 use assert_cmd::Command;
 use warpt_model::{BenchmarkSuiteRun, RunStatus};
@@ -100,23 +100,20 @@ fn suite_linpack_solves_validates_and_reports_hpl_metrics() {
 /// Runs `benchmark` with `param`, recording into `store`, which must be
 /// refused as bad usage (exit 2) before anything runs; the message.
 fn refused_in(store: &std::path::Path, benchmark: &str, param: &str) -> String {
-    let out = warpt()
-        .args([
-            "benchmark",
-            "run",
-            "--benchmark",
-            benchmark,
-            "--param",
-            param,
-            "--store",
-        ])
-        .arg(store)
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    String::from_utf8(out).unwrap()
+    stderr_of(
+        warpt()
+            .args([
+                "benchmark",
+                "run",
+                "--benchmark",
+                benchmark,
+                "--param",
+                param,
+                "--store",
+            ])
+            .arg(store),
+        2,
+    )
 }
 
 /// [`refused_in`] a throw-away store.

@@ -4,17 +4,18 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod common;
+use common::warpt;
+
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use warpt_model::{BenchmarkRunResult, BenchmarkSuiteRun, ParamValue, RunStatus};
 
 /// Runs `linpack_external` with `params` under `env`; its result and the exit code.
 fn run(env: &[(&str, &str)], params: &[&str], extra: &[&str]) -> (BenchmarkRunResult, i32) {
-    let mut cmd = Command::cargo_bin("warpt").unwrap();
-    cmd.env("WARPT_NO_PROGRESS", "1")
-        .env_remove("OPENBLAS_CORETYPE")
+    let mut cmd = warpt();
+    cmd.env_remove("OPENBLAS_CORETYPE")
         .args([
             "benchmark",
             "run",

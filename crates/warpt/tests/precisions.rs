@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod common;
-use common::{suite_run_of, warpt};
+use common::{stderr_of, suite_run_of, warpt};
 
 use assert_cmd::Command;
 use warpt_micro::cpu_flops::LowPrecision;
@@ -137,21 +137,16 @@ fn gemm_multiplies_in_every_precision_and_checks_each_product() {
     assert!(message.contains("8 products"), "{message}");
 
     // A size that is not one is refused before anything runs.
-    let err = Command::cargo_bin("warpt")
-        .unwrap()
-        .args([
+    let err = stderr_of(
+        Command::cargo_bin("warpt").unwrap().args([
             "benchmark",
             "run",
             "--benchmark",
             "gemm",
             "--param",
             "n=64,zero",
-        ])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    let err = String::from_utf8(err).unwrap();
+        ]),
+        2,
+    );
     assert!(err.contains("'zero'"), "{err}");
 }

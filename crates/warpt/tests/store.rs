@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod common;
-use common::{json_of, stdout_of, suite_run_of};
+use common::{json_of, stderr_of, stdout_of, suite_run_of};
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -116,16 +116,8 @@ fn imported_once(t: &TestStore) {
     assert_eq!(runs[0]["source"], "import");
     let garbage = dir.path().join("garbage.json");
     std::fs::write(&garbage, "{\"not\": \"an export\"}").unwrap();
-    let err = warpt(&store)
-        .args(["results", "import"])
-        .arg(&garbage)
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
+    let err = stderr_of(warpt(&store).args(["results", "import"]).arg(&garbage), 2);
     // Neither warpt's export nor another tool's: the formats are listed.
-    let err = String::from_utf8_lossy(&err);
     assert!(err.contains("not a format warpt imports"), "{err}");
     assert!(
         err.contains("warpt's own JSON export") && err.contains("hyperfine"),
@@ -149,18 +141,8 @@ fn query_is_read_only(t: &TestStore) {
         .iter()
         .chain(own)
     {
-        let err = warpt(&store)
-            .args(["results", "query", sql])
-            .assert()
-            .code(2)
-            .get_output()
-            .stderr
-            .clone();
-        assert!(
-            String::from_utf8_lossy(&err).contains("read-only"),
-            "{sql}: {}",
-            String::from_utf8_lossy(&err)
-        );
+        let err = stderr_of(warpt(&store).args(["results", "query", sql]), 2);
+        assert!(err.contains("read-only"), "{sql}: {}", err);
     }
     let csv = stdout_of(warpt(&store).args([
         "results",
@@ -380,16 +362,14 @@ fn migrate_copies_a_local_history_into_another_store() {
         .arg(local.arg())
         .assert()
         .code(2);
-    let err = warpt(dir.path().join("unused.db"))
-        .args(["results", "migrate", "--from"])
-        .arg(dir.path().join("missing.db"))
-        .arg("--to")
-        .arg(dir.path().join("t.db"))
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    assert!(String::from_utf8_lossy(&err).contains("no such store"));
+    let err = stderr_of(
+        warpt(dir.path().join("unused.db"))
+            .args(["results", "migrate", "--from"])
+            .arg(dir.path().join("missing.db"))
+            .arg("--to")
+            .arg(dir.path().join("t.db")),
+        2,
+    );
+    assert!(err.contains("no such store"));
     assert!(!dir.path().join("t.db").exists());
 }

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod common;
-use common::stdout_of;
+use common::{stderr_of, stdout_of};
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -107,17 +107,8 @@ fn clean_runs_pass_and_bad_requests_are_refused() {
         let run: StressRun = serde_json::from_slice(&out).unwrap();
         assert!(run.passed, "{target}: {run:?}");
     }
-    let err = stress(&["ram", "--param", "mb=100000000"])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    assert!(
-        String::from_utf8(err)
-            .unwrap()
-            .contains("refuses more than 90%")
-    );
+    let err = stderr_of(&mut stress(&["ram", "--param", "mb=100000000"]), 2);
+    assert!(err.contains("refuses more than 90%"));
     stress(&["cpu", "--param", "bogus=1"]).assert().code(2);
     stress(&["disk"]).assert().code(2);
     // No hardware GPU here (lavapipe at most): refused, not faked.

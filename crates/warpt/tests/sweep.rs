@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod common;
-use common::{json_of, stdout_of, suite_run_of, warpt};
+use common::{json_of, stderr_of, stdout_of, suite_run_of, warpt};
 
 use assert_cmd::Command;
 use warpt_model::{BenchmarkSuiteRun, RunStatus};
@@ -166,9 +166,8 @@ fn strings_with_declared_choices_sweep_and_others_do_not() {
         assert!(figure.contains(precision), "no {precision} line");
     }
     // A value outside the choices is a usage error naming them.
-    let err = Command::cargo_bin("warpt")
-        .unwrap()
-        .args([
+    let err = stderr_of(
+        Command::cargo_bin("warpt").unwrap().args([
             "benchmark",
             "run",
             "--benchmark",
@@ -176,12 +175,8 @@ fn strings_with_declared_choices_sweep_and_others_do_not() {
             "pepbench/llm_infer",
             "--param",
             "precision=f32,f64",
-        ])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    let err = String::from_utf8_lossy(&err);
+        ]),
+        2,
+    );
     assert!(err.contains("'f64' is not one of f32, bf16, f16"), "{err}");
 }

@@ -3,6 +3,9 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
+mod common;
+use common::stderr_of;
+
 use std::path::Path;
 
 use assert_cmd::Command;
@@ -114,22 +117,20 @@ fn a_flat_noisy_history_has_no_change_points_and_bad_input_is_named() {
     assert_eq!(t["change_points"].as_array().unwrap().len(), 0, "{t}");
     assert_eq!(t["latest_regressed"], false);
     // A metric that is not there, and a malformed tag, are usage errors.
-    let err = Command::cargo_bin("warpt")
-        .unwrap()
-        .env("WARPT_STORE", &store)
-        .args([
-            "results",
-            "trend",
-            "--benchmark",
-            "cpu_flops",
-            "--metric",
-            "nope",
-        ])
-        .assert()
-        .code(2)
-        .get_output()
-        .stderr
-        .clone();
-    assert!(String::from_utf8_lossy(&err).contains("metric 'nope'"));
+    let err = stderr_of(
+        Command::cargo_bin("warpt")
+            .unwrap()
+            .env("WARPT_STORE", &store)
+            .args([
+                "results",
+                "trend",
+                "--benchmark",
+                "cpu_flops",
+                "--metric",
+                "nope",
+            ]),
+        2,
+    );
+    assert!(err.contains("metric 'nope'"));
     trend(&store, &["--tags", "oops"]).code(2);
 }

@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod common;
-use common::{json_of, stdout_of};
+use common::{json_of, stderr_of, stdout_of};
 
 use std::path::Path;
 
@@ -243,15 +243,12 @@ fn rerun_refuses_what_it_cannot_run() {
     std::fs::write(&cfg, "").unwrap();
     let c = cfg.display().to_string();
     let err = |args: &[&str]| {
-        let out = warpt(&store)
-            .args(["benchmark", "compare", "--rerun"])
-            .args(args)
-            .assert()
-            .code(2)
-            .get_output()
-            .stderr
-            .clone();
-        String::from_utf8(out).unwrap()
+        stderr_of(
+            warpt(&store)
+                .args(["benchmark", "compare", "--rerun"])
+                .args(args),
+            2,
+        )
     };
     assert!(err(&[&c, "missing.toml"]).contains("missing.toml"));
     assert!(err(&[&c, &c, "--", "--repeat", "3"]).contains("'--repeat' cannot be"));

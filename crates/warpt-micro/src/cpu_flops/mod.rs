@@ -15,7 +15,7 @@ use warpt_model::{
     BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Validation,
 };
 
-pub use kernels::{Isa, MAX_ITERS};
+pub use kernels::{Isa, IsaKernels, MAX_ITERS};
 pub use low::{LowKernel, LowPrecision};
 
 use crate::team::{run_team, team_cpus};
@@ -323,7 +323,7 @@ impl Benchmark for CpuFlops {
         }
         let mut warnings = Vec::new();
         let peak = warpt_system::clock::clock_from(&clock)
-            .map(|c| crate::peak::theoretical_peak(self.isa, all, c));
+            .map(|c| warpt_system::peak::theoretical_peak(self.isa, all, c));
         match peak {
             Some(peak) => {
                 for m in &metrics {

@@ -4,7 +4,7 @@
 use std::hint::black_box;
 
 use super::{StressConfig, StressOutcome, drive};
-use crate::cpu_flops::Isa;
+use crate::cpu_flops::{Isa, IsaKernels};
 
 /// Iterations per step (a few milliseconds), kept below the fp32-exact bound.
 const ITERS: u64 = 1 << 20;

@@ -18,69 +18,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use warpt_model::{ParamValue, Params, ThroughputPoint};
+pub use warpt_model::{StressConfig, StressOutcome};
 
 /// The targets `warpt stress` knows.
 pub const TARGETS: [&str; 4] = ["cpu", "ram", "storage", "network"];
 
 /// Errors kept as examples.
 const EXAMPLES: usize = 10;
-
-/// How to run a stress test.
-pub struct StressConfig<'a> {
-    /// Time under load after burn-in.
-    pub duration: Duration,
-    /// Load before recording starts.
-    pub burnin: Duration,
-    /// Effective parameters (defaults from [`default_params`] plus overrides).
-    pub params: Params,
-    /// Seed for generated data.
-    pub seed: u64,
-    /// Set by a signal handler to stop early.
-    pub stop: Option<&'a AtomicBool>,
-}
-
-impl StressConfig<'_> {
-    fn int(&self, key: &str) -> i64 {
-        self.params
-            .get(key)
-            .and_then(ParamValue::as_i64)
-            .unwrap_or(0)
-    }
-    fn float(&self, key: &str) -> f64 {
-        self.params
-            .get(key)
-            .and_then(ParamValue::as_f64)
-            .unwrap_or(0.0)
-    }
-    fn str(&self, key: &str) -> &str {
-        self.params
-            .get(key)
-            .and_then(ParamValue::as_str)
-            .unwrap_or("")
-    }
-    fn inject(&self) -> bool {
-        self.int("inject_error") != 0
-    }
-}
-
-/// What a stress run found.
-#[derive(Debug, Clone, Default)]
-pub struct StressOutcome {
-    /// Unit of the throughput points.
-    pub unit: String,
-    /// Throughput per second.
-    pub throughput: Vec<ThroughputPoint>,
-    /// Results checked.
-    pub checks: u64,
-    /// Results wrong.
-    pub errors: u64,
-    /// The first wrong results, described.
-    pub examples: Vec<String>,
-    /// Caveats.
-    pub warnings: Vec<String>,
-    /// Seconds recorded.
-    pub duration_s: f64,
-}
 
 /// The parameters each target accepts, with defaults.
 pub fn default_params(target: &str) -> Option<Params> {

@@ -3,10 +3,12 @@
 
 mod machine;
 mod noise;
+mod query;
 mod stress;
 
 pub use machine::machine;
 pub use noise::noise_profile;
+pub use query::{query_csv, query_table};
 pub use stress::stress;
 
 use comfy_table::presets::UTF8_BORDERS_ONLY;

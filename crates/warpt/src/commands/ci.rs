@@ -12,13 +12,13 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
-use warpt_model::{BenchmarkSuiteRun, ParamValue};
+use anyhow::Result;
+use warpt_model::BenchmarkSuiteRun;
 use warpt_report::{Options, exports, render};
 
 use crate::cli::CiPrArgs;
 use crate::{Outcome, UsageError};
-use warpt_run::ci::{Worktrees, build, git, split_command};
+use warpt_run::ci::{Worktrees, build, git, same_places, split_command};
 use warpt_run::history;
 use warpt_run::trials::{self as rerun, Subprocess};
 
@@ -88,25 +88,6 @@ pub fn pr(args: &CiPrArgs) -> Result<Outcome> {
     })
 }
 
-/// `run` as the comparison sees it: a parameter naming a path in the
-/// side's directory (a benchmark file in its checkout, a report beside it)
-/// names it the same way for either side, so only a real difference in
-/// the parameters is warned about. The recorded runs keep the real paths.
-fn same_places(run: &BenchmarkSuiteRun, side: &Path) -> BenchmarkSuiteRun {
-    let side = side.to_string_lossy();
-    let mut run = run.clone();
-    for r in &mut run.benchmarks {
-        for v in r.params.values_mut() {
-            if let ParamValue::Str(s) = v
-                && s.contains(side.as_ref())
-            {
-                *s = s.replace(side.as_ref(), "<ci pr side>");
-            }
-        }
-    }
-    run
-}
-
 /// The comparison printed, and written as the comment and JUnit files.
 fn verdict(
     args: &CiPrArgs,
@@ -130,32 +111,12 @@ fn verdict(
     print!("{}", render::text(&c));
     let failed = c.regressed() || (args.fail_on_inconclusive && c.inconclusive());
     if let Some(path) = &args.comment {
-        let summary = if c.metrics.is_empty() {
-            "no metric is in both runs".to_string()
-        } else if c.regressed() {
-            format!("**regression**: {head_label} is slower than {base_label}")
-        } else if c.counts.improved > 0 {
-            format!("**improvement**: {head_label} is faster than {base_label}, nothing regressed")
-        } else if c.inconclusive() {
-            format!("**inconclusive**: too noisy to tell {head_label} from {base_label}")
-        } else {
-            format!("no change beyond the noise between {base_label} and {head_label}")
-        };
-        let rounds = base.trial_count();
-        let cut = if interrupted {
-            format!(" (interrupted: {rounds} of {} rounds)", args.trials)
-        } else {
-            String::new()
-        };
-        let text = format!(
-            "### warpt: {summary}\n\n{rounds} interleaved trials per side on one machine{cut}.\n\n{}",
-            render::markdown(&c)
-        );
-        std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))?;
+        let planned = interrupted.then_some(args.trials);
+        let text = render::pr_comment(&c, base_label, head_label, base.trial_count(), planned);
+        warpt_run::ExportTarget::prepare(path)?.write_text(&text)?;
     }
     if let Some(path) = &args.junit {
-        std::fs::write(path, exports::junit(head, Some(&c)))
-            .with_context(|| format!("writing {}", path.display()))?;
+        warpt_run::ExportTarget::prepare(path)?.write_text(&exports::junit(head, Some(&c)))?;
     }
     Ok(if failed {
         Outcome::Failures

@@ -2,12 +2,12 @@
 //! through Slurm.
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result};
 use comfy_table::Cell;
 use warpt_fleet::script::Nodes;
-use warpt_fleet::{FleetError, JobDir, Phase, Slurm, Submission, node_statuses};
+use warpt_fleet::{FleetError, JobDir, Phase, Slurm, Submission, Watched, node_statuses};
 use warpt_run::child::ChildRun;
 use warpt_run::outcome::ChildExit;
 use warpt_store::{Location, Recorded, Source, Store};
@@ -171,38 +171,19 @@ fn slurm_view(job: &str, optional: bool) -> Result<Option<warpt_fleet::JobInfo>>
 /// `warpt fleet status`.
 pub fn status(args: &FleetStatusArgs) -> Result<Outcome> {
     let job_dir = JobDir::new(&args.dir.dir, &args.job).map_err(fleet_error)?;
-    let start = Instant::now();
-    let statuses = loop {
-        let info = slurm_view(&args.job, false)?;
-        let records = job_dir.records().map_err(fleet_error)?;
-        if info.is_none() && records.is_empty() && !job_dir.path.exists() {
-            return Err(UsageError(format!(
-                "no fleet job {}: Slurm does not know it and {} does not exist",
-                args.job,
-                job_dir.path.display()
-            ))
-            .into());
-        }
-        let statuses = node_statuses(info.as_ref(), &[], &records);
-        let active = statuses
-            .iter()
-            .any(|s| matches!(s.phase, Phase::Pending | Phase::Running));
-        if !args.wait || !active {
-            break statuses;
-        }
-        if args
-            .timeout
-            .is_some_and(|t| start.elapsed() >= Duration::from_secs_f64(t))
-        {
+    let timeout = args.timeout.map(Duration::from_secs_f64);
+    let statuses = match warpt_fleet::watch(&Slurm, &job_dir, &args.job, args.wait, timeout)
+        .map_err(fleet_error)?
+    {
+        Watched::Settled(statuses) => statuses,
+        Watched::TimedOut(statuses, after) => {
             print_statuses(&statuses, args.json)?;
             eprintln!(
-                "job {} still has nodes pending or running after {:?}",
-                args.job,
-                start.elapsed()
+                "job {} still has nodes pending or running after {after:?}",
+                args.job
             );
             return Ok(Outcome::Failures);
         }
-        std::thread::sleep(Duration::from_millis(500));
     };
     print_statuses(&statuses, args.json)?;
     Ok(if statuses.iter().any(|s| s.phase == Phase::Failed) {

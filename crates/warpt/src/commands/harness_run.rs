@@ -11,9 +11,10 @@ use warpt_userbench::run::{self as harness, Event, Layered, Settings};
 use warpt_userbench::session;
 use warpt_userbench::summary::Summary;
 
-use crate::cli::HarnessRunArgs;
+use crate::cli::{HarnessRunArgs, ProfilerChoice};
 use crate::{Outcome, UsageError};
 use warpt_run::config::{Config, Flags, Source};
+use warpt_userbench::profile::Profiler;
 
 fn write(dir: &Path, name: &str, text: &str) -> Result<PathBuf> {
     let path = dir.join(name);
@@ -166,7 +167,14 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
         );
     }
     if let Some(tool) = args.profile {
-        crate::commands::harness_profile::profile(tool, &manifest, &configs, &settings, &out_dir);
+        let tool = match tool {
+            ProfilerChoice::Perf => Profiler::Perf,
+            ProfilerChoice::PySpy => Profiler::PySpy,
+            ProfilerChoice::Nsys => Profiler::Nsys,
+            ProfilerChoice::Ncu => Profiler::Ncu,
+            ProfilerChoice::Torch => Profiler::Torch,
+        };
+        warpt_userbench::profile::profile_tree(tool, &manifest, &configs, &settings, &out_dir);
     }
     warpt_run::history::record_run(&args.store.choice(), None, &run);
     if let Some(target) = export {

@@ -9,7 +9,6 @@ pub mod exec;
 pub mod fleet;
 pub mod fleet_node;
 pub mod harness;
-pub mod harness_profile;
 pub mod harness_run;
 pub mod list;
 pub mod migrate;

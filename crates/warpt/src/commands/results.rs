@@ -81,15 +81,6 @@ pub fn show(args: &ResultsShowArgs) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// A query value as text (NULL as nothing).
-fn text(v: &serde_json::Value) -> String {
-    match v {
-        serde_json::Value::Null => String::new(),
-        serde_json::Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
 /// `warpt results query`.
 pub fn query(args: &ResultsQueryArgs) -> Result<Outcome> {
     let path = history::path(args.store.store.as_deref(), None)?;
@@ -109,26 +100,9 @@ pub fn query(args: &ResultsQueryArgs) -> Result<Outcome> {
             .collect();
         println!("{}", serde_json::to_string_pretty(&rows)?);
     } else if args.csv {
-        let header: Vec<String> = out
-            .columns
-            .iter()
-            .map(|c| warpt_report::escape::csv(c))
-            .collect();
-        println!("{}", header.join(","));
-        for r in &out.rows {
-            let line: Vec<String> = r
-                .iter()
-                .map(|v| warpt_report::escape::csv(&text(v)))
-                .collect();
-            println!("{}", line.join(","));
-        }
+        print!("{}", output::query_csv(&out.columns, &out.rows));
     } else {
-        let names: Vec<&str> = out.columns.iter().map(String::as_str).collect();
-        let mut t = output::table(&names);
-        for r in &out.rows {
-            t.add_row(r.iter().map(|v| Cell::new(text(v))).collect::<Vec<_>>());
-        }
-        println!("{t}");
+        println!("{}", output::query_table(&out.columns, &out.rows));
         eprintln!("{} row(s)", out.rows.len());
     }
     Ok(Outcome::Success)

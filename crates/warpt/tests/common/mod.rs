@@ -18,10 +18,41 @@ pub fn one_at_a_time() -> MutexGuard<'static, ()> {
     ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The warpt binary as the tests run it: no progress lines on stderr.
+/// This test process's own data and configuration directories, so no test
+/// reads the user's warpt.toml or writes the user's result history.
+fn scratch() -> &'static Path {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("warpt-tests-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    })
+}
+
+/// The environment variables of warpt's configuration layer.
+const CONFIG_VARIABLES: [&str; 8] = [
+    "WARPT_DURATION",
+    "WARPT_BURNIN_SECONDS",
+    "WARPT_SEED",
+    "WARPT_PRECISION",
+    "WARPT_TIMEOUT_MULTIPLIER",
+    "WARPT_IN_PROCESS",
+    "WARPT_PARAMS",
+    "WARPT_STORE",
+];
+
+/// The warpt binary as the tests run it: no progress lines on stderr, the
+/// XDG data and configuration directories of this test process (its own
+/// default store, no user configuration), and no configuration variable
+/// inherited from the caller's environment.
 pub fn warpt() -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::cargo_bin("warpt").expect("the warpt binary is built");
-    cmd.env("WARPT_NO_PROGRESS", "1");
+    for k in CONFIG_VARIABLES {
+        cmd.env_remove(k);
+    }
+    cmd.env("WARPT_NO_PROGRESS", "1")
+        .env("XDG_DATA_HOME", scratch().join("data"))
+        .env("XDG_CONFIG_HOME", scratch().join("config"));
     cmd
 }
 
@@ -144,4 +175,10 @@ pub fn suite_run_of(cmd: &mut assert_cmd::Command) -> warpt_model::BenchmarkSuit
     let out = stdout_of(cmd);
     warpt_model::load_suite_run(&String::from_utf8_lossy(&out))
         .unwrap_or_else(|e| panic!("not a suite run ({e}): {}", String::from_utf8_lossy(&out)))
+}
+
+/// Runs `cmd`, which must exit with status `code`: its stderr.
+pub fn stderr_of(cmd: &mut assert_cmd::Command, code: i32) -> String {
+    let out = cmd.assert().code(code).get_output().stderr.clone();
+    String::from_utf8_lossy(&out).into_owned()
 }

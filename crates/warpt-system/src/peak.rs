@@ -1,9 +1,9 @@
 //! The theoretical FMA peak of this machine, and how it was derived.
 
+use crate::clock::{Clock, ClockSource};
 use warpt_model::ParamValue;
-use warpt_system::clock::{Clock, ClockSource};
 
-use crate::cpu_flops::Isa;
+use crate::isa::Isa;
 
 /// A theoretical ceiling with its derivation spelled out.
 #[derive(Debug, Clone, PartialEq)]

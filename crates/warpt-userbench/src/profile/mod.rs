@@ -18,6 +18,10 @@ use serde::Serialize;
 
 use crate::driver::{Driver, LoadOptions};
 
+mod tree;
+
+pub use tree::profile_tree;
+
 /// The profilers `--profile` knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]

@@ -1,34 +1,26 @@
-//! `warpt harness run --profile TOOL`: one extra, untimed run of every
-//! file under the profiler, after the timed runs; `profile.json` lists the
+//! `warpt harness run --profile TOOL` over a whole tree: one extra, untimed
+//! run of every file under the profiler; `profile.json` lists the
 //! artifacts and figures.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use warpt_userbench::config::BenchConfig;
-use warpt_userbench::discover::Manifest;
-use warpt_userbench::driver::LoadOptions;
-use warpt_userbench::profile::{Profiled, Profiler, profile as run_profiler};
-use warpt_userbench::run::Settings;
+use super::{Profiled, Profiler, profile};
+use crate::config::BenchConfig;
+use crate::discover::Manifest;
+use crate::driver::LoadOptions;
+use crate::run::Settings;
 
-use crate::cli::ProfilerChoice;
-
-/// Profiles every file of `manifest` at its first combination; prints one
-/// line each and writes `profile.json`. Never fails the run.
-pub fn profile(
-    tool: ProfilerChoice,
+/// `harness run --profile`: profiles every file of `manifest` at its first
+/// combination, after the timed runs; prints one line each on stderr and
+/// writes `profile/profile.json` in `out_dir`. Never fails the run.
+pub fn profile_tree(
+    tool: Profiler,
     manifest: &Manifest,
     configs: &BTreeMap<PathBuf, BenchConfig>,
     settings: &Settings,
     out_dir: &Path,
 ) {
-    let tool = match tool {
-        ProfilerChoice::Perf => Profiler::Perf,
-        ProfilerChoice::PySpy => Profiler::PySpy,
-        ProfilerChoice::Nsys => Profiler::Nsys,
-        ProfilerChoice::Ncu => Profiler::Ncu,
-        ProfilerChoice::Torch => Profiler::Torch,
-    };
     let files = manifest
         .chapters
         .iter()
@@ -73,7 +65,7 @@ pub fn profile(
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let p = run_profiler(
+        let p = profile(
             tool,
             &file,
             &settings.python,
