@@ -11,8 +11,8 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, ParamValue, Params, Validation};
-use warpt_pepbench::encoder::PackedBert;
-use warpt_pepbench::model::tensor_values;
+use warpt_models::encoder::PackedBert;
+use warpt_models::model::tensor_values;
 
 use crate::bench::{self, ModelRules, Outcome, SpecParts};
 use crate::loadgen::{QuerySample, Responder, Response, Scenario, SystemUnderTest};
@@ -62,7 +62,7 @@ pub fn spec() -> BenchmarkSpec {
 
 /// BERT's configuration for `name` (`base` or `large`).
 pub fn config(name: &str) -> Result<bert::Config, String> {
-    let mut c = warpt_pepbench::bert::minilm_config();
+    let mut c = warpt_models::bert::minilm_config();
     let (hidden, layers, heads) = match name {
         "base" => (768, 12, 12),
         "large" => (1024, 24, 16),
@@ -199,7 +199,7 @@ fn load(
     seed: u64,
 ) -> Result<(HashMap<String, Tensor>, &'static str), String> {
     if dir.is_empty() {
-        let t = warpt_pepbench::bert::generate(c, seed, &Device::Cpu)
+        let t = warpt_models::bert::generate(c, seed, &Device::Cpu)
             .map_err(|e| format!("generating the weights: {e}"))?;
         return Ok((t, "seeded"));
     }
@@ -234,7 +234,7 @@ impl Benchmark for BertInfer {
             key: NAME.into(),
             reason,
         })?;
-        warpt_pepbench::llm_infer::device(ctx.str_param("device")?)?;
+        warpt_models::select::device(ctx.str_param("device")?)?;
         let model = ctx.str_param("model")?;
         let mut c = config(model).map_err(BenchmarkError::Failed)?;
         let (tensors, source) =
@@ -331,7 +331,7 @@ fn check(
     if seeded {
         let ids = [CLS, 2023, 2003, 1037, 3231, SEP];
         let got = sut.encoder.embed(&ids, &[1; 6], 1, ids.len())?;
-        let want = warpt_pepbench::bert::reference_embedding(c, seed, &ids);
+        let want = warpt_models::bert::reference_embedding(c, seed, &ids);
         let worst = got[0]
             .iter()
             .zip(&want)

@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, ParamValue, Params, Validation};
-use warpt_pepbench::llm::{Decoder, Precision, random_prompts};
+use warpt_models::llm::{Decoder, Precision, random_prompts};
 
 use crate::bench::{self, ModelRules, Outcome, SpecParts};
 use crate::loadgen::{QuerySample, Responder, Response, Scenario, SystemUnderTest};
@@ -71,9 +71,9 @@ pub fn spec() -> BenchmarkSpec {
             ),
         ],
         choices: &[
-            ("model", warpt_pepbench::sampling::MODELS),
-            ("precision", warpt_pepbench::sampling::PRECISIONS),
-            ("device", warpt_pepbench::sampling::DEVICES),
+            ("model", warpt_models::sampling::MODELS),
+            ("precision", warpt_models::sampling::PRECISIONS),
+            ("device", warpt_models::sampling::DEVICES),
         ],
         metrics: &["tokens_per_s", "ttft_ms", "tpot_ms"],
     })
@@ -82,7 +82,7 @@ pub fn spec() -> BenchmarkSpec {
 /// Checks the parameters before anything runs.
 pub fn check_params(params: &Params) -> Result<(), String> {
     bench::check_common(params)?;
-    warpt_pepbench::llm_infer::check_params(params)?;
+    warpt_models::select::check_params(params)?;
     for key in ["ttft_bound_ms", "tpot_bound_ms"] {
         let v = params.get(key).and_then(ParamValue::as_f64).unwrap_or(0.0);
         if !(v >= 0.0 && v.is_finite()) {
@@ -173,8 +173,8 @@ impl Benchmark for LlmInfer {
             key: NAME.into(),
             reason,
         })?;
-        warpt_pepbench::heap::keep_freed_memory();
-        let (decoder, precision, through_gguf) = warpt_pepbench::llm_infer::decoder(ctx)?;
+        warpt_models::heap::keep_freed_memory();
+        let (decoder, precision, through_gguf) = warpt_models::select::decoder(ctx)?;
         let name = format!(
             "warpt LLM ({} parameters, {}, {} prompt + {} generated tokens)",
             decoder.parameters,
@@ -228,7 +228,7 @@ impl Benchmark for LlmInfer {
             Err(e) => return Validation::fail(e),
         };
         let prompts: Vec<Vec<u32>> = (0..sut.batch.min(4)).map(|i| sut.prompt(i)).collect();
-        match warpt_pepbench::llm_infer::check(precision, gguf, &sut.decoder, &prompts, sut.seed) {
+        match warpt_models::select::check(precision, gguf, &sut.decoder, &prompts, sut.seed) {
             Ok(m) => Validation::pass(format!("{answers}; {m}")),
             Err(e) => Validation::fail(e),
         }

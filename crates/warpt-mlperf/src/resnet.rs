@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use candle_core::{DType, Device, Module, Tensor, Var};
-use warpt_pepbench::model::tensor_values;
+use warpt_models::model::tensor_values;
 
 /// Blocks per stage and each stage's width (the bottleneck's inner channels).
 pub const STAGES: [(usize, usize); 4] = [(3, 64), (4, 128), (6, 256), (3, 512)];

@@ -125,7 +125,7 @@ impl Benchmark for Resnet50Train {
             key: NAME.into(),
             reason,
         })?;
-        let device = warpt_pepbench::llm_infer::device(ctx.str_param("device")?)?;
+        let device = warpt_models::select::device(ctx.str_param("device")?)?;
         let (w, _) = crate::resnet50_infer::weights(ctx)?;
         let net = Training::new(&w, &device).map_err(BenchmarkError::Failed)?;
         let (n, size) = (

@@ -11,7 +11,8 @@
 use std::path::Path;
 
 use candle_core::quantized::GgmlDType;
-use warpt_pepbench::{corpus, gguf, hf, model, tokenize};
+use warpt_models::{gguf, hf, model};
+use warpt_pepbench::{corpus, tokenize};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

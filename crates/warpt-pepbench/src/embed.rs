@@ -26,7 +26,7 @@ use crate::bert::{generate, mean_pool_normalize, minilm_config, reference_embedd
 use crate::encoder::PackedBert;
 use crate::llm::Precision;
 use crate::sampling::{DEVICES, FLOAT_PRECISIONS, choices, time_each};
-use crate::{corpus, llm_infer, tokenize};
+use crate::{corpus, tokenize};
 
 /// Benchmark name within the suite.
 pub const NAME: &str = "embed";
@@ -297,7 +297,7 @@ impl Benchmark for Embed {
                 reason,
             }
         })?;
-        let device = llm_infer::device(ctx.str_param("device")?)?;
+        let device = warpt_models::select::device(ctx.str_param("device")?)?;
         let dir = ctx.str_param("model_dir")?;
         let encoder = Encoder::load(dir, ctx.seed, precision.dtype(), &device)
             .map_err(BenchmarkError::Failed)?;

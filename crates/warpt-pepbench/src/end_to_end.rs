@@ -21,7 +21,7 @@ use warpt_model::{
 use crate::llm::{Decoder, Generation, Precision};
 use crate::model::Preset;
 use crate::sampling::{DEVICES, MODELS, PRECISIONS, choices};
-use crate::{corpus, llm_infer, tokenize};
+use crate::{corpus, tokenize};
 
 /// Benchmark name within the suite.
 pub const NAME: &str = "end_to_end_infer";
@@ -175,7 +175,7 @@ impl Benchmark for EndToEnd {
             key: NAME.into(),
             reason,
         })?;
-        let device = llm_infer::device(ctx.str_param("device")?)?;
+        let device = warpt_models::select::device(ctx.str_param("device")?)?;
         let preset = Preset::parse(ctx.str_param("model")?).map_err(BenchmarkError::Failed)?;
         let precision =
             Precision::parse(ctx.str_param("precision")?).map_err(BenchmarkError::Failed)?;

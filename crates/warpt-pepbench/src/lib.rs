@@ -7,38 +7,21 @@
 //! - [`embed`]: sentence embeddings (BERT, mean pooling), sentences/s;
 //! - [`data_pipeline`]: JSONL to padded, shuffled batches, samples/s;
 //! - [`end_to_end`]: text in, text out under closed- or open-loop load;
-//! - [`bert`]: the MiniLM-shaped encoder's weights and its f64 reference;
-//! - [`encoder`]: the BERT forward pass on the packed kernel (f32 `embed`);
-//! - [`fastmath`]: vectorized GELU and softmax;
-//! - [`model`]: Llama presets and their seeded weights;
-//! - [`llm`]: the decoder engine the LLM benchmarks share;
-//! - [`heap`]: keeping freed memory in the process, as inference engines do;
-//! - [`hf`]: Hugging Face model directories, read and written;
-//! - [`gguf`]: quantized GGUF models, read and written;
-//! - [`qllama`]: the batched Llama forward pass on GGUF weights (f32, q8_0, q4_0);
-//! - [`packed`]: f32 weights packed once, and the product of decode steps and prefills;
-//! - [`reference`]: a plain f64 Llama forward pass that checks candle's;
-//! - [`sampling`]: timing one piece of work per sample, shared parameter values;
 //! - [`corpus`]: seeded English-like text.
+//!
+//! The models themselves (Llama, BERT, packed kernels, GGUF) are in
+//! warpt-models, shared with the mlperf suite.
 
-pub mod bert;
 pub mod corpus;
 pub mod data_pipeline;
 pub mod embed;
-pub mod encoder;
 pub mod end_to_end;
-pub mod fastmath;
-pub mod gguf;
-pub mod heap;
-pub mod hf;
-pub mod llm;
 pub mod llm_infer;
-pub mod model;
-pub mod packed;
-pub mod qllama;
-pub mod reference;
-pub mod sampling;
 pub mod tokenize;
+
+// The model code shared with the mlperf suite (warpt-models), under the
+// names this crate's benchmarks use.
+use warpt_models::{bert, encoder, heap, hf, llm, model, sampling};
 
 use warpt_harness::{Benchmark, Suite};
 use warpt_model::{BenchmarkSpec, Params};
@@ -81,7 +64,7 @@ impl Suite for PepbenchSuite {
 
     fn check_params(&self, name: &str, params: &Params) -> Result<(), String> {
         match name {
-            llm_infer::NAME => llm_infer::check_params(params),
+            llm_infer::NAME => warpt_models::select::check_params(params),
             tokenize::NAME => tokenize::check_params(params),
             embed::NAME => embed::check_params(params),
             data_pipeline::NAME => data_pipeline::check_params(params),

@@ -10,21 +10,19 @@
 
 use std::sync::atomic::Ordering;
 
-use candle_core::Device;
-use candle_core::quantized::GgmlDType;
 use warpt_harness::SeriesMetrics;
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
 };
 use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, StageLimits,
+    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, StageLimits,
     Validation,
 };
 
-use crate::llm::{Decoder, Precision, random_prompts};
-use crate::model::Preset;
-use crate::reference::Reference;
-use crate::sampling::{DEVICES, MODELS, PRECISIONS, choices};
+use warpt_models::llm::{Decoder, random_prompts};
+use warpt_models::model::Preset;
+use warpt_models::sampling::{DEVICES, MODELS, PRECISIONS, choices};
+use warpt_models::select::{Config, Source, build, check, config};
 
 /// Benchmark name within the suite.
 pub const NAME: &str = "llm_infer";
@@ -121,127 +119,6 @@ pub fn spec() -> BenchmarkSpec {
     }
 }
 
-/// Where the weights come from.
-#[derive(Debug, Clone)]
-enum Source {
-    /// Generated from the seed.
-    Preset(Preset),
-    /// A Hugging Face directory (`model_dir`).
-    Dir(String),
-    /// A GGUF file (`model_file`) and the storage type of most of its weights.
-    File(String, String),
-}
-
-/// The checked parameters.
-#[derive(Debug, Clone)]
-struct Config {
-    source: Source,
-    precision: Precision,
-    batch: usize,
-    prompt: usize,
-    n_gen: usize,
-}
-
-fn config(params: &Params) -> Result<Config, String> {
-    let s = |k: &str| params.get(k).and_then(ParamValue::as_str).unwrap_or("");
-    let int = |k: &str, min: i64, max: i64| -> Result<usize, String> {
-        let v = params
-            .get(k)
-            .and_then(ParamValue::as_i64)
-            .ok_or_else(|| format!("parameter '{k}' is missing"))?;
-        if (min..=max).contains(&v) {
-            Ok(v as usize)
-        } else {
-            Err(format!(
-                "parameter '{k}' must be from {min} to {max}, not {v}"
-            ))
-        }
-    };
-    let device = s("device");
-    if device != "cpu" && device != "cuda" && device != "metal" {
-        return Err(format!(
-            "parameter 'device': '{device}' is not one of cpu, cuda, metal"
-        ));
-    }
-    let preset = Preset::parse(s("model"))?;
-    let mut precision = Precision::parse(s("precision"))?;
-    let (dir, file) = (s("model_dir"), s("model_file"));
-    let (source, context, name) = match (dir.is_empty(), file.is_empty()) {
-        (true, true) => (
-            Source::Preset(preset),
-            preset.shape().context,
-            format!("{} model", preset.name()),
-        ),
-        (false, true) => (
-            Source::Dir(dir.to_string()),
-            crate::hf::check_dir(dir)?.0.context,
-            format!("model in {dir}"),
-        ),
-        (true, false) => {
-            let info = crate::gguf::check_file(file)?;
-            // The file's type is the precision; f32 (the default) means
-            // "as stored", anything else must say what the file holds.
-            match Precision::parse(&info.precision) {
-                Ok(p) => {
-                    if precision != p && precision != Precision::F32 {
-                        return Err(format!(
-                            "parameter 'precision': {file} holds {} weights, not {}",
-                            info.precision,
-                            precision.name()
-                        ));
-                    }
-                    precision = p;
-                }
-                Err(_) if precision != Precision::F32 => {
-                    return Err(format!(
-                        "parameter 'precision': {file} holds {} weights, not {}",
-                        info.precision,
-                        precision.name()
-                    ));
-                }
-                Err(_) => {}
-            }
-            (
-                Source::File(file.to_string(), info.precision),
-                info.shape.context,
-                format!("model in {file}"),
-            )
-        }
-        (false, false) => {
-            return Err("parameters 'model_dir' and 'model_file' name two models; give one".into());
-        }
-    };
-    let c = Config {
-        source,
-        precision,
-        batch: int("batch", 1, 1024)?,
-        prompt: int("prompt_tokens", 1, 1 << 20)?,
-        n_gen: int("gen_tokens", 2, 1 << 20)?,
-    };
-    if c.prompt + c.n_gen > context {
-        return Err(format!(
-            "parameter 'prompt_tokens': {} prompt + {} generated tokens exceed the {name}'s context of {context}",
-            c.prompt, c.n_gen
-        ));
-    }
-    Ok(c)
-}
-
-/// Checks the parameters before anything runs.
-pub fn check_params(params: &Params) -> Result<(), String> {
-    config(params).map(|_| ())
-}
-
-/// The device named by `device`, or why it cannot be had.
-pub fn device(name: &str) -> Result<Device, BenchmarkError> {
-    match name {
-        "cpu" => Ok(Device::Cpu),
-        other => Err(BenchmarkError::Skipped(format!(
-            "device '{other}': this warpt was built without candle's {other} support"
-        ))),
-    }
-}
-
 /// The running benchmark.
 #[derive(Default)]
 pub struct LlmInfer {
@@ -256,40 +133,6 @@ impl LlmInfer {
     pub fn new() -> Self {
         LlmInfer::default()
     }
-}
-
-fn candle_err(what: &str) -> impl Fn(candle_core::Error) -> BenchmarkError + '_ {
-    move |e| BenchmarkError::Failed(format!("{what}: {e}"))
-}
-
-/// The decoder `c` describes, on the context's device.
-fn build(c: &Config, ctx: &RunContext) -> Result<Decoder, BenchmarkError> {
-    let dev = device(ctx.str_param("device")?)?;
-    Ok(match &c.source {
-        Source::Preset(preset) => Decoder::generated(preset.shape(), ctx.seed, c.precision, &dev)
-            .map_err(candle_err("building the model"))?,
-        Source::Dir(dir) => {
-            Decoder::from_dir(dir, c.precision, &dev).map_err(BenchmarkError::Failed)?
-        }
-        Source::File(file, _) => {
-            Decoder::from_gguf(file, &dev)
-                .map_err(BenchmarkError::Failed)?
-                .0
-        }
-    })
-}
-
-/// The model the context's `model` / `model_dir` / `model_file`,
-/// `precision` and `device` parameters name (as `llm_infer` takes them),
-/// its precision, and whether its weights went through the GGUF path
-/// (for [`check`]). The mlperf suite's LLM system under test uses it.
-pub fn decoder(ctx: &RunContext) -> Result<(Decoder, Precision, bool), BenchmarkError> {
-    let c = config(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
-        key: NAME.into(),
-        reason,
-    })?;
-    let through_gguf = c.precision.quantized().is_some() || matches!(c.source, Source::File(..));
-    Ok((build(&c, ctx)?, c.precision, through_gguf))
 }
 
 impl Benchmark for LlmInfer {
@@ -432,168 +275,4 @@ impl Benchmark for LlmInfer {
             Err(msg) => Validation::fail(msg),
         }
     }
-}
-
-/// The three checks of a decoder in `precision` (`through_gguf`: its
-/// weights went through the GGUF path) built from `seed`: the tiny preset
-/// against the f64 reference, then repeatability and batched = alone on
-/// the measured `decoder` with `prompts`. The message says what agreed and
-/// by how much. The mlperf suite's LLM system under test shares it.
-pub fn check(
-    precision: Precision,
-    through_gguf: bool,
-    decoder: &Decoder,
-    prompts: &[Vec<u32>],
-    seed: u64,
-) -> Result<String, String> {
-    let err = |e: candle_core::Error| format!("generating for validation: {e}");
-    // 1. The tiny preset at this precision against the f64 reference (on
-    //    the same quantized weights, dequantized, for q8_0 and q4_0).
-    let (plen, n_gen) = (8, 8);
-    let tiny = Decoder::generated(
-        Preset::Tiny.shape(),
-        seed,
-        precision,
-        &candle_core::Device::Cpu,
-    )
-    .map_err(err)?;
-    let prompt = random_prompts(seed ^ 1, 1, plen, tiny.shape.vocab).remove(0);
-    let got = tiny
-        .generate(std::slice::from_ref(&prompt), n_gen)
-        .map_err(err)?;
-    let mut reference = match precision.quantized() {
-        None => Reference::new(Preset::Tiny.shape(), seed),
-        Some(qtype) => {
-            let shape = Preset::Tiny.shape();
-            let weights = crate::model::generate(&shape, seed, &candle_core::Device::Cpu)
-                .and_then(|ts| {
-                    ts.into_iter()
-                        .map(|(name, t)| {
-                            let q = crate::gguf::quantize(&t, qtype)?;
-                            let v = q.dequantize(&candle_core::Device::Cpu)?;
-                            let v = v.flatten_all()?.to_vec1::<f32>()?;
-                            Ok((name, v.into_iter().map(f64::from).collect()))
-                        })
-                        .collect::<candle_core::Result<_>>()
-                })
-                .map_err(err)?;
-            Reference::from_weights(shape, weights)
-        }
-    };
-    let (want_logits, want_tokens, gaps) = reference.generate(&prompt, n_gen);
-    let scale = want_logits.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    let worst = relative_error(&got.first_logits, &want_logits)?;
-    let tol = precision.logit_tolerance();
-    if worst > tol {
-        return Err(format!(
-            "tiny preset in {}: logits differ from the f64 reference by {worst:.2e} of the largest (tolerance {tol:.0e})",
-            precision.name()
-        ));
-    }
-    // 1b. For q8_0 and q4_0 the activations are quantized too, so the bound
-    //     above is loose; the same GGUF path in f32 blocks must then match
-    //     the reference as closely as the dense f32 model does.
-    let gguf_note = match through_gguf {
-        false => String::new(),
-        true => {
-            let shape = Preset::Tiny.shape();
-            let cpu = candle_core::Device::Cpu;
-            let tensors = crate::model::generate(&shape, seed, &cpu).map_err(err)?;
-            let f32_gguf = Decoder::quantized(shape, &tensors, GgmlDType::F32, &cpu)?;
-            let got = f32_gguf
-                .generate(std::slice::from_ref(&prompt), 1)
-                .map_err(err)?;
-            let want = Reference::new(shape, seed).generate(&prompt, 1).0;
-            let off = relative_error(&got.first_logits, &want)?;
-            let tol = Precision::F32.logit_tolerance();
-            if off > tol {
-                return Err(format!(
-                    "tiny preset through GGUF in f32 blocks: logits differ from the f64 reference by {off:.2e} of the largest (tolerance {tol:.0e})"
-                ));
-            }
-            format!("; through GGUF in f32 blocks within {off:.1e} (tolerance {tol:.0e})")
-        }
-    };
-    // Tokens must agree while the reference chose them by more than four
-    // times the error seen in the logits; past a close call the sequences
-    // may rightly part.
-    let firm = gaps
-        .iter()
-        .take_while(|&&g| g > 4.0 * worst.max(1e-9) * scale)
-        .count();
-    if got.tokens[0][..firm] != want_tokens[..firm] {
-        return Err(format!(
-            "tiny preset in {}: greedy tokens {:?} differ from the f64 reference's {:?}",
-            precision.name(),
-            &got.tokens[0][..firm],
-            &want_tokens[..firm]
-        ));
-    }
-    // 1c. The last decode step, on the engine's own tokens (so a close call
-    //     earlier cannot excuse it): the reference fed the prompt and every
-    //     generated token but the last gives the logits the last was chosen
-    //     from. For q8_0 / q4_0 this is the block kernels' own product.
-    reference.reset();
-    let mut want_last = Vec::new();
-    for &t in prompt.iter().chain(&got.tokens[0][..n_gen - 1]) {
-        want_last = reference.step(t);
-    }
-    let decode_off = relative_error(&got.last_logits, &want_last)?;
-    if decode_off > tol {
-        return Err(format!(
-            "tiny preset in {}: the last decode step's logits differ from the f64 reference by {decode_off:.2e} of the largest (tolerance {tol:.0e})",
-            precision.name()
-        ));
-    }
-    // 2. Repeatability, and 3. batched = alone, on the measured model.
-    let short: Vec<Vec<u32>> = prompts
-        .iter()
-        .map(|p| p[..p.len().min(16)].to_vec())
-        .collect();
-    let a = decoder.generate(&short, 4).map_err(err)?;
-    let b = decoder.generate(&short, 4).map_err(err)?;
-    if a.tokens != b.tokens {
-        return Err("the same prompts gave different tokens on a second run".into());
-    }
-    if short.len() > 1 {
-        for (i, p) in short.iter().enumerate() {
-            let alone = decoder.generate(std::slice::from_ref(p), 4).map_err(err)?;
-            if alone.tokens[0] != a.tokens[i] {
-                return Err(format!(
-                    "request {i} generated {:?} in the batch but {:?} alone",
-                    a.tokens[i], alone.tokens[0]
-                ));
-            }
-        }
-    }
-    Ok(format!(
-        "tiny preset in {}: logits within {worst:.1e} of the f64 reference's largest after the prompt and \
-         {decode_off:.1e} at the last decode step (tolerance {tol:.0e}), \
-         {firm} of {n_gen} greedy tokens firmly chosen and equal{gguf_note}; the measured model repeats its tokens{}",
-        precision.name(),
-        if short.len() > 1 {
-            format!(
-                " and each of the {} batched requests equals it run alone",
-                short.len()
-            )
-        } else {
-            String::new()
-        }
-    ))
-}
-
-/// Largest difference between the first row of `got` and `want`, relative
-/// to the largest magnitude in `want`.
-fn relative_error(got: &candle_core::Tensor, want: &[f64]) -> Result<f64, String> {
-    let rows = got
-        .to_vec2::<f32>()
-        .map_err(|e| format!("reading logits for validation: {e}"))?;
-    let scale = want.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    let worst = rows.first().map_or(f64::INFINITY, |row| {
-        row.iter()
-            .zip(want)
-            .map(|(g, w)| (*g as f64 - w).abs())
-            .fold(0.0, f64::max)
-    });
-    Ok(worst / scale)
 }

@@ -124,14 +124,14 @@ fn llm_infer_in_q8_0_and_q4_0_matches_the_reference_on_the_same_weights() {
 #[test]
 fn llm_infer_loads_a_gguf_file_of_the_same_model() {
     use candle_core::quantized::GgmlDType;
-    use warpt_pepbench::llm::{Decoder, Precision, random_prompts};
-    use warpt_pepbench::model::{self, Preset};
+    use warpt_models::llm::{Decoder, Precision, random_prompts};
+    use warpt_models::model::{self, Preset};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("tiny-q8_0.gguf");
     let shape = Preset::Tiny.shape();
     let cpu = candle_core::Device::Cpu;
     let weights = model::generate(&shape, 5, &cpu).unwrap();
-    warpt_pepbench::gguf::save(&path, &shape, &weights, GgmlDType::Q8_0).unwrap();
+    warpt_models::gguf::save(&path, &shape, &weights, GgmlDType::Q8_0).unwrap();
     let p = path.display().to_string();
     // The file holds the seeded model quantized: the same tokens as
     // quantizing it in memory.
@@ -326,11 +326,11 @@ fn end_to_end_closed_and_open_loop_serve_text() {
 
 #[test]
 fn llm_infer_loads_a_hugging_face_directory_of_the_same_model() {
-    use warpt_pepbench::llm::{Decoder, Precision, random_prompts};
-    use warpt_pepbench::model::Preset;
+    use warpt_models::llm::{Decoder, Precision, random_prompts};
+    use warpt_models::model::Preset;
     let dir = tempfile::tempdir().unwrap();
     let shape = Preset::Tiny.shape();
-    warpt_pepbench::hf::save(dir.path(), &shape, 5).unwrap();
+    warpt_models::hf::save(dir.path(), &shape, 5).unwrap();
     let d = dir.path().display().to_string();
     // The directory holds the seeded model: the same tokens from both.
     let cpu = candle_core::Device::Cpu;
@@ -371,9 +371,9 @@ fn llm_infer_loads_a_hugging_face_directory_of_the_same_model() {
 
 #[test]
 fn end_to_end_serves_a_hugging_face_directory_with_its_tokenizer() {
-    use warpt_pepbench::model::Preset;
+    use warpt_models::model::Preset;
     let dir = tempfile::tempdir().unwrap();
-    warpt_pepbench::hf::save(dir.path(), &Preset::Tiny.shape(), 5).unwrap();
+    warpt_models::hf::save(dir.path(), &Preset::Tiny.shape(), 5).unwrap();
     let d = dir.path().display().to_string();
     let params = [
         format!("model_dir={d}"),

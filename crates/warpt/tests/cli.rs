@@ -8,7 +8,7 @@ use std::path::Path;
 use assert_cmd::Command;
 use predicates::prelude::*;
 use serde_json::Value;
-use warpt_model::{BenchmarkSuiteRun, RunStatus, StopReason, load_suite_run};
+use warpt_model::{BenchmarkSuiteRun, RunStatus, StopReason};
 
 mod common;
 use common::{succeeded, warpt};
@@ -24,8 +24,7 @@ fn tiny_run(extra: &[&str]) -> Command {
 }
 
 fn load(path: &Path) -> BenchmarkSuiteRun {
-    let text = std::fs::read_to_string(path).expect("export exists");
-    load_suite_run(&text).expect("export is a valid suite run")
+    common::load_export(path)
 }
 
 fn json_stdout(cmd: &mut Command) -> Value {
@@ -440,30 +439,20 @@ fn json_prints_only_the_suite_run_on_stdout() {
 #[test]
 fn export_names_the_file_after_suite_or_component() {
     let dir = tempfile::tempdir().unwrap();
-    tiny_run(&[
-        "--suite",
-        "micro",
-        "--benchmark",
-        "mem_latency",
-        "--param",
-        "max_mb=1",
-        "--export",
-    ])
-    .current_dir(dir.path())
-    .assert()
-    .success();
-    tiny_run(&[
-        "--component",
-        "ram",
-        "--benchmark",
-        "mem_latency",
-        "--param",
-        "max_mb=1",
-        "--export",
-    ])
-    .current_dir(dir.path())
-    .assert()
-    .success();
+    for selection in [["--suite", "micro"], ["--component", "ram"]] {
+        tiny_run(&[
+            selection[0],
+            selection[1],
+            "--benchmark",
+            "mem_latency",
+            "--param",
+            "max_mb=1",
+            "--export",
+        ])
+        .current_dir(dir.path())
+        .assert()
+        .success();
+    }
     let mut names: Vec<String> = std::fs::read_dir(dir.path())
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

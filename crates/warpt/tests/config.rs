@@ -27,9 +27,7 @@ fn warpt(dir: &Path) -> Command {
 
 /// A directory holding a warpt.toml of `text`.
 fn with_config(text: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("warpt.toml"), text).unwrap();
-    dir
+    common::dir_with("warpt.toml", text)
 }
 
 fn run_json(cmd: &mut Command) -> BenchmarkSuiteRun {

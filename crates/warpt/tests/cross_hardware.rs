@@ -89,6 +89,26 @@ fn import(store: &Path, dir: &Path, runs: &[Value]) {
 /// Run-to-run jitter: three runs at 0.99, 1.0 and 1.01 of a machine's speed.
 const JITTER: [f64; 3] = [0.99, 1.0, 1.01];
 
+/// `warpt report --by machine --format FORMAT -o OUT` on `store`.
+fn by_machine(
+    store: &std::path::Path,
+    format: &str,
+    out: &std::path::Path,
+) -> (i32, String, String) {
+    warpt(
+        store,
+        &[
+            "report",
+            "--by",
+            "machine",
+            "--format",
+            format,
+            "-o",
+            out.to_str().unwrap(),
+        ],
+    )
+}
+
 #[test]
 fn the_matrix_picks_the_right_winner_and_says_when_a_margin_is_not_significant() {
     let dir = tempfile::tempdir().unwrap();
@@ -185,18 +205,7 @@ fn the_matrix_picks_the_right_winner_and_says_when_a_margin_is_not_significant()
     assert_eq!(one["machines"].as_array().unwrap().len(), 1);
     assert!(one["recommendations"].as_array().unwrap().is_empty());
     let html = dir.path().join("by-machine.html");
-    let (code, _, err) = warpt(
-        &store,
-        &[
-            "report",
-            "--by",
-            "machine",
-            "--format",
-            "html",
-            "-o",
-            html.to_str().unwrap(),
-        ],
-    );
+    let (code, _, err) = by_machine(&store, "html", &html);
     assert_eq!(code, 0, "{err}");
     let html = std::fs::read_to_string(html).unwrap();
     assert!(html.matches("<svg").count() > 10 && html.contains("big"));
@@ -286,18 +295,7 @@ fn reports_print_to_pdf_through_headless_chromium() {
         ],
     );
     let pdf = dir.path().join("fleet.pdf");
-    let (code, _, err) = warpt(
-        &store,
-        &[
-            "report",
-            "--by",
-            "machine",
-            "--format",
-            "pdf",
-            "-o",
-            pdf.to_str().unwrap(),
-        ],
-    );
+    let (code, _, err) = by_machine(&store, "pdf", &pdf);
     assert_eq!(code, 0, "{err}");
     let bytes = std::fs::read(&pdf).unwrap();
     assert!(bytes.starts_with(b"%PDF-"), "not a PDF");

@@ -13,7 +13,7 @@ use std::process::Command;
 use serde_json::Value;
 
 mod common;
-use common::{metric_of as metric, run_on as warpt};
+use common::{dir_with, metric_of as metric, run_on as warpt};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../warpt-import/tests/fixtures")
@@ -95,10 +95,8 @@ fn hyperfine_json_becomes_an_exec_run_with_every_time_kept() {
 
 #[test]
 fn google_benchmark_repetitions_are_samples_and_aggregates_alone_are_points() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    std::fs::write(
-        d.join("bench.cc"),
+    let dir = dir_with(
+        "bench.cc",
         r#"#include <benchmark/benchmark.h>
 #include <numeric>
 #include <vector>
@@ -110,8 +108,8 @@ static void BM_Sum(benchmark::State& state) {
 BENCHMARK(BM_Sum)->Arg(100)->Arg(1000);
 BENCHMARK_MAIN();
 "#,
-    )
-    .unwrap();
+    );
+    let d = dir.path();
     let built = Command::new("g++")
         .current_dir(d)
         .args(["-O2", "bench.cc", "-o", "bench", "-lbenchmark", "-lpthread"])

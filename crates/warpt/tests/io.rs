@@ -178,23 +178,17 @@ fn each_bad_path_gets_its_error() {
     );
 }
 
+/// `benchmark run --component network` for `duration` seconds, no burn-in.
+fn network(duration: &str) -> assert_cmd::Command {
+    let mut cmd = warpt();
+    cmd.args(["benchmark", "run", "--component", "network"])
+        .args(["--duration", duration, "--burnin-seconds", "0"]);
+    cmd
+}
+
 #[test]
 fn network_runs_both_benchmarks_on_loopback() {
-    let run = run_json(
-        warpt()
-            .args([
-                "benchmark",
-                "run",
-                "--component",
-                "network",
-                "--duration",
-                "0.4",
-                "--burnin-seconds",
-                "0",
-            ])
-            .args(["--param", "streams=2", "--json"]),
-        0,
-    );
+    let run = run_json(network("0.4").args(["--param", "streams=2", "--json"]), 0);
     let names: Vec<&str> = run
         .benchmarks
         .iter()
@@ -281,17 +275,7 @@ fn net_server_serves_remote_runs_and_survives_garbage() {
     drop(junk);
     // 1 + 2 streams for bandwidth, 1 connection for latency.
     let run = run_json(
-        warpt()
-            .args([
-                "benchmark",
-                "run",
-                "--component",
-                "network",
-                "--duration",
-                "0.3",
-                "--burnin-seconds",
-                "0",
-            ])
+        network("0.3")
             .args(["--param", "streams=2", "--json", "--param"])
             .arg(format!("host={addr}")),
         0,

@@ -13,21 +13,24 @@ use std::process::{Command as StdCommand, Stdio};
 use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::cargo_bin;
-use warpt_model::{BenchmarkRunResult, BenchmarkSuiteRun, RunStatus, StageStatus, load_suite_run};
+use warpt_model::{BenchmarkRunResult, BenchmarkSuiteRun, RunStatus, StageStatus};
+
+/// The selftest suite, briefly: 0.2 s of measurement, no burn-in.
+const SELFTEST_RUN: [&str; 8] = [
+    "benchmark",
+    "run",
+    "--suite",
+    "selftest",
+    "--duration",
+    "0.2",
+    "--burnin-seconds",
+    "0",
+];
 
 fn selftest(benchmarks: &[&str], extra: &[&str], export: &Path) -> assert_cmd::assert::Assert {
     let mut cmd = warpt();
     cmd.env("WARPT_SELFTEST", "1");
-    cmd.args([
-        "benchmark",
-        "run",
-        "--suite",
-        "selftest",
-        "--duration",
-        "0.2",
-        "--burnin-seconds",
-        "0",
-    ]);
+    cmd.args(SELFTEST_RUN);
     for b in benchmarks {
         cmd.args(["--benchmark", b]);
     }
@@ -36,7 +39,7 @@ fn selftest(benchmarks: &[&str], extra: &[&str], export: &Path) -> assert_cmd::a
 }
 
 fn load(path: &Path) -> BenchmarkSuiteRun {
-    load_suite_run(&std::fs::read_to_string(path).unwrap()).unwrap()
+    common::load_export(path)
 }
 
 /// Runs `ok`, the fault, then `alloc` (of 8 MiB) with stage limits at 5% of
@@ -248,16 +251,7 @@ fn sigint_mid_suite_keeps_what_finished() {
     let path = dir.path().join("interrupted.json");
     let mut child = StdCommand::new(cargo_bin("warpt"))
         .env("WARPT_SELFTEST", "1")
-        .args([
-            "benchmark",
-            "run",
-            "--suite",
-            "selftest",
-            "--duration",
-            "0.2",
-            "--burnin-seconds",
-            "0",
-        ])
+        .args(SELFTEST_RUN)
         .args([
             "--benchmark",
             "ok",

@@ -3,7 +3,7 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod common;
-use common::{stderr_of, suite_run_of, warpt};
+use common::{bench_run, stderr_of, suite_run_of, warpt};
 
 use assert_cmd::Command;
 use warpt_model::{BenchmarkSuiteRun, RunStatus};
@@ -157,19 +157,7 @@ fn out_of_range_parameters_are_refused_before_anything_runs() {
 
 #[test]
 fn faers_own_lu_is_selectable_and_a_bad_solver_is_refused() {
-    let run = suite_run_of(
-        warpt()
-            .args(["benchmark", "run", "--benchmark", "linpack_mxp_cpu"])
-            .args([
-                "--param",
-                "n=200",
-                "--param",
-                "solver=faer",
-                "--param",
-                "nb=32",
-            ])
-            .args(["--duration", "0.2", "--burnin-seconds", "0", "--json"]),
-    );
+    let run = bench_run("linpack_mxp_cpu", &["n=200", "solver=faer", "nb=32"], "0.2");
     let r = &run.benchmarks[0];
     assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
     assert_eq!(
@@ -231,11 +219,10 @@ fn external_output_that_is_not_hpls_fails_with_the_lines() {
 
 #[test]
 fn mixed_precision_with_bf16_updates_refines_by_gmres_to_hpls_test() {
-    let run = suite_run_of(
-        warpt()
-            .args(["benchmark", "run", "--benchmark", "linpack_mxp_cpu"])
-            .args(["--param", "n=400", "--param", "factor_precision=bf16"])
-            .args(["--duration", "0.3", "--burnin-seconds", "0", "--json"]),
+    let run = bench_run(
+        "linpack_mxp_cpu",
+        &["n=400", "factor_precision=bf16"],
+        "0.3",
     );
     let r = &run.benchmarks[0];
     assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
@@ -257,12 +244,10 @@ fn mixed_precision_with_bf16_updates_refines_by_gmres_to_hpls_test() {
 
     // HPL-MxP's diagonally dominant matrix: bf16 factors stay accurate, and
     // plain refinement suffices.
-    let run = suite_run_of(
-        warpt()
-            .args(["benchmark", "run", "--benchmark", "linpack_mxp_cpu"])
-            .args(["--param", "n=400", "--param", "factor_precision=bf16"])
-            .args(["--param", "matrix=hpl-mxp"])
-            .args(["--duration", "0.3", "--burnin-seconds", "0", "--json"]),
+    let run = bench_run(
+        "linpack_mxp_cpu",
+        &["n=400", "factor_precision=bf16", "matrix=hpl-mxp"],
+        "0.3",
     );
     let r = &run.benchmarks[0];
     assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);

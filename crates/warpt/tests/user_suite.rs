@@ -13,7 +13,7 @@ use std::process::Command;
 use serde_json::Value;
 
 mod common;
-use common::metric_of as metric;
+use common::{dir_with, metric_of as metric};
 
 fn warpt(dir: &Path, args: &[&str]) -> (i32, String, String) {
     let out = Command::new(assert_cmd::cargo::cargo_bin("warpt"))
@@ -60,10 +60,8 @@ fn result<'a>(run: &'a Value, name: &str, nth: usize) -> &'a Value {
 
 #[test]
 fn declared_benchmarks_sweep_their_matrix_parse_output_and_check_tolerances() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    std::fs::write(
-        d.join("warpt-bench.toml"),
+    let dir = dir_with(
+        "warpt-bench.toml",
         r#"
 [[benchmarks]]
 name = "lines"
@@ -89,8 +87,8 @@ name = "not-here"
 command = "true"
 skip_if = { missing = "no-such-tool-anywhere" }
 "#,
-    )
-    .unwrap();
+    );
+    let d = dir.path();
     std::fs::write(d.join("expected.txt"), "total 10.0\n").unwrap();
     // A second declaration, in warpt.toml beside ordinary configuration.
     std::fs::write(
@@ -180,10 +178,8 @@ skip_if = { missing = "no-such-tool-anywhere" }
 
 #[test]
 fn failures_at_run_time_name_the_key_and_tear_down_still_runs() {
-    let dir = tempfile::tempdir().unwrap();
-    let d = dir.path();
-    std::fs::write(
-        d.join("warpt-bench.toml"),
+    let dir = dir_with(
+        "warpt-bench.toml",
         r#"
 [[benchmarks]]
 name = "no-number"
@@ -207,8 +203,8 @@ command = "true"
 name = "hangs"
 command = "sleep 41.7"
 "#,
-    )
-    .unwrap();
+    );
+    let d = dir.path();
     let (code, run, stderr) = run_user(d, &["--timeout-multiplier", "0.02"]);
     assert_ne!(code, 0, "{stderr}");
     let r = result(&run, "no-number", 0);

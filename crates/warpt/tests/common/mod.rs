@@ -182,3 +182,21 @@ pub fn stderr_of(cmd: &mut assert_cmd::Command, code: i32) -> String {
     let out = cmd.assert().code(code).get_output().stderr.clone();
     String::from_utf8_lossy(&out).into_owned()
 }
+
+/// A new temporary directory holding the file `name` with `text`.
+pub fn dir_with(name: &str, text: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join(name), text).unwrap();
+    dir
+}
+
+/// `warpt benchmark run --benchmark NAME --param P... --duration SECONDS
+/// --burnin-seconds 0 --json`, which must succeed: the suite run.
+pub fn bench_run(name: &str, params: &[&str], seconds: &str) -> warpt_model::BenchmarkSuiteRun {
+    let mut cmd = warpt();
+    cmd.args(["benchmark", "run", "--benchmark", name]);
+    for p in params {
+        cmd.args(["--param", p]);
+    }
+    suite_run_of(cmd.args(["--duration", seconds, "--burnin-seconds", "0", "--json"]))
+}

@@ -78,7 +78,7 @@ impl Precision {
 
     /// The GGML type the weights are held in when the model runs on the
     /// GGUF engine ([`QLlama`]): the quantized formats, and f32, whose
-    /// decode steps use the few-rows kernel of [`crate::rows`]. bf16 and
+    /// decode steps use the few-rows kernel of [`crate::packed`]. bf16 and
     /// f16 run on candle-transformers' Llama.
     pub fn gguf_type(self) -> Option<GgmlDType> {
         match self {

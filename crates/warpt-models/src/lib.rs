@@ -1,0 +1,30 @@
+//! The model code warpt's ML suites share (pepbench and mlperf): neither
+//! reaches into the other's benchmarks for it.
+//!
+//! - [`model`]: Llama presets and their seeded weights;
+//! - [`llm`]: the decoder engine the LLM benchmarks share;
+//! - [`select`]: the decoder `llm_infer`'s parameters choose, and the checks of what it generates;
+//! - [`reference`]: a plain f64 Llama forward pass that checks candle's;
+//! - [`packed`]: f32 weights packed once, and the product of decode steps and prefills;
+//! - [`qllama`]: the batched Llama forward pass on GGUF weights (f32, q8_0, q4_0);
+//! - [`gguf`]: quantized GGUF models, read and written;
+//! - [`hf`]: Hugging Face model directories, read and written;
+//! - [`bert`]: the MiniLM-shaped encoder's weights and its f64 reference;
+//! - [`encoder`]: the BERT forward pass on the packed kernel;
+//! - [`fastmath`]: vectorized GELU and softmax;
+//! - [`heap`]: keeping freed memory in the process, as inference engines do;
+//! - [`sampling`]: timing one piece of work per sample, shared parameter values.
+
+pub mod bert;
+pub mod encoder;
+pub mod fastmath;
+pub mod gguf;
+pub mod heap;
+pub mod hf;
+pub mod llm;
+pub mod model;
+pub mod packed;
+pub mod qllama;
+pub mod reference;
+pub mod sampling;
+pub mod select;
