@@ -614,6 +614,19 @@ fn bash_completes_commands_and_flags_and_the_man_page_renders() {
     let roff = String::from_utf8(man.get_output().stdout.clone()).unwrap();
     assert!(roff.contains(".TH warpt 1"), "{roff}");
     assert!(roff.contains("benchmark") && roff.contains("completions"));
+    // A reader that stops early (`| head -1`) ends them quietly, as any filter.
+    for args in [&["completions", "bash"][..], &["man"][..]] {
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("warpt"))
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success() && err.is_empty(), "{args:?}: {err}");
+    }
 }
 
 /// Every text parameter of every benchmark is one of: a kind (command,
