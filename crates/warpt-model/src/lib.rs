@@ -35,7 +35,7 @@ pub use result::{
     BenchmarkRunResult, CrashInfo, DEBUG_BUILD_REASON, Quality, Resources, RunStatus, StageRecord,
     StageStatus, UNRELIABLE_REL_CI, Validation, Watchdog,
 };
-pub use rows::{CrossRow, MatrixRow, TrendRow};
+pub use rows::{CrossRow, MatrixRow, RunSummary, TrendRow};
 pub use series::{Convert, SeriesDef};
 pub use spec::{BenchmarkId, BenchmarkSpec, ParamKind, ParamRange, StageLimits};
 pub use stress::{StressConfig, StressOutcome, StressRun, ThroughputPoint};

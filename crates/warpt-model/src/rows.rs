@@ -84,3 +84,28 @@ pub struct TrendRow {
     /// The median.
     pub value: f64,
 }
+
+/// One line of `warpt results list`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct RunSummary {
+    /// Run id.
+    pub id: String,
+    /// `benchmark` or `stress`.
+    pub kind: String,
+    /// Suite (or stress target).
+    pub suite: String,
+    /// Start time, RFC 3339.
+    pub start_time: Option<String>,
+    /// Machine host name.
+    pub hostname: Option<String>,
+    /// Machine fingerprint.
+    pub machine: Option<String>,
+    /// Benchmarks in the run (1 for stress).
+    pub benchmarks: i64,
+    /// Benchmarks that passed.
+    pub passed: i64,
+    /// `run` or `import`.
+    pub source: String,
+    /// How many times the plan ran (`--repeat`); 1 for a single run.
+    pub trials: i64,
+}

@@ -7,7 +7,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::{Context, Result};
 use warpt_model::{BenchmarkSuiteRun, ParamValue};
-use warpt_store::{Location, Source, Store};
+use warpt_store::{Location, Source, Store, TrendQuery};
 
 use crate::UsageError;
 use crate::trials::Warpt;
@@ -176,4 +176,48 @@ pub fn same_places(run: &BenchmarkSuiteRun, side: &Path) -> BenchmarkSuiteRun {
         }
     }
     run
+}
+
+/// `ci record`'s alerts: every metric of `run`'s passed results, its
+/// history on this machine in `store`, and a line for each whose history
+/// ends after a regression step of at least `threshold_pct` percent. With
+/// the number of series looked at.
+pub fn regression_alerts(
+    store: &Store,
+    run: &BenchmarkSuiteRun,
+    threshold_pct: f64,
+) -> Result<(usize, Vec<String>)> {
+    let machine = run.system.as_ref().map(|s| s.os.hostname.clone());
+    let mut alerts = Vec::new();
+    let mut series = 0;
+    for r in run
+        .benchmarks
+        .iter()
+        .filter(|r| r.status == warpt_model::RunStatus::Passed)
+    {
+        for m in &r.metrics {
+            let rows = store.trend(&TrendQuery {
+                suite: Some(&r.spec.id.suite),
+                benchmark: &r.spec.id.name,
+                metric: &m.name,
+                tags: &m.tags,
+                machine: machine.as_deref(),
+            })?;
+            let values: Vec<f64> = rows.iter().map(|x| x.value).collect();
+            series += 1;
+            let steps = warpt_report::trend::change_points(&values);
+            if let Some(s) =
+                warpt_report::history::latest_regression(&steps, m.higher_is_better, threshold_pct)
+            {
+                alerts.push(warpt_report::history::alert_line(
+                    &r.spec.id,
+                    m,
+                    s,
+                    &rows[s.index].run_id,
+                    rows.len(),
+                ));
+            }
+        }
+    }
+    Ok((series, alerts))
 }

@@ -143,3 +143,27 @@ pub fn noise_lookup(
         Err(_) => Box::new(warpt_report::NoNoise),
     }
 }
+
+/// A run named by an export file or by an id in the store, with its label.
+pub fn load_side(what: &str, store: Option<&Path>) -> Result<(BenchmarkSuiteRun, String)> {
+    let path = Path::new(what);
+    if path.is_file() {
+        let text = std::fs::read_to_string(path).map_err(|e| UsageError(format!("{what}: {e}")))?;
+        let run = warpt_model::load_suite_run(&text)
+            .map_err(|e| UsageError(format!("{what}: not a warpt export: {e}")))?;
+        return Ok((run, what.to_string()));
+    }
+    let (store, p) = open_existing(store).map_err(|e| {
+        UsageError(format!(
+            "'{what}' is not a file, and there is no store to look it up in: {e}"
+        ))
+    })?;
+    let run = store.load_run(what).map_err(|e| {
+        UsageError(format!(
+            "'{what}' is neither a file nor a run in {}: {e}",
+            p
+        ))
+    })?;
+    let label = format!("run {}", run.id);
+    Ok((run, label))
+}

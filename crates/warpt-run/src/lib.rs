@@ -17,9 +17,11 @@ pub mod interrupt;
 pub mod noise;
 pub mod orphan;
 pub mod outcome;
+pub mod pdf;
 pub mod replay;
 pub mod request;
 pub mod run;
+pub mod stress;
 pub mod trials;
 
 pub use export::ExportTarget;

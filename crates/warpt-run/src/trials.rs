@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use warpt_harness::interleave::{self, Side, TrialEvent, TrialSource};
 use warpt_model::BenchmarkSuiteRun;
 
@@ -230,6 +230,28 @@ impl TrialOutput {
             scratch: Some(scratch),
             reports,
         })
+    }
+
+    /// Runs `command` once in this directory, its progress on this
+    /// process's stderr (`ci record`): its suite run.
+    pub fn run_once(command: Warpt, run_args: &[String]) -> Result<BenchmarkSuiteRun> {
+        let output = TrialOutput::new(command, run_args, None).map_err(anyhow::Error::msg)?;
+        let done = ChildRun::this_warpt()?
+            .args(command.words())
+            .args(run_args)
+            .args(output.flags())
+            .stderr_inherit()
+            .output()
+            .context("running warpt")?;
+        // 0: all passed; 1: a benchmark failed, and the run is still handed over.
+        if !done.exit.handed_over() {
+            anyhow::bail!(
+                "`warpt {}` exited with {}",
+                command.words().join(" "),
+                done.exit
+            );
+        }
+        output.read(&done.stdout).map_err(anyhow::Error::msg)
     }
 
     /// The flags that make the command hand over its suite run (and keep

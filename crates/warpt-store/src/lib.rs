@@ -47,9 +47,9 @@ pub use jobs::{Job, JobState};
 pub use location::Location;
 pub use noise::NoiseKey;
 pub use query::{Cap, Limits, QueryOutput, query, query_limited};
-pub use read::{MachineSummary, RunFilter, RunSummary};
+pub use read::{MachineSummary, RunFilter};
 pub use trend::TrendQuery;
-pub use warpt_model::{CrossRow, MatrixRow, TrendRow};
+pub use warpt_model::{CrossRow, MatrixRow, RunSummary, TrendRow};
 pub use write::{Recorded, Source, fingerprint};
 
 /// What can go wrong with the store.

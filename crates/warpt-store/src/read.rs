@@ -1,7 +1,9 @@
 //! Reading runs back: whole runs reassembled from their rows, and run listings.
 
 use serde::Serialize;
-use warpt_model::{BenchmarkMetric, BenchmarkRunResult, BenchmarkSuiteRun, ListOutput, StressRun};
+use warpt_model::{
+    BenchmarkMetric, BenchmarkRunResult, BenchmarkSuiteRun, ListOutput, RunSummary, StressRun,
+};
 
 use crate::db::{Db, Value};
 use crate::{StoreError, vals};
@@ -150,31 +152,6 @@ pub struct RunFilter {
     pub limit: Option<usize>,
     /// Skip this many of the newest first (paging with `limit`).
     pub offset: Option<usize>,
-}
-
-/// One line of `warpt results list`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct RunSummary {
-    /// Run id.
-    pub id: String,
-    /// `benchmark` or `stress`.
-    pub kind: String,
-    /// Suite (or stress target).
-    pub suite: String,
-    /// Start time, RFC 3339.
-    pub start_time: Option<String>,
-    /// Machine host name.
-    pub hostname: Option<String>,
-    /// Machine fingerprint.
-    pub machine: Option<String>,
-    /// Benchmarks in the run (1 for stress).
-    pub benchmarks: i64,
-    /// Benchmarks that passed.
-    pub passed: i64,
-    /// `run` or `import`.
-    pub source: String,
-    /// How many times the plan ran (`--repeat`); 1 for a single run.
-    pub trials: i64,
 }
 
 /// How many runs the store holds (suite runs and stress runs), counted by

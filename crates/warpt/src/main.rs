@@ -7,7 +7,6 @@
 mod cli;
 mod commands;
 
-mod pdf;
 mod progress;
 mod registry;
 

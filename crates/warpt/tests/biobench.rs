@@ -182,22 +182,23 @@ fn have(tool: &str) -> bool {
 /// The tiny data every pipeline test uses: a 40 kb genome at 6x.
 const TINY: [&str; 2] = ["genome_kb=40", "coverage=6"];
 
+/// Runs `bench` on the tiny data, exported to `data`, its output file
+/// `key` at `out`; it must pass its validation: its result.
+fn tiny_pipeline(bench: &str, data: &std::path::Path, key: &str, out: &std::path::Path) -> Value {
+    let export = format!("export={}", data.display());
+    let output = format!("{key}={}", out.display());
+    let (code, r, err) = run(bench, &[TINY[0], TINY[1], &export, &output]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(r["validation"]["passed"], true, "{r}");
+    r
+}
+
 #[test]
 fn kmer_count_counts_what_jellyfish_counts() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let histo = dir.path().join("warpt.histo");
-    let (code, r, err) = run(
-        "kmer_count",
-        &[
-            TINY[0],
-            TINY[1],
-            &format!("export={}", data.display()),
-            &format!("histo={}", histo.display()),
-        ],
-    );
-    assert_eq!(code, Some(0), "{err}");
-    assert_eq!(r["validation"]["passed"], true, "{r}");
+    let r = tiny_pipeline("kmer_count", &data, "histo", &histo);
     assert!(metric(&r, "mbases_per_s") > 0.0);
     // 40 kb at 6x in 150 bp reads: 1600 reads of 120 31-mers each (the
     // simulator writes no N into a generated genome).
@@ -313,17 +314,7 @@ fn read_map_places_reads_at_their_origin_and_samtools_reads_its_sam() {
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let sam = dir.path().join("out.sam");
-    let (code, r, err) = run(
-        "read_map",
-        &[
-            TINY[0],
-            TINY[1],
-            &format!("export={}", data.display()),
-            &format!("sam={}", sam.display()),
-        ],
-    );
-    assert_eq!(code, Some(0), "{err}");
-    assert_eq!(r["validation"]["passed"], true, "{r}");
+    let r = tiny_pipeline("read_map", &data, "sam", &sam);
     assert!(metric(&r, "reads_per_s") > 0.0);
     // minimap2 -ax sr places 100% of the default data (1 Mb, 20x) within
     // 10 bp; on 40 kb warpt does too bar a read or two, and what it

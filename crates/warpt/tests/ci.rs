@@ -34,6 +34,15 @@ fn repository(dir: &Path, base_s: &str, head_s: &str) {
     git(dir, &["commit", "-q", "-m", "head"]);
 }
 
+/// A new repository (see [`repository`]) in a temporary directory, and
+/// its HEAD commit.
+fn repository_at(base_s: &str, head_s: &str) -> (tempfile::TempDir, String) {
+    let tmp = tempfile::tempdir().unwrap();
+    repository(tmp.path(), base_s, head_s);
+    let head = git(tmp.path(), &["rev-parse", "HEAD"]);
+    (tmp, head)
+}
+
 /// `ci pr --base base` with `extra` flags (`--trials 3` unless given: two
 /// rounds leave the paired t test one degree of freedom, and a 2x slowdown
 /// measured 1.8x in one round and 2.1x in the other is then p = 0.07).
@@ -76,10 +85,8 @@ fn untouched(dir: &Path, head: &str) {
 #[test]
 fn a_head_twice_as_slow_fails_and_the_comment_names_the_metric() {
     let _turn = one_at_a_time();
-    let tmp = tempfile::tempdir().unwrap();
+    let (tmp, head) = repository_at("0.02", "0.04");
     let dir = tmp.path();
-    repository(dir, "0.02", "0.04");
-    let head = git(dir, &["rev-parse", "HEAD"]);
     let comment = dir.join("comment.md");
     let junit = dir.join("junit.xml");
     let out = ci_pr(
@@ -108,10 +115,8 @@ fn a_head_twice_as_slow_fails_and_the_comment_names_the_metric() {
 #[test]
 fn an_unchanged_head_passes_and_says_so() {
     let _turn = one_at_a_time();
-    let tmp = tempfile::tempdir().unwrap();
+    let (tmp, head) = repository_at("0.03", "0.03");
     let dir = tmp.path();
-    repository(dir, "0.03", "0.03");
-    let head = git(dir, &["rev-parse", "HEAD"]);
     let comment = dir.join("c.md");
     let out = ci_pr(
         dir,
@@ -165,10 +170,8 @@ fn spawn_until_round(
 #[test]
 fn bad_refs_and_commands_are_usage_errors_and_ctrl_c_leaves_no_worktree() {
     let _turn = one_at_a_time();
-    let tmp = tempfile::tempdir().unwrap();
+    let (tmp, head) = repository_at("0.05", "0.05");
     let dir = tmp.path();
-    repository(dir, "0.05", "0.05");
-    let head = git(dir, &["rev-parse", "HEAD"]);
     let out = Command::new(assert_cmd::cargo::cargo_bin("warpt"))
         .current_dir(dir)
         .args(["ci", "pr", "--base", "nosuchref", "--", "benchmark", "run"])
@@ -238,10 +241,8 @@ fn bad_refs_and_commands_are_usage_errors_and_ctrl_c_leaves_no_worktree() {
 #[test]
 fn exec_command_lines_are_compared_the_same_way() {
     let _turn = one_at_a_time();
-    let tmp = tempfile::tempdir().unwrap();
+    let (tmp, head) = repository_at("0.02", "0.04");
     let dir = tmp.path();
-    repository(dir, "0.02", "0.04");
-    let head = git(dir, &["rev-parse", "HEAD"]);
     let comment = dir.join("c.md");
     let out = Command::new(assert_cmd::cargo::cargo_bin("warpt"))
         .current_dir(dir)

@@ -473,14 +473,7 @@ fn export_names_the_file_after_suite_or_component() {
         assert!(parts[2].chars().all(|c| c.is_ascii_hexdigit()));
         load(&dir.path().join(name));
     }
-    let plan = json_stdout(warpt().args([
-        "benchmark",
-        "run",
-        "--component",
-        "ram",
-        "--dry-run",
-        "--json",
-    ]));
+    let plan = json_stdout(warpt().args(["benchmark", "run"]).args(common::RAM_PLAN));
     assert_eq!(plan["label"], "ram");
 }
 

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod common;
-use common::{json_of, stderr_of, stdout_of};
+use common::{json_of, selftest_run, stderr_of, stdout_of};
 
 use std::path::Path;
 
@@ -37,15 +37,9 @@ fn run_json(cmd: &mut Command) -> BenchmarkSuiteRun {
 
 fn ok_run(dir: &Path) -> Command {
     let mut cmd = warpt(dir);
-    cmd.env("WARPT_SELFTEST", "1").args([
-        "benchmark",
-        "run",
-        "--suite",
-        "selftest",
-        "--benchmark",
-        "ok",
-        "--json",
-    ]);
+    cmd.env("WARPT_SELFTEST", "1")
+        .args(selftest_run("ok"))
+        .args(["--json"]);
     cmd
 }
 
@@ -158,14 +152,11 @@ fn configured_params_apply_only_where_a_benchmark_knows_them() {
         .args(["benchmark", "run", "--component", "cpu", "--dry-run"])
         .assert()
         .success();
-    let plan = json_of(warpt(dir.path()).args([
-        "benchmark",
-        "run",
-        "--component",
-        "ram",
-        "--dry-run",
-        "--json",
-    ]));
+    let plan = json_of(
+        warpt(dir.path())
+            .args(["benchmark", "run"])
+            .args(common::RAM_PLAN),
+    );
     assert_eq!(plan["benchmarks"][0]["params"]["array_mb"], 48);
     // A flag still wins over the file.
     let plan = json_of(warpt(dir.path()).args([
@@ -185,15 +176,9 @@ fn configured_params_apply_only_where_a_benchmark_knows_them() {
 fn per_benchmark_timeouts_from_the_file() {
     let dir = with_config("[benchmark_timeouts.\"selftest/hang_setup\"]\nsetup = 1.0\n");
     let mut cmd = warpt(dir.path());
-    cmd.env("WARPT_SELFTEST", "1").args([
-        "benchmark",
-        "run",
-        "--suite",
-        "selftest",
-        "--benchmark",
-        "hang_setup",
-        "--json",
-    ]);
+    cmd.env("WARPT_SELFTEST", "1")
+        .args(selftest_run("hang_setup"))
+        .args(["--json"]);
     let out = cmd.assert().code(1).get_output().stdout.clone();
     let run: BenchmarkSuiteRun = serde_json::from_slice(&out).unwrap();
     let r = &run.benchmarks[0];

@@ -3,11 +3,10 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod common;
-use common::stdout_of;
+use common::{stdout_of, warpt};
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use serde_json::Value;
 use warpt_model::BenchmarkSuiteRun;
 
@@ -20,8 +19,7 @@ fn example() -> BenchmarkSuiteRun {
 }
 
 fn export(args: &[&str]) -> Vec<u8> {
-    Command::cargo_bin("warpt")
-        .unwrap()
+    warpt()
         .env("WARPT_STORE", "/nonexistent/never-used.db")
         .args(["results", "export"])
         .arg(fixture())
@@ -72,8 +70,7 @@ fn gab_splits_by_direction_into_two_files() {
     let run = example();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("bench.json");
-    Command::cargo_bin("warpt")
-        .unwrap()
+    warpt()
         .args(["results", "export"])
         .arg(fixture())
         .args(["--format", "gab", "-o"])
@@ -156,8 +153,7 @@ fn junit_parses_and_fails_regressions() {
     std::fs::write(&cp, serde_json::to_vec(&current).unwrap()).unwrap();
     let junit = |extra: &[&str]| {
         let out = stdout_of(
-            Command::cargo_bin("warpt")
-                .unwrap()
+            warpt()
                 .env("WARPT_STORE", dir.path().join("no-history.db"))
                 .args(["results", "export"])
                 .arg(&cp)
@@ -230,8 +226,7 @@ fn damaged_exports_are_imported_whole_or_refused() {
             .replace("\"id\": \"", &format!("\"id\": \"case{case}-"));
         let path = dir.path().join(format!("case{case}.json"));
         std::fs::write(&path, text).unwrap();
-        let out = Command::cargo_bin("warpt")
-            .unwrap()
+        let out = warpt()
             .env("WARPT_STORE", &store)
             .args(["results", "import"])
             .arg(&path)
@@ -246,8 +241,7 @@ fn damaged_exports_are_imported_whole_or_refused() {
         }
     }
     if imported > 0 {
-        let out = Command::cargo_bin("warpt")
-            .unwrap()
+        let out = warpt()
             .env("WARPT_STORE", &store)
             .args(["results", "list", "--json"])
             .output()

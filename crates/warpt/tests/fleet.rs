@@ -16,16 +16,7 @@ use warpt_store::testing::TestStore;
 mod common;
 
 /// The tiny run every node makes.
-const RUN: &[&str] = &[
-    "--benchmark",
-    "mem_latency",
-    "--duration",
-    "0.1",
-    "--burnin-seconds",
-    "0",
-    "--param",
-    "max_mb=1",
-];
+const RUN: &[&str] = &common::QUICK_MEM_LATENCY;
 
 fn slurm_conf() -> Option<String> {
     let conf = std::env::var("WARPT_TEST_SLURM_CONF").ok();

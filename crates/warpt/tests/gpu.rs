@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod common;
-use common::warpt;
+use common::{bench_cmd, warpt};
 
 use serde_json::Value;
 
@@ -21,24 +21,25 @@ fn vulkan() -> bool {
 
 /// Runs `benchmark` with `params`; (exit code, its result).
 fn run(benchmark: &str, params: &[&str]) -> (i32, Value) {
-    let mut cmd = warpt();
-    cmd.env("WARPT_NO_PROGRESS", "1")
-        .args([
-            "benchmark",
-            "run",
+    let (code, r, _) = common::first_result(
+        &[
             "--benchmark",
             benchmark,
-            "--json",
-            "--no-store",
-        ])
-        .args(["--duration", "0.3", "--burnin-seconds", "0.05"]);
-    for p in params {
-        cmd.args(["--param", p]);
-    }
-    let out = cmd.output().unwrap();
-    let run: Value = serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
-    (out.status.code().unwrap(), run["benchmarks"][0].clone())
+            "--duration",
+            "0.3",
+            "--burnin-seconds",
+            "0.05",
+        ],
+        params,
+    );
+    (code.unwrap(), r)
+}
+
+/// `r` was skipped, saying `why`.
+fn skipped_with(r: &Value, why: &str) {
+    assert_eq!(r["status"], "skipped", "{r}");
+    let message = r["error_message"].as_str().unwrap();
+    assert!(message.contains(why), "{message}");
 }
 
 fn metric<'a>(result: &'a Value, name: &str, tag: (&str, &str)) -> &'a Value {
@@ -61,9 +62,7 @@ fn gpu_flops_runs_on_the_software_device_only_when_allowed_and_validates() {
     }
     let (code, r) = run("gpu_flops", &[]);
     assert_eq!(code, 0);
-    assert_eq!(r["status"], "skipped", "{r}");
-    let why = r["error_message"].as_str().unwrap();
-    assert!(why.contains("no hardware GPU (only llvmpipe"), "{why}");
+    skipped_with(&r, "no hardware GPU (only llvmpipe");
 
     let (code, r) = run("gpu_flops", &["allow_software=true"]);
     assert_eq!(code, 0, "{r}");
@@ -149,15 +148,8 @@ fn bandwidth_transfer_and_latency_run_and_catch_a_wrong_result() {
         assert_eq!(r["validation"]["passed"], false, "{benchmark}");
     }
     // A size past what the adapter can bind is refused before anything runs.
-    let out = warpt()
-        .args([
-            "benchmark",
-            "run",
-            "--benchmark",
-            "gpu_bandwidth",
-            "--no-store",
-            "--json",
-        ])
+    let out = bench_cmd("gpu_bandwidth")
+        .args(["--no-store", "--json"])
         .args([
             "--param",
             "allow_software=true",
@@ -254,21 +246,8 @@ fn the_cuda_benchmarks_skip_with_the_reason_in_a_build_without_them() {
     // scripts/test also builds `--features cuda` and checks its skips.
     let (code, r) = run("linpack_fp64_gpu", &[]);
     assert_eq!(code, 0);
-    assert_eq!(r["status"], "skipped", "{r}");
-    assert!(
-        r["error_message"]
-            .as_str()
-            .unwrap()
-            .contains("--features cuda"),
-        "{r}"
-    );
+    skipped_with(&r, "--features cuda");
     let (code, r) = run("gpu_flops", &["precision=fp64"]);
     assert_eq!(code, 0);
-    assert_eq!(r["status"], "skipped", "{r}");
-    assert!(
-        r["error_message"]
-            .as_str()
-            .unwrap()
-            .contains("cuBLAS: this build has no CUDA path")
-    );
+    skipped_with(&r, "cuBLAS: this build has no CUDA path");
 }

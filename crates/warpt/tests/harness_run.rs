@@ -45,6 +45,13 @@ fn run(dir: &Path, out: &Path, extra: &[&str]) -> (i32, Value, String) {
     (o.status.code().unwrap_or(-1), summary, stderr)
 }
 
+/// The summary entry `id` failed, its error saying `why`.
+fn failed_with(s: &Value, id: &str, why: &str) {
+    let e = entry(s, id);
+    assert_eq!(e["status"], "failed", "{e:#}");
+    assert!(e["error"].as_str().unwrap().contains(why), "{e:#}");
+}
+
 fn entry<'a>(s: &'a Value, id: &str) -> &'a Value {
     common::find_in(&s["benchmarks"], "id", id)
 }
@@ -144,33 +151,13 @@ fn every_failure_gets_its_status_and_the_run_completes() {
         second["error"], "not compared: its baseline failed",
         "{second:#}"
     );
-    let fine = entry(&s, "ch1/fine/optimized_fine");
-    assert_eq!(fine["status"], "failed", "{fine:#}");
-    assert!(
-        fine["error"]
-            .as_str()
-            .unwrap()
-            .contains("RuntimeError: boom"),
-        "{fine:#}"
-    );
+    failed_with(&s, "ch1/fine/optimized_fine", "RuntimeError: boom");
     let base = entry(&s, "ch1/fine/baseline_fine");
     assert_eq!(base["status"], "passed", "{base:#}");
     assert!(base["trials"].as_u64().unwrap() >= 1, "{base:#}");
-    let check = entry(&s, "ch2/check/baseline_check");
-    assert_eq!(check["status"], "failed", "{check:#}");
-    assert!(
-        check["error"]
-            .as_str()
-            .unwrap()
-            .contains("checksum mismatch"),
-        "{check:#}"
-    );
+    failed_with(&s, "ch2/check/baseline_check", "checksum mismatch");
+    failed_with(&s, "ch2/wrong/optimized_wrong", "wrong answer");
     let wrong = entry(&s, "ch2/wrong/optimized_wrong");
-    assert_eq!(wrong["status"], "failed", "{wrong:#}");
-    assert!(
-        wrong["error"].as_str().unwrap().contains("wrong answer"),
-        "{wrong:#}"
-    );
     assert!(wrong["speedup"].as_f64().unwrap() > 1.5, "{wrong:#}");
     assert!((wrong["accuracy"]["max_error"].as_f64().unwrap() - 0.5).abs() < 1e-12);
     assert_eq!(entry(&s, "ch2/wrong/baseline_wrong")["status"], "passed");

@@ -8,11 +8,10 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod common;
-use common::stdout_of;
+use common::{selftest_run, stdout_of, warpt};
 
 use std::process::{Child, Command as Std};
 
-use assert_cmd::Command;
 use warpt_harness::interference::{FOREIGN_NOISY, FOREIGN_UNRELIABLE};
 use warpt_model::{BenchmarkRunResult, Quality, load_suite_run};
 
@@ -39,17 +38,11 @@ impl Drop for Spinner {
 
 fn run_ok(extra: &[&str]) -> BenchmarkRunResult {
     let out = stdout_of(
-        Command::cargo_bin("warpt")
-            .unwrap()
+        warpt()
             .env("WARPT_SELFTEST", "1")
             .env("WARPT_NO_PROGRESS", "1")
+            .args(selftest_run("ok"))
             .args([
-                "benchmark",
-                "run",
-                "--suite",
-                "selftest",
-                "--benchmark",
-                "ok",
                 "--duration",
                 "2",
                 "--burnin-seconds",

@@ -178,6 +178,13 @@ fn each_bad_path_gets_its_error() {
     );
 }
 
+/// `benchmark run --benchmark net_latency`.
+fn net_latency() -> assert_cmd::Command {
+    let mut cmd = warpt();
+    cmd.args(["benchmark", "run", "--benchmark", "net_latency"]);
+    cmd
+}
+
 /// `benchmark run --component network` for `duration` seconds, no burn-in.
 fn network(duration: &str) -> assert_cmd::Command {
     let mut cmd = warpt();
@@ -222,17 +229,8 @@ fn network_runs_both_benchmarks_on_loopback() {
 #[test]
 fn net_latency_busy_polls_when_asked_and_still_validates() {
     let run = run_json(
-        warpt()
-            .args([
-                "benchmark",
-                "run",
-                "--benchmark",
-                "net_latency",
-                "--duration",
-                "0.3",
-                "--burnin-seconds",
-                "0",
-            ])
+        net_latency()
+            .args(["--duration", "0.3", "--burnin-seconds", "0"])
             .args([
                 "--param",
                 "busy_poll=true",
@@ -295,15 +293,8 @@ fn net_server_serves_remote_runs_and_survives_garbage() {
     std::io::Read::read_to_string(&mut server.stderr.take().unwrap(), &mut log).unwrap();
     assert!(log.contains("bad magic"), "{log}");
     // An unresolvable host is a usage error.
-    warpt()
-        .args([
-            "benchmark",
-            "run",
-            "--benchmark",
-            "net_latency",
-            "--param",
-            "host=no.such.host.invalid",
-        ])
+    net_latency()
+        .args(["--param", "host=no.such.host.invalid"])
         .assert()
         .code(2);
 }

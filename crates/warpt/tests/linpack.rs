@@ -3,9 +3,8 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod common;
-use common::{bench_run, stderr_of, suite_run_of, warpt};
+use common::{bench_cmd, bench_run, stderr_of, suite_run_of, warpt};
 
-use assert_cmd::Command;
 use warpt_model::{BenchmarkSuiteRun, RunStatus};
 
 #[test]
@@ -101,16 +100,8 @@ fn suite_linpack_solves_validates_and_reports_hpl_metrics() {
 /// refused as bad usage (exit 2) before anything runs; the message.
 fn refused_in(store: &std::path::Path, benchmark: &str, param: &str) -> String {
     stderr_of(
-        warpt()
-            .args([
-                "benchmark",
-                "run",
-                "--benchmark",
-                benchmark,
-                "--param",
-                param,
-                "--store",
-            ])
+        bench_cmd(benchmark)
+            .args(["--param", param, "--store"])
             .arg(store),
         2,
     )
@@ -172,7 +163,7 @@ fn faers_own_lu_is_selectable_and_a_bad_solver_is_refused() {
 }
 
 fn run_external(path_env: Option<&std::path::Path>, params: &[&str]) -> BenchmarkSuiteRun {
-    let mut cmd = Command::cargo_bin("warpt").unwrap();
+    let mut cmd = warpt();
     if let Some(p) = path_env {
         cmd.env("PATH", p);
     }

@@ -3,13 +3,12 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod common;
-use common::stdout_of;
+use common::{stdout_of, warpt};
 
-use assert_cmd::Command;
 use serde_json::Value;
 
 fn json(args: &[&str]) -> Value {
-    let out = stdout_of(Command::cargo_bin("warpt").unwrap().args(args));
+    let out = stdout_of(warpt().args(args));
     serde_json::from_slice(&out).unwrap()
 }
 
@@ -82,7 +81,7 @@ fn export_schema_validates_a_real_export() {
 
 #[test]
 fn list_summary_names_the_parts() {
-    let out = stdout_of(Command::cargo_bin("warpt").unwrap().arg("list"));
+    let out = stdout_of(warpt().arg("list"));
     let text = String::from_utf8(out).unwrap();
     for part in ["CPU", "Memory", "OS", "caches"] {
         assert!(text.contains(part), "{part} missing:\n{text}");

@@ -37,6 +37,16 @@ fn run(bench: &str, params: &[String]) -> (Option<i32>, Value, String) {
     )
 }
 
+/// Runs the synthetic system under test with `params`, logging into
+/// `log_dir`; it must exit 0: its result.
+fn synthetic(params: &[&str], log_dir: &Path) -> Value {
+    let mut all: Vec<String> = params.iter().map(|p| p.to_string()).collect();
+    all.push(format!("log_dir={}", log_dir.display()));
+    let (code, r, stderr) = run("synthetic", &all);
+    assert_eq!(code, Some(0), "{stderr}");
+    r
+}
+
 #[test]
 fn every_scenario_runs_valid_with_loadgen_logs() {
     let t = tempfile::tempdir().unwrap();
@@ -129,20 +139,18 @@ fn an_overloaded_server_is_invalid_with_loadgens_recommendation() {
 fn find_peak_settles_below_capacity() {
     let t = tempfile::tempdir().unwrap();
     // Capacity: 2 workers / 2 ms = 1000 samples/s; bound 20 ms.
-    let (code, r, stderr) = run(
-        "synthetic",
+    let r = synthetic(
         &[
-            "scenario=Server".into(),
-            "find_peak=true".into(),
-            "service_us=2000".into(),
-            "workers=2".into(),
-            "target_qps=200".into(),
-            "latency_bound_ms=20".into(),
-            "min_duration_s=0.5".into(),
-            format!("log_dir={}", t.path().display()),
+            "scenario=Server",
+            "find_peak=true",
+            "service_us=2000",
+            "workers=2",
+            "target_qps=200",
+            "latency_bound_ms=20",
+            "min_duration_s=0.5",
         ],
+        t.path(),
     );
-    assert_eq!(code, Some(0), "{stderr}");
     let d = &r["details"];
     let peak = d["target_qps"].as_f64().unwrap();
     assert!(
@@ -400,17 +408,15 @@ fn llm_infer_reports_token_latencies_under_bounds() {
 #[test]
 fn accuracy_mode_logs_every_sample_once() {
     let t = tempfile::tempdir().unwrap();
-    let (code, r, stderr) = run(
-        "synthetic",
+    let r = synthetic(
         &[
-            "accuracy=true".into(),
-            "samples=20".into(),
-            "service_us=100".into(),
-            "scenario=Offline".into(),
-            format!("log_dir={}", t.path().display()),
+            "accuracy=true",
+            "samples=20",
+            "service_us=100",
+            "scenario=Offline",
         ],
+        t.path(),
     );
-    assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(r["details"]["mode"], "AccuracyOnly");
     assert_eq!(r["validation"]["passed"], true);
     let log: Value = serde_json::from_str(

@@ -5,7 +5,6 @@
 mod common;
 use common::{stdout_of, suite_run_of, warpt};
 
-use assert_cmd::Command;
 use serde_json::Value;
 
 #[test]
@@ -68,8 +67,7 @@ fn benchmark_run_attaches_telemetry_and_writes_the_timeline() {
 #[test]
 fn monitor_flags_need_monitor_and_a_sane_interval() {
     let run = |args: &[&str]| {
-        Command::cargo_bin("warpt")
-            .unwrap()
+        warpt()
             .args(["benchmark", "run", "--dry-run"])
             .args(args)
             .assert()
@@ -81,14 +79,8 @@ fn monitor_flags_need_monitor_and_a_sane_interval() {
 
 #[test]
 fn monitor_streams_ndjson_and_serves_prometheus() {
-    let out = stdout_of(Command::cargo_bin("warpt").unwrap().args([
-        "monitor",
-        "--json",
-        "--interval",
-        "0.2",
-        "--duration",
-        "1",
-    ]));
+    let out =
+        stdout_of(warpt().args(["monitor", "--json", "--interval", "0.2", "--duration", "1"]));
     let lines: Vec<Value> = String::from_utf8(out)
         .unwrap()
         .lines()

@@ -5,14 +5,13 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod common;
-use common::{stderr_of, suite_run_of, warpt};
+use common::{bench_cmd, stderr_of, suite_run_of, warpt};
 
-use assert_cmd::Command;
 use warpt_micro::cpu_flops::LowPrecision;
 use warpt_model::{BenchmarkRunResult, BenchmarkSuiteRun, ParamValue, RunStatus};
 
 fn run(params: &[&str]) -> BenchmarkRunResult {
-    let mut cmd = Command::cargo_bin("warpt").unwrap();
+    let mut cmd = warpt();
     cmd.env("WARPT_NO_PROGRESS", "1").args([
         "benchmark",
         "run",
@@ -92,18 +91,13 @@ fn one_precision_runs_alone_and_a_missing_one_is_skipped_with_its_isa() {
 
 #[test]
 fn gemm_multiplies_in_every_precision_and_checks_each_product() {
-    let run = suite_run_of(
-        warpt()
-            .args([
-                "benchmark",
-                "run",
-                "--benchmark",
-                "gemm",
-                "--param",
-                "n=33,70",
-            ])
-            .args(["--duration", "0.8", "--burnin-seconds", "0", "--json"]),
-    );
+    let run = suite_run_of(bench_cmd("gemm").args(["--param", "n=33,70"]).args([
+        "--duration",
+        "0.8",
+        "--burnin-seconds",
+        "0",
+        "--json",
+    ]));
     let r = &run.benchmarks[0];
     assert_eq!(r.spec.id.to_string(), "micro/gemm");
     assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
@@ -138,7 +132,7 @@ fn gemm_multiplies_in_every_precision_and_checks_each_product() {
 
     // A size that is not one is refused before anything runs.
     let err = stderr_of(
-        Command::cargo_bin("warpt").unwrap().args([
+        warpt().args([
             "benchmark",
             "run",
             "--benchmark",

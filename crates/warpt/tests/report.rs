@@ -4,12 +4,11 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod common;
-use common::stdout_of;
+use common::{stdout_of, warpt};
 
 use std::path::{Path, PathBuf};
 use std::process::Command as Std;
 
-use assert_cmd::Command;
 use warpt_model::BenchmarkSuiteRun;
 
 fn fixture() -> PathBuf {
@@ -38,13 +37,7 @@ fn two_runs(dir: &Path) -> (PathBuf, PathBuf) {
 }
 
 fn report(runs: &[&Path], args: &[&str]) -> String {
-    let out = stdout_of(
-        Command::cargo_bin("warpt")
-            .unwrap()
-            .arg("report")
-            .args(runs)
-            .args(args),
-    );
+    let out = stdout_of(warpt().arg("report").args(runs).args(args));
     String::from_utf8(out).unwrap()
 }
 
@@ -81,8 +74,7 @@ fn the_html_report_renders_its_charts_in_chromium() {
     let dir = tempfile::tempdir().unwrap();
     let (a, b) = two_runs(dir.path());
     let html_path = dir.path().join("report.html");
-    Command::cargo_bin("warpt")
-        .unwrap()
+    warpt()
         .arg("report")
         .args([&a, &b])
         .args(["--format", "html", "-o"])

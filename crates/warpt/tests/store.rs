@@ -64,21 +64,8 @@ fn recorded_and_shown_back(t: &TestStore) {
     Command::cargo_bin("warpt")
         .unwrap()
         .env("WARPT_NO_PROGRESS", "1")
-        .args([
-            "benchmark",
-            "run",
-            "--benchmark",
-            "mem_latency",
-            "--no-store",
-        ])
-        .args([
-            "--duration",
-            "0.1",
-            "--burnin-seconds",
-            "0",
-            "--param",
-            "max_mb=1",
-        ])
+        .args(["benchmark", "run", "--no-store"])
+        .args(common::QUICK_MEM_LATENCY)
         .env("WARPT_STORE", &other)
         .assert()
         .success();

@@ -4,14 +4,14 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod common;
-use common::{stderr_of, stdout_of};
+use common::{stderr_of, stdout_of, warpt};
 
 use assert_cmd::Command;
 use serde_json::Value;
 use warpt_model::StressRun;
 
 fn stress(args: &[&str]) -> Command {
-    let mut cmd = Command::cargo_bin("warpt").unwrap();
+    let mut cmd = warpt();
     cmd.arg("stress").args(args);
     cmd
 }

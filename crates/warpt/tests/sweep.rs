@@ -4,22 +4,15 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod common;
-use common::{json_of, stderr_of, stdout_of, suite_run_of, warpt};
+use common::{bench_cmd, json_of, stderr_of, stdout_of, suite_run_of, warpt};
 
-use assert_cmd::Command;
 use warpt_model::{BenchmarkSuiteRun, RunStatus};
 
 fn sweep_run(dir: &std::path::Path, name: &str) -> (BenchmarkSuiteRun, std::path::PathBuf) {
     let path = dir.join(name);
     let out = stdout_of(
-        warpt()
-            .args([
-                "benchmark",
-                "run",
-                "--benchmark",
-                "linpack_fp64_cpu",
-                "--no-store",
-            ])
+        bench_cmd("linpack_fp64_cpu")
+            .args(["--no-store"])
             .args([
                 "--param",
                 "n=64,96",
@@ -68,8 +61,7 @@ fn a_sweep_runs_every_combination_tagged_with_its_values() {
     // Compared with another sweep, each combination matches its own.
     let (_, second) = sweep_run(dir.path(), "b.json");
     let c = json_of(
-        Command::cargo_bin("warpt")
-            .unwrap()
+        warpt()
             .args(["benchmark", "compare", "--format", "json"])
             .arg(&first)
             .arg(&second)
@@ -85,16 +77,8 @@ fn a_sweep_runs_every_combination_tagged_with_its_values() {
     assert_eq!(gflops, 4);
 
     // A bad value anywhere in the list is a usage error before anything runs.
-    Command::cargo_bin("warpt")
-        .unwrap()
-        .args([
-            "benchmark",
-            "run",
-            "--benchmark",
-            "linpack_fp64_cpu",
-            "--param",
-            "n=64,x",
-        ])
+    bench_cmd("linpack_fp64_cpu")
+        .args(["--param", "n=64,x"])
         .assert()
         .code(2);
 }
@@ -104,16 +88,9 @@ fn strings_with_declared_choices_sweep_and_others_do_not() {
     let dir = tempfile::tempdir().unwrap();
     let export = dir.path().join("matrix.json");
     let run = suite_run_of(
-        warpt()
-            .args([
-                "benchmark",
-                "run",
-                "--benchmark",
-                // pepbench's (mlperf has an llm_infer too): `suite/name`.
-                "pepbench/llm_infer",
-                "--no-store",
-                "--json",
-            ])
+        // pepbench's (mlperf has an llm_infer too): `suite/name`.
+        bench_cmd("pepbench/llm_infer")
+            .args(["--no-store", "--json"])
             .arg("--export-file")
             .arg(&export)
             .args(["--param", "model=tiny", "--param", "precision=f32,bf16"])
@@ -151,12 +128,7 @@ fn strings_with_declared_choices_sweep_and_others_do_not() {
             .map(|(a, b)| (a.to_string(), b.to_string()))
     );
     // The HTML report draws throughput against batch, one line per precision.
-    let html = stdout_of(
-        Command::cargo_bin("warpt")
-            .unwrap()
-            .args(["report", "--format", "html"])
-            .arg(&export),
-    );
+    let html = stdout_of(warpt().args(["report", "--format", "html"]).arg(&export));
     let html = String::from_utf8(html).unwrap();
     let at = html
         .find("llm_infer output_tokens_per_s against batch")
@@ -167,7 +139,7 @@ fn strings_with_declared_choices_sweep_and_others_do_not() {
     }
     // A value outside the choices is a usage error naming them.
     let err = stderr_of(
-        Command::cargo_bin("warpt").unwrap().args([
+        warpt().args([
             "benchmark",
             "run",
             "--benchmark",

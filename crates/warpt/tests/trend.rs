@@ -4,11 +4,10 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 mod common;
-use common::stderr_of;
+use common::{stderr_of, warpt};
 
 use std::path::Path;
 
-use assert_cmd::Command;
 use warpt_model::BenchmarkSuiteRun;
 
 /// Deterministic noise in [-1, 1) (splitmix64).
@@ -27,7 +26,7 @@ fn import(dir: &Path, store: &Path, levels: &[f64]) {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../warpt-model/tests/data/example_export.json");
     let base: BenchmarkSuiteRun =
         serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
-    let mut cmd = Command::cargo_bin("warpt").unwrap();
+    let mut cmd = warpt();
     cmd.env("WARPT_STORE", store).args(["results", "import"]);
     for (i, level) in levels.iter().enumerate() {
         let mut run = base.clone();
@@ -48,22 +47,22 @@ fn import(dir: &Path, store: &Path, levels: &[f64]) {
     cmd.assert().success();
 }
 
+/// `results trend --benchmark cpu_flops --metric` on `store` (the metric next).
+fn cpu_flops_trend(store: &Path) -> assert_cmd::Command {
+    let mut cmd = warpt();
+    cmd.env("WARPT_STORE", store).args([
+        "results",
+        "trend",
+        "--benchmark",
+        "cpu_flops",
+        "--metric",
+    ]);
+    cmd
+}
+
 fn trend(store: &Path, extra: &[&str]) -> assert_cmd::assert::Assert {
-    Command::cargo_bin("warpt")
-        .unwrap()
-        .env("WARPT_STORE", store)
-        .args([
-            "results",
-            "trend",
-            "--benchmark",
-            "cpu_flops",
-            "--metric",
-            "gflops",
-            "--tags",
-            "precision=fp64",
-            "--tags",
-            "threads=1",
-        ])
+    cpu_flops_trend(store)
+        .args(["gflops", "--tags", "precision=fp64", "--tags", "threads=1"])
         .args(extra)
         .assert()
 }
@@ -117,20 +116,7 @@ fn a_flat_noisy_history_has_no_change_points_and_bad_input_is_named() {
     assert_eq!(t["change_points"].as_array().unwrap().len(), 0, "{t}");
     assert_eq!(t["latest_regressed"], false);
     // A metric that is not there, and a malformed tag, are usage errors.
-    let err = stderr_of(
-        Command::cargo_bin("warpt")
-            .unwrap()
-            .env("WARPT_STORE", &store)
-            .args([
-                "results",
-                "trend",
-                "--benchmark",
-                "cpu_flops",
-                "--metric",
-                "nope",
-            ]),
-        2,
-    );
+    let err = stderr_of(cpu_flops_trend(&store).args(["nope"]), 2);
     assert!(err.contains("metric 'nope'"));
     trend(&store, &["--tags", "oops"]).code(2);
 }

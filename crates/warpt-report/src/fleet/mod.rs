@@ -8,6 +8,7 @@
 //! - [`outliers`]: machines of one hardware class compared per metric by a
 //!   robust z-score.
 
+pub mod costs;
 pub mod machines;
 pub mod outliers;
 pub mod render;

@@ -4,11 +4,13 @@
 mod machine;
 mod noise;
 mod query;
+mod runs;
 mod stress;
 
 pub use machine::machine;
-pub use noise::noise_profile;
+pub use noise::{noise_profile, noise_report};
 pub use query::{query_csv, query_table};
+pub use runs::runs;
 pub use stress::stress;
 
 use comfy_table::presets::UTF8_BORDERS_ONLY;

@@ -2,7 +2,7 @@
 
 use warpt_model::NoiseEntry;
 
-use crate::compare::noise::{self, NOISE_K};
+use crate::compare::noise::{self, NOISE_K, Unprofiled};
 use crate::render::num;
 
 fn band(e: &NoiseEntry, n: usize) -> f64 {
@@ -62,4 +62,31 @@ pub fn noise_profile(entries: &[NoiseEntry]) -> String {
         s += &line(r.to_vec());
     }
     s
+}
+
+/// `warpt noise`'s report: the profile, what its columns mean for
+/// `trials` trials, and the metrics left unprofiled.
+pub fn noise_report(entries: &[NoiseEntry], unprofiled: &[Unprofiled], trials: u32) -> String {
+    let mut out = noise_profile(entries);
+    out += &format!(
+        "\nrun-to-run: robust CV (1.4826 x MAD / median) of the {trials} trial medians, (sd) the \
+         classical CV; within-run: what one run's 95% CI claims; band: what `benchmark \
+         compare` treats as noise: {NOISE_K} x the larger CV x {:.2} (its upper 90% bound from \
+         {trials} trials) for one run a side, / sqrt(3) for 3 trials a side\n",
+        crate::stats::spread_upper_factor(trials as usize, noise::SPREAD_ALPHA),
+    );
+    if !unprofiled.is_empty() {
+        out += "\nnot profiled (fewer than 3 undisturbed trials; compare calls their noise unknown):\n";
+        for u in unprofiled {
+            out += &format!(
+                "  {} {} {}: {} of {} trials undisturbed\n",
+                u.benchmark,
+                u.metric,
+                warpt_model::tag_label(&u.tags),
+                u.undisturbed,
+                u.trials
+            );
+        }
+    }
+    out
 }

@@ -8,46 +8,20 @@
 //! `results trend`'s change-point detection over every metric of the new
 //! run, on this machine.
 
-use anyhow::{Context, Result};
-use warpt_model::BenchmarkSuiteRun;
+use anyhow::Result;
 use warpt_report::history as history_view;
-use warpt_report::trend;
-use warpt_run::child::ChildRun;
-use warpt_store::TrendQuery;
+use warpt_run::ci::{regression_alerts, split_command, store_of_dir, write_export};
+use warpt_run::history;
+use warpt_run::trials::{self as rerun, TrialOutput};
 
 use crate::Outcome;
 use crate::cli::CiRecordArgs;
-use warpt_run::ci::{split_command, store_of_dir, write_export};
-use warpt_run::history;
-use warpt_run::trials::{self as rerun, TrialOutput, Warpt};
-
-/// Runs the command once in this directory (its progress on our stderr):
-/// its suite run.
-fn run_once(command: Warpt, run_args: &[String]) -> Result<BenchmarkSuiteRun> {
-    let output = TrialOutput::new(command, run_args, None).map_err(anyhow::Error::msg)?;
-    let done = ChildRun::this_warpt()?
-        .args(command.words())
-        .args(run_args)
-        .args(output.flags())
-        .stderr_inherit()
-        .output()
-        .context("running warpt")?;
-    // 0: all passed; 1: a benchmark failed, and the run is still handed over.
-    if !done.exit.handed_over() {
-        anyhow::bail!(
-            "`warpt {}` exited with {}",
-            command.words().join(" "),
-            done.exit
-        );
-    }
-    output.read(&done.stdout).map_err(anyhow::Error::msg)
-}
 
 /// `warpt ci record`.
 pub fn record(args: &CiRecordArgs) -> Result<Outcome> {
     let (command, run_args) = split_command(&args.args, "ci record")?;
     rerun::check_reserved(command, &run_args, rerun::Runs::One)?;
-    let mut run = run_once(command, &run_args)?;
+    let mut run = TrialOutput::run_once(command, &run_args)?;
     if let Some(branch) = &args.branch
         && let Some(git) = run.manifest.as_mut().and_then(|m| m.git.as_mut())
     {
@@ -64,38 +38,7 @@ pub fn record(args: &CiRecordArgs) -> Result<Outcome> {
             history::open_existing(args.store.store.as_deref())?.0
         }
     };
-    let machine = run.system.as_ref().map(|s| s.os.hostname.clone());
-    let mut alerts = Vec::new();
-    let mut series = 0;
-    for r in run
-        .benchmarks
-        .iter()
-        .filter(|r| r.status == warpt_model::RunStatus::Passed)
-    {
-        for m in &r.metrics {
-            let rows = store.trend(&TrendQuery {
-                suite: Some(&r.spec.id.suite),
-                benchmark: &r.spec.id.name,
-                metric: &m.name,
-                tags: &m.tags,
-                machine: machine.as_deref(),
-            })?;
-            let values: Vec<f64> = rows.iter().map(|x| x.value).collect();
-            series += 1;
-            let steps = trend::change_points(&values);
-            if let Some(s) =
-                history_view::latest_regression(&steps, m.higher_is_better, args.threshold)
-            {
-                alerts.push(history_view::alert_line(
-                    &r.spec.id,
-                    m,
-                    s,
-                    &rows[s.index].run_id,
-                    rows.len(),
-                ));
-            }
-        }
-    }
+    let (series, alerts) = regression_alerts(&store, &run, args.threshold)?;
     println!(
         "ci record: run {} recorded; {series} metric series, {} ending after a regression",
         run.id,

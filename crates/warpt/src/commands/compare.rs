@@ -1,38 +1,12 @@
 //! `warpt benchmark compare BASE CURRENT`.
 
-use std::path::Path;
-
 use anyhow::Result;
 use warpt_model::BenchmarkSuiteRun;
 use warpt_report::{Options, render};
 
+use crate::Outcome;
 use crate::cli::{CompareArgs, CompareFormat};
-use crate::{Outcome, UsageError};
 use warpt_run::history;
-
-/// A run named by an export file or by an id in the store, with its label.
-pub fn load_side(what: &str, store: Option<&Path>) -> Result<(BenchmarkSuiteRun, String)> {
-    let path = Path::new(what);
-    if path.is_file() {
-        let text = std::fs::read_to_string(path).map_err(|e| UsageError(format!("{what}: {e}")))?;
-        let run = warpt_model::load_suite_run(&text)
-            .map_err(|e| UsageError(format!("{what}: not a warpt export: {e}")))?;
-        return Ok((run, what.to_string()));
-    }
-    let (store, p) = history::open_existing(store).map_err(|e| {
-        UsageError(format!(
-            "'{what}' is not a file, and there is no store to look it up in: {e}"
-        ))
-    })?;
-    let run = store.load_run(what).map_err(|e| {
-        UsageError(format!(
-            "'{what}' is neither a file nor a run in {}: {e}",
-            p
-        ))
-    })?;
-    let label = format!("run {}", run.id);
-    Ok((run, label))
-}
 
 /// Prints the comparison; exit status 1 when a metric regressed (or, with
 /// `--fail-on-inconclusive`, was inconclusive), 130 when the trials of
@@ -64,8 +38,8 @@ pub fn run(args: &CompareArgs) -> Result<Outcome> {
         ((b, bl), (c, cl))
     } else {
         (
-            load_side(&args.base, store)?,
-            load_side(&args.current, store)?,
+            history::load_side(&args.base, store)?,
+            history::load_side(&args.current, store)?,
         )
     };
     let options = Options {

@@ -63,31 +63,10 @@ pub fn run(args: &NoiseArgs) -> Result<Outcome> {
         };
         println!("{}", serde_json::to_string_pretty(&json)?);
     } else {
-        print!("{}", output::noise_profile(&entries));
-        println!(
-            "\nrun-to-run: robust CV (1.4826 x MAD / median) of the {} trial medians, (sd) the \
-             classical CV; within-run: what one run's 95% CI claims; band: what `benchmark \
-             compare` treats as noise: {NOISE_K} x the larger CV x {:.2} (its upper 90% bound from \
-             {} trials) for one run a side, / sqrt(3) for 3 trials a side",
-            args.repeat,
-            warpt_report::stats::spread_upper_factor(args.repeat as usize, noise::SPREAD_ALPHA),
-            args.repeat
+        print!(
+            "{}",
+            output::noise_report(&entries, &unprofiled, args.repeat)
         );
-        if !unprofiled.is_empty() {
-            println!(
-                "\nnot profiled (fewer than 3 undisturbed trials; compare calls their noise unknown):"
-            );
-            for u in &unprofiled {
-                println!(
-                    "  {} {} {}: {} of {} trials undisturbed",
-                    u.benchmark,
-                    u.metric,
-                    warpt_model::tag_label(&u.tags),
-                    u.undisturbed,
-                    u.trials
-                );
-            }
-        }
     }
     store
         .record_run(&run, &warpt_store::Source::Run)

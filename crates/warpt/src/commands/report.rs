@@ -1,7 +1,6 @@
 //! `warpt report RUN_OR_FILE...` and `warpt report --by machine`.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use anyhow::Result;
 use warpt_report::fleet;
@@ -9,9 +8,9 @@ use warpt_report::report::{self, Input};
 use warpt_store::CrossFilter;
 
 use crate::cli::{ReportArgs, ReportFormat};
-use crate::commands::compare::load_side;
 use crate::{Outcome, UsageError};
 use warpt_run::history;
+use warpt_run::history::load_side;
 
 /// Writes the report to stdout or `-o`.
 pub fn run(args: &ReportArgs) -> Result<Outcome> {
@@ -53,7 +52,7 @@ fn write(args: &ReportArgs, text: &str) -> Result<Outcome> {
     match (&args.output, args.format) {
         (Some(p), ReportFormat::Pdf) => {
             warpt_run::ExportTarget::prepare(p)?;
-            crate::pdf::print(text, p)?;
+            warpt_run::pdf::print(text, p)?;
             eprintln!("wrote {}", p.display());
         }
         (Some(p), _) => {
@@ -65,52 +64,9 @@ fn write(args: &ReportArgs, text: &str) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// `machines.toml`: `[machines.HOST] cost_per_hour = 3.2`.
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MachinesFile {
-    #[serde(default)]
-    machines: HashMap<String, MachineEntry>,
-}
-
-#[derive(Debug, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct MachineEntry {
-    cost_per_hour: Option<f64>,
-}
-
-/// Each host's price per hour from `machines.toml` (`--machines-file`, or
-/// `./machines.toml` when it exists).
-fn costs(file: Option<&Path>) -> Result<HashMap<String, f64>> {
-    let default = Path::new("machines.toml");
-    let path = match file {
-        Some(p) => p,
-        None if default.is_file() => default,
-        None => return Ok(HashMap::new()),
-    };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
-    let parsed: MachinesFile =
-        toml::from_str(&text).map_err(|e| UsageError(format!("{}: {e}", path.display())))?;
-    let mut out = HashMap::new();
-    for (host, entry) in parsed.machines {
-        if let Some(c) = entry.cost_per_hour {
-            if !(c.is_finite() && c > 0.0) {
-                return Err(UsageError(format!(
-                    "{}: [machines.{host}] cost_per_hour = {c}: a price above 0 is needed",
-                    path.display()
-                ))
-                .into());
-            }
-            out.insert(host, c);
-        }
-    }
-    Ok(out)
-}
-
 /// `warpt report --by machine`.
 fn by_machine(args: &ReportArgs) -> Result<Outcome> {
-    let costs = costs(args.machines_file.as_deref())?;
+    let costs = fleet::costs::load(args.machines_file.as_deref()).map_err(UsageError)?;
     let (store, location) = history::open_existing(args.store.store.as_deref())?;
     let filter = CrossFilter {
         machines: args.machine.clone(),

@@ -1,7 +1,6 @@
 //! `warpt results list|show|query|import`: the history store.
 
 use anyhow::{Context, Result};
-use comfy_table::Cell;
 use warpt_store::{Recorded, RunFilter, Source};
 
 use crate::cli::{
@@ -28,21 +27,7 @@ pub fn list(args: &ResultsListArgs) -> Result<Outcome> {
         println!("{}", serde_json::to_string_pretty(&runs)?);
         return Ok(Outcome::Success);
     }
-    let mut t = output::table(&[
-        "run", "started", "kind", "suite", "machine", "passed", "source",
-    ]);
-    for r in &runs {
-        t.add_row(vec![
-            Cell::new(&r.id),
-            Cell::new(r.start_time.as_deref().unwrap_or("-")),
-            Cell::new(&r.kind),
-            Cell::new(&r.suite),
-            Cell::new(r.hostname.as_deref().unwrap_or("-")),
-            Cell::new(format!("{}/{}", r.passed, r.benchmarks)),
-            Cell::new(&r.source),
-        ]);
-    }
-    println!("{t}");
+    println!("{}", output::runs(&runs));
     eprintln!("{} run(s)", runs.len());
     Ok(Outcome::Success)
 }
@@ -178,7 +163,7 @@ fn emit(text: &str, to: Option<&std::path::Path>) -> Result<()> {
 pub fn export(args: &ResultsExportArgs) -> Result<Outcome> {
     use warpt_report::exports;
     let store = args.store.store.as_deref();
-    let (run, label) = crate::commands::compare::load_side(&args.run, store)?;
+    let (run, label) = warpt_run::history::load_side(&args.run, store)?;
     if args.baseline.is_some() && args.format != ExportFormat::Junit {
         return Err(UsageError("--baseline applies to --format junit only".into()).into());
     }
@@ -212,7 +197,7 @@ pub fn export(args: &ResultsExportArgs) -> Result<Outcome> {
         ExportFormat::Junit => {
             let comparison = match &args.baseline {
                 Some(b) => {
-                    let (base, base_label) = crate::commands::compare::load_side(b, store)?;
+                    let (base, base_label) = warpt_run::history::load_side(b, store)?;
                     let flags = warpt_run::StoreChoice::from_flags(
                         store.map(std::path::Path::to_path_buf),
                         false,

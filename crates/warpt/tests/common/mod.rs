@@ -200,3 +200,40 @@ pub fn bench_run(name: &str, params: &[&str], seconds: &str) -> warpt_model::Ben
     }
     suite_run_of(cmd.args(["--duration", seconds, "--burnin-seconds", "0", "--json"]))
 }
+
+/// The arguments of `benchmark run --suite selftest --benchmark NAME` (the
+/// command also needs `WARPT_SELFTEST=1`).
+pub fn selftest_run(name: &str) -> [&str; 6] {
+    [
+        "benchmark",
+        "run",
+        "--suite",
+        "selftest",
+        "--benchmark",
+        name,
+    ]
+}
+
+/// `warpt benchmark run --benchmark NAME` (more arguments to add).
+pub fn bench_cmd(name: &str) -> assert_cmd::Command {
+    let mut cmd = warpt();
+    cmd.args(["benchmark", "run", "--benchmark", name]);
+    cmd
+}
+
+/// A run of micro's `mem_latency` over 1 MiB for 0.1 s: the quickest real
+/// benchmark (after `benchmark run`).
+pub const QUICK_MEM_LATENCY: [&str; 8] = [
+    "--benchmark",
+    "mem_latency",
+    "--duration",
+    "0.1",
+    "--burnin-seconds",
+    "0",
+    "--param",
+    "max_mb=1",
+];
+
+/// The plan of `--component ram` as `--dry-run --json` prints it (after
+/// `benchmark run`).
+pub const RAM_PLAN: [&str; 4] = ["--component", "ram", "--dry-run", "--json"];

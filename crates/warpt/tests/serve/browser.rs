@@ -160,6 +160,13 @@ impl Browser {
         }
     }
 
+    /// How many elements of the page match the CSS `selector`.
+    pub(crate) fn count(&mut self, selector: &str) -> u64 {
+        let n = self.eval(&format!("document.querySelectorAll('{selector}').length"));
+        n.as_u64()
+            .unwrap_or_else(|| panic!("count of {selector}: {n}"))
+    }
+
     /// Evaluates `expr` in the page (awaiting a promise); its value.
     pub(crate) fn eval(&mut self, expr: &str) -> Value {
         let r = self.call(

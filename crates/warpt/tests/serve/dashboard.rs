@@ -108,18 +108,8 @@ fn every_page_renders_in_chromium_without_errors_and_markup_stays_text() {
         b.eval("document.querySelector('#results-table tbody td:nth-child(2)').textContent"),
         "passed"
     );
-    assert!(
-        b.eval("document.querySelectorAll('svg .whisker').length")
-            .as_u64()
-            .unwrap()
-            >= 4
-    );
-    assert!(
-        b.eval("document.querySelectorAll('svg .box').length")
-            .as_u64()
-            .unwrap()
-            >= 1
-    );
+    assert!(b.count("svg .whisker") >= 4);
+    assert!(b.count("svg .box") >= 1);
     b.screenshot(&shots.join("run.png"));
 
     // Compare two real runs: verdicts and the speedup chart.
@@ -138,12 +128,7 @@ fn every_page_renders_in_chromium_without_errors_and_markup_stays_text() {
             .all(|v| ["improved", "regressed", "~", "inconclusive"].contains(&v.as_str())),
         "{verdicts:?}"
     );
-    assert!(
-        b.eval("document.querySelectorAll('svg .bar').length")
-            .as_u64()
-            .unwrap()
-            >= 1
-    );
+    assert!(b.count("svg .bar") >= 1);
     b.screenshot(&shots.join("compare.png"));
 
     // Trends: a line per machine, lab-b's step found and marked.
@@ -153,12 +138,7 @@ fn every_page_renders_in_chromium_without_errors_and_markup_stays_text() {
     );
     b.wait("document.querySelectorAll('svg path.line').length >= 2");
     b.wait("document.querySelectorAll('#steps-table tbody tr').length >= 1");
-    assert!(
-        b.eval("document.querySelectorAll('svg line.step').length")
-            .as_u64()
-            .unwrap()
-            >= 1
-    );
+    assert!(b.count("svg line.step") >= 1);
     assert!(
         b.eval("document.querySelector('#steps-table').textContent.includes('lab-b')")
             == json!(true)
@@ -248,22 +228,12 @@ fn every_page_renders_in_chromium_without_errors_and_markup_stays_text() {
     );
     b.wait("document.getElementById('live-state') && document.getElementById('live-state').textContent === 'finished'");
     b.wait("document.querySelectorAll('#live-results tbody tr').length >= 2");
-    assert!(
-        b.eval("document.querySelectorAll('#live-run svg path.line').length")
-            .as_u64()
-            .unwrap()
-            >= 1
-    );
+    assert!(b.count("#live-run svg path.line") >= 1);
     b.screenshot(&shots.join("live.png"));
     // The live run (monitored) in the run view: telemetry measured.
     let live_id = b.eval("document.querySelector('#live-run h2 a').textContent");
     b.open(&format!("{root}#/run/{}", live_id.as_str().unwrap()), "run");
-    assert!(
-        b.eval("document.querySelectorAll('#telemetry-table tbody tr').length")
-            .as_u64()
-            .unwrap()
-            >= 1
-    );
+    assert!(b.count("#telemetry-table tbody tr") >= 1);
     b.screenshot(&shots.join("run-telemetry.png"));
 
     assert_eq!(b.eval("typeof window.__pwned"), "undefined");

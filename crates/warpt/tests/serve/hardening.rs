@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::{Server, http, post_run, record_runs, start, start_with, warpt};
+use crate::{Server, cancel, http, post_run, record_runs, start, start_with, warpt};
 
 /// A raw request with the given head lines; the whole answer as text.
 fn raw(addr: &str, head: &str) -> String {
@@ -107,13 +107,7 @@ fn remote_callers_name_no_command_or_path_the_operator_did_not_allow() {
     );
     assert_eq!(status, 202, "{v}");
     let id = v["id"].as_str().unwrap().to_string();
-    http(
-        &server.addr,
-        "DELETE",
-        &format!("/api/v1/runs/{id}"),
-        Some(&server.token),
-        "",
-    );
+    cancel(&server, &id);
     // A NUL byte is a 400 naming the parameter, not a 500.
     let (status, v) = post_run(&server, &json!({"params": {"sam": "a\u{0}b"}}));
     assert_eq!((status, v["field"].as_str()), (400, Some("sam")), "{v}");

@@ -96,6 +96,18 @@ pub(crate) fn start_with(
     }
 }
 
+/// `DELETE /api/v1/runs/{id}` with the token: the status code.
+pub(crate) fn cancel(server: &Server, id: &str) -> u16 {
+    http(
+        &server.addr,
+        "DELETE",
+        &format!("/api/v1/runs/{id}"),
+        Some(&server.token),
+        "",
+    )
+    .0
+}
+
 /// One HTTP/1.1 request; the status and the body.
 pub(crate) fn http(
     addr: &str,

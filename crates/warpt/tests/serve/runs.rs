@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tungstenite::Message;
 use tungstenite::protocol::frame::coding::CloseCode;
 
-use crate::{Server, get, http, post_run as post, start};
+use crate::{Server, cancel, get, http, post_run as post, start};
 
 /// A tiny real run: one benchmark, a fraction of a second.
 fn tiny() -> Value {
@@ -171,13 +171,7 @@ fn runs_queue_and_execute_one_at_a_time_and_cancel_stops_a_running_one() {
     let (code, v) = post(&server, &json!({"suite": "micro", "benchmarks": ["nope"]}));
     assert_eq!(code, 400, "{v}");
     assert!(v["error"].as_str().unwrap().contains("nope"), "{v}");
-    let (code, _) = http(
-        &server.addr,
-        "DELETE",
-        "/api/v1/runs/nope",
-        Some(&server.token),
-        "",
-    );
+    let code = cancel(&server, "nope");
     assert_eq!(code, 404);
     let (code, _) = http(&server.addr, "DELETE", "/api/v1/runs/nope", None, "");
     assert_eq!(code, 401);
@@ -209,23 +203,11 @@ fn runs_queue_and_execute_one_at_a_time_and_cancel_stops_a_running_one() {
     assert!(metrics.contains("\nwarpt_runs_queued 2\n"), "{metrics}");
     assert!(metrics.contains("\nwarpt_runs_running 1\n"), "{metrics}");
     // Cancel b while queued, and the blocker while it measures.
-    let (code, _) = http(
-        &server.addr,
-        "DELETE",
-        &format!("/api/v1/runs/{b}"),
-        Some(&server.token),
-        "",
-    );
+    let code = cancel(&server, &b);
     assert_eq!(code, 200);
     assert_eq!(status(&server, &b)["state"], "cancelled");
     follow(&server, &blocker, |e| e["type"] == "sample");
-    let (code, _) = http(
-        &server.addr,
-        "DELETE",
-        &format!("/api/v1/runs/{blocker}"),
-        Some(&server.token),
-        "",
-    );
+    let code = cancel(&server, &blocker);
     assert_eq!(code, 202);
     let c = submit(&server, &tiny());
     let blocked = wait_for(&server, &blocker, "cancelled");
@@ -239,13 +221,7 @@ fn runs_queue_and_execute_one_at_a_time_and_cancel_stops_a_running_one() {
     let (code, run) = get(&server, &format!("/api/v1/runs/{blocker}"));
     assert_eq!(code, 200, "{run}");
     assert_eq!(run["interrupted"], true);
-    let (code, _) = http(
-        &server.addr,
-        "DELETE",
-        &format!("/api/v1/runs/{a}"),
-        Some(&server.token),
-        "",
-    );
+    let code = cancel(&server, &a);
     assert_eq!(code, 409);
     // Every submitted run, newest first, with how it ended.
     let (_, jobs) = get(&server, "/api/v1/jobs");
