@@ -92,7 +92,74 @@ impl Default for RunRequest {
     }
 }
 
+/// A field of a run request out of its range: which, and why.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{field}: {message}")]
+pub struct Invalid {
+    /// The field, as the server's JSON names it (`repeat`, `duration`, ...).
+    pub field: &'static str,
+    /// What is wrong with its value.
+    pub message: String,
+}
+
+/// Most passes `--repeat` makes.
+pub const MAX_REPEAT: u32 = 1000;
+/// Shortest monitor interval, seconds.
+pub const MIN_MONITOR_INTERVAL: f64 = 0.05;
+
 impl RunRequest {
+    /// Checks every setting against the range the command line enforces, so
+    /// a request built elsewhere (the server's JSON) is held to the same
+    /// rules: the first field out of range, named.
+    pub fn validate(&self) -> Result<(), Invalid> {
+        let bad = |field: &'static str, message: String| Err(Invalid { field, message });
+        let f = &self.settings;
+        let at_least_0 = [
+            ("duration", f.duration),
+            ("burnin_seconds", f.burnin_seconds),
+        ];
+        for (field, v) in at_least_0 {
+            if let Some(v) = v.filter(|v| !v.is_finite() || *v < 0.0) {
+                return bad(
+                    field,
+                    format!("{v} is negative or not finite; give seconds >= 0"),
+                );
+            }
+        }
+        if let Some(v) = f
+            .precision
+            .filter(|v| !v.is_finite() || *v <= 0.0 || *v > 100.0)
+        {
+            return bad("precision", format!("{v} is outside (0, 100] percent"));
+        }
+        if let Some(v) = f.timeout_multiplier.filter(|v| !v.is_finite() || *v <= 0.0) {
+            return bad(
+                "timeout_multiplier",
+                format!("{v} must be a positive number"),
+            );
+        }
+        if !(1..=MAX_REPEAT).contains(&self.repeat) {
+            return bad(
+                "repeat",
+                format!("{} is outside 1..={MAX_REPEAT}", self.repeat),
+            );
+        }
+        if let Some(m) = self
+            .monitor
+            .as_ref()
+            .filter(|m| !m.interval.is_finite() || m.interval < MIN_MONITOR_INTERVAL)
+        {
+            return bad(
+                "monitor_interval",
+                format!(
+                    "{} is below the shortest interval, {MIN_MONITOR_INTERVAL} s",
+                    m.interval
+                ),
+            );
+        }
+        Ok(())
+    }
+
     /// The `benchmark run` arguments that ask for this run (after
     /// `benchmark run`), for a child process. The store is left out when
     /// it is a `--store` location: a caller passes that in the environment
@@ -181,5 +248,73 @@ impl RunRequest {
             PlanSource::Select(s) => Some(s),
             PlanSource::Replay(_) => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_setting_out_of_range_is_named_and_the_defaults_pass() {
+        assert_eq!(RunRequest::default().validate(), Ok(()));
+        let field = |r: RunRequest| r.validate().unwrap_err().field;
+        let with = |f: Flags| RunRequest {
+            settings: f,
+            ..RunRequest::default()
+        };
+        assert_eq!(
+            field(with(Flags {
+                duration: Some(-1.0),
+                ..Flags::default()
+            })),
+            "duration"
+        );
+        assert_eq!(
+            field(with(Flags {
+                burnin_seconds: Some(f64::NAN),
+                ..Flags::default()
+            })),
+            "burnin_seconds"
+        );
+        assert_eq!(
+            field(with(Flags {
+                precision: Some(0.0),
+                ..Flags::default()
+            })),
+            "precision"
+        );
+        assert_eq!(
+            field(with(Flags {
+                timeout_multiplier: Some(-2.0),
+                ..Flags::default()
+            })),
+            "timeout_multiplier"
+        );
+        assert_eq!(
+            field(RunRequest {
+                repeat: 0,
+                ..RunRequest::default()
+            }),
+            "repeat"
+        );
+        assert_eq!(
+            field(RunRequest {
+                repeat: 1001,
+                ..RunRequest::default()
+            }),
+            "repeat"
+        );
+        let monitor = Some(MonitorRequest {
+            interval: 0.01,
+            output: None,
+        });
+        assert_eq!(
+            field(RunRequest {
+                monitor,
+                ..RunRequest::default()
+            }),
+            "monitor_interval"
+        );
     }
 }

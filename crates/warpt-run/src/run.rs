@@ -38,6 +38,7 @@ pub fn build_profile() -> &'static str {
 /// The plan and options a request resolves to, through the configuration
 /// layers (defaults < file < `WARPT_*` < flags).
 pub fn plan(request: &RunRequest, suites: &dyn Suites) -> Result<(Plan, RunOptions)> {
+    request.validate().map_err(|e| UsageError(e.to_string()))?;
     let mut flags = request.settings.clone();
     flags.store = request.store.flag().map(Path::to_path_buf);
     match &request.plan {

@@ -103,6 +103,10 @@ impl RunRequest {
                 return Err(ApiError::bad_field("components", e.to_string()));
             }
         }
+        // The same ranges the command line holds its flags to.
+        if let Err(e) = request.to_request().validate() {
+            return Err(ApiError::bad_field(e.field, e.to_string()));
+        }
         Ok(request)
     }
 
@@ -185,5 +189,14 @@ mod tests {
         assert_eq!(e.status, axum::http::StatusCode::BAD_REQUEST);
         let e = RunRequest::parse(r#"{"params":{"sam":"a\u0000b"}}"#).unwrap_err();
         assert_eq!(e.field.as_deref(), Some("sam"));
+        for (body, field) in [
+            (r#"{"repeat":0}"#, "repeat"),
+            (r#"{"duration":-1}"#, "duration"),
+            (r#"{"monitor_interval":0.001}"#, "monitor_interval"),
+            (r#"{"components":["cpu","tpu"]}"#, "components"),
+        ] {
+            let e = RunRequest::parse(body).unwrap_err();
+            assert_eq!(e.field.as_deref(), Some(field), "{body}");
+        }
     }
 }
