@@ -119,3 +119,24 @@ impl ExportTarget {
         Ok(path)
     }
 }
+
+/// Says what the monitor cost (its own CPU time, `overhead`, a share of
+/// one core) and writes its `timeline` to `target` (`--monitor-output`),
+/// if one was given.
+pub fn finish_timeline(
+    timeline: &[warpt_model::TelemetrySample],
+    overhead: f64,
+    target: Option<ExportTarget>,
+) -> Result<()> {
+    eprintln!(
+        "monitor: {} samples; its own CPU time was {:.3}% of one core",
+        timeline.len(),
+        overhead * 100.0
+    );
+    if let Some(target) = target {
+        let shown = target.path().display().to_string();
+        target.write_json(&timeline)?;
+        eprintln!("monitor timeline written to {shown}");
+    }
+    Ok(())
+}

@@ -270,16 +270,7 @@ pub fn run(
                 ParamValue::Int(timeline.len() as i64),
             );
         }
-        eprintln!(
-            "monitor: {} samples; its own CPU time was {:.3}% of one core",
-            timeline.len(),
-            overhead * 100.0
-        );
-        if let Some(target) = monitor_target {
-            let shown = target.path().display().to_string();
-            target.write_json(&timeline)?;
-            eprintln!("monitor timeline written to {shown}");
-        }
+        crate::export::finish_timeline(&timeline, overhead, monitor_target)?;
     }
     let exported = match export {
         Some(target) => {

@@ -120,16 +120,7 @@ pub fn stress(
             outcome.duration_s,
             &missing,
         ));
-        eprintln!(
-            "monitor: {} samples; its own CPU time was {:.3}% of one core",
-            timeline.len(),
-            overhead * 100.0
-        );
-        if let Some(t) = monitor_target {
-            let shown = t.path().display().to_string();
-            t.write_json(&timeline)?;
-            eprintln!("monitor timeline written to {shown}");
-        }
+        crate::export::finish_timeline(&timeline, overhead, monitor_target)?;
     }
     let run = StressRun {
         id: warpt_harness::new_run_id(start),
