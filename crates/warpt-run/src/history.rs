@@ -167,3 +167,53 @@ pub fn load_side(what: &str, store: Option<&Path>) -> Result<(BenchmarkSuiteRun,
     let label = format!("run {}", run.id);
     Ok((run, label))
 }
+
+/// One file recorded by [`import_files`].
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Imported {
+    /// The file, as given.
+    pub file: String,
+    /// The format it was read as (`warpt`, `hyperfine`, ...).
+    pub format: &'static str,
+    /// The run it holds.
+    pub run_id: String,
+    /// Its suite.
+    pub suite: String,
+    /// Its benchmark count.
+    pub benchmarks: usize,
+    /// Whether it was new to the store (false: already there).
+    pub added: bool,
+}
+
+/// Reads every file (warpt's own export, or a tool's file in the format
+/// named `forced` or recognised) before recording any — a file that does
+/// not read is a usage error and nothing is recorded — then records each
+/// into the store at `location` as an import.
+pub fn import_files(
+    location: &Location,
+    files: &[PathBuf],
+    forced: Option<&str>,
+) -> Result<Vec<Imported>> {
+    let mut runs = Vec::new();
+    for file in files {
+        let (format, run) =
+            warpt_import::read_any(file, forced).map_err(|e| UsageError(e.to_string()))?;
+        runs.push((file, format, run));
+    }
+    let mut store =
+        Store::open(location).with_context(|| format!("opening the store {location}"))?;
+    let mut out = Vec::new();
+    for (file, format, run) in runs {
+        let source = Source::Import(file.display().to_string());
+        let added = matches!(store.record_run(&run, &source)?, Recorded::Added);
+        out.push(Imported {
+            file: file.display().to_string(),
+            format,
+            run_id: run.id.clone(),
+            suite: run.suite.clone(),
+            benchmarks: run.benchmarks.len(),
+            added,
+        });
+    }
+    Ok(out)
+}

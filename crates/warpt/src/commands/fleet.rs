@@ -10,7 +10,7 @@ use warpt_fleet::script::Nodes;
 use warpt_fleet::{FleetError, JobDir, Phase, Slurm, Submission, Watched, node_statuses};
 use warpt_run::child::ChildRun;
 use warpt_run::outcome::ChildExit;
-use warpt_store::{Location, Recorded, Source, Store};
+use warpt_store::Location;
 
 use crate::cli::{FleetCollectArgs, FleetStatusArgs, FleetSubmitArgs};
 use crate::{Outcome, UsageError};
@@ -226,21 +226,18 @@ pub fn collect(args: &FleetCollectArgs) -> Result<Outcome> {
     let records = job_dir.records().map_err(fleet_error)?;
     let exports = job_dir.exports().map_err(fleet_error)?;
     let location = history::path(args.store.store.as_deref(), None)?;
-    let mut store =
-        Store::open(&location).with_context(|| format!("opening the store {location}"))?;
-    let mut imported = Vec::new();
-    for (node, path) in &exports {
-        let text =
-            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-        let run = warpt_model::load_suite_run(&text)
-            .map_err(|e| UsageError(format!("{}: not a warpt export: {e}", path.display())))?;
-        let added = store.record_run(&run, &Source::Import(path.display().to_string()))?;
-        imported.push(serde_json::json!({
-            "node": node,
-            "run_id": run.id,
-            "added": added == Recorded::Added,
-        }));
-    }
+    let files: Vec<_> = exports.iter().map(|(_, p)| p.clone()).collect();
+    let imported: Vec<serde_json::Value> = history::import_files(&location, &files, Some("warpt"))?
+        .into_iter()
+        .zip(&exports)
+        .map(|(i, (node, _))| {
+            serde_json::json!({
+                "node": node,
+                "run_id": i.run_id,
+                "added": i.added,
+            })
+        })
+        .collect();
     let statuses = node_statuses(info.as_ref(), &[], &records);
     let missing = warpt_fleet::missing(&statuses, &exports);
     if args.json {

@@ -1,7 +1,7 @@
 //! `warpt results list|show|query|import`: the history store.
 
-use anyhow::{Context, Result};
-use warpt_store::{Recorded, RunFilter, Source};
+use anyhow::Result;
+use warpt_store::RunFilter;
 
 use crate::cli::{
     ExportFormat, ResultsExportArgs, ResultsImportArgs, ResultsListArgs, ResultsQueryArgs,
@@ -95,43 +95,21 @@ pub fn query(args: &ResultsQueryArgs) -> Result<Outcome> {
 
 /// `warpt results import`: every file is read and checked before any is recorded.
 pub fn import(args: &ResultsImportArgs) -> Result<Outcome> {
-    let forced = args.format.as_deref();
-    let mut runs = Vec::new();
-    for file in &args.files {
-        let (format, run) =
-            warpt_import::read_any(file, forced).map_err(|e| UsageError(e.to_string()))?;
-        runs.push((file, format, run));
-    }
     let path = history::path(args.store.store.as_deref(), None)?;
-    let mut store =
-        warpt_store::Store::open(&path).with_context(|| format!("opening the store {path}"))?;
-    let mut report = Vec::new();
-    for (file, format, run) in runs {
-        let source = Source::Import(file.display().to_string());
-        let added = matches!(store.record_run(&run, &source)?, Recorded::Added);
-        if !args.json {
-            if added {
-                eprintln!(
-                    "imported {} ({format}, {} benchmarks) as run {}",
-                    file.display(),
-                    run.benchmarks.len(),
-                    run.id
-                );
-            } else {
-                eprintln!("{}: run {} is already in the store", file.display(), run.id);
-            }
-        }
-        report.push(serde_json::json!({
-            "file": file.display().to_string(),
-            "format": format,
-            "run_id": run.id,
-            "suite": run.suite,
-            "benchmarks": run.benchmarks.len(),
-            "added": added,
-        }));
-    }
+    let report = history::import_files(&path, &args.files, args.format.as_deref())?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(Outcome::Success);
+    }
+    for i in &report {
+        if i.added {
+            eprintln!(
+                "imported {} ({}, {} benchmarks) as run {}",
+                i.file, i.format, i.benchmarks, i.run_id
+            );
+        } else {
+            eprintln!("{}: run {} is already in the store", i.file, i.run_id);
+        }
     }
     Ok(Outcome::Success)
 }
