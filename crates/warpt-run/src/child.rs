@@ -7,7 +7,7 @@
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::thread::JoinHandle;
 
@@ -26,15 +26,12 @@ enum Stderr {
 /// A `warpt` command to start.
 pub struct ChildRun {
     command: Command,
-    program: PathBuf,
     stderr: Stderr,
-    stdout_file: bool,
 }
 
 /// A started child.
 pub struct Running {
     child: Child,
-    program: PathBuf,
     stderr: Option<JoinHandle<String>>,
     stderr_file: Option<File>,
 }
@@ -81,9 +78,7 @@ impl ChildRun {
             .stdout(Stdio::piped());
         ChildRun {
             command,
-            program: program.to_path_buf(),
             stderr: Stderr::Capture,
-            stdout_file: false,
         }
     }
 
@@ -140,14 +135,8 @@ impl ChildRun {
     /// Writes stdout and stderr both to `log` (opened for reading too).
     pub fn all_output_to(mut self, log: File) -> std::io::Result<Self> {
         self.command.stdout(log.try_clone()?);
-        self.stdout_file = true;
         self.stderr = Stderr::File(log);
         Ok(self)
-    }
-
-    /// The command line, for messages.
-    pub fn program_path(&self) -> &Path {
-        &self.program
     }
 
     /// Starts it.
@@ -175,7 +164,6 @@ impl ChildRun {
         });
         Ok(Running {
             child,
-            program: self.program,
             stderr,
             stderr_file,
         })
@@ -198,11 +186,6 @@ impl Running {
     /// The child's process id.
     pub fn id(&self) -> u32 {
         self.child.id()
-    }
-
-    /// The program it runs.
-    pub fn program(&self) -> &Path {
-        &self.program
     }
 
     /// Calls `line` with each line of stdout as it comes, until it closes.

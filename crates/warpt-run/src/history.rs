@@ -40,15 +40,6 @@ impl StoreChoice {
             _ => None,
         }
     }
-
-    /// The command-line flags that say the same to a child run.
-    pub fn to_args(&self) -> Vec<std::ffi::OsString> {
-        match self {
-            StoreChoice::Configured => Vec::new(),
-            StoreChoice::At(p) => vec!["--store".into(), p.into()],
-            StoreChoice::Off => vec!["--no-store".into()],
-        }
-    }
 }
 
 /// The store: `--store`, else `WARPT_STORE`, else `store` in the

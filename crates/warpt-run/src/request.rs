@@ -15,7 +15,8 @@ pub struct RunRequest {
     /// What to run: a selection, or a stored run again.
     pub plan: PlanSource,
     /// The settings given as flags (the top configuration layer); the
-    /// file, the environment and the defaults fill the rest.
+    /// file, the environment and the defaults fill the rest. Its `store` is
+    /// not read: [`RunRequest::store`] says where the run goes.
     pub settings: Flags,
     /// `--config`: the configuration file (else the one found).
     pub config: Option<PathBuf>,
@@ -240,14 +241,6 @@ impl RunRequest {
             a.push("--events".into());
         }
         a
-    }
-
-    /// The selection, when the plan is one.
-    pub fn select(&self) -> Option<&Select> {
-        match &self.plan {
-            PlanSource::Select(s) => Some(s),
-            PlanSource::Replay(_) => None,
-        }
     }
 }
 

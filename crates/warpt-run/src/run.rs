@@ -174,8 +174,6 @@ pub struct Ran {
     pub run: BenchmarkSuiteRun,
     /// How it ended.
     pub outcome: RunOutcome,
-    /// Where the export went, if anywhere.
-    pub exported: Option<PathBuf>,
 }
 
 /// Runs `plan` with `progress`, Ctrl-C handling and the start-of-run
@@ -272,19 +270,14 @@ pub fn run(
         }
         crate::export::finish_timeline(&timeline, overhead, monitor_target)?;
     }
-    let exported = match export {
-        Some(target) => {
-            let shown = target.path().display().to_string();
-            let path = target.write(&suite_run)?;
-            eprintln!("exported {shown}");
-            Some(path)
-        }
-        None => None,
-    };
+    if let Some(target) = export {
+        let shown = target.path().display().to_string();
+        target.write(&suite_run)?;
+        eprintln!("exported {shown}");
+    }
     history::record_run(&request.store, request.config.as_deref(), &suite_run);
     Ok(Ran {
         outcome: RunOutcome::of(&suite_run),
         run: suite_run,
-        exported,
     })
 }
