@@ -5,13 +5,15 @@
 //! configuration layers, the server's JSON or a stored run) goes through
 //! [`run()`] — plan, workers, monitor, export, store — to a
 //! [`RunOutcome`], whose exit status has one rule. Runs in another process
-//! go through [`child`]; interleaved A/B trials through [`trials`].
+//! go through [`child`]; interleaved A/B trials through [`trials`]; fleet
+//! jobs through Slurm in [`fleet`].
 
 pub mod child;
 pub mod ci;
 pub mod config;
 pub mod events;
 pub mod export;
+pub mod fleet;
 pub mod history;
 pub mod interrupt;
 pub mod noise;

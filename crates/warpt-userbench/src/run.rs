@@ -150,6 +150,42 @@ pub enum Event<'a> {
     },
 }
 
+impl Event<'_> {
+    /// The progress line a terminal shows for this event, if any: the unit
+    /// starting, each trial's p50 latency, and a result that did not pass.
+    pub fn line(&self) -> Option<String> {
+        match self {
+            Event::Started { id, index, total } => Some(format!("[{}/{total}] {id}", index + 1)),
+            Event::Trial {
+                id,
+                round,
+                rounds,
+                result,
+            } => Some(format!(
+                "    round {round}/{rounds} {id}: {}",
+                result
+                    .metrics
+                    .iter()
+                    .find(|m| m.name == "latency_ms")
+                    .map_or("no latency".into(), |m| format!("p50 {:.4} ms", m.value))
+            )),
+            Event::Finished { result } if result.status != RunStatus::Passed => {
+                let why = result
+                    .error_message
+                    .as_deref()
+                    .and_then(|m| m.lines().next())
+                    .unwrap_or("");
+                Some(format!(
+                    "    {} {}: {why}",
+                    result.spec.id.name,
+                    result.status.as_str()
+                ))
+            }
+            Event::Finished { .. } => None,
+        }
+    }
+}
+
 /// One file at one combination, planned.
 struct Unit {
     id: String,

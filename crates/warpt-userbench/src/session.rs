@@ -1,14 +1,143 @@
-//! What `warpt harness run` does around the run itself: choosing the
-//! `--targets`, describing the environment (`env.json`), finding the
-//! earlier summary `--compare-to` names, and the layout of the report
-//! directory. The front end only writes the files and prints.
+//! What `warpt harness run` does around the run itself: the tree and its
+//! `--targets` ([`Tree`]), describing the environment (`env.json`), finding
+//! the earlier summary `--compare-to` names, and the report directory
+//! ([`write_reports`]). The front end layers the settings, gives a writer
+//! for files and prints.
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use warpt_model::BenchmarkSuiteRun;
 
-use crate::discover::Manifest;
+use crate::config::BenchConfig;
+use crate::discover::{DiscoverError, Manifest, discover};
+use crate::profile::{Profiler, profile_tree};
+use crate::regressions::{self, Thresholds};
+use crate::run::Settings;
 use crate::summary::Summary;
+
+/// A tree found, narrowed to its targets and configured: what a harness
+/// run measures. Every `bench.yaml` is read here, before anything runs.
+#[derive(Debug)]
+pub struct Tree {
+    /// The pairs and kernels to run.
+    pub manifest: Manifest,
+    /// The configuration of each benchmark directory.
+    pub configs: BTreeMap<PathBuf, BenchConfig>,
+}
+
+/// Why a tree cannot be run.
+#[derive(Debug, thiserror::Error)]
+pub enum TreeError {
+    /// The request is wrong: not a directory, a target naming nothing, a
+    /// bad `bench.yaml` (a usage error).
+    #[error(transparent)]
+    Refused(#[from] Refused),
+    /// A directory or file of the tree could not be read.
+    #[error(transparent)]
+    Read(DiscoverError),
+}
+
+impl Tree {
+    /// Discovers the tree at `root` (plus kernel directories `kernel_paths`),
+    /// keeps `targets` (all when empty) and reads every configuration.
+    pub fn load(
+        root: &Path,
+        kernel_paths: &[PathBuf],
+        targets: &[String],
+    ) -> Result<Tree, TreeError> {
+        let manifest = discover(root, kernel_paths).map_err(|e| match e {
+            DiscoverError::NotADirectory(_) => TreeError::Refused(Refused(e.to_string())),
+            other => TreeError::Read(other),
+        })?;
+        let manifest = select(manifest, targets)?;
+        let configs = crate::run::load_configs(&manifest).map_err(|e| Refused(e.to_string()))?;
+        Ok(Tree { manifest, configs })
+    }
+}
+
+/// An earlier summary to compare a run with (`--compare-to`).
+#[derive(Debug)]
+pub struct Earlier {
+    /// The summary, from [`earlier`].
+    pub summary: Summary,
+    /// Where it came from.
+    pub label: String,
+    /// What counts as a regression.
+    pub thresholds: Thresholds,
+}
+
+/// What [`write_reports`] found against the `--compare-to` summary.
+#[derive(Debug)]
+pub struct Regressions {
+    /// How many benchmarks regressed or drifted.
+    pub count: usize,
+    /// Where the earlier summary came from.
+    pub against: String,
+    /// `regressions.md` as written.
+    pub path: PathBuf,
+}
+
+/// The reports a finished run left in the output directory.
+#[derive(Debug)]
+pub struct Reports {
+    /// `summary.json`'s content.
+    pub summary: Summary,
+    /// The comparison with the earlier summary, when one was given.
+    pub regressions: Option<Regressions>,
+}
+
+/// Writes a finished run's report directory through `write` (a path relative
+/// to the output directory and its text → the path written): `env.json`,
+/// one file per result, `summary.json`/`.md`, `regressions.md` against
+/// `before`, then runs `profiler` once over the tree when one is asked for.
+pub fn write_reports<E: From<serde_json::Error>>(
+    run: &BenchmarkSuiteRun,
+    tree: &Tree,
+    settings: &Settings,
+    root: &Path,
+    before: Option<Earlier>,
+    profiler: Option<Profiler>,
+    write: &mut dyn FnMut(&str, &str) -> Result<PathBuf, E>,
+) -> Result<Reports, E> {
+    let env = env_json(
+        run,
+        &settings.python,
+        root,
+        &settings.tool_version,
+        &settings.build_profile,
+    );
+    write("env.json", &serde_json::to_string_pretty(&env)?)?;
+    let summary = Summary::of(run);
+    for (name, text) in report_files(run, &summary)? {
+        write(&name, &text)?;
+    }
+    let regressions = match before {
+        Some(e) => {
+            let report = regressions::compare(&e.summary, &summary, &e.thresholds);
+            let text = regressions::markdown(&report, &e.label, &run.id, &e.thresholds);
+            Some(Regressions {
+                count: report.regressions.len(),
+                path: write("regressions.md", &text)?,
+                against: e.label,
+            })
+        }
+        None => None,
+    };
+    if let Some(tool) = profiler {
+        profile_tree(
+            tool,
+            &tree.manifest,
+            &tree.configs,
+            settings,
+            &settings.output_dir,
+        );
+    }
+    Ok(Reports {
+        summary,
+        regressions,
+    })
+}
 
 /// A `--targets` entry or a `--compare-to` value that names nothing.
 #[derive(Debug, thiserror::Error)]

@@ -4,12 +4,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use warpt_model::RunStatus;
-use warpt_userbench::discover::{DiscoverError, discover};
-use warpt_userbench::regressions::{self, Thresholds};
-use warpt_userbench::run::{self as harness, Event, Layered, Settings};
-use warpt_userbench::session;
-use warpt_userbench::summary::Summary;
+use warpt_userbench::regressions::Thresholds;
+use warpt_userbench::run::{self as harness, Layered, Settings};
+use warpt_userbench::session::{self, Tree, TreeError};
 
 use crate::cli::{HarnessRunArgs, ProfilerChoice};
 use crate::{Outcome, UsageError};
@@ -38,12 +35,10 @@ fn layered<T: Copy>(s: &warpt_run::config::Setting<T>) -> Layered<T> {
 
 /// Runs a tree (`warpt harness run`).
 pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
-    let manifest = discover(&args.dir, &args.paths).map_err(|e| match e {
-        DiscoverError::NotADirectory(_) => anyhow::Error::new(UsageError(e.to_string())),
-        other => anyhow::Error::new(other),
+    let tree = Tree::load(&args.dir, &args.paths, &args.targets).map_err(|e| match e {
+        TreeError::Refused(r) => refused(r),
+        other => other.into(),
     })?;
-    let manifest = session::select(manifest, &args.targets).map_err(refused)?;
-    let configs = harness::load_configs(&manifest).map_err(|e| UsageError(e.to_string()))?;
     if args.rounds < 2 && args.regression_threshold > 0.0 {
         eprintln!("note: --rounds 1 gives no paired test; speedups carry no significance");
     }
@@ -75,16 +70,26 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
         store.load_run(id).ok()
     };
     let before = match &args.compare_to {
-        Some(what) => Some(
-            session::earlier(what, &args.dir, &out_dir.join("summary.json"), &stored)
-                .map_err(refused)?,
-        ),
+        Some(what) => {
+            let (summary, label) =
+                session::earlier(what, &args.dir, &out_dir.join("summary.json"), &stored)
+                    .map_err(refused)?;
+            let thresholds = Thresholds {
+                latency_pct: args.latency_threshold,
+                accuracy_drift: args.accuracy_drift,
+            };
+            Some(session::Earlier {
+                summary,
+                label,
+                thresholds,
+            })
+        }
         None => None,
     };
     write(
         &out_dir,
         "manifest.json",
-        &serde_json::to_string_pretty(&manifest)?,
+        &serde_json::to_string_pretty(&tree.manifest)?,
     )?;
     let interrupt = warpt_run::interrupt::install_handler()?;
     let settings = Settings {
@@ -104,78 +109,37 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
         build_profile: warpt_run::build_profile().into(),
         command_line: std::env::args().collect(),
     };
-    let mut report = |e: Event<'_>| match e {
-        Event::Started { id, index, total } => eprintln!("[{}/{total}] {id}", index + 1),
-        Event::Trial {
-            id,
-            round,
-            rounds,
-            result,
-        } => eprintln!(
-            "    round {round}/{rounds} {id}: {}",
-            result
-                .metrics
-                .iter()
-                .find(|m| m.name == "latency_ms")
-                .map_or("no latency".into(), |m| format!("p50 {:.4} ms", m.value))
-        ),
-        Event::Finished { result } => {
-            if result.status != RunStatus::Passed {
-                let why = result
-                    .error_message
-                    .as_deref()
-                    .and_then(|m| m.lines().next())
-                    .unwrap_or("");
-                eprintln!(
-                    "    {} {}: {why}",
-                    result.spec.id.name,
-                    result.status.as_str()
-                );
-            }
+    let run = harness::run(&tree.manifest, &tree.configs, &settings, &mut |e| {
+        if let Some(line) = e.line() {
+            eprintln!("{line}");
         }
-    };
-    let run = harness::run(&manifest, &configs, &settings, &mut report);
-    let env = session::env_json(
+    });
+    let profiler = args.profile.map(|tool| match tool {
+        ProfilerChoice::Perf => Profiler::Perf,
+        ProfilerChoice::PySpy => Profiler::PySpy,
+        ProfilerChoice::Nsys => Profiler::Nsys,
+        ProfilerChoice::Ncu => Profiler::Ncu,
+        ProfilerChoice::Torch => Profiler::Torch,
+    });
+    let reports = session::write_reports(
         &run,
-        &args.python,
+        &tree,
+        &settings,
         &args.dir,
-        env!("CARGO_PKG_VERSION"),
-        warpt_run::build_profile(),
-    );
-    write(&out_dir, "env.json", &serde_json::to_string_pretty(&env)?)?;
-    let summary = Summary::of(&run);
-    for (name, text) in session::report_files(&run, &summary)? {
-        write(&out_dir, &name, &text)?;
-    }
-    let mut regressed = false;
-    if let Some((earlier, label)) = before {
-        let t = Thresholds {
-            latency_pct: args.latency_threshold,
-            accuracy_drift: args.accuracy_drift,
-        };
-        let report = regressions::compare(&earlier, &summary, &t);
-        regressed = !report.regressions.is_empty();
-        let path = write(
-            &out_dir,
-            "regressions.md",
-            &regressions::markdown(&report, &label, &run.id, &t),
-        )?;
+        before,
+        profiler,
+        &mut |name, text| write(&out_dir, name, text),
+    )?;
+    if let Some(r) = &reports.regressions {
         eprintln!(
-            "{} regression(s) against {label}: {}",
-            report.regressions.len(),
-            path.display()
+            "{} regression(s) against {}: {}",
+            r.count,
+            r.against,
+            r.path.display()
         );
     }
-    if let Some(tool) = args.profile {
-        let tool = match tool {
-            ProfilerChoice::Perf => Profiler::Perf,
-            ProfilerChoice::PySpy => Profiler::PySpy,
-            ProfilerChoice::Nsys => Profiler::Nsys,
-            ProfilerChoice::Ncu => Profiler::Ncu,
-            ProfilerChoice::Torch => Profiler::Torch,
-        };
-        warpt_userbench::profile::profile_tree(tool, &manifest, &configs, &settings, &out_dir);
-    }
+    let summary = reports.summary;
+    let regressed = reports.regressions.is_some_and(|r| r.count > 0);
     warpt_run::history::record_run(&args.store.choice(), None, &run);
     if let Some(target) = export {
         let path = target.write(&run)?;
