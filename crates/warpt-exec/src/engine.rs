@@ -53,6 +53,8 @@ pub struct JobResult {
 pub trait Observer {
     /// A job finished one measured run.
     fn run_done(&self, job: &Job, runs: usize, sample: &Sample);
+    /// The shell's spawn time was measured (before any job runs).
+    fn calibrated(&self, _cost: &ShellCost) {}
 }
 
 /// Observes nothing.

@@ -8,6 +8,7 @@
 //! - [`engine`]: the shell's spawn time, set-up, warm-up, interleaved
 //!   rounds to each command's stopping rule, clean-up;
 //! - [`report`]: one `exec` suite run and hyperfine's summary lines;
+//! - [`session`]: one invocation: calibrate, measure, report;
 //! - [`hyperfine`]: hyperfine's JSON, Markdown and CSV exports;
 //! - [`declared`]: commands declared as `[[benchmarks]]` in configuration,
 //!   the `user` suite under warpt's whole harness.
@@ -17,6 +18,7 @@ pub mod engine;
 pub mod hyperfine;
 pub mod plan;
 pub mod report;
+pub mod session;
 pub mod spawn;
 
 pub use engine::{JobResult, ShellCost, calibrate, measure, shell_cost};

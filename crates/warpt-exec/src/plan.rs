@@ -28,6 +28,34 @@ pub struct Parameter {
 }
 
 impl Parameter {
+    /// The parameter hyperfine's flags give: `--parameter-scan NAME MIN
+    /// MAX` (`step`, default 1) or `--parameter-list NAME V1,V2,...`; none
+    /// when neither is given.
+    pub fn from_flags(
+        scan: &[String],
+        step: Option<f64>,
+        list: &[String],
+    ) -> Result<Option<Self>, ExecError> {
+        match (scan, list) {
+            ([name, min, max], []) => {
+                let num = |v: &str, what: &str| {
+                    v.parse::<f64>().map_err(|_| {
+                        ExecError::Usage(format!(
+                            "--parameter-scan {name}: {what} '{v}' is not a number"
+                        ))
+                    })
+                };
+                let (min, max) = (num(min, "MIN")?, num(max, "MAX")?);
+                Ok(Some(Parameter::scan(name, min, max, step.unwrap_or(1.0))?))
+            }
+            ([], [name, values]) => Ok(Some(Parameter {
+                name: name.clone(),
+                values: values.split(',').map(str::to_string).collect(),
+            })),
+            _ => Ok(None),
+        }
+    }
+
     /// `--parameter-scan NAME MIN MAX [--parameter-step-size D]`: MIN,
     /// MIN + D, ... up to MAX (integers print without a decimal point).
     pub fn scan(name: &str, min: f64, max: f64, step: f64) -> Result<Self, ExecError> {
@@ -163,6 +191,19 @@ impl ExecPlan {
         if self.commands.is_empty() {
             return Err(ExecError::Usage("give at least one command".into()));
         }
+        if self.min_time > self.max_time {
+            return Err(ExecError::Usage(format!(
+                "--min-time {} is above --max-time {}",
+                self.min_time.as_secs_f64(),
+                self.max_time.as_secs_f64()
+            )));
+        }
+        if self.min_runs > self.max_runs {
+            return Err(ExecError::Usage(format!(
+                "--min-runs {} is above --max-runs {}",
+                self.min_runs, self.max_runs
+            )));
+        }
         if self.prepare.len() > 1 && self.prepare.len() != self.commands.len() {
             return Err(ExecError::Usage(format!(
                 "--prepare given {} times for {} commands: give it once, or once per command",
@@ -230,6 +271,21 @@ impl ExecPlan {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    fn strings(v: &[&str]) -> Vec<String> {
+        v.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn hyperfines_parameter_flags_become_one_parameter() {
+        let scan = Parameter::from_flags(&strings(&["n", "1", "2"]), Some(0.5), &[]).unwrap();
+        assert_eq!(scan.unwrap().values, ["1", "1.5", "2"]);
+        let list = Parameter::from_flags(&[], None, &strings(&["t", "a,b"])).unwrap();
+        assert_eq!(list.unwrap().values, ["a", "b"]);
+        assert!(Parameter::from_flags(&[], None, &[]).unwrap().is_none());
+        let bad = Parameter::from_flags(&strings(&["n", "x", "2"]), None, &[]).unwrap_err();
+        assert!(bad.to_string().contains("MIN 'x' is not a number"), "{bad}");
+    }
 
     #[test]
     fn scans_and_lists_expand_every_command() {

@@ -34,6 +34,18 @@ pub enum Output {
     Capture,
 }
 
+impl Output {
+    /// `--output`'s value: `null`, `pipe`, `inherit`, or a file to append to.
+    pub fn parse(s: &str) -> Output {
+        match s {
+            "null" => Output::Null,
+            "pipe" => Output::Pipe,
+            "inherit" => Output::Inherit,
+            file => Output::File(file.into()),
+        }
+    }
+}
+
 /// What a run wrote, with [`Output::Capture`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Captured {

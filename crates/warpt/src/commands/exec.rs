@@ -1,5 +1,6 @@
-//! `warpt exec`: flags to an [`ExecPlan`], measure, print as hyperfine
-//! does (plus warpt's table), export, record.
+//! `warpt exec`: flags to an [`ExecPlan`], measured by
+//! [`warpt_exec::session`], printed as hyperfine does (plus warpt's table),
+//! exported, recorded.
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -7,12 +8,13 @@ use std::time::Duration;
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use warpt_exec::engine::Observer;
-use warpt_exec::hyperfine::time;
-use warpt_exec::{ExecError, ExecPlan, Job, Output, Parameter, Sample, Shell};
+use warpt_exec::session::{Session, calibration_line};
+use warpt_exec::{
+    ExecError, ExecPlan, Job, JobResult, Output, Parameter, Sample, Shell, ShellCost, hyperfine,
+};
 
 use crate::cli::ExecArgs;
 use crate::{Outcome, UsageError};
-use warpt_report::terminal as output;
 use warpt_run::ExportTarget;
 
 fn usage(e: ExecError) -> anyhow::Error {
@@ -23,51 +25,12 @@ fn usage(e: ExecError) -> anyhow::Error {
 }
 
 fn plan(args: &ExecArgs) -> Result<ExecPlan> {
-    let parameter = match (&args.parameter_scan[..], &args.parameter_list[..]) {
-        ([name, min, max], []) => {
-            let num = |v: &str, what: &str| {
-                v.parse::<f64>().map_err(|_| {
-                    UsageError(format!(
-                        "--parameter-scan {name}: {what} '{v}' is not a number"
-                    ))
-                })
-            };
-            Some(
-                Parameter::scan(
-                    name,
-                    num(min, "MIN")?,
-                    num(max, "MAX")?,
-                    args.parameter_step_size.unwrap_or(1.0),
-                )
-                .map_err(usage)?,
-            )
-        }
-        ([], [name, values]) => Some(Parameter {
-            name: name.clone(),
-            values: values.split(',').map(str::to_string).collect(),
-        }),
-        _ => None,
-    };
-    let output = match args.output.as_str() {
-        "null" => Output::Null,
-        "pipe" => Output::Pipe,
-        "inherit" => Output::Inherit,
-        file => Output::File(file.into()),
-    };
-    if args.min_time > args.max_time {
-        return Err(UsageError(format!(
-            "--min-time {} is above --max-time {}",
-            args.min_time, args.max_time
-        ))
-        .into());
-    }
-    if args.min_runs > args.max_runs {
-        return Err(UsageError(format!(
-            "--min-runs {} is above --max-runs {}",
-            args.min_runs, args.max_runs
-        ))
-        .into());
-    }
+    let parameter = Parameter::from_flags(
+        &args.parameter_scan,
+        args.parameter_step_size,
+        &args.parameter_list,
+    )
+    .map_err(usage)?;
     Ok(ExecPlan {
         commands: args.commands.clone(),
         names: args.command_name.clone(),
@@ -81,7 +44,7 @@ fn plan(args: &ExecArgs) -> Result<ExecPlan> {
         cleanup: args.cleanup.clone(),
         parameter,
         input: args.input.clone(),
-        output,
+        output: Output::parse(&args.output),
         warmup: args.warmup,
         runs: args.runs,
         min_runs: args.min_runs,
@@ -95,6 +58,9 @@ fn plan(args: &ExecArgs) -> Result<ExecPlan> {
         seed: args.seed,
     })
 }
+
+/// One of hyperfine's export formats.
+type Render = dyn Fn(&[JobResult]) -> String;
 
 /// A spinner with the runs so far (hidden when stderr is not a terminal).
 struct Spinner {
@@ -112,33 +78,27 @@ impl Observer for Spinner {
         self.bar
             .set_message(format!("{total} runs; '{}': {runs}", job.name));
     }
+
+    fn calibrated(&self, cost: &ShellCost) {
+        self.bar.suspend(|| eprintln!("{}", calibration_line(cost)));
+    }
 }
 
 /// `warpt exec`.
 pub fn run(args: &ExecArgs) -> Result<Outcome> {
     let plan = plan(args)?;
-    let jobs = plan.jobs().map_err(usage)?;
+    plan.jobs().map_err(usage)?;
     // Check every destination before spending minutes measuring.
     let prepare =
         |p: &Option<std::path::PathBuf>| p.as_deref().map(ExportTarget::prepare).transpose();
-    let (json_out, md_out, csv_out, warpt_out) = (
-        prepare(&args.export_json)?,
-        prepare(&args.export_markdown)?,
-        prepare(&args.export_csv)?,
-        prepare(&args.export_file)?,
-    );
+    let json = |r: &[JobResult]| format!("{:#}\n", hyperfine::json(r));
+    let exports: [(_, &Render); 3] = [
+        (prepare(&args.export_json)?, &json),
+        (prepare(&args.export_markdown)?, &hyperfine::markdown),
+        (prepare(&args.export_csv)?, &hyperfine::csv),
+    ];
+    let warpt_out = prepare(&args.export_file)?;
     let interrupt = warpt_run::interrupt::install_handler()?;
-    let start = jiff::Timestamp::now();
-    let cost = warpt_exec::calibrate(&plan).map_err(usage)?;
-    if let Some(c) = cost {
-        eprintln!(
-            "shell spawn time (subtracted from every run): {} wall, {} user, {} system (mean of {} runs of an empty command)",
-            time(c.wall_s),
-            time(c.user_s),
-            time(c.sys_s),
-            c.runs
-        );
-    }
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
     bar.set_style(
         ProgressStyle::with_template("{spinner} {elapsed} {msg}")
@@ -149,55 +109,30 @@ pub fn run(args: &ExecArgs) -> Result<Outcome> {
         bar,
         runs: Mutex::new(0),
     };
-    let results = warpt_exec::measure(&plan, jobs, cost, &spinner, Some(&interrupt));
-    spinner.bar.finish_and_clear();
-    let interrupted = interrupt.load(std::sync::atomic::Ordering::Relaxed);
-    let suite_run = warpt_exec::report::suite_run(
+    let session = Session::run(
         &plan,
-        &results,
-        cost,
-        start,
+        &spinner,
+        Some(&interrupt),
         std::env::args().collect(),
-        interrupted,
-    );
-
-    let mut text = String::new();
-    for (i, r) in results.iter().enumerate() {
-        text += &warpt_exec::hyperfine::describe(i, r);
-        text.push('\n');
-    }
-    text += &output::results(&suite_run);
-    text += &warpt_exec::report::summary_text(&results, plan.seed);
+    )
+    .map_err(usage)?;
+    spinner.bar.finish_and_clear();
+    let text = session.text(plan.seed);
     if args.json {
         eprint!("{text}");
-        println!("{}", serde_json::to_string_pretty(&suite_run)?);
+        println!("{}", serde_json::to_string_pretty(&session.suite_run)?);
     } else {
         print!("{text}");
     }
-    if let Some(t) = json_out {
-        eprintln!(
-            "wrote {}",
-            t.write_json(&warpt_exec::hyperfine::json(&results))?
-                .display()
-        );
-    }
-    if let Some(t) = md_out {
-        eprintln!(
-            "wrote {}",
-            t.write_text(&warpt_exec::hyperfine::markdown(&results))?
-                .display()
-        );
-    }
-    if let Some(t) = csv_out {
-        eprintln!(
-            "wrote {}",
-            t.write_text(&warpt_exec::hyperfine::csv(&results))?
-                .display()
-        );
+    for (target, render) in exports {
+        if let Some(t) = target {
+            let path = t.write_text(&render(&session.results))?;
+            eprintln!("wrote {}", path.display());
+        }
     }
     if let Some(t) = warpt_out {
-        eprintln!("exported {}", t.write(&suite_run)?.display());
+        eprintln!("exported {}", t.write(&session.suite_run)?.display());
     }
-    warpt_run::history::record_run(&args.store.choice(), None, &suite_run);
-    Ok(Outcome::of(&suite_run))
+    warpt_run::history::record_run(&args.store.choice(), None, &session.suite_run);
+    Ok(Outcome::of(&session.suite_run))
 }

@@ -2,16 +2,15 @@
 //! between runs of unchanged code on this machine, stored as the machine's
 //! noise profile for `benchmark compare`.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use serde::Serialize;
 use warpt_model::NoiseEntry;
-use warpt_report::compare::noise::{self, NOISE_K, Unprofiled};
-use warpt_store::Store;
+use warpt_report::compare::noise::{NOISE_K, Unprofiled};
+use warpt_run::noise::{self, ProfileStored};
 
 use crate::Outcome;
 use crate::cli::NoiseArgs;
 use warpt_report::terminal as output;
-use warpt_run::history;
 
 /// `warpt noise --json`.
 #[derive(Serialize)]
@@ -36,62 +35,34 @@ pub fn run(args: &NoiseArgs) -> Result<Outcome> {
         store: warpt_run::StoreChoice::from_flags(args.store.store.clone(), false),
         ..warpt_run::RunRequest::default()
     };
-    let (plan, mut options) = warpt_run::plan(&request, &crate::registry::Builtin)?;
-    // The store must open before minutes are spent measuring.
-    let path = history::path(args.store.store.as_deref(), args.plan.config.as_deref())?;
-    let mut store = Store::open(&path).with_context(|| format!("opening the store {path}"))?;
-    let run = warpt_run::run::execute(
-        &plan,
-        &mut options,
-        &crate::registry::Builtin,
-        super::run::progress().as_ref(),
-    )?;
-    eprint!("{}", output::results(&run));
-    let noise::Profile {
-        entries,
-        unprofiled,
-    } = noise::profile(&run);
-    let machine = run.system.as_ref().map(|s| s.fingerprint());
+    let progress = super::run::progress();
+    let p = noise::profile(&request, &crate::registry::Builtin, progress.as_ref())?;
+    let (run, entries, unprofiled) = (&p.run, &p.profile.entries, &p.profile.unprofiled);
+    eprint!("{}", output::results(run));
     if args.json {
         let json = ProfileJson {
             run_id: &run.id,
-            machine: machine.clone(),
+            machine: run.system.as_ref().map(|s| s.fingerprint()),
             trials: args.repeat,
             noise_k: NOISE_K,
-            entries: &entries,
-            unprofiled: &unprofiled,
+            entries,
+            unprofiled,
         };
         println!("{}", serde_json::to_string_pretty(&json)?);
     } else {
-        print!(
-            "{}",
-            output::noise_report(&entries, &unprofiled, args.repeat)
-        );
+        print!("{}", output::noise_report(entries, unprofiled, args.repeat));
     }
-    store
-        .record_run(&run, &warpt_store::Source::Run)
-        .with_context(|| format!("recording the run in {path}"))?;
-    match (&run.system, run.interrupted) {
-        (Some(system), false) => {
-            store
-                .record_noise(system, &entries)
-                .with_context(|| format!("recording the profile in {path}"))?;
-            eprintln!(
-                "recorded run {} and the noise profile of {} metrics for machine {} in {}",
-                run.id,
-                entries.len(),
-                machine.unwrap_or_default(),
-                path
-            );
+    match &p.stored {
+        ProfileStored::Yes(machine) => eprintln!(
+            "recorded run {} and the noise profile of {} metrics for machine {machine} in {}",
+            run.id,
+            entries.len(),
+            p.store
+        ),
+        ProfileStored::Interrupted => {
+            eprintln!("interrupted: run {} recorded, no profile stored", run.id)
         }
-        (_, true) => eprintln!("interrupted: run {} recorded, no profile stored", run.id),
-        (None, _) => eprintln!("no machine snapshot: no profile stored"),
+        ProfileStored::NoMachine => eprintln!("no machine snapshot: no profile stored"),
     }
-    Ok(if run.interrupted {
-        Outcome::Interrupted
-    } else if run.has_failures() {
-        Outcome::Failures
-    } else {
-        Outcome::Success
-    })
+    Ok(warpt_run::RunOutcome::of(run))
 }

@@ -1,0 +1,71 @@
+//! One `warpt exec` invocation: the shell's spawn time measured, every job
+//! run to its stopping rule, and the suite run and text that report them.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use warpt_model::BenchmarkSuiteRun;
+
+use crate::engine::{JobResult, Observer, ShellCost, calibrate, measure};
+use crate::plan::ExecPlan;
+use crate::{ExecError, hyperfine, report};
+
+/// A measured `exec` plan.
+#[derive(Debug)]
+pub struct Session {
+    /// Each job's runs, in the plan's order.
+    pub results: Vec<JobResult>,
+    /// The shell's spawn time, subtracted from every run (none without a shell).
+    pub cost: Option<ShellCost>,
+    /// The same, as one `exec` suite run (export, store).
+    pub suite_run: BenchmarkSuiteRun,
+}
+
+impl Session {
+    /// Measures `plan`: calibrates the shell (telling `observer`), runs the
+    /// jobs until each stops or `interrupt` is set, and builds the suite run
+    /// recording `command_line`.
+    pub fn run(
+        plan: &ExecPlan,
+        observer: &dyn Observer,
+        interrupt: Option<&AtomicBool>,
+        command_line: Vec<String>,
+    ) -> Result<Session, ExecError> {
+        let jobs = plan.jobs()?;
+        let start = jiff::Timestamp::now();
+        let cost = calibrate(plan)?;
+        if let Some(c) = &cost {
+            observer.calibrated(c);
+        }
+        let results = measure(plan, jobs, cost, observer, interrupt);
+        let interrupted = interrupt.is_some_and(|i| i.load(Ordering::Relaxed));
+        let suite_run = report::suite_run(plan, &results, cost, start, command_line, interrupted);
+        Ok(Session {
+            results,
+            cost,
+            suite_run,
+        })
+    }
+
+    /// What a terminal shows: hyperfine's lines per job, warpt's table and
+    /// the relative summary (`seed` drives its bootstrap).
+    pub fn text(&self, seed: u64) -> String {
+        let mut text = String::new();
+        for (i, r) in self.results.iter().enumerate() {
+            text += &hyperfine::describe(i, r);
+            text.push('\n');
+        }
+        text += &warpt_report::terminal::results(&self.suite_run);
+        text + &report::summary_text(&self.results, seed)
+    }
+}
+
+/// The line that reports the shell's spawn time.
+pub fn calibration_line(c: &ShellCost) -> String {
+    format!(
+        "shell spawn time (subtracted from every run): {} wall, {} user, {} system (mean of {} runs of an empty command)",
+        hyperfine::time(c.wall_s),
+        hyperfine::time(c.user_s),
+        hyperfine::time(c.sys_s),
+        c.runs
+    )
+}
