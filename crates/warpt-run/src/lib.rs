@@ -23,6 +23,7 @@ pub mod pdf;
 pub mod replay;
 pub mod request;
 pub mod run;
+pub mod stored;
 pub mod stress;
 pub mod trials;
 

@@ -1,26 +1,12 @@
 //! `warpt fleet outliers`: machines slower than their hardware peers.
 
-use std::collections::{BTreeSet, HashMap};
-
 use anyhow::Result;
 use warpt_report::fleet::{OutlierOptions, scan};
-use warpt_store::{CrossFilter, CrossRow, Store};
+use warpt_run::stored::machine_rows;
+use warpt_store::CrossFilter;
 
 use crate::cli::FleetOutliersArgs;
 use crate::{Outcome, UsageError};
-use warpt_run::history;
-
-/// Each machine's hardware class (see `ListOutput::hardware_class`), by
-/// fingerprint, from its stored system snapshot.
-pub fn classes(store: &Store, rows: &[CrossRow]) -> Result<HashMap<String, String>> {
-    let fps: BTreeSet<&str> = rows.iter().map(|r| r.fingerprint.as_str()).collect();
-    let fps: Vec<&str> = fps.into_iter().collect();
-    Ok(store
-        .machine_systems(&fps)?
-        .into_iter()
-        .map(|(fp, system)| (fp, system.hardware_class()))
-        .collect())
-}
 
 /// `warpt fleet outliers`.
 pub fn run(args: &FleetOutliersArgs) -> Result<Outcome> {
@@ -34,29 +20,22 @@ pub fn run(args: &FleetOutliersArgs) -> Result<Outcome> {
         ))
         .into());
     }
-    let (store, location) = history::open_existing(args.store.store.as_deref())?;
-    let rows = store.cross_rows(&CrossFilter {
+    let filter = CrossFilter {
         machines: args.machine.clone(),
         since: args.since.clone(),
         until: None,
         suite: args.suite.clone(),
         benchmark: args.benchmark.clone(),
         slurm_job: args.job.clone(),
-    })?;
-    if rows.is_empty() {
-        return Err(UsageError(format!(
-            "no passed results in {location} match the selection (--job, --machine, --since, \
-             --suite, --benchmark)"
-        ))
-        .into());
-    }
-    let class_of = classes(&store, &rows)?;
+    };
+    let selection = "--job, --machine, --since, --suite, --benchmark";
+    let m = machine_rows(args.store.store.as_deref(), &filter, selection)?;
     let options = OutlierOptions {
         z: args.z,
         min_deviation: args.min_deviation / 100.0,
         ..OutlierOptions::default()
     };
-    let result = scan(&rows, &class_of, &options);
+    let result = scan(&m.rows, &m.classes, &options);
     if args.json {
         println!("{}", serde_json::to_string_pretty(&result)?);
     } else {

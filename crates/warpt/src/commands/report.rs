@@ -9,8 +9,8 @@ use warpt_store::CrossFilter;
 
 use crate::cli::{ReportArgs, ReportFormat};
 use crate::{Outcome, UsageError};
-use warpt_run::history;
 use warpt_run::history::load_side;
+use warpt_run::stored::machine_rows;
 
 /// Writes the report to stdout or `-o`.
 pub fn run(args: &ReportArgs) -> Result<Outcome> {
@@ -67,7 +67,6 @@ fn write(args: &ReportArgs, text: &str) -> Result<Outcome> {
 /// `warpt report --by machine`.
 fn by_machine(args: &ReportArgs) -> Result<Outcome> {
     let costs = fleet::costs::load(args.machines_file.as_deref()).map_err(UsageError)?;
-    let (store, location) = history::open_existing(args.store.store.as_deref())?;
     let filter = CrossFilter {
         machines: args.machine.clone(),
         since: args.since.clone(),
@@ -76,24 +75,20 @@ fn by_machine(args: &ReportArgs) -> Result<Outcome> {
         benchmark: args.benchmark.clone(),
         slurm_job: args.fleet_job.clone(),
     };
-    let rows = store.cross_rows(&filter)?;
-    if rows.is_empty() {
-        return Err(UsageError(format!(
-            "no passed results in {location} match the selection (--machine, --since, --until, \
-             --suite, --benchmark, --fleet-job)"
-        ))
-        .into());
-    }
-    let class_of = crate::commands::outliers::classes(&store, &rows)?;
-    let mut analysis = fleet::analyse(&rows, &class_of, &costs);
+    let selection = "--machine, --since, --until, --suite, --benchmark, --fleet-job";
+    let m = machine_rows(args.store.store.as_deref(), &filter, selection)?;
+    let mut analysis = fleet::analyse(&m.rows, &m.classes, &costs);
     let mut failed = None;
-    fleet::recommend(&mut analysis, &mut |ids| match store.metric_samples(ids) {
-        Ok(s) => s,
-        Err(e) => {
-            failed = Some(e);
-            HashMap::new()
-        }
-    });
+    fleet::recommend(
+        &mut analysis,
+        &mut |ids| match m.store.metric_samples(ids) {
+            Ok(s) => s,
+            Err(e) => {
+                failed = Some(e);
+                HashMap::new()
+            }
+        },
+    );
     if let Some(e) = failed {
         return Err(e.into());
     }
