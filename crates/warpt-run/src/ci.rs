@@ -82,6 +82,69 @@ impl Drop for Worktrees {
     }
 }
 
+/// One side of `ci pr`: a ref checked out (and built).
+#[derive(Debug, Clone)]
+pub struct PrSide {
+    /// The ref as given, with its short commit: `main (0123456789)`.
+    pub label: String,
+    /// Where its benchmarks run: the user's directory, in the checkout.
+    pub dir: PathBuf,
+    /// The side's own directory (its checkout and its reports).
+    pub root: PathBuf,
+}
+
+/// The two sides of `ci pr`, in worktrees removed when this is dropped
+/// (the user's tree, index and branches are never touched).
+pub struct PrCheckouts {
+    /// The base ref.
+    pub base: PrSide,
+    /// The head ref.
+    pub head: PrSide,
+    _trees: Worktrees,
+}
+
+impl PrCheckouts {
+    /// Checks out `base` and `head` of the repository holding `workdir`,
+    /// and runs `build_cmd` in each; refs that are not commits are usage
+    /// errors.
+    pub fn new(workdir: &Path, base: &str, head: &str, build_cmd: Option<&str>) -> Result<Self> {
+        let repo = git(workdir, &["rev-parse", "--show-toplevel"]).map_err(|e| {
+            UsageError(format!(
+                "{} is not inside a git repository: {e}",
+                workdir.display()
+            ))
+        })?;
+        let repo = PathBuf::from(repo);
+        let mut trees = Worktrees::new(&repo)?;
+        // The benchmarks run where the user ran warpt: the same directory
+        // relative to the repository's top, in each checkout.
+        let here = std::fs::canonicalize(workdir)?;
+        let canonical_repo = std::fs::canonicalize(&repo)?;
+        let relative = here.strip_prefix(&canonical_repo).unwrap_or(Path::new(""));
+        let mut side = |name: &str, r: &str| -> Result<PrSide> {
+            let spec = format!("{r}^{{commit}}");
+            let sha = git(&repo, &["rev-parse", "--verify", "--quiet", &spec])
+                .map_err(|_| UsageError(format!("'{r}' is not a commit of {}", repo.display())))?;
+            let short: String = sha.chars().take(10).collect();
+            Ok(PrSide {
+                label: format!("{r} ({short})"),
+                dir: trees.add(name, &sha)?.join(relative),
+                root: trees.side(name),
+            })
+        };
+        let (base, head) = (side("base", base)?, side("head", head)?);
+        if let Some(cmd) = build_cmd {
+            build(cmd, &base.dir, &base.label)?;
+            build(cmd, &head.dir, &head.label)?;
+        }
+        Ok(PrCheckouts {
+            base,
+            head,
+            _trees: trees,
+        })
+    }
+}
+
 /// Runs `--build` in a worktree; an error names the side and its last lines.
 pub fn build(cmd: &str, dir: &Path, side: &str) -> Result<()> {
     eprintln!("ci pr: building {side}: {cmd}");

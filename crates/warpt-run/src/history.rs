@@ -135,6 +135,27 @@ pub fn noise_lookup(
     }
 }
 
+/// Compares two labelled runs with the noise [`noise_lookup`] finds (their
+/// own ids left out of the histories).
+pub fn compare(
+    flags: &StoreChoice,
+    assume_pct: Option<f64>,
+    (base, base_label): (&BenchmarkSuiteRun, &str),
+    (current, current_label): (&BenchmarkSuiteRun, &str),
+    options: &warpt_report::Options,
+) -> warpt_report::Comparison {
+    let exclude = vec![base.id.clone(), current.id.clone()];
+    let noise = noise_lookup(flags, assume_pct, exclude);
+    warpt_report::compare(
+        base,
+        base_label,
+        current,
+        current_label,
+        options,
+        noise.as_ref(),
+    )
+}
+
 /// A run named by an export file or by an id in the store, with its label.
 pub fn load_side(what: &str, store: Option<&Path>) -> Result<(BenchmarkSuiteRun, String)> {
     let path = Path::new(what);

@@ -47,18 +47,12 @@ pub fn run(args: &CompareArgs) -> Result<Outcome> {
         paired: args.rerun,
         ..Options::default()
     };
-    let noise = history::noise_lookup(
+    let c = history::compare(
         &args.store.choice(),
         args.assume_noise,
-        vec![base.id.clone(), current.id.clone()],
-    );
-    let c = warpt_report::compare(
-        &base,
-        &base_label,
-        &current,
-        &current_label,
+        (&base, &base_label),
+        (&current, &current_label),
         &options,
-        noise.as_ref(),
     );
     match args.format {
         CompareFormat::Table => print!("{}", render::text(&c)),

@@ -180,18 +180,12 @@ pub fn export(args: &ResultsExportArgs) -> Result<Outcome> {
                         store.map(std::path::Path::to_path_buf),
                         false,
                     );
-                    let noise = warpt_run::history::noise_lookup(
+                    Some(warpt_run::history::compare(
                         &flags,
                         args.assume_noise,
-                        vec![base.id.clone(), run.id.clone()],
-                    );
-                    Some(warpt_report::compare(
-                        &base,
-                        &base_label,
-                        &run,
-                        &label,
+                        (&base, &base_label),
+                        (&run, &label),
                         &warpt_report::Options::default(),
-                        noise.as_ref(),
                     ))
                 }
                 None => None,
