@@ -152,6 +152,14 @@ pub fn assemble(
 }
 
 impl Benchmark for Assembly {
+    fn setup_limit(&self, ctx: &RunContext) -> Option<warpt_harness::WorkLimit> {
+        crate::dataset::setup_limit(ctx, &[])
+    }
+
+    fn work_limits(&self, ctx: &RunContext) -> Vec<warpt_harness::WorkLimit> {
+        crate::dataset::pass_limits(ctx, "assembling")
+    }
+
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         self.k = ctx.int_param("k", 15)? as usize;
         if self.k.is_multiple_of(2) || self.k > 31 {

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use warpt_harness::{BenchmarkError, RunContext};
+use warpt_harness::{BenchmarkError, RunContext, WorkLimit, at_floor_rate};
 use warpt_model::{ParamValue, Params};
 
 use crate::genome::{self, Genotype, Variant};
@@ -366,4 +366,69 @@ fn write_fasta(path: &Path, genome: &Genome) -> Result<(), String> {
         writer.write_record(&record).map_err(fail)?;
     }
     writer.get_mut().flush().map_err(fail)
+}
+
+/// Bases per second assumed for the stage limits: generating or parsing the
+/// data, and each pass of a benchmark over it (mapping, counting, calling,
+/// assembling). Far below what any of them does on a 2-core VM, so a limit
+/// stops a stuck benchmark, not one given a big genome.
+const FLOOR_BASES_PER_S: f64 = 0.25e6;
+
+/// The bases the parameters describe: the reference (generated, or its
+/// file's size) and the reads (generated at `coverage`, or their files').
+fn planned_bases(ctx: &RunContext) -> (f64, f64) {
+    let file = |key: &str| {
+        ctx.str_param(key)
+            .ok()
+            .filter(|p| !p.is_empty())
+            .and_then(|p| std::fs::metadata(p).ok())
+            .map(|m| m.len() as f64)
+    };
+    let reference = file("reference").unwrap_or_else(|| {
+        ctx.int_param("genome_kb", 1)
+            .map_or(0.0, |kb| kb as f64 * 1000.0)
+    });
+    let reads = match file("reads") {
+        Some(first) => first + file("reads2").unwrap_or(0.0),
+        None => reference * ctx.float_param("coverage").unwrap_or(0.0),
+    };
+    (reference, reads)
+}
+
+/// The setup limit of a benchmark that prepares a [`Dataset`]: the data
+/// generated or read at the floor rate, and one pass over it for each of
+/// `then` (work `prepare` does on the data, such as mapping the reads).
+pub fn setup_limit(ctx: &RunContext, then: &[&str]) -> Option<WorkLimit> {
+    let (reference, reads) = planned_bases(ctx);
+    let passes = 1 + then.len() as u32;
+    Some(WorkLimit::setup(
+        at_floor_rate(reference + reads, FLOOR_BASES_PER_S) * passes,
+        format!(
+            "the data ({:.1} Mb of reference, {:.1} Mb of reads){} at a floor of {} Mb/s a pass",
+            reference / 1e6,
+            reads / 1e6,
+            then.iter()
+                .map(|t| format!(", then {t}"))
+                .collect::<String>(),
+            FLOOR_BASES_PER_S / 1e6
+        ),
+    ))
+}
+
+/// The warm-up and measure limits of a benchmark whose every sample is one
+/// pass of `what` over the dataset's reads: whatever the duration, the
+/// warm-up and the measurement each take at least one pass.
+pub fn pass_limits(ctx: &RunContext, what: &str) -> Vec<WorkLimit> {
+    let (reference, reads) = planned_bases(ctx);
+    let pass = at_floor_rate(reference + reads, FLOOR_BASES_PER_S);
+    let part = format!(
+        "{what} over {:.1} Mb: {:.0} s a pass at a floor of {} Mb/s",
+        (reference + reads) / 1e6,
+        pass.as_secs_f64(),
+        FLOOR_BASES_PER_S / 1e6
+    );
+    vec![
+        WorkLimit::warmup(ctx.burnin, pass, part.clone()),
+        WorkLimit::measure(ctx.duration, pass, part),
+    ]
 }

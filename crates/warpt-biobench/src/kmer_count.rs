@@ -184,6 +184,14 @@ fn canonical(w: &[u8]) -> Vec<u8> {
 }
 
 impl Benchmark for KmerCount {
+    fn setup_limit(&self, ctx: &RunContext) -> Option<warpt_harness::WorkLimit> {
+        crate::dataset::setup_limit(ctx, &[])
+    }
+
+    fn work_limits(&self, ctx: &RunContext) -> Vec<warpt_harness::WorkLimit> {
+        crate::dataset::pass_limits(ctx, "counting k-mers")
+    }
+
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         self.k = ctx.int_param("k", 1)? as usize;
         if self.k > kmer::MAX_K {

@@ -152,6 +152,14 @@ fn pct(part: u64, whole: u64) -> f64 {
 }
 
 impl Benchmark for ReadMap {
+    fn setup_limit(&self, ctx: &RunContext) -> Option<warpt_harness::WorkLimit> {
+        crate::dataset::setup_limit(ctx, &[])
+    }
+
+    fn work_limits(&self, ctx: &RunContext) -> Vec<warpt_harness::WorkLimit> {
+        crate::dataset::pass_limits(ctx, "mapping")
+    }
+
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         let k = ctx.int_param("k", 10)? as usize;
         let w = ctx.int_param("w", 1)? as usize;

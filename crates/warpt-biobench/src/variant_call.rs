@@ -147,6 +147,14 @@ fn aligned(data: &Dataset, mapped: &[Mapped], min_mapq: u8) -> Vec<Aligned> {
 }
 
 impl Benchmark for VariantCall {
+    fn setup_limit(&self, ctx: &RunContext) -> Option<warpt_harness::WorkLimit> {
+        crate::dataset::setup_limit(ctx, &["mapping the reads"])
+    }
+
+    fn work_limits(&self, ctx: &RunContext) -> Vec<warpt_harness::WorkLimit> {
+        crate::dataset::pass_limits(ctx, "calling variants")
+    }
+
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         let data = Dataset::prepare(ctx, Needs::ReadsAndReference)?;
         let export = ctx.str_param("export")?;

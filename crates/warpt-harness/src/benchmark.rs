@@ -133,6 +133,22 @@ pub trait Benchmark: Send {
 
     /// Checks that the measured work computed the right answer.
     fn validate(&mut self, ctx: &RunContext) -> Validation;
+
+    /// The setup stage's limit reckoned from the parameters, asked before
+    /// `prepare`: for a benchmark whose preparation grows with a parameter
+    /// (a file to write, a genome to generate). `None` keeps the default.
+    fn setup_limit(&self, ctx: &RunContext) -> Option<crate::WorkLimit> {
+        let _ = ctx;
+        None
+    }
+
+    /// The limits of the later stages reckoned from the work `prepare`
+    /// planned (sizes that follow the machine or a parameter), asked after
+    /// it. Empty keeps the defaults.
+    fn work_limits(&self, ctx: &RunContext) -> Vec<crate::WorkLimit> {
+        let _ = ctx;
+        Vec::new()
+    }
 }
 
 /// A named collection of benchmarks.

@@ -63,8 +63,21 @@ pub fn execute(
     stop: Option<&AtomicBool>,
 ) -> Outcome {
     progress.event(ProgressEvent::Stage { stage: "setup" });
+    let announce = |l: &crate::WorkLimit| {
+        progress.event(ProgressEvent::StageLimit {
+            stage: l.stage.name(),
+            seconds: l.limit.as_secs_f64(),
+            part: &l.part,
+        })
+    };
+    if let Some(l) = bench.setup_limit(ctx) {
+        announce(&l);
+    }
     if let Err(e) = bench.prepare(ctx) {
         return Outcome::from_error(e);
+    }
+    for l in bench.work_limits(ctx) {
+        announce(&l);
     }
     // Work a benchmark does before its first sample counts as warm-up.
     progress.event(ProgressEvent::Stage { stage: "warmup" });
@@ -88,7 +101,11 @@ pub fn execute(
             .then(|| format!("validation failed: {}", validation.message)),
         metrics: measured.metrics,
         details: measured.details.into_iter().collect(),
-        warnings: measured.warnings,
+        warnings: measured
+            .warnings
+            .into_iter()
+            .chain(measure.take_notes())
+            .collect(),
         stop_reason: measure.stop_reason(),
         validation: Some(validation),
     }

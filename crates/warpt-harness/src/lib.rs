@@ -38,7 +38,8 @@ pub use benchmark::{Benchmark, BenchmarkError, Measured, RunContext, Suite};
 pub use components::component_defaults;
 pub use execute::{Outcome, execute};
 pub use limits::{
-    EffectiveLimits, MEASURE_MARGIN, SETUP_LIMIT, Stage, VALIDATE_LIMIT, WARMUP_MARGIN,
+    EffectiveLimits, MEASURE_MARGIN, SETUP_LIMIT, Stage, VALIDATE_LIMIT, WARMUP_MARGIN, WorkLimit,
+    at_floor_rate,
 };
 pub use manifest::{build_manifest, new_run_id, random_suffix};
 pub use measure::{

@@ -99,6 +99,59 @@ impl EffectiveLimits {
     }
 }
 
+/// A stage's limit a benchmark reckons from the work it will do (chains
+/// that follow the cache size, arrays, files, a matrix of order N), so the
+/// supervisor stops what is stuck, not what is big. A limit the user
+/// configured for the stage stands; the timeout multiplier still applies.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkLimit {
+    /// The stage.
+    pub stage: Stage,
+    /// Its total time limit.
+    pub limit: Duration,
+    /// The work and the arithmetic behind the limit, for the progress
+    /// display and a timeout's message.
+    pub part: String,
+}
+
+impl WorkLimit {
+    /// Setup: the default ([`SETUP_LIMIT`]) plus `work`, what preparing
+    /// takes at a deliberately low floor rate, described by `part`.
+    pub fn setup(work: Duration, part: impl Into<String>) -> Self {
+        WorkLimit {
+            stage: Stage::Setup,
+            limit: SETUP_LIMIT + work,
+            part: part.into(),
+        }
+    }
+
+    /// Warm-up: the default (the burn-in plus [`WARMUP_MARGIN`]) plus
+    /// `work` at a floor rate.
+    pub fn warmup(burnin: Duration, work: Duration, part: impl Into<String>) -> Self {
+        WorkLimit {
+            stage: Stage::Warmup,
+            limit: burnin + WARMUP_MARGIN + work,
+            part: part.into(),
+        }
+    }
+
+    /// Measurement: the sampling budget ([`MAX_TIME_FACTOR`] x the duration
+    /// plus [`MEASURE_MARGIN`]) plus `work` the benchmark does between or
+    /// inside its samples beyond that budget, at a floor rate.
+    pub fn measure(duration: Duration, work: Duration, part: impl Into<String>) -> Self {
+        WorkLimit {
+            stage: Stage::Measure,
+            limit: duration * MAX_TIME_FACTOR + MEASURE_MARGIN + work,
+            part: part.into(),
+        }
+    }
+}
+
+/// Seconds `units` of work take at `per_second` (a floor rate), saturating.
+pub fn at_floor_rate(units: f64, per_second: f64) -> Duration {
+    Duration::try_from_secs_f64(units / per_second).unwrap_or(Duration::MAX)
+}
+
 /// The watched stages of a benchmark run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Stage {

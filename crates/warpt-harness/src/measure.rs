@@ -137,6 +137,7 @@ pub struct Measure<'a> {
     worst_stop: Option<StopReason>,
     next_key: usize,
     measuring: std::sync::Arc<AtomicBool>,
+    notes: Vec<String>,
 }
 
 impl<'a> Measure<'a> {
@@ -150,6 +151,7 @@ impl<'a> Measure<'a> {
             worst_stop: None,
             next_key: 0,
             measuring: Default::default(),
+            notes: Vec::new(),
         }
     }
 
@@ -195,6 +197,12 @@ impl<'a> Measure<'a> {
             fraction: fraction.clamp(0.0, 1.0),
             samples,
         });
+    }
+
+    /// What the measurement noticed that the result should say (a series
+    /// whose one sample outlasted its share of the duration), taken once.
+    pub fn take_notes(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.notes)
     }
 
     /// Total warm-up time across every `run` so far.
@@ -298,12 +306,21 @@ impl<'a> Measure<'a> {
             }
         };
         self.measuring.store(false, Ordering::Relaxed);
+        let elapsed = start.elapsed();
+        if stop_reason == StopReason::TimeCap && values[0].len() == 1 && !self.stopped() {
+            self.notes.push(format!(
+                "'{label}': one sample took {:.3} s, more than this series' share of the \
+                 duration ({:.3} s at most): measured with that one sample",
+                elapsed.as_secs_f64(),
+                policy.max_time.as_secs_f64()
+            ));
+        }
         self.end(
             first_key,
             defs,
             &values,
             stop_reason,
-            start.elapsed(),
+            elapsed,
             warmup_samples,
         )
     }
@@ -449,6 +466,24 @@ mod tests {
         );
         assert_eq!(calls, r.metrics[0].stats.as_ref().unwrap().n + 1);
         assert_eq!(m.stop_reason(), Some(StopReason::TargetMet));
+    }
+
+    #[test]
+    fn a_sample_longer_than_the_share_is_taken_once_and_said() {
+        let mut m = Measure::new(&NoProgress);
+        let slow = |out: &mut [f64]| {
+            std::thread::sleep(Duration::from_millis(5));
+            out[0] = 0.005;
+        };
+        let r = m.run(&policy(0, 1, 1_000_000), "slow", &defs(1), slow);
+        assert_eq!(r.stop_reason, StopReason::TimeCap);
+        assert_eq!(r.metrics[0].stats.as_ref().unwrap().n, 1);
+        let notes = m.take_notes();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].starts_with("'slow': one sample took"), "{notes:?}");
+        // A series that fits its share says nothing.
+        m.run(&policy(0, 10_000, 20), "quick", &defs(1), |out| out[0] = 1.0);
+        assert!(m.take_notes().is_empty());
     }
 
     #[test]

@@ -7,6 +7,7 @@ use faer::linalg::solvers::{PartialPivLu, Solve};
 use faer::{Col, Mat, Par};
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    WorkLimit, at_floor_rate,
 };
 use warpt_model::{
     BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, ParamRange,
@@ -356,7 +357,48 @@ fn refine(a: &Mat<f64>, b: &Col<f64>, norm_a: f64, direct: Direct<f32>) -> Solve
     }
 }
 
+/// GFLOP/s assumed for the stage limits: far below any CPU's LU (a 2-core
+/// VM factors at 20-60 GFLOP/s), so a limit stops a stuck solve, not a big one.
+const FLOOR_GFLOPS: f64 = 1.0;
+/// Matrix entries generated per second, assumed for the setup limit.
+const FLOOR_ENTRIES_PER_S: f64 = 10e6;
+
+impl Linpack {
+    /// One solve of order `n` at the floor rate.
+    fn solve_floor(n: usize) -> std::time::Duration {
+        at_floor_rate(hpl::flops(n) / 1e9, FLOOR_GFLOPS)
+    }
+}
+
 impl Benchmark for Linpack {
+    fn setup_limit(&self, ctx: &RunContext) -> Option<WorkLimit> {
+        let n = matrix_order(ctx, BYTES_PER_ENTRY).ok()?;
+        let entries = (n * n) as f64;
+        Some(WorkLimit::setup(
+            at_floor_rate(entries, FLOOR_ENTRIES_PER_S),
+            format!(
+                "generating the N = {n} system: {entries:.2e} entries at a floor of {:.0e}/s",
+                FLOOR_ENTRIES_PER_S
+            ),
+        ))
+    }
+
+    fn work_limits(&self, ctx: &RunContext) -> Vec<WorkLimit> {
+        // Whatever the duration, the warm-up and the measurement each take
+        // at least one whole solve.
+        let one = Self::solve_floor(self.n);
+        let part = format!(
+            "solves of N = {}: {:.1} GFLOP each, {:.0} s at a floor of {FLOOR_GFLOPS} GFLOP/s",
+            self.n,
+            hpl::flops(self.n) / 1e9,
+            one.as_secs_f64()
+        );
+        vec![
+            WorkLimit::warmup(ctx.burnin, one, part.clone()),
+            WorkLimit::measure(ctx.duration, one, part),
+        ]
+    }
+
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         self.n = matrix_order(ctx, BYTES_PER_ENTRY)?;
         let need = (self.n * self.n) as f64 * BYTES_PER_ENTRY;

@@ -64,6 +64,7 @@ impl Suite for MicroSuite {
         match name {
             disk_io::NAME => disk_io::check_params(params),
             net::BANDWIDTH | net::LATENCY => net::check_params(params),
+            mem_latency::NAME | mem_bandwidth::NAME => warpt_system::check_llc_override(),
             _ => Ok(()),
         }
     }

@@ -9,6 +9,7 @@
 
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    WorkLimit, at_floor_rate,
 };
 use warpt_model::{
     BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Validation,
@@ -95,6 +96,10 @@ impl MemBandwidth {
     }
 }
 
+/// Bytes per second assumed for the stage limits: a tenth of a slow VM's
+/// memory bandwidth.
+const FLOOR_BYTES_PER_S: f64 = 0.5e9;
+
 impl Benchmark for MemBandwidth {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         self.cpus = team_cpus(ctx.int_param("threads", 0)? as usize);
@@ -124,6 +129,42 @@ impl Benchmark for MemBandwidth {
             });
         }
         Ok(())
+    }
+
+    fn work_limits(&self, ctx: &RunContext) -> Vec<WorkLimit> {
+        // The arrays follow the cache (4x the LLC: gigabytes on a big-cache
+        // server): their first touch and each sample's passes over them
+        // are reckoned at a floor rate far below any machine's DRAM.
+        let n = self.elements as f64;
+        let init = 3.0 * 8.0 * n;
+        let pass: f64 = Kernel::ALL
+            .iter()
+            .map(|k| (k.bytes_per_element()) as f64 * n)
+            .sum();
+        let gb = |b: f64| b / 1e9;
+        let part = |what: &str| {
+            format!(
+                "three arrays of {} MiB: {what} at a floor of {} GB/s",
+                (self.elements * 8) >> 20,
+                FLOOR_BYTES_PER_S / 1e9
+            )
+        };
+        vec![
+            WorkLimit::warmup(
+                ctx.burnin,
+                at_floor_rate(init + pass, FLOOR_BYTES_PER_S),
+                part(&format!(
+                    "{:.2} GB touched first, {:.2} GB per sample",
+                    gb(init),
+                    gb(pass)
+                )),
+            ),
+            WorkLimit::measure(
+                ctx.duration,
+                at_floor_rate(2.0 * pass, FLOOR_BYTES_PER_S),
+                part(&format!("{:.2} GB per sample", gb(pass))),
+            ),
+        ]
     }
 
     fn measure(

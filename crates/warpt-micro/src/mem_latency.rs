@@ -3,10 +3,16 @@
 //!
 //! The working set is split into 64-byte cache lines; line `i` holds the
 //! index of the next line to visit. The visiting order is one random cycle
-//! through every line (Sattolo's algorithm, seeded), so hardware prefetchers
-//! cannot guess the next address and every load waits for the previous one.
-//! The time per load at each size traces the cache hierarchy: L1, L2, L3,
-//! then DRAM (including TLB misses, as lmbench's `lat_mem_rd` does).
+//! through every line (line 0, then a seeded uniform permutation of the
+//! others), so hardware prefetchers cannot guess the next address and every
+//! load waits for the previous one. The time per load at each size traces
+//! the cache hierarchy: L1, L2, L3, then DRAM (including TLB misses, as
+//! lmbench's `lat_mem_rd` does).
+//!
+//! The largest working set follows the machine (4x the last-level cache:
+//! gigabytes on a server with a big L3), so the chains are built in a few
+//! cache-friendly passes, `--duration` is shared by the sizes, and the
+//! measure stage's limit is reckoned from the lines the chains hold.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -15,6 +21,7 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    WorkLimit,
 };
 use warpt_model::{
     BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Validation,
@@ -27,8 +34,17 @@ pub const NAME: &str = "mem_latency";
 const LINE: usize = 64;
 /// u64 slots per line.
 const SLOTS: usize = LINE / 8;
-/// Time one sample should take.
+/// Time one sample should take, at most (less when the duration's share of
+/// a size is short).
 const SAMPLE_TARGET: Duration = Duration::from_millis(5);
+/// Time one sample should take, at least.
+const SAMPLE_FLOOR: Duration = Duration::from_micros(100);
+/// Building and checking a chain, per line, at a deliberately low floor
+/// rate (about 10x what a slow VM's DRAM needs: two random accesses, a
+/// page fault every 64 lines) for the measure stage's limit.
+const BUILD_FLOOR_PER_LINE: Duration = Duration::from_micros(2);
+/// Lines shuffled in place at once; more are first dealt into buckets.
+const BUCKET_LINES: usize = 1 << 15;
 
 /// The spec of `mem_latency`.
 pub fn spec() -> BenchmarkSpec {
@@ -76,24 +92,17 @@ struct Chain {
 }
 
 impl Chain {
-    /// Builds a random single cycle over `lines` lines from `seed`.
+    /// Builds a random single cycle over `lines` lines from `seed`: line 0,
+    /// then the other lines in a uniformly random order, back to line 0.
     fn new(lines: usize, seed: u64) -> Self {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-        // Sattolo: a uniformly random permutation with exactly one cycle.
-        let mut perm: Vec<u32> = (0..lines as u32).collect();
-        for i in (1..lines).rev() {
-            let j = (rng.next_u64() % i as u64) as usize;
-            perm.swap(i, j);
-        }
-        let mut nodes = vec![0u64; lines * SLOTS];
-        for (i, &next) in perm.iter().enumerate() {
-            nodes[i * SLOTS] = next as u64 * SLOTS as u64;
-        }
         let mut order = Vec::with_capacity(lines);
-        let mut at = 0usize;
-        for _ in 0..lines {
-            order.push(at as u32);
-            at = (nodes[at * SLOTS] as usize) / SLOTS;
+        order.push(0u32);
+        order.extend(shuffled(1..lines as u32, &mut rng, BUCKET_LINES));
+        let mut nodes = vec![0u64; lines * SLOTS];
+        for (k, &line) in order.iter().enumerate() {
+            let next = order.get(k + 1).copied().unwrap_or(0);
+            nodes[line as usize * SLOTS] = next as u64 * SLOTS as u64;
         }
         Chain { nodes, order }
     }
@@ -102,8 +111,8 @@ impl Chain {
         self.order.len()
     }
 
-    /// Whether the chain returns to line 0 after exactly `lines` steps and
-    /// visits every line once on the way.
+    /// Whether `order` visits every line once, starting at line 0, and each
+    /// line points at the next in `order` (the last back at line 0).
     fn is_single_cycle(&self) -> bool {
         let n = self.lines();
         let mut seen = vec![false; n];
@@ -112,8 +121,11 @@ impl Chain {
                 return false;
             }
         }
-        let last = *self.order.last().unwrap_or(&0) as usize;
-        (self.nodes[last * SLOTS] as usize) / SLOTS == 0
+        self.order.first() == Some(&0)
+            && self.order.iter().enumerate().all(|(k, &line)| {
+                let next = self.order.get(k + 1).copied().unwrap_or(0);
+                self.nodes[line as usize * SLOTS] == next as u64 * SLOTS as u64
+            })
     }
 
     /// Follows `steps` pointers from slot `start`; returns the final slot.
@@ -128,12 +140,56 @@ impl Chain {
     }
 }
 
+/// `values` in a uniformly random order. Large sets are first dealt into
+/// random buckets of about `bucket` values ([`BUCKET_LINES`]) (each value's bucket drawn
+/// independently), then each bucket is shuffled in place: uniform as a
+/// whole (Rao and Sandelius), with every pass sequential or inside a bucket
+/// that fits in cache, where one Fisher-Yates over gigabytes waits on DRAM
+/// at every swap.
+fn shuffled(values: std::ops::Range<u32>, rng: &mut Xoshiro256PlusPlus, bucket: usize) -> Vec<u32> {
+    let n = values.len();
+    let buckets = n.div_ceil(bucket.max(1)).next_power_of_two();
+    let mut out: Vec<u32>;
+    let mut bounds = vec![0usize; buckets + 1];
+    if buckets == 1 {
+        out = values.collect();
+        bounds[1] = n;
+    } else {
+        let bits = buckets.trailing_zeros();
+        let of: Vec<u16> = (0..n)
+            .map(|_| (rng.next_u64() >> (64 - bits)) as u16)
+            .collect();
+        for &b in &of {
+            bounds[b as usize + 1] += 1;
+        }
+        for i in 0..buckets {
+            bounds[i + 1] += bounds[i];
+        }
+        let mut at = bounds.clone();
+        out = vec![0u32; n];
+        for (v, &b) in values.zip(&of) {
+            out[at[b as usize]] = v;
+            at[b as usize] += 1;
+        }
+    }
+    for w in bounds.windows(2) {
+        let bucket = &mut out[w[0]..w[1]];
+        for i in (1..bucket.len()).rev() {
+            let j = (rng.next_u64() % (i as u64 + 1)) as usize;
+            bucket.swap(i, j);
+        }
+    }
+    out
+}
+
 /// The running benchmark.
 #[derive(Default)]
 pub struct MemLatency {
     sizes: Vec<usize>,
     failures: Vec<String>,
     chases_checked: u64,
+    /// Why the largest size is below 4x the last-level cache, if it is.
+    capped: Option<String>,
 }
 
 impl MemLatency {
@@ -153,7 +209,24 @@ impl Benchmark for MemLatency {
             max_mb << 20
         } else {
             let llc = warpt_system::last_level_cache_bytes().unwrap_or(32 << 20) as usize;
-            (4 * llc).next_power_of_two()
+            let wanted = (4 * llc).next_power_of_two();
+            // The chain and its order take 1 + 1/16 of the working set.
+            let available = warpt_system::memory_quick().available_bytes as usize;
+            let fits = (available / 2)
+                .checked_next_power_of_two()
+                .map_or(0, |p| p / 2);
+            if available > 0 && wanted > fits && fits >= min {
+                self.capped = Some(format!(
+                    "largest working set {} MiB, below 4x the last-level cache ({} MiB): \
+                     {} MiB of memory is available",
+                    fits >> 20,
+                    wanted >> 20,
+                    available >> 20
+                ));
+                fits
+            } else {
+                wanted
+            }
         };
         if max < min {
             return Err(BenchmarkError::InvalidParam {
@@ -173,12 +246,33 @@ impl Benchmark for MemLatency {
         Ok(())
     }
 
+    fn work_limits(&self, ctx: &RunContext) -> Vec<WorkLimit> {
+        let lines: usize = self.sizes.iter().map(|s| s / LINE).sum();
+        let build = BUILD_FLOOR_PER_LINE * lines as u32;
+        // Each size takes a warm-up and a measured sample whatever its share.
+        let samples = SAMPLE_TARGET * 2 * self.sizes.len() as u32;
+        vec![WorkLimit::measure(
+            ctx.duration,
+            build + samples,
+            format!(
+                "{} working sets up to {} MiB: {lines} lines to chain at {} us each, {:.1} s \
+                 (a floor rate), on top of the sampling budget",
+                self.sizes.len(),
+                self.sizes.last().map_or(0, |s| s >> 20),
+                BUILD_FLOOR_PER_LINE.as_micros(),
+                build.as_secs_f64()
+            ),
+        )]
+    }
+
     fn measure(
         &mut self,
         ctx: &RunContext,
         measure: &mut Measure<'_>,
     ) -> Result<Measured, BenchmarkError> {
         let policy = MeasurePolicy::share_of(ctx, self.sizes.len());
+        // Ten samples in a size's share of the duration, within bounds.
+        let sample_target = (policy.min_time / 10).clamp(SAMPLE_FLOOR, SAMPLE_TARGET);
         let mut metrics = Vec::new();
         for &size in &self.sizes.clone() {
             let chain = Chain::new(size / LINE, ctx.seed ^ size as u64);
@@ -189,12 +283,12 @@ impl Benchmark for MemLatency {
                 ));
                 continue;
             }
-            // Calibrate steps per sample to about SAMPLE_TARGET.
+            // Calibrate steps per sample to about sample_target.
             let probe = 1u64 << 14;
             let t = Instant::now();
             black_box(chain.chase(0, probe));
             let per_step = t.elapsed().as_secs_f64() / probe as f64;
-            let steps = ((SAMPLE_TARGET.as_secs_f64() / per_step.max(1e-10)) as u64).max(1024);
+            let steps = ((sample_target.as_secs_f64() / per_step.max(1e-10)) as u64).max(1024);
 
             let mut at = 0usize;
             let mut walked = 0u64;
@@ -234,7 +328,7 @@ impl Benchmark for MemLatency {
                     ParamValue::Int(self.sizes.last().map_or(0, |s| s >> 10) as i64),
                 ),
             ],
-            warnings: Vec::new(),
+            warnings: self.capped.iter().cloned().collect(),
         })
     }
 
@@ -255,6 +349,31 @@ impl Benchmark for MemLatency {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn bucketed_shuffles_are_permutations_and_look_uniform() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+        let n = BUCKET_LINES as u32 * 5 + 17;
+        let mut v = shuffled(0..n, &mut rng, BUCKET_LINES);
+        assert_ne!(v[..100], (0..100).collect::<Vec<u32>>()[..]);
+        v.sort_unstable();
+        assert_eq!(v, (0..n).collect::<Vec<u32>>(), "every value exactly once");
+        // Where value 0 lands, over many small shuffles, in place and
+        // through four buckets: every place about equally often
+        // (chi-square with 7 degrees of freedom, p > 0.001).
+        for bucket in [8, 2] {
+            let mut counts = [0u32; 8];
+            for _ in 0..8000 {
+                let s = shuffled(0..8, &mut rng, bucket);
+                counts[s.iter().position(|&x| x == 0).unwrap()] += 1;
+            }
+            let chi2: f64 = counts
+                .iter()
+                .map(|&c| (c as f64 - 1000.0).powi(2) / 1000.0)
+                .sum();
+            assert!(chi2 < 24.3, "bucket {bucket}: {counts:?}");
+        }
+    }
 
     #[test]
     fn chain_is_one_cycle_and_chase_follows_it() {

@@ -178,8 +178,37 @@ pub fn cache_hierarchy() -> Vec<CacheInfo> {
         .collect()
 }
 
-/// Total bytes of the last-level cache across all its instances, if known.
+/// The environment variable that overrides the last-level cache size the
+/// benchmarks size their working sets from (`1G`, `512M`, `98304K` or
+/// bytes): for a VM that reports its host's cache, or none.
+pub const LLC_OVERRIDE: &str = "WARPT_LAST_LEVEL_CACHE";
+
+/// Total bytes of the last-level cache across all its instances, if known;
+/// [`LLC_OVERRIDE`] replaces what sysfs says when it is set (and valid, see
+/// [`check_llc_override`]).
 pub fn last_level_cache_bytes() -> Option<u64> {
+    if let Some(v) = std::env::var(LLC_OVERRIDE)
+        .ok()
+        .and_then(|v| parse_size(&v))
+    {
+        return Some(v);
+    }
+    detected_last_level_cache_bytes()
+}
+
+/// An error naming [`LLC_OVERRIDE`] when it is set to something that is not
+/// a size, for a plan to refuse before anything runs.
+pub fn check_llc_override() -> Result<(), String> {
+    match std::env::var(LLC_OVERRIDE) {
+        Ok(v) if parse_size(&v).is_none_or(|b| b == 0) => Err(format!(
+            "{LLC_OVERRIDE}={v}: not a cache size (give bytes, or a number with K, M or G)"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The last-level cache as sysfs describes it, ignoring [`LLC_OVERRIDE`].
+fn detected_last_level_cache_bytes() -> Option<u64> {
     let caches = cache_hierarchy();
     let top = caches
         .iter()

@@ -27,7 +27,8 @@ mod tools;
 mod virt;
 
 pub use cpu::{
-    allowed_cpus, cache_hierarchy, cpu_info, last_level_cache_bytes, pin_current_thread,
+    LLC_OVERRIDE, allowed_cpus, cache_hierarchy, check_llc_override, cpu_info,
+    last_level_cache_bytes, pin_current_thread,
 };
 pub use devices::{mounts, network, storage};
 pub use energy::{EnergySnapshot, EnergyUnavailable};

@@ -24,7 +24,7 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
-    Suite,
+    Suite, WorkLimit, at_floor_rate,
 };
 use warpt_model::{
     BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Validation,
@@ -393,7 +393,32 @@ impl Default for Gemm {
     }
 }
 
+/// GFLOP/s (GOP/s) assumed for the measure limit: below any CPU's GEMM.
+const FLOOR_GFLOPS: f64 = 1.0;
+
 impl Benchmark for Gemm {
+    fn work_limits(&self, ctx: &RunContext) -> Vec<WorkLimit> {
+        // Each (precision, n) calibrates with one product and takes a
+        // warm-up and a measured sample of at least one product each.
+        let products: f64 = self
+            .plan
+            .iter()
+            .map(|&(_, n)| 3.0 * 2.0 * (n as f64).powi(3))
+            .sum();
+        let work = at_floor_rate(products / 1e9, FLOOR_GFLOPS);
+        vec![WorkLimit::measure(
+            ctx.duration,
+            work,
+            format!(
+                "{} (precision, n) pairs up to n = {}: three products each, {:.1} GFLOP at a \
+                 floor of {FLOOR_GFLOPS} GFLOP/s",
+                self.plan.len(),
+                self.plan.iter().map(|&(_, n)| n).max().unwrap_or(0),
+                products / 1e9
+            ),
+        )]
+    }
+
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         let sizes = sizes(ctx.params.get("n")).map_err(|reason| BenchmarkError::InvalidParam {
             key: "n".into(),

@@ -20,6 +20,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use warpt_harness::SeriesMetrics;
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    WorkLimit, at_floor_rate,
 };
 use warpt_model::{
     BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, ParamValue,
@@ -212,7 +213,42 @@ fn io_err(what: &str, e: std::io::Error) -> BenchmarkError {
     BenchmarkError::Failed(format!("{what}: {e}"))
 }
 
+/// Bytes per second assumed for the stage limits: slower than a USB stick,
+/// so the limit stops a hung device, not a slow one.
+const FLOOR_BYTES_PER_S: f64 = 2e6;
+
 impl Benchmark for DiskIo {
+    fn setup_limit(&self, ctx: &RunContext) -> Option<WorkLimit> {
+        let c = config(&ctx.params).ok()?;
+        Some(WorkLimit::setup(
+            at_floor_rate(c.size as f64, FLOOR_BYTES_PER_S),
+            format!(
+                "filling the {} MiB test file at a floor of {} MB/s",
+                c.size >> 20,
+                FLOOR_BYTES_PER_S / 1e6
+            ),
+        ))
+    }
+
+    fn work_limits(&self, ctx: &RunContext) -> Vec<WorkLimit> {
+        // A sequential sample moves up to SEQ_SAMPLE bytes, and each test
+        // takes a warm-up and a measured sample whatever the duration.
+        let Some(c) = &self.config else {
+            return Vec::new();
+        };
+        let seq = c.ops[..2].iter().filter(|&&o| o).count() as f64;
+        let bytes = 2.0 * seq * SEQ_SAMPLE.min(c.size) as f64;
+        vec![WorkLimit::measure(
+            ctx.duration,
+            at_floor_rate(bytes, FLOOR_BYTES_PER_S),
+            format!(
+                "{seq} sequential test(s), two samples of {} MiB each at a floor of {} MB/s",
+                SEQ_SAMPLE.min(c.size) >> 20,
+                FLOOR_BYTES_PER_S / 1e6
+            ),
+        )]
+    }
+
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         let c = config(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
             key: "disk_io".into(),
