@@ -482,7 +482,9 @@ mod tests {
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].starts_with("'slow': one sample took"), "{notes:?}");
         // A series that fits its share says nothing.
-        m.run(&policy(0, 10_000, 20), "quick", &defs(1), |out| out[0] = 1.0);
+        m.run(&policy(0, 10_000, 20), "quick", &defs(1), |out| {
+            out[0] = 1.0
+        });
         assert!(m.take_notes().is_empty());
     }
 
