@@ -54,6 +54,18 @@ fn cpu_flops_on_one_thread() {
         .count();
     assert_eq!(r.metrics.len(), 2 * (2 + low));
     assert_eq!(r.details["threads_all"], ParamValue::Int(1));
+    // Each low precision names its kernel, or why it did not run here (AMX
+    // on every CPU before Sapphire Rapids): never a figure it did not measure.
+    for p in warpt_micro::cpu_flops::LowPrecision::ALL {
+        let detail = &r.details[&format!("kernel_{}", p.tag())];
+        match p.kernel() {
+            Ok(k) => assert_eq!(detail, &ParamValue::from(k.name())),
+            Err(why) => {
+                assert!(why.starts_with("not available: "), "{why}");
+                assert_eq!(detail, &ParamValue::from(why));
+            }
+        }
+    }
     // The peak's clock is named, and measured where cpufreq is absent (as
     // under most hypervisors) rather than taken from the nominal MHz.
     let ParamValue::Str(source) = &r.details["clock_source"] else {

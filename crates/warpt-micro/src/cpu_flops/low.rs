@@ -16,6 +16,8 @@
 //!   `vpmaddubsw` + `vpmaddwd` + `vpaddd`, the pre-VNNI sequence): four
 //!   u8 x s8 products summed into each int32 lane, every input 1, so a lane
 //!   holds `4 * iters`.
+//! - **bf16_amx** and **int8_amx** (`tdpbf16ps`, `tdpbssd` on AMX tiles):
+//!   see [`super::amx`].
 //!
 //! Counting follows FMA's convention: one multiply and one add are 2
 //! operations, so a bf16 pair-dot into fp32 is 4 flops per fp32 lane and a
@@ -23,6 +25,9 @@
 //! int8 sequence is written in inline assembly: in intrinsics its products
 //! do not depend on the accumulator, and the compiler hoists them out of
 //! the loop (a fused `vpdpbusd` or `vdpbf16ps` cannot be split that way).
+
+#[cfg(target_arch = "x86_64")]
+use super::amx::AmxOp;
 
 /// A precision below fp32.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -33,11 +38,21 @@ pub enum LowPrecision {
     Fp16,
     /// u8 x s8 products accumulated in int32.
     Int8,
+    /// bfloat16 tile products accumulated in fp32 (AMX).
+    Bf16Amx,
+    /// s8 x s8 tile products accumulated in int32 (AMX).
+    Int8Amx,
 }
 
 impl LowPrecision {
     /// Every low precision, in report order.
-    pub const ALL: [LowPrecision; 3] = [LowPrecision::Bf16, LowPrecision::Fp16, LowPrecision::Int8];
+    pub const ALL: [LowPrecision; 5] = [
+        LowPrecision::Bf16,
+        LowPrecision::Fp16,
+        LowPrecision::Int8,
+        LowPrecision::Bf16Amx,
+        LowPrecision::Int8Amx,
+    ];
 
     /// The `precision` tag.
     pub fn tag(self) -> &'static str {
@@ -45,13 +60,15 @@ impl LowPrecision {
             LowPrecision::Bf16 => "bf16",
             LowPrecision::Fp16 => "fp16",
             LowPrecision::Int8 => "int8",
+            LowPrecision::Bf16Amx => "bf16_amx",
+            LowPrecision::Int8Amx => "int8_amx",
         }
     }
 
     /// The metric's unit: GOP/s for integers, GFLOP/s otherwise.
     pub fn unit(self) -> &'static str {
         match self {
-            LowPrecision::Int8 => "GOP/s",
+            LowPrecision::Int8 | LowPrecision::Int8Amx => "GOP/s",
             _ => "GFLOP/s",
         }
     }
@@ -65,9 +82,11 @@ impl LowPrecision {
                     if std::arch::is_x86_feature_detected!("avx512bf16") {
                         return Ok(LowKernel::Avx512Bf16);
                     }
-                    Err("not available: this CPU has no AVX512_BF16 (nor AMX-BF16, which warpt does \
-                         not drive yet)"
-                        .into())
+                    Err(
+                        "not available: this CPU has no AVX512_BF16 (AMX-BF16, where a CPU has \
+                         it, is precision bf16_amx)"
+                            .into(),
+                    )
                 }
                 LowPrecision::Fp16 => {
                     if std::arch::is_x86_feature_detected!("avx512fp16") {
@@ -86,13 +105,19 @@ impl LowPrecision {
                         Err("not available: this CPU has no AVX512_VNNI, AVX-VNNI or AVX2".into())
                     }
                 }
+                LowPrecision::Bf16Amx => AmxOp::Bf16
+                    .available()
+                    .map(|()| LowKernel::Amx(AmxOp::Bf16)),
+                LowPrecision::Int8Amx => AmxOp::Int8
+                    .available()
+                    .map(|()| LowKernel::Amx(AmxOp::Int8)),
             }
         }
         #[cfg(not(target_arch = "x86_64"))]
         {
             Err(format!(
                 "not available: warpt has no {} kernel for {} yet (x86-64 only: AVX512_BF16, \
-                 AVX512_FP16, AVX512_VNNI / AVX-VNNI / AVX2)",
+                 AVX512_FP16, AVX512_VNNI / AVX-VNNI / AVX2, AMX)",
                 self.tag(),
                 std::env::consts::ARCH
             ))
@@ -118,6 +143,9 @@ pub enum LowKernel {
     /// `vpmaddubsw` + `vpmaddwd` + `vpaddd` on 256-bit vectors.
     #[cfg(target_arch = "x86_64")]
     Avx2Int8,
+    /// Tile products on AMX.
+    #[cfg(target_arch = "x86_64")]
+    Amx(AmxOp),
 }
 
 /// Accumulators of the 512-bit kernels (32 registers: plenty for two pipes
@@ -143,6 +171,8 @@ impl LowKernel {
             LowKernel::AvxVnni => "avx_vnni vpdpbusd ymm",
             #[cfg(target_arch = "x86_64")]
             LowKernel::Avx2Int8 => "avx2 vpmaddubsw+vpmaddwd+vpaddd ymm (no VNNI)",
+            #[cfg(target_arch = "x86_64")]
+            LowKernel::Amx(op) => op.name(),
         }
     }
 
@@ -158,6 +188,14 @@ impl LowKernel {
             #[cfg(target_arch = "x86_64")]
             LowKernel::Avx512Vnni | LowKernel::AvxVnni | LowKernel::Avx2Int8 => {
                 "2 operations per u8 x s8 multiply-add: each int32 lane sums four products = 8 operations"
+            }
+            #[cfg(target_arch = "x86_64")]
+            LowKernel::Amx(AmxOp::Bf16) => {
+                "2 flops per bf16 multiply-add: each tdpbf16ps is 16 x 16 x 32 multiply-adds = 16384 flops"
+            }
+            #[cfg(target_arch = "x86_64")]
+            LowKernel::Amx(AmxOp::Int8) => {
+                "2 operations per s8 x s8 multiply-add: each tdpbssd is 16 x 16 x 64 multiply-adds = 32768 operations"
             }
         }
     }
@@ -179,6 +217,8 @@ impl LowKernel {
             LowKernel::AvxVnni => ACC_VNNI256 * 8 * 8,
             #[cfg(target_arch = "x86_64")]
             LowKernel::Avx2Int8 => ACC_AVX2_INT8 * 8 * 8,
+            #[cfg(target_arch = "x86_64")]
+            LowKernel::Amx(op) => op.ops_per_iter(),
         }
     }
 
@@ -197,6 +237,18 @@ impl LowKernel {
             }
             #[cfg(target_arch = "x86_64")]
             LowKernel::Avx512Vnni | LowKernel::AvxVnni | LowKernel::Avx2Int8 => 4.0 * iters as f64,
+            #[cfg(target_arch = "x86_64")]
+            LowKernel::Amx(op) => op.expected(iters),
+        }
+    }
+
+    /// The most iterations per call whose closed form stays exact.
+    pub fn max_iters(self) -> u64 {
+        match self {
+            #[cfg(target_arch = "x86_64")]
+            LowKernel::Amx(op) => op.max_iters(),
+            #[allow(unreachable_patterns)]
+            _ => super::MAX_ITERS,
         }
     }
 
@@ -216,6 +268,9 @@ impl LowKernel {
             LowKernel::AvxVnni => unsafe { x86::int8_avx_vnni(iters, one) },
             #[cfg(target_arch = "x86_64")]
             LowKernel::Avx2Int8 => unsafe { x86::int8_avx2(iters, one) },
+            // SAFETY: chosen only after `AmxOp::available` was `Ok`.
+            #[cfg(target_arch = "x86_64")]
+            LowKernel::Amx(op) => unsafe { op.run(iters, one) },
         }
     }
 }

@@ -1,6 +1,7 @@
 //! `cpu_flops`: peak throughput in every precision the CPU has — fp64 and
 //! fp32 FMA, bf16 and fp16, int8 dot products — one thread and all threads.
 
+mod amx;
 mod kernels;
 mod low;
 
@@ -36,7 +37,8 @@ pub fn spec() -> BenchmarkSpec {
             "Peak throughput: independent chains of fused multiply-adds in the widest SIMD the CPU \
              has (AVX-512F > AVX2+FMA > SSE2; NEON on AArch64) in fp64 and fp32, and the \
              low-precision units where present: bf16 (AVX512_BF16 vdpbf16ps), fp16 (AVX512_FP16), \
-             int8 (AVX512_VNNI / AVX-VNNI vpdpbusd, else AVX2 vpmaddubsw+vpmaddwd), on one pinned \
+             int8 (AVX512_VNNI / AVX-VNNI vpdpbusd, else AVX2 vpmaddubsw+vpmaddwd), and AMX tiles: \
+             bf16_amx (tdpbf16ps) and int8_amx (tdpbssd), on one pinned \
              thread and on one pinned thread per allowed CPU. 2 operations per multiply-add (GFLOP/s; \
              GOP/s for int8); a precision the CPU lacks is named with the missing ISA. Validation: \
              every lane equals its closed-form value exactly."
@@ -57,7 +59,8 @@ pub fn spec() -> BenchmarkSpec {
             ),
             (
                 "precision".to_string(),
-                "all (every precision this CPU has), or one of fp64, fp32, bf16, fp16, int8"
+                "all (every precision this CPU has), or one of fp64, fp32, bf16, fp16, int8, \
+                 bf16_amx, int8_amx"
                     .to_string(),
             ),
         ]
@@ -66,7 +69,7 @@ pub fn spec() -> BenchmarkSpec {
         param_ranges: warpt_model::ParamRange::table(&[("threads", warpt_model::ParamRange::at_least(0.0))]),
         param_choices: [(
             "precision".to_string(),
-            ["all", "fp64", "fp32", "bf16", "fp16", "int8"]
+            ["all", "fp64", "fp32", "bf16", "fp16", "int8", "bf16_amx", "int8_amx"]
                 .iter()
                 .map(|p| p.to_string())
                 .collect(),
@@ -118,6 +121,14 @@ impl Precision {
                 (f64::from(lo), f64::from(hi))
             }
             Precision::Low(_, k) => k.run(iters, black_box(1)),
+        }
+    }
+
+    /// The most iterations per call whose closed form stays exact.
+    fn max_iters(self) -> u64 {
+        match self {
+            Precision::Low(_, k) => k.max_iters(),
+            _ => MAX_ITERS,
         }
     }
 
@@ -253,7 +264,9 @@ impl Benchmark for CpuFlops {
         if precisions.is_empty() {
             return Err(BenchmarkError::InvalidParam {
                 key: "precision".into(),
-                reason: format!("'{wanted}' is not one of all, fp64, fp32, bf16, fp16, int8"),
+                reason: format!(
+                    "'{wanted}' is not one of all, fp64, fp32, bf16, fp16, int8, bf16_amx, int8_amx"
+                ),
             });
         }
         // Calibrate each kernel's per-sample iteration count on one thread.
@@ -265,7 +278,7 @@ impl Benchmark for CpuFlops {
                 black_box(p.run(self.isa, probe));
                 let per_iter = start.elapsed().as_secs_f64() / probe as f64;
                 let want = (SAMPLE_TARGET.as_secs_f64() / per_iter.max(1e-12)) as u64;
-                (p, want.clamp(1 << 12, MAX_ITERS))
+                (p, want.clamp(1 << 12, p.max_iters()))
             })
             .collect();
         self.iters = self.plan.first().map_or(self.iters, |(_, i)| *i);
