@@ -292,7 +292,28 @@ fn load(path: &str, matrix: &Matrix) -> Result<Vec<Vec<u8>>, BenchmarkError> {
     Ok(records.iter().map(|r| matrix.encode(&r.sequence)).collect())
 }
 
+/// DP cells per second assumed for the measure limit: below the scalar
+/// reference on one thread (`isa=scalar` on a big search).
+const FLOOR_CELLS_PER_S: f64 = 20e6;
+
 impl Benchmark for SwAlign {
+    fn work_limits(&self, ctx: &RunContext) -> Vec<warpt_harness::WorkLimit> {
+        // Whatever the duration, the warm-up and the measurement each take
+        // at least one pass over every pair.
+        let cells = self.cells() as f64;
+        let pass = warpt_harness::at_floor_rate(cells, FLOOR_CELLS_PER_S);
+        let part = format!(
+            "passes of {:.2e} cells: {:.0} s each at a floor of {} M cells/s",
+            cells,
+            pass.as_secs_f64(),
+            FLOOR_CELLS_PER_S / 1e6
+        );
+        vec![
+            warpt_harness::WorkLimit::warmup(ctx.burnin, pass, part.clone()),
+            warpt_harness::WorkLimit::measure(ctx.duration, pass, part),
+        ]
+    }
+
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         let alphabet = Alphabet::by_name(ctx.str_param("alphabet")?).ok_or_else(|| {
             BenchmarkError::InvalidParam {
