@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use warpt_model::BenchmarkSuiteRun;
 
 use crate::engine::{JobResult, Observer, ShellCost, calibrate, measure};
-use crate::plan::ExecPlan;
+use crate::plan::{ExecPlan, Job};
 use crate::{ExecError, hyperfine, report};
 
 /// A measured `exec` plan.
@@ -21,16 +21,17 @@ pub struct Session {
 }
 
 impl Session {
-    /// Measures `plan`: calibrates the shell (telling `observer`), runs the
-    /// jobs until each stops or `interrupt` is set, and builds the suite run
-    /// recording `command_line`.
+    /// Measures `jobs` of `plan` ([`ExecPlan::jobs`], checked by the caller
+    /// before anything else): calibrates the shell (telling `observer`), runs
+    /// the jobs until each stops or `interrupt` is set, and builds the suite
+    /// run recording `command_line`.
     pub fn run(
         plan: &ExecPlan,
+        jobs: Vec<Job>,
         observer: &dyn Observer,
         interrupt: Option<&AtomicBool>,
         command_line: Vec<String>,
     ) -> Result<Session, ExecError> {
-        let jobs = plan.jobs()?;
         let start = jiff::Timestamp::now();
         let cost = calibrate(plan)?;
         if let Some(c) = &cost {

@@ -96,9 +96,11 @@ impl Chain {
     /// then the other lines in a uniformly random order, back to line 0.
     fn new(lines: usize, seed: u64) -> Self {
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-        let mut order = Vec::with_capacity(lines);
-        order.push(0u32);
-        order.extend(shuffled(1..lines as u32, &mut rng, BUCKET_LINES));
+        // A uniform order of every line, turned to start at line 0: the
+        // others follow in a uniform order.
+        let mut order = shuffled(0..lines as u32, &mut rng, BUCKET_LINES);
+        let zero = order.iter().position(|&l| l == 0).unwrap_or(0);
+        order.rotate_left(zero);
         let mut nodes = vec![0u64; lines * SLOTS];
         for (k, &line) in order.iter().enumerate() {
             let next = order.get(k + 1).copied().unwrap_or(0);

@@ -74,7 +74,7 @@ pub struct Prepared {
 
 impl Prepared {
     /// Whether the nodes record into a shared store (else exports).
-    pub fn into_store(&self) -> bool {
+    pub fn records_into_store(&self) -> bool {
         self.submission.store.is_some()
     }
 }
@@ -87,8 +87,7 @@ fn absolute(p: &Path) -> Result<PathBuf> {
 /// --dry-run` accepts, a store every node can share — and writes its script.
 pub fn prepare(req: &SubmitRequest) -> Result<Prepared> {
     for a in &req.run_args {
-        let flag = a.split('=').next().unwrap_or_default();
-        if RESERVED.contains(&flag) {
+        if let Some(flag) = RESERVED.iter().find(|r| crate::child::is_flag(a, r)) {
             return Err(UsageError(format!(
                 "{flag} after `--`: warpt fleet sets where each node records (--store URL or \
                  --no-store of `fleet submit`, and an export per node in the fleet directory)"

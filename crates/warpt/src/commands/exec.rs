@@ -87,7 +87,7 @@ impl Observer for Spinner {
 /// `warpt exec`.
 pub fn run(args: &ExecArgs) -> Result<Outcome> {
     let plan = plan(args)?;
-    plan.jobs().map_err(usage)?;
+    let jobs = plan.jobs().map_err(usage)?;
     // Check every destination before spending minutes measuring.
     let prepare =
         |p: &Option<std::path::PathBuf>| p.as_deref().map(ExportTarget::prepare).transpose();
@@ -111,6 +111,7 @@ pub fn run(args: &ExecArgs) -> Result<Outcome> {
     };
     let session = Session::run(
         &plan,
+        jobs,
         &spinner,
         Some(&interrupt),
         std::env::args().collect(),

@@ -39,7 +39,7 @@ pub fn submit(args: &FleetSubmitArgs) -> Result<Outcome> {
             "job": job,
             "dir": dir,
             "script": script,
-            "records_into": if prepared.into_store() { "store" } else { "exports" },
+            "records_into": if prepared.records_into_store() { "store" } else { "exports" },
         });
         println!("{}", serde_json::to_string_pretty(&json)?);
     } else {
@@ -49,7 +49,11 @@ pub fn submit(args: &FleetSubmitArgs) -> Result<Outcome> {
             "submitted job {job} ({}); follow it with `warpt fleet status {job} --dir {}`{}",
             script.display(),
             dir.display(),
-            if prepared.into_store() { "" } else { &collect }
+            if prepared.records_into_store() {
+                ""
+            } else {
+                &collect
+            }
         );
     }
     Ok(Outcome::Success)
