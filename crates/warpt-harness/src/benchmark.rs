@@ -48,6 +48,10 @@ pub struct RunContext {
     pub burnin: Duration,
     /// Target relative half-width of the median's 95% CI.
     pub target_rel_ci: f64,
+    /// Probe the effective core clock around each series (the harness sets
+    /// it for benchmarks of the CPU or memory; see
+    /// [`warpt_model::RegimeProbes`]).
+    pub clock_probe: bool,
 }
 
 impl RunContext {

@@ -34,6 +34,9 @@ pub struct Outcome {
     pub stop_reason: Option<StopReason>,
     /// The check of the answer.
     pub validation: Option<Validation>,
+    /// What the regime probes read while it measured.
+    #[serde(default)]
+    pub regime: Option<warpt_model::RegimeProbes>,
 }
 
 impl Outcome {
@@ -50,7 +53,21 @@ impl Outcome {
             warnings: Vec::new(),
             stop_reason: None,
             validation: None,
+            regime: None,
         }
+    }
+
+    /// Moves what the benchmark produced into `result` (status, metrics,
+    /// details, warnings, validation, regime probes).
+    pub fn apply_to(self, result: &mut warpt_model::BenchmarkRunResult) {
+        result.set_status(self.status);
+        result.error_message = self.error_message;
+        result.metrics = self.metrics;
+        result.details = self.details;
+        result.warnings = self.warnings;
+        result.stop_reason = self.stop_reason;
+        result.validation = self.validation;
+        result.regime = self.regime;
     }
 }
 
@@ -85,6 +102,9 @@ pub fn execute(
     if let Some(flag) = stop {
         measure = measure.with_stop_flag(flag);
     }
+    if ctx.clock_probe {
+        measure = measure.with_clock_probe();
+    }
     let measured = match bench.measure(ctx, &mut measure) {
         Ok(m) => m,
         Err(e) => return Outcome::from_error(e),
@@ -108,6 +128,7 @@ pub fn execute(
             .collect(),
         stop_reason: measure.stop_reason(),
         validation: Some(validation),
+        regime: measure.take_regime(),
     }
 }
 

@@ -104,7 +104,8 @@ impl Grades {
     }
 }
 
-/// What disturbed the whole measurement: governor, interference, frequency.
+/// What disturbed the whole measurement: governor, interference, frequency,
+/// a host regime the probes saw.
 fn conditions(result: &BenchmarkRunResult, host: &HostConditions, freq: FreqTrace) -> Grades {
     let mut g = Grades::default();
     if let Some(gov) = &host.governor
@@ -131,6 +132,13 @@ fn conditions(result: &BenchmarkRunResult, host: &HostConditions, freq: FreqTrac
         } else if drop > FREQ_DROP_NOISY {
             g.noisy.push(msg);
         }
+    }
+    if let Some(regime) = &result.regime {
+        // A clock swing moves every figure; a shortfall of threads or a
+        // moved cache canary moves some, and `compare` holds back those.
+        g.unreliable.extend(regime.clock_reason());
+        g.noisy.extend(regime.scaling_reasons());
+        g.noisy.extend(regime.canary_reasons());
     }
     if result.status != RunStatus::Passed && result.metrics.is_empty() {
         g.unreliable
@@ -281,6 +289,18 @@ pub(crate) mod tests {
             "the build is not noise"
         );
         assert_eq!(a.reasons, vec![warpt_model::DEBUG_BUILD_REASON]);
+        // A regime the probes saw makes the conditions unreliable.
+        r.regime = Some(warpt_model::RegimeProbes {
+            clock_mhz: vec![3200.0, 2800.0],
+            ..Default::default()
+        });
+        let a = assess(&r, &host(), FreqTrace::default(), 0.01);
+        assert_eq!(a.measurement_quality, Quality::Unreliable);
+        assert!(
+            a.reasons[0].starts_with(warpt_model::REGIME_PREFIX),
+            "{a:?}"
+        );
+        r.regime = None;
         // A poorly known metric makes the result unreliable, not its
         // conditions: its neighbours stay comparable.
         let samples: Vec<f64> = (0..20).map(|i| [1.0, 2.0, 3.0][i % 3]).collect();

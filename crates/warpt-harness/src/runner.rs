@@ -136,6 +136,12 @@ impl RunOptions {
             duration,
             burnin: self.burnin,
             target_rel_ci: self.target_rel_ci,
+            clock_probe: planned.spec.components.iter().any(|c| {
+                matches!(
+                    c,
+                    warpt_model::BenchmarkComponent::Cpu | warpt_model::BenchmarkComponent::Ram
+                )
+            }),
         }
     }
 
@@ -217,6 +223,7 @@ pub fn run_plan(
         let only = trials.pop().map(|t| t.benchmarks).unwrap_or_default();
         (only, Vec::new())
     } else {
+        crate::trials::mark_regimes_across_trials(&mut trials, planned);
         (aggregate_trials(&trials, planned), trials)
     };
     let mut metadata = BTreeMap::new();
@@ -329,6 +336,7 @@ fn run_isolated(
         duration_s: ctx.duration.as_secs_f64(),
         burnin_s: ctx.burnin.as_secs_f64(),
         target_rel_ci: ctx.target_rel_ci,
+        clock_probe: ctx.clock_probe,
     };
     let exe = match options
         .worker_exe
@@ -416,13 +424,7 @@ pub fn run_one(
             if o.status == RunStatus::Failed && o.validation.is_none() {
                 ended_in = current.map(|s| (s, StageStatus::Failed));
             }
-            result.set_status(o.status);
-            result.error_message = o.error_message;
-            result.metrics = o.metrics;
-            result.details = o.details;
-            result.warnings = o.warnings;
-            result.stop_reason = o.stop_reason;
-            result.validation = o.validation;
+            o.apply_to(&mut result);
             if options.interrupted() {
                 result.interrupted = true;
                 result.set_status(RunStatus::Failed);

@@ -326,12 +326,12 @@ pub fn supervise(
                 if o.status == RunStatus::Failed && o.validation.is_none() {
                     ended_in = stop_stage.map(|s| (s, StageStatus::Failed));
                 }
-                apply(&mut result, o);
+                o.apply_to(&mut result);
             }
             (outcome, exit) => {
                 let had_result = outcome.is_some();
                 if let Some(o) = outcome {
-                    apply(&mut result, o);
+                    o.apply_to(&mut result);
                 } else {
                     result.metrics = partial_metrics();
                 }
@@ -427,16 +427,6 @@ fn handle(
             *outcome = Some(o);
         }
     }
-}
-
-fn apply(result: &mut BenchmarkRunResult, o: Outcome) {
-    result.set_status(o.status);
-    result.error_message = o.error_message;
-    result.metrics = o.metrics;
-    result.details = o.details;
-    result.warnings = o.warnings;
-    result.stop_reason = o.stop_reason;
-    result.validation = o.validation;
 }
 
 fn crash_message(exit: Option<Exit>, had_result: bool, stderr: &[String]) -> String {

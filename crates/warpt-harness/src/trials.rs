@@ -34,6 +34,54 @@ pub fn trial_order(n: usize, seed: u64, trial: u32) -> Vec<usize> {
     order
 }
 
+/// Fewest trials of a benchmark for holding each to the others' regime.
+const REGIME_QUORUM: usize = 3;
+
+/// Marks every trial of a benchmark whose effective clock read a different
+/// regime than most of its trials (see [`warpt_model::RegimeProbes::clock_apart`]):
+/// its conditions become unreliable with the reason, so the aggregate
+/// leaves it out as it leaves out a trial that measured interference. A
+/// whole trial in another regime has no swing of its own to show.
+pub fn mark_regimes_across_trials(trials: &mut [Trial], planned: usize) {
+    for position in 0..planned {
+        let odd: Vec<(usize, usize, String)> = {
+            let at: Vec<(usize, usize, &BenchmarkRunResult)> = trials
+                .iter()
+                .enumerate()
+                .filter_map(|(t, trial)| {
+                    let i = trial.order.iter().position(|&p| p == position)?;
+                    trial.benchmarks.get(i).map(|r| (t, i, r))
+                })
+                .filter(|(_, _, r)| r.status == RunStatus::Passed)
+                .collect();
+            let probes: Vec<&warpt_model::RegimeProbes> = at
+                .iter()
+                .filter_map(|(_, _, r)| r.regime.as_ref())
+                .collect();
+            if probes.len() < REGIME_QUORUM {
+                continue;
+            }
+            let most = warpt_model::RegimeProbes::consensus(&probes);
+            at.iter()
+                .filter_map(|(t, i, r)| {
+                    let why = warpt_model::RegimeProbes::clock_apart(
+                        &most,
+                        r.regime.as_ref()?,
+                        ("other trials", "this trial"),
+                    )?;
+                    Some((*t, *i, why))
+                })
+                .collect()
+        };
+        for (t, i, why) in odd {
+            let r = &mut trials[t].benchmarks[i];
+            r.quality = Some(Quality::Unreliable);
+            r.measurement_quality = Some(Quality::Unreliable);
+            r.quality_reasons.insert(0, why);
+        }
+    }
+}
+
 /// The aggregates of `trials` for a plan of `planned` benchmarks: one
 /// result per plan position that ran in at least one trial.
 pub fn aggregate_trials(trials: &[Trial], planned: usize) -> Vec<BenchmarkRunResult> {
@@ -361,5 +409,47 @@ mod tests {
         assert_eq!(agg[0].spec.id.name, "x");
         assert_eq!(agg[0].metrics[0].stats.as_ref().unwrap().n, 2);
         assert_eq!(agg[1].metrics[0].stats.as_ref().unwrap().n, 1);
+    }
+
+    #[test]
+    fn a_trial_in_another_regime_than_its_siblings_is_left_out() {
+        let at = |mhz: f64, value: f64| {
+            let mut r = result(value, Quality::Good);
+            r.regime = Some(warpt_model::RegimeProbes {
+                clock_mhz: vec![mhz, mhz + 5.0],
+                ..Default::default()
+            });
+            Trial {
+                index: 0,
+                start_time: None,
+                end_time: None,
+                order: vec![0],
+                benchmarks: vec![r],
+            }
+        };
+        let mut trials = vec![
+            at(3200.0, 100.0),
+            at(3210.0, 101.0),
+            at(2950.0, 92.0),
+            at(3190.0, 100.5),
+        ];
+        mark_regimes_across_trials(&mut trials, 1);
+        let odd = &trials[2].benchmarks[0];
+        assert_eq!(odd.measurement_quality, Some(Quality::Unreliable));
+        assert!(
+            odd.quality_reasons[0].starts_with("regime: the effective clock differs"),
+            "{:?}",
+            odd.quality_reasons
+        );
+        assert!(trials[0].benchmarks[0].quality_reasons.is_empty());
+        let agg = aggregate_trials(&trials, 1);
+        assert_eq!(agg[0].details["trials_used"], ParamValue::Int(3));
+        // Two trials are too few to say which one is odd.
+        let mut two = vec![at(3200.0, 100.0), at(2950.0, 92.0)];
+        mark_regimes_across_trials(&mut two, 1);
+        assert!(
+            two.iter()
+                .all(|t| t.benchmarks[0].quality_reasons.is_empty())
+        );
     }
 }

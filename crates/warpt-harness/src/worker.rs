@@ -33,6 +33,9 @@ pub struct WorkerRequest {
     pub burnin_s: f64,
     /// Target relative CI half-width.
     pub target_rel_ci: f64,
+    /// Probe the effective clock around each series.
+    #[serde(default)]
+    pub clock_probe: bool,
 }
 
 impl WorkerRequest {
@@ -44,6 +47,7 @@ impl WorkerRequest {
             duration: Duration::from_secs_f64(self.duration_s),
             burnin: Duration::from_secs_f64(self.burnin_s),
             target_rel_ci: self.target_rel_ci,
+            clock_probe: self.clock_probe,
         }
     }
 }

@@ -191,6 +191,12 @@ impl Benchmark for MemBandwidth {
                 )
             })
             .collect();
+        // The scaling check: the arrays scale with memory, not cores, so
+        // the compute probe tells whether the threads had cores of their own.
+        let probe = |what| crate::cpu_flops::scaling_probe(&self.cpus, what);
+        if let Some(check) = probe("fp64 probe before") {
+            measure.scaling(check);
+        }
         let (measurement, chunks) = run_team(
             &self.cpus,
             |i| Chunk::new(share(i)),
@@ -211,6 +217,9 @@ impl Benchmark for MemBandwidth {
                 })
             },
         );
+        if let Some(check) = probe("fp64 probe after") {
+            measure.scaling(check);
+        }
         self.validation = Some(check(&chunks, passes));
 
         let mut metrics = Vec::new();

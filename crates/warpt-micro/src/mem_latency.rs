@@ -184,10 +184,62 @@ fn shuffled(values: std::ops::Range<u32>, rng: &mut Xoshiro256PlusPlus, bucket: 
     out
 }
 
+/// The last-level-cache canary: chains over 1/8 and 1/4 of the cache,
+/// each read (one warm pass, one timed pass) before the first size, after
+/// the middle one and after the last. On a shared cache (a virtual
+/// machine's slice of a host's L3) these are the working sets that move
+/// from cache to memory latency, or back, when the share changes.
+struct Canary {
+    chains: Vec<(u64, Chain)>,
+}
+
+impl Canary {
+    /// The canary working sets for `llc` bytes of last-level cache, kept
+    /// within `sizes`.
+    fn sizes(llc: Option<u64>, sizes: &[usize]) -> Vec<usize> {
+        let (Some(llc), Some(&lo), Some(&hi)) = (llc, sizes.first(), sizes.last()) else {
+            return Vec::new();
+        };
+        let mut out: Vec<usize> = [8, 4]
+            .iter()
+            .map(|div| (llc as usize / div).next_power_of_two())
+            .filter(|s| (lo..=hi).contains(s))
+            .collect();
+        out.dedup();
+        out
+    }
+
+    fn new(sizes: &[usize], seed: u64) -> Self {
+        let chains = sizes
+            .iter()
+            .map(|&s| {
+                (
+                    (s >> 10) as u64,
+                    Chain::new(s / LINE, seed ^ 0xca_4a41 ^ s as u64),
+                )
+            })
+            .collect();
+        Canary { chains }
+    }
+
+    /// Reads every canary into `measure`.
+    fn read(&self, measure: &mut Measure<'_>) {
+        for (kib, chain) in &self.chains {
+            let lines = chain.lines() as u64;
+            black_box(chain.chase(0, lines));
+            let t = Instant::now();
+            black_box(chain.chase(0, lines));
+            measure.canary(*kib, t.elapsed().as_secs_f64() * 1e9 / lines as f64);
+        }
+    }
+}
+
 /// The running benchmark.
 #[derive(Default)]
 pub struct MemLatency {
     sizes: Vec<usize>,
+    /// The last-level-cache canary's working sets.
+    canary: Vec<usize>,
     failures: Vec<String>,
     chases_checked: u64,
     /// Why the largest size is below 4x the last-level cache, if it is.
@@ -245,11 +297,15 @@ impl Benchmark for MemLatency {
         self.sizes = std::iter::successors(Some(min), |s| Some(s * 2))
             .take_while(|s| *s <= max)
             .collect();
+        self.canary = Canary::sizes(warpt_system::last_level_cache_bytes(), &self.sizes);
         Ok(())
     }
 
     fn work_limits(&self, ctx: &RunContext) -> Vec<WorkLimit> {
-        let lines: usize = self.sizes.iter().map(|s| s / LINE).sum();
+        // A canary line is built once and chased six times: four lines' worth
+        // of the floor rate covers it.
+        let lines: usize = self.sizes.iter().map(|s| s / LINE).sum::<usize>()
+            + 4 * self.canary.iter().map(|s| s / LINE).sum::<usize>();
         let build = BUILD_FLOOR_PER_LINE * lines as u32;
         // Each size takes a warm-up and a measured sample whatever its share.
         let samples = SAMPLE_TARGET * 2 * self.sizes.len() as u32;
@@ -257,7 +313,7 @@ impl Benchmark for MemLatency {
             ctx.duration,
             build + samples,
             format!(
-                "{} working sets up to {} MiB: {lines} lines to chain at {} us each, {:.1} s \
+                "{} working sets up to {} MiB and the cache canary: {lines} lines to chain at {} us each, {:.1} s \
                  (a floor rate), on top of the sampling budget",
                 self.sizes.len(),
                 self.sizes.last().map_or(0, |s| s >> 20),
@@ -276,7 +332,13 @@ impl Benchmark for MemLatency {
         // Ten samples in a size's share of the duration, within bounds.
         let sample_target = (policy.min_time / 10).clamp(SAMPLE_FLOOR, SAMPLE_TARGET);
         let mut metrics = Vec::new();
-        for &size in &self.sizes.clone() {
+        let canary = Canary::new(&self.canary, ctx.seed);
+        canary.read(measure);
+        let middle = self.sizes.len() / 2;
+        for (i, &size) in self.sizes.clone().iter().enumerate() {
+            if i == middle && i > 0 {
+                canary.read(measure);
+            }
             let chain = Chain::new(size / LINE, ctx.seed ^ size as u64);
             if !chain.is_single_cycle() {
                 self.failures.push(format!(
@@ -320,6 +382,7 @@ impl Benchmark for MemLatency {
             }
             metrics.extend(m.metrics);
         }
+        canary.read(measure);
         Ok(Measured {
             metrics,
             details: vec![

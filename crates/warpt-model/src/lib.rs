@@ -15,6 +15,7 @@ mod metric;
 mod noise;
 mod params;
 mod redact;
+mod regime;
 mod result;
 mod rows;
 mod series;
@@ -31,6 +32,10 @@ pub use metric::{BenchmarkMetric, MetricStats, StopReason, tag_label};
 pub use noise::NoiseEntry;
 pub use params::{ParamError, ParamValue, Params};
 pub use redact::{MASK, redact_command_line, redact_secrets, redact_url};
+pub use regime::{
+    CANARY_FACTOR, CLOCK_APART, CLOCK_SWING, CanaryReadings, REGIME_PREFIX, RegimeProbes,
+    SCALING_FLOOR, ScalingCheck,
+};
 pub use result::{
     BenchmarkRunResult, CrashInfo, DEBUG_BUILD_REASON, Quality, Resources, RunStatus, StageRecord,
     StageStatus, UNRELIABLE_REL_CI, Validation, Watchdog,

@@ -269,6 +269,11 @@ pub struct BenchmarkRunResult {
     /// quality reasons.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interference: Option<crate::Interference>,
+    /// What the regime probes (effective clock, last-level-cache canary,
+    /// thread scaling) read while it measured: the evidence behind
+    /// `regime:` quality reasons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub regime: Option<crate::RegimeProbes>,
     /// A per-result system snapshot (older exports); new runs store it once
     /// in the suite run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -301,6 +306,7 @@ impl BenchmarkRunResult {
             watchdog: None,
             telemetry: None,
             interference: None,
+            regime: None,
             system: None,
         }
     }

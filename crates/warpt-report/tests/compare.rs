@@ -308,8 +308,9 @@ fn paired_trials_use_the_per_round_ratios() {
 
 #[test]
 fn a_significant_shift_inside_the_threshold_is_unchanged() {
+    // The default threshold is 1% (criterion's noise threshold).
     let b = base(30);
-    let slight: Vec<f64> = (0..30).map(|i| 101.5 + noise(i + 3000) * 0.1).collect();
+    let slight: Vec<f64> = (0..30).map(|i| 100.6 + noise(i + 3000) * 0.1).collect();
     assert_eq!(verdict(&b, &slight, true), Verdict::Unchanged);
     let c = compare(
         &run(&b, true),
@@ -317,12 +318,16 @@ fn a_significant_shift_inside_the_threshold_is_unchanged() {
         &run(&slight, true),
         "c",
         &Options {
-            threshold_pct: 1.0,
+            threshold_pct: 0.5,
             ..Options::default()
         },
         &trusting(),
     );
-    assert_eq!(c.metrics[0].verdict, Verdict::Improved, "outside a 1% band");
+    assert_eq!(
+        c.metrics[0].verdict,
+        Verdict::Improved,
+        "outside a 0.5% band"
+    );
 }
 
 #[test]
@@ -436,4 +441,97 @@ fn differing_parameters_are_named() {
             .iter()
             .any(|w| w.contains("parameters differ"))
     );
+}
+
+/// `run` whose benchmark's probes read `mhz` and a 4 MiB canary at `ns`,
+/// its metric measured on a 4 MiB working set.
+fn in_regime(mut r: BenchmarkSuiteRun, mhz: f64, ns: f64) -> BenchmarkSuiteRun {
+    let in_trials = r.trials.iter_mut().flat_map(|t| t.benchmarks.iter_mut());
+    for m in in_trials.flat_map(|b| b.metrics.iter_mut()) {
+        m.tags.insert("size_kib".into(), "4096".into());
+    }
+    for b in &mut r.benchmarks {
+        for m in &mut b.metrics {
+            m.tags.insert("size_kib".into(), "4096".into());
+        }
+        b.regime = Some(warpt_model::RegimeProbes {
+            clock_mhz: vec![mhz, mhz],
+            llc_canary: vec![warpt_model::CanaryReadings {
+                size_kib: 4096,
+                ns: vec![ns, ns],
+            }],
+            scaling: Vec::new(),
+        });
+    }
+    r
+}
+
+#[test]
+fn runs_in_different_host_regimes_are_inconclusive_on_one_run_a_side() {
+    let b = base(30);
+    let down: Vec<f64> = (0..30).map(|i| 80.0 + noise(i + 2000)).collect();
+    // Same regime: the 20% drop is a regression.
+    let c = judge(
+        &in_regime(run(&b, true), 3200.0, 18.0),
+        &in_regime(run(&down, true), 3190.0, 19.0),
+        &trusting(),
+    );
+    assert_eq!(c.metrics[0].verdict, Verdict::Regressed);
+    // The cache share differed between the runs: nothing is claimed.
+    let c = judge(
+        &in_regime(run(&b, true), 3200.0, 18.0),
+        &in_regime(run(&down, true), 3200.0, 120.0),
+        &trusting(),
+    );
+    let m = &c.metrics[0];
+    assert_eq!(m.verdict, Verdict::Inconclusive);
+    let why = m.reason.as_deref().unwrap();
+    assert!(
+        why.starts_with("regime: the last-level-cache canary"),
+        "{why}"
+    );
+    // So did the clock.
+    let c = judge(
+        &in_regime(run(&b, true), 3200.0, 18.0),
+        &in_regime(run(&down, true), 2900.0, 18.0),
+        &trusting(),
+    );
+    let why = c.metrics[0].reason.as_deref().unwrap();
+    assert!(
+        why.contains("3200 MHz in the base run, 2900 MHz in the current run"),
+        "{why}"
+    );
+    // A regime seen within the current run is in its quality.
+    let mut cur = run(&down, true);
+    cur.benchmarks[0].measurement_quality = Some(Quality::Unreliable);
+    cur.benchmarks[0]
+        .quality_reasons
+        .push("regime: the effective clock moved 9% while measuring (2930 to 3200 MHz)".into());
+    let c = judge(&run(&b, true), &cur, &trusting());
+    let why = c.metrics[0].reason.as_deref().unwrap();
+    assert!(why.starts_with("current unreliable: regime: "), "{why}");
+    // Trials carry their own spread: the regime check is for one run a side.
+    let c = judge(
+        &in_regime(
+            trials(&[100.0, 101.0, 99.0, 100.5, 99.5], true),
+            3200.0,
+            18.0,
+        ),
+        &in_regime(trials(&[95.0, 96.0, 94.0, 95.5, 94.5], true), 2900.0, 120.0),
+        &NoNoise,
+    );
+    assert_eq!(c.metrics[0].verdict, Verdict::Regressed);
+}
+
+#[test]
+fn across_trials_the_change_is_the_hodges_lehmann_estimate() {
+    // Times (lower is better): every current trial 2% slower; one base
+    // trial 7.7% slow. The median of five base trials would move too; the
+    // estimate stays at the 2% the other pairs show.
+    let a = trials(&[1.000, 1.001, 0.999, 1.0005, 1.077], false);
+    let b = trials(&[1.020, 1.021, 1.019, 1.0205, 1.0195], false);
+    let c = judge(&a, &b, &NoNoise);
+    let m = &c.metrics[0];
+    assert!((m.change_pct - 2.0).abs() < 0.1, "{m:?}");
+    assert!((m.speedup - 1.0 / 1.02).abs() < 0.001, "{m:?}");
 }

@@ -95,7 +95,13 @@ impl Suite for SelftestSuite {
             .iter()
             .map(|n| BenchmarkSpec {
                 id: BenchmarkId::new(SUITE, *n),
-                components: vec![BenchmarkComponent::System],
+                // `work` is a chain of dependent integer steps: CPU work,
+                // probed for the clock regime like the other CPU benchmarks.
+                components: vec![if *n == work::NAME {
+                    BenchmarkComponent::Cpu
+                } else {
+                    BenchmarkComponent::System
+                }],
                 kind: BenchmarkKind::Synthetic,
                 description: Some(description(n).into()),
                 default_duration_seconds: Some(0.2),

@@ -269,6 +269,25 @@ pub fn allowed_cpus() -> Vec<usize> {
     (0..n).collect()
 }
 
+/// How many distinct physical cores (package, core id) `cpus` are on; each
+/// CPU counts as its own core where the topology is unreadable.
+pub fn physical_cores(cpus: &[usize]) -> usize {
+    let cores: std::collections::BTreeSet<(String, String)> = cpus
+        .iter()
+        .map(|cpu| {
+            let dir = format!("/sys/devices/system/cpu/cpu{cpu}/topology");
+            match (
+                read_trim(format!("{dir}/physical_package_id")),
+                read_trim(format!("{dir}/core_id")),
+            ) {
+                (Some(p), Some(c)) => (p, c),
+                _ => ("cpu".to_string(), cpu.to_string()),
+            }
+        })
+        .collect();
+    cores.len()
+}
+
 /// Pins the calling thread to one CPU. Returns false where pinning is not
 /// possible (another OS, a CPU outside the cgroup): the caller runs unpinned.
 pub fn pin_current_thread(cpu: usize) -> bool {

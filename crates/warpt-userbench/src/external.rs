@@ -326,6 +326,7 @@ mod tests {
             duration: Duration::from_millis(200),
             burnin: Duration::from_millis(20),
             target_rel_ci: 0.05,
+            clock_probe: false,
         }
     }
 

@@ -231,6 +231,56 @@ impl CpuFlops {
     }
 }
 
+/// Rounds of the fp64 kernel [`scaling_probe`] times per team.
+const PROBE_ROUNDS: usize = 7;
+
+/// The scaling check for a benchmark without a one-thread series of its
+/// own: all of `cpus` together against `cpus[0]` alone running the fp64
+/// peak kernel in a few short rounds (about 10 ms), recorded as `what`.
+/// Pinned to separate physical cores the rate multiplies; pinned to CPUs
+/// that share a core right now (a hypervisor's choice the guest cannot
+/// see) it does not.
+pub fn scaling_probe(cpus: &[usize], what: &str) -> Option<warpt_model::ScalingCheck> {
+    if cpus.len() < 2 {
+        return None;
+    }
+    let isa = Isa::detect();
+    let mut iters = 1u64 << 10;
+    while iters < MAX_ITERS {
+        let t = Instant::now();
+        black_box(isa.fma_f64(iters, black_box(1.0), black_box(0.5)));
+        if t.elapsed() >= Duration::from_micros(500) {
+            break;
+        }
+        iters *= 2;
+    }
+    let iters = iters.min(MAX_ITERS);
+    let fastest = |team: &[usize]| {
+        run_team(
+            team,
+            |_| (),
+            |_, _, n| {
+                black_box(isa.fma_f64(n, black_box(1.0), black_box(0.5)));
+            },
+            |rounds| {
+                (0..PROBE_ROUNDS)
+                    .map(|_| rounds.round(iters).as_secs_f64())
+                    .fold(f64::INFINITY, f64::min)
+            },
+        )
+        .0
+    };
+    let one = fastest(&cpus[..1]);
+    let all = fastest(cpus);
+    let ratio = cpus.len() as f64 * one / all;
+    ratio.is_finite().then(|| warpt_model::ScalingCheck {
+        what: what.to_string(),
+        threads: cpus.len() as u32,
+        cores: warpt_system::physical_cores(cpus) as u32,
+        ratio,
+    })
+}
+
 impl Default for CpuFlops {
     fn default() -> Self {
         CpuFlops::new()
@@ -295,10 +345,23 @@ impl Benchmark for CpuFlops {
         // series and after the last; the fastest sets the peak.
         let mut clock = warpt_system::clock::ClockSamples::default();
         let mut metrics = Vec::new();
+        let cores = warpt_system::physical_cores(&team_cpus(all)) as u32;
         for planned in self.plan.clone() {
-            for (threads, label) in [(1, "1"), (all, "all")] {
+            let mut rates = [0.0; 2];
+            for (rate, (threads, label)) in rates.iter_mut().zip([(1, "1"), (all, "all")]) {
                 clock.sample();
-                metrics.push(self.series(ctx, measure, planned, threads, label));
+                let m = self.series(ctx, measure, planned, threads, label);
+                *rate = m.value;
+                metrics.push(m);
+            }
+            // The scaling check: separate cores multiply one thread's rate.
+            if all > 1 && rates[0] > 0.0 {
+                measure.scaling(warpt_model::ScalingCheck {
+                    what: planned.0.tag().to_string(),
+                    threads: all as u32,
+                    cores,
+                    ratio: rates[1] / rates[0],
+                });
             }
         }
         clock.sample();

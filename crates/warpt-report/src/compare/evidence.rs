@@ -48,6 +48,10 @@ pub struct Evidence {
     pub p: Option<f64>,
     /// 95% CI of the ratio current / base.
     pub ratio_ci: Option<(f64, f64)>,
+    /// The estimated ratio current / base across trials: the Hodges-Lehmann
+    /// estimate on the logarithms (of the per-round ratios when paired).
+    /// `None` for one run a side, where the medians stand.
+    pub estimate: Option<f64>,
     /// One run a side without samples: whether the medians' CIs are apart.
     pub ci_separate: Option<bool>,
 }
@@ -84,15 +88,16 @@ pub fn gather(
             method,
             p: p.is_finite().then_some(p),
             ratio_ci: stats::bootstrap_paired_ci(&d, BOOTSTRAP_ROUNDS, BOOTSTRAP_SEED),
+            estimate: Some(stats::hodges_lehmann_center(&d).exp()).filter(|r| r.is_finite()),
             ci_separate: None,
         };
     }
     if nb >= MIN_TRIALS && nc >= MIN_TRIALS {
+        let lb: Vec<f64> = base.iter().map(|v| v.ln()).collect();
+        let lc: Vec<f64> = current.iter().map(|v| v.ln()).collect();
         let (method, p) = if stats::mann_whitney_floor(nb, nc) < alpha {
             ("mann-whitney (trials)", stats::mann_whitney(base, current))
         } else {
-            let lb: Vec<f64> = base.iter().map(|v| v.ln()).collect();
-            let lc: Vec<f64> = current.iter().map(|v| v.ln()).collect();
             ("welch-t (trials)", stats::welch_t(&lb, &lc))
         };
         return Evidence {
@@ -100,6 +105,7 @@ pub fn gather(
             method,
             p: p.is_finite().then_some(p),
             ratio_ci: stats::bootstrap_ratio_ci(base, current, BOOTSTRAP_ROUNDS, BOOTSTRAP_SEED),
+            estimate: Some(stats::hodges_lehmann_shift(&lb, &lc).exp()).filter(|r| r.is_finite()),
             ci_separate: None,
         };
     }
@@ -117,6 +123,7 @@ pub fn gather(
                 method: "mann-whitney (samples)",
                 p: Some(stats::mann_whitney(&bs, &cs)),
                 ratio_ci: stats::bootstrap_ratio_ci(&bs, &cs, BOOTSTRAP_ROUNDS, BOOTSTRAP_SEED),
+                estimate: None,
                 ci_separate: None,
             };
         }
@@ -126,6 +133,7 @@ pub fn gather(
                 method: "ci-overlap",
                 p: None,
                 ratio_ci: None,
+                estimate: None,
                 ci_separate: Some(a.ci95_high < b.ci95_low || b.ci95_high < a.ci95_low),
             };
         }
@@ -135,6 +143,7 @@ pub fn gather(
         method: "noise band",
         p: None,
         ratio_ci: None,
+        estimate: None,
         ci_separate: None,
     }
 }

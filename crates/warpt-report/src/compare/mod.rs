@@ -40,10 +40,15 @@ pub struct Options {
     pub paired: bool,
 }
 
+/// The default `--threshold`, percent: the smallest change called a
+/// regression or an improvement (criterion's noise threshold). The noise
+/// band widens it wherever the machine moves more between runs.
+pub const DEFAULT_THRESHOLD_PCT: f64 = 1.0;
+
 impl Default for Options {
     fn default() -> Self {
         Options {
-            threshold_pct: 2.0,
+            threshold_pct: DEFAULT_THRESHOLD_PCT,
             alpha: 0.05,
             noise_k: NOISE_K,
             paired: false,
@@ -446,12 +451,21 @@ pub fn compare(
         );
         let ev = evidence::gather(&vb, &vc, options.paired, old, cur, options.alpha);
         // Equal medians are no change, also when both are zero (an error
-        // metric of an exact result).
-        let (change, speedup) = match (cur.value == old.value, cur.higher_is_better) {
-            (true, _) => (0.0, 1.0),
-            (false, true) => ((cur.value - old.value) / old.value, cur.value / old.value),
-            (false, false) => ((cur.value - old.value) / old.value, old.value / cur.value),
+        // metric of an exact result). Across trials the Hodges-Lehmann
+        // estimate is the change: one outlying trial barely moves it.
+        let ratio = match ev.estimate {
+            _ if cur.value == old.value => 1.0,
+            Some(r) => r,
+            None => cur.value / old.value,
         };
+        let (change, speedup) = (
+            ratio - 1.0,
+            if cur.higher_is_better {
+                ratio
+            } else {
+                1.0 / ratio
+            },
+        );
         // The baseline's parameters first: when the change under test is a
         // parameter, the profile was measured with the baseline's.
         let lookup = |params| {
@@ -468,9 +482,19 @@ pub fn compare(
         let noise_band = found
             .as_ref()
             .map(|n| noise::band_pct(n, options.noise_k, vb.len(), vc.len()));
+        // One run a side cannot tell a code change from a host regime that
+        // differs between the runs or moved within one, where it reaches;
+        // trials carry their own spread.
+        let regimes = (tb.len() <= 1 && tc.len() <= 1)
+            .then(|| match (&old_r.regime, &cur_r.regime) {
+                (Some(a), Some(b)) => warpt_model::RegimeProbes::spoils(a, b, &key.3),
+                _ => None,
+            })
+            .flatten();
         let unusable = [
             unusable("base", old_r, old, tb.len(), debug),
             unusable("current", cur_r, cur, tc.len(), (debug.1, debug.0)),
+            regimes,
         ]
         .into_iter()
         .flatten()

@@ -62,7 +62,7 @@ pub struct CompareArgs {
     #[arg(long, value_name = "N", default_value_t = 42, requires = "rerun")]
     pub seed: u64,
     /// Changes within this many percent are `~` however significant.
-    #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = parse_threshold)]
+    #[arg(long, value_name = "PCT", default_value_t = warpt_report::compare::DEFAULT_THRESHOLD_PCT, value_parser = parse_threshold)]
     pub threshold: f64,
     /// Take this run-to-run spread (coefficient of variation, percent) for
     /// every metric instead of the machine's noise profile or history; 0

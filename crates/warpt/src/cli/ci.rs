@@ -68,7 +68,7 @@ pub struct CiPrArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Changes smaller than this percentage are never called a regression.
-    #[arg(long, value_name = "PCT", default_value_t = 2.0, value_parser = parse_threshold)]
+    #[arg(long, value_name = "PCT", default_value_t = warpt_report::compare::DEFAULT_THRESHOLD_PCT, value_parser = parse_threshold)]
     pub threshold: f64,
     /// Exit 1 when a metric is inconclusive, as for a regression.
     #[arg(long)]

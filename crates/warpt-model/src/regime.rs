@@ -1,0 +1,383 @@
+//! Host regimes: states of a machine that last a run, change its figures
+//! and that steal and CPU-time accounting do not show — a core clock that
+//! sits lower for a while, two CPUs that share one physical core, a virtual
+//! machine's share of the last-level cache that shrinks or grows.
+//!
+//! Probes read them while a benchmark measures ([`RegimeProbes`]); a result
+//! whose probes moved during its own measurement carries the reason in its
+//! quality (prefixed [`REGIME_PREFIX`]), and the metrics of two runs whose
+//! probes read different regimes, where the regime reaches, are not
+//! compared on one run a side ([`RegimeProbes::spoils`]).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// How every regime reason in `quality_reasons` (and in `benchmark compare`'s
+/// inconclusive reasons) starts.
+pub const REGIME_PREFIX: &str = "regime: ";
+
+/// The effective clock moved more than this share within one measurement
+/// (fastest against slowest probe): a regime.
+pub const CLOCK_SWING: f64 = 0.08;
+/// Two runs' median effective clocks differ by more than this share: they
+/// ran in different regimes.
+pub const CLOCK_APART: f64 = 0.05;
+/// A last-level-cache canary moved by more than this factor within one
+/// measurement, or differs by more between two runs: the share of the
+/// cache changed.
+pub const CANARY_FACTOR: f64 = 1.5;
+/// All threads reached less than this share of (one thread's rate x the
+/// physical cores they ran on): the CPUs shared a core while measuring.
+pub const SCALING_FLOOR: f64 = 0.75;
+
+/// What the regime probes read while one result measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RegimeProbes {
+    /// The effective core clock before each series and after the last, MHz:
+    /// the fastest of short timed chains of dependent one-cycle adds.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clock_mhz: Vec<f64>,
+    /// The last-level-cache canary: latency of a pointer chase over a fixed
+    /// working set, read several times during the measurement.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub llc_canary: Vec<CanaryReadings>,
+    /// All-threads against one-thread rate checks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scaling: Vec<ScalingCheck>,
+}
+
+/// One canary working set and its readings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct CanaryReadings {
+    /// Working set, KiB.
+    pub size_kib: u64,
+    /// Nanoseconds per dependent load, one per reading, in time order.
+    pub ns: Vec<f64>,
+}
+
+/// One all-threads/one-thread check.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ScalingCheck {
+    /// What ran on every thread (e.g. `int8`, `probe fp64 before`).
+    pub what: String,
+    /// Threads of the all-threads run.
+    pub threads: u32,
+    /// Distinct physical cores those threads were pinned to.
+    pub cores: u32,
+    /// All threads' rate over one thread's rate.
+    pub ratio: f64,
+}
+
+impl ScalingCheck {
+    /// Whether the threads fell short of their cores.
+    pub fn short(&self) -> bool {
+        self.cores >= 2 && self.ratio < SCALING_FLOOR * f64::from(self.cores)
+    }
+}
+
+fn median(values: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    Some(if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    })
+}
+
+fn span(values: &[f64]) -> Option<(f64, f64)> {
+    let lo = values
+        .iter()
+        .copied()
+        .filter(|x| *x > 0.0)
+        .reduce(f64::min)?;
+    let hi = values
+        .iter()
+        .copied()
+        .filter(|x| *x > 0.0)
+        .reduce(f64::max)?;
+    Some((lo, hi))
+}
+
+impl RegimeProbes {
+    /// Whether no probe read anything.
+    pub fn is_empty(&self) -> bool {
+        self.clock_mhz.is_empty() && self.llc_canary.is_empty() && self.scaling.is_empty()
+    }
+
+    /// The median effective clock, MHz.
+    pub fn clock_median(&self) -> Option<f64> {
+        median(&self.clock_mhz)
+    }
+
+    /// A regime that moves every figure of the result: the clock swung
+    /// while it measured.
+    pub fn clock_reason(&self) -> Option<String> {
+        let (lo, hi) = span(&self.clock_mhz)?;
+        (hi / lo - 1.0 > CLOCK_SWING).then(|| {
+            format!(
+                "{REGIME_PREFIX}the effective clock moved {:.0}% while measuring ({lo:.0} to {hi:.0} MHz)",
+                (hi / lo - 1.0) * 100.0
+            )
+        })
+    }
+
+    /// Threads that fell short of their cores (this moves the all-threads
+    /// figures only).
+    pub fn scaling_reasons(&self) -> Vec<String> {
+        self.scaling
+            .iter()
+            .filter(|s| s.short())
+            .map(|s| {
+                format!(
+                    "{REGIME_PREFIX}{} on {} threads ran at {:.2}x one thread's rate, {} separate \
+                     cores should give about {}x: the CPUs shared a core while measuring",
+                    s.what, s.threads, s.ratio, s.cores, s.cores
+                )
+            })
+            .collect()
+    }
+
+    /// Canaries that moved while measuring (this moves the figures of
+    /// working sets near the cache's size only; see [`Self::cache_range_kib`]).
+    pub fn canary_reasons(&self) -> Vec<String> {
+        self.llc_canary
+            .iter()
+            .filter_map(|c| {
+                let (lo, hi) = span(&c.ns)?;
+                (hi / lo > CANARY_FACTOR).then(|| {
+                    format!(
+                        "{REGIME_PREFIX}the last-level-cache canary ({} KiB chase) moved from \
+                         {lo:.1} to {hi:.1} ns while measuring: the share of the cache this \
+                         machine gets changed",
+                        c.size_kib
+                    )
+                })
+            })
+            .collect()
+    }
+
+    /// Every regime seen within this measurement, each a reason starting
+    /// with [`REGIME_PREFIX`].
+    pub fn reasons(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.clock_reason().into_iter().collect();
+        out.extend(self.scaling_reasons());
+        out.extend(self.canary_reasons());
+        out
+    }
+
+    /// The working sets, KiB, whose latency a change of the cache share
+    /// moves: from half the smallest canary to twice the largest.
+    pub fn cache_range_kib(&self) -> Option<(u64, u64)> {
+        let lo = self.llc_canary.iter().map(|c| c.size_kib).min()?;
+        let hi = self.llc_canary.iter().map(|c| c.size_kib).max()?;
+        Some((lo / 2, hi * 2))
+    }
+
+    /// Why the clocks of two measurements say different regimes, if they
+    /// do: their medians are more than [`CLOCK_APART`] apart. `names` say
+    /// what each side is in the reason (`base run`, `current run`).
+    pub fn clock_apart(a: &RegimeProbes, b: &RegimeProbes, names: (&str, &str)) -> Option<String> {
+        let (na, nb) = names;
+        let (x, y) = (a.clock_median()?, b.clock_median()?);
+        ((x / y).max(y / x) - 1.0 > CLOCK_APART).then(|| {
+            format!(
+                "{REGIME_PREFIX}the effective clock differs: {x:.0} MHz in the {na}, {y:.0} MHz \
+                 in the {nb}"
+            )
+        })
+    }
+
+    /// Why the canaries of two measurements say different cache shares, if
+    /// they do: a working set both read differs by more than [`CANARY_FACTOR`].
+    pub fn canary_apart(a: &RegimeProbes, b: &RegimeProbes, names: (&str, &str)) -> Option<String> {
+        let (na, nb) = names;
+        b.llc_canary.iter().find_map(|c| {
+            let other = a.llc_canary.iter().find(|o| o.size_kib == c.size_kib)?;
+            let (x, y) = (median(&other.ns)?, median(&c.ns)?);
+            ((x / y).max(y / x) > CANARY_FACTOR).then(|| {
+                format!(
+                    "{REGIME_PREFIX}the last-level-cache canary ({} KiB chase) read {x:.1} ns in \
+                     the {na} and {y:.1} ns in the {nb}: the share of the cache differed",
+                    c.size_kib
+                )
+            })
+        })
+    }
+
+    /// Why one metric of two single runs cannot be compared for a host
+    /// regime, if it cannot: the clocks differ (every metric); a side's
+    /// threads fell short of their cores (metrics not tagged `threads=1`);
+    /// a canary moved within a side or differs between them (metrics whose
+    /// `size_kib` tag lies in [`Self::cache_range_kib`]).
+    pub fn spoils(
+        base: &RegimeProbes,
+        current: &RegimeProbes,
+        tags: &std::collections::BTreeMap<String, String>,
+    ) -> Option<String> {
+        const NAMES: (&str, &str) = ("base run", "current run");
+        if let Some(why) = Self::clock_apart(base, current, NAMES) {
+            return Some(why);
+        }
+        if tags.get("threads").map(String::as_str) != Some("1") {
+            for (side, p) in [("base", base), ("current", current)] {
+                if let Some(why) = p.scaling_reasons().into_iter().next() {
+                    return Some(format!("{side} {why}"));
+                }
+            }
+        }
+        let size: u64 = tags.get("size_kib")?.parse().ok()?;
+        let near = |p: &RegimeProbes| {
+            p.cache_range_kib()
+                .is_some_and(|(lo, hi)| (lo..=hi).contains(&size))
+        };
+        if !near(base) && !near(current) {
+            return None;
+        }
+        for (side, p) in [("base", base), ("current", current)] {
+            if let Some(why) = p.canary_reasons().into_iter().next() {
+                return Some(format!("{side} {why}"));
+            }
+        }
+        Self::canary_apart(base, current, NAMES)
+    }
+
+    /// The regime most of `probes` saw: the median of their median clocks
+    /// (the reference a trial is held to among its siblings).
+    pub fn consensus(probes: &[&RegimeProbes]) -> RegimeProbes {
+        let clocks: Vec<f64> = probes.iter().filter_map(|p| p.clock_median()).collect();
+        RegimeProbes {
+            clock_mhz: median(&clocks).into_iter().collect(),
+            ..Default::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const AB: (&str, &str) = ("base run", "current run");
+
+    fn tags(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn swings_shortfalls_and_moves_are_regimes() {
+        let mut p = RegimeProbes {
+            clock_mhz: vec![3200.0, 3100.0, 3240.0],
+            ..Default::default()
+        };
+        assert!(
+            p.reasons().is_empty(),
+            "a few percent is the probe's wander"
+        );
+        p.clock_mhz.push(2900.0);
+        let why = p.clock_reason().unwrap();
+        assert!(
+            why.starts_with(REGIME_PREFIX) && why.contains("2900 to 3240"),
+            "{why}"
+        );
+        p.clock_mhz.pop();
+        p.scaling.push(ScalingCheck {
+            what: "int8".into(),
+            threads: 2,
+            cores: 2,
+            ratio: 1.02,
+        });
+        // One core shared by two threads is not a shortfall.
+        p.scaling.push(ScalingCheck {
+            what: "fp64".into(),
+            threads: 2,
+            cores: 1,
+            ratio: 1.0,
+        });
+        let r = p.reasons();
+        assert_eq!(r.len(), 1, "{r:?}");
+        assert!(r[0].contains("int8 on 2 threads ran at 1.02x"), "{r:?}");
+        p.scaling.clear();
+        p.llc_canary.push(CanaryReadings {
+            size_kib: 4096,
+            ns: vec![18.0, 19.0, 120.0],
+        });
+        assert!(p.reasons()[0].contains("moved from 18.0 to 120.0 ns"));
+        assert_eq!(p.cache_range_kib(), Some((2048, 8192)));
+    }
+
+    #[test]
+    fn two_runs_are_spoilt_only_where_the_regime_reaches() {
+        let quiet = |mhz: f64, ns: f64| RegimeProbes {
+            clock_mhz: vec![mhz],
+            llc_canary: vec![CanaryReadings {
+                size_kib: 4096,
+                ns: vec![ns],
+            }],
+            ..Default::default()
+        };
+        let near = tags(&[("size_kib", "4096")]);
+        let far = tags(&[("size_kib", "64")]);
+        assert_eq!(
+            RegimeProbes::spoils(&quiet(3200.0, 18.0), &quiet(3100.0, 20.0), &near),
+            None
+        );
+        let clock = RegimeProbes::spoils(&quiet(3200.0, 18.0), &quiet(2950.0, 18.0), &far).unwrap();
+        assert!(
+            clock.contains("3200 MHz in the base run, 2950 MHz in the current run"),
+            "{clock}"
+        );
+        let cache =
+            RegimeProbes::spoils(&quiet(3200.0, 18.0), &quiet(3200.0, 110.0), &near).unwrap();
+        assert!(
+            cache.contains("18.0 ns in the base run and 110.0 ns"),
+            "{cache}"
+        );
+        // An L1-sized working set does not care about the L3 share.
+        assert_eq!(
+            RegimeProbes::spoils(&quiet(3200.0, 18.0), &quiet(3200.0, 110.0), &far),
+            None
+        );
+        // A shortfall spoils the all-threads figures, not one thread's.
+        let mut short = quiet(3200.0, 18.0);
+        short.scaling.push(ScalingCheck {
+            what: "fp64".into(),
+            threads: 2,
+            cores: 2,
+            ratio: 1.0,
+        });
+        let all = tags(&[("threads", "all")]);
+        let one = tags(&[("threads", "1")]);
+        let why = RegimeProbes::spoils(&quiet(3200.0, 18.0), &short, &all).unwrap();
+        assert!(
+            why.starts_with("current regime: fp64 on 2 threads"),
+            "{why}"
+        );
+        assert_eq!(
+            RegimeProbes::spoils(&quiet(3200.0, 18.0), &short, &one),
+            None
+        );
+        // Nothing to compare: no regime claimed.
+        assert_eq!(
+            RegimeProbes::clock_apart(&RegimeProbes::default(), &quiet(3000.0, 90.0), AB),
+            None
+        );
+        // The consensus of three trials: the odd one is held to the other two.
+        let trials = [
+            quiet(3200.0, 18.0),
+            quiet(3210.0, 19.0),
+            quiet(2900.0, 120.0),
+        ];
+        let refs: Vec<&RegimeProbes> = trials.iter().collect();
+        let c = RegimeProbes::consensus(&refs);
+        assert_eq!(c.clock_mhz, vec![3200.0]);
+        assert!(RegimeProbes::clock_apart(&c, &trials[0], AB).is_none());
+        assert!(RegimeProbes::clock_apart(&c, &trials[2], AB).is_some());
+    }
+}
