@@ -397,8 +397,8 @@ mod tests {
         let hl = hodges_lehmann_shift(&base, &current);
         assert!((hl - 2.0).abs() < 0.15, "{hl}");
         assert!(hodges_lehmann_shift(&[], &current).is_nan());
-        // Walsh averages of 1, 2, 3, 100: 1, 1.5, 2, 50.5, 2, 2.5, 51, 3, 51.5, 100.
-        assert_eq!(hodges_lehmann_center(&[1.0, 2.0, 3.0, 100.0]), 2.25);
+        // Walsh averages of 1, 2, 3, 100, sorted: 1, 1.5, 2, 2, 2.5, 3, 50.5, 51, 51.5, 100.
+        assert_eq!(hodges_lehmann_center(&[1.0, 2.0, 3.0, 100.0]), 2.75);
         assert_eq!(hodges_lehmann_center(&[0.5]), 0.5);
     }
 

@@ -119,7 +119,11 @@ fn mem_latency_reads_its_cache_canary_three_times() {
         assert_eq!(c.ns.len(), 3, "{c:?}");
         assert!(c.ns.iter().all(|ns| *ns > 0.1 && *ns < 10_000.0), "{c:?}");
     }
-    assert_eq!(p.clock_mhz.len(), 7, "six sizes and the reading after the last");
+    assert_eq!(
+        p.clock_mhz.len(),
+        7,
+        "six sizes and the reading after the last"
+    );
     assert_eq!(p.cache_range_kib(), Some((512, 4096)));
 }
 
@@ -131,7 +135,14 @@ fn every_trial_carries_its_probes() {
     let run = suite_run_of(
         warpt()
             .env("WARPT_SELFTEST", "1")
-            .args(["benchmark", "run", "--suite", "selftest", "--benchmark", "work"])
+            .args([
+                "benchmark",
+                "run",
+                "--suite",
+                "selftest",
+                "--benchmark",
+                "work",
+            ])
             .args(["--repeat", "3", "--duration", "0.1", "--json", "--no-store"]),
     );
     assert_eq!(run.trials.len(), 3);
