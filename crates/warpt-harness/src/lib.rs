@@ -11,7 +11,9 @@
 //!   each benchmark in a worker process ([`worker_main`], [`supervise`])
 //!   under stage limits ([`EffectiveLimits`]), graded by [`assess`] with the
 //!   [`interference`] measured over each measurement window;
-//! - [`trials`]: `--repeat` (the run as the unit of replication): orders and aggregates;
+//! - [`RegimeRecorder`]: what the regime probes read while a benchmark measures;
+//! - [`trials`]: `--repeat` (the run as the unit of replication): orders and
+//!   aggregates, trials in another clock regime left out;
 //! - [`interleave`]: randomized interleaved A/B trials (`compare --rerun`);
 //! - [`Progress`]: the events a run reports while it works.
 
@@ -26,6 +28,7 @@ mod measure;
 mod plan;
 mod progress;
 mod quality;
+mod regime;
 mod registry;
 mod runner;
 pub mod stats;
@@ -48,6 +51,7 @@ pub use measure::{
 pub use plan::{Plan, PlanError, PlannedBenchmark, Selection, Unavailable, is_sweep};
 pub use progress::{NoProgress, Progress, ProgressEvent};
 pub use quality::{Assessment, HostConditions, assess};
+pub use regime::RegimeRecorder;
 pub use registry::Registry;
 pub use runner::{FALLBACK_DURATION, RunOptions, limits_for, run_one, run_plan};
 #[cfg(unix)]

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use warpt_model::{BenchmarkMetric, StopReason};
 
+use crate::RegimeRecorder;
 use crate::RunContext;
 use crate::progress::{Progress, ProgressEvent};
 use crate::stats;
@@ -138,8 +139,7 @@ pub struct Measure<'a> {
     next_key: usize,
     measuring: std::sync::Arc<AtomicBool>,
     notes: Vec<String>,
-    clock_probe: bool,
-    regime: warpt_model::RegimeProbes,
+    regime: RegimeRecorder,
 }
 
 impl<'a> Measure<'a> {
@@ -154,53 +154,26 @@ impl<'a> Measure<'a> {
             next_key: 0,
             measuring: Default::default(),
             notes: Vec::new(),
-            clock_probe: false,
-            regime: Default::default(),
+            regime: RegimeRecorder::default(),
         }
     }
 
     /// Also read the effective core clock once measuring starts and after
-    /// every series ([`warpt_system::clock::probe_mhz`], a few ms each):
-    /// the evidence for a clock regime (see [`warpt_model::RegimeProbes`]).
+    /// every series (see [`RegimeRecorder`]).
     pub fn with_clock_probe(mut self) -> Self {
-        self.clock_probe = true;
+        self.regime.clock_probe = true;
         self
     }
 
-    fn probe_clock(&mut self) {
-        if self.clock_probe
-            && let Some(mhz) = warpt_system::clock::probe_mhz()
-        {
-            self.regime.clock_mhz.push(mhz);
-        }
-    }
-
-    /// Records a reading of a last-level-cache canary (a benchmark's chase
-    /// over a fixed working set of `size_kib`, `ns` per load).
-    pub fn canary(&mut self, size_kib: u64, ns: f64) {
-        match self
-            .regime
-            .llc_canary
-            .iter_mut()
-            .find(|c| c.size_kib == size_kib)
-        {
-            Some(c) => c.ns.push(ns),
-            None => self.regime.llc_canary.push(warpt_model::CanaryReadings {
-                size_kib,
-                ns: vec![ns],
-            }),
-        }
-    }
-
-    /// Records an all-threads/one-thread check.
-    pub fn scaling(&mut self, check: warpt_model::ScalingCheck) {
-        self.regime.scaling.push(check);
+    /// The regime probes' readings, for a benchmark to add its own (a
+    /// cache canary, a scaling check).
+    pub fn regime(&mut self) -> &mut RegimeRecorder {
+        &mut self.regime
     }
 
     /// What the regime probes read, taken once; `None` when nothing was probed.
     pub fn take_regime(&mut self) -> Option<warpt_model::RegimeProbes> {
-        let r = std::mem::take(&mut self.regime);
-        (!r.is_empty()).then_some(r)
+        self.regime.take()
     }
 
     /// A flag that is set while a `run` takes counted samples and clear
@@ -298,9 +271,7 @@ impl<'a> Measure<'a> {
             }
         }
         self.warmup_total += warm_start.elapsed();
-        if self.regime.clock_mhz.is_empty() {
-            self.probe_clock();
-        }
+        self.regime.first_clock();
 
         let first_key = self.begin(defs);
         self.measuring.store(true, Ordering::Relaxed);
@@ -358,7 +329,7 @@ impl<'a> Measure<'a> {
         };
         self.measuring.store(false, Ordering::Relaxed);
         let elapsed = start.elapsed();
-        self.probe_clock();
+        self.regime.clock();
         if stop_reason == StopReason::TimeCap && values[0].len() == 1 && !self.stopped() {
             self.notes.push(format!(
                 "'{label}': one sample took {:.3} s, more than this series' share of the \

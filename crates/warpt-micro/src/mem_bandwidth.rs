@@ -195,7 +195,7 @@ impl Benchmark for MemBandwidth {
         // the compute probe tells whether the threads had cores of their own.
         let probe = |what| crate::cpu_flops::scaling_probe(&self.cpus, what);
         if let Some(check) = probe("fp64 probe before") {
-            measure.scaling(check);
+            measure.regime().scaling(check);
         }
         let (measurement, chunks) = run_team(
             &self.cpus,
@@ -218,7 +218,7 @@ impl Benchmark for MemBandwidth {
             },
         );
         if let Some(check) = probe("fp64 probe after") {
-            measure.scaling(check);
+            measure.regime().scaling(check);
         }
         self.validation = Some(check(&chunks, passes));
 

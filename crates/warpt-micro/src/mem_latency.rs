@@ -229,7 +229,9 @@ impl Canary {
             black_box(chain.chase(0, lines));
             let t = Instant::now();
             black_box(chain.chase(0, lines));
-            measure.canary(*kib, t.elapsed().as_secs_f64() * 1e9 / lines as f64);
+            measure
+                .regime()
+                .canary(*kib, t.elapsed().as_secs_f64() * 1e9 / lines as f64);
         }
     }
 }

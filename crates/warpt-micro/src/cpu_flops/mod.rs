@@ -356,7 +356,7 @@ impl Benchmark for CpuFlops {
             }
             // The scaling check: separate cores multiply one thread's rate.
             if all > 1 && rates[0] > 0.0 {
-                measure.scaling(warpt_model::ScalingCheck {
+                measure.regime().scaling(warpt_model::ScalingCheck {
                     what: planned.0.tag().to_string(),
                     threads: all as u32,
                     cores,

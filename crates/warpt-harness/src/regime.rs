@@ -1,0 +1,56 @@
+//! What the regime probes read while a benchmark measures (see
+//! [`warpt_model::RegimeProbes`]): the harness reads the effective clock
+//! around every series, a benchmark adds its own probes.
+
+use warpt_model::{CanaryReadings, RegimeProbes, ScalingCheck};
+
+/// Collects one benchmark's probe readings.
+#[derive(Debug, Default)]
+pub struct RegimeRecorder {
+    /// Read the clock around each series (CPU and memory benchmarks).
+    pub(crate) clock_probe: bool,
+    probes: RegimeProbes,
+}
+
+impl RegimeRecorder {
+    /// Reads the effective clock ([`warpt_system::clock::probe_mhz`], about
+    /// 6 ms), when this benchmark is probed.
+    pub(crate) fn clock(&mut self) {
+        if self.clock_probe
+            && let Some(mhz) = warpt_system::clock::probe_mhz()
+        {
+            self.probes.clock_mhz.push(mhz);
+        }
+    }
+
+    /// Reads the clock unless it was read already (the start of the first series).
+    pub(crate) fn first_clock(&mut self) {
+        if self.probes.clock_mhz.is_empty() {
+            self.clock();
+        }
+    }
+
+    /// Records a reading of a last-level-cache canary: a chase over a fixed
+    /// working set of `size_kib`, `ns` per load.
+    pub fn canary(&mut self, size_kib: u64, ns: f64) {
+        let probes = &mut self.probes.llc_canary;
+        match probes.iter_mut().find(|c| c.size_kib == size_kib) {
+            Some(c) => c.ns.push(ns),
+            None => probes.push(CanaryReadings {
+                size_kib,
+                ns: vec![ns],
+            }),
+        }
+    }
+
+    /// Records an all-threads/one-thread check.
+    pub fn scaling(&mut self, check: ScalingCheck) {
+        self.probes.scaling.push(check);
+    }
+
+    /// The readings, taken once; `None` when nothing was probed.
+    pub(crate) fn take(&mut self) -> Option<RegimeProbes> {
+        let r = std::mem::take(&mut self.probes);
+        (!r.is_empty()).then_some(r)
+    }
+}
