@@ -63,12 +63,15 @@ pub struct Rounds<'a, S> {
 
 impl<S> Rounds<'_, S> {
     /// Runs `command` on every thread at once and returns the wall time from
-    /// the common start to the moment the last thread finished.
+    /// the moment it was issued to the moment the last thread finished. The
+    /// clock starts before the start barrier: with more threads than CPUs a
+    /// follower can run its whole part while the leader waits its turn
+    /// there, and a clock started after it would miss that part.
     pub fn round(&mut self, command: u64) -> Duration {
         debug_assert_ne!(command, STOP);
         self.command.store(command, Ordering::Relaxed);
-        self.barrier.wait();
         let start = Instant::now();
+        self.barrier.wait();
         (self.kernel)(0, self.state, command);
         self.barrier.wait();
         start.elapsed()
