@@ -166,7 +166,7 @@ impl<'a> Measure<'a> {
     }
 
     /// The regime probes' readings, for a benchmark to add its own (a
-    /// cache canary, a scaling check).
+    /// cache canary, a scaling check) or to read the clock's.
     pub fn regime(&mut self) -> &mut RegimeRecorder {
         &mut self.regime
     }

@@ -13,11 +13,11 @@ pub struct RegimeRecorder {
 }
 
 impl RegimeRecorder {
-    /// Reads the effective clock ([`warpt_system::clock::probe_mhz`], about
-    /// 6 ms), when this benchmark is probed.
+    /// Reads the effective clock ([`warpt_system::clock::measure_mhz`],
+    /// about 6 ms), when this benchmark is probed.
     pub(crate) fn clock(&mut self) {
         if self.clock_probe
-            && let Some(mhz) = warpt_system::clock::probe_mhz()
+            && let Some(mhz) = warpt_system::clock::measure_mhz()
         {
             self.probes.clock_mhz.push(mhz);
         }
@@ -28,6 +28,12 @@ impl RegimeRecorder {
         if self.probes.clock_mhz.is_empty() {
             self.clock();
         }
+    }
+
+    /// The clock readings so far, MHz (for a benchmark deriving a peak from
+    /// the fastest, see [`warpt_system::clock::clock_from`]).
+    pub fn clock_mhz(&self) -> &[f64] {
+        &self.probes.clock_mhz
     }
 
     /// Records a reading of a last-level-cache canary: a chase over a fixed

@@ -44,42 +44,43 @@ const REGIME_QUORUM: usize = 3;
 /// whole trial in another regime has no swing of its own to show.
 pub fn mark_regimes_across_trials(trials: &mut [Trial], planned: usize) {
     for position in 0..planned {
-        let odd: Vec<(usize, usize, String)> = {
-            let at: Vec<(usize, usize, &BenchmarkRunResult)> = trials
-                .iter()
-                .enumerate()
-                .filter_map(|(t, trial)| {
-                    let i = trial.order.iter().position(|&p| p == position)?;
-                    trial.benchmarks.get(i).map(|r| (t, i, r))
-                })
-                .filter(|(_, _, r)| r.status == RunStatus::Passed)
-                .collect();
-            let probes: Vec<&warpt_model::RegimeProbes> = at
-                .iter()
-                .filter_map(|(_, _, r)| r.regime.as_ref())
-                .collect();
-            if probes.len() < REGIME_QUORUM {
-                continue;
-            }
-            let most = warpt_model::RegimeProbes::consensus(&probes);
-            at.iter()
-                .filter_map(|(t, i, r)| {
-                    let why = warpt_model::RegimeProbes::clock_apart(
-                        &most,
-                        r.regime.as_ref()?,
-                        ("other trials", "this trial"),
-                    )?;
-                    Some((*t, *i, why))
-                })
-                .collect()
-        };
-        for (t, i, why) in odd {
+        for (t, i, why) in odd_clocks(trials, position) {
             let r = &mut trials[t].benchmarks[i];
             r.quality = Some(Quality::Unreliable);
             r.measurement_quality = Some(Quality::Unreliable);
             r.quality_reasons.insert(0, why);
         }
     }
+}
+
+/// (trial, index in it, reason) of each passed result at plan `position`
+/// whose clock is apart from the consensus of at least [`REGIME_QUORUM`].
+fn odd_clocks(trials: &[Trial], position: usize) -> Vec<(usize, usize, String)> {
+    let at: Vec<(usize, usize, &warpt_model::RegimeProbes)> = trials
+        .iter()
+        .enumerate()
+        .filter_map(|(t, trial)| {
+            let i = trial.order.iter().position(|&p| p == position)?;
+            let r = trial.benchmarks.get(i)?;
+            let probes = r
+                .regime
+                .as_ref()
+                .filter(|_| r.status == RunStatus::Passed)?;
+            Some((t, i, probes))
+        })
+        .collect();
+    if at.len() < REGIME_QUORUM {
+        return Vec::new();
+    }
+    let probes: Vec<&warpt_model::RegimeProbes> = at.iter().map(|(_, _, p)| *p).collect();
+    let most = warpt_model::RegimeProbes::consensus(&probes);
+    at.into_iter()
+        .filter_map(|(t, i, p)| {
+            let why =
+                warpt_model::RegimeProbes::clock_apart(&most, p, ("other trials", "this trial"))?;
+            Some((t, i, why))
+        })
+        .collect()
 }
 
 /// The aggregates of `trials` for a plan of `planned` benchmarks: one

@@ -486,10 +486,6 @@ impl Benchmark for Linpack {
         let norm_a = hpl::norm_inf(&a);
         let mut outcome: Vec<SolveOutcome> = Vec::new();
         let policy = MeasurePolicy::share_of(ctx, 1);
-        // The clock for the peak, measured before and after (where cpufreq
-        // cannot say it); the fastest counts.
-        let mut clock = warpt_system::clock::ClockSamples::default();
-        clock.sample();
         let m = measure.run(&policy, precision.name(), &defs, |out| {
             let s = match (precision, &a32, &b32) {
                 (Precision::F64, _, _) => {
@@ -606,8 +602,9 @@ impl Benchmark for Linpack {
         let mut warnings = Vec::new();
         let threads = warpt_system::allowed_cpus().len();
         let isa = warpt_system::isa::Isa::detect();
-        clock.sample();
-        let peak = warpt_system::clock::clock_from(&clock)
+        // The clock for the peak: the harness read it before and after the
+        // series (where cpufreq cannot say it, the fastest counts).
+        let peak = warpt_system::clock::clock_from(measure.regime().clock_mhz())
             .map(|c| warpt_system::peak::theoretical_peak(isa, threads, c));
         if let Some(peak) = peak {
             let ceiling = if precision == Precision::F32 {

@@ -40,37 +40,22 @@ pub struct Clock {
     pub source: ClockSource,
 }
 
-/// Clock measurements taken at several points of a benchmark (before and
-/// after each part), so one slow moment of the host does not set the peak.
-#[derive(Debug, Default, Clone)]
-pub struct ClockSamples(Vec<f64>);
-
-impl ClockSamples {
-    /// Adds a measurement, unless cpufreq states the clock (nothing to measure).
-    pub fn sample(&mut self) {
-        if cpufreq_max_mhz().is_none()
-            && let Some(mhz) = measure_mhz()
-        {
-            self.0.push(mhz);
-        }
-    }
-
-    /// The fastest measurement, MHz.
-    pub fn max(&self) -> Option<f64> {
-        self.0.iter().copied().reduce(f64::max)
-    }
-}
-
-/// The clock for a peak: cpufreq's maximum, else the fastest of `samples`,
-/// else the nominal clock.
-pub fn clock_from(samples: &ClockSamples) -> Option<Clock> {
+/// The clock for a peak: cpufreq's maximum, else the fastest of `readings`
+/// ([`measure_mhz`] taken around a benchmark's parts, so one slow moment of
+/// the host does not set the peak), else the nominal clock.
+pub fn clock_from(readings: &[f64]) -> Option<Clock> {
     cpufreq_max_mhz()
         .map(|mhz| Clock {
             mhz,
             source: ClockSource::Cpufreq,
         })
         .or_else(|| {
-            samples.max().map(|mhz| Clock {
+            let fastest = readings
+                .iter()
+                .copied()
+                .filter(|m| *m > 0.0)
+                .reduce(f64::max);
+            fastest.map(|mhz| Clock {
                 mhz,
                 source: ClockSource::Measured,
             })
@@ -137,55 +122,19 @@ fn add_chain(iters: u64) {
     }
 }
 
-/// Measures this core's clock, MHz: after 20 ms of the chain (so the clock
-/// has ramped), the fastest of 51 timed chains of about 1 ms each.
-/// Interrupts and steal only ever slow a chain down, and a hypervisor's
-/// clock wanders by a few percent over time: the fastest chain of a 50 ms
-/// window is the clock the core reaches, which a benchmark's median over
-/// seconds should not exceed.
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-pub fn measure_mhz() -> Option<f64> {
-    let warm = Instant::now();
-    while warm.elapsed() < Duration::from_millis(20) {
-        add_chain(1000);
-    }
-    // Size a chain to about 1 ms.
-    let mut iters = 1000u64;
-    loop {
-        let t = Instant::now();
-        add_chain(iters);
-        if t.elapsed() >= Duration::from_millis(1) || iters > 1 << 30 {
-            break;
-        }
-        iters *= 2;
-    }
-    let best = (0..51)
-        .map(|_| {
-            let t = Instant::now();
-            add_chain(iters);
-            t.elapsed().as_secs_f64()
-        })
-        .fold(f64::INFINITY, f64::min);
-    let mhz = (iters * ADDS_PER_ITER) as f64 / best / 1e6;
-    (mhz.is_finite() && mhz > 0.0).then_some(mhz)
-}
+/// Chains per [`measure_mhz`] reading.
+const CHAINS: usize = 15;
 
-/// Not measurable on this architecture.
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-pub fn measure_mhz() -> Option<f64> {
-    None
-}
-
-/// Chains per [`probe_mhz`] reading.
-const PROBE_CHAINS: usize = 15;
-
-/// A light reading of this core's effective clock, MHz, for probing it
-/// between a benchmark's series: 2 ms of the chain, then the fastest of 15
-/// chains of about 0.25 ms (about 6 ms in all). Where cpufreq states the
-/// clock the chain is still timed: the stated maximum is not what the
+/// Measures this core's clock now, MHz: after 2 ms of the chain, the
+/// fastest of 15 timed chains of about 0.25 ms (about 6 ms in all), light
+/// enough to read around every series of a benchmark. Interrupts and steal
+/// only ever slow a chain down, so the fastest is the clock the core
+/// reaches; a hypervisor's clock wanders by a few percent over time, so a
+/// peak takes the fastest of several readings ([`clock_from`]). Where
+/// cpufreq states a maximum the chain is still timed: that is not what the
 /// core runs at now.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-pub fn probe_mhz() -> Option<f64> {
+pub fn measure_mhz() -> Option<f64> {
     let warm = Instant::now();
     while warm.elapsed() < Duration::from_millis(2) {
         add_chain(200);
@@ -199,7 +148,7 @@ pub fn probe_mhz() -> Option<f64> {
         }
         iters *= 2;
     }
-    let best = (0..PROBE_CHAINS)
+    let best = (0..CHAINS)
         .map(|_| {
             let t = Instant::now();
             add_chain(iters);
@@ -212,7 +161,7 @@ pub fn probe_mhz() -> Option<f64> {
 
 /// Not measurable on this architecture.
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-pub fn probe_mhz() -> Option<f64> {
+pub fn measure_mhz() -> Option<f64> {
     None
 }
 
@@ -224,9 +173,6 @@ mod tests {
     fn the_add_chain_runs_at_a_plausible_clock_and_scales_with_length() {
         let mhz = measure_mhz().unwrap();
         assert!((200.0..8000.0).contains(&mhz), "{mhz} MHz");
-        // The light probe reads the same clock within the host's wander.
-        let probe = probe_mhz().unwrap();
-        assert!((probe / mhz - 1.0).abs() < 0.2, "{probe} vs {mhz} MHz");
         // Twice the adds take about twice the time: the chain is what is timed.
         let time = |iters| {
             (0..11)
@@ -243,9 +189,8 @@ mod tests {
 
     #[test]
     fn a_clock_is_found_and_named() {
-        let mut samples = ClockSamples::default();
-        samples.sample();
-        let c = clock_from(&samples).unwrap();
+        let readings: Vec<f64> = measure_mhz().into_iter().collect();
+        let c = clock_from(&readings).unwrap();
         assert!(c.mhz > 0.0);
         let expected = if cpufreq_max_mhz().is_some() {
             ClockSource::Cpufreq

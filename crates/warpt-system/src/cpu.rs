@@ -103,10 +103,7 @@ fn topology() -> (Option<usize>, Option<usize>) {
     let mut packages = std::collections::BTreeSet::new();
     let mut cores = std::collections::BTreeSet::new();
     for cpu in online_cpu_dirs() {
-        let (Some(pkg), Some(core)) = (
-            read_trim(cpu.join("topology/physical_package_id")),
-            read_trim(cpu.join("topology/core_id")),
-        ) else {
+        let Some((pkg, core)) = core_of(&cpu) else {
             return (None, None);
         };
         packages.insert(pkg.clone());
@@ -114,6 +111,14 @@ fn topology() -> (Option<usize>, Option<usize>) {
     }
     let count = |n: usize| (n > 0).then_some(n);
     (count(packages.len()), count(cores.len()))
+}
+
+/// The (package, core id) of the CPU whose sysfs directory is `cpu`.
+fn core_of(cpu: &Path) -> Option<(String, String)> {
+    Some((
+        read_trim(cpu.join("topology/physical_package_id"))?,
+        read_trim(cpu.join("topology/core_id"))?,
+    ))
 }
 
 fn online_cpu_dirs() -> Vec<std::path::PathBuf> {
@@ -275,14 +280,8 @@ pub fn physical_cores(cpus: &[usize]) -> usize {
     let cores: std::collections::BTreeSet<(String, String)> = cpus
         .iter()
         .map(|cpu| {
-            let dir = format!("/sys/devices/system/cpu/cpu{cpu}/topology");
-            match (
-                read_trim(format!("{dir}/physical_package_id")),
-                read_trim(format!("{dir}/core_id")),
-            ) {
-                (Some(p), Some(c)) => (p, c),
-                _ => ("cpu".to_string(), cpu.to_string()),
-            }
+            core_of(Path::new(&format!("/sys/devices/system/cpu/cpu{cpu}")))
+                .unwrap_or_else(|| ("cpu".to_string(), cpu.to_string()))
         })
         .collect();
     cores.len()

@@ -58,7 +58,7 @@ impl Peak {
 /// clock is cpufreq's maximum where present, else measured (a timed chain of
 /// dependent adds: under a hypervisor /proc/cpuinfo gives the nominal clock,
 /// not the boost clock the core runs at), else the nominal one: see
-/// [`warpt_system::clock::clock_from`], given measurements taken around the
+/// [`warpt_system::clock::clock_from`], given readings taken around the
 /// benchmark's parts.
 pub fn theoretical_peak(isa: Isa, threads: usize, clock: Clock) -> Peak {
     let mhz = clock.mhz;

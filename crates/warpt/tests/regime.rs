@@ -7,7 +7,7 @@
 
 mod common;
 
-use common::{bench_run, one_at_a_time, suite_run_of, warpt};
+use common::{bench_run, one_at_a_time, selftest_run, suite_run_of, warpt};
 use warpt_model::{BenchmarkRunResult, REGIME_PREFIX, RegimeProbes};
 
 fn cpus() -> usize {
@@ -136,14 +136,7 @@ fn every_trial_carries_its_probes() {
     let run = suite_run_of(
         warpt()
             .env("WARPT_SELFTEST", "1")
-            .args([
-                "benchmark",
-                "run",
-                "--suite",
-                "selftest",
-                "--benchmark",
-                "work",
-            ])
+            .args(selftest_run("work"))
             .args(["--repeat", "3", "--duration", "0.1", "--json", "--no-store"]),
     );
     assert_eq!(run.trials.len(), 3);

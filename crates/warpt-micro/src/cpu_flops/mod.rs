@@ -341,15 +341,11 @@ impl Benchmark for CpuFlops {
         measure: &mut Measure<'_>,
     ) -> Result<Measured, BenchmarkError> {
         let all = self.threads;
-        // The clock is measured (where cpufreq cannot say it) before each
-        // series and after the last; the fastest sets the peak.
-        let mut clock = warpt_system::clock::ClockSamples::default();
         let mut metrics = Vec::new();
         let cores = warpt_system::physical_cores(&team_cpus(all)) as u32;
         for planned in self.plan.clone() {
             let mut rates = [0.0; 2];
             for (rate, (threads, label)) in rates.iter_mut().zip([(1, "1"), (all, "all")]) {
-                clock.sample();
                 let m = self.series(ctx, measure, planned, threads, label);
                 *rate = m.value;
                 metrics.push(m);
@@ -364,7 +360,6 @@ impl Benchmark for CpuFlops {
                 });
             }
         }
-        clock.sample();
         let mut details = vec![
             ("isa".to_string(), ParamValue::from(self.isa.name())),
             ("threads_all".to_string(), ParamValue::Int(all as i64)),
@@ -398,7 +393,9 @@ impl Benchmark for CpuFlops {
             ));
         }
         let mut warnings = Vec::new();
-        let peak = warpt_system::clock::clock_from(&clock)
+        // The harness read the clock before each series and after the last
+        // (where cpufreq cannot say it, the fastest sets the peak).
+        let peak = warpt_system::clock::clock_from(measure.regime().clock_mhz())
             .map(|c| warpt_system::peak::theoretical_peak(self.isa, all, c));
         match peak {
             Some(peak) => {
