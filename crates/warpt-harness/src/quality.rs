@@ -136,7 +136,7 @@ fn conditions(result: &BenchmarkRunResult, host: &HostConditions, freq: FreqTrac
     if let Some(regime) = &result.regime {
         // A clock swing moves every figure; a shortfall of threads or a
         // moved cache canary moves some, and `compare` holds back those.
-        g.unreliable.extend(regime.clock_reason());
+        g.unreliable.extend(regime.speed_reason());
         g.noisy.extend(regime.scaling_reasons());
         g.noisy.extend(regime.canary_reasons());
     }

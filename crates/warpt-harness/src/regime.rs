@@ -13,14 +13,19 @@ pub struct RegimeRecorder {
 }
 
 impl RegimeRecorder {
-    /// Reads the effective clock ([`warpt_system::clock::measure_mhz`],
-    /// about 6 ms), when this benchmark is probed.
+    /// Reads the core's speed, when this benchmark is probed: the effective
+    /// clock ([`warpt_system::clock::measure_mhz`]) and its FP throughput
+    /// ([`warpt_system::clock::measure_fp_gflops`]), about 6 ms each.
     pub(crate) fn clock(&mut self) {
-        if self.clock_probe
-            && let Some(mhz) = warpt_system::clock::measure_mhz()
-        {
-            self.probes.clock_mhz.push(mhz);
+        if !self.clock_probe {
+            return;
         }
+        self.probes
+            .clock_mhz
+            .extend(warpt_system::clock::measure_mhz());
+        self.probes
+            .fp_gflops
+            .extend(warpt_system::clock::measure_fp_gflops());
     }
 
     /// Reads the clock unless it was read already (the start of the first series).

@@ -37,8 +37,8 @@ pub fn trial_order(n: usize, seed: u64, trial: u32) -> Vec<usize> {
 /// Fewest trials of a benchmark for holding each to the others' regime.
 const REGIME_QUORUM: usize = 3;
 
-/// Marks every trial of a benchmark whose effective clock read a different
-/// regime than most of its trials (see [`warpt_model::RegimeProbes::clock_apart`]):
+/// Marks every trial of a benchmark whose core speed (clock, FP throughput)
+/// read a different regime than most of its trials (see [`warpt_model::RegimeProbes::speed_apart`]):
 /// its conditions become unreliable with the reason, so the aggregate
 /// leaves it out as it leaves out a trial that measured interference. A
 /// whole trial in another regime has no swing of its own to show.
@@ -77,7 +77,7 @@ fn odd_clocks(trials: &[Trial], position: usize) -> Vec<(usize, usize, String)> 
     at.into_iter()
         .filter_map(|(t, i, p)| {
             let why =
-                warpt_model::RegimeProbes::clock_apart(&most, p, ("other trials", "this trial"))?;
+                warpt_model::RegimeProbes::speed_apart(&most, p, ("other trials", "this trial"))?;
             Some((t, i, why))
         })
         .collect()

@@ -16,11 +16,11 @@ use serde::{Deserialize, Serialize};
 /// inconclusive reasons) starts.
 pub const REGIME_PREFIX: &str = "regime: ";
 
-/// The effective clock moved more than this share within one measurement
-/// (fastest against slowest probe): a regime.
+/// The effective clock or the FP throughput moved more than this share
+/// within one measurement (fastest against slowest reading): a regime.
 pub const CLOCK_SWING: f64 = 0.08;
-/// Two runs' median effective clocks differ by more than this share: they
-/// ran in different regimes.
+/// Two runs' median effective clocks or FP throughputs differ by more than
+/// this share: they ran in different regimes.
 pub const CLOCK_APART: f64 = 0.05;
 /// A last-level-cache canary moved by more than this factor within one
 /// measurement, or differs by more between two runs: the share of the
@@ -37,6 +37,12 @@ pub struct RegimeProbes {
     /// the fastest of short timed chains of dependent one-cycle adds.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub clock_mhz: Vec<f64>,
+    /// One core's floating-point throughput at the same moments, GFLOP/s:
+    /// the fastest of short timed runs of a fixed mix of independent SIMD
+    /// multiplies and adds. It sees what the clock chain cannot: another
+    /// guest's thread on the same physical core taking the FP pipes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fp_gflops: Vec<f64>,
     /// The last-level-cache canary: latency of a pointer chase over a fixed
     /// working set, read several times during the measurement.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -106,7 +112,10 @@ fn span(values: &[f64]) -> Option<(f64, f64)> {
 impl RegimeProbes {
     /// Whether no probe read anything.
     pub fn is_empty(&self) -> bool {
-        self.clock_mhz.is_empty() && self.llc_canary.is_empty() && self.scaling.is_empty()
+        self.clock_mhz.is_empty()
+            && self.fp_gflops.is_empty()
+            && self.llc_canary.is_empty()
+            && self.scaling.is_empty()
     }
 
     /// The median effective clock, MHz.
@@ -114,15 +123,25 @@ impl RegimeProbes {
         median(&self.clock_mhz)
     }
 
-    /// A regime that moves every figure of the result: the clock swung
-    /// while it measured.
-    pub fn clock_reason(&self) -> Option<String> {
-        let (lo, hi) = span(&self.clock_mhz)?;
-        (hi / lo - 1.0 > CLOCK_SWING).then(|| {
-            format!(
-                "{REGIME_PREFIX}the effective clock moved {:.0}% while measuring ({lo:.0} to {hi:.0} MHz)",
-                (hi / lo - 1.0) * 100.0
-            )
+    /// The probes of the core's speed: (what, unit, decimals, readings).
+    fn speeds(&self) -> [(&'static str, &'static str, usize, &[f64]); 2] {
+        [
+            ("the effective clock", "MHz", 0, &self.clock_mhz),
+            ("one core's FP throughput", "GFLOP/s", 1, &self.fp_gflops),
+        ]
+    }
+
+    /// A regime that moves every figure of the result: the core's clock or
+    /// its FP throughput swung while it measured.
+    pub fn speed_reason(&self) -> Option<String> {
+        self.speeds().into_iter().find_map(|(what, unit, d, readings)| {
+            let (lo, hi) = span(readings)?;
+            (hi / lo - 1.0 > CLOCK_SWING).then(|| {
+                format!(
+                    "{REGIME_PREFIX}{what} moved {:.0}% while measuring ({lo:.d$} to {hi:.d$} {unit})",
+                    (hi / lo - 1.0) * 100.0
+                )
+            })
         })
     }
 
@@ -164,7 +183,7 @@ impl RegimeProbes {
     /// Every regime seen within this measurement, each a reason starting
     /// with [`REGIME_PREFIX`].
     pub fn reasons(&self) -> Vec<String> {
-        let mut out: Vec<String> = self.clock_reason().into_iter().collect();
+        let mut out: Vec<String> = self.speed_reason().into_iter().collect();
         out.extend(self.scaling_reasons());
         out.extend(self.canary_reasons());
         out
@@ -178,18 +197,24 @@ impl RegimeProbes {
         Some((lo / 2, hi * 2))
     }
 
-    /// Why the clocks of two measurements say different regimes, if they
-    /// do: their medians are more than [`CLOCK_APART`] apart. `names` say
-    /// what each side is in the reason (`base run`, `current run`).
-    pub fn clock_apart(a: &RegimeProbes, b: &RegimeProbes, names: (&str, &str)) -> Option<String> {
+    /// Why the core's speed in two measurements says different regimes, if
+    /// it does: the median clocks or FP throughputs are more than
+    /// [`CLOCK_APART`] apart. `names` say what each side is in the reason
+    /// (`base run`, `current run`).
+    pub fn speed_apart(a: &RegimeProbes, b: &RegimeProbes, names: (&str, &str)) -> Option<String> {
         let (na, nb) = names;
-        let (x, y) = (a.clock_median()?, b.clock_median()?);
-        ((x / y).max(y / x) - 1.0 > CLOCK_APART).then(|| {
-            format!(
-                "{REGIME_PREFIX}the effective clock differs: {x:.0} MHz in the {na}, {y:.0} MHz \
-                 in the {nb}"
-            )
-        })
+        a.speeds()
+            .into_iter()
+            .zip(b.speeds())
+            .find_map(|((what, unit, d, ra), (_, _, _, rb))| {
+                let (x, y) = (median(ra)?, median(rb)?);
+                ((x / y).max(y / x) - 1.0 > CLOCK_APART).then(|| {
+                    format!(
+                        "{REGIME_PREFIX}{what} differs: {x:.d$} {unit} in the {na}, {y:.d$} \
+                         {unit} in the {nb}"
+                    )
+                })
+            })
     }
 
     /// Why the canaries of two measurements say different cache shares, if
@@ -210,7 +235,7 @@ impl RegimeProbes {
     }
 
     /// Why one metric of two single runs cannot be compared for a host
-    /// regime, if it cannot: the clocks differ (every metric); a side's
+    /// regime, if it cannot: the core's speed differs (every metric); a side's
     /// threads fell short of their cores (metrics not tagged `threads=1`);
     /// a canary moved within a side or differs between them (metrics whose
     /// `size_kib` tag lies in [`Self::cache_range_kib`]).
@@ -220,7 +245,7 @@ impl RegimeProbes {
         tags: &std::collections::BTreeMap<String, String>,
     ) -> Option<String> {
         const NAMES: (&str, &str) = ("base run", "current run");
-        if let Some(why) = Self::clock_apart(base, current, NAMES) {
+        if let Some(why) = Self::speed_apart(base, current, NAMES) {
             return Some(why);
         }
         if tags.get("threads").map(String::as_str) != Some("1") {
@@ -247,11 +272,16 @@ impl RegimeProbes {
     }
 
     /// The regime most of `probes` saw: the median of their median clocks
-    /// (the reference a trial is held to among its siblings).
+    /// and FP throughputs (the reference a trial is held to among its
+    /// siblings).
     pub fn consensus(probes: &[&RegimeProbes]) -> RegimeProbes {
-        let clocks: Vec<f64> = probes.iter().filter_map(|p| p.clock_median()).collect();
+        let of = |f: fn(&RegimeProbes) -> &[f64]| -> Vec<f64> {
+            let medians: Vec<f64> = probes.iter().filter_map(|p| median(f(p))).collect();
+            median(&medians).into_iter().collect()
+        };
         RegimeProbes {
-            clock_mhz: median(&clocks).into_iter().collect(),
+            clock_mhz: of(|p| &p.clock_mhz),
+            fp_gflops: of(|p| &p.fp_gflops),
             ..Default::default()
         }
     }
@@ -281,7 +311,7 @@ mod tests {
             "a few percent is the probe's wander"
         );
         p.clock_mhz.push(2900.0);
-        let why = p.clock_reason().unwrap();
+        let why = p.speed_reason().unwrap();
         assert!(
             why.starts_with(REGIME_PREFIX) && why.contains("2900 to 3240"),
             "{why}"
@@ -365,7 +395,7 @@ mod tests {
         );
         // Nothing to compare: no regime claimed.
         assert_eq!(
-            RegimeProbes::clock_apart(&RegimeProbes::default(), &quiet(3000.0, 90.0), AB),
+            RegimeProbes::speed_apart(&RegimeProbes::default(), &quiet(3000.0, 90.0), AB),
             None
         );
         // The consensus of three trials: the odd one is held to the other two.
@@ -377,7 +407,27 @@ mod tests {
         let refs: Vec<&RegimeProbes> = trials.iter().collect();
         let c = RegimeProbes::consensus(&refs);
         assert_eq!(c.clock_mhz, vec![3200.0]);
-        assert!(RegimeProbes::clock_apart(&c, &trials[0], AB).is_none());
-        assert!(RegimeProbes::clock_apart(&c, &trials[2], AB).is_some());
+        assert!(RegimeProbes::speed_apart(&c, &trials[0], AB).is_none());
+        assert!(RegimeProbes::speed_apart(&c, &trials[2], AB).is_some());
+        // The clock agrees, the FP throughput does not: another thread on
+        // the core.
+        let fp = |g: f64| RegimeProbes {
+            clock_mhz: vec![3200.0],
+            fp_gflops: vec![g, g],
+            ..Default::default()
+        };
+        assert_eq!(RegimeProbes::speed_apart(&fp(25.0), &fp(24.5), AB), None);
+        let why = RegimeProbes::spoils(&fp(25.0), &fp(21.0), &far).unwrap();
+        assert!(
+            why.contains("one core's FP throughput differs: 25.0 GFLOP/s in the base run, 21.0"),
+            "{why}"
+        );
+        let mut swung = fp(25.0);
+        swung.fp_gflops.push(21.0);
+        assert!(
+            swung.reasons()[0].contains("FP throughput moved 19%"),
+            "{:?}",
+            swung.reasons()
+        );
     }
 }

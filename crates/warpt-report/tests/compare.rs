@@ -460,7 +460,7 @@ fn in_regime(mut r: BenchmarkSuiteRun, mhz: f64, ns: f64) -> BenchmarkSuiteRun {
                 size_kib: 4096,
                 ns: vec![ns, ns],
             }],
-            scaling: Vec::new(),
+            ..Default::default()
         });
     }
     r

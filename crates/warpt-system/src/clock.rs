@@ -122,27 +122,23 @@ fn add_chain(iters: u64) {
     }
 }
 
-/// Chains per [`measure_mhz`] reading.
+/// Timed runs per reading of [`measure_mhz`] or [`measure_fp_gflops`].
 const CHAINS: usize = 15;
 
-/// Measures this core's clock now, MHz: after 2 ms of the chain, the
-/// fastest of 15 timed chains of about 0.25 ms (about 6 ms in all), light
-/// enough to read around every series of a benchmark. Interrupts and steal
-/// only ever slow a chain down, so the fastest is the clock the core
-/// reaches; a hypervisor's clock wanders by a few percent over time, so a
-/// peak takes the fastest of several readings ([`clock_from`]). Where
-/// cpufreq states a maximum the chain is still timed: that is not what the
-/// core runs at now.
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-pub fn measure_mhz() -> Option<f64> {
+/// Units per second of `kernel` (each of its iterations doing `per_iter`
+/// units) on this core now: after 2 ms of it, the fastest of 15 timed runs
+/// of about 0.25 ms (about 6 ms in all), light enough to read around every
+/// series of a benchmark. Interrupts and steal only ever slow a run down,
+/// so the fastest is what the core reaches.
+fn fastest(kernel: fn(u64), per_iter: u64) -> Option<f64> {
     let warm = Instant::now();
     while warm.elapsed() < Duration::from_millis(2) {
-        add_chain(200);
+        kernel(200);
     }
     let mut iters = 200u64;
     loop {
         let t = Instant::now();
-        add_chain(iters);
+        kernel(iters);
         if t.elapsed() >= Duration::from_micros(250) || iters > 1 << 30 {
             break;
         }
@@ -151,17 +147,94 @@ pub fn measure_mhz() -> Option<f64> {
     let best = (0..CHAINS)
         .map(|_| {
             let t = Instant::now();
-            add_chain(iters);
+            kernel(iters);
             t.elapsed().as_secs_f64()
         })
         .fold(f64::INFINITY, f64::min);
-    let mhz = (iters * ADDS_PER_ITER) as f64 / best / 1e6;
-    (mhz.is_finite() && mhz > 0.0).then_some(mhz)
+    let rate = (iters * per_iter) as f64 / best;
+    (rate.is_finite() && rate > 0.0).then_some(rate)
+}
+
+/// Measures this core's clock now, MHz, from the dependent add chain
+/// ([`fastest`]). A hypervisor's clock wanders by a few percent over time,
+/// so a peak takes the fastest of several readings ([`clock_from`]). Where
+/// cpufreq states a maximum the chain is still timed: that is not what the
+/// core runs at now.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+pub fn measure_mhz() -> Option<f64> {
+    fastest(add_chain, ADDS_PER_ITER).map(|hz| hz / 1e6)
 }
 
 /// Not measurable on this architecture.
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 pub fn measure_mhz() -> Option<f64> {
+    None
+}
+
+/// Floating-point operations per iteration of [`fp_mix`]: 4 x (8 `mulpd`
+/// + 4 `addpd`) of two lanes each.
+const FP_FLOPS_PER_ITER: u64 = 4 * 12 * 2;
+
+/// A fixed mix of independent SSE2 multiplies (8 accumulators) and adds
+/// (4), `iters` times: bound by the core's FP pipes, not by a dependency,
+/// so another thread on the same physical core slows it where it does not
+/// slow the add chain. SSE2 is every x86-64's baseline, and the values stay
+/// exactly 1 and 0 (no denormals, no overflow).
+#[cfg(target_arch = "x86_64")]
+fn fp_mix(iters: u64) {
+    use std::arch::x86_64::{__m128d, _mm_set1_pd};
+    // SAFETY: SSE2 is part of x86-64; the block is register-only
+    // arithmetic and a local branch.
+    unsafe {
+        let (one, zero): (__m128d, __m128d) = (_mm_set1_pd(1.0), _mm_set1_pd(0.0));
+        std::arch::asm!(
+            "2:",
+            ".rept 4",
+            "mulpd {a0}, {one}",
+            "mulpd {a1}, {one}",
+            "mulpd {a2}, {one}",
+            "mulpd {a3}, {one}",
+            "addpd {b0}, {zero}",
+            "mulpd {a4}, {one}",
+            "mulpd {a5}, {one}",
+            "addpd {b1}, {zero}",
+            "mulpd {a6}, {one}",
+            "mulpd {a7}, {one}",
+            "addpd {b2}, {zero}",
+            "addpd {b3}, {zero}",
+            ".endr",
+            "dec {n}",
+            "jnz 2b",
+            a0 = inout(xmm_reg) one => _,
+            a1 = inout(xmm_reg) one => _,
+            a2 = inout(xmm_reg) one => _,
+            a3 = inout(xmm_reg) one => _,
+            a4 = inout(xmm_reg) one => _,
+            a5 = inout(xmm_reg) one => _,
+            a6 = inout(xmm_reg) one => _,
+            a7 = inout(xmm_reg) one => _,
+            b0 = inout(xmm_reg) zero => _,
+            b1 = inout(xmm_reg) zero => _,
+            b2 = inout(xmm_reg) zero => _,
+            b3 = inout(xmm_reg) zero => _,
+            one = in(xmm_reg) one,
+            zero = in(xmm_reg) zero,
+            n = inout(reg) iters.max(1) => _,
+            options(nomem, nostack),
+        );
+    }
+}
+
+/// One core's floating-point throughput now, GFLOP/s, from the fixed SSE2
+/// mix ([`fastest`]): the regime probe for another thread sharing the core.
+#[cfg(target_arch = "x86_64")]
+pub fn measure_fp_gflops() -> Option<f64> {
+    fastest(fp_mix, FP_FLOPS_PER_ITER).map(|f| f / 1e9)
+}
+
+/// Not probed on this architecture (the mix is written for x86-64).
+#[cfg(not(target_arch = "x86_64"))]
+pub fn measure_fp_gflops() -> Option<f64> {
     None
 }
 
@@ -173,6 +246,17 @@ mod tests {
     fn the_add_chain_runs_at_a_plausible_clock_and_scales_with_length() {
         let mhz = measure_mhz().unwrap();
         assert!((200.0..8000.0).contains(&mhz), "{mhz} MHz");
+        // The FP mix does at least one of its 2-lane operations every
+        // fourth cycle and at most 16 flops a cycle (SSE2 on any core).
+        #[cfg(target_arch = "x86_64")]
+        {
+            let gflops = measure_fp_gflops().unwrap();
+            let per_cycle = gflops * 1e3 / mhz;
+            assert!(
+                (0.5..=16.0).contains(&per_cycle),
+                "{gflops} GFLOP/s at {mhz} MHz"
+            );
+        }
         // Twice the adds take about twice the time: the chain is what is timed.
         let time = |iters| {
             (0..11)

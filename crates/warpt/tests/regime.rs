@@ -155,7 +155,7 @@ fn every_trial_carries_its_probes() {
                 .map(|o| probes(&o.benchmarks[0]))
                 .collect();
             let most = RegimeProbes::consensus(&others);
-            assert!(RegimeProbes::clock_apart(&most, probes(r), ("a", "b")).is_some());
+            assert!(RegimeProbes::speed_apart(&most, probes(r), ("a", "b")).is_some());
         }
     }
 }
