@@ -116,6 +116,17 @@ fn notes(c: &Comparison) -> Vec<String> {
         sources(crate::NoiseSource::Assumed),
         sources(crate::NoiseSource::Unknown),
     ));
+    let pooled = c
+        .metrics
+        .iter()
+        .filter(|m| m.noise_pooled_trials > 0)
+        .count();
+    if pooled > 0 {
+        out.push(format!(
+            "spread of {pooled} metrics pooled with their compared trials' own (3 or more a \
+             side: they are runs of unchanged code too)"
+        ));
+    }
     out.push(format!(
         "{} of {} metrics tested; Benjamini-Hochberg keeps the false discovery rate at {:.0}%",
         c.tested(),

@@ -154,12 +154,25 @@ fn a_noise_profile_sets_the_band_and_a_known_slowdown_is_caught() {
     let band = m["noise_band_pct"].as_f64().unwrap();
     // k x the larger CV x its upper 90% bound factor for the profile's
     // trials, narrowed for the trials each side contributed (3, or fewer
-    // when the machine disturbed one and it was left out).
+    // when the machine disturbed one and it was left out). With 3 a side
+    // their spread is pooled with the profile's, over the degrees of
+    // freedom of both.
     let spread = cv.max(entries[0]["cv_sd"].as_f64().unwrap_or(0.0));
     let trials = entries[0]["trials"].as_u64().unwrap() as usize;
-    let upper = warpt_report::stats::spread_upper_factor(trials, 0.10);
     let used = |side: &str| m[side]["trials"].as_f64().unwrap();
     let (nb, nc) = (used("base"), used("current"));
+    let pooled = m["noise_pooled_trials"].as_u64().unwrap() as usize;
+    let (spread, runs) = if nb >= 3.0 && nc >= 3.0 {
+        assert_eq!(pooled, (nb + nc) as usize, "{c}");
+        let pooled_cv = m["noise_cv_pct"].as_f64().unwrap() / 100.0;
+        // The slow side's trials are runs too: the pooled spread is not the profile's.
+        assert!((pooled_cv - spread).abs() > 1e-12, "{c}");
+        (pooled_cv, trials - 1 + (nb + nc) as usize - 2 + 1)
+    } else {
+        assert_eq!(pooled, 0, "{c}");
+        (spread, trials)
+    };
+    let upper = warpt_report::stats::spread_upper_factor(runs, 0.10);
     let want = 400.0 * spread * upper * ((1.0 / nb + 1.0 / nc) / 2.0).sqrt();
     assert!((band - want).abs() < 1e-6, "{band} vs {want} (cv {cv})");
     if disturbed {

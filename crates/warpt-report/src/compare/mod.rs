@@ -137,6 +137,10 @@ pub struct MetricComparison {
     pub noise_cv_pct: Option<f64>,
     /// Where the spread came from: `profile`, `history`, `assumed`, `unknown`.
     pub noise_source: NoiseSource,
+    /// Compared trials (both sides) whose spread was pooled with the
+    /// stored one (at least 3 a side, see [`noise::with_trials`]); 0 when
+    /// the stored spread stands alone.
+    pub noise_pooled_trials: usize,
     /// The noise band, percent: k x spread x its upper-bound factor,
     /// narrowed by the trials on each side; `null` when the noise is unknown.
     pub noise_band_pct: Option<f64>,
@@ -478,7 +482,9 @@ pub fn compare(
                 fingerprint: fingerprint.as_deref(),
             })
         };
-        let found = lookup(&old_r.params).or_else(|| lookup(&cur_r.params));
+        let found = lookup(&old_r.params)
+            .or_else(|| lookup(&cur_r.params))
+            .map(|n| noise::with_trials(&n, &vb, &vc));
         let noise_band = found
             .as_ref()
             .map(|n| noise::band_pct(n, options.noise_k, vb.len(), vc.len()));
@@ -516,6 +522,7 @@ pub fn compare(
             method: ev.method.into(),
             noise_cv_pct: found.as_ref().map(|n| n.cv * 100.0),
             noise_source: found.as_ref().map_or(NoiseSource::Unknown, |n| n.source),
+            noise_pooled_trials: found.as_ref().map_or(0, |n| n.pooled_trials),
             noise_band_pct: noise_band,
             band_pct: noise_band.map_or(options.threshold_pct, |b| b.max(options.threshold_pct)),
             verdict: Verdict::Unchanged,

@@ -14,6 +14,12 @@
 //! (upper 90% confidence bound), and `n` the runs (trials) on each side:
 //! one run a side gets `k x spread x u(m)`, and the band narrows as trials
 //! are added.
+//!
+//! Trials are runs of unchanged code too: when each side holds at least
+//! [`MIN_POOLED_TRIALS`], their spread joins the stored one ([`with_trials`],
+//! variances pooled by degrees of freedom), so a profile taken in a noisy
+//! hour does not hold the band wide for ever, and a side noisier than the
+//! profile widens it.
 
 use std::collections::BTreeMap;
 
@@ -70,8 +76,12 @@ pub struct Noise {
     pub cv: f64,
     /// Where it came from.
     pub source: NoiseSource,
-    /// Runs it was measured over (0 when assumed: taken as exact).
+    /// Runs it was measured over (0 when assumed: taken as exact),
+    /// the compared trials included when they were pooled in.
     pub runs: usize,
+    /// Compared trials (both sides) whose spread was pooled in; 0 when
+    /// the spread is the stored one alone.
+    pub pooled_trials: usize,
 }
 
 /// The metric a noise estimate is asked for.
@@ -115,6 +125,7 @@ impl NoiseLookup for AssumedNoise {
             cv: self.0,
             source: NoiseSource::Assumed,
             runs: 0,
+            pooled_trials: 0,
         })
     }
 }
@@ -144,6 +155,7 @@ pub fn from_profile(e: &NoiseEntry) -> Noise {
         cv: spread(e.cv, e.cv_sd.unwrap_or(f64::NAN)),
         source: NoiseSource::Profile,
         runs: e.trials,
+        pooled_trials: 0,
     }
 }
 
@@ -161,7 +173,47 @@ pub fn from_history(values: &[f64]) -> Option<Noise> {
         cv,
         source: NoiseSource::History,
         runs: values.len(),
+        pooled_trials: 0,
     })
+}
+
+/// Fewest trials on each side before their spread joins the stored one.
+pub const MIN_POOLED_TRIALS: usize = 3;
+
+/// `noise` with the spread of the compared trials pooled in, when each side
+/// holds at least [`MIN_POOLED_TRIALS`] and the spread was measured (not
+/// assumed: an assumed spread is taken as exact).
+///
+/// Each side's spread is the standard deviation of the logarithms of its
+/// trial medians (the CV for small spreads, over n - 1 degrees of freedom);
+/// the stored spread counts with `runs - 1`. The pooled variance is their
+/// degree-of-freedom weighted mean, and `runs` becomes one more than the
+/// degrees of freedom, so `u(m)` tightens as evidence accrues. A quiet
+/// comparison narrows a band a noisy profile left wide; noisy sides widen it.
+pub fn with_trials(noise: &Noise, base: &[f64], current: &[f64]) -> Noise {
+    let assumed = noise.source == NoiseSource::Assumed || noise.runs < 2;
+    if assumed || base.len() < MIN_POOLED_TRIALS || current.len() < MIN_POOLED_TRIALS {
+        return noise.clone();
+    }
+    let stored_dof = (noise.runs - 1) as f64;
+    let mut sum = stored_dof * noise.cv * noise.cv;
+    let mut dof = stored_dof;
+    for side in [base, current] {
+        let logs: Vec<f64> = side.iter().map(|v| v.ln()).collect();
+        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
+        let ss: f64 = logs.iter().map(|l| (l - mean) * (l - mean)).sum();
+        if !ss.is_finite() {
+            return noise.clone();
+        }
+        sum += ss;
+        dof += (logs.len() - 1) as f64;
+    }
+    Noise {
+        cv: (sum / dof).sqrt(),
+        source: noise.source,
+        runs: dof as usize + 1,
+        pooled_trials: base.len() + current.len(),
+    }
 }
 
 /// What one `warpt noise` run measured: the profiled metrics, and those it
@@ -262,6 +314,7 @@ mod tests {
             cv: 0.02,
             source: NoiseSource::Profile,
             runs: 5,
+            pooled_trials: 0,
         };
         let u = stats::spread_upper_factor(5, SPREAD_ALPHA);
         assert!((u - 1.939).abs() < 1e-3, "{u}");
@@ -275,5 +328,35 @@ mod tests {
         let classical = stats::cv(&[100.0, 98.0, 102.0, 101.0, 99.0]);
         assert!((classical - 0.015811).abs() < 1e-6, "{classical}");
         assert_eq!(h, Some(classical));
+    }
+
+    #[test]
+    fn trials_pool_with_the_stored_spread() {
+        let profile = Noise {
+            cv: 0.02,
+            source: NoiseSource::Profile,
+            runs: 5,
+            pooled_trials: 0,
+        };
+        // Quiet trials: 4 stored dof at 2%, 8 trial dof at ~0 -> sqrt(4/12) x 2%.
+        let flat = [100.0; 5];
+        let pooled = with_trials(&profile, &flat, &flat);
+        assert!(
+            (pooled.cv - 0.02 * (4.0f64 / 12.0).sqrt()).abs() < 1e-12,
+            "{pooled:?}"
+        );
+        assert_eq!((pooled.runs, pooled.pooled_trials), (13, 10));
+        assert!(band_pct(&pooled, 4.0, 5, 5) < band_pct(&profile, 4.0, 5, 5) / 2.0);
+        // Noisy trials widen it: each side's log spread ~10%.
+        let noisy = [90.0, 100.0, 110.0, 95.0, 105.0];
+        assert!(with_trials(&profile, &noisy, &noisy).cv > 0.05);
+        // Too few trials a side, or an assumed spread: unchanged.
+        assert_eq!(with_trials(&profile, &flat[..2], &flat), profile);
+        let assumed = Noise {
+            source: NoiseSource::Assumed,
+            runs: 0,
+            ..profile.clone()
+        };
+        assert_eq!(with_trials(&assumed, &flat, &flat), assumed);
     }
 }
