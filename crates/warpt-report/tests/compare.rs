@@ -221,7 +221,9 @@ fn one_poorly_known_metric_is_inconclusive_alone() {
 fn trial_spread_is_weighed_by_the_test_not_taken_for_imprecision() {
     // Three trials a side moving ±20%: the aggregate's CI over the trial
     // medians is wide, but that is the run-to-run spread the test across
-    // trials weighs, so the verdict is `~`, not `inconclusive`.
+    // trials weighs, not one run's imprecision. The test finds no change,
+    // yet three such trials cannot rule out one beyond the 1% threshold:
+    // `inconclusive`, too noisy to tell, not `~`.
     let c = judge(
         &trials(&[100.0, 125.0, 80.0], true),
         &trials(&[98.0, 120.0, 85.0], true),
@@ -234,7 +236,21 @@ fn trial_spread_is_weighed_by_the_test_not_taken_for_imprecision() {
             .is_some_and(|(lo, hi)| (hi - lo) / m.base.median > 0.2),
         "{m:?}"
     );
-    assert_eq!(m.verdict, Verdict::Unchanged, "{m:?}");
+    assert_eq!(m.verdict, Verdict::Inconclusive, "{m:?}");
+    let reason = m.reason.as_deref().unwrap();
+    assert!(reason.starts_with("too noisy to tell: "), "{reason}");
+    // With a known noise band as wide as that spread, the same trials are `~`.
+    let c = judge(
+        &trials(&[100.0, 125.0, 80.0], true),
+        &trials(&[98.0, 120.0, 85.0], true),
+        &AssumedNoise(0.25),
+    );
+    assert_eq!(
+        c.metrics[0].verdict,
+        Verdict::Unchanged,
+        "{:?}",
+        c.metrics[0]
+    );
 }
 
 #[test]
@@ -243,12 +259,21 @@ fn trials_are_the_unit_of_replication() {
     // differ significantly, the runs do not.
     let a = trials(&[100.0, 101.0, 99.0, 100.5, 99.5], true);
     let a2 = trials(&[99.2, 100.8, 100.2, 99.6, 101.1], true);
-    let c = judge(&a, &a2, &NoNoise);
+    let c = judge(&a, &a2, &AssumedNoise(0.01));
     let m = &c.metrics[0];
     assert_eq!(m.method, "mann-whitney (trials)");
     assert_eq!((m.base.trials, m.current.trials), (5, 5));
     assert_eq!(m.verdict, Verdict::Unchanged, "{m:?}");
     assert_eq!(c.trials, (5, 5));
+    // Noise unknown, the band is the 1% threshold: five trials spread ±1%
+    // cannot rule out a change that large.
+    let c = judge(&a, &a2, &NoNoise);
+    assert_eq!(
+        c.metrics[0].verdict,
+        Verdict::Inconclusive,
+        "{:?}",
+        c.metrics[0]
+    );
     // A 5% slowdown of every run is a regression, noise profile or not.
     let slow = trials(&[95.0, 96.0, 94.0, 95.5, 94.5], true);
     let c = judge(&a, &slow, &NoNoise);
@@ -293,9 +318,9 @@ fn paired_trials_use_the_per_round_ratios() {
     assert_eq!(m.verdict, Verdict::Regressed, "{m:?}");
     let (lo, hi) = m.ratio_ci95.unwrap();
     assert!((lo - 1.03).abs() < 1e-6 && (hi - 1.03).abs() < 1e-6);
-    // Unpaired, the drift hides it.
+    // Unpaired, the drift hides it: too noisy to tell, not "no change".
     let c = compare(&a, "a", &b, "b", &Options::default(), &NoNoise);
-    assert_eq!(c.metrics[0].verdict, Verdict::Unchanged);
+    assert_eq!(c.metrics[0].verdict, Verdict::Inconclusive);
     // Five rounds: the paired t test.
     let a5 = trials(&drift[..5], false);
     let b5 = trials(
