@@ -1,8 +1,7 @@
 //! Host regimes: states of a machine that last a run, change its figures
 //! and that steal and CPU-time accounting do not show — a core clock that
 //! sits lower for a while, two CPUs that share one physical core, a virtual
-//! machine's share of the last-level cache that shrinks or grows, a memory
-//! bus that other guests load.
+//! machine's share of the last-level cache that shrinks or grows.
 //!
 //! Probes read them while a benchmark measures ([`RegimeProbes`]); a result
 //! whose probes moved during its own measurement carries the reason in its
@@ -27,12 +26,6 @@ pub const CLOCK_APART: f64 = 0.05;
 /// measurement, or differs by more between two runs: the share of the
 /// cache changed.
 pub const CANARY_FACTOR: f64 = 1.5;
-/// The memory-bandwidth canary moved more than this share within one
-/// measurement (fastest against slowest reading): the bus changed.
-pub const BANDWIDTH_SWING: f64 = 0.15;
-/// Two runs' median memory-bandwidth canaries differ by more than this
-/// share: the host's memory bus was in different states.
-pub const BANDWIDTH_APART: f64 = 0.10;
 /// All threads reached less than this share of (one thread's rate x the
 /// physical cores they ran on): the CPUs shared a core while measuring.
 pub const SCALING_FLOOR: f64 = 0.75;
@@ -54,13 +47,6 @@ pub struct RegimeProbes {
     /// working set, read several times during the measurement.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub llc_canary: Vec<CanaryReadings>,
-    /// The memory-bandwidth canary, GB/s: every thread of the benchmark
-    /// summing its share of a fixed array larger than the caches (a plain
-    /// read loop, not the kernels under test), read before the first series
-    /// and after the last. It sees the host's memory bus, which other
-    /// guests load, where the core's clock and throughput stay put.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub bandwidth_canary_gbs: Vec<f64>,
     /// All-threads against one-thread rate checks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scaling: Vec<ScalingCheck>,
@@ -129,7 +115,6 @@ impl RegimeProbes {
         self.clock_mhz.is_empty()
             && self.fp_gflops.is_empty()
             && self.llc_canary.is_empty()
-            && self.bandwidth_canary_gbs.is_empty()
             && self.scaling.is_empty()
     }
 
@@ -195,25 +180,12 @@ impl RegimeProbes {
             .collect()
     }
 
-    /// The memory-bandwidth canary moved while measuring (this moves the
-    /// figures of the result the canary was read for, all of them).
-    pub fn bandwidth_reason(&self) -> Option<String> {
-        let (lo, hi) = span(&self.bandwidth_canary_gbs)?;
-        (hi / lo - 1.0 > BANDWIDTH_SWING).then(|| {
-            format!(
-                "{REGIME_PREFIX}the memory-bandwidth canary moved from {lo:.1} to {hi:.1} GB/s \
-                 while measuring: the host's memory bus changed"
-            )
-        })
-    }
-
     /// Every regime seen within this measurement, each a reason starting
     /// with [`REGIME_PREFIX`].
     pub fn reasons(&self) -> Vec<String> {
         let mut out: Vec<String> = self.speed_reason().into_iter().collect();
         out.extend(self.scaling_reasons());
         out.extend(self.canary_reasons());
-        out.extend(self.bandwidth_reason());
         out
     }
 
@@ -262,32 +234,9 @@ impl RegimeProbes {
         })
     }
 
-    /// Why the memory-bandwidth canaries of two measurements say different
-    /// states of the memory bus, if they do: their medians differ by more
-    /// than [`BANDWIDTH_APART`].
-    pub fn bandwidth_apart(
-        a: &RegimeProbes,
-        b: &RegimeProbes,
-        names: (&str, &str),
-    ) -> Option<String> {
-        let (na, nb) = names;
-        let (x, y) = (
-            median(&a.bandwidth_canary_gbs)?,
-            median(&b.bandwidth_canary_gbs)?,
-        );
-        ((x / y).max(y / x) - 1.0 > BANDWIDTH_APART).then(|| {
-            format!(
-                "{REGIME_PREFIX}the memory-bandwidth canary read {x:.1} GB/s in the {na} and \
-                 {y:.1} GB/s in the {nb}: the host's memory bus differed"
-            )
-        })
-    }
-
     /// Why one metric of two single runs cannot be compared for a host
-    /// regime, if it cannot: the core's speed differs (every metric); the
-    /// memory-bandwidth canary moved within a side or differs between them
-    /// (every metric of the results it was read for); a side's threads fell
-    /// short of their cores (metrics not tagged `threads=1`);
+    /// regime, if it cannot: the core's speed differs (every metric); a side's
+    /// threads fell short of their cores (metrics not tagged `threads=1`);
     /// a canary moved within a side or differs between them (metrics whose
     /// `size_kib` tag lies in [`Self::cache_range_kib`]).
     pub fn spoils(
@@ -297,14 +246,6 @@ impl RegimeProbes {
     ) -> Option<String> {
         const NAMES: (&str, &str) = ("base run", "current run");
         if let Some(why) = Self::speed_apart(base, current, NAMES) {
-            return Some(why);
-        }
-        for (side, p) in [("base", base), ("current", current)] {
-            if let Some(why) = p.bandwidth_reason() {
-                return Some(format!("{side} {why}"));
-            }
-        }
-        if let Some(why) = Self::bandwidth_apart(base, current, NAMES) {
             return Some(why);
         }
         if tags.get("threads").map(String::as_str) != Some("1") {
@@ -481,27 +422,6 @@ mod tests {
             why.contains("one core's FP throughput differs: 25.0 GFLOP/s in the base run, 21.0"),
             "{why}"
         );
-        // The memory bus: every metric of the result, whatever its tags.
-        let bus = |g: &[f64]| RegimeProbes {
-            clock_mhz: vec![3200.0],
-            bandwidth_canary_gbs: g.to_vec(),
-            ..Default::default()
-        };
-        assert_eq!(
-            RegimeProbes::spoils(&bus(&[20.0, 21.0]), &bus(&[19.5, 20.0]), &far),
-            None
-        );
-        let why = RegimeProbes::spoils(&bus(&[20.0, 21.0]), &bus(&[16.0, 16.5]), &one).unwrap();
-        assert!(
-            why.contains("canary read 20.5 GB/s in the base run and 16.2 GB/s"),
-            "{why}"
-        );
-        let why = RegimeProbes::spoils(&bus(&[20.0, 15.0]), &bus(&[20.0, 20.0]), &one).unwrap();
-        assert!(
-            why.starts_with("base regime: the memory-bandwidth canary moved from 15.0 to 20.0"),
-            "{why}"
-        );
-        assert!(bus(&[20.0, 15.0]).reasons()[0].contains("memory bus changed"));
         let mut swung = fp(25.0);
         swung.fp_gflops.push(21.0);
         assert!(
