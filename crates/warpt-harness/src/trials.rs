@@ -44,7 +44,7 @@ const REGIME_QUORUM: usize = 3;
 /// whole trial in another regime has no swing of its own to show.
 pub fn mark_regimes_across_trials(trials: &mut [Trial], planned: usize) {
     for position in 0..planned {
-        for (t, i, why) in odd_clocks(trials, position) {
+        for (t, i, why) in odd_speeds(trials, position) {
             let r = &mut trials[t].benchmarks[i];
             r.quality = Some(Quality::Unreliable);
             r.measurement_quality = Some(Quality::Unreliable);
@@ -54,8 +54,8 @@ pub fn mark_regimes_across_trials(trials: &mut [Trial], planned: usize) {
 }
 
 /// (trial, index in it, reason) of each passed result at plan `position`
-/// whose clock is apart from the consensus of at least [`REGIME_QUORUM`].
-fn odd_clocks(trials: &[Trial], position: usize) -> Vec<(usize, usize, String)> {
+/// whose core speed is apart from the consensus of at least [`REGIME_QUORUM`].
+fn odd_speeds(trials: &[Trial], position: usize) -> Vec<(usize, usize, String)> {
     let at: Vec<(usize, usize, &warpt_model::RegimeProbes)> = trials
         .iter()
         .enumerate()

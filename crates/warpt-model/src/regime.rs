@@ -118,11 +118,6 @@ impl RegimeProbes {
             && self.scaling.is_empty()
     }
 
-    /// The median effective clock, MHz.
-    pub fn clock_median(&self) -> Option<f64> {
-        median(&self.clock_mhz)
-    }
-
     /// The probes of the core's speed: (what, unit, decimals, readings).
     fn speeds(&self) -> [(&'static str, &'static str, usize, &[f64]); 2] {
         [

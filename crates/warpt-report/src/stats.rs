@@ -143,7 +143,8 @@ pub fn mann_whitney_floor(n1: usize, n2: usize) -> f64 {
     (2.0 / c).min(1.0)
 }
 
-fn mean_var(v: &[f64]) -> (f64, f64) {
+/// The mean and the sample variance (n - 1 denominator; 0 below two values).
+pub(crate) fn mean_var(v: &[f64]) -> (f64, f64) {
     let n = v.len() as f64;
     let mean = v.iter().sum::<f64>() / n;
     let var = if v.len() > 1 {

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 use warpt_model::{BenchmarkSuiteRun, Quality, RunStatus};
+use warpt_report::compare::noise::Noise;
 use warpt_report::{AssumedNoise, NoNoise, NoiseLookup, NoiseSource, Options, Verdict, compare};
 
 /// Deterministic noise in [-1, 1).
@@ -565,4 +566,39 @@ fn across_trials_the_change_is_the_hodges_lehmann_estimate() {
     );
     assert!((m.change_pct - 2.0).abs() < 0.1, "{m:?}");
     assert!((m.speedup - 1.0 / 1.02).abs() < 0.001, "{m:?}");
+}
+
+/// A stored profile of 5 runs at 2%.
+struct Profiled;
+
+impl NoiseLookup for Profiled {
+    fn noise(&self, _: &warpt_report::compare::noise::MetricRef<'_>) -> Option<Noise> {
+        Some(Noise {
+            cv: 0.02,
+            source: NoiseSource::Profile,
+            runs: 5,
+            pooled_trials: 0,
+        })
+    }
+}
+
+#[test]
+fn quiet_trials_narrow_a_profile_band_and_say_so() {
+    let a = trials(&[100.0, 100.1, 99.9, 100.0, 100.05], true);
+    let slow = trials(&[97.0, 97.1, 96.9, 97.0, 97.05], true);
+    let c = judge(&a, &slow, &Profiled);
+    let m = &c.metrics[0];
+    assert_eq!(m.noise_pooled_trials, 10, "{m:?}");
+    // The profile alone: 4 x 2% x u(5) / sqrt(5) = 6.9%, past the 3% drop.
+    // Pooled with ten quiet trials the band is under 3%, and it is caught.
+    assert!(m.noise_band_pct.unwrap() < 3.0, "{m:?}");
+    assert_eq!(m.verdict, Verdict::Regressed, "{m:?}");
+    let text = warpt_report::render::text(&c);
+    assert!(
+        text.contains("spread of 1 metrics pooled with their compared trials' own"),
+        "{text}"
+    );
+    // One run a side: nothing to pool.
+    let one = judge(&run(&base(30), true), &run(&base(30), true), &Profiled);
+    assert_eq!(one.metrics[0].noise_pooled_trials, 0);
 }

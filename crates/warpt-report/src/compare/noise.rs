@@ -200,13 +200,13 @@ pub fn with_trials(noise: &Noise, base: &[f64], current: &[f64]) -> Noise {
     let mut dof = stored_dof;
     for side in [base, current] {
         let logs: Vec<f64> = side.iter().map(|v| v.ln()).collect();
-        let mean = logs.iter().sum::<f64>() / logs.len() as f64;
-        let ss: f64 = logs.iter().map(|l| (l - mean) * (l - mean)).sum();
-        if !ss.is_finite() {
+        let side_dof = (logs.len() - 1) as f64;
+        let (_, var) = stats::mean_var(&logs);
+        if !var.is_finite() {
             return noise.clone();
         }
-        sum += ss;
-        dof += (logs.len() - 1) as f64;
+        sum += side_dof * var;
+        dof += side_dof;
     }
     Noise {
         cv: (sum / dof).sqrt(),
