@@ -9,8 +9,10 @@
 //! - [`assembly`]: de Bruijn assembly of a small genome's reads, in
 //!   Mbases/s, with N50, genome fraction and misassemblies;
 //! - [`scoring`]: substitution matrices and gap penalties;
-//! - [`sw_scalar`], [`sw_striped`]: Smith-Waterman, the `i32` reference and
-//!   the striped SIMD aligner;
+//! - [`sw_scalar`], [`sw_inter`], [`sw_striped`]: Smith-Waterman, the `i32`
+//!   reference, the SIMD kernel across targets (a database search) and the
+//!   striped one along the query (one pair at a time), over the vector
+//!   lanes of `sw_lanes`;
 //! - [`seqgen`]: seeded proteins and DNA, with planted homologs;
 //! - [`genome`], [`reads`]: a reference with repeats, a diploid donor
 //!   with planted variants, and paired reads that know their origin;
@@ -47,6 +49,8 @@ pub mod sam;
 pub mod scoring;
 pub mod seqgen;
 pub mod sw_align;
+pub mod sw_inter;
+mod sw_lanes;
 pub mod sw_scalar;
 pub mod sw_striped;
 pub mod threads;

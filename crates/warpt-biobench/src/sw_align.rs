@@ -1,6 +1,8 @@
 //! `sw_align`: a database search — every query against every target by
-//! Smith-Waterman with affine gaps on the striped aligner, all cores, in
-//! GCUPS (billions of DP cells, query length × target length, per second).
+//! Smith-Waterman with affine gaps, all cores, in GCUPS (billions of DP
+//! cells, query length × target length, per second): by default across
+//! targets (one target per SIMD lane, [`crate::sw_inter`]), or striped
+//! along the query ([`crate::sw_striped`], parasail's method).
 
 use std::time::Instant;
 
@@ -15,6 +17,7 @@ use warpt_model::{
 use crate::params::{self, ParamTable};
 use crate::scoring::{Gaps, Matrix};
 use crate::seqgen::{Alphabet, SearchSet};
+use crate::sw_inter::{Packed, Searcher};
 use crate::sw_striped::{Aligner, Isa, Width};
 use crate::{fasta, sw_scalar, threads};
 
@@ -74,6 +77,12 @@ const PARAMS: ParamTable = &[
         "share of generated targets holding a mutated piece of a query, %",
     ),
     (
+        "kernel",
+        params::str_("inter"),
+        "inter (one target per SIMD lane, SWIPE's method) or striped (the query across lanes, \
+         one pair at a time: Farrar's method, as parasail)",
+    ),
+    (
         "isa",
         params::str_("auto"),
         "auto (the widest this CPU has), avx512bw, avx2 or scalar",
@@ -98,9 +107,11 @@ pub fn spec() -> BenchmarkSpec {
         components: vec![BenchmarkComponent::Cpu],
         kind: BenchmarkKind::Domain,
         description: Some(
-            "Smith-Waterman local alignment with affine gaps, every query against every target (a database search): \
-             striped query profiles (Farrar) in saturating 8-bit lanes, re-aligned in 16-bit lanes when a score \
-             saturates, AVX-512BW or AVX2 chosen at run time (isa=auto: the faster of the two on a slice of this search), one target per task on all cores. Protein (BLOSUM62, \
+            "Smith-Waterman local alignment with affine gaps, every query against every target (a database search) \
+             on all cores: by default one target per SIMD lane (kernel=inter, SWIPE's method; targets sorted by \
+             length and packed a vector at a time), or striped query profiles (kernel=striped, Farrar's method, \
+             as parasail); saturating 8-bit lanes, re-aligned in 16-bit lanes when a score saturates; AVX-512BW \
+             or AVX2 chosen at run time (isa=auto: the faster of the two on a slice of this search). Protein (BLOSUM62, \
              gap open 10, extend 1) or DNA (dnafull); sequences from the seed, or `queries=` / `targets=` FASTA files. \
              Metric `gcups`: query length x target length / seconds, 1e9. Validation: scores equal a scalar Gotoh \
              reference (every pair, or a seeded sample of up to 4e8 cells)."
@@ -115,6 +126,7 @@ pub fn spec() -> BenchmarkSpec {
         param_choices: params::choices(&[
             ("alphabet", &["protein", "dna"]),
             ("matrix", &["", "blosum62", "dnafull"]),
+            ("kernel", &["inter", "striped"]),
             ("isa", &["auto", "avx512bw", "avx2", "scalar"]),
         ]),
         timeouts: Default::default(),
@@ -158,13 +170,34 @@ fn isa_by_name(name: &str) -> Option<Isa> {
     }
 }
 
+/// How the search puts cells in SIMD lanes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kernel {
+    /// One target per lane ([`Searcher`]).
+    Inter,
+    /// The query striped across lanes, one pair at a time ([`Aligner`]).
+    Striped,
+}
+
+impl Kernel {
+    fn name(self) -> &'static str {
+        match self {
+            Kernel::Inter => "inter",
+            Kernel::Striped => "striped",
+        }
+    }
+}
+
 /// The prepared search and what the last timed pass found.
 pub struct SwAlign {
     matrix: Matrix,
     gaps: Gaps,
+    kernel: Kernel,
     isa: Isa,
     queries: Vec<Vec<u8>>,
     targets: Vec<Vec<u8>>,
+    /// The targets packed for the inter-sequence kernel on `isa`.
+    packed: Option<Packed>,
     pool: Option<rayon::ThreadPool>,
     /// `scores[q][t]` and the width that computed each, of the last pass.
     scores: Vec<Vec<(i32, Width)>>,
@@ -191,9 +224,11 @@ impl SwAlign {
                 open: 10,
                 extend: 1,
             },
+            kernel: Kernel::Inter,
             isa: Isa::Scalar,
             queries: Vec::new(),
             targets: Vec::new(),
+            packed: None,
             pool: None,
             scores: Vec::new(),
             seed: 0,
@@ -206,19 +241,42 @@ impl SwAlign {
     /// Aligns every query against every target: `[query][target]`.
     fn search(&self) -> Vec<Vec<(i32, Width)>> {
         let run = || {
-            self.queries
+            let packed = self.packed.as_ref();
+            self.align(self.isa, &self.queries, &self.targets, packed)
+        };
+        threads::install(&self.pool, run)
+    }
+
+    /// `queries` against `targets` on `isa` with the chosen kernel, on the
+    /// current rayon pool; `packed` is the targets packed for `isa` when
+    /// the kernel is [`Kernel::Inter`].
+    fn align(
+        &self,
+        isa: Isa,
+        queries: &[Vec<u8>],
+        targets: &[Vec<u8>],
+        packed: Option<&Packed>,
+    ) -> Vec<Vec<(i32, Width)>> {
+        match (self.kernel, packed) {
+            (Kernel::Inter, Some(packed)) => {
+                let searcher = Searcher::new(isa, &self.matrix, self.gaps);
+                queries
+                    .par_iter()
+                    .map(|q| searcher.search(q, targets, packed))
+                    .collect()
+            }
+            _ => queries
                 .iter()
                 .map(|q| {
-                    let aligner = Aligner::new(self.isa, q, &self.matrix, self.gaps);
-                    self.targets
+                    let aligner = Aligner::new(isa, q, &self.matrix, self.gaps);
+                    targets
                         .par_iter()
                         .with_min_len(8)
                         .map(|t| aligner.score(t))
                         .collect()
                 })
-                .collect()
-        };
-        threads::install(&self.pool, run)
+                .collect(),
+        }
     }
 
     /// Picks the fastest ISA this CPU has for this search: the widest
@@ -238,20 +296,23 @@ impl SwAlign {
         }
         // About 2e8 cells: a few tens of milliseconds per try.
         let mut cells = 0u64;
-        let mut slice = Vec::new();
+        let mut count = 0;
         for t in &self.targets {
             if cells >= 200_000_000 {
                 break;
             }
             cells += (t.len() * query.len()) as u64;
-            slice.push(t);
+            count += 1;
         }
+        let slice = &self.targets[..count];
         let rate = |isa: Isa| {
-            let aligner = Aligner::new(isa, query, &self.matrix, self.gaps);
+            let packed = (self.kernel == Kernel::Inter)
+                .then(|| Searcher::new(isa, &self.matrix, self.gaps).pack(slice));
+            let first = std::slice::from_ref(query);
             let run = || {
                 let start = Instant::now();
-                let total: i64 = slice.par_iter().map(|t| aligner.score(t).0 as i64).sum();
-                std::hint::black_box(total);
+                let scores = self.align(isa, first, slice, packed.as_ref());
+                std::hint::black_box(scores);
                 start.elapsed().as_secs_f64()
             };
             let best = (0..3).map(|_| run()).fold(f64::INFINITY, f64::min);
@@ -370,14 +431,21 @@ impl Benchmark for SwAlign {
             path => load(path, &self.matrix)?,
         };
         self.pool = threads::pool(ctx.int_param("threads", 0)? as usize)?;
-        if self.gaps.open < self.gaps.extend {
+        self.kernel = match ctx.str_param("kernel")? {
+            "striped" => Kernel::Striped,
+            _ => Kernel::Inter,
+        };
+        if self.kernel == Kernel::Striped && self.gaps.open < self.gaps.extend {
             // The striped pass is exact only when opening costs at least as
             // much as extending; the aligner runs the scalar code instead,
-            // and the result says so.
+            // and the result says so. (The inter-sequence kernel has no
+            // lazy-F pass and is exact for any gaps.)
             self.isa = Isa::Scalar;
         } else if isa_param == "auto" {
             self.calibrate();
         }
+        self.packed = (self.kernel == Kernel::Inter)
+            .then(|| Searcher::new(self.isa, &self.matrix, self.gaps).pack(&self.targets));
         self.seed = ctx.seed;
         self.scores_path = ctx.str_param("scores")?.to_string();
         self.inject_error = ctx.int_param("inject_error", 0)? == 1;
@@ -396,6 +464,7 @@ impl Benchmark for SwAlign {
             true,
             &[
                 ("alphabet", self.matrix_alphabet().into()),
+                ("kernel", self.kernel.name().into()),
                 ("isa", self.isa.name().into()),
             ],
             Convert::Rate(cells as f64 / 1e9),
@@ -427,6 +496,7 @@ impl Benchmark for SwAlign {
         Ok(Measured {
             metrics: m.metrics,
             details: vec![
+                ("kernel".into(), ParamValue::Str(self.kernel.name().into())),
                 ("isa".into(), ParamValue::Str(self.isa.name().into())),
                 ("matrix".into(), ParamValue::Str(self.matrix.name.into())),
                 ("gap_open".into(), ParamValue::Int(self.gaps.open as i64)),

@@ -267,28 +267,7 @@ mod x86 {
     //! instantiated for each ISA and width inside a `target_feature`
     //! function, so every operation inlines to one instruction.
 
-    use std::arch::x86_64::*;
-
-    /// The operations the striped loop needs, on one vector of lanes.
-    trait Lanes: Copy {
-        /// One lane's value.
-        type Elem: Copy + Into<i32>;
-        /// Lanes per vector.
-        const N: usize;
-        unsafe fn splat(x: Self::Elem) -> Self;
-        unsafe fn zero() -> Self;
-        unsafe fn load(p: *const Self::Elem) -> Self;
-        unsafe fn store(p: *mut Self::Elem, v: Self);
-        unsafe fn adds(a: Self, b: Self) -> Self;
-        unsafe fn subs(a: Self, b: Self) -> Self;
-        unsafe fn max(a: Self, b: Self) -> Self;
-        /// Every lane moved up by one, lane 0 zero.
-        unsafe fn shift_in_zero(v: Self) -> Self;
-        /// Whether any lane of `a` exceeds the same lane of `b`.
-        unsafe fn any_gt(a: Self, b: Self) -> bool;
-        /// The largest lane.
-        unsafe fn hmax(v: Self) -> i32;
-    }
+    use crate::sw_lanes::{Avx2I16, Avx2U8, Avx512I16, Avx512U8, Lanes};
 
     /// The striped column loop: the best cell of `target` against the
     /// profiled query, or, as soon as a cell exceeds `stop`, a value above
@@ -399,89 +378,6 @@ mod x86 {
             V::hmax(best)
         }
     }
-
-    macro_rules! lanes {
-        ($name:ident, $t:ty, $elem:ty, $n:expr,
-         splat: $splat:expr, zero: $zero:expr, load: $load:expr, store: $store:expr,
-         adds: $adds:expr, subs: $subs:expr, max: $max:expr,
-         shift: |$sv:ident| $shift:expr, gt: |$ga:ident, $gb:ident| $gt:expr) => {
-            #[derive(Clone, Copy)]
-            struct $name($t);
-            impl Lanes for $name {
-                type Elem = $elem;
-                const N: usize = $n;
-                #[inline(always)]
-                unsafe fn splat(x: $elem) -> Self {
-                    unsafe { Self($splat(x as _)) }
-                }
-                #[inline(always)]
-                unsafe fn zero() -> Self {
-                    unsafe { Self($zero()) }
-                }
-                #[inline(always)]
-                unsafe fn load(p: *const $elem) -> Self {
-                    unsafe { Self($load(p.cast())) }
-                }
-                #[inline(always)]
-                unsafe fn store(p: *mut $elem, v: Self) {
-                    unsafe { $store(p.cast(), v.0) }
-                }
-                #[inline(always)]
-                unsafe fn adds(a: Self, b: Self) -> Self {
-                    unsafe { Self($adds(a.0, b.0)) }
-                }
-                #[inline(always)]
-                unsafe fn subs(a: Self, b: Self) -> Self {
-                    unsafe { Self($subs(a.0, b.0)) }
-                }
-                #[inline(always)]
-                unsafe fn max(a: Self, b: Self) -> Self {
-                    unsafe { Self($max(a.0, b.0)) }
-                }
-                #[inline(always)]
-                unsafe fn shift_in_zero(v: Self) -> Self {
-                    let $sv = v.0;
-                    unsafe { Self($shift) }
-                }
-                #[inline(always)]
-                unsafe fn any_gt(a: Self, b: Self) -> bool {
-                    let ($ga, $gb) = (a.0, b.0);
-                    unsafe { $gt }
-                }
-                #[inline(always)]
-                unsafe fn hmax(v: Self) -> i32 {
-                    let mut out = [<$elem>::default(); $n];
-                    unsafe { Self::store(out.as_mut_ptr(), v) };
-                    out.iter().map(|&x| x.into()).max().unwrap_or(0)
-                }
-            }
-        };
-    }
-
-    lanes!(Avx2U8, __m256i, u8, 32,
-        splat: _mm256_set1_epi8, zero: _mm256_setzero_si256,
-        load: _mm256_loadu_si256, store: _mm256_storeu_si256,
-        adds: _mm256_adds_epu8, subs: _mm256_subs_epu8, max: _mm256_max_epu8,
-        shift: |v| _mm256_alignr_epi8::<15>(v, _mm256_permute2x128_si256::<0x08>(v, v)),
-        gt: |a, b| { let d = _mm256_subs_epu8(a, b); _mm256_testz_si256(d, d) == 0 });
-    lanes!(Avx2I16, __m256i, i16, 16,
-        splat: _mm256_set1_epi16, zero: _mm256_setzero_si256,
-        load: _mm256_loadu_si256, store: _mm256_storeu_si256,
-        adds: _mm256_adds_epi16, subs: _mm256_subs_epi16, max: _mm256_max_epi16,
-        shift: |v| _mm256_alignr_epi8::<14>(v, _mm256_permute2x128_si256::<0x08>(v, v)),
-        gt: |a, b| _mm256_movemask_epi8(_mm256_cmpgt_epi16(a, b)) != 0);
-    lanes!(Avx512U8, __m512i, u8, 64,
-        splat: _mm512_set1_epi8, zero: _mm512_setzero_si512,
-        load: _mm512_loadu_si512, store: _mm512_storeu_si512,
-        adds: _mm512_adds_epu8, subs: _mm512_subs_epu8, max: _mm512_max_epu8,
-        shift: |v| _mm512_alignr_epi8::<15>(v, _mm512_alignr_epi64::<6>(v, _mm512_setzero_si512())),
-        gt: |a, b| _mm512_cmpgt_epu8_mask(a, b) != 0);
-    lanes!(Avx512I16, __m512i, i16, 32,
-        splat: _mm512_set1_epi16, zero: _mm512_setzero_si512,
-        load: _mm512_loadu_si512, store: _mm512_storeu_si512,
-        adds: _mm512_adds_epi16, subs: _mm512_subs_epi16, max: _mm512_max_epi16,
-        shift: |v| _mm512_alignr_epi8::<14>(v, _mm512_alignr_epi64::<6>(v, _mm512_setzero_si512())),
-        gt: |a, b| _mm512_cmpgt_epi16_mask(a, b) != 0);
 
     /// 8-bit lanes on AVX2.
     ///
