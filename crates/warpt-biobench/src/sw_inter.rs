@@ -12,6 +12,11 @@
 //! letter), then walks the query: per cell, one vector of lanes holds
 //! `H`, `E` and `F` of `N` different pairs.
 //!
+//! A group that would be mostly padding (the last, part-filled one, or a
+//! few targets far longer than the rest) is aligned one pair at a time by
+//! the striped kernel instead, so a skewed set of lengths costs no more
+//! than it would there.
+//!
 //! As in the striped kernel, lanes start in saturating unsigned 8 bits (a
 //! bias keeps scores non-negative); the pairs whose 8-bit score may have
 //! saturated are packed again and aligned in signed 16-bit lanes, and a
@@ -21,7 +26,7 @@ use rayon::prelude::*;
 
 use crate::scoring::{Gaps, Matrix};
 use crate::sw_scalar;
-use crate::sw_striped::{Isa, Width};
+use crate::sw_striped::{Aligner, Isa, Width};
 
 /// Alphabets up to this many residues (the pad included) fit the lookup.
 const TABLE: usize = 32;
@@ -40,6 +45,9 @@ struct Group {
     columns: usize,
     /// `columns × lanes` residues, column-major; the pad past a target's end.
     residues: Vec<u8>,
+    /// Whether real residues fill at least half of its cells (else its
+    /// targets are aligned one pair at a time).
+    dense: bool,
 }
 
 impl Packed {
@@ -50,6 +58,8 @@ impl Packed {
             .chunks(lanes)
             .map(|chunk| {
                 let columns = chunk.iter().map(|&i| targets[i].len()).max().unwrap_or(0);
+                let filled: usize = chunk.iter().map(|&i| targets[i].len()).sum();
+                let dense = 2 * filled >= columns * lanes;
                 let mut residues = vec![pad; columns * lanes];
                 for (lane, &i) in chunk.iter().enumerate() {
                     for (j, &r) in targets[i].iter().enumerate() {
@@ -60,6 +70,7 @@ impl Packed {
                     ids: chunk.to_vec(),
                     columns,
                     residues,
+                    dense,
                 }
             })
             .collect();
@@ -158,7 +169,9 @@ impl<'m> Searcher<'m> {
         if query.is_empty() {
             return out;
         }
-        let first = self.pass(query, packed, 1);
+        // For the groups that would be mostly padding.
+        let striped = Aligner::new(self.isa, query, self.matrix, self.gaps);
+        let first = self.pass(query, targets, packed, 1, &striped);
         let mut wide = Vec::new();
         for (id, score) in first {
             match score {
@@ -170,7 +183,7 @@ impl<'m> Searcher<'m> {
             return out;
         }
         let packed16 = Packed::new(targets, wide, self.lanes(2), self.pad);
-        let second = self.pass(query, &packed16, 2);
+        let second = self.pass(query, targets, &packed16, 2, &striped);
         let mut overflow = Vec::new();
         for (id, score) in second {
             match score {
@@ -188,20 +201,33 @@ impl<'m> Searcher<'m> {
         out
     }
 
-    /// Every group of `packed` in `bytes`-wide lanes: each target's score,
-    /// or `None` where it may have saturated.
-    fn pass(&self, query: &[u8], packed: &Packed, bytes: usize) -> Vec<(usize, Option<i32>)> {
+    /// Every group of `packed` in `bytes`-wide lanes (a sparse group's
+    /// targets one at a time on `striped`, `query`'s striped profile):
+    /// each target's score, or `None` where it may have saturated.
+    fn pass(
+        &self,
+        query: &[u8],
+        targets: &[Vec<u8>],
+        packed: &Packed,
+        bytes: usize,
+        striped: &Aligner<'_>,
+    ) -> Vec<(usize, Option<i32>)> {
         debug_assert_eq!(packed.lanes, self.lanes(bytes));
         packed
             .groups
             .par_iter()
             .flat_map_iter(|g| {
-                let best = self.group(query, g, bytes);
-                g.ids
-                    .iter()
-                    .zip(best)
-                    .map(|(&id, b)| (id, b))
-                    .collect::<Vec<_>>()
+                let best: Vec<Option<i32>> = if g.dense {
+                    self.group(query, g, bytes)
+                } else if bytes == 1 {
+                    g.ids.iter().map(|&i| striped.score8(&targets[i])).collect()
+                } else {
+                    g.ids
+                        .iter()
+                        .map(|&i| striped.score16(&targets[i]))
+                        .collect()
+                };
+                g.ids.iter().copied().zip(best).collect::<Vec<_>>()
             })
             .collect()
     }
@@ -425,6 +451,58 @@ mod x86 {
             let zero = Avx512I16::zero();
             let add = |d, s| Avx512I16::max(Avx512I16::adds(d, s), zero);
             dispatch::<Avx512I16>(job, tables, open as i16, ext as i16, add, best)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packing_sorts_by_length_pads_and_marks_mostly_padded_groups() {
+        // 40 targets of 10 residues, one of 1000: four lanes a group.
+        let mut targets = vec![vec![1u8; 10]; 40];
+        targets[7] = vec![2u8; 1000];
+        targets[3] = vec![3u8; 9];
+        let packed = Packed::new(&targets, (0..targets.len()).collect(), 4, 99);
+        assert_eq!(packed.groups.len(), 10);
+        // The shortest first, ties by index; the long one last, with the
+        // three next longest: 1030 residues in 4000 cells.
+        assert_eq!(packed.groups[0].ids, [3, 0, 1, 2]);
+        assert_eq!(packed.groups[9].ids, [37, 38, 39, 7]);
+        assert!(
+            packed.groups[..9]
+                .iter()
+                .all(|g| g.dense && g.columns == 10)
+        );
+        assert!(!packed.groups[9].dense);
+        // Column-major, the pad past a target's end.
+        let g = &packed.groups[0];
+        assert_eq!(&g.residues[..4], &[3, 1, 1, 1]);
+        assert_eq!(&g.residues[9 * 4..], &[99, 1, 1, 1]);
+    }
+
+    #[test]
+    fn mostly_padded_groups_score_the_same_one_pair_at_a_time() {
+        let matrix = Matrix::blosum62();
+        let gaps = Gaps {
+            open: 10,
+            extend: 1,
+        };
+        let query: Vec<u8> = (0..60).map(|i| (i * 7 % 20) as u8).collect();
+        let mut targets: Vec<Vec<u8>> = (0..35)
+            .map(|k| (0..30).map(|i| ((i * 3 + k) % 20) as u8).collect())
+            .collect();
+        targets.push(query.repeat(20));
+        let searcher = Searcher::new(Isa::detect(), &matrix, gaps);
+        let packed = searcher.pack(&targets);
+        if searcher.isa() != Isa::Scalar {
+            assert!(packed.groups.iter().any(|g| !g.dense));
+        }
+        let got = searcher.search(&query, &targets, &packed);
+        for (t, &(s, _)) in targets.iter().zip(&got) {
+            assert_eq!(s, sw_scalar::score(&query, t, &matrix, gaps));
         }
     }
 }

@@ -50,48 +50,82 @@ fn detail(result: &Value, name: &str) -> Value {
 }
 
 #[test]
-fn sw_align_checks_every_score_on_each_isa_and_alphabet() {
-    for isa in ["auto", "avx2", "scalar"] {
-        for alphabet in ["protein", "dna"] {
-            let params = [
-                &format!("isa={isa}") as &str,
-                &format!("alphabet={alphabet}"),
-                "query_count=2",
-                "query_length=120",
-                "target_count=60",
-                "homolog_pct=30",
-            ];
-            let (code, r, err) = run("sw_align", &params);
-            if r["status"] == "skipped" {
-                // Only an ISA this CPU lacks may skip.
-                assert_ne!(isa, "auto", "{r}");
+fn sw_align_checks_every_score_on_each_kernel_isa_and_alphabet() {
+    for kernel in ["inter", "striped"] {
+        for isa in ["auto", "avx512bw", "avx2", "scalar"] {
+            if isa.starts_with("avx") && !has(isa) {
+                // The plan refuses an ISA this CPU lacks (its own test).
+                eprintln!(
+                    "not run here: sw_align kernel={kernel} isa={isa}: this CPU has no {isa}"
+                );
                 continue;
             }
-            assert_eq!(code, Some(0), "{isa} {alphabet}: {err}");
-            assert_eq!(r["validation"]["passed"], true, "{r}");
-            let msg = r["validation"]["message"].as_str().unwrap();
-            assert!(msg.contains("120 of 120 pairs (all)"), "{msg}");
-            assert!(metric(&r, "gcups") > 0.0);
-            let cells = detail(&r, "cells_per_pass").as_i64().unwrap();
-            assert!(cells > 2 * 60 * 60 * 60, "{cells}");
+            for alphabet in ["protein", "dna"] {
+                let params = [
+                    &format!("kernel={kernel}") as &str,
+                    &format!("isa={isa}"),
+                    &format!("alphabet={alphabet}"),
+                    "query_count=2",
+                    "query_length=120",
+                    "target_count=60",
+                    "homolog_pct=30",
+                ];
+                let (code, r, err) = run("sw_align", &params);
+                assert_eq!(code, Some(0), "{kernel} {isa} {alphabet}: {err}");
+                assert_eq!(detail(&r, "kernel"), kernel);
+                assert_eq!(r["validation"]["passed"], true, "{r}");
+                let msg = r["validation"]["message"].as_str().unwrap();
+                assert!(msg.contains("120 of 120 pairs (all)"), "{msg}");
+                assert!(metric(&r, "gcups") > 0.0);
+                let cells = detail(&r, "cells_per_pass").as_i64().unwrap();
+                assert!(cells > 2 * 60 * 60 * 60, "{cells}");
+            }
         }
     }
 }
 
+/// Whether this CPU has `feature` (`avx2` or `avx512bw`), as sw_align's
+/// kernels need it.
+fn has(feature: &str) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        match feature {
+            "avx2" => std::arch::is_x86_feature_detected!("avx2"),
+            "avx512bw" => std::arch::is_x86_feature_detected!("avx512bw"),
+            _ => false,
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = feature;
+        false
+    }
+}
+
 #[test]
-fn sw_align_runs_scalar_when_opening_a_gap_is_cheaper_than_extending() {
-    let (code, r, err) = run(
-        "sw_align",
-        &[
-            "gap_open=1",
-            "gap_extend=3",
-            "query_count=1",
-            "target_count=20",
-        ],
-    );
-    assert_eq!(code, Some(0), "{err}");
-    assert_eq!(detail(&r, "isa"), "scalar");
-    assert_eq!(r["validation"]["passed"], true, "{r}");
+fn sw_align_when_opening_a_gap_is_cheaper_than_extending() {
+    // The striped kernel's lazy-F pass would be inexact: the scalar
+    // reference aligns, and the result says so. The inter-sequence kernel
+    // has no such pass and stays on SIMD.
+    for (kernel, simd) in [("striped", false), ("inter", true)] {
+        let (code, r, err) = run(
+            "sw_align",
+            &[
+                &format!("kernel={kernel}") as &str,
+                "gap_open=1",
+                "gap_extend=3",
+                "query_count=1",
+                "target_count=40",
+            ],
+        );
+        assert_eq!(code, Some(0), "{err}");
+        assert_eq!(r["validation"]["passed"], true, "{r}");
+        assert_eq!(
+            detail(&r, "isa") != "scalar",
+            simd && has("avx2"),
+            "{kernel}: {r}"
+        );
+    }
 }
 
 #[test]
