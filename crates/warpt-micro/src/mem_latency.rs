@@ -184,14 +184,22 @@ fn shuffled(values: std::ops::Range<u32>, rng: &mut Xoshiro256PlusPlus, bucket: 
     out
 }
 
-/// The last-level-cache canary: chains over 1/8 and 1/4 of the cache,
-/// each read (one warm pass, one timed pass) before the first size, after
-/// the middle one and after the last. On a shared cache (a virtual
-/// machine's slice of a host's L3) these are the working sets that move
-/// from cache to memory latency, or back, when the share changes.
+/// The last-level-cache canary: chains over 1/32, 1/8 and 1/4 of the
+/// cache, each read (one warm pass, one timed pass) before the first size,
+/// before every size from half the smallest canary up, and after the last
+/// (a canary too big to read that often: before the first size, at the
+/// middle one and after the last). On a shared cache (a virtual machine's
+/// slice of a host's L3) these are the working sets that move from cache
+/// to memory latency, or back, when the share changes; on a 2-vCPU guest
+/// the share moved within milliseconds, so a reading next to each size is
+/// what sees the regime that size was measured in.
 struct Canary {
     chains: Vec<(u64, Chain)>,
 }
+
+/// The most canary lines read before every size (64 MiB of chains: about
+/// 10 ms a read at cache latency); a bigger canary is read three times.
+const CANARY_EVERY_SIZE_LINES: usize = 1 << 20;
 
 impl Canary {
     /// The canary working sets for `llc` bytes of last-level cache, kept
@@ -200,13 +208,39 @@ impl Canary {
         let (Some(llc), Some(&lo), Some(&hi)) = (llc, sizes.first(), sizes.last()) else {
             return Vec::new();
         };
-        let mut out: Vec<usize> = [8, 4]
+        let mut out: Vec<usize> = [32, 8, 4]
             .iter()
             .map(|div| (llc as usize / div).next_power_of_two())
             .filter(|s| (lo..=hi).contains(s))
             .collect();
         out.dedup();
         out
+    }
+
+    /// Whether the canary (working sets `canary`) is read before size `i`
+    /// of `sizes` (it is always read before the first and after the last).
+    fn read_before(canary: &[usize], sizes: &[usize], i: usize) -> bool {
+        let Some(&smallest) = canary.iter().min() else {
+            return false;
+        };
+        if i == 0 {
+            return false;
+        }
+        if canary.iter().map(|s| s / LINE).sum::<usize>() <= CANARY_EVERY_SIZE_LINES {
+            sizes[i] >= smallest / 2
+        } else {
+            i == sizes.len() / 2
+        }
+    }
+
+    /// How many times the canary is read over `sizes`.
+    fn reads(canary: &[usize], sizes: &[usize]) -> usize {
+        if canary.is_empty() {
+            return 0;
+        }
+        2 + (0..sizes.len())
+            .filter(|&i| Self::read_before(canary, sizes, i))
+            .count()
     }
 
     fn new(sizes: &[usize], seed: u64) -> Self {
@@ -304,10 +338,11 @@ impl Benchmark for MemLatency {
     }
 
     fn work_limits(&self, ctx: &RunContext) -> Vec<WorkLimit> {
-        // A canary line is built once and chased six times: four lines' worth
-        // of the floor rate covers it.
+        // A canary line is built once and chased twice a reading: one line's
+        // worth of the floor rate for the build and each reading covers it.
+        let reads = Canary::reads(&self.canary, &self.sizes);
         let lines: usize = self.sizes.iter().map(|s| s / LINE).sum::<usize>()
-            + 4 * self.canary.iter().map(|s| s / LINE).sum::<usize>();
+            + (1 + reads) * self.canary.iter().map(|s| s / LINE).sum::<usize>();
         let build = BUILD_FLOOR_PER_LINE * lines as u32;
         // Each size takes a warm-up and a measured sample whatever its share.
         let samples = SAMPLE_TARGET * 2 * self.sizes.len() as u32;
@@ -336,9 +371,8 @@ impl Benchmark for MemLatency {
         let mut metrics = Vec::new();
         let canary = Canary::new(&self.canary, ctx.seed);
         canary.read(measure);
-        let middle = self.sizes.len() / 2;
         for (i, &size) in self.sizes.clone().iter().enumerate() {
-            if i == middle && i > 0 {
+            if Canary::read_before(&self.canary, &self.sizes, i) {
                 canary.read(measure);
             }
             let chain = Chain::new(size / LINE, ctx.seed ^ size as u64);
@@ -416,6 +450,36 @@ impl Benchmark for MemLatency {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_canary_is_read_next_to_every_size_it_reaches_when_it_is_small() {
+        let sizes = |max_mib: usize| -> Vec<usize> {
+            std::iter::successors(Some(16usize << 10), |s| Some(s * 2))
+                .take_while(|s| *s <= max_mib << 20)
+                .collect()
+        };
+        // A 32 MiB L3: chains of 1, 4 and 8 MiB; read before 16 KiB, before
+        // each of 512 KiB .. 128 MiB (9 sizes) and after the last.
+        let s32 = sizes(128);
+        let c32 = Canary::sizes(Some(32 << 20), &s32);
+        assert_eq!(c32, [1 << 20, 4 << 20, 8 << 20]);
+        let before: Vec<usize> = (0..s32.len())
+            .filter(|&i| Canary::read_before(&c32, &s32, i))
+            .map(|i| s32[i] >> 10)
+            .collect();
+        assert_eq!(
+            before,
+            [512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072]
+        );
+        assert_eq!(Canary::reads(&c32, &s32), 11);
+        // A 480 MiB L3: 208 MiB of canary chains, read three times.
+        let s480 = sizes(2048);
+        let c480 = Canary::sizes(Some(480 << 20), &s480);
+        assert_eq!(c480, [16 << 20, 64 << 20, 128 << 20]);
+        assert_eq!(Canary::reads(&c480, &s480), 3);
+        // No known cache, no canary.
+        assert_eq!(Canary::reads(&Canary::sizes(None, &s32), &s32), 0);
+    }
 
     #[test]
     fn bucketed_shuffles_are_permutations_and_look_uniform() {

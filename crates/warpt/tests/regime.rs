@@ -96,10 +96,11 @@ fn the_scaling_probe_sees_two_threads_on_one_cpu_share_it() {
     assert!(s.ratio > 0.0 && s.ratio < 1.3, "{s:?}");
 }
 
-/// With an 8 MiB last-level cache the canary chases 1 and 2 MiB, read
-/// before the first size, at the middle one and after the last.
+/// With an 8 MiB last-level cache the canary chases 256 KiB, 1 and 2 MiB,
+/// read before the first size, before every later one (all from half the
+/// smallest canary up) and after the last.
 #[test]
-fn mem_latency_reads_its_cache_canary_three_times() {
+fn mem_latency_reads_its_cache_canary_next_to_every_size_it_reaches() {
     let _turn = one_at_a_time();
     let out = warpt()
         .env("WARPT_LAST_LEVEL_CACHE", "8M")
@@ -115,9 +116,9 @@ fn mem_latency_reads_its_cache_canary_three_times() {
     check_readings(r);
     let p = probes(r);
     let sizes: Vec<u64> = p.llc_canary.iter().map(|c| c.size_kib).collect();
-    assert_eq!(sizes, [1024, 2048]);
+    assert_eq!(sizes, [256, 1024, 2048]);
     for c in &p.llc_canary {
-        assert_eq!(c.ns.len(), 3, "{c:?}");
+        assert_eq!(c.ns.len(), 7, "{c:?}");
         assert!(c.ns.iter().all(|ns| *ns > 0.1 && *ns < 10_000.0), "{c:?}");
     }
     assert_eq!(
@@ -125,7 +126,7 @@ fn mem_latency_reads_its_cache_canary_three_times() {
         7,
         "six sizes and the reading after the last"
     );
-    assert_eq!(p.cache_range_kib(), Some((512, 4096)));
+    assert_eq!(p.cache_reach_kib(), Some(128));
 }
 
 /// Each trial of a CPU benchmark carries its own probes, so a trial in
