@@ -41,7 +41,7 @@ impl RegimeRecorder {
         &self.probes.clock_mhz
     }
 
-    /// Records a reading of a last-level-cache canary: a chase over a fixed
+    /// Records a reading of a cache canary: a chase over a fixed
     /// working set of `size_kib`, `ns` per load.
     pub fn canary(&mut self, size_kib: u64, ns: f64) {
         let probes = &mut self.probes.llc_canary;

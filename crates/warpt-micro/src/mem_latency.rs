@@ -184,15 +184,18 @@ fn shuffled(values: std::ops::Range<u32>, rng: &mut Xoshiro256PlusPlus, bucket: 
     out
 }
 
-/// The last-level-cache canary: chains over 1/32, 1/8 and 1/4 of the
-/// cache, each read (one warm pass, one timed pass) before the first size,
-/// before every size from half the smallest canary up, and after the last
-/// (a canary too big to read that often: before the first size, at the
-/// middle one and after the last). On a shared cache (a virtual machine's
-/// slice of a host's L3) these are the working sets that move from cache
-/// to memory latency, or back, when the share changes; on a 2-vCPU guest
-/// the share moved within milliseconds, so a reading next to each size is
-/// what sees the regime that size was measured in.
+/// The cache canary: chains over half of each per-core cache (L1d, L2)
+/// and 1/32, 1/8 and 1/4 of the last-level cache, each read (one warm
+/// pass, one timed pass) before the first size, before every size from
+/// half the smallest canary up, and after the last (a canary too big to
+/// read that often: before the first size, at the middle one and after the
+/// last). On a shared cache (a virtual machine's slice of a host's L3, or
+/// an L1 and L2 shared with another guest's thread on the same physical
+/// core) these are the working sets that move from one level's latency to
+/// the next, or back, when the share changes; on a 2-vCPU guest the share
+/// moved within milliseconds (a 256 KiB chase read 3.9 to 13 ns, a 2 MiB
+/// one 21 to 107 ns, from one 3 ms reading to the next), so a reading next
+/// to each size is what sees the regime that size was measured in.
 struct Canary {
     chains: Vec<(u64, Chain)>,
 }
@@ -200,21 +203,45 @@ struct Canary {
 /// The most canary lines read before every size (64 MiB of chains: about
 /// 10 ms a read at cache latency); a bigger canary is read three times.
 const CANARY_EVERY_SIZE_LINES: usize = 1 << 20;
+/// Loads a canary reading times at least (an L1-sized chain is chased
+/// round again): about 0.1 ms at L1 latency, well above the clock's
+/// resolution.
+const CANARY_MIN_STEPS: u64 = 1 << 16;
 
 impl Canary {
-    /// The canary working sets for `llc` bytes of last-level cache, kept
-    /// within `sizes`.
-    fn sizes(llc: Option<u64>, sizes: &[usize]) -> Vec<usize> {
-        let (Some(llc), Some(&lo), Some(&hi)) = (llc, sizes.first(), sizes.last()) else {
+    /// The canary working sets for `inner` (the per-core data caches'
+    /// bytes) and `llc` bytes of last-level cache, kept within `sizes`.
+    fn sizes(inner: &[u64], llc: Option<u64>, sizes: &[usize]) -> Vec<usize> {
+        let (Some(&lo), Some(&hi)) = (sizes.first(), sizes.last()) else {
             return Vec::new();
         };
-        let mut out: Vec<usize> = [32, 8, 4]
-            .iter()
-            .map(|div| (llc as usize / div).next_power_of_two())
+        let halves = inner.iter().map(|&c| c as usize / 2);
+        let llc_parts = llc
+            .into_iter()
+            .flat_map(|l| [32, 8, 4].map(|div| l as usize / div));
+        let mut out: Vec<usize> = halves
+            .chain(llc_parts)
+            .filter(|&s| s > 0)
+            .map(usize::next_power_of_two)
             .filter(|s| (lo..=hi).contains(s))
             .collect();
+        out.sort_unstable();
         out.dedup();
         out
+    }
+
+    /// The per-core data caches below the last level (L1d, L2), bytes an
+    /// instance, as sysfs describes them.
+    fn inner_caches() -> Vec<u64> {
+        let caches = warpt_system::cache_hierarchy();
+        let data = || caches.iter().filter(|c| c.kind != "Instruction");
+        let Some(top) = data().map(|c| c.level).max() else {
+            return Vec::new();
+        };
+        data()
+            .filter(|c| c.level < top)
+            .map(|c| c.size_bytes)
+            .collect()
     }
 
     /// Whether the canary (working sets `canary`) is read before size `i`
@@ -260,12 +287,13 @@ impl Canary {
     fn read(&self, measure: &mut Measure<'_>) {
         for (kib, chain) in &self.chains {
             let lines = chain.lines() as u64;
+            let steps = lines.max(CANARY_MIN_STEPS);
             black_box(chain.chase(0, lines));
             let t = Instant::now();
-            black_box(chain.chase(0, lines));
+            black_box(chain.chase(0, steps));
             measure
                 .regime()
-                .canary(*kib, t.elapsed().as_secs_f64() * 1e9 / lines as f64);
+                .canary(*kib, t.elapsed().as_secs_f64() * 1e9 / steps as f64);
         }
     }
 }
@@ -274,7 +302,7 @@ impl Canary {
 #[derive(Default)]
 pub struct MemLatency {
     sizes: Vec<usize>,
-    /// The last-level-cache canary's working sets.
+    /// The cache canary's working sets.
     canary: Vec<usize>,
     failures: Vec<String>,
     chases_checked: u64,
@@ -333,16 +361,24 @@ impl Benchmark for MemLatency {
         self.sizes = std::iter::successors(Some(min), |s| Some(s * 2))
             .take_while(|s| *s <= max)
             .collect();
-        self.canary = Canary::sizes(warpt_system::last_level_cache_bytes(), &self.sizes);
+        self.canary = Canary::sizes(
+            &Canary::inner_caches(),
+            warpt_system::last_level_cache_bytes(),
+            &self.sizes,
+        );
         Ok(())
     }
 
     fn work_limits(&self, ctx: &RunContext) -> Vec<WorkLimit> {
-        // A canary line is built once and chased twice a reading: one line's
-        // worth of the floor rate for the build and each reading covers it.
+        // A canary line is built once and chased twice a reading (a small
+        // chain round again up to CANARY_MIN_STEPS): one line's worth of the
+        // floor rate for the build and each reading covers it.
         let reads = Canary::reads(&self.canary, &self.sizes);
-        let lines: usize = self.sizes.iter().map(|s| s / LINE).sum::<usize>()
-            + (1 + reads) * self.canary.iter().map(|s| s / LINE).sum::<usize>();
+        let canary: usize = (self.canary.iter())
+            .map(|s| (s / LINE).max(CANARY_MIN_STEPS as usize / 2))
+            .sum();
+        let lines: usize =
+            self.sizes.iter().map(|s| s / LINE).sum::<usize>() + (1 + reads) * canary;
         let build = BUILD_FLOOR_PER_LINE * lines as u32;
         // Each size takes a warm-up and a measured sample whatever its share.
         let samples = SAMPLE_TARGET * 2 * self.sizes.len() as u32;
@@ -461,7 +497,7 @@ mod tests {
         // A 32 MiB L3: chains of 1, 4 and 8 MiB; read before 16 KiB, before
         // each of 512 KiB .. 128 MiB (9 sizes) and after the last.
         let s32 = sizes(128);
-        let c32 = Canary::sizes(Some(32 << 20), &s32);
+        let c32 = Canary::sizes(&[], Some(32 << 20), &s32);
         assert_eq!(c32, [1 << 20, 4 << 20, 8 << 20]);
         let before: Vec<usize> = (0..s32.len())
             .filter(|&i| Canary::read_before(&c32, &s32, i))
@@ -474,11 +510,16 @@ mod tests {
         assert_eq!(Canary::reads(&c32, &s32), 11);
         // A 480 MiB L3: 208 MiB of canary chains, read three times.
         let s480 = sizes(2048);
-        let c480 = Canary::sizes(Some(480 << 20), &s480);
+        let c480 = Canary::sizes(&[], Some(480 << 20), &s480);
         assert_eq!(c480, [16 << 20, 64 << 20, 128 << 20]);
         assert_eq!(Canary::reads(&c480, &s480), 3);
         // No known cache, no canary.
-        assert_eq!(Canary::reads(&Canary::sizes(None, &s32), &s32), 0);
+        assert_eq!(Canary::reads(&Canary::sizes(&[], None, &s32), &s32), 0);
+        // With a 32 KiB L1d and a 512 KiB L2: 16 and 256 KiB chains too,
+        // read next to every size from 16 KiB (all but the first).
+        let inner = Canary::sizes(&[32 << 10, 512 << 10], Some(32 << 20), &s32);
+        assert_eq!(inner, [16 << 10, 256 << 10, 1 << 20, 4 << 20, 8 << 20]);
+        assert_eq!(Canary::reads(&inner, &s32), s32.len() + 1);
     }
 
     #[test]

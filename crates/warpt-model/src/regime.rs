@@ -22,7 +22,7 @@ pub const CLOCK_SWING: f64 = 0.08;
 /// Two runs' median effective clocks or FP throughputs differ by more than
 /// this share: they ran in different regimes.
 pub const CLOCK_APART: f64 = 0.05;
-/// A last-level-cache canary moved by more than this factor within one
+/// A cache canary moved by more than this factor within one
 /// measurement, or differs by more between two runs: the share of the
 /// cache changed.
 pub const CANARY_FACTOR: f64 = 1.5;
@@ -43,8 +43,9 @@ pub struct RegimeProbes {
     /// guest's thread on the same physical core taking the FP pipes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fp_gflops: Vec<f64>,
-    /// The last-level-cache canary: latency of a pointer chase over a fixed
-    /// working set, read several times during the measurement.
+    /// The cache canary (named for its first kind, the last-level cache's;
+    /// since then the per-core caches' too): latency of a pointer chase over
+    /// a fixed working set, read several times during the measurement.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub llc_canary: Vec<CanaryReadings>,
     /// All-threads against one-thread rate checks.
@@ -159,13 +160,25 @@ impl RegimeProbes {
     /// Canaries that moved while measuring (this moves the figures of
     /// working sets from near the cache's size up only; see [`Self::cache_reach_kib`]).
     pub fn canary_reasons(&self) -> Vec<String> {
+        self.canary_reasons_reaching(u64::MAX)
+    }
+
+    /// The canaries reaching a working set of `size_kib`: those at most twice
+    /// its size (a cache level's canary says nothing of the levels below).
+    fn canaries_reaching(&self, size_kib: u64) -> impl Iterator<Item = &CanaryReadings> {
         self.llc_canary
             .iter()
+            .filter(move |c| c.size_kib / 2 <= size_kib)
+    }
+
+    /// [`Self::canary_reasons`] of the canaries reaching `size_kib`.
+    fn canary_reasons_reaching(&self, size_kib: u64) -> Vec<String> {
+        self.canaries_reaching(size_kib)
             .filter_map(|c| {
                 let (lo, hi) = span(&c.ns)?;
                 (hi / lo > CANARY_FACTOR).then(|| {
                     format!(
-                        "{REGIME_PREFIX}the last-level-cache canary ({} KiB chase) moved from \
+                        "{REGIME_PREFIX}the cache canary ({} KiB chase) moved from \
                          {lo:.1} to {hi:.1} ns while measuring: the share of the cache this \
                          machine gets changed",
                         c.size_kib
@@ -184,11 +197,11 @@ impl RegimeProbes {
         out
     }
 
-    /// The smallest working set, KiB, whose latency a change of the cache
-    /// share moves: half the smallest canary. Every larger one moves too:
-    /// past the cache, a chase's page-table walks go through it (measured
-    /// on a 2-vCPU guest: 128 MiB, 4x its L3, read 34% slower in one run
-    /// while the 4 and 8 MiB canaries moved).
+    /// The smallest working set, KiB, a canary reaches: half the smallest
+    /// canary. A canary reaches every larger working set too: past a cache,
+    /// a chase's page-table walks go through it (measured on a 2-vCPU
+    /// guest: 128 MiB, 4x its L3, read 34% slower in one run while the 4
+    /// and 8 MiB canaries moved).
     pub fn cache_reach_kib(&self) -> Option<u64> {
         let lo = self.llc_canary.iter().map(|c| c.size_kib).min()?;
         Some(lo / 2)
@@ -217,13 +230,23 @@ impl RegimeProbes {
     /// Why the canaries of two measurements say different cache shares, if
     /// they do: a working set both read differs by more than [`CANARY_FACTOR`].
     pub fn canary_apart(a: &RegimeProbes, b: &RegimeProbes, names: (&str, &str)) -> Option<String> {
+        Self::canary_apart_reaching(a, b, names, u64::MAX)
+    }
+
+    /// [`Self::canary_apart`] for the canaries reaching `size_kib`.
+    fn canary_apart_reaching(
+        a: &RegimeProbes,
+        b: &RegimeProbes,
+        names: (&str, &str),
+        size_kib: u64,
+    ) -> Option<String> {
         let (na, nb) = names;
-        b.llc_canary.iter().find_map(|c| {
+        b.canaries_reaching(size_kib).find_map(|c| {
             let other = a.llc_canary.iter().find(|o| o.size_kib == c.size_kib)?;
             let (x, y) = (median(&other.ns)?, median(&c.ns)?);
             ((x / y).max(y / x) > CANARY_FACTOR).then(|| {
                 format!(
-                    "{REGIME_PREFIX}the last-level-cache canary ({} KiB chase) read {x:.1} ns in \
+                    "{REGIME_PREFIX}the cache canary ({} KiB chase) read {x:.1} ns in \
                      the {na} and {y:.1} ns in the {nb}: the share of the cache differed",
                     c.size_kib
                 )
@@ -235,7 +258,7 @@ impl RegimeProbes {
     /// regime, if it cannot: the core's speed differs (every metric); a side's
     /// threads fell short of their cores (metrics not tagged `threads=1`);
     /// a canary moved within a side or differs between them (metrics whose
-    /// `size_kib` tag is at least [`Self::cache_reach_kib`]).
+    /// `size_kib` tag that canary reaches: at least half its size).
     pub fn spoils(
         base: &RegimeProbes,
         current: &RegimeProbes,
@@ -253,16 +276,12 @@ impl RegimeProbes {
             }
         }
         let size: u64 = tags.get("size_kib")?.parse().ok()?;
-        let near = |p: &RegimeProbes| p.cache_reach_kib().is_some_and(|lo| size >= lo);
-        if !near(base) && !near(current) {
-            return None;
-        }
         for (side, p) in [("base", base), ("current", current)] {
-            if let Some(why) = p.canary_reasons().into_iter().next() {
+            if let Some(why) = p.canary_reasons_reaching(size).into_iter().next() {
                 return Some(format!("{side} {why}"));
             }
         }
-        Self::canary_apart(base, current, NAMES)
+        Self::canary_apart_reaching(base, current, NAMES, size)
     }
 
     /// The regime most of `probes` saw: the median of their median clocks
@@ -371,6 +390,32 @@ mod tests {
         // A working set far past the cache walks its page tables through it.
         let dram = tags(&[("size_kib", "131072")]);
         assert!(RegimeProbes::spoils(&quiet(3200.0, 18.0), &quiet(3200.0, 110.0), &dram).is_some());
+        // A moved canary of a level-2-sized chase reaches from half its size
+        // up, not the L1-sized sets below.
+        let l2 = |ns: f64| RegimeProbes {
+            llc_canary: vec![
+                CanaryReadings {
+                    size_kib: 512,
+                    ns: vec![4.0, ns],
+                },
+                CanaryReadings {
+                    size_kib: 4096,
+                    ns: vec![18.0, 18.5],
+                },
+            ],
+            ..Default::default()
+        };
+        let l1 = tags(&[("size_kib", "128")]);
+        let l2_set = tags(&[("size_kib", "256")]);
+        assert_eq!(RegimeProbes::spoils(&l2(4.2), &l2(12.0), &l1), None);
+        let why = RegimeProbes::spoils(&l2(4.2), &l2(12.0), &l2_set).unwrap();
+        assert!(
+            why.contains(
+                "current regime: the cache canary (512 KiB chase) moved from 4.0 to 12.0 ns"
+            ),
+            "{why}"
+        );
+        assert_eq!(RegimeProbes::spoils(&l2(4.2), &l2(4.3), &l2_set), None);
         // A shortfall spoils the all-threads figures, not one thread's.
         let mut short = quiet(3200.0, 18.0);
         short.scaling.push(ScalingCheck {

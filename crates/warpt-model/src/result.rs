@@ -269,7 +269,7 @@ pub struct BenchmarkRunResult {
     /// quality reasons.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interference: Option<crate::Interference>,
-    /// What the regime probes (effective clock, last-level-cache canary,
+    /// What the regime probes (effective clock, cache canary,
     /// thread scaling) read while it measured: the evidence behind
     /// `regime:` quality reasons.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -1,7 +1,7 @@
 //! The regime probes, read for real while the benchmarks measure: the
 //! effective clock around every series of a CPU or memory benchmark, the
 //! thread-scaling checks of cpu_flops and mem_bandwidth, mem_latency's
-//! last-level-cache canary, and a trial held to its siblings' clock.
+//! cache canary, and a trial held to its siblings' clock.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
@@ -96,8 +96,9 @@ fn the_scaling_probe_sees_two_threads_on_one_cpu_share_it() {
     assert!(s.ratio > 0.0 && s.ratio < 1.3, "{s:?}");
 }
 
-/// With an 8 MiB last-level cache the canary chases 256 KiB, 1 and 2 MiB,
-/// read before the first size, before every later one (all from half the
+/// With an 8 MiB last-level cache the canary chases 256 KiB, 1 and 2 MiB
+/// (and half of this machine's L2, when that lies in the range), read
+/// before the first size, before every later one (all from half the
 /// smallest canary up) and after the last.
 #[test]
 fn mem_latency_reads_its_cache_canary_next_to_every_size_it_reaches() {
@@ -116,7 +117,10 @@ fn mem_latency_reads_its_cache_canary_next_to_every_size_it_reaches() {
     check_readings(r);
     let p = probes(r);
     let sizes: Vec<u64> = p.llc_canary.iter().map(|c| c.size_kib).collect();
-    assert_eq!(sizes, [256, 1024, 2048]);
+    for want in [256, 1024, 2048] {
+        assert!(sizes.contains(&want), "{sizes:?}");
+    }
+    assert!(sizes.iter().all(|s| (256..=8192).contains(s)), "{sizes:?}");
     for c in &p.llc_canary {
         assert_eq!(c.ns.len(), 7, "{c:?}");
         assert!(c.ns.iter().all(|ns| *ns > 0.1 && *ns < 10_000.0), "{c:?}");
