@@ -99,7 +99,14 @@ pub struct Searcher<'m> {
 impl<'m> Searcher<'m> {
     /// The scheme on `isa` (falling back to the scalar reference where the
     /// CPU lacks it, or the alphabet does not fit the lookup).
+    ///
+    /// # Panics
+    /// If the gap penalties are not between 0 and 127.
     pub fn new(isa: Isa, matrix: &'m Matrix, gaps: Gaps) -> Self {
+        assert!(
+            (0..128).contains(&gaps.open) && (0..128).contains(&gaps.extend),
+            "gap penalties 0..=127"
+        );
         let size = matrix.size();
         let isa = if isa.available() && size < TABLE {
             isa
@@ -236,7 +243,7 @@ impl<'m> Searcher<'m> {
     fn group(&self, query: &[u8], group: &Group, bytes: usize) -> Vec<Option<i32>> {
         #[cfg(target_arch = "x86_64")]
         {
-            let (open, ext) = (self.gaps.open.clamp(0, 127), self.gaps.extend.clamp(0, 127));
+            let (open, ext) = (self.gaps.open, self.gaps.extend);
             let mut best = vec![0i32; self.lanes(bytes)];
             let job = x86::Job {
                 query,
