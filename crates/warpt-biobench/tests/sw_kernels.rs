@@ -16,6 +16,18 @@ fn isas() -> Vec<Isa> {
         .collect()
 }
 
+/// The gap penalties every kernel is checked with: the default, cheap
+/// gaps, free gaps, and opening cheaper than extending.
+const GAPS: [Gaps; 4] = [
+    Gaps {
+        open: 10,
+        extend: 1,
+    },
+    Gaps { open: 3, extend: 2 },
+    Gaps { open: 0, extend: 0 },
+    Gaps { open: 1, extend: 3 },
+];
+
 /// A random sequence over the matrix's first `letters` residues, with a
 /// planted copy of `motif` (mutated at every 7th position) when given.
 fn random(rng: &mut Xoshiro256PlusPlus, len: usize, letters: u64, motif: Option<&[u8]>) -> Vec<u8> {
@@ -39,15 +51,7 @@ fn random(rng: &mut Xoshiro256PlusPlus, len: usize, letters: u64, motif: Option<
 fn every_score_equals_the_scalar_reference() {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
     for (matrix, letters) in [(Matrix::blosum62(), 24), (Matrix::dnafull(), 5)] {
-        for gaps in [
-            Gaps {
-                open: 10,
-                extend: 1,
-            },
-            Gaps { open: 3, extend: 2 },
-            Gaps { open: 0, extend: 0 },
-            Gaps { open: 1, extend: 3 },
-        ] {
+        for gaps in GAPS {
             for case in 0..60 {
                 let qlen = 1 + (rng.next_u64() % 300) as usize;
                 let tlen = 1 + (rng.next_u64() % 400) as usize;
@@ -112,18 +116,6 @@ fn empty_sequences_score_zero() {
         assert_eq!(Aligner::new(isa, &[1, 2], &matrix, gaps).score(&[]).0, 0);
     }
 }
-
-/// The gap penalties every kernel is checked with: the default, cheap
-/// gaps, free gaps, and opening cheaper than extending.
-const GAPS: [Gaps; 4] = [
-    Gaps {
-        open: 10,
-        extend: 1,
-    },
-    Gaps { open: 3, extend: 2 },
-    Gaps { open: 0, extend: 0 },
-    Gaps { open: 1, extend: 3 },
-];
 
 #[test]
 fn a_search_across_targets_equals_the_scalar_reference_for_every_pair() {
