@@ -1,54 +1,114 @@
-//! Hugging Face model directories for the Llama benchmarks: config.json,
-//! model.safetensors or shards listed in model.safetensors.index.json.
-//! Read for `model_dir`, and written from the seeded weights so a peer
-//! (PyTorch + transformers) can run the very same model.
+//! Hugging Face model directories for the LLM benchmarks: config.json
+//! (its `model_type` names the family), model.safetensors or shards listed
+//! in model.safetensors.index.json. Read for `model_dir`, and written from
+//! the seeded weights so a peer (PyTorch + transformers) can run the very
+//! same model.
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 use candle_core::{Device, Tensor};
-use candle_transformers::models::llama;
+use candle_transformers::models::{llama, mistral, qwen2};
 
+use crate::family::Family;
 use crate::model::{self, Shape};
 
-/// The Llama configuration in `dir`, checked: a readable config.json that
-/// says `model_type` llama, and weights beside it.
-pub fn check_dir(dir: &str) -> Result<(Shape, llama::Config), String> {
+/// A model directory's architecture, as its config.json describes it.
+#[derive(Debug, Clone)]
+pub enum DirConfig {
+    /// `model_type` llama.
+    Llama(llama::Config),
+    /// `model_type` mistral.
+    Mistral(mistral::Config),
+    /// `model_type` qwen2.
+    Qwen2(qwen2::Config),
+}
+
+impl DirConfig {
+    /// Its family.
+    pub fn family(&self) -> Family {
+        match self {
+            DirConfig::Llama(_) => Family::Llama,
+            DirConfig::Mistral(_) => Family::Mistral,
+            DirConfig::Qwen2(_) => Family::Qwen2,
+        }
+    }
+}
+
+/// The configuration in `dir`, checked: a readable config.json whose
+/// `model_type` is a family `llm_infer` runs (else an error saying which
+/// do), with the fields that family needs, and weights beside it.
+pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
     let dir = Path::new(dir);
     let path = dir.join("config.json");
     let text = std::fs::read_to_string(&path)
         .map_err(|e| format!("parameter 'model_dir': reading {}: {e}", path.display()))?;
     let raw: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| format!("parameter 'model_dir': {} is not JSON: {e}", path.display()))?;
-    let model_type = raw["model_type"].as_str().unwrap_or("");
-    if model_type != "llama" {
-        return Err(format!(
-            "parameter 'model_dir': {} says model_type '{model_type}'; the LLM benchmarks run Llama-architecture decoders",
-            path.display()
-        ));
+    let model_type = raw["model_type"].as_str().unwrap_or("").to_string();
+    let model_type = model_type.as_str();
+    if let Some(why) = Family::llm_refusal(model_type) {
+        return Err(format!("parameter 'model_dir': {}: {why}", path.display()));
     }
-    let cfg: llama::LlamaConfig = serde_json::from_value(raw).map_err(|e| {
+    let bad = |e: serde_json::Error| {
         format!(
-            "parameter 'model_dir': {} is not a Llama config: {e}",
+            "parameter 'model_dir': {} is not a {model_type} config: {e}",
             path.display()
         )
-    })?;
+    };
+    let config = match Family::from_model_type(model_type) {
+        Some(Family::Mistral) => DirConfig::Mistral(serde_json::from_value(raw).map_err(bad)?),
+        Some(Family::Qwen2) => DirConfig::Qwen2(serde_json::from_value(raw).map_err(bad)?),
+        _ => {
+            let cfg: llama::LlamaConfig = serde_json::from_value(raw).map_err(bad)?;
+            DirConfig::Llama(cfg.into_config(false))
+        }
+    };
     if weight_files(dir).is_err() {
         return Err(format!(
             "parameter 'model_dir': {} has neither model.safetensors nor model.safetensors.index.json",
             dir.display()
         ));
     }
-    let config = cfg.into_config(false);
-    let shape = Shape {
-        vocab: config.vocab_size,
-        hidden: config.hidden_size,
-        intermediate: config.intermediate_size,
-        layers: config.num_hidden_layers,
-        heads: config.num_attention_heads,
-        kv_heads: config.num_key_value_heads,
-        context: config.max_position_embeddings,
+    let shape = match &config {
+        DirConfig::Llama(c) => Shape {
+            vocab: c.vocab_size,
+            hidden: c.hidden_size,
+            intermediate: c.intermediate_size,
+            layers: c.num_hidden_layers,
+            heads: c.num_attention_heads,
+            kv_heads: c.num_key_value_heads,
+            context: c.max_position_embeddings,
+        },
+        DirConfig::Mistral(c) => Shape {
+            vocab: c.vocab_size,
+            hidden: c.hidden_size,
+            intermediate: c.intermediate_size,
+            layers: c.num_hidden_layers,
+            heads: c.num_attention_heads,
+            kv_heads: c.num_key_value_heads,
+            context: c.max_position_embeddings,
+        },
+        DirConfig::Qwen2(c) => Shape {
+            vocab: c.vocab_size,
+            hidden: c.hidden_size,
+            intermediate: c.intermediate_size,
+            layers: c.num_hidden_layers,
+            heads: c.num_attention_heads,
+            kv_heads: c.num_key_value_heads,
+            context: c.max_position_embeddings,
+        },
     };
+    if let DirConfig::Mistral(c) = &config
+        && c.head_dim.is_some_and(|d| d != shape.head_dim())
+    {
+        return Err(format!(
+            "parameter 'model_dir': {} sets head_dim {:?}, not hidden_size / num_attention_heads = {}: not supported yet",
+            path.display(),
+            c.head_dim,
+            shape.head_dim()
+        ));
+    }
     Ok((shape, config))
 }
 

@@ -1,6 +1,7 @@
 //! The model code warpt's ML suites share (pepbench and mlperf): neither
 //! reaches into the other's benchmarks for it.
 //!
+//! - [`family`]: model families by `config.json`'s `model_type`, and which run;
 //! - [`model`]: Llama presets and their seeded weights;
 //! - [`llm`]: the decoder engine the LLM benchmarks share;
 //! - [`select`]: the decoder `llm_infer`'s parameters choose, and the checks of what it generates;
@@ -17,6 +18,7 @@
 
 pub mod bert;
 pub mod encoder;
+pub mod family;
 pub mod fastmath;
 pub mod gguf;
 pub mod heap;

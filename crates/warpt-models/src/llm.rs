@@ -1,15 +1,18 @@
 //! The decoder engine shared by `llm_infer` and `end_to_end_infer`: a
-//! candle-transformers Llama with a KV cache, prefill then greedy decode of
-//! a batch of equal-length prompts, timed the way MLPerf defines TTFT and
-//! TPOT.
+//! candle-transformers Llama (or another decoder family's model) with a KV
+//! cache, prefill then greedy decode of a batch of equal-length prompts,
+//! timed the way MLPerf defines TTFT and TPOT.
 
+use std::sync::Mutex;
 use std::time::Instant;
 
 use candle_core::quantized::GgmlDType;
 use candle_core::{D, DType, Device, Tensor};
 use candle_nn::VarBuilder;
-use candle_transformers::models::llama;
+use candle_transformers::models::{llama, mistral, qwen2};
 
+use crate::family::Family;
+use crate::hf::DirConfig;
 use crate::qllama::{self, QLlama};
 
 use crate::model::{self, Shape};
@@ -111,14 +114,43 @@ impl Precision {
     }
 }
 
-/// The two ways a Llama runs: candle-transformers' `llama` (bf16, f16) or
-/// warpt's batched GGUF engine ([`QLlama`]: f32 and the quantized blocks).
+/// The ways a decoder runs: candle-transformers' `llama` (bf16, f16),
+/// warpt's batched GGUF engine ([`QLlama`]: f32 and the quantized blocks),
+/// or another family's candle-transformers model, which keeps its KV cache
+/// inside (so one generation holds it at a time).
 enum Engine {
     Dense {
         model: llama::Llama,
         config: llama::Config,
     },
     Quantized(QLlama),
+    Family(Mutex<FamilyModel>),
+}
+
+/// A candle-transformers decoder of a family other than Llama.
+enum FamilyModel {
+    Mistral(mistral::Model),
+    Qwen2(qwen2::ModelForCausalLM),
+}
+
+impl FamilyModel {
+    fn clear(&mut self) {
+        match self {
+            FamilyModel::Mistral(m) => m.clear_kv_cache(),
+            FamilyModel::Qwen2(m) => m.clear_kv_cache(),
+        }
+    }
+
+    /// Logits after the last of `x`'s tokens, `(batch, vocab)`.
+    fn forward(&mut self, x: &Tensor, pos: usize) -> candle_core::Result<Tensor> {
+        let logits = match self {
+            FamilyModel::Mistral(m) => m.forward(x, pos)?,
+            FamilyModel::Qwen2(m) => m.forward(x, pos)?,
+        };
+        // Both return `(batch, 1, vocab)`, the last position's, in the
+        // model's dtype.
+        logits.squeeze(1)?.to_dtype(DType::F32)
+    }
 }
 
 /// A loaded model ready to generate.
@@ -130,6 +162,8 @@ pub struct Decoder {
     device: Device,
     /// Parameters, counted from the tensors.
     pub parameters: usize,
+    /// Its family (`details.family`).
+    pub family: Family,
     /// Bytes of the weights in the run's precision.
     pub model_bytes: usize,
 }
@@ -176,6 +210,7 @@ impl Decoder {
             dtype: precision.dtype(),
             device: device.clone(),
             parameters,
+            family: Family::Llama,
             model_bytes,
         })
     }
@@ -208,6 +243,7 @@ impl Decoder {
             dtype: DType::F32,
             device: device.clone(),
             parameters: info.parameters,
+            family: Family::Llama,
             model_bytes: info.model_bytes,
         }
     }
@@ -225,6 +261,10 @@ impl Decoder {
     /// The model in the Hugging Face directory `dir`, in `precision`.
     pub fn from_dir(dir: &str, precision: Precision, device: &Device) -> Result<Self, String> {
         let (shape, config) = crate::hf::check_dir(dir)?;
+        let config = match config {
+            DirConfig::Llama(c) => c,
+            other => return Self::family_from_dir(dir, shape, other, precision, device),
+        };
         let tensors = crate::hf::load_weights(dir, device)?;
         if let Some(qtype) = precision.gguf_type() {
             return Self::quantized(shape, &tensors, qtype, device)
@@ -247,6 +287,59 @@ impl Decoder {
             dtype: precision.dtype(),
             device: device.clone(),
             parameters,
+            family: Family::Llama,
+            model_bytes,
+        })
+    }
+
+    /// A decoder of another family than Llama from `dir`: dense candle
+    /// weights in `precision` (f32, bf16, f16).
+    fn family_from_dir(
+        dir: &str,
+        shape: Shape,
+        config: DirConfig,
+        precision: Precision,
+        device: &Device,
+    ) -> Result<Self, String> {
+        let family = config.family();
+        if precision.gguf_type().is_some() && precision != Precision::F32 {
+            return Err(format!(
+                "parameter 'precision': {} runs on the GGUF engine, which runs Llama; the {} model in {dir} runs in f32, bf16 or f16",
+                precision.name(),
+                family.model_type()
+            ));
+        }
+        let tensors = crate::hf::load_weights(dir, device)?;
+        let (parameters, model_bytes) = model::count(&tensors, precision.dtype());
+        // The Llama tensor names every one of these families shares (the
+        // loaders panic on some missing tensors): checked first.
+        for (name, _) in shape.tensors() {
+            let tied = name == "lm_head.weight"
+                && matches!(&config, DirConfig::Qwen2(c) if c.tie_word_embeddings);
+            if !(tensors.contains_key(&name) || tied) {
+                return Err(format!("{dir}: the weights have no tensor {name}"));
+            }
+        }
+        let vb = VarBuilder::from_tensors(tensors, precision.dtype(), device);
+        let build = |e: candle_core::Error| {
+            format!("building the {} model from {dir}: {e}", family.model_type())
+        };
+        let model = match &config {
+            DirConfig::Mistral(c) => {
+                FamilyModel::Mistral(mistral::Model::new(c, vb).map_err(build)?)
+            }
+            DirConfig::Qwen2(c) => {
+                FamilyModel::Qwen2(qwen2::ModelForCausalLM::new(c, vb).map_err(build)?)
+            }
+            DirConfig::Llama(_) => return Err("a Llama directory takes the Llama path".into()),
+        };
+        Ok(Decoder {
+            engine: Engine::Family(Mutex::new(model)),
+            shape,
+            dtype: precision.dtype(),
+            device: device.clone(),
+            parameters,
+            family,
             model_bytes,
         })
     }
@@ -272,6 +365,13 @@ impl Decoder {
             Engine::Quantized(model) => {
                 let mut cache = qllama::Cache::new(model);
                 Box::new(move |x, pos| model.forward(x, pos, &mut cache))
+            }
+            Engine::Family(model) => {
+                let mut model = model
+                    .lock()
+                    .map_err(|_| candle_core::Error::msg("an earlier generation panicked"))?;
+                model.clear();
+                Box::new(move |x, pos| model.forward(x, pos))
             }
         })
     }

@@ -36,7 +36,8 @@ pub fn spec() -> BenchmarkSpec {
         components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Ram],
         kind: BenchmarkKind::Application,
         description: Some(format!(
-            "LLM inference on a Llama-architecture decoder (candle): `batch` requests of `prompt_tokens` \
+            "LLM inference on a decoder (candle; the presets are Llama-architecture, `model_dir` may hold a \
+             llama, mistral or qwen2 model, `details.family` says which): `batch` requests of `prompt_tokens` \
              tokens, prefilled as one batch, then `gen_tokens` tokens each by greedy decoding with a KV \
              cache. Per request `ttft_ms` (submission to first token) and `tpot_ms` = (latency - TTFT) / \
              (gen_tokens - 1), as MLPerf defines them; per batch `output_tokens_per_s` (tokens generated \
@@ -67,7 +68,7 @@ pub fn spec() -> BenchmarkSpec {
             ),
             (
                 "model_dir".to_string(),
-                "a Hugging Face Llama directory (config.json, safetensors); overrides model"
+                "a Hugging Face decoder directory (config.json, safetensors): model_type llama, mistral or qwen2 (details.family); overrides model"
                     .to_string(),
             ),
             (
@@ -213,7 +214,14 @@ impl Benchmark for LlmInfer {
         Ok(Measured {
             metrics,
             details: vec![
-                ("architecture".into(), ParamValue::from("llama")),
+                (
+                    "architecture".into(),
+                    ParamValue::from(decoder.family.model_type()),
+                ),
+                (
+                    "family".into(),
+                    ParamValue::from(decoder.family.model_type()),
+                ),
                 (
                     "model".into(),
                     ParamValue::from(match &c.source {

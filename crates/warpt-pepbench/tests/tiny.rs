@@ -353,6 +353,25 @@ fn llm_infer_loads_a_hugging_face_directory_of_the_same_model() {
     );
     passed(&r);
     assert_eq!(r.details["weights"], ParamValue::Str(d.clone()));
+    assert_eq!(r.details["family"], ParamValue::Str("llama".into()));
+    // The same weights as a Mistral directory (no sliding window): the
+    // Mistral family's model, validated the same way.
+    let config = std::fs::read_to_string(dir.path().join("config.json")).unwrap();
+    let mut config: serde_json::Value = serde_json::from_str(&config).unwrap();
+    config["model_type"] = "mistral".into();
+    config["sliding_window"] = serde_json::Value::Null;
+    std::fs::write(dir.path().join("config.json"), config.to_string()).unwrap();
+    let r = run(
+        "llm_infer",
+        &[
+            &format!("model_dir={d}"),
+            "prompt_tokens=8",
+            "gen_tokens=3",
+            "batch=2",
+        ],
+    );
+    passed(&r);
+    assert_eq!(r.details["family"], ParamValue::Str("mistral".into()));
     // A directory of another architecture is refused before anything runs.
     std::fs::write(dir.path().join("config.json"), "{\"model_type\": \"bert\"}").unwrap();
     let mut registry = Registry::new();

@@ -1,0 +1,134 @@
+//! Decoder families read from Hugging Face directories: a Mistral and a
+//! Qwen2 directory holding a Llama's weights (no sliding window, zero
+//! biases: the same function) give the Llama's logits and tokens, and a
+//! `model_type` llm_infer does not run is refused saying which do.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+use std::path::Path;
+
+use candle_core::{Device, Tensor};
+use warpt_models::family::Family;
+use warpt_models::llm::{Decoder, Precision, random_prompts};
+use warpt_models::model::{Preset, Shape};
+
+fn write_config(dir: &Path, config: serde_json::Value) {
+    std::fs::write(dir.join("config.json"), config.to_string()).unwrap();
+}
+
+/// The common fields of a Llama-shaped config.
+fn base(shape: &Shape, model_type: &str) -> serde_json::Value {
+    serde_json::json!({
+        "model_type": model_type,
+        "hidden_size": shape.hidden,
+        "intermediate_size": shape.intermediate,
+        "vocab_size": shape.vocab,
+        "num_hidden_layers": shape.layers,
+        "num_attention_heads": shape.heads,
+        "num_key_value_heads": shape.kv_heads,
+        "max_position_embeddings": shape.context,
+        "rms_norm_eps": warpt_models::model::RMS_EPS,
+        "rope_theta": warpt_models::model::ROPE_THETA,
+        "hidden_act": "silu",
+        "tie_word_embeddings": false,
+    })
+}
+
+/// The largest logit difference relative to the largest reference logit.
+fn off(got: &Tensor, want: &Tensor) -> f32 {
+    let (g, w) = (
+        got.to_vec2::<f32>().unwrap(),
+        want.to_vec2::<f32>().unwrap(),
+    );
+    let scale = w[0].iter().fold(0f32, |m, x| m.max(x.abs()));
+    let worst = g[0]
+        .iter()
+        .zip(&w[0])
+        .map(|(a, b)| (a - b).abs())
+        .fold(0f32, f32::max);
+    worst / scale
+}
+
+#[test]
+fn mistral_and_qwen2_directories_equal_the_llama_on_its_weights() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shape = Preset::Tiny.shape();
+    let llama = tmp.path().join("llama");
+    warpt_models::hf::save(&llama, &shape, 7).unwrap();
+    let weights = llama.join("model.safetensors");
+
+    let mistral = tmp.path().join("mistral");
+    std::fs::create_dir(&mistral).unwrap();
+    std::fs::copy(&weights, mistral.join("model.safetensors")).unwrap();
+    let mut config = base(&shape, "mistral");
+    config["sliding_window"] = serde_json::Value::Null;
+    write_config(&mistral, config);
+
+    let qwen2 = tmp.path().join("qwen2");
+    std::fs::create_dir(&qwen2).unwrap();
+    let mut tensors = candle_core::safetensors::load(&weights, &Device::Cpu).unwrap();
+    let kv = shape.kv_heads * shape.head_dim();
+    for i in 0..shape.layers {
+        for (proj, n) in [("q", shape.hidden), ("k", kv), ("v", kv)] {
+            let bias = Tensor::zeros(n, candle_core::DType::F32, &Device::Cpu).unwrap();
+            tensors.insert(format!("model.layers.{i}.self_attn.{proj}_proj.bias"), bias);
+        }
+    }
+    candle_core::safetensors::save(&tensors, qwen2.join("model.safetensors")).unwrap();
+    let mut config = base(&shape, "qwen2");
+    config["sliding_window"] = shape.context.into();
+    config["max_window_layers"] = shape.layers.into();
+    config["use_sliding_window"] = false.into();
+    write_config(&qwen2, config);
+
+    let prompts = random_prompts(3, 2, 12, shape.vocab);
+    let load = |dir: &Path| Decoder::from_dir(dir.to_str().unwrap(), Precision::F32, &Device::Cpu);
+    let want = load(&llama).unwrap().generate(&prompts, 6).unwrap();
+    for (dir, family) in [(&mistral, Family::Mistral), (&qwen2, Family::Qwen2)] {
+        let decoder = load(dir).unwrap();
+        assert_eq!(decoder.family, family);
+        assert_eq!(decoder.shape.describe(), shape.describe());
+        let got = decoder.generate(&prompts, 6).unwrap();
+        let first = off(&got.first_logits, &want.first_logits);
+        let last = off(&got.last_logits, &want.last_logits);
+        assert!(
+            first < 1e-4 && last < 1e-4,
+            "{family:?}: {first:e} {last:e}"
+        );
+        assert_eq!(got.tokens, want.tokens, "{family:?}");
+        // A second generation starts from a fresh cache.
+        assert_eq!(decoder.generate(&prompts, 6).unwrap().tokens, want.tokens);
+        // The GGUF engine's formats are Llama's alone.
+        let q8 = Decoder::from_dir(dir.to_str().unwrap(), Precision::Q8_0, &Device::Cpu);
+        let err = q8.err().unwrap();
+        assert!(err.contains("runs in f32, bf16 or f16"), "{err}");
+    }
+}
+
+#[test]
+fn a_family_llm_infer_does_not_run_is_refused_naming_those_it_does() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shape = Preset::Tiny.shape();
+    warpt_models::hf::save(tmp.path(), &shape, 7).unwrap();
+    let dir = tmp.path().to_str().unwrap();
+    for (model_type, want) in [
+        ("gpt2", "'gpt2' is a decoder family warpt does not run yet"),
+        ("t5", "'t5' is not a decoder (an encoder-decoder)"),
+        ("rwkv", "'rwkv' is not a family warpt knows"),
+    ] {
+        write_config(tmp.path(), base(&shape, model_type));
+        let err = warpt_models::hf::check_dir(dir).err().unwrap();
+        assert!(err.starts_with("parameter 'model_dir'"), "{err}");
+        assert!(err.contains(want), "{err}");
+        assert!(
+            err.ends_with("llm_infer runs llama, mistral, qwen2"),
+            "{err}"
+        );
+    }
+    // A known family without the fields it needs.
+    let mut config = base(&shape, "qwen2");
+    config.as_object_mut().unwrap().remove("num_hidden_layers");
+    write_config(tmp.path(), config);
+    let err = warpt_models::hf::check_dir(dir).err().unwrap();
+    assert!(err.contains("is not a qwen2 config"), "{err}");
+}
