@@ -43,13 +43,16 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
     let path = dir.join("config.json");
     let text = std::fs::read_to_string(&path)
         .map_err(|e| format!("parameter 'model_dir': reading {}: {e}", path.display()))?;
-    let raw: serde_json::Value = serde_json::from_str(&text)
+    let mut raw: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| format!("parameter 'model_dir': {} is not JSON: {e}", path.display()))?;
     let model_type = raw["model_type"].as_str().unwrap_or("").to_string();
     let model_type = model_type.as_str();
     if let Some(why) = Family::llm_refusal(model_type) {
         return Err(format!("parameter 'model_dir': {}: {why}", path.display()));
     }
+    let family = Family::from_model_type(model_type).unwrap_or(Family::Llama);
+    normalize(&mut raw, family)
+        .map_err(|why| format!("parameter 'model_dir': {}: {why}", path.display()))?;
     let bad = |e: serde_json::Error| {
         format!(
             "parameter 'model_dir': {} is not a {model_type} config: {e}",
@@ -70,7 +73,8 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
             dir.display()
         ));
     }
-    let shape = match &config {
+    let mut config = config;
+    let mut shape = match &config {
         DirConfig::Llama(c) => Shape {
             vocab: c.vocab_size,
             hidden: c.hidden_size,
@@ -99,6 +103,25 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
             context: c.max_position_embeddings,
         },
     };
+    // A sliding window of `w` lets a position see the `w` positions up to
+    // itself (transformers); candle's mistral and qwen2 let it see one more
+    // when prefilling and every earlier one when decoding. Within `w`
+    // positions no window binds, so warpt runs such a model up to `w`
+    // positions (its context here) with candle's window out of the way.
+    match &mut config {
+        DirConfig::Mistral(c) => {
+            if let Some(w) = c.sliding_window.take() {
+                shape.context = shape.context.min(w);
+            }
+        }
+        DirConfig::Qwen2(c) => {
+            if c.use_sliding_window {
+                shape.context = shape.context.min(c.sliding_window);
+            }
+            c.sliding_window = c.max_position_embeddings.max(shape.context);
+        }
+        DirConfig::Llama(_) => {}
+    }
     if let DirConfig::Mistral(c) = &config
         && c.head_dim.is_some_and(|d| d != shape.head_dim())
     {
@@ -110,6 +133,60 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
         ));
     }
     Ok((shape, config))
+}
+
+/// Brings `raw` (a config.json of `family`) to the fields candle's configs
+/// read, or says why its model would not compute what transformers
+/// computes:
+/// - transformers 5 writes `rope_parameters: {rope_theta, rope_type}`
+///   where 4.x wrote `rope_theta` (and `rope_scaling`) at the top: a
+///   missing `rope_theta` is taken from there (a Llama 3 checkpoint would
+///   otherwise run on candle's default 10000);
+/// - Qwen2 slides its attention window only where `use_sliding_window` is
+///   true, and then from layer `max_window_layers` on, while candle's
+///   Qwen2 slides every layer's: a window no layer uses becomes the
+///   context length; one only some layers use is refused.
+fn normalize(raw: &mut serde_json::Value, family: Family) -> Result<(), String> {
+    let Some(obj) = raw.as_object_mut() else {
+        return Err("is not a JSON object".into());
+    };
+    if !obj.contains_key("rope_theta")
+        && let Some(params) = obj.get("rope_parameters").cloned()
+    {
+        let kind = params["rope_type"].as_str().unwrap_or("default");
+        if kind != "default" {
+            if family != Family::Llama {
+                return Err(format!(
+                    "rope_type '{kind}' is not supported for {} yet",
+                    family.model_type()
+                ));
+            }
+            obj.entry("rope_scaling").or_insert(params.clone());
+        }
+        if let Some(theta) = params.get("rope_theta") {
+            obj.insert("rope_theta".into(), theta.clone());
+        }
+    }
+    if family == Family::Qwen2 {
+        let int = |k: &str| obj.get(k).and_then(serde_json::Value::as_u64);
+        let layers = int("num_hidden_layers").unwrap_or(0);
+        let from = int("max_window_layers").unwrap_or(0);
+        let slides = obj.get("use_sliding_window") == Some(&serde_json::Value::Bool(true));
+        if !slides || from >= layers {
+            let context = obj
+                .get("max_position_embeddings")
+                .cloned()
+                .unwrap_or_default();
+            obj.insert("sliding_window".into(), context);
+            obj.insert("use_sliding_window".into(), false.into());
+        } else if from > 0 {
+            return Err(format!(
+                "a sliding window from layer {from} of {layers} on is not supported yet (candle's qwen2 slides every layer)"
+            ));
+        }
+        obj.entry("max_window_layers").or_insert(0.into());
+    }
+    Ok(())
 }
 
 /// The safetensors files holding the weights: the shards an index names,

@@ -132,3 +132,52 @@ fn a_family_llm_infer_does_not_run_is_refused_naming_those_it_does() {
     let err = warpt_models::hf::check_dir(dir).err().unwrap();
     assert!(err.contains("is not a qwen2 config"), "{err}");
 }
+
+/// PyTorch `transformers` writes a tiny random model of each family with
+/// `save_pretrained` (a Mistral with a sliding window of 8, a Qwen2 with
+/// random q/k/v biases and tied embeddings) and prints its logits; warpt
+/// reads the directory and must give the same logits after every prompt
+/// length it runs. Runs where scripts/test made the
+/// transformers venv (`WARPT_TEST_TRANSFORMERS_PYTHON`).
+#[test]
+fn each_family_equals_pytorch_transformers_on_its_own_checkpoint() {
+    let Ok(python) = std::env::var("WARPT_TEST_TRANSFORMERS_PYTHON") else {
+        eprintln!("not run here: WARPT_TEST_TRANSFORMERS_PYTHON is unset (scripts/test sets it)");
+        return;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peer/hf_logits.py");
+    let prompt: Vec<u32> = vec![5, 17, 200, 3, 99, 42, 7, 128, 64, 11, 250, 31];
+    for family in ["llama", "mistral", "qwen2"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join(family);
+        let out = std::process::Command::new(&python)
+            .arg(&script)
+            .arg(family)
+            .arg(&dir)
+            .args(prompt.iter().map(u32::to_string))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{family}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let want: Vec<Vec<f32>> = serde_json::from_value(json["logits"].clone()).unwrap();
+        let decoder =
+            Decoder::from_dir(dir.to_str().unwrap(), Precision::F32, &Device::Cpu).unwrap();
+        assert_eq!(decoder.family.model_type(), family);
+        // The Mistral's window of 8 positions is as far as warpt runs it.
+        let context = if family == "mistral" { 8 } else { 128 };
+        assert_eq!(decoder.shape.context, context, "{family}");
+        let mut worst = 0f32;
+        for len in 1..=prompt.len().min(context) {
+            let got = decoder.generate(&[prompt[..len].to_vec()], 1).unwrap();
+            let row = &want[len - 1];
+            let want = Tensor::from_slice(row, (1, row.len()), &Device::Cpu).unwrap();
+            worst = worst.max(off(&got.first_logits, &want));
+        }
+        eprintln!("{family}: logits within {worst:.1e} of transformers' largest");
+        assert!(worst < 1e-4, "{family}: {worst:e}");
+    }
+}
