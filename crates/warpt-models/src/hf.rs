@@ -74,34 +74,24 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
         ));
     }
     let mut config = config;
+    // The three configs name the shape's fields alike.
+    macro_rules! shape_of {
+        ($c:expr) => {
+            Shape {
+                vocab: $c.vocab_size,
+                hidden: $c.hidden_size,
+                intermediate: $c.intermediate_size,
+                layers: $c.num_hidden_layers,
+                heads: $c.num_attention_heads,
+                kv_heads: $c.num_key_value_heads,
+                context: $c.max_position_embeddings,
+            }
+        };
+    }
     let mut shape = match &config {
-        DirConfig::Llama(c) => Shape {
-            vocab: c.vocab_size,
-            hidden: c.hidden_size,
-            intermediate: c.intermediate_size,
-            layers: c.num_hidden_layers,
-            heads: c.num_attention_heads,
-            kv_heads: c.num_key_value_heads,
-            context: c.max_position_embeddings,
-        },
-        DirConfig::Mistral(c) => Shape {
-            vocab: c.vocab_size,
-            hidden: c.hidden_size,
-            intermediate: c.intermediate_size,
-            layers: c.num_hidden_layers,
-            heads: c.num_attention_heads,
-            kv_heads: c.num_key_value_heads,
-            context: c.max_position_embeddings,
-        },
-        DirConfig::Qwen2(c) => Shape {
-            vocab: c.vocab_size,
-            hidden: c.hidden_size,
-            intermediate: c.intermediate_size,
-            layers: c.num_hidden_layers,
-            heads: c.num_attention_heads,
-            kv_heads: c.num_key_value_heads,
-            context: c.max_position_embeddings,
-        },
+        DirConfig::Llama(c) => shape_of!(c),
+        DirConfig::Mistral(c) => shape_of!(c),
+        DirConfig::Qwen2(c) => shape_of!(c),
     };
     // A sliding window of `w` lets a position see the `w` positions up to
     // itself (transformers); candle's mistral and qwen2 let it see one more
@@ -225,13 +215,11 @@ pub fn load_weights(dir: &str, device: &Device) -> Result<HashMap<String, Tensor
     Ok(all)
 }
 
-/// Writes the seeded model of `shape` as a Hugging Face directory
-/// (config.json and model.safetensors, f32).
-pub fn save(dir: &Path, shape: &Shape, seed: u64) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-    let config = serde_json::json!({
-        "architectures": ["LlamaForCausalLM"],
-        "model_type": "llama",
+/// The config.json of a Llama-shaped `model_type` model of `shape`, as
+/// [`save`] writes it (warpt's RMS epsilon and rope theta, f32).
+pub fn config_json(shape: &Shape, model_type: &str) -> serde_json::Value {
+    serde_json::json!({
+        "model_type": model_type,
         "hidden_size": shape.hidden,
         "intermediate_size": shape.intermediate,
         "vocab_size": shape.vocab,
@@ -244,7 +232,15 @@ pub fn save(dir: &Path, shape: &Shape, seed: u64) -> Result<(), String> {
         "hidden_act": "silu",
         "tie_word_embeddings": false,
         "torch_dtype": "float32",
-    });
+    })
+}
+
+/// Writes the seeded model of `shape` as a Hugging Face directory
+/// (config.json and model.safetensors, f32).
+pub fn save(dir: &Path, shape: &Shape, seed: u64) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let mut config = config_json(shape, "llama");
+    config["architectures"] = serde_json::json!(["LlamaForCausalLM"]);
     let text = serde_json::to_string_pretty(&config).map_err(|e| e.to_string())?;
     std::fs::write(dir.join("config.json"), text)
         .map_err(|e| format!("writing config.json: {e}"))?;

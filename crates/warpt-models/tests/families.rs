@@ -18,20 +18,7 @@ fn write_config(dir: &Path, config: serde_json::Value) {
 
 /// The common fields of a Llama-shaped config.
 fn base(shape: &Shape, model_type: &str) -> serde_json::Value {
-    serde_json::json!({
-        "model_type": model_type,
-        "hidden_size": shape.hidden,
-        "intermediate_size": shape.intermediate,
-        "vocab_size": shape.vocab,
-        "num_hidden_layers": shape.layers,
-        "num_attention_heads": shape.heads,
-        "num_key_value_heads": shape.kv_heads,
-        "max_position_embeddings": shape.context,
-        "rms_norm_eps": warpt_models::model::RMS_EPS,
-        "rope_theta": warpt_models::model::ROPE_THETA,
-        "hidden_act": "silu",
-        "tie_word_embeddings": false,
-    })
+    warpt_models::hf::config_json(shape, model_type)
 }
 
 /// The largest logit difference relative to the largest reference logit.
