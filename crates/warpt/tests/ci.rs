@@ -89,17 +89,31 @@ fn a_head_twice_as_slow_fails_and_the_comment_names_the_metric() {
     let dir = tmp.path();
     let comment = dir.join("comment.md");
     let junit = dir.join("junit.xml");
-    let out = ci_pr(
-        dir,
-        &[
-            "--comment",
-            comment.to_str().unwrap(),
-            "--junit",
-            junit.to_str().unwrap(),
-        ],
-    )
-    .output()
-    .unwrap();
+    let run = || {
+        ci_pr(
+            dir,
+            &[
+                "--comment",
+                comment.to_str().unwrap(),
+                "--junit",
+                junit.to_str().unwrap(),
+            ],
+        )
+        .output()
+        .unwrap()
+    };
+    // A host that disturbs most trials (steal, other guests' CPU) makes the
+    // verdict rightly `inconclusive`, saying so; that is not the case under
+    // test, so it is measured again (twice at most).
+    let mut out = run();
+    for _ in 0..2 {
+        let text = std::fs::read_to_string(&comment).unwrap_or_default();
+        if !(text.contains("**inconclusive**") && text.contains("trials were undisturbed")) {
+            break;
+        }
+        eprintln!("the host disturbed the trials; measuring again:\n{text}");
+        out = run();
+    }
     regression(&out, &comment, &["work", "wall_time_s"]);
     let xml = std::fs::read_to_string(&junit).unwrap();
     assert!(
