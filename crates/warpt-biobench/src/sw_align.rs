@@ -247,9 +247,9 @@ impl SwAlign {
         threads::install(&self.pool, run)
     }
 
-    /// `queries` against `targets` on `isa` with the chosen kernel, on the
-    /// current rayon pool; `packed` is the targets packed for `isa` when
-    /// the kernel is [`Kernel::Inter`].
+    /// `queries` against `targets` on `isa`, on the current rayon pool:
+    /// across targets when `packed` holds them packed for `isa` (the
+    /// [`Kernel::Inter`] kernel), else striped.
     fn align(
         &self,
         isa: Isa,
@@ -257,15 +257,15 @@ impl SwAlign {
         targets: &[Vec<u8>],
         packed: Option<&Packed>,
     ) -> Vec<Vec<(i32, Width)>> {
-        match (self.kernel, packed) {
-            (Kernel::Inter, Some(packed)) => {
+        match packed {
+            Some(packed) => {
                 let searcher = Searcher::new(isa, &self.matrix, self.gaps);
                 queries
                     .par_iter()
                     .map(|q| searcher.search(q, targets, packed))
                     .collect()
             }
-            _ => queries
+            None => queries
                 .iter()
                 .map(|q| {
                     let aligner = Aligner::new(isa, q, &self.matrix, self.gaps);

@@ -141,24 +141,19 @@ impl<'m> Searcher<'m> {
         self.isa
     }
 
-    /// `targets` packed for the first (8-bit) pass.
+    /// `targets` packed for the first (8-bit) pass (nothing on the scalar
+    /// reference, which aligns them as they are).
     pub fn pack(&self, targets: &[Vec<u8>]) -> Packed {
-        Packed::new(
-            targets,
-            (0..targets.len()).collect(),
-            self.lanes(1),
-            self.pad,
-        )
+        let ids = match self.isa {
+            Isa::Scalar => Vec::new(),
+            _ => (0..targets.len()).collect(),
+        };
+        Packed::new(targets, ids, self.lanes(1), self.pad)
     }
 
     /// 8-bit lanes per vector (`bytes` = 1), or 16-bit (`bytes` = 2).
     fn lanes(&self, bytes: usize) -> usize {
-        let lanes8 = match self.isa {
-            Isa::Avx512Bw => 64,
-            Isa::Avx2 => 32,
-            Isa::Scalar => 1,
-        };
-        (lanes8 / bytes).max(1)
+        (self.isa.lanes8() / bytes).max(1)
     }
 
     /// The best local score of `query` against every target, in the

@@ -70,7 +70,7 @@ impl Isa {
     }
 
     /// 8-bit lanes per vector.
-    fn lanes8(self) -> usize {
+    pub(crate) fn lanes8(self) -> usize {
         match self {
             Isa::Avx512Bw => 64,
             Isa::Avx2 => 32,

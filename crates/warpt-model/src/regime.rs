@@ -227,14 +227,10 @@ impl RegimeProbes {
             })
     }
 
-    /// Why the canaries of two measurements say different cache shares, if
-    /// they do: a working set both read differs by more than [`CANARY_FACTOR`].
-    pub fn canary_apart(a: &RegimeProbes, b: &RegimeProbes, names: (&str, &str)) -> Option<String> {
-        Self::canary_apart_reaching(a, b, names, u64::MAX)
-    }
-
-    /// [`Self::canary_apart`] for the canaries reaching `size_kib`.
-    fn canary_apart_reaching(
+    /// Why the canaries of two measurements that reach a working set of
+    /// `size_kib` say different cache shares, if they do: a working set both
+    /// read differs by more than [`CANARY_FACTOR`].
+    pub fn canary_apart(
         a: &RegimeProbes,
         b: &RegimeProbes,
         names: (&str, &str),
@@ -281,7 +277,7 @@ impl RegimeProbes {
                 return Some(format!("{side} {why}"));
             }
         }
-        Self::canary_apart_reaching(base, current, NAMES, size)
+        Self::canary_apart(base, current, NAMES, size)
     }
 
     /// The regime most of `probes` saw: the median of their median clocks

@@ -108,7 +108,7 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
             if c.use_sliding_window {
                 shape.context = shape.context.min(c.sliding_window);
             }
-            c.sliding_window = c.max_position_embeddings.max(shape.context);
+            c.sliding_window = c.max_position_embeddings;
         }
         DirConfig::Llama(_) => {}
     }

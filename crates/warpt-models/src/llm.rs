@@ -302,7 +302,7 @@ impl Decoder {
         device: &Device,
     ) -> Result<Self, String> {
         let family = config.family();
-        if precision.gguf_type().is_some() && precision != Precision::F32 {
+        if precision.quantized().is_some() {
             return Err(format!(
                 "parameter 'precision': {} runs on the GGUF engine, which runs Llama; the {} model in {dir} runs in f32, bf16 or f16",
                 precision.name(),

@@ -9,16 +9,12 @@ use std::path::Path;
 
 use candle_core::{Device, Tensor};
 use warpt_models::family::Family;
+use warpt_models::hf::config_json;
 use warpt_models::llm::{Decoder, Precision, random_prompts};
-use warpt_models::model::{Preset, Shape};
+use warpt_models::model::Preset;
 
 fn write_config(dir: &Path, config: serde_json::Value) {
     std::fs::write(dir.join("config.json"), config.to_string()).unwrap();
-}
-
-/// The common fields of a Llama-shaped config.
-fn base(shape: &Shape, model_type: &str) -> serde_json::Value {
-    warpt_models::hf::config_json(shape, model_type)
 }
 
 /// The largest logit difference relative to the largest reference logit.
@@ -47,7 +43,7 @@ fn mistral_and_qwen2_directories_equal_the_llama_on_its_weights() {
     let mistral = tmp.path().join("mistral");
     std::fs::create_dir(&mistral).unwrap();
     std::fs::copy(&weights, mistral.join("model.safetensors")).unwrap();
-    let mut config = base(&shape, "mistral");
+    let mut config = config_json(&shape, "mistral");
     config["sliding_window"] = serde_json::Value::Null;
     write_config(&mistral, config);
 
@@ -62,7 +58,7 @@ fn mistral_and_qwen2_directories_equal_the_llama_on_its_weights() {
         }
     }
     candle_core::safetensors::save(&tensors, qwen2.join("model.safetensors")).unwrap();
-    let mut config = base(&shape, "qwen2");
+    let mut config = config_json(&shape, "qwen2");
     config["sliding_window"] = shape.context.into();
     config["max_window_layers"] = shape.layers.into();
     config["use_sliding_window"] = false.into();
@@ -103,7 +99,7 @@ fn a_family_llm_infer_does_not_run_is_refused_naming_those_it_does() {
         ("t5", "'t5' is not a decoder (an encoder-decoder)"),
         ("rwkv", "'rwkv' is not a family warpt knows"),
     ] {
-        write_config(tmp.path(), base(&shape, model_type));
+        write_config(tmp.path(), config_json(&shape, model_type));
         let err = warpt_models::hf::check_dir(dir).err().unwrap();
         assert!(err.starts_with("parameter 'model_dir'"), "{err}");
         assert!(err.contains(want), "{err}");
@@ -113,7 +109,7 @@ fn a_family_llm_infer_does_not_run_is_refused_naming_those_it_does() {
         );
     }
     // A known family without the fields it needs.
-    let mut config = base(&shape, "qwen2");
+    let mut config = config_json(&shape, "qwen2");
     config.as_object_mut().unwrap().remove("num_hidden_layers");
     write_config(tmp.path(), config);
     let err = warpt_models::hf::check_dir(dir).err().unwrap();

@@ -342,15 +342,14 @@ fn llm_infer_loads_a_hugging_face_directory_of_the_same_model() {
         seeded.generate(&prompts, 6).unwrap().tokens
     );
     assert_eq!(loaded.parameters, seeded.parameters);
-    let r = run(
-        "llm_infer",
-        &[
-            &format!("model_dir={d}"),
-            "prompt_tokens=8",
-            "gen_tokens=3",
-            "batch=2",
-        ],
-    );
+    let run_dir = || {
+        let dir_param = format!("model_dir={d}");
+        run(
+            "llm_infer",
+            &[&dir_param, "prompt_tokens=8", "gen_tokens=3", "batch=2"],
+        )
+    };
+    let r = run_dir();
     passed(&r);
     assert_eq!(r.details["weights"], ParamValue::Str(d.clone()));
     assert_eq!(r.details["family"], ParamValue::Str("llama".into()));
@@ -361,15 +360,7 @@ fn llm_infer_loads_a_hugging_face_directory_of_the_same_model() {
     config["model_type"] = "mistral".into();
     config["sliding_window"] = serde_json::Value::Null;
     std::fs::write(dir.path().join("config.json"), config.to_string()).unwrap();
-    let r = run(
-        "llm_infer",
-        &[
-            &format!("model_dir={d}"),
-            "prompt_tokens=8",
-            "gen_tokens=3",
-            "batch=2",
-        ],
-    );
+    let r = run_dir();
     passed(&r);
     assert_eq!(r.details["family"], ParamValue::Str("mistral".into()));
     // A directory of another architecture is refused before anything runs.
