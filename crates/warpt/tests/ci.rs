@@ -103,12 +103,14 @@ fn a_head_twice_as_slow_fails_and_the_comment_names_the_metric() {
         .unwrap()
     };
     // A host that disturbs most trials (steal, other guests' CPU) makes the
-    // verdict rightly `inconclusive`, saying so; that is not the case under
-    // test, so it is measured again (twice at most).
+    // verdict rightly `inconclusive` (trials left out as disturbed, or too
+    // few left to know the noise), saying why; that is not the case under
+    // test, so it is measured again (twice at most). A verdict of `~` or a
+    // pass still fails below.
     let mut out = run();
     for _ in 0..2 {
         let text = std::fs::read_to_string(&comment).unwrap_or_default();
-        if !(text.contains("**inconclusive**") && text.contains("trials were undisturbed")) {
+        if !text.starts_with("### warpt: **inconclusive**") {
             break;
         }
         eprintln!("the host disturbed the trials; measuring again:\n{text}");
