@@ -73,7 +73,15 @@ impl Family {
     ];
 
     /// The decoder families `llm_infer` runs from a `model_dir`.
-    pub const LLM: [Family; 3] = [Family::Llama, Family::Mistral, Family::Qwen2];
+    pub const LLM: [Family; 7] = [
+        Family::Llama,
+        Family::Mistral,
+        Family::Qwen2,
+        Family::Qwen3,
+        Family::Phi3,
+        Family::Gemma,
+        Family::Gemma2,
+    ];
 
     /// The family `config.json`'s `model_type` names, if warpt knows it.
     pub fn from_model_type(model_type: &str) -> Option<Self> {
@@ -170,7 +178,7 @@ mod tests {
             "{gpt2}"
         );
         assert!(
-            gpt2.ends_with("llm_infer runs llama, mistral, qwen2"),
+            gpt2.ends_with("llm_infer runs llama, mistral, qwen2, qwen3, phi3, gemma, gemma2"),
             "{gpt2}"
         );
         let bert = Family::llm_refusal("bert").unwrap_or_default();

@@ -132,7 +132,7 @@ pub fn write<W: Write + Seek>(
         ("llama.embedding_length", u32v(shape.hidden)),
         ("llama.block_count", u32v(shape.layers)),
         ("llama.feed_forward_length", u32v(shape.intermediate)),
-        ("llama.rope.dimension_count", u32v(shape.head_dim())),
+        ("llama.rope.dimension_count", u32v(shape.head_dim)),
         ("llama.attention.head_count", u32v(shape.heads)),
         ("llama.attention.head_count_kv", u32v(shape.kv_heads)),
         (
@@ -226,6 +226,7 @@ fn info(c: &gguf_file::Content) -> Result<Info, String> {
         layers: get("llama.block_count")?,
         heads,
         kv_heads: get("llama.attention.head_count_kv")?,
+        head_dim: hidden / heads,
         context: get("llama.context_length")?,
     };
     let mut by_type: HashMap<GgmlDType, usize> = HashMap::new();

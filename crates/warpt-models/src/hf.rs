@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
 
 use candle_core::{Device, Tensor};
-use candle_transformers::models::{llama, mistral, qwen2};
+use candle_transformers::models::{gemma, gemma2, llama, mistral, phi3, qwen2, qwen3};
 
 use crate::family::Family;
 use crate::model::{self, Shape};
@@ -22,6 +22,14 @@ pub enum DirConfig {
     Mistral(mistral::Config),
     /// `model_type` qwen2.
     Qwen2(qwen2::Config),
+    /// `model_type` qwen3.
+    Qwen3(qwen3::Config),
+    /// `model_type` phi3.
+    Phi3(phi3::Config),
+    /// `model_type` gemma.
+    Gemma(gemma::Config),
+    /// `model_type` gemma2.
+    Gemma2(gemma2::Config),
 }
 
 impl DirConfig {
@@ -31,6 +39,23 @@ impl DirConfig {
             DirConfig::Llama(_) => Family::Llama,
             DirConfig::Mistral(_) => Family::Mistral,
             DirConfig::Qwen2(_) => Family::Qwen2,
+            DirConfig::Qwen3(_) => Family::Qwen3,
+            DirConfig::Phi3(_) => Family::Phi3,
+            DirConfig::Gemma(_) => Family::Gemma,
+            DirConfig::Gemma2(_) => Family::Gemma2,
+        }
+    }
+
+    /// Whether the output projection is the token embedding (no
+    /// `lm_head.weight` of its own).
+    pub fn tied_embeddings(&self) -> bool {
+        match self {
+            DirConfig::Llama(c) => c.tie_word_embeddings,
+            DirConfig::Mistral(_) => false,
+            DirConfig::Qwen2(c) => c.tie_word_embeddings,
+            DirConfig::Qwen3(c) => c.tie_word_embeddings,
+            DirConfig::Phi3(c) => c.tie_word_embeddings,
+            DirConfig::Gemma(_) | DirConfig::Gemma2(_) => true,
         }
     }
 }
@@ -59,9 +84,13 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
             path.display()
         )
     };
-    let config = match Family::from_model_type(model_type) {
-        Some(Family::Mistral) => DirConfig::Mistral(serde_json::from_value(raw).map_err(bad)?),
-        Some(Family::Qwen2) => DirConfig::Qwen2(serde_json::from_value(raw).map_err(bad)?),
+    let config = match family {
+        Family::Mistral => DirConfig::Mistral(serde_json::from_value(raw).map_err(bad)?),
+        Family::Qwen2 => DirConfig::Qwen2(serde_json::from_value(raw).map_err(bad)?),
+        Family::Qwen3 => DirConfig::Qwen3(serde_json::from_value(raw).map_err(bad)?),
+        Family::Phi3 => DirConfig::Phi3(serde_json::from_value(raw).map_err(bad)?),
+        Family::Gemma => DirConfig::Gemma(serde_json::from_value(raw).map_err(bad)?),
+        Family::Gemma2 => DirConfig::Gemma2(serde_json::from_value(raw).map_err(bad)?),
         _ => {
             let cfg: llama::LlamaConfig = serde_json::from_value(raw).map_err(bad)?;
             DirConfig::Llama(cfg.into_config(false))
@@ -74,9 +103,10 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
         ));
     }
     let mut config = config;
-    // The three configs name the shape's fields alike.
+    // The configs name the shape's fields alike; the head dimension is
+    // `hidden / heads` unless the family sets it apart.
     macro_rules! shape_of {
-        ($c:expr) => {
+        ($c:expr, $head_dim:expr) => {
             Shape {
                 vocab: $c.vocab_size,
                 hidden: $c.hidden_size,
@@ -84,20 +114,42 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
                 layers: $c.num_hidden_layers,
                 heads: $c.num_attention_heads,
                 kv_heads: $c.num_key_value_heads,
+                head_dim: $head_dim,
                 context: $c.max_position_embeddings,
             }
+        };
+        ($c:expr) => {
+            shape_of!($c, $c.hidden_size / $c.num_attention_heads.max(1))
         };
     }
     let mut shape = match &config {
         DirConfig::Llama(c) => shape_of!(c),
-        DirConfig::Mistral(c) => shape_of!(c),
+        DirConfig::Mistral(c) => shape_of!(
+            c,
+            c.head_dim
+                .unwrap_or(c.hidden_size / c.num_attention_heads.max(1))
+        ),
         DirConfig::Qwen2(c) => shape_of!(c),
+        DirConfig::Qwen3(c) => shape_of!(c, c.head_dim),
+        DirConfig::Phi3(c) => shape_of!(c),
+        DirConfig::Gemma(c) => shape_of!(c, c.head_dim),
+        DirConfig::Gemma2(c) => shape_of!(c, c.head_dim),
     };
+    if shape.heads == 0 || shape.kv_heads == 0 || !shape.heads.is_multiple_of(shape.kv_heads) {
+        return Err(format!(
+            "parameter 'model_dir': {}: {} attention heads are not a multiple of {} key/value heads",
+            path.display(),
+            shape.heads,
+            shape.kv_heads
+        ));
+    }
     // A sliding window of `w` lets a position see the `w` positions up to
     // itself (transformers); candle's mistral and qwen2 let it see one more
-    // when prefilling and every earlier one when decoding. Within `w`
-    // positions no window binds, so warpt runs such a model up to `w`
-    // positions (its context here) with candle's window out of the way.
+    // when prefilling and every earlier one when decoding, and candle's
+    // gemma2 slides every layer where transformers slides every other one.
+    // Within `w` positions no window binds, so warpt runs such a model up
+    // to `w` positions (its context here) with candle's window out of the
+    // way.
     match &mut config {
         DirConfig::Mistral(c) => {
             if let Some(w) = c.sliding_window.take() {
@@ -110,17 +162,21 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
             }
             c.sliding_window = c.max_position_embeddings;
         }
-        DirConfig::Llama(_) => {}
-    }
-    if let DirConfig::Mistral(c) = &config
-        && c.head_dim.is_some_and(|d| d != shape.head_dim())
-    {
-        return Err(format!(
-            "parameter 'model_dir': {} sets head_dim {:?}, not hidden_size / num_attention_heads = {}: not supported yet",
-            path.display(),
-            c.head_dim,
-            shape.head_dim()
-        ));
+        DirConfig::Qwen3(c) => {
+            if c.use_sliding_window
+                && let Some(w) = c.sliding_window
+            {
+                shape.context = shape.context.min(w);
+            }
+            c.use_sliding_window = false;
+            c.sliding_window = None;
+        }
+        DirConfig::Gemma2(c) => {
+            if let Some(w) = c.sliding_window.take() {
+                shape.context = shape.context.min(w);
+            }
+        }
+        DirConfig::Llama(_) | DirConfig::Phi3(_) | DirConfig::Gemma(_) => {}
     }
     Ok((shape, config))
 }
@@ -132,14 +188,36 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
 ///   where 4.x wrote `rope_theta` (and `rope_scaling`) at the top: a
 ///   missing `rope_theta` is taken from there (a Llama 3 checkpoint would
 ///   otherwise run on candle's default 10000);
-/// - Qwen2 slides its attention window only where `use_sliding_window` is
-///   true, and then from layer `max_window_layers` on, while candle's
-///   Qwen2 slides every layer's: a window no layer uses becomes the
-///   context length; one only some layers use is refused.
+/// - a scaled RoPE (`rope_scaling`: YaRN, longrope, ...) is refused for
+///   every family but Llama: candle's other decoders ignore or implement
+///   it unchecked against transformers;
+/// - Qwen2 and Qwen3 slide their attention window only where
+///   `use_sliding_window` is true, and then from layer `max_window_layers`
+///   on, while candle's Qwen2 slides every layer's (and its Qwen3 none): a
+///   window no layer uses becomes the context length; one only some layers
+///   use is refused;
+/// - `tie_word_embeddings` is left out of a config when it equals
+///   transformers' default, which is the family's: put back.
 fn normalize(raw: &mut serde_json::Value, family: Family) -> Result<(), String> {
     let Some(obj) = raw.as_object_mut() else {
         return Err("is not a JSON object".into());
     };
+    if family != Family::Llama
+        && let Some(scaling) = obj.get("rope_scaling").filter(|v| !v.is_null())
+    {
+        let kind = scaling
+            .get("rope_type")
+            .or_else(|| scaling.get("type"))
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("unknown");
+        if kind != "default" {
+            return Err(format!(
+                "rope_scaling '{kind}' is not supported for {} yet",
+                family.model_type()
+            ));
+        }
+        obj.remove("rope_scaling");
+    }
     if !obj.contains_key("rope_theta")
         && let Some(params) = obj.get("rope_parameters").cloned()
     {
@@ -157,7 +235,7 @@ fn normalize(raw: &mut serde_json::Value, family: Family) -> Result<(), String> 
             obj.insert("rope_theta".into(), theta.clone());
         }
     }
-    if family == Family::Qwen2 {
+    if matches!(family, Family::Qwen2 | Family::Qwen3) {
         let int = |k: &str| obj.get(k).and_then(serde_json::Value::as_u64);
         let layers = int("num_hidden_layers").unwrap_or(0);
         let from = int("max_window_layers").unwrap_or(0);
@@ -171,11 +249,14 @@ fn normalize(raw: &mut serde_json::Value, family: Family) -> Result<(), String> 
             obj.insert("use_sliding_window".into(), false.into());
         } else if from > 0 {
             return Err(format!(
-                "a sliding window from layer {from} of {layers} on is not supported yet (candle's qwen2 slides every layer)"
+                "a sliding window from layer {from} of {layers} on is not supported yet (candle's {} slides every layer or none)",
+                family.model_type()
             ));
         }
         obj.entry("max_window_layers").or_insert(0.into());
     }
+    let tied = matches!(family, Family::Gemma | Family::Gemma2);
+    obj.entry("tie_word_embeddings").or_insert(tied.into());
     Ok(())
 }
 

@@ -9,7 +9,7 @@ use std::time::Instant;
 use candle_core::quantized::GgmlDType;
 use candle_core::{D, DType, Device, Tensor};
 use candle_nn::VarBuilder;
-use candle_transformers::models::{llama, mistral, qwen2};
+use candle_transformers::models::{gemma, gemma2, llama, mistral, phi3, qwen2, qwen3};
 
 use crate::family::Family;
 use crate::hf::DirConfig;
@@ -131,6 +131,10 @@ enum Engine {
 enum FamilyModel {
     Mistral(mistral::Model),
     Qwen2(qwen2::ModelForCausalLM),
+    Qwen3(qwen3::ModelForCausalLM),
+    Phi3(phi3::Model),
+    Gemma(gemma::Model),
+    Gemma2(gemma2::Model),
 }
 
 impl FamilyModel {
@@ -138,6 +142,10 @@ impl FamilyModel {
         match self {
             FamilyModel::Mistral(m) => m.clear_kv_cache(),
             FamilyModel::Qwen2(m) => m.clear_kv_cache(),
+            FamilyModel::Qwen3(m) => m.clear_kv_cache(),
+            FamilyModel::Phi3(m) => m.clear_kv_cache(),
+            FamilyModel::Gemma(m) => m.clear_kv_cache(),
+            FamilyModel::Gemma2(m) => m.clear_kv_cache(),
         }
     }
 
@@ -146,8 +154,12 @@ impl FamilyModel {
         let logits = match self {
             FamilyModel::Mistral(m) => m.forward(x, pos)?,
             FamilyModel::Qwen2(m) => m.forward(x, pos)?,
+            FamilyModel::Qwen3(m) => m.forward(x, pos)?,
+            FamilyModel::Phi3(m) => m.forward(x, pos)?,
+            FamilyModel::Gemma(m) => m.forward(x, pos)?,
+            FamilyModel::Gemma2(m) => m.forward(x, pos)?,
         };
-        // Both return `(batch, 1, vocab)`, the last position's, in the
+        // All return `(batch, 1, vocab)`, the last position's, in the
         // model's dtype.
         logits.squeeze(1)?.to_dtype(DType::F32)
     }
@@ -266,19 +278,20 @@ impl Decoder {
             other => return Self::family_from_dir(dir, shape, other, precision, device),
         };
         let tensors = crate::hf::load_weights(dir, device)?;
+        // candle's loader panics on a missing layer tensor, and the GGUF
+        // engine would name it by its GGUF name: check names first.
+        for (name, _) in shape.tensors() {
+            let tied = name == "lm_head.weight" && config.tie_word_embeddings;
+            if !(tensors.contains_key(&name) || tied) {
+                return Err(format!("{dir}: the weights have no tensor {name}"));
+            }
+        }
         if let Some(qtype) = precision.gguf_type() {
             return Self::quantized(shape, &tensors, qtype, device)
                 .map_err(|e| format!("quantizing the model in {dir}: {e}"));
         }
         let (parameters, model_bytes) = model::count(&tensors, precision.dtype());
         let vb = VarBuilder::from_tensors(tensors, precision.dtype(), device);
-        // candle's loader panics on a missing layer tensor: check names first.
-        for (name, _) in shape.tensors() {
-            let tied = name == "lm_head.weight" && config.tie_word_embeddings;
-            if !(vb.contains_tensor(&name) || tied) {
-                return Err(format!("{dir}: the weights have no tensor {name}"));
-            }
-        }
         let model = llama::Llama::load(vb, &config)
             .map_err(|e| format!("building the model from {dir}: {e}"))?;
         Ok(Decoder {
@@ -311,15 +324,6 @@ impl Decoder {
         }
         let tensors = crate::hf::load_weights(dir, device)?;
         let (parameters, model_bytes) = model::count(&tensors, precision.dtype());
-        // The Llama tensor names every one of these families shares (the
-        // loaders panic on some missing tensors): checked first.
-        for (name, _) in shape.tensors() {
-            let tied = name == "lm_head.weight"
-                && matches!(&config, DirConfig::Qwen2(c) if c.tie_word_embeddings);
-            if !(tensors.contains_key(&name) || tied) {
-                return Err(format!("{dir}: the weights have no tensor {name}"));
-            }
-        }
         let vb = VarBuilder::from_tensors(tensors, precision.dtype(), device);
         let build = |e: candle_core::Error| {
             format!("building the {} model from {dir}: {e}", family.model_type())
@@ -330,6 +334,16 @@ impl Decoder {
             }
             DirConfig::Qwen2(c) => {
                 FamilyModel::Qwen2(qwen2::ModelForCausalLM::new(c, vb).map_err(build)?)
+            }
+            DirConfig::Qwen3(c) => {
+                FamilyModel::Qwen3(qwen3::ModelForCausalLM::new(c, vb).map_err(build)?)
+            }
+            DirConfig::Phi3(c) => FamilyModel::Phi3(phi3::Model::new(c, vb).map_err(build)?),
+            DirConfig::Gemma(c) => {
+                FamilyModel::Gemma(gemma::Model::new(false, c, vb).map_err(build)?)
+            }
+            DirConfig::Gemma2(c) => {
+                FamilyModel::Gemma2(gemma2::Model::new(false, c, vb).map_err(build)?)
             }
             DirConfig::Llama(_) => return Err("a Llama directory takes the Llama path".into()),
         };
@@ -347,7 +361,7 @@ impl Decoder {
     /// Bytes the KV cache holds for `batch` sequences of `tokens` positions.
     pub fn kv_cache_bytes(&self, batch: usize, tokens: usize) -> usize {
         let s = &self.shape;
-        2 * s.layers * batch * s.kv_heads * s.head_dim() * tokens * self.dtype.size_in_bytes()
+        2 * s.layers * batch * s.kv_heads * s.head_dim * tokens * self.dtype.size_in_bytes()
     }
 
     /// A forward function with a fresh KV cache: token ids `(batch, n)` at

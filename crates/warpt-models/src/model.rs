@@ -27,6 +27,9 @@ pub struct Shape {
     pub heads: usize,
     /// Key/value heads (grouped-query attention when fewer than `heads`).
     pub kv_heads: usize,
+    /// Dimension of one attention head: `hidden / heads` in every preset
+    /// and Llama, set apart in some families (Gemma, Qwen3).
+    pub head_dim: usize,
     /// Longest sequence (prompt plus generated tokens).
     pub context: usize,
 }
@@ -82,6 +85,7 @@ impl Preset {
                 layers: 6,
                 heads: 8,
                 kv_heads: 4,
+                head_dim: 32,
                 context: 2048,
             },
             Preset::Small => Shape {
@@ -91,6 +95,7 @@ impl Preset {
                 layers: 12,
                 heads: 12,
                 kv_heads: 4,
+                head_dim: 64,
                 context: 2048,
             },
             Preset::Base => Shape {
@@ -100,6 +105,7 @@ impl Preset {
                 layers: 22,
                 heads: 32,
                 kv_heads: 4,
+                head_dim: 64,
                 context: 2048,
             },
         }
@@ -107,11 +113,6 @@ impl Preset {
 }
 
 impl Shape {
-    /// Dimension of one attention head.
-    pub fn head_dim(&self) -> usize {
-        self.hidden / self.heads
-    }
-
     /// One line for `describe`.
     pub fn describe(&self) -> String {
         format!(
@@ -132,15 +133,19 @@ impl Shape {
 
     /// Every tensor's Hugging Face name and shape, embeddings first.
     pub fn tensors(&self) -> Vec<(String, Vec<usize>)> {
-        let (h, kv) = (self.hidden, self.kv_heads * self.head_dim());
+        let (h, q, kv) = (
+            self.hidden,
+            self.heads * self.head_dim,
+            self.kv_heads * self.head_dim,
+        );
         let mut t = vec![("model.embed_tokens.weight".to_string(), vec![self.vocab, h])];
         for i in 0..self.layers {
             let p = format!("model.layers.{i}");
             t.push((format!("{p}.input_layernorm.weight"), vec![h]));
-            t.push((format!("{p}.self_attn.q_proj.weight"), vec![h, h]));
+            t.push((format!("{p}.self_attn.q_proj.weight"), vec![q, h]));
             t.push((format!("{p}.self_attn.k_proj.weight"), vec![kv, h]));
             t.push((format!("{p}.self_attn.v_proj.weight"), vec![kv, h]));
-            t.push((format!("{p}.self_attn.o_proj.weight"), vec![h, h]));
+            t.push((format!("{p}.self_attn.o_proj.weight"), vec![h, q]));
             t.push((format!("{p}.post_attention_layernorm.weight"), vec![h]));
             t.push((
                 format!("{p}.mlp.gate_proj.weight"),

@@ -222,7 +222,7 @@ impl QLlama {
                     .dequantize(device)?,
             });
         }
-        let hd = shape.head_dim();
+        let hd = shape.head_dim;
         let inv: Vec<f32> = (0..hd / 2)
             .map(|i| 1.0 / theta.powf(2.0 * i as f32 / hd as f32))
             .collect();
@@ -253,7 +253,7 @@ impl QLlama {
     ) -> candle_core::Result<Tensor> {
         let (b, n) = ids.dims2()?;
         let s = self.shape;
-        let (hd, h) = (s.head_dim(), s.hidden);
+        let (hd, h) = (s.head_dim, s.hidden);
         let mask = if n > 1 {
             Some(build_causal_mask(n, pos, ids.device())?)
         } else {

@@ -81,7 +81,7 @@ impl Reference {
     /// Feeds one token at the next position; the logits after it.
     pub fn step(&mut self, token: u32) -> Vec<f64> {
         let s = self.shape;
-        let (hd, group) = (s.head_dim(), s.heads / s.kv_heads);
+        let (hd, group) = (s.head_dim, s.heads / s.kv_heads);
         let pos = self.keys[0].len();
         let emb = self.weight("model.embed_tokens.weight");
         let mut x: Vec<f64> = emb[token as usize * s.hidden..][..s.hidden].to_vec();

@@ -50,7 +50,7 @@ fn mistral_and_qwen2_directories_equal_the_llama_on_its_weights() {
     let qwen2 = tmp.path().join("qwen2");
     std::fs::create_dir(&qwen2).unwrap();
     let mut tensors = candle_core::safetensors::load(&weights, &Device::Cpu).unwrap();
-    let kv = shape.kv_heads * shape.head_dim();
+    let kv = shape.kv_heads * shape.head_dim;
     for i in 0..shape.layers {
         for (proj, n) in [("q", shape.hidden), ("k", kv), ("v", kv)] {
             let bias = Tensor::zeros(n, candle_core::DType::F32, &Device::Cpu).unwrap();
@@ -104,7 +104,7 @@ fn a_family_llm_infer_does_not_run_is_refused_naming_those_it_does() {
         assert!(err.starts_with("parameter 'model_dir'"), "{err}");
         assert!(err.contains(want), "{err}");
         assert!(
-            err.ends_with("llm_infer runs llama, mistral, qwen2"),
+            err.ends_with("llm_infer runs llama, mistral, qwen2, qwen3, phi3, gemma, gemma2"),
             "{err}"
         );
     }
@@ -130,7 +130,9 @@ fn each_family_equals_pytorch_transformers_on_its_own_checkpoint() {
     };
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peer/hf_logits.py");
     let prompt: Vec<u32> = vec![5, 17, 200, 3, 99, 42, 7, 128, 64, 11, 250, 31];
-    for family in ["llama", "mistral", "qwen2"] {
+    for family in [
+        "llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2",
+    ] {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join(family);
         let out = std::process::Command::new(&python)
@@ -150,8 +152,12 @@ fn each_family_equals_pytorch_transformers_on_its_own_checkpoint() {
         let decoder =
             Decoder::from_dir(dir.to_str().unwrap(), Precision::F32, &Device::Cpu).unwrap();
         assert_eq!(decoder.family.model_type(), family);
-        // The Mistral's window of 8 positions is as far as warpt runs it.
-        let context = if family == "mistral" { 8 } else { 128 };
+        // A window of 8 positions is as far as warpt runs a model with one.
+        let context = if matches!(family, "mistral" | "gemma2") {
+            8
+        } else {
+            128
+        };
         assert_eq!(decoder.shape.context, context, "{family}");
         let mut worst = 0f32;
         for len in 1..=prompt.len().min(context) {
@@ -162,5 +168,33 @@ fn each_family_equals_pytorch_transformers_on_its_own_checkpoint() {
         }
         eprintln!("{family}: logits within {worst:.1e} of transformers' largest");
         assert!(worst < 1e-4, "{family}: {worst:e}");
+    }
+}
+
+#[test]
+fn a_missing_tensor_is_an_error_naming_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shape = Preset::Tiny.shape();
+    warpt_models::hf::save(tmp.path(), &shape, 7).unwrap();
+    let weights = tmp.path().join("model.safetensors");
+    let mut tensors = candle_core::safetensors::load(&weights, &Device::Cpu).unwrap();
+    tensors.remove("model.layers.1.mlp.up_proj.weight");
+    candle_core::safetensors::save(&tensors, &weights).unwrap();
+    for model_type in ["llama", "mistral", "qwen3", "phi3", "gemma"] {
+        let mut config = config_json(&shape, model_type);
+        config["head_dim"] = shape.head_dim.into();
+        config["attention_bias"] = false.into();
+        write_config(tmp.path(), config);
+        let err = Decoder::from_dir(tmp.path().to_str().unwrap(), Precision::F32, &Device::Cpu)
+            .err()
+            .unwrap();
+        // The first tensor the family's loader misses: Qwen3 has q/k norms,
+        // Phi-3 fuses the projections; the rest miss the one removed.
+        let want = match model_type {
+            "qwen3" => "tensor model.layers.0.self_attn.q_norm.weight",
+            "phi3" => "tensor model.layers.0.self_attn.qkv_proj.weight",
+            _ => "tensor model.layers.1.mlp.up_proj.weight",
+        };
+        assert!(err.contains(want), "{model_type}: {err}");
     }
 }

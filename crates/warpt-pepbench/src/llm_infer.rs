@@ -5,8 +5,9 @@
 //! Validation: the tiny preset at the run's precision against a plain f64
 //! forward pass (first logits within the precision's tolerance, greedy
 //! tokens equal while the reference chose them firmly); the measured model
-//! gives the same tokens twice, and batched requests the same tokens as
-//! each request run alone.
+//! gives the same tokens twice, batched requests the same tokens as each
+//! request run alone, and its last decode step the logits of the same
+//! tokens prefilled without a cache (its family's KV cache and positions).
 
 use std::sync::atomic::Ordering;
 
@@ -37,13 +38,15 @@ pub fn spec() -> BenchmarkSpec {
         kind: BenchmarkKind::Application,
         description: Some(format!(
             "LLM inference on a decoder (candle; the presets are Llama-architecture, `model_dir` may hold a \
-             llama, mistral or qwen2 model, `details.family` says which): `batch` requests of `prompt_tokens` \
+             {} model, `details.family` says which): `batch` requests of `prompt_tokens` \
              tokens, prefilled as one batch, then `gen_tokens` tokens each by greedy decoding with a KV \
              cache. Per request `ttft_ms` (submission to first token) and `tpot_ms` = (latency - TTFT) / \
              (gen_tokens - 1), as MLPerf defines them; per batch `output_tokens_per_s` (tokens generated \
              after the first, over the decode time) and `prefill_tokens_per_s`. Weights generated from the \
              seed. Presets: tiny = {}; small = {}; base (TinyLlama-1.1B's shape) = {}. Validation: the tiny \
-             preset against a plain f64 forward pass, repeatability, and batched = alone.",
+             preset against a plain f64 forward pass, repeatability, batched = alone, and the measured model's \
+             last decode step = the same tokens prefilled without a cache.",
+            warpt_models::family::Family::llm_list(),
             Preset::Tiny.shape().describe(),
             Preset::Small.shape().describe(),
             Preset::Base.shape().describe()
@@ -68,8 +71,10 @@ pub fn spec() -> BenchmarkSpec {
             ),
             (
                 "model_dir".to_string(),
-                "a Hugging Face decoder directory (config.json, safetensors): model_type llama, mistral or qwen2 (details.family); overrides model"
-                    .to_string(),
+                format!(
+                    "a Hugging Face decoder directory (config.json, safetensors): model_type {} (details.family); overrides model",
+                    warpt_models::family::Family::llm_list()
+                ),
             ),
             (
                 "model_file".to_string(),

@@ -363,6 +363,17 @@ fn llm_infer_loads_a_hugging_face_directory_of_the_same_model() {
     let r = run_dir();
     passed(&r);
     assert_eq!(r.details["family"], ParamValue::Str("mistral".into()));
+    // As a Gemma (tied embeddings, scaled inputs, norms offset from 1: a
+    // different function of the same tensors), validated against itself.
+    config["model_type"] = "gemma".into();
+    config["head_dim"] = (256 / 8).into();
+    config["attention_bias"] = false.into();
+    std::fs::write(dir.path().join("config.json"), config.to_string()).unwrap();
+    let r = run_dir();
+    passed(&r);
+    assert_eq!(r.details["family"], ParamValue::Str("gemma".into()));
+    let v = &r.validation.as_ref().unwrap().message;
+    assert!(v.contains("prefilled without a cache"), "{v}");
     // A directory of another architecture is refused before anything runs.
     std::fs::write(dir.path().join("config.json"), "{\"model_type\": \"bert\"}").unwrap();
     let mut registry = Registry::new();

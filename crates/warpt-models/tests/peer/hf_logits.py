@@ -4,14 +4,19 @@ after each of a prompt's tokens as JSON, for warpt to read the same
 directory and compare.
 
 usage: python hf_logits.py FAMILY DIR TOKEN...
-FAMILY: llama, mistral (a sliding window of 8 positions) or qwen2
-(random q/k/v biases, tied embeddings)."""
+FAMILY: llama, mistral (a sliding window of 8 positions), qwen2 (random
+q/k/v biases, tied embeddings), qwen3 (a head dimension apart from
+hidden / heads, q/k norms), phi3 (fused projections), gemma (head dimension
+apart) or gemma2 (a sliding window of 8, logit soft-capping). Every norm
+weight is randomized too (Gemma's are offsets from 1)."""
 import json
 import sys
 
 import torch
-from transformers import (LlamaConfig, LlamaForCausalLM, MistralConfig, MistralForCausalLM,
-                          Qwen2Config, Qwen2ForCausalLM)
+from transformers import (Gemma2Config, Gemma2ForCausalLM, GemmaConfig, GemmaForCausalLM,
+                          LlamaConfig, LlamaForCausalLM, MistralConfig, MistralForCausalLM,
+                          Phi3Config, Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM,
+                          Qwen3Config, Qwen3ForCausalLM)
 
 family, out, tokens = sys.argv[1], sys.argv[2], [int(t) for t in sys.argv[3:]]
 torch.manual_seed(11)
@@ -28,6 +33,16 @@ elif family == "qwen2":
         for layer in model.model.layers:
             for proj in (layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj):
                 proj.bias.normal_(0.0, 0.5)
+elif family == "qwen3":
+    model = Qwen3ForCausalLM(Qwen3Config(**shape, head_dim=32, tie_word_embeddings=True))
+elif family == "phi3":
+    model = Phi3ForCausalLM(Phi3Config(**shape, pad_token_id=0))
+elif family == "gemma":
+    model = GemmaForCausalLM(GemmaConfig(**shape, head_dim=32))
+elif family == "gemma2":
+    model = Gemma2ForCausalLM(Gemma2Config(**shape, head_dim=32, sliding_window=8,
+                                           query_pre_attn_scalar=32,
+                                           attn_implementation="eager"))
 else:
     sys.exit(f"unknown family {family}")
 model = model.float().eval()
@@ -36,6 +51,8 @@ with torch.no_grad():
     for p in model.parameters():
         if p.dim() == 2:
             p.mul_(5.0)
+        else:
+            p.add_(torch.randn_like(p) * 0.1)
 model.save_pretrained(out, safe_serialization=True)
 with torch.inference_mode():
     logits = model(torch.tensor([tokens])).logits[0]
