@@ -73,7 +73,7 @@ impl Family {
     ];
 
     /// The decoder families `llm_infer` runs from a `model_dir`.
-    pub const LLM: [Family; 7] = [
+    pub const LLM: [Family; 8] = [
         Family::Llama,
         Family::Mistral,
         Family::Qwen2,
@@ -81,6 +81,7 @@ impl Family {
         Family::Phi3,
         Family::Gemma,
         Family::Gemma2,
+        Family::Gpt2,
     ];
 
     /// The family `config.json`'s `model_type` names, if warpt knows it.
@@ -138,10 +139,6 @@ impl Family {
         let runs = Self::llm_list();
         match Self::from_model_type(model_type) {
             Some(f) if Self::LLM.contains(&f) => None,
-            Some(f) if f.kind() == Kind::Decoder => Some(format!(
-                "model_type '{model_type}' is a decoder family warpt does not run yet; \
-                 llm_infer runs {runs}"
-            )),
             Some(f) => Some(format!(
                 "model_type '{model_type}' is not a decoder ({}); llm_infer runs {runs}",
                 match f.kind() {
@@ -172,17 +169,18 @@ mod tests {
         for f in Family::LLM {
             assert_eq!(Family::llm_refusal(f.model_type()), None);
         }
-        let gpt2 = Family::llm_refusal("gpt2").unwrap_or_default();
-        assert!(
-            gpt2.contains("decoder family warpt does not run yet"),
-            "{gpt2}"
-        );
-        assert!(
-            gpt2.ends_with("llm_infer runs llama, mistral, qwen2, qwen3, phi3, gemma, gemma2"),
-            "{gpt2}"
-        );
+        // Every decoder family runs.
+        for f in Family::ALL {
+            assert_eq!(f.kind() == Kind::Decoder, Family::LLM.contains(&f), "{f:?}");
+        }
         let bert = Family::llm_refusal("bert").unwrap_or_default();
         assert!(bert.contains("is not a decoder (an encoder)"), "{bert}");
+        assert!(
+            bert.ends_with(
+                "llm_infer runs llama, mistral, qwen2, qwen3, phi3, gemma, gemma2, gpt2"
+            ),
+            "{bert}"
+        );
         let odd = Family::llm_refusal("mamba").unwrap_or_default();
         assert!(odd.contains("'mamba' is not a family warpt knows"), "{odd}");
     }

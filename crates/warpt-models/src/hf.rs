@@ -11,6 +11,7 @@ use candle_core::{Device, Tensor};
 use candle_transformers::models::{gemma, gemma2, llama, mistral, phi3, qwen2, qwen3};
 
 use crate::family::Family;
+use crate::gpt2;
 use crate::model::{self, Shape};
 
 /// A model directory's architecture, as its config.json describes it.
@@ -30,6 +31,8 @@ pub enum DirConfig {
     Gemma(gemma::Config),
     /// `model_type` gemma2.
     Gemma2(gemma2::Config),
+    /// `model_type` gpt2.
+    Gpt2(gpt2::Config),
 }
 
 impl DirConfig {
@@ -43,6 +46,7 @@ impl DirConfig {
             DirConfig::Phi3(_) => Family::Phi3,
             DirConfig::Gemma(_) => Family::Gemma,
             DirConfig::Gemma2(_) => Family::Gemma2,
+            DirConfig::Gpt2(_) => Family::Gpt2,
         }
     }
 
@@ -55,7 +59,7 @@ impl DirConfig {
             DirConfig::Qwen2(c) => c.tie_word_embeddings,
             DirConfig::Qwen3(c) => c.tie_word_embeddings,
             DirConfig::Phi3(c) => c.tie_word_embeddings,
-            DirConfig::Gemma(_) | DirConfig::Gemma2(_) => true,
+            DirConfig::Gemma(_) | DirConfig::Gemma2(_) | DirConfig::Gpt2(_) => true,
         }
     }
 }
@@ -91,6 +95,13 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
         Family::Phi3 => DirConfig::Phi3(serde_json::from_value(raw).map_err(bad)?),
         Family::Gemma => DirConfig::Gemma(serde_json::from_value(raw).map_err(bad)?),
         Family::Gemma2 => DirConfig::Gemma2(serde_json::from_value(raw).map_err(bad)?),
+        Family::Gpt2 => {
+            let c: gpt2::Config = serde_json::from_value(raw).map_err(bad)?;
+            if let Some(why) = c.unsupported() {
+                return Err(format!("parameter 'model_dir': {}: {why}", path.display()));
+            }
+            DirConfig::Gpt2(c)
+        }
         _ => {
             let cfg: llama::LlamaConfig = serde_json::from_value(raw).map_err(bad)?;
             DirConfig::Llama(cfg.into_config(false))
@@ -134,6 +145,16 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
         DirConfig::Phi3(c) => shape_of!(c),
         DirConfig::Gemma(c) => shape_of!(c, c.head_dim),
         DirConfig::Gemma2(c) => shape_of!(c, c.head_dim),
+        DirConfig::Gpt2(c) => Shape {
+            vocab: c.vocab_size,
+            hidden: c.n_embd,
+            intermediate: c.inner(),
+            layers: c.n_layer,
+            heads: c.n_head,
+            kv_heads: c.n_head,
+            head_dim: c.n_embd / c.n_head,
+            context: c.n_positions,
+        },
     };
     if shape.heads == 0 || shape.kv_heads == 0 || !shape.heads.is_multiple_of(shape.kv_heads) {
         return Err(format!(
@@ -176,7 +197,7 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
                 shape.context = shape.context.min(w);
             }
         }
-        DirConfig::Llama(_) | DirConfig::Phi3(_) | DirConfig::Gemma(_) => {}
+        DirConfig::Llama(_) | DirConfig::Phi3(_) | DirConfig::Gemma(_) | DirConfig::Gpt2(_) => {}
     }
     Ok((shape, config))
 }

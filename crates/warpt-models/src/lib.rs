@@ -4,6 +4,7 @@
 //! - [`family`]: model families by `config.json`'s `model_type`, and which run;
 //! - [`model`]: Llama presets and their seeded weights;
 //! - [`llm`]: the decoder engine the LLM benchmarks share;
+//! - [`gpt2`]: GPT-2, on candle's tensor operations;
 //! - [`select`]: the decoder `llm_infer`'s parameters choose, and the checks of what it generates;
 //! - [`reference`]: a plain f64 Llama forward pass that checks candle's;
 //! - [`packed`]: f32 weights packed once, and the product of decode steps and prefills;
@@ -21,6 +22,7 @@ pub mod encoder;
 pub mod family;
 pub mod fastmath;
 pub mod gguf;
+pub mod gpt2;
 pub mod heap;
 pub mod hf;
 pub mod llm;

@@ -135,6 +135,7 @@ enum FamilyModel {
     Phi3(phi3::Model),
     Gemma(gemma::Model),
     Gemma2(gemma2::Model),
+    Gpt2(crate::gpt2::Model),
 }
 
 impl FamilyModel {
@@ -146,6 +147,7 @@ impl FamilyModel {
             FamilyModel::Phi3(m) => m.clear_kv_cache(),
             FamilyModel::Gemma(m) => m.clear_kv_cache(),
             FamilyModel::Gemma2(m) => m.clear_kv_cache(),
+            FamilyModel::Gpt2(m) => m.clear_kv_cache(),
         }
     }
 
@@ -158,6 +160,7 @@ impl FamilyModel {
             FamilyModel::Phi3(m) => m.forward(x, pos)?,
             FamilyModel::Gemma(m) => m.forward(x, pos)?,
             FamilyModel::Gemma2(m) => m.forward(x, pos)?,
+            FamilyModel::Gpt2(m) => m.forward(x, pos)?,
         };
         // All return `(batch, 1, vocab)`, the last position's, in the
         // model's dtype.
@@ -345,6 +348,7 @@ impl Decoder {
             DirConfig::Gemma2(c) => {
                 FamilyModel::Gemma2(gemma2::Model::new(false, c, vb).map_err(build)?)
             }
+            DirConfig::Gpt2(c) => FamilyModel::Gpt2(crate::gpt2::Model::new(c, vb).map_err(build)?),
             DirConfig::Llama(_) => return Err("a Llama directory takes the Llama path".into()),
         };
         Ok(Decoder {

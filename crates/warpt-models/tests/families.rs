@@ -95,7 +95,6 @@ fn a_family_llm_infer_does_not_run_is_refused_naming_those_it_does() {
     warpt_models::hf::save(tmp.path(), &shape, 7).unwrap();
     let dir = tmp.path().to_str().unwrap();
     for (model_type, want) in [
-        ("gpt2", "'gpt2' is a decoder family warpt does not run yet"),
         ("t5", "'t5' is not a decoder (an encoder-decoder)"),
         ("rwkv", "'rwkv' is not a family warpt knows"),
     ] {
@@ -104,7 +103,7 @@ fn a_family_llm_infer_does_not_run_is_refused_naming_those_it_does() {
         assert!(err.starts_with("parameter 'model_dir'"), "{err}");
         assert!(err.contains(want), "{err}");
         assert!(
-            err.ends_with("llm_infer runs llama, mistral, qwen2, qwen3, phi3, gemma, gemma2"),
+            err.ends_with("llm_infer runs llama, mistral, qwen2, qwen3, phi3, gemma, gemma2, gpt2"),
             "{err}"
         );
     }
@@ -117,11 +116,12 @@ fn a_family_llm_infer_does_not_run_is_refused_naming_those_it_does() {
 }
 
 /// PyTorch `transformers` writes a tiny random model of each family with
-/// `save_pretrained` (a Mistral with a sliding window of 8, a Qwen2 with
-/// random q/k/v biases and tied embeddings) and prints its logits; warpt
-/// reads the directory and must give the same logits after every prompt
-/// length it runs. Runs where scripts/test made the
-/// transformers venv (`WARPT_TEST_TRANSFORMERS_PYTHON`).
+/// `save_pretrained` (the quirks each exercises are listed in
+/// `peer/hf_logits.py`) and prints its logits; warpt reads the directory
+/// and must give the same logits after every prompt length it runs, in f32
+/// within 1e-4 of the largest and in bf16 and f16 within those precisions'
+/// tolerances. Runs where scripts/test made the transformers venv
+/// (`WARPT_TEST_TRANSFORMERS_PYTHON`).
 #[test]
 fn each_family_equals_pytorch_transformers_on_its_own_checkpoint() {
     let Ok(python) = std::env::var("WARPT_TEST_TRANSFORMERS_PYTHON") else {
@@ -130,44 +130,54 @@ fn each_family_equals_pytorch_transformers_on_its_own_checkpoint() {
     };
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peer/hf_logits.py");
     let prompt: Vec<u32> = vec![5, 17, 200, 3, 99, 42, 7, 128, 64, 11, 250, 31];
-    for family in [
-        "llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2",
-    ] {
-        let tmp = tempfile::tempdir().unwrap();
+    let families = [
+        "llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gpt2",
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(&python)
+        .arg(&script)
+        .arg(families.join(","))
+        .arg(tmp.path())
+        .args(prompt.iter().map(u32::to_string))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for family in families {
         let dir = tmp.path().join(family);
-        let out = std::process::Command::new(&python)
-            .arg(&script)
-            .arg(family)
-            .arg(&dir)
-            .args(prompt.iter().map(u32::to_string))
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{family}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let want: Vec<Vec<f32>> = serde_json::from_value(json["logits"].clone()).unwrap();
-        let decoder =
-            Decoder::from_dir(dir.to_str().unwrap(), Precision::F32, &Device::Cpu).unwrap();
-        assert_eq!(decoder.family.model_type(), family);
-        // A window of 8 positions is as far as warpt runs a model with one.
-        let context = if matches!(family, "mistral" | "gemma2") {
-            8
-        } else {
-            128
-        };
-        assert_eq!(decoder.shape.context, context, "{family}");
-        let mut worst = 0f32;
-        for len in 1..=prompt.len().min(context) {
-            let got = decoder.generate(&[prompt[..len].to_vec()], 1).unwrap();
-            let row = &want[len - 1];
-            let want = Tensor::from_slice(row, (1, row.len()), &Device::Cpu).unwrap();
-            worst = worst.max(off(&got.first_logits, &want));
+        let want: Vec<Vec<f32>> = serde_json::from_value(json[family].clone()).unwrap();
+        for precision in [Precision::F32, Precision::Bf16, Precision::F16] {
+            let decoder =
+                Decoder::from_dir(dir.to_str().unwrap(), precision, &Device::Cpu).unwrap();
+            assert_eq!(decoder.family.model_type(), family);
+            // A window of 8 positions is as far as warpt runs a model with one.
+            let context = if matches!(family, "mistral" | "gemma2") {
+                8
+            } else {
+                128
+            };
+            assert_eq!(decoder.shape.context, context, "{family}");
+            let mut worst = 0f32;
+            for len in 1..=prompt.len().min(context) {
+                let got = decoder.generate(&[prompt[..len].to_vec()], 1).unwrap();
+                let row = &want[len - 1];
+                let want = Tensor::from_slice(row, (1, row.len()), &Device::Cpu).unwrap();
+                worst = worst.max(off(&got.first_logits, &want));
+            }
+            let tol = match precision {
+                Precision::F32 => 1e-4,
+                p => p.logit_tolerance() as f32,
+            };
+            eprintln!(
+                "{family} {}: logits within {worst:.1e} of transformers' largest (bound {tol:.0e})",
+                precision.name()
+            );
+            assert!(worst < tol, "{family} {}: {worst:e}", precision.name());
         }
-        eprintln!("{family}: logits within {worst:.1e} of transformers' largest");
-        assert!(worst < 1e-4, "{family}: {worst:e}");
     }
 }
 

@@ -1,59 +1,75 @@
-"""Writes a tiny random decoder of one family with PyTorch transformers'
-save_pretrained (as users' checkpoints are written) and prints the logits
-after each of a prompt's tokens as JSON, for warpt to read the same
-directory and compare.
+"""Writes a tiny random decoder of each family named with PyTorch
+transformers' save_pretrained (as users' checkpoints are written) and prints
+the logits after each of a prompt's tokens as JSON, for warpt to read the
+same directories and compare. One process for all families: importing torch
+is most of the time.
 
-usage: python hf_logits.py FAMILY DIR TOKEN...
+usage: python hf_logits.py FAMILY[,FAMILY...] ROOT TOKEN...
+writes ROOT/FAMILY for each; prints {"FAMILY": [[logit, ...], ...], ...}
+
 FAMILY: llama, mistral (a sliding window of 8 positions), qwen2 (random
 q/k/v biases, tied embeddings), qwen3 (a head dimension apart from
 hidden / heads, q/k norms), phi3 (fused projections), gemma (head dimension
-apart) or gemma2 (a sliding window of 8, logit soft-capping). Every norm
-weight is randomized too (Gemma's are offsets from 1)."""
+apart), gemma2 (a sliding window of 8, logit soft-capping) or gpt2 (learned
+positions, LayerNorm with biases, Conv1D weights stored [in, out]). Every
+norm weight and bias is randomized too (Gemma's norms are offsets from 1)."""
 import json
+import os
 import sys
 
 import torch
-from transformers import (Gemma2Config, Gemma2ForCausalLM, GemmaConfig, GemmaForCausalLM,
-                          LlamaConfig, LlamaForCausalLM, MistralConfig, MistralForCausalLM,
-                          Phi3Config, Phi3ForCausalLM, Qwen2Config, Qwen2ForCausalLM,
-                          Qwen3Config, Qwen3ForCausalLM)
+from transformers import (GPT2Config, GPT2LMHeadModel, Gemma2Config, Gemma2ForCausalLM,
+                          GemmaConfig, GemmaForCausalLM, LlamaConfig, LlamaForCausalLM,
+                          MistralConfig, MistralForCausalLM, Phi3Config, Phi3ForCausalLM,
+                          Qwen2Config, Qwen2ForCausalLM, Qwen3Config, Qwen3ForCausalLM)
 
-family, out, tokens = sys.argv[1], sys.argv[2], [int(t) for t in sys.argv[3:]]
-torch.manual_seed(11)
-shape = dict(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+SHAPE = dict(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
              num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=128,
              rms_norm_eps=1e-5, rope_theta=10000.0)
-if family == "llama":
-    model = LlamaForCausalLM(LlamaConfig(**shape))
-elif family == "mistral":
-    model = MistralForCausalLM(MistralConfig(**shape, sliding_window=8))
-elif family == "qwen2":
-    model = Qwen2ForCausalLM(Qwen2Config(**shape, tie_word_embeddings=True))
-    with torch.no_grad():
-        for layer in model.model.layers:
-            for proj in (layer.self_attn.q_proj, layer.self_attn.k_proj, layer.self_attn.v_proj):
-                proj.bias.normal_(0.0, 0.5)
-elif family == "qwen3":
-    model = Qwen3ForCausalLM(Qwen3Config(**shape, head_dim=32, tie_word_embeddings=True))
-elif family == "phi3":
-    model = Phi3ForCausalLM(Phi3Config(**shape, pad_token_id=0))
-elif family == "gemma":
-    model = GemmaForCausalLM(GemmaConfig(**shape, head_dim=32))
-elif family == "gemma2":
-    model = Gemma2ForCausalLM(Gemma2Config(**shape, head_dim=32, sliding_window=8,
-                                           query_pre_attn_scalar=32,
-                                           attn_implementation="eager"))
-else:
+
+
+def build(family):
+    if family == "llama":
+        return LlamaForCausalLM(LlamaConfig(**SHAPE))
+    if family == "mistral":
+        return MistralForCausalLM(MistralConfig(**SHAPE, sliding_window=8))
+    if family == "qwen2":
+        model = Qwen2ForCausalLM(Qwen2Config(**SHAPE, tie_word_embeddings=True))
+        with torch.no_grad():
+            for layer in model.model.layers:
+                for proj in (layer.self_attn.q_proj, layer.self_attn.k_proj,
+                             layer.self_attn.v_proj):
+                    proj.bias.normal_(0.0, 0.5)
+        return model
+    if family == "qwen3":
+        return Qwen3ForCausalLM(Qwen3Config(**SHAPE, head_dim=32, tie_word_embeddings=True))
+    if family == "phi3":
+        return Phi3ForCausalLM(Phi3Config(**SHAPE, pad_token_id=0))
+    if family == "gemma":
+        return GemmaForCausalLM(GemmaConfig(**SHAPE, head_dim=32))
+    if family == "gemma2":
+        return Gemma2ForCausalLM(Gemma2Config(**SHAPE, head_dim=32, sliding_window=8,
+                                              query_pre_attn_scalar=32,
+                                              attn_implementation="eager"))
+    if family == "gpt2":
+        return GPT2LMHeadModel(GPT2Config(vocab_size=256, n_embd=64, n_layer=2, n_head=4,
+                                          n_positions=128))
     sys.exit(f"unknown family {family}")
-model = model.float().eval()
-# Random init leaves small weights: widen them so the logits spread.
-with torch.no_grad():
-    for p in model.parameters():
-        if p.dim() == 2:
-            p.mul_(5.0)
-        else:
-            p.add_(torch.randn_like(p) * 0.1)
-model.save_pretrained(out, safe_serialization=True)
-with torch.inference_mode():
-    logits = model(torch.tensor([tokens])).logits[0]
-print(json.dumps({"logits": logits.tolist()}))
+
+
+families, root, tokens = sys.argv[1].split(","), sys.argv[2], [int(t) for t in sys.argv[3:]]
+out = {}
+for family in families:
+    torch.manual_seed(11)
+    model = build(family).float().eval()
+    # Random init leaves small weights: widen them so the logits spread.
+    with torch.no_grad():
+        for p in model.parameters():
+            if p.dim() == 2:
+                p.mul_(5.0)
+            else:
+                p.add_(torch.randn_like(p) * 0.1)
+    model.save_pretrained(os.path.join(root, family), safe_serialization=True)
+    with torch.inference_mode():
+        out[family] = model(torch.tensor([tokens])).logits[0].tolist()
+print(json.dumps(out))
