@@ -90,12 +90,15 @@ pub fn generate(
 /// Mean of the token vectors where `mask` is 1, then L2 normalisation, as
 /// sentence-transformers pools: `hidden` is (batch, seq, dim), `mask` (batch, seq).
 pub fn mean_pool_normalize(hidden: &Tensor, mask: &Tensor) -> candle_core::Result<Tensor> {
-    let m = mask.to_dtype(hidden.dtype())?.unsqueeze(2)?;
+    // In f32 whatever the model's dtype: candle sums bf16 in bf16, which
+    // leaves norms 2% off one (PyTorch accumulates reductions in f32).
+    let hidden = hidden.to_dtype(DType::F32)?;
+    let m = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
     let summed = hidden.broadcast_mul(&m)?.sum(1)?;
     let counts = m.sum(1)?.clamp(1e-9, f64::MAX)?;
     let mean = summed.broadcast_div(&counts)?;
     let norm = mean.sqr()?.sum_keepdim(1)?.sqrt()?.clamp(1e-12, f64::MAX)?;
-    mean.broadcast_div(&norm)?.to_dtype(DType::F32)
+    mean.broadcast_div(&norm)
 }
 
 /// erf, Abramowitz and Stegun 7.1.26 refined by one Newton step (error

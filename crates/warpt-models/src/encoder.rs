@@ -1,6 +1,6 @@
 //! BERT's encoder forward pass in f32 on warpt's packed kernel
 //! ([`crate::packed`]), with sentence-transformers' pooling: what `embed`
-//! runs for f32 on the CPU (candle's `BertModel` runs the rest).
+//! runs for f32 on the CPU (`bert_dense`, on candle's operations, runs the rest).
 //!
 //! candle's BERT reaches half of this CPU's arithmetic: its GEMM packs the
 //! `[out, in]` weights on every call, attention runs as many small batched

@@ -13,11 +13,13 @@
 //! - [`hf`]: Hugging Face model directories, read and written;
 //! - [`bert`]: the MiniLM-shaped encoder's weights and its f64 reference;
 //! - [`encoder`]: the BERT forward pass on the packed kernel;
+//! - [`bert_dense`]: the BERT forward pass on candle's operations, any dtype;
 //! - [`fastmath`]: vectorized GELU and softmax;
 //! - [`heap`]: keeping freed memory in the process, as inference engines do;
 //! - [`sampling`]: timing one piece of work per sample, shared parameter values.
 
 pub mod bert;
+pub mod bert_dense;
 pub mod encoder;
 pub mod family;
 pub mod fastmath;

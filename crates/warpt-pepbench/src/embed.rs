@@ -3,8 +3,8 @@
 //! in sentences/s and batch latency.
 //!
 //! The encoder has all-MiniLM-L6-v2's shape with weights from the seed, or
-//! is a real model from `model_dir` (config.json, model.safetensors,
-//! tokenizer.json). Validation: the seeded MiniLM against a plain f64
+//! is a real BERT, RoBERTa or XLM-RoBERTa from `model_dir` (config.json,
+//! model.safetensors, tokenizer.json). Validation: the seeded MiniLM against a plain f64
 //! forward pass (a padded batch of two sentences), unit-norm outputs, each
 //! sentence embedded alone equal to its row of the batch; with a real
 //! model, the cosine of a known pair is reported.
@@ -13,7 +13,6 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
 use candle_transformers::models::bert;
 use tokenizers::Tokenizer;
 use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
@@ -27,6 +26,8 @@ use crate::encoder::PackedBert;
 use crate::llm::Precision;
 use crate::sampling::{DEVICES, FLOAT_PRECISIONS, choices, time_each};
 use crate::{corpus, tokenize};
+use warpt_models::bert_dense::DenseBert;
+use warpt_models::family::Family;
 
 /// Benchmark name within the suite.
 pub const NAME: &str = "embed";
@@ -40,11 +41,12 @@ pub fn spec() -> BenchmarkSpec {
         components: vec![BenchmarkComponent::Cpu],
         kind: BenchmarkKind::Application,
         description: Some(
-            "Sentence embeddings as sentence-transformers computes them (candle BERT, mean pooling over the \
+            "Sentence embeddings as sentence-transformers computes them (a BERT encoder, mean pooling over the \
              attention mask, L2 normalisation): `batch` sentences of `seq_len` tokens per sample, \
              `sentences_per_s` and `batch_latency_ms`. The encoder has all-MiniLM-L6-v2's shape (384 wide, \
              6 layers, 12 heads, 22.6 M parameters without the unused pooler) with weights from the seed, or `model_dir` = a Hugging \
-             Face BERT directory (config.json, model.safetensors, tokenizer.json). Validation: the seeded \
+             Face bert, roberta or xlm-roberta directory (config.json, model.safetensors, tokenizer.json; \
+             `details.family`). Validation: the seeded \
              encoder against a plain f64 forward pass, unit norms, each sentence alone = its row of the \
              batch; with a real model, the cosine of a known pair."
                 .into(),
@@ -60,7 +62,7 @@ pub fn spec() -> BenchmarkSpec {
         ]
         .into(),
         param_help: [
-            ("model_dir".to_string(), "a Hugging Face BERT directory; empty = MiniLM-shaped weights from the seed".to_string()),
+            ("model_dir".to_string(), "a Hugging Face encoder directory (model_type bert, roberta or xlm-roberta); empty = MiniLM-shaped weights from the seed".to_string()),
             ("device".to_string(), "cpu (cuda and metal need a build with that feature)".to_string()),
             ("precision".to_string(), "f32, bf16 or f16".to_string()),
             ("batch".to_string(), "sentences per batch".to_string()),
@@ -78,8 +80,13 @@ pub fn spec() -> BenchmarkSpec {
     }
 }
 
-/// What `model_dir` must hold, checked before anything runs.
-fn check_model_dir(dir: &str) -> Result<bert::Config, String> {
+/// The encoder families `embed` runs from a `model_dir`.
+const ENCODERS: [Family; 3] = [Family::Bert, Family::Roberta, Family::XlmRoberta];
+
+/// What `model_dir` must hold, checked before anything runs: its BERT-form
+/// configuration (for RoBERTa the positions it can embed, see
+/// [`roberta_as_bert`]) and its family.
+fn check_model_dir(dir: &str) -> Result<(bert::Config, Family), String> {
     let dir = Path::new(dir);
     if !dir.is_dir() {
         return Err(format!(
@@ -100,19 +107,60 @@ fn check_model_dir(dir: &str) -> Result<bert::Config, String> {
         .map_err(|e| format!("parameter 'model_dir': reading {}: {e}", path.display()))?;
     let raw: serde_json::Value = serde_json::from_str(&text)
         .map_err(|e| format!("parameter 'model_dir': {} is not JSON: {e}", path.display()))?;
-    let model_type = raw["model_type"].as_str().unwrap_or("");
-    if model_type != "bert" {
+    let model_type = raw["model_type"].as_str().unwrap_or("").to_string();
+    let model_type = model_type.as_str();
+    let Some(family) = Family::from_model_type(model_type).filter(|f| ENCODERS.contains(f)) else {
         return Err(format!(
-            "parameter 'model_dir': {} says model_type '{model_type}'; embed runs BERT-architecture encoders",
-            path.display()
+            "parameter 'model_dir': {} says model_type '{model_type}'; embed runs {}",
+            path.display(),
+            ENCODERS.map(Family::model_type).join(", ")
         ));
-    }
-    serde_json::from_value(raw).map_err(|e| {
+    };
+    let mut config: bert::Config = serde_json::from_value(raw).map_err(|e| {
         format!(
-            "parameter 'model_dir': {} is not a BERT config: {e}",
+            "parameter 'model_dir': {} is not a {model_type} config: {e}",
             path.display()
         )
-    })
+    })?;
+    if family != Family::Bert {
+        let skip = config.pad_token_id + 1;
+        config.max_position_embeddings = config.max_position_embeddings.checked_sub(skip).ok_or_else(|| {
+            format!(
+                "parameter 'model_dir': {}: max_position_embeddings {} leaves no position after the padding index {}",
+                path.display(),
+                config.max_position_embeddings,
+                config.pad_token_id
+            )
+        })?;
+    }
+    Ok((config, family))
+}
+
+/// A RoBERTa (or XLM-RoBERTa) checkpoint's tensors as BERT's: the same
+/// architecture, but positions count from `pad_token_id + 1` (RoBERTa
+/// numbers a sequence's tokens after the padding index and gives pads the
+/// padding index itself). With sequences padded on the right, a token's
+/// position is then BERT's plus `pad + 1`, so the position table without
+/// its first `pad + 1` rows makes the BERT forward pass RoBERTa's; pads are
+/// masked out of attention and pooling, so their positions never count.
+/// The `roberta.` prefix masked-LM checkpoints carry is dropped.
+fn roberta_as_bert(
+    tensors: HashMap<String, Tensor>,
+    pad: usize,
+) -> Result<HashMap<String, Tensor>, String> {
+    let mut out = HashMap::with_capacity(tensors.len());
+    for (name, t) in tensors {
+        let name = name.strip_prefix("roberta.").unwrap_or(&name).to_string();
+        let t = if name == "embeddings.position_embeddings.weight" {
+            let rows = t.dim(0).map_err(|e| e.to_string())?;
+            t.narrow(0, pad + 1, rows.saturating_sub(pad + 1))
+                .map_err(|e| format!("{name}: {e}"))?
+        } else {
+            t
+        };
+        out.insert(name, t);
+    }
+    Ok(out)
 }
 
 /// Checks the parameters before anything runs.
@@ -132,7 +180,7 @@ pub fn check_params(params: &Params) -> Result<(), String> {
     let max = if dir.is_empty() {
         minilm_config().max_position_embeddings
     } else {
-        check_model_dir(dir)?.max_position_embeddings
+        check_model_dir(dir)?.0.max_position_embeddings
     };
     if !(1..=max as i64).contains(&seq) {
         return Err(format!(
@@ -146,8 +194,8 @@ pub fn check_params(params: &Params) -> Result<(), String> {
 enum Engine {
     /// f32 on the CPU: warpt's packed kernel.
     Packed(PackedBert),
-    /// Other precisions and devices: candle-transformers' BERT.
-    Candle(bert::BertModel),
+    /// Other precisions and devices: BERT on candle's operations.
+    Candle(DenseBert),
 }
 
 /// A loaded encoder and its tokenizer.
@@ -156,6 +204,8 @@ pub struct Encoder {
     tokenizer: Tokenizer,
     config: bert::Config,
     device: Device,
+    /// Its family (`details.family`).
+    pub family: Family,
     /// Where the weights came from.
     pub source: String,
     /// Parameters, counted from the tensors.
@@ -167,35 +217,37 @@ pub struct Encoder {
 impl Encoder {
     /// The seeded MiniLM-shaped encoder (`dir` empty) or the model in `dir`.
     pub fn load(dir: &str, seed: u64, dtype: DType, device: &Device) -> Result<Self, String> {
-        let (config, tensors, tokenizer, source): (_, HashMap<String, Tensor>, _, _) = if dir
-            .is_empty()
-        {
-            let config = minilm_config();
-            let tensors = generate(&config, seed, device).map_err(|e| e.to_string())?;
-            let (tokenizer, _) = tokenize::load_or_train("", seed)?;
-            (
-                config,
-                tensors,
-                tokenizer,
-                "generated from the seed (all-MiniLM-L6-v2's shape)".to_string(),
-            )
-        } else {
-            let config = check_model_dir(dir)?;
-            let path = Path::new(dir);
-            let tensors = candle_core::safetensors::load(path.join("model.safetensors"), device)
-                .map_err(|e| {
-                    format!("loading {}: {e}", path.join("model.safetensors").display())
-                })?;
-            let tokenizer = tokenize::load_file(&path.join("tokenizer.json"))?;
-            (config, tensors, tokenizer, dir.to_string())
-        };
+        let (config, family, tensors, tokenizer, source): (_, _, HashMap<String, Tensor>, _, _) =
+            if dir.is_empty() {
+                let config = minilm_config();
+                let tensors = generate(&config, seed, device).map_err(|e| e.to_string())?;
+                let (tokenizer, _) = tokenize::load_or_train("", seed)?;
+                (
+                    config,
+                    Family::Bert,
+                    tensors,
+                    tokenizer,
+                    "generated from the seed (all-MiniLM-L6-v2's shape)".to_string(),
+                )
+            } else {
+                let (config, family) = check_model_dir(dir)?;
+                let path = Path::new(dir);
+                let weights = path.join("model.safetensors");
+                let mut tensors = candle_core::safetensors::load(&weights, device)
+                    .map_err(|e| format!("loading {}: {e}", weights.display()))?;
+                if family != Family::Bert {
+                    tensors = roberta_as_bert(tensors, config.pad_token_id)?;
+                }
+                let tokenizer = tokenize::load_file(&path.join("tokenizer.json"))?;
+                (config, family, tensors, tokenizer, dir.to_string())
+            };
         let parameters: usize = tensors.values().map(Tensor::elem_count).sum();
         let engine = if dtype == DType::F32 && device.is_cpu() && PackedBert::supports(&config) {
             Engine::Packed(PackedBert::load(&tensors, &config)?)
         } else {
-            let vb = VarBuilder::from_tensors(tensors, dtype, device);
             Engine::Candle(
-                bert::BertModel::load(vb, &config).map_err(|e| format!("building BERT: {e}"))?,
+                DenseBert::load(tensors, &config, dtype, device)
+                    .map_err(|e| format!("building BERT: {e}"))?,
             )
         };
         Ok(Encoder {
@@ -203,6 +255,7 @@ impl Encoder {
             tokenizer,
             config,
             device: device.clone(),
+            family,
             source,
             parameters,
             model_bytes: parameters * dtype.size_in_bytes(),
@@ -213,7 +266,7 @@ impl Encoder {
     pub fn engine_name(&self) -> &'static str {
         match self.engine {
             Engine::Packed(_) => "warpt packed f32 kernel",
-            Engine::Candle(_) => "candle-transformers BertModel",
+            Engine::Candle(_) => "warpt BERT on candle operations",
         }
     }
 
@@ -254,8 +307,7 @@ impl Encoder {
         let shape = (batch.len(), len);
         let ids = Tensor::from_vec(ids, shape, &self.device)?;
         let mask = Tensor::from_vec(mask, shape, &self.device)?;
-        let types = ids.zeros_like()?;
-        let hidden = model.forward(&ids, &types, Some(&mask))?;
+        let hidden = model.forward(&ids, &mask)?;
         mean_pool_normalize(&hidden, &mask)?.to_vec2::<f32>()
     }
 }
@@ -365,6 +417,10 @@ impl Benchmark for Embed {
             metrics: m.metrics,
             details: vec![
                 ("architecture".into(), ParamValue::from("bert")),
+                (
+                    "family".into(),
+                    ParamValue::from(encoder.family.model_type()),
+                ),
                 ("engine".into(), ParamValue::from(encoder.engine_name())),
                 ("weights".into(), ParamValue::Str(encoder.source.clone())),
                 ("heap".into(), ParamValue::from(crate::heap::SETTING)),
@@ -486,7 +542,7 @@ fn check(
     if real {
         let pair: Vec<Vec<u32>> = KNOWN_PAIR
             .iter()
-            .map(|s| encoder.ids(s, 512))
+            .map(|s| encoder.ids(s, encoder.config.max_position_embeddings))
             .collect::<Result<_, _>>()?;
         let e = encoder.embed(&pair).map_err(err)?;
         msg.push_str(&format!(

@@ -239,6 +239,17 @@ fn embed_seeded_minilm_matches_the_f64_reference() {
         ParamValue::Int(22_713_216 - 147_840)
     );
     assert_eq!(r.details["tokens_per_batch"], ParamValue::Int(64));
+    assert_eq!(r.details["family"], ParamValue::Str("bert".into()));
+    // bf16 and f16 run on the other engine (whose padded batches once came
+    // out NaN: candle-transformers' BERT masks with f32::MIN, -inf there).
+    for precision in ["precision=bf16", "precision=f16"] {
+        let r = run("embed", &["batch=4", "seq_len=16", precision]);
+        passed(&r);
+        assert_eq!(
+            r.details["engine"],
+            ParamValue::Str("warpt BERT on candle operations".into())
+        );
+    }
 }
 
 #[test]
