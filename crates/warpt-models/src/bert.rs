@@ -103,7 +103,7 @@ pub fn mean_pool_normalize(hidden: &Tensor, mask: &Tensor) -> candle_core::Resul
 
 /// erf, Abramowitz and Stegun 7.1.26 refined by one Newton step (error
 /// below 1e-10, far inside any tolerance used here).
-fn erf(x: f64) -> f64 {
+pub(crate) fn erf(x: f64) -> f64 {
     let t = 1.0 / (1.0 + 0.3275911 * x.abs());
     let poly = t
         * (0.254829592
@@ -122,7 +122,7 @@ fn erf(x: f64) -> f64 {
     y
 }
 
-fn layer_norm(x: &mut [f64], w: &[f64], b: &[f64], eps: f64) {
+pub(crate) fn layer_norm(x: &mut [f64], w: &[f64], b: &[f64], eps: f64) {
     let n = x.len() as f64;
     let mean = x.iter().sum::<f64>() / n;
     let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;

@@ -14,6 +14,7 @@
 //! - [`bert`]: the MiniLM-shaped encoder's weights and its f64 reference;
 //! - [`encoder`]: the BERT forward pass on the packed kernel;
 //! - [`bert_dense`]: the BERT forward pass on candle's operations, any dtype;
+//! - [`vision`]: Vision Transformers: presets, directories, an f64 reference;
 //! - [`fastmath`]: vectorized GELU and softmax;
 //! - [`heap`]: keeping freed memory in the process, as inference engines do;
 //! - [`sampling`]: timing one piece of work per sample, shared parameter values.
@@ -34,3 +35,4 @@ pub mod qllama;
 pub mod reference;
 pub mod sampling;
 pub mod select;
+pub mod vision;

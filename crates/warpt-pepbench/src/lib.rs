@@ -7,6 +7,7 @@
 //! - [`embed`]: sentence embeddings (BERT, mean pooling), sentences/s;
 //! - [`data_pipeline`]: JSONL to padded, shuffled batches, samples/s;
 //! - [`end_to_end`]: text in, text out under closed- or open-loop load;
+//! - [`vision_infer`]: Vision Transformer inference, images per second;
 //! - [`corpus`]: seeded English-like text.
 //!
 //! The models themselves (Llama, BERT, packed kernels, GGUF) are in
@@ -18,6 +19,7 @@ pub mod embed;
 pub mod end_to_end;
 pub mod llm_infer;
 pub mod tokenize;
+pub mod vision_infer;
 
 // The model code shared with the mlperf suite (warpt-models), under the
 // names this crate's benchmarks use.
@@ -38,7 +40,7 @@ impl Suite for PepbenchSuite {
     }
 
     fn description(&self) -> &'static str {
-        "ML inference: LLM TTFT/TPOT and tokens/s (candle), tokenization, embedding and input-pipeline throughput"
+        "ML inference: LLM TTFT/TPOT and tokens/s (candle), tokenization, embedding, vision and input-pipeline throughput"
     }
 
     fn specs(&self) -> Vec<BenchmarkSpec> {
@@ -48,6 +50,7 @@ impl Suite for PepbenchSuite {
             embed::spec(),
             data_pipeline::spec(),
             end_to_end::spec(),
+            vision_infer::spec(),
         ]
     }
 
@@ -58,6 +61,7 @@ impl Suite for PepbenchSuite {
             embed::NAME => Some(Box::new(embed::Embed::new())),
             data_pipeline::NAME => Some(Box::new(data_pipeline::DataPipeline::new())),
             end_to_end::NAME => Some(Box::new(end_to_end::EndToEnd::new())),
+            vision_infer::NAME => Some(Box::new(vision_infer::VisionInfer::new())),
             _ => None,
         }
     }
@@ -69,6 +73,7 @@ impl Suite for PepbenchSuite {
             embed::NAME => embed::check_params(params),
             data_pipeline::NAME => data_pipeline::check_params(params),
             end_to_end::NAME => end_to_end::check_params(params),
+            vision_infer::NAME => vision_infer::check_params(params),
             _ => Ok(()),
         }
     }

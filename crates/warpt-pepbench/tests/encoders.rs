@@ -1,11 +1,11 @@
-//! Encoder families read from Hugging Face directories: PyTorch
-//! `transformers` writes a tiny random BERT, RoBERTa and XLM-RoBERTa with
-//! `save_pretrained` and embeds a padded batch as sentence-transformers
-//! does; warpt reads each directory and must give the same embeddings on
-//! both of its engines (the packed f32 kernel, candle's BERT in bf16 and
-//! f16), and `embed` runs each directory end to end. Runs where
-//! scripts/test made the transformers venv
-//! (`WARPT_TEST_TRANSFORMERS_PYTHON`).
+//! Encoder families read from Hugging Face directories, against PyTorch
+//! `transformers` on checkpoints it wrote with `save_pretrained`: a tiny
+//! random BERT, RoBERTa and XLM-RoBERTa embedding a padded batch as
+//! sentence-transformers does (both of warpt's engines: the packed f32
+//! kernel, BERT on candle's operations in bf16 and f16), and a ViT (its
+//! features and a classifier's logits); `embed` and `vision_infer` then
+//! run each directory end to end. Runs where scripts/test made the
+//! transformers venv (`WARPT_TEST_TRANSFORMERS_PYTHON`).
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
@@ -84,16 +84,18 @@ fn each_encoder_family_equals_pytorch_transformers_on_its_own_checkpoint() {
 }
 
 fn run_embed(dir: &Path) -> warpt_model::BenchmarkRunResult {
+    run_dir("embed", dir, &["batch=2", "seq_len=16"])
+}
+
+fn run_dir(benchmark: &str, dir: &Path, params: &[&str]) -> warpt_model::BenchmarkRunResult {
     let mut registry = Registry::new();
     registry.register(Box::new(PepbenchSuite));
+    let mut params: Vec<String> = params.iter().map(|p| p.to_string()).collect();
+    params.push(format!("model_dir={}", dir.display()));
     let selection = Selection {
         suite: Some("pepbench".into()),
-        benchmarks: vec!["embed".into()],
-        params: vec![
-            format!("model_dir={}", dir.display()),
-            "batch=2".into(),
-            "seq_len=16".into(),
-        ],
+        benchmarks: vec![benchmark.into()],
+        params,
         ..Selection::default()
     };
     let plan = Plan::resolve(&registry, &selection).expect("valid selection");
@@ -105,4 +107,65 @@ fn run_embed(dir: &Path) -> warpt_model::BenchmarkRunResult {
     run_plan(&registry, &plan, &options, &NoProgress)
         .benchmarks
         .remove(0)
+}
+
+#[test]
+fn a_vit_equals_pytorch_transformers_on_its_own_checkpoint() {
+    let Ok(python) = std::env::var("WARPT_TEST_TRANSFORMERS_PYTHON") else {
+        eprintln!("not run here: WARPT_TEST_TRANSFORMERS_PYTHON is unset (scripts/test sets it)");
+        return;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peer/hf_vision.py");
+    let tmp = tempfile::tempdir().unwrap();
+    let out = std::process::Command::new(&python)
+        .arg(&script)
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pixels: Vec<f32> = serde_json::from_value(json["pixels"].clone()).unwrap();
+    for name in ["vit", "vit-classifier"] {
+        let dir = tmp.path().join(name);
+        let want: Vec<Vec<f32>> = serde_json::from_value(json[name].clone()).unwrap();
+        let config = warpt_models::vision::check_dir(dir.to_str().unwrap()).unwrap();
+        for (dtype, bound) in [(DType::F32, 1e-5), (DType::BF16, 5e-2), (DType::F16, 1e-2)] {
+            let tensors =
+                candle_core::safetensors::load(dir.join("model.safetensors"), &Device::Cpu)
+                    .unwrap();
+            let model =
+                warpt_models::vision::Vit::load(tensors, config.clone(), dtype, &Device::Cpu)
+                    .unwrap();
+            assert_eq!(model.classifies(), name == "vit-classifier");
+            let images = candle_core::Tensor::from_slice(&pixels, (3, 3, 32, 32), &Device::Cpu)
+                .unwrap()
+                .to_dtype(dtype)
+                .unwrap();
+            let got = model.forward(&images).unwrap().to_vec2::<f32>().unwrap();
+            let scale = want.iter().flatten().fold(0f32, |m, x| m.max(x.abs()));
+            let worst = got
+                .iter()
+                .flatten()
+                .zip(want.iter().flatten())
+                .map(|(g, w)| (g - w).abs())
+                .fold(0f32, f32::max)
+                / scale;
+            assert!(
+                got.iter().flatten().all(|x| x.is_finite()),
+                "{name} {dtype:?}"
+            );
+            eprintln!(
+                "{name} {dtype:?}: outputs within {worst:.1e} of transformers' largest (bound {bound:.0e})"
+            );
+            assert!(worst < bound, "{name} {dtype:?}: {worst:e}");
+        }
+        let r = run_dir("vision_infer", &dir, &["batch=2"]);
+        assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
+        assert!(r.validation.as_ref().unwrap().passed);
+        assert_eq!(r.details["family"], ParamValue::Str("vit".into()));
+    }
 }

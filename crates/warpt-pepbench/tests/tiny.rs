@@ -433,3 +433,29 @@ fn end_to_end_serves_a_hugging_face_directory_with_its_tokenizer() {
     let r = run("end_to_end_infer", &params);
     passed(&r);
 }
+
+#[test]
+fn vision_infer_tiny_vit_matches_the_f64_reference() {
+    for precision in ["precision=f32", "precision=bf16"] {
+        let r = run("vision_infer", &["model=tiny", "batch=2", precision]);
+        passed(&r);
+        let msg = &r.validation.as_ref().unwrap().message;
+        eprintln!("{msg}");
+        assert!(msg.contains("of the f64 reference"), "{msg}");
+        assert_eq!(metric(&r, "images_per_s").unit, "images/s");
+        assert!(!metric(&r, "batch_latency_ms").higher_is_better);
+        assert_eq!(r.details["family"], ParamValue::Str("vit".into()));
+        // ViT-Ti/16's backbone: embeddings 185 664 (CLS, 197 positions,
+        // the 16 x 16 x 3 patch projection), 12 layers of 444 864, the
+        // final LayerNorm 384; no pooler, no classifier (193 000 more make
+        // the paper's 5.7 M).
+        assert_eq!(r.details["parameters"], ParamValue::Int(5_524_416));
+        assert_eq!(r.details["tokens_per_image"], ParamValue::Int(197));
+    }
+    // The xl preset at batch 1024 needs far more than this machine has:
+    // skipped before anything is allocated, saying how much it needs.
+    let r = run("vision_infer", &["model=xl", "batch=1024"]);
+    assert_eq!(r.status, RunStatus::Skipped, "{:?}", r.error_message);
+    let why = r.error_message.unwrap_or_default();
+    assert!(why.contains("GiB is available"), "{why}");
+}
