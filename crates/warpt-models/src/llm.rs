@@ -58,6 +58,17 @@ impl Precision {
         }
     }
 
+    /// Bytes one weight takes in this format (GGML blocks: their scale
+    /// shared by 32 weights).
+    pub fn bytes_per_weight(self) -> f64 {
+        match self {
+            Precision::F32 => 4.0,
+            Precision::Bf16 | Precision::F16 => 2.0,
+            Precision::Q8_0 => 34.0 / 32.0,
+            Precision::Q4_0 => 18.0 / 32.0,
+        }
+    }
+
     /// Its name.
     pub fn name(self) -> &'static str {
         match self {

@@ -51,17 +51,32 @@ pub enum Preset {
     Small,
     /// About 1.1 B parameters: TinyLlama-1.1B's shape.
     Base,
+    /// About 6.7 B parameters: Llama-2-7B's shape.
+    Large,
+    /// About 13 B parameters: Llama-2-13B's shape.
+    Xl,
 }
 
 impl Preset {
+    /// Every preset, smallest first.
+    pub const ALL: [Preset; 5] = [
+        Preset::Tiny,
+        Preset::Small,
+        Preset::Base,
+        Preset::Large,
+        Preset::Xl,
+    ];
+
     /// The preset called `name`.
     pub fn parse(name: &str) -> Result<Self, String> {
         match name {
             "tiny" => Ok(Preset::Tiny),
             "small" => Ok(Preset::Small),
             "base" => Ok(Preset::Base),
+            "large" => Ok(Preset::Large),
+            "xl" => Ok(Preset::Xl),
             other => Err(format!(
-                "parameter 'model': unknown preset '{other}' (known: tiny, small, base)"
+                "parameter 'model': unknown preset '{other}' (known: tiny, small, base, large, xl)"
             )),
         }
     }
@@ -72,6 +87,8 @@ impl Preset {
             Preset::Tiny => "tiny",
             Preset::Small => "small",
             Preset::Base => "base",
+            Preset::Large => "large",
+            Preset::Xl => "xl",
         }
     }
 
@@ -108,11 +125,39 @@ impl Preset {
                 head_dim: 64,
                 context: 2048,
             },
+            Preset::Large => Shape {
+                vocab: 32_000,
+                hidden: 4096,
+                intermediate: 11_008,
+                layers: 32,
+                heads: 32,
+                kv_heads: 32,
+                head_dim: 128,
+                context: 4096,
+            },
+            Preset::Xl => Shape {
+                vocab: 32_000,
+                hidden: 5120,
+                intermediate: 13_824,
+                layers: 40,
+                heads: 40,
+                kv_heads: 40,
+                head_dim: 128,
+                context: 4096,
+            },
         }
     }
 }
 
 impl Shape {
+    /// Parameters, counted from the tensor list (before anything exists).
+    pub fn parameters(&self) -> usize {
+        self.tensors()
+            .iter()
+            .map(|(_, d)| d.iter().product::<usize>())
+            .sum()
+    }
+
     /// One line for `describe`.
     pub fn describe(&self) -> String {
         format!(
@@ -124,10 +169,7 @@ impl Shape {
             self.heads,
             self.kv_heads,
             self.context,
-            self.tensors()
-                .iter()
-                .map(|(_, d)| d.iter().product::<usize>())
-                .sum::<usize>()
+            self.parameters()
         )
     }
 

@@ -8,7 +8,7 @@ use warpt_harness::{Measure, MeasurePolicy, Measurement, RunContext, SeriesDef};
 
 /// Model presets, precisions and devices: the values `model`,
 /// `precision` and `device` take wherever they appear.
-pub const MODELS: &[&str] = &["tiny", "small", "base"];
+pub const MODELS: &[&str] = &["tiny", "small", "base", "large", "xl"];
 /// See [`MODELS`].
 pub const PRECISIONS: &[&str] = &["f32", "bf16", "f16", "q8_0", "q4_0"];
 /// The unquantized [`PRECISIONS`]: what the encoder runs in.

@@ -148,12 +148,79 @@ pub fn candle_err(what: &str) -> impl Fn(candle_core::Error) -> BenchmarkError +
     move |e| BenchmarkError::Failed(format!("{what}: {e}"))
 }
 
+/// Bytes a seeded preset of `shape` in `precision` needs at its peak,
+/// estimated before anything is allocated: the weights as generated (f32),
+/// twice their size in the run's format (the engine's copy and the
+/// conversion into it), and the KV cache of `batch` sequences of `tokens`.
+pub fn preset_bytes(
+    shape: &crate::model::Shape,
+    precision: Precision,
+    batch: usize,
+    tokens: usize,
+) -> u64 {
+    let p = shape.parameters() as f64;
+    let per_weight = precision.bytes_per_weight();
+    let kv = 2
+        * shape.layers
+        * batch
+        * shape.kv_heads
+        * shape.head_dim
+        * tokens
+        * precision.dtype().size_in_bytes();
+    (p * 4.0 + 2.0 * per_weight * p) as u64 + kv as u64
+}
+
+/// Why a seeded preset cannot run in the memory available now (more than
+/// 80% of it needed), naming the nearest preset and precision that would:
+/// the same preset in a smaller format first, then smaller presets in the
+/// run's own. `None` when it fits, or when the memory cannot be read.
+pub fn memory_refusal(preset: Preset, c: &Config) -> Option<String> {
+    let available = warpt_system::memory_quick().available_bytes;
+    let fits = |p: Preset, q: Precision| {
+        preset_bytes(&p.shape(), q, c.batch, c.prompt + c.n_gen) <= available / 10 * 8
+    };
+    if available == 0 || fits(preset, c.precision) {
+        return None;
+    }
+    let need = preset_bytes(&preset.shape(), c.precision, c.batch, c.prompt + c.n_gen);
+    let smaller_formats = [Precision::Bf16, Precision::Q8_0, Precision::Q4_0]
+        .into_iter()
+        .filter(|q| q.bytes_per_weight() < c.precision.bytes_per_weight())
+        .map(|q| (preset, q));
+    let smaller_presets = Preset::ALL
+        .into_iter()
+        .rev()
+        .filter(|p| p.shape().parameters() < preset.shape().parameters())
+        .map(|p| (p, c.precision));
+    let nearest = smaller_formats
+        .chain(smaller_presets)
+        .find(|&(p, q)| fits(p, q))
+        .map_or("none of the presets fits".to_string(), |(p, q)| {
+            format!("model={} precision={} fits", p.name(), q.name())
+        });
+    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    Some(format!(
+        "the {} preset ({:.2} B parameters) in {} at batch {} needs about {:.1} GiB, and {:.1} GiB of memory is available; {nearest}",
+        preset.name(),
+        preset.shape().parameters() as f64 / 1e9,
+        c.precision.name(),
+        c.batch,
+        gib(need),
+        gib(available)
+    ))
+}
+
 /// The decoder `c` describes, on the context's device.
 pub fn build(c: &Config, ctx: &RunContext) -> Result<Decoder, BenchmarkError> {
     let dev = device(ctx.str_param("device")?)?;
     Ok(match &c.source {
-        Source::Preset(preset) => Decoder::generated(preset.shape(), ctx.seed, c.precision, &dev)
-            .map_err(candle_err("building the model"))?,
+        Source::Preset(preset) => {
+            if let Some(why) = memory_refusal(*preset, c) {
+                return Err(BenchmarkError::Skipped(why));
+            }
+            Decoder::generated(preset.shape(), ctx.seed, c.precision, &dev)
+                .map_err(candle_err("building the model"))?
+        }
         Source::Dir(dir) => {
             Decoder::from_dir(dir, c.precision, &dev).map_err(BenchmarkError::Failed)?
         }

@@ -43,13 +43,17 @@ pub fn spec() -> BenchmarkSpec {
              cache. Per request `ttft_ms` (submission to first token) and `tpot_ms` = (latency - TTFT) / \
              (gen_tokens - 1), as MLPerf defines them; per batch `output_tokens_per_s` (tokens generated \
              after the first, over the decode time) and `prefill_tokens_per_s`. Weights generated from the \
-             seed. Presets: tiny = {}; small = {}; base (TinyLlama-1.1B's shape) = {}. Validation: the tiny \
+             seed. Presets: tiny = {}; small = {}; base (TinyLlama-1.1B's shape) = {}; large (Llama-2-7B's) = {}; \
+             xl (Llama-2-13B's) = {}; a preset the free memory cannot hold is skipped before it is generated, \
+             naming the nearest preset and precision that fits. Validation: the tiny \
              preset against a plain f64 forward pass, repeatability, batched = alone, and the measured model's \
              last decode step = the same tokens prefilled without a cache.",
             warpt_models::family::Family::llm_list(),
             Preset::Tiny.shape().describe(),
             Preset::Small.shape().describe(),
-            Preset::Base.shape().describe()
+            Preset::Base.shape().describe(),
+            Preset::Large.shape().describe(),
+            Preset::Xl.shape().describe()
         )),
         default_duration_seconds: Some(10.0),
         external_tool: None,
@@ -67,7 +71,7 @@ pub fn spec() -> BenchmarkSpec {
         param_help: [
             (
                 "model".to_string(),
-                "preset: tiny (~10 M), small (~110 M), base (~1.1 B)".to_string(),
+                "preset: tiny (~10 M), small (~110 M), base (~1.1 B), large (~6.7 B), xl (~13 B)".to_string(),
             ),
             (
                 "model_dir".to_string(),

@@ -459,3 +459,23 @@ fn vision_infer_tiny_vit_matches_the_f64_reference() {
     let why = r.error_message.unwrap_or_default();
     assert!(why.contains("GiB is available"), "{why}");
 }
+
+#[test]
+fn llm_infer_skips_a_preset_the_memory_cannot_hold_naming_one_that_fits() {
+    // Llama-2-13B's shape in f32 needs about 150 GiB at its peak.
+    let r = run(
+        "llm_infer",
+        &["model=xl", "prompt_tokens=8", "gen_tokens=2"],
+    );
+    assert_eq!(r.status, RunStatus::Skipped, "{:?}", r.error_message);
+    let why = r.error_message.unwrap_or_default();
+    assert!(
+        why.contains("the xl preset (13.02 B parameters) in f32")
+            && why.contains("GiB of memory is available"),
+        "{why}"
+    );
+    assert!(
+        why.contains("fits") || why.contains("none of the presets"),
+        "{why}"
+    );
+}
