@@ -15,6 +15,8 @@
 //! - [`encoder`]: the BERT forward pass on the packed kernel;
 //! - [`bert_dense`]: the BERT forward pass on candle's operations, any dtype;
 //! - [`vision`]: Vision Transformers: presets, directories, an f64 reference;
+//! - [`whisper`]: Whisper speech recognition: presets, mel front end, greedy transcription;
+//! - [`seeded`]: seeded weights for any candle model, built at its configuration's size;
 //! - [`fastmath`]: vectorized GELU and softmax;
 //! - [`heap`]: keeping freed memory in the process, as inference engines do;
 //! - [`sampling`]: timing one piece of work per sample, shared parameter values.
@@ -34,5 +36,7 @@ pub mod packed;
 pub mod qllama;
 pub mod reference;
 pub mod sampling;
+pub mod seeded;
 pub mod select;
 pub mod vision;
+pub mod whisper;

@@ -8,6 +8,7 @@
 //! - [`data_pipeline`]: JSONL to padded, shuffled batches, samples/s;
 //! - [`end_to_end`]: text in, text out under closed- or open-loop load;
 //! - [`vision_infer`]: Vision Transformer inference, images per second;
+//! - [`speech_infer`]: Whisper speech recognition, real-time factor;
 //! - [`corpus`]: seeded English-like text.
 //!
 //! The models themselves (Llama, BERT, packed kernels, GGUF) are in
@@ -18,6 +19,7 @@ pub mod data_pipeline;
 pub mod embed;
 pub mod end_to_end;
 pub mod llm_infer;
+pub mod speech_infer;
 pub mod tokenize;
 pub mod vision_infer;
 
@@ -40,7 +42,7 @@ impl Suite for PepbenchSuite {
     }
 
     fn description(&self) -> &'static str {
-        "ML inference: LLM TTFT/TPOT and tokens/s (candle), tokenization, embedding, vision and input-pipeline throughput"
+        "ML inference: LLM TTFT/TPOT and tokens/s (candle), tokenization, embedding, vision, speech and input-pipeline throughput"
     }
 
     fn specs(&self) -> Vec<BenchmarkSpec> {
@@ -51,6 +53,7 @@ impl Suite for PepbenchSuite {
             data_pipeline::spec(),
             end_to_end::spec(),
             vision_infer::spec(),
+            speech_infer::spec(),
         ]
     }
 
@@ -62,6 +65,7 @@ impl Suite for PepbenchSuite {
             data_pipeline::NAME => Some(Box::new(data_pipeline::DataPipeline::new())),
             end_to_end::NAME => Some(Box::new(end_to_end::EndToEnd::new())),
             vision_infer::NAME => Some(Box::new(vision_infer::VisionInfer::new())),
+            speech_infer::NAME => Some(Box::new(speech_infer::SpeechInfer::new())),
             _ => None,
         }
     }
@@ -74,6 +78,7 @@ impl Suite for PepbenchSuite {
             data_pipeline::NAME => data_pipeline::check_params(params),
             end_to_end::NAME => end_to_end::check_params(params),
             vision_infer::NAME => vision_infer::check_params(params),
+            speech_infer::NAME => speech_infer::check_params(params),
             _ => Ok(()),
         }
     }

@@ -2,9 +2,10 @@
 //! `transformers` on checkpoints it wrote with `save_pretrained`: a tiny
 //! random BERT, RoBERTa and XLM-RoBERTa embedding a padded batch as
 //! sentence-transformers does (both of warpt's engines: the packed f32
-//! kernel, BERT on candle's operations in bf16 and f16), and a ViT (its
-//! features and a classifier's logits); `embed` and `vision_infer` then
-//! run each directory end to end. Runs where scripts/test made the
+//! kernel, BERT on candle's operations in bf16 and f16), a ViT (its
+//! features and a classifier's logits) and a Whisper (the log-mel front
+//! end, then logits after a prompt); `embed`, `vision_infer` and
+//! `speech_infer` then run each directory end to end. Runs where scripts/test made the
 //! transformers venv (`WARPT_TEST_TRANSFORMERS_PYTHON`).
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
@@ -168,4 +169,75 @@ fn a_vit_equals_pytorch_transformers_on_its_own_checkpoint() {
         assert!(r.validation.as_ref().unwrap().passed);
         assert_eq!(r.details["family"], ParamValue::Str("vit".into()));
     }
+}
+
+#[test]
+fn a_whisper_equals_pytorch_transformers_on_its_own_checkpoint() {
+    let Ok(python) = std::env::var("WARPT_TEST_TRANSFORMERS_PYTHON") else {
+        eprintln!("not run here: WARPT_TEST_TRANSFORMERS_PYTHON is unset (scripts/test sets it)");
+        return;
+    };
+    use warpt_models::whisper;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peer/hf_speech.py");
+    let tmp = tempfile::tempdir().unwrap();
+    let audio = whisper::synthetic_audio(4.0, 9);
+    let raw: Vec<u8> = audio.iter().flat_map(|x| x.to_le_bytes()).collect();
+    std::fs::write(tmp.path().join("audio.f32"), raw).unwrap();
+    let dir = tmp.path().join("whisper");
+    let tokens: Vec<u32> = whisper::PROMPT
+        .iter()
+        .copied()
+        .chain([400, 1200, 77])
+        .collect();
+    let out = std::process::Command::new(&python)
+        .arg(&script)
+        .arg(&dir)
+        .arg(tmp.path().join("audio.f32"))
+        .args(tokens.iter().map(u32::to_string))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let want_mel: Vec<f32> = serde_json::from_value(json["mel"].clone()).unwrap();
+    let want_logits: Vec<f32> = serde_json::from_value(json["logits"].clone()).unwrap();
+    let mut model = whisper::Speech::from_dir(dir.to_str().unwrap(), &Device::Cpu).unwrap();
+    // The front end: warpt's mel of the same samples against the feature
+    // extractor's (both clipped 8 below their maximum, scaled by 1/4).
+    let mel = whisper::log_mel(model.config(), &audio, &whisper::mel_filters(80));
+    assert_eq!(mel.len(), want_mel.len());
+    let mel_off = mel
+        .iter()
+        .zip(&want_mel)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0f32, f32::max);
+    eprintln!("whisper: log-mel within {mel_off:.1e} of transformers' feature extractor");
+    assert!(mel_off < 1e-3, "{mel_off:e}");
+    // The model, on transformers' own features.
+    let features = model.encode(&want_mel).unwrap();
+    let got = model
+        .logits(&tokens, &features, true)
+        .unwrap()
+        .to_vec1::<f32>()
+        .unwrap();
+    let scale = want_logits.iter().fold(0f32, |m, x| m.max(x.abs()));
+    let off = got
+        .iter()
+        .zip(&want_logits)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0f32, f32::max)
+        / scale;
+    // candle's Whisper uses GELU's tanh approximation (in both
+    // convolutions and every MLP) where transformers uses the exact erf
+    // form: up to 5e-4 apart per activation, 1.3e-4 of the largest logit
+    // here. The bound says so rather than hiding it.
+    eprintln!("whisper: logits within {off:.1e} of transformers' largest");
+    assert!(off < 1e-3, "{off:e}");
+    let r = run_dir("speech_infer", &dir, &["audio_seconds=2", "gen_tokens=3"]);
+    assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
+    assert!(r.validation.as_ref().unwrap().passed);
+    assert_eq!(r.details["family"], ParamValue::Str("whisper".into()));
 }

@@ -479,3 +479,31 @@ fn llm_infer_skips_a_preset_the_memory_cannot_hold_naming_one_that_fits() {
         "{why}"
     );
 }
+
+#[test]
+fn speech_infer_tiny_whisper_transcribes_and_validates() {
+    let r = run(
+        "speech_infer",
+        &["model=tiny", "audio_seconds=2", "gen_tokens=3"],
+    );
+    passed(&r);
+    let msg = &r.validation.as_ref().unwrap().message;
+    assert!(msg.contains("440 Hz tone is loudest"), "{msg}");
+    let rtf = metric(&r, "real_time_factor");
+    assert_eq!(rtf.unit, "s/s");
+    assert!(!rtf.higher_is_better);
+    // The factor is the latency over the clip's two seconds.
+    let latency = metric(&r, "latency_ms").value;
+    assert!(
+        (rtf.value * 2000.0 - latency).abs() <= 0.05 * latency,
+        "{} x 2 s vs {latency} ms",
+        rtf.value
+    );
+    assert_eq!(r.details["family"], ParamValue::Str("whisper".into()));
+    // The parameters the seeded model made are the count computed from
+    // the configuration before anything was allocated.
+    let want = warpt_models::whisper::parameter_count(
+        &warpt_models::whisper::WhisperPreset::Tiny.config(),
+    );
+    assert_eq!(r.details["parameters"], ParamValue::Int(want as i64));
+}
