@@ -48,8 +48,8 @@ pub use suite_run::{
     BenchmarkSuiteRun, GitState, LoadError, Manifest, RunConfig, load_suite_run, run_id,
 };
 pub use system::{
-    CacheInfo, ComputeAdapter, CpuInfo, DimmInfo, GpuInfo, ListOutput, MemoryInfo, MountInfo,
-    NetworkInterface, OsInfo, StorageDevice, ToolInfo,
+    CacheInfo, ComputeAdapter, CpuInfo, DimmInfo, GpuInfo, ListOutput, MemoryInfo, ModelSupport,
+    MountInfo, NetworkInterface, OsInfo, StorageDevice, ToolInfo,
 };
 pub use telemetry::{GpuSample, TelemetrySample, TelemetrySummary, TemperatureReading};
 pub use trial::{Interference, Trial, results_at};

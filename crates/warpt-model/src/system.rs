@@ -26,6 +26,11 @@ pub struct ListOutput {
     /// order. Filled by `warpt list`; absent from a run's snapshot.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub compute_adapters: Vec<ComputeAdapter>,
+    /// Which model family runs in which precision on which device with
+    /// this build on this machine (the ML benchmarks' compatibility map).
+    /// Filled by `warpt list`; absent from a run's snapshot.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub model_support: Vec<ModelSupport>,
     /// Block devices.
     #[serde(default)]
     pub storage: Vec<StorageDevice>,
@@ -38,6 +43,22 @@ pub struct ListOutput {
     /// Programs on PATH that benchmarks may use.
     #[serde(default)]
     pub tools: Vec<ToolInfo>,
+}
+
+/// One row of the compatibility map: a model family on one device.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ModelSupport {
+    /// The family, as `config.json`'s `model_type` names it (`llama`, `vit`, ...).
+    pub family: String,
+    /// The benchmark that runs it (`pepbench/llm_infer`, ...).
+    pub benchmark: String,
+    /// `cpu`, `cuda` or `metal`.
+    pub device: String,
+    /// The precisions it runs in there; empty when it does not run there.
+    pub precisions: Vec<String>,
+    /// Why it does not run there, when it does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// The processor, as far as the OS tells it.

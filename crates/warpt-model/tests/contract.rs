@@ -276,6 +276,13 @@ fn full_suite_run() -> BenchmarkSuiteRun {
                 software: false,
                 shader_f16: true,
             }],
+            model_support: vec![warpt_model::ModelSupport {
+                family: "llama".into(),
+                benchmark: "pepbench/llm_infer".into(),
+                device: "cpu".into(),
+                precisions: vec!["f32".into(), "bf16".into()],
+                reason: None,
+            }],
             storage: vec![StorageDevice {
                 name: "nvme0n1".into(),
                 model: Some("disk".into()),

@@ -17,6 +17,7 @@
 //! - [`vision`]: Vision Transformers: presets, directories, an f64 reference;
 //! - [`whisper`]: Whisper speech recognition: presets, mel front end, greedy transcription;
 //! - [`seeded`]: seeded weights for any candle model, built at its configuration's size;
+//! - [`support`]: which family runs in which precision on which device here;
 //! - [`fastmath`]: vectorized GELU and softmax;
 //! - [`heap`]: keeping freed memory in the process, as inference engines do;
 //! - [`sampling`]: timing one piece of work per sample, shared parameter values.
@@ -38,5 +39,6 @@ pub mod reference;
 pub mod sampling;
 pub mod seeded;
 pub mod select;
+pub mod support;
 pub mod vision;
 pub mod whisper;

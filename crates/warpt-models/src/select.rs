@@ -138,7 +138,7 @@ pub fn device(name: &str) -> Result<Device, BenchmarkError> {
     match name {
         "cpu" => Ok(Device::Cpu),
         other => Err(BenchmarkError::Skipped(format!(
-            "device '{other}': this warpt was built without candle's {other} support"
+            "device '{other}': this warpt was built without candle's {other} support; device=cpu runs here"
         ))),
     }
 }
@@ -222,6 +222,15 @@ pub fn build(c: &Config, ctx: &RunContext) -> Result<Decoder, BenchmarkError> {
                 .map_err(candle_err("building the model"))?
         }
         Source::Dir(dir) => {
+            let family = crate::hf::check_dir(dir)
+                .map_err(BenchmarkError::Failed)?
+                .1
+                .family();
+            if let Some(why) =
+                crate::support::refusal(family, c.precision.name(), ctx.str_param("device")?)
+            {
+                return Err(BenchmarkError::Skipped(why));
+            }
             Decoder::from_dir(dir, c.precision, &dev).map_err(BenchmarkError::Failed)?
         }
         Source::File(file, _) => {

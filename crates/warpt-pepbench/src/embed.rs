@@ -40,7 +40,7 @@ pub fn spec() -> BenchmarkSpec {
         id: BenchmarkId::new(crate::SUITE, NAME),
         components: vec![BenchmarkComponent::Cpu],
         kind: BenchmarkKind::Application,
-        description: Some(
+        description: Some(format!(
             "Sentence embeddings as sentence-transformers computes them (a BERT encoder, mean pooling over the \
              attention mask, L2 normalisation): `batch` sentences of `seq_len` tokens per sample, \
              `sentences_per_s` and `batch_latency_ms`. The encoder has all-MiniLM-L6-v2's shape (384 wide, \
@@ -48,8 +48,9 @@ pub fn spec() -> BenchmarkSpec {
              Face bert, roberta or xlm-roberta directory (config.json, model.safetensors, tokenizer.json; \
              `details.family`). Validation: the seeded \
              encoder against a plain f64 forward pass, unit norms, each sentence alone = its row of the \
-             batch; with a real model, the cosine of a known pair."
-                .into(),
+             batch; with a real model, the cosine of a known pair. Runs here: {}.",
+            warpt_models::support::summary("pepbench/embed")
+        ),
         ),
         default_duration_seconds: Some(5.0),
         external_tool: None,

@@ -47,13 +47,14 @@ pub fn spec() -> BenchmarkSpec {
              xl (Llama-2-13B's) = {}; a preset the free memory cannot hold is skipped before it is generated, \
              naming the nearest preset and precision that fits. Validation: the tiny \
              preset against a plain f64 forward pass, repeatability, batched = alone, and the measured model's \
-             last decode step = the same tokens prefilled without a cache.",
+             last decode step = the same tokens prefilled without a cache. Runs here: {}.",
             warpt_models::family::Family::llm_list(),
             Preset::Tiny.shape().describe(),
             Preset::Small.shape().describe(),
             Preset::Base.shape().describe(),
             Preset::Large.shape().describe(),
-            Preset::Xl.shape().describe()
+            Preset::Xl.shape().describe(),
+            warpt_models::support::summary("pepbench/llm_infer")
         )),
         default_duration_seconds: Some(10.0),
         external_tool: None,

@@ -52,8 +52,9 @@ pub fn spec() -> BenchmarkSpec {
              faster than real time) and `latency_ms` per clip. Presets, weights from the seed: {}; or \
              `model_dir` = a Hugging Face whisper directory. A preset the free memory cannot hold is skipped \
              before allocating. Validation: the 440 Hz tone in its mel bin, the same tokens twice, the last \
-             step's logits = the same tokens decoded afresh.",
-            sizes.join("; ")
+             step's logits = the same tokens decoded afresh. Runs here: {}.",
+            sizes.join("; "),
+            warpt_models::support::summary("pepbench/speech_infer")
         )),
         default_duration_seconds: Some(10.0),
         external_tool: None,

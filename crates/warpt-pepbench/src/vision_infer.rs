@@ -53,8 +53,9 @@ pub fn spec() -> BenchmarkSpec {
              too when a checkpoint has one); `images_per_s` and `batch_latency_ms`. Presets, weights from \
              the seed: {}; or `model_dir` = a Hugging Face vit directory. A preset the free memory cannot \
              hold is skipped before allocating. Validation: the tiny preset against a plain f64 forward \
-             pass, finite outputs, each image alone = its row of the batch.",
-            sizes.join("; ")
+             pass, finite outputs, each image alone = its row of the batch. Runs here: {}.",
+            sizes.join("; "),
+            warpt_models::support::summary("pepbench/vision_infer")
         )),
         default_duration_seconds: Some(5.0),
         external_tool: None,

@@ -374,6 +374,21 @@ fn llm_infer_loads_a_hugging_face_directory_of_the_same_model() {
     let r = run_dir();
     passed(&r);
     assert_eq!(r.details["family"], ParamValue::Str("mistral".into()));
+    // The GGUF engine's formats are Llama's: a Mistral in q8_0 is skipped
+    // naming the nearest combination that runs.
+    let dir_param = format!("model_dir={d}");
+    let q8 = run(
+        "llm_infer",
+        &[
+            &dir_param,
+            "prompt_tokens=8",
+            "gen_tokens=3",
+            "precision=q8_0",
+        ],
+    );
+    assert_eq!(q8.status, RunStatus::Skipped, "{:?}", q8.error_message);
+    let why = q8.error_message.unwrap_or_default();
+    assert!(why.contains("precision=f16 on cpu is the nearest"), "{why}");
     // As a Gemma (tied embeddings, scaled inputs, norms offset from 1: a
     // different function of the same tensors), validated against itself.
     config["model_type"] = "gemma".into();

@@ -51,6 +51,7 @@ pub fn snapshot() -> ListOutput {
         gpus,
         gpu_notes,
         compute_adapters: Vec::new(),
+        model_support: Vec::new(),
         storage: storage(),
         mounts: mounts(),
         network: network(),

@@ -104,6 +104,50 @@ pub fn machine(s: &ListOutput) -> String {
             if a.shader_f16 { ", shader-f16" } else { "" }
         );
     }
+    // The compatibility map, one line per device: families grouped by the
+    // precisions they run in.
+    for device in ["cpu", "cuda", "metal"] {
+        let rows: Vec<_> = s
+            .model_support
+            .iter()
+            .filter(|r| r.device == device)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+        for r in rows.iter().filter(|r| !r.precisions.is_empty()) {
+            let key = r.precisions.join(" ");
+            match groups.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, fams)) => fams.push(&r.family),
+                None => groups.push((key, vec![&r.family])),
+            }
+        }
+        if groups.is_empty() {
+            let why = rows.iter().find_map(|r| r.reason.as_deref()).unwrap_or("");
+            o += &format!("Models   {device}: none ({why})\n");
+            continue;
+        }
+        for (i, (precisions, fams)) in groups.iter().enumerate() {
+            o += &format!(
+                "Models   {:<6} {} ({precisions})\n",
+                if i == 0 { device } else { "" },
+                fams.join(", ")
+            );
+        }
+    }
+    let not_yet: Vec<&str> = s
+        .model_support
+        .iter()
+        .filter(|r| r.device == "cpu" && r.benchmark.is_empty())
+        .map(|r| r.family.as_str())
+        .collect();
+    if !not_yet.is_empty() {
+        o += &format!(
+            "Models   not run by any benchmark yet: {}\n",
+            not_yet.join(", ")
+        );
+    }
     for d in &s.storage {
         o += &format!(
             "Disk     {} {} {} {}, scheduler {}\n",

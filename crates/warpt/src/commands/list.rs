@@ -20,6 +20,7 @@ pub fn run(args: &ListMachineArgs) -> Result<Outcome> {
             shader_f16: a.shader_f16,
         })
         .collect();
+    snap.model_support = warpt_models::support::table();
     if args.json {
         println!("{}", serde_json::to_string_pretty(&snap)?);
     } else {
