@@ -132,6 +132,39 @@ pub(crate) fn layer_norm(x: &mut [f64], w: &[f64], b: &[f64], eps: f64) {
     }
 }
 
+/// Plain f64 multi-head attention of one query row over every key and
+/// value row (`heads` heads side by side in each row, scores scaled by
+/// 1/sqrt(head dim), no mask): the attended row. Shared by the f64
+/// references of BERT and ViT.
+pub(crate) fn attend(q: &[f64], k: &[Vec<f64>], v: &[Vec<f64>], heads: usize) -> Vec<f64> {
+    let h = q.len();
+    let hd = h / heads;
+    let mut ctx = vec![0.0; h];
+    for head in 0..heads {
+        let r = head * hd..(head + 1) * hd;
+        let scores: Vec<f64> = k
+            .iter()
+            .map(|kk| {
+                q[r.clone()]
+                    .iter()
+                    .zip(&kk[r.clone()])
+                    .map(|(a, b)| a * b)
+                    .sum::<f64>()
+                    / (hd as f64).sqrt()
+            })
+            .collect();
+        let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let e: Vec<f64> = scores.iter().map(|s| (s - max).exp()).collect();
+        let sum: f64 = e.iter().sum();
+        for (weight, vv) in e.iter().zip(v) {
+            for d in r.clone() {
+                ctx[d] += weight / sum * vv[d];
+            }
+        }
+    }
+    ctx
+}
+
 /// The plain f64 encoder: one sentence of `ids` (no padding), its pooled
 /// and normalised embedding.
 pub fn reference_embedding(c: &bert::Config, seed: u64, ids: &[u32]) -> Vec<f64> {
@@ -144,7 +177,6 @@ pub fn reference_embedding(c: &bert::Config, seed: u64, ids: &[u32]) -> Vec<f64>
         .collect();
     let get = |n: &str| w.get(n).map_or(&[][..], Vec::as_slice);
     let (h, heads) = (c.hidden_size, c.num_attention_heads);
-    let hd = h / heads;
     let linear = |name: &str, x: &[f64]| -> Vec<f64> {
         let (wt, b) = (get(&format!("{name}.weight")), get(&format!("{name}.bias")));
         wt.chunks_exact(x.len())
@@ -188,29 +220,7 @@ pub fn reference_embedding(c: &bert::Config, seed: u64, ids: &[u32]) -> Vec<f64>
             .collect();
         let mut next = Vec::with_capacity(xs.len());
         for (t, x) in xs.iter().enumerate() {
-            let mut ctx = vec![0.0; h];
-            for head in 0..heads {
-                let r = head * hd..(head + 1) * hd;
-                let scores: Vec<f64> = k
-                    .iter()
-                    .map(|kk| {
-                        q[t][r.clone()]
-                            .iter()
-                            .zip(&kk[r.clone()])
-                            .map(|(a, b)| a * b)
-                            .sum::<f64>()
-                            / (hd as f64).sqrt()
-                    })
-                    .collect();
-                let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                let e: Vec<f64> = scores.iter().map(|s| (s - max).exp()).collect();
-                let sum: f64 = e.iter().sum();
-                for (weight, vv) in e.iter().zip(&v) {
-                    for d in r.clone() {
-                        ctx[d] += weight / sum * vv[d];
-                    }
-                }
-            }
+            let ctx = attend(&q[t], &k, &v, heads);
             let mut a = linear(&format!("{p}.attention.output.dense"), &ctx);
             a.iter_mut().zip(x).for_each(|(o, r)| *o += r);
             layer_norm(

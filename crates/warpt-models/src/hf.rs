@@ -64,16 +64,36 @@ impl DirConfig {
     }
 }
 
+/// The parsed config.json of the model directory `dir` and its path (for
+/// messages); an error names the `model_dir` parameter.
+pub fn read_config(dir: &str) -> Result<(serde_json::Value, std::path::PathBuf), String> {
+    let path = Path::new(dir).join("config.json");
+    let text = std::fs::read_to_string(&path)
+        .map_err(|e| format!("parameter 'model_dir': reading {}: {e}", path.display()))?;
+    let raw = serde_json::from_str(&text)
+        .map_err(|e| format!("parameter 'model_dir': {} is not JSON: {e}", path.display()))?;
+    Ok((raw, path))
+}
+
+/// The single-file weights (`model.safetensors`) of a model directory,
+/// or an error naming the `model_dir` parameter.
+pub fn single_weights(dir: &str) -> Result<std::path::PathBuf, String> {
+    let path = Path::new(dir).join("model.safetensors");
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(format!(
+            "parameter 'model_dir': {dir} has no model.safetensors"
+        ))
+    }
+}
+
 /// The configuration in `dir`, checked: a readable config.json whose
 /// `model_type` is a family `llm_infer` runs (else an error saying which
 /// do), with the fields that family needs, and weights beside it.
 pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
+    let (mut raw, path) = read_config(dir)?;
     let dir = Path::new(dir);
-    let path = dir.join("config.json");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("parameter 'model_dir': reading {}: {e}", path.display()))?;
-    let mut raw: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| format!("parameter 'model_dir': {} is not JSON: {e}", path.display()))?;
     let model_type = raw["model_type"].as_str().unwrap_or("").to_string();
     let model_type = model_type.as_str();
     if let Some(why) = Family::llm_refusal(model_type) {

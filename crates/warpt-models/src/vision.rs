@@ -5,13 +5,12 @@
 //! plain f64 forward pass that checks it.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use candle_core::{DType, Device, Module, Tensor};
 use candle_nn::{LayerNorm, Linear, VarBuilder};
 use candle_transformers::models::vit;
 
-use crate::bert::{erf, layer_norm};
+use crate::bert::{attend, erf, layer_norm};
 use crate::model::tensor_values;
 
 /// A ViT size: the shapes of the ViT paper's models at 224 × 224, 16 × 16
@@ -164,11 +163,7 @@ pub fn generate(
 
 /// The configuration in a `vit` directory's config.json, checked.
 pub fn check_dir(dir: &str) -> Result<vit::Config, String> {
-    let path = Path::new(dir).join("config.json");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("parameter 'model_dir': reading {}: {e}", path.display()))?;
-    let raw: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| format!("parameter 'model_dir': {} is not JSON: {e}", path.display()))?;
+    let (raw, path) = crate::hf::read_config(dir)?;
     let model_type = raw["model_type"].as_str().unwrap_or("");
     if model_type != "vit" {
         return Err(format!(
@@ -176,11 +171,7 @@ pub fn check_dir(dir: &str) -> Result<vit::Config, String> {
             path.display()
         ));
     }
-    if !Path::new(dir).join("model.safetensors").is_file() {
-        return Err(format!(
-            "parameter 'model_dir': {dir} has no model.safetensors"
-        ));
-    }
+    crate::hf::single_weights(dir)?;
     let c: vit::Config = serde_json::from_value(raw).map_err(|e| {
         format!(
             "parameter 'model_dir': {} is not a vit config: {e}",
@@ -338,7 +329,6 @@ pub fn reference(c: &vit::Config, seed: u64, image: &[f32]) -> Vec<f64> {
         c.patch_size,
         c.image_size,
     );
-    let hd = h / heads;
     let linear = |name: &str, x: &[f64]| -> Vec<f64> {
         let (wt, b) = (get(&format!("{name}.weight")), get(&format!("{name}.bias")));
         wt.chunks_exact(x.len())
@@ -406,29 +396,7 @@ pub fn reference(c: &vit::Config, seed: u64, image: &[f32]) -> Vec<f64> {
         let (q, k, v) = (proj("query"), proj("key"), proj("value"));
         let mut next = Vec::with_capacity(xs.len());
         for (t, x) in xs.iter().enumerate() {
-            let mut ctx = vec![0.0; h];
-            for head in 0..heads {
-                let r = head * hd..(head + 1) * hd;
-                let scores: Vec<f64> = k
-                    .iter()
-                    .map(|kk| {
-                        q[t][r.clone()]
-                            .iter()
-                            .zip(&kk[r.clone()])
-                            .map(|(a, b)| a * b)
-                            .sum::<f64>()
-                            / (hd as f64).sqrt()
-                    })
-                    .collect();
-                let max = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                let ex: Vec<f64> = scores.iter().map(|s| (s - max).exp()).collect();
-                let sum: f64 = ex.iter().sum();
-                for (weight, vv) in ex.iter().zip(&v) {
-                    for d in r.clone() {
-                        ctx[d] += weight / sum * vv[d];
-                    }
-                }
-            }
+            let ctx = attend(&q[t], &k, &v, heads);
             let mut a = linear(&format!("{e}.attention.output.dense"), &ctx);
             a.iter_mut().zip(x).for_each(|(o, r)| *o += r);
             let inner: Vec<f64> = linear(

@@ -4,8 +4,6 @@
 //! librosa and transformers compute it), synthetic audio, and greedy
 //! transcription of a 30-second window on candle-transformers' Whisper.
 
-use std::path::Path;
-
 use candle_core::{D, DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::whisper::{self as w, model::Whisper};
@@ -111,11 +109,7 @@ pub fn parameter_count(c: &w::Config) -> usize {
 
 /// The configuration in a `whisper` directory's config.json, checked.
 pub fn check_dir(dir: &str) -> Result<w::Config, String> {
-    let path = Path::new(dir).join("config.json");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("parameter 'model_dir': reading {}: {e}", path.display()))?;
-    let mut raw: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| format!("parameter 'model_dir': {} is not JSON: {e}", path.display()))?;
+    let (mut raw, path) = crate::hf::read_config(dir)?;
     // transformers writes `suppress_tokens: null` when there are none.
     if raw["suppress_tokens"].is_null()
         && let Some(obj) = raw.as_object_mut()
@@ -129,11 +123,7 @@ pub fn check_dir(dir: &str) -> Result<w::Config, String> {
             path.display()
         ));
     }
-    if !Path::new(dir).join("model.safetensors").is_file() {
-        return Err(format!(
-            "parameter 'model_dir': {dir} has no model.safetensors"
-        ));
-    }
+    crate::hf::single_weights(dir)?;
     let c: w::Config = serde_json::from_value(raw).map_err(|e| {
         format!(
             "parameter 'model_dir': {} is not a whisper config: {e}",
@@ -325,7 +315,7 @@ impl Speech {
     /// The model in the Hugging Face directory `dir` (f32).
     pub fn from_dir(dir: &str, device: &Device) -> Result<Self, String> {
         let c = check_dir(dir)?;
-        let path = Path::new(dir).join("model.safetensors");
+        let path = crate::hf::single_weights(dir)?;
         let tensors = candle_core::safetensors::load(&path, device)
             .map_err(|e| format!("loading {}: {e}", path.display()))?;
         let parameters = tensors.values().map(Tensor::elem_count).sum();
