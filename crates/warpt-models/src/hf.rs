@@ -88,6 +88,32 @@ pub fn single_weights(dir: &str) -> Result<std::path::PathBuf, String> {
     }
 }
 
+/// The configuration `raw` of the directory `dir` (read from `path` by
+/// [`read_config`]) as a `model_type` model's that `benchmark` runs, with
+/// its `model.safetensors` beside it; errors name the `model_dir` parameter.
+pub fn single_file_config<T: serde::de::DeserializeOwned>(
+    dir: &str,
+    raw: serde_json::Value,
+    path: &Path,
+    model_type: &str,
+    benchmark: &str,
+) -> Result<T, String> {
+    let says = raw["model_type"].as_str().unwrap_or("");
+    if says != model_type {
+        return Err(format!(
+            "parameter 'model_dir': {} says model_type '{says}'; {benchmark} runs {model_type}",
+            path.display()
+        ));
+    }
+    single_weights(dir)?;
+    serde_json::from_value(raw).map_err(|e| {
+        format!(
+            "parameter 'model_dir': {} is not a {model_type} config: {e}",
+            path.display()
+        )
+    })
+}
+
 /// The configuration in `dir`, checked: a readable config.json whose
 /// `model_type` is a family `llm_infer` runs (else an error saying which
 /// do), with the fields that family needs, and weights beside it.

@@ -164,20 +164,7 @@ pub fn generate(
 /// The configuration in a `vit` directory's config.json, checked.
 pub fn check_dir(dir: &str) -> Result<vit::Config, String> {
     let (raw, path) = crate::hf::read_config(dir)?;
-    let model_type = raw["model_type"].as_str().unwrap_or("");
-    if model_type != "vit" {
-        return Err(format!(
-            "parameter 'model_dir': {} says model_type '{model_type}'; vision_infer runs vit",
-            path.display()
-        ));
-    }
-    crate::hf::single_weights(dir)?;
-    let c: vit::Config = serde_json::from_value(raw).map_err(|e| {
-        format!(
-            "parameter 'model_dir': {} is not a vit config: {e}",
-            path.display()
-        )
-    })?;
+    let c: vit::Config = crate::hf::single_file_config(dir, raw, &path, "vit", "vision_infer")?;
     if c.num_attention_heads == 0
         || !c.hidden_size.is_multiple_of(c.num_attention_heads)
         || c.patch_size == 0

@@ -116,20 +116,7 @@ pub fn check_dir(dir: &str) -> Result<w::Config, String> {
     {
         obj.remove("suppress_tokens");
     }
-    let model_type = raw["model_type"].as_str().unwrap_or("");
-    if model_type != "whisper" {
-        return Err(format!(
-            "parameter 'model_dir': {} says model_type '{model_type}'; speech_infer runs whisper",
-            path.display()
-        ));
-    }
-    crate::hf::single_weights(dir)?;
-    let c: w::Config = serde_json::from_value(raw).map_err(|e| {
-        format!(
-            "parameter 'model_dir': {} is not a whisper config: {e}",
-            path.display()
-        )
-    })?;
+    let c: w::Config = crate::hf::single_file_config(dir, raw, &path, "whisper", "speech_infer")?;
     if c.num_mel_bins != 80 {
         return Err(format!(
             "parameter 'model_dir': {} has {} mel bins; warpt's front end makes 80 (whisper-large-v3's 128 are not supported yet)",

@@ -25,7 +25,6 @@ fn each_encoder_family_equals_pytorch_transformers_on_its_own_checkpoint() {
         eprintln!("not run here: WARPT_TEST_TRANSFORMERS_PYTHON is unset (scripts/test sets it)");
         return;
     };
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peer/hf_embed.py");
     // Ids from 3 up: none is a pad id (0 for BERT, 1 for RoBERTa).
     let batch: Vec<Vec<u32>> = vec![
         vec![5, 17, 200, 3, 99, 42, 7, 128, 64, 11, 250, 31],
@@ -34,19 +33,15 @@ fn each_encoder_family_equals_pytorch_transformers_on_its_own_checkpoint() {
     ];
     let families = ["bert", "roberta", "xlm-roberta"];
     let tmp = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(&python)
-        .arg(&script)
-        .arg(families.join(","))
-        .arg(tmp.path())
-        .arg(serde_json::to_string(&batch).unwrap())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let json = peer(
+        &python,
+        "hf_embed.py",
+        &[
+            families.join(","),
+            tmp.path().display().to_string(),
+            serde_json::to_string(&batch).unwrap(),
+        ],
     );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     // embed needs a tokenizer beside the weights: warpt's own, whose ids
     // fit the 8192-token vocabulary.
     let (tokenizer, _) = warpt_pepbench::tokenize::load_or_train("", 5).unwrap();
@@ -84,6 +79,26 @@ fn each_encoder_family_equals_pytorch_transformers_on_its_own_checkpoint() {
     }
 }
 
+/// Runs the transformers peer `script` (in tests/peer) with `args`; its
+/// JSON answer.
+fn peer(python: &str, script: &str, args: &[String]) -> serde_json::Value {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/peer")
+        .join(script);
+    let out = std::process::Command::new(python)
+        .arg(&script)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}: {}",
+        script.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 fn run_embed(dir: &Path) -> warpt_model::BenchmarkRunResult {
     run_dir("embed", dir, &["batch=2", "seq_len=16"])
 }
@@ -116,19 +131,8 @@ fn a_vit_equals_pytorch_transformers_on_its_own_checkpoint() {
         eprintln!("not run here: WARPT_TEST_TRANSFORMERS_PYTHON is unset (scripts/test sets it)");
         return;
     };
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peer/hf_vision.py");
     let tmp = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(&python)
-        .arg(&script)
-        .arg(tmp.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let json = peer(&python, "hf_vision.py", &[tmp.path().display().to_string()]);
     let pixels: Vec<f32> = serde_json::from_value(json["pixels"].clone()).unwrap();
     for name in ["vit", "vit-classifier"] {
         let dir = tmp.path().join(name);
@@ -178,7 +182,6 @@ fn a_whisper_equals_pytorch_transformers_on_its_own_checkpoint() {
         return;
     };
     use warpt_models::whisper;
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peer/hf_speech.py");
     let tmp = tempfile::tempdir().unwrap();
     let audio = whisper::synthetic_audio(4.0, 9);
     let raw: Vec<u8> = audio.iter().flat_map(|x| x.to_le_bytes()).collect();
@@ -189,19 +192,12 @@ fn a_whisper_equals_pytorch_transformers_on_its_own_checkpoint() {
         .copied()
         .chain([400, 1200, 77])
         .collect();
-    let out = std::process::Command::new(&python)
-        .arg(&script)
-        .arg(&dir)
-        .arg(tmp.path().join("audio.f32"))
-        .args(tokens.iter().map(u32::to_string))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut args = vec![
+        dir.display().to_string(),
+        tmp.path().join("audio.f32").display().to_string(),
+    ];
+    args.extend(tokens.iter().map(u32::to_string));
+    let json = peer(&python, "hf_speech.py", &args);
     let want_mel: Vec<f32> = serde_json::from_value(json["mel"].clone()).unwrap();
     let want_logits: Vec<f32> = serde_json::from_value(json["logits"].clone()).unwrap();
     let mut model = whisper::Speech::from_dir(dir.to_str().unwrap(), &Device::Cpu).unwrap();
