@@ -78,13 +78,7 @@ pub fn generate(
     seed: u64,
     device: &Device,
 ) -> candle_core::Result<HashMap<String, Tensor>> {
-    tensors(c)
-        .into_iter()
-        .map(|(name, dims)| {
-            let v = tensor_values(seed, &name, dims.iter().product());
-            Ok((name, Tensor::from_vec(v, dims.as_slice(), device)?))
-        })
-        .collect()
+    crate::model::generate_tensors(&tensors(c), seed, device)
 }
 
 /// Mean of the token vectors where `mask` is 1, then L2 normalisation, as

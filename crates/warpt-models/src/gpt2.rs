@@ -7,7 +7,7 @@
 //! have none).
 
 use candle_core::{D, DType, Module, Result, Tensor};
-use candle_nn::{Embedding, LayerNorm, VarBuilder};
+use candle_nn::{Embedding, LayerNorm, Linear, VarBuilder};
 use serde::Deserialize;
 
 /// A GPT-2 `config.json`'s fields that shape the model.
@@ -79,34 +79,20 @@ impl Config {
     }
 }
 
-/// A `Conv1D`: `x @ W + b` with `W` stored `[in, out]`, held transposed
-/// once so the product is candle's `[out, in]` linear.
-struct Conv1D {
-    weight: Tensor,
-    bias: Tensor,
-}
-
-impl Conv1D {
-    fn load(vb: &VarBuilder, n_in: usize, n_out: usize) -> Result<Self> {
-        Ok(Conv1D {
-            weight: vb.get((n_in, n_out), "weight")?.t()?.contiguous()?,
-            bias: vb.get(n_out, "bias")?,
-        })
-    }
-
-    fn forward(&self, x: &Tensor) -> Result<Tensor> {
-        x.broadcast_matmul(&self.weight.t()?)?
-            .broadcast_add(&self.bias)
-    }
+/// A `Conv1D` (`x @ W + b`, `W` stored `[in, out]`) as candle's `Linear`,
+/// whose weight is `[out, in]`: transposed once at load.
+fn conv1d(vb: &VarBuilder, n_in: usize, n_out: usize) -> Result<Linear> {
+    let weight = vb.get((n_in, n_out), "weight")?.t()?.contiguous()?;
+    Ok(Linear::new(weight, Some(vb.get(n_out, "bias")?)))
 }
 
 struct Block {
     ln_1: LayerNorm,
-    c_attn: Conv1D,
-    attn_proj: Conv1D,
+    c_attn: Linear,
+    attn_proj: Linear,
     ln_2: LayerNorm,
-    c_fc: Conv1D,
-    mlp_proj: Conv1D,
+    c_fc: Linear,
+    mlp_proj: Linear,
     cache: Option<(Tensor, Tensor)>,
     heads: usize,
     scale: f64,
@@ -152,11 +138,11 @@ impl Model {
             }
             blocks.push(Block {
                 ln_1: layer_norm(b.pp("ln_1"), h, eps)?,
-                c_attn: Conv1D::load(&b.pp("attn.c_attn"), h, 3 * h)?,
-                attn_proj: Conv1D::load(&b.pp("attn.c_proj"), h, h)?,
+                c_attn: conv1d(&b.pp("attn.c_attn"), h, 3 * h)?,
+                attn_proj: conv1d(&b.pp("attn.c_proj"), h, h)?,
                 ln_2: layer_norm(b.pp("ln_2"), h, eps)?,
-                c_fc: Conv1D::load(&b.pp("mlp.c_fc"), h, c.inner())?,
-                mlp_proj: Conv1D::load(&b.pp("mlp.c_proj"), c.inner(), h)?,
+                c_fc: conv1d(&b.pp("mlp.c_fc"), h, c.inner())?,
+                mlp_proj: conv1d(&b.pp("mlp.c_proj"), c.inner(), h)?,
                 cache: None,
                 heads: c.n_head,
                 scale,

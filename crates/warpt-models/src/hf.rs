@@ -49,19 +49,6 @@ impl DirConfig {
             DirConfig::Gpt2(_) => Family::Gpt2,
         }
     }
-
-    /// Whether the output projection is the token embedding (no
-    /// `lm_head.weight` of its own).
-    pub fn tied_embeddings(&self) -> bool {
-        match self {
-            DirConfig::Llama(c) => c.tie_word_embeddings,
-            DirConfig::Mistral(_) => false,
-            DirConfig::Qwen2(c) => c.tie_word_embeddings,
-            DirConfig::Qwen3(c) => c.tie_word_embeddings,
-            DirConfig::Phi3(c) => c.tie_word_embeddings,
-            DirConfig::Gemma(_) | DirConfig::Gemma2(_) | DirConfig::Gpt2(_) => true,
-        }
-    }
 }
 
 /// The parsed config.json of the model directory `dir` and its path (for
@@ -134,7 +121,7 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
             path.display()
         )
     };
-    let config = match family {
+    let mut config = match family {
         Family::Mistral => DirConfig::Mistral(serde_json::from_value(raw).map_err(bad)?),
         Family::Qwen2 => DirConfig::Qwen2(serde_json::from_value(raw).map_err(bad)?),
         Family::Qwen3 => DirConfig::Qwen3(serde_json::from_value(raw).map_err(bad)?),
@@ -159,7 +146,6 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
             dir.display()
         ));
     }
-    let mut config = config;
     // The configs name the shape's fields alike; the head dimension is
     // `hidden / heads` unless the family sets it apart.
     macro_rules! shape_of {

@@ -230,7 +230,7 @@ impl Shape {
 
 /// One tensor's values, generated from the seed and the tensor's name alone
 /// (so tensors can be made in any order, in parallel, and again by the
-/// reference): norm weights near 1, everything else N(0, 0.02²).
+/// reference): norm weights near 1 (N(1, 0.1²)), everything else N(0, 0.02²).
 pub fn tensor_values(seed: u64, name: &str, len: usize) -> Vec<f32> {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in name.bytes() {
@@ -238,7 +238,10 @@ pub fn tensor_values(seed: u64, name: &str, len: usize) -> Vec<f32> {
     }
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ h);
     let mut uniform = move || ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-    let norm = name.to_ascii_lowercase().ends_with("norm.weight");
+    // LayerNorm and RMSNorm scales: `…norm.weight`, ViT's `layernorm_before.weight`.
+    let lower = name.to_ascii_lowercase();
+    let norm = lower.ends_with("norm.weight")
+        || (lower.contains("layernorm") && lower.ends_with(".weight"));
     let mut out = Vec::with_capacity(len);
     while out.len() < len {
         // Box-Muller: two normals per pair of uniforms.
@@ -260,7 +263,16 @@ pub fn generate(
     seed: u64,
     device: &Device,
 ) -> candle_core::Result<HashMap<String, Tensor>> {
-    let specs = shape.tensors();
+    generate_tensors(&shape.tensors(), seed, device)
+}
+
+/// The tensors `specs` names (name and shape) generated from `seed` by
+/// [`tensor_values`], in f32 on `device`, made on all cores.
+pub fn generate_tensors(
+    specs: &[(String, Vec<usize>)],
+    seed: u64,
+    device: &Device,
+) -> candle_core::Result<HashMap<String, Tensor>> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let next = std::sync::atomic::AtomicUsize::new(0);
     let made: Vec<Vec<(usize, Vec<f32>)>> = std::thread::scope(|s| {

@@ -16,6 +16,34 @@ pub const FLOAT_PRECISIONS: &[&str] = &["f32", "bf16", "f16"];
 /// See [`MODELS`].
 pub const DEVICES: &[&str] = &["cpu", "cuda", "metal"];
 
+/// The memory available for a large allocation, read before it is made: a
+/// run fits when it needs at most 80% of it (the rest is the OS's and other
+/// processes'); unreadable memory (0) lets everything through.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    /// Bytes available now (`MemAvailable`).
+    pub available: u64,
+}
+
+impl Budget {
+    /// The memory available now.
+    pub fn now() -> Self {
+        Budget {
+            available: warpt_system::memory_quick().available_bytes,
+        }
+    }
+
+    /// Whether `need` bytes fit.
+    pub fn fits(self, need: u64) -> bool {
+        self.available == 0 || need <= self.available / 10 * 8
+    }
+}
+
+/// Bytes in GiB, for messages.
+pub fn gib(bytes: u64) -> f64 {
+    bytes as f64 / (1u64 << 30) as f64
+}
+
 /// `param_choices` for a spec from `(parameter, values)` pairs.
 pub fn choices(pairs: &[(&str, &[&str])]) -> BTreeMap<String, Vec<String>> {
     pairs

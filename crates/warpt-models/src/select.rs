@@ -175,11 +175,11 @@ pub fn preset_bytes(
 /// the same preset in a smaller format first, then smaller presets in the
 /// run's own. `None` when it fits, or when the memory cannot be read.
 pub fn memory_refusal(preset: Preset, c: &Config) -> Option<String> {
-    let available = warpt_system::memory_quick().available_bytes;
+    let budget = crate::sampling::Budget::now();
     let fits = |p: Preset, q: Precision| {
-        preset_bytes(&p.shape(), q, c.batch, c.prompt + c.n_gen) <= available / 10 * 8
+        budget.fits(preset_bytes(&p.shape(), q, c.batch, c.prompt + c.n_gen))
     };
-    if available == 0 || fits(preset, c.precision) {
+    if fits(preset, c.precision) {
         return None;
     }
     let need = preset_bytes(&preset.shape(), c.precision, c.batch, c.prompt + c.n_gen);
@@ -198,7 +198,7 @@ pub fn memory_refusal(preset: Preset, c: &Config) -> Option<String> {
         .map_or("none of the presets fits".to_string(), |(p, q)| {
             format!("model={} precision={} fits", p.name(), q.name())
         });
-    let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+    let gib = crate::sampling::gib;
     Some(format!(
         "the {} preset ({:.2} B parameters) in {} at batch {} needs about {:.1} GiB, and {:.1} GiB of memory is available; {nearest}",
         preset.name(),
@@ -206,7 +206,7 @@ pub fn memory_refusal(preset: Preset, c: &Config) -> Option<String> {
         c.precision.name(),
         c.batch,
         gib(need),
-        gib(available)
+        gib(budget.available)
     ))
 }
 

@@ -135,30 +135,13 @@ pub fn parameter_count(c: &vit::Config) -> usize {
         .sum()
 }
 
-/// One tensor's seeded values: N(0, 0.02²), LayerNorm weights near 1.
-fn values(seed: u64, name: &str, len: usize) -> Vec<f32> {
-    let v = tensor_values(seed, name, len);
-    if name.contains("layernorm") && name.ends_with(".weight") && !name.ends_with("norm.weight") {
-        // tensor_values centres only `…norm.weight` on 1.
-        v.into_iter().map(|x| x + 1.0).collect()
-    } else {
-        v
-    }
-}
-
 /// The seeded weights of configuration `c`, f32 on `device`.
 pub fn generate(
     c: &vit::Config,
     seed: u64,
     device: &Device,
 ) -> candle_core::Result<HashMap<String, Tensor>> {
-    tensors(c)
-        .into_iter()
-        .map(|(name, dims)| {
-            let v = values(seed, &name, dims.iter().product());
-            Ok((name, Tensor::from_vec(v, dims, device)?))
-        })
-        .collect()
+    crate::model::generate_tensors(&tensors(c), seed, device)
 }
 
 /// The configuration in a `vit` directory's config.json, checked.
@@ -305,7 +288,7 @@ pub fn reference(c: &vit::Config, seed: u64, image: &[f32]) -> Vec<f64> {
     let w: HashMap<String, Vec<f64>> = tensors(c)
         .into_iter()
         .map(|(name, dims)| {
-            let v = values(seed, &name, dims.iter().product());
+            let v = tensor_values(seed, &name, dims.iter().product());
             (name, v.into_iter().map(f64::from).collect())
         })
         .collect();

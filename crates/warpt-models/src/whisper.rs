@@ -281,10 +281,9 @@ pub struct Speech {
 pub struct Transcript {
     /// The tokens generated after [`PROMPT`].
     pub tokens: Vec<u32>,
-    /// The logits the last token was chosen from.
-    pub last_logits: Vec<f32>,
-    /// Seconds spent in the encoder.
-    pub encode_s: f64,
+    /// The logits the last token was chosen from, `(vocab,)`: a tensor,
+    /// so that copying them out is left to validation.
+    pub last_logits: Tensor,
 }
 
 impl Speech {
@@ -350,9 +349,7 @@ impl Speech {
     /// Greedy transcription of a spectrogram: [`PROMPT`], then `n_gen`
     /// tokens (all of them: random weights never say when to stop).
     pub fn transcribe(&mut self, mel: &[f32], n_gen: usize) -> candle_core::Result<Transcript> {
-        let start = std::time::Instant::now();
         let audio = self.encode(mel)?;
-        let encode_s = start.elapsed().as_secs_f64();
         let mut tokens = PROMPT.to_vec();
         let mut last = Tensor::zeros(1, DType::F32, &self.device)?;
         for i in 0..n_gen {
@@ -361,8 +358,7 @@ impl Speech {
         }
         Ok(Transcript {
             tokens: tokens[PROMPT.len()..].to_vec(),
-            last_logits: last.to_dtype(DType::F32)?.to_vec1::<f32>()?,
-            encode_s,
+            last_logits: last,
         })
     }
 }

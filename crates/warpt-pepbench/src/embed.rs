@@ -87,8 +87,8 @@ const ENCODERS: [Family; 3] = [Family::Bert, Family::Roberta, Family::XlmRoberta
 /// What `model_dir` must hold, checked before anything runs: its BERT-form
 /// configuration (for RoBERTa the positions it can embed, see
 /// [`roberta_as_bert`]) and its family.
-fn check_model_dir(dir: &str) -> Result<(bert::Config, Family), String> {
-    let dir = Path::new(dir);
+fn check_model_dir(name: &str) -> Result<(bert::Config, Family), String> {
+    let dir = Path::new(name);
     if !dir.is_dir() {
         return Err(format!(
             "parameter 'model_dir': {} is not a directory",
@@ -103,11 +103,7 @@ fn check_model_dir(dir: &str) -> Result<(bert::Config, Family), String> {
             ));
         }
     }
-    let path = dir.join("config.json");
-    let text = std::fs::read_to_string(&path)
-        .map_err(|e| format!("parameter 'model_dir': reading {}: {e}", path.display()))?;
-    let raw: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| format!("parameter 'model_dir': {} is not JSON: {e}", path.display()))?;
+    let (raw, path) = crate::hf::read_config(name)?;
     let model_type = raw["model_type"].as_str().unwrap_or("").to_string();
     let model_type = model_type.as_str();
     let Some(family) = Family::from_model_type(model_type).filter(|f| ENCODERS.contains(f)) else {

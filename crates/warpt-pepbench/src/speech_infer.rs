@@ -15,12 +15,13 @@
 use std::time::Instant;
 
 use candle_core::Device;
+use candle_transformers::models::whisper as w;
 use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
 use warpt_model::{
     BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, StageLimits,
     Validation,
 };
-use warpt_models::sampling::{DEVICES, choices, time_each};
+use warpt_models::sampling::{Budget, DEVICES, choices, gib, time_each};
 use warpt_models::whisper::{self, Speech, WhisperPreset};
 
 /// Benchmark name within the suite.
@@ -179,13 +180,13 @@ impl Benchmark for SpeechInfer {
             let need = (whisper::parameter_count(&c) * 4 * 2
                 + 1500 * c.d_model * 4 * 16
                 + c.encoder_attention_heads * 1500 * 1500 * 4 * 2) as u64;
-            let available = warpt_system::memory_quick().available_bytes;
-            if available > 0 && need > available / 10 * 8 {
+            let budget = Budget::now();
+            if !budget.fits(need) {
                 return Err(BenchmarkError::Skipped(format!(
                     "the {} preset needs about {:.1} GiB; {:.1} GiB is available (a smaller preset runs)",
                     preset.name(),
-                    need as f64 / (1u64 << 30) as f64,
-                    available as f64 / (1u64 << 30) as f64
+                    gib(need),
+                    gib(budget.available)
                 )));
             }
             Speech::generated(c, ctx.seed, &device)
@@ -221,20 +222,22 @@ impl Benchmark for SpeechInfer {
             SeriesDef::new("latency_ms", "ms", false, &[], Convert::Time(1e3)),
         ];
         let (audio, filters, n_gen) = (&self.audio, &self.filters, self.n_gen);
-        let mut encode_share = Vec::new();
         let m = time_each(measure, ctx, NAME, &defs, || {
-            let start = Instant::now();
             let mel = whisper::log_mel(model.config(), audio, filters);
-            let t = model.transcribe(&mel, n_gen).map_err(|e| e.to_string())?;
-            encode_share.push(t.encode_s / start.elapsed().as_secs_f64());
-            Ok(t.tokens)
+            model.transcribe(&mel, n_gen).map_err(|e| e.to_string())
         })
         .map_err(|e| BenchmarkError::Failed(format!("transcribing: {e}")))?;
-        encode_share.sort_by(f64::total_cmp);
-        let encode_share = encode_share
-            .get(encode_share.len() / 2)
-            .copied()
-            .unwrap_or(0.0);
+        // The encoder's share of a clip, timed once outside the samples.
+        let encode_share = (|| -> candle_core::Result<f64> {
+            let mel = whisper::log_mel(model.config(), audio, filters);
+            let start = Instant::now();
+            model.encode(&mel)?;
+            let encode = start.elapsed().as_secs_f64();
+            let start = Instant::now();
+            model.transcribe(&mel, n_gen)?;
+            Ok(encode / start.elapsed().as_secs_f64())
+        })()
+        .map_err(|e| BenchmarkError::Failed(format!("timing the encoder: {e}")))?;
         let dir = ctx.str_param("model_dir")?;
         Ok(Measured {
             metrics: m.metrics,
@@ -263,7 +266,10 @@ impl Benchmark for SpeechInfer {
                 ),
                 ("precision".into(), ParamValue::from("f32")),
                 ("audio_seconds".into(), ParamValue::Float(self.seconds)),
-                ("sample_rate_hz".into(), ParamValue::Int(whisper_rate())),
+                (
+                    "sample_rate_hz".into(),
+                    ParamValue::Int(w::SAMPLE_RATE as i64),
+                ),
                 (
                     "encoder_share".into(),
                     ParamValue::Float((encode_share * 1000.0).round() / 1000.0),
@@ -285,10 +291,6 @@ impl Benchmark for SpeechInfer {
     }
 }
 
-fn whisper_rate() -> i64 {
-    candle_transformers::models::whisper::SAMPLE_RATE as i64
-}
-
 fn check(
     model: &mut Speech,
     audio: &[f32],
@@ -301,15 +303,12 @@ fn check(
     let c = model.config().clone();
     let mel = whisper::log_mel(&c, audio, filters);
     let frames = mel.len() / c.num_mel_bins;
-    let frame =
-        (audio.len() / candle_transformers::models::whisper::HOP_LENGTH / 2).min(frames - 1);
+    let frame = (audio.len() / w::HOP_LENGTH / 2).min(frames - 1);
     let loudest = (0..c.num_mel_bins)
         .max_by(|&a, &b| mel[a * frames + frame].total_cmp(&mel[b * frames + frame]))
         .unwrap_or(0);
-    let bins = candle_transformers::models::whisper::N_FFT / 2 + 1;
-    let k440 = (440.0 * candle_transformers::models::whisper::N_FFT as f64
-        / candle_transformers::models::whisper::SAMPLE_RATE as f64)
-        .round() as usize;
+    let bins = w::N_FFT / 2 + 1;
+    let k440 = (440.0 * w::N_FFT as f64 / w::SAMPLE_RATE as f64).round() as usize;
     let tone_bin = (0..c.num_mel_bins)
         .max_by(|&a, &b| filters[a * bins + k440].total_cmp(&filters[b * bins + k440]))
         .unwrap_or(0);
@@ -336,8 +335,8 @@ fn check(
         .and_then(|t| t.to_vec1::<f32>())
         .map_err(err)?;
     let scale = fresh.iter().fold(0f32, |m, x| m.max(x.abs())).max(1e-30);
-    let off = a
-        .last_logits
+    let last = a.last_logits.to_vec1::<f32>().map_err(err)?;
+    let off = last
         .iter()
         .zip(&fresh)
         .map(|(x, y)| (x - y).abs())

@@ -18,7 +18,7 @@ use warpt_model::{
     Validation,
 };
 use warpt_models::llm::Precision;
-use warpt_models::sampling::{DEVICES, FLOAT_PRECISIONS, choices, time_each};
+use warpt_models::sampling::{Budget, DEVICES, FLOAT_PRECISIONS, choices, gib, time_each};
 use warpt_models::vision::{self, Vit, VitPreset};
 
 /// Benchmark name within the suite.
@@ -111,9 +111,9 @@ pub fn check_params(params: &Params) -> Result<(), String> {
         .get("batch")
         .and_then(ParamValue::as_i64)
         .unwrap_or(0);
-    if !(1..=1024).contains(&batch) {
+    if !(1..=65536).contains(&batch) {
         return Err(format!(
-            "parameter 'batch' must be from 1 to 1024, not {batch}"
+            "parameter 'batch' must be from 1 to 65536, not {batch}"
         ));
     }
     let dir = params
@@ -142,7 +142,8 @@ fn bytes_needed(c: &candle_transformers::models::vit::Config, dtype: DType, batc
     let width = (c.hidden_size + c.intermediate_size) as u64;
     let activations =
         4 * batch as u64 * (tokens * width + c.num_attention_heads as u64 * tokens * tokens) * 4;
-    params * (4 + dtype.size_in_bytes() as u64) + activations
+    let images = batch as u64 * (c.num_channels * c.image_size * c.image_size) as u64 * 8;
+    params * (4 + dtype.size_in_bytes() as u64) + activations + images
 }
 
 /// Largest difference relative to the largest magnitude in `want`.
@@ -197,15 +198,15 @@ impl Benchmark for VisionInfer {
             })?;
             let config = preset.config();
             let need = bytes_needed(&config, precision.dtype(), batch);
-            let available = warpt_system::memory_quick().available_bytes;
-            if available > 0 && need > available / 10 * 8 {
+            let budget = Budget::now();
+            if !budget.fits(need) {
                 return Err(BenchmarkError::Skipped(format!(
                     "the {} preset at batch {batch} in {} needs about {:.1} GiB; {:.1} GiB is available \
                      (a smaller model or batch runs)",
                     preset.name(),
                     precision.name(),
-                    need as f64 / (1u64 << 30) as f64,
-                    available as f64 / (1u64 << 30) as f64
+                    gib(need),
+                    gib(budget.available)
                 )));
             }
             let tensors = vision::generate(&config, ctx.seed, &device).map_err(failed)?;
