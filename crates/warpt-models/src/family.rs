@@ -72,8 +72,9 @@ impl Family {
         Family::Whisper,
     ];
 
-    /// The decoder families `llm_infer` runs from a `model_dir`.
-    pub const LLM: [Family; 8] = [
+    /// The generating families `llm_infer` runs from a `model_dir`: the
+    /// decoders and the encoder-decoder.
+    pub const LLM: [Family; 9] = [
         Family::Llama,
         Family::Mistral,
         Family::Qwen2,
@@ -82,6 +83,7 @@ impl Family {
         Family::Gemma,
         Family::Gemma2,
         Family::Gpt2,
+        Family::T5,
     ];
 
     /// The family `config.json`'s `model_type` names, if warpt knows it.
@@ -140,13 +142,12 @@ impl Family {
         match Self::from_model_type(model_type) {
             Some(f) if Self::LLM.contains(&f) => None,
             Some(f) => Some(format!(
-                "model_type '{model_type}' is not a decoder ({}); llm_infer runs {runs}",
+                "model_type '{model_type}' is {}; llm_infer runs {runs}",
                 match f.kind() {
-                    Kind::Encoder => "an encoder",
-                    Kind::EncoderDecoder => "an encoder-decoder",
-                    Kind::Vision => "a vision model",
-                    Kind::Speech => "a speech model",
-                    Kind::Decoder => "a decoder",
+                    Kind::Encoder => "an encoder (pepbench/embed runs it)",
+                    Kind::Vision => "a vision model (pepbench/vision_infer runs it)",
+                    Kind::Speech => "a speech model (pepbench/speech_infer runs it)",
+                    Kind::Decoder | Kind::EncoderDecoder => "a text generator",
                 }
             )),
             None => Some(format!(
@@ -169,15 +170,19 @@ mod tests {
         for f in Family::LLM {
             assert_eq!(Family::llm_refusal(f.model_type()), None);
         }
-        // Every decoder family runs.
+        // Every decoder family runs, and the encoder-decoder.
         for f in Family::ALL {
-            assert_eq!(f.kind() == Kind::Decoder, Family::LLM.contains(&f), "{f:?}");
+            let generates = matches!(f.kind(), Kind::Decoder | Kind::EncoderDecoder);
+            assert_eq!(generates, Family::LLM.contains(&f), "{f:?}");
         }
         let bert = Family::llm_refusal("bert").unwrap_or_default();
-        assert!(bert.contains("is not a decoder (an encoder)"), "{bert}");
+        assert!(
+            bert.contains("is an encoder (pepbench/embed runs it)"),
+            "{bert}"
+        );
         assert!(
             bert.ends_with(
-                "llm_infer runs llama, mistral, qwen2, qwen3, phi3, gemma, gemma2, gpt2"
+                "llm_infer runs llama, mistral, qwen2, qwen3, phi3, gemma, gemma2, gpt2, t5"
             ),
             "{bert}"
         );

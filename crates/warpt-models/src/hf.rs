@@ -13,6 +13,7 @@ use candle_transformers::models::{gemma, gemma2, llama, mistral, phi3, qwen2, qw
 use crate::family::Family;
 use crate::gpt2;
 use crate::model::{self, Shape};
+use crate::t5;
 
 /// A model directory's architecture, as its config.json describes it.
 #[derive(Debug, Clone)]
@@ -33,6 +34,8 @@ pub enum DirConfig {
     Gemma2(gemma2::Config),
     /// `model_type` gpt2.
     Gpt2(gpt2::Config),
+    /// `model_type` t5 (an encoder-decoder).
+    T5(t5::Config),
 }
 
 impl DirConfig {
@@ -47,6 +50,7 @@ impl DirConfig {
             DirConfig::Gemma(_) => Family::Gemma,
             DirConfig::Gemma2(_) => Family::Gemma2,
             DirConfig::Gpt2(_) => Family::Gpt2,
+            DirConfig::T5(_) => Family::T5,
         }
     }
 }
@@ -135,6 +139,13 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
             }
             DirConfig::Gpt2(c)
         }
+        Family::T5 => {
+            let c: t5::Config = serde_json::from_value(raw).map_err(bad)?;
+            if let Some(why) = c.unsupported() {
+                return Err(format!("parameter 'model_dir': {}: {why}", path.display()));
+            }
+            DirConfig::T5(c)
+        }
         _ => {
             let cfg: llama::LlamaConfig = serde_json::from_value(raw).map_err(bad)?;
             DirConfig::Llama(cfg.into_config(false))
@@ -187,6 +198,18 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
             head_dim: c.n_embd / c.n_head,
             context: c.n_positions,
         },
+        // Generation runs the decoder; its cache holds keys and values of
+        // every head, over the input (cross-attention) and the output.
+        DirConfig::T5(c) => Shape {
+            vocab: c.vocab_size,
+            hidden: c.d_model,
+            intermediate: c.d_ff,
+            layers: c.decoder_layers(),
+            heads: c.num_heads,
+            kv_heads: c.num_heads,
+            head_dim: c.d_kv,
+            context: c.context(),
+        },
     };
     if shape.heads == 0 || shape.kv_heads == 0 || !shape.heads.is_multiple_of(shape.kv_heads) {
         return Err(format!(
@@ -229,7 +252,11 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
                 shape.context = shape.context.min(w);
             }
         }
-        DirConfig::Llama(_) | DirConfig::Phi3(_) | DirConfig::Gemma(_) | DirConfig::Gpt2(_) => {}
+        DirConfig::Llama(_)
+        | DirConfig::Phi3(_)
+        | DirConfig::Gemma(_)
+        | DirConfig::Gpt2(_)
+        | DirConfig::T5(_) => {}
     }
     Ok((shape, config))
 }
@@ -250,7 +277,8 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
 ///   window no layer uses becomes the context length; one only some layers
 ///   use is refused;
 /// - `tie_word_embeddings` is left out of a config when it equals
-///   transformers' default, which is the family's: put back.
+///   transformers' default, which is the family's: put back (T5 reads its
+///   absence apart from `false`: it scales the output then).
 fn normalize(raw: &mut serde_json::Value, family: Family) -> Result<(), String> {
     let Some(obj) = raw.as_object_mut() else {
         return Err("is not a JSON object".into());
@@ -307,6 +335,9 @@ fn normalize(raw: &mut serde_json::Value, family: Family) -> Result<(), String> 
             ));
         }
         obj.entry("max_window_layers").or_insert(0.into());
+    }
+    if family == Family::T5 {
+        return Ok(());
     }
     let tied = matches!(family, Family::Gemma | Family::Gemma2);
     obj.entry("tie_word_embeddings").or_insert(tied.into());

@@ -5,6 +5,7 @@
 //! - [`model`]: Llama presets and their seeded weights;
 //! - [`llm`]: the decoder engine the LLM benchmarks share;
 //! - [`gpt2`]: GPT-2, on candle's tensor operations;
+//! - [`t5`]: T5, the encoder-decoder, on candle's tensor operations;
 //! - [`select`]: the decoder `llm_infer`'s parameters choose, and the checks of what it generates;
 //! - [`reference`]: a plain f64 Llama forward pass that checks candle's;
 //! - [`packed`]: f32 weights packed once, and the product of decode steps and prefills;
@@ -40,5 +41,6 @@ pub mod sampling;
 pub mod seeded;
 pub mod select;
 pub mod support;
+pub mod t5;
 pub mod vision;
 pub mod whisper;

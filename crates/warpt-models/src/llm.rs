@@ -127,8 +127,9 @@ impl Precision {
 
 /// The ways a decoder runs: candle-transformers' `llama` (bf16, f16),
 /// warpt's batched GGUF engine ([`QLlama`]: f32 and the quantized blocks),
-/// or another family's candle-transformers model, which keeps its KV cache
-/// inside (so one generation holds it at a time).
+/// another family's candle-transformers model, which keeps its KV cache
+/// inside (so one generation holds it at a time), or T5, which encodes the
+/// prompt and decodes from its start token.
 enum Engine {
     Dense {
         model: llama::Llama,
@@ -136,6 +137,7 @@ enum Engine {
     },
     Quantized(QLlama),
     Family(Mutex<FamilyModel>),
+    T5(crate::t5::Model),
 }
 
 /// A candle-transformers decoder of a family other than Llama.
@@ -343,6 +345,18 @@ impl Decoder {
             format!("building the {} model from {dir}: {e}", family.model_type())
         };
         let model = match &config {
+            DirConfig::T5(c) => {
+                let model = crate::t5::Model::new(c, vb).map_err(build)?;
+                return Ok(Decoder {
+                    engine: Engine::T5(model),
+                    shape,
+                    dtype: precision.dtype(),
+                    device: device.clone(),
+                    parameters,
+                    family,
+                    model_bytes,
+                });
+            }
             DirConfig::Mistral(c) => {
                 FamilyModel::Mistral(mistral::Model::new(c, vb).map_err(build)?)
             }
@@ -373,7 +387,9 @@ impl Decoder {
         })
     }
 
-    /// Bytes the KV cache holds for `batch` sequences of `tokens` positions.
+    /// Bytes the KV cache holds for `batch` sequences of `tokens` positions
+    /// (for T5, the input's positions in the cross-attention's and the
+    /// output's in the decoder's).
     pub fn kv_cache_bytes(&self, batch: usize, tokens: usize) -> usize {
         let s = &self.shape;
         2 * s.layers * batch * s.kv_heads * s.head_dim * tokens * self.dtype.size_in_bytes()
@@ -402,7 +418,50 @@ impl Decoder {
                 model.clear();
                 Box::new(move |x, pos| model.forward(x, pos))
             }
+            Engine::T5(model) => {
+                let mut state = None;
+                Box::new(move |x, pos| match (&mut state, pos) {
+                    (Some(s), p) if p > 0 => model.decode(s, x),
+                    _ => {
+                        // The prompt: encode it, then the first decoder
+                        // step from the start token.
+                        let mut s = model.start(&model.encode(x)?)?;
+                        let start = Tensor::full(model.start_token(), (x.dim(0)?, 1), x.device())?;
+                        let logits = model.decode(&mut s, &start)?;
+                        state = Some(s);
+                        Ok(logits)
+                    }
+                })
+            }
         })
+    }
+
+    /// The logits the last of `generated` (what [`Decoder::generate`] gave
+    /// for `prompt`) was chosen from, recomputed in one pass without a KV
+    /// cache: the prompt and every generated token but the last prefilled
+    /// together, or for T5 the prompt encoded and the start token and those
+    /// tokens decoded together. `(1, vocab)`.
+    pub fn uncached_last_logits(
+        &self,
+        prompt: &[u32],
+        generated: &[u32],
+    ) -> candle_core::Result<Tensor> {
+        let before_last = &generated[..generated.len().saturating_sub(1)];
+        match &self.engine {
+            Engine::T5(model) => {
+                let ids = Tensor::new(prompt, &self.device)?.unsqueeze(0)?;
+                let mut state = model.start(&model.encode(&ids)?)?;
+                let mut tokens = vec![model.start_token()];
+                tokens.extend_from_slice(before_last);
+                let tokens = Tensor::new(tokens.as_slice(), &self.device)?.unsqueeze(0)?;
+                model.decode(&mut state, &tokens)
+            }
+            _ => {
+                let mut whole = prompt.to_vec();
+                whole.extend_from_slice(before_last);
+                Ok(self.generate(&[whole], 1)?.first_logits)
+            }
+        }
     }
 
     /// Prefills `prompts` (all the same length) as one batch, then decodes

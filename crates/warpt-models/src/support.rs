@@ -21,11 +21,11 @@ fn runs_in(family: Family) -> (&'static str, &'static [&'static str]) {
             "pepbench/llm_infer",
             &["f32", "bf16", "f16", "q8_0", "q4_0"],
         ),
-        Kind::Decoder => ("pepbench/llm_infer", &["f32", "bf16", "f16"]),
+        Kind::Decoder | Kind::EncoderDecoder => ("pepbench/llm_infer", &["f32", "bf16", "f16"]),
         Kind::Encoder => ("pepbench/embed", &["f32", "bf16", "f16"]),
         Kind::Vision if family == Family::Vit => ("pepbench/vision_infer", &["f32", "bf16", "f16"]),
         Kind::Speech => ("pepbench/speech_infer", &["f32"]),
-        Kind::Vision | Kind::EncoderDecoder => ("", &[]),
+        Kind::Vision => ("", &[]),
     }
 }
 
@@ -161,8 +161,8 @@ mod tests {
         assert!(whisper.contains("precision=f32"), "{whisper}");
         assert_eq!(
             summary("pepbench/llm_infer"),
-            "cpu: llama in f32/bf16/f16/q8_0/q4_0; mistral, qwen2, qwen3, phi3, gemma, gemma2, gpt2 \
-             in f32/bf16/f16 | cuda: not in this build | metal: not in this build"
+            "cpu: llama in f32/bf16/f16/q8_0/q4_0; mistral, qwen2, qwen3, phi3, gemma, gemma2, gpt2, \
+             t5 in f32/bf16/f16 | cuda: not in this build | metal: not in this build"
         );
     }
 }

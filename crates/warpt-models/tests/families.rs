@@ -95,7 +95,10 @@ fn a_family_llm_infer_does_not_run_is_refused_naming_those_it_does() {
     warpt_models::hf::save(tmp.path(), &shape, 7).unwrap();
     let dir = tmp.path().to_str().unwrap();
     for (model_type, want) in [
-        ("t5", "'t5' is not a decoder (an encoder-decoder)"),
+        (
+            "whisper",
+            "'whisper' is a speech model (pepbench/speech_infer runs it)",
+        ),
         ("rwkv", "'rwkv' is not a family warpt knows"),
     ] {
         write_config(tmp.path(), config_json(&shape, model_type));
@@ -103,7 +106,9 @@ fn a_family_llm_infer_does_not_run_is_refused_naming_those_it_does() {
         assert!(err.starts_with("parameter 'model_dir'"), "{err}");
         assert!(err.contains(want), "{err}");
         assert!(
-            err.ends_with("llm_infer runs llama, mistral, qwen2, qwen3, phi3, gemma, gemma2, gpt2"),
+            err.ends_with(
+                "llm_infer runs llama, mistral, qwen2, qwen3, phi3, gemma, gemma2, gpt2, t5"
+            ),
             "{err}"
         );
     }
@@ -130,9 +135,11 @@ fn each_family_equals_pytorch_transformers_on_its_own_checkpoint() {
     };
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peer/hf_logits.py");
     let prompt: Vec<u32> = vec![5, 17, 200, 3, 99, 42, 7, 128, 64, 11, 250, 31];
-    let families = [
+    let decoders = [
         "llama", "mistral", "qwen2", "qwen3", "phi3", "gemma", "gemma2", "gpt2",
     ];
+    let t5s = ["t5", "t5-gated"];
+    let families: Vec<&str> = decoders.iter().chain(&t5s).copied().collect();
     let tmp = tempfile::tempdir().unwrap();
     let out = std::process::Command::new(&python)
         .arg(&script)
@@ -147,7 +154,13 @@ fn each_family_equals_pytorch_transformers_on_its_own_checkpoint() {
         String::from_utf8_lossy(&out.stderr)
     );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    for family in families {
+    for dir in t5s {
+        let want: Vec<Vec<f32>> = serde_json::from_value(json[dir].clone()).unwrap();
+        let drift = |p: &str| json[format!("{dir}:{p}")].as_f64().unwrap() as f32;
+        let drifts = [drift("bf16"), drift("f16")];
+        t5_equals_transformers(&tmp.path().join(dir), &prompt, &want, drifts);
+    }
+    for family in decoders {
         let dir = tmp.path().join(family);
         let want: Vec<Vec<f32>> = serde_json::from_value(json[family].clone()).unwrap();
         for precision in [Precision::F32, Precision::Bf16, Precision::F16] {
@@ -178,6 +191,60 @@ fn each_family_equals_pytorch_transformers_on_its_own_checkpoint() {
             );
             assert!(worst < tol, "{family} {}: {worst:e}", precision.name());
         }
+    }
+}
+
+/// The T5 directory `dir` in each precision against transformers' logits
+/// `want` (row i: after the start token and `prompt[..i]`, the prompt being
+/// the encoder's input): decoded one token at a time through the caches,
+/// all at once without them (validation's path), and the first step as
+/// `llm_infer` generates it. In bf16 and f16 the bound is the precision's
+/// tolerance or twice PyTorch's own drift in it (`drifts`), whichever is
+/// larger: T5's unscaled attention scores amplify half-precision rounding.
+fn t5_equals_transformers(dir: &Path, prompt: &[u32], want: &[Vec<f32>], drifts: [f32; 2]) {
+    use warpt_models::hf::{DirConfig, check_dir, load_weights};
+    let name = dir.to_str().unwrap();
+    let cpu = Device::Cpu;
+    let row = |i: usize| Tensor::from_slice(&want[i], (1, want[i].len()), &cpu).unwrap();
+    for precision in [Precision::F32, Precision::Bf16, Precision::F16] {
+        let (_, DirConfig::T5(config)) = check_dir(name).unwrap() else {
+            panic!("{name} is not read as T5");
+        };
+        let vb = candle_nn::VarBuilder::from_tensors(
+            load_weights(name, &cpu).unwrap(),
+            precision.dtype(),
+            &cpu,
+        );
+        let model = warpt_models::t5::Model::new(&config, vb).unwrap();
+        let ids = Tensor::new(prompt, &cpu).unwrap().unsqueeze(0).unwrap();
+        let mut state = model.start(&model.encode(&ids).unwrap()).unwrap();
+        let mut worst = 0f32;
+        for i in 0..prompt.len() {
+            let token = if i == 0 {
+                model.start_token()
+            } else {
+                prompt[i - 1]
+            };
+            let step = Tensor::new(&[[token]], &cpu).unwrap();
+            let got = model.decode(&mut state, &step).unwrap();
+            worst = worst.max(off(&got, &row(i)));
+        }
+        let decoder = Decoder::from_dir(name, precision, &cpu).unwrap();
+        assert_eq!(decoder.family, Family::T5);
+        let at_once = decoder.uncached_last_logits(prompt, prompt).unwrap();
+        worst = worst.max(off(&at_once, &row(prompt.len() - 1)));
+        let first = decoder.generate(&[prompt.to_vec()], 3).unwrap();
+        worst = worst.max(off(&first.first_logits, &row(0)));
+        let tol = match precision {
+            Precision::F32 => 1e-4,
+            Precision::Bf16 => (Precision::Bf16.logit_tolerance() as f32).max(2.0 * drifts[0]),
+            p => (p.logit_tolerance() as f32).max(2.0 * drifts[1]),
+        };
+        eprintln!(
+            "{name} {}: logits within {worst:.1e} of transformers' largest (bound {tol:.0e})",
+            precision.name()
+        );
+        assert!(worst < tol, "{name} {}: {worst:e}", precision.name());
     }
 }
 

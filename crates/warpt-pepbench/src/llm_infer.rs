@@ -7,7 +7,7 @@
 //! tokens equal while the reference chose them firmly); the measured model
 //! gives the same tokens twice, batched requests the same tokens as each
 //! request run alone, and its last decode step the logits of the same
-//! tokens prefilled without a cache (its family's KV cache and positions).
+//! tokens recomputed without a cache (its family's KV cache and positions).
 
 use std::sync::atomic::Ordering;
 
@@ -40,14 +40,15 @@ pub fn spec() -> BenchmarkSpec {
             "LLM inference on a decoder (candle; the presets are Llama-architecture, `model_dir` may hold a \
              {} model, `details.family` says which): `batch` requests of `prompt_tokens` \
              tokens, prefilled as one batch, then `gen_tokens` tokens each by greedy decoding with a KV \
-             cache. Per request `ttft_ms` (submission to first token) and `tpot_ms` = (latency - TTFT) / \
+             cache (for t5, an encoder-decoder, the prompt is the encoder's input and decoding starts from its \
+             start token). Per request `ttft_ms` (submission to first token; for t5 encoding plus the first decoder step) and `tpot_ms` = (latency - TTFT) / \
              (gen_tokens - 1), as MLPerf defines them; per batch `output_tokens_per_s` (tokens generated \
              after the first, over the decode time) and `prefill_tokens_per_s`. Weights generated from the \
              seed. Presets: tiny = {}; small = {}; base (TinyLlama-1.1B's shape) = {}; large (Llama-2-7B's) = {}; \
              xl (Llama-2-13B's) = {}; a preset the free memory cannot hold is skipped before it is generated, \
              naming the nearest preset and precision that fits. Validation: the tiny \
              preset against a plain f64 forward pass, repeatability, batched = alone, and the measured model's \
-             last decode step = the same tokens prefilled without a cache. Runs here: {}.",
+             last decode step = the same tokens recomputed without a cache. Runs here: {}.",
             warpt_models::family::Family::llm_list(),
             Preset::Tiny.shape().describe(),
             Preset::Small.shape().describe(),
@@ -77,7 +78,7 @@ pub fn spec() -> BenchmarkSpec {
             (
                 "model_dir".to_string(),
                 format!(
-                    "a Hugging Face decoder directory (config.json, safetensors): model_type {} (details.family); overrides model",
+                    "a Hugging Face decoder or encoder-decoder directory (config.json, safetensors): model_type {} (details.family); overrides model",
                     warpt_models::family::Family::llm_list()
                 ),
             ),

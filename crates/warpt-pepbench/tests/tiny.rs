@@ -399,7 +399,7 @@ fn llm_infer_loads_a_hugging_face_directory_of_the_same_model() {
     passed(&r);
     assert_eq!(r.details["family"], ParamValue::Str("gemma".into()));
     let v = &r.validation.as_ref().unwrap().message;
-    assert!(v.contains("prefilled without a cache"), "{v}");
+    assert!(v.contains("recomputed without a cache"), "{v}");
     // A directory of another architecture is refused before anything runs.
     std::fs::write(dir.path().join("config.json"), "{\"model_type\": \"bert\"}").unwrap();
     let mut registry = Registry::new();
