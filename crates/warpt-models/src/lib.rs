@@ -16,6 +16,7 @@
 //! - [`encoder`]: the BERT forward pass on the packed kernel;
 //! - [`bert_dense`]: the BERT forward pass on candle's operations, any dtype;
 //! - [`vision`]: Vision Transformers: presets, directories, an f64 reference;
+//! - [`clip`]: CLIP's image and text towers and their similarity;
 //! - [`whisper`]: Whisper speech recognition: presets, mel front end, greedy transcription;
 //! - [`seeded`]: seeded weights for any candle model, built at its configuration's size;
 //! - [`support`]: which family runs in which precision on which device here;
@@ -25,6 +26,7 @@
 
 pub mod bert;
 pub mod bert_dense;
+pub mod clip;
 pub mod encoder;
 pub mod family;
 pub mod fastmath;

@@ -238,10 +238,15 @@ pub fn tensor_values(seed: u64, name: &str, len: usize) -> Vec<f32> {
     }
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed ^ h);
     let mut uniform = move || ((rng.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-    // LayerNorm and RMSNorm scales: `…norm.weight`, ViT's `layernorm_before.weight`.
+    // LayerNorm and RMSNorm scales: `…norm.weight`, ViT's
+    // `layernorm_before.weight`, CLIP's `layer_norm1.weight` and
+    // `pre_layrnorm.weight`.
     let lower = name.to_ascii_lowercase();
-    let norm = lower.ends_with("norm.weight")
-        || (lower.contains("layernorm") && lower.ends_with(".weight"));
+    let stem = lower
+        .strip_suffix(".weight")
+        .map(|s| s.trim_end_matches(|c: char| c.is_ascii_digit()));
+    let norm = stem
+        .is_some_and(|s| s.ends_with("norm") || s.contains("layernorm") || s.contains("layrnorm"));
     let mut out = Vec::with_capacity(len);
     while out.len() < len {
         // Box-Muller: two normals per pair of uniforms.

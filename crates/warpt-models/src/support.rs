@@ -23,9 +23,8 @@ fn runs_in(family: Family) -> (&'static str, &'static [&'static str]) {
         ),
         Kind::Decoder | Kind::EncoderDecoder => ("pepbench/llm_infer", &["f32", "bf16", "f16"]),
         Kind::Encoder => ("pepbench/embed", &["f32", "bf16", "f16"]),
-        Kind::Vision if family == Family::Vit => ("pepbench/vision_infer", &["f32", "bf16", "f16"]),
+        Kind::Vision => ("pepbench/vision_infer", &["f32", "bf16", "f16"]),
         Kind::Speech => ("pepbench/speech_infer", &["f32"]),
-        Kind::Vision => ("", &[]),
     }
 }
 
@@ -35,9 +34,7 @@ pub fn table() -> Vec<ModelSupport> {
     for family in Family::ALL {
         let (benchmark, precisions) = runs_in(family);
         for &device in DEVICES {
-            let reason = if benchmark.is_empty() {
-                Some(format!("no benchmark runs {} yet", family.model_type()))
-            } else if !BUILT_DEVICES.contains(&device) {
+            let reason = if !BUILT_DEVICES.contains(&device) {
                 Some(format!(
                     "this warpt was built without candle's {device} support"
                 ))
@@ -63,11 +60,8 @@ pub fn table() -> Vec<ModelSupport> {
 /// Why `family` cannot run in `precision` on `device`, naming the nearest
 /// combination that runs here; `None` when it runs.
 pub fn refusal(family: Family, precision: &str, device: &str) -> Option<String> {
-    let (benchmark, precisions) = runs_in(family);
+    let (_, precisions) = runs_in(family);
     let name = family.model_type();
-    if benchmark.is_empty() {
-        return Some(format!("no benchmark runs {name} yet"));
-    }
     let device_ok = BUILT_DEVICES.contains(&device);
     let precision_ok = precisions.contains(&precision);
     if device_ok && precision_ok {

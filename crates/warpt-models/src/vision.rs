@@ -243,15 +243,8 @@ impl Vit {
     /// token's features after the final LayerNorm, through the classifier
     /// when there is one; f32 `(batch, width)`.
     pub fn forward(&self, images: &Tensor) -> candle_core::Result<Tensor> {
-        let (b, ch, s, _) = images.dims4()?;
-        let p = self.config.patch_size;
-        let side = s / p;
-        // (b, c, side·p, side·p) → (b, side², c·p·p), patches row-major.
-        let patches = images
-            .reshape((b, ch, side, p, side, p))?
-            .permute((0, 2, 4, 1, 3, 5))?
-            .reshape((b, side * side, ch * p * p))?;
-        let tokens = patches
+        let b = images.dim(0)?;
+        let tokens = patch_tokens(images, self.config.patch_size)?
             .broadcast_matmul(&self.projection)?
             .broadcast_add(&self.projection_bias)?;
         let cls = self.cls.broadcast_as((b, 1, self.config.hidden_size))?;
@@ -266,13 +259,25 @@ impl Vit {
     }
 }
 
-/// `batch` synthetic images of configuration `c` from the seed: pixels
-/// uniform in [0, 1), normalised as ViT's image processor does (mean 0.5,
-/// standard deviation 0.5), `(batch, channels, size, size)` f32.
-pub fn synthetic_images(c: &vit::Config, batch: usize, seed: u64) -> Vec<f32> {
+/// Images `(b, c, side·p, side·p)` as their `p × p` patches, row-major,
+/// each flattened channel-first: `(b, side², c·p·p)`. Times the projection
+/// `(c·p·p, width)`, this is a stride-p convolution's output.
+pub fn patch_tokens(images: &Tensor, p: usize) -> candle_core::Result<Tensor> {
+    let (b, ch, s, _) = images.dims4()?;
+    let side = s / p;
+    images
+        .reshape((b, ch, side, p, side, p))?
+        .permute((0, 2, 4, 1, 3, 5))?
+        .reshape((b, side * side, ch * p * p))
+}
+
+/// `batch` synthetic images of `channels × size × size` from the seed:
+/// pixels uniform in [0, 1), normalised as ViT's image processor does (mean
+/// 0.5, standard deviation 0.5), `(batch, channels, size, size)` f32.
+pub fn synthetic_images(channels: usize, size: usize, batch: usize, seed: u64) -> Vec<f32> {
     use rand_core::{RngCore, SeedableRng};
     let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x696d_6167_6573);
-    let n = batch * c.num_channels * c.image_size * c.image_size;
+    let n = batch * channels * size * size;
     (0..n)
         .map(|_| {
             let u = (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32;

@@ -7,7 +7,8 @@
 //! - [`embed`]: sentence embeddings (BERT, mean pooling), sentences/s;
 //! - [`data_pipeline`]: JSONL to padded, shuffled batches, samples/s;
 //! - [`end_to_end`]: text in, text out under closed- or open-loop load;
-//! - [`vision_infer`]: Vision Transformer inference, images per second;
+//! - [`vision_infer`]: Vision Transformer and CLIP inference, images per second;
+//! - [`vision_model`]: the ViT or CLIP `vision_infer` loads;
 //! - [`speech_infer`]: Whisper speech recognition, real-time factor;
 //! - [`corpus`]: seeded English-like text.
 //!
@@ -22,6 +23,7 @@ pub mod llm_infer;
 pub mod speech_infer;
 pub mod tokenize;
 pub mod vision_infer;
+pub mod vision_model;
 
 // The model code shared with the mlperf suite (warpt-models), under the
 // names this crate's benchmarks use.

@@ -173,6 +173,58 @@ fn a_vit_equals_pytorch_transformers_on_its_own_checkpoint() {
         assert!(r.validation.as_ref().unwrap().passed);
         assert_eq!(r.details["family"], ParamValue::Str("vit".into()));
     }
+    // CLIP: image and text features (normalised) and the logits per image,
+    // with each rule of where a text's features are read.
+    let texts: Vec<Vec<u32>> = serde_json::from_value(json["texts"].clone()).unwrap();
+    let ids = candle_core::Tensor::new(texts.clone(), &Device::Cpu).unwrap();
+    for name in ["clip", "clip-eos2"] {
+        let dir = tmp.path().join(name);
+        let config = warpt_models::clip::check_dir(dir.to_str().unwrap()).unwrap();
+        let want =
+            |key: &str| -> Vec<Vec<f32>> { serde_json::from_value(json[key].clone()).unwrap() };
+        for (dtype, bound) in [(DType::F32, 1e-5), (DType::BF16, 5e-2), (DType::F16, 1e-2)] {
+            let tensors =
+                candle_core::safetensors::load(dir.join("model.safetensors"), &Device::Cpu)
+                    .unwrap();
+            let model =
+                warpt_models::clip::Clip::load(tensors, config.clone(), dtype, &Device::Cpu)
+                    .unwrap();
+            let images = candle_core::Tensor::from_slice(&pixels, (3, 3, 32, 32), &Device::Cpu)
+                .unwrap()
+                .to_dtype(dtype)
+                .unwrap();
+            let image = model.image_features(&images).unwrap();
+            let text = model.text_features(&ids).unwrap();
+            let logits = model.logits_per_image(&image, &text).unwrap();
+            let mut worst = 0f32;
+            for (got, key) in [
+                (&image, name.to_string()),
+                (&text, format!("{name}:text")),
+                (&logits, format!("{name}:logits")),
+            ] {
+                let got = got.to_vec2::<f32>().unwrap();
+                let want = want(&key);
+                let scale = want.iter().flatten().fold(0f32, |m, x| m.max(x.abs()));
+                let off = got
+                    .iter()
+                    .flatten()
+                    .zip(want.iter().flatten())
+                    .map(|(g, w)| (g - w).abs())
+                    .fold(0f32, f32::max)
+                    / scale;
+                assert_eq!(got.len(), want.len(), "{key}");
+                worst = worst.max(off);
+            }
+            eprintln!(
+                "{name} {dtype:?}: features and logits within {worst:.1e} of transformers' largest (bound {bound:.0e})"
+            );
+            assert!(worst < bound, "{name} {dtype:?}: {worst:e}");
+        }
+        let r = run_dir("vision_infer", &dir, &["batch=2", "texts=3"]);
+        assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
+        assert!(r.validation.as_ref().unwrap().passed);
+        assert_eq!(r.details["family"], ParamValue::Str("clip".into()));
+    }
 }
 
 #[test]

@@ -476,6 +476,45 @@ fn vision_infer_tiny_vit_matches_the_f64_reference() {
 }
 
 #[test]
+fn vision_infer_tiny_clip_scores_images_against_texts() {
+    for precision in ["precision=f32", "precision=bf16"] {
+        let r = run(
+            "vision_infer",
+            &["family=clip", "model=tiny", "batch=2", "texts=3", precision],
+        );
+        passed(&r);
+        let msg = &r.validation.as_ref().unwrap().message;
+        eprintln!("{msg}");
+        assert!(
+            msg.contains("similarity logits of 2 images x 3 texts within"),
+            "{msg}"
+        );
+        assert_eq!(r.details["family"], ParamValue::Str("clip".into()));
+        // The seeded model holds exactly the tensors the configuration's
+        // shapes count (and the logit scale).
+        let config = warpt_models::clip::preset("tiny").unwrap();
+        let count = warpt_models::clip::parameter_count(&config) as i64;
+        assert_eq!(r.details["parameters"], ParamValue::Int(count));
+        let output = format!("{:?}", r.details["output"]);
+        assert!(output.contains("against 3 texts"), "{output}");
+    }
+    // A directory of a family vision_infer does not run is refused
+    // naming those it does.
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::write(tmp.path().join("config.json"), r#"{"model_type": "bert"}"#).unwrap();
+    let mut params = warpt_pepbench::vision_infer::spec().params;
+    params.insert(
+        "model_dir".into(),
+        ParamValue::Str(tmp.path().display().to_string()),
+    );
+    let why = warpt_pepbench::vision_infer::check_params(&params).unwrap_err();
+    assert!(
+        why.contains("says model_type 'bert'; vision_infer runs vit, clip"),
+        "{why}"
+    );
+}
+
+#[test]
 fn llm_infer_skips_a_preset_the_memory_cannot_hold_naming_one_that_fits() {
     // Llama-2-13B's shape in f32 at batch 1024 of 4002 tokens needs about
     // 150 GiB of weights and 6 TiB of KV cache: skipped on any machine.
