@@ -267,7 +267,8 @@ fn run_entry(
     if let (Some(monitor), Some((from, to))) = (&options.monitor, window) {
         let seconds = (to - from).total(jiff::Unit::Second).unwrap_or(0.0);
         let samples = monitor.window(from, to);
-        let mut summary = warpt_system::monitor::summarize(&samples, seconds, monitor.missing());
+        let mut summary =
+            warpt_system::monitor::summarize(&samples, Some(from), seconds, monitor.missing());
         if let Some(power) = summary.mean_power_w {
             // Rate metrics (unit "X/s" or IOPS): joules per X = watts / (X per second).
             for m in result

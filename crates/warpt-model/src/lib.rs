@@ -51,7 +51,9 @@ pub use system::{
     CacheInfo, ComputeAdapter, CpuInfo, DimmInfo, GpuInfo, ListOutput, MemoryInfo, ModelSupport,
     MountInfo, NetworkInterface, OsInfo, StorageDevice, ToolInfo,
 };
-pub use telemetry::{GpuSample, TelemetrySample, TelemetrySummary, TemperatureReading};
+pub use telemetry::{
+    GpuSample, MemoryPoint, TelemetrySample, TelemetrySummary, TemperatureReading,
+};
 pub use trial::{Interference, Trial, results_at};
 
 /// The JSON Schema of a suite run, the shape of every export (`warpt schema`).

@@ -44,6 +44,10 @@ pub struct TelemetrySample {
     /// DRAM power over the last interval, watts (RAPL).
     #[serde(default)]
     pub dram_power_w: Option<f64>,
+    /// Resident memory of warpt and every process it started (the
+    /// benchmark's worker), bytes.
+    #[serde(default)]
+    pub process_rss_bytes: Option<u64>,
 }
 
 /// One GPU in a sample.
@@ -121,4 +125,27 @@ pub struct TelemetrySummary {
     /// Why a figure is absent (no RAPL, no sensors).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Highest resident memory of warpt's processes (the benchmark's worker
+    /// included) in the window, from setup to validation, bytes.
+    #[serde(default)]
+    pub peak_rss_bytes: Option<u64>,
+    /// Mean resident memory over the window's samples, bytes.
+    #[serde(default)]
+    pub mean_rss_bytes: Option<u64>,
+    /// Highest GPU memory in use (all GPUs), bytes, where NVML reads it.
+    #[serde(default)]
+    pub peak_gpu_memory_bytes: Option<u64>,
+    /// Resident memory over the window (at most 200 points), for the
+    /// report's memory-against-time chart.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub memory_timeline: Vec<MemoryPoint>,
+}
+
+/// One point of a result's memory over time.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct MemoryPoint {
+    /// Seconds since the window started (the result's `start_time`).
+    pub seconds: f64,
+    /// Resident memory of warpt's processes, bytes.
+    pub rss_bytes: u64,
 }

@@ -133,6 +133,19 @@ fn full_suite_run() -> BenchmarkSuiteRun {
         energy_per_unit: [("gflops precision=fp64,threads=all".to_string(), 0.5)].into(),
         mean_cpu_utilization_percent: Some(99.0),
         notes: vec![],
+        peak_rss_bytes: Some(3 << 30),
+        mean_rss_bytes: Some(2 << 30),
+        peak_gpu_memory_bytes: None,
+        memory_timeline: vec![
+            warpt_model::MemoryPoint {
+                seconds: 0.0,
+                rss_bytes: 1 << 30,
+            },
+            warpt_model::MemoryPoint {
+                seconds: 1.0,
+                rss_bytes: 3 << 30,
+            },
+        ],
     });
     result.system = Some(ListOutput::default());
     result.interference = Some(Interference {

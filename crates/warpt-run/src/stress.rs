@@ -117,6 +117,7 @@ pub fn stress(
             .collect();
         telemetry = Some(warpt_system::monitor::summarize(
             &window,
+            Some(start),
             outcome.duration_s,
             &missing,
         ));

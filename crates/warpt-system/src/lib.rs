@@ -6,7 +6,8 @@
 //! NVIDIA GPUs come from NVML loaded at run time; optional extras (DIMMs,
 //! tool versions, `systemd-detect-virt`) from commands that may be absent.
 //! [`procstat`] accounts CPU time over a window (steal, other processes);
-//! [`clock`] finds the clock a core really runs at.
+//! [`clock`] finds the clock a core really runs at; [`rss`] the memory a
+//! run's processes hold.
 //! Everything degrades to "unknown" rather than failing: a container or a
 //! non-Linux kernel may hide any of it.
 
@@ -23,6 +24,7 @@ pub mod monitor;
 pub mod peak;
 mod probes;
 pub mod procstat;
+pub mod rss;
 mod tools;
 mod virt;
 

@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
-use warpt_model::{GpuSample, TelemetrySample, TelemetrySummary, TemperatureReading};
+use warpt_model::{GpuSample, MemoryPoint, TelemetrySample, TelemetrySummary, TemperatureReading};
 
 use crate::EnergySnapshot;
 
@@ -129,6 +129,7 @@ impl Sampler {
             temperatures: temperatures(),
             package_power_w,
             dram_power_w,
+            process_rss_bytes: crate::rss::tree_rss_bytes(),
         }
     }
 
@@ -378,9 +379,11 @@ fn thread_cpu_time() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-/// Summarises the samples of one window of `seconds`.
+/// Summarises the samples of one window of `seconds` that began at
+/// `start` (the memory timeline counts from there).
 pub fn summarize(
     samples: &[TelemetrySample],
+    start: Option<Timestamp>,
     seconds: f64,
     missing: &[String],
 ) -> TelemetrySummary {
@@ -404,6 +407,21 @@ pub fn summarize(
         .any(|s| s.gpu_usage.iter().any(|g| !g.throttle_reasons.is_empty()));
     let cpu_throttled =
         matches!((first_freq, min_freq), (Some(f), Some(m)) if f > 0.0 && m < 0.9 * f);
+    let rss: Vec<(Option<Timestamp>, u64)> = samples
+        .iter()
+        .filter_map(|s| s.process_rss_bytes.map(|r| (s.timestamp, r)))
+        .collect();
+    let gpu_memory = samples
+        .iter()
+        .filter_map(|s| {
+            let used: Vec<u64> = s
+                .gpu_usage
+                .iter()
+                .filter_map(|g| g.memory_used_bytes)
+                .collect();
+            (!used.is_empty()).then(|| used.iter().sum::<u64>())
+        })
+        .max();
     TelemetrySummary {
         samples: samples.len(),
         mean_power_w: mean_power,
@@ -424,7 +442,36 @@ pub fn summarize(
                 .collect::<Vec<_>>(),
         ),
         notes: missing.to_vec(),
+        peak_rss_bytes: rss.iter().map(|&(_, r)| r).max(),
+        mean_rss_bytes: (!rss.is_empty())
+            .then(|| (rss.iter().map(|&(_, r)| r as f64).sum::<f64>() / rss.len() as f64) as u64),
+        peak_gpu_memory_bytes: gpu_memory,
+        memory_timeline: memory_timeline(&rss, start),
     }
+}
+
+/// Most points a result's memory timeline keeps.
+const TIMELINE_POINTS: usize = 200;
+
+/// The resident memory samples as points since `start` (the first
+/// sample's time when unknown), thinned to [`TIMELINE_POINTS`] by keeping
+/// each stretch's highest sample (a peak is never thinned away).
+fn memory_timeline(rss: &[(Option<Timestamp>, u64)], start: Option<Timestamp>) -> Vec<MemoryPoint> {
+    let Some(t0) = start.or_else(|| rss.first().and_then(|p| p.0)) else {
+        return Vec::new();
+    };
+    let points: Vec<MemoryPoint> = rss
+        .iter()
+        .filter_map(|&(t, rss_bytes)| {
+            let seconds = (t? - t0).total(jiff::Unit::Second).ok()?;
+            Some(MemoryPoint { seconds, rss_bytes })
+        })
+        .collect();
+    let stretch = points.len().div_ceil(TIMELINE_POINTS).max(1);
+    points
+        .chunks(stretch)
+        .filter_map(|c| c.iter().copied().max_by_key(|p| p.rss_bytes))
+        .collect()
 }
 
 #[cfg(test)]
@@ -449,8 +496,18 @@ mod tests {
         assert!((0.0..=100.0).contains(&s.cpu_utilization_percent));
         assert!(!s.per_core_utilization_percent.is_empty() && !s.per_core_freq_mhz.is_empty());
         assert!(overhead < 0.5, "overhead {overhead}");
-        let summary = summarize(&samples, 0.4, &[]);
+        let summary = summarize(&samples, None, 0.4, &[]);
         assert_eq!(summary.samples, samples.len());
         assert!(summary.mean_cpu_utilization_percent.is_some());
+        // This process's memory, every sample, and a timeline from the
+        // first sample on.
+        let peak = summary.peak_rss_bytes.unwrap();
+        assert!(
+            peak >= summary.mean_rss_bytes.unwrap() && peak > 1 << 20,
+            "{peak}"
+        );
+        assert_eq!(summary.memory_timeline.len(), samples.len());
+        assert_eq!(summary.memory_timeline[0].seconds, 0.0);
+        assert!(summary.memory_timeline.iter().all(|p| p.rss_bytes <= peak));
     }
 }

@@ -65,6 +65,69 @@ fn benchmark_run_attaches_telemetry_and_writes_the_timeline() {
 }
 
 #[test]
+fn each_result_carries_its_memory_over_time_and_the_report_draws_it() {
+    // bert-tiny (4.4 M parameters) and bert-base's shape (110 M: 440 MB
+    // in f32, with its packed copy more) in one run: each worker's memory
+    // is its own result's.
+    let dir = tempfile::tempdir().unwrap();
+    let out = stdout_of(
+        warpt()
+            .args([
+                "benchmark",
+                "run",
+                "--suite",
+                "pepbench",
+                "--benchmark",
+                "embed",
+            ])
+            .args([
+                "--param",
+                "model=tiny,base",
+                "--param",
+                "batch=2",
+                "--param",
+                "seq_len=16",
+            ])
+            .args(["--duration", "0.5", "--burnin-seconds", "0", "--no-store"])
+            .args(["--monitor", "--monitor-interval", "0.05", "--json"]),
+    );
+    let path = dir.path().join("run.json");
+    std::fs::write(&path, &out).unwrap();
+    let run = warpt_model::load_suite_run(&String::from_utf8_lossy(&out)).unwrap();
+    let memory = |model: &str| {
+        let r = run
+            .benchmarks
+            .iter()
+            .find(|r| r.metrics[0].tags["model"] == model)
+            .unwrap();
+        r.telemetry.clone().expect("telemetry summary")
+    };
+    let (tiny, base) = (memory("tiny"), memory("base"));
+    for t in [&tiny, &base] {
+        let (peak, mean) = (t.peak_rss_bytes.unwrap(), t.mean_rss_bytes.unwrap());
+        assert!(peak >= mean && mean > 0, "{t:?}");
+        assert!(!t.memory_timeline.is_empty() && t.memory_timeline.len() <= 200);
+        assert!(t.memory_timeline.iter().any(|p| p.rss_bytes == peak));
+        assert!(
+            t.memory_timeline
+                .windows(2)
+                .all(|w| w[0].seconds <= w[1].seconds)
+        );
+    }
+    let (small, large) = (tiny.peak_rss_bytes.unwrap(), base.peak_rss_bytes.unwrap());
+    assert!(
+        large > small + (400 << 20),
+        "bert-base's peak {large} should exceed bert-tiny's {small} by its weights"
+    );
+    let html = String::from_utf8(stdout_of(
+        warpt().args(["report", "--format", "html"]).arg(&path),
+    ))
+    .unwrap();
+    assert!(html.contains("Memory over time"), "no memory section");
+    assert!(html.contains("resident memory"), "no memory chart");
+}
+
+#[test]
 fn monitor_flags_need_monitor_and_a_sane_interval() {
     let run = |args: &[&str]| {
         warpt()

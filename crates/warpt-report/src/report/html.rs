@@ -217,7 +217,7 @@ fn telemetry_charts(input: &Input) -> String {
         })
     };
     type Pick = fn(&warpt_model::TelemetrySample) -> Option<f64>;
-    let series: [(&str, &str, Pick); 4] = [
+    let series: [(&str, &str, Pick); 5] = [
         ("CPU utilisation", "%", |s| Some(s.cpu_utilization_percent)),
         ("mean CPU frequency", "MHz", |s| {
             let v = &s.per_core_freq_mhz;
@@ -227,6 +227,9 @@ fn telemetry_charts(input: &Input) -> String {
             s.temperatures.iter().map(|t| t.celsius).reduce(f64::max)
         }),
         ("package power", "W", |s| s.package_power_w),
+        ("warpt's resident memory", "GiB", |s| {
+            s.process_rss_bytes.map(|b| b as f64 / (1u64 << 30) as f64)
+        }),
     ];
     let mut out = String::new();
     for (name, unit, pick) in series {
@@ -350,10 +353,52 @@ pub fn html(input: &Input) -> String {
     }
     s += "<h2>Charts</h2>\n";
     s += &metric_charts(input);
+    let m = memory_charts(input);
+    if !m.is_empty() {
+        s += "<h2>Memory over time</h2>\n";
+        s += &m;
+    }
     let t = telemetry_charts(input);
     if !t.is_empty() {
         s += "<h2>Telemetry</h2>\n";
         s += &t;
     }
     s + "</body></html>\n"
+}
+
+/// One chart per run recorded with `--monitor`: the resident memory of
+/// warpt's processes against seconds since the run began, a line per
+/// result (each from its setup to its validation).
+fn memory_charts(input: &Input) -> String {
+    let mut out = String::new();
+    for (label, run) in &input.runs {
+        let Some(t0) = run.start_time else {
+            continue;
+        };
+        let lines: Vec<Line> = run
+            .benchmarks
+            .iter()
+            .filter_map(|r| {
+                let timeline = &r.telemetry.as_ref()?.memory_timeline;
+                let offset = (r.start_time - t0).total(jiff::Unit::Second).ok()?;
+                let points: Vec<(f64, f64)> = timeline
+                    .iter()
+                    .map(|p| (offset + p.seconds, p.rss_bytes as f64 / (1u64 << 30) as f64))
+                    .collect();
+                // A swept entry's parameters are its metrics' tags.
+                let tags = r.metrics.first().map(|m| m.tag_label()).unwrap_or_default();
+                let name = format!("{} {tags}", r.spec.id).trim().to_string();
+                (!points.is_empty()).then_some(Line { name, points })
+            })
+            .collect();
+        if lines.is_empty() {
+            continue;
+        }
+        let title = format!("{label}: resident memory");
+        out += &format!(
+            "<figure class=\"telemetry\">{}</figure>\n",
+            charts::lines(&title, "seconds since the run began", "GiB", &lines)
+        );
+    }
+    out
 }

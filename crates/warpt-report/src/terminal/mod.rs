@@ -82,6 +82,17 @@ pub fn results(run: &BenchmarkSuiteRun) -> String {
         for w in &r.warnings {
             out.push_str(&format!("  warning: {w}\n"));
         }
+        if let Some(t) = &r.telemetry
+            && let (Some(peak), Some(mean)) = (t.peak_rss_bytes, t.mean_rss_bytes)
+        {
+            let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+            out.push_str(&format!(
+                "  memory: peak {:.2} GiB, mean {:.2} GiB resident (warpt and its worker, {} samples)\n",
+                gib(peak),
+                gib(mean),
+                t.samples
+            ));
+        }
         if let Some(q) = r.quality.filter(|q| *q != warpt_model::Quality::Good) {
             out.push_str(&format!(
                 "  quality: {}: {}\n",
