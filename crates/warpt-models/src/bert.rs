@@ -31,6 +31,57 @@ pub fn minilm_config() -> bert::Config {
     }
 }
 
+/// The encoder families' presets by size, as BERT-form configurations
+/// (RoBERTa and XLM-RoBERTa compute BERT's forward pass; a preset of theirs
+/// differs in its vocabulary, one token type, and 512 usable positions):
+/// tiny = bert-tiny (128 wide, 2 layers), small = all-MiniLM-L6-v2 (384,
+/// 6), base = bert-base (768, 12), large = bert-large (1024, 24), xl =
+/// XLM-RoBERTa-XL's shape (2560, 36).
+pub fn encoder_preset(family: crate::family::Family, name: &str) -> Result<bert::Config, String> {
+    use crate::family::Family;
+    let (hidden, layers, heads, inner) = match name {
+        "tiny" => (128, 2, 2, 512),
+        "small" => (384, 6, 12, 1536),
+        "base" => (768, 12, 12, 3072),
+        "large" => (1024, 24, 16, 4096),
+        "xl" => (2560, 36, 32, 10240),
+        other => {
+            return Err(format!(
+                "parameter 'model': '{other}' is not one of tiny, small, base, large, xl"
+            ));
+        }
+    };
+    let (vocab, types) = match family {
+        Family::Bert => (30522, 2),
+        Family::Roberta => (50265, 1),
+        Family::XlmRoberta => (250_002, 1),
+        other => {
+            return Err(format!(
+                "parameter 'family': '{}' is not one of bert, roberta, xlm-roberta",
+                other.model_type()
+            ));
+        }
+    };
+    Ok(bert::Config {
+        vocab_size: vocab,
+        hidden_size: hidden,
+        num_hidden_layers: layers,
+        num_attention_heads: heads,
+        intermediate_size: inner,
+        type_vocab_size: types,
+        model_type: Some(family.model_type().into()),
+        ..minilm_config()
+    })
+}
+
+/// Parameters of configuration `c`, counted from its tensor list.
+pub fn parameter_count(c: &bert::Config) -> usize {
+    tensors(c)
+        .iter()
+        .map(|(_, d)| d.iter().product::<usize>())
+        .sum()
+}
+
 /// Every tensor's Hugging Face name and shape for `c`.
 pub fn tensors(c: &bert::Config) -> Vec<(String, Vec<usize>)> {
     let (h, i) = (c.hidden_size, c.intermediate_size);

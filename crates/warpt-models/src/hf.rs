@@ -109,22 +109,33 @@ pub fn single_file_config<T: serde::de::DeserializeOwned>(
 /// `model_type` is a family `llm_infer` runs (else an error saying which
 /// do), with the fields that family needs, and weights beside it.
 pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
-    let (mut raw, path) = read_config(dir)?;
-    let dir = Path::new(dir);
+    let (raw, path) = read_config(dir)?;
+    let model_type = raw["model_type"].as_str().unwrap_or("").to_string();
+    if let Some(why) = Family::llm_refusal(&model_type) {
+        return Err(format!("parameter 'model_dir': {}: {why}", path.display()));
+    }
+    let parsed = parse_config(raw)
+        .map_err(|why| format!("parameter 'model_dir': {}{why}", path.display()))?;
+    if weight_files(Path::new(dir)).is_err() {
+        return Err(format!(
+            "parameter 'model_dir': {dir} has neither model.safetensors nor model.safetensors.index.json"
+        ));
+    }
+    Ok(parsed)
+}
+
+/// A generating family's config.json (`raw`) as the shape and the
+/// configuration warpt builds it from; an error (to follow the file's
+/// name) says what is missing or not supported.
+pub fn parse_config(mut raw: serde_json::Value) -> Result<(Shape, DirConfig), String> {
     let model_type = raw["model_type"].as_str().unwrap_or("").to_string();
     let model_type = model_type.as_str();
     if let Some(why) = Family::llm_refusal(model_type) {
-        return Err(format!("parameter 'model_dir': {}: {why}", path.display()));
+        return Err(format!(": {why}"));
     }
     let family = Family::from_model_type(model_type).unwrap_or(Family::Llama);
-    normalize(&mut raw, family)
-        .map_err(|why| format!("parameter 'model_dir': {}: {why}", path.display()))?;
-    let bad = |e: serde_json::Error| {
-        format!(
-            "parameter 'model_dir': {} is not a {model_type} config: {e}",
-            path.display()
-        )
-    };
+    normalize(&mut raw, family).map_err(|why| format!(": {why}"))?;
+    let bad = |e: serde_json::Error| format!(" is not a {model_type} config: {e}");
     let mut config = match family {
         Family::Mistral => DirConfig::Mistral(serde_json::from_value(raw).map_err(bad)?),
         Family::Qwen2 => DirConfig::Qwen2(serde_json::from_value(raw).map_err(bad)?),
@@ -135,14 +146,14 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
         Family::Gpt2 => {
             let c: gpt2::Config = serde_json::from_value(raw).map_err(bad)?;
             if let Some(why) = c.unsupported() {
-                return Err(format!("parameter 'model_dir': {}: {why}", path.display()));
+                return Err(format!(": {why}"));
             }
             DirConfig::Gpt2(c)
         }
         Family::T5 => {
             let c: t5::Config = serde_json::from_value(raw).map_err(bad)?;
             if let Some(why) = c.unsupported() {
-                return Err(format!("parameter 'model_dir': {}: {why}", path.display()));
+                return Err(format!(": {why}"));
             }
             DirConfig::T5(c)
         }
@@ -151,12 +162,6 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
             DirConfig::Llama(cfg.into_config(false))
         }
     };
-    if weight_files(dir).is_err() {
-        return Err(format!(
-            "parameter 'model_dir': {} has neither model.safetensors nor model.safetensors.index.json",
-            dir.display()
-        ));
-    }
     // The configs name the shape's fields alike; the head dimension is
     // `hidden / heads` unless the family sets it apart.
     macro_rules! shape_of {
@@ -213,10 +218,8 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
     };
     if shape.heads == 0 || shape.kv_heads == 0 || !shape.heads.is_multiple_of(shape.kv_heads) {
         return Err(format!(
-            "parameter 'model_dir': {}: {} attention heads are not a multiple of {} key/value heads",
-            path.display(),
-            shape.heads,
-            shape.kv_heads
+            ": {} attention heads are not a multiple of {} key/value heads",
+            shape.heads, shape.kv_heads
         ));
     }
     // A sliding window of `w` lets a position see the `w` positions up to

@@ -2,6 +2,7 @@
 //! reaches into the other's benchmarks for it.
 //!
 //! - [`family`]: model families by `config.json`'s `model_type`, and which run;
+//! - [`family_presets`]: each generating family's size presets, as config.json;
 //! - [`model`]: Llama presets and their seeded weights;
 //! - [`llm`]: the decoder engine the LLM benchmarks share;
 //! - [`gpt2`]: GPT-2, on candle's tensor operations;
@@ -29,6 +30,7 @@ pub mod bert_dense;
 pub mod clip;
 pub mod encoder;
 pub mod family;
+pub mod family_presets;
 pub mod fastmath;
 pub mod gguf;
 pub mod gpt2;

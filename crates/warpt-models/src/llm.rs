@@ -341,49 +341,60 @@ impl Decoder {
         let tensors = crate::hf::load_weights(dir, device)?;
         let (parameters, model_bytes) = model::count(&tensors, precision.dtype());
         let vb = VarBuilder::from_tensors(tensors, precision.dtype(), device);
-        let build = |e: candle_core::Error| {
-            format!("building the {} model from {dir}: {e}", family.model_type())
-        };
-        let model = match &config {
-            DirConfig::T5(c) => {
-                let model = crate::t5::Model::new(c, vb).map_err(build)?;
-                return Ok(Decoder {
-                    engine: Engine::T5(model),
-                    shape,
-                    dtype: precision.dtype(),
-                    device: device.clone(),
-                    parameters,
-                    family,
-                    model_bytes,
-                });
-            }
-            DirConfig::Mistral(c) => {
-                FamilyModel::Mistral(mistral::Model::new(c, vb).map_err(build)?)
-            }
-            DirConfig::Qwen2(c) => {
-                FamilyModel::Qwen2(qwen2::ModelForCausalLM::new(c, vb).map_err(build)?)
-            }
-            DirConfig::Qwen3(c) => {
-                FamilyModel::Qwen3(qwen3::ModelForCausalLM::new(c, vb).map_err(build)?)
-            }
-            DirConfig::Phi3(c) => FamilyModel::Phi3(phi3::Model::new(c, vb).map_err(build)?),
-            DirConfig::Gemma(c) => {
-                FamilyModel::Gemma(gemma::Model::new(false, c, vb).map_err(build)?)
-            }
-            DirConfig::Gemma2(c) => {
-                FamilyModel::Gemma2(gemma2::Model::new(false, c, vb).map_err(build)?)
-            }
-            DirConfig::Gpt2(c) => FamilyModel::Gpt2(crate::gpt2::Model::new(c, vb).map_err(build)?),
-            DirConfig::Llama(_) => return Err("a Llama directory takes the Llama path".into()),
-        };
+        let engine = family_engine(&config, vb)
+            .map_err(|e| format!("building the {} model from {dir}: {e}", family.model_type()))?;
         Ok(Decoder {
-            engine: Engine::Family(Mutex::new(model)),
+            engine,
             shape,
             dtype: precision.dtype(),
             device: device.clone(),
             parameters,
             family,
             model_bytes,
+        })
+    }
+
+    /// `family`'s `preset` (see [`crate::family_presets`]) with weights
+    /// from `seed`, in `precision`: built exactly as a directory of that
+    /// family and size would be.
+    pub fn seeded(
+        family: Family,
+        preset: crate::model::Preset,
+        seed: u64,
+        precision: Precision,
+        device: &Device,
+    ) -> Result<Self, String> {
+        if family == Family::Llama {
+            return Self::generated(preset.shape(), seed, precision, device)
+                .map_err(|e| format!("building the model: {e}"));
+        }
+        let raw = crate::family_presets::preset_config(family, preset);
+        let (shape, config) = crate::hf::parse_config(raw)
+            .map_err(|e| format!("the {} {} preset{e}", family.model_type(), preset.name()))?;
+        if precision.quantized().is_some() {
+            return Err(format!(
+                "parameter 'precision': {} runs on the GGUF engine, which runs Llama; {} runs in f32, bf16 or f16",
+                precision.name(),
+                family.model_type()
+            ));
+        }
+        let (vb, made) = crate::seeded::var_builder(seed, precision.dtype(), device);
+        let engine = family_engine(&config, vb).map_err(|e| {
+            format!(
+                "building the {} {} preset: {e}",
+                family.model_type(),
+                preset.name()
+            )
+        })?;
+        let parameters = made.load(std::sync::atomic::Ordering::Relaxed);
+        Ok(Decoder {
+            engine,
+            shape,
+            dtype: precision.dtype(),
+            device: device.clone(),
+            parameters,
+            family,
+            model_bytes: parameters * precision.dtype().size_in_bytes(),
         })
     }
 
@@ -497,6 +508,22 @@ impl Decoder {
             total_s: start.elapsed().as_secs_f64(),
         })
     }
+}
+
+/// The engine of a family other than Llama, on the weights `vb` holds.
+fn family_engine(config: &DirConfig, vb: VarBuilder) -> candle_core::Result<Engine> {
+    let model = match config {
+        DirConfig::T5(c) => return Ok(Engine::T5(crate::t5::Model::new(c, vb)?)),
+        DirConfig::Mistral(c) => FamilyModel::Mistral(mistral::Model::new(c, vb)?),
+        DirConfig::Qwen2(c) => FamilyModel::Qwen2(qwen2::ModelForCausalLM::new(c, vb)?),
+        DirConfig::Qwen3(c) => FamilyModel::Qwen3(qwen3::ModelForCausalLM::new(c, vb)?),
+        DirConfig::Phi3(c) => FamilyModel::Phi3(phi3::Model::new(c, vb)?),
+        DirConfig::Gemma(c) => FamilyModel::Gemma(gemma::Model::new(false, c, vb)?),
+        DirConfig::Gemma2(c) => FamilyModel::Gemma2(gemma2::Model::new(false, c, vb)?),
+        DirConfig::Gpt2(c) => FamilyModel::Gpt2(crate::gpt2::Model::new(c, vb)?),
+        DirConfig::Llama(_) => candle_core::bail!("a Llama model takes the Llama path"),
+    };
+    Ok(Engine::Family(Mutex::new(model)))
 }
 
 /// `batch` prompts of `len` token ids drawn from the seed, avoiding the

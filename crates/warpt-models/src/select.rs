@@ -8,6 +8,7 @@ use candle_core::quantized::GgmlDType;
 use warpt_harness::{BenchmarkError, RunContext};
 use warpt_model::{ParamValue, Params};
 
+use crate::family::Family;
 use crate::llm::{Decoder, Precision, random_prompts};
 use crate::model::Preset;
 use crate::reference::Reference;
@@ -31,6 +32,9 @@ pub enum Source {
 pub struct Config {
     /// Where the weights come from.
     pub source: Source,
+    /// The presets' family (`family`; a directory's or file's own family
+    /// is read from it).
+    pub family: Family,
     /// The precision the decoder runs in.
     pub precision: Precision,
     /// Requests per batch.
@@ -65,13 +69,24 @@ pub fn config(params: &Params) -> Result<Config, String> {
         ));
     }
     let preset = Preset::parse(s("model"))?;
+    let family = match s("family") {
+        "" => Family::Llama,
+        name => Family::from_model_type(name)
+            .filter(|f| Family::LLM.contains(f))
+            .ok_or_else(|| {
+                format!(
+                    "parameter 'family': '{name}' is not one of {}",
+                    Family::llm_list()
+                )
+            })?,
+    };
     let mut precision = Precision::parse(s("precision"))?;
     let (dir, file) = (s("model_dir"), s("model_file"));
     let (source, context, name) = match (dir.is_empty(), file.is_empty()) {
         (true, true) => (
             Source::Preset(preset),
-            preset.shape().context,
-            format!("{} model", preset.name()),
+            preset_shape(family, preset)?.context,
+            format!("{} {} model", family.model_type(), preset.name()),
         ),
         (false, true) => (
             Source::Dir(dir.to_string()),
@@ -114,6 +129,7 @@ pub fn config(params: &Params) -> Result<Config, String> {
     };
     let c = Config {
         source,
+        family,
         precision,
         batch: int("batch", 1, 1024)?,
         prompt: int("prompt_tokens", 1, 1 << 20)?,
@@ -126,6 +142,16 @@ pub fn config(params: &Params) -> Result<Config, String> {
         ));
     }
     Ok(c)
+}
+
+/// The shape of `family`'s `preset`, as its configuration gives it.
+pub fn preset_shape(family: Family, preset: Preset) -> Result<crate::model::Shape, String> {
+    if family == Family::Llama {
+        return Ok(preset.shape());
+    }
+    crate::hf::parse_config(crate::family_presets::preset_config(family, preset))
+        .map(|(shape, _)| shape)
+        .map_err(|e| format!("the {} {} preset{e}", family.model_type(), preset.name()))
 }
 
 /// Checks the parameters before anything runs.
@@ -153,12 +179,13 @@ pub fn candle_err(what: &str) -> impl Fn(candle_core::Error) -> BenchmarkError +
 /// twice their size in the run's format (the engine's copy and the
 /// conversion into it), and the KV cache of `batch` sequences of `tokens`.
 pub fn preset_bytes(
+    family: Family,
     shape: &crate::model::Shape,
     precision: Precision,
     batch: usize,
     tokens: usize,
 ) -> u64 {
-    let p = shape.parameters() as f64;
+    let p = crate::family_presets::estimated_parameters(family, shape) as f64;
     let per_weight = precision.bytes_per_weight();
     let kv = 2
         * shape.layers
@@ -176,21 +203,24 @@ pub fn preset_bytes(
 /// run's own. `None` when it fits, or when the memory cannot be read.
 pub fn memory_refusal(preset: Preset, c: &Config) -> Option<String> {
     let budget = crate::sampling::Budget::now();
-    let fits = |p: Preset, q: Precision| {
-        budget.fits(preset_bytes(&p.shape(), q, c.batch, c.prompt + c.n_gen))
-    };
+    let family = c.family;
+    let shape = |p: Preset| preset_shape(family, p).unwrap_or_else(|_| p.shape());
+    let parameters = |p: Preset| crate::family_presets::estimated_parameters(family, &shape(p));
+    let bytes =
+        |p: Preset, q: Precision| preset_bytes(family, &shape(p), q, c.batch, c.prompt + c.n_gen);
+    let fits = |p: Preset, q: Precision| budget.fits(bytes(p, q));
     if fits(preset, c.precision) {
         return None;
     }
-    let need = preset_bytes(&preset.shape(), c.precision, c.batch, c.prompt + c.n_gen);
     let smaller_formats = [Precision::Bf16, Precision::Q8_0, Precision::Q4_0]
         .into_iter()
         .filter(|q| q.bytes_per_weight() < c.precision.bytes_per_weight())
+        .filter(|q| crate::support::refusal(family, q.name(), "cpu").is_none())
         .map(|q| (preset, q));
     let smaller_presets = Preset::ALL
         .into_iter()
         .rev()
-        .filter(|p| p.shape().parameters() < preset.shape().parameters())
+        .filter(|&p| parameters(p) < parameters(preset))
         .map(|p| (p, c.precision));
     let nearest = smaller_formats
         .chain(smaller_presets)
@@ -200,12 +230,13 @@ pub fn memory_refusal(preset: Preset, c: &Config) -> Option<String> {
         });
     let gib = crate::sampling::gib;
     Some(format!(
-        "the {} preset ({:.2} B parameters) in {} at batch {} needs about {:.1} GiB, and {:.1} GiB of memory is available; {nearest}",
+        "the {} {} preset ({:.2} B parameters) in {} at batch {} needs about {:.1} GiB, and {:.1} GiB of memory is available; {nearest}",
+        family.model_type(),
         preset.name(),
-        preset.shape().parameters() as f64 / 1e9,
+        parameters(preset) as f64 / 1e9,
         c.precision.name(),
         c.batch,
-        gib(need),
+        gib(bytes(preset, c.precision)),
         gib(budget.available)
     ))
 }
@@ -215,11 +246,16 @@ pub fn build(c: &Config, ctx: &RunContext) -> Result<Decoder, BenchmarkError> {
     let dev = device(ctx.str_param("device")?)?;
     Ok(match &c.source {
         Source::Preset(preset) => {
+            if let Some(why) =
+                crate::support::refusal(c.family, c.precision.name(), ctx.str_param("device")?)
+            {
+                return Err(BenchmarkError::Skipped(why));
+            }
             if let Some(why) = memory_refusal(*preset, c) {
                 return Err(BenchmarkError::Skipped(why));
             }
-            Decoder::generated(preset.shape(), ctx.seed, c.precision, &dev)
-                .map_err(candle_err("building the model"))?
+            Decoder::seeded(c.family, *preset, ctx.seed, c.precision, &dev)
+                .map_err(BenchmarkError::Failed)?
         }
         Source::Dir(dir) => {
             let family = crate::hf::check_dir(dir)

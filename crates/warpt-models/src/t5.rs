@@ -438,11 +438,14 @@ impl Model {
             .find(|n| vb.contains_tensor(&format!("{n}.weight")))
             .unwrap_or("shared");
         let shared = vb.pp(shared_name).get((vocab, d), "weight")?;
-        let lm_head = if vb.contains_tensor("lm_head.weight") {
-            vb.get((vocab, d), "lm_head.weight")?
-        } else {
-            shared.clone()
-        };
+        // A separate output only where the config unties it (transformers
+        // 4's T5 v1.1 and FLAN-T5); transformers 5 always ties.
+        let lm_head =
+            if c.tie_word_embeddings == Some(false) && vb.contains_tensor("lm_head.weight") {
+                vb.get((vocab, d), "lm_head.weight")?
+            } else {
+                shared.clone()
+            };
         let scaled = c
             .scale_decoder_outputs
             .unwrap_or(c.tie_word_embeddings != Some(false));

@@ -21,7 +21,10 @@ use warpt_model::{
     Validation,
 };
 
-use crate::bert::{generate, mean_pool_normalize, minilm_config, reference_embedding};
+use crate::bert::{
+    encoder_preset, generate, mean_pool_normalize, minilm_config, parameter_count,
+    reference_embedding,
+};
 use crate::encoder::PackedBert;
 use crate::llm::Precision;
 use crate::sampling::{DEVICES, FLOAT_PRECISIONS, choices, time_each};
@@ -43,8 +46,11 @@ pub fn spec() -> BenchmarkSpec {
         description: Some(format!(
             "Sentence embeddings as sentence-transformers computes them (a BERT encoder, mean pooling over the \
              attention mask, L2 normalisation): `batch` sentences of `seq_len` tokens per sample, \
-             `sentences_per_s` and `batch_latency_ms`. The encoder has all-MiniLM-L6-v2's shape (384 wide, \
-             6 layers, 12 heads, 22.6 M parameters without the unused pooler) with weights from the seed, or `model_dir` = a Hugging \
+             `sentences_per_s` and `batch_latency_ms`. Presets, weights from the seed (`family` bert, roberta \
+             or xlm-roberta: their vocabularies): tiny = bert-tiny's shape, small = all-MiniLM-L6-v2's (384 wide, \
+             6 layers, 12 heads, 22.6 M parameters without the unused pooler), base = bert-base's, large = \
+             bert-large's, xl = XLM-RoBERTa-XL's (2560 wide, 36 layers); a preset the free memory cannot hold \
+             is skipped before it is generated. Or `model_dir` = a Hugging \
              Face bert, roberta or xlm-roberta directory (config.json, model.safetensors, tokenizer.json; \
              `details.family`). Validation: the seeded \
              encoder against a plain f64 forward pass, unit norms, each sentence alone = its row of the \
@@ -55,6 +61,8 @@ pub fn spec() -> BenchmarkSpec {
         default_duration_seconds: Some(5.0),
         external_tool: None,
         params: [
+            ("family".to_string(), ParamValue::Str("bert".into())),
+            ("model".to_string(), ParamValue::Str("small".into())),
             ("model_dir".to_string(), ParamValue::Str(String::new())),
             ("device".to_string(), ParamValue::Str("cpu".into())),
             ("precision".to_string(), ParamValue::Str("f32".into())),
@@ -63,7 +71,9 @@ pub fn spec() -> BenchmarkSpec {
         ]
         .into(),
         param_help: [
-            ("model_dir".to_string(), "a Hugging Face encoder directory (model_type bert, roberta or xlm-roberta); empty = MiniLM-shaped weights from the seed".to_string()),
+            ("family".to_string(), "the presets' family: bert, roberta or xlm-roberta (details.family)".to_string()),
+            ("model".to_string(), "preset: tiny (bert-tiny), small (all-MiniLM-L6-v2), base (bert-base), large (bert-large), xl (XLM-RoBERTa-XL)".to_string()),
+            ("model_dir".to_string(), "a Hugging Face encoder directory (model_type bert, roberta or xlm-roberta); overrides family and model".to_string()),
             ("device".to_string(), "cpu (cuda and metal need a build with that feature)".to_string()),
             ("precision".to_string(), "f32, bf16 or f16".to_string()),
             ("batch".to_string(), "sentences per batch".to_string()),
@@ -72,7 +82,12 @@ pub fn spec() -> BenchmarkSpec {
         .into(),
         param_kinds: warpt_model::ParamKind::table(&[("model_dir", warpt_model::ParamKind::InputPath)]),
         param_ranges: Default::default(),
-        param_choices: choices(&[("device", DEVICES), ("precision", FLOAT_PRECISIONS)]),
+        param_choices: choices(&[
+            ("family", &["bert", "roberta", "xlm-roberta"]),
+            ("model", warpt_models::sampling::MODELS),
+            ("device", DEVICES),
+            ("precision", FLOAT_PRECISIONS),
+        ]),
         timeouts: StageLimits {
             setup: Some(120.0),
             ..StageLimits::default()
@@ -170,12 +185,10 @@ pub fn check_params(params: &Params) -> Result<(), String> {
         ));
     }
     let seq = int("seq_len");
-    let dir = params
-        .get("model_dir")
-        .and_then(ParamValue::as_str)
-        .unwrap_or("");
+    let s = |k: &str| params.get(k).and_then(ParamValue::as_str).unwrap_or("");
+    let dir = s("model_dir");
     let max = if dir.is_empty() {
-        minilm_config().max_position_embeddings
+        preset_config(s("family"), s("model"))?.max_position_embeddings
     } else {
         check_model_dir(dir)?.0.max_position_embeddings
     };
@@ -185,6 +198,19 @@ pub fn check_params(params: &Params) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// The preset `family` and `model` name (an empty family is BERT's).
+fn preset_config(family: &str, model: &str) -> Result<bert::Config, String> {
+    let family = match family {
+        "" => Family::Bert,
+        name => Family::from_model_type(name)
+            .filter(|f| ENCODERS.contains(f))
+            .ok_or_else(|| {
+                format!("parameter 'family': '{name}' is not one of bert, roberta, xlm-roberta")
+            })?,
+    };
+    encoder_preset(family, model)
 }
 
 /// What runs the forward pass.
@@ -212,19 +238,30 @@ pub struct Encoder {
 }
 
 impl Encoder {
-    /// The seeded MiniLM-shaped encoder (`dir` empty) or the model in `dir`.
-    pub fn load(dir: &str, seed: u64, dtype: DType, device: &Device) -> Result<Self, String> {
+    /// The seeded preset `config` (`dir` empty) or the model in `dir`.
+    pub fn load(
+        dir: &str,
+        preset: &bert::Config,
+        seed: u64,
+        dtype: DType,
+        device: &Device,
+    ) -> Result<Self, String> {
         let (config, family, tensors, tokenizer, source): (_, _, HashMap<String, Tensor>, _, _) =
             if dir.is_empty() {
-                let config = minilm_config();
+                let config = preset.clone();
+                let family = config
+                    .model_type
+                    .as_deref()
+                    .and_then(Family::from_model_type)
+                    .unwrap_or(Family::Bert);
                 let tensors = generate(&config, seed, device).map_err(|e| e.to_string())?;
                 let (tokenizer, _) = tokenize::load_or_train("", seed)?;
                 (
                     config,
-                    Family::Bert,
+                    family,
                     tensors,
                     tokenizer,
-                    "generated from the seed (all-MiniLM-L6-v2's shape)".to_string(),
+                    "generated from the seed".to_string(),
                 )
             } else {
                 let (config, family) = check_model_dir(dir)?;
@@ -348,12 +385,43 @@ impl Benchmark for Embed {
         })?;
         let device = warpt_models::select::device(ctx.str_param("device")?)?;
         let dir = ctx.str_param("model_dir")?;
-        let encoder = Encoder::load(dir, ctx.seed, precision.dtype(), &device)
-            .map_err(BenchmarkError::Failed)?;
         let (batch, seq_len) = (
             ctx.int_param("batch", 1)? as usize,
             ctx.int_param("seq_len", 1)? as usize,
         );
+        let preset =
+            preset_config(ctx.str_param("family")?, ctx.str_param("model")?).map_err(|reason| {
+                BenchmarkError::InvalidParam {
+                    key: NAME.into(),
+                    reason,
+                }
+            })?;
+        if dir.is_empty() {
+            // The weights as generated (f32) and in the engine's format, and
+            // a batch's activations (hidden, MLP and one layer's scores).
+            let params = parameter_count(&preset) as u64;
+            let (h, i, heads) = (
+                preset.hidden_size as u64,
+                preset.intermediate_size as u64,
+                preset.num_attention_heads as u64,
+            );
+            let tokens = (batch * seq_len) as u64;
+            let activations = 4 * (tokens * (4 * h + i) + heads * tokens * seq_len as u64) * 4;
+            let need = params * (4 + 4) + activations;
+            let budget = warpt_models::sampling::Budget::now();
+            if !budget.fits(need) {
+                return Err(BenchmarkError::Skipped(format!(
+                    "the {} {} preset at batch {batch} needs about {:.1} GiB; {:.1} GiB is available \
+                     (a smaller model or batch runs)",
+                    ctx.str_param("family")?,
+                    ctx.str_param("model")?,
+                    warpt_models::sampling::gib(need),
+                    warpt_models::sampling::gib(budget.available)
+                )));
+            }
+        }
+        let encoder = Encoder::load(dir, &preset, ctx.seed, precision.dtype(), &device)
+            .map_err(BenchmarkError::Failed)?;
         // Each input: corpus lines joined until there are seq_len tokens, cut there.
         let lines = corpus::lines(ctx.seed ^ 2, batch * 64);
         let mut inputs = Vec::with_capacity(batch);
@@ -410,8 +478,15 @@ impl Benchmark for Embed {
             encoder.embed(&self.inputs).map_err(|e| e.to_string())
         })
         .map_err(|e| BenchmarkError::Failed(format!("embedding: {e}")))?;
+        let mut metrics = m.metrics;
+        let model_name = if self.real_model {
+            "model_dir"
+        } else {
+            ctx.str_param("model")?
+        };
+        warpt_models::sampling::tag_workload(&mut metrics, encoder.family.model_type(), model_name);
         Ok(Measured {
-            metrics: m.metrics,
+            metrics,
             details: vec![
                 ("architecture".into(), ParamValue::from("bert")),
                 (
@@ -420,6 +495,7 @@ impl Benchmark for Embed {
                 ),
                 ("engine".into(), ParamValue::from(encoder.engine_name())),
                 ("weights".into(), ParamValue::Str(encoder.source.clone())),
+                ("model".into(), ParamValue::from(model_name)),
                 ("heap".into(), ParamValue::from(crate::heap::SETTING)),
                 (
                     "parameters".into(),
@@ -484,18 +560,32 @@ fn check(
     let tol = tolerance(precision);
     // 1. The seeded MiniLM at this precision against the f64 reference, on a
     //    padded batch of two sentences of different lengths.
-    // The measured encoder is that model unless it came from model_dir.
+    // The measured encoder is that model when it is the seeded small BERT.
+    let minilm = minilm_config();
+    let c = &encoder.config;
+    let same = !real
+        && (
+            c.vocab_size,
+            c.hidden_size,
+            c.num_hidden_layers,
+            c.type_vocab_size,
+        ) == (
+            minilm.vocab_size,
+            minilm.hidden_size,
+            minilm.num_hidden_layers,
+            minilm.type_vocab_size,
+        );
     let loaded;
-    let seeded = if real {
-        loaded = Encoder::load("", seed, precision.dtype(), &Device::Cpu)?;
-        &loaded
-    } else {
+    let seeded = if same {
         encoder
+    } else {
+        loaded = Encoder::load("", &minilm, seed, precision.dtype(), &Device::Cpu)?;
+        &loaded
     };
     let a: Vec<u32> = (0..12).map(|i| 5 + i * 97 % 8000).collect();
     let b: Vec<u32> = (0..7).map(|i| 11 + i * 313 % 8000).collect();
     let got = seeded.embed(&[a.clone(), b.clone()]).map_err(err)?;
-    let config = minilm_config();
+    let config = minilm;
     let mut worst = 0.0f64;
     for (row, ids) in got.iter().zip([&a, &b]) {
         let want = reference_embedding(&config, seed, ids);

@@ -20,6 +20,7 @@ use warpt_model::{
     Validation,
 };
 
+use warpt_models::family::Family;
 use warpt_models::llm::{Decoder, random_prompts};
 use warpt_models::model::Preset;
 use warpt_models::sampling::{DEVICES, MODELS, PRECISIONS, choices};
@@ -44,9 +45,11 @@ pub fn spec() -> BenchmarkSpec {
              start token). Per request `ttft_ms` (submission to first token; for t5 encoding plus the first decoder step) and `tpot_ms` = (latency - TTFT) / \
              (gen_tokens - 1), as MLPerf defines them; per batch `output_tokens_per_s` (tokens generated \
              after the first, over the decode time) and `prefill_tokens_per_s`. Weights generated from the \
-             seed. Presets: tiny = {}; small = {}; base (TinyLlama-1.1B's shape) = {}; large (Llama-2-7B's) = {}; \
-             xl (Llama-2-13B's) = {}; a preset the free memory cannot hold is skipped before it is generated, \
-             naming the nearest preset and precision that fits. Validation: the tiny \
+             seed. Presets (`family=llama`): tiny = {}; small = {}; base (TinyLlama-1.1B's shape) = {}; large (Llama-2-7B's) = {}; \
+             xl (Llama-2-13B's) = {}; `family` = mistral, qwen2, qwen3, phi3, gemma or gemma2 runs those widths in \
+             the family's own block, gpt2 GPT-2's released sizes (small = gpt2 124 M .. xl = gpt2-xl 1.5 B), \
+             t5 T5's (small = t5-small .. xl = t5-3b); a preset the free memory cannot hold is skipped before \
+             it is generated, naming the nearest preset and precision that fits. Validation: the tiny \
              preset against a plain f64 forward pass, repeatability, batched = alone, and the measured model's \
              last decode step = the same tokens recomputed without a cache. Runs here: {}.",
             warpt_models::family::Family::llm_list(),
@@ -60,6 +63,7 @@ pub fn spec() -> BenchmarkSpec {
         default_duration_seconds: Some(10.0),
         external_tool: None,
         params: [
+            ("family".to_string(), ParamValue::Str("llama".into())),
             ("model".to_string(), ParamValue::Str("small".into())),
             ("model_dir".to_string(), ParamValue::Str(String::new())),
             ("model_file".to_string(), ParamValue::Str(String::new())),
@@ -72,8 +76,14 @@ pub fn spec() -> BenchmarkSpec {
         .into(),
         param_help: [
             (
+                "family".to_string(),
+                "the presets' family (details.family); a model_dir or model_file names its own".to_string(),
+            ),
+            (
                 "model".to_string(),
-                "preset: tiny (~10 M), small (~110 M), base (~1.1 B), large (~6.7 B), xl (~13 B)".to_string(),
+                "preset: tiny (~10 M), small (~110 M), base (~1.1 B), large (~6.7 B), xl (~13 B) for llama; \
+                 the family's own sizes for gpt2 and t5"
+                    .to_string(),
             ),
             (
                 "model_dir".to_string(),
@@ -113,6 +123,7 @@ pub fn spec() -> BenchmarkSpec {
         param_kinds: warpt_model::ParamKind::table(&[("model_dir", warpt_model::ParamKind::InputPath), ("model_file", warpt_model::ParamKind::InputPath)]),
         param_ranges: Default::default(),
         param_choices: choices(&[
+            ("family", &Family::LLM.map(Family::model_type)),
             ("model", MODELS),
             ("device", DEVICES),
             ("precision", PRECISIONS),
@@ -222,6 +233,12 @@ impl Benchmark for LlmInfer {
             metrics.extend(def.metric_of_events(values, EVENTS_KEPT, Some(m.stop_reason)));
         }
         let shape = decoder.shape;
+        let model_name = match &c.source {
+            Source::Preset(p) => p.name(),
+            Source::Dir(_) => "model_dir",
+            Source::File(..) => "model_file",
+        };
+        warpt_models::sampling::tag_workload(&mut metrics, decoder.family.model_type(), model_name);
         Ok(Measured {
             metrics,
             details: vec![

@@ -50,7 +50,9 @@ fn each_encoder_family_equals_pytorch_transformers_on_its_own_checkpoint() {
         tokenizer.save(dir.join("tokenizer.json"), false).unwrap();
         let want: Vec<Vec<f32>> = serde_json::from_value(json[family].clone()).unwrap();
         for (dtype, bound) in [(DType::F32, 1e-5), (DType::BF16, 5e-2), (DType::F16, 1e-2)] {
-            let encoder = Encoder::load(dir.to_str().unwrap(), 0, dtype, &Device::Cpu).unwrap();
+            let minilm = warpt_models::bert::minilm_config();
+            let encoder =
+                Encoder::load(dir.to_str().unwrap(), &minilm, 0, dtype, &Device::Cpu).unwrap();
             assert_eq!(encoder.family.model_type(), family);
             let got = encoder.embed(&batch).unwrap();
             assert_eq!(got.len(), want.len(), "{family} {dtype:?}");

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use warpt_harness::{NoProgress, Plan, Registry, RunOptions, Selection, run_plan};
 use warpt_model::{BenchmarkRunResult, ParamValue, RunStatus};
+use warpt_models::model::Preset;
 use warpt_pepbench::PepbenchSuite;
 
 fn run(benchmark: &str, params: &[&str]) -> BenchmarkRunResult {
@@ -201,7 +202,10 @@ fn llm_infer_refuses_what_it_cannot_do() {
     let e = Plan::resolve(&registry, &selection)
         .unwrap_err()
         .to_string();
-    assert!(e.contains("exceed the tiny model's context of 2048"), "{e}");
+    assert!(
+        e.contains("exceed the llama tiny model's context of 2048"),
+        "{e}"
+    );
     let cuda = run("llm_infer", &["model=tiny", "device=cuda"]);
     assert_eq!(cuda.status, RunStatus::Skipped, "{:?}", cuda.error_message);
     assert!(cuda.error_message.unwrap().contains("cuda"));
@@ -515,6 +519,130 @@ fn vision_infer_tiny_clip_scores_images_against_texts() {
 }
 
 #[test]
+fn llm_infer_runs_each_familys_tiny_preset_and_validates_its_cache() {
+    use warpt_models::family::Family;
+    use warpt_models::family_presets::estimated_parameters;
+    for family in Family::LLM {
+        let name = family.model_type();
+        let r = run(
+            "llm_infer",
+            &[
+                &format!("family={name}"),
+                "model=tiny",
+                "batch=2",
+                "prompt_tokens=8",
+                "gen_tokens=4",
+            ],
+        );
+        passed(&r);
+        let msg = &r.validation.as_ref().unwrap().message;
+        assert!(msg.contains("recomputed without a cache"), "{name}: {msg}");
+        assert_eq!(r.details["family"], ParamValue::Str(name.into()));
+        assert_eq!(r.details["model"], ParamValue::Str("tiny".into()));
+        // What the model holds, against the estimate the memory check uses
+        // (biases and norms aside).
+        let shape = warpt_models::select::preset_shape(family, Preset::Tiny).unwrap();
+        let estimate = estimated_parameters(family, &shape) as f64;
+        let ParamValue::Int(held) = r.details["parameters"] else {
+            panic!("{name}: parameters {:?}", r.details["parameters"]);
+        };
+        let off = (held as f64 - estimate).abs() / estimate;
+        eprintln!("{name} tiny: {held} parameters, estimated {estimate} ({off:.2e} apart)");
+        assert!(off < 0.03, "{name}: {held} vs {estimate}");
+    }
+}
+
+#[test]
+fn a_sweep_over_families_and_presets_runs_the_matrix_each_result_tagged() {
+    let mut registry = Registry::new();
+    registry.register(Box::new(PepbenchSuite));
+    let selection = Selection {
+        suite: Some("pepbench".into()),
+        benchmarks: vec!["llm_infer".into()],
+        params: [
+            "family=llama,gpt2",
+            "model=tiny",
+            "precision=f32,bf16",
+            "prompt_tokens=8",
+            "gen_tokens=3",
+        ]
+        .iter()
+        .map(|p| p.to_string())
+        .collect(),
+        ..Selection::default()
+    };
+    let plan = Plan::resolve(&registry, &selection).expect("valid selection");
+    let mut options = RunOptions::new("test", "test");
+    options.duration = Some(Duration::from_millis(100));
+    options.burnin = Duration::ZERO;
+    options.in_process = true;
+    let run = run_plan(&registry, &plan, &options, &NoProgress);
+    let mut seen = Vec::new();
+    for r in &run.benchmarks {
+        passed(r);
+        let m = metric(r, "output_tokens_per_s");
+        seen.push((
+            m.tags["family"].clone(),
+            m.tags["model"].clone(),
+            m.tags["precision"].clone(),
+        ));
+    }
+    seen.sort();
+    let want: Vec<(String, String, String)> = [
+        ("gpt2", "bf16"),
+        ("gpt2", "f32"),
+        ("llama", "bf16"),
+        ("llama", "f32"),
+    ]
+    .iter()
+    .map(|(f, p)| (f.to_string(), "tiny".to_string(), p.to_string()))
+    .collect();
+    assert_eq!(seen, want);
+}
+
+#[test]
+fn embed_runs_each_encoder_familys_tiny_preset() {
+    for family in ["bert", "roberta", "xlm-roberta"] {
+        let r = run(
+            "embed",
+            &[
+                &format!("family={family}"),
+                "model=tiny",
+                "batch=2",
+                "seq_len=16",
+            ],
+        );
+        passed(&r);
+        assert_eq!(r.details["family"], ParamValue::Str(family.into()));
+        assert_eq!(r.details["model"], ParamValue::Str("tiny".into()));
+        let config = warpt_models::bert::encoder_preset(
+            warpt_models::family::Family::from_model_type(family).unwrap(),
+            "tiny",
+        )
+        .unwrap();
+        let count = warpt_models::bert::parameter_count(&config) as i64;
+        assert_eq!(r.details["parameters"], ParamValue::Int(count), "{family}");
+    }
+    // XLM-RoBERTa-XL's shape at batch 4096 of 512 tokens: skipped on any
+    // machine before anything is generated.
+    let r = run(
+        "embed",
+        &[
+            "family=xlm-roberta",
+            "model=xl",
+            "batch=4096",
+            "seq_len=512",
+        ],
+    );
+    assert_eq!(r.status, RunStatus::Skipped, "{:?}", r.error_message);
+    let why = r.error_message.unwrap_or_default();
+    assert!(
+        why.contains("the xlm-roberta xl preset at batch 4096"),
+        "{why}"
+    );
+}
+
+#[test]
 fn llm_infer_skips_a_preset_the_memory_cannot_hold_naming_one_that_fits() {
     // Llama-2-13B's shape in f32 at batch 1024 of 4002 tokens needs about
     // 150 GiB of weights and 6 TiB of KV cache: skipped on any machine.
@@ -530,7 +658,7 @@ fn llm_infer_skips_a_preset_the_memory_cannot_hold_naming_one_that_fits() {
     assert_eq!(r.status, RunStatus::Skipped, "{:?}", r.error_message);
     let why = r.error_message.unwrap_or_default();
     assert!(
-        why.contains("the xl preset (13.02 B parameters) in f32")
+        why.contains("the llama xl preset (13.02 B parameters) in f32")
             && why.contains("GiB of memory is available"),
         "{why}"
     );
