@@ -77,15 +77,3 @@ pub fn time_each<T>(
     });
     failure.map_or(Ok(m), Err)
 }
-
-/// Tags every metric with the workload's `family` and `model` (a preset's
-/// name, or `model_dir` / `model_file`), so results of different models
-/// are never pooled: `report --by machine` and the dashboard's matrix then
-/// compare machines per family and size, and a sweep over either names
-/// its entries apart.
-pub fn tag_workload(metrics: &mut [warpt_model::BenchmarkMetric], family: &str, model: &str) {
-    for m in metrics {
-        m.tags.insert("family".into(), family.into());
-        m.tags.insert("model".into(), model.into());
-    }
-}

@@ -478,15 +478,13 @@ impl Benchmark for Embed {
             encoder.embed(&self.inputs).map_err(|e| e.to_string())
         })
         .map_err(|e| BenchmarkError::Failed(format!("embedding: {e}")))?;
-        let mut metrics = m.metrics;
         let model_name = if self.real_model {
             "model_dir"
         } else {
             ctx.str_param("model")?
         };
-        warpt_models::sampling::tag_workload(&mut metrics, encoder.family.model_type(), model_name);
         Ok(Measured {
-            metrics,
+            metrics: m.metrics,
             details: vec![
                 ("architecture".into(), ParamValue::from("bert")),
                 (

@@ -233,12 +233,6 @@ impl Benchmark for LlmInfer {
             metrics.extend(def.metric_of_events(values, EVENTS_KEPT, Some(m.stop_reason)));
         }
         let shape = decoder.shape;
-        let model_name = match &c.source {
-            Source::Preset(p) => p.name(),
-            Source::Dir(_) => "model_dir",
-            Source::File(..) => "model_file",
-        };
-        warpt_models::sampling::tag_workload(&mut metrics, decoder.family.model_type(), model_name);
         Ok(Measured {
             metrics,
             details: vec![

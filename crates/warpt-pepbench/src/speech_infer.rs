@@ -239,15 +239,8 @@ impl Benchmark for SpeechInfer {
         })()
         .map_err(|e| BenchmarkError::Failed(format!("timing the encoder: {e}")))?;
         let dir = ctx.str_param("model_dir")?;
-        let mut metrics = m.metrics;
-        let model_name = if dir.is_empty() {
-            ctx.str_param("model")?
-        } else {
-            "model_dir"
-        };
-        warpt_models::sampling::tag_workload(&mut metrics, "whisper", model_name);
         Ok(Measured {
-            metrics,
+            metrics: m.metrics,
             details: vec![
                 ("family".into(), ParamValue::from("whisper")),
                 (

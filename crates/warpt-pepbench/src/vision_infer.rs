@@ -236,15 +236,8 @@ impl Benchmark for VisionInfer {
         let family = model.family().model_type();
         let precision = self.precision.unwrap_or(Precision::F32);
         let dir = ctx.str_param("model_dir")?;
-        let mut metrics = m.metrics;
-        let model_name = if dir.is_empty() {
-            ctx.str_param("model")?
-        } else {
-            "model_dir"
-        };
-        warpt_models::sampling::tag_workload(&mut metrics, family, model_name);
         Ok(Measured {
-            metrics,
+            metrics: m.metrics,
             details: vec![
                 ("family".into(), ParamValue::from(family)),
                 ("architecture".into(), ParamValue::from(family)),

@@ -101,6 +101,18 @@ fn peer(python: &str, script: &str, args: &[String]) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// The largest difference of `got` from `want`, relative to the largest
+/// magnitude in `want`.
+fn relative_off(got: &[Vec<f32>], want: &[Vec<f32>]) -> f32 {
+    let scale = want.iter().flatten().fold(0f32, |m, x| m.max(x.abs()));
+    got.iter()
+        .flatten()
+        .zip(want.iter().flatten())
+        .map(|(g, w)| (g - w).abs())
+        .fold(0f32, f32::max)
+        / scale
+}
+
 fn run_embed(dir: &Path) -> warpt_model::BenchmarkRunResult {
     run_dir("embed", dir, &["batch=2", "seq_len=16"])
 }
@@ -153,14 +165,7 @@ fn a_vit_equals_pytorch_transformers_on_its_own_checkpoint() {
                 .to_dtype(dtype)
                 .unwrap();
             let got = model.forward(&images).unwrap().to_vec2::<f32>().unwrap();
-            let scale = want.iter().flatten().fold(0f32, |m, x| m.max(x.abs()));
-            let worst = got
-                .iter()
-                .flatten()
-                .zip(want.iter().flatten())
-                .map(|(g, w)| (g - w).abs())
-                .fold(0f32, f32::max)
-                / scale;
+            let worst = relative_off(&got, &want);
             assert!(
                 got.iter().flatten().all(|x| x.is_finite()),
                 "{name} {dtype:?}"
@@ -206,16 +211,8 @@ fn a_vit_equals_pytorch_transformers_on_its_own_checkpoint() {
             ] {
                 let got = got.to_vec2::<f32>().unwrap();
                 let want = want(&key);
-                let scale = want.iter().flatten().fold(0f32, |m, x| m.max(x.abs()));
-                let off = got
-                    .iter()
-                    .flatten()
-                    .zip(want.iter().flatten())
-                    .map(|(g, w)| (g - w).abs())
-                    .fold(0f32, f32::max)
-                    / scale;
                 assert_eq!(got.len(), want.len(), "{key}");
-                worst = worst.max(off);
+                worst = worst.max(relative_off(&got, &want));
             }
             eprintln!(
                 "{name} {dtype:?}: features and logits within {worst:.1e} of transformers' largest (bound {bound:.0e})"

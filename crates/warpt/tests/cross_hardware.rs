@@ -39,7 +39,18 @@ fn example() -> Value {
 /// The example as run `k` of machine `host`: every figure `speed` times
 /// better (latencies divided), CPU `cpu`, mean power `watts`.
 fn machine_run(host: &str, cpu: &str, k: usize, speed: f64, watts: Option<f64>) -> Value {
-    let mut run = example();
+    machine_copy(example(), host, cpu, k, speed, watts)
+}
+
+/// `run` as run `k` of machine `host` (see [`machine_run`]).
+fn machine_copy(
+    mut run: Value,
+    host: &str,
+    cpu: &str,
+    k: usize,
+    speed: f64,
+    watts: Option<f64>,
+) -> Value {
     run["id"] = format!("{host}-run-{k}").into();
     run["system"]["os"]["hostname"] = host.into();
     run["system"]["cpu"]["model"] = cpu.into();
@@ -223,6 +234,61 @@ fn the_matrix_picks_the_right_winner_and_says_when_a_margin_is_not_significant()
     assert_eq!(warpt(&store, &args).0, 2);
     std::fs::write(&prices, "[machines.big]\ncost = 1\n").unwrap();
     assert_eq!(warpt(&store, &args).0, 2);
+}
+
+#[test]
+fn the_best_machine_is_named_per_model_family() {
+    // A real pepbench sweep over two families (their tiny presets; a
+    // swept `model` would tag the size alike), then as three runs each of
+    // two machines, one twice as fast.
+    let out = common::stdout_of(
+        common::warpt()
+            .args([
+                "benchmark",
+                "run",
+                "--suite",
+                "pepbench",
+                "--benchmark",
+                "llm_infer",
+            ])
+            .args(["--param", "family=llama,gpt2", "--param", "model=tiny"])
+            .args(["--param", "prompt_tokens=8", "--param", "gen_tokens=3"])
+            .args([
+                "--duration",
+                "0.3",
+                "--burnin-seconds",
+                "0",
+                "--no-store",
+                "--json",
+            ]),
+    );
+    let base: Value = serde_json::from_slice(&out).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("results.db");
+    let mut runs = Vec::new();
+    for (k, j) in JITTER.iter().enumerate() {
+        runs.push(machine_copy(
+            base.clone(),
+            "fast",
+            "Fast CPU",
+            k,
+            2.0 * j,
+            None,
+        ));
+        runs.push(machine_copy(base.clone(), "slow", "Slow CPU", k, *j, None));
+    }
+    import(&store, dir.path(), &runs);
+    let (code, out, err) = warpt(&store, &["report", "--by", "machine", "--format", "json"]);
+    assert_eq!(code, 0, "{err}");
+    let report: Value = serde_json::from_str(&out).unwrap();
+    for family in ["llama", "gpt2"] {
+        let workload = format!("pepbench/llm_infer output_tokens_per_s family={family}");
+        let rec = common::find_in(&report["recommendations"], "workload", &workload);
+        let pick = &rec["picks"][0];
+        assert_eq!(pick["criterion"], "throughput", "{rec}");
+        assert_eq!(pick["winner"], "fast", "{rec}");
+        assert_eq!(pick["significant"], true, "{rec}");
+    }
 }
 
 #[test]
