@@ -98,15 +98,20 @@ pub enum ParamKind {
     InputPath,
     /// A file or directory warpt writes (or where a command writes).
     OutputPath,
+    /// The name of an environment variable holding a secret (an API key)
+    /// that warpt sends somewhere: only the operator may set it.
+    Secret,
 }
 
 impl ParamKind {
-    /// How messages name the kind: `command`, `input path`, `output path`.
+    /// How messages name the kind: `command`, `input path`, `output path`,
+    /// `secret's environment variable`.
     pub fn as_str(self) -> &'static str {
         match self {
             ParamKind::Command => "command",
             ParamKind::InputPath => "input path",
             ParamKind::OutputPath => "output path",
+            ParamKind::Secret => "secret's environment variable",
         }
     }
 

@@ -3,6 +3,7 @@
 //! seed so nothing has to be downloaded.
 //!
 //! - [`llm_infer`]: LLM prefill and decode, TTFT / TPOT / tokens per second;
+//! - [`llm_serve`]: an OpenAI-compatible server under load, from the client;
 //! - [`tokenize`]: batch BPE tokenization, MB/s and tokens/s;
 //! - [`embed`]: sentence embeddings (BERT, mean pooling), sentences/s;
 //! - [`data_pipeline`]: JSONL to padded, shuffled batches, samples/s;
@@ -20,6 +21,7 @@ pub mod data_pipeline;
 pub mod embed;
 pub mod end_to_end;
 pub mod llm_infer;
+pub mod llm_serve;
 pub mod speech_infer;
 pub mod tokenize;
 pub mod vision_infer;
@@ -44,12 +46,13 @@ impl Suite for PepbenchSuite {
     }
 
     fn description(&self) -> &'static str {
-        "ML inference: LLM TTFT/TPOT and tokens/s (candle), tokenization, embedding, vision, speech and input-pipeline throughput"
+        "ML inference: LLM TTFT/TPOT and tokens/s (candle), LLM servers under load, tokenization, embedding, vision, speech and input-pipeline throughput"
     }
 
     fn specs(&self) -> Vec<BenchmarkSpec> {
         vec![
             llm_infer::spec(),
+            llm_serve::spec(),
             tokenize::spec(),
             embed::spec(),
             data_pipeline::spec(),
@@ -62,6 +65,7 @@ impl Suite for PepbenchSuite {
     fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
         match name {
             llm_infer::NAME => Some(Box::new(llm_infer::LlmInfer::new())),
+            llm_serve::NAME => Some(Box::new(llm_serve::LlmServe::new())),
             tokenize::NAME => Some(Box::new(tokenize::Tokenize::new())),
             embed::NAME => Some(Box::new(embed::Embed::new())),
             data_pipeline::NAME => Some(Box::new(data_pipeline::DataPipeline::new())),
@@ -75,6 +79,7 @@ impl Suite for PepbenchSuite {
     fn check_params(&self, name: &str, params: &Params) -> Result<(), String> {
         match name {
             llm_infer::NAME => warpt_models::select::check_params(params),
+            llm_serve::NAME => llm_serve::check_params(params),
             tokenize::NAME => tokenize::check_params(params),
             embed::NAME => embed::check_params(params),
             data_pipeline::NAME => data_pipeline::check_params(params),

@@ -112,6 +112,13 @@ impl Access {
                 "parameter '{key}' of {bench} is a command, and this server runs no command a remote caller \
                  names; the operator allows that by starting warpt serve with --allow-commands"
             ))),
+            // The variable's value would leave with the request (an API key
+            // sent to an endpoint the caller may also name): the operator's
+            // configuration alone sets it.
+            ParamKind::Secret => Err(refuse(format!(
+                "parameter '{key}' of {bench} names an environment variable whose secret warpt sends; only \
+                 the operator sets it (in the server's configuration), never a remote caller"
+            ))),
             ParamKind::InputPath | ParamKind::OutputPath => {
                 let what = kind.as_str();
                 let path = resolve(Path::new(value)).map_err(|why| {
@@ -222,6 +229,29 @@ mod tests {
             ..Access::default()
         };
         assert!(open.check_params([&s], &req("command", "id")).is_ok());
+    }
+
+    #[test]
+    fn a_secrets_variable_is_never_a_remote_callers_to_name() {
+        let s = spec(&[("api_key_env", ParamKind::Secret)]);
+        let everything = Access {
+            allow_commands: true,
+            ..Access::default()
+        };
+        let e = everything
+            .check_params([&s], &req("api_key_env", "HOME"))
+            .unwrap_err();
+        assert_eq!(e.parameter, "api_key_env");
+        assert!(
+            e.message.contains("only the operator sets it"),
+            "{}",
+            e.message
+        );
+        assert!(
+            everything
+                .check_params([&s], &req("api_key_env", ""))
+                .is_ok()
+        );
     }
 
     #[test]

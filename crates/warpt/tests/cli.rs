@@ -104,6 +104,7 @@ fn list_shows_every_micro_benchmark() {
             "linpack_external",
             "linpack_fp64_gpu",
             "llm_infer",
+            "llm_serve",
             "tokenize",
             "embed",
             "data_pipeline",
@@ -639,6 +640,14 @@ fn every_text_parameter_is_a_declared_kind_a_choice_or_a_known_value() {
         (
             "host",
             "a network peer's address (docs/security.md: not a path)",
+        ),
+        (
+            "endpoint",
+            "llm_serve's server URL, a network peer's address as host is (docs/security.md)",
+        ),
+        (
+            "model",
+            "llm_serve's model name, sent to the server as text (elsewhere a preset choice)",
         ),
         ("n", "gemm's comma-separated matrix orders"),
         ("solver", "blocked or faer, checked by the benchmark"),

@@ -1,0 +1,104 @@
+//! `llm_serve` end to end against the scripted OpenAI-compatible server of
+//! warpt-serving: closed and open loop, the metrics and the counts, a
+//! refused server failing the run with its counts, and no endpoint skipped.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+use std::time::Duration;
+
+use warpt_harness::{NoProgress, Plan, Registry, RunOptions, Selection, run_plan};
+use warpt_model::{BenchmarkRunResult, ParamValue, RunStatus};
+use warpt_pepbench::PepbenchSuite;
+use warpt_serving::scripted::{Script, Scripted};
+
+fn run(params: &[String]) -> BenchmarkRunResult {
+    let mut registry = Registry::new();
+    registry.register(Box::new(PepbenchSuite));
+    let selection = Selection {
+        suite: Some("pepbench".into()),
+        benchmarks: vec!["llm_serve".into()],
+        params: params.to_vec(),
+        ..Selection::default()
+    };
+    let plan = Plan::resolve(&registry, &selection).expect("valid selection");
+    let mut options = RunOptions::new("test", "test");
+    options.duration = Some(Duration::from_secs(5));
+    options.burnin = Duration::ZERO;
+    options.in_process = true;
+    run_plan(&registry, &plan, &options, &NoProgress)
+        .benchmarks
+        .remove(0)
+}
+
+fn value(r: &BenchmarkRunResult, name: &str) -> f64 {
+    r.metrics
+        .iter()
+        .find(|m| m.name == name)
+        .unwrap_or_else(|| panic!("{name}: {:?}", r.metrics))
+        .value
+}
+
+#[test]
+fn llm_serve_measures_a_server_in_closed_and_open_loop() {
+    let server = Scripted::start(Script {
+        first: Duration::from_millis(20),
+        every: Duration::from_millis(5),
+        bundle_every: 0,
+    })
+    .unwrap();
+    let p = |s: &str| s.to_string();
+    for load in [p("concurrency=4"), p("request_rate=50")] {
+        let r = run(&[
+            format!("endpoint={}/v1", server.url),
+            load.clone(),
+            p("requests=24"),
+            p("output_tokens=8"),
+            p("input_tokens=16"),
+            p("slo_ttft_ms=1000"),
+        ]);
+        assert_eq!(r.status, RunStatus::Passed, "{load}: {:?}", r.error_message);
+        assert!(r.validation.as_ref().unwrap().passed);
+        // The model from /v1/models, every request counted, tokens from usage.
+        assert_eq!(r.details["model"], ParamValue::Str("scripted".into()));
+        assert_eq!(r.details["requests_ok"], ParamValue::Int(24));
+        assert_eq!(r.details["token_counting"], ParamValue::Str("usage".into()));
+        assert_eq!(r.details["output_tokens"], ParamValue::Int(24 * 8));
+        let ttft = value(&r, "ttft_ms");
+        assert!((20.0..40.0).contains(&ttft), "{load}: TTFT {ttft}");
+        let itl = value(&r, "itl_ms");
+        assert!((4.0..8.0).contains(&itl), "{load}: ITL {itl}");
+        // Every request met the loose SLO: goodput is the request rate.
+        assert_eq!(
+            value(&r, "goodput_requests_per_s"),
+            value(&r, "requests_per_s")
+        );
+        for name in ["tpot_ms", "request_latency_ms", "output_tokens_per_s"] {
+            assert!(value(&r, name) > 0.0, "{name}");
+        }
+    }
+    // An impossible SLO: no goodput.
+    let r = run(&[
+        format!("endpoint={}", server.url),
+        p("requests=4"),
+        p("slo_ttft_ms=1"),
+    ]);
+    assert_eq!(value(&r, "goodput_requests_per_s"), 0.0);
+}
+
+#[test]
+fn a_refused_server_fails_the_run_with_its_counts_and_no_endpoint_skips() {
+    let r = run(&[
+        "endpoint=http://127.0.0.1:9".into(),
+        "model=m".into(),
+        "requests=3".into(),
+    ]);
+    assert_eq!(r.status, RunStatus::Failed);
+    let e = r.error_message.unwrap_or_default();
+    assert!(
+        e.contains("3 of 3 requests failed") && e.contains("failed 3"),
+        "{e}"
+    );
+    let r = run(&[]);
+    assert_eq!(r.status, RunStatus::Skipped);
+    assert!(r.error_message.unwrap_or_default().contains("no endpoint"));
+}

@@ -1,0 +1,230 @@
+//! The server under test: where it is, which OpenAI API it speaks, which
+//! model to ask for, and the API key (from an environment variable the
+//! user names; held only in memory and never printed).
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+
+/// The HTTP client every request of a run shares: pooled keep-alive
+/// connections, Nagle off.
+pub type HttpClient = Client<HttpConnector, Full<Bytes>>;
+
+/// What can go wrong talking to the server.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The endpoint is not an `http://host:port[/prefix]` URL.
+    #[error("parameter 'endpoint': {0}")]
+    BadEndpoint(String),
+    /// The API key's variable is unset or empty.
+    #[error("parameter 'api_key_env': the environment variable {0} is not set")]
+    MissingKey(String),
+    /// The connection failed or broke.
+    #[error("{0}")]
+    Http(String),
+    /// The server answered with an error status.
+    #[error("HTTP {0}: {1}")]
+    Status(u16, String),
+    /// No answer within the time limit.
+    #[error("no response within {0:.1} s")]
+    Timeout(f64),
+    /// The answer was not what the API promises.
+    #[error("unexpected response: {0}")]
+    Protocol(String),
+}
+
+/// The OpenAI API a request uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    /// `/v1/completions`: a prompt, text back.
+    Completions,
+    /// `/v1/chat/completions`: messages, a message back.
+    Chat,
+}
+
+impl Api {
+    /// The API called `name` (`completions` or `chat`).
+    pub fn parse(name: &str) -> Result<Self, String> {
+        match name {
+            "completions" => Ok(Api::Completions),
+            "chat" => Ok(Api::Chat),
+            other => Err(format!(
+                "parameter 'api': '{other}' is not one of completions, chat"
+            )),
+        }
+    }
+
+    /// Its path under the endpoint.
+    pub fn path(self) -> &'static str {
+        match self {
+            Api::Completions => "/v1/completions",
+            Api::Chat => "/v1/chat/completions",
+        }
+    }
+}
+
+/// An API key: kept out of every `Debug` and `Display`.
+#[derive(Clone)]
+pub struct Secret(String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(***)")
+    }
+}
+
+/// The server under test.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    /// `http://host:port` and any path prefix, without a trailing slash.
+    pub base: String,
+    /// The API requests use.
+    pub api: Api,
+    /// The model asked for.
+    pub model: String,
+    key: Option<Secret>,
+    /// Longest wait for a whole response.
+    pub timeout: Duration,
+}
+
+impl Endpoint {
+    /// The endpoint at `url` (`http://host:port[/prefix]`; `/v1` at its end
+    /// is dropped, since every path adds it), with the key in environment
+    /// variable `key_env` when that is not empty.
+    pub fn new(
+        url: &str,
+        api: Api,
+        model: &str,
+        key_env: &str,
+        timeout: Duration,
+    ) -> Result<Self, Error> {
+        let base = url.trim_end_matches('/');
+        let base = base.strip_suffix("/v1").unwrap_or(base);
+        if base.starts_with("https://") {
+            return Err(Error::BadEndpoint(format!(
+                "{url}: https is not supported yet (point it at the server's plain-HTTP port, or a local TLS terminator)"
+            )));
+        }
+        let Some(rest) = base.strip_prefix("http://") else {
+            return Err(Error::BadEndpoint(format!("'{url}' is not an http:// URL")));
+        };
+        if rest.is_empty() || base.parse::<hyper::Uri>().is_err() {
+            return Err(Error::BadEndpoint(format!("'{url}' is not a URL")));
+        }
+        let key = if key_env.is_empty() {
+            None
+        } else {
+            match std::env::var(key_env) {
+                Ok(k) if !k.is_empty() => Some(Secret(k)),
+                _ => return Err(Error::MissingKey(key_env.to_string())),
+            }
+        };
+        Ok(Endpoint {
+            base: base.to_string(),
+            api,
+            model: model.to_string(),
+            key,
+            timeout,
+        })
+    }
+
+    /// A client for this endpoint's requests.
+    pub fn client() -> HttpClient {
+        let mut connector = HttpConnector::new();
+        connector.set_nodelay(true);
+        Client::builder(TokioExecutor::new())
+            .pool_max_idle_per_host(usize::MAX)
+            .build(connector)
+    }
+
+    /// A request to `path` with `body` (a GET when it is `None`), the key
+    /// attached.
+    pub fn request(
+        &self,
+        path: &str,
+        body: Option<&serde_json::Value>,
+    ) -> Result<hyper::Request<Full<Bytes>>, Error> {
+        let uri = format!("{}{path}", self.base);
+        let mut b = hyper::Request::builder()
+            .uri(&uri)
+            .method(if body.is_some() { "POST" } else { "GET" });
+        if body.is_some() {
+            b = b.header("content-type", "application/json");
+        }
+        if let Some(Secret(k)) = &self.key {
+            b = b.header("authorization", format!("Bearer {k}"));
+        }
+        let bytes = body.map(|v| v.to_string()).unwrap_or_default();
+        b.body(Full::new(Bytes::from(bytes)))
+            .map_err(|e| Error::BadEndpoint(format!("{uri}: {e}")))
+    }
+
+    /// The first model `/v1/models` lists: what to ask for when the user
+    /// named none.
+    pub async fn first_model(&self, client: &HttpClient) -> Result<String, Error> {
+        let req = self.request("/v1/models", None)?;
+        let fut = client.request(req);
+        let res = tokio::time::timeout(self.timeout, fut)
+            .await
+            .map_err(|_| Error::Timeout(self.timeout.as_secs_f64()))?
+            .map_err(|e| Error::Http(format!("GET {}/v1/models: {e}", self.base)))?;
+        let status = res.status().as_u16();
+        let body = res
+            .into_body()
+            .collect()
+            .await
+            .map_err(|e| Error::Http(e.to_string()))?
+            .to_bytes();
+        if status != 200 {
+            return Err(Error::Status(
+                status,
+                String::from_utf8_lossy(&body).chars().take(200).collect(),
+            ));
+        }
+        let v: serde_json::Value = serde_json::from_slice(&body)
+            .map_err(|e| Error::Protocol(format!("/v1/models is not JSON: {e}")))?;
+        v["data"][0]["id"]
+            .as_str()
+            .map(str::to_string)
+            .ok_or_else(|| Error::Protocol("/v1/models lists no model".into()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_are_checked_and_keys_never_shown() {
+        let t = Duration::from_secs(1);
+        let e = Endpoint::new("http://127.0.0.1:8000/v1/", Api::Chat, "m", "", t).unwrap();
+        assert_eq!(e.base, "http://127.0.0.1:8000");
+        for bad in [
+            "127.0.0.1:8000",
+            "ftp://x",
+            "http://",
+            "https://api.example.com",
+        ] {
+            let err = Endpoint::new(bad, Api::Chat, "m", "", t)
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with("parameter 'endpoint'"), "{bad}: {err}");
+        }
+        let err = Endpoint::new("http://h:1", Api::Chat, "m", "WARPT_TEST_NO_SUCH_KEY", t)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("WARPT_TEST_NO_SUCH_KEY is not set"), "{err}");
+        // SAFETY: a test-only variable no other test reads.
+        unsafe { std::env::set_var("WARPT_TEST_SERVING_KEY", "sk-very-secret") };
+        let e = Endpoint::new("http://h:1", Api::Chat, "m", "WARPT_TEST_SERVING_KEY", t).unwrap();
+        assert!(!format!("{e:?}").contains("very-secret"));
+        let req = e.request("/v1/models", None).unwrap();
+        assert_eq!(req.headers()["authorization"], "Bearer sk-very-secret");
+        assert_eq!(Api::parse("chat").unwrap().path(), "/v1/chat/completions");
+        assert!(Api::parse("embeddings").is_err());
+    }
+}

@@ -1,0 +1,24 @@
+//! Serving benchmarks from the client's side: an OpenAI-compatible HTTP
+//! client that timestamps every streamed chunk, and the load that drives
+//! it. What pepbench's `llm_serve` measures, and what the mlperf suite's
+//! server scenarios can drive.
+//!
+//! - [`endpoint`]: the server, its API (completions or chat), the model, the
+//!   key (read from the environment, never printed);
+//! - [`sse`]: the server-sent events of a streamed response, chunk by chunk;
+//! - [`request`]: one streamed request and what was seen of it, when;
+//! - [`timing`]: a request's TTFT, inter-token latencies, TPOT and token
+//!   counts, and how the tokens were counted;
+//! - [`scripted`]: a scripted server streaming on a known schedule (the truth
+//!   a client is held to);
+//! - [`load`]: arrival schedules (Poisson, constant, gamma) and the closed-
+//!   and open-loop drivers.
+
+pub mod endpoint;
+pub mod load;
+pub mod request;
+pub mod scripted;
+pub mod sse;
+pub mod timing;
+
+pub use endpoint::{Api, Endpoint, Error};

@@ -1,0 +1,179 @@
+//! One streamed request: its body as the API wants it, and what came back
+//! when, each chunk timestamped as its bytes arrived.
+
+use std::time::Instant;
+
+use http_body_util::BodyExt;
+
+use crate::endpoint::{Api, Endpoint, Error, HttpClient};
+use crate::sse::{Event, Parser};
+
+/// What to ask for.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestSpec {
+    /// The prompt (the user message, for chat).
+    pub prompt: String,
+    /// Most tokens to generate.
+    pub max_tokens: u32,
+    /// Ask the server to ignore end-of-sequence (vLLM, SGLang and
+    /// llama.cpp honour it), so every request generates `max_tokens`.
+    pub ignore_eos: bool,
+}
+
+impl RequestSpec {
+    /// The JSON body for `endpoint`: greedy, streamed, usage included in
+    /// the stream.
+    pub fn body(&self, endpoint: &Endpoint) -> serde_json::Value {
+        let mut body = serde_json::json!({
+            "model": endpoint.model,
+            "max_tokens": self.max_tokens,
+            "temperature": 0,
+            "stream": true,
+            "stream_options": {"include_usage": true},
+        });
+        match endpoint.api {
+            Api::Completions => body["prompt"] = self.prompt.clone().into(),
+            Api::Chat => {
+                body["messages"] = serde_json::json!([{"role": "user", "content": self.prompt}]);
+            }
+        }
+        if self.ignore_eos {
+            body["ignore_eos"] = true.into();
+        }
+        body
+    }
+}
+
+/// How a request ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Status {
+    /// The stream ended with `[DONE]` (or a finish reason and a clean close).
+    Ok,
+    /// The server refused or the connection failed.
+    Failed(String),
+    /// No complete answer within the time limit.
+    TimedOut,
+    /// The stream stopped without ending properly.
+    CutOff(String),
+}
+
+impl Status {
+    /// A short name for counts (`ok`, `failed`, `timed_out`, `cut_off`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Failed(_) => "failed",
+            Status::TimedOut => "timed_out",
+            Status::CutOff(_) => "cut_off",
+        }
+    }
+}
+
+/// What was seen of one request.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// When it was sent.
+    pub sent: Instant,
+    /// Each chunk with text: when its bytes arrived, and the text.
+    pub chunks: Vec<(Instant, String)>,
+    /// When the response ended (or failed).
+    pub done: Instant,
+    /// `usage.prompt_tokens`, when the server sent it.
+    pub prompt_tokens: Option<u64>,
+    /// `usage.completion_tokens`, when the server sent it.
+    pub completion_tokens: Option<u64>,
+    /// The last finish reason seen.
+    pub finish_reason: Option<String>,
+    /// How it ended.
+    pub status: Status,
+}
+
+/// Sends `spec` to `endpoint` and reads the stream to its end.
+pub async fn send(client: &HttpClient, endpoint: &Endpoint, spec: &RequestSpec) -> Outcome {
+    let sent = Instant::now();
+    let mut out = Outcome {
+        sent,
+        chunks: Vec::new(),
+        done: sent,
+        prompt_tokens: None,
+        completion_tokens: None,
+        finish_reason: None,
+        status: Status::Ok,
+    };
+    let status = match tokio::time::timeout(
+        endpoint.timeout,
+        stream(client, endpoint, spec, &mut out),
+    )
+    .await
+    {
+        Ok(Ok(s)) => s,
+        Ok(Err(e)) => Status::Failed(e.to_string()),
+        Err(_) => Status::TimedOut,
+    };
+    out.status = status;
+    out.done = Instant::now();
+    out
+}
+
+async fn stream(
+    client: &HttpClient,
+    endpoint: &Endpoint,
+    spec: &RequestSpec,
+    out: &mut Outcome,
+) -> Result<Status, Error> {
+    let req = endpoint.request(endpoint.api.path(), Some(&spec.body(endpoint)))?;
+    let res = client
+        .request(req)
+        .await
+        .map_err(|e| Error::Http(format!("{}: {e}", endpoint.base)))?;
+    let code = res.status().as_u16();
+    let mut body = res.into_body();
+    if code != 200 {
+        let text = body
+            .collect()
+            .await
+            .map(|b| {
+                String::from_utf8_lossy(&b.to_bytes())
+                    .chars()
+                    .take(200)
+                    .collect()
+            })
+            .unwrap_or_default();
+        return Err(Error::Status(code, text));
+    }
+    let mut parser = Parser::new();
+    let mut done = false;
+    while let Some(frame) = body.frame().await {
+        let frame = match frame {
+            Ok(f) => f,
+            Err(e) => return Ok(Status::CutOff(format!("the stream broke: {e}"))),
+        };
+        let at = Instant::now();
+        let Some(data) = frame.data_ref() else {
+            continue;
+        };
+        for event in parser.feed(data, endpoint.api) {
+            match event {
+                Event::Done => done = true,
+                Event::Error(e) => return Err(Error::Protocol(e)),
+                Event::Chunk(c) => {
+                    if !c.text.is_empty() {
+                        out.chunks.push((at, c.text));
+                    }
+                    if c.finish_reason.is_some() {
+                        out.finish_reason = c.finish_reason;
+                    }
+                    out.prompt_tokens = c.prompt_tokens.or(out.prompt_tokens);
+                    out.completion_tokens = c.completion_tokens.or(out.completion_tokens);
+                }
+            }
+        }
+    }
+    Ok(
+        if done || (out.finish_reason.is_some() && parser.leftover().is_empty()) {
+            Status::Ok
+        } else {
+            Status::CutOff("the stream ended without [DONE] or a finish reason".into())
+        },
+    )
+}

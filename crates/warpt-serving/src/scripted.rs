@@ -1,0 +1,219 @@
+//! A scripted OpenAI-compatible server: streams `max_tokens` words on a
+//! fixed schedule, so a client's figures can be held to the truth. The
+//! first token comes `first` after the request arrives, then one every
+//! `every`; every `bundle_every`-th chunk carries three tokens, sent when
+//! the third is due (as servers that flush several tokens per chunk do).
+//! `first` and `every` zero: everything at once, to measure how many
+//! requests per second a client can send. One thread per connection,
+//! blocking I/O and `std::thread::sleep` keep the schedule to tens of
+//! microseconds; HTTP/1.1 keep-alive with chunked responses.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The schedule a scripted server streams on.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Script {
+    /// Arrival of the request to the first token.
+    pub first: Duration,
+    /// Between tokens.
+    pub every: Duration,
+    /// Every n-th chunk carries three tokens (0: never).
+    pub bundle_every: usize,
+}
+
+/// What the server did for one completion: when the request had arrived,
+/// and when each chunk was written with how many tokens. The truth a
+/// client's figures are held to (on a busy machine the server itself may
+/// fall behind its schedule).
+#[derive(Debug, Clone)]
+pub struct Truth {
+    /// The request's headers and body were read.
+    pub arrived: Instant,
+    /// Each chunk: written at, tokens in it.
+    pub writes: Vec<(Instant, usize)>,
+}
+
+/// A running scripted server; stops when dropped.
+pub struct Scripted {
+    /// `http://127.0.0.1:PORT`.
+    pub url: String,
+    stop: Arc<AtomicBool>,
+    requests: Arc<AtomicU64>,
+    truths: Arc<Mutex<Vec<Truth>>>,
+}
+
+impl Scripted {
+    /// Starts one on a free local port.
+    pub fn start(script: Script) -> std::io::Result<Self> {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        let url = format!("http://{}", listener.local_addr()?);
+        let stop = Arc::new(AtomicBool::new(false));
+        let requests = Arc::new(AtomicU64::new(0));
+        let truths = Arc::new(Mutex::new(Vec::new()));
+        let (s, r, t) = (stop.clone(), requests.clone(), truths.clone());
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                if s.load(Ordering::Relaxed) {
+                    break;
+                }
+                let Ok(conn) = conn else { continue };
+                let (r, t) = (r.clone(), t.clone());
+                std::thread::spawn(move || serve(conn, script, &r, &t));
+            }
+        });
+        Ok(Scripted {
+            url,
+            stop,
+            requests,
+            truths,
+        })
+    }
+
+    /// Requests answered so far.
+    pub fn requests(&self) -> u64 {
+        self.requests.load(Ordering::Relaxed)
+    }
+
+    /// What the server did for every completion so far, and forgets it.
+    pub fn take_truths(&self) -> Vec<Truth> {
+        self.truths
+            .lock()
+            .map(|mut t| std::mem::take(&mut *t))
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Scripted {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        // Wake the accept loop.
+        let _ = TcpStream::connect(self.url.trim_start_matches("http://"));
+    }
+}
+
+/// Answers one connection's requests until it closes.
+fn serve(conn: TcpStream, script: Script, requests: &AtomicU64, truths: &Mutex<Vec<Truth>>) {
+    let _ = conn.set_nodelay(true);
+    let Ok(write_half) = conn.try_clone() else {
+        return;
+    };
+    let mut out = write_half;
+    let mut reader = BufReader::new(conn);
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let arrived = Instant::now();
+        let get = line.starts_with("GET");
+        let mut length = 0usize;
+        loop {
+            let mut h = String::new();
+            if reader.read_line(&mut h).unwrap_or(0) == 0 {
+                return;
+            }
+            let h = h.trim_end();
+            if h.is_empty() {
+                break;
+            }
+            if let Some((k, v)) = h.split_once(':')
+                && k.eq_ignore_ascii_case("content-length")
+            {
+                length = v.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut body = vec![0u8; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        requests.fetch_add(1, Ordering::Relaxed);
+        let ok = if get {
+            let json = r#"{"object":"list","data":[{"id":"scripted","object":"model"}]}"#;
+            write!(
+                out,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{json}",
+                json.len()
+            )
+            .is_ok()
+        } else {
+            let mut truth = Truth {
+                arrived,
+                writes: Vec::new(),
+            };
+            let ok = stream(&mut out, &body, script, &mut truth).is_ok();
+            if let Ok(mut t) = truths.lock() {
+                t.push(truth);
+            }
+            ok
+        };
+        if !ok {
+            return;
+        }
+    }
+}
+
+/// Streams one completion on the schedule.
+fn stream(
+    out: &mut TcpStream,
+    body: &[u8],
+    script: Script,
+    truth: &mut Truth,
+) -> std::io::Result<()> {
+    let arrived = truth.arrived;
+    let req: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
+    let n = req["max_tokens"].as_u64().unwrap_or(16).max(1) as usize;
+    let chat = req.get("messages").is_some();
+    out.write_all(
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
+    )?;
+    let event = |out: &mut TcpStream, json: String| -> std::io::Result<()> {
+        let data = format!("data: {json}\n\n");
+        write!(out, "{:x}\r\n{data}\r\n", data.len())?;
+        out.flush()
+    };
+    let piece = |text: &str, finish: Option<&str>| {
+        let finish = finish.map_or(serde_json::Value::Null, |f| f.into());
+        if chat {
+            serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}]})
+        } else {
+            serde_json::json!({"choices": [{"index": 0, "text": text, "finish_reason": finish}]})
+        }
+        .to_string()
+    };
+    let (mut sent, mut chunk) = (0usize, 0usize);
+    while sent < n {
+        chunk += 1;
+        // The first chunk is one token; every bundle_every-th later one three.
+        let k = if chunk > 1 && script.bundle_every > 0 && chunk % script.bundle_every == 0 {
+            3.min(n - sent)
+        } else {
+            1
+        };
+        let last_token = sent + k - 1;
+        let due = arrived + script.first + script.every * last_token as u32;
+        let now = Instant::now();
+        if due > now {
+            std::thread::sleep(due - now);
+        }
+        sent += k;
+        let text = " tok".repeat(k);
+        event(out, piece(&text, (sent == n).then_some("length")))?;
+        truth.writes.push((Instant::now(), k));
+    }
+    event(
+        out,
+        serde_json::json!({"choices": [], "usage": {"prompt_tokens": 8, "completion_tokens": n}})
+            .to_string(),
+    )?;
+    event_done(out)
+}
+
+fn event_done(out: &mut TcpStream) -> std::io::Result<()> {
+    let data = "data: [DONE]\n\n";
+    write!(out, "{:x}\r\n{data}\r\n0\r\n\r\n", data.len())?;
+    out.flush()
+}

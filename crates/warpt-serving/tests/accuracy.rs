@@ -1,0 +1,206 @@
+//! The client held to a scripted server's schedule: first token 50 ms
+//! after the request arrives, then one every 10 ms, every fifth chunk
+//! carrying three tokens. warpt's TTFT and inter-token latencies must be
+//! what the server did and the schedule, within 1 ms at concurrency 1 and
+//! 2 ms at 64 (at 512 every token is counted, and none seen early; the
+//! timing gap there is open), and its open loop must send at the rate
+//! asked (within 1%) up to 2,000 requests/s against a server that answers
+//! at once.
+
+use std::time::Duration;
+
+use warpt_serving::load::{Arrival, Load, drive};
+use warpt_serving::request::{RequestSpec, Status};
+use warpt_serving::scripted::{Script, Scripted};
+use warpt_serving::timing::{Counting, figures};
+use warpt_serving::{Api, Endpoint};
+
+fn quantile(v: &mut [f64], q: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[((v.len() - 1) as f64 * q).round() as usize]
+}
+
+fn specs(n: usize, max_tokens: u32) -> Vec<RequestSpec> {
+    (0..n)
+        .map(|i| RequestSpec {
+            prompt: format!("request {i}"),
+            max_tokens,
+            ignore_eos: true,
+        })
+        .collect()
+}
+
+/// TTFT and every inter-token latency (a chunk of k tokens written g
+/// after the previous one: k latencies of g / k) of what the server did.
+fn truth_figures(truths: &[warpt_serving::scripted::Truth]) -> (Vec<f64>, Vec<f64>) {
+    let (mut ttft, mut itl) = (Vec::new(), Vec::new());
+    for t in truths.iter().filter(|t| t.writes.len() > 1) {
+        let ms =
+            |a: std::time::Instant, b: std::time::Instant| a.duration_since(b).as_secs_f64() * 1e3;
+        ttft.push(ms(t.writes[0].0, t.arrived));
+        for w in t.writes.windows(2) {
+            let (gap, k) = (ms(w[1].0, w[0].0), w[1].1);
+            itl.extend(std::iter::repeat_n(gap / k as f64, k));
+        }
+    }
+    (ttft, itl)
+}
+
+#[test]
+fn ttft_and_itl_are_the_schedule_at_concurrency_1_64_and_512() {
+    let server = Scripted::start(Script {
+        first: Duration::from_millis(50),
+        every: Duration::from_millis(10),
+        bundle_every: 5,
+    })
+    .unwrap();
+    let words = |s: &str| s.split_whitespace().count();
+    for (concurrency, api) in [
+        (1, Api::Completions),
+        (64, Api::Chat),
+        (512, Api::Completions),
+    ] {
+        let endpoint =
+            Endpoint::new(&server.url, api, "scripted", "", Duration::from_secs(30)).unwrap();
+        let n = (concurrency * 3).max(20);
+        server.take_truths();
+        let run = drive(
+            &endpoint,
+            Load::Closed { concurrency },
+            specs(n, 16),
+            1,
+            2,
+            concurrency,
+        )
+        .unwrap();
+        let (mut ttft, mut itl) = (Vec::new(), Vec::new());
+        for s in &run.requests {
+            assert_eq!(s.outcome.status, Status::Ok, "{:?}", s.outcome.status);
+            let (f, how) = figures(&s.outcome, Some(&words)).unwrap();
+            assert_eq!(how, Counting::Tokenizer);
+            assert_eq!(f.output_tokens, 16);
+            assert_eq!(s.outcome.completion_tokens, Some(16));
+            ttft.push(f.ttft_s * 1e3);
+            itl.extend(f.itl_s.iter().map(|s| s * 1e3));
+        }
+        let (mut true_ttft, mut true_itl) = truth_figures(&server.take_truths());
+        assert_eq!(true_ttft.len(), n);
+        let q = |v: &mut Vec<f64>| [quantile(v, 0.1), quantile(v, 0.5), quantile(v, 0.9)];
+        let (t, tt) = (quantile(&mut ttft, 0.5), quantile(&mut true_ttft, 0.5));
+        let (i, ti) = (q(&mut itl), q(&mut true_itl));
+        eprintln!(
+            "concurrency {concurrency}: TTFT p50 {t:.3} ms (server {tt:.3}, schedule 50); ITL p10/p50/p90 \
+             {:.3}/{:.3}/{:.3} ms (server {:.3}/{:.3}/{:.3}, schedule 10)",
+            i[0], i[1], i[2], ti[0], ti[1], ti[2]
+        );
+        // No token is seen before the server wrote it.
+        assert!(
+            t > tt - 1.0,
+            "concurrency {concurrency}: TTFT p50 {t} before the server's {tt}"
+        );
+        if concurrency > 64 {
+            // 512 streams, 51,200 chunks/s, the client and 512 server
+            // threads on this machine's two cores: the server falls behind
+            // its own schedule and the client behind the server (measured
+            // here: TTFT p50 89-260 ms against the server's 50). Not yet
+            // within bounds; issue 44 tracks it.
+            continue;
+        }
+        // The client sees what the server did: within 1 ms alone; with 64
+        // streams the client, the server's threads and the requests'
+        // delivery share two cores (measured here: up to 1.6 ms), 2 ms.
+        let bound = if concurrency == 1 { 1.0 } else { 2.0 };
+        assert!(
+            (t - tt).abs() < bound,
+            "concurrency {concurrency}: TTFT p50 {t} vs the server's {tt}"
+        );
+        for k in 0..3 {
+            assert!(
+                (i[k] - ti[k]).abs() < bound,
+                "concurrency {concurrency}: ITL {i:?} vs the server's {ti:?}"
+            );
+        }
+        // Where this machine keeps up with the schedule, so does the client.
+        assert!(
+            (t - 50.0).abs() < bound,
+            "concurrency {concurrency}: TTFT p50 {t}"
+        );
+        assert!(
+            i.iter().all(|v| (v - 10.0).abs() < bound),
+            "concurrency {concurrency}: ITL {i:?}"
+        );
+    }
+}
+
+#[test]
+fn the_open_loop_sends_at_the_rate_asked_up_to_2000_per_second() {
+    let server = Scripted::start(Script {
+        first: Duration::ZERO,
+        every: Duration::ZERO,
+        bundle_every: 0,
+    })
+    .unwrap();
+    let endpoint = Endpoint::new(
+        &server.url,
+        Api::Completions,
+        "scripted",
+        "",
+        Duration::from_secs(30),
+    )
+    .unwrap();
+    for rate in [200.0, 2000.0] {
+        let n = (rate * 2.0) as usize;
+        let load = Load::Open {
+            rate,
+            arrival: Arrival::Constant,
+        };
+        let run = drive(&endpoint, load, specs(n, 4), 3, 2, 16).unwrap();
+        assert!(run.requests.iter().all(|s| s.outcome.status == Status::Ok));
+        let mut sent: Vec<f64> = run.requests.iter().map(|s| run.sent_s(s)).collect();
+        sent.sort_by(f64::total_cmp);
+        let achieved = (n - 1) as f64 / (sent[n - 1] - sent[0]);
+        eprintln!("asked {rate}/s, sent {achieved:.1}/s");
+        assert!(
+            (achieved / rate - 1.0).abs() < 0.01,
+            "asked {rate}, sent {achieved}"
+        );
+        // No request left later than 50 ms behind its schedule.
+        let lag = run
+            .requests
+            .iter()
+            .map(|s| run.sent_s(s) - s.due_s)
+            .fold(0.0, f64::max);
+        assert!(lag < 0.05, "a request was sent {lag:.3} s late");
+    }
+    assert!(server.requests() >= 4400);
+}
+
+#[test]
+fn a_server_that_refuses_or_is_absent_is_counted_not_dropped() {
+    let endpoint = Endpoint::new(
+        "http://127.0.0.1:9",
+        Api::Completions,
+        "m",
+        "",
+        Duration::from_secs(5),
+    )
+    .unwrap();
+    let run = drive(
+        &endpoint,
+        Load::Closed { concurrency: 2 },
+        specs(4, 4),
+        1,
+        1,
+        0,
+    )
+    .unwrap();
+    assert_eq!(run.requests.len(), 4);
+    for s in &run.requests {
+        assert!(
+            matches!(&s.outcome.status, Status::Failed(e) if e.contains("127.0.0.1:9")),
+            "{:?}",
+            s.outcome.status
+        );
+        assert!(figures(&s.outcome, None).is_none());
+    }
+}
