@@ -71,6 +71,8 @@ pub fn spec() -> BenchmarkSpec {
             p("input_tokens", ParamValue::Int(128)),
             p("output_tokens", ParamValue::Int(64)),
             p("tokenizer", ParamValue::Str(String::new())),
+            p("prompts_file", ParamValue::Str(String::new())),
+            p("dataset_format", ParamValue::Str("jsonl".into())),
             p("slo_ttft_ms", ParamValue::Float(0.0)),
             p("slo_tpot_ms", ParamValue::Float(0.0)),
             p("slo_latency_ms", ParamValue::Float(0.0)),
@@ -94,6 +96,11 @@ pub fn spec() -> BenchmarkSpec {
             h("input_tokens", "prompt length: words of seeded text, cut to exactly this many tokens with tokenizer"),
             h("output_tokens", "max_tokens of each request (ignore_eos sent)"),
             h("tokenizer", "a tokenizer.json to count streamed tokens with (the server's own)"),
+            h(
+                "prompts_file",
+                "your prompts instead of seeded text: JSONL ({\"prompt\": ..., \"output_tokens\": n optional}) or ShareGPT JSON",
+            ),
+            h("dataset_format", "prompts_file's format: jsonl or sharegpt"),
             h("slo_ttft_ms", "goodput's TTFT bound, ms (0: none)"),
             h("slo_tpot_ms", "goodput's TPOT bound, ms (0: none)"),
             h("slo_latency_ms", "goodput's end-to-end latency bound, ms (0: none)"),
@@ -103,12 +110,14 @@ pub fn spec() -> BenchmarkSpec {
         .into(),
         param_kinds: ParamKind::table(&[
             ("tokenizer", ParamKind::InputPath),
+            ("prompts_file", ParamKind::InputPath),
             ("api_key_env", ParamKind::Secret),
         ]),
         param_ranges: Default::default(),
         param_choices: choices(&[
             ("api", &["completions", "chat"]),
             ("arrival", &["poisson", "constant", "gamma"]),
+            ("dataset_format", warpt_serving::prompts::FORMATS),
         ]),
         timeouts: StageLimits {
             setup: Some(120.0),
@@ -140,6 +149,8 @@ struct Config {
     input_tokens: usize,
     output_tokens: u32,
     tokenizer: String,
+    prompts_file: String,
+    dataset_format: String,
     slo_ms: [f64; 3],
     max_error_pct: f64,
     timeout: Duration,
@@ -203,6 +214,8 @@ fn config(params: &Params) -> Result<Config, String> {
         input_tokens: int("input_tokens", 1, 1 << 20)?,
         output_tokens: int("output_tokens", 1, 1 << 20)? as u32,
         tokenizer: s("tokenizer"),
+        prompts_file: s("prompts_file"),
+        dataset_format: s("dataset_format"),
         slo_ms: [
             nonneg("slo_ttft_ms")?,
             nonneg("slo_tpot_ms")?,
@@ -222,6 +235,9 @@ pub fn check_params(params: &Params) -> Result<(), String> {
     if !c.tokenizer.is_empty() {
         crate::tokenize::load_file(std::path::Path::new(&c.tokenizer))
             .map_err(|e| format!("parameter 'tokenizer': {e}"))?;
+    }
+    if !c.prompts_file.is_empty() {
+        warpt_serving::prompts::read(std::path::Path::new(&c.prompts_file), &c.dataset_format)?;
     }
     Ok(())
 }
@@ -300,19 +316,33 @@ impl Benchmark for LlmServe {
                     .map_err(BenchmarkError::Failed)?,
             );
         }
-        self.specs = prompts(
-            ctx.seed,
-            c.requests,
-            c.input_tokens,
-            self.tokenizer.as_ref(),
-        )
-        .into_iter()
-        .map(|prompt| RequestSpec {
-            prompt,
-            max_tokens: c.output_tokens,
-            ignore_eos: true,
-        })
-        .collect();
+        self.specs = if c.prompts_file.is_empty() {
+            prompts(
+                ctx.seed,
+                c.requests,
+                c.input_tokens,
+                self.tokenizer.as_ref(),
+            )
+            .into_iter()
+            .map(|prompt| RequestSpec {
+                prompt,
+                max_tokens: c.output_tokens,
+                ignore_eos: true,
+            })
+            .collect()
+        } else {
+            let path = std::path::Path::new(&c.prompts_file);
+            let all = warpt_serving::prompts::read(path, &c.dataset_format)
+                .map_err(BenchmarkError::Failed)?;
+            warpt_serving::prompts::take(&all, c.requests, ctx.seed)
+                .into_iter()
+                .map(|p| RequestSpec {
+                    prompt: p.text,
+                    max_tokens: p.output_tokens.unwrap_or(c.output_tokens),
+                    ignore_eos: true,
+                })
+                .collect()
+        };
         self.endpoint = Some(endpoint);
         self.config = Some(c);
         Ok(())

@@ -76,6 +76,21 @@ fn llm_serve_measures_a_server_in_closed_and_open_loop() {
             assert!(value(&r, name) > 0.0, "{name}");
         }
     }
+    // The user's prompts, each with its own output length.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("prompts.jsonl");
+    std::fs::write(
+        &file,
+        "{\"prompt\": \"one\", \"output_tokens\": 5}\n{\"prompt\": \"two\", \"output_tokens\": 5}\n",
+    )
+    .unwrap();
+    let r = run(&[
+        format!("endpoint={}", server.url),
+        format!("prompts_file={}", file.display()),
+        p("requests=6"),
+    ]);
+    assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
+    assert_eq!(r.details["output_tokens"], ParamValue::Int(30));
     // An impossible SLO: no goodput.
     let r = run(&[
         format!("endpoint={}", server.url),

@@ -7,6 +7,7 @@
 //!   key (read from the environment, never printed);
 //! - [`sse`]: the server-sent events of a streamed response, chunk by chunk;
 //! - [`request`]: one streamed request and what was seen of it, when;
+//! - [`prompts`]: the user's prompts, JSONL or ShareGPT;
 //! - [`timing`]: a request's TTFT, inter-token latencies, TPOT and token
 //!   counts, and how the tokens were counted;
 //! - [`scripted`]: a scripted server streaming on a known schedule (the truth
@@ -16,6 +17,7 @@
 
 pub mod endpoint;
 pub mod load;
+pub mod prompts;
 pub mod request;
 pub mod scripted;
 pub mod sse;
