@@ -81,6 +81,34 @@ fn identical_distributions_are_unchanged() {
 }
 
 #[test]
+fn a_byte_count_moving_by_less_than_a_mebibyte_is_unchanged() {
+    // An 18 MiB peak RSS up 3% (550 KiB), well beyond its samples' noise:
+    // the granularity of memory, not a regression. 3 MiB more is one.
+    let rss = |mib: f64, from: usize| -> Vec<f64> {
+        (0..30)
+            .map(|i| (mib + 0.001 * noise(i + from)) * 1048576.0)
+            .collect()
+    };
+    let with_unit = |samples: &[f64]| {
+        let mut r = run(samples, false);
+        r.benchmarks[0].metrics[0].unit = "B".into();
+        r
+    };
+    let small = judge(
+        &with_unit(&rss(18.0, 0)),
+        &with_unit(&rss(18.54, 500)),
+        &trusting(),
+    );
+    assert_eq!(small.metrics[0].verdict, Verdict::Unchanged);
+    let big = judge(
+        &with_unit(&rss(18.0, 0)),
+        &with_unit(&rss(21.0, 500)),
+        &trusting(),
+    );
+    assert_eq!(big.metrics[0].verdict, Verdict::Regressed);
+}
+
+#[test]
 fn a_five_percent_shift_is_judged_in_the_metrics_direction() {
     let b = base(30);
     let up: Vec<f64> = (0..30).map(|i| 105.0 + noise(i + 1000)).collect();
