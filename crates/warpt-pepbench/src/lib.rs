@@ -5,7 +5,8 @@
 //! - [`llm_infer`]: LLM prefill and decode, TTFT / TPOT / tokens per second;
 //! - [`llm_serve`]: an OpenAI-compatible server under load, from the client;
 //! - [`tokenize`]: batch BPE tokenization, MB/s and tokens/s;
-//! - [`embed`]: sentence embeddings (BERT, mean pooling), sentences/s;
+//! - [`embed`]: sentence embeddings (BERT, mean pooling), sentences/s (its
+//!   model directories and presets in `embed_dir`);
 //! - [`data_pipeline`]: JSONL to padded, shuffled batches, samples/s;
 //! - [`end_to_end`]: text in, text out under closed- or open-loop load;
 //! - [`vision_infer`]: Vision Transformer and CLIP inference, images per second;
@@ -19,6 +20,7 @@
 pub mod corpus;
 pub mod data_pipeline;
 pub mod embed;
+mod embed_dir;
 pub mod end_to_end;
 pub mod llm_infer;
 pub mod llm_serve;
