@@ -351,7 +351,7 @@ impl Benchmark for LlmServe {
     fn measure(
         &mut self,
         ctx: &RunContext,
-        measure: &mut Measure<'_>,
+        _: &mut Measure<'_>,
     ) -> Result<Measured, BenchmarkError> {
         let (Some(c), Some(endpoint)) = (self.config.clone(), self.endpoint.clone()) else {
             return Err(BenchmarkError::not_prepared());
@@ -464,7 +464,6 @@ impl Benchmark for LlmServe {
             "requests/s",
             true,
         ));
-        let _ = measure;
         // Whether the client kept its schedule: the rate it sent at, and
         // the latest a request left after it was due.
         let mut sent: Vec<f64> = run.requests.iter().map(|s| run.sent_s(s)).collect();
