@@ -8,6 +8,7 @@
 //! - [`synthetic`]: a SUT of known service time, to check the engine;
 //! - [`bert_infer`]: BERT question answering on SQuAD-shaped inputs;
 //! - [`llm_infer`]: pepbench's LLM with TTFT / TPOT bounds;
+//! - [`llm_serve`]: an OpenAI-compatible server, through pepbench's serving client;
 //! - [`resnet50_infer`]: ResNet-50 v1.5 image classification;
 //! - [`resnet50_train`]: ResNet-50 training throughput;
 //! - [`resnet`], [`resnet_gemm`], [`resnet_reference`], [`images`]: the
@@ -20,6 +21,7 @@ pub mod bert_infer;
 pub mod external;
 pub mod images;
 pub mod llm_infer;
+pub mod llm_serve;
 pub mod loadgen;
 pub mod metrics;
 pub mod resnet;
@@ -135,6 +137,7 @@ impl Suite for MlperfSuite {
             resnet50_train::spec(),
             bert_infer::spec(),
             llm_infer::spec(),
+            llm_serve::spec(),
             synthetic::spec(),
             external::spec(),
         ]
@@ -147,6 +150,7 @@ impl Suite for MlperfSuite {
             resnet50_infer::NAME => Some(Box::new(resnet50_infer::Resnet50Infer::new())),
             resnet50_train::NAME => Some(Box::new(resnet50_train::Resnet50Train::new())),
             llm_infer::NAME => Some(Box::new(llm_infer::LlmInfer::new())),
+            llm_serve::NAME => Some(Box::new(llm_serve::LlmServe::new())),
             external::NAME => Some(Box::new(external::External::new())),
             _ => None,
         }
@@ -159,6 +163,7 @@ impl Suite for MlperfSuite {
             resnet50_infer::NAME => resnet50_infer::check_params(params),
             resnet50_train::NAME => resnet50_train::check_params(params),
             llm_infer::NAME => llm_infer::check_params(params),
+            llm_serve::NAME => llm_serve::check_params(params),
             external::NAME => external::check_params(params),
             _ => Ok(()),
         }

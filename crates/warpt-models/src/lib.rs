@@ -23,11 +23,13 @@
 //! - [`support`]: which family runs in which precision on which device here;
 //! - [`fastmath`]: vectorized GELU and softmax;
 //! - [`heap`]: keeping freed memory in the process, as inference engines do;
-//! - [`sampling`]: timing one piece of work per sample, shared parameter values.
+//! - [`sampling`]: timing one piece of work per sample, shared parameter values;
+//! - [`corpus`]: seeded English-like text (prompts, sentences, documents).
 
 pub mod bert;
 pub mod bert_dense;
 pub mod clip;
+pub mod corpus;
 pub mod encoder;
 pub mod family;
 pub mod family_presets;

@@ -3,7 +3,8 @@
 //! seed so nothing has to be downloaded.
 //!
 //! - [`llm_infer`]: LLM prefill and decode, TTFT / TPOT / tokens per second;
-//! - [`llm_serve`]: an OpenAI-compatible server under load, from the client;
+//! - [`llm_serve`]: an OpenAI-compatible server under load, from the client
+//!   (what it sends in `serve_inputs`, its figures in `serve_figures`);
 //! - [`tokenize`]: batch BPE tokenization, MB/s and tokens/s;
 //! - [`embed`]: sentence embeddings (BERT, mean pooling), sentences/s (its
 //!   model directories and presets in `embed_dir`);
@@ -17,13 +18,14 @@
 //! The models themselves (Llama, BERT, packed kernels, GGUF) are in
 //! warpt-models, shared with the mlperf suite.
 
-pub mod corpus;
 pub mod data_pipeline;
 pub mod embed;
 mod embed_dir;
 pub mod end_to_end;
 pub mod llm_infer;
 pub mod llm_serve;
+mod serve_figures;
+mod serve_inputs;
 pub mod speech_infer;
 pub mod tokenize;
 pub mod vision_infer;
@@ -32,6 +34,10 @@ pub mod vision_model;
 // The model code shared with the mlperf suite (warpt-models), under the
 // names this crate's benchmarks use.
 use warpt_models::{bert, encoder, heap, hf, llm, model, sampling};
+
+/// Seeded English-like text (moved to warpt-models, which the mlperf suite
+/// shares; kept here under its old name).
+pub use warpt_models::corpus;
 
 use warpt_harness::{Benchmark, Suite};
 use warpt_model::{BenchmarkSpec, Params};

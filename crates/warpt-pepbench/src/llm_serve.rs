@@ -11,25 +11,22 @@
 use std::time::Duration;
 
 use tokenizers::Tokenizer;
-use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef, SeriesMetrics,
-};
+use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext, Stage};
 use warpt_model::{
     BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, ParamKind,
-    ParamValue, Params, StageLimits, StopReason, Validation,
+    ParamValue, Params, StageLimits, Validation,
 };
-use warpt_serving::load::{Arrival, Load, Run, drive};
-use warpt_serving::request::{RequestSpec, Status};
-use warpt_serving::timing::{Counting, Figures, figures};
+use warpt_serving::load::{Arrival, Load, Plan, Run, drive};
+use warpt_serving::request::Status;
+use warpt_serving::search::{Limits, Step, search};
 use warpt_serving::{Api, Endpoint};
 
-use crate::corpus;
 use crate::sampling::choices;
+use crate::serve_figures::{Analysis, Slos, analyse};
+use crate::serve_inputs::{InputConfig, Inputs};
 
 /// Benchmark name within the suite.
 pub const NAME: &str = "llm_serve";
-/// Per-request values kept in a metric's `samples`.
-const EVENTS_KEPT: usize = 20_000;
 
 /// The spec of `llm_serve`.
 pub fn spec() -> BenchmarkSpec {
@@ -52,6 +49,12 @@ pub fn spec() -> BenchmarkSpec {
              with `tokenizer` (a tokenizer.json) when given, else totals come from the server's `usage` and \
              latencies per chunk, else a token per chunk: `details.token_counting` says which. Failed, \
              timed-out and cut-off requests are counted by kind; above `max_error_pct` the run fails. \
+             Inputs: seeded text (`input_tokens`/`output_tokens` ± `input_tokens_sd`/`output_tokens_sd`), the \
+             user's `prompts_file` (JSONL or ShareGPT), or a `trace_file` replayed at its own times \
+             (÷ `trace_speedup`); a `prefix_tokens` prefix shared by every request; conversations of `turns` \
+             turns (each carrying the earlier ones). `max_throughput`: the highest open-loop rate at which \
+             `slo_attainment_pct` of the requests meet the SLOs, by doubling then bisection, `requests` per step \
+             (`max_throughput_requests_per_s`; the other metrics are that step's). \
              Skipped without an endpoint. Validation: every stream ended properly, and its token count equals \
              the server's `usage` where both are known."
                 .into(),
@@ -70,6 +73,14 @@ pub fn spec() -> BenchmarkSpec {
             p("requests", ParamValue::Int(100)),
             p("input_tokens", ParamValue::Int(128)),
             p("output_tokens", ParamValue::Int(64)),
+            p("input_tokens_sd", ParamValue::Int(0)),
+            p("output_tokens_sd", ParamValue::Int(0)),
+            p("prefix_tokens", ParamValue::Int(0)),
+            p("turns", ParamValue::Int(1)),
+            p("trace_file", ParamValue::Str(String::new())),
+            p("trace_speedup", ParamValue::Float(1.0)),
+            p("max_throughput", ParamValue::Bool(false)),
+            p("slo_attainment_pct", ParamValue::Float(99.0)),
             p("tokenizer", ParamValue::Str(String::new())),
             p("prompts_file", ParamValue::Str(String::new())),
             p("dataset_format", ParamValue::Str("jsonl".into())),
@@ -92,9 +103,32 @@ pub fn spec() -> BenchmarkSpec {
             h("request_rate", "open loop: requests per second (0: closed loop)"),
             h("arrival", "open loop gaps: poisson, constant or gamma"),
             h("burstiness", "gamma's shape: 1 = Poisson, below 1 burstier, above 1 more even"),
-            h("requests", "requests sent"),
+            h("requests", "requests sent (per step with max_throughput)"),
             h("input_tokens", "prompt length: words of seeded text, cut to exactly this many tokens with tokenizer"),
             h("output_tokens", "max_tokens of each request (ignore_eos sent)"),
+            h("input_tokens_sd", "prompt lengths' standard deviation (a rounded normal; 0: all input_tokens)"),
+            h("output_tokens_sd", "output lengths' standard deviation (0: all output_tokens)"),
+            h(
+                "prefix_tokens",
+                "tokens of seeded text every conversation starts with, the same for all (exercises prefix caching)",
+            ),
+            h(
+                "turns",
+                "turns per conversation: each sent when the previous ended, carrying it and its answer; the load paces conversations",
+            ),
+            h(
+                "trace_file",
+                "a trace to replay: JSONL of timestamp (ms), input_tokens, output_tokens (Mooncake's input_length/output_length too); its first `requests` lines",
+            ),
+            h("trace_speedup", "replay the trace this many times faster"),
+            h(
+                "max_throughput",
+                "search the highest request rate meeting the SLOs (needs an SLO): `requests` per step, doubling then bisecting",
+            ),
+            h(
+                "slo_attainment_pct",
+                "max_throughput: a rate passes when this percentage of its requests meet every SLO",
+            ),
             h("tokenizer", "a tokenizer.json to count streamed tokens with (the server's own)"),
             h(
                 "prompts_file",
@@ -111,6 +145,7 @@ pub fn spec() -> BenchmarkSpec {
         param_kinds: ParamKind::table(&[
             ("tokenizer", ParamKind::InputPath),
             ("prompts_file", ParamKind::InputPath),
+            ("trace_file", ParamKind::InputPath),
             ("api_key_env", ParamKind::Secret),
         ]),
         param_ranges: Default::default(),
@@ -131,6 +166,7 @@ pub fn spec() -> BenchmarkSpec {
             "output_tokens_per_s",
             "requests_per_s",
             "goodput_requests_per_s",
+            "max_throughput_requests_per_s",
         ]
         .map(String::from)
         .to_vec(),
@@ -145,13 +181,11 @@ struct Config {
     model: String,
     key_env: String,
     load: Load,
-    requests: usize,
-    input_tokens: usize,
-    output_tokens: u32,
+    inputs: InputConfig,
     tokenizer: String,
-    prompts_file: String,
-    dataset_format: String,
-    slo_ms: [f64; 3],
+    slos: Slos,
+    max_throughput: bool,
+    attainment_pct: f64,
     max_error_pct: f64,
     timeout: Duration,
 }
@@ -184,11 +218,9 @@ fn config(params: &Params) -> Result<Config, String> {
         }
     };
     let rate = nonneg("request_rate")?;
+    let arrival = Arrival::parse(&s("arrival"), f("burstiness"))?;
     let load = if rate > 0.0 {
-        Load::Open {
-            rate,
-            arrival: Arrival::parse(&s("arrival"), f("burstiness"))?,
-        }
+        Load::Open { rate, arrival }
     } else {
         Load::Closed {
             concurrency: int("concurrency", 1, 100_000)?,
@@ -199,10 +231,56 @@ fn config(params: &Params) -> Result<Config, String> {
         return Err("parameter 'timeout_s' must be above 0".into());
     }
     let max_error_pct = nonneg("max_error_pct")?;
-    if max_error_pct > 100.0 {
+    let attainment_pct = nonneg("slo_attainment_pct")?;
+    for (k, v) in [
+        ("max_error_pct", max_error_pct),
+        ("slo_attainment_pct", attainment_pct),
+    ] {
+        if v > 100.0 {
+            return Err(format!("parameter '{k}' must be at most 100, not {v}"));
+        }
+    }
+    let slos = Slos {
+        ttft_ms: nonneg("slo_ttft_ms")?,
+        tpot_ms: nonneg("slo_tpot_ms")?,
+        latency_ms: nonneg("slo_latency_ms")?,
+    };
+    let max_throughput = params
+        .get("max_throughput")
+        .and_then(ParamValue::as_bool)
+        .unwrap_or(false);
+    if max_throughput && !slos.any() {
+        return Err(
+            "parameter 'max_throughput' needs an SLO to meet: slo_ttft_ms, slo_tpot_ms or slo_latency_ms"
+                .into(),
+        );
+    }
+    let speedup = f("trace_speedup");
+    if !(speedup > 0.0 && speedup.is_finite()) {
         return Err(format!(
-            "parameter 'max_error_pct' must be at most 100, not {max_error_pct}"
+            "parameter 'trace_speedup' must be above 0, not {speedup}"
         ));
+    }
+    let inputs = InputConfig {
+        requests: int("requests", 1, 10_000_000)?,
+        input_tokens: (
+            int("input_tokens", 1, 1 << 20)?,
+            int("input_tokens_sd", 0, 1 << 20)?,
+        ),
+        output_tokens: (
+            int("output_tokens", 1, 1 << 20)?,
+            int("output_tokens_sd", 0, 1 << 20)?,
+        ),
+        prefix_tokens: int("prefix_tokens", 0, 1 << 20)?,
+        prompts_file: s("prompts_file"),
+        dataset_format: s("dataset_format"),
+        trace_file: s("trace_file"),
+        trace_speedup: speedup,
+        turns: int("turns", 1, 1000)?,
+    };
+    crate::serve_inputs::check(&inputs)?;
+    if max_throughput && !inputs.trace_file.is_empty() {
+        return Err("parameters 'max_throughput' and 'trace_file' exclude each other: a trace keeps its own times".into());
     }
     Ok(Config {
         url: s("endpoint"),
@@ -210,17 +288,11 @@ fn config(params: &Params) -> Result<Config, String> {
         model: s("model"),
         key_env: s("api_key_env"),
         load,
-        requests: int("requests", 1, 10_000_000)?,
-        input_tokens: int("input_tokens", 1, 1 << 20)?,
-        output_tokens: int("output_tokens", 1, 1 << 20)? as u32,
+        inputs,
         tokenizer: s("tokenizer"),
-        prompts_file: s("prompts_file"),
-        dataset_format: s("dataset_format"),
-        slo_ms: [
-            nonneg("slo_ttft_ms")?,
-            nonneg("slo_tpot_ms")?,
-            nonneg("slo_latency_ms")?,
-        ],
+        slos,
+        max_throughput,
+        attainment_pct,
         max_error_pct,
         timeout: Duration::from_secs_f64(timeout),
     })
@@ -236,8 +308,17 @@ pub fn check_params(params: &Params) -> Result<(), String> {
         crate::tokenize::load_file(std::path::Path::new(&c.tokenizer))
             .map_err(|e| format!("parameter 'tokenizer': {e}"))?;
     }
-    if !c.prompts_file.is_empty() {
-        warpt_serving::prompts::read(std::path::Path::new(&c.prompts_file), &c.dataset_format)?;
+    if !c.inputs.prompts_file.is_empty() {
+        warpt_serving::prompts::read(
+            std::path::Path::new(&c.inputs.prompts_file),
+            &c.inputs.dataset_format,
+        )?;
+    }
+    if !c.inputs.trace_file.is_empty() {
+        warpt_serving::trace::read(
+            std::path::Path::new(&c.inputs.trace_file),
+            c.inputs.trace_speedup,
+        )?;
     }
     Ok(())
 }
@@ -248,7 +329,7 @@ pub struct LlmServe {
     config: Option<Config>,
     endpoint: Option<Endpoint>,
     tokenizer: Option<Tokenizer>,
-    specs: Vec<RequestSpec>,
+    inputs: Option<Inputs>,
     run: Option<Run>,
 }
 
@@ -263,26 +344,55 @@ impl LlmServe {
             .as_ref()
             .map(|t| move |text: &str| t.encode(text, false).map_or(1, |e| e.get_ids().len()))
     }
+
+    /// Sends `inputs` under `load` and reads the run.
+    fn step(
+        &self,
+        endpoint: &Endpoint,
+        c: &Config,
+        inputs: &Inputs,
+        load: Load,
+        seed: u64,
+    ) -> Result<(Run, Analysis), BenchmarkError> {
+        let threads = std::thread::available_parallelism().map_or(1, usize::from);
+        // Connections opened before measuring: one per client (closed
+        // loop), 16 for an open loop or a replay.
+        let warmup = match load {
+            Load::Closed { concurrency } => concurrency.min(inputs.specs.len()),
+            Load::Open { .. } | Load::Replay { .. } => 16,
+        };
+        let plan = Plan {
+            load,
+            specs: inputs.specs.clone(),
+            turns: c.inputs.turns,
+            seed,
+            warmup,
+        };
+        let run =
+            drive(endpoint, &plan, threads).map_err(|e| BenchmarkError::Failed(e.to_string()))?;
+        let count = self.count();
+        let analysis = analyse(
+            &run,
+            count.as_ref().map(|f| f as &dyn Fn(&str) -> usize),
+            c.slos,
+        );
+        Ok((run, analysis))
+    }
 }
 
-/// `n` prompts of about `tokens` tokens from the seeded corpus: cut to
-/// exactly that many with `tokenizer`, else that many words.
-fn prompts(seed: u64, n: usize, tokens: usize, tokenizer: Option<&Tokenizer>) -> Vec<String> {
-    let lines = corpus::lines(seed, n * (tokens / 8 + 2));
-    let mut words = lines.iter().flat_map(|l| l.split_whitespace()).cycle();
-    (0..n)
-        .map(|_| {
-            let text: Vec<&str> = words.by_ref().take(tokens).collect();
-            let text = text.join(" ");
-            match tokenizer.and_then(|t| t.encode(text.as_str(), false).ok()) {
-                Some(enc) if enc.get_ids().len() > tokens => {
-                    let end = enc.get_offsets()[tokens - 1].1;
-                    text[..end].to_string()
-                }
-                _ => text,
-            }
-        })
-        .collect()
+/// The longest a load of `requests` can take when every request takes its
+/// whole `timeout` (each has its own): the measurement's limit.
+fn work_limit(c: &Config, load: &Load, requests: usize) -> Duration {
+    let conversations = requests.div_ceil(c.inputs.turns);
+    let rounds = match load {
+        Load::Closed { concurrency } => conversations.div_ceil((*concurrency).max(1)) as f64,
+        Load::Open { rate, .. } => 1.0 + conversations as f64 / rate / c.timeout.as_secs_f64(),
+        Load::Replay { times } => {
+            1.0 + times.last().copied().unwrap_or(0.0) / c.timeout.as_secs_f64()
+        }
+    };
+    // The warm-up's requests, then every round of turns.
+    c.timeout.mul_f64(1.0 + rounds * c.inputs.turns as f64)
 }
 
 impl Benchmark for LlmServe {
@@ -316,33 +426,10 @@ impl Benchmark for LlmServe {
                     .map_err(BenchmarkError::Failed)?,
             );
         }
-        self.specs = if c.prompts_file.is_empty() {
-            prompts(
-                ctx.seed,
-                c.requests,
-                c.input_tokens,
-                self.tokenizer.as_ref(),
-            )
-            .into_iter()
-            .map(|prompt| RequestSpec {
-                prompt,
-                max_tokens: c.output_tokens,
-                ignore_eos: true,
-            })
-            .collect()
-        } else {
-            let path = std::path::Path::new(&c.prompts_file);
-            let all = warpt_serving::prompts::read(path, &c.dataset_format)
-                .map_err(BenchmarkError::Failed)?;
-            warpt_serving::prompts::take(&all, c.requests, ctx.seed)
-                .into_iter()
-                .map(|p| RequestSpec {
-                    prompt: p.text,
-                    max_tokens: p.output_tokens.unwrap_or(c.output_tokens),
-                    ignore_eos: true,
-                })
-                .collect()
-        };
+        self.inputs = Some(
+            crate::serve_inputs::build(&c.inputs, ctx.seed, self.tokenizer.as_ref())
+                .map_err(BenchmarkError::Failed)?,
+        );
         self.endpoint = Some(endpoint);
         self.config = Some(c);
         Ok(())
@@ -351,168 +438,138 @@ impl Benchmark for LlmServe {
     fn measure(
         &mut self,
         ctx: &RunContext,
-        _: &mut Measure<'_>,
+        measure: &mut Measure<'_>,
     ) -> Result<Measured, BenchmarkError> {
-        let (Some(c), Some(endpoint)) = (self.config.clone(), self.endpoint.clone()) else {
+        let (Some(c), Some(endpoint), Some(inputs)) = (
+            self.config.clone(),
+            self.endpoint.clone(),
+            self.inputs.clone(),
+        ) else {
             return Err(BenchmarkError::not_prepared());
         };
-        let threads = std::thread::available_parallelism().map_or(1, usize::from);
-        // Connections opened before measuring: one per client (closed
-        // loop), 16 for an open loop.
-        let warmup = match c.load {
-            Load::Closed { concurrency } => concurrency.min(self.specs.len()),
-            Load::Open { .. } => 16,
+        let n = inputs.specs.len();
+        let mut load = match &inputs.times {
+            Some(times) => Load::Replay {
+                times: times.clone(),
+            },
+            None => c.load.clone(),
         };
-        let run = drive(
-            &endpoint,
-            c.load,
-            self.specs.clone(),
-            ctx.seed,
-            threads,
-            warmup,
-        )
-        .map_err(|e| BenchmarkError::Failed(e.to_string()))?;
-        // Counts by how each request ended.
-        let mut kinds: std::collections::BTreeMap<&str, usize> = Default::default();
-        let mut first_error = None;
-        for s in &run.requests {
-            *kinds.entry(s.outcome.status.kind()).or_default() += 1;
-            if let (None, Status::Failed(e) | Status::CutOff(e)) = (&first_error, &s.outcome.status)
-            {
-                first_error = Some(e.clone());
-            }
-        }
-        let n = run.requests.len();
-        let errors = n - kinds.get("ok").copied().unwrap_or(0);
-        let error_pct = 100.0 * errors as f64 / n.max(1) as f64;
-        let count = self.count();
-        let done: Vec<(Figures, Counting)> = run
-            .requests
-            .iter()
-            .filter_map(|s| {
-                figures(
-                    &s.outcome,
-                    count.as_ref().map(|f| f as &dyn Fn(&str) -> usize),
-                )
-            })
-            .collect();
-        if error_pct > c.max_error_pct || done.is_empty() {
+        let mut steps = Vec::new();
+        let (run, analysis) = if c.max_throughput {
+            let limits = Limits::default();
+            // The first rate: the one asked for, else what a closed loop
+            // at `concurrency` clients got through.
+            let start = match c.load {
+                Load::Open { rate, .. } => rate,
+                _ => {
+                    measure.limit_stage(
+                        Stage::Measure,
+                        work_limit(&c, &c.load, n),
+                        "closed-loop probe",
+                    );
+                    let (_, probe) = self.step(&endpoint, &c, &inputs, c.load.clone(), ctx.seed)?;
+                    probe.done.len() as f64 / probe.wall_s.max(1e-9)
+                }
+            };
+            let arrival = match c.load {
+                Load::Open { arrival, .. } => arrival,
+                _ => Arrival::Poisson,
+            };
+            let mut best: Option<(f64, Run, Analysis)> = None;
+            let mut last: Option<(Run, Analysis)> = None;
+            let mut tried = 0;
+            let (found, log) = search(start, limits, |rate| {
+                tried += 1;
+                let step_load = Load::Open { rate, arrival };
+                measure.limit_stage(
+                    Stage::Measure,
+                    work_limit(&c, &step_load, n).mul_f64((limits.max_steps + 1) as f64),
+                    "max_throughput search",
+                );
+                measure.report_progress(
+                    "max_throughput",
+                    tried as f64 / limits.max_steps as f64,
+                    tried,
+                );
+                let (run, a) = self.step(&endpoint, &c, &inputs, step_load, ctx.seed)?;
+                let passed =
+                    a.error_pct() <= c.max_error_pct && a.attainment_pct() >= c.attainment_pct;
+                if passed && best.as_ref().is_none_or(|(r, ..)| rate > *r) {
+                    best = Some((rate, run, a));
+                } else {
+                    last = Some((run, a));
+                }
+                Ok::<bool, BenchmarkError>(passed)
+            })?;
+            steps = log;
+            let Some((rate, run, a)) = best else {
+                let worst = last.map(|(_, a)| a);
+                return Err(BenchmarkError::Failed(format!(
+                    "max_throughput: no rate met the SLOs for {}% of requests ({}); at the last, {}",
+                    c.attainment_pct,
+                    steps_text(&steps),
+                    worst.map_or(String::new(), |a| format!(
+                        "{:.1}% met them, {}",
+                        a.attainment_pct(),
+                        a.counts()
+                    ))
+                )));
+            };
+            debug_assert_eq!(found, Some(rate));
+            load = Load::Open { rate, arrival };
+            (run, a)
+        } else {
+            measure.limit_stage(Stage::Measure, work_limit(&c, &load, n), "requests");
+            self.step(&endpoint, &c, &inputs, load.clone(), ctx.seed)?
+        };
+        let errors = analysis.errors();
+        if analysis.error_pct() > c.max_error_pct || analysis.done.is_empty() {
             return Err(BenchmarkError::Failed(format!(
-                "{errors} of {n} requests failed ({error_pct:.1}% > max_error_pct {}): {}; first error: {}",
+                "{errors} of {} requests failed ({:.1}% > max_error_pct {}): {}; first error: {}",
+                analysis.sent,
+                analysis.error_pct(),
                 c.max_error_pct,
-                kinds
-                    .iter()
-                    .map(|(k, v)| format!("{k} {v}"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                first_error
+                analysis.counts(),
+                analysis
+                    .first_error
                     .as_deref()
                     .unwrap_or("requests streamed no text")
             )));
         }
-        let counting = done[0].1;
-        let wall = run.wall_s.max(1e-9);
-        let [slo_ttft, slo_tpot, slo_latency] = c.slo_ms;
-        let meets = |f: &Figures| {
-            (slo_ttft == 0.0 || f.ttft_s * 1e3 <= slo_ttft)
-                && (slo_tpot == 0.0 || f.tpot_s.is_none_or(|t| t * 1e3 <= slo_tpot))
-                && (slo_latency == 0.0 || f.latency_s * 1e3 <= slo_latency)
-        };
-        let good = done.iter().filter(|(f, _)| meets(f)).count();
-        let tokens: u64 = done.iter().map(|(f, _)| f.output_tokens).sum();
-        let mut metrics = Vec::new();
-        let ms = |v: f64| v * 1e3;
-        let series: [(&str, Vec<f64>); 4] = [
-            ("ttft_ms", done.iter().map(|(f, _)| ms(f.ttft_s)).collect()),
-            (
-                "itl_ms",
-                done.iter()
-                    .flat_map(|(f, _)| f.itl_s.iter().map(|s| ms(*s)))
-                    .collect(),
-            ),
-            (
-                "tpot_ms",
-                done.iter().filter_map(|(f, _)| f.tpot_s.map(ms)).collect(),
-            ),
-            (
-                "request_latency_ms",
-                done.iter().map(|(f, _)| ms(f.latency_s)).collect(),
-            ),
-        ];
-        for (name, values) in series {
-            if values.is_empty() {
-                continue;
-            }
-            let def = SeriesDef::new(name, "ms", false, &[], Convert::Time(1e3));
-            metrics.extend(def.metric_of_events(&values, EVENTS_KEPT, Some(StopReason::TimeCap)));
-        }
-        metrics.push(BenchmarkMetric::single(
-            "output_tokens_per_s",
-            tokens as f64 / wall,
-            "tokens/s",
-            true,
-        ));
-        metrics.push(BenchmarkMetric::single(
-            "requests_per_s",
-            done.len() as f64 / wall,
-            "requests/s",
-            true,
-        ));
-        metrics.push(BenchmarkMetric::single(
-            "goodput_requests_per_s",
-            good as f64 / wall,
-            "requests/s",
-            true,
-        ));
-        // Whether the client kept its schedule: the rate it sent at, and
-        // the latest a request left after it was due.
-        let mut sent: Vec<f64> = run.requests.iter().map(|s| run.sent_s(s)).collect();
-        sent.sort_by(f64::total_cmp);
-        let sent_rate = if n > 1 {
-            (n - 1) as f64 / (sent[n - 1] - sent[0]).max(1e-9)
-        } else {
-            0.0
-        };
-        let lag_ms = run
-            .requests
-            .iter()
-            .map(|s| (run.sent_s(s) - s.due_s) * 1e3)
-            .fold(0.0, f64::max);
-        let mode = match c.load {
+        let mut metrics = analysis.metrics();
+        let mode = match &load {
             Load::Closed { concurrency } => format!("closed loop, {concurrency} clients"),
             Load::Open { rate, arrival } => {
                 format!("open loop, {rate} requests/s, {arrival:?} arrivals")
             }
+            Load::Replay { times } => format!(
+                "trace replay, {} requests over {:.1} s",
+                times.len().min(n),
+                times.get(n.saturating_sub(1)).copied().unwrap_or(0.0)
+            ),
         };
-        let int = |v: usize| ParamValue::Int(v as i64);
         let mut details = vec![
             ("endpoint".into(), ParamValue::Str(endpoint.base.clone())),
             ("model".into(), ParamValue::Str(endpoint.model.clone())),
             ("mode".into(), ParamValue::Str(mode)),
-            ("token_counting".into(), ParamValue::from(counting.name())),
-            ("requests".into(), int(n)),
-            ("requests_good".into(), int(good)),
-            ("error_pct".into(), ParamValue::Float(error_pct)),
-            ("output_tokens".into(), ParamValue::Int(tokens as i64)),
-            ("wall_s".into(), ParamValue::Float(wall)),
-            ("sent_requests_per_s".into(), ParamValue::Float(sent_rate)),
-            ("max_send_lag_ms".into(), ParamValue::Float(lag_ms)),
         ];
-        for kind in ["ok", "failed", "timed_out", "cut_off"] {
-            details.push((
-                format!("requests_{kind}"),
-                int(kinds.get(kind).copied().unwrap_or(0)),
-            ));
+        details.extend(analysis.details(&run));
+        if c.max_throughput {
+            if let Load::Open { rate, .. } = load {
+                metrics.push(BenchmarkMetric::single(
+                    "max_throughput_requests_per_s",
+                    rate,
+                    "requests/s",
+                    true,
+                ));
+            }
+            details.push(("search_steps".into(), ParamValue::Str(steps_text(&steps))));
         }
-        if let Some(e) = first_error {
-            details.push(("first_error".into(), ParamValue::Str(e)));
-        }
-        drop(count);
         self.run = Some(run);
         Ok(Measured {
             metrics,
             details,
-            warnings: Vec::new(),
+            warnings: inputs.warnings.clone(),
         })
     }
 
@@ -552,4 +609,13 @@ impl Benchmark for LlmServe {
             }
         ))
     }
+}
+
+/// The search's steps as `12.5 pass, 25 fail, ...` (requests/s).
+fn steps_text(steps: &[Step]) -> String {
+    steps
+        .iter()
+        .map(|s| format!("{:.3} {}", s.rate, if s.passed { "pass" } else { "fail" }))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

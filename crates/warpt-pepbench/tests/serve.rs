@@ -1,6 +1,8 @@
 //! `llm_serve` end to end against the scripted OpenAI-compatible server of
 //! warpt-serving: closed and open loop, the metrics and the counts, a
-//! refused server failing the run with its counts, and no endpoint skipped.
+//! refused server failing the run with its counts, and no endpoint skipped;
+//! conversations, a shared prefix, a trace replayed, and the
+//! maximum-throughput search against a server of known capacity.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
@@ -44,6 +46,7 @@ fn llm_serve_measures_a_server_in_closed_and_open_loop() {
         first: Duration::from_millis(20),
         every: Duration::from_millis(5),
         bundle_every: 0,
+        slots: 0,
     })
     .unwrap();
     let p = |s: &str| s.to_string();
@@ -116,4 +119,138 @@ fn a_refused_server_fails_the_run_with_its_counts_and_no_endpoint_skips() {
     let r = run(&[]);
     assert_eq!(r.status, RunStatus::Skipped);
     assert!(r.error_message.unwrap_or_default().contains("no endpoint"));
+}
+
+#[test]
+fn conversations_a_shared_prefix_and_a_trace() {
+    let server = Scripted::start(Script {
+        first: Duration::from_millis(5),
+        every: Duration::from_millis(1),
+        bundle_every: 0,
+        slots: 0,
+    })
+    .unwrap();
+    let p = |s: &str| s.to_string();
+    let r = run(&[
+        format!("endpoint={}", server.url),
+        p("api=chat"),
+        p("concurrency=2"),
+        p("requests=6"),
+        p("turns=3"),
+        p("prefix_tokens=10"),
+        p("output_tokens=4"),
+    ]);
+    assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
+    assert_eq!(r.details["requests_ok"], ParamValue::Int(6));
+    let by_turn = r.details["ttft_p50_ms_by_turn"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(by_turn.contains("turn 3"), "{by_turn}");
+    // Every conversation opened with the same ten words, each turn after
+    // the first carried the earlier ones.
+    let bodies: Vec<serde_json::Value> = server
+        .take_truths()
+        .iter()
+        .map(|t| serde_json::from_str(&t.body).unwrap())
+        .filter(|b: &serde_json::Value| b["max_tokens"] == 4)
+        .collect();
+    assert_eq!(bodies.len(), 6);
+    let first_words = |b: &serde_json::Value| -> Vec<String> {
+        b["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .split_whitespace()
+            .take(10)
+            .map(String::from)
+            .collect()
+    };
+    assert!(
+        bodies
+            .iter()
+            .all(|b| first_words(b) == first_words(&bodies[0]))
+    );
+    let mut lengths: Vec<usize> = bodies
+        .iter()
+        .map(|b| b["messages"].as_array().unwrap().len())
+        .collect();
+    lengths.sort();
+    assert_eq!(lengths, [1, 1, 3, 3, 5, 5]);
+
+    // A trace of five requests, three replayed (and the result says so).
+    let dir = tempfile::tempdir().unwrap();
+    let trace = dir.path().join("trace.jsonl");
+    std::fs::write(
+        &trace,
+        (0..5)
+            .map(|i| {
+                format!(
+                    "{{\"timestamp\": {}, \"input_tokens\": 8, \"output_tokens\": {}}}\n",
+                    i * 40,
+                    i + 2
+                )
+            })
+            .collect::<String>(),
+    )
+    .unwrap();
+    let r = run(&[
+        format!("endpoint={}", server.url),
+        format!("trace_file={}", trace.display()),
+        p("trace_speedup=2"),
+        p("requests=3"),
+    ]);
+    assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
+    assert_eq!(r.details["output_tokens"], ParamValue::Int(2 + 3 + 4));
+    assert!(
+        r.details["mode"]
+            .as_str()
+            .unwrap()
+            .starts_with("trace replay, 3 requests")
+    );
+    assert!(
+        r.warnings.iter().any(|w| w.contains("first 3")),
+        "{:?}",
+        r.warnings
+    );
+}
+
+#[test]
+fn max_throughput_finds_the_rate_a_server_of_known_capacity_holds() {
+    // Two completions at a time, each 20 ms + 5 x 2 ms: 66.7 requests/s at
+    // most; a rate near it queues, and TTFTs past 60 ms fail the SLO. Steps
+    // of 200 requests (3 s) are long enough for a backlog above capacity to
+    // show (60 would hide 5 requests/s too many in 40 ms of slack).
+    let server = Scripted::start(Script {
+        first: Duration::from_millis(20),
+        every: Duration::from_millis(2),
+        bundle_every: 0,
+        slots: 2,
+    })
+    .unwrap();
+    let p = |s: &str| s.to_string();
+    let r = run(&[
+        format!("endpoint={}", server.url),
+        p("max_throughput=true"),
+        p("requests=200"),
+        p("output_tokens=6"),
+        p("slo_ttft_ms=60"),
+        p("slo_attainment_pct=90"),
+    ]);
+    assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
+    let best = value(&r, "max_throughput_requests_per_s");
+    let steps = r.details["search_steps"].as_str().unwrap().to_string();
+    assert!((15.0..=70.0).contains(&best), "{best}: {steps}");
+    assert!(steps.contains("pass") && steps.contains("fail"), "{steps}");
+    assert!(r.details["mode"].as_str().unwrap().starts_with("open loop"));
+    // Without an SLO there is nothing to search for: refused before the run.
+    let mut registry = Registry::new();
+    registry.register(Box::new(PepbenchSuite));
+    let selection = Selection {
+        suite: Some("pepbench".into()),
+        benchmarks: vec!["llm_serve".into()],
+        params: vec![format!("endpoint={}", server.url), p("max_throughput=true")],
+        ..Selection::default()
+    };
+    let e = Plan::resolve(&registry, &selection).unwrap_err();
+    assert!(format!("{e:?}").contains("needs an SLO"), "{e:?}");
 }

@@ -12,15 +12,20 @@
 //!   counts, and how the tokens were counted;
 //! - [`scripted`]: a scripted server streaming on a known schedule (the truth
 //!   a client is held to);
-//! - [`load`]: arrival schedules (Poisson, constant, gamma) and the closed-
-//!   and open-loop drivers.
+//! - [`trace`]: recorded traces (Mooncake's shape) to replay;
+//! - [`load`]: arrival schedules (Poisson, constant, gamma), the closed-
+//!   and open-loop and replay drivers, multi-turn conversations;
+//! - [`search`]: the highest rate that still meets a test (the
+//!   maximum-throughput search).
 
 pub mod endpoint;
 pub mod load;
 pub mod prompts;
 pub mod request;
 pub mod scripted;
+pub mod search;
 pub mod sse;
 pub mod timing;
+pub mod trace;
 
 pub use endpoint::{Api, Endpoint, Error};

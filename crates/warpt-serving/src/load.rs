@@ -3,7 +3,9 @@
 //! the last one ends. Open loop: requests sent at scheduled times (Poisson,
 //! constant or gamma gaps at a mean rate) whether or not earlier ones have
 //! ended, so a slow server meets its backlog instead of a politely waiting
-//! client.
+//! client. Replay: at the times a trace recorded. Multi-turn
+//! conversations: the load paces whole conversations, whose turns follow
+//! one another.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,8 +15,8 @@ use rand_core::SeedableRng;
 use rand_distr::{Distribution, Exp, Gamma};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::endpoint::{Endpoint, Error};
-use crate::request::{Outcome, RequestSpec, send};
+use crate::endpoint::{Endpoint, Error, HttpClient};
+use crate::request::{Exchange, Outcome, RequestSpec, send};
 
 /// How open-loop gaps are drawn.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -74,7 +76,7 @@ pub fn schedule(rate: f64, arrival: Arrival, n: usize, seed: u64) -> Vec<f64> {
 }
 
 /// How requests are sent.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Load {
     /// `concurrency` clients, each waiting for its response.
     Closed {
@@ -83,11 +85,37 @@ pub enum Load {
     },
     /// Sent at scheduled times.
     Open {
-        /// Mean requests per second.
+        /// Mean requests (conversations, with turns) per second.
         rate: f64,
         /// The gaps' distribution.
         arrival: Arrival,
     },
+    /// Sent at recorded times: seconds from the start, one per request
+    /// (conversation, with turns), in order.
+    Replay {
+        /// The send times.
+        times: Vec<f64>,
+    },
+}
+
+/// What a run sends, and how.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    /// When requests are sent.
+    pub load: Load,
+    /// Every request. With `turns` above 1, each `turns` consecutive ones
+    /// are a conversation: a turn is sent when the one before it ended,
+    /// carrying every earlier turn and its answer; the load paces whole
+    /// conversations.
+    pub specs: Vec<RequestSpec>,
+    /// Turns per conversation (1: independent requests).
+    pub turns: usize,
+    /// Seeds the open loop's arrivals.
+    pub seed: u64,
+    /// One-token requests sent all at once before measuring, to open that
+    /// many connections (kept for the run), so the first requests measured
+    /// do not pay for connecting.
+    pub warmup: usize,
 }
 
 /// One request of a run.
@@ -95,8 +123,10 @@ pub enum Load {
 pub struct Sent {
     /// Its index in the request list.
     pub index: usize,
-    /// When it was due (open loop), seconds from the start; closed loop:
-    /// when it was sent.
+    /// Its turn in its conversation, from 0.
+    pub turn: usize,
+    /// When it was due (open loop and replay: a conversation's first
+    /// turn), seconds from the start; otherwise when it was sent.
     pub due_s: f64,
     /// What happened.
     pub outcome: Outcome,
@@ -123,42 +153,68 @@ impl Run {
     }
 }
 
-/// Sends `specs` to `endpoint` under `load` on a runtime of `threads`
-/// worker threads, and waits for every response. First, `warmup`
-/// one-token requests all at once open that many connections (kept for the
-/// run), so the first requests measured do not pay for connecting.
-pub fn drive(
-    endpoint: &Endpoint,
-    load: Load,
-    specs: Vec<RequestSpec>,
-    seed: u64,
-    threads: usize,
-    warmup: usize,
-) -> Result<Run, Error> {
+/// Sends `plan` to `endpoint` on a runtime of `threads` worker threads,
+/// and waits for every response.
+pub fn drive(endpoint: &Endpoint, plan: &Plan, threads: usize) -> Result<Run, Error> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(threads.max(1))
         .enable_all()
         .build()
         .map_err(|e| Error::Http(format!("starting the client runtime: {e}")))?;
-    runtime.block_on(drive_async(endpoint, load, specs, seed, warmup))
+    runtime.block_on(drive_async(endpoint, plan))
+}
+
+/// Sends one conversation's turns, each when the one before it ended;
+/// the first is due at `due_s` (`None`: when it is sent).
+async fn converse(
+    client: HttpClient,
+    endpoint: Arc<Endpoint>,
+    specs: Arc<Vec<RequestSpec>>,
+    first: usize,
+    turns: usize,
+    started: Instant,
+    due_s: Option<f64>,
+) -> Vec<Sent> {
+    let end = (first + turns).min(specs.len());
+    let mut history: Vec<Exchange> = Vec::new();
+    let mut out = Vec::with_capacity(end - first);
+    for (turn, spec) in specs[first..end].iter().enumerate() {
+        let outcome = if history.is_empty() {
+            send(&client, &endpoint, spec).await
+        } else {
+            let spec = RequestSpec {
+                history: spec.history.iter().chain(&history).cloned().collect(),
+                ..spec.clone()
+            };
+            send(&client, &endpoint, &spec).await
+        };
+        let sent_s = outcome
+            .sent
+            .saturating_duration_since(started)
+            .as_secs_f64();
+        if turn + 1 < end - first {
+            history.push(Exchange {
+                user: spec.prompt.clone(),
+                assistant: outcome.text(),
+            });
+        }
+        out.push(Sent {
+            index: first + turn,
+            turn,
+            due_s: due_s.filter(|_| turn == 0).unwrap_or(sent_s),
+            outcome,
+        });
+    }
+    out
 }
 
 /// [`drive`] inside a runtime.
-pub async fn drive_async(
-    endpoint: &Endpoint,
-    load: Load,
-    specs: Vec<RequestSpec>,
-    seed: u64,
-    warmup: usize,
-) -> Result<Run, Error> {
+pub async fn drive_async(endpoint: &Endpoint, plan: &Plan) -> Result<Run, Error> {
     let client = Endpoint::client();
     let endpoint = Arc::new(endpoint.clone());
-    if let Some(first) = specs.first() {
-        let one = Arc::new(RequestSpec {
-            max_tokens: 1,
-            ..first.clone()
-        });
-        let warm: Vec<_> = (0..warmup)
+    if let Some(first) = plan.specs.first() {
+        let one = Arc::new(RequestSpec::new(first.prompt.clone(), 1, first.ignore_eos));
+        let warm: Vec<_> = (0..plan.warmup)
             .map(|_| {
                 let (client, endpoint, one) = (client.clone(), endpoint.clone(), one.clone());
                 tokio::spawn(async move { send(&client, &endpoint, &one).await })
@@ -169,14 +225,17 @@ pub async fn drive_async(
                 .map_err(|e| Error::Http(format!("a warm-up request failed: {e}")))?;
         }
     }
-    let specs = Arc::new(specs);
+    let specs = Arc::new(plan.specs.clone());
     let n = specs.len();
+    let turns = plan.turns.max(1);
+    let conversations = n.div_ceil(turns);
     let started = Instant::now();
-    let mut tasks = Vec::with_capacity(n);
-    match load {
+    let mut tasks = Vec::with_capacity(conversations);
+    let at_times = |times: Vec<f64>| times.into_iter().take(conversations).enumerate();
+    let times = match &plan.load {
         Load::Closed { concurrency } => {
             let next = Arc::new(AtomicUsize::new(0));
-            for _ in 0..concurrency.max(1).min(n.max(1)) {
+            for _ in 0..(*concurrency).max(1).min(conversations.max(1)) {
                 let (client, endpoint, specs, next) = (
                     client.clone(),
                     endpoint.clone(),
@@ -186,38 +245,45 @@ pub async fn drive_async(
                 tasks.push(tokio::spawn(async move {
                     let mut done = Vec::new();
                     loop {
-                        let index = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(spec) = specs.get(index) else { break };
-                        let outcome = send(&client, &endpoint, spec).await;
-                        let due_s = outcome
-                            .sent
-                            .saturating_duration_since(started)
-                            .as_secs_f64();
-                        done.push(Sent {
-                            index,
-                            due_s,
-                            outcome,
-                        });
+                        let c = next.fetch_add(1, Ordering::Relaxed);
+                        if c * turns >= specs.len() {
+                            break;
+                        }
+                        let (client, endpoint, specs) =
+                            (client.clone(), endpoint.clone(), specs.clone());
+                        done.extend(
+                            converse(client, endpoint, specs, c * turns, turns, started, None)
+                                .await,
+                        );
                     }
                     done
                 }));
             }
+            None
         }
-        Load::Open { rate, arrival } => {
-            let times = schedule(rate, arrival, n, seed);
-            for (index, due_s) in times.into_iter().enumerate() {
-                tokio::time::sleep_until((started + Duration::from_secs_f64(due_s)).into()).await;
-                let (client, endpoint, specs) = (client.clone(), endpoint.clone(), specs.clone());
-                tasks.push(tokio::spawn(async move {
-                    let outcome = send(&client, &endpoint, &specs[index]).await;
-                    vec![Sent {
-                        index,
-                        due_s,
-                        outcome,
-                    }]
-                }));
+        Load::Open { rate, arrival } => Some(schedule(*rate, *arrival, conversations, plan.seed)),
+        Load::Replay { times } => {
+            if times.len() < conversations {
+                return Err(Error::Http(format!(
+                    "the replay has {} send times for {conversations} requests",
+                    times.len()
+                )));
             }
+            Some(times.clone())
         }
+    };
+    for (c, due_s) in times.map(at_times).into_iter().flatten() {
+        tokio::time::sleep_until((started + Duration::from_secs_f64(due_s)).into()).await;
+        let (client, endpoint, specs) = (client.clone(), endpoint.clone(), specs.clone());
+        tasks.push(tokio::spawn(converse(
+            client,
+            endpoint,
+            specs,
+            c * turns,
+            turns,
+            started,
+            Some(due_s),
+        )));
     }
     let mut requests = Vec::with_capacity(n);
     for t in tasks {

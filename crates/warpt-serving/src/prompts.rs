@@ -120,9 +120,39 @@ pub fn take(all: &[Prompt], n: usize, seed: u64) -> Vec<Prompt> {
         .collect()
 }
 
+/// `n` lengths of mean `mean` and standard deviation `sd` (a normal
+/// distribution rounded, at least 1; `sd` 0: all `mean`), from `seed`.
+pub fn lengths(mean: usize, sd: usize, n: usize, seed: u64) -> Vec<usize> {
+    use rand_core::SeedableRng;
+    use rand_distr::Distribution;
+    let normal = rand_distr::Normal::new(mean as f64, sd as f64);
+    let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(seed ^ 0x6c65_6e67_7468);
+    (0..n)
+        .map(|_| match (&normal, sd) {
+            (Ok(d), 1..) => d.sample(&mut rng).round().max(1.0) as usize,
+            _ => mean.max(1),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lengths_have_their_mean_and_spread_and_repeat_from_the_seed() {
+        assert_eq!(lengths(64, 0, 3, 1), [64, 64, 64]);
+        let v = lengths(200, 50, 20_000, 9);
+        let mean = v.iter().sum::<usize>() as f64 / v.len() as f64;
+        let sd =
+            (v.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / v.len() as f64).sqrt();
+        assert!(
+            (mean - 200.0).abs() < 2.0 && (sd - 50.0).abs() < 2.0,
+            "{mean} {sd}"
+        );
+        assert_eq!(lengths(200, 50, 10, 9), lengths(200, 50, 10, 9));
+        assert!(lengths(2, 100, 1000, 3).iter().all(|&x| x >= 1));
+    }
 
     #[test]
     fn files_are_read_and_bad_lines_named() {

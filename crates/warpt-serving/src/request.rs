@@ -8,9 +8,22 @@ use http_body_util::BodyExt;
 use crate::endpoint::{Api, Endpoint, Error, HttpClient};
 use crate::sse::{Event, Parser};
 
+/// One earlier turn of a conversation: what the user said and what the
+/// server answered.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Exchange {
+    /// The user's message.
+    pub user: String,
+    /// The server's answer, as streamed.
+    pub assistant: String,
+}
+
 /// What to ask for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RequestSpec {
+    /// The earlier turns of its conversation, sent before the prompt
+    /// (empty for a single-turn request).
+    pub history: Vec<Exchange>,
     /// The prompt (the user message, for chat).
     pub prompt: String,
     /// Most tokens to generate.
@@ -21,8 +34,19 @@ pub struct RequestSpec {
 }
 
 impl RequestSpec {
+    /// A single-turn request.
+    pub fn new(prompt: impl Into<String>, max_tokens: u32, ignore_eos: bool) -> Self {
+        RequestSpec {
+            history: Vec::new(),
+            prompt: prompt.into(),
+            max_tokens,
+            ignore_eos,
+        }
+    }
+
     /// The JSON body for `endpoint`: greedy, streamed, usage included in
-    /// the stream.
+    /// the stream. Earlier turns go first: as alternating messages (chat),
+    /// or as the text so far, each turn on its own paragraph (completions).
     pub fn body(&self, endpoint: &Endpoint) -> serde_json::Value {
         let mut body = serde_json::json!({
             "model": endpoint.model,
@@ -32,9 +56,25 @@ impl RequestSpec {
             "stream_options": {"include_usage": true},
         });
         match endpoint.api {
-            Api::Completions => body["prompt"] = self.prompt.clone().into(),
+            Api::Completions => {
+                let mut text = String::new();
+                for e in &self.history {
+                    text.push_str(&e.user);
+                    text.push_str("\n\n");
+                    text.push_str(&e.assistant);
+                    text.push_str("\n\n");
+                }
+                text.push_str(&self.prompt);
+                body["prompt"] = text.into();
+            }
             Api::Chat => {
-                body["messages"] = serde_json::json!([{"role": "user", "content": self.prompt}]);
+                let mut messages = Vec::with_capacity(2 * self.history.len() + 1);
+                for e in &self.history {
+                    messages.push(serde_json::json!({"role": "user", "content": e.user}));
+                    messages.push(serde_json::json!({"role": "assistant", "content": e.assistant}));
+                }
+                messages.push(serde_json::json!({"role": "user", "content": self.prompt}));
+                body["messages"] = messages.into();
             }
         }
         if self.ignore_eos {
@@ -86,6 +126,13 @@ pub struct Outcome {
     pub finish_reason: Option<String>,
     /// How it ended.
     pub status: Status,
+}
+
+impl Outcome {
+    /// The streamed text, every chunk's in order.
+    pub fn text(&self) -> String {
+        self.chunks.iter().map(|(_, t)| t.as_str()).collect()
+    }
 }
 
 /// Sends `spec` to `endpoint` and reads the stream to its end.

@@ -4,14 +4,21 @@
 //! `every`; every `bundle_every`-th chunk carries three tokens, sent when
 //! the third is due (as servers that flush several tokens per chunk do).
 //! `first` and `every` zero: everything at once, to measure how many
-//! requests per second a client can send. One thread per connection,
-//! blocking I/O and `std::thread::sleep` keep the schedule to tens of
-//! microseconds; HTTP/1.1 keep-alive with chunked responses.
+//! requests per second a client can send. With `slots`, only that many
+//! completions stream at once and the rest queue, so the server has a
+//! known capacity (what a maximum-throughput search must find).
+//!
+//! `GET /truth` answers what was streamed so far (TTFTs and inter-token
+//! latencies, measured where the bytes were written) and forgets it: the
+//! truth for a client measured from outside (`examples/scripted_server.rs`,
+//! scripts/bench-serving). One thread per connection, blocking I/O and
+//! `std::thread::sleep` keep the schedule to tens of microseconds;
+//! HTTP/1.1 keep-alive with chunked responses.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 /// The schedule a scripted server streams on.
@@ -23,6 +30,41 @@ pub struct Script {
     pub every: Duration,
     /// Every n-th chunk carries three tokens (0: never).
     pub bundle_every: usize,
+    /// Completions streamed at once (0: any number): a request arriving
+    /// when all are busy waits for one, and its wait is part of its TTFT,
+    /// as on a server whose batch is full. The server then holds
+    /// `slots / (first + every x (max_tokens - 1))` requests per second.
+    pub slots: usize,
+}
+
+/// Free completion slots, and the signal that one was freed.
+#[derive(Default)]
+struct Slots {
+    busy: Mutex<usize>,
+    freed: Condvar,
+}
+
+impl Slots {
+    /// Waits for a free slot (any when `limit` is 0), and takes it.
+    fn take(&self, limit: usize) {
+        let Ok(mut busy) = self.busy.lock() else {
+            return;
+        };
+        while limit > 0 && *busy >= limit {
+            busy = match self.freed.wait(busy) {
+                Ok(b) => b,
+                Err(_) => return,
+            };
+        }
+        *busy += 1;
+    }
+
+    fn give_back(&self) {
+        if let Ok(mut busy) = self.busy.lock() {
+            *busy = busy.saturating_sub(1);
+        }
+        self.freed.notify_one();
+    }
 }
 
 /// What the server did for one completion: when the request had arrived,
@@ -35,6 +77,35 @@ pub struct Truth {
     pub arrived: Instant,
     /// Each chunk: written at, tokens in it.
     pub writes: Vec<(Instant, usize)>,
+    /// The request's body (JSON), as sent.
+    pub body: String,
+}
+
+impl Truth {
+    /// The request's TTFT (arrival to the first chunk) and every
+    /// inter-token latency (a chunk of k tokens written g after the one
+    /// before: k latencies of g / k), milliseconds; `None` without chunks.
+    pub fn figures(&self) -> Option<(f64, Vec<f64>)> {
+        let ms = |a: Instant, b: Instant| a.saturating_duration_since(b).as_secs_f64() * 1e3;
+        let first = self.writes.first()?;
+        let mut itl = Vec::new();
+        for w in self.writes.windows(2) {
+            let (gap, k) = (ms(w[1].0, w[0].0), w[1].1);
+            itl.extend(std::iter::repeat_n(gap / k as f64, k));
+        }
+        Some((ms(first.0, self.arrived), itl))
+    }
+}
+
+/// The truths as JSON: `{"requests": n, "ttft_ms": [...], "itl_ms": [...]}`
+/// (what `GET /truth` answers, for a client measured from outside).
+pub fn truth_json(truths: &[Truth]) -> String {
+    let (mut ttft, mut itl) = (Vec::new(), Vec::new());
+    for (t, i) in truths.iter().filter_map(Truth::figures) {
+        ttft.push(t);
+        itl.extend(i);
+    }
+    serde_json::json!({"requests": truths.len(), "ttft_ms": ttft, "itl_ms": itl}).to_string()
 }
 
 /// A running scripted server; stops when dropped.
@@ -49,20 +120,26 @@ pub struct Scripted {
 impl Scripted {
     /// Starts one on a free local port.
     pub fn start(script: Script) -> std::io::Result<Self> {
-        let listener = TcpListener::bind("127.0.0.1:0")?;
+        Self::start_on(0, script)
+    }
+
+    /// Starts one on local `port` (0: a free one).
+    pub fn start_on(port: u16, script: Script) -> std::io::Result<Self> {
+        let listener = TcpListener::bind(("127.0.0.1", port))?;
         let url = format!("http://{}", listener.local_addr()?);
         let stop = Arc::new(AtomicBool::new(false));
         let requests = Arc::new(AtomicU64::new(0));
         let truths = Arc::new(Mutex::new(Vec::new()));
         let (s, r, t) = (stop.clone(), requests.clone(), truths.clone());
+        let slots = Arc::new(Slots::default());
         std::thread::spawn(move || {
             for conn in listener.incoming() {
                 if s.load(Ordering::Relaxed) {
                     break;
                 }
                 let Ok(conn) = conn else { continue };
-                let (r, t) = (r.clone(), t.clone());
-                std::thread::spawn(move || serve(conn, script, &r, &t));
+                let (r, t, slots) = (r.clone(), t.clone(), slots.clone());
+                std::thread::spawn(move || serve(conn, script, &r, &t, &slots));
             }
         });
         Ok(Scripted {
@@ -96,7 +173,13 @@ impl Drop for Scripted {
 }
 
 /// Answers one connection's requests until it closes.
-fn serve(conn: TcpStream, script: Script, requests: &AtomicU64, truths: &Mutex<Vec<Truth>>) {
+fn serve(
+    conn: TcpStream,
+    script: Script,
+    requests: &AtomicU64,
+    truths: &Mutex<Vec<Truth>>,
+    slots: &Slots,
+) {
     let _ = conn.set_nodelay(true);
     let Ok(write_half) = conn.try_clone() else {
         return;
@@ -132,7 +215,16 @@ fn serve(conn: TcpStream, script: Script, requests: &AtomicU64, truths: &Mutex<V
         }
         requests.fetch_add(1, Ordering::Relaxed);
         let ok = if get {
-            let json = r#"{"object":"list","data":[{"id":"scripted","object":"model"}]}"#;
+            // GET /truth: what was streamed since the last time asked;
+            // any other GET: the model list.
+            let json = if line.split_whitespace().nth(1) == Some("/truth") {
+                truths
+                    .lock()
+                    .map(|mut t| truth_json(&std::mem::take(&mut *t)))
+                    .unwrap_or_default()
+            } else {
+                r#"{"object":"list","data":[{"id":"scripted","object":"model"}]}"#.to_string()
+            };
             write!(
                 out,
                 "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{json}",
@@ -143,8 +235,11 @@ fn serve(conn: TcpStream, script: Script, requests: &AtomicU64, truths: &Mutex<V
             let mut truth = Truth {
                 arrived,
                 writes: Vec::new(),
+                body: String::from_utf8_lossy(&body).into_owned(),
             };
+            slots.take(script.slots);
             let ok = stream(&mut out, &body, script, &mut truth).is_ok();
+            slots.give_back();
             if let Ok(mut t) = truths.lock() {
                 t.push(truth);
             }
@@ -163,7 +258,12 @@ fn stream(
     script: Script,
     truth: &mut Truth,
 ) -> std::io::Result<()> {
-    let arrived = truth.arrived;
+    // The schedule starts when a slot was free.
+    let arrived = if script.slots == 0 {
+        truth.arrived
+    } else {
+        Instant::now()
+    };
     let req: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
     let n = req["max_tokens"].as_u64().unwrap_or(16).max(1) as usize;
     let chat = req.get("messages").is_some();

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use warpt_serving::load::{Arrival, Load, drive};
+use warpt_serving::load::{Arrival, Load, Plan, drive};
 use warpt_serving::request::{RequestSpec, Status};
 use warpt_serving::scripted::{Script, Scripted};
 use warpt_serving::timing::{Counting, figures};
@@ -22,26 +22,30 @@ fn quantile(v: &mut [f64], q: f64) -> f64 {
 
 fn specs(n: usize, max_tokens: u32) -> Vec<RequestSpec> {
     (0..n)
-        .map(|i| RequestSpec {
-            prompt: format!("request {i}"),
-            max_tokens,
-            ignore_eos: true,
-        })
+        .map(|i| RequestSpec::new(format!("request {i}"), max_tokens, true))
         .collect()
 }
 
-/// TTFT and every inter-token latency (a chunk of k tokens written g
-/// after the previous one: k latencies of g / k) of what the server did.
+fn plan(load: Load, specs: Vec<RequestSpec>, seed: u64, warmup: usize) -> Plan {
+    Plan {
+        load,
+        specs,
+        turns: 1,
+        seed,
+        warmup,
+    }
+}
+
+/// TTFT and every inter-token latency of what the server did.
 fn truth_figures(truths: &[warpt_serving::scripted::Truth]) -> (Vec<f64>, Vec<f64>) {
     let (mut ttft, mut itl) = (Vec::new(), Vec::new());
-    for t in truths.iter().filter(|t| t.writes.len() > 1) {
-        let ms =
-            |a: std::time::Instant, b: std::time::Instant| a.duration_since(b).as_secs_f64() * 1e3;
-        ttft.push(ms(t.writes[0].0, t.arrived));
-        for w in t.writes.windows(2) {
-            let (gap, k) = (ms(w[1].0, w[0].0), w[1].1);
-            itl.extend(std::iter::repeat_n(gap / k as f64, k));
-        }
+    for (t, i) in truths
+        .iter()
+        .filter(|t| t.writes.len() > 1)
+        .filter_map(|t| t.figures())
+    {
+        ttft.push(t);
+        itl.extend(i);
     }
     (ttft, itl)
 }
@@ -52,6 +56,7 @@ fn ttft_and_itl_are_the_schedule_at_concurrency_1_64_and_512() {
         first: Duration::from_millis(50),
         every: Duration::from_millis(10),
         bundle_every: 5,
+        slots: 0,
     })
     .unwrap();
     let words = |s: &str| s.split_whitespace().count();
@@ -66,11 +71,8 @@ fn ttft_and_itl_are_the_schedule_at_concurrency_1_64_and_512() {
         server.take_truths();
         let run = drive(
             &endpoint,
-            Load::Closed { concurrency },
-            specs(n, 16),
-            1,
+            &plan(Load::Closed { concurrency }, specs(n, 16), 1, concurrency),
             2,
-            concurrency,
         )
         .unwrap();
         let (mut ttft, mut itl) = (Vec::new(), Vec::new());
@@ -138,6 +140,7 @@ fn the_open_loop_sends_at_the_rate_asked_up_to_2000_per_second() {
         first: Duration::ZERO,
         every: Duration::ZERO,
         bundle_every: 0,
+        slots: 0,
     })
     .unwrap();
     let endpoint = Endpoint::new(
@@ -154,7 +157,7 @@ fn the_open_loop_sends_at_the_rate_asked_up_to_2000_per_second() {
             rate,
             arrival: Arrival::Constant,
         };
-        let run = drive(&endpoint, load, specs(n, 4), 3, 2, 16).unwrap();
+        let run = drive(&endpoint, &plan(load, specs(n, 4), 3, 16), 2).unwrap();
         assert!(run.requests.iter().all(|s| s.outcome.status == Status::Ok));
         let mut sent: Vec<f64> = run.requests.iter().map(|s| run.sent_s(s)).collect();
         sent.sort_by(f64::total_cmp);
@@ -187,11 +190,8 @@ fn a_server_that_refuses_or_is_absent_is_counted_not_dropped() {
     .unwrap();
     let run = drive(
         &endpoint,
-        Load::Closed { concurrency: 2 },
-        specs(4, 4),
+        &plan(Load::Closed { concurrency: 2 }, specs(4, 4), 1, 0),
         1,
-        1,
-        0,
     )
     .unwrap();
     assert_eq!(run.requests.len(), 4);

@@ -116,6 +116,7 @@ fn list_shows_every_micro_benchmark() {
             "resnet50_train",
             "bert_infer",
             "llm_infer",
+            "llm_serve",
             "synthetic",
             "mlperf_external",
             "sw_align",

@@ -1,0 +1,315 @@
+//! `llm_serve`: an OpenAI-compatible server (the endpoint pepbench's
+//! `llm_serve` drives, through the same client, warpt-serving) as an MLPerf
+//! LLM system under test. LoadGen's scenarios issue the samples — Server at
+//! its Poisson schedule with latency counted from the scheduled time,
+//! Offline all at once — and `concurrency` workers each stream one request
+//! at a time; TTFT is when the first chunk arrived, TPOT from the tokens
+//! the server's `usage` reports (else one a chunk). Validity, early
+//! stopping, the peak search and the log files are the suite's.
+
+use std::time::Duration;
+
+use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
+use warpt_model::{BenchmarkComponent, BenchmarkSpec, ParamKind, ParamValue, Params, Validation};
+use warpt_serving::endpoint::HttpClient;
+use warpt_serving::request::{RequestSpec, Status, send};
+use warpt_serving::{Api, Endpoint};
+
+use crate::bench::{self, ModelRules, Outcome, SpecParts};
+use crate::loadgen::{QuerySample, Responder, Response, Scenario, SystemUnderTest};
+
+/// Benchmark name within the suite.
+pub const NAME: &str = "llm_serve";
+
+const MODEL: ModelRules = ModelRules {
+    name: "llama2-70b",
+    server_latency_ms: 0.0,
+    offline_min_count: 24576,
+    // Prompts held by the client (LoadGen's performance sample count).
+    library: 1024,
+    // llama2-70b's Server bounds in mlperf.conf.
+    token_bounds_ms: Some((2000.0, 200.0)),
+};
+
+/// The spec of `llm_serve`.
+pub fn spec() -> BenchmarkSpec {
+    let mut spec = bench::scenario_spec(SpecParts {
+        name: NAME,
+        scenario: Scenario::Server,
+        batch: None,
+        components: vec![BenchmarkComponent::Network, BenchmarkComponent::System],
+        description: "An OpenAI-compatible LLM server (`endpoint`: vLLM, SGLang, TGI, llama.cpp, Ollama, ...) as an \
+             MLPerf LLM SUT, through pepbench llm_serve's client: each sample a streamed request (`api`) of \
+             `input_tokens` words of seeded text asking for `output_tokens` tokens (ignore_eos sent), at most \
+             `concurrency` in flight. TTFT = the first chunk's arrival, TPOT = (latency - TTFT) / (tokens - 1) \
+             with tokens from the server's usage (else a chunk each); in Server the p99 TTFT and TPOT must meet \
+             their bounds. Skipped without an endpoint. Validation: every sample answered once, each stream \
+             ended properly with at least one token; a failed request ends the test.",
+        params: vec![
+            (
+                "endpoint",
+                ParamValue::Str(String::new()),
+                "the server's base URL, http://host:port; empty: skipped",
+            ),
+            (
+                "api",
+                ParamValue::Str("completions".into()),
+                "completions or chat",
+            ),
+            (
+                "model",
+                ParamValue::Str(String::new()),
+                "the model to ask for; empty: the first /v1/models lists",
+            ),
+            (
+                "api_key_env",
+                ParamValue::Str(String::new()),
+                "the environment variable holding the API key (never stored or printed)",
+            ),
+            (
+                "concurrency",
+                ParamValue::Int(16),
+                "requests in flight at most (the SUT's workers)",
+            ),
+            ("input_tokens", ParamValue::Int(128), "prompt words"),
+            (
+                "output_tokens",
+                ParamValue::Int(64),
+                "max_tokens of each request",
+            ),
+            (
+                "timeout_s",
+                ParamValue::Float(300.0),
+                "longest wait for one response",
+            ),
+            (
+                "ttft_bound_ms",
+                ParamValue::Float(0.0),
+                "Server p99 TTFT bound; 0 = llama2-70b's 2000 ms",
+            ),
+            (
+                "tpot_bound_ms",
+                ParamValue::Float(0.0),
+                "Server p99 TPOT bound; 0 = llama2-70b's 200 ms",
+            ),
+        ],
+        choices: &[("api", &["completions", "chat"])],
+        metrics: &["tokens_per_s", "ttft_ms", "tpot_ms"],
+    });
+    spec.param_kinds
+        .insert("api_key_env".into(), ParamKind::Secret);
+    spec
+}
+
+/// The checked connection parameters.
+fn endpoint(params: &Params) -> Result<Option<Endpoint>, String> {
+    let s = |k: &str| params.get(k).and_then(ParamValue::as_str).unwrap_or("");
+    let timeout = params
+        .get("timeout_s")
+        .and_then(ParamValue::as_f64)
+        .unwrap_or(0.0);
+    if !(timeout > 0.0 && timeout.is_finite()) {
+        return Err(format!(
+            "parameter 'timeout_s' must be above 0, not {timeout}"
+        ));
+    }
+    let api = Api::parse(s("api"))?;
+    if s("endpoint").is_empty() {
+        return Ok(None);
+    }
+    Endpoint::new(
+        s("endpoint"),
+        api,
+        s("model"),
+        s("api_key_env"),
+        Duration::from_secs_f64(timeout),
+    )
+    .map(Some)
+    .map_err(|e| e.to_string())
+}
+
+/// Checks the parameters before anything runs.
+pub fn check_params(params: &Params) -> Result<(), String> {
+    bench::check_common(params)?;
+    for (key, max) in [
+        ("concurrency", 100_000),
+        ("input_tokens", 1 << 20),
+        ("output_tokens", 1 << 20),
+    ] {
+        let v = params.get(key).and_then(ParamValue::as_i64).unwrap_or(0);
+        if !(1..=max).contains(&v) {
+            return Err(format!(
+                "parameter '{key}' must be from 1 to {max}, not {v}"
+            ));
+        }
+    }
+    for key in ["ttft_bound_ms", "tpot_bound_ms"] {
+        let v = params.get(key).and_then(ParamValue::as_f64).unwrap_or(0.0);
+        if !(v >= 0.0 && v.is_finite()) {
+            return Err(format!(
+                "parameter '{key}' must be 0 (the default) or positive, not {v}"
+            ));
+        }
+    }
+    // Checked without reading the key: it is read when the run starts.
+    let mut p = params.clone();
+    p.insert("api_key_env".into(), ParamValue::Str(String::new()));
+    endpoint(&p).map(|_| ())
+}
+
+/// The endpoint as a SUT.
+pub struct EndpointSut {
+    endpoint: Endpoint,
+    client: HttpClient,
+    runtime: tokio::runtime::Runtime,
+    prompts: Vec<RequestSpec>,
+    workers: usize,
+}
+
+impl SystemUnderTest for EndpointSut {
+    fn name(&self) -> String {
+        format!("{} at {}", self.endpoint.model, self.endpoint.base)
+    }
+
+    fn workers(&self) -> usize {
+        self.workers
+    }
+
+    fn max_batch(&self) -> usize {
+        1
+    }
+
+    fn process(&self, batch: &[QuerySample], responder: &Responder) -> Result<(), String> {
+        for sample in batch {
+            let spec = &self.prompts[sample.index % self.prompts.len()];
+            let o = self
+                .runtime
+                .block_on(send(&self.client, &self.endpoint, spec));
+            if o.status != Status::Ok {
+                return Err(format!(
+                    "sample {}: the request {} ({})",
+                    sample.index,
+                    o.status.kind(),
+                    match &o.status {
+                        Status::Failed(e) | Status::CutOff(e) => e.as_str(),
+                        _ => "no complete answer within timeout_s",
+                    }
+                ));
+            }
+            if let Some((first, _)) = o.chunks.first() {
+                responder.first_token_at(sample, *first);
+            }
+            let tokens = o.completion_tokens.unwrap_or(o.chunks.len() as u64);
+            responder.complete(
+                sample,
+                Response {
+                    data: o.text().into_bytes(),
+                    tokens: Some(tokens),
+                },
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The running benchmark.
+#[derive(Default)]
+pub struct LlmServe {
+    sut: Option<EndpointSut>,
+    outcome: Option<Outcome>,
+}
+
+impl LlmServe {
+    /// A fresh instance.
+    pub fn new() -> Self {
+        LlmServe::default()
+    }
+}
+
+impl Benchmark for LlmServe {
+    fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        let invalid = |reason| BenchmarkError::InvalidParam {
+            key: NAME.into(),
+            reason,
+        };
+        check_params(&ctx.params).map_err(invalid)?;
+        let Some(mut endpoint) = endpoint(&ctx.params).map_err(invalid)? else {
+            return Err(BenchmarkError::Skipped(
+                "no endpoint: give --param endpoint=http://HOST:PORT of an OpenAI-compatible server"
+                    .into(),
+            ));
+        };
+        let workers = ctx.int_param("concurrency", 1)? as usize;
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(std::thread::available_parallelism().map_or(1, usize::from))
+            .enable_all()
+            .build()
+            .map_err(|e| BenchmarkError::Failed(format!("starting the client runtime: {e}")))?;
+        let client = Endpoint::client();
+        if endpoint.model.is_empty() {
+            endpoint.model = runtime
+                .block_on(endpoint.first_model(&client))
+                .map_err(|e| {
+                    BenchmarkError::Failed(format!("asking {} for its models: {e}", endpoint.base))
+                })?;
+        }
+        let words = ctx.int_param("input_tokens", 1)? as usize;
+        let max_tokens = ctx.int_param("output_tokens", 1)? as u32;
+        let library = match ctx.int_param("samples", 0)? {
+            n if n > 0 => n as usize,
+            _ => MODEL.library as usize,
+        };
+        let text: Vec<String> = warpt_models::corpus::lines(ctx.seed, library * (words / 8 + 2))
+            .iter()
+            .flat_map(|l| l.split_whitespace().map(String::from).collect::<Vec<_>>())
+            .collect();
+        let prompts = (0..library)
+            .map(|i| {
+                let prompt: Vec<&str> = (0..words)
+                    .map(|k| text[(i * words + k) % text.len()].as_str())
+                    .collect();
+                RequestSpec::new(prompt.join(" "), max_tokens, true)
+            })
+            .collect();
+        self.sut = Some(EndpointSut {
+            endpoint,
+            client,
+            runtime,
+            prompts,
+            workers,
+        });
+        Ok(())
+    }
+
+    fn measure(
+        &mut self,
+        ctx: &RunContext,
+        measure: &mut Measure<'_>,
+    ) -> Result<Measured, BenchmarkError> {
+        let sut = self.sut.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
+        let settings = bench::settings(ctx, &MODEL, 8)?;
+        let outcome = bench::run(ctx, measure, sut, &settings, NAME)?;
+        let mut m = bench::measured(&outcome, measure);
+        m.details.push(("sut".into(), ParamValue::from(sut.name())));
+        m.details.push((
+            "counting".into(),
+            ParamValue::from(
+                "TTFT from the sample's scheduled time to its first streamed chunk; TPOT = (latency - TTFT) / (tokens - 1), tokens from the server's usage (else one a chunk)",
+            ),
+        ));
+        self.outcome = Some(outcome);
+        Ok(m)
+    }
+
+    fn validate(&mut self, _: &RunContext) -> Validation {
+        let Some(outcome) = &self.outcome else {
+            return Validation::fail("nothing was measured");
+        };
+        match crate::check_answers(&outcome.summary, |r| {
+            r.tokens.is_some_and(|t| t >= 1) && !r.data.is_empty()
+        }) {
+            Ok(m) => Validation::pass(format!("{m} (each stream ended properly with text)")),
+            Err(e) => Validation::fail(e),
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! mlperf's `llm_serve`: LoadGen's Server and Offline scenarios driving an
+//! OpenAI-compatible endpoint (warpt-serving's scripted server, first token
+//! after 10 ms, then one every 2 ms) through pepbench's client, with the
+//! suite's validity rules and logs; no endpoint: skipped.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+use std::time::Duration;
+
+use warpt_harness::{NoProgress, Plan, Registry, RunOptions, Selection, run_plan};
+use warpt_mlperf::MlperfSuite;
+use warpt_model::{BenchmarkRunResult, ParamValue, RunStatus};
+use warpt_serving::scripted::{Script, Scripted};
+
+fn run(params: &[String]) -> BenchmarkRunResult {
+    let mut registry = Registry::new();
+    registry.register(Box::new(MlperfSuite));
+    let selection = Selection {
+        suite: Some("mlperf".into()),
+        benchmarks: vec!["llm_serve".into()],
+        params: params.to_vec(),
+        ..Selection::default()
+    };
+    let plan = Plan::resolve(&registry, &selection).expect("valid selection");
+    let mut options = RunOptions::new("test", "test");
+    options.duration = Some(Duration::from_secs(1));
+    options.burnin = Duration::ZERO;
+    options.in_process = true;
+    run_plan(&registry, &plan, &options, &NoProgress)
+        .benchmarks
+        .remove(0)
+}
+
+fn value(r: &BenchmarkRunResult, name: &str) -> f64 {
+    r.metrics
+        .iter()
+        .find(|m| m.name == name)
+        .unwrap_or_else(|| panic!("{name}: {:?}", r.metrics))
+        .value
+}
+
+#[test]
+fn server_and_offline_drive_an_endpoint_with_loadgens_rules() {
+    let server = Scripted::start(Script {
+        first: Duration::from_millis(10),
+        every: Duration::from_millis(2),
+        bundle_every: 0,
+        slots: 0,
+    })
+    .unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    let p = |s: &str| s.to_string();
+    let r = run(&[
+        format!("endpoint={}", server.url),
+        p("scenario=Server"),
+        p("target_qps=100"),
+        p("concurrency=8"),
+        p("output_tokens=5"),
+        p("input_tokens=16"),
+        format!("log_dir={}", logs.path().display()),
+    ]);
+    assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
+    assert!(r.validation.as_ref().unwrap().passed);
+    assert_eq!(
+        r.details["result_valid"],
+        ParamValue::Bool(true),
+        "{:?}",
+        r.details
+    );
+    // Every sample's first token 10 ms after it was sent (plus the wait
+    // for a free worker, rare at 100 qps against 8 x 18 ms).
+    let ttft = value(&r, "ttft_ms");
+    assert!((10.0..20.0).contains(&ttft), "TTFT {ttft}");
+    let tpot = value(&r, "tpot_ms");
+    assert!((1.5..4.0).contains(&tpot), "TPOT {tpot}");
+    assert!(r.details["samples"].as_i64().unwrap() >= 459);
+    assert!(logs.path().join("mlperf_log_summary.txt").exists());
+
+    let r = run(&[
+        format!("endpoint={}", server.url),
+        p("scenario=Offline"),
+        p("concurrency=16"),
+        p("output_tokens=5"),
+    ]);
+    assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
+    // 16 in flight, 18 ms each: at most 889 samples/s.
+    let rate = value(&r, "samples_per_s");
+    assert!(rate > 50.0 && rate < 16.0 / 0.018, "{rate}");
+    assert!(value(&r, "tokens_per_s") > 4.0 * rate);
+
+    let r = run(&[]);
+    assert_eq!(r.status, RunStatus::Skipped);
+    // A server that is not there fails the test, naming it.
+    let r = run(&[
+        p("endpoint=http://127.0.0.1:9"),
+        p("model=m"),
+        p("scenario=Offline"),
+    ]);
+    assert_eq!(r.status, RunStatus::Failed);
+    assert!(r.error_message.unwrap().contains("127.0.0.1:9"));
+}
