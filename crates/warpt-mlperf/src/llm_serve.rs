@@ -40,7 +40,7 @@ pub fn spec() -> BenchmarkSpec {
         components: vec![BenchmarkComponent::Network, BenchmarkComponent::System],
         description: "An OpenAI-compatible LLM server (`endpoint`: vLLM, SGLang, TGI, llama.cpp, Ollama, ...) as an \
              MLPerf LLM SUT, through pepbench llm_serve's client: each sample a streamed request (`api`) of \
-             `input_tokens` words of seeded text asking for `output_tokens` tokens (ignore_eos sent), at most \
+             `input_tokens` words of seeded text asking for `output_tokens` tokens (`ignore_eos` sent unless false), at most \
              `concurrency` in flight. TTFT = the first chunk's arrival, TPOT = (latency - TTFT) / (tokens - 1) \
              with tokens from the server's usage (else a chunk each); in Server the p99 TTFT and TPOT must meet \
              their bounds. Skipped without an endpoint. Validation: every sample answered once, each stream \
@@ -76,6 +76,11 @@ pub fn spec() -> BenchmarkSpec {
                 "output_tokens",
                 ParamValue::Int(64),
                 "max_tokens of each request",
+            ),
+            (
+                "ignore_eos",
+                ParamValue::Bool(true),
+                "send ignore_eos (false for servers that refuse it: transformers serve, OpenAI)",
             ),
             (
                 "timeout_s",
@@ -255,6 +260,7 @@ impl Benchmark for LlmServe {
         }
         let words = ctx.int_param("input_tokens", 1)? as usize;
         let max_tokens = ctx.int_param("output_tokens", 1)? as u32;
+        let ignore_eos = ctx.bool_param("ignore_eos")?;
         let library = match ctx.int_param("samples", 0)? {
             n if n > 0 => n as usize,
             _ => MODEL.library as usize,
@@ -268,7 +274,7 @@ impl Benchmark for LlmServe {
                 let prompt: Vec<&str> = (0..words)
                     .map(|k| text[(i * words + k) % text.len()].as_str())
                     .collect();
-                RequestSpec::new(prompt.join(" "), max_tokens, true)
+                RequestSpec::new(prompt.join(" "), max_tokens, ignore_eos)
             })
             .collect();
         self.sut = Some(EndpointSut {

@@ -39,7 +39,7 @@ pub fn spec() -> BenchmarkSpec {
         description: Some(
             "An OpenAI-compatible LLM server measured from the client (`endpoint`: vLLM, SGLang, TGI, \
              llama.cpp, Ollama, ...): `requests` streamed requests (`api` = completions or chat) of about \
-             `input_tokens` prompt tokens (seeded text) asking for `output_tokens` tokens (`ignore_eos` sent), \
+             `input_tokens` prompt tokens (seeded text) asking for `output_tokens` tokens (`ignore_eos` sent unless false), \
              closed loop at `concurrency` or open loop at `request_rate` with `arrival` = poisson, constant or \
              gamma (`burstiness`). Every chunk is timestamped as its bytes arrive. Per request `ttft_ms`, every \
              inter-token latency `itl_ms` (a chunk of k tokens arriving g after the last gives k latencies of \
@@ -79,6 +79,7 @@ pub fn spec() -> BenchmarkSpec {
             p("turns", ParamValue::Int(1)),
             p("trace_file", ParamValue::Str(String::new())),
             p("trace_speedup", ParamValue::Float(1.0)),
+            p("ignore_eos", ParamValue::Bool(true)),
             p("max_throughput", ParamValue::Bool(false)),
             p("slo_attainment_pct", ParamValue::Float(99.0)),
             p("tokenizer", ParamValue::Str(String::new())),
@@ -105,7 +106,11 @@ pub fn spec() -> BenchmarkSpec {
             h("burstiness", "gamma's shape: 1 = Poisson, below 1 burstier, above 1 more even"),
             h("requests", "requests sent (per step with max_throughput)"),
             h("input_tokens", "prompt length: words of seeded text, cut to exactly this many tokens with tokenizer"),
-            h("output_tokens", "max_tokens of each request (ignore_eos sent)"),
+            h("output_tokens", "max_tokens of each request"),
+            h(
+                "ignore_eos",
+                "ask the server to generate output_tokens whatever it samples (vLLM, SGLang, llama.cpp); false for servers that refuse the field (transformers serve, OpenAI)",
+            ),
             h("input_tokens_sd", "prompt lengths' standard deviation (a rounded normal; 0: all input_tokens)"),
             h("output_tokens_sd", "output lengths' standard deviation (0: all output_tokens)"),
             h(
@@ -277,6 +282,10 @@ fn config(params: &Params) -> Result<Config, String> {
         trace_file: s("trace_file"),
         trace_speedup: speedup,
         turns: int("turns", 1, 1000)?,
+        ignore_eos: params
+            .get("ignore_eos")
+            .and_then(ParamValue::as_bool)
+            .unwrap_or(true),
     };
     crate::serve_inputs::check(&inputs)?;
     if max_throughput && !inputs.trace_file.is_empty() {
@@ -525,7 +534,7 @@ impl Benchmark for LlmServe {
         let errors = analysis.errors();
         if analysis.error_pct() > c.max_error_pct || analysis.done.is_empty() {
             return Err(BenchmarkError::Failed(format!(
-                "{errors} of {} requests failed ({:.1}% > max_error_pct {}): {}; first error: {}",
+                "{errors} of {} requests failed ({:.1}% > max_error_pct {}): {}; first error: {}{}",
                 analysis.sent,
                 analysis.error_pct(),
                 c.max_error_pct,
@@ -533,7 +542,16 @@ impl Benchmark for LlmServe {
                 analysis
                     .first_error
                     .as_deref()
-                    .unwrap_or("requests streamed no text")
+                    .unwrap_or("requests streamed no text"),
+                if analysis
+                    .first_error
+                    .as_deref()
+                    .is_some_and(|e| e.contains("ignore_eos"))
+                {
+                    " (this server does not take ignore_eos: --param ignore_eos=false)"
+                } else {
+                    ""
+                }
             )));
         }
         let mut metrics = analysis.metrics();
@@ -586,8 +604,16 @@ impl Benchmark for LlmServe {
             }
             ok += 1;
             if let (Some(c), Some(usage)) = (&count, s.outcome.completion_tokens) {
-                let counted: usize = s.outcome.chunks.iter().map(|(_, t)| c(t).max(1)).sum();
-                if counted as u64 != usage {
+                let counted = s
+                    .outcome
+                    .chunks
+                    .iter()
+                    .map(|(_, t)| c(t).max(1))
+                    .sum::<usize>() as u64;
+                // A stream that stopped on its end-of-sequence token counts
+                // it in usage but prints nothing for it.
+                let silent = u64::from(s.outcome.finish_reason.as_deref() == Some("stop"));
+                if counted > usage || counted + silent < usage {
                     mismatched.push((s.index, counted, usage));
                 }
             }
@@ -603,7 +629,7 @@ impl Benchmark for LlmServe {
             "{ok} of {} streams ended properly{}",
             run.requests.len(),
             if count.is_some() {
-                ", each one's tokens counted with the tokenizer equal to the server's usage"
+                ", each one's tokens counted with the tokenizer equal to the server's usage (less an end-of-sequence token, which prints nothing)"
             } else {
                 ""
             }

@@ -32,6 +32,8 @@ pub(crate) struct InputConfig {
     pub trace_speedup: f64,
     /// Turns per conversation.
     pub turns: usize,
+    /// Send `ignore_eos` (servers that do not know it refuse the request).
+    pub ignore_eos: bool,
 }
 
 /// The requests of a run and, for a trace, when each is due.
@@ -97,7 +99,13 @@ pub(crate) fn build(
         let lines = &trace[..trace.len().min(c.requests)];
         let specs: Vec<RequestSpec> = lines
             .iter()
-            .map(|l| RequestSpec::new(words.text(l.input_tokens, tokenizer), l.output_tokens, true))
+            .map(|l| {
+                RequestSpec::new(
+                    words.text(l.input_tokens, tokenizer),
+                    l.output_tokens,
+                    c.ignore_eos,
+                )
+            })
             .collect();
         (specs, Some(lines.iter().map(|l| l.at_s).collect()))
     } else if !c.prompts_file.is_empty() {
@@ -106,14 +114,18 @@ pub(crate) fn build(
         let specs: Vec<RequestSpec> = warpt_serving::prompts::take(&all, c.requests, seed)
             .into_iter()
             .zip(outputs)
-            .map(|(p, out)| RequestSpec::new(p.text, p.output_tokens.unwrap_or(out as u32), true))
+            .map(|(p, out)| {
+                RequestSpec::new(p.text, p.output_tokens.unwrap_or(out as u32), c.ignore_eos)
+            })
             .collect();
         (specs, None)
     } else {
         let specs: Vec<RequestSpec> = lengths(c.input_tokens, 1)
             .into_iter()
             .zip(lengths(c.output_tokens, 2))
-            .map(|(input, out)| RequestSpec::new(words.text(input, tokenizer), out as u32, true))
+            .map(|(input, out)| {
+                RequestSpec::new(words.text(input, tokenizer), out as u32, c.ignore_eos)
+            })
             .collect();
         (specs, None)
     };
@@ -181,6 +193,7 @@ mod tests {
             trace_file: String::new(),
             trace_speedup: 1.0,
             turns: 1,
+            ignore_eos: true,
         }
     }
 

@@ -97,7 +97,8 @@ impl Truth {
     }
 }
 
-/// The truths as JSON: `{"requests": n, "ttft_ms": [...], "itl_ms": [...]}`
+/// The truths as JSON: `{"requests": n, "ttft_ms": [...], "itl_ms": [...],
+/// "arrived_s": [...]}`
 /// (what `GET /truth` answers, for a client measured from outside).
 pub fn truth_json(truths: &[Truth]) -> String {
     let (mut ttft, mut itl) = (Vec::new(), Vec::new());
@@ -105,7 +106,15 @@ pub fn truth_json(truths: &[Truth]) -> String {
         ttft.push(t);
         itl.extend(i);
     }
-    serde_json::json!({"requests": truths.len(), "ttft_ms": ttft, "itl_ms": itl}).to_string()
+    // Arrivals in seconds from the first: the rate a client really sent at.
+    let first = truths.iter().map(|t| t.arrived).min();
+    let mut arrived: Vec<f64> = truths
+        .iter()
+        .filter_map(|t| Some(t.arrived.duration_since(first?).as_secs_f64()))
+        .collect();
+    arrived.sort_by(f64::total_cmp);
+    serde_json::json!({"requests": truths.len(), "ttft_ms": ttft, "itl_ms": itl, "arrived_s": arrived})
+        .to_string()
 }
 
 /// A running scripted server; stops when dropped.
@@ -275,12 +284,21 @@ fn stream(
         write!(out, "{:x}\r\n{data}\r\n", data.len())?;
         out.flush()
     };
+    // Chunks shaped as OpenAI's (id, object, created, model), which some
+    // clients check.
+    let object = if chat {
+        "chat.completion.chunk"
+    } else {
+        "text_completion"
+    };
+    let model = req["model"].as_str().unwrap_or("scripted").to_string();
+    let frame = |choices: serde_json::Value| serde_json::json!({"id": "cmpl-scripted", "object": object, "created": 0, "model": model, "choices": choices});
     let piece = |text: &str, finish: Option<&str>| {
         let finish = finish.map_or(serde_json::Value::Null, |f| f.into());
         if chat {
-            serde_json::json!({"choices": [{"index": 0, "delta": {"content": text}, "finish_reason": finish}]})
+            frame(serde_json::json!([{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": finish}]))
         } else {
-            serde_json::json!({"choices": [{"index": 0, "text": text, "finish_reason": finish}]})
+            frame(serde_json::json!([{"index": 0, "text": text, "logprobs": null, "finish_reason": finish}]))
         }
         .to_string()
     };
@@ -304,11 +322,12 @@ fn stream(
         event(out, piece(&text, (sent == n).then_some("length")))?;
         truth.writes.push((Instant::now(), k));
     }
-    event(
-        out,
-        serde_json::json!({"choices": [], "usage": {"prompt_tokens": 8, "completion_tokens": n}})
-            .to_string(),
-    )?;
+    event(out, {
+        let mut usage = frame(serde_json::json!([]));
+        usage["usage"] =
+            serde_json::json!({"prompt_tokens": 8, "completion_tokens": n, "total_tokens": 8 + n});
+        usage.to_string()
+    })?;
     event_done(out)
 }
 
