@@ -24,6 +24,15 @@ pub struct Line {
     pub points: Vec<(f64, f64)>,
 }
 
+/// A latency curve: (x, p50, p99) points, in x order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Curve {
+    /// Legend label.
+    pub name: String,
+    /// Points: throughput, median, 99th percentile.
+    pub points: Vec<(f64, f64, f64)>,
+}
+
 const W: u32 = 760;
 const H: u32 = 320;
 
@@ -342,4 +351,92 @@ fn draw_lines(
 /// the first run after it and labelled with its change.
 pub fn trend(title: &str, unit: &str, lines: &[Line], steps: &[(f64, String)]) -> String {
     draw_lines(title, "run", unit, lines, XAxis::Runs, steps)
+}
+
+/// Latency against throughput: the p50 line with a whisker up to each
+/// point's p99, the SLO `bound` as a dashed horizontal line, and the `knee`
+/// (x, label) as a dashed vertical one.
+pub fn latency_curve(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    curve: &Curve,
+    bound: Option<f64>,
+    knee: Option<(f64, String)>,
+) -> String {
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
+        let _ = root.fill(&WHITE);
+        let (x0, x1) = range(curve.points.iter().map(|p| p.0), true);
+        let (_, y1) = range(
+            curve.points.iter().flat_map(|p| [p.1, p.2]).chain(bound),
+            true,
+        );
+        let Ok(mut chart) = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 16))
+            .margin(8)
+            .x_label_area_size(40)
+            .y_label_area_size(60)
+            .build_cartesian_2d(x0..x1, 0.0..y1)
+        else {
+            return String::new();
+        };
+        let _ = chart
+            .configure_mesh()
+            .x_desc(x_desc)
+            .y_desc(y_desc)
+            .x_label_formatter(&|x| crate::render::num(*x))
+            .draw();
+        let c = colour(0);
+        if let Ok(s) = chart.draw_series(LineSeries::new(
+            curve.points.iter().map(|p| (p.0, p.1)),
+            c.stroke_width(2),
+        )) {
+            s.label(curve.name.clone()).legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], c.stroke_width(2))
+            });
+        }
+        let _ =
+            chart.draw_series(curve.points.iter().map(|&(x, p50, p99)| {
+                ErrorBar::new_vertical(x, p50, p50, p99, c.stroke_width(1), 8)
+            }));
+        let _ = chart.draw_series(
+            curve
+                .points
+                .iter()
+                .map(|p| Circle::new((p.0, p.1), 3, c.filled())),
+        );
+        if let Some(b) = bound
+            && let Ok(s) = chart.draw_series(DashedLineSeries::new(
+                [(x0, b), (x1, b)],
+                6,
+                4,
+                BLACK.stroke_width(1),
+            ))
+        {
+            s.label(format!("SLO {}", crate::render::num(b)))
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], BLACK));
+        }
+        if let Some((x, label)) = knee {
+            let _ = chart.draw_series(DashedLineSeries::new(
+                [(x, 0.0), (x, y1)],
+                6,
+                4,
+                RED.stroke_width(2),
+            ));
+            let _ = chart.draw_series(std::iter::once(Text::new(
+                label,
+                (x, y1 * 0.95),
+                ("sans-serif", 13).into_font().color(&RED),
+            )));
+        }
+        let _ = chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.8))
+            .border_style(BLACK)
+            .draw();
+        let _ = root.present();
+    }
+    svg
 }

@@ -353,6 +353,11 @@ pub fn html(input: &Input) -> String {
     }
     s += "<h2>Charts</h2>\n";
     s += &metric_charts(input);
+    let l = super::serving::serving_charts(input);
+    if !l.is_empty() {
+        s += "<h2>Latency against throughput</h2>\n";
+        s += &l;
+    }
     let m = memory_charts(input);
     if !m.is_empty() {
         s += "<h2>Memory over time</h2>\n";

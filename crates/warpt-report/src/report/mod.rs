@@ -251,4 +251,5 @@ pub fn json(input: &Input) -> serde_json::Value {
 }
 
 pub mod html;
+mod serving;
 pub use html::html;

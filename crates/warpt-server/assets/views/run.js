@@ -1,10 +1,11 @@
 // One run: what ran where, every result with its validation and quality,
 // and charts: medians with 95% CI whiskers, sample distributions as box
-// plots, and the telemetry measured during each benchmark.
+// plots, serving sweeps' latency against throughput, and the telemetry
+// measured during each benchmark.
 
 import { h, fill, table, num, when, tags } from "../dom.js";
 import { api } from "../api.js";
-import { bars, boxes } from "../charts.js";
+import { bars, boxes, lines } from "../charts.js";
 
 function seconds(r) {
   return (new Date(r.end_time) - new Date(r.start_time)) / 1000;
@@ -13,6 +14,49 @@ function seconds(r) {
 function metricLabel(r, m) {
   const t = tags(m.tags);
   return `${r.spec.id.name} ${m.name}${t ? ` [${t}]` : ""}`;
+}
+
+// Serving sweeps (llm_serve at several concurrencies or rates): each
+// latency against the requests/s its entry got through, p50 and p99, the
+// SLO, and the knee (the entry with the most goodput) marked.
+function servingCharts(results) {
+  const out = [];
+  const idOf = r => `${r.spec.id.suite}/${r.spec.id.name}`;
+  const served = results.filter(r => r.spec.id.name === "llm_serve" && r.status === "passed");
+  const value = (r, name) => { const m = r.metrics.find(m => m.name === name); return m ? m.value : undefined; };
+  for (const id of new Set(served.map(idOf))) {
+    const entries = served.filter(r => idOf(r) === id)
+      .map(r => ({ r, x: value(r, "requests_per_s") }))
+      .filter(e => e.x !== undefined)
+      .sort((a, b) => a.x - b.x);
+    if (entries.length < 2) continue;
+    const params = entries[0].r.params || {};
+    const slos = [["ttft_ms", "slo_ttft_ms"], ["tpot_ms", "slo_tpot_ms"], ["request_latency_ms", "slo_latency_ms"]];
+    let knee = null;
+    if (slos.some(([, k]) => params[k] > 0)) {
+      for (const e of entries) {
+        const good = value(e.r, "goodput_requests_per_s");
+        if (good > 0 && (!knee || good > knee.good)) knee = { x: e.x, good };
+      }
+    }
+    for (const [name, sloKey] of slos) {
+      const at = q => entries.map(e => {
+        const m = e.r.metrics.find(m => m.name === name);
+        return m && m.stats ? { x: e.x, y: m.stats[q], title: `${tags(m.tags)}: ${num(m.stats[q])} ms at ${num(e.x)} requests/s` } : null;
+      }).filter(Boolean);
+      const p50 = at("p50");
+      if (p50.length < 2) continue;
+      const series = [
+        { name: "p50", points: p50, marks: knee ? [{ x: knee.x, label: `knee: ${num(knee.good)} good requests/s` }] : [] },
+        { name: "p99", points: at("p99") },
+      ];
+      if (params[sloKey] > 0) {
+        series.push({ name: `SLO ${num(params[sloKey])}`, points: [{ x: p50[0].x, y: params[sloKey] }, { x: p50[p50.length - 1].x, y: params[sloKey] }] });
+      }
+      out.push(lines(series, `${id} ${name} against throughput (requests/s)`, "ms"));
+    }
+  }
+  return out;
 }
 
 export async function render(main, [id]) {
@@ -83,5 +127,6 @@ export async function render(main, [id]) {
     h("h2", {}, "Metrics"),
     table(["benchmark", "metric", "tags", { v: "median", cls: "num" }, "unit", { v: "95% CI", cls: "num" }, { v: "n", cls: "num" }, "better"], metricRows),
     h("h2", {}, "Charts"), charts,
+    ...(() => { const c = servingCharts(results); return c.length ? [h("h2", {}, "Latency against throughput"), c] : []; })(),
     h("h2", {}, "Telemetry"), telemetry);
 }

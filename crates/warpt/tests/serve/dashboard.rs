@@ -66,16 +66,55 @@ fn imports(dir: &Path, base: &Value) -> Vec<PathBuf> {
     files
 }
 
+/// A real llm_serve sweep (concurrency 1, 2, 8) against a scripted server
+/// holding two completions at a time, exported: its run view draws
+/// latency against throughput with the knee at 2.
+fn serving_export(dir: &Path) -> PathBuf {
+    let server = warpt_serving::scripted::Scripted::start(warpt_serving::scripted::Script {
+        first: std::time::Duration::from_millis(20),
+        every: std::time::Duration::from_millis(2),
+        bundle_every: 0,
+        slots: 2,
+    })
+    .unwrap();
+    let file = dir.join("serving.json");
+    succeeded(
+        warpt()
+            .args([
+                "benchmark",
+                "run",
+                "--suite",
+                "pepbench",
+                "--benchmark",
+                "llm_serve",
+            ])
+            .args(["--burnin-seconds", "0", "--no-store", "--export-file"])
+            .arg(&file)
+            .arg("--param")
+            .arg(format!("endpoint={}", server.url))
+            .args(["--param", "concurrency=1,2,8", "--param", "requests=32"])
+            .args(["--param", "output_tokens=6", "--param", "slo_ttft_ms=45"]),
+    );
+    file
+}
+
 #[test]
 fn every_page_renders_in_chromium_without_errors_and_markup_stays_text() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store.db");
     record_runs(&store, 2);
     let base = exported(dir.path());
+    let serving = serving_export(dir.path());
+    let serving_id = serde_json::from_str::<Value>(&std::fs::read_to_string(&serving).unwrap())
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     succeeded(
         warpt()
             .args(["results", "import"])
             .args(imports(dir.path(), &base))
+            .arg(&serving)
             .arg("--store")
             .arg(&store),
     );
@@ -89,7 +128,7 @@ fn every_page_renders_in_chromium_without_errors_and_markup_stays_text() {
     b.open(&format!("{root}#/runs"), "runs");
     assert_eq!(
         b.eval("document.querySelectorAll('#runs-table tbody tr').length"),
-        11
+        12
     );
     b.screenshot(&shots.join("runs.png"));
     let ids: Vec<String> = serde_json::from_value(
@@ -98,7 +137,7 @@ fn every_page_renders_in_chromium_without_errors_and_markup_stays_text() {
     .unwrap();
     let real: Vec<&String> = ids
         .iter()
-        .filter(|i| !i.starts_with("lab-b") && *i != "evil")
+        .filter(|i| !i.starts_with("lab-b") && *i != "evil" && **i != serving_id)
         .collect();
     assert_eq!(real.len(), 2, "{ids:?}");
 
@@ -111,6 +150,21 @@ fn every_page_renders_in_chromium_without_errors_and_markup_stays_text() {
     assert!(b.count("svg .whisker") >= 4);
     assert!(b.count("svg .box") >= 1);
     b.screenshot(&shots.join("run.png"));
+
+    // A serving sweep's run: latency against throughput, the SLO, the knee.
+    b.open(&format!("{root}#/run/{serving_id}"), "run");
+    let titles: Vec<String> = serde_json::from_value(b.eval(
+        "[...document.querySelectorAll('figure.chart')].map(f => f.textContent).filter(t => t.includes('against throughput'))",
+    ))
+    .unwrap();
+    assert_eq!(titles.len(), 3, "{titles:?}");
+    assert!(
+        titles
+            .iter()
+            .all(|t| t.contains("knee: ") && t.contains("SLO 45")),
+        "{titles:?}"
+    );
+    b.screenshot(&shots.join("serving.png"));
 
     // Compare two real runs: verdicts and the speedup chart.
     b.open(
