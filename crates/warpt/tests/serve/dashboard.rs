@@ -158,12 +158,10 @@ fn every_page_renders_in_chromium_without_errors_and_markup_stays_text() {
     ))
     .unwrap();
     assert_eq!(titles.len(), 3, "{titles:?}");
-    assert!(
-        titles
-            .iter()
-            .all(|t| t.contains("knee: ") && t.contains("SLO 45")),
-        "{titles:?}"
-    );
+    // The knee on every curve; the SLO line where one was set (TTFT).
+    assert!(titles.iter().all(|t| t.contains("knee: ")), "{titles:?}");
+    let with_slo: Vec<bool> = titles.iter().map(|t| t.contains("SLO 45")).collect();
+    assert_eq!(with_slo, [true, false, false], "{titles:?}");
     b.screenshot(&shots.join("serving.png"));
 
     // Compare two real runs: verdicts and the speedup chart.
