@@ -242,7 +242,7 @@ fn every_page_renders_in_chromium_without_errors_and_markup_stays_text() {
         "document.getElementById('sql').value = \"SELECT id, '{EVIL_TAG}' AS evil FROM suite_runs ORDER BY id\"; \
          document.getElementById('sql-run').click()"
     ));
-    b.wait("document.querySelectorAll('#sql-grid tbody tr').length === 11");
+    b.wait("document.querySelectorAll('#sql-grid tbody tr').length === 12");
     assert!(
         b.eval("document.querySelector('#sql-grid tbody tr td:nth-child(2)').textContent")
             == json!(EVIL_TAG)
@@ -257,7 +257,7 @@ fn every_page_renders_in_chromium_without_errors_and_markup_stays_text() {
     );
     let csv = csv.as_str().unwrap();
     assert!(csv.starts_with("id,evil\r\n"), "{csv}");
-    assert_eq!(csv.lines().count(), 12, "{csv}");
+    assert_eq!(csv.lines().count(), 13, "{csv}");
     assert!(csv.contains(&format!(",{EVIL_TAG}\r\n")), "{csv}");
     // A write is refused in place.
     b.eval("document.getElementById('sql').value = 'DELETE FROM suite_runs'; document.getElementById('sql-run').click()");
