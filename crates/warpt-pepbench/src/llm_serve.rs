@@ -456,6 +456,10 @@ impl Benchmark for LlmServe {
         ) else {
             return Err(BenchmarkError::not_prepared());
         };
+        // No warm-up pass: the load opens its connections itself, and a
+        // second full pass would double the run. Without this the
+        // supervisor holds the whole load to the warm-up's limit.
+        measure.begin_measurement();
         let n = inputs.specs.len();
         let mut load = match &inputs.times {
             Some(times) => Load::Replay {

@@ -110,3 +110,36 @@ fn a_concurrency_sweep_draws_latency_against_throughput_with_its_knee() {
         );
     }
 }
+
+#[test]
+fn a_load_longer_than_the_warm_up_limit_is_held_to_the_measurement_limit() {
+    // 20 requests of 90 ms one after another: 1.8 s, past the warm-up's
+    // limit at a tenth of the margins (1.5 s); the load is the measurement,
+    // whose limit llm_serve reckons from its requests' timeouts.
+    let server = Scripted::start(Script {
+        first: Duration::from_millis(50),
+        every: Duration::from_millis(10),
+        bundle_every: 0,
+        slots: 0,
+    })
+    .unwrap();
+    let run = suite_run_of(
+        warpt()
+            .args([
+                "benchmark",
+                "run",
+                "--suite",
+                "pepbench",
+                "--benchmark",
+                "llm_serve",
+            ])
+            .args(["--no-store", "--json", "--burnin-seconds", "0"])
+            .args(["--timeout-multiplier", "0.1"])
+            .arg("--param")
+            .arg(format!("endpoint={}", server.url))
+            .args(["--param", "requests=20", "--param", "output_tokens=5"])
+            .args(["--param", "timeout_s=10"]),
+    );
+    let r = &run.benchmarks[0];
+    assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
+}
