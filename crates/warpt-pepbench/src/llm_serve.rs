@@ -56,7 +56,8 @@ pub fn spec() -> BenchmarkSpec {
              `slo_attainment_pct` of the requests meet the SLOs, by doubling then bisection, `requests` per step \
              (`max_throughput_requests_per_s`; the other metrics are that step's). \
              Skipped without an endpoint. Validation: every stream ended properly, and its token count equals \
-             the server's `usage` where both are known."
+             the server's `usage` where both are known; `validate=echo` (completions) also has the server stream \
+             each prompt back first, checked against what was sent and not counted as output."
                 .into(),
         ),
         default_duration_seconds: Some(30.0),
@@ -80,6 +81,7 @@ pub fn spec() -> BenchmarkSpec {
             p("trace_file", ParamValue::Str(String::new())),
             p("trace_speedup", ParamValue::Float(1.0)),
             p("ignore_eos", ParamValue::Bool(true)),
+            p("validate", ParamValue::Str("usage".into())),
             p("max_throughput", ParamValue::Bool(false)),
             p("slo_attainment_pct", ParamValue::Float(99.0)),
             p("tokenizer", ParamValue::Str(String::new())),
@@ -127,6 +129,10 @@ pub fn spec() -> BenchmarkSpec {
             ),
             h("trace_speedup", "replay the trace this many times faster"),
             h(
+                "validate",
+                "usage: each stream ended properly and its tokens match usage; echo (completions): the server also streams each prompt back first, checked against what was sent",
+            ),
+            h(
                 "max_throughput",
                 "search the highest request rate meeting the SLOs (needs an SLO): `requests` per step, doubling then bisecting",
             ),
@@ -158,6 +164,7 @@ pub fn spec() -> BenchmarkSpec {
             ("api", &["completions", "chat"]),
             ("arrival", &["poisson", "constant", "gamma"]),
             ("dataset_format", warpt_serving::prompts::FORMATS),
+            ("validate", &["usage", "echo"]),
         ]),
         timeouts: StageLimits {
             setup: Some(120.0),
@@ -190,6 +197,7 @@ struct Config {
     tokenizer: String,
     slos: Slos,
     max_throughput: bool,
+    echo: bool,
     attainment_pct: f64,
     max_error_pct: f64,
     timeout: Duration,
@@ -288,12 +296,27 @@ fn config(params: &Params) -> Result<Config, String> {
             .unwrap_or(true),
     };
     crate::serve_inputs::check(&inputs)?;
+    let api = Api::parse(&s("api"))?;
+    let echo = match s("validate").as_str() {
+        "usage" | "" => false,
+        "echo" if api == Api::Completions => true,
+        "echo" => {
+            return Err(
+                "parameter 'validate': echo needs api=completions (chat has no echo)".into(),
+            );
+        }
+        other => {
+            return Err(format!(
+                "parameter 'validate': '{other}' is not one of usage, echo"
+            ));
+        }
+    };
     if max_throughput && !inputs.trace_file.is_empty() {
         return Err("parameters 'max_throughput' and 'trace_file' exclude each other: a trace keeps its own times".into());
     }
     Ok(Config {
         url: s("endpoint"),
-        api: Api::parse(&s("api"))?,
+        api,
         model: s("model"),
         key_env: s("api_key_env"),
         load,
@@ -301,6 +324,7 @@ fn config(params: &Params) -> Result<Config, String> {
         tokenizer: s("tokenizer"),
         slos,
         max_throughput,
+        echo,
         attainment_pct,
         max_error_pct,
         timeout: Duration::from_secs_f64(timeout),
@@ -435,10 +459,12 @@ impl Benchmark for LlmServe {
                     .map_err(BenchmarkError::Failed)?,
             );
         }
-        self.inputs = Some(
-            crate::serve_inputs::build(&c.inputs, ctx.seed, self.tokenizer.as_ref())
-                .map_err(BenchmarkError::Failed)?,
-        );
+        let mut inputs = crate::serve_inputs::build(&c.inputs, ctx.seed, self.tokenizer.as_ref())
+            .map_err(BenchmarkError::Failed)?;
+        for spec in &mut inputs.specs {
+            spec.echo = c.echo;
+        }
+        self.inputs = Some(inputs);
         self.endpoint = Some(endpoint);
         self.config = Some(c);
         Ok(())
@@ -622,6 +648,19 @@ impl Benchmark for LlmServe {
                 }
             }
         }
+        let echoed = self.config.as_ref().is_some_and(|c| c.echo);
+        let wrong_echo: Vec<usize> = run
+            .requests
+            .iter()
+            .filter(|s| s.outcome.status == Status::Ok && echoed && s.outcome.echo != Some(true))
+            .map(|s| s.index)
+            .collect();
+        if let Some(i) = wrong_echo.first() {
+            return Validation::fail(format!(
+                "{} of {ok} streams did not echo their prompt as sent (request {i} the first): the server read something else, or does not echo",
+                wrong_echo.len()
+            ));
+        }
         if let Some((i, counted, usage)) = mismatched.first() {
             return Validation::fail(format!(
                 "{} of {ok} streams' tokens, counted with the tokenizer, differ from the server's usage \
@@ -630,8 +669,13 @@ impl Benchmark for LlmServe {
             ));
         }
         Validation::pass(format!(
-            "{ok} of {} streams ended properly{}",
+            "{ok} of {} streams ended properly{}{}",
             run.requests.len(),
+            if echoed {
+                ", each echoing its prompt exactly as sent"
+            } else {
+                ""
+            },
             if count.is_some() {
                 ", each one's tokens counted with the tokenizer equal to the server's usage (less an end-of-sequence token, which prints nothing)"
             } else {

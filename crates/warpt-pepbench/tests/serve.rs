@@ -101,6 +101,19 @@ fn llm_serve_measures_a_server_in_closed_and_open_loop() {
     ]);
     assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
     assert_eq!(r.details["output_tokens"], ParamValue::Int(30));
+    // validate=echo: the prompt comes back first, is checked, and is not
+    // output (TTFT is still the first token's, the count still 8 each).
+    let r = run(&[
+        format!("endpoint={}", server.url),
+        p("validate=echo"),
+        p("requests=4"),
+        p("output_tokens=8"),
+    ]);
+    assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
+    let v = r.validation.as_ref().unwrap();
+    assert!(v.passed && v.message.contains("echoing its prompt"), "{v:?}");
+    assert_eq!(r.details["output_tokens"], ParamValue::Int(32));
+    assert!(value(&r, "ttft_ms") >= 20.0);
     // An impossible SLO: no goodput.
     let r = run(&[
         format!("endpoint={}", server.url),

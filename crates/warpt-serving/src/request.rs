@@ -31,6 +31,10 @@ pub struct RequestSpec {
     /// Ask the server to ignore end-of-sequence (vLLM, SGLang and
     /// llama.cpp honour it), so every request generates `max_tokens`.
     pub ignore_eos: bool,
+    /// Ask the server to stream the prompt back first (`echo`, completions
+    /// only), so the client can check it was read as sent; the echo is not
+    /// counted as output.
+    pub echo: bool,
 }
 
 impl RequestSpec {
@@ -41,7 +45,22 @@ impl RequestSpec {
             prompt: prompt.into(),
             max_tokens,
             ignore_eos,
+            echo: false,
         }
+    }
+
+    /// The text a completions request sends: earlier turns, each on its own
+    /// paragraph, then the prompt.
+    pub fn completion_text(&self) -> String {
+        let mut text = String::new();
+        for e in &self.history {
+            text.push_str(&e.user);
+            text.push_str("\n\n");
+            text.push_str(&e.assistant);
+            text.push_str("\n\n");
+        }
+        text.push_str(&self.prompt);
+        text
     }
 
     /// The JSON body for `endpoint`: greedy, streamed, usage included in
@@ -57,15 +76,10 @@ impl RequestSpec {
         });
         match endpoint.api {
             Api::Completions => {
-                let mut text = String::new();
-                for e in &self.history {
-                    text.push_str(&e.user);
-                    text.push_str("\n\n");
-                    text.push_str(&e.assistant);
-                    text.push_str("\n\n");
+                body["prompt"] = self.completion_text().into();
+                if self.echo {
+                    body["echo"] = true.into();
                 }
-                text.push_str(&self.prompt);
-                body["prompt"] = text.into();
             }
             Api::Chat => {
                 let mut messages = Vec::with_capacity(2 * self.history.len() + 1);
@@ -124,6 +138,9 @@ pub struct Outcome {
     pub completion_tokens: Option<u64>,
     /// The last finish reason seen.
     pub finish_reason: Option<String>,
+    /// Whether the server streamed the prompt back exactly, when asked to
+    /// (`None`: not asked).
+    pub echo: Option<bool>,
     /// How it ended.
     pub status: Status,
 }
@@ -145,6 +162,7 @@ pub async fn send(client: &HttpClient, endpoint: &Endpoint, spec: &RequestSpec) 
         prompt_tokens: None,
         completion_tokens: None,
         finish_reason: None,
+        echo: None,
         status: Status::Ok,
     };
     let status = match tokio::time::timeout(
@@ -190,6 +208,11 @@ async fn stream(
     }
     let mut parser = Parser::new();
     let mut done = false;
+    // What is still to come back of the prompt, when it was asked for.
+    let mut echo = (spec.echo && endpoint.api == Api::Completions).then(|| Echo {
+        left: spec.completion_text(),
+        matched: true,
+    });
     while let Some(frame) = body.frame().await {
         let frame = match frame {
             Ok(f) => f,
@@ -204,8 +227,12 @@ async fn stream(
                 Event::Done => done = true,
                 Event::Error(e) => return Err(Error::Protocol(e)),
                 Event::Chunk(c) => {
-                    if !c.text.is_empty() {
-                        out.chunks.push((at, c.text));
+                    let text = match echo.as_mut() {
+                        Some(e) => e.take(c.text),
+                        None => c.text,
+                    };
+                    if !text.is_empty() {
+                        out.chunks.push((at, text));
                     }
                     if c.finish_reason.is_some() {
                         out.finish_reason = c.finish_reason;
@@ -216,6 +243,7 @@ async fn stream(
             }
         }
     }
+    out.echo = echo.map(|e| e.matched && e.left.is_empty());
     Ok(
         if done || (out.finish_reason.is_some() && parser.leftover().is_empty()) {
             Status::Ok
@@ -223,4 +251,56 @@ async fn stream(
             Status::CutOff("the stream ended without [DONE] or a finish reason".into())
         },
     )
+}
+
+/// The prompt coming back at the start of an echoed stream.
+struct Echo {
+    /// Not yet seen.
+    left: String,
+    /// Everything seen so far matched.
+    matched: bool,
+}
+
+impl Echo {
+    /// Takes what of `text` is the echo; returns the rest (output).
+    fn take(&mut self, text: String) -> String {
+        if self.left.is_empty() || !self.matched {
+            return text;
+        }
+        if let Some(rest) = text.strip_prefix(self.left.as_str()) {
+            let rest = rest.to_string();
+            self.left.clear();
+            rest
+        } else if self.left.starts_with(text.as_str()) {
+            self.left.drain(..text.len());
+            String::new()
+        } else {
+            self.matched = false;
+            text
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_echo_is_taken_across_chunks_and_a_wrong_one_is_caught() {
+        let mut e = Echo {
+            left: "the cat sat".into(),
+            matched: true,
+        };
+        assert_eq!(e.take("the c".into()), "");
+        assert_eq!(e.take("at sat on".into()), " on");
+        assert_eq!(e.take(" the mat".into()), " the mat");
+        assert!(e.matched && e.left.is_empty());
+        let mut e = Echo {
+            left: "the cat".into(),
+            matched: true,
+        };
+        assert_eq!(e.take("a dog".into()), "a dog");
+        assert!(!e.matched);
+        assert_eq!(e.take("the cat".into()), "the cat");
+    }
 }

@@ -302,6 +302,12 @@ fn stream(
         }
         .to_string()
     };
+    // `echo` (completions): the prompt comes back first, at once, as
+    // vLLM streams it.
+    if !chat && req["echo"].as_bool() == Some(true) {
+        let prompt = req["prompt"].as_str().unwrap_or("").to_string();
+        event(out, piece(&prompt, None))?;
+    }
     let (mut sent, mut chunk) = (0usize, 0usize);
     while sent < n {
         chunk += 1;

@@ -111,6 +111,7 @@ mod tests {
             prompt_tokens: Some(7),
             completion_tokens: Some(6),
             finish_reason: Some("length".into()),
+            echo: None,
             status: Status::Ok,
         };
         let words = |s: &str| s.split_whitespace().count();
