@@ -111,7 +111,10 @@ fn llm_serve_measures_a_server_in_closed_and_open_loop() {
     ]);
     assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
     let v = r.validation.as_ref().unwrap();
-    assert!(v.passed && v.message.contains("echoing its prompt"), "{v:?}");
+    assert!(
+        v.passed && v.message.contains("echoing its prompt"),
+        "{v:?}"
+    );
     assert_eq!(r.details["output_tokens"], ParamValue::Int(32));
     assert!(value(&r, "ttft_ms") >= 20.0);
     // An impossible SLO: no goodput.
