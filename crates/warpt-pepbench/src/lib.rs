@@ -4,7 +4,8 @@
 //!
 //! - [`llm_infer`]: LLM prefill and decode, TTFT / TPOT / tokens per second;
 //! - [`llm_serve`]: an OpenAI-compatible server under load, from the client
-//!   (what it sends in `serve_inputs`, its figures in `serve_figures`);
+//!   (its parameters in `serve_config`, what it sends in `serve_inputs`, its
+//!   figures in `serve_figures`);
 //! - [`tokenize`]: batch BPE tokenization, MB/s and tokens/s;
 //! - [`embed`]: sentence embeddings (BERT, mean pooling), sentences/s (its
 //!   model directories and presets in `embed_dir`);
@@ -24,6 +25,7 @@ mod embed_dir;
 pub mod end_to_end;
 pub mod llm_infer;
 pub mod llm_serve;
+mod serve_config;
 mod serve_figures;
 mod serve_inputs;
 pub mod speech_infer;

@@ -16,14 +16,15 @@ use warpt_model::{
     BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, ParamKind,
     ParamValue, Params, StageLimits, Validation,
 };
+use warpt_serving::Endpoint;
 use warpt_serving::load::{Arrival, Load, Plan, Run, drive};
 use warpt_serving::request::Status;
 use warpt_serving::search::{Limits, Step, search};
-use warpt_serving::{Api, Endpoint};
 
 use crate::sampling::choices;
-use crate::serve_figures::{Analysis, Slos, analyse};
-use crate::serve_inputs::{InputConfig, Inputs};
+use crate::serve_config::{Config, config};
+use crate::serve_figures::{Analysis, analyse};
+use crate::serve_inputs::Inputs;
 
 /// Benchmark name within the suite.
 pub const NAME: &str = "llm_serve";
@@ -183,152 +184,6 @@ pub fn spec() -> BenchmarkSpec {
         .map(String::from)
         .to_vec(),
     }
-}
-
-/// The checked parameters.
-#[derive(Debug, Clone)]
-struct Config {
-    url: String,
-    api: Api,
-    model: String,
-    key_env: String,
-    load: Load,
-    inputs: InputConfig,
-    tokenizer: String,
-    slos: Slos,
-    max_throughput: bool,
-    echo: bool,
-    attainment_pct: f64,
-    max_error_pct: f64,
-    timeout: Duration,
-}
-
-fn config(params: &Params) -> Result<Config, String> {
-    let s = |k: &str| {
-        params
-            .get(k)
-            .and_then(ParamValue::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
-    let f = |k: &str| params.get(k).and_then(ParamValue::as_f64).unwrap_or(0.0);
-    let int = |k: &str, min: i64, max: i64| -> Result<usize, String> {
-        let v = params.get(k).and_then(ParamValue::as_i64).unwrap_or(0);
-        if (min..=max).contains(&v) {
-            Ok(v as usize)
-        } else {
-            Err(format!(
-                "parameter '{k}' must be from {min} to {max}, not {v}"
-            ))
-        }
-    };
-    let nonneg = |k: &str| -> Result<f64, String> {
-        let v = f(k);
-        if v >= 0.0 && v.is_finite() {
-            Ok(v)
-        } else {
-            Err(format!("parameter '{k}' must be 0 or more, not {v}"))
-        }
-    };
-    let rate = nonneg("request_rate")?;
-    let arrival = Arrival::parse(&s("arrival"), f("burstiness"))?;
-    let load = if rate > 0.0 {
-        Load::Open { rate, arrival }
-    } else {
-        Load::Closed {
-            concurrency: int("concurrency", 1, 100_000)?,
-        }
-    };
-    let timeout = nonneg("timeout_s")?;
-    if timeout == 0.0 {
-        return Err("parameter 'timeout_s' must be above 0".into());
-    }
-    let max_error_pct = nonneg("max_error_pct")?;
-    let attainment_pct = nonneg("slo_attainment_pct")?;
-    for (k, v) in [
-        ("max_error_pct", max_error_pct),
-        ("slo_attainment_pct", attainment_pct),
-    ] {
-        if v > 100.0 {
-            return Err(format!("parameter '{k}' must be at most 100, not {v}"));
-        }
-    }
-    let slos = Slos {
-        ttft_ms: nonneg("slo_ttft_ms")?,
-        tpot_ms: nonneg("slo_tpot_ms")?,
-        latency_ms: nonneg("slo_latency_ms")?,
-    };
-    let max_throughput = params
-        .get("max_throughput")
-        .and_then(ParamValue::as_bool)
-        .unwrap_or(false);
-    if max_throughput && !slos.any() {
-        return Err(
-            "parameter 'max_throughput' needs an SLO to meet: slo_ttft_ms, slo_tpot_ms or slo_latency_ms"
-                .into(),
-        );
-    }
-    let speedup = f("trace_speedup");
-    if !(speedup > 0.0 && speedup.is_finite()) {
-        return Err(format!(
-            "parameter 'trace_speedup' must be above 0, not {speedup}"
-        ));
-    }
-    let inputs = InputConfig {
-        requests: int("requests", 1, 10_000_000)?,
-        input_tokens: (
-            int("input_tokens", 1, 1 << 20)?,
-            int("input_tokens_sd", 0, 1 << 20)?,
-        ),
-        output_tokens: (
-            int("output_tokens", 1, 1 << 20)?,
-            int("output_tokens_sd", 0, 1 << 20)?,
-        ),
-        prefix_tokens: int("prefix_tokens", 0, 1 << 20)?,
-        prompts_file: s("prompts_file"),
-        dataset_format: s("dataset_format"),
-        trace_file: s("trace_file"),
-        trace_speedup: speedup,
-        turns: int("turns", 1, 1000)?,
-        ignore_eos: params
-            .get("ignore_eos")
-            .and_then(ParamValue::as_bool)
-            .unwrap_or(true),
-    };
-    crate::serve_inputs::check(&inputs)?;
-    let api = Api::parse(&s("api"))?;
-    let echo = match s("validate").as_str() {
-        "usage" | "" => false,
-        "echo" if api == Api::Completions => true,
-        "echo" => {
-            return Err(
-                "parameter 'validate': echo needs api=completions (chat has no echo)".into(),
-            );
-        }
-        other => {
-            return Err(format!(
-                "parameter 'validate': '{other}' is not one of usage, echo"
-            ));
-        }
-    };
-    if max_throughput && !inputs.trace_file.is_empty() {
-        return Err("parameters 'max_throughput' and 'trace_file' exclude each other: a trace keeps its own times".into());
-    }
-    Ok(Config {
-        url: s("endpoint"),
-        api,
-        model: s("model"),
-        key_env: s("api_key_env"),
-        load,
-        inputs,
-        tokenizer: s("tokenizer"),
-        slos,
-        max_throughput,
-        echo,
-        attainment_pct,
-        max_error_pct,
-        timeout: Duration::from_secs_f64(timeout),
-    })
 }
 
 /// Checks the parameters before anything runs.
