@@ -81,6 +81,7 @@ fn server_and_offline_drive_an_endpoint_with_loadgens_rules() {
         p("scenario=Offline"),
         p("concurrency=16"),
         p("output_tokens=5"),
+        format!("log_dir={}", logs.path().join("offline").display()),
     ]);
     assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
     // 16 in flight, 18 ms each: at most 889 samples/s.
