@@ -205,8 +205,10 @@ impl SystemUnderTest for EndpointSut {
                 responder.first_token_at(sample, *first);
             }
             let tokens = o.completion_tokens.unwrap_or(o.chunks.len() as u64);
-            responder.complete(
+            // Complete when the stream ended, not after the text is joined.
+            responder.complete_at(
                 sample,
+                o.done,
                 Response {
                     data: o.text().into_bytes(),
                     tokens: Some(tokens),

@@ -85,10 +85,6 @@ impl Responder {
         }
     }
 
-    fn now_ns(&self) -> u64 {
-        self.start.elapsed().as_nanos() as u64
-    }
-
     /// The first token of `sample` is ready (now).
     pub fn first_token(&self, sample: &QuerySample) {
         self.first_token_at(sample, Instant::now());
@@ -107,7 +103,13 @@ impl Responder {
 
     /// `sample` is complete (now) with `response`.
     pub fn complete(&self, sample: &QuerySample, response: Response) {
-        let now = self.now_ns();
+        self.complete_at(sample, Instant::now(), response);
+    }
+
+    /// `sample` was complete at `at` (a SUT that timestamps its answers
+    /// itself, such as a streamed HTTP response read to its end).
+    pub fn complete_at(&self, sample: &QuerySample, at: Instant, response: Response) {
+        let now = at.saturating_duration_since(self.start).as_nanos() as u64;
         let Ok(mut r) = self.records.lock() else {
             return;
         };
