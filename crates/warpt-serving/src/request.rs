@@ -3,6 +3,7 @@
 
 use std::time::Instant;
 
+use bytes::Bytes;
 use http_body_util::BodyExt;
 
 use crate::endpoint::{Api, Endpoint, Error, HttpClient};
@@ -213,15 +214,26 @@ async fn stream(
         left: spec.completion_text(),
         matched: true,
     });
+    // The bytes are only timed while they arrive; parsing waits for the
+    // end of the stream, so a client holding hundreds of streams spends as
+    // little as it can between a chunk's arrival and its timestamp.
+    let mut arrived: Vec<(Instant, Bytes)> = Vec::new();
+    let mut broke = None;
     while let Some(frame) = body.frame().await {
-        let frame = match frame {
-            Ok(f) => f,
-            Err(e) => return Ok(Status::CutOff(format!("the stream broke: {e}"))),
-        };
         let at = Instant::now();
-        let Some(data) = frame.data_ref() else {
-            continue;
-        };
+        match frame {
+            Ok(f) => {
+                if let Ok(data) = f.into_data() {
+                    arrived.push((at, data));
+                }
+            }
+            Err(e) => {
+                broke = Some(format!("the stream broke: {e}"));
+                break;
+            }
+        }
+    }
+    for (at, data) in &arrived {
         for event in parser.feed(data, endpoint.api) {
             match event {
                 Event::Done => done = true,
@@ -232,7 +244,7 @@ async fn stream(
                         None => c.text,
                     };
                     if !text.is_empty() {
-                        out.chunks.push((at, text));
+                        out.chunks.push((*at, text));
                     }
                     if c.finish_reason.is_some() {
                         out.finish_reason = c.finish_reason;
@@ -242,6 +254,9 @@ async fn stream(
                 }
             }
         }
+    }
+    if let Some(why) = broke {
+        return Ok(Status::CutOff(why));
     }
     out.echo = echo.map(|e| e.matched && e.left.is_empty());
     Ok(

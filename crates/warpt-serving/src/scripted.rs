@@ -279,34 +279,44 @@ fn stream(
     out.write_all(
         b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
     )?;
-    let event = |out: &mut TcpStream, json: String| -> std::io::Result<()> {
-        let data = format!("data: {json}\n\n");
-        write!(out, "{:x}\r\n{data}\r\n", data.len())?;
-        out.flush()
+    // One write per event (size line, data and CRLF together), so each
+    // chunk leaves in one segment as a server's would.
+    let event = |out: &mut TcpStream, json: &str| -> std::io::Result<()> {
+        let data_len = json.len() + "data: \n\n".len();
+        let chunk = format!("{data_len:x}\r\ndata: {json}\n\n\r\n");
+        out.write_all(chunk.as_bytes())
     };
     // Chunks shaped as OpenAI's (id, object, created, model), which some
-    // clients check.
+    // clients check; formatted from a template, not built as JSON values,
+    // so 512 streams cost the server little.
     let object = if chat {
         "chat.completion.chunk"
     } else {
         "text_completion"
     };
-    let model = req["model"].as_str().unwrap_or("scripted").to_string();
-    let frame = |choices: serde_json::Value| serde_json::json!({"id": "cmpl-scripted", "object": object, "created": 0, "model": model, "choices": choices});
+    let model = serde_json::to_string(req["model"].as_str().unwrap_or("scripted"))
+        .unwrap_or_else(|_| "\"scripted\"".into());
+    let head = format!(
+        r#"{{"id":"cmpl-scripted","object":"{object}","created":0,"model":{model},"choices":"#
+    );
     let piece = |text: &str, finish: Option<&str>| {
-        let finish = finish.map_or(serde_json::Value::Null, |f| f.into());
+        let text = serde_json::to_string(text).unwrap_or_default();
+        let finish = finish.map_or("null".to_string(), |f| format!("\"{f}\""));
         if chat {
-            frame(serde_json::json!([{"index": 0, "delta": {"role": "assistant", "content": text}, "finish_reason": finish}]))
+            format!(
+                r#"{head}[{{"index":0,"delta":{{"role":"assistant","content":{text}}},"finish_reason":{finish}}}]}}"#
+            )
         } else {
-            frame(serde_json::json!([{"index": 0, "text": text, "logprobs": null, "finish_reason": finish}]))
+            format!(
+                r#"{head}[{{"index":0,"text":{text},"logprobs":null,"finish_reason":{finish}}}]}}"#
+            )
         }
-        .to_string()
     };
     // `echo` (completions): the prompt comes back first, at once, as
     // vLLM streams it.
     if !chat && req["echo"].as_bool() == Some(true) {
         let prompt = req["prompt"].as_str().unwrap_or("").to_string();
-        event(out, piece(&prompt, None))?;
+        event(out, &piece(&prompt, None))?;
     }
     let (mut sent, mut chunk) = (0usize, 0usize);
     while sent < n {
@@ -325,20 +335,20 @@ fn stream(
         }
         sent += k;
         let text = " tok".repeat(k);
-        event(out, piece(&text, (sent == n).then_some("length")))?;
+        event(out, &piece(&text, (sent == n).then_some("length")))?;
         truth.writes.push((Instant::now(), k));
     }
-    event(out, {
-        let mut usage = frame(serde_json::json!([]));
-        usage["usage"] =
-            serde_json::json!({"prompt_tokens": 8, "completion_tokens": n, "total_tokens": 8 + n});
-        usage.to_string()
-    })?;
+    event(
+        out,
+        &format!(
+            r#"{head}[],"usage":{{"prompt_tokens":8,"completion_tokens":{n},"total_tokens":{}}}}}"#,
+            8 + n
+        ),
+    )?;
     event_done(out)
 }
 
 fn event_done(out: &mut TcpStream) -> std::io::Result<()> {
     let data = "data: [DONE]\n\n";
-    write!(out, "{:x}\r\n{data}\r\n0\r\n\r\n", data.len())?;
-    out.flush()
+    out.write_all(format!("{:x}\r\n{data}\r\n0\r\n\r\n", data.len()).as_bytes())
 }
