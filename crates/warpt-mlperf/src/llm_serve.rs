@@ -11,9 +11,9 @@ use std::time::Duration;
 
 use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, ParamKind, ParamValue, Params, Validation};
-use warpt_serving::endpoint::HttpClient;
+use warpt_serving::HttpClient;
 use warpt_serving::request::{RequestSpec, Status, send};
-use warpt_serving::{Api, Endpoint};
+use warpt_serving::{Api, Endpoint, HttpVersion};
 
 use crate::bench::{self, ModelRules, Outcome, SpecParts};
 use crate::loadgen::{QuerySample, Responder, Response, Scenario, SystemUnderTest};
@@ -88,6 +88,16 @@ pub fn spec() -> BenchmarkSpec {
                 "longest wait for one response",
             ),
             (
+                "http_version",
+                ParamValue::Str("auto".into()),
+                "auto: HTTP/1.1 on http://, HTTP/2 on https:// when offered; 1.1; 2 (h2c on http://)",
+            ),
+            (
+                "ca_file",
+                ParamValue::Str(String::new()),
+                "PEM root certificates to trust besides the system's (https://)",
+            ),
+            (
                 "ttft_bound_ms",
                 ParamValue::Float(0.0),
                 "Server p99 TTFT bound; 0 = llama2-70b's 2000 ms",
@@ -98,11 +108,16 @@ pub fn spec() -> BenchmarkSpec {
                 "Server p99 TPOT bound; 0 = llama2-70b's 200 ms",
             ),
         ],
-        choices: &[("api", &["completions", "chat"])],
+        choices: &[
+            ("api", &["completions", "chat"]),
+            ("http_version", &["auto", "1.1", "2"]),
+        ],
         metrics: &["tokens_per_s", "ttft_ms", "tpot_ms"],
     });
     spec.param_kinds
         .insert("api_key_env".into(), ParamKind::Secret);
+    spec.param_kinds
+        .insert("ca_file".into(), ParamKind::InputPath);
     spec
 }
 
@@ -119,6 +134,7 @@ fn endpoint(params: &Params) -> Result<Option<Endpoint>, String> {
         ));
     }
     let api = Api::parse(s("api"))?;
+    let version = HttpVersion::parse(s("http_version"))?;
     if s("endpoint").is_empty() {
         return Ok(None);
     }
@@ -129,6 +145,10 @@ fn endpoint(params: &Params) -> Result<Option<Endpoint>, String> {
         s("api_key_env"),
         Duration::from_secs_f64(timeout),
     )
+    .and_then(|e| {
+        let ca = (!s("ca_file").is_empty()).then(|| std::path::Path::new(s("ca_file")));
+        e.with_transport(version, ca)
+    })
     .map(Some)
     .map_err(|e| e.to_string())
 }
@@ -252,7 +272,7 @@ impl Benchmark for LlmServe {
             .enable_all()
             .build()
             .map_err(|e| BenchmarkError::Failed(format!("starting the client runtime: {e}")))?;
-        let client = Endpoint::client();
+        let client = endpoint.client();
         if endpoint.model.is_empty() {
             endpoint.model = runtime
                 .block_on(endpoint.first_model(&client))

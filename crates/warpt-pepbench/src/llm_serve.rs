@@ -93,10 +93,12 @@ pub fn spec() -> BenchmarkSpec {
             p("slo_latency_ms", ParamValue::Float(0.0)),
             p("max_error_pct", ParamValue::Float(1.0)),
             p("timeout_s", ParamValue::Float(300.0)),
+            p("http_version", ParamValue::Str("auto".into())),
+            p("ca_file", ParamValue::Str(String::new())),
         ]
         .into(),
         param_help: [
-            h("endpoint", "the server's base URL, http://host:port (a trailing /v1 is fine); empty: skipped"),
+            h("endpoint", "the server's base URL, http(s)://host:port (a trailing /v1 is fine); empty: skipped"),
             h("api", "completions (/v1/completions) or chat (/v1/chat/completions)"),
             h("model", "the model to ask for; empty: the first /v1/models lists"),
             h(
@@ -152,12 +154,18 @@ pub fn spec() -> BenchmarkSpec {
             h("slo_latency_ms", "goodput's end-to-end latency bound, ms (0: none)"),
             h("max_error_pct", "the run fails when more requests than this percentage fail"),
             h("timeout_s", "longest wait for one response"),
+            h(
+                "http_version",
+                "auto: HTTP/1.1 keep-alive on http://, HTTP/2 on https:// when the server offers it; 1.1; 2 (h2c with prior knowledge on http://)",
+            ),
+            h("ca_file", "PEM root certificates to trust besides the system's, for an https:// endpoint"),
         ]
         .into(),
         param_kinds: ParamKind::table(&[
             ("tokenizer", ParamKind::InputPath),
             ("prompts_file", ParamKind::InputPath),
             ("trace_file", ParamKind::InputPath),
+            ("ca_file", ParamKind::InputPath),
             ("api_key_env", ParamKind::Secret),
         ]),
         param_ranges: Default::default(),
@@ -166,6 +174,7 @@ pub fn spec() -> BenchmarkSpec {
             ("arrival", &["poisson", "constant", "gamma"]),
             ("dataset_format", warpt_serving::prompts::FORMATS),
             ("validate", &["usage", "echo"]),
+            ("http_version", &["auto", "1.1", "2"]),
         ]),
         timeouts: StageLimits {
             setup: Some(120.0),
@@ -190,7 +199,7 @@ pub fn spec() -> BenchmarkSpec {
 pub fn check_params(params: &Params) -> Result<(), String> {
     let c = config(params)?;
     if !c.url.is_empty() {
-        Endpoint::new(&c.url, c.api, &c.model, "", c.timeout).map_err(|e| e.to_string())?;
+        c.endpoint("")?;
     }
     if !c.tokenizer.is_empty() {
         crate::tokenize::load_file(std::path::Path::new(&c.tokenizer))
@@ -294,14 +303,13 @@ impl Benchmark for LlmServe {
                 "no endpoint: give --param endpoint=http://HOST:PORT of an OpenAI-compatible server".into(),
             ));
         }
-        let mut endpoint = Endpoint::new(&c.url, c.api, &c.model, &c.key_env, c.timeout)
-            .map_err(|e| BenchmarkError::Failed(e.to_string()))?;
+        let mut endpoint = c.endpoint(&c.key_env).map_err(BenchmarkError::Failed)?;
         if endpoint.model.is_empty() {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .map_err(|e| BenchmarkError::Failed(e.to_string()))?;
-            let client = Endpoint::client();
+            let client = endpoint.client();
             endpoint.model = runtime
                 .block_on(endpoint.first_model(&client))
                 .map_err(|e| {

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use warpt_model::{ParamValue, Params};
-use warpt_serving::Api;
 use warpt_serving::load::{Arrival, Load};
+use warpt_serving::{Api, Endpoint, HttpVersion};
 
 use crate::serve_figures::Slos;
 use crate::serve_inputs::InputConfig;
@@ -40,6 +40,21 @@ pub(crate) struct Config {
     pub(crate) max_error_pct: f64,
     /// Longest wait for one response.
     pub(crate) timeout: Duration,
+    /// HTTP/1.1, HTTP/2 or whichever the server offers.
+    pub(crate) http_version: HttpVersion,
+    /// Extra root certificates (PEM) for an https:// endpoint, or empty.
+    pub(crate) ca_file: String,
+}
+
+impl Config {
+    /// The endpoint, its key read from `key_env` (empty: none; plan-time
+    /// checks pass none, so an unset variable fails the run, not the plan).
+    pub(crate) fn endpoint(&self, key_env: &str) -> Result<Endpoint, String> {
+        let ca = (!self.ca_file.is_empty()).then(|| std::path::Path::new(&self.ca_file));
+        Endpoint::new(&self.url, self.api, &self.model, key_env, self.timeout)
+            .and_then(|e| e.with_transport(self.http_version, ca))
+            .map_err(|e| e.to_string())
+    }
 }
 
 /// Reads and checks `params`.
@@ -168,5 +183,7 @@ pub(crate) fn config(params: &Params) -> Result<Config, String> {
         attainment_pct,
         max_error_pct,
         timeout: Duration::from_secs_f64(timeout),
+        http_version: HttpVersion::parse(&s("http_version"))?,
+        ca_file: s("ca_file"),
     })
 }

@@ -177,6 +177,18 @@ impl Analysis {
         if let Some(e) = &self.first_error {
             details.push(("first_error".into(), ParamValue::Str(e.clone())));
         }
+        // The HTTP the responses came in (HTTP/1.1, HTTP/2.0; several when
+        // they differed).
+        let mut versions: Vec<String> = run
+            .requests
+            .iter()
+            .filter_map(|s| s.outcome.http.map(|v| format!("{v:?}")))
+            .collect();
+        versions.sort();
+        versions.dedup();
+        if !versions.is_empty() {
+            details.push(("http_version".into(), ParamValue::Str(versions.join(", "))));
+        }
         let turns = self.done.iter().map(|(_, t)| t + 1).max().unwrap_or(1);
         if turns > 1 {
             let by_turn: Vec<String> = (0..turns)

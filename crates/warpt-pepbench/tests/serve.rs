@@ -73,6 +73,10 @@ fn llm_serve_measures_a_server_in_closed_and_open_loop() {
         assert_eq!(r.details["requests_ok"], ParamValue::Int(24));
         assert_eq!(r.details["token_counting"], ParamValue::Str("usage".into()));
         assert_eq!(r.details["output_tokens"], ParamValue::Int(24 * 8));
+        assert_eq!(
+            r.details["http_version"],
+            ParamValue::Str("HTTP/1.1".into())
+        );
         let ttft = value(&r, "ttft_ms");
         assert!((20.0..40.0).contains(&ttft), "{load}: TTFT {ttft}");
         let itl = value(&r, "itl_ms");
@@ -276,6 +280,19 @@ fn max_throughput_finds_the_rate_a_server_of_known_capacity_holds() {
     };
     let e = Plan::resolve(&registry, &selection).unwrap_err();
     assert!(format!("{e:?}").contains("needs an SLO"), "{e:?}");
+    // A CA file for a plain-HTTP endpoint, an HTTP that does not exist:
+    // refused before the run, naming the parameter.
+    for (bad, says) in [
+        ("ca_file=Cargo.toml", "parameter 'ca_file'"),
+        ("http_version=3", "http_version"),
+    ] {
+        let selection = Selection {
+            params: vec![format!("endpoint={}", server.url), p(bad)],
+            ..selection.clone()
+        };
+        let e = Plan::resolve(&registry, &selection).unwrap_err();
+        assert!(format!("{e:?}").contains(says), "{bad}: {e:?}");
+    }
 }
 
 /// The server process, stopped when dropped.

@@ -1,25 +1,25 @@
 //! The server under test: where it is, which OpenAI API it speaks, which
-//! model to ask for, and the API key (from an environment variable the
-//! user names; held only in memory and never printed).
+//! model to ask for, the API key (from an environment variable the user
+//! names; held only in memory and never printed) and how to reach it
+//! ([`Transport`]: HTTP version, TLS roots).
 
+use std::path::Path;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 
-/// The HTTP client every request of a run shares: pooled keep-alive
-/// connections, Nagle off.
-pub type HttpClient = Client<HttpConnector, Full<Bytes>>;
+use crate::transport::{HttpClient, HttpVersion, Transport};
 
 /// What can go wrong talking to the server.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The endpoint is not an `http://host:port[/prefix]` URL.
+    /// The endpoint is not an `http(s)://host:port[/prefix]` URL.
     #[error("parameter 'endpoint': {0}")]
     BadEndpoint(String),
+    /// Another connection parameter (named) is wrong.
+    #[error("parameter '{0}': {1}")]
+    BadParam(&'static str, String),
     /// The API key's variable is unset or empty.
     #[error("parameter 'api_key_env': the environment variable {0} is not set")]
     MissingKey(String),
@@ -35,6 +35,23 @@ pub enum Error {
     /// The answer was not what the API promises.
     #[error("unexpected response: {0}")]
     Protocol(String),
+}
+
+/// `e` and every error under it, joined with ": " (hyper's own message is
+/// only "client error (Connect)"; the reason, such as an unknown
+/// certificate issuer, is underneath).
+pub fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut next = e.source();
+    while let Some(inner) = next {
+        let s = inner.to_string();
+        if !out.contains(&s) {
+            out.push_str(": ");
+            out.push_str(&s);
+        }
+        next = inner.source();
+    }
+    out
 }
 
 /// The OpenAI API a request uses.
@@ -80,7 +97,7 @@ impl std::fmt::Debug for Secret {
 /// The server under test.
 #[derive(Debug, Clone)]
 pub struct Endpoint {
-    /// `http://host:port` and any path prefix, without a trailing slash.
+    /// `http(s)://host:port` and any path prefix, without a trailing slash.
     pub base: String,
     /// The API requests use.
     pub api: Api,
@@ -89,10 +106,12 @@ pub struct Endpoint {
     key: Option<Secret>,
     /// Longest wait for a whole response.
     pub timeout: Duration,
+    /// How requests reach it.
+    pub transport: Transport,
 }
 
 impl Endpoint {
-    /// The endpoint at `url` (`http://host:port[/prefix]`; `/v1` at its end
+    /// The endpoint at `url` (`http(s)://host:port[/prefix]`; `/v1` at its end
     /// is dropped, since every path adds it), with the key in environment
     /// variable `key_env` when that is not empty.
     pub fn new(
@@ -104,13 +123,14 @@ impl Endpoint {
     ) -> Result<Self, Error> {
         let base = url.trim_end_matches('/');
         let base = base.strip_suffix("/v1").unwrap_or(base);
-        if base.starts_with("https://") {
+        let tls = base.starts_with("https://");
+        let Some(rest) = base
+            .strip_prefix("http://")
+            .or_else(|| base.strip_prefix("https://"))
+        else {
             return Err(Error::BadEndpoint(format!(
-                "{url}: https is not supported yet (point it at the server's plain-HTTP port, or a local TLS terminator)"
+                "'{url}' is not an http:// or https:// URL"
             )));
-        }
-        let Some(rest) = base.strip_prefix("http://") else {
-            return Err(Error::BadEndpoint(format!("'{url}' is not an http:// URL")));
         };
         if rest.is_empty() || base.parse::<hyper::Uri>().is_err() {
             return Err(Error::BadEndpoint(format!("'{url}' is not a URL")));
@@ -129,16 +149,25 @@ impl Endpoint {
             model: model.to_string(),
             key,
             timeout,
+            transport: Transport::new(HttpVersion::Auto, tls, None)?,
         })
     }
 
+    /// The same endpoint reached with HTTP `version`, trusting the
+    /// certificates in `ca_file` too (an `https://` endpoint's).
+    pub fn with_transport(
+        mut self,
+        version: HttpVersion,
+        ca_file: Option<&Path>,
+    ) -> Result<Self, Error> {
+        let tls = self.base.starts_with("https://");
+        self.transport = Transport::new(version, tls, ca_file)?;
+        Ok(self)
+    }
+
     /// A client for this endpoint's requests.
-    pub fn client() -> HttpClient {
-        let mut connector = HttpConnector::new();
-        connector.set_nodelay(true);
-        Client::builder(TokioExecutor::new())
-            .pool_max_idle_per_host(usize::MAX)
-            .build(connector)
+    pub fn client(&self) -> HttpClient {
+        self.transport.client()
     }
 
     /// A request to `path` with `body` (a GET when it is `None`), the key
@@ -171,7 +200,7 @@ impl Endpoint {
         let res = tokio::time::timeout(self.timeout, fut)
             .await
             .map_err(|_| Error::Timeout(self.timeout.as_secs_f64()))?
-            .map_err(|e| Error::Http(format!("GET {}/v1/models: {e}", self.base)))?;
+            .map_err(|e| Error::Http(format!("GET {}/v1/models: {}", self.base, chain(&e))))?;
         let status = res.status().as_u16();
         let body = res
             .into_body()
@@ -203,12 +232,7 @@ mod tests {
         let t = Duration::from_secs(1);
         let e = Endpoint::new("http://127.0.0.1:8000/v1/", Api::Chat, "m", "", t).unwrap();
         assert_eq!(e.base, "http://127.0.0.1:8000");
-        for bad in [
-            "127.0.0.1:8000",
-            "ftp://x",
-            "http://",
-            "https://api.example.com",
-        ] {
+        for bad in ["127.0.0.1:8000", "ftp://x", "http://", "https://"] {
             let err = Endpoint::new(bad, Api::Chat, "m", "", t)
                 .unwrap_err()
                 .to_string();

@@ -5,6 +5,7 @@
 //!
 //! - [`endpoint`]: the server, its API (completions or chat), the model, the
 //!   key (read from the environment, never printed);
+//! - [`transport`]: HTTP/1.1 or HTTP/2, TLS and the roots it trusts;
 //! - [`sse`]: the server-sent events of a streamed response, chunk by chunk;
 //! - [`request`]: one streamed request and what was seen of it, when;
 //! - [`prompts`]: the user's prompts, JSONL or ShareGPT;
@@ -27,5 +28,7 @@ pub mod search;
 pub mod sse;
 pub mod timing;
 pub mod trace;
+pub mod transport;
 
 pub use endpoint::{Api, Endpoint, Error};
+pub use transport::{HttpClient, HttpVersion};

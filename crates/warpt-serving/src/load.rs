@@ -15,8 +15,9 @@ use rand_core::SeedableRng;
 use rand_distr::{Distribution, Exp, Gamma};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::endpoint::{Endpoint, Error, HttpClient};
+use crate::endpoint::{Endpoint, Error};
 use crate::request::{Exchange, Outcome, RequestSpec, send};
+use crate::transport::HttpClient;
 
 /// How open-loop gaps are drawn.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -210,7 +211,7 @@ async fn converse(
 
 /// [`drive`] inside a runtime.
 pub async fn drive_async(endpoint: &Endpoint, plan: &Plan) -> Result<Run, Error> {
-    let client = Endpoint::client();
+    let client = endpoint.client();
     let endpoint = Arc::new(endpoint.clone());
     if let Some(first) = plan.specs.first() {
         let one = Arc::new(RequestSpec::new(first.prompt.clone(), 1, first.ignore_eos));

@@ -6,8 +6,9 @@ use std::time::Instant;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 
-use crate::endpoint::{Api, Endpoint, Error, HttpClient};
+use crate::endpoint::{Api, Endpoint, Error, chain};
 use crate::sse::{Event, Parser};
+use crate::transport::HttpClient;
 
 /// One earlier turn of a conversation: what the user said and what the
 /// server answered.
@@ -142,6 +143,9 @@ pub struct Outcome {
     /// Whether the server streamed the prompt back exactly, when asked to
     /// (`None`: not asked).
     pub echo: Option<bool>,
+    /// The HTTP version the response came in (`HTTP/1.1`, `HTTP/2.0`),
+    /// once it came.
+    pub http: Option<hyper::Version>,
     /// How it ended.
     pub status: Status,
 }
@@ -164,6 +168,7 @@ pub async fn send(client: &HttpClient, endpoint: &Endpoint, spec: &RequestSpec) 
         completion_tokens: None,
         finish_reason: None,
         echo: None,
+        http: None,
         status: Status::Ok,
     };
     let status = match tokio::time::timeout(
@@ -191,7 +196,8 @@ async fn stream(
     let res = client
         .request(req)
         .await
-        .map_err(|e| Error::Http(format!("{}: {e}", endpoint.base)))?;
+        .map_err(|e| Error::Http(format!("{}: {}", endpoint.base, chain(&e))))?;
+    out.http = Some(res.version());
     let code = res.status().as_u16();
     let mut body = res.into_body();
     if code != 200 {
@@ -228,7 +234,7 @@ async fn stream(
                 }
             }
             Err(e) => {
-                broke = Some(format!("the stream broke: {e}"));
+                broke = Some(format!("the stream broke: {}", chain(&e)));
                 break;
             }
         }

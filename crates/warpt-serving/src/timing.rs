@@ -112,6 +112,7 @@ mod tests {
             completion_tokens: Some(6),
             finish_reason: Some("length".into()),
             echo: None,
+            http: None,
             status: Status::Ok,
         };
         let words = |s: &str| s.split_whitespace().count();
