@@ -9,7 +9,9 @@
 
 use std::time::Duration;
 
-use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
+use warpt_harness::{
+    Benchmark, BenchmarkError, Measure, Measured, RunContext, Stage, WARMUP_MARGIN,
+};
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, ParamKind, ParamValue, Params, Validation};
 use warpt_serving::HttpClient;
 use warpt_serving::request::{RequestSpec, Status, send};
@@ -316,6 +318,15 @@ impl Benchmark for LlmServe {
     ) -> Result<Measured, BenchmarkError> {
         let sut = self.sut.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
         let settings = bench::settings(ctx, &MODEL, 8)?;
+        // The warm-up sends two bursts of `concurrency` requests to a
+        // server that may be slow (a CPU llama.cpp): each burst may take up
+        // to the response timeout, which the default warm-up limit (for
+        // in-process work) does not allow for.
+        measure.limit_stage(
+            Stage::Warmup,
+            ctx.burnin + 2 * sut.endpoint.timeout + WARMUP_MARGIN,
+            "warm-up: two bursts of requests",
+        );
         let outcome = bench::run(ctx, measure, sut, &settings, NAME)?;
         let mut m = bench::measured(&outcome, measure);
         m.details.push(("sut".into(), ParamValue::from(sut.name())));

@@ -1,12 +1,13 @@
 //! The client held to a scripted server's schedule: first token 50 ms
 //! after the request arrives, then one every 10 ms, every fifth chunk
 //! carrying three tokens. warpt's TTFT and inter-token latencies must be
-//! what the server did and the schedule, within 1 ms at concurrency 1 and
-//! 2 ms at 64 (at 512 every token is counted, and none seen early; the
-//! timing gap there is open), and its open loop must send at the rate
-//! asked (within 1%) up to 2,000 requests/s against a server that answers
-//! at once.
+//! what the server did, within 1 ms at concurrency 1 and 64, and at 512
+//! the TTFT within 2 ms, the median ITL within 1 and its tails within 5, and its open loop must send at the
+//! rate asked (within 1%) up to 2,000 requests/s against a server that
+//! answers at once. The tests take turns: each is a load on the machine's
+//! two cores, and another one running beside it would be measured too.
 
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use warpt_serving::load::{Arrival, Load, Plan, drive};
@@ -14,6 +15,12 @@ use warpt_serving::request::{RequestSpec, Status};
 use warpt_serving::scripted::{Script, Scripted};
 use warpt_serving::timing::{Counting, figures};
 use warpt_serving::{Api, Endpoint};
+
+/// Held by each test while it runs.
+fn alone() -> MutexGuard<'static, ()> {
+    static TURN: Mutex<()> = Mutex::new(());
+    TURN.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn quantile(v: &mut [f64], q: f64) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -52,6 +59,7 @@ fn truth_figures(truths: &[warpt_serving::scripted::Truth]) -> (Vec<f64>, Vec<f6
 
 #[test]
 fn ttft_and_itl_are_the_schedule_at_concurrency_1_64_and_512() {
+    let _turn = alone();
     let server = Scripted::start(Script {
         first: Duration::from_millis(50),
         every: Duration::from_millis(10),
@@ -101,15 +109,16 @@ fn ttft_and_itl_are_the_schedule_at_concurrency_1_64_and_512() {
             "concurrency {concurrency}: TTFT p50 {t} before the server's {tt}"
         );
         // The client sees what the server did: TTFT and the median ITL
-        // within 1 ms at every concurrency (measured on a 2-core Zen 4:
-        // 0.15, 0.13 and 0.30 ms off). The ITL's tails too with up to 64
-        // streams; with 512 the server's 512 threads and the client share
-        // two cores, a chunk read late shortens the next gap as much as it
-        // lengthens its own (measured: p10/p90 0.5-2.1 ms off), so the
-        // tails are held to half a token's gap: a chunk timed to the wrong
-        // token would be 10 ms off.
+        // within 1 ms (measured on a 2-core Zen 4: TTFT p50 0.15, 0.13 and
+        // 0.30-0.69 ms off at 1, 64 and 512 streams; ITL p50 0.01). With
+        // 512 the server's 512 threads and the client share two cores: the
+        // TTFT is held to 2 ms there, and as a chunk read late shortens the
+        // next gap as much as it lengthens its own (measured: ITL p10/p90
+        // 0.5-2.1 ms off), the ITL's tails to half a token's gap: a chunk
+        // timed to the wrong token would be 10 ms off.
+        let ttft_bound = if concurrency > 64 { 2.0 } else { 1.0 };
         assert!(
-            (t - tt).abs() < 1.0,
+            (t - tt).abs() < ttft_bound,
             "concurrency {concurrency}: TTFT p50 {t} vs the server's {tt}"
         );
         let tails = if concurrency > 64 { 5.0 } else { 1.0 };
@@ -124,6 +133,7 @@ fn ttft_and_itl_are_the_schedule_at_concurrency_1_64_and_512() {
 
 #[test]
 fn the_open_loop_sends_at_the_rate_asked_up_to_2000_per_second() {
+    let _turn = alone();
     let server = Scripted::start(Script {
         first: Duration::ZERO,
         every: Duration::ZERO,
@@ -168,6 +178,7 @@ fn the_open_loop_sends_at_the_rate_asked_up_to_2000_per_second() {
 
 #[test]
 fn a_server_that_refuses_or_is_absent_is_counted_not_dropped() {
+    let _turn = alone();
     let endpoint = Endpoint::new(
         "http://127.0.0.1:9",
         Api::Completions,
