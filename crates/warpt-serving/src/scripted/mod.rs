@@ -11,13 +11,21 @@
 //! `GET /truth` answers what was streamed so far (TTFTs and inter-token
 //! latencies, measured where the bytes were written) and forgets it: the
 //! truth for a client measured from outside (`examples/scripted_server.rs`,
-//! scripts/bench-serving). One thread per connection, blocking I/O and
-//! `std::thread::sleep` keep the schedule to tens of microseconds;
-//! HTTP/1.1 keep-alive with chunked responses.
+//! scripts/bench-serving). A thread per connection reads requests
+//! (blocking I/O); one thread writes every stream, each chunk when due
+//! ([`ticker`]), so 512 streams cost one wake-up per moment a chunk is due,
+//! not 512; HTTP/1.1 keep-alive with chunked responses.
+//!
+//! - [`schedule`]: what a completion writes, and when;
+//! - [`ticker`]: the thread that writes them.
+
+mod schedule;
+mod ticker;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::Sender;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -141,14 +149,16 @@ impl Scripted {
         let truths = Arc::new(Mutex::new(Vec::new()));
         let (s, r, t) = (stop.clone(), requests.clone(), truths.clone());
         let slots = Arc::new(Slots::default());
+        let (writer, streams) = std::sync::mpsc::channel();
+        std::thread::spawn(move || ticker::run(streams));
         std::thread::spawn(move || {
             for conn in listener.incoming() {
                 if s.load(Ordering::Relaxed) {
                     break;
                 }
                 let Ok(conn) = conn else { continue };
-                let (r, t, slots) = (r.clone(), t.clone(), slots.clone());
-                std::thread::spawn(move || serve(conn, script, &r, &t, &slots));
+                let (r, t, slots, writer) = (r.clone(), t.clone(), slots.clone(), writer.clone());
+                std::thread::spawn(move || serve(conn, script, &r, &t, &slots, &writer));
             }
         });
         Ok(Scripted {
@@ -188,8 +198,10 @@ fn serve(
     requests: &AtomicU64,
     truths: &Mutex<Vec<Truth>>,
     slots: &Slots,
+    writer: &Sender<ticker::Stream>,
 ) {
     let _ = conn.set_nodelay(true);
+    let _ = conn.set_write_timeout(Some(ticker::WRITE_TIMEOUT));
     let Ok(write_half) = conn.try_clone() else {
         return;
     };
@@ -241,114 +253,44 @@ fn serve(
             )
             .is_ok()
         } else {
-            let mut truth = Truth {
+            let truth = Truth {
                 arrived,
                 writes: Vec::new(),
                 body: String::from_utf8_lossy(&body).into_owned(),
             };
             slots.take(script.slots);
-            let ok = stream(&mut out, &body, script, &mut truth).is_ok();
+            // The schedule starts when a slot was free.
+            let start = if script.slots == 0 {
+                arrived
+            } else {
+                Instant::now()
+            };
+            let (done, ended) = std::sync::mpsc::channel();
+            let handed = out.try_clone().ok().and_then(|out| {
+                writer
+                    .send(ticker::Stream {
+                        out,
+                        writes: schedule::plan(&body, script, start),
+                        truth,
+                        done,
+                    })
+                    .ok()
+            });
+            let ended = handed.and_then(|()| ended.recv().ok());
             slots.give_back();
-            if let Ok(mut t) = truths.lock() {
-                t.push(truth);
+            match ended {
+                Some((ok, truth)) => {
+                    if let Ok(mut t) = truths.lock() {
+                        t.push(truth);
+                    }
+                    ok
+                }
+                // The writer is gone (the server is stopping).
+                None => false,
             }
-            ok
         };
         if !ok {
             return;
         }
     }
-}
-
-/// Streams one completion on the schedule.
-fn stream(
-    out: &mut TcpStream,
-    body: &[u8],
-    script: Script,
-    truth: &mut Truth,
-) -> std::io::Result<()> {
-    // The schedule starts when a slot was free.
-    let arrived = if script.slots == 0 {
-        truth.arrived
-    } else {
-        Instant::now()
-    };
-    let req: serde_json::Value = serde_json::from_slice(body).unwrap_or_default();
-    let n = req["max_tokens"].as_u64().unwrap_or(16).max(1) as usize;
-    let chat = req.get("messages").is_some();
-    out.write_all(
-        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n",
-    )?;
-    // One write per event (size line, data and CRLF together), so each
-    // chunk leaves in one segment as a server's would.
-    let event = |out: &mut TcpStream, json: &str| -> std::io::Result<()> {
-        let data_len = json.len() + "data: \n\n".len();
-        let chunk = format!("{data_len:x}\r\ndata: {json}\n\n\r\n");
-        out.write_all(chunk.as_bytes())
-    };
-    // Chunks shaped as OpenAI's (id, object, created, model), which some
-    // clients check; formatted from a template, not built as JSON values,
-    // so 512 streams cost the server little.
-    let object = if chat {
-        "chat.completion.chunk"
-    } else {
-        "text_completion"
-    };
-    let model = serde_json::to_string(req["model"].as_str().unwrap_or("scripted"))
-        .unwrap_or_else(|_| "\"scripted\"".into());
-    let head = format!(
-        r#"{{"id":"cmpl-scripted","object":"{object}","created":0,"model":{model},"choices":"#
-    );
-    let piece = |text: &str, finish: Option<&str>| {
-        let text = serde_json::to_string(text).unwrap_or_default();
-        let finish = finish.map_or("null".to_string(), |f| format!("\"{f}\""));
-        if chat {
-            format!(
-                r#"{head}[{{"index":0,"delta":{{"role":"assistant","content":{text}}},"finish_reason":{finish}}}]}}"#
-            )
-        } else {
-            format!(
-                r#"{head}[{{"index":0,"text":{text},"logprobs":null,"finish_reason":{finish}}}]}}"#
-            )
-        }
-    };
-    // `echo` (completions): the prompt comes back first, at once, as
-    // vLLM streams it.
-    if !chat && req["echo"].as_bool() == Some(true) {
-        let prompt = req["prompt"].as_str().unwrap_or("").to_string();
-        event(out, &piece(&prompt, None))?;
-    }
-    let (mut sent, mut chunk) = (0usize, 0usize);
-    while sent < n {
-        chunk += 1;
-        // The first chunk is one token; every bundle_every-th later one three.
-        let k = if chunk > 1 && script.bundle_every > 0 && chunk % script.bundle_every == 0 {
-            3.min(n - sent)
-        } else {
-            1
-        };
-        let last_token = sent + k - 1;
-        let due = arrived + script.first + script.every * last_token as u32;
-        let now = Instant::now();
-        if due > now {
-            std::thread::sleep(due - now);
-        }
-        sent += k;
-        let text = " tok".repeat(k);
-        event(out, &piece(&text, (sent == n).then_some("length")))?;
-        truth.writes.push((Instant::now(), k));
-    }
-    event(
-        out,
-        &format!(
-            r#"{head}[],"usage":{{"prompt_tokens":8,"completion_tokens":{n},"total_tokens":{}}}}}"#,
-            8 + n
-        ),
-    )?;
-    event_done(out)
-}
-
-fn event_done(out: &mut TcpStream) -> std::io::Result<()> {
-    let data = "data: [DONE]\n\n";
-    out.write_all(format!("{:x}\r\n{data}\r\n0\r\n\r\n", data.len()).as_bytes())
 }
