@@ -1,0 +1,449 @@
+//! The loops around the microkernel, and the threads.
+//!
+//! For each `NC`-wide block of columns and `KC`-deep slice of the depth,
+//! the threads pack B's block between them (each a share of its
+//! micro-panels) and wait for each other; then each multiplies its own
+//! rows: it packs `MC` of them of A at a time and runs the microkernel
+//! over every (B micro-panel, A micro-panel) pair, B's outer so its
+//! micro-panel stays in L1 while A's stream from L2. Rows are shared out
+//! in whole micro-panels, as evenly as they go, so no thread idles while
+//! another finishes a block. A product too small to split runs on the
+//! calling thread; one too thin in rows to split by them is split by
+//! columns instead, each thread packing its own panels.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::kernel::{Element, Kernel};
+use crate::mat::{MatMut, MatRef};
+use crate::pack::{pack_a, pack_b};
+
+/// Why a product could not be formed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// The shapes do not chain: `C (m x n) = A (m x k) · B (k x n)`.
+    #[error("C is {c_rows} x {c_cols}, A is {a_rows} x {a_cols}, B is {b_rows} x {b_cols}: C = A·B needs A m x k, B k x n, C m x n")]
+    Shape {
+        /// C's rows.
+        c_rows: usize,
+        /// C's columns.
+        c_cols: usize,
+        /// A's rows.
+        a_rows: usize,
+        /// A's columns.
+        a_cols: usize,
+        /// B's rows.
+        b_rows: usize,
+        /// B's columns.
+        b_cols: usize,
+    },
+}
+
+/// Below this many multiply-adds a product runs on one thread: starting
+/// the others would cost more than they save.
+const SPLIT_MIN: usize = 96 * 96 * 96;
+
+/// `C = alpha·A·B + beta·C` with the best kernel this CPU runs, on
+/// `threads` threads (0: one per CPU this process may use). `beta = 0`
+/// does not read C (NaNs in it are overwritten).
+pub fn gemm<T: Element>(
+    c: MatMut<'_, T>,
+    alpha: T,
+    a: MatRef<'_, T>,
+    b: MatRef<'_, T>,
+    beta: T,
+    threads: usize,
+) -> Result<(), Error> {
+    gemm_with(Kernel::<T>::best(), c, alpha, a, b, beta, threads)
+}
+
+/// [`gemm`] with the given kernel (one of [`Kernel::all`]).
+pub fn gemm_with<T: Element>(
+    kernel: &Kernel<T>,
+    c: MatMut<'_, T>,
+    alpha: T,
+    a: MatRef<'_, T>,
+    b: MatRef<'_, T>,
+    beta: T,
+    threads: usize,
+) -> Result<(), Error> {
+    let (m, n, k) = (c.rows(), c.cols(), a.cols());
+    if a.rows() != m || b.rows() != k || b.cols() != n {
+        return Err(Error::Shape {
+            c_rows: m,
+            c_cols: n,
+            a_rows: a.rows(),
+            a_cols: a.cols(),
+            b_rows: b.rows(),
+            b_cols: b.cols(),
+        });
+    }
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    // Tiles are stored a column at a time: a row-major C is multiplied as
+    // Cᵀ = Bᵀ·Aᵀ, which is column-major.
+    let (rs, cs) = c.strides();
+    let (mut c, a, b, m, n) = if cs == 1 && rs != 1 {
+        (c.t(), b.t(), a.t(), n, m)
+    } else {
+        (c, a, b, m, n)
+    };
+    let out = Out::new(&mut c);
+    if k == 0 || alpha == T::ZERO {
+        out.scale(0..m, 0..n, beta);
+        return Ok(());
+    }
+    let threads = if threads == 0 {
+        std::thread::available_parallelism().map_or(1, usize::from)
+    } else {
+        threads
+    };
+    let threads = if m.saturating_mul(n).saturating_mul(k) < SPLIT_MIN {
+        1
+    } else {
+        threads.min(m.div_ceil(kernel.mr).max(n.div_ceil(kernel.nr)))
+    };
+    let job = Job {
+        kernel,
+        a,
+        b,
+        out,
+        alpha,
+        beta,
+    };
+    if threads <= 1 {
+        job.rows(0..m, &Team::alone(), &Shared::new(kernel, k, n));
+        return Ok(());
+    }
+    let row_panels = m.div_ceil(kernel.mr);
+    if row_panels >= 2 * threads {
+        // By rows, B's packed block shared.
+        let shared = Shared::new(kernel, k, n);
+        let barrier = SpinBarrier::new(threads);
+        std::thread::scope(|s| {
+            for t in 1..threads {
+                let (job, shared, barrier) = (&job, &shared, &barrier);
+                s.spawn(move || job.rows(share(m, kernel.mr, threads, t), &Team { t, threads, barrier }, shared));
+            }
+            job.rows(share(m, kernel.mr, threads, 0), &Team { t: 0, threads, barrier: &barrier }, &shared);
+        });
+    } else {
+        // By columns, each thread on its own.
+        std::thread::scope(|s| {
+            for t in 1..threads {
+                let job = &job;
+                s.spawn(move || job.columns(share(n, kernel.nr, threads, t)));
+            }
+            job.columns(share(n, kernel.nr, threads, 0));
+        });
+    }
+    Ok(())
+}
+
+/// Thread `t`'s share of `len` in whole units of `unit`, as even as they go.
+fn share(len: usize, unit: usize, threads: usize, t: usize) -> std::ops::Range<usize> {
+    let units = len.div_ceil(unit);
+    let at = |t: usize| (units * t / threads * unit).min(len);
+    at(t)..at(t + 1)
+}
+
+/// One product's operands.
+struct Job<'a, T: Element> {
+    kernel: &'a Kernel<T>,
+    a: MatRef<'a, T>,
+    b: MatRef<'a, T>,
+    out: Out<'a, T>,
+    alpha: T,
+    beta: T,
+}
+
+/// The threads of a row-split product, and which one this is.
+struct Team<'a> {
+    t: usize,
+    threads: usize,
+    barrier: &'a SpinBarrier,
+}
+
+impl Team<'static> {
+    fn alone() -> Self {
+        static ONE: SpinBarrier = SpinBarrier::new(1);
+        Team {
+            t: 0,
+            threads: 1,
+            barrier: &ONE,
+        }
+    }
+}
+
+impl<T: Element> Job<'_, T> {
+    /// Rows `rows` of C, B's blocks packed with the team into `shared`.
+    fn rows(&self, rows: std::ops::Range<usize>, team: &Team<'_>, shared: &Shared<T>) {
+        let kr = self.kernel;
+        let (n, k) = (self.b.cols(), self.a.cols());
+        let mut a_buf = vec![T::ZERO; kr.mc * kr.kc.min(k)];
+        let mut tile = vec![T::ZERO; kr.mr * kr.nr];
+        for jc in (0..n).step_by(kr.nc) {
+            let nb = kr.nc.min(n - jc);
+            let panels = nb.div_ceil(kr.nr);
+            for pc in (0..k).step_by(kr.kc) {
+                let kb = kr.kc.min(k - pc);
+                let mine = share(panels, 1, team.threads, team.t);
+                // SAFETY: each thread writes only its own panels, and no
+                // thread reads the block until all have passed the barrier
+                // below; the barrier at the end of the step keeps the next
+                // step's packing from overwriting panels still being read.
+                let dst = unsafe { shared.panels_mut(mine.start * kb * kr.nr, mine.len() * kb * kr.nr) };
+                pack_b(&self.b, pc, kb, jc, nb, kr.nr, mine, dst);
+                team.barrier.wait();
+                // SAFETY: every thread has packed its panels (barrier above),
+                // and none writes until the barrier below.
+                let b_block = unsafe { shared.panels(0, panels * kb * kr.nr) };
+                for ic in rows.clone().step_by(kr.mc) {
+                    let mb = kr.mc.min(rows.end - ic);
+                    pack_a(&self.a, ic, mb, pc, kb, kr.mr, &mut a_buf);
+                    self.block(ic, mb, jc, nb, pc, kb, &a_buf, b_block, &mut tile);
+                }
+                team.barrier.wait();
+            }
+        }
+    }
+
+    /// Columns `cols` of C, every panel packed by this thread.
+    fn columns(&self, cols: std::ops::Range<usize>) {
+        let kr = self.kernel;
+        let (m, k) = (self.a.rows(), self.a.cols());
+        let mut a_buf = vec![T::ZERO; kr.mc * kr.kc.min(k)];
+        let mut b_buf = vec![T::ZERO; kr.nc * kr.kc.min(k)];
+        let mut tile = vec![T::ZERO; kr.mr * kr.nr];
+        for jc in cols.clone().step_by(kr.nc) {
+            let nb = kr.nc.min(cols.end - jc);
+            let panels = nb.div_ceil(kr.nr);
+            for pc in (0..k).step_by(kr.kc) {
+                let kb = kr.kc.min(k - pc);
+                pack_b(&self.b, pc, kb, jc, nb, kr.nr, 0..panels, &mut b_buf);
+                for ic in (0..m).step_by(kr.mc) {
+                    let mb = kr.mc.min(m - ic);
+                    pack_a(&self.a, ic, mb, pc, kb, kr.mr, &mut a_buf);
+                    self.block(ic, mb, jc, nb, pc, kb, &a_buf, &b_buf, &mut tile);
+                }
+            }
+        }
+    }
+
+    /// The microkernel over one packed block pair, each tile added into C.
+    #[allow(clippy::too_many_arguments)]
+    fn block(
+        &self,
+        ic: usize,
+        mb: usize,
+        jc: usize,
+        nb: usize,
+        pc: usize,
+        kb: usize,
+        a_block: &[T],
+        b_block: &[T],
+        tile: &mut [T],
+    ) {
+        let kr = self.kernel;
+        // The first slice of the depth applies beta; later ones add.
+        let beta = if pc == 0 { self.beta } else { T::ONE };
+        for (jr, b_panel) in b_block.chunks_exact(kb * kr.nr).take(nb.div_ceil(kr.nr)).enumerate() {
+            for (ir, a_panel) in a_block.chunks_exact(kb * kr.mr).take(mb.div_ceil(kr.mr)).enumerate() {
+                kr.run(kb, a_panel, b_panel, tile);
+                let (i0, j0) = (ic + ir * kr.mr, jc + jr * kr.nr);
+                let rows = i0..(i0 + kr.mr).min(ic + mb);
+                let cols = j0..(j0 + kr.nr).min(jc + nb);
+                self.out.update(rows, cols, kr.mr, tile, self.alpha, beta);
+            }
+        }
+    }
+}
+
+/// C, written by several threads at once, each its own elements.
+struct Out<'a, T> {
+    ptr: *mut T,
+    _c: std::marker::PhantomData<&'a mut [T]>,
+    rows: usize,
+    cols: usize,
+    rs: usize,
+    cs: usize,
+}
+
+// SAFETY: `Out` is only written through `update` and `scale`, on element
+// ranges the driver gives to one thread each.
+unsafe impl<T: Send> Send for Out<'_, T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for Out<'_, T> {}
+
+impl<'a, T: Element> Out<'a, T> {
+    fn new(c: &'a mut MatMut<'_, T>) -> Self {
+        let (rows, cols) = (c.rows(), c.cols());
+        let (data, rs, cs) = c.raw();
+        Out {
+            ptr: data.as_mut_ptr(),
+            _c: std::marker::PhantomData,
+            rows,
+            cols,
+            rs,
+            cs,
+        }
+    }
+
+    /// Element `(i, j)`.
+    ///
+    /// # Safety
+    /// `i < rows`, `j < cols` (then it is inside C's slice: the view was
+    /// checked when made), and no other thread touches `(i, j)` meanwhile.
+    unsafe fn at(&self, i: usize, j: usize) -> *mut T {
+        debug_assert!(i < self.rows && j < self.cols);
+        // SAFETY: in bounds, as the caller promises.
+        unsafe { self.ptr.add(i * self.rs + j * self.cs) }
+    }
+
+    /// `C[rows, cols] = alpha·tile + beta·C[rows, cols]` (`tile` column-major
+    /// with leading dimension `ld`; C not read when beta is 0).
+    fn update(
+        &self,
+        rows: std::ops::Range<usize>,
+        cols: std::ops::Range<usize>,
+        ld: usize,
+        tile: &[T],
+        alpha: T,
+        beta: T,
+    ) {
+        assert!(rows.end <= self.rows && cols.end <= self.cols);
+        if self.rs == 1 {
+            for (jj, j) in cols.enumerate() {
+                let col = &tile[jj * ld..][..rows.len()];
+                // SAFETY: with a row stride of 1 the rows of column j are
+                // contiguous, in range (asserted), and this tile is this
+                // thread's alone.
+                let dst = unsafe { std::slice::from_raw_parts_mut(self.at(rows.start, j), rows.len()) };
+                if beta == T::ZERO {
+                    for (d, &t) in dst.iter_mut().zip(col) {
+                        *d = alpha * t;
+                    }
+                } else {
+                    for (d, &t) in dst.iter_mut().zip(col) {
+                        *d = alpha * t + beta * *d;
+                    }
+                }
+            }
+            return;
+        }
+        for (jj, j) in cols.enumerate() {
+            let col = &tile[jj * ld..][..rows.len()];
+            for (&t, i) in col.iter().zip(rows.clone()) {
+                // SAFETY: in range (asserted above); the driver gives each
+                // tile of C to one thread.
+                unsafe {
+                    let c = self.at(i, j);
+                    *c = if beta == T::ZERO {
+                        alpha * t
+                    } else {
+                        alpha * t + beta * *c
+                    };
+                }
+            }
+        }
+    }
+
+    /// `C[rows, cols] = beta·C[rows, cols]` (zeros when beta is 0).
+    fn scale(&self, rows: std::ops::Range<usize>, cols: std::ops::Range<usize>, beta: T) {
+        assert!(rows.end <= self.rows && cols.end <= self.cols);
+        for j in cols {
+            for i in rows.clone() {
+                // SAFETY: in range (asserted above), on the calling thread
+                // alone.
+                unsafe {
+                    let c = self.at(i, j);
+                    *c = if beta == T::ZERO { T::ZERO } else { beta * *c };
+                }
+            }
+        }
+    }
+}
+
+/// B's packed block, shared by a row-split team.
+struct Shared<T> {
+    /// The allocation `ptr` points into; never touched otherwise.
+    _buf: Vec<T>,
+    ptr: *mut T,
+    len: usize,
+}
+
+// SAFETY: written only between barriers, each thread its own panels, and
+// read only after the barrier that ends the writing (see `Job::rows`).
+unsafe impl<T: Send> Sync for Shared<T> {}
+
+impl<T: Element> Shared<T> {
+    fn new(kernel: &Kernel<T>, k: usize, n: usize) -> Self {
+        let len = kernel.kc.min(k) * kernel.nc.min(n.div_ceil(kernel.nr) * kernel.nr);
+        let mut buf = vec![T::ZERO; len];
+        let ptr = buf.as_mut_ptr();
+        Shared { _buf: buf, ptr, len }
+    }
+
+    /// `len` elements from `at`, to write.
+    ///
+    /// # Safety
+    /// No other thread reads or writes them until the next barrier.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn panels_mut(&self, at: usize, len: usize) -> &mut [T] {
+        assert!(at + len <= self.len);
+        // SAFETY: inside the allocation (asserted), and this thread's alone
+        // (the caller's promise).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(at), len) }
+    }
+
+    /// `len` elements from `at`, to read.
+    ///
+    /// # Safety
+    /// No thread writes them until the next barrier.
+    unsafe fn panels(&self, at: usize, len: usize) -> &[T] {
+        assert!(at + len <= self.len);
+        // SAFETY: inside the allocation (asserted); nobody writes meanwhile
+        // (the caller's promise).
+        unsafe { std::slice::from_raw_parts(self.ptr.add(at), len) }
+    }
+}
+
+/// A barrier that spins (then yields, when there are more threads than
+/// CPUs): with one thread per core a wake-up costs nanoseconds, not a
+/// futex round trip.
+struct SpinBarrier {
+    parties: usize,
+    arrived: AtomicUsize,
+    generation: AtomicUsize,
+}
+
+impl SpinBarrier {
+    const fn new(parties: usize) -> Self {
+        SpinBarrier {
+            parties,
+            arrived: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+        }
+    }
+
+    fn wait(&self) {
+        if self.parties <= 1 {
+            return;
+        }
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.parties {
+            self.arrived.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::AcqRel);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == generation {
+            spins += 1;
+            if spins < 10_000 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}

@@ -1,0 +1,51 @@
+//! What this CPU runs, as far as the engine's kernels care.
+
+/// An instruction-set level a kernel is written for, best last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Isa {
+    /// Portable Rust the compiler vectorizes as it can.
+    Portable,
+    /// AVX2 with FMA (x86-64-v3).
+    Avx2,
+    /// AVX-512 Foundation (x86-64-v4).
+    Avx512,
+}
+
+impl Isa {
+    /// Every level, in order.
+    pub const ALL: [Isa; 3] = [Isa::Portable, Isa::Avx2, Isa::Avx512];
+
+    /// Whether this CPU runs it.
+    pub fn available(self) -> bool {
+        match self {
+            Isa::Portable => true,
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx2 => {
+                std::arch::is_x86_feature_detected!("avx2")
+                    && std::arch::is_x86_feature_detected!("fma")
+            }
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    /// The best level this CPU runs.
+    pub fn best() -> Isa {
+        Isa::ALL
+            .into_iter()
+            .rev()
+            .find(|i| i.available())
+            .unwrap_or(Isa::Portable)
+    }
+
+    /// Its name in results (`details.isa`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Isa::Portable => "portable",
+            Isa::Avx2 => "avx2+fma",
+            Isa::Avx512 => "avx512f",
+        }
+    }
+}

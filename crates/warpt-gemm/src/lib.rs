@@ -1,0 +1,30 @@
+//! warpt's GEMM engine: `C = alpha·A·B + beta·C`, the product behind
+//! linpack, `micro/gemm` and the ML suites.
+//!
+//! The classic five loops around a register-tiled microkernel (Goto's
+//! method, as BLIS, OpenBLAS and MKL): B is packed a `KC x NC` block at a
+//! time into `NR`-wide micro-panels the threads share, each thread packs
+//! its own `MC x KC` blocks of A into `MR`-tall micro-panels, and the
+//! microkernel multiplies one micro-panel pair into an `MR x NR` tile held
+//! in registers. The ISA is detected at run time and the fastest kernel
+//! this CPU runs is taken; every kernel is exact to the same rounding
+//! bound, and [`Kernel::all`] lists those this CPU can run so tests check
+//! each.
+//!
+//! - [`mat`]: matrix views with any strides (row- or column-major),
+//!   checked against their storage;
+//! - [`isa`]: what this CPU runs;
+//! - [`kernel`]: the microkernels and their blocking, per element and ISA;
+//! - [`pack`]: A and B into micro-panels;
+//! - [`driver`]: the loops, the threads and the tile updates.
+
+pub mod driver;
+pub mod isa;
+pub mod kernel;
+pub mod mat;
+pub mod pack;
+
+pub use driver::{Error, gemm, gemm_with};
+pub use isa::Isa;
+pub use kernel::{Element, Kernel};
+pub use mat::{MatMut, MatRef};

@@ -1,0 +1,94 @@
+//! Packing: a block of A into `MR`-tall micro-panels and a block of B into
+//! `NR`-wide ones, each stored step by step of `k` so the microkernel reads
+//! both front to back. Edges are padded with zeros to a whole panel, so
+//! the kernel always runs a full tile (the padding's results are never
+//! stored).
+
+use crate::kernel::Element;
+use crate::mat::MatRef;
+
+/// Packs rows `i0..i0 + m` and depths `p0..p0 + k` of `a` into `out`:
+/// panel `r` (rows `i0 + r·mr ..`) at `r·k·mr`, element `(i, p)` of it at
+/// `p·mr + i`.
+#[allow(clippy::too_many_arguments)]
+pub fn pack_a<T: Element>(
+    a: &MatRef<'_, T>,
+    i0: usize,
+    m: usize,
+    p0: usize,
+    k: usize,
+    mr: usize,
+    out: &mut [T],
+) {
+    let (data, rs, cs) = a.raw();
+    for (r, panel) in out.chunks_exact_mut(k * mr).take(m.div_ceil(mr)).enumerate() {
+        let top = i0 + r * mr;
+        let rows = (m - r * mr).min(mr);
+        if rs == 1 || cs != 1 {
+            // Column-major (or neither): a step's rows are one column.
+            for (p, dst) in panel.chunks_exact_mut(mr).enumerate() {
+                let base = top * rs + (p0 + p) * cs;
+                for (i, d) in dst[..rows].iter_mut().enumerate() {
+                    *d = data[base + i * rs];
+                }
+                dst[rows..].fill(T::ZERO);
+            }
+        } else {
+            // Row-major: read each row front to back.
+            for i in 0..rows {
+                let row = &data[(top + i) * rs + p0..][..k];
+                for (p, &x) in row.iter().enumerate() {
+                    panel[p * mr + i] = x;
+                }
+            }
+            if rows < mr {
+                for dst in panel.chunks_exact_mut(mr) {
+                    dst[rows..].fill(T::ZERO);
+                }
+            }
+        }
+    }
+}
+
+/// Packs depths `p0..p0 + k` and columns `j0..j0 + n` of `b` into `out`,
+/// panels `first..last` only (threads pack a block's panels between them):
+/// panel `c` (columns `j0 + c·nr ..`) at `c·k·nr`, element `(p, j)` of it
+/// at `p·nr + j`.
+#[allow(clippy::too_many_arguments)]
+pub fn pack_b<T: Element>(
+    b: &MatRef<'_, T>,
+    p0: usize,
+    k: usize,
+    j0: usize,
+    n: usize,
+    nr: usize,
+    panels: std::ops::Range<usize>,
+    out: &mut [T],
+) {
+    let (data, rs, cs) = b.raw();
+    for (c, panel) in panels.zip(out.chunks_exact_mut(k * nr)) {
+        let left = j0 + c * nr;
+        let cols = (n - c * nr).min(nr);
+        if cs == 1 {
+            // Row-major: a step's columns are one row.
+            for (p, dst) in panel.chunks_exact_mut(nr).enumerate() {
+                let base = (p0 + p) * rs + left;
+                dst[..cols].copy_from_slice(&data[base..base + cols]);
+                dst[cols..].fill(T::ZERO);
+            }
+        } else {
+            // Column-major (or neither): read each column front to back.
+            for j in 0..cols {
+                let base = p0 * rs + (left + j) * cs;
+                for p in 0..k {
+                    panel[p * nr + j] = data[base + p * rs];
+                }
+            }
+            if cols < nr {
+                for dst in panel.chunks_exact_mut(nr) {
+                    dst[cols..].fill(T::ZERO);
+                }
+            }
+        }
+    }
+}

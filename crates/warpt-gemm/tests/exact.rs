@@ -1,0 +1,164 @@
+//! Every kernel this CPU runs, against the exact product: small integers
+//! in, so every product and sum is exact in fp32 and fp64 and the result
+//! must equal the integer product bit for bit; every edge (tiles cut by
+//! the matrix's end, depths past one block, columns past one block),
+//! every layout (row-major, column-major, transposed, sub-matrices), one
+//! to three threads split by rows and by columns, alpha and beta. Kernels
+//! whose ISA this CPU lacks are named as not run.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+use warpt_gemm::{Element, Isa, Kernel, MatMut, MatRef, gemm, gemm_with};
+
+/// A seeded small integer in -4..=4.
+fn small(seed: &mut u64) -> i64 {
+    *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    ((*seed >> 33) % 9) as i64 - 4
+}
+
+/// How a matrix is laid out in its slice.
+#[derive(Debug, Clone, Copy)]
+enum Layout {
+    RowMajor,
+    ColMajor,
+    /// Column-major inside a larger matrix (3 more rows, 1 more column).
+    Sub,
+}
+
+/// `rows x cols` values stored in `layout`: (storage, rs, cs, offset).
+fn store<T: Element>(v: &[i64], rows: usize, cols: usize, layout: Layout, from: impl Fn(i64) -> T) -> (Vec<T>, usize, usize) {
+    let (len, rs, cs) = match layout {
+        Layout::RowMajor => (rows * cols, cols, 1),
+        Layout::ColMajor => (rows * cols, 1, rows),
+        Layout::Sub => ((rows + 3) * (cols + 1), 1, rows + 3),
+    };
+    let mut data = vec![from(99); len];
+    for i in 0..rows {
+        for j in 0..cols {
+            data[i * rs + j * cs] = from(v[i * cols + j]);
+        }
+    }
+    (data, rs, cs)
+}
+
+/// Checks `C = alpha A B + beta C` for one shape, layout and thread count
+/// with `kernel`; values as i64 for the reference.
+#[allow(clippy::too_many_arguments)]
+fn check<T: Element + std::fmt::Debug>(
+    kernel: &Kernel<T>,
+    (m, n, k): (usize, usize, usize),
+    layouts: [Layout; 3],
+    threads: usize,
+    alpha: i64,
+    beta: i64,
+    from: impl Fn(i64) -> T + Copy,
+) {
+    let mut seed = (m * 31 + n * 17 + k) as u64;
+    let a: Vec<i64> = (0..m * k).map(|_| small(&mut seed)).collect();
+    let b: Vec<i64> = (0..k * n).map(|_| small(&mut seed)).collect();
+    let c0: Vec<i64> = (0..m * n).map(|_| small(&mut seed)).collect();
+    let (ad, ars, acs) = store(&a, m, k, layouts[0], from);
+    let (bd, brs, bcs) = store(&b, k, n, layouts[1], from);
+    let (mut cd, crs, ccs) = store(&c0, m, n, layouts[2], from);
+    if beta == 0 {
+        // Not read when beta is 0: a NaN there must not come through.
+        for x in cd.iter_mut() {
+            *x = from(i64::MAX);
+        }
+    }
+    let av = MatRef::new(&ad, m, k, ars, acs).unwrap();
+    let bv = MatRef::new(&bd, k, n, brs, bcs).unwrap();
+    let cv = MatMut::new(&mut cd, m, n, crs, ccs).unwrap();
+    gemm_with(kernel, cv, from(alpha), av, bv, from(beta), threads).unwrap();
+    for i in 0..m {
+        for j in 0..n {
+            let dot: i64 = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
+            let want = alpha * dot + if beta == 0 { 0 } else { beta * c0[i * n + j] };
+            let got = cd[i * crs + j * ccs];
+            assert!(
+                got == from(want),
+                "{} {m}x{n}x{k} {layouts:?} threads {threads}: C[{i},{j}] = {got:?}, want {want}",
+                kernel.name
+            );
+        }
+    }
+}
+
+fn every_kernel<T: Element + std::fmt::Debug>(from: impl Fn(i64) -> T + Copy) {
+    let kernels: Vec<_> = Kernel::<T>::all().collect();
+    for isa in Isa::ALL {
+        if !kernels.iter().any(|k| k.isa == isa) {
+            eprintln!("{} kernels for {}: not run here (this CPU lacks it)", T::NAME, isa.name());
+        }
+    }
+    assert!(kernels.iter().any(|k| k.isa == Isa::Portable));
+    assert_eq!(Kernel::<T>::best().isa, Isa::best());
+    use Layout::*;
+    for kernel in kernels {
+        eprintln!("{}: checked", kernel.name);
+        let (mr, nr, kc, mc) = (kernel.mr, kernel.nr, kernel.kc, kernel.mc);
+        // Edges: a tile, one short and one past; depths past one block;
+        // rows past one block.
+        for shape in [
+            (1, 1, 1),
+            (mr, nr, 3),
+            (mr - 1, nr + 1, 5),
+            (mr + 1, nr - 1, kc + 3),
+            (mc + mr + 1, 2 * nr + 1, 7),
+            (3, 5, 2 * kc + 1),
+        ] {
+            for layouts in [[ColMajor; 3], [RowMajor; 3], [RowMajor, ColMajor, Sub], [Sub, RowMajor, ColMajor]] {
+                check(kernel, shape, layouts, 1, 1, 0, from);
+            }
+        }
+        // alpha and beta.
+        check(kernel, (mr + 3, nr + 2, 9), [ColMajor; 3], 1, 2, -1, from);
+        check(kernel, (mr + 3, nr + 2, 9), [RowMajor; 3], 1, -3, 1, from);
+        // Threads: by rows (B's block shared), by columns (thin A), and
+        // columns past one NC block.
+        for threads in [2, 3] {
+            check(kernel, (4 * mc + 5, 3 * nr + 1, 150), [ColMajor, RowMajor, ColMajor], threads, 1, 1, from);
+            check(kernel, (mr, kernel.nc + 2 * nr + 3, 150), [RowMajor, ColMajor, RowMajor], threads, 1, 0, from);
+        }
+    }
+}
+
+#[test]
+fn every_f64_kernel_is_exact_on_every_edge_layout_and_split() {
+    every_kernel::<f64>(|x| if x == i64::MAX { f64::NAN } else { x as f64 });
+}
+
+#[test]
+fn every_f32_kernel_is_exact_on_every_edge_layout_and_split() {
+    every_kernel::<f32>(|x| if x == i64::MAX { f32::NAN } else { x as f32 });
+}
+
+#[test]
+fn shapes_and_views_are_checked() {
+    let data = vec![1.0f64; 12];
+    assert!(MatRef::new(&data, 3, 4, 4, 1).is_ok());
+    let e = MatRef::new(&data, 4, 4, 4, 1).unwrap_err().to_string();
+    assert!(e.contains("needs 16 elements, the slice has 12"), "{e}");
+    let mut out = vec![0.0f64; 12];
+    // Rows two apart in a 3-column row-major layout overlap the next row.
+    let e = MatMut::new(&mut out, 3, 3, 2, 1).unwrap_err().to_string();
+    assert!(e.contains("overlap"), "{e}");
+    let a = MatRef::row_major(&data, 3, 4).unwrap();
+    let b = MatRef::row_major(&data, 3, 4).unwrap();
+    let c = MatMut::row_major(&mut out, 3, 4).unwrap();
+    let e = gemm(c, 1.0, a, b, 0.0, 1).unwrap_err().to_string();
+    assert!(e.contains("A is 3 x 4, B is 3 x 4"), "{e}");
+    // k = 0: C = beta C.
+    let mut c = vec![2.0f32; 4];
+    let empty: [f32; 0] = [];
+    gemm(
+        MatMut::row_major(&mut c, 2, 2).unwrap(),
+        1.0,
+        MatRef::row_major(&empty, 2, 0).unwrap(),
+        MatRef::row_major(&empty, 0, 2).unwrap(),
+        0.5,
+        0,
+    )
+    .unwrap();
+    assert_eq!(c, [1.0; 4]);
+}
