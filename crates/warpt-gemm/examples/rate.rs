@@ -7,11 +7,28 @@ use std::time::Instant;
 
 use warpt_gemm::{Element, Isa, Kernel, MatMut, MatRef, gemm_with};
 
-fn run<T: Element>(n: usize, reps: usize, samples: usize, threads: usize, isa: Option<Isa>, from: fn(f64) -> T) {
-    let kernel = isa.and_then(Kernel::<T>::for_isa).unwrap_or_else(Kernel::<T>::best);
+fn run<T: Element>(
+    n: usize,
+    reps: usize,
+    samples: usize,
+    threads: usize,
+    isa: Option<Isa>,
+    from: fn(f64) -> T,
+) {
+    let mut kernel = *isa
+        .and_then(Kernel::<T>::for_isa)
+        .unwrap_or_else(Kernel::<T>::best);
+    // Blocking overrides, for tuning: KC, MC, NC.
+    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<usize>().ok());
+    kernel.kc = env("KC").unwrap_or(kernel.kc);
+    kernel.mc = env("MC").unwrap_or(kernel.mc);
+    kernel.nc = env("NC").unwrap_or(kernel.nc);
+    let kernel = &kernel;
     let mut seed = 7u64;
     let mut next = || {
-        seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
         from((seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5)
     };
     let a: Vec<T> = (0..n * n).map(|_| next()).collect();
@@ -21,9 +38,20 @@ fn run<T: Element>(n: usize, reps: usize, samples: usize, threads: usize, isa: O
     for s in 0..=samples {
         let t0 = Instant::now();
         for _ in 0..reps {
-            let (av, bv) = (MatRef::row_major(&a, n, n).expect("a"), MatRef::row_major(&b, n, n).expect("b"));
-            gemm_with(kernel, MatMut::row_major(&mut c, n, n).expect("c"), T::ONE, av, bv, T::ZERO, threads)
-                .expect("shapes");
+            let (av, bv) = (
+                MatRef::row_major(&a, n, n).expect("a"),
+                MatRef::row_major(&b, n, n).expect("b"),
+            );
+            gemm_with(
+                kernel,
+                MatMut::row_major(&mut c, n, n).expect("c"),
+                T::ONE,
+                av,
+                bv,
+                T::ZERO,
+                threads,
+            )
+            .expect("shapes");
         }
         if s > 0 {
             secs.push(t0.elapsed().as_secs_f64());
@@ -44,7 +72,9 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let arg = |i: usize, d: usize| args.get(i).and_then(|s| s.parse().ok()).unwrap_or(d);
     let (n, reps, samples, threads) = (arg(2, 1024), arg(3, 3), arg(4, 5), arg(5, 0));
-    let isa = args.get(6).and_then(|s| Isa::ALL.into_iter().find(|i| i.name() == s));
+    let isa = args
+        .get(6)
+        .and_then(|s| Isa::ALL.into_iter().find(|i| i.name() == s));
     match args.get(1).map(String::as_str) {
         Some("f32") => run::<f32>(n, reps, samples, threads, isa, |x| x as f32),
         _ => run::<f64>(n, reps, samples, threads, isa, |x| x),

@@ -21,7 +21,9 @@ use crate::pack::{pack_a, pack_b};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
     /// The shapes do not chain: `C (m x n) = A (m x k) · B (k x n)`.
-    #[error("C is {c_rows} x {c_cols}, A is {a_rows} x {a_cols}, B is {b_rows} x {b_cols}: C = A·B needs A m x k, B k x n, C m x n")]
+    #[error(
+        "C is {c_rows} x {c_cols}, A is {a_rows} x {a_cols}, B is {b_rows} x {b_cols}: C = A·B needs A m x k, B k x n, C m x n"
+    )]
     Shape {
         /// C's rows.
         c_rows: usize,
@@ -120,24 +122,27 @@ pub fn gemm_with<T: Element>(
         // By rows, B's packed block shared.
         let shared = Shared::new(kernel, k, n);
         let barrier = SpinBarrier::new(threads);
-        std::thread::scope(|s| {
-            for t in 1..threads {
-                let (job, shared, barrier) = (&job, &shared, &barrier);
-                s.spawn(move || job.rows(share(m, kernel.mr, threads, t), &Team { t, threads, barrier }, shared));
-            }
-            job.rows(share(m, kernel.mr, threads, 0), &Team { t: 0, threads, barrier: &barrier }, &shared);
+        crate::team::run(threads, &|t| {
+            let team = Team {
+                t,
+                threads,
+                barrier: &barrier,
+            };
+            job.rows(share(m, kernel.mr, threads, t), &team, &shared);
         });
     } else {
         // By columns, each thread on its own.
-        std::thread::scope(|s| {
-            for t in 1..threads {
-                let job = &job;
-                s.spawn(move || job.columns(share(n, kernel.nr, threads, t)));
-            }
-            job.columns(share(n, kernel.nr, threads, 0));
-        });
+        crate::team::run(threads, &|t| job.columns(share(n, kernel.nr, threads, t)));
     }
     Ok(())
+}
+
+/// The size of the blocks, each a multiple of `unit` and at most `max`
+/// (itself a multiple of `unit`), that cover `len` as evenly as they go:
+/// 384 deep with blocks of up to 256 is two of 192, not 256 and 128.
+fn balanced(len: usize, max: usize, unit: usize) -> usize {
+    let blocks = len.div_ceil(max).max(1);
+    (len.div_ceil(blocks).div_ceil(unit) * unit).clamp(unit, max)
 }
 
 /// Thread `t`'s share of `len` in whole units of `unit`, as even as they go.
@@ -182,24 +187,27 @@ impl<T: Element> Job<'_, T> {
         let (n, k) = (self.b.cols(), self.a.cols());
         let mut a_buf = vec![T::ZERO; kr.mc * kr.kc.min(k)];
         let mut tile = vec![T::ZERO; kr.mr * kr.nr];
-        for jc in (0..n).step_by(kr.nc) {
-            let nb = kr.nc.min(n - jc);
+        let (kcb, mcb) = (balanced(k, kr.kc, 1), balanced(rows.len(), kr.mc, kr.mr));
+        let ncb = balanced(n, kr.nc, kr.nr);
+        for jc in (0..n).step_by(ncb) {
+            let nb = ncb.min(n - jc);
             let panels = nb.div_ceil(kr.nr);
-            for pc in (0..k).step_by(kr.kc) {
-                let kb = kr.kc.min(k - pc);
+            for pc in (0..k).step_by(kcb) {
+                let kb = kcb.min(k - pc);
                 let mine = share(panels, 1, team.threads, team.t);
                 // SAFETY: each thread writes only its own panels, and no
                 // thread reads the block until all have passed the barrier
                 // below; the barrier at the end of the step keeps the next
                 // step's packing from overwriting panels still being read.
-                let dst = unsafe { shared.panels_mut(mine.start * kb * kr.nr, mine.len() * kb * kr.nr) };
+                let dst =
+                    unsafe { shared.panels_mut(mine.start * kb * kr.nr, mine.len() * kb * kr.nr) };
                 pack_b(&self.b, pc, kb, jc, nb, kr.nr, mine, dst);
                 team.barrier.wait();
                 // SAFETY: every thread has packed its panels (barrier above),
                 // and none writes until the barrier below.
                 let b_block = unsafe { shared.panels(0, panels * kb * kr.nr) };
-                for ic in rows.clone().step_by(kr.mc) {
-                    let mb = kr.mc.min(rows.end - ic);
+                for ic in rows.clone().step_by(mcb) {
+                    let mb = mcb.min(rows.end - ic);
                     pack_a(&self.a, ic, mb, pc, kb, kr.mr, &mut a_buf);
                     self.block(ic, mb, jc, nb, pc, kb, &a_buf, b_block, &mut tile);
                 }
@@ -215,14 +223,16 @@ impl<T: Element> Job<'_, T> {
         let mut a_buf = vec![T::ZERO; kr.mc * kr.kc.min(k)];
         let mut b_buf = vec![T::ZERO; kr.nc * kr.kc.min(k)];
         let mut tile = vec![T::ZERO; kr.mr * kr.nr];
-        for jc in cols.clone().step_by(kr.nc) {
-            let nb = kr.nc.min(cols.end - jc);
+        let (kcb, mcb) = (balanced(k, kr.kc, 1), balanced(m, kr.mc, kr.mr));
+        let ncb = balanced(cols.len(), kr.nc, kr.nr);
+        for jc in cols.clone().step_by(ncb) {
+            let nb = ncb.min(cols.end - jc);
             let panels = nb.div_ceil(kr.nr);
-            for pc in (0..k).step_by(kr.kc) {
-                let kb = kr.kc.min(k - pc);
+            for pc in (0..k).step_by(kcb) {
+                let kb = kcb.min(k - pc);
                 pack_b(&self.b, pc, kb, jc, nb, kr.nr, 0..panels, &mut b_buf);
-                for ic in (0..m).step_by(kr.mc) {
-                    let mb = kr.mc.min(m - ic);
+                for ic in (0..m).step_by(mcb) {
+                    let mb = mcb.min(m - ic);
                     pack_a(&self.a, ic, mb, pc, kb, kr.mr, &mut a_buf);
                     self.block(ic, mb, jc, nb, pc, kb, &a_buf, &b_buf, &mut tile);
                 }
@@ -247,8 +257,16 @@ impl<T: Element> Job<'_, T> {
         let kr = self.kernel;
         // The first slice of the depth applies beta; later ones add.
         let beta = if pc == 0 { self.beta } else { T::ONE };
-        for (jr, b_panel) in b_block.chunks_exact(kb * kr.nr).take(nb.div_ceil(kr.nr)).enumerate() {
-            for (ir, a_panel) in a_block.chunks_exact(kb * kr.mr).take(mb.div_ceil(kr.mr)).enumerate() {
+        for (jr, b_panel) in b_block
+            .chunks_exact(kb * kr.nr)
+            .take(nb.div_ceil(kr.nr))
+            .enumerate()
+        {
+            for (ir, a_panel) in a_block
+                .chunks_exact(kb * kr.mr)
+                .take(mb.div_ceil(kr.mr))
+                .enumerate()
+            {
                 kr.run(kb, a_panel, b_panel, tile);
                 let (i0, j0) = (ic + ir * kr.mr, jc + jr * kr.nr);
                 let rows = i0..(i0 + kr.mr).min(ic + mb);
@@ -318,7 +336,8 @@ impl<'a, T: Element> Out<'a, T> {
                 // SAFETY: with a row stride of 1 the rows of column j are
                 // contiguous, in range (asserted), and this tile is this
                 // thread's alone.
-                let dst = unsafe { std::slice::from_raw_parts_mut(self.at(rows.start, j), rows.len()) };
+                let dst =
+                    unsafe { std::slice::from_raw_parts_mut(self.at(rows.start, j), rows.len()) };
                 if beta == T::ZERO {
                     for (d, &t) in dst.iter_mut().zip(col) {
                         *d = alpha * t;
@@ -381,7 +400,11 @@ impl<T: Element> Shared<T> {
         let len = kernel.kc.min(k) * kernel.nc.min(n.div_ceil(kernel.nr) * kernel.nr);
         let mut buf = vec![T::ZERO; len];
         let ptr = buf.as_mut_ptr();
-        Shared { _buf: buf, ptr, len }
+        Shared {
+            _buf: buf,
+            ptr,
+            len,
+        }
     }
 
     /// `len` elements from `at`, to write.

@@ -16,13 +16,15 @@
 //! - [`isa`]: what this CPU runs;
 //! - [`kernel`]: the microkernels and their blocking, per element and ISA;
 //! - [`pack`]: A and B into micro-panels;
-//! - [`driver`]: the loops, the threads and the tile updates.
+//! - [`driver`]: the loops, the split of the work and the tile updates;
+//! - `team`: the threads a product runs on.
 
 pub mod driver;
 pub mod isa;
 pub mod kernel;
 pub mod mat;
 pub mod pack;
+mod team;
 
 pub use driver::{Error, gemm, gemm_with};
 pub use isa::Isa;

@@ -7,7 +7,9 @@
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ViewError {
     /// The view reaches past its slice.
-    #[error("a {rows} x {cols} view with strides ({rs}, {cs}) needs {needed} elements, the slice has {len}")]
+    #[error(
+        "a {rows} x {cols} view with strides ({rs}, {cs}) needs {needed} elements, the slice has {len}"
+    )]
     OutOfBounds {
         /// Rows asked for.
         rows: usize,
@@ -87,9 +89,21 @@ pub struct MatRef<'a, T> {
 impl<'a, T> MatRef<'a, T> {
     /// A `rows x cols` view of `data` with row stride `rs` and column
     /// stride `cs`.
-    pub fn new(data: &'a [T], rows: usize, cols: usize, rs: usize, cs: usize) -> Result<Self, ViewError> {
+    pub fn new(
+        data: &'a [T],
+        rows: usize,
+        cols: usize,
+        rs: usize,
+        cs: usize,
+    ) -> Result<Self, ViewError> {
         check(data.len(), rows, cols, rs, cs)?;
-        Ok(MatRef { data, rows, cols, rs, cs })
+        Ok(MatRef {
+            data,
+            rows,
+            cols,
+            rs,
+            cs,
+        })
     }
 
     /// `data` as a row-major `rows x cols` matrix.
@@ -149,12 +163,24 @@ impl<'a, T> MatMut<'a, T> {
     /// A `rows x cols` view of `data` with row stride `rs` and column
     /// stride `cs`. Strides that make two elements share storage are
     /// refused: the product would race with itself.
-    pub fn new(data: &'a mut [T], rows: usize, cols: usize, rs: usize, cs: usize) -> Result<Self, ViewError> {
+    pub fn new(
+        data: &'a mut [T],
+        rows: usize,
+        cols: usize,
+        rs: usize,
+        cs: usize,
+    ) -> Result<Self, ViewError> {
         check(data.len(), rows, cols, rs, cs)?;
         if !distinct(rows, cols, rs, cs) {
             return Err(ViewError::Overlapping { rows, cols, rs, cs });
         }
-        Ok(MatMut { data, rows, cols, rs, cs })
+        Ok(MatMut {
+            data,
+            rows,
+            cols,
+            rs,
+            cs,
+        })
     }
 
     /// `data` as a row-major `rows x cols` matrix.

@@ -21,7 +21,11 @@ pub fn pack_a<T: Element>(
     out: &mut [T],
 ) {
     let (data, rs, cs) = a.raw();
-    for (r, panel) in out.chunks_exact_mut(k * mr).take(m.div_ceil(mr)).enumerate() {
+    for (r, panel) in out
+        .chunks_exact_mut(k * mr)
+        .take(m.div_ceil(mr))
+        .enumerate()
+    {
         let top = i0 + r * mr;
         let rows = (m - r * mr).min(mr);
         if rs == 1 || cs != 1 {

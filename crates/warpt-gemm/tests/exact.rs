@@ -12,7 +12,9 @@ use warpt_gemm::{Element, Isa, Kernel, MatMut, MatRef, gemm, gemm_with};
 
 /// A seeded small integer in -4..=4.
 fn small(seed: &mut u64) -> i64 {
-    *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     ((*seed >> 33) % 9) as i64 - 4
 }
 
@@ -26,7 +28,13 @@ enum Layout {
 }
 
 /// `rows x cols` values stored in `layout`: (storage, rs, cs, offset).
-fn store<T: Element>(v: &[i64], rows: usize, cols: usize, layout: Layout, from: impl Fn(i64) -> T) -> (Vec<T>, usize, usize) {
+fn store<T: Element>(
+    v: &[i64],
+    rows: usize,
+    cols: usize,
+    layout: Layout,
+    from: impl Fn(i64) -> T,
+) -> (Vec<T>, usize, usize) {
     let (len, rs, cs) = match layout {
         Layout::RowMajor => (rows * cols, cols, 1),
         Layout::ColMajor => (rows * cols, 1, rows),
@@ -88,7 +96,11 @@ fn every_kernel<T: Element + std::fmt::Debug>(from: impl Fn(i64) -> T + Copy) {
     let kernels: Vec<_> = Kernel::<T>::all().collect();
     for isa in Isa::ALL {
         if !kernels.iter().any(|k| k.isa == isa) {
-            eprintln!("{} kernels for {}: not run here (this CPU lacks it)", T::NAME, isa.name());
+            eprintln!(
+                "{} kernels for {}: not run here (this CPU lacks it)",
+                T::NAME,
+                isa.name()
+            );
         }
     }
     assert!(kernels.iter().any(|k| k.isa == Isa::Portable));
@@ -107,7 +119,12 @@ fn every_kernel<T: Element + std::fmt::Debug>(from: impl Fn(i64) -> T + Copy) {
             (mc + mr + 1, 2 * nr + 1, 7),
             (3, 5, 2 * kc + 1),
         ] {
-            for layouts in [[ColMajor; 3], [RowMajor; 3], [RowMajor, ColMajor, Sub], [Sub, RowMajor, ColMajor]] {
+            for layouts in [
+                [ColMajor; 3],
+                [RowMajor; 3],
+                [RowMajor, ColMajor, Sub],
+                [Sub, RowMajor, ColMajor],
+            ] {
                 check(kernel, shape, layouts, 1, 1, 0, from);
             }
         }
@@ -117,8 +134,24 @@ fn every_kernel<T: Element + std::fmt::Debug>(from: impl Fn(i64) -> T + Copy) {
         // Threads: by rows (B's block shared), by columns (thin A), and
         // columns past one NC block.
         for threads in [2, 3] {
-            check(kernel, (4 * mc + 5, 3 * nr + 1, 150), [ColMajor, RowMajor, ColMajor], threads, 1, 1, from);
-            check(kernel, (mr, kernel.nc + 2 * nr + 3, 150), [RowMajor, ColMajor, RowMajor], threads, 1, 0, from);
+            check(
+                kernel,
+                (4 * mc + 5, 3 * nr + 1, 150),
+                [ColMajor, RowMajor, ColMajor],
+                threads,
+                1,
+                1,
+                from,
+            );
+            check(
+                kernel,
+                (mr, kernel.nc + 2 * nr + 3, 150),
+                [RowMajor, ColMajor, RowMajor],
+                threads,
+                1,
+                0,
+                from,
+            );
         }
     }
 }

@@ -26,7 +26,7 @@ use crate::isa::Isa;
 pub type MicroKernel<T> = unsafe fn(k: usize, a: *const T, b: *const T, out: *mut T);
 
 /// A microkernel and its blocking.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub struct Kernel<T: 'static> {
     /// Its name in results (`details.gemm_kernel`), such as
     /// `avx512f f64 24x8`.
@@ -54,9 +54,7 @@ impl<T: Element> Kernel<T> {
 
     /// The best kernel for `T` on this CPU.
     pub fn best() -> &'static Kernel<T> {
-        Self::all()
-            .last()
-            .unwrap_or(&T::kernels()[0])
+        Self::all().last().unwrap_or(&T::kernels()[0])
     }
 
     /// The kernel for `isa`, when there is one and this CPU runs it.
@@ -121,13 +119,13 @@ static F64: [Kernel<f64>; 3] = [
         run: x86::f64_avx2,
     },
     Kernel {
-        name: "avx512f f64 24x8",
+        name: "avx512f f64 32x6",
         isa: Isa::Avx512,
-        mr: 24,
-        nr: 8,
-        kc: 256,
-        mc: 144,
-        nc: 2048,
+        mr: 32,
+        nr: 6,
+        kc: 384,
+        mc: 256,
+        nc: 4080,
         run: x86::f64_avx512,
     },
 ];
