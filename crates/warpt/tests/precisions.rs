@@ -127,6 +127,15 @@ fn gemm_multiplies_in_every_precision_and_checks_each_product() {
         assert!(r.details.contains_key(&format!("tolerance_{p}")));
         assert!(r.details.contains_key(&format!("method_{p}")));
     }
+    // The engine, the ISA it picked and each precision's kernel are named.
+    assert_eq!(r.details["engine"], ParamValue::from("warpt-gemm"));
+    let isa = r.details["isa"].as_str().unwrap();
+    assert!(["portable", "avx2+fma", "avx512f"].contains(&isa), "{isa}");
+    let kernels = r.details["gemm_kernel"].as_str().unwrap();
+    assert!(
+        kernels.contains(&format!("fp64: {isa} f64")) && kernels.contains("fp32: "),
+        "{kernels}"
+    );
     let message = &r.validation.as_ref().unwrap().message;
     assert!(message.contains("8 products"), "{message}");
 

@@ -2,12 +2,12 @@
 //! memory-bound, in fp64, fp32, bf16 (fp32 accumulate) and int8 (int32
 //! accumulate).
 //!
-//! fp64 and fp32 are faer's GEMM. bf16 inputs are widened to fp32 (exactly,
-//! in storage order, on every thread) and multiplied by faer's fp32 GEMM as
-//! Cᵀ = Bᵀ Aᵀ (a row-major matrix read column-major is its transpose, so no
-//! transposition is needed), the widening timed with it: the
-//! bf16 dot-product instructions (AVX512_BF16) would double the rate, and
-//! warpt has no microkernel for them yet — the `method` detail says which
+//! fp64 and fp32 are warpt's GEMM engine (`warpt-gemm`: packed panels, the
+//! best register tile this CPU runs; `details.gemm_kernel` names it). bf16
+//! inputs are widened to fp32 (exactly, in storage order, on every thread)
+//! and multiplied by the engine's fp32 kernel, the widening timed with it:
+//! the bf16 dot-product instructions (AVX512_BF16) would double the rate,
+//! and the engine has no bf16 kernel yet — the `method` detail says which
 //! path ran. int8 is warpt's own blocked kernel ([`int8`]). Every sample
 //! multiplies the same seeded matrices; validation recomputes sampled
 //! entries of C in fp64 (exactly, for int8) and holds each to a bound
@@ -19,9 +19,9 @@ pub mod int8;
 
 use std::time::Instant;
 
-use faer::{Accum, Mat, Par};
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
+use warpt_gemm::{Isa, Kernel, MatMut, MatRef};
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
     Suite, WorkLimit, at_floor_rate,
@@ -82,10 +82,10 @@ impl Precision {
     /// How C is computed, for details.
     pub fn method(self) -> &'static str {
         match self {
-            Precision::Fp64 => "faer matmul f64",
-            Precision::Fp32 => "faer matmul f32",
+            Precision::Fp64 => "warpt-gemm f64",
+            Precision::Fp32 => "warpt-gemm f32",
             Precision::Bf16 => {
-                "bf16 widened to fp32 (exact), faer matmul f32: no bf16 microkernel in warpt yet"
+                "bf16 widened to fp32 (exact), warpt-gemm f32: no bf16 kernel in the engine yet"
             }
             Precision::Int8 => {
                 "warpt's blocked int8 GEMM (AVX2 vpmaddwd on i16-widened operands, exact)"
@@ -187,17 +187,17 @@ pub fn sizes(param: Option<&ParamValue>) -> Result<Vec<usize>, String> {
 }
 
 /// The seeded operands of one size in the precision's storage, and the
-/// product (overwritten by every sample).
+/// product (overwritten by every sample); all row-major.
 enum Operands {
-    F64(Mat<f64>, Mat<f64>, Mat<f64>),
-    F32(Mat<f32>, Mat<f32>, Mat<f32>),
-    /// bf16 bits, row-major, the fp32 buffers they widen into, and C.
+    F64(Vec<f64>, Vec<f64>, Vec<f64>),
+    F32(Vec<f32>, Vec<f32>, Vec<f32>),
+    /// bf16 bits, the fp32 buffers they widen into, and C.
     Bf16 {
         a: Vec<u16>,
         b: Vec<u16>,
-        wa: Mat<f32>,
-        wb: Mat<f32>,
-        c: Mat<f32>,
+        wa: Vec<f32>,
+        wb: Vec<f32>,
+        c: Vec<f32>,
     },
     I8(Vec<i8>, Vec<i8>, Vec<i32>),
 }
@@ -224,21 +224,21 @@ impl Operands {
         let mut next = move || uniform(&mut rng);
         match p {
             Precision::Fp64 => Operands::F64(
-                Mat::from_fn(n, n, |_, _| next()),
-                Mat::from_fn(n, n, |_, _| next()),
-                Mat::zeros(n, n),
+                (0..n * n).map(|_| next()).collect(),
+                (0..n * n).map(|_| next()).collect(),
+                vec![0.0; n * n],
             ),
             Precision::Fp32 => Operands::F32(
-                Mat::from_fn(n, n, |_, _| next() as f32),
-                Mat::from_fn(n, n, |_, _| next() as f32),
-                Mat::zeros(n, n),
+                (0..n * n).map(|_| next() as f32).collect(),
+                (0..n * n).map(|_| next() as f32).collect(),
+                vec![0.0; n * n],
             ),
             Precision::Bf16 => Operands::Bf16 {
                 a: (0..n * n).map(|_| to_bf16(next() as f32)).collect(),
                 b: (0..n * n).map(|_| to_bf16(next() as f32)).collect(),
-                wa: Mat::zeros(n, n),
-                wb: Mat::zeros(n, n),
-                c: Mat::zeros(n, n),
+                wa: vec![0.0; n * n],
+                wb: vec![0.0; n * n],
+                c: vec![0.0; n * n],
             },
             Precision::Int8 => Operands::I8(
                 (0..n * n).map(|_| (next() * 256.0).floor() as i8).collect(),
@@ -251,8 +251,8 @@ impl Operands {
     /// A[i][k] (exactly the value multiplied).
     fn a(&self, n: usize, i: usize, k: usize) -> f64 {
         match self {
-            Operands::F64(a, ..) => a[(i, k)],
-            Operands::F32(a, ..) => f64::from(a[(i, k)]),
+            Operands::F64(a, ..) => a[i * n + k],
+            Operands::F32(a, ..) => f64::from(a[i * n + k]),
             Operands::Bf16 { a, .. } => f64::from(from_bf16(a[i * n + k])),
             Operands::I8(a, ..) => f64::from(a[i * n + k]),
         }
@@ -261,8 +261,8 @@ impl Operands {
     /// B[k][j] (exactly the value multiplied).
     fn b(&self, n: usize, k: usize, j: usize) -> f64 {
         match self {
-            Operands::F64(_, b, _) => b[(k, j)],
-            Operands::F32(_, b, _) => f64::from(b[(k, j)]),
+            Operands::F64(_, b, _) => b[k * n + j],
+            Operands::F32(_, b, _) => f64::from(b[k * n + j]),
             Operands::Bf16 { b, .. } => f64::from(from_bf16(b[k * n + j])),
             Operands::I8(_, b, _) => f64::from(b[k * n + j]),
         }
@@ -271,58 +271,47 @@ impl Operands {
     /// C[i][j] of the last product.
     fn c(&self, n: usize, i: usize, j: usize) -> f64 {
         match self {
-            Operands::F64(.., c) => c[(i, j)],
-            Operands::F32(.., c) => f64::from(c[(i, j)]),
-            // C is held transposed (see `multiply`).
-            Operands::Bf16 { c, .. } => f64::from(c[(j, i)]),
+            Operands::F64(.., c) => c[i * n + j],
+            Operands::F32(.., c) | Operands::Bf16 { c, .. } => f64::from(c[i * n + j]),
             Operands::I8(.., c) => f64::from(c[i * n + j]),
         }
     }
 
-    /// C = A B once.
-    fn multiply(&mut self, n: usize, par: Par) {
-        use faer::linalg::matmul::matmul;
+    /// C = A B once, on `threads` threads.
+    fn multiply(&mut self, n: usize, threads: usize) {
         match self {
-            Operands::F64(a, b, c) => {
-                matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), 1.0, par)
-            }
-            Operands::F32(a, b, c) => {
-                matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), 1.0, par)
-            }
+            Operands::F64(a, b, c) => product(a, b, c, n, threads),
+            Operands::F32(a, b, c) => product(a, b, c, n, threads),
             Operands::Bf16 { a, b, wa, wb, c } => {
-                // wa, wb: Aᵀ, Bᵀ column-major; c receives Cᵀ = Bᵀ Aᵀ.
                 widen(a, wa);
                 widen(b, wb);
-                matmul(
-                    c.as_mut(),
-                    Accum::Replace,
-                    wb.as_ref(),
-                    wa.as_ref(),
-                    1.0,
-                    par,
-                );
+                product(wa, wb, c, n, threads);
             }
             Operands::I8(a, b, c) => int8::gemm(a, b, c, n, n, n),
         }
     }
 }
 
-/// Row-major bf16 bits widened exactly, in storage order, into the
-/// column-major fp32 `dst` (which so holds the transpose), on the current
+/// C = A B for row-major n x n operands, by the engine.
+fn product<T: warpt_gemm::Element>(a: &[T], b: &[T], c: &mut [T], n: usize, threads: usize) {
+    let views = MatRef::row_major(a, n, n)
+        .and_then(|a| Ok((a, MatRef::row_major(b, n, n)?, MatMut::row_major(c, n, n)?)));
+    // The operands are n x n by construction: neither a view nor the
+    // product can be refused.
+    if let Ok((a, b, c)) = views {
+        let _ = warpt_gemm::gemm(c, T::ONE, a, b, T::ZERO, threads);
+    }
+}
+
+/// bf16 bits widened exactly into fp32, in storage order, on the current
 /// rayon pool.
-fn widen(src: &[u16], dst: &mut Mat<f32>) {
+fn widen(src: &[u16], dst: &mut [f32]) {
     use rayon::prelude::*;
-    let n = dst.nrows();
-    dst.par_col_chunks_mut(64.min(n.max(1)))
-        .enumerate()
-        .for_each(|(chunk, mut cols)| {
-            for (jj, j) in (chunk * 64..).take(cols.ncols()).enumerate() {
-                let col = cols.as_mut().col_mut(jj).try_as_col_major_mut();
-                if let Some(col) = col {
-                    for (x, &h) in col.as_slice_mut().iter_mut().zip(&src[j * n..(j + 1) * n]) {
-                        *x = from_bf16(h);
-                    }
-                }
+    dst.par_chunks_mut(1 << 14)
+        .zip(src.par_chunks(1 << 14))
+        .for_each(|(d, s)| {
+            for (x, &h) in d.iter_mut().zip(s) {
+                *x = from_bf16(h);
             }
         });
 }
@@ -472,18 +461,14 @@ impl Benchmark for Gemm {
         measure: &mut Measure<'_>,
     ) -> Result<Measured, BenchmarkError> {
         let pool = self.pool.take().ok_or_else(BenchmarkError::not_prepared)?;
-        let par = if self.threads == 1 {
-            Par::Seq
-        } else {
-            Par::rayon(self.threads)
-        };
+        let threads = self.threads;
         let policy = MeasurePolicy::share_of(ctx, self.plan.len());
         let mut metrics = Vec::new();
         for (p, n) in self.plan.clone() {
             let mut ops = Operands::new(p, n, ctx.seed);
             // Products per sample: at least ~20 ms of work.
             let t = Instant::now();
-            pool.install(|| ops.multiply(n, par));
+            pool.install(|| ops.multiply(n, threads));
             let once = t.elapsed().as_secs_f64().max(1e-7);
             let reps = ((0.02 / once).ceil() as usize).clamp(1, 10_000);
             let work = 2.0 * (n as f64).powi(3) * reps as f64;
@@ -499,7 +484,7 @@ impl Benchmark for Gemm {
                 let t = Instant::now();
                 pool.install(|| {
                     for _ in 0..reps {
-                        ops.multiply(n, par);
+                        ops.multiply(n, threads);
                     }
                 });
                 out[0] = t.elapsed().as_secs_f64();
@@ -512,7 +497,25 @@ impl Benchmark for Gemm {
                 None => self.checked += 1,
             }
         }
+        let mut kernels = Vec::new();
+        for (p, _) in &self.plan {
+            let name = match p {
+                Precision::Fp64 => Kernel::<f64>::best().name,
+                Precision::Fp32 | Precision::Bf16 => Kernel::<f32>::best().name,
+                Precision::Int8 => "int8 avx2 vpmaddwd",
+            };
+            let entry = format!("{}: {name}", p.tag());
+            if !kernels.contains(&entry) {
+                kernels.push(entry);
+            }
+        }
         let mut details = vec![
+            ("engine".to_string(), ParamValue::from("warpt-gemm")),
+            ("isa".to_string(), ParamValue::from(Isa::best().name())),
+            (
+                "gemm_kernel".to_string(),
+                ParamValue::from(kernels.join("; ")),
+            ),
             ("threads".to_string(), ParamValue::Int(self.threads as i64)),
             (
                 "counting".to_string(),
@@ -553,7 +556,7 @@ impl Benchmark for Gemm {
 pub const SUITE: &str = "micro";
 
 /// `micro/gemm`, added to the micro suite by the registry (it lives here,
-/// beside faer, so the micro crate does not build faer).
+/// beside linpack's kernels, so the micro crate stays light).
 pub struct GemmBenchmarks;
 
 impl Suite for GemmBenchmarks {
@@ -609,12 +612,12 @@ mod tests {
         for p in Precision::ALL {
             for n in [1, 17, 70] {
                 let mut ops = Operands::new(p, n, 3);
-                ops.multiply(n, Par::Seq);
+                ops.multiply(n, 1);
                 assert_eq!(check(p, n, &ops, 3), None, "{} n={n}", p.tag());
                 // One wrong entry at a checked position (the corner).
                 match &mut ops {
-                    Operands::F64(.., c) => c[(0, 0)] += 1e-6,
-                    Operands::F32(.., c) | Operands::Bf16 { c, .. } => c[(0, 0)] += 1e-2,
+                    Operands::F64(.., c) => c[0] += 1e-6,
+                    Operands::F32(.., c) | Operands::Bf16 { c, .. } => c[0] += 1e-2,
 
                     Operands::I8(.., c) => c[0] += 1,
                 }
