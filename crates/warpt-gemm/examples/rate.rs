@@ -1,11 +1,11 @@
 //! The engine's rate on square row-major products, for tuning:
-//! `rate f64|f32 N REPS SAMPLES [THREADS] [KERNEL-ISA]`; prints
+//! `rate f64|f32|bf16 N REPS SAMPLES [THREADS] [KERNEL-ISA]`; prints
 //! `precision=.. n=.. median_gflops=.. best_gflops=.. kernel=..` as
 //! bench/gemm_peer.c does for OpenBLAS.
 
 use std::time::Instant;
 
-use warpt_gemm::{Element, Isa, Kernel, MatMut, MatRef, gemm_with};
+use warpt_gemm::{Bf16, Element, Isa, Kernel, MatMut, MatRef, Scalar, gemm_with};
 
 fn run<T: Element>(
     n: usize,
@@ -33,7 +33,7 @@ fn run<T: Element>(
     };
     let a: Vec<T> = (0..n * n).map(|_| next()).collect();
     let b: Vec<T> = (0..n * n).map(|_| next()).collect();
-    let mut c = vec![T::ZERO; n * n];
+    let mut c = vec![T::Acc::ZERO; n * n];
     let mut secs = Vec::new();
     for s in 0..=samples {
         let t0 = Instant::now();
@@ -45,10 +45,10 @@ fn run<T: Element>(
             gemm_with(
                 kernel,
                 MatMut::row_major(&mut c, n, n).expect("c"),
-                T::ONE,
+                T::Acc::ONE,
                 av,
                 bv,
-                T::ZERO,
+                T::Acc::ZERO,
                 threads,
             )
             .expect("shapes");
@@ -77,6 +77,7 @@ fn main() {
         .and_then(|s| Isa::ALL.into_iter().find(|i| i.name() == s));
     match args.get(1).map(String::as_str) {
         Some("f32") => run::<f32>(n, reps, samples, threads, isa, |x| x as f32),
+        Some("bf16") => run::<Bf16>(n, reps, samples, threads, isa, |x| Bf16::from_f32(x as f32)),
         _ => run::<f64>(n, reps, samples, threads, isa, |x| x),
     }
 }

@@ -13,7 +13,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::kernel::{Element, Kernel};
+use crate::kernel::{Element, Kernel, Scalar};
 use crate::mat::{MatMut, MatRef};
 use crate::pack::{pack_a, pack_b};
 
@@ -48,11 +48,11 @@ const SPLIT_MIN: usize = 96 * 96 * 96;
 /// `threads` threads (0: one per CPU this process may use). `beta = 0`
 /// does not read C (NaNs in it are overwritten).
 pub fn gemm<T: Element>(
-    c: MatMut<'_, T>,
-    alpha: T,
+    c: MatMut<'_, T::Acc>,
+    alpha: T::Acc,
     a: MatRef<'_, T>,
     b: MatRef<'_, T>,
-    beta: T,
+    beta: T::Acc,
     threads: usize,
 ) -> Result<(), Error> {
     gemm_with(Kernel::<T>::best(), c, alpha, a, b, beta, threads)
@@ -61,11 +61,11 @@ pub fn gemm<T: Element>(
 /// [`gemm`] with the given kernel (one of [`Kernel::all`]).
 pub fn gemm_with<T: Element>(
     kernel: &Kernel<T>,
-    c: MatMut<'_, T>,
-    alpha: T,
+    c: MatMut<'_, T::Acc>,
+    alpha: T::Acc,
     a: MatRef<'_, T>,
     b: MatRef<'_, T>,
-    beta: T,
+    beta: T::Acc,
     threads: usize,
 ) -> Result<(), Error> {
     let (m, n, k) = (c.rows(), c.cols(), a.cols());
@@ -91,7 +91,7 @@ pub fn gemm_with<T: Element>(
         (c, a, b, m, n)
     };
     let out = Out::new(&mut c);
-    if k == 0 || alpha == T::ZERO {
+    if k == 0 || alpha == T::Acc::ZERO {
         out.scale(0..m, 0..n, beta);
         return Ok(());
     }
@@ -137,6 +137,12 @@ pub fn gemm_with<T: Element>(
     Ok(())
 }
 
+/// The depth a packed block of `kernel` takes at most for a product of
+/// depth `k`: `KC`, or `k` rounded up to whole groups when shallower.
+fn depth<T: Element>(kernel: &Kernel<T>, k: usize) -> usize {
+    kernel.kc.min(k.next_multiple_of(T::GROUP))
+}
+
 /// The size of the blocks, each a multiple of `unit` and at most `max`
 /// (itself a multiple of `unit`), that cover `len` as evenly as they go:
 /// 384 deep with blocks of up to 256 is two of 192, not 256 and 128.
@@ -157,9 +163,9 @@ struct Job<'a, T: Element> {
     kernel: &'a Kernel<T>,
     a: MatRef<'a, T>,
     b: MatRef<'a, T>,
-    out: Out<'a, T>,
-    alpha: T,
-    beta: T,
+    out: Out<'a, T::Acc>,
+    alpha: T::Acc,
+    beta: T::Acc,
 }
 
 /// The threads of a row-split product, and which one this is.
@@ -185,27 +191,31 @@ impl<T: Element> Job<'_, T> {
     fn rows(&self, rows: std::ops::Range<usize>, team: &Team<'_>, shared: &Shared<T>) {
         let kr = self.kernel;
         let (n, k) = (self.b.cols(), self.a.cols());
-        let mut a_buf = vec![T::ZERO; kr.mc * kr.kc.min(k)];
-        let mut tile = vec![T::ZERO; kr.mr * kr.nr];
-        let (kcb, mcb) = (balanced(k, kr.kc, 1), balanced(rows.len(), kr.mc, kr.mr));
+        let mut a_buf = vec![T::PAD; kr.mc * depth(kr, k)];
+        let mut tile = vec![T::Acc::ZERO; kr.mr * kr.nr];
+        let (kcb, mcb) = (
+            balanced(k, kr.kc, T::GROUP),
+            balanced(rows.len(), kr.mc, kr.mr),
+        );
         let ncb = balanced(n, kr.nc, kr.nr);
         for jc in (0..n).step_by(ncb) {
             let nb = ncb.min(n - jc);
             let panels = nb.div_ceil(kr.nr);
             for pc in (0..k).step_by(kcb) {
                 let kb = kcb.min(k - pc);
+                let kp = kb.next_multiple_of(T::GROUP);
                 let mine = share(panels, 1, team.threads, team.t);
                 // SAFETY: each thread writes only its own panels, and no
                 // thread reads the block until all have passed the barrier
                 // below; the barrier at the end of the step keeps the next
                 // step's packing from overwriting panels still being read.
                 let dst =
-                    unsafe { shared.panels_mut(mine.start * kb * kr.nr, mine.len() * kb * kr.nr) };
+                    unsafe { shared.panels_mut(mine.start * kp * kr.nr, mine.len() * kp * kr.nr) };
                 pack_b(&self.b, pc, kb, jc, nb, kr.nr, mine, dst);
                 team.barrier.wait();
                 // SAFETY: every thread has packed its panels (barrier above),
                 // and none writes until the barrier below.
-                let b_block = unsafe { shared.panels(0, panels * kb * kr.nr) };
+                let b_block = unsafe { shared.panels(0, panels * kp * kr.nr) };
                 for ic in rows.clone().step_by(mcb) {
                     let mb = mcb.min(rows.end - ic);
                     pack_a(&self.a, ic, mb, pc, kb, kr.mr, &mut a_buf);
@@ -220,10 +230,10 @@ impl<T: Element> Job<'_, T> {
     fn columns(&self, cols: std::ops::Range<usize>) {
         let kr = self.kernel;
         let (m, k) = (self.a.rows(), self.a.cols());
-        let mut a_buf = vec![T::ZERO; kr.mc * kr.kc.min(k)];
-        let mut b_buf = vec![T::ZERO; kr.nc * kr.kc.min(k)];
-        let mut tile = vec![T::ZERO; kr.mr * kr.nr];
-        let (kcb, mcb) = (balanced(k, kr.kc, 1), balanced(m, kr.mc, kr.mr));
+        let mut a_buf = vec![T::PAD; kr.mc * depth(kr, k)];
+        let mut b_buf = vec![T::PAD; kr.nc * depth(kr, k)];
+        let mut tile = vec![T::Acc::ZERO; kr.mr * kr.nr];
+        let (kcb, mcb) = (balanced(k, kr.kc, T::GROUP), balanced(m, kr.mc, kr.mr));
         let ncb = balanced(cols.len(), kr.nc, kr.nr);
         for jc in cols.clone().step_by(ncb) {
             let nb = ncb.min(cols.end - jc);
@@ -252,22 +262,24 @@ impl<T: Element> Job<'_, T> {
         kb: usize,
         a_block: &[T],
         b_block: &[T],
-        tile: &mut [T],
+        tile: &mut [T::Acc],
     ) {
         let kr = self.kernel;
         // The first slice of the depth applies beta; later ones add.
-        let beta = if pc == 0 { self.beta } else { T::ONE };
+        let beta = if pc == 0 { self.beta } else { T::Acc::ONE };
+        let groups = kb.div_ceil(T::GROUP);
+        let kp = groups * T::GROUP;
         for (jr, b_panel) in b_block
-            .chunks_exact(kb * kr.nr)
+            .chunks_exact(kp * kr.nr)
             .take(nb.div_ceil(kr.nr))
             .enumerate()
         {
             for (ir, a_panel) in a_block
-                .chunks_exact(kb * kr.mr)
+                .chunks_exact(kp * kr.mr)
                 .take(mb.div_ceil(kr.mr))
                 .enumerate()
             {
-                kr.run(kb, a_panel, b_panel, tile);
+                kr.run(groups, a_panel, b_panel, tile);
                 let (i0, j0) = (ic + ir * kr.mr, jc + jr * kr.nr);
                 let rows = i0..(i0 + kr.mr).min(ic + mb);
                 let cols = j0..(j0 + kr.nr).min(jc + nb);
@@ -293,7 +305,7 @@ unsafe impl<T: Send> Send for Out<'_, T> {}
 // SAFETY: as above.
 unsafe impl<T: Send> Sync for Out<'_, T> {}
 
-impl<'a, T: Element> Out<'a, T> {
+impl<'a, T: Scalar> Out<'a, T> {
     fn new(c: &'a mut MatMut<'_, T>) -> Self {
         let (rows, cols) = (c.rows(), c.cols());
         let (data, rs, cs) = c.raw();
@@ -397,8 +409,8 @@ unsafe impl<T: Send> Sync for Shared<T> {}
 
 impl<T: Element> Shared<T> {
     fn new(kernel: &Kernel<T>, k: usize, n: usize) -> Self {
-        let len = kernel.kc.min(k) * kernel.nc.min(n.div_ceil(kernel.nr) * kernel.nr);
-        let mut buf = vec![T::ZERO; len];
+        let len = depth(kernel, k) * kernel.nc.min(n.div_ceil(kernel.nr) * kernel.nr);
+        let mut buf = vec![T::PAD; len];
         let ptr = buf.as_mut_ptr();
         Shared {
             _buf: buf,

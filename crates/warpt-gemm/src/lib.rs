@@ -28,5 +28,5 @@ mod team;
 
 pub use driver::{Error, gemm, gemm_with};
 pub use isa::Isa;
-pub use kernel::{Element, Kernel};
+pub use kernel::{Bf16, Element, Kernel, Scalar};
 pub use mat::{MatMut, MatRef};

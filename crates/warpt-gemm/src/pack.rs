@@ -2,14 +2,16 @@
 //! `NR`-wide ones, each stored step by step of `k` so the microkernel reads
 //! both front to back. Edges are padded with zeros to a whole panel, so
 //! the kernel always runs a full tile (the padding's results are never
-//! stored).
+//! stored). Elements whose kernels take `G` consecutive depths at once
+//! (bf16: 2) are stored a group at a time: `G` depths of a row (of A) or
+//! column (of B) side by side, the depth padded with zeros to whole groups.
 
 use crate::kernel::Element;
 use crate::mat::MatRef;
 
 /// Packs rows `i0..i0 + m` and depths `p0..p0 + k` of `a` into `out`:
-/// panel `r` (rows `i0 + r·mr ..`) at `r·k·mr`, element `(i, p)` of it at
-/// `p·mr + i`.
+/// panel `r` (rows `i0 + r·mr ..`) at `r·k'·mr` (`k'`: `k` in whole
+/// groups of `G`), element `(i, p)` of it at `(p / G·mr + i)·G + p % G`.
 #[allow(clippy::too_many_arguments)]
 pub fn pack_a<T: Element>(
     a: &MatRef<'_, T>,
@@ -21,21 +23,31 @@ pub fn pack_a<T: Element>(
     out: &mut [T],
 ) {
     let (data, rs, cs) = a.raw();
+    let g = T::GROUP;
+    let kp = k.next_multiple_of(g);
     for (r, panel) in out
-        .chunks_exact_mut(k * mr)
+        .chunks_exact_mut(kp * mr)
         .take(m.div_ceil(mr))
         .enumerate()
     {
         let top = i0 + r * mr;
         let rows = (m - r * mr).min(mr);
-        if rs == 1 || cs != 1 {
+        if g > 1 {
+            // Group `p / g`, row `i`, depth `p % g` of the group.
+            panel.fill(T::PAD);
+            for i in 0..rows {
+                for p in 0..k {
+                    panel[((p / g) * mr + i) * g + p % g] = data[(top + i) * rs + (p0 + p) * cs];
+                }
+            }
+        } else if rs == 1 || cs != 1 {
             // Column-major (or neither): a step's rows are one column.
             for (p, dst) in panel.chunks_exact_mut(mr).enumerate() {
                 let base = top * rs + (p0 + p) * cs;
                 for (i, d) in dst[..rows].iter_mut().enumerate() {
                     *d = data[base + i * rs];
                 }
-                dst[rows..].fill(T::ZERO);
+                dst[rows..].fill(T::PAD);
             }
         } else {
             // Row-major: read each row front to back.
@@ -47,7 +59,7 @@ pub fn pack_a<T: Element>(
             }
             if rows < mr {
                 for dst in panel.chunks_exact_mut(mr) {
-                    dst[rows..].fill(T::ZERO);
+                    dst[rows..].fill(T::PAD);
                 }
             }
         }
@@ -56,8 +68,8 @@ pub fn pack_a<T: Element>(
 
 /// Packs depths `p0..p0 + k` and columns `j0..j0 + n` of `b` into `out`,
 /// panels `first..last` only (threads pack a block's panels between them):
-/// panel `c` (columns `j0 + c·nr ..`) at `c·k·nr`, element `(p, j)` of it
-/// at `p·nr + j`.
+/// panel `c` (columns `j0 + c·nr ..`) at `c·k'·nr`, element `(p, j)` of
+/// it at `(p / G·nr + j)·G + p % G`.
 #[allow(clippy::too_many_arguments)]
 pub fn pack_b<T: Element>(
     b: &MatRef<'_, T>,
@@ -70,15 +82,25 @@ pub fn pack_b<T: Element>(
     out: &mut [T],
 ) {
     let (data, rs, cs) = b.raw();
-    for (c, panel) in panels.zip(out.chunks_exact_mut(k * nr)) {
+    let g = T::GROUP;
+    let kp = k.next_multiple_of(g);
+    for (c, panel) in panels.zip(out.chunks_exact_mut(kp * nr)) {
         let left = j0 + c * nr;
         let cols = (n - c * nr).min(nr);
-        if cs == 1 {
+        if g > 1 {
+            // Group `p / g`, column `j`, depth `p % g` of the group.
+            panel.fill(T::PAD);
+            for j in 0..cols {
+                for p in 0..k {
+                    panel[((p / g) * nr + j) * g + p % g] = data[(p0 + p) * rs + (left + j) * cs];
+                }
+            }
+        } else if cs == 1 {
             // Row-major: a step's columns are one row.
             for (p, dst) in panel.chunks_exact_mut(nr).enumerate() {
                 let base = (p0 + p) * rs + left;
                 dst[..cols].copy_from_slice(&data[base..base + cols]);
-                dst[cols..].fill(T::ZERO);
+                dst[cols..].fill(T::PAD);
             }
         } else {
             // Column-major (or neither): read each column front to back.
@@ -90,7 +112,7 @@ pub fn pack_b<T: Element>(
             }
             if cols < nr {
                 for dst in panel.chunks_exact_mut(nr) {
-                    dst[cols..].fill(T::ZERO);
+                    dst[cols..].fill(T::PAD);
                 }
             }
         }

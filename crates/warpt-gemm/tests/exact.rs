@@ -8,7 +8,7 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
-use warpt_gemm::{Element, Isa, Kernel, MatMut, MatRef, gemm, gemm_with};
+use warpt_gemm::{Bf16, Element, Isa, Kernel, MatMut, MatRef, gemm, gemm_with};
 
 /// A seeded small integer in -4..=4.
 fn small(seed: &mut u64) -> i64 {
@@ -27,8 +27,8 @@ enum Layout {
     Sub,
 }
 
-/// `rows x cols` values stored in `layout`: (storage, rs, cs, offset).
-fn store<T: Element>(
+/// `rows x cols` values stored in `layout`: (storage, rs, cs).
+fn store<T: Copy>(
     v: &[i64],
     rows: usize,
     cols: usize,
@@ -50,41 +50,44 @@ fn store<T: Element>(
 }
 
 /// Checks `C = alpha A B + beta C` for one shape, layout and thread count
-/// with `kernel`; values as i64 for the reference.
+/// with `kernel`; values as i64 for the reference, made operands by
+/// `from` and accumulators by `acc`.
 #[allow(clippy::too_many_arguments)]
-fn check<T: Element + std::fmt::Debug>(
+fn check<T: Element>(
     kernel: &Kernel<T>,
     (m, n, k): (usize, usize, usize),
     layouts: [Layout; 3],
     threads: usize,
-    alpha: i64,
-    beta: i64,
+    (alpha, beta): (i64, i64),
     from: impl Fn(i64) -> T + Copy,
-) {
+    acc: impl Fn(i64) -> T::Acc + Copy,
+) where
+    T::Acc: std::fmt::Debug,
+{
     let mut seed = (m * 31 + n * 17 + k) as u64;
     let a: Vec<i64> = (0..m * k).map(|_| small(&mut seed)).collect();
     let b: Vec<i64> = (0..k * n).map(|_| small(&mut seed)).collect();
     let c0: Vec<i64> = (0..m * n).map(|_| small(&mut seed)).collect();
     let (ad, ars, acs) = store(&a, m, k, layouts[0], from);
     let (bd, brs, bcs) = store(&b, k, n, layouts[1], from);
-    let (mut cd, crs, ccs) = store(&c0, m, n, layouts[2], from);
+    let (mut cd, crs, ccs) = store(&c0, m, n, layouts[2], acc);
     if beta == 0 {
         // Not read when beta is 0: a NaN there must not come through.
         for x in cd.iter_mut() {
-            *x = from(i64::MAX);
+            *x = acc(i64::MAX);
         }
     }
     let av = MatRef::new(&ad, m, k, ars, acs).unwrap();
     let bv = MatRef::new(&bd, k, n, brs, bcs).unwrap();
     let cv = MatMut::new(&mut cd, m, n, crs, ccs).unwrap();
-    gemm_with(kernel, cv, from(alpha), av, bv, from(beta), threads).unwrap();
+    gemm_with(kernel, cv, acc(alpha), av, bv, acc(beta), threads).unwrap();
     for i in 0..m {
         for j in 0..n {
             let dot: i64 = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
             let want = alpha * dot + if beta == 0 { 0 } else { beta * c0[i * n + j] };
             let got = cd[i * crs + j * ccs];
             assert!(
-                got == from(want),
+                got == acc(want),
                 "{} {m}x{n}x{k} {layouts:?} threads {threads}: C[{i},{j}] = {got:?}, want {want}",
                 kernel.name
             );
@@ -92,25 +95,27 @@ fn check<T: Element + std::fmt::Debug>(
     }
 }
 
-fn every_kernel<T: Element + std::fmt::Debug>(from: impl Fn(i64) -> T + Copy) {
+fn every_kernel<T: Element>(from: impl Fn(i64) -> T + Copy, acc: impl Fn(i64) -> T::Acc + Copy)
+where
+    T::Acc: std::fmt::Debug,
+{
     let kernels: Vec<_> = Kernel::<T>::all().collect();
-    for isa in Isa::ALL {
-        if !kernels.iter().any(|k| k.isa == isa) {
-            eprintln!(
-                "{} kernels for {}: not run here (this CPU lacks it)",
-                T::NAME,
-                isa.name()
-            );
+    for k in T::kernels() {
+        if !k.isa.available() {
+            eprintln!("{}: not run here (this CPU lacks {})", k.name, k.isa.name());
         }
     }
     assert!(kernels.iter().any(|k| k.isa == Isa::Portable));
-    assert_eq!(Kernel::<T>::best().isa, Isa::best());
+    // The best is the highest level this CPU runs.
+    let top = kernels.iter().map(|k| k.isa).max();
+    assert_eq!(Some(Kernel::<T>::best().isa), top);
     use Layout::*;
     for kernel in kernels {
         eprintln!("{}: checked", kernel.name);
         let (mr, nr, kc, mc) = (kernel.mr, kernel.nr, kernel.kc, kernel.mc);
-        // Edges: a tile, one short and one past; depths past one block;
-        // rows past one block.
+        // Edges: a tile, one short and one past; depths past one block
+        // (and odd, for kernels taking depths in pairs); rows past one
+        // block.
         for shape in [
             (1, 1, 1),
             (mr, nr, 3),
@@ -125,32 +130,35 @@ fn every_kernel<T: Element + std::fmt::Debug>(from: impl Fn(i64) -> T + Copy) {
                 [RowMajor, ColMajor, Sub],
                 [Sub, RowMajor, ColMajor],
             ] {
-                check(kernel, shape, layouts, 1, 1, 0, from);
+                check(kernel, shape, layouts, 1, (1, 0), from, acc);
             }
         }
         // alpha and beta.
-        check(kernel, (mr + 3, nr + 2, 9), [ColMajor; 3], 1, 2, -1, from);
-        check(kernel, (mr + 3, nr + 2, 9), [RowMajor; 3], 1, -3, 1, from);
+        let shape = (mr + 3, nr + 2, 9);
+        check(kernel, shape, [ColMajor; 3], 1, (2, -1), from, acc);
+        check(kernel, shape, [RowMajor; 3], 1, (-3, 1), from, acc);
         // Threads: by rows (B's block shared), by columns (thin A), and
         // columns past one NC block.
         for threads in [2, 3] {
+            let rows = (4 * mc + 5, 3 * nr + 1, 150);
             check(
                 kernel,
-                (4 * mc + 5, 3 * nr + 1, 150),
+                rows,
                 [ColMajor, RowMajor, ColMajor],
                 threads,
-                1,
-                1,
+                (1, 1),
                 from,
+                acc,
             );
+            let cols = (mr, kernel.nc + 2 * nr + 3, 150);
             check(
                 kernel,
-                (mr, kernel.nc + 2 * nr + 3, 150),
+                cols,
                 [RowMajor, ColMajor, RowMajor],
                 threads,
-                1,
-                0,
+                (1, 0),
                 from,
+                acc,
             );
         }
     }
@@ -158,12 +166,26 @@ fn every_kernel<T: Element + std::fmt::Debug>(from: impl Fn(i64) -> T + Copy) {
 
 #[test]
 fn every_f64_kernel_is_exact_on_every_edge_layout_and_split() {
-    every_kernel::<f64>(|x| if x == i64::MAX { f64::NAN } else { x as f64 });
+    let f = |x| if x == i64::MAX { f64::NAN } else { x as f64 };
+    every_kernel::<f64>(f, f);
 }
 
 #[test]
 fn every_f32_kernel_is_exact_on_every_edge_layout_and_split() {
-    every_kernel::<f32>(|x| if x == i64::MAX { f32::NAN } else { x as f32 });
+    let f = |x| if x == i64::MAX { f32::NAN } else { x as f32 };
+    every_kernel::<f32>(f, f);
+}
+
+#[test]
+fn every_bf16_kernel_is_exact_on_every_edge_layout_and_split() {
+    let f = |x| if x == i64::MAX { f32::NAN } else { x as f32 };
+    every_kernel::<Bf16>(|x| Bf16::from_f32(f(x)), f);
+    // Rounding to bf16: to nearest, ties to even.
+    assert_eq!(Bf16::from_f32(1.0 + 1.0 / 256.0).to_f32(), 1.0);
+    assert_eq!(
+        Bf16::from_f32(1.0 + 3.0 / 256.0).to_f32(),
+        1.0 + 4.0 / 256.0
+    );
 }
 
 #[test]

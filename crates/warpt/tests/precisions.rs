@@ -130,12 +130,25 @@ fn gemm_multiplies_in_every_precision_and_checks_each_product() {
     // The engine, the ISA it picked and each precision's kernel are named.
     assert_eq!(r.details["engine"], ParamValue::from("warpt-gemm"));
     let isa = r.details["isa"].as_str().unwrap();
-    assert!(["portable", "avx2+fma", "avx512f"].contains(&isa), "{isa}");
+    assert!(
+        ["portable", "avx2+fma", "avx512f", "avx512_bf16"].contains(&isa),
+        "{isa}"
+    );
     let kernels = r.details["gemm_kernel"].as_str().unwrap();
     assert!(
-        kernels.contains(&format!("fp64: {isa} f64")) && kernels.contains("fp32: "),
+        ["fp64: ", "fp32: ", "bf16: ", "int8: "]
+            .iter()
+            .all(|p| kernels.contains(p)),
         "{kernels}"
     );
+    // bf16 on its own instructions where the CPU has them, and said so.
+    let bf16 = r.details["method_bf16"].as_str().unwrap();
+    if isa == "avx512_bf16" {
+        assert!(kernels.contains("bf16: avx512_bf16 bf16"), "{kernels}");
+        assert!(bf16.contains("vdpbf16ps"), "{bf16}");
+    } else {
+        assert!(bf16.contains("widened to fp32"), "{bf16}");
+    }
     let message = &r.validation.as_ref().unwrap().message;
     assert!(message.contains("8 products"), "{message}");
 

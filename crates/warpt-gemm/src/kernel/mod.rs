@@ -17,19 +17,21 @@ use std::ops::{Add, Mul};
 
 use crate::isa::Isa;
 
-/// The microkernel's signature: `k` steps over `a` (`k x MR`, packed)
-/// and `b` (`k x NR`, packed) into `out` (`MR x NR`, column-major).
+/// The microkernel's signature: `groups` steps over `a` (`groups x MR x
+/// G`, packed) and `b` (`groups x NR x G`, packed), `G` the element's
+/// [`Element::GROUP`], into `out` (`MR x NR`, column-major).
 ///
 /// # Safety
-/// `a` holds `k * MR` elements, `b` holds `k * NR`, `out` has room for
-/// `MR * NR`, and the CPU runs the kernel's [`Isa`].
-pub type MicroKernel<T> = unsafe fn(k: usize, a: *const T, b: *const T, out: *mut T);
+/// `a` holds `groups * MR * G` elements, `b` holds `groups * NR * G`,
+/// `out` has room for `MR * NR`, and the CPU runs the kernel's [`Isa`].
+pub type MicroKernel<T> =
+    unsafe fn(groups: usize, a: *const T, b: *const T, out: *mut <T as Element>::Acc);
 
 /// A microkernel and its blocking.
-#[derive(Debug, Clone, Copy)]
-pub struct Kernel<T: 'static> {
+#[derive(Debug)]
+pub struct Kernel<T: Element> {
     /// Its name in results (`details.gemm_kernel`), such as
-    /// `avx512f f64 24x8`.
+    /// `avx512f f64 32x6`.
     pub name: &'static str,
     /// The instructions it needs.
     pub isa: Isa,
@@ -37,7 +39,7 @@ pub struct Kernel<T: 'static> {
     pub mr: usize,
     /// Columns of the register tile.
     pub nr: usize,
-    /// Depth of one packed block.
+    /// Depth of one packed block (a multiple of the element's group).
     pub kc: usize,
     /// Rows of A packed at a time (a multiple of `mr`).
     pub mc: usize,
@@ -45,6 +47,14 @@ pub struct Kernel<T: 'static> {
     pub nc: usize,
     run: MicroKernel<T>,
 }
+
+impl<T: Element> Clone for Kernel<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T: Element> Copy for Kernel<T> {}
 
 impl<T: Element> Kernel<T> {
     /// Every kernel for `T` this CPU runs, best last.
@@ -62,34 +72,61 @@ impl<T: Element> Kernel<T> {
         Self::all().find(|k| k.isa == isa)
     }
 
-    /// Runs it on packed panels: `a` is `k x mr`, `b` is `k x nr`, `out`
-    /// `mr x nr` column-major.
-    pub(crate) fn run(&self, k: usize, a: &[T], b: &[T], out: &mut [T]) {
-        assert!(a.len() >= k * self.mr && b.len() >= k * self.nr && out.len() >= self.mr * self.nr);
+    /// Runs it on packed panels: `a` is `groups x mr x G`, `b` is `groups
+    /// x nr x G`, `out` `mr x nr` column-major.
+    pub(crate) fn run(&self, groups: usize, a: &[T], b: &[T], out: &mut [T::Acc]) {
+        let g = T::GROUP;
+        assert!(
+            a.len() >= groups * self.mr * g
+                && b.len() >= groups * self.nr * g
+                && out.len() >= self.mr * self.nr
+        );
         // SAFETY: the lengths were checked above, and `Kernel::all` (the
         // only way to a kernel outside this module) hands out only kernels
         // whose ISA this CPU runs.
-        unsafe { (self.run)(k, a.as_ptr(), b.as_ptr(), out.as_mut_ptr()) }
+        unsafe { (self.run)(groups, a.as_ptr(), b.as_ptr(), out.as_mut_ptr()) }
     }
 }
 
-/// An element type the engine multiplies.
-pub trait Element:
+/// A number C is made of: the accumulator and output of a product.
+pub trait Scalar:
     Copy + Send + Sync + PartialEq + Default + Add<Output = Self> + Mul<Output = Self> + 'static
 {
     /// 0.
     const ZERO: Self;
     /// 1.
     const ONE: Self;
-    /// Its name in results (`f64`, `f32`).
+}
+
+impl Scalar for f64 {
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+}
+
+impl Scalar for f32 {
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+}
+
+/// An element type A and B are made of.
+pub trait Element: Copy + Send + Sync + 'static {
+    /// What its products accumulate in, and C is made of.
+    type Acc: Scalar;
+    /// Consecutive depths one step of a kernel takes together: 1, or 2
+    /// for bf16 (`vdpbf16ps` adds the products of a pair into one lane).
+    const GROUP: usize;
+    /// The zero padding is made of.
+    const PAD: Self;
+    /// Its name in results (`f64`, `f32`, `bf16`).
     const NAME: &'static str;
     /// Every kernel for it, the portable one first, best last.
     fn kernels() -> &'static [Kernel<Self>];
 }
 
 impl Element for f64 {
-    const ZERO: Self = 0.0;
-    const ONE: Self = 1.0;
+    type Acc = f64;
+    const GROUP: usize = 1;
+    const PAD: Self = 0.0;
     const NAME: &'static str = "f64";
     fn kernels() -> &'static [Kernel<Self>] {
         &F64
@@ -97,13 +134,62 @@ impl Element for f64 {
 }
 
 impl Element for f32 {
-    const ZERO: Self = 0.0;
-    const ONE: Self = 1.0;
+    type Acc = f32;
+    const GROUP: usize = 1;
+    const PAD: Self = 0.0;
     const NAME: &'static str = "f32";
     fn kernels() -> &'static [Kernel<Self>] {
         &F32
     }
 }
+
+/// A bfloat16: the top half of an fp32's bits (sign, 8 exponent bits, 7
+/// of the mantissa). Products of two are exact in fp32; the engine adds
+/// them in fp32.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(transparent)]
+pub struct Bf16(pub u16);
+
+impl Bf16 {
+    /// The nearest bf16 to `x` (ties to even).
+    pub fn from_f32(x: f32) -> Self {
+        let bits = x.to_bits();
+        Bf16((bits.wrapping_add(0x7FFF + ((bits >> 16) & 1)) >> 16) as u16)
+    }
+
+    /// The fp32 it stands for (exact).
+    pub fn to_f32(self) -> f32 {
+        f32::from_bits(u32::from(self.0) << 16)
+    }
+}
+
+impl Element for Bf16 {
+    type Acc = f32;
+    const GROUP: usize = 2;
+    const PAD: Self = Bf16(0);
+    const NAME: &'static str = "bf16";
+    fn kernels() -> &'static [Kernel<Self>] {
+        &BF16
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+static BF16: [Kernel<Bf16>; 2] = [
+    portable::BF16,
+    Kernel {
+        name: "avx512_bf16 bf16 48x8",
+        isa: Isa::Avx512Bf16,
+        mr: 48,
+        nr: 8,
+        kc: 512,
+        mc: 240,
+        nc: 3072,
+        run: x86::bf16_avx512,
+    },
+];
+
+#[cfg(not(target_arch = "x86_64"))]
+static BF16: [Kernel<Bf16>; 1] = [portable::BF16];
 
 #[cfg(target_arch = "x86_64")]
 static F64: [Kernel<f64>; 3] = [

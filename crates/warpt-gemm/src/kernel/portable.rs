@@ -3,7 +3,7 @@
 //! no hand-tiled kernel runs, and the reference the others are tested
 //! against.
 
-use super::{Element, Kernel};
+use super::{Bf16, Element, Kernel, Scalar};
 use crate::isa::Isa;
 
 const MR: usize = 8;
@@ -33,10 +33,22 @@ pub const F32: Kernel<f32> = Kernel {
     run: tile::<f32>,
 };
 
+/// The bf16 portable kernel: pairs of depths, products added in fp32.
+pub const BF16: Kernel<Bf16> = Kernel {
+    name: "portable bf16 8x4",
+    isa: Isa::Portable,
+    mr: MR,
+    nr: NR,
+    kc: 256,
+    mc: 128,
+    nc: 1024,
+    run: tile_bf16,
+};
+
 /// # Safety
 /// As [`super::MicroKernel`]: `a` holds `k * 8`, `b` `k * 4`, `out` room
 /// for 32.
-unsafe fn tile<T: Element>(k: usize, a: *const T, b: *const T, out: *mut T) {
+unsafe fn tile<T: Element<Acc = T> + Scalar>(k: usize, a: *const T, b: *const T, out: *mut T) {
     // SAFETY: the caller gives the lengths above.
     let (a, b, out) = unsafe {
         (
@@ -50,6 +62,31 @@ unsafe fn tile<T: Element>(k: usize, a: *const T, b: *const T, out: *mut T) {
         for (col, &bj) in acc.iter_mut().zip(bp) {
             for (c, &ai) in col.iter_mut().zip(ap) {
                 *c = *c + ai * bj;
+            }
+        }
+    }
+    for (dst, col) in out.chunks_exact_mut(MR).zip(&acc) {
+        dst.copy_from_slice(col);
+    }
+}
+
+/// # Safety
+/// As [`super::MicroKernel`]: `a` holds `groups * 8 * 2`, `b` `groups * 4
+/// * 2`, `out` room for 32.
+unsafe fn tile_bf16(groups: usize, a: *const Bf16, b: *const Bf16, out: *mut f32) {
+    // SAFETY: the caller gives the lengths above.
+    let (a, b, out) = unsafe {
+        (
+            std::slice::from_raw_parts(a, groups * MR * 2),
+            std::slice::from_raw_parts(b, groups * NR * 2),
+            std::slice::from_raw_parts_mut(out, MR * NR),
+        )
+    };
+    let mut acc = [[0f32; MR]; NR];
+    for (ap, bp) in a.chunks_exact(MR * 2).zip(b.chunks_exact(NR * 2)) {
+        for (col, bj) in acc.iter_mut().zip(bp.chunks_exact(2)) {
+            for (c, ai) in col.iter_mut().zip(ap.chunks_exact(2)) {
+                *c += ai[0].to_f32() * bj[0].to_f32() + ai[1].to_f32() * bj[1].to_f32();
             }
         }
     }

@@ -105,3 +105,53 @@ tile_kernel!(
     _mm512_fmadd_pd,
     _mm512_storeu_pd
 );
+
+/// The bf16 tile (AVX512_BF16): 48 x 8 fp32 accumulators; each step takes
+/// a pair of depths, `vdpbf16ps` adding both products of a pair into one
+/// fp32 lane (A's micro-panel holds each row's pair side by side, B's
+/// each column's, so a 32-bit broadcast of B meets 16 rows of A).
+///
+/// # Safety
+/// As [`super::MicroKernel`] with MR 48, NR 8 and groups of 2, on a CPU
+/// with AVX512_BF16.
+#[target_feature(enable = "avx512f,avx512bf16")]
+pub(super) unsafe fn bf16_avx512(
+    groups: usize,
+    a: *const super::Bf16,
+    b: *const super::Bf16,
+    out: *mut f32,
+) {
+    const MV: usize = 3;
+    const NR: usize = 8;
+    const MR: usize = 16 * MV;
+    // SAFETY (every transmute): __m512i and __m512bh are both 64 bytes of
+    // plain bits.
+    let zero: __m512bh = unsafe { std::mem::transmute(_mm512_setzero_si512()) };
+    let mut acc = [[_mm512_setzero_ps(); MV]; NR];
+    for g in 0..groups {
+        // SAFETY: g < groups: the step's MR pairs of A and NR of B are
+        // inside the panels the caller gave.
+        let (ap, bp) = unsafe { (a.add(g * MR * 2), b.add(g * NR * 2)) };
+        let mut av = [zero; MV];
+        for (v, x) in av.iter_mut().enumerate() {
+            // SAFETY: 16 pairs (64 bytes) inside A's step.
+            *x = unsafe {
+                std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(ap.add(v * 32).cast()))
+            };
+        }
+        for (j, col) in acc.iter_mut().enumerate() {
+            // SAFETY: column j's pair (4 bytes) inside B's step.
+            let pair = unsafe { bp.add(j * 2).cast::<i32>().read_unaligned() };
+            let bj: __m512bh = unsafe { std::mem::transmute(_mm512_set1_epi32(pair)) };
+            for (c, x) in col.iter_mut().zip(av) {
+                *c = _mm512_dpbf16_ps(*c, x, bj);
+            }
+        }
+    }
+    for (j, col) in acc.iter().enumerate() {
+        for (v, c) in col.iter().enumerate() {
+            // SAFETY: out has room for MR x NR, column j at j * MR.
+            unsafe { _mm512_storeu_ps(out.add(j * MR + v * 16), *c) };
+        }
+    }
+}

@@ -2,13 +2,13 @@
 //! memory-bound, in fp64, fp32, bf16 (fp32 accumulate) and int8 (int32
 //! accumulate).
 //!
-//! fp64 and fp32 are warpt's GEMM engine (`warpt-gemm`: packed panels, the
-//! best register tile this CPU runs; `details.gemm_kernel` names it). bf16
-//! inputs are widened to fp32 (exactly, in storage order, on every thread)
-//! and multiplied by the engine's fp32 kernel, the widening timed with it:
-//! the bf16 dot-product instructions (AVX512_BF16) would double the rate,
-//! and the engine has no bf16 kernel yet — the `method` detail says which
-//! path ran. int8 is warpt's own blocked kernel ([`int8`]). Every sample
+//! fp64, fp32 and bf16 are warpt's GEMM engine (`warpt-gemm`: packed
+//! panels, the best register tile this CPU runs; `details.gemm_kernel`
+//! names it). bf16 runs on `vdpbf16ps` (fp32 accumulate) where the CPU has
+//! AVX512_BF16; elsewhere its inputs are widened to fp32 (exactly, in
+//! storage order, on every thread, the widening timed) and multiplied by
+//! the fp32 kernel — the `method` detail says which path ran. int8 is
+//! warpt's own blocked kernel ([`int8`]). Every sample
 //! multiplies the same seeded matrices; validation recomputes sampled
 //! entries of C in fp64 (exactly, for int8) and holds each to a bound
 //! stated per precision.
@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use warpt_gemm::{Isa, Kernel, MatMut, MatRef};
+use warpt_gemm::{Bf16, Isa, Kernel, MatMut, MatRef, Scalar};
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
     Suite, WorkLimit, at_floor_rate,
@@ -85,7 +85,11 @@ impl Precision {
             Precision::Fp64 => "warpt-gemm f64",
             Precision::Fp32 => "warpt-gemm f32",
             Precision::Bf16 => {
-                "bf16 widened to fp32 (exact), warpt-gemm f32: no bf16 kernel in the engine yet"
+                if bf16_kernel() {
+                    "warpt-gemm bf16 (vdpbf16ps, fp32 accumulate)"
+                } else {
+                    "bf16 widened to fp32 (exact), warpt-gemm f32: this CPU has no AVX512_BF16"
+                }
             }
             Precision::Int8 => {
                 "warpt's blocked int8 GEMM (AVX2 vpmaddwd on i16-widened operands, exact)"
@@ -191,10 +195,11 @@ pub fn sizes(param: Option<&ParamValue>) -> Result<Vec<usize>, String> {
 enum Operands {
     F64(Vec<f64>, Vec<f64>, Vec<f64>),
     F32(Vec<f32>, Vec<f32>, Vec<f32>),
-    /// bf16 bits, the fp32 buffers they widen into, and C.
+    /// bf16 values, the fp32 buffers they widen into (where the engine
+    /// has no bf16 kernel for this CPU), and C.
     Bf16 {
-        a: Vec<u16>,
-        b: Vec<u16>,
+        a: Vec<Bf16>,
+        b: Vec<Bf16>,
         wa: Vec<f32>,
         wb: Vec<f32>,
         c: Vec<f32>,
@@ -204,18 +209,6 @@ enum Operands {
 
 fn uniform(rng: &mut Xoshiro256PlusPlus) -> f64 {
     (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 - 0.5
-}
-
-/// bf16 bits of `x` (round to nearest even).
-fn to_bf16(x: f32) -> u16 {
-    let bits = x.to_bits();
-    let round = 0x7FFF + ((bits >> 16) & 1);
-    (bits.wrapping_add(round) >> 16) as u16
-}
-
-/// The f32 a bf16 stands for (exact).
-fn from_bf16(h: u16) -> f32 {
-    f32::from_bits(u32::from(h) << 16)
 }
 
 impl Operands {
@@ -234,8 +227,8 @@ impl Operands {
                 vec![0.0; n * n],
             ),
             Precision::Bf16 => Operands::Bf16 {
-                a: (0..n * n).map(|_| to_bf16(next() as f32)).collect(),
-                b: (0..n * n).map(|_| to_bf16(next() as f32)).collect(),
+                a: (0..n * n).map(|_| Bf16::from_f32(next() as f32)).collect(),
+                b: (0..n * n).map(|_| Bf16::from_f32(next() as f32)).collect(),
                 wa: vec![0.0; n * n],
                 wb: vec![0.0; n * n],
                 c: vec![0.0; n * n],
@@ -253,7 +246,7 @@ impl Operands {
         match self {
             Operands::F64(a, ..) => a[i * n + k],
             Operands::F32(a, ..) => f64::from(a[i * n + k]),
-            Operands::Bf16 { a, .. } => f64::from(from_bf16(a[i * n + k])),
+            Operands::Bf16 { a, .. } => f64::from(a[i * n + k].to_f32()),
             Operands::I8(a, ..) => f64::from(a[i * n + k]),
         }
     }
@@ -263,7 +256,7 @@ impl Operands {
         match self {
             Operands::F64(_, b, _) => b[k * n + j],
             Operands::F32(_, b, _) => f64::from(b[k * n + j]),
-            Operands::Bf16 { b, .. } => f64::from(from_bf16(b[k * n + j])),
+            Operands::Bf16 { b, .. } => f64::from(b[k * n + j].to_f32()),
             Operands::I8(_, b, _) => f64::from(b[k * n + j]),
         }
     }
@@ -283,9 +276,13 @@ impl Operands {
             Operands::F64(a, b, c) => product(a, b, c, n, threads),
             Operands::F32(a, b, c) => product(a, b, c, n, threads),
             Operands::Bf16 { a, b, wa, wb, c } => {
-                widen(a, wa);
-                widen(b, wb);
-                product(wa, wb, c, n, threads);
+                if bf16_kernel() {
+                    product(a, b, c, n, threads);
+                } else {
+                    widen(a, wa);
+                    widen(b, wb);
+                    product(wa, wb, c, n, threads);
+                }
             }
             Operands::I8(a, b, c) => int8::gemm(a, b, c, n, n, n),
         }
@@ -293,25 +290,32 @@ impl Operands {
 }
 
 /// C = A B for row-major n x n operands, by the engine.
-fn product<T: warpt_gemm::Element>(a: &[T], b: &[T], c: &mut [T], n: usize, threads: usize) {
+fn product<T: warpt_gemm::Element>(a: &[T], b: &[T], c: &mut [T::Acc], n: usize, threads: usize) {
     let views = MatRef::row_major(a, n, n)
         .and_then(|a| Ok((a, MatRef::row_major(b, n, n)?, MatMut::row_major(c, n, n)?)));
     // The operands are n x n by construction: neither a view nor the
     // product can be refused.
     if let Ok((a, b, c)) = views {
-        let _ = warpt_gemm::gemm(c, T::ONE, a, b, T::ZERO, threads);
+        let _ = warpt_gemm::gemm(c, T::Acc::ONE, a, b, T::Acc::ZERO, threads);
     }
 }
 
-/// bf16 bits widened exactly into fp32, in storage order, on the current
-/// rayon pool.
-fn widen(src: &[u16], dst: &mut [f32]) {
+/// Whether the engine multiplies bf16 with bf16 instructions here
+/// (`vdpbf16ps`); else bf16 is widened to fp32 and multiplied by the fp32
+/// kernel, which is faster than bf16 by portable code.
+fn bf16_kernel() -> bool {
+    Kernel::<Bf16>::best().isa != Isa::Portable
+}
+
+/// bf16 values widened exactly into fp32, in storage order, on the
+/// current rayon pool.
+fn widen(src: &[Bf16], dst: &mut [f32]) {
     use rayon::prelude::*;
     dst.par_chunks_mut(1 << 14)
         .zip(src.par_chunks(1 << 14))
         .for_each(|(d, s)| {
             for (x, &h) in d.iter_mut().zip(s) {
-                *x = from_bf16(h);
+                *x = h.to_f32();
             }
         });
 }
@@ -501,7 +505,9 @@ impl Benchmark for Gemm {
         for (p, _) in &self.plan {
             let name = match p {
                 Precision::Fp64 => Kernel::<f64>::best().name,
-                Precision::Fp32 | Precision::Bf16 => Kernel::<f32>::best().name,
+                Precision::Fp32 => Kernel::<f32>::best().name,
+                Precision::Bf16 if bf16_kernel() => Kernel::<Bf16>::best().name,
+                Precision::Bf16 => Kernel::<f32>::best().name,
                 Precision::Int8 => "int8 avx2 vpmaddwd",
             };
             let entry = format!("{}: {name}", p.tag());
@@ -600,11 +606,12 @@ mod tests {
 
     #[test]
     fn bf16_rounds_to_nearest_even_and_widens_exactly() {
-        assert_eq!(from_bf16(to_bf16(1.0)), 1.0);
-        assert_eq!(from_bf16(to_bf16(-0.5)), -0.5);
+        let round = |x: f32| Bf16::from_f32(x).to_f32();
+        assert_eq!(round(1.0), 1.0);
+        assert_eq!(round(-0.5), -0.5);
         // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties to even (1).
-        assert_eq!(from_bf16(to_bf16(1.0 + 1.0 / 256.0)), 1.0);
-        assert_eq!(from_bf16(to_bf16(1.0 + 3.0 / 256.0)), 1.0 + 4.0 / 256.0);
+        assert_eq!(round(1.0 + 1.0 / 256.0), 1.0);
+        assert_eq!(round(1.0 + 3.0 / 256.0), 1.0 + 4.0 / 256.0);
     }
 
     #[test]
