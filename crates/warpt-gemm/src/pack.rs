@@ -33,11 +33,24 @@ pub fn pack_a<T: Element>(
         let top = i0 + r * mr;
         let rows = (m - r * mr).min(mr);
         if g > 1 {
-            // Group `p / g`, row `i`, depth `p % g` of the group.
-            panel.fill(T::PAD);
-            for i in 0..rows {
+            // Group `p / g`, row `i`, depth `p % g` of the group; read in
+            // storage order.
+            if rows < mr || k % g != 0 {
+                panel.fill(T::PAD);
+            }
+            if rs == 1 {
                 for p in 0..k {
-                    panel[((p / g) * mr + i) * g + p % g] = data[(top + i) * rs + (p0 + p) * cs];
+                    let column = &data[top + (p0 + p) * cs..][..rows];
+                    for (i, &x) in column.iter().enumerate() {
+                        panel[((p / g) * mr + i) * g + p % g] = x;
+                    }
+                }
+            } else {
+                for i in 0..rows {
+                    for p in 0..k {
+                        panel[((p / g) * mr + i) * g + p % g] =
+                            data[(top + i) * rs + (p0 + p) * cs];
+                    }
                 }
             }
         } else if rs == 1 || cs != 1 {
@@ -88,11 +101,24 @@ pub fn pack_b<T: Element>(
         let left = j0 + c * nr;
         let cols = (n - c * nr).min(nr);
         if g > 1 {
-            // Group `p / g`, column `j`, depth `p % g` of the group.
-            panel.fill(T::PAD);
-            for j in 0..cols {
+            // Group `p / g`, column `j`, depth `p % g` of the group; read
+            // in storage order.
+            if cols < nr || k % g != 0 {
+                panel.fill(T::PAD);
+            }
+            if cs == 1 {
                 for p in 0..k {
-                    panel[((p / g) * nr + j) * g + p % g] = data[(p0 + p) * rs + (left + j) * cs];
+                    let row = &data[(p0 + p) * rs + left..][..cols];
+                    for (j, &x) in row.iter().enumerate() {
+                        panel[((p / g) * nr + j) * g + p % g] = x;
+                    }
+                }
+            } else {
+                for j in 0..cols {
+                    for p in 0..k {
+                        panel[((p / g) * nr + j) * g + p % g] =
+                            data[(p0 + p) * rs + (left + j) * cs];
+                    }
                 }
             }
         } else if cs == 1 {
