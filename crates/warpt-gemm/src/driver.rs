@@ -269,17 +269,27 @@ impl<T: Element> Job<'_, T> {
         let beta = if pc == 0 { self.beta } else { T::Acc::ONE };
         let groups = kb.div_ceil(T::GROUP);
         let kp = groups * T::GROUP;
+        let mut correction = vec![T::Acc::ZERO; kr.nr];
         for (jr, b_panel) in b_block
             .chunks_exact(kp * kr.nr)
             .take(nb.div_ceil(kr.nr))
             .enumerate()
         {
+            // What the stored A needs for this panel's columns (int8).
+            let corrected = T::correct(b_panel, kr.nr, &mut correction);
             for (ir, a_panel) in a_block
                 .chunks_exact(kp * kr.mr)
                 .take(mb.div_ceil(kr.mr))
                 .enumerate()
             {
                 kr.run(groups, a_panel, b_panel, tile);
+                if corrected {
+                    for (col, &c) in tile.chunks_exact_mut(kr.mr).zip(&correction) {
+                        for t in col {
+                            *t = *t + c;
+                        }
+                    }
+                }
                 let (i0, j0) = (ic + ir * kr.mr, jc + jr * kr.nr);
                 let rows = i0..(i0 + kr.mr).min(ic + mb);
                 let cols = j0..(j0 + kr.nr).min(jc + nb);

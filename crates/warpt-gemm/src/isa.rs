@@ -9,6 +9,9 @@ pub enum Isa {
     Avx2,
     /// AVX-512 Foundation (x86-64-v4).
     Avx512,
+    /// AVX-512 with the int8 dot products (`vpdpbusd`): Ice Lake, Cascade
+    /// Lake and later, Zen 4 and later.
+    Avx512Vnni,
     /// AVX-512 with the bf16 dot products (`vdpbf16ps`): Cooper Lake,
     /// Sapphire Rapids and later, Zen 4 and later.
     Avx512Bf16,
@@ -16,7 +19,13 @@ pub enum Isa {
 
 impl Isa {
     /// Every level, in order.
-    pub const ALL: [Isa; 4] = [Isa::Portable, Isa::Avx2, Isa::Avx512, Isa::Avx512Bf16];
+    pub const ALL: [Isa; 5] = [
+        Isa::Portable,
+        Isa::Avx2,
+        Isa::Avx512,
+        Isa::Avx512Vnni,
+        Isa::Avx512Bf16,
+    ];
 
     /// Whether this CPU runs it.
     pub fn available(self) -> bool {
@@ -29,6 +38,11 @@ impl Isa {
             }
             #[cfg(target_arch = "x86_64")]
             Isa::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512Vnni => {
+                std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512vnni")
+            }
             #[cfg(target_arch = "x86_64")]
             Isa::Avx512Bf16 => {
                 std::arch::is_x86_feature_detected!("avx512f")
@@ -54,6 +68,7 @@ impl Isa {
             Isa::Portable => "portable",
             Isa::Avx2 => "avx2+fma",
             Isa::Avx512 => "avx512f",
+            Isa::Avx512Vnni => "avx512_vnni",
             Isa::Avx512Bf16 => "avx512_bf16",
         }
     }

@@ -35,21 +35,21 @@ pub fn pack_a<T: Element>(
         if g > 1 {
             // Group `p / g`, row `i`, depth `p % g` of the group; read in
             // storage order.
-            if rows < mr || k % g != 0 {
+            if rows < mr || !k.is_multiple_of(g) {
                 panel.fill(T::PAD);
             }
             if rs == 1 {
                 for p in 0..k {
                     let column = &data[top + (p0 + p) * cs..][..rows];
                     for (i, &x) in column.iter().enumerate() {
-                        panel[((p / g) * mr + i) * g + p % g] = x;
+                        panel[((p / g) * mr + i) * g + p % g] = T::pack_a(x);
                     }
                 }
             } else {
                 for i in 0..rows {
                     for p in 0..k {
                         panel[((p / g) * mr + i) * g + p % g] =
-                            data[(top + i) * rs + (p0 + p) * cs];
+                            T::pack_a(data[(top + i) * rs + (p0 + p) * cs]);
                     }
                 }
             }
@@ -58,7 +58,7 @@ pub fn pack_a<T: Element>(
             for (p, dst) in panel.chunks_exact_mut(mr).enumerate() {
                 let base = top * rs + (p0 + p) * cs;
                 for (i, d) in dst[..rows].iter_mut().enumerate() {
-                    *d = data[base + i * rs];
+                    *d = T::pack_a(data[base + i * rs]);
                 }
                 dst[rows..].fill(T::PAD);
             }
@@ -67,7 +67,7 @@ pub fn pack_a<T: Element>(
             for i in 0..rows {
                 let row = &data[(top + i) * rs + p0..][..k];
                 for (p, &x) in row.iter().enumerate() {
-                    panel[p * mr + i] = x;
+                    panel[p * mr + i] = T::pack_a(x);
                 }
             }
             if rows < mr {
@@ -103,7 +103,7 @@ pub fn pack_b<T: Element>(
         if g > 1 {
             // Group `p / g`, column `j`, depth `p % g` of the group; read
             // in storage order.
-            if cols < nr || k % g != 0 {
+            if cols < nr || !k.is_multiple_of(g) {
                 panel.fill(T::PAD);
             }
             if cs == 1 {

@@ -177,6 +177,27 @@ fn every_f32_kernel_is_exact_on_every_edge_layout_and_split() {
 }
 
 #[test]
+fn every_int8_kernel_is_exact_on_every_edge_layout_and_split() {
+    // NaN has no i32: beta = 0 must still overwrite whatever C held.
+    let acc = |x: i64| if x == i64::MAX { i32::MIN } else { x as i32 };
+    every_kernel::<i8>(|x| x as i8, acc);
+    // The extremes: -128 x -128 summed, through the unsigned side's offset.
+    for kernel in Kernel::<i8>::all() {
+        let (m, n, k) = (kernel.mr + 1, kernel.nr + 1, 67);
+        let a = vec![i8::MIN; m * k];
+        let b = vec![i8::MIN; k * n];
+        let mut c = vec![0i32; m * n];
+        let cv = MatMut::row_major(&mut c, m, n).unwrap();
+        let (av, bv) = (
+            MatRef::row_major(&a, m, k).unwrap(),
+            MatRef::row_major(&b, k, n).unwrap(),
+        );
+        gemm_with(kernel, cv, 1, av, bv, 0, 1).unwrap();
+        assert!(c.iter().all(|&x| x == 67 * 128 * 128), "{}", kernel.name);
+    }
+}
+
+#[test]
 fn every_bf16_kernel_is_exact_on_every_edge_layout_and_split() {
     let f = |x| if x == i64::MAX { f32::NAN } else { x as f32 };
     every_kernel::<Bf16>(|x| Bf16::from_f32(f(x)), f);

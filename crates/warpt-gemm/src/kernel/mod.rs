@@ -108,6 +108,11 @@ impl Scalar for f32 {
     const ONE: Self = 1.0;
 }
 
+impl Scalar for i32 {
+    const ZERO: Self = 0;
+    const ONE: Self = 1;
+}
+
 /// An element type A and B are made of.
 pub trait Element: Copy + Send + Sync + 'static {
     /// What its products accumulate in, and C is made of.
@@ -121,6 +126,17 @@ pub trait Element: Copy + Send + Sync + 'static {
     const NAME: &'static str;
     /// Every kernel for it, the portable one first, best last.
     fn kernels() -> &'static [Kernel<Self>];
+    /// What packing stores for an element of A (int8: its bits plus 128,
+    /// the unsigned side `vpdpbusd` wants).
+    fn pack_a(x: Self) -> Self {
+        x
+    }
+    /// The correction the stored A needs, for each column of a packed
+    /// micro-panel of B (`nr` columns): added to the tile's columns. None
+    /// (false) but for int8, whose A was stored 128 too high: `-128 Σ b`.
+    fn correct(_b_panel: &[Self], _nr: usize, _out: &mut [Self::Acc]) -> bool {
+        false
+    }
 }
 
 impl Element for f64 {
@@ -172,6 +188,49 @@ impl Element for Bf16 {
         &BF16
     }
 }
+
+impl Element for i8 {
+    type Acc = i32;
+    const GROUP: usize = 4;
+    const PAD: Self = 0;
+    const NAME: &'static str = "i8";
+    fn kernels() -> &'static [Kernel<Self>] {
+        &I8
+    }
+    fn pack_a(x: Self) -> Self {
+        (x as u8 ^ 0x80) as i8
+    }
+    fn correct(b_panel: &[Self], nr: usize, out: &mut [i32]) -> bool {
+        out[..nr].fill(0);
+        for group in b_panel.chunks_exact(nr * 4) {
+            for (sum, b) in out.iter_mut().zip(group.chunks_exact(4)) {
+                *sum += b.iter().map(|&x| i32::from(x)).sum::<i32>();
+            }
+        }
+        for sum in &mut out[..nr] {
+            *sum *= -128;
+        }
+        true
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+static I8: [Kernel<i8>; 2] = [
+    portable::I8,
+    Kernel {
+        name: "avx512_vnni i8 48x8",
+        isa: Isa::Avx512Vnni,
+        mr: 48,
+        nr: 8,
+        kc: 1024,
+        mc: 240,
+        nc: 3072,
+        run: x86::i8_avx512vnni,
+    },
+];
+
+#[cfg(not(target_arch = "x86_64"))]
+static I8: [Kernel<i8>; 1] = [portable::I8];
 
 #[cfg(target_arch = "x86_64")]
 static BF16: [Kernel<Bf16>; 2] = [

@@ -94,3 +94,43 @@ unsafe fn tile_bf16(groups: usize, a: *const Bf16, b: *const Bf16, out: *mut f32
         dst.copy_from_slice(col);
     }
 }
+
+/// The int8 portable kernel: depths in fours, A stored as unsigned (its
+/// bits plus 128, [`Element::pack_a`]), products added in i32.
+pub const I8: Kernel<i8> = Kernel {
+    name: "portable i8 8x4",
+    isa: Isa::Portable,
+    mr: MR,
+    nr: NR,
+    kc: 512,
+    mc: 128,
+    nc: 1024,
+    run: tile_i8,
+};
+
+/// # Safety
+/// As [`super::MicroKernel`]: `a` holds `groups * 8 * 4`, `b` `groups * 4
+/// * 4`, `out` room for 32.
+unsafe fn tile_i8(groups: usize, a: *const i8, b: *const i8, out: *mut i32) {
+    // SAFETY: the caller gives the lengths above.
+    let (a, b, out) = unsafe {
+        (
+            std::slice::from_raw_parts(a, groups * MR * 4),
+            std::slice::from_raw_parts(b, groups * NR * 4),
+            std::slice::from_raw_parts_mut(out, MR * NR),
+        )
+    };
+    let mut acc = [[0i32; MR]; NR];
+    for (ap, bp) in a.chunks_exact(MR * 4).zip(b.chunks_exact(NR * 4)) {
+        for (col, bj) in acc.iter_mut().zip(bp.chunks_exact(4)) {
+            for (c, ai) in col.iter_mut().zip(ap.chunks_exact(4)) {
+                for (&x, &y) in ai.iter().zip(bj) {
+                    *c += i32::from(x as u8) * i32::from(y);
+                }
+            }
+        }
+    }
+    for (dst, col) in out.chunks_exact_mut(MR).zip(&acc) {
+        dst.copy_from_slice(col);
+    }
+}

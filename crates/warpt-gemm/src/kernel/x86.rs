@@ -155,3 +155,42 @@ pub(super) unsafe fn bf16_avx512(
         }
     }
 }
+
+/// The int8 tile (AVX512_VNNI): 48 x 8 i32 accumulators; each step takes
+/// four depths, `vpdpbusd` adding the four products of unsigned A (stored
+/// 128 too high, corrected by the driver) and signed B into one i32 lane.
+///
+/// # Safety
+/// As [`super::MicroKernel`] with MR 48, NR 8 and groups of 4, on a CPU
+/// with AVX512_VNNI.
+#[target_feature(enable = "avx512f,avx512vnni")]
+pub(super) unsafe fn i8_avx512vnni(groups: usize, a: *const i8, b: *const i8, out: *mut i32) {
+    const MV: usize = 3;
+    const NR: usize = 8;
+    const MR: usize = 16 * MV;
+    let mut acc = [[_mm512_setzero_si512(); MV]; NR];
+    for g in 0..groups {
+        // SAFETY: g < groups: the step's MR fours of A and NR of B are
+        // inside the panels the caller gave.
+        let (ap, bp) = unsafe { (a.add(g * MR * 4), b.add(g * NR * 4)) };
+        let mut av = [_mm512_setzero_si512(); MV];
+        for (v, x) in av.iter_mut().enumerate() {
+            // SAFETY: 16 fours (64 bytes) inside A's step.
+            *x = unsafe { _mm512_loadu_si512(ap.add(v * 64).cast()) };
+        }
+        for (j, col) in acc.iter_mut().enumerate() {
+            // SAFETY: column j's four (4 bytes) inside B's step.
+            let four = unsafe { bp.add(j * 4).cast::<i32>().read_unaligned() };
+            let bj = _mm512_set1_epi32(four);
+            for (c, x) in col.iter_mut().zip(av) {
+                *c = _mm512_dpbusd_epi32(*c, x, bj);
+            }
+        }
+    }
+    for (j, col) in acc.iter().enumerate() {
+        for (v, c) in col.iter().enumerate() {
+            // SAFETY: out has room for MR x NR, column j at j * MR.
+            unsafe { _mm512_storeu_si512(out.add(j * MR + v * 16).cast(), *c) };
+        }
+    }
+}

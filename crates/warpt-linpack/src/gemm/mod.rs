@@ -7,11 +7,11 @@
 //! names it). bf16 runs on `vdpbf16ps` (fp32 accumulate) where the CPU has
 //! AVX512_BF16; elsewhere its inputs are widened to fp32 (exactly, in
 //! storage order, on every thread, the widening timed) and multiplied by
-//! the fp32 kernel — the `method` detail says which path ran. int8 is
-//! warpt's own blocked kernel ([`int8`]). Every sample
-//! multiplies the same seeded matrices; validation recomputes sampled
-//! entries of C in fp64 (exactly, for int8) and holds each to a bound
-//! stated per precision.
+//! the fp32 kernel — the `method` detail says which path ran. int8 is the
+//! engine's `vpdpbusd` kernel where the CPU has AVX512_VNNI, else warpt's
+//! own AVX2 kernel ([`int8`]). Every sample multiplies the same seeded
+//! matrices; validation recomputes sampled entries of C in fp64 (exactly,
+//! for int8) and holds each to a bound stated per precision.
 //!
 //! - [`int8`]: the int8 GEMM.
 
@@ -92,7 +92,11 @@ impl Precision {
                 }
             }
             Precision::Int8 => {
-                "warpt's blocked int8 GEMM (AVX2 vpmaddwd on i16-widened operands, exact)"
+                if int8_kernel() {
+                    "warpt-gemm int8 (vpdpbusd on A offset to unsigned, corrected; exact)"
+                } else {
+                    "warpt's blocked int8 GEMM (AVX2 vpmaddwd on i16-widened operands, exact): this CPU has no AVX512_VNNI"
+                }
             }
         }
     }
@@ -284,6 +288,7 @@ impl Operands {
                     product(wa, wb, c, n, threads);
                 }
             }
+            Operands::I8(a, b, c) if int8_kernel() => product(a, b, c, n, threads),
             Operands::I8(a, b, c) => int8::gemm(a, b, c, n, n, n),
         }
     }
@@ -305,6 +310,12 @@ fn product<T: warpt_gemm::Element>(a: &[T], b: &[T], c: &mut [T::Acc], n: usize,
 /// kernel, which is faster than bf16 by portable code.
 fn bf16_kernel() -> bool {
     Kernel::<Bf16>::best().isa != Isa::Portable
+}
+
+/// Whether the engine multiplies int8 with int8 dot products here
+/// (`vpdpbusd`); else [`int8::gemm`] (AVX2) does.
+fn int8_kernel() -> bool {
+    Kernel::<i8>::best().isa != Isa::Portable
 }
 
 /// bf16 values widened exactly into fp32, in storage order, on the
@@ -508,6 +519,7 @@ impl Benchmark for Gemm {
                 Precision::Fp32 => Kernel::<f32>::best().name,
                 Precision::Bf16 if bf16_kernel() => Kernel::<Bf16>::best().name,
                 Precision::Bf16 => Kernel::<f32>::best().name,
+                Precision::Int8 if int8_kernel() => Kernel::<i8>::best().name,
                 Precision::Int8 => "int8 avx2 vpmaddwd",
             };
             let entry = format!("{}: {name}", p.tag());
