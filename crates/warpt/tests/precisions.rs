@@ -149,6 +149,18 @@ fn gemm_multiplies_in_every_precision_and_checks_each_product() {
     } else {
         assert!(bf16.contains("widened to fp32"), "{bf16}");
     }
+    // int8 on vpdpbusd where the CPU has VNNI, else on the AVX2 kernel.
+    let int8 = r.details["method_int8"].as_str().unwrap();
+    #[cfg(target_arch = "x86_64")]
+    let vnni = std::arch::is_x86_feature_detected!("avx512vnni");
+    #[cfg(not(target_arch = "x86_64"))]
+    let vnni = false;
+    if vnni {
+        assert!(kernels.contains("int8: avx512_vnni i8"), "{kernels}");
+        assert!(int8.contains("vpdpbusd"), "{int8}");
+    } else {
+        assert!(int8.contains("vpmaddwd"), "{int8}");
+    }
     let message = &r.validation.as_ref().unwrap().message;
     assert!(message.contains("8 products"), "{message}");
 
