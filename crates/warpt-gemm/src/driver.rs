@@ -82,6 +82,7 @@ pub fn gemm_with<T: Element>(
     if m == 0 || n == 0 {
         return Ok(());
     }
+    let kernel = &kernel.fitted();
     // Tiles are stored a column at a time: a row-major C is multiplied as
     // Cᵀ = Bᵀ·Aᵀ, which is column-major.
     let (rs, cs) = c.strides();

@@ -210,6 +210,30 @@ fn every_bf16_kernel_is_exact_on_every_edge_layout_and_split() {
 }
 
 #[test]
+fn blocking_changed_by_the_caller_is_made_whole() {
+    // MC not a whole number of tiles, KC not of bf16's pairs, NC not of
+    // tiles: every row, depth and column still counts.
+    let f = |x: i64| x as f32;
+    for kernel in Kernel::<Bf16>::all() {
+        let mut odd = *kernel;
+        (odd.mc, odd.kc, odd.nc) = (kernel.mr + 1, 3, kernel.nr + 1);
+        for threads in [1, 2] {
+            let shape = (3 * kernel.mr + 2, 3 * kernel.nr + 2, 200);
+            let layouts = [Layout::ColMajor, Layout::RowMajor, Layout::ColMajor];
+            check(
+                &odd,
+                shape,
+                layouts,
+                threads,
+                (1, 0),
+                |x| Bf16::from_f32(f(x)),
+                f,
+            );
+        }
+    }
+}
+
+#[test]
 fn shapes_and_views_are_checked() {
     let data = vec![1.0f64; 12];
     assert!(MatRef::new(&data, 3, 4, 4, 1).is_ok());

@@ -72,6 +72,17 @@ impl<T: Element> Kernel<T> {
         Self::all().find(|k| k.isa == isa)
     }
 
+    /// The same kernel with its blocking made whole (a caller may have
+    /// changed the public sizes): `KC` whole groups of depths, `MC` whole
+    /// tiles of rows, `NC` whole tiles of columns.
+    pub(crate) fn fitted(&self) -> Kernel<T> {
+        let mut k = *self;
+        k.kc = k.kc.max(1).next_multiple_of(T::GROUP);
+        k.mc = k.mc.max(1).next_multiple_of(k.mr);
+        k.nc = k.nc.max(1).next_multiple_of(k.nr);
+        k
+    }
+
     /// Runs it on packed panels: `a` is `groups x mr x G`, `b` is `groups
     /// x nr x G`, `out` `mr x nr` column-major.
     pub(crate) fn run(&self, groups: usize, a: &[T], b: &[T], out: &mut [T::Acc]) {
