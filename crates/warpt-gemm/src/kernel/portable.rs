@@ -3,47 +3,34 @@
 //! no hand-tiled kernel runs, and the reference the others are tested
 //! against.
 
-use super::{Bf16, Element, Kernel, Scalar};
+use super::{Bf16, Element, Kernel, MicroKernel, Scalar};
 use crate::isa::Isa;
 
 const MR: usize = 8;
 const NR: usize = 4;
 
+/// A portable kernel: the 8 x 4 tile, `kc` deep blocks.
+const fn portable<T: Element>(name: &'static str, kc: usize, run: MicroKernel<T>) -> Kernel<T> {
+    Kernel {
+        name,
+        isa: Isa::Portable,
+        mr: MR,
+        nr: NR,
+        kc,
+        mc: 128,
+        nc: 1024,
+        run,
+    }
+}
+
 /// The fp64 portable kernel.
-pub const F64: Kernel<f64> = Kernel {
-    name: "portable f64 8x4",
-    isa: Isa::Portable,
-    mr: MR,
-    nr: NR,
-    kc: 256,
-    mc: 128,
-    nc: 1024,
-    run: tile::<f64>,
-};
+pub const F64: Kernel<f64> = portable("portable f64 8x4", 256, tile::<f64>);
 
 /// The fp32 portable kernel.
-pub const F32: Kernel<f32> = Kernel {
-    name: "portable f32 8x4",
-    isa: Isa::Portable,
-    mr: MR,
-    nr: NR,
-    kc: 256,
-    mc: 128,
-    nc: 1024,
-    run: tile::<f32>,
-};
+pub const F32: Kernel<f32> = portable("portable f32 8x4", 256, tile::<f32>);
 
 /// The bf16 portable kernel: pairs of depths, products added in fp32.
-pub const BF16: Kernel<Bf16> = Kernel {
-    name: "portable bf16 8x4",
-    isa: Isa::Portable,
-    mr: MR,
-    nr: NR,
-    kc: 256,
-    mc: 128,
-    nc: 1024,
-    run: tile_bf16,
-};
+pub const BF16: Kernel<Bf16> = portable("portable bf16 8x4", 256, tile_bf16);
 
 /// # Safety
 /// As [`super::MicroKernel`]: `a` holds `k * 8`, `b` `k * 4`, `out` room
@@ -97,16 +84,7 @@ unsafe fn tile_bf16(groups: usize, a: *const Bf16, b: *const Bf16, out: *mut f32
 
 /// The int8 portable kernel: depths in fours, A stored as unsigned (its
 /// bits plus 128, [`Element::pack_a`]), products added in i32.
-pub const I8: Kernel<i8> = Kernel {
-    name: "portable i8 8x4",
-    isa: Isa::Portable,
-    mr: MR,
-    nr: NR,
-    kc: 512,
-    mc: 128,
-    nc: 1024,
-    run: tile_i8,
-};
+pub const I8: Kernel<i8> = portable("portable i8 8x4", 512, tile_i8);
 
 /// # Safety
 /// As [`super::MicroKernel`]: `a` holds `groups * 8 * 4`, `b` `groups * 4
