@@ -199,8 +199,8 @@ pub fn sizes(param: Option<&ParamValue>) -> Result<Vec<usize>, String> {
 enum Operands {
     F64(Vec<f64>, Vec<f64>, Vec<f64>),
     F32(Vec<f32>, Vec<f32>, Vec<f32>),
-    /// bf16 values, the fp32 buffers they widen into (where the engine
-    /// has no bf16 kernel for this CPU), and C.
+    /// bf16 values, the fp32 buffers they widen into (empty where the
+    /// engine has a bf16 kernel for this CPU), and C.
     Bf16 {
         a: Vec<Bf16>,
         b: Vec<Bf16>,
@@ -230,13 +230,17 @@ impl Operands {
                 (0..n * n).map(|_| next() as f32).collect(),
                 vec![0.0; n * n],
             ),
-            Precision::Bf16 => Operands::Bf16 {
-                a: (0..n * n).map(|_| Bf16::from_f32(next() as f32)).collect(),
-                b: (0..n * n).map(|_| Bf16::from_f32(next() as f32)).collect(),
-                wa: vec![0.0; n * n],
-                wb: vec![0.0; n * n],
-                c: vec![0.0; n * n],
-            },
+            Precision::Bf16 => {
+                // The fp32 copies exist only where bf16 is widened.
+                let widened = if bf16_kernel() { 0 } else { n * n };
+                Operands::Bf16 {
+                    a: (0..n * n).map(|_| Bf16::from_f32(next() as f32)).collect(),
+                    b: (0..n * n).map(|_| Bf16::from_f32(next() as f32)).collect(),
+                    wa: vec![0.0; widened],
+                    wb: vec![0.0; widened],
+                    c: vec![0.0; n * n],
+                }
+            }
             Precision::Int8 => Operands::I8(
                 (0..n * n).map(|_| (next() * 256.0).floor() as i8).collect(),
                 (0..n * n).map(|_| (next() * 256.0).floor() as i8).collect(),
