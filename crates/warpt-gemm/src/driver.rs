@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use crate::kernel::{Element, Kernel, Scalar};
 use crate::mat::{MatMut, MatRef};
 use crate::pack::{pack_a, pack_b};
+use crate::packed::PackedA;
 
 /// Why a product could not be formed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -68,6 +69,94 @@ pub fn gemm_with<T: Element>(
     beta: T::Acc,
     threads: usize,
 ) -> Result<(), Error> {
+    // Tiles are stored a column at a time: a row-major C is multiplied as
+    // Cᵀ = Bᵀ·Aᵀ, which is column-major.
+    let (rs, cs) = c.strides();
+    if cs == 1 && rs != 1 && shape_ok(&c, &a, &b) {
+        execute(
+            kernel,
+            c.t(),
+            alpha,
+            Left::Plain(b.t()),
+            a.t(),
+            beta,
+            threads,
+        )
+    } else {
+        execute(kernel, c, alpha, Left::Plain(a), b, beta, threads)
+    }
+}
+
+/// Whether `C = A·B` chains.
+fn shape_ok<T, U>(c: &MatMut<'_, U>, a: &MatRef<'_, T>, b: &MatRef<'_, T>) -> bool {
+    a.rows() == c.rows() && b.rows() == a.cols() && b.cols() == c.cols()
+}
+
+/// A product's left operand: a view packed block by block as the product
+/// goes, or packed once beforehand.
+#[derive(Clone, Copy)]
+pub(crate) enum Left<'a, T: Element> {
+    /// A view.
+    Plain(MatRef<'a, T>),
+    /// Packed panels.
+    Packed(&'a PackedA<T>),
+}
+
+impl<T: Element> Left<'_, T> {
+    fn rows(&self) -> usize {
+        match self {
+            Left::Plain(a) => a.rows(),
+            Left::Packed(a) => a.rows(),
+        }
+    }
+
+    fn cols(&self) -> usize {
+        match self {
+            Left::Plain(a) => a.cols(),
+            Left::Packed(a) => a.cols(),
+        }
+    }
+
+    /// A buffer for one packed block, or none when A is packed already.
+    fn buffer(&self, kernel: &Kernel<T>) -> Vec<T> {
+        match self {
+            Left::Plain(a) => vec![T::PAD; kernel.mc * depth(kernel, a.cols())],
+            Left::Packed(_) => Vec::new(),
+        }
+    }
+
+    /// The packed panels of rows `i0..i0 + m`, depths `p0..p0 + k`: packed
+    /// into `buf`, or found in the packed A.
+    #[allow(clippy::too_many_arguments)]
+    fn panels<'s>(
+        &'s self,
+        i0: usize,
+        m: usize,
+        p0: usize,
+        k: usize,
+        mr: usize,
+        buf: &'s mut [T],
+    ) -> &'s [T] {
+        match self {
+            Left::Plain(a) => {
+                pack_a(a, i0, m, p0, k, mr, buf);
+                buf
+            }
+            Left::Packed(a) => a.panels(i0, m, p0),
+        }
+    }
+}
+
+/// The product itself, C in tiles as it is laid out.
+pub(crate) fn execute<T: Element>(
+    kernel: &Kernel<T>,
+    mut c: MatMut<'_, T::Acc>,
+    alpha: T::Acc,
+    a: Left<'_, T>,
+    b: MatRef<'_, T>,
+    beta: T::Acc,
+    threads: usize,
+) -> Result<(), Error> {
     let (m, n, k) = (c.rows(), c.cols(), a.cols());
     if a.rows() != m || b.rows() != k || b.cols() != n {
         return Err(Error::Shape {
@@ -83,14 +172,10 @@ pub fn gemm_with<T: Element>(
         return Ok(());
     }
     let kernel = &kernel.fitted();
-    // Tiles are stored a column at a time: a row-major C is multiplied as
-    // Cᵀ = Bᵀ·Aᵀ, which is column-major.
-    let (rs, cs) = c.strides();
-    let (mut c, a, b, m, n) = if cs == 1 && rs != 1 {
-        (c.t(), b.t(), a.t(), n, m)
-    } else {
-        (c, a, b, m, n)
-    };
+    if let Left::Packed(p) = a {
+        // A was packed in its kernel's slices of the depth.
+        debug_assert_eq!(p.slice_depth(), balanced(k, kernel.kc, T::GROUP));
+    }
     let out = Out::new(&mut c);
     if k == 0 || alpha == T::Acc::ZERO {
         out.scale(0..m, 0..n, beta);
@@ -147,7 +232,7 @@ fn depth<T: Element>(kernel: &Kernel<T>, k: usize) -> usize {
 /// The size of the blocks, each a multiple of `unit` and at most `max`
 /// (itself a multiple of `unit`), that cover `len` as evenly as they go:
 /// 384 deep with blocks of up to 256 is two of 192, not 256 and 128.
-fn balanced(len: usize, max: usize, unit: usize) -> usize {
+pub(crate) fn balanced(len: usize, max: usize, unit: usize) -> usize {
     let blocks = len.div_ceil(max).max(1);
     (len.div_ceil(blocks).div_ceil(unit) * unit).clamp(unit, max)
 }
@@ -162,7 +247,7 @@ fn share(len: usize, unit: usize, threads: usize, t: usize) -> std::ops::Range<u
 /// One product's operands.
 struct Job<'a, T: Element> {
     kernel: &'a Kernel<T>,
-    a: MatRef<'a, T>,
+    a: Left<'a, T>,
     b: MatRef<'a, T>,
     out: Out<'a, T::Acc>,
     alpha: T::Acc,
@@ -192,7 +277,7 @@ impl<T: Element> Job<'_, T> {
     fn rows(&self, rows: std::ops::Range<usize>, team: &Team<'_>, shared: &Shared<T>) {
         let kr = self.kernel;
         let (n, k) = (self.b.cols(), self.a.cols());
-        let mut a_buf = vec![T::PAD; kr.mc * depth(kr, k)];
+        let mut a_buf = self.a.buffer(kr);
         let mut tile = vec![T::Acc::ZERO; kr.mr * kr.nr];
         let (kcb, mcb) = (
             balanced(k, kr.kc, T::GROUP),
@@ -219,8 +304,8 @@ impl<T: Element> Job<'_, T> {
                 let b_block = unsafe { shared.panels(0, panels * kp * kr.nr) };
                 for ic in rows.clone().step_by(mcb) {
                     let mb = mcb.min(rows.end - ic);
-                    pack_a(&self.a, ic, mb, pc, kb, kr.mr, &mut a_buf);
-                    self.block(ic, mb, jc, nb, pc, kb, &a_buf, b_block, &mut tile);
+                    let a_block = self.a.panels(ic, mb, pc, kb, kr.mr, &mut a_buf);
+                    self.block(ic, mb, jc, nb, pc, kb, a_block, b_block, &mut tile);
                 }
                 team.barrier.wait();
             }
@@ -231,7 +316,7 @@ impl<T: Element> Job<'_, T> {
     fn columns(&self, cols: std::ops::Range<usize>) {
         let kr = self.kernel;
         let (m, k) = (self.a.rows(), self.a.cols());
-        let mut a_buf = vec![T::PAD; kr.mc * depth(kr, k)];
+        let mut a_buf = self.a.buffer(kr);
         let mut b_buf = vec![T::PAD; kr.nc * depth(kr, k)];
         let mut tile = vec![T::Acc::ZERO; kr.mr * kr.nr];
         let (kcb, mcb) = (balanced(k, kr.kc, T::GROUP), balanced(m, kr.mc, kr.mr));
@@ -244,8 +329,8 @@ impl<T: Element> Job<'_, T> {
                 pack_b(&self.b, pc, kb, jc, nb, kr.nr, 0..panels, &mut b_buf);
                 for ic in (0..m).step_by(mcb) {
                     let mb = mcb.min(m - ic);
-                    pack_a(&self.a, ic, mb, pc, kb, kr.mr, &mut a_buf);
-                    self.block(ic, mb, jc, nb, pc, kb, &a_buf, &b_buf, &mut tile);
+                    let a_block = self.a.panels(ic, mb, pc, kb, kr.mr, &mut a_buf);
+                    self.block(ic, mb, jc, nb, pc, kb, a_block, &b_buf, &mut tile);
                 }
             }
         }

@@ -17,6 +17,8 @@
 //! - [`kernel`]: the microkernels and their blocking, per element and ISA;
 //! - [`pack`]: A and B into micro-panels;
 //! - [`driver`]: the loops, the split of the work and the tile updates;
+//! - [`packed`]: a left operand packed once for many products (an LU
+//!   panel, a layer's weights);
 //! - `team`: the threads a product runs on.
 
 pub mod driver;
@@ -24,9 +26,11 @@ pub mod isa;
 pub mod kernel;
 pub mod mat;
 pub mod pack;
+pub mod packed;
 mod team;
 
 pub use driver::{Error, gemm, gemm_with};
 pub use isa::Isa;
 pub use kernel::{Bf16, Element, Kernel, Scalar};
 pub use mat::{MatMut, MatRef};
+pub use packed::{PackedA, gemm_packed};

@@ -3,12 +3,15 @@
 //! must equal the integer product bit for bit; every edge (tiles cut by
 //! the matrix's end, depths past one block, columns past one block),
 //! every layout (row-major, column-major, transposed, sub-matrices), one
-//! to three threads split by rows and by columns, alpha and beta. Kernels
+//! to three threads split by rows and by columns, alpha and beta, A as a
+//! view and packed once beforehand ([`PackedA`]). Kernels
 //! whose ISA this CPU lacks are named as not run.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
-use warpt_gemm::{Bf16, Element, Isa, Kernel, MatMut, MatRef, gemm, gemm_with};
+use warpt_gemm::{
+    Bf16, Element, Isa, Kernel, MatMut, MatRef, PackedA, gemm, gemm_packed, gemm_with,
+};
 
 /// A seeded small integer in -4..=4.
 fn small(seed: &mut u64) -> i64 {
@@ -70,27 +73,36 @@ fn check<T: Element>(
     let c0: Vec<i64> = (0..m * n).map(|_| small(&mut seed)).collect();
     let (ad, ars, acs) = store(&a, m, k, layouts[0], from);
     let (bd, brs, bcs) = store(&b, k, n, layouts[1], from);
-    let (mut cd, crs, ccs) = store(&c0, m, n, layouts[2], acc);
-    if beta == 0 {
-        // Not read when beta is 0: a NaN there must not come through.
-        for x in cd.iter_mut() {
-            *x = acc(i64::MAX);
-        }
-    }
     let av = MatRef::new(&ad, m, k, ars, acs).unwrap();
     let bv = MatRef::new(&bd, k, n, brs, bcs).unwrap();
-    let cv = MatMut::new(&mut cd, m, n, crs, ccs).unwrap();
-    gemm_with(kernel, cv, acc(alpha), av, bv, acc(beta), threads).unwrap();
-    for i in 0..m {
-        for j in 0..n {
-            let dot: i64 = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
-            let want = alpha * dot + if beta == 0 { 0 } else { beta * c0[i * n + j] };
-            let got = cd[i * crs + j * ccs];
-            assert!(
-                got == acc(want),
-                "{} {m}x{n}x{k} {layouts:?} threads {threads}: C[{i},{j}] = {got:?}, want {want}",
-                kernel.name
-            );
+    // A as a view, then A packed once beforehand.
+    for packed in [false, true] {
+        let (mut cd, crs, ccs) = store(&c0, m, n, layouts[2], acc);
+        if beta == 0 {
+            // Not read when beta is 0: a NaN there must not come through.
+            for x in cd.iter_mut() {
+                *x = acc(i64::MAX);
+            }
+        }
+        let cv = MatMut::new(&mut cd, m, n, crs, ccs).unwrap();
+        if packed {
+            let pa = PackedA::with_kernel(kernel, av);
+            assert_eq!((pa.rows(), pa.cols()), (m, k));
+            gemm_packed(cv, acc(alpha), &pa, bv, acc(beta), threads).unwrap();
+        } else {
+            gemm_with(kernel, cv, acc(alpha), av, bv, acc(beta), threads).unwrap();
+        }
+        for i in 0..m {
+            for j in 0..n {
+                let dot: i64 = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
+                let want = alpha * dot + if beta == 0 { 0 } else { beta * c0[i * n + j] };
+                let got = cd[i * crs + j * ccs];
+                assert!(
+                    got == acc(want),
+                    "{} {m}x{n}x{k} {layouts:?} threads {threads} packed A {packed}: C[{i},{j}] = {got:?}, want {want}",
+                    kernel.name
+                );
+            }
         }
     }
 }

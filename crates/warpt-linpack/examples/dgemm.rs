@@ -1,14 +1,15 @@
-//! faer's DGEMM rate at one size, for `scripts/bench-linpack`'s attribution
-//! of a Linpack gap to GEMM or to the LU around it.
+//! The DGEMM rate of warpt's GEMM engine (the one the LU's trailing updates
+//! run on) at one size, for `scripts/bench-linpack`'s attribution of a
+//! Linpack gap to GEMM or to the LU around it.
 //!
 //! `cargo run --release -p warpt-linpack --example dgemm -- N [REPS]` prints
 //! `{"n": N, "gflops": median, "samples": [...]}`: C = A B with N x N fp64
-//! matrices on every CPU (rayon), 2 N^3 flops per product, one discarded
+//! matrices on every CPU, 2 N^3 flops per product, one discarded
 //! warm-up product then REPS (default 5) timed ones.
 
 use std::time::Instant;
 
-use faer::{Accum, Mat, Par};
+use warpt_gemm::{MatMut, MatRef};
 
 fn main() -> Result<(), String> {
     let mut args = std::env::args().skip(1);
@@ -21,14 +22,18 @@ fn main() -> Result<(), String> {
         Some(r) => r.parse().map_err(|e| format!("REPS: {e}"))?,
         None => 5,
     };
-    let a = Mat::<f64>::from_fn(n, n, |i, j| ((i * 7 + j * 13) % 101) as f64 / 101.0 - 0.5);
-    let b = Mat::<f64>::from_fn(n, n, |i, j| ((i * 11 + j * 3) % 103) as f64 / 103.0 - 0.5);
-    let mut c = Mat::<f64>::zeros(n, n);
-    let par = Par::rayon(0);
+    let entries =
+        |f: fn(usize, usize) -> f64| (0..n * n).map(|x| f(x % n, x / n)).collect::<Vec<f64>>();
+    let a = entries(|i, j| ((i * 7 + j * 13) % 101) as f64 / 101.0 - 0.5);
+    let b = entries(|i, j| ((i * 11 + j * 3) % 103) as f64 / 103.0 - 0.5);
+    let mut c = vec![0.0f64; n * n];
     let mut samples = Vec::new();
     for rep in 0..=reps {
         let t = Instant::now();
-        faer::linalg::matmul::matmul(c.as_mut(), Accum::Replace, a.as_ref(), b.as_ref(), 1.0, par);
+        let out = MatMut::col_major(&mut c, n, n).map_err(|e| e.to_string())?;
+        let a = MatRef::col_major(&a, n, n).map_err(|e| e.to_string())?;
+        let b = MatRef::col_major(&b, n, n).map_err(|e| e.to_string())?;
+        warpt_gemm::gemm(out, 1.0, a, b, 0.0, 0).map_err(|e| e.to_string())?;
         let gflops = 2.0 * (n as f64).powi(3) / t.elapsed().as_secs_f64() / 1e9;
         if rep > 0 {
             samples.push(gflops);

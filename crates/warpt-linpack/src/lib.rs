@@ -2,7 +2,7 @@
 //!
 //! - [`hpl`]: HPL's matrix generation, flop count and residual test;
 //! - [`hpl_io`]: HPL's input file and the result lines it prints;
-//! - [`lu`]: HPL's blocked, look-ahead LU on faer's GEMM and triangular solves;
+//! - [`lu`]: HPL's blocked, look-ahead LU: updates on warpt-gemm, triangular solves on faer;
 //! - [`refine`]: fp64 refinement of a low-precision solution (IR, GMRES-IR);
 //! - [`solve`]: `linpack_fp64_cpu`, `linpack_fp32_cpu`, `linpack_mxp_cpu`;
 //! - [`external`]: `linpack_external`, HPL itself (xhpl or hpcc) run and parsed;

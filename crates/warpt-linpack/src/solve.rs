@@ -15,7 +15,7 @@ use warpt_model::{
 };
 
 use crate::hpl::{self, RESIDUAL_THRESHOLD};
-use crate::lu::{Lu, Real, Updates};
+use crate::lu::{Lu, Real, Updates, update_kernel};
 use crate::refine::{self, Method};
 
 /// Panel width of the blocked LU unless `nb` says otherwise: the fastest of
@@ -137,8 +137,9 @@ pub fn spec(p: Precision) -> BenchmarkSpec {
         description: Some(format!(
             "HPL-style dense solve of a random N x N system (entries uniform in [-0.5, 0.5), from the seed): {what}. \
              GFLOP/s = (2/3 N^3 + 3/2 N^2) / time, as HPL counts. Validation: HPL's scaled residual \
-             ||Ax-b|| / (eps (||A|| ||x|| + ||b||) N) < 16. LU: HPL's blocked right-looking algorithm with look-ahead \
-             on faer's GEMM and triangular solves (solver=faer: faer's own recursive LU), on every CPU."
+             ||Ax-b|| / (eps (||A|| ||x|| + ||b||) N) < 16. LU: HPL's blocked right-looking algorithm with look-ahead, \
+             its trailing updates on warpt's GEMM engine (details.gemm_kernel) and its triangular solves on faer's \
+             (solver=faer: faer's own recursive LU), on every CPU."
         )),
         default_duration_seconds: Some(10.0),
         external_tool: None,
@@ -151,7 +152,7 @@ pub fn spec(p: Precision) -> BenchmarkSpec {
             ),
             (
                 "solver".to_string(),
-                "blocked (HPL-style right-looking LU with look-ahead on faer's GEMM) or faer (faer's recursive partial_piv_lu)"
+                "blocked (HPL-style right-looking LU with look-ahead on warpt's GEMM engine) or faer (faer's recursive partial_piv_lu)"
                     .to_string(),
             ),
             (
@@ -560,19 +561,32 @@ impl Benchmark for Linpack {
                 "solver".to_string(),
                 ParamValue::from(match self.solver {
                     Solver::Blocked => {
-                        "warpt blocked right-looking LU, look-ahead 1, on faer GEMM/TRSM"
+                        "warpt blocked right-looking LU, look-ahead 1, updates on warpt-gemm, TRSM on faer"
                     }
                     Solver::Faer => "faer partial_piv_lu",
                 }),
             ),
             ("nb".to_string(), ParamValue::Int(self.nb as i64)),
         ];
+        let (engine, kernel) = match (self.solver, precision) {
+            (Solver::Faer, _) => ("faer", "faer matmul"),
+            (Solver::Blocked, Precision::F64) => {
+                ("warpt-gemm", update_kernel::<f64>(Updates::Native))
+            }
+            (Solver::Blocked, _) => ("warpt-gemm", update_kernel::<f32>(self.updates)),
+        };
+        details.push(("engine".to_string(), ParamValue::from(engine)));
+        details.push((
+            "isa".to_string(),
+            ParamValue::from(warpt_gemm::Isa::best().name()),
+        ));
+        details.push(("gemm_kernel".to_string(), ParamValue::from(kernel)));
         if precision == Precision::Mixed {
             details.push((
                 "factor_precision".to_string(),
                 ParamValue::from(match self.updates {
                     Updates::Native => "fp32",
-                    Updates::Bf16 => "bf16 (bf16-rounded L and U blocks, fp32 accumulation)",
+                    Updates::Bf16 => "bf16 (bf16 L and U blocks, fp32 accumulation)",
                 }),
             ));
             details.push(("matrix".to_string(), ParamValue::from(self.matrix)));

@@ -1,22 +1,25 @@
-//! HPL's factorization on faer's BLAS-3: a blocked, right-looking LU with
-//! partial pivoting and a look-ahead of one panel.
+//! HPL's factorization: a blocked, right-looking LU with partial pivoting
+//! and a look-ahead of one panel, its trailing updates on warpt's GEMM
+//! engine and its triangular solves on faer's.
 //!
 //! faer's own `partial_piv_lu` is a recursive LU that reaches about 60% of
 //! faer's GEMM rate on this kind of machine, while HPL with a tuned BLAS
 //! reaches about 80% of its GEMM rate: HPL overlaps the (latency-bound) panel
 //! factorization with the (GEMM-bound) trailing update. This module is that
-//! algorithm — the part of HPL that is the benchmark — with faer doing every
-//! matrix product and triangular solve:
+//! algorithm — the part of HPL that is the benchmark:
 //!
 //! 1. the N x N matrix is split into panels of `nb` columns;
 //! 2. a panel is factored by recursive halving (Toledo's algorithm), its row
 //!    interchanges kept as LAPACK-style pivots (row `i` was swapped with
 //!    row `pivots[i] >= i`);
 //! 3. each step applies the panel's interchanges, triangular solve and GEMM
-//!    update to the columns on its right in column chunks spread over the
-//!    rayon pool, while one thread updates and factors the next panel first;
+//!    update ([`product`]) to the columns on its right in column chunks
+//!    spread over the rayon pool, while one thread updates and factors the
+//!    next panel first;
 //! 4. later interchanges are not applied to earlier panels' L (HPL does the
 //!    same): [`Lu::solve_in_place`] interleaves them with the forward solve.
+
+mod product;
 
 use faer::linalg::matmul::matmul;
 use faer::linalg::triangular_solve::{
@@ -25,26 +28,43 @@ use faer::linalg::triangular_solve::{
 use faer::prelude::{Reborrow, ReborrowMut};
 use faer::{Accum, ColMut, Mat, MatMut, MatRef, Par};
 use rayon::prelude::*;
+use warpt_gemm::{Bf16, Kernel};
+
+pub use product::Lower;
 
 /// The element types the LU runs in: f32 and f64.
-pub trait Real: faer::traits::RealField + Copy + Send + Sync + 'static {
-    /// 1.
-    const ONE: Self;
+pub trait Real:
+    faer::traits::RealField
+    + warpt_gemm::Element<Acc = Self>
+    + warpt_gemm::Scalar
+    + Copy
+    + Send
+    + Sync
+    + 'static
+{
     /// |self|.
     fn magnitude(self) -> Self;
     /// The value in fp64.
     fn to_f64(self) -> f64;
     /// The nearest bfloat16 value (ties to even), in this type.
     fn to_bf16_value(self) -> Self;
+    /// The nearest bfloat16 (ties to even).
+    fn to_bf16(self) -> Bf16;
+    /// The engine's bf16 kernel, when this type is what it accumulates in
+    /// and the CPU has the instruction it is for: bf16 updates then
+    /// multiply bf16 operands rather than bf16 values in this type.
+    fn bf16_kernel() -> Option<&'static Kernel<Bf16>>;
+    /// `l21` (bf16 values) packed as bf16 for `kernel`, when this type is
+    /// what the kernel accumulates in (None otherwise).
+    fn bf16_lower(kernel: &Kernel<Bf16>, l21: MatRef<'_, Self>) -> Option<Lower<Self>>;
 }
 
 /// bf16 rounding of an f32 (ties to even): its top 16 bits.
 fn bf16_of(v: f32) -> f32 {
-    let bits = v.to_bits();
     if v.is_nan() {
         return v;
     }
-    f32::from_bits(bits.wrapping_add(0x7FFF + ((bits >> 16) & 1)) & 0xFFFF_0000)
+    Bf16::from_f32(v).to_f32()
 }
 
 /// The precision of the trailing updates' operands.
@@ -54,13 +74,13 @@ pub enum Updates {
     Native,
     /// Each panel's L and each U block rounded to bf16 before the GEMM,
     /// which accumulates in the matrix's type (HPL-MxP's bf16 LU; the
-    /// factors keep the rounded values). The products are exact, so this is
-    /// a bf16 GEMM's arithmetic on fp32 hardware.
+    /// factors keep the rounded values). On fp32 with `vdpbf16ps` the
+    /// engine multiplies them as bf16; elsewhere the products of the
+    /// rounded values are exact in fp32, so the arithmetic is the same.
     Bf16,
 }
 
 impl Real for f64 {
-    const ONE: Self = 1.0;
     fn magnitude(self) -> Self {
         self.abs()
     }
@@ -70,10 +90,18 @@ impl Real for f64 {
     fn to_bf16_value(self) -> Self {
         f64::from(bf16_of(self as f32))
     }
+    fn to_bf16(self) -> Bf16 {
+        Bf16::from_f32(self as f32)
+    }
+    fn bf16_kernel() -> Option<&'static Kernel<Bf16>> {
+        None
+    }
+    fn bf16_lower(_kernel: &Kernel<Bf16>, _l21: MatRef<'_, Self>) -> Option<Lower<Self>> {
+        None
+    }
 }
 
 impl Real for f32 {
-    const ONE: Self = 1.0;
     fn magnitude(self) -> Self {
         self.abs()
     }
@@ -82,6 +110,24 @@ impl Real for f32 {
     }
     fn to_bf16_value(self) -> Self {
         bf16_of(self)
+    }
+    fn to_bf16(self) -> Bf16 {
+        Bf16::from_f32(self)
+    }
+    fn bf16_kernel() -> Option<&'static Kernel<Bf16>> {
+        product::bf16_kernel()
+    }
+    fn bf16_lower(kernel: &Kernel<Bf16>, l21: MatRef<'_, Self>) -> Option<Lower<Self>> {
+        Some(product::bf16_lower(kernel, l21))
+    }
+}
+
+/// The name of the engine kernel the trailing updates of an LU in `T`
+/// run on (`details.gemm_kernel`).
+pub fn update_kernel<T: Real>(updates: Updates) -> &'static str {
+    match (updates, T::bf16_kernel()) {
+        (Updates::Bf16, Some(kernel)) => kernel.name,
+        _ => Kernel::<T>::best().name,
     }
 }
 
@@ -184,16 +230,22 @@ fn round<T: Real>(mut m: MatMut<'_, T>, updates: Updates) {
     }
 }
 
-/// Brings the columns `c` (rows k..n) up to date with panel `l` (rows k..n,
-/// `w` columns, factored): interchanges, U block, GEMM update.
-fn update<T: Real>(mut c: MatMut<'_, T>, l: MatRef<'_, T>, pivots: &[usize], updates: Updates) {
-    let w = l.ncols();
+/// Brings the columns `c` (rows k..n) up to date with the factored panel
+/// (`l11` its w x w diagonal block, `lower` what is below it):
+/// interchanges, U block, GEMM update.
+fn update<T: Real>(
+    mut c: MatMut<'_, T>,
+    l11: MatRef<'_, T>,
+    lower: &Lower<T>,
+    pivots: &[usize],
+    updates: Updates,
+) {
+    let w = l11.ncols();
     swap_rows(c.rb_mut(), pivots, 0);
-    let (l11, l21) = l.split_at_row(w);
     let (mut c1, c2) = c.split_at_row_mut(w);
     solve_unit_lower_triangular_in_place(l11, c1.rb_mut(), Par::Seq);
     round(c1.rb_mut(), updates);
-    matmul(c2, Accum::Add, l21, c1.rb(), -T::ONE, Par::Seq);
+    lower.sub_from(c2, c1.rb());
 }
 
 impl<T: Real> Lu<T> {
@@ -205,7 +257,22 @@ impl<T: Real> Lu<T> {
 
     /// [`factor`](Self::factor) with the trailing updates' operands in
     /// `updates`' precision.
-    pub fn factor_with(mut a: Mat<T>, nb: usize, updates: Updates) -> Self {
+    pub fn factor_with(a: Mat<T>, nb: usize, updates: Updates) -> Self {
+        let kernel = match updates {
+            Updates::Bf16 => T::bf16_kernel(),
+            Updates::Native => None,
+        };
+        Self::factor_on(a, nb, updates, kernel)
+    }
+
+    /// [`factor_with`](Self::factor_with), bf16 updates multiplying bf16
+    /// operands on `kernel` when given, else the bf16 values in `T`.
+    fn factor_on(
+        mut a: Mat<T>,
+        nb: usize,
+        updates: Updates,
+        kernel: Option<&'static Kernel<Bf16>>,
+    ) -> Self {
         let n = a.nrows();
         assert_eq!(n, a.ncols(), "LU of a square matrix");
         let nb = nb.clamp(1, n.max(1));
@@ -213,16 +280,25 @@ impl<T: Real> Lu<T> {
         // for GEMM to run at speed, narrow enough to balance.
         let chunk = nb.max(128);
         let mut pivots = vec![0usize; n];
+        // The panel's L below its diagonal block, packed for the engine.
+        let lower_of = |l21: MatRef<'_, T>| {
+            kernel
+                .and_then(|kernel| T::bf16_lower(kernel, l21))
+                .unwrap_or_else(|| Lower::native(l21))
+        };
         let first = nb.min(n);
         factor_panel(a.as_mut().subcols_mut(0, first), &mut pivots[..first]);
         round(
             a.as_mut().submatrix_mut(first, 0, n - first, first),
             updates,
         );
+        let mut next_lower = Some(lower_of(a.as_ref().submatrix(first, 0, n - first, first)));
         let mut k = 0;
         while k + nb < n {
             let (left, right) = a.as_mut().split_at_col_mut(k + nb);
-            let l = left.rb().submatrix(k, k, n - k, nb);
+            let (l11, l21) = left.rb().submatrix(k, k, n - k, nb).split_at_row(nb);
+            let lower = next_lower.take().unwrap_or_else(|| lower_of(l21));
+            let lower = &lower;
             let right = right.subrows_mut(k, n - k);
             let next = nb.min(n - k - nb);
             let (head, rest) = right.split_at_col_mut(next);
@@ -230,19 +306,21 @@ impl<T: Real> Lu<T> {
             let panel = &done[k..];
             let relative: Vec<usize> = panel.iter().map(|p| p - k).collect();
             let relative = &relative;
-            rayon::join(
+            (next_lower, ()) = rayon::join(
                 || {
                     let mut head = head;
-                    update(head.rb_mut(), l, relative, updates);
+                    update(head.rb_mut(), l11, lower, relative, updates);
                     let mut below = head.subrows_mut(nb, n - k - nb);
                     factor_panel(below.rb_mut(), &mut ahead[..next]);
                     let rows = below.nrows();
-                    round(below.subrows_mut(next, rows - next), updates);
+                    let mut l21 = below.subrows_mut(next, rows - next);
+                    round(l21.rb_mut(), updates);
+                    Some(lower_of(l21.rb()))
                 },
                 || {
                     if rest.ncols() > 0 {
                         rest.par_col_chunks_mut(chunk)
-                            .for_each(|c| update(c, l, relative, updates));
+                            .for_each(|c| update(c, l11, lower, relative, updates));
                     }
                 },
             );
@@ -331,6 +409,49 @@ mod tests {
         let err = (0..n).map(|i| (x[i] - exact[i]).abs()).fold(0.0, f64::max)
             / (0..n).map(|i| exact[i].abs()).fold(0.0, f64::max);
         assert!(err > 1e-5 && err < 1.0, "relative error {err}");
+    }
+
+    #[test]
+    fn the_bf16_kernel_and_fp32_on_bf16_values_factor_alike() {
+        let Some(kernel) = product::bf16_kernel() else {
+            eprintln!("not run here: this CPU has no bf16 dot-product instruction (avx512_bf16)");
+            return;
+        };
+        let (n, nb) = (300, 48);
+        let (mut a, b) = hpl::system(n, 5);
+        hpl::make_diagonally_dominant(&mut a);
+        let a32 = Mat::<f32>::from_fn(n, n, |i, j| a[(i, j)] as f32);
+        let on_kernel = Lu::factor_on(a32.clone(), nb, Updates::Bf16, Some(kernel));
+        let in_fp32 = Lu::factor_on(a32, nb, Updates::Bf16, None);
+        // The products are the same exact bf16 products, summed in another
+        // order: the factors differ in fp32 rounding, now and then flipping
+        // a bf16 rounding, never more.
+        let scale = (0..n)
+            .flat_map(|i| (0..n).map(move |j| (i, j)))
+            .map(|(i, j)| in_fp32.lu[(i, j)].abs())
+            .fold(0.0f32, f32::max);
+        let worst = (0..n)
+            .flat_map(|i| (0..n).map(move |j| (i, j)))
+            .map(|(i, j)| (on_kernel.lu[(i, j)] - in_fp32.lu[(i, j)]).abs())
+            .fold(0.0f32, f32::max);
+        eprintln!("bf16 kernel vs fp32 on bf16 values: factors differ by {worst} (scale {scale})");
+        assert!(
+            worst <= scale * 1e-3,
+            "factors differ by {worst} (scale {scale})"
+        );
+        assert_eq!(on_kernel.pivots, in_fp32.pivots);
+        let solve = |lu: &Lu<f32>| {
+            let mut x = Col::<f32>::from_fn(n, |i| b[i] as f32);
+            lu.solve_in_place(x.as_mut());
+            Col::<f64>::from_fn(n, |i| f64::from(x[i]))
+        };
+        let exact = a.partial_piv_lu().solve(&b);
+        for (path, x) in [("kernel", solve(&on_kernel)), ("fp32", solve(&in_fp32))] {
+            let err = (0..n).map(|i| (x[i] - exact[i]).abs()).fold(0.0, f64::max)
+                / (0..n).map(|i| exact[i].abs()).fold(0.0, f64::max);
+            eprintln!("{path}: relative error {err:.3e}");
+            assert!(err > 1e-5 && err < 1e-2, "{path}: relative error {err}");
+        }
     }
 
     #[test]

@@ -1,0 +1,101 @@
+//! A matrix packed once as the left operand A of many products: an LU
+//! step's panel (each column chunk of the trailing update is a product
+//! with it), a layer's weights (each batch of activations is one).
+//!
+//! [`gemm`](crate::gemm) packs A afresh on every call; a caller that
+//! multiplies the same A again and again packs it once with
+//! [`PackedA::new`] and calls [`gemm_packed`]. The packed storage is what
+//! the kernel reads: for each `KC`-deep slice of the depth, A's rows in
+//! `MR`-tall micro-panels, so a product takes any run of whole panels of
+//! any slice without copying.
+
+use crate::driver::{self, Error, Left, balanced};
+use crate::kernel::{Element, Kernel};
+use crate::mat::{MatMut, MatRef};
+use crate::pack::pack_a;
+
+/// An `m x k` matrix packed for one kernel.
+#[derive(Debug, Clone)]
+pub struct PackedA<T: Element> {
+    kernel: Kernel<T>,
+    rows: usize,
+    depth: usize,
+    /// The depth of each slice but the last.
+    kcb: usize,
+    data: Vec<T>,
+}
+
+impl<T: Element> PackedA<T> {
+    /// `a` packed for the best kernel this CPU runs for `T`.
+    pub fn new(a: MatRef<'_, T>) -> Self {
+        Self::with_kernel(Kernel::<T>::best(), a)
+    }
+
+    /// `a` packed for `kernel` (one of [`Kernel::all`]).
+    pub fn with_kernel(kernel: &Kernel<T>, a: MatRef<'_, T>) -> Self {
+        let kernel = kernel.fitted();
+        let (m, k) = (a.rows(), a.cols());
+        let kcb = balanced(k, kernel.kc, T::GROUP);
+        let panels = m.div_ceil(kernel.mr);
+        let mut data = vec![T::PAD; panels * kernel.mr * k.next_multiple_of(T::GROUP)];
+        for pc in (0..k).step_by(kcb) {
+            let kb = kcb.min(k - pc);
+            let len = panels * kernel.mr * kb.next_multiple_of(T::GROUP);
+            let start = pc * panels * kernel.mr;
+            pack_a(&a, 0, m, pc, kb, kernel.mr, &mut data[start..start + len]);
+        }
+        PackedA {
+            kernel,
+            rows: m,
+            depth: k,
+            kcb,
+            data,
+        }
+    }
+
+    /// Rows (m).
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Columns (k, the depth of its products).
+    pub fn cols(&self) -> usize {
+        self.depth
+    }
+
+    /// The kernel it was packed for (and its products run on).
+    pub fn kernel(&self) -> &Kernel<T> {
+        &self.kernel
+    }
+
+    /// The depth of the slices it was packed in: the products take the
+    /// depth in these slices.
+    pub(crate) fn slice_depth(&self) -> usize {
+        self.kcb
+    }
+
+    /// The packed panels of rows `i0..i0 + m` (`i0` a multiple of `MR`)
+    /// and the slice of the depth that starts at `p0`.
+    pub(crate) fn panels(&self, i0: usize, m: usize, p0: usize) -> &[T] {
+        let mr = self.kernel.mr;
+        debug_assert!(i0.is_multiple_of(mr) && p0.is_multiple_of(self.kcb));
+        let kp = self.kcb.min(self.depth - p0).next_multiple_of(T::GROUP);
+        let start = p0 * self.rows.div_ceil(mr) * mr + i0 / mr * kp * mr;
+        &self.data[start..start + m.div_ceil(mr) * kp * mr]
+    }
+}
+
+/// `C = alpha·A·B + beta·C` for a packed A, on its kernel, on `threads`
+/// threads (0: one per CPU this process may use). As [`crate::gemm`]
+/// otherwise; C of any layout (a row-major C is written a tile column at
+/// a time through its strides).
+pub fn gemm_packed<T: Element>(
+    c: MatMut<'_, T::Acc>,
+    alpha: T::Acc,
+    a: &PackedA<T>,
+    b: MatRef<'_, T>,
+    beta: T::Acc,
+    threads: usize,
+) -> Result<(), Error> {
+    driver::execute(&a.kernel, c, alpha, Left::Packed(a), b, beta, threads)
+}

@@ -1,0 +1,133 @@
+//! The LU's trailing-update product, `C -= L·U`, on warpt's GEMM engine
+//! ([`warpt_gemm`]): the part of HPL where nearly all the flops are.
+//!
+//! The factorization keeps faer's matrices and views (its triangular
+//! solves run on them); this module hands their blocks to the engine. A
+//! step's L is packed once ([`Lower`]) and multiplied by every column
+//! chunk's U; a chunk's U rows sit above its C rows in the same columns,
+//! so U is copied out first. Both are in the matrix's type, or in bf16
+//! when the update multiplies bf16 operands on a CPU with a bf16
+//! dot-product instruction.
+
+use faer::{MatMut, MatRef};
+use warpt_gemm::{Bf16, Element, Kernel, PackedA};
+
+use super::Real;
+
+/// A column-major block copied out of a faer view.
+struct Block<E> {
+    data: Vec<E>,
+    rows: usize,
+    cols: usize,
+}
+
+impl<E: Element> Block<E> {
+    /// The entries of `m`, each converted by `f`.
+    fn copy<T: Copy>(m: MatRef<'_, T>, f: impl Fn(T) -> E) -> Self {
+        let (rows, cols) = (m.nrows(), m.ncols());
+        let mut data = Vec::with_capacity(rows * cols);
+        for j in 0..cols {
+            data.extend(m.col(j).iter().map(|&x| f(x)));
+        }
+        Block { data, rows, cols }
+    }
+
+    /// The engine's view of it.
+    fn view(&self) -> warpt_gemm::MatRef<'_, E> {
+        warpt_gemm::MatRef::col_major(&self.data, self.rows, self.cols)
+            .expect("a block's buffer holds rows x cols entries")
+    }
+}
+
+/// The number of elements from a column-major view's first entry to its
+/// last, inclusive, and its column stride.
+fn span(rows: usize, cols: usize, row_stride: isize, col_stride: isize) -> (usize, usize) {
+    assert!(
+        row_stride == 1 && col_stride >= rows as isize,
+        "the LU's views are blocks of column-major matrices"
+    );
+    let cs = col_stride as usize;
+    let len = if rows == 0 || cols == 0 {
+        0
+    } else {
+        (cols - 1) * cs + rows
+    };
+    (len, cs)
+}
+
+// SAFETY (both views below): faer's views of a column-major matrix point
+// into its single allocation, which holds every element from a view's
+// first entry to its last. The LU hands this module C blocks of columns
+// that no other thread reads or writes during the call (the look-ahead
+// and the column chunks of the trailing update are disjoint column
+// ranges, and the rows of C's columns outside C are not touched while the
+// product runs); A is a block of the factored panel's columns, which
+// nothing writes during a step and which lie outside every C's range.
+
+/// The engine's view of a block `a` of a column-major faer matrix.
+fn engine_ref<T>(a: MatRef<'_, T>) -> warpt_gemm::MatRef<'_, T> {
+    let (len, cs) = span(a.nrows(), a.ncols(), a.row_stride(), a.col_stride());
+    // SAFETY: see above.
+    let data = unsafe { std::slice::from_raw_parts(a.as_ptr(), len) };
+    warpt_gemm::MatRef::new(data, a.nrows(), a.ncols(), 1, cs).expect("the span covers the view")
+}
+
+/// The engine's view of a block `c` of a column-major faer matrix.
+fn engine_mut<T>(c: MatMut<'_, T>) -> warpt_gemm::MatMut<'_, T> {
+    let (len, cs) = span(c.nrows(), c.ncols(), c.row_stride(), c.col_stride());
+    // SAFETY: see above.
+    let data = unsafe { std::slice::from_raw_parts_mut(c.as_ptr_mut(), len) };
+    warpt_gemm::MatMut::new(data, c.nrows(), c.ncols(), 1, cs).expect("the span covers the view")
+}
+
+const CHAIN: &str = "the LU's blocks chain: C (m x n) = A (m x w) · U (w x n)";
+
+/// A factored panel's L below its diagonal block, packed once per step
+/// for the engine: every column chunk of the trailing update multiplies it.
+pub enum Lower<T: Real> {
+    /// In the matrix's type.
+    Native(PackedA<T>),
+    /// As bf16, with the product that accumulates bf16 products into `T`.
+    Bf16(PackedA<Bf16>, Bf16Product<T>),
+}
+
+/// `c -= a·u` for bf16 `a` and `u`, accumulated into `c`.
+pub type Bf16Product<T> = fn(MatMut<'_, T>, &PackedA<Bf16>, warpt_gemm::MatRef<'_, Bf16>);
+
+impl<T: Real> Lower<T> {
+    /// `l21` packed in `T`.
+    pub(super) fn native(l21: MatRef<'_, T>) -> Self {
+        Lower::Native(PackedA::new(engine_ref(l21)))
+    }
+
+    /// `c -= L·u` on the calling thread: `u` the U rows of `c`'s columns
+    /// (copied out first: they share `c`'s columns).
+    pub(super) fn sub_from(&self, c: MatMut<'_, T>, u: MatRef<'_, T>) {
+        match self {
+            Lower::Native(l) => {
+                let u = Block::copy(u, |x| x);
+                warpt_gemm::gemm_packed(engine_mut(c), -T::ONE, l, u.view(), T::ONE, 1)
+                    .expect(CHAIN);
+            }
+            Lower::Bf16(l, product) => product(c, l, Block::copy(u, T::to_bf16).view()),
+        }
+    }
+}
+
+/// The engine's bf16 kernel where this CPU has the instruction it is
+/// for (`vdpbf16ps`), else None: the portable one would be slower than
+/// multiplying the bf16 values in fp32.
+pub(super) fn bf16_kernel() -> Option<&'static Kernel<Bf16>> {
+    Kernel::<Bf16>::all().find(|k| k.isa != warpt_gemm::Isa::Portable)
+}
+
+/// `l21` (fp32, bf16 values) packed as bf16 for `kernel`.
+pub(super) fn bf16_lower(kernel: &Kernel<Bf16>, l21: MatRef<'_, f32>) -> Lower<f32> {
+    let l = Block::copy(l21, Bf16::from_f32);
+    Lower::Bf16(PackedA::with_kernel(kernel, l.view()), sub_bf16)
+}
+
+/// `c -= a·u` on the bf16 kernel `a` was packed for, accumulating in fp32.
+fn sub_bf16(c: MatMut<'_, f32>, a: &PackedA<Bf16>, u: warpt_gemm::MatRef<'_, Bf16>) {
+    warpt_gemm::gemm_packed(engine_mut(c), -1.0, a, u, 1.0, 1).expect(CHAIN);
+}
