@@ -9,7 +9,10 @@
 //! in whole micro-panels, as evenly as they go, so no thread idles while
 //! another finishes a block. A product too small to split runs on the
 //! calling thread; one too thin in rows to split by them is split by
-//! columns instead, each thread packing its own panels.
+//! columns instead, each thread packing its own panels. When A is short
+//! (a few micro-panels: a layer's weights against many activations) and
+//! B's columns are contiguous, B is not packed at all: the kernel reads
+//! its columns where they lie, and the threads split the columns.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -40,6 +43,10 @@ pub enum Error {
         b_cols: usize,
     },
 }
+
+/// At most this many of A's micro-panels, B is read in place where the
+/// kernel can (each B panel would be packed for so few uses).
+const DIRECT_MAX_PANELS: usize = 8;
 
 /// Below this many multiply-adds a product runs on one thread: starting
 /// the others would cost more than they save.
@@ -117,10 +124,13 @@ impl<T: Element> Left<'_, T> {
         }
     }
 
-    /// A buffer for one packed block, or none when A is packed already.
-    fn buffer(&self, kernel: &Kernel<T>) -> Vec<T> {
+    /// A buffer for one packed block of `mc` rows, or none when A is
+    /// packed already.
+    fn buffer(&self, kernel: &Kernel<T>, mc: usize) -> Vec<T> {
         match self {
-            Left::Plain(a) => vec![T::PAD; kernel.mc * depth(kernel, a.cols())],
+            Left::Plain(a) => {
+                vec![T::PAD; mc.next_multiple_of(kernel.mr) * depth(kernel, a.cols())]
+            }
             Left::Packed(_) => Vec::new(),
         }
     }
@@ -139,6 +149,8 @@ impl<T: Element> Left<'_, T> {
     ) -> &'s [T] {
         match self {
             Left::Plain(a) => {
+                // A buffer too short would leave rows unpacked, silently.
+                assert!(buf.len() >= m.div_ceil(mr) * k.next_multiple_of(T::GROUP) * mr);
                 pack_a(a, i0, m, p0, k, mr, buf);
                 buf
             }
@@ -191,6 +203,13 @@ pub(crate) fn execute<T: Element>(
     } else {
         threads.min(m.div_ceil(kernel.mr).max(n.div_ceil(kernel.nr)))
     };
+    // B read in place where packing it would not pay: the kernel can,
+    // B's columns are contiguous, and A is so short that each B panel
+    // meets only a few of A's (a layer's weights against a batch of
+    // activations or an im2col), so packing would copy all of B for a few
+    // uses of each element.
+    let direct =
+        kernel.has_direct() && b.strides().0 == 1 && m.div_ceil(kernel.mr) <= DIRECT_MAX_PANELS;
     let job = Job {
         kernel,
         a,
@@ -198,13 +217,18 @@ pub(crate) fn execute<T: Element>(
         out,
         alpha,
         beta,
+        direct,
     };
+    if threads <= 1 && direct {
+        job.columns(0..n);
+        return Ok(());
+    }
     if threads <= 1 {
         job.rows(0..m, &Team::alone(), &Shared::new(kernel, k, n));
         return Ok(());
     }
     let row_panels = m.div_ceil(kernel.mr);
-    if row_panels >= 2 * threads {
+    if row_panels >= 2 * threads && !direct {
         // By rows, B's packed block shared.
         let shared = Shared::new(kernel, k, n);
         let barrier = SpinBarrier::new(threads);
@@ -252,6 +276,8 @@ struct Job<'a, T: Element> {
     out: Out<'a, T::Acc>,
     alpha: T::Acc,
     beta: T::Acc,
+    /// B read in place, not packed (column split only).
+    direct: bool,
 }
 
 /// The threads of a row-split product, and which one this is.
@@ -277,12 +303,12 @@ impl<T: Element> Job<'_, T> {
     fn rows(&self, rows: std::ops::Range<usize>, team: &Team<'_>, shared: &Shared<T>) {
         let kr = self.kernel;
         let (n, k) = (self.b.cols(), self.a.cols());
-        let mut a_buf = self.a.buffer(kr);
-        let mut tile = vec![T::Acc::ZERO; kr.mr * kr.nr];
         let (kcb, mcb) = (
             balanced(k, kr.kc, T::GROUP),
             balanced(rows.len(), kr.mc, kr.mr),
         );
+        let mut a_buf = self.a.buffer(kr, mcb);
+        let mut tile = vec![T::Acc::ZERO; kr.mr * kr.nr];
         let ncb = balanced(n, kr.nc, kr.nr);
         for jc in (0..n).step_by(ncb) {
             let nb = ncb.min(n - jc);
@@ -316,21 +342,39 @@ impl<T: Element> Job<'_, T> {
     fn columns(&self, cols: std::ops::Range<usize>) {
         let kr = self.kernel;
         let (m, k) = (self.a.rows(), self.a.cols());
-        let mut a_buf = self.a.buffer(kr);
-        let mut b_buf = vec![T::PAD; kr.nc * depth(kr, k)];
+        let mut b_buf = if self.direct {
+            // One edge panel at most.
+            vec![T::PAD; kr.nr * depth(kr, k)]
+        } else {
+            vec![T::PAD; kr.nc * depth(kr, k)]
+        };
         let mut tile = vec![T::Acc::ZERO; kr.mr * kr.nr];
-        let (kcb, mcb) = (balanced(k, kr.kc, T::GROUP), balanced(m, kr.mc, kr.mr));
+        // B read in place is read once per block of A's rows: A (a few
+        // panels, as `direct` requires) is taken whole.
+        let mc = if self.direct {
+            m.next_multiple_of(kr.mr)
+        } else {
+            kr.mc
+        };
+        let (kcb, mcb) = (balanced(k, kr.kc, T::GROUP), balanced(m, mc, kr.mr));
+        let mut a_buf = self.a.buffer(kr, mcb);
         let ncb = balanced(cols.len(), kr.nc, kr.nr);
         for jc in cols.clone().step_by(ncb) {
             let nb = ncb.min(cols.end - jc);
             let panels = nb.div_ceil(kr.nr);
             for pc in (0..k).step_by(kcb) {
                 let kb = kcb.min(k - pc);
-                pack_b(&self.b, pc, kb, jc, nb, kr.nr, 0..panels, &mut b_buf);
+                if !self.direct {
+                    pack_b(&self.b, pc, kb, jc, nb, kr.nr, 0..panels, &mut b_buf);
+                }
                 for ic in (0..m).step_by(mcb) {
                     let mb = mcb.min(m - ic);
                     let a_block = self.a.panels(ic, mb, pc, kb, kr.mr, &mut a_buf);
-                    self.block(ic, mb, jc, nb, pc, kb, a_block, &b_buf, &mut tile);
+                    if self.direct {
+                        self.block_in_place(ic, mb, jc, nb, pc, kb, a_block, &mut b_buf, &mut tile);
+                    } else {
+                        self.block(ic, mb, jc, nb, pc, kb, a_block, &b_buf, &mut tile);
+                    }
                 }
             }
         }
@@ -368,6 +412,10 @@ impl<T: Element> Job<'_, T> {
                 .take(mb.div_ceil(kr.mr))
                 .enumerate()
             {
+                let (i0, j0) = (ic + ir * kr.mr, jc + jr * kr.nr);
+                let rows = i0..(i0 + kr.mr).min(ic + mb);
+                let cols = j0..(j0 + kr.nr).min(jc + nb);
+                self.out.prefetch(rows.clone(), cols.clone());
                 kr.run(groups, a_panel, b_panel, tile);
                 if corrected {
                     for (col, &c) in tile.chunks_exact_mut(kr.mr).zip(&correction) {
@@ -376,9 +424,50 @@ impl<T: Element> Job<'_, T> {
                         }
                     }
                 }
-                let (i0, j0) = (ic + ir * kr.mr, jc + jr * kr.nr);
+                self.out.update(rows, cols, kr.mr, tile, self.alpha, beta);
+            }
+        }
+    }
+
+    /// [`Self::block`] reading B's columns where they lie (the job is
+    /// `direct`: B column-major, elements one depth each); a last panel
+    /// short of `NR` columns is packed into `edge` first and run on the
+    /// packed kernel.
+    #[allow(clippy::too_many_arguments)]
+    fn block_in_place(
+        &self,
+        ic: usize,
+        mb: usize,
+        jc: usize,
+        nb: usize,
+        pc: usize,
+        kb: usize,
+        a_block: &[T],
+        edge: &mut [T],
+        tile: &mut [T::Acc],
+    ) {
+        let kr = self.kernel;
+        let beta = if pc == 0 { self.beta } else { T::Acc::ONE };
+        let (data, rs, cs) = self.b.raw();
+        debug_assert!(rs == 1 && T::GROUP == 1);
+        for jr in 0..nb.div_ceil(kr.nr) {
+            let j0 = jc + jr * kr.nr;
+            let in_place = j0 + kr.nr <= jc + nb && kr.has_direct();
+            if !in_place {
+                pack_b(&self.b, pc, kb, jc, nb, kr.nr, jr..jr + 1, edge);
+            }
+            for (ir, a_panel) in a_block
+                .chunks_exact(kb * kr.mr)
+                .take(mb.div_ceil(kr.mr))
+                .enumerate()
+            {
+                let i0 = ic + ir * kr.mr;
                 let rows = i0..(i0 + kr.mr).min(ic + mb);
                 let cols = j0..(j0 + kr.nr).min(jc + nb);
+                self.out.prefetch(rows.clone(), cols.clone());
+                if !(in_place && kr.run_direct(kb, a_panel, &data[pc + j0 * cs..], cs, tile)) {
+                    kr.run(kb, a_panel, edge, tile);
+                }
                 self.out.update(rows, cols, kr.mr, tile, self.alpha, beta);
             }
         }
@@ -446,15 +535,7 @@ impl<'a, T: Scalar> Out<'a, T> {
                 // thread's alone.
                 let dst =
                     unsafe { std::slice::from_raw_parts_mut(self.at(rows.start, j), rows.len()) };
-                if beta == T::ZERO {
-                    for (d, &t) in dst.iter_mut().zip(col) {
-                        *d = alpha * t;
-                    }
-                } else {
-                    for (d, &t) in dst.iter_mut().zip(col) {
-                        *d = alpha * t + beta * *d;
-                    }
-                }
+                axpby(dst, col, alpha, beta);
             }
             return;
         }
@@ -475,6 +556,33 @@ impl<'a, T: Scalar> Out<'a, T> {
         }
     }
 
+    /// Asks the CPU to bring `C[rows, cols]` into cache while the kernel
+    /// computes the tile: its update otherwise waits on C's lines, one
+    /// column at a time (a tenth of a shallow product's time when C is
+    /// larger than the caches).
+    fn prefetch(&self, rows: std::ops::Range<usize>, cols: std::ops::Range<usize>) {
+        #[cfg(target_arch = "x86_64")]
+        if self.rs == 1 && !rows.is_empty() {
+            // The lines holding each column's rows: 64 bytes each.
+            let per_line = (64 / std::mem::size_of::<T>()).max(1);
+            for j in cols {
+                for i in (rows.start..rows.end)
+                    .step_by(per_line)
+                    .chain([rows.end - 1])
+                {
+                    // SAFETY: (i, j) is inside C (i < rows.end <= self.rows
+                    // and j < self.cols: the tile's own ranges); a prefetch
+                    // neither reads nor writes.
+                    unsafe {
+                        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                            self.at(i, j).cast::<i8>(),
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     /// `C[rows, cols] = beta·C[rows, cols]` (zeros when beta is 0).
     fn scale(&self, rows: std::ops::Range<usize>, cols: std::ops::Range<usize>, beta: T) {
         assert!(rows.end <= self.rows && cols.end <= self.cols);
@@ -487,6 +595,62 @@ impl<'a, T: Scalar> Out<'a, T> {
                     *c = if beta == T::ZERO { T::ZERO } else { beta * *c };
                 }
             }
+        }
+    }
+}
+
+/// `dst = alpha·src + beta·dst` (`dst` not read when beta is 0), compiled
+/// for the widest vectors this CPU has: a tile's update into C is a tenth
+/// of the kernel's own time at shallow depths (64 steps) in baseline SSE2.
+fn axpby<T: Scalar>(dst: &mut [T], src: &[T], alpha: T, beta: T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F.
+            return unsafe { axpby_avx512(dst, src, alpha, beta) };
+        }
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2.
+            return unsafe { axpby_avx2(dst, src, alpha, beta) };
+        }
+    }
+    axpby_plain(dst, src, alpha, beta);
+}
+
+/// [`axpby`] with AVX-512F.
+///
+/// # Safety
+/// The CPU has AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+unsafe fn axpby_avx512<T: Scalar>(dst: &mut [T], src: &[T], alpha: T, beta: T) {
+    axpby_plain(dst, src, alpha, beta);
+}
+
+/// [`axpby`] with AVX2.
+///
+/// # Safety
+/// The CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn axpby_avx2<T: Scalar>(dst: &mut [T], src: &[T], alpha: T, beta: T) {
+    axpby_plain(dst, src, alpha, beta);
+}
+
+/// [`axpby`] for the target the build was compiled for.
+#[inline(always)]
+fn axpby_plain<T: Scalar>(dst: &mut [T], src: &[T], alpha: T, beta: T) {
+    if beta == T::ZERO {
+        for (d, &t) in dst.iter_mut().zip(src) {
+            *d = alpha * t;
+        }
+    } else if alpha == T::ONE && beta == T::ONE {
+        for (d, &t) in dst.iter_mut().zip(src) {
+            *d = *d + t;
+        }
+    } else {
+        for (d, &t) in dst.iter_mut().zip(src) {
+            *d = alpha * t + beta * *d;
         }
     }
 }

@@ -26,9 +26,10 @@ pub struct PackedA<T: Element> {
 }
 
 impl<T: Element> PackedA<T> {
-    /// `a` packed for the best kernel this CPU runs for `T`.
+    /// `a` packed for the kernel of this CPU's best ISA level that pads
+    /// its rows least ([`Kernel::for_rows`]).
     pub fn new(a: MatRef<'_, T>) -> Self {
-        Self::with_kernel(Kernel::<T>::best(), a)
+        Self::with_kernel(Kernel::<T>::for_rows(a.rows()), a)
     }
 
     /// `a` packed for `kernel` (one of [`Kernel::all`]).

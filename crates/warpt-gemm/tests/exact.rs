@@ -135,6 +135,10 @@ where
             (mr + 1, nr - 1, kc + 3),
             (mc + mr + 1, 2 * nr + 1, 7),
             (3, 5, 2 * kc + 1),
+            // B read in place up to 8 panels of A, taken whole (more than
+            // MC rows); one panel more is packed.
+            (8 * mr, 2 * nr + 1, 7),
+            (8 * mr + 1, nr, 5),
         ] {
             for layouts in [
                 [ColMajor; 3],
@@ -273,4 +277,25 @@ fn shapes_and_views_are_checked() {
     )
     .unwrap();
     assert_eq!(c, [1.0; 4]);
+}
+
+#[test]
+fn packed_operands_take_the_tile_that_pads_their_rows_least() {
+    let best = Kernel::<f32>::best();
+    for rows in [1, 31, 32, 48, 64, 96, 128, 256, 1000, 2048] {
+        let chosen = Kernel::<f32>::for_rows(rows);
+        let padded = |k: &Kernel<f32>| rows.div_ceil(k.mr) * k.mr;
+        assert_eq!(chosen.isa, best.isa, "{rows} rows: {}", chosen.name);
+        assert!(
+            Kernel::<f32>::all()
+                .filter(|k| k.isa == best.isa)
+                .all(|k| padded(chosen) <= padded(k)),
+            "{rows} rows: {} pads to {}",
+            chosen.name,
+            padded(chosen)
+        );
+        let a = vec![1.0f32; rows * 3];
+        let packed = PackedA::new(MatRef::row_major(&a, rows, 3).unwrap());
+        assert_eq!(packed.kernel().name, chosen.name);
+    }
 }

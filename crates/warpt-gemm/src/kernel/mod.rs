@@ -27,6 +27,18 @@ use crate::isa::Isa;
 pub type MicroKernel<T> =
     unsafe fn(groups: usize, a: *const T, b: *const T, out: *mut <T as Element>::Acc);
 
+/// A microkernel reading B where it lies rather than packed: `k` steps
+/// over `a` (`k x MR`, packed) and `b`'s `NR` columns, each `k`
+/// consecutive elements, `ldb` apart, into `out` (`MR x NR`,
+/// column-major). Only for elements whose [`Element::GROUP`] is 1.
+///
+/// # Safety
+/// `a` holds `k * MR` elements, `b + j * ldb .. + k` is inside B for every
+/// column `j < NR`, `out` has room for `MR * NR`, and the CPU runs the
+/// kernel's [`Isa`].
+pub type DirectKernel<T> =
+    unsafe fn(k: usize, a: *const T, b: *const T, ldb: usize, out: *mut <T as Element>::Acc);
+
 /// A microkernel and its blocking.
 #[derive(Debug)]
 pub struct Kernel<T: Element> {
@@ -46,6 +58,8 @@ pub struct Kernel<T: Element> {
     /// Columns of B packed at a time (a multiple of `nr`).
     pub nc: usize,
     run: MicroKernel<T>,
+    /// The same tile reading a column-major B in place, where there is one.
+    direct: Option<DirectKernel<T>>,
 }
 
 impl<T: Element> Clone for Kernel<T> {
@@ -67,9 +81,26 @@ impl<T: Element> Kernel<T> {
         Self::all().last().unwrap_or(&T::kernels()[0])
     }
 
-    /// The kernel for `isa`, when there is one and this CPU runs it.
+    /// The best kernel for `isa`, when there is one and this CPU runs it.
     pub fn for_isa(isa: Isa) -> Option<&'static Kernel<T>> {
-        Self::all().find(|k| k.isa == isa)
+        Self::all().filter(|k| k.isa == isa).last()
+    }
+
+    /// The kernel of the best ISA level for products of `rows` rows: the
+    /// tile that pads them least (64 rows on a 48-row tile are 96), the
+    /// best one when they tie.
+    pub fn for_rows(rows: usize) -> &'static Kernel<T> {
+        let best = Self::best();
+        let padded = |k: &Kernel<T>| rows.div_ceil(k.mr) * k.mr;
+        Self::all()
+            .filter(|k| k.isa == best.isa)
+            .fold(best, |chosen, k| {
+                if padded(k) < padded(chosen) {
+                    k
+                } else {
+                    chosen
+                }
+            })
     }
 
     /// The same kernel with its blocking made whole (a caller may have
@@ -81,6 +112,39 @@ impl<T: Element> Kernel<T> {
         k.mc = k.mc.max(1).next_multiple_of(k.mr);
         k.nc = k.nc.max(1).next_multiple_of(k.nr);
         k
+    }
+
+    /// Whether it can read a column-major B in place ([`Kernel::run_direct`]).
+    pub(crate) fn has_direct(&self) -> bool {
+        self.direct.is_some()
+    }
+
+    /// Runs it on a packed `a` (`k x mr`) and B's `nr` columns `b` (each
+    /// at least `k` long from the depth it starts at) where they lie, into
+    /// `out` (`mr x nr` column-major). False (nothing run) where the
+    /// kernel has no such variant.
+    pub(crate) fn run_direct(
+        &self,
+        k: usize,
+        a: &[T],
+        b: &[T],
+        ldb: usize,
+        out: &mut [T::Acc],
+    ) -> bool {
+        let Some(direct) = self.direct else {
+            return false;
+        };
+        assert!(
+            T::GROUP == 1
+                && a.len() >= k * self.mr
+                && (k == 0 || b.len() >= (self.nr - 1) * ldb + k)
+                && out.len() >= self.mr * self.nr
+        );
+        // SAFETY: the lengths were checked above (column j < nr lies in
+        // `b` from j * ldb for k elements), and the kernel's ISA runs here
+        // (`Kernel::all` hands out no other).
+        unsafe { direct(k, a.as_ptr(), b.as_ptr(), ldb, out.as_mut_ptr()) };
+        true
     }
 
     /// Runs it on packed panels: `a` is `groups x mr x G`, `b` is `groups
@@ -237,6 +301,7 @@ static I8: [Kernel<i8>; 2] = [
         mc: 240,
         nc: 3072,
         run: x86::i8_avx512vnni,
+        direct: None,
     },
 ];
 
@@ -255,6 +320,7 @@ static BF16: [Kernel<Bf16>; 2] = [
         mc: 240,
         nc: 3072,
         run: x86::bf16_avx512,
+        direct: None,
     },
 ];
 
@@ -273,6 +339,7 @@ static F64: [Kernel<f64>; 3] = [
         mc: 144,
         nc: 2040,
         run: x86::f64_avx2,
+        direct: Some(x86::f64_avx2_direct),
     },
     Kernel {
         name: "avx512f f64 32x6",
@@ -283,11 +350,12 @@ static F64: [Kernel<f64>; 3] = [
         mc: 256,
         nc: 4080,
         run: x86::f64_avx512,
+        direct: Some(x86::f64_avx512_direct),
     },
 ];
 
 #[cfg(target_arch = "x86_64")]
-static F32: [Kernel<f32>; 3] = [
+static F32: [Kernel<f32>; 4] = [
     portable::F32,
     Kernel {
         name: "avx2+fma f32 16x6",
@@ -298,6 +366,20 @@ static F32: [Kernel<f32>; 3] = [
         mc: 144,
         nc: 3072,
         run: x86::f32_avx2,
+        direct: Some(x86::f32_avx2_direct),
+    },
+    // A shorter tile for products whose rows are a multiple of 32 but not
+    // of 48 (64, 128, 256 channels: 48 rows would pad 64 to 96).
+    Kernel {
+        name: "avx512f f32 32x12",
+        isa: Isa::Avx512,
+        mr: 32,
+        nr: 12,
+        kc: 384,
+        mc: 160,
+        nc: 3072,
+        run: x86::f32_avx512_32x12,
+        direct: Some(x86::f32_avx512_32x12_direct),
     },
     Kernel {
         name: "avx512f f32 48x8",
@@ -308,6 +390,7 @@ static F32: [Kernel<f32>; 3] = [
         mc: 144,
         nc: 3072,
         run: x86::f32_avx512,
+        direct: Some(x86::f32_avx512_direct),
     },
 ];
 

@@ -20,6 +20,7 @@ const fn portable<T: Element>(name: &'static str, kc: usize, run: MicroKernel<T>
         mc: 128,
         nc: 1024,
         run,
+        direct: None,
     }
 }
 

@@ -47,6 +47,46 @@ macro_rules! tile_kernel {
             }
         }
     };
+    // The same tile reading B where it lies: column `j`'s depths are
+    // consecutive, columns `ldb` apart.
+    (direct $name:ident, $feat:literal, $t:ty, $v:ty, $lanes:literal, $mv:literal, $nr:literal,
+     $zero:ident, $load:ident, $set1:ident, $fma:ident, $store:ident) => {
+        /// # Safety
+        /// As [`super::DirectKernel`], with this kernel's MR and NR, on a
+        /// CPU with the target feature.
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn $name(k: usize, a: *const $t, b: *const $t, ldb: usize, out: *mut $t) {
+            const MR: usize = $lanes * $mv;
+            let mut acc: [[$v; $mv]; $nr] = [[$zero(); $mv]; $nr];
+            let mut cols = [b; $nr];
+            for (j, c) in cols.iter_mut().enumerate() {
+                // SAFETY: column j < NR starts inside B (the caller's promise).
+                *c = unsafe { b.add(j * ldb) };
+            }
+            for p in 0..k {
+                // SAFETY: p < k: A's step is inside its panel.
+                let ap = unsafe { a.add(p * MR) };
+                let mut av: [$v; $mv] = [$zero(); $mv];
+                for (v, x) in av.iter_mut().enumerate() {
+                    // SAFETY: inside A's step (v * lanes + lanes <= MR).
+                    *x = unsafe { $load(ap.add(v * $lanes)) };
+                }
+                for (col, c) in acc.iter_mut().zip(cols) {
+                    // SAFETY: depth p < k of column j, inside B.
+                    let bj = $set1(unsafe { *c.add(p) });
+                    for (c, x) in col.iter_mut().zip(av) {
+                        *c = $fma(x, bj, *c);
+                    }
+                }
+            }
+            for (j, col) in acc.iter().enumerate() {
+                for (v, c) in col.iter().enumerate() {
+                    // SAFETY: out has room for MR x NR, column j at j * MR.
+                    unsafe { $store(out.add(j * MR + v * $lanes), *c) };
+                }
+            }
+        }
+    };
 }
 
 tile_kernel!(
@@ -57,6 +97,34 @@ tile_kernel!(
     16,
     3,
     8,
+    _mm512_setzero_ps,
+    _mm512_loadu_ps,
+    _mm512_set1_ps,
+    _mm512_fmadd_ps,
+    _mm512_storeu_ps
+);
+tile_kernel!(
+    f32_avx512_32x12,
+    "avx512f",
+    f32,
+    __m512,
+    16,
+    2,
+    12,
+    _mm512_setzero_ps,
+    _mm512_loadu_ps,
+    _mm512_set1_ps,
+    _mm512_fmadd_ps,
+    _mm512_storeu_ps
+);
+tile_kernel!(
+    direct f32_avx512_32x12_direct,
+    "avx512f",
+    f32,
+    __m512,
+    16,
+    2,
+    12,
     _mm512_setzero_ps,
     _mm512_loadu_ps,
     _mm512_set1_ps,
@@ -93,6 +161,63 @@ tile_kernel!(
 );
 tile_kernel!(
     f64_avx512,
+    "avx512f",
+    f64,
+    __m512d,
+    8,
+    4,
+    6,
+    _mm512_setzero_pd,
+    _mm512_loadu_pd,
+    _mm512_set1_pd,
+    _mm512_fmadd_pd,
+    _mm512_storeu_pd
+);
+
+tile_kernel!(
+    direct f32_avx512_direct,
+    "avx512f",
+    f32,
+    __m512,
+    16,
+    3,
+    8,
+    _mm512_setzero_ps,
+    _mm512_loadu_ps,
+    _mm512_set1_ps,
+    _mm512_fmadd_ps,
+    _mm512_storeu_ps
+);
+tile_kernel!(
+    direct f64_avx2_direct,
+    "avx2,fma",
+    f64,
+    __m256d,
+    4,
+    2,
+    6,
+    _mm256_setzero_pd,
+    _mm256_loadu_pd,
+    _mm256_set1_pd,
+    _mm256_fmadd_pd,
+    _mm256_storeu_pd
+);
+tile_kernel!(
+    direct f32_avx2_direct,
+    "avx2,fma",
+    f32,
+    __m256,
+    8,
+    2,
+    6,
+    _mm256_setzero_ps,
+    _mm256_loadu_ps,
+    _mm256_set1_ps,
+    _mm256_fmadd_ps,
+    _mm256_storeu_ps
+);
+tile_kernel!(
+    direct f64_avx512_direct,
     "avx512f",
     f64,
     __m512d,
