@@ -21,6 +21,12 @@ use crate::hpl;
 /// products.
 const GMRES_TOLERANCE: f64 = 1e-4;
 
+/// GMRES-IR steps over which the best scaled residual must at least halve:
+/// where it does not, the low-precision factors do not precondition the
+/// matrix (a bf16 LU of HPL's random matrix at N = 8000 crawled for 50
+/// steps and four minutes without passing) and the refinement stops.
+pub const STALL_STEPS: usize = 5;
+
 /// How the solution was refined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Method {
@@ -76,6 +82,9 @@ pub struct Refined {
     pub residual: Option<f64>,
     /// The scaled residual after each outer step (the first: before any).
     pub history: Vec<f64>,
+    /// Whether GMRES-IR stopped for want of progress ([`STALL_STEPS`]
+    /// steps without halving the best residual) rather than at the limit.
+    pub stalled: bool,
 }
 
 /// Refines `x` for `a x = b` until HPL's fp64 residual test passes, with
@@ -93,6 +102,9 @@ pub fn refine(
     let mut gmres_total = 0;
     let mut steps = 0;
     let mut best: Option<(f64, Col<f64>)> = None;
+    // The best scaled residual when GMRES-IR took over and after each of
+    // its steps.
+    let mut gmres_best: Vec<f64> = Vec::new();
     loop {
         let mut r = b - a * &x;
         let scaled = hpl::scaled(&r, norm_a, &x, b, f64::EPSILON);
@@ -101,7 +113,18 @@ pub fn refine(
             best = Some((scaled, x.clone()));
         }
         let passed = scaled < hpl::RESIDUAL_THRESHOLD;
-        if passed || steps == limits.max_steps || !scaled.is_finite() && method == Method::GmresIr {
+        let best_now = best.as_ref().map_or(scaled, |(s, _)| *s);
+        if method == Method::GmresIr {
+            gmres_best.push(best_now);
+        }
+        let stalled = !passed
+            && gmres_best.len() > STALL_STEPS
+            && best_now > 0.5 * gmres_best[gmres_best.len() - 1 - STALL_STEPS];
+        if passed
+            || stalled
+            || steps == limits.max_steps
+            || !scaled.is_finite() && method == Method::GmresIr
+        {
             return Refined {
                 x,
                 steps,
@@ -109,6 +132,7 @@ pub fn refine(
                 method,
                 residual: passed.then_some(scaled),
                 history,
+                stalled,
             };
         }
         // Plain refinement has stopped contracting (or diverged): GMRES-IR
@@ -120,6 +144,7 @@ pub fn refine(
             && !contracted(history[len - 2], history[len - 1])
         {
             method = Method::GmresIr;
+            gmres_best.push(best_now);
             if let Some((s, best_x)) = &best
                 && matches!(
                     scaled.partial_cmp(s),
@@ -301,6 +326,32 @@ mod tests {
         let residual = mixed.residual.expect("GMRES-IR passes HPL's test");
         assert!(residual < hpl::RESIDUAL_THRESHOLD);
         assert!(mixed.steps < 10, "{:?}", mixed.history);
+    }
+
+    #[test]
+    fn gmres_ir_that_makes_no_progress_stops_early_saying_so() {
+        let n = 120;
+        // No preconditioner and two GMRES iterations per correction on a
+        // matrix of condition 1e12: each step barely moves the residual.
+        let a = conditioned(n, 1e12);
+        let b = Col::<f64>::from_fn(n, |i| ((i * 7 % 13) as f64) - 6.0);
+        let norm_a = hpl::norm_inf(&a);
+        let identity = |v: &Col<f64>| v.clone();
+        let limits = Limits {
+            gmres_iterations: 2,
+            ..Limits::default()
+        };
+        let r = refine(&a, &b, norm_a, b.clone(), identity, limits);
+        assert_eq!(r.method, Method::GmresIr);
+        assert_eq!(r.residual, None);
+        assert!(r.stalled, "{:?}", r.history);
+        assert!(r.steps < limits.max_steps / 2, "{:?}", r.history);
+        // One that converges is not stalled.
+        let a = conditioned(n, 1e6);
+        let m = low_precision(&a, true);
+        let norm_a = hpl::norm_inf(&a);
+        let r = refine(&a, &b, norm_a, m(&b), &m, Limits::default());
+        assert!(r.residual.is_some() && !r.stalled, "{:?}", r.history);
     }
 
     #[test]

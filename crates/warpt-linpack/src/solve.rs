@@ -278,6 +278,8 @@ struct Solved {
     /// The refinement that finished, and its GMRES iterations (mixed only).
     method: Option<(Method, usize)>,
     converged: bool,
+    /// Whether refinement stopped for want of progress (mixed only).
+    stalled: bool,
     /// HPL's fp64 scaled residual of `x` when refinement already computed it.
     residual: Option<f64>,
     factor_s: f64,
@@ -318,6 +320,7 @@ impl<T: Real> Direct<T> {
             iterations: 0,
             method: None,
             converged: true,
+            stalled: false,
             residual: None,
             factor_s: self.factor_s,
             total_s: self.total_s,
@@ -327,7 +330,7 @@ impl<T: Real> Direct<T> {
 
 /// What one timed solve leaves for validation: its scaled residual,
 /// refinement steps, whether it converged, and its refinement method.
-type SolveOutcome = (f64, usize, bool, Option<(Method, usize)>);
+type SolveOutcome = (f64, usize, bool, bool, Option<(Method, usize)>);
 
 /// Refinement of an fp32 (or bf16-updated) solution in fp64 until HPL's
 /// fp64 residual test passes ([`refine`]: plain refinement, GMRES-IR where
@@ -352,6 +355,7 @@ fn refine(a: &Mat<f64>, b: &Col<f64>, norm_a: f64, direct: Direct<f32>) -> Solve
         iterations: r.steps,
         method: Some((r.method, r.gmres_iterations)),
         converged: r.residual.is_some(),
+        stalled: r.stalled,
         residual: r.residual,
         factor_s: direct.factor_s,
         total_s: direct.total_s + t.elapsed().as_secs_f64(),
@@ -512,9 +516,13 @@ impl Benchmark for Linpack {
             let residual = s
                 .residual
                 .unwrap_or_else(|| hpl::scaled_residual(&a, norm_a, &s.x, &b, eps));
-            outcome.push((residual, s.iterations, s.converged, s.method));
+            outcome.push((residual, s.iterations, s.converged, s.stalled, s.method));
         });
-        for (res, it, ok, method) in &outcome {
+        let factors = match self.updates {
+            Updates::Bf16 => "bf16",
+            Updates::Native => "fp32",
+        };
+        for (res, it, ok, stalled, method) in &outcome {
             if let Some((m, gmres)) = method {
                 self.methods.push(*m);
                 self.max_gmres = self.max_gmres.max(*gmres);
@@ -522,7 +530,16 @@ impl Benchmark for Linpack {
             self.solves += 1;
             self.worst_residual = self.worst_residual.max(*res);
             self.max_iterations = self.max_iterations.max(*it);
-            if !ok {
+            if *stalled {
+                self.failures.push(format!(
+                    "refinement stalled after {it} steps at scaled residual {res:.3e}: GMRES-IR \
+                     preconditioned by the {factors} LU did not halve it in {} steps, so {factors} \
+                     factors cannot precondition matrix={}; use matrix=hpl-mxp (HPL-MxP's diagonally \
+                     dominant matrix) or a higher factor_precision",
+                    crate::refine::STALL_STEPS,
+                    self.matrix
+                ));
+            } else if !ok {
                 self.failures.push(format!(
                     "refinement did not reach the fp64 residual test in {MAX_REFINEMENT} steps"
                 ));
