@@ -19,12 +19,14 @@
 //! - [`driver`]: the loops, the split of the work and the tile updates;
 //! - [`packed`]: a left operand packed once for many products (an LU
 //!   panel, a layer's weights);
+//! - `out`: C as the threads write it, a tile at a time;
 //! - `team`: the threads a product runs on.
 
 pub mod driver;
 pub mod isa;
 pub mod kernel;
 pub mod mat;
+mod out;
 pub mod pack;
 pub mod packed;
 mod team;
