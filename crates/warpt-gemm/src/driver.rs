@@ -281,6 +281,34 @@ struct Job<'a, T: Element> {
     direct: bool,
 }
 
+/// Where a pair of packed blocks sits in the product: rows `ic..ic + mb`,
+/// columns `jc..jc + nb`, depths `pc..pc + kb`.
+#[derive(Clone, Copy)]
+struct Span {
+    ic: usize,
+    mb: usize,
+    jc: usize,
+    nb: usize,
+    pc: usize,
+    kb: usize,
+}
+
+impl Span {
+    /// The rows and columns of C that tile `(ir, jr)` of the blocks covers.
+    fn tile<T: Element>(
+        &self,
+        kr: &Kernel<T>,
+        ir: usize,
+        jr: usize,
+    ) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
+        let (i0, j0) = (self.ic + ir * kr.mr, self.jc + jr * kr.nr);
+        (
+            i0..(i0 + kr.mr).min(self.ic + self.mb),
+            j0..(j0 + kr.nr).min(self.jc + self.nb),
+        )
+    }
+}
+
 /// The threads of a row-split product, and which one this is.
 struct Team<'a> {
     t: usize,
@@ -332,7 +360,15 @@ impl<T: Element> Job<'_, T> {
                 for ic in rows.clone().step_by(mcb) {
                     let mb = mcb.min(rows.end - ic);
                     let a_block = self.a.panels(ic, mb, pc, kb, kr.mr, &mut a_buf);
-                    self.block(ic, mb, jc, nb, pc, kb, a_block, b_block, &mut tile);
+                    let at = Span {
+                        ic,
+                        mb,
+                        jc,
+                        nb,
+                        pc,
+                        kb,
+                    };
+                    self.block(at, a_block, b_block, &mut tile);
                 }
                 team.barrier.wait();
             }
@@ -371,10 +407,18 @@ impl<T: Element> Job<'_, T> {
                 for ic in (0..m).step_by(mcb) {
                     let mb = mcb.min(m - ic);
                     let a_block = self.a.panels(ic, mb, pc, kb, kr.mr, &mut a_buf);
+                    let at = Span {
+                        ic,
+                        mb,
+                        jc,
+                        nb,
+                        pc,
+                        kb,
+                    };
                     if self.direct {
-                        self.block_in_place(ic, mb, jc, nb, pc, kb, a_block, &mut b_buf, &mut tile);
+                        self.block_in_place(at, a_block, &mut b_buf, &mut tile);
                     } else {
-                        self.block(ic, mb, jc, nb, pc, kb, a_block, &b_buf, &mut tile);
+                        self.block(at, a_block, &b_buf, &mut tile);
                     }
                 }
             }
@@ -382,19 +426,8 @@ impl<T: Element> Job<'_, T> {
     }
 
     /// The microkernel over one packed block pair, each tile added into C.
-    #[allow(clippy::too_many_arguments)]
-    fn block(
-        &self,
-        ic: usize,
-        mb: usize,
-        jc: usize,
-        nb: usize,
-        pc: usize,
-        kb: usize,
-        a_block: &[T],
-        b_block: &[T],
-        tile: &mut [T::Acc],
-    ) {
+    fn block(&self, at: Span, a_block: &[T], b_block: &[T], tile: &mut [T::Acc]) {
+        let Span { mb, nb, pc, kb, .. } = at;
         let kr = self.kernel;
         // The first slice of the depth applies beta; later ones add.
         let beta = if pc == 0 { self.beta } else { T::Acc::ONE };
@@ -413,9 +446,7 @@ impl<T: Element> Job<'_, T> {
                 .take(mb.div_ceil(kr.mr))
                 .enumerate()
             {
-                let (i0, j0) = (ic + ir * kr.mr, jc + jr * kr.nr);
-                let rows = i0..(i0 + kr.mr).min(ic + mb);
-                let cols = j0..(j0 + kr.nr).min(jc + nb);
+                let (rows, cols) = at.tile(kr, ir, jr);
                 self.out.prefetch(rows.clone(), cols.clone());
                 kr.run(groups, a_panel, b_panel, tile);
                 if corrected {
@@ -434,19 +465,10 @@ impl<T: Element> Job<'_, T> {
     /// `direct`: B column-major, elements one depth each); a last panel
     /// short of `NR` columns is packed into `edge` first and run on the
     /// packed kernel.
-    #[allow(clippy::too_many_arguments)]
-    fn block_in_place(
-        &self,
-        ic: usize,
-        mb: usize,
-        jc: usize,
-        nb: usize,
-        pc: usize,
-        kb: usize,
-        a_block: &[T],
-        edge: &mut [T],
-        tile: &mut [T::Acc],
-    ) {
+    fn block_in_place(&self, at: Span, a_block: &[T], edge: &mut [T], tile: &mut [T::Acc]) {
+        let Span {
+            mb, jc, nb, pc, kb, ..
+        } = at;
         let kr = self.kernel;
         let beta = if pc == 0 { self.beta } else { T::Acc::ONE };
         let (data, rs, cs) = self.b.raw();
@@ -462,9 +484,7 @@ impl<T: Element> Job<'_, T> {
                 .take(mb.div_ceil(kr.mr))
                 .enumerate()
             {
-                let i0 = ic + ir * kr.mr;
-                let rows = i0..(i0 + kr.mr).min(ic + mb);
-                let cols = j0..(j0 + kr.nr).min(jc + nb);
+                let (rows, cols) = at.tile(kr, ir, jr);
                 self.out.prefetch(rows.clone(), cols.clone());
                 if !(in_place && kr.run_direct(kb, a_panel, &data[pc + j0 * cs..], cs, tile)) {
                     kr.run(kb, a_panel, edge, tile);

@@ -10,11 +10,12 @@
 
 use std::arch::x86_64::*;
 
-/// One tile kernel: `$name`, target feature `$feat`, vector type `$v`
-/// of `$lanes` elements of `$t`, `$mv` vectors of A, `$nr` columns.
+/// One tile kernel: `$name` (B packed) and `$direct` (B read in place),
+/// target feature `$feat`, vector type `$v` of `$lanes` elements of `$t`,
+/// `$mv` vectors of A, `$nr` columns.
 macro_rules! tile_kernel {
-    ($name:ident, $feat:literal, $t:ty, $v:ty, $lanes:literal, $mv:literal, $nr:literal,
-     $zero:ident, $load:ident, $set1:ident, $fma:ident, $store:ident) => {
+    ($name:ident, $direct:ident, $feat:literal, $t:ty, $v:ty, $lanes:literal, $mv:literal,
+     $nr:literal, $zero:ident, $load:ident, $set1:ident, $fma:ident, $store:ident) => {
         /// # Safety
         /// As [`super::MicroKernel`], with this kernel's MR and NR, on a CPU
         /// with the target feature.
@@ -46,16 +47,20 @@ macro_rules! tile_kernel {
                 }
             }
         }
-    };
-    // The same tile reading B where it lies: column `j`'s depths are
-    // consecutive, columns `ldb` apart.
-    (direct $name:ident, $feat:literal, $t:ty, $v:ty, $lanes:literal, $mv:literal, $nr:literal,
-     $zero:ident, $load:ident, $set1:ident, $fma:ident, $store:ident) => {
+
+        // The same tile reading B where it lies: column `j`'s depths are
+        // consecutive, columns `ldb` apart.
         /// # Safety
         /// As [`super::DirectKernel`], with this kernel's MR and NR, on a
         /// CPU with the target feature.
         #[target_feature(enable = $feat)]
-        pub(super) unsafe fn $name(k: usize, a: *const $t, b: *const $t, ldb: usize, out: *mut $t) {
+        pub(super) unsafe fn $direct(
+            k: usize,
+            a: *const $t,
+            b: *const $t,
+            ldb: usize,
+            out: *mut $t,
+        ) {
             const MR: usize = $lanes * $mv;
             let mut acc: [[$v; $mv]; $nr] = [[$zero(); $mv]; $nr];
             let mut cols = [b; $nr];
@@ -91,6 +96,7 @@ macro_rules! tile_kernel {
 
 tile_kernel!(
     f32_avx512,
+    f32_avx512_direct,
     "avx512f",
     f32,
     __m512,
@@ -105,20 +111,7 @@ tile_kernel!(
 );
 tile_kernel!(
     f32_avx512_32x12,
-    "avx512f",
-    f32,
-    __m512,
-    16,
-    2,
-    12,
-    _mm512_setzero_ps,
-    _mm512_loadu_ps,
-    _mm512_set1_ps,
-    _mm512_fmadd_ps,
-    _mm512_storeu_ps
-);
-tile_kernel!(
-    direct f32_avx512_32x12_direct,
+    f32_avx512_32x12_direct,
     "avx512f",
     f32,
     __m512,
@@ -133,6 +126,7 @@ tile_kernel!(
 );
 tile_kernel!(
     f64_avx2,
+    f64_avx2_direct,
     "avx2,fma",
     f64,
     __m256d,
@@ -147,6 +141,7 @@ tile_kernel!(
 );
 tile_kernel!(
     f32_avx2,
+    f32_avx2_direct,
     "avx2,fma",
     f32,
     __m256,
@@ -161,63 +156,7 @@ tile_kernel!(
 );
 tile_kernel!(
     f64_avx512,
-    "avx512f",
-    f64,
-    __m512d,
-    8,
-    4,
-    6,
-    _mm512_setzero_pd,
-    _mm512_loadu_pd,
-    _mm512_set1_pd,
-    _mm512_fmadd_pd,
-    _mm512_storeu_pd
-);
-
-tile_kernel!(
-    direct f32_avx512_direct,
-    "avx512f",
-    f32,
-    __m512,
-    16,
-    3,
-    8,
-    _mm512_setzero_ps,
-    _mm512_loadu_ps,
-    _mm512_set1_ps,
-    _mm512_fmadd_ps,
-    _mm512_storeu_ps
-);
-tile_kernel!(
-    direct f64_avx2_direct,
-    "avx2,fma",
-    f64,
-    __m256d,
-    4,
-    2,
-    6,
-    _mm256_setzero_pd,
-    _mm256_loadu_pd,
-    _mm256_set1_pd,
-    _mm256_fmadd_pd,
-    _mm256_storeu_pd
-);
-tile_kernel!(
-    direct f32_avx2_direct,
-    "avx2,fma",
-    f32,
-    __m256,
-    8,
-    2,
-    6,
-    _mm256_setzero_ps,
-    _mm256_loadu_ps,
-    _mm256_set1_ps,
-    _mm256_fmadd_ps,
-    _mm256_storeu_ps
-);
-tile_kernel!(
-    direct f64_avx512_direct,
+    f64_avx512_direct,
     "avx512f",
     f64,
     __m512d,
