@@ -220,17 +220,10 @@ pub(crate) fn execute<T: Element>(
         beta,
         direct,
     };
-    if threads <= 1 && direct {
-        job.columns(0..n);
-        return Ok(());
-    }
-    if threads <= 1 {
-        job.rows(0..m, &Team::alone(), &Shared::new(kernel, k, n));
-        return Ok(());
-    }
-    let row_panels = m.div_ceil(kernel.mr);
-    if row_panels >= 2 * threads && !direct {
-        // By rows, B's packed block shared.
+    // By rows with B's packed block shared, unless B is read in place or
+    // A is too short to give every thread two panels: then by columns,
+    // each thread on its own. One thread runs on the caller either way.
+    if !direct && (threads <= 1 || m.div_ceil(kernel.mr) >= 2 * threads) {
         let shared = Shared::new(kernel, k, n);
         let barrier = SpinBarrier::new(threads);
         crate::team::run(threads, &|t| {
@@ -242,7 +235,6 @@ pub(crate) fn execute<T: Element>(
             job.rows(share(m, kernel.mr, threads, t), &team, &shared);
         });
     } else {
-        // By columns, each thread on its own.
         crate::team::run(threads, &|t| job.columns(share(n, kernel.nr, threads, t)));
     }
     Ok(())
@@ -314,17 +306,6 @@ struct Team<'a> {
     t: usize,
     threads: usize,
     barrier: &'a SpinBarrier,
-}
-
-impl Team<'static> {
-    fn alone() -> Self {
-        static ONE: SpinBarrier = SpinBarrier::new(1);
-        Team {
-            t: 0,
-            threads: 1,
-            barrier: &ONE,
-        }
-    }
 }
 
 impl<T: Element> Job<'_, T> {

@@ -81,6 +81,13 @@ impl<T: Element> Kernel<T> {
         Self::all().last().unwrap_or(&T::kernels()[0])
     }
 
+    /// The best kernel for `T` when it uses instructions beyond portable
+    /// Rust (None where only the portable one runs here: a caller may do
+    /// better widening `T` to a type with a hardware kernel).
+    pub fn hardware() -> Option<&'static Kernel<T>> {
+        Some(Self::best()).filter(|k| k.isa != Isa::Portable)
+    }
+
     /// The best kernel for `isa`, when there is one and this CPU runs it.
     pub fn for_isa(isa: Isa) -> Option<&'static Kernel<T>> {
         Self::all().filter(|k| k.isa == isa).last()

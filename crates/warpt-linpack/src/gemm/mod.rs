@@ -313,13 +313,13 @@ fn product<T: warpt_gemm::Element>(a: &[T], b: &[T], c: &mut [T::Acc], n: usize,
 /// (`vdpbf16ps`); else bf16 is widened to fp32 and multiplied by the fp32
 /// kernel, which is faster than bf16 by portable code.
 fn bf16_kernel() -> bool {
-    Kernel::<Bf16>::best().isa != Isa::Portable
+    Kernel::<Bf16>::hardware().is_some()
 }
 
 /// Whether the engine multiplies int8 with int8 dot products here
 /// (`vpdpbusd`); else [`int8::gemm`] (AVX2) does.
 fn int8_kernel() -> bool {
-    Kernel::<i8>::best().isa != Isa::Portable
+    Kernel::<i8>::hardware().is_some()
 }
 
 /// bf16 values widened exactly into fp32, in storage order, on the

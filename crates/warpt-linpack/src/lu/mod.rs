@@ -115,7 +115,9 @@ impl Real for f32 {
         Bf16::from_f32(self)
     }
     fn bf16_kernel() -> Option<&'static Kernel<Bf16>> {
-        product::bf16_kernel()
+        // The portable bf16 kernel would be slower than the bf16 values in
+        // fp32.
+        Kernel::<Bf16>::hardware()
     }
     fn bf16_lower(kernel: &Kernel<Bf16>, l21: MatRef<'_, Self>) -> Option<Lower<Self>> {
         Some(product::bf16_lower(kernel, l21))
@@ -413,7 +415,7 @@ mod tests {
 
     #[test]
     fn the_bf16_kernel_and_fp32_on_bf16_values_factor_alike() {
-        let Some(kernel) = product::bf16_kernel() else {
+        let Some(kernel) = Kernel::<Bf16>::hardware() else {
             eprintln!("not run here: this CPU has no bf16 dot-product instruction (avx512_bf16)");
             return;
         };

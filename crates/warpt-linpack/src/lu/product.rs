@@ -114,13 +114,6 @@ impl<T: Real> Lower<T> {
     }
 }
 
-/// The engine's bf16 kernel where this CPU has the instruction it is
-/// for (`vdpbf16ps`), else None: the portable one would be slower than
-/// multiplying the bf16 values in fp32.
-pub(super) fn bf16_kernel() -> Option<&'static Kernel<Bf16>> {
-    Kernel::<Bf16>::all().find(|k| k.isa != warpt_gemm::Isa::Portable)
-}
-
 /// `l21` (fp32, bf16 values) packed as bf16 for `kernel`.
 pub(super) fn bf16_lower(kernel: &Kernel<Bf16>, l21: MatRef<'_, f32>) -> Lower<f32> {
     let l = Block::copy(l21, Bf16::from_f32);
