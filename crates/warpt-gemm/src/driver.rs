@@ -16,7 +16,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::kernel::{Element, Kernel, Scalar};
+use crate::kernel::{Dest, Element, Kernel, Scalar, Store};
 use crate::mat::{MatMut, MatRef};
 use crate::out::Out;
 use crate::pack::{pack_a, pack_b};
@@ -361,8 +361,7 @@ impl<T: Element> Job<'_, T> {
         let kr = self.kernel;
         let (m, k) = (self.a.rows(), self.a.cols());
         let mut b_buf = if self.direct {
-            // One edge panel at most.
-            vec![T::PAD; kr.nr * depth(kr, k)]
+            Vec::new()
         } else {
             vec![T::PAD; kr.nc * depth(kr, k)]
         };
@@ -397,12 +396,26 @@ impl<T: Element> Job<'_, T> {
                         kb,
                     };
                     if self.direct {
-                        self.block_in_place(at, a_block, &mut b_buf, &mut tile);
+                        self.block_in_place(at, a_block, &mut tile);
                     } else {
                         self.block(at, a_block, &b_buf, &mut tile);
                     }
                 }
             }
+        }
+    }
+
+    /// How a kernel may store its tile of this block straight into C:
+    /// for `alpha = ±1` and `beta ∈ {0, 1}` (this block's), with no
+    /// correction to add. None: through the tile buffer.
+    fn store(&self, beta: T::Acc, corrected: bool) -> Option<Store> {
+        let (one, zero) = (T::Acc::ONE, T::Acc::ZERO);
+        match (self.alpha, beta) {
+            _ if corrected => None,
+            (a, b) if a == one && b == zero => Some(Store::Set),
+            (a, b) if a == one && b == one => Some(Store::Add),
+            (a, b) if a == zero - one && b == one => Some(Store::Sub),
+            _ => None,
         }
     }
 
@@ -422,6 +435,7 @@ impl<T: Element> Job<'_, T> {
         {
             // What the stored A needs for this panel's columns (int8).
             let corrected = T::correct(b_panel, kr.nr, &mut correction);
+            let store = self.store(beta, corrected);
             for (ir, a_panel) in a_block
                 .chunks_exact(kp * kr.mr)
                 .take(mb.div_ceil(kr.mr))
@@ -429,7 +443,11 @@ impl<T: Element> Job<'_, T> {
             {
                 let (rows, cols) = at.tile(kr, ir, jr);
                 self.out.prefetch(rows.clone(), cols.clone());
-                kr.run(groups, a_panel, b_panel, tile);
+                if let Some(dest) = self.in_c(store, &rows, &cols) {
+                    kr.run(groups, a_panel, b_panel, cols.len(), dest);
+                    continue;
+                }
+                kr.run(groups, a_panel, b_panel, cols.len(), Dest::Buffer(tile));
                 if corrected {
                     for (col, &c) in tile.chunks_exact_mut(kr.mr).zip(&correction) {
                         for t in col {
@@ -442,24 +460,35 @@ impl<T: Element> Job<'_, T> {
         }
     }
 
+    /// The tile `rows x cols` of C as a kernel's destination, when `store`
+    /// allows and C's layout lets the kernel write it in place.
+    fn in_c<'t>(
+        &self,
+        store: Option<Store>,
+        rows: &std::ops::Range<usize>,
+        cols: &std::ops::Range<usize>,
+    ) -> Option<Dest<'t, T::Acc>> {
+        let store = store?;
+        let tile = self
+            .out
+            .tile_mut(rows.clone(), cols.clone(), self.kernel.mr)?;
+        Some(Dest::C(tile, store))
+    }
+
     /// [`Self::block`] reading B's columns where they lie (the job is
-    /// `direct`: B column-major, elements one depth each); a last panel
-    /// short of `NR` columns is packed into `edge` first and run on the
-    /// packed kernel.
-    fn block_in_place(&self, at: Span, a_block: &[T], edge: &mut [T], tile: &mut [T::Acc]) {
+    /// `direct`: B column-major, elements one depth each, and the kernel
+    /// has an in-place variant).
+    fn block_in_place(&self, at: Span, a_block: &[T], tile: &mut [T::Acc]) {
         let Span {
             mb, jc, nb, pc, kb, ..
         } = at;
         let kr = self.kernel;
         let beta = if pc == 0 { self.beta } else { T::Acc::ONE };
+        let store = self.store(beta, false);
         let (data, rs, cs) = self.b.raw();
         debug_assert!(rs == 1 && T::GROUP == 1);
         for jr in 0..nb.div_ceil(kr.nr) {
-            let j0 = jc + jr * kr.nr;
-            let in_place = j0 + kr.nr <= jc + nb && kr.has_direct();
-            if !in_place {
-                pack_b(&self.b, pc, kb, jc, nb, kr.nr, jr..jr + 1, edge);
-            }
+            let b = (&data[pc + (jc + jr * kr.nr) * cs..], cs);
             for (ir, a_panel) in a_block
                 .chunks_exact(kb * kr.mr)
                 .take(mb.div_ceil(kr.mr))
@@ -467,10 +496,14 @@ impl<T: Element> Job<'_, T> {
             {
                 let (rows, cols) = at.tile(kr, ir, jr);
                 self.out.prefetch(rows.clone(), cols.clone());
-                if !(in_place && kr.run_direct(kb, a_panel, &data[pc + j0 * cs..], cs, tile)) {
-                    kr.run(kb, a_panel, edge, tile);
+                let dest = self.in_c(store, &rows, &cols);
+                let buffered = dest.is_none();
+                let dest = dest.unwrap_or(Dest::Buffer(&mut *tile));
+                let ran = kr.run_direct(kb, a_panel, b, cols.len(), dest);
+                assert!(ran, "a direct job on a kernel without an in-place variant");
+                if buffered {
+                    self.out.update(rows, cols, kr.mr, tile, self.alpha, beta);
                 }
-                self.out.update(rows, cols, kr.mr, tile, self.alpha, beta);
             }
         }
     }

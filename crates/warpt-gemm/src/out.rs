@@ -46,6 +46,30 @@ impl<'a, T: Scalar> Out<'a, T> {
         unsafe { self.ptr.add(i * self.rs + j * self.cs) }
     }
 
+    /// Tile `rows x cols` of C for a kernel to write in place: when each
+    /// of its columns is `mr` contiguous elements (C column-major, the
+    /// tile `mr` rows high). The driver gives each tile to one thread.
+    pub(crate) fn tile_mut(
+        &self,
+        rows: std::ops::Range<usize>,
+        cols: std::ops::Range<usize>,
+        mr: usize,
+    ) -> Option<TileMut<T>> {
+        (self.rs == 1
+            && rows.len() == mr
+            && rows.end <= self.rows
+            && !cols.is_empty()
+            && cols.end <= self.cols)
+            .then(|| TileMut {
+                // SAFETY: (rows.start, cols.start) is inside C (checked
+                // above).
+                ptr: unsafe { self.at(rows.start, cols.start) },
+                rows: mr,
+                cols: cols.len(),
+                ld: self.cs,
+            })
+    }
+
     /// `C[rows, cols] = alpha·tile + beta·C[rows, cols]` (`tile` column-major
     /// with leading dimension `ld`; C not read when beta is 0).
     pub(crate) fn update(
@@ -132,6 +156,37 @@ impl<'a, T: Scalar> Out<'a, T> {
                 }
             }
         }
+    }
+}
+
+/// A tile of C whose columns are `rows` contiguous elements, `ld` apart,
+/// inside C and written by one thread: made only by [`Out::tile_mut`].
+pub(crate) struct TileMut<T> {
+    ptr: *mut T,
+    rows: usize,
+    cols: usize,
+    ld: usize,
+}
+
+impl<T> TileMut<T> {
+    /// Its first element.
+    pub(crate) fn ptr(&self) -> *mut T {
+        self.ptr
+    }
+
+    /// Rows (each column's contiguous elements).
+    pub(crate) fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Columns.
+    pub(crate) fn cols(&self) -> usize {
+        self.cols
+    }
+
+    /// Elements from one column to the next.
+    pub(crate) fn ld(&self) -> usize {
+        self.ld
     }
 }
 

@@ -13,31 +13,72 @@ pub mod portable;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
-use std::ops::{Add, Mul};
+use std::ops::{Add, Mul, Sub};
 
 use crate::isa::Isa;
+use crate::out::TileMut;
 
 /// The microkernel's signature: `groups` steps over `a` (`groups x MR x
 /// G`, packed) and `b` (`groups x NR x G`, packed), `G` the element's
-/// [`Element::GROUP`], into `out` (`MR x NR`, column-major).
+/// [`Element::GROUP`], for B's first `cols` columns (1 to NR; the others
+/// neither computed nor stored), stored at `out` a column of MR values at
+/// a time, columns `ldo` apart, as `store` says.
 ///
 /// # Safety
 /// `a` holds `groups * MR * G` elements, `b` holds `groups * NR * G`,
-/// `out` has room for `MR * NR`, and the CPU runs the kernel's [`Isa`].
-pub type MicroKernel<T> =
-    unsafe fn(groups: usize, a: *const T, b: *const T, out: *mut <T as Element>::Acc);
+/// `1 <= cols <= NR`, `out + j * ldo .. + MR` is writable (and readable,
+/// unless `store` is [`Store::Set`]) for every `j < cols` and no other
+/// thread touches it, and the CPU runs the kernel's [`Isa`].
+pub type MicroKernel<T> = unsafe fn(
+    groups: usize,
+    a: *const T,
+    b: *const T,
+    cols: usize,
+    out: *mut <T as Element>::Acc,
+    ldo: usize,
+    store: Store,
+);
 
 /// A microkernel reading B where it lies rather than packed: `k` steps
-/// over `a` (`k x MR`, packed) and `b`'s `NR` columns, each `k`
-/// consecutive elements, `ldb` apart, into `out` (`MR x NR`,
-/// column-major). Only for elements whose [`Element::GROUP`] is 1.
+/// over `a` (`k x MR`, packed) and `b`'s first `cols` columns, each `k`
+/// consecutive elements, `ldb` apart; stored as [`MicroKernel`] stores.
+/// Only for elements whose [`Element::GROUP`] is 1.
 ///
 /// # Safety
 /// `a` holds `k * MR` elements, `b + j * ldb .. + k` is inside B for every
-/// column `j < NR`, `out` has room for `MR * NR`, and the CPU runs the
-/// kernel's [`Isa`].
-pub type DirectKernel<T> =
-    unsafe fn(k: usize, a: *const T, b: *const T, ldb: usize, out: *mut <T as Element>::Acc);
+/// column `j < cols`, and as [`MicroKernel`] for `cols` and `out`.
+pub type DirectKernel<T> = unsafe fn(
+    k: usize,
+    a: *const T,
+    b: *const T,
+    ldb: usize,
+    cols: usize,
+    out: *mut <T as Element>::Acc,
+    ldo: usize,
+    store: Store,
+);
+
+/// How a kernel leaves its tile where it goes: `C = tile`, `C += tile`
+/// or `C -= tile`, the three updates a product with `alpha = ±1` and
+/// `beta ∈ {0, 1}` makes of each block of the depth (others go through
+/// the driver's tile buffer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Store {
+    /// Overwrite: the first block of a product with beta 0, or the buffer.
+    Set,
+    /// Add to what is there.
+    Add,
+    /// Subtract from what is there (alpha −1, as an LU's trailing update).
+    Sub,
+}
+
+/// Where a kernel's tile goes.
+pub(crate) enum Dest<'a, A> {
+    /// The driver's buffer (`MR x NR`, column-major), overwritten.
+    Buffer(&'a mut [A]),
+    /// C's own elements.
+    C(TileMut<A>, Store),
+}
 
 /// A microkernel and its blocking.
 #[derive(Debug)]
@@ -126,17 +167,17 @@ impl<T: Element> Kernel<T> {
         self.direct.is_some()
     }
 
-    /// Runs it on a packed `a` (`k x mr`) and B's `nr` columns `b` (each
-    /// at least `k` long from the depth it starts at) where they lie, into
-    /// `out` (`mr x nr` column-major). False (nothing run) where the
+    /// Runs it on a packed `a` (`k x mr`) and B's first `cols` columns
+    /// `b` (each at least `k` long from the depth it starts at, `ldb`
+    /// apart) where they lie, into `dest`. False (nothing run) where the
     /// kernel has no such variant.
     pub(crate) fn run_direct(
         &self,
         k: usize,
         a: &[T],
-        b: &[T],
-        ldb: usize,
-        out: &mut [T::Acc],
+        (b, ldb): (&[T], usize),
+        cols: usize,
+        dest: Dest<'_, T::Acc>,
     ) -> bool {
         let Some(direct) = self.direct else {
             return false;
@@ -144,35 +185,68 @@ impl<T: Element> Kernel<T> {
         assert!(
             T::GROUP == 1
                 && a.len() >= k * self.mr
-                && (k == 0 || b.len() >= (self.nr - 1) * ldb + k)
-                && out.len() >= self.mr * self.nr
+                && (1..=self.nr).contains(&cols)
+                && (k == 0 || b.len() >= (cols - 1) * ldb + k)
         );
-        // SAFETY: the lengths were checked above (column j < nr lies in
-        // `b` from j * ldb for k elements), and the kernel's ISA runs here
-        // (`Kernel::all` hands out no other).
-        unsafe { direct(k, a.as_ptr(), b.as_ptr(), ldb, out.as_mut_ptr()) };
+        let (out, ldo, store) = self.dest(cols, dest);
+        // SAFETY: the lengths were checked above (column j < cols lies in
+        // `b` from j * ldb for k elements), `dest` was checked by
+        // `Self::dest`, and the kernel's ISA runs here (`Kernel::all` hands
+        // out no other).
+        unsafe { direct(k, a.as_ptr(), b.as_ptr(), ldb, cols, out, ldo, store) };
         true
     }
 
     /// Runs it on packed panels: `a` is `groups x mr x G`, `b` is `groups
-    /// x nr x G`, `out` `mr x nr` column-major.
-    pub(crate) fn run(&self, groups: usize, a: &[T], b: &[T], out: &mut [T::Acc]) {
+    /// x nr x G`, for B's first `cols` columns, into `dest`.
+    pub(crate) fn run(
+        &self,
+        groups: usize,
+        a: &[T],
+        b: &[T],
+        cols: usize,
+        dest: Dest<'_, T::Acc>,
+    ) {
         let g = T::GROUP;
         assert!(
             a.len() >= groups * self.mr * g
                 && b.len() >= groups * self.nr * g
-                && out.len() >= self.mr * self.nr
+                && (1..=self.nr).contains(&cols)
         );
-        // SAFETY: the lengths were checked above, and `Kernel::all` (the
-        // only way to a kernel outside this module) hands out only kernels
-        // whose ISA this CPU runs.
-        unsafe { (self.run)(groups, a.as_ptr(), b.as_ptr(), out.as_mut_ptr()) }
+        let (out, ldo, store) = self.dest(cols, dest);
+        // SAFETY: the lengths were checked above and `dest` by
+        // `Self::dest`; `Kernel::all` (the only way to a kernel outside
+        // this module) hands out only kernels whose ISA this CPU runs.
+        unsafe { (self.run)(groups, a.as_ptr(), b.as_ptr(), cols, out, ldo, store) }
+    }
+
+    /// `dest` as the kernels take it, checked: a buffer with room for the
+    /// whole tile, or a tile of C exactly `mr` rows by `cols` columns.
+    fn dest(&self, cols: usize, dest: Dest<'_, T::Acc>) -> (*mut T::Acc, usize, Store) {
+        match dest {
+            Dest::Buffer(tile) => {
+                assert!(tile.len() >= self.mr * self.nr);
+                (tile.as_mut_ptr(), self.mr, Store::Set)
+            }
+            Dest::C(tile, store) => {
+                assert!(tile.rows() == self.mr && tile.cols() == cols);
+                (tile.ptr(), tile.ld(), store)
+            }
+        }
     }
 }
 
 /// A number C is made of: the accumulator and output of a product.
 pub trait Scalar:
-    Copy + Send + Sync + PartialEq + Default + Add<Output = Self> + Mul<Output = Self> + 'static
+    Copy
+    + Send
+    + Sync
+    + PartialEq
+    + Default
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + 'static
 {
     /// 0.
     const ZERO: Self;

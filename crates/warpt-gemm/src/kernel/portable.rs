@@ -3,7 +3,7 @@
 //! no hand-tiled kernel runs, and the reference the others are tested
 //! against.
 
-use super::{Bf16, Element, Kernel, MicroKernel, Scalar};
+use super::{Bf16, Element, Kernel, MicroKernel, Scalar, Store};
 use crate::isa::Isa;
 
 const MR: usize = 8;
@@ -34,15 +34,21 @@ pub const F32: Kernel<f32> = portable("portable f32 8x4", 256, tile::<f32>);
 pub const BF16: Kernel<Bf16> = portable("portable bf16 8x4", 256, tile_bf16);
 
 /// # Safety
-/// As [`super::MicroKernel`]: `a` holds `k * 8`, `b` `k * 4`, `out` room
-/// for 32.
-unsafe fn tile<T: Element<Acc = T> + Scalar>(k: usize, a: *const T, b: *const T, out: *mut T) {
+/// As [`super::MicroKernel`]: `a` holds `k * 8`, `b` `k * 4`.
+unsafe fn tile<T: Element<Acc = T> + Scalar>(
+    k: usize,
+    a: *const T,
+    b: *const T,
+    cols: usize,
+    out: *mut T,
+    ldo: usize,
+    store: Store,
+) {
     // SAFETY: the caller gives the lengths above.
-    let (a, b, out) = unsafe {
+    let (a, b) = unsafe {
         (
             std::slice::from_raw_parts(a, k * MR),
             std::slice::from_raw_parts(b, k * NR),
-            std::slice::from_raw_parts_mut(out, MR * NR),
         )
     };
     let mut acc = [[T::ZERO; MR]; NR];
@@ -53,21 +59,27 @@ unsafe fn tile<T: Element<Acc = T> + Scalar>(k: usize, a: *const T, b: *const T,
             }
         }
     }
-    for (dst, col) in out.chunks_exact_mut(MR).zip(&acc) {
-        dst.copy_from_slice(col);
-    }
+    // SAFETY: as the caller promises for `cols`, `out` and `ldo`.
+    unsafe { put(&acc, cols, out, ldo, store) };
 }
 
 /// # Safety
 /// As [`super::MicroKernel`]: `a` holds `groups * 8 * 2`, `b` `groups * 4
-/// * 2`, `out` room for 32.
-unsafe fn tile_bf16(groups: usize, a: *const Bf16, b: *const Bf16, out: *mut f32) {
+/// * 2`.
+unsafe fn tile_bf16(
+    groups: usize,
+    a: *const Bf16,
+    b: *const Bf16,
+    cols: usize,
+    out: *mut f32,
+    ldo: usize,
+    store: Store,
+) {
     // SAFETY: the caller gives the lengths above.
-    let (a, b, out) = unsafe {
+    let (a, b) = unsafe {
         (
             std::slice::from_raw_parts(a, groups * MR * 2),
             std::slice::from_raw_parts(b, groups * NR * 2),
-            std::slice::from_raw_parts_mut(out, MR * NR),
         )
     };
     let mut acc = [[0f32; MR]; NR];
@@ -78,9 +90,8 @@ unsafe fn tile_bf16(groups: usize, a: *const Bf16, b: *const Bf16, out: *mut f32
             }
         }
     }
-    for (dst, col) in out.chunks_exact_mut(MR).zip(&acc) {
-        dst.copy_from_slice(col);
-    }
+    // SAFETY: as the caller promises for `cols`, `out` and `ldo`.
+    unsafe { put(&acc, cols, out, ldo, store) };
 }
 
 /// The int8 portable kernel: depths in fours, A stored as unsigned (its
@@ -89,14 +100,21 @@ pub const I8: Kernel<i8> = portable("portable i8 8x4", 512, tile_i8);
 
 /// # Safety
 /// As [`super::MicroKernel`]: `a` holds `groups * 8 * 4`, `b` `groups * 4
-/// * 4`, `out` room for 32.
-unsafe fn tile_i8(groups: usize, a: *const i8, b: *const i8, out: *mut i32) {
+/// * 4`.
+unsafe fn tile_i8(
+    groups: usize,
+    a: *const i8,
+    b: *const i8,
+    cols: usize,
+    out: *mut i32,
+    ldo: usize,
+    store: Store,
+) {
     // SAFETY: the caller gives the lengths above.
-    let (a, b, out) = unsafe {
+    let (a, b) = unsafe {
         (
             std::slice::from_raw_parts(a, groups * MR * 4),
             std::slice::from_raw_parts(b, groups * NR * 4),
-            std::slice::from_raw_parts_mut(out, MR * NR),
         )
     };
     let mut acc = [[0i32; MR]; NR];
@@ -109,7 +127,26 @@ unsafe fn tile_i8(groups: usize, a: *const i8, b: *const i8, out: *mut i32) {
             }
         }
     }
-    for (dst, col) in out.chunks_exact_mut(MR).zip(&acc) {
-        dst.copy_from_slice(col);
+    // SAFETY: as the caller promises for `cols`, `out` and `ldo`.
+    unsafe { put(&acc, cols, out, ldo, store) };
+}
+
+/// Stores the first `cols` columns of `acc` at `out`, `ldo` apart, as
+/// `store` says.
+///
+/// # Safety
+/// As [`super::MicroKernel`] for `cols`, `out`, `ldo` and `store`.
+unsafe fn put<A: Scalar>(acc: &[[A; MR]; NR], cols: usize, out: *mut A, ldo: usize, store: Store) {
+    for (j, col) in acc.iter().enumerate().take(cols) {
+        // SAFETY: column j < cols holds MR elements from j * ldo, this
+        // thread's alone (the caller's promise).
+        let dst = unsafe { std::slice::from_raw_parts_mut(out.add(j * ldo), MR) };
+        for (d, &v) in dst.iter_mut().zip(col) {
+            *d = match store {
+                Store::Set => v,
+                Store::Add => *d + v,
+                Store::Sub => *d - v,
+            };
+        }
     }
 }
