@@ -223,7 +223,21 @@ pub(crate) fn execute<T: Element>(
     // By rows with B's packed block shared, unless B is read in place or
     // A is too short to give every thread two panels: then by columns,
     // each thread on its own. One thread runs on the caller either way.
-    if !direct && (threads <= 1 || m.div_ceil(kernel.mr) >= 2 * threads) {
+    // B of a single micro-panel (a decode step's activations) is packed
+    // by each thread for itself: copying it costs nothing, waiting for
+    // one another at every slice of the depth does.
+    let by_rows = !direct && (threads <= 1 || m.div_ceil(kernel.mr) >= 2 * threads);
+    if by_rows && threads > 1 && n <= kernel.nr {
+        crate::team::run(threads, &|t| {
+            let (shared, barrier) = (Shared::new(kernel, k, n), SpinBarrier::new(1));
+            let alone = Team {
+                t: 0,
+                threads: 1,
+                barrier: &barrier,
+            };
+            job.rows(share(m, kernel.mr, threads, t), &alone, &shared);
+        });
+    } else if by_rows {
         let shared = Shared::new(kernel, k, n);
         let barrier = SpinBarrier::new(threads);
         crate::team::run(threads, &|t| {

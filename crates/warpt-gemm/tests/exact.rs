@@ -174,6 +174,19 @@ where
                 from,
                 acc,
             );
+            // B of one micro-panel (a decode step), each thread packing
+            // its own copy.
+            for n in [1, nr] {
+                check(
+                    kernel,
+                    (2000, n, 600),
+                    [RowMajor, ColMajor, ColMajor],
+                    threads,
+                    (-1, 1),
+                    from,
+                    acc,
+                );
+            }
             let cols = (mr, kernel.nc + 2 * nr + 3, 150);
             check(
                 kernel,
@@ -323,7 +336,15 @@ fn a_matrix_made_row_by_row_packs_as_its_view_does() {
         let product = |packed: &PackedA<f32>| {
             let mut c = vec![0f32; m * 3];
             let cv = MatMut::row_major(&mut c, m, 3).unwrap();
-            gemm_packed(cv, 1.0, packed, MatRef::row_major(&b, k, 3).unwrap(), 0.0, 2).unwrap();
+            gemm_packed(
+                cv,
+                1.0,
+                packed,
+                MatRef::row_major(&b, k, 3).unwrap(),
+                0.0,
+                2,
+            )
+            .unwrap();
             c
         };
         let want: Vec<f32> = (0..m * 3)

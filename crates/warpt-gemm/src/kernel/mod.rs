@@ -199,14 +199,7 @@ impl<T: Element> Kernel<T> {
 
     /// Runs it on packed panels: `a` is `groups x mr x G`, `b` is `groups
     /// x nr x G`, for B's first `cols` columns, into `dest`.
-    pub(crate) fn run(
-        &self,
-        groups: usize,
-        a: &[T],
-        b: &[T],
-        cols: usize,
-        dest: Dest<'_, T::Acc>,
-    ) {
+    pub(crate) fn run(&self, groups: usize, a: &[T], b: &[T], cols: usize, dest: Dest<'_, T::Acc>) {
         let g = T::GROUP;
         assert!(
             a.len() >= groups * self.mr * g
