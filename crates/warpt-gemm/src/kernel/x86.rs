@@ -36,21 +36,35 @@ macro_rules! by_width {
 }
 
 /// Stores the accumulators `acc` (`W` columns of `MV` vectors) at `out`,
-/// columns `ldo` apart, as `store` says.
+/// columns `ldo` apart, as `store` says (decided once, outside the loops,
+/// so the accumulators stay in registers).
 macro_rules! store_tile {
     ($acc:expr, $out:expr, $ldo:expr, $store:expr, $lanes:literal, $load:ident, $put:ident,
      $add:ident, $sub:ident) => {
-        for (j, col) in $acc.iter().enumerate() {
-            for (v, c) in col.iter().enumerate() {
-                // SAFETY: column j < W of the destination holds MR values
-                // from j * ldo (the caller's promise), v * lanes + lanes
-                // <= MR.
-                unsafe {
-                    let p = $out.add(j * $ldo + v * $lanes);
-                    match $store {
-                        Store::Set => $put(p, *c),
-                        Store::Add => $put(p, $add($load(p), *c)),
-                        Store::Sub => $put(p, $sub($load(p), *c)),
+        // SAFETY (every access): column j < W of the destination holds MR
+        // values from j * ldo (the caller's promise), v * lanes + lanes
+        // <= MR.
+        match $store {
+            Store::Set => {
+                for (j, col) in $acc.iter().enumerate() {
+                    for (v, c) in col.iter().enumerate() {
+                        unsafe { $put($out.add(j * $ldo + v * $lanes), *c) };
+                    }
+                }
+            }
+            Store::Add => {
+                for (j, col) in $acc.iter().enumerate() {
+                    for (v, c) in col.iter().enumerate() {
+                        let p = unsafe { $out.add(j * $ldo + v * $lanes) };
+                        unsafe { $put(p, $add($load(p), *c)) };
+                    }
+                }
+            }
+            Store::Sub => {
+                for (j, col) in $acc.iter().enumerate() {
+                    for (v, c) in col.iter().enumerate() {
+                        let p = unsafe { $out.add(j * $ldo + v * $lanes) };
+                        unsafe { $put(p, $sub($load(p), *c)) };
                     }
                 }
             }
