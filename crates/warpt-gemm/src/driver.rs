@@ -447,8 +447,10 @@ impl<T: Element> Job<'_, T> {
             .take(nb.div_ceil(kr.nr))
             .enumerate()
         {
-            // What the stored A needs for this panel's columns (int8).
-            let corrected = T::correct(b_panel, kr.nr, &mut correction);
+            // What the stored A needs for this panel's columns (int8); a
+            // last panel is packed only as wide as it is.
+            let width = kr.nr.min(nb - jr * kr.nr);
+            let corrected = T::correct(&b_panel[..kp * width], width, &mut correction);
             let store = self.store(beta, corrected);
             for (ir, a_panel) in a_block
                 .chunks_exact(kp * kr.mr)

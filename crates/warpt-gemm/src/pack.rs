@@ -81,8 +81,11 @@ pub fn pack_a<T: Element>(
 
 /// Packs depths `p0..p0 + k` and columns `j0..j0 + n` of `b` into `out`,
 /// panels `first..last` only (threads pack a block's panels between them):
-/// panel `c` (columns `j0 + c·nr ..`) at `c·k'·nr`, element `(p, j)` of
-/// it at `(p / G·nr + j)·G + p % G`.
+/// panel `c` (columns `j0 + c·nr ..`, `w` of them: `nr`, or fewer in the
+/// last) at `c·k'·nr`, element `(p, j)` of it at `(p / G·w + j)·G + p % G`.
+/// A narrow panel is packed as narrow as it is, so a tile of its width
+/// reads it without striding over padding (a decode step's one column
+/// would otherwise fill twelve times the cache lines it needs).
 #[allow(clippy::too_many_arguments)]
 pub fn pack_b<T: Element>(
     b: &MatRef<'_, T>,
@@ -97,48 +100,43 @@ pub fn pack_b<T: Element>(
     let (data, rs, cs) = b.raw();
     let g = T::GROUP;
     let kp = k.next_multiple_of(g);
-    for (c, panel) in panels.zip(out.chunks_exact_mut(kp * nr)) {
+    for (c, slot) in panels.zip(out.chunks_exact_mut(kp * nr)) {
         let left = j0 + c * nr;
-        let cols = (n - c * nr).min(nr);
+        let w = (n - c * nr).min(nr);
+        let panel = &mut slot[..kp * w];
         if g > 1 {
             // Group `p / g`, column `j`, depth `p % g` of the group; read
             // in storage order.
-            if cols < nr || !k.is_multiple_of(g) {
+            if !k.is_multiple_of(g) {
                 panel.fill(T::PAD);
             }
             if cs == 1 {
                 for p in 0..k {
-                    let row = &data[(p0 + p) * rs + left..][..cols];
+                    let row = &data[(p0 + p) * rs + left..][..w];
                     for (j, &x) in row.iter().enumerate() {
-                        panel[((p / g) * nr + j) * g + p % g] = x;
+                        panel[((p / g) * w + j) * g + p % g] = x;
                     }
                 }
             } else {
-                for j in 0..cols {
+                for j in 0..w {
                     for p in 0..k {
-                        panel[((p / g) * nr + j) * g + p % g] =
+                        panel[((p / g) * w + j) * g + p % g] =
                             data[(p0 + p) * rs + (left + j) * cs];
                     }
                 }
             }
         } else if cs == 1 {
             // Row-major: a step's columns are one row.
-            for (p, dst) in panel.chunks_exact_mut(nr).enumerate() {
+            for (p, dst) in panel.chunks_exact_mut(w).enumerate() {
                 let base = (p0 + p) * rs + left;
-                dst[..cols].copy_from_slice(&data[base..base + cols]);
-                dst[cols..].fill(T::PAD);
+                dst.copy_from_slice(&data[base..base + w]);
             }
         } else {
             // Column-major (or neither): read each column front to back.
-            for j in 0..cols {
+            for j in 0..w {
                 let base = p0 * rs + (left + j) * cs;
                 for p in 0..k {
-                    panel[p * nr + j] = data[base + p * rs];
-                }
-            }
-            if cols < nr {
-                for dst in panel.chunks_exact_mut(nr) {
-                    dst[cols..].fill(T::PAD);
+                    panel[p * w + j] = data[base + p * rs];
                 }
             }
         }

@@ -19,13 +19,14 @@ use crate::isa::Isa;
 use crate::out::TileMut;
 
 /// The microkernel's signature: `groups` steps over `a` (`groups x MR x
-/// G`, packed) and `b` (`groups x NR x G`, packed), `G` the element's
-/// [`Element::GROUP`], for B's first `cols` columns (1 to NR; the others
-/// neither computed nor stored), stored at `out` a column of MR values at
-/// a time, columns `ldo` apart, as `store` says.
+/// G`, packed) and `b` (`groups x cols x G`, packed as narrow as it is:
+/// [`crate::pack::pack_b`]), `G` the element's [`Element::GROUP`], for
+/// `cols` columns (1 to NR; the tile's others neither computed nor
+/// stored), stored at `out` a column of MR values at a time, columns `ldo`
+/// apart, as `store` says.
 ///
 /// # Safety
-/// `a` holds `groups * MR * G` elements, `b` holds `groups * NR * G`,
+/// `a` holds `groups * MR * G` elements, `b` holds `groups * cols * G`,
 /// `1 <= cols <= NR`, `out + j * ldo .. + MR` is writable (and readable,
 /// unless `store` is [`Store::Set`]) for every `j < cols` and no other
 /// thread touches it, and the CPU runs the kernel's [`Isa`].
@@ -198,12 +199,12 @@ impl<T: Element> Kernel<T> {
     }
 
     /// Runs it on packed panels: `a` is `groups x mr x G`, `b` is `groups
-    /// x nr x G`, for B's first `cols` columns, into `dest`.
+    /// x cols x G` (a panel of `cols` columns), into `dest`.
     pub(crate) fn run(&self, groups: usize, a: &[T], b: &[T], cols: usize, dest: Dest<'_, T::Acc>) {
         let g = T::GROUP;
         assert!(
             a.len() >= groups * self.mr * g
-                && b.len() >= groups * self.nr * g
+                && b.len() >= groups * cols * g
                 && (1..=self.nr).contains(&cols)
         );
         let (out, ldo, store) = self.dest(cols, dest);

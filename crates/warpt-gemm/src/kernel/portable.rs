@@ -34,7 +34,7 @@ pub const F32: Kernel<f32> = portable("portable f32 8x4", 256, tile::<f32>);
 pub const BF16: Kernel<Bf16> = portable("portable bf16 8x4", 256, tile_bf16);
 
 /// # Safety
-/// As [`super::MicroKernel`]: `a` holds `k * 8`, `b` `k * 4`.
+/// As [`super::MicroKernel`]: `a` holds `k * 8`, `b` `k * cols`.
 unsafe fn tile<T: Element<Acc = T> + Scalar>(
     k: usize,
     a: *const T,
@@ -48,11 +48,11 @@ unsafe fn tile<T: Element<Acc = T> + Scalar>(
     let (a, b) = unsafe {
         (
             std::slice::from_raw_parts(a, k * MR),
-            std::slice::from_raw_parts(b, k * NR),
+            std::slice::from_raw_parts(b, k * cols),
         )
     };
     let mut acc = [[T::ZERO; MR]; NR];
-    for (ap, bp) in a.chunks_exact(MR).zip(b.chunks_exact(NR)) {
+    for (ap, bp) in a.chunks_exact(MR).zip(b.chunks_exact(cols)) {
         for (col, &bj) in acc.iter_mut().zip(bp) {
             for (c, &ai) in col.iter_mut().zip(ap) {
                 *c = *c + ai * bj;
@@ -64,8 +64,8 @@ unsafe fn tile<T: Element<Acc = T> + Scalar>(
 }
 
 /// # Safety
-/// As [`super::MicroKernel`]: `a` holds `groups * 8 * 2`, `b` `groups * 4
-/// * 2`.
+/// As [`super::MicroKernel`]: `a` holds `groups * 8 * 2`, `b` `groups *
+/// cols * 2`.
 unsafe fn tile_bf16(
     groups: usize,
     a: *const Bf16,
@@ -79,11 +79,11 @@ unsafe fn tile_bf16(
     let (a, b) = unsafe {
         (
             std::slice::from_raw_parts(a, groups * MR * 2),
-            std::slice::from_raw_parts(b, groups * NR * 2),
+            std::slice::from_raw_parts(b, groups * cols * 2),
         )
     };
     let mut acc = [[0f32; MR]; NR];
-    for (ap, bp) in a.chunks_exact(MR * 2).zip(b.chunks_exact(NR * 2)) {
+    for (ap, bp) in a.chunks_exact(MR * 2).zip(b.chunks_exact(cols * 2)) {
         for (col, bj) in acc.iter_mut().zip(bp.chunks_exact(2)) {
             for (c, ai) in col.iter_mut().zip(ap.chunks_exact(2)) {
                 *c += ai[0].to_f32() * bj[0].to_f32() + ai[1].to_f32() * bj[1].to_f32();
@@ -99,8 +99,8 @@ unsafe fn tile_bf16(
 pub const I8: Kernel<i8> = portable("portable i8 8x4", 512, tile_i8);
 
 /// # Safety
-/// As [`super::MicroKernel`]: `a` holds `groups * 8 * 4`, `b` `groups * 4
-/// * 4`.
+/// As [`super::MicroKernel`]: `a` holds `groups * 8 * 4`, `b` `groups *
+/// cols * 4`.
 unsafe fn tile_i8(
     groups: usize,
     a: *const i8,
@@ -114,11 +114,11 @@ unsafe fn tile_i8(
     let (a, b) = unsafe {
         (
             std::slice::from_raw_parts(a, groups * MR * 4),
-            std::slice::from_raw_parts(b, groups * NR * 4),
+            std::slice::from_raw_parts(b, groups * cols * 4),
         )
     };
     let mut acc = [[0i32; MR]; NR];
-    for (ap, bp) in a.chunks_exact(MR * 4).zip(b.chunks_exact(NR * 4)) {
+    for (ap, bp) in a.chunks_exact(MR * 4).zip(b.chunks_exact(cols * 4)) {
         for (col, bj) in acc.iter_mut().zip(bp.chunks_exact(4)) {
             for (c, ai) in col.iter_mut().zip(ap.chunks_exact(4)) {
                 for (&x, &y) in ai.iter().zip(bj) {

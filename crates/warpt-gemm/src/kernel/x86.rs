@@ -109,15 +109,15 @@ macro_rules! tile_kernel {
                 // Step p into one set of accumulators.
                 let step = |p: usize, acc: &mut [[$v; $mv]; W]| {
                     // SAFETY: p < k, so the MR elements at p * MR and the
-                    // NR at p * NR are inside the panels the caller gave.
-                    let (ap, bp) = unsafe { (a.add(p * MR), b.add(p * $nr)) };
+                    // W at p * W are inside the panels the caller gave.
+                    let (ap, bp) = unsafe { (a.add(p * MR), b.add(p * W)) };
                     let mut av: [$v; $mv] = [$zero(); $mv];
                     for (v, x) in av.iter_mut().enumerate() {
                         // SAFETY: inside A's step (v * lanes + lanes <= MR).
                         *x = unsafe { $load(ap.add(v * $lanes)) };
                     }
                     for (j, col) in acc.iter_mut().enumerate() {
-                        // SAFETY: j < W <= NR, inside B's step.
+                        // SAFETY: j < W, inside B's step.
                         let bj = $set1(unsafe { *bp.add(j) });
                         for (c, x) in col.iter_mut().zip(av) {
                             *c = $fma(x, bj, *c);
@@ -325,16 +325,15 @@ pub(super) unsafe fn bf16_avx512(
         store: Store,
     ) {
         const MV: usize = 3;
-        const NR: usize = 8;
         const MR: usize = 16 * MV;
         // SAFETY (every transmute): __m512i and __m512bh are both 64 bytes
         // of plain bits.
         let zero: __m512bh = unsafe { std::mem::transmute(_mm512_setzero_si512()) };
         let mut acc = [[_mm512_setzero_ps(); MV]; W];
         for g in 0..groups {
-            // SAFETY: g < groups: the step's MR pairs of A and NR of B are
+            // SAFETY: g < groups: the step's MR pairs of A and W of B are
             // inside the panels the caller gave.
-            let (ap, bp) = unsafe { (a.add(g * MR * 2), b.add(g * NR * 2)) };
+            let (ap, bp) = unsafe { (a.add(g * MR * 2), b.add(g * W * 2)) };
             let mut av = [zero; MV];
             for (v, x) in av.iter_mut().enumerate() {
                 // SAFETY: 16 pairs (64 bytes) inside A's step.
@@ -410,13 +409,12 @@ pub(super) unsafe fn i8_avx512vnni(
         store: Store,
     ) {
         const MV: usize = 3;
-        const NR: usize = 8;
         const MR: usize = 16 * MV;
         let mut acc = [[_mm512_setzero_si512(); MV]; W];
         for g in 0..groups {
-            // SAFETY: g < groups: the step's MR fours of A and NR of B are
+            // SAFETY: g < groups: the step's MR fours of A and W of B are
             // inside the panels the caller gave.
-            let (ap, bp) = unsafe { (a.add(g * MR * 4), b.add(g * NR * 4)) };
+            let (ap, bp) = unsafe { (a.add(g * MR * 4), b.add(g * W * 4)) };
             let mut av = [_mm512_setzero_si512(); MV];
             for (v, x) in av.iter_mut().enumerate() {
                 // SAFETY: 16 fours (64 bytes) inside A's step.
