@@ -9,16 +9,10 @@
 //! `MR`-tall micro-panels, so a product takes any run of whole panels of
 //! any slice without copying.
 
-use rayon::prelude::*;
-
 use crate::driver::{self, Error, Left, balanced};
 use crate::kernel::{Element, Kernel};
 use crate::mat::{MatMut, MatRef};
 use crate::pack::pack_a;
-
-/// At least this many elements, [`PackedA::from_row_fn`] packs across
-/// cores.
-const PARALLEL_MIN: usize = 1 << 16;
 
 /// An `m x k` matrix packed for one kernel.
 #[derive(Debug, Clone)]
@@ -50,54 +44,6 @@ impl<T: Element> PackedA<T> {
             let len = panels * kernel.mr * kb.next_multiple_of(T::GROUP);
             let start = pc * panels * kernel.mr;
             pack_a(&a, 0, m, pc, kb, kernel.mr, &mut data[start..start + len]);
-        }
-        PackedA {
-            kernel,
-            rows: m,
-            depth: k,
-            kcb,
-            data,
-        }
-    }
-
-    /// The `m x k` matrix whose row `i` `row(i, buf)` writes into `buf`
-    /// (`k` elements), packed as [`PackedA::new`] packs: for a matrix
-    /// stored some other way (a layer's quantized blocks, a transpose),
-    /// made a micro-panel of rows at a time (never the whole matrix
-    /// unpacked at once), the panels across cores when the matrix is large.
-    pub fn from_row_fn(m: usize, k: usize, row: impl Fn(usize, &mut [T]) + Sync) -> Self {
-        let kernel = Kernel::<T>::for_rows(m).fitted();
-        let (mr, kcb) = (kernel.mr, balanced(k, kernel.kc, T::GROUP));
-        let panels = m.div_ceil(mr);
-        let mut data = vec![T::PAD; panels * mr * k.next_multiple_of(T::GROUP)];
-        // Each panel's piece of every slice of the depth (a slice holds
-        // every panel's `kp x MR` piece, one after another).
-        let mut pieces: Vec<Vec<(usize, &mut [T])>> = (0..panels).map(|_| Vec::new()).collect();
-        let mut rest = data.as_mut_slice();
-        for pc in (0..k).step_by(kcb) {
-            let kp = kcb.min(k - pc).next_multiple_of(T::GROUP);
-            let (slice, after) = rest.split_at_mut(panels * mr * kp);
-            rest = after;
-            for (own, piece) in pieces.iter_mut().zip(slice.chunks_mut(mr * kp)) {
-                own.push((pc, piece));
-            }
-        }
-        let fill = |(p, pieces): (usize, Vec<(usize, &mut [T])>)| {
-            let rows = mr.min(m - p * mr);
-            let mut buf = vec![T::PAD; rows * k];
-            for (r, dst) in buf.chunks_exact_mut(k).enumerate() {
-                row(p * mr + r, dst);
-            }
-            let view = MatRef::row_major(&buf, rows, k)
-                .expect("a buffer of rows x k is a rows x k row-major view");
-            for (pc, piece) in pieces {
-                pack_a(&view, 0, rows, pc, kcb.min(k - pc), mr, piece);
-            }
-        };
-        if m * k >= PARALLEL_MIN {
-            pieces.into_par_iter().enumerate().for_each(fill);
-        } else {
-            pieces.into_iter().enumerate().for_each(fill);
         }
         PackedA {
             kernel,

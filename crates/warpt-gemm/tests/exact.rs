@@ -320,37 +320,3 @@ fn packed_operands_take_the_tile_that_pads_their_rows_least() {
         assert_eq!(packed.kernel().name, chosen.name);
     }
 }
-
-#[test]
-fn a_matrix_made_row_by_row_packs_as_its_view_does() {
-    // Small (packed on the caller) and large (panels across cores), one
-    // slice of the depth and several, rows off every tile.
-    for (m, k) in [(7, 5), (50, 1000), (333, 700), (2048, 64)] {
-        let mut seed = (m * k) as u64;
-        let a: Vec<f32> = (0..m * k).map(|_| small(&mut seed) as f32).collect();
-        let b: Vec<f32> = (0..k * 3).map(|_| small(&mut seed) as f32).collect();
-        let view = PackedA::new(MatRef::row_major(&a, m, k).unwrap());
-        let rows = PackedA::from_row_fn(m, k, |i, row| row.copy_from_slice(&a[i * k..][..k]));
-        assert_eq!((rows.rows(), rows.cols()), (m, k));
-        assert_eq!(rows.kernel().name, view.kernel().name);
-        let product = |packed: &PackedA<f32>| {
-            let mut c = vec![0f32; m * 3];
-            let cv = MatMut::row_major(&mut c, m, 3).unwrap();
-            gemm_packed(
-                cv,
-                1.0,
-                packed,
-                MatRef::row_major(&b, k, 3).unwrap(),
-                0.0,
-                2,
-            )
-            .unwrap();
-            c
-        };
-        let want: Vec<f32> = (0..m * 3)
-            .map(|ij| (0..k).map(|p| a[ij / 3 * k + p] * b[p * 3 + ij % 3]).sum())
-            .collect();
-        assert_eq!(product(&rows), want, "{m} x {k} from rows");
-        assert_eq!(product(&view), want, "{m} x {k} from the view");
-    }
-}

@@ -170,8 +170,10 @@ impl<T: Element> Kernel<T> {
 
     /// Runs it on a packed `a` (`k x mr`) and B's first `cols` columns
     /// `b` (each at least `k` long from the depth it starts at, `ldb`
-    /// apart) where they lie, into `dest`. False (nothing run) where the
-    /// kernel has no such variant.
+    /// apart) where they lie, into `dest`.
+    ///
+    /// # Panics
+    /// If the kernel has no such variant ([`Kernel::has_direct`]).
     pub(crate) fn run_direct(
         &self,
         k: usize,
@@ -179,10 +181,10 @@ impl<T: Element> Kernel<T> {
         (b, ldb): (&[T], usize),
         cols: usize,
         dest: Dest<'_, T::Acc>,
-    ) -> bool {
-        let Some(direct) = self.direct else {
-            return false;
-        };
+    ) {
+        let direct = self
+            .direct
+            .expect("B is read in place only by a kernel with an in-place variant");
         assert!(
             T::GROUP == 1
                 && a.len() >= k * self.mr
@@ -195,7 +197,6 @@ impl<T: Element> Kernel<T> {
         // `Self::dest`, and the kernel's ISA runs here (`Kernel::all` hands
         // out no other).
         unsafe { direct(k, a.as_ptr(), b.as_ptr(), ldb, cols, out, ldo, store) };
-        true
     }
 
     /// Runs it on packed panels: `a` is `groups x mr x G`, `b` is `groups

@@ -74,10 +74,10 @@ macro_rules! store_tile {
 
 /// One tile kernel: `$name` (B packed) and `$direct` (B read in place),
 /// target feature `$feat`, vector type `$v` of `$lanes` elements of `$t`,
-/// `$mv` vectors of A, `$nr` columns (widths `$w`).
+/// `$mv` vectors of A, tiles `$w` columns wide (the last is NR).
 macro_rules! tile_kernel {
     ($name:ident, $direct:ident, $feat:literal, $t:ty, $v:ty, $lanes:literal, $mv:literal,
-     $nr:literal, $zero:ident, $load:ident, $set1:ident, $fma:ident, $store:ident,
+     $zero:ident, $load:ident, $set1:ident, $fma:ident, $store:ident,
      $add:ident, $sub:ident, [$($w:literal : $u:literal)*]) => {
         /// # Safety
         /// As [`super::MicroKernel`], with this kernel's MR and NR, on a CPU
@@ -214,7 +214,6 @@ tile_kernel!(
     __m512,
     16,
     3,
-    8,
     _mm512_setzero_ps,
     _mm512_loadu_ps,
     _mm512_set1_ps,
@@ -232,7 +231,6 @@ tile_kernel!(
     __m512,
     16,
     2,
-    12,
     _mm512_setzero_ps,
     _mm512_loadu_ps,
     _mm512_set1_ps,
@@ -250,7 +248,6 @@ tile_kernel!(
     __m256d,
     4,
     2,
-    6,
     _mm256_setzero_pd,
     _mm256_loadu_pd,
     _mm256_set1_pd,
@@ -268,7 +265,6 @@ tile_kernel!(
     __m256,
     8,
     2,
-    6,
     _mm256_setzero_ps,
     _mm256_loadu_ps,
     _mm256_set1_ps,
@@ -286,7 +282,6 @@ tile_kernel!(
     __m512d,
     8,
     4,
-    6,
     _mm512_setzero_pd,
     _mm512_loadu_pd,
     _mm512_set1_pd,
