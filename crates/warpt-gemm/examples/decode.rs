@@ -3,7 +3,7 @@
 //! 1536, as pepbench's `small`) with serial work between them, and with
 //! `rayon` a parallel loop between them too (as a model's own
 //! element-wise work). `decode [TOKENS] [rayon]` prints microseconds per
-//! token.
+//! token, after checking the last product against its dot products.
 use std::time::Instant;
 use warpt_gemm::{MatMut, MatRef, PackedA, gemm_packed};
 
@@ -22,11 +22,13 @@ fn main() {
             .wrapping_add(1442695040888963407);
         (seed >> 40) as f32 / (1u64 << 24) as f32 - 0.5
     };
+    // The last matrix is kept as it was made, to check a product with.
+    let mut last = Vec::new();
     let ws: Vec<PackedA<f32>> = (0..layers)
-        .flat_map(|_| shapes.iter().map(|&(n, k)| (n, k)).collect::<Vec<_>>())
+        .flat_map(|_| shapes)
         .map(|(n, k)| {
-            let w: Vec<f32> = (0..n * k).map(|_| next()).collect();
-            PackedA::new(MatRef::row_major(&w, n, k).expect("n x k"))
+            last = (0..n * k).map(|_| next()).collect();
+            PackedA::new(MatRef::row_major(&last, n, k).expect("n x k"))
         })
         .collect();
     let mut x = vec![0.01f32; f];
@@ -54,6 +56,36 @@ fn main() {
             }
         }
         per.push(t0.elapsed().as_secs_f64() * 1e6 / tokens as f64);
+    }
+    // The last product of the run against its dot products (fp32 bound:
+    // k roundings of values under 1 in magnitude).
+    let w = ws.last().expect("84 products");
+    let (n, k) = (w.rows(), w.cols());
+    let mut c = vec![0f32; n];
+    let view = MatMut::new(&mut c, n, 1, 1, n).expect("n x 1");
+    gemm_packed(
+        view,
+        1.0,
+        w,
+        MatRef::new(&x[..k], k, 1, 1, k).expect("k x 1"),
+        0.0,
+        0,
+    )
+    .expect("shapes chain");
+    for (i, got) in c.iter().enumerate() {
+        let row = &last[i * k..][..k];
+        let want: f64 = row.iter().zip(&x).map(|(a, b)| f64::from(a * b)).sum();
+        let bound: f64 = row
+            .iter()
+            .zip(&x)
+            .map(|(a, b)| f64::from((a * b).abs()))
+            .sum::<f64>()
+            * k as f64
+            * f64::from(f32::EPSILON);
+        assert!(
+            (f64::from(*got) - want).abs() <= bound,
+            "row {i}: {got} against {want}"
+        );
     }
     per.sort_by(f64::total_cmp);
     println!(

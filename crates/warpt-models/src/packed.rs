@@ -165,7 +165,7 @@ impl PackedMatrix {
             Some(bias) => bias.repeat(rows),
             None => vec![0f32; rows * n],
         };
-        if rows == 0 || n == 0 {
+        if rows == 0 || n == 0 || k == 0 {
             return out;
         }
         let tasks = if parallel {
@@ -188,7 +188,7 @@ impl PackedMatrix {
                         .flat_map(|row| &row[band.first..][..len])
                         .copied()
                         .collect();
-                    self.band_into(band, &mut c, len, x);
+                    self.band_into(band, &mut c, len, x, rows);
                     c
                 })
                 .collect();
@@ -212,16 +212,16 @@ impl PackedMatrix {
     /// `out` (`x`'s rows of the result, row-major, holding C's start)
     /// gets the product of `x`'s rows, band by band, on this thread.
     fn rows_into(&self, out: &mut [f32], x: &[f32]) {
+        let rows = out.len() / self.n;
         for band in &self.bands {
-            self.band_into(band, &mut out[band.first..], self.n, x);
+            self.band_into(band, &mut out[band.first..], self.n, x, rows);
         }
     }
 
-    /// `band`'s columns of the product of `x`'s rows into `c` (row `r`
-    /// at `c[r * ldc..]`, holding C's start), on this thread.
-    fn band_into(&self, band: &Band, c: &mut [f32], ldc: usize, x: &[f32]) {
+    /// `band`'s columns of the product of `x`'s `rows` rows into `c` (row
+    /// `r` at `c[r * ldc..]`, holding C's start), on this thread.
+    fn band_into(&self, band: &Band, c: &mut [f32], ldc: usize, x: &[f32], rows: usize) {
         let (len, k) = (band.w.rows(), self.k);
-        let rows = x.len() / k.max(1);
         let beta = if self.bias.is_some() { 1.0 } else { 0.0 };
         // Cᵀ (len × rows, column-major) is the band's columns of the
         // result, row-major; B = xᵀ (k × rows) reads x's rows as its
@@ -246,6 +246,10 @@ mod tests {
         // thread and all. Small integers: every order of summation gives
         // the same float.
         let n = 75;
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
         for k in [37, 900] {
             let w: Vec<f32> = (0..n * k).map(|i| ((i * 5) % 11) as f32 - 5.0).collect();
             let bias: Vec<f32> = (0..n).map(|i| (i % 7) as f32 - 3.0).collect();
@@ -257,7 +261,10 @@ mod tests {
             {
                 let b = |c: usize| packed.bias.as_ref().map_or(0.0, |_| bias[c]);
                 let x: Vec<f32> = (0..rows * k).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
-                for got in [packed.matmul_t(&x, rows), packed.matmul_t_serial(&x, rows)] {
+                // In a pool of three threads whatever the host: rows 1-40
+                // take the bands in parallel, 400 chunks of rows.
+                let parallel = pool.install(|| packed.matmul_t(&x, rows));
+                for got in [parallel, packed.matmul_t_serial(&x, rows)] {
                     for r in 0..rows {
                         for c in 0..n {
                             let want: f32 =
@@ -293,5 +300,12 @@ mod tests {
     fn an_empty_batch_gives_an_empty_result() {
         let m = PackedMatrix::from_rows(&[1.0; 6], 2, 3).with_bias(&[1.0, 2.0]);
         assert!(m.matmul_t(&[], 0).is_empty());
+    }
+
+    #[test]
+    fn no_input_features_give_the_bias() {
+        // 40 rows would be split into chunks of rows: of zero inputs each.
+        let m = PackedMatrix::from_rows(&[], 2, 0).with_bias(&[1.0, 2.0]);
+        assert_eq!(m.matmul_t(&[], 40), [1.0, 2.0].repeat(40));
     }
 }
