@@ -28,6 +28,9 @@ enum Layout {
     ColMajor,
     /// Column-major inside a larger matrix (3 more rows, 1 more column).
     Sub,
+    /// Every other row of a column-major matrix twice as tall: neither
+    /// stride is 1.
+    Strided,
 }
 
 /// `rows x cols` values stored in `layout`: (storage, rs, cs).
@@ -42,6 +45,7 @@ fn store<T: Copy>(
         Layout::RowMajor => (rows * cols, cols, 1),
         Layout::ColMajor => (rows * cols, 1, rows),
         Layout::Sub => ((rows + 3) * (cols + 1), 1, rows + 3),
+        Layout::Strided => (2 * rows * cols, 2, 2 * rows),
     };
     let mut data = vec![from(99); len];
     for i in 0..rows {
@@ -145,6 +149,7 @@ where
                 [RowMajor; 3],
                 [RowMajor, ColMajor, Sub],
                 [Sub, RowMajor, ColMajor],
+                [Strided, Strided, ColMajor],
             ] {
                 check(kernel, shape, layouts, 1, (1, 0), from, acc);
             }

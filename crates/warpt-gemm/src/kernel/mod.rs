@@ -265,7 +265,11 @@ impl Scalar for i32 {
 }
 
 /// An element type A and B are made of.
-pub trait Element: Copy + Send + Sync + 'static {
+///
+/// # Safety
+/// Plain bits: no padding bytes, and any value's bytes, moved elsewhere,
+/// are that value (packing moves a group's bytes as one unit).
+pub unsafe trait Element: Copy + Send + Sync + 'static {
     /// What its products accumulate in, and C is made of.
     type Acc: Scalar;
     /// Consecutive depths one step of a kernel takes together: 1, or 2
@@ -282,6 +286,9 @@ pub trait Element: Copy + Send + Sync + 'static {
     fn pack_a(x: Self) -> Self {
         x
     }
+    /// Whether [`Element::pack_a`] stores A as it is (packing may then
+    /// move A's bytes without looking at them).
+    const A_AS_IS: bool = true;
     /// The correction the stored A needs, for each column of a packed
     /// micro-panel of B (`nr` columns): added to the tile's columns. None
     /// (false) but for int8, whose A was stored 128 too high: `-128 Σ b`.
@@ -290,7 +297,8 @@ pub trait Element: Copy + Send + Sync + 'static {
     }
 }
 
-impl Element for f64 {
+// SAFETY: plain bits (a f64 has no padding).
+unsafe impl Element for f64 {
     type Acc = f64;
     const GROUP: usize = 1;
     const PAD: Self = 0.0;
@@ -300,7 +308,8 @@ impl Element for f64 {
     }
 }
 
-impl Element for f32 {
+// SAFETY: plain bits (a f32 has no padding).
+unsafe impl Element for f32 {
     type Acc = f32;
     const GROUP: usize = 1;
     const PAD: Self = 0.0;
@@ -330,7 +339,8 @@ impl Bf16 {
     }
 }
 
-impl Element for Bf16 {
+// SAFETY: plain bits (a Bf16 has no padding).
+unsafe impl Element for Bf16 {
     type Acc = f32;
     const GROUP: usize = 2;
     const PAD: Self = Bf16(0);
@@ -340,11 +350,13 @@ impl Element for Bf16 {
     }
 }
 
-impl Element for i8 {
+// SAFETY: plain bits (a i8 has no padding).
+unsafe impl Element for i8 {
     type Acc = i32;
     const GROUP: usize = 4;
     const PAD: Self = 0;
     const NAME: &'static str = "i8";
+    const A_AS_IS: bool = false;
     fn kernels() -> &'static [Kernel<Self>] {
         &I8
     }

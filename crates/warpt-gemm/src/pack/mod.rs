@@ -1,0 +1,288 @@
+//! Packing: a block of A into `MR`-tall micro-panels and a block of B into
+//! `NR`-wide ones, each stored step by step of `k` so the microkernel reads
+//! both front to back. Edges are padded with zeros to a whole panel, so
+//! the kernel always runs a full tile (the padding's results are never
+//! stored). Elements whose kernels take `G` consecutive depths at once
+//! (bf16: 2, int8: 4) are stored a group at a time: `G` depths of a row
+//! (of A) or column (of B) side by side, the depth padded with zeros to
+//! whole groups.
+//!
+//! Packing is copying, but it is on every product's path (a product of
+//! n = 384 packs as many elements as it does multiply-adds per 384), so
+//! each layout has its own loop: an operand whose panel steps are
+//! contiguous in memory is copied (or, by groups, interleaved) a step at
+//! a time; one whose panel steps cut across its storage (B column-major,
+//! A row-major: both operands of a row-major product, which the driver
+//! multiplies transposed) is transposed in blocks of a few steps, each
+//! source run read once, front to back.
+
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+use crate::kernel::Element;
+use crate::mat::MatRef;
+
+/// Groups of a strided operand transposed per block by the portable loop:
+/// a cache line or two of each source run read before the next run's.
+const BLOCK: usize = 16;
+
+/// Packs rows `i0..i0 + m` and depths `p0..p0 + k` of `a` into `out`:
+/// panel `r` (rows `i0 + r·mr ..`) at `r·k'·mr` (`k'`: `k` in whole
+/// groups of `G`), element `(i, p)` of it at `(p / G·mr + i)·G + p % G`.
+#[allow(clippy::too_many_arguments)]
+pub fn pack_a<T: Element>(
+    a: &MatRef<'_, T>,
+    i0: usize,
+    m: usize,
+    p0: usize,
+    k: usize,
+    mr: usize,
+    out: &mut [T],
+) {
+    let (data, rs, cs) = a.raw();
+    let g = T::GROUP;
+    let kp = k.next_multiple_of(g);
+    for (r, panel) in out
+        .chunks_exact_mut(kp * mr)
+        .take(m.div_ceil(mr))
+        .enumerate()
+    {
+        let top = i0 + r * mr;
+        let rows = (m - r * mr).min(mr);
+        if rows < mr || !k.is_multiple_of(g) {
+            panel.fill(T::PAD);
+        }
+        if rs == 1 {
+            // Column-major: a group's rows are G columns, side by side.
+            for (q, step) in panel.chunks_exact_mut(mr * g).enumerate() {
+                let depths = g.min(k - q * g);
+                let column = |s: usize| &data[top + (p0 + q * g + s) * cs..][..rows];
+                interleave(&mut step[..rows * g], g, depths, column, T::pack_a);
+            }
+        } else if cs == 1 {
+            // Row-major: each row's depths are contiguous, a run to
+            // transpose into the panel's steps.
+            let src = &data[top * rs + p0..];
+            transpose(src, rs, rows, mr, k, true, panel);
+        } else {
+            for i in 0..rows {
+                for p in 0..k {
+                    panel[((p / g) * mr + i) * g + p % g] =
+                        T::pack_a(data[(top + i) * rs + (p0 + p) * cs]);
+                }
+            }
+        }
+    }
+}
+
+/// Packs depths `p0..p0 + k` and columns `j0..j0 + n` of `b` into `out`,
+/// panels `first..last` only (threads pack a block's panels between them):
+/// panel `c` (columns `j0 + c·nr ..`, `w` of them: `nr`, or fewer in the
+/// last) at `c·k'·nr`, element `(p, j)` of it at `(p / G·w + j)·G + p % G`.
+/// A narrow panel is packed as narrow as it is, so a tile of its width
+/// reads it without striding over padding (a decode step's one column
+/// would otherwise fill twelve times the cache lines it needs).
+#[allow(clippy::too_many_arguments)]
+pub fn pack_b<T: Element>(
+    b: &MatRef<'_, T>,
+    p0: usize,
+    k: usize,
+    j0: usize,
+    n: usize,
+    nr: usize,
+    panels: std::ops::Range<usize>,
+    out: &mut [T],
+) {
+    let (data, rs, cs) = b.raw();
+    let g = T::GROUP;
+    let kp = k.next_multiple_of(g);
+    for (c, slot) in panels.zip(out.chunks_exact_mut(kp * nr)) {
+        let left = j0 + c * nr;
+        let w = (n - c * nr).min(nr);
+        let panel = &mut slot[..kp * w];
+        if !k.is_multiple_of(g) {
+            panel.fill(T::PAD);
+        }
+        if cs == 1 {
+            // Row-major: a group's columns are G rows, side by side.
+            for (q, step) in panel.chunks_exact_mut(w * g).enumerate() {
+                let depths = g.min(k - q * g);
+                let row = |s: usize| &data[(p0 + q * g + s) * rs + left..][..w];
+                interleave(step, g, depths, row, |x| x);
+            }
+        } else if rs == 1 {
+            // Column-major: each column's depths are contiguous, a run to
+            // transpose into the panel's steps.
+            let src = &data[left * cs + p0..];
+            transpose(src, cs, w, w, k, false, panel);
+        } else {
+            for j in 0..w {
+                for p in 0..k {
+                    panel[((p / g) * w + j) * g + p % g] = data[(p0 + p) * rs + (left + j) * cs];
+                }
+            }
+        }
+    }
+}
+
+/// One step of a panel (rows of A or columns of B, `g` depths each) from
+/// the `depths <= g` runs `run(s)` that hold depth `s` of each:
+/// `dst[i·g + s] = f(run(s)[i])`. Depths past `depths` are left as they
+/// are (padding).
+fn interleave<'d, T: Element>(
+    dst: &mut [T],
+    g: usize,
+    depths: usize,
+    run: impl Fn(usize) -> &'d [T],
+    f: impl Fn(T) -> T,
+) {
+    match (g, depths) {
+        (1, 1) => {
+            for (d, &x) in dst.iter_mut().zip(run(0)) {
+                *d = f(x);
+            }
+        }
+        (2, 2) => {
+            let (x0, x1) = (run(0), run(1));
+            for ((d, &a), &b) in dst.chunks_exact_mut(2).zip(x0).zip(x1) {
+                d[0] = f(a);
+                d[1] = f(b);
+            }
+        }
+        (4, 4) => {
+            let (x0, x1, x2, x3) = (run(0), run(1), run(2), run(3));
+            for ((((d, &a), &b), &c), &e) in dst.chunks_exact_mut(4).zip(x0).zip(x1).zip(x2).zip(x3)
+            {
+                d[0] = f(a);
+                d[1] = f(b);
+                d[2] = f(c);
+                d[3] = f(e);
+            }
+        }
+        _ => {
+            for s in 0..depths {
+                for (i, &x) in run(s).iter().enumerate() {
+                    dst[i * g + s] = f(x);
+                }
+            }
+        }
+    }
+}
+
+/// `runs` runs of depths, run `j` at `src[j·stride ..]` and `k` long, laid
+/// side by side `width` apart a group of `G` depths at a time: depth `p`
+/// of run `j` at `dst[(p / G·width + j)·G + p % G]` (through the
+/// element's A map when `a_side`). With AVX2, a block of runs' groups at
+/// a time in registers (`x86`), where a group is 4 or 8 bytes and A's map
+/// leaves it as it is; else [`transpose_portable`].
+fn transpose<T: Element>(
+    src: &[T],
+    stride: usize,
+    runs: usize,
+    width: usize,
+    k: usize,
+    a_side: bool,
+    dst: &mut [T],
+) {
+    if runs == 0 {
+        return;
+    }
+    let (g, full) = (T::GROUP, k / T::GROUP);
+    // Every run's whole groups and their places, checked once.
+    assert!(runs <= width);
+    assert!((runs - 1) * stride + full * g <= src.len() && full * width * g <= dst.len());
+    #[cfg(target_arch = "x86_64")]
+    if (!a_side || T::A_AS_IS) && crate::isa::Isa::Avx2.available() {
+        let unit = std::mem::size_of::<T>() * g;
+        if unit == 4 || unit == 8 {
+            // SAFETY: the bounds asserted above; Element's types are plain
+            // bits, so a group's bytes may be moved as one unit; the CPU
+            // runs AVX2.
+            unsafe {
+                x86::transpose(
+                    src.as_ptr().cast(),
+                    stride * std::mem::size_of::<T>(),
+                    runs,
+                    width,
+                    full,
+                    unit,
+                    dst.as_mut_ptr().cast(),
+                )
+            };
+            // The last group, when short of G depths.
+            transpose_portable(src, stride, runs, width, full * g..k, a_side, dst);
+            return;
+        }
+    }
+    transpose_portable(src, stride, runs, width, 0..k, a_side, dst);
+}
+
+/// [`transpose`] of depths `depths` (starting at a whole group), a block
+/// of groups read from each run in turn, so every run is read front to
+/// back a cache line at a time and the block's steps stay in L1 while
+/// they fill.
+fn transpose_portable<T: Element>(
+    src: &[T],
+    stride: usize,
+    runs: usize,
+    width: usize,
+    depths: std::ops::Range<usize>,
+    a_side: bool,
+    dst: &mut [T],
+) {
+    let g = T::GROUP;
+    let f = |x| if a_side { T::pack_a(x) } else { x };
+    for p0 in depths.clone().step_by(BLOCK * g) {
+        let p1 = (p0 + BLOCK * g).min(depths.end);
+        for j in 0..runs {
+            for (p, &x) in (p0..p1).zip(&src[j * stride + p0..j * stride + p1]) {
+                dst[((p / g) * width + j) * g + p % g] = f(x);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Bf16;
+
+    /// The transposes with AVX2 and without agree on every shape: runs
+    /// past and short of a register's block, depths past and short of a
+    /// whole group and block, odd strides (unaligned units), both sides.
+    fn agree<T: Element + PartialEq + std::fmt::Debug>(from: impl Fn(usize) -> T) {
+        for (runs, width) in [(1, 1), (3, 6), (6, 6), (8, 8), (5, 8), (12, 12), (11, 48)] {
+            for k in [1, 2, 3, 5, 7, 8, 17, 64, 100] {
+                for a_side in [false, true] {
+                    let stride = k + 3;
+                    let src: Vec<T> = (0..runs * stride).map(&from).collect();
+                    let len = k.next_multiple_of(T::GROUP) * width;
+                    let (mut fast, mut plain) = (vec![T::PAD; len], vec![T::PAD; len]);
+                    transpose(&src, stride, runs, width, k, a_side, &mut fast);
+                    transpose_portable(&src, stride, runs, width, 0..k, a_side, &mut plain);
+                    assert_eq!(fast, plain, "{} runs {runs} width {width} k {k}", T::NAME);
+                    // Every depth of every run somewhere, once.
+                    let g = T::GROUP;
+                    for j in 0..runs {
+                        for p in 0..k {
+                            let want = if a_side {
+                                T::pack_a(src[j * stride + p])
+                            } else {
+                                src[j * stride + p]
+                            };
+                            assert_eq!(plain[((p / g) * width + j) * g + p % g], want);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn transposes_agree_with_and_without_avx2() {
+        agree(|i| i as f64 + 0.5);
+        agree(|i| i as f32 - 0.25);
+        agree(|i| Bf16(i as u16 ^ 0x3F00));
+        agree(|i| (i % 251) as i8);
+    }
+}
