@@ -345,13 +345,24 @@ impl<T: Element> Job<'_, T> {
                 // thread reads the block until all have passed the barrier
                 // below; the barrier at the end of the step keeps the next
                 // step's packing from overwriting panels still being read.
-                let dst =
-                    unsafe { shared.panels_mut(mine.start * kp * kr.nr, mine.len() * kp * kr.nr) };
-                pack_b(&self.b, pc, kb, jc, nb, kr.nr, mine, dst);
+                let dst = unsafe {
+                    shared
+                        .b
+                        .get_mut(mine.start * kp * kr.nr, mine.len() * kp * kr.nr)
+                };
+                pack_b(&self.b, pc, kb, jc, nb, kr.nr, mine.clone(), dst);
+                if T::CORRECTED {
+                    // SAFETY: as the panels above.
+                    let corr =
+                        unsafe { shared.corr.get_mut(mine.start * kr.nr, mine.len() * kr.nr) };
+                    correct_panels(kr, kp, nb, mine.start, dst, corr);
+                }
                 team.barrier.wait();
                 // SAFETY: every thread has packed its panels (barrier above),
                 // and none writes until the barrier below.
-                let b_block = unsafe { shared.panels(0, panels * kp * kr.nr) };
+                let b_block = unsafe { shared.b.get(0, panels * kp * kr.nr) };
+                // SAFETY: as B's block.
+                let corr = T::CORRECTED.then(|| unsafe { shared.corr.get(0, panels * kr.nr) });
                 for ic in rows.clone().step_by(mcb) {
                     let mb = mcb.min(rows.end - ic);
                     let a_block = self.a.panels(ic, mb, pc, kb, kr.mr, &mut a_buf);
@@ -363,7 +374,7 @@ impl<T: Element> Job<'_, T> {
                         pc,
                         kb,
                     };
-                    self.block(at, a_block, b_block, &mut tile);
+                    self.block(at, a_block, b_block, corr, &mut tile);
                 }
                 team.barrier.wait();
             }
@@ -390,6 +401,7 @@ impl<T: Element> Job<'_, T> {
         let (kcb, mcb) = (balanced(k, kr.kc, T::GROUP), balanced(m, mc, kr.mr));
         let mut a_buf = self.a.buffer(kr, mcb);
         let ncb = balanced(cols.len(), kr.nc, kr.nr);
+        let mut corr = vec![T::Acc::ZERO; if T::CORRECTED { ncb } else { 0 }];
         for jc in cols.clone().step_by(ncb) {
             let nb = ncb.min(cols.end - jc);
             let panels = nb.div_ceil(kr.nr);
@@ -397,6 +409,10 @@ impl<T: Element> Job<'_, T> {
                 let kb = kcb.min(k - pc);
                 if !self.direct {
                     pack_b(&self.b, pc, kb, jc, nb, kr.nr, 0..panels, &mut b_buf);
+                    if T::CORRECTED {
+                        let kp = kb.next_multiple_of(T::GROUP);
+                        correct_panels(kr, kp, nb, 0, &b_buf[..panels * kp * kr.nr], &mut corr);
+                    }
                 }
                 for ic in (0..m).step_by(mcb) {
                     let mb = mcb.min(m - ic);
@@ -412,7 +428,8 @@ impl<T: Element> Job<'_, T> {
                     if self.direct {
                         self.block_in_place(at, a_block, &mut tile);
                     } else {
-                        self.block(at, a_block, &b_buf, &mut tile);
+                        let corr = T::CORRECTED.then_some(&corr[..]);
+                        self.block(at, a_block, &b_buf, corr, &mut tile);
                     }
                 }
             }
@@ -433,25 +450,31 @@ impl<T: Element> Job<'_, T> {
         }
     }
 
-    /// The microkernel over one packed block pair, each tile added into C.
-    fn block(&self, at: Span, a_block: &[T], b_block: &[T], tile: &mut [T::Acc]) {
+    /// The microkernel over one packed block pair, each tile added into C
+    /// (with its columns' `corr`ections, NR per panel of B, where the
+    /// element needs them).
+    fn block(
+        &self,
+        at: Span,
+        a_block: &[T],
+        b_block: &[T],
+        corr: Option<&[T::Acc]>,
+        tile: &mut [T::Acc],
+    ) {
         let Span { mb, nb, pc, kb, .. } = at;
         let kr = self.kernel;
         // The first slice of the depth applies beta; later ones add.
         let beta = if pc == 0 { self.beta } else { T::Acc::ONE };
         let groups = kb.div_ceil(T::GROUP);
         let kp = groups * T::GROUP;
-        let mut correction = vec![T::Acc::ZERO; kr.nr];
         for (jr, b_panel) in b_block
             .chunks_exact(kp * kr.nr)
             .take(nb.div_ceil(kr.nr))
             .enumerate()
         {
-            // What the stored A needs for this panel's columns (int8); a
-            // last panel is packed only as wide as it is.
-            let width = kr.nr.min(nb - jr * kr.nr);
-            let corrected = T::correct(&b_panel[..kp * width], width, &mut correction);
-            let store = self.store(beta, corrected);
+            // What the stored A needs for this panel's columns (int8).
+            let correction = corr.map(|c| &c[jr * kr.nr..][..kr.nr.min(nb - jr * kr.nr)]);
+            let store = self.store(beta, correction.is_some());
             for (ir, a_panel) in a_block
                 .chunks_exact(kp * kr.mr)
                 .take(mb.div_ceil(kr.mr))
@@ -464,8 +487,8 @@ impl<T: Element> Job<'_, T> {
                     continue;
                 }
                 kr.run(groups, a_panel, b_panel, cols.len(), Dest::Buffer(tile));
-                if corrected {
-                    for (col, &c) in tile.chunks_exact_mut(kr.mr).zip(&correction) {
+                if let Some(correction) = correction {
+                    for (col, &c) in tile.chunks_exact_mut(kr.mr).zip(correction) {
                         for t in col {
                             *t = *t + c;
                         }
@@ -524,24 +547,64 @@ impl<T: Element> Job<'_, T> {
     }
 }
 
-/// B's packed block, shared by a row-split team.
-struct Shared<T> {
+/// The correction of each column of packed panels (`nb` columns from
+/// panel `first` of the block on, `kp` deep): [`Element::correct`] of
+/// each, NR entries per panel (a last panel packed narrow fills its width).
+fn correct_panels<T: Element>(
+    kr: &Kernel<T>,
+    kp: usize,
+    nb: usize,
+    first: usize,
+    packed: &[T],
+    out: &mut [T::Acc],
+) {
+    for (i, (panel, o)) in packed
+        .chunks_exact(kp * kr.nr)
+        .zip(out.chunks_exact_mut(kr.nr))
+        .enumerate()
+    {
+        let width = kr.nr.min(nb - (first + i) * kr.nr);
+        T::correct(&panel[..kp * width], width, o);
+    }
+}
+
+/// B's packed block and its columns' corrections, shared by a row-split
+/// team.
+struct Shared<T: Element> {
+    /// The block's panels.
+    b: Region<T>,
+    /// Their corrections (empty when the element needs none).
+    corr: Region<T::Acc>,
+}
+
+impl<T: Element> Shared<T> {
+    fn new(kernel: &Kernel<T>, k: usize, n: usize) -> Self {
+        let cols = kernel.nc.min(n.div_ceil(kernel.nr) * kernel.nr);
+        Shared {
+            b: Region::new(depth(kernel, k) * cols, T::PAD),
+            corr: Region::new(if T::CORRECTED { cols } else { 0 }, T::Acc::ZERO),
+        }
+    }
+}
+
+/// A buffer the team's threads write between barriers, each its own part,
+/// and read after.
+struct Region<U> {
     /// The allocation `ptr` points into; never touched otherwise.
-    _buf: Vec<T>,
-    ptr: *mut T,
+    _buf: Vec<U>,
+    ptr: *mut U,
     len: usize,
 }
 
 // SAFETY: written only between barriers, each thread its own panels, and
 // read only after the barrier that ends the writing (see `Job::rows`).
-unsafe impl<T: Send> Sync for Shared<T> {}
+unsafe impl<U: Send> Sync for Region<U> {}
 
-impl<T: Element> Shared<T> {
-    fn new(kernel: &Kernel<T>, k: usize, n: usize) -> Self {
-        let len = depth(kernel, k) * kernel.nc.min(n.div_ceil(kernel.nr) * kernel.nr);
-        let mut buf = vec![T::PAD; len];
+impl<U: Copy> Region<U> {
+    fn new(len: usize, fill: U) -> Self {
+        let mut buf = vec![fill; len];
         let ptr = buf.as_mut_ptr();
-        Shared {
+        Region {
             _buf: buf,
             ptr,
             len,
@@ -553,7 +616,7 @@ impl<T: Element> Shared<T> {
     /// # Safety
     /// No other thread reads or writes them until the next barrier.
     #[allow(clippy::mut_from_ref)]
-    unsafe fn panels_mut(&self, at: usize, len: usize) -> &mut [T] {
+    unsafe fn get_mut(&self, at: usize, len: usize) -> &mut [U] {
         assert!(at + len <= self.len);
         // SAFETY: inside the allocation (asserted), and this thread's alone
         // (the caller's promise).
@@ -564,7 +627,7 @@ impl<T: Element> Shared<T> {
     ///
     /// # Safety
     /// No thread writes them until the next barrier.
-    unsafe fn panels(&self, at: usize, len: usize) -> &[T] {
+    unsafe fn get(&self, at: usize, len: usize) -> &[U] {
         assert!(at + len <= self.len);
         // SAFETY: inside the allocation (asserted); nobody writes meanwhile
         // (the caller's promise).

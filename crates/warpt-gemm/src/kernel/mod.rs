@@ -286,15 +286,17 @@ pub unsafe trait Element: Copy + Send + Sync + 'static {
     fn pack_a(x: Self) -> Self {
         x
     }
-    /// Whether [`Element::pack_a`] stores A as it is (packing may then
-    /// move A's bytes without looking at them).
-    const A_AS_IS: bool = true;
-    /// The correction the stored A needs, for each column of a packed
-    /// micro-panel of B (`nr` columns): added to the tile's columns. None
-    /// (false) but for int8, whose A was stored 128 too high: `-128 Σ b`.
-    fn correct(_b_panel: &[Self], _nr: usize, _out: &mut [Self::Acc]) -> bool {
-        false
-    }
+    /// The bits [`Element::pack_a`] flips in every byte of an element (0:
+    /// A is stored as it is), so packing may move A's bytes a vector at a
+    /// time.
+    const A_FLIP: u8 = 0;
+    /// Whether a product's tiles need [`Element::correct`]'s correction.
+    const CORRECTED: bool = false;
+    /// The correction the stored A needs (when [`Element::CORRECTED`]),
+    /// for each column of a packed micro-panel of B (`width` columns) into
+    /// `out[..width]`: added to the tile's columns. int8's A was stored 128
+    /// too high: `-128 Σ b`.
+    fn correct(_b_panel: &[Self], _width: usize, _out: &mut [Self::Acc]) {}
 }
 
 // SAFETY: plain bits (a f64 has no padding).
@@ -356,24 +358,29 @@ unsafe impl Element for i8 {
     const GROUP: usize = 4;
     const PAD: Self = 0;
     const NAME: &'static str = "i8";
-    const A_AS_IS: bool = false;
+    const A_FLIP: u8 = 0x80;
     fn kernels() -> &'static [Kernel<Self>] {
         &I8
     }
     fn pack_a(x: Self) -> Self {
         (x as u8 ^ 0x80) as i8
     }
-    fn correct(b_panel: &[Self], nr: usize, out: &mut [i32]) -> bool {
-        out[..nr].fill(0);
-        for group in b_panel.chunks_exact(nr * 4) {
-            for (sum, b) in out.iter_mut().zip(group.chunks_exact(4)) {
-                *sum += b.iter().map(|&x| i32::from(x)).sum::<i32>();
+    const CORRECTED: bool = true;
+    fn correct(b_panel: &[Self], width: usize, out: &mut [i32]) {
+        // One sum per byte of a step (column j's four depths at 4j..4j+4),
+        // the steps added lane by lane, the four of each column added
+        // last. No kernel is wider than 16 columns.
+        let bytes = width * 4;
+        let mut sums = [0i32; 64];
+        assert!(bytes <= sums.len(), "a panel of {width} columns");
+        for step in b_panel.chunks_exact(bytes) {
+            for (sum, &b) in sums[..bytes].iter_mut().zip(step) {
+                *sum += i32::from(b);
             }
         }
-        for sum in &mut out[..nr] {
-            *sum *= -128;
+        for (o, four) in out[..width].iter_mut().zip(sums.chunks_exact(4)) {
+            *o = -128 * four.iter().sum::<i32>();
         }
-        true
     }
 }
 

@@ -57,7 +57,7 @@ pub fn pack_a<T: Element>(
             for (q, step) in panel.chunks_exact_mut(mr * g).enumerate() {
                 let depths = g.min(k - q * g);
                 let column = |s: usize| &data[top + (p0 + q * g + s) * cs..][..rows];
-                interleave(&mut step[..rows * g], g, depths, column, T::pack_a);
+                interleave(&mut step[..rows * g], g, depths, column, true);
             }
         } else if cs == 1 {
             // Row-major: each row's depths are contiguous, a run to
@@ -108,7 +108,7 @@ pub fn pack_b<T: Element>(
             for (q, step) in panel.chunks_exact_mut(w * g).enumerate() {
                 let depths = g.min(k - q * g);
                 let row = |s: usize| &data[(p0 + q * g + s) * rs + left..][..w];
-                interleave(step, g, depths, row, |x| x);
+                interleave(step, g, depths, row, false);
             }
         } else if rs == 1 {
             // Column-major: each column's depths are contiguous, a run to
@@ -127,15 +127,53 @@ pub fn pack_b<T: Element>(
 
 /// One step of a panel (rows of A or columns of B, `g` depths each) from
 /// the `depths <= g` runs `run(s)` that hold depth `s` of each:
-/// `dst[i·g + s] = f(run(s)[i])`. Depths past `depths` are left as they
-/// are (padding).
+/// `dst[i·g + s] = run(s)[i]` (through the element's A map when `a_side`).
+/// Depths past `depths` are left as they are (padding). With AVX2, groups
+/// of 4 bytes (bf16 pairs, int8 fours) a vector at a time (`x86`).
 fn interleave<'d, T: Element>(
     dst: &mut [T],
     g: usize,
     depths: usize,
     run: impl Fn(usize) -> &'d [T],
-    f: impl Fn(T) -> T,
+    a_side: bool,
 ) {
+    #[cfg(target_arch = "x86_64")]
+    if g > 1
+        && depths == g
+        && std::mem::size_of::<T>() * g == 4
+        && crate::isa::Isa::Avx2.available()
+    {
+        let runs: [&[T]; 4] = std::array::from_fn(|s| if s < g { run(s) } else { &[] });
+        let len = dst.len() / g;
+        assert!(runs[..g].iter().all(|r| r.len() >= len));
+        let flip = if a_side { T::A_FLIP } else { 0 };
+        // SAFETY: each of the g runs holds `len` elements (asserted), dst
+        // `len` groups; Element's types are plain bits, moved a group (4
+        // bytes) at a time, A's with the bits its packing flips flipped;
+        // the CPU runs AVX2.
+        unsafe {
+            x86::interleave(
+                runs.map(|r| r.as_ptr().cast()),
+                g,
+                len,
+                flip,
+                dst.as_mut_ptr().cast(),
+            )
+        };
+        return;
+    }
+    interleave_portable(dst, g, depths, run, a_side);
+}
+
+/// [`interleave`] in plain Rust.
+fn interleave_portable<'d, T: Element>(
+    dst: &mut [T],
+    g: usize,
+    depths: usize,
+    run: impl Fn(usize) -> &'d [T],
+    a_side: bool,
+) {
+    let f = |x| if a_side { T::pack_a(x) } else { x };
     match (g, depths) {
         (1, 1) => {
             for (d, &x) in dst.iter_mut().zip(run(0)) {
@@ -173,8 +211,8 @@ fn interleave<'d, T: Element>(
 /// side by side `width` apart a group of `G` depths at a time: depth `p`
 /// of run `j` at `dst[(p / G·width + j)·G + p % G]` (through the
 /// element's A map when `a_side`). With AVX2, a block of runs' groups at
-/// a time in registers (`x86`), where a group is 4 or 8 bytes and A's map
-/// leaves it as it is; else [`transpose_portable`].
+/// a time in registers (`x86`), where a group is 4 or 8 bytes; else
+/// [`transpose_portable`].
 fn transpose<T: Element>(
     src: &[T],
     stride: usize,
@@ -192,12 +230,13 @@ fn transpose<T: Element>(
     assert!(runs <= width);
     assert!((runs - 1) * stride + full * g <= src.len() && full * width * g <= dst.len());
     #[cfg(target_arch = "x86_64")]
-    if (!a_side || T::A_AS_IS) && crate::isa::Isa::Avx2.available() {
+    if crate::isa::Isa::Avx2.available() {
         let unit = std::mem::size_of::<T>() * g;
         if unit == 4 || unit == 8 {
+            let flip = if a_side { T::A_FLIP } else { 0 };
             // SAFETY: the bounds asserted above; Element's types are plain
-            // bits, so a group's bytes may be moved as one unit; the CPU
-            // runs AVX2.
+            // bits, so a group's bytes may be moved as one unit (A's with
+            // the bits its packing flips flipped); the CPU runs AVX2.
             unsafe {
                 x86::transpose(
                     src.as_ptr().cast(),
@@ -206,6 +245,7 @@ fn transpose<T: Element>(
                     width,
                     full,
                     unit,
+                    flip,
                     dst.as_mut_ptr().cast(),
                 )
             };
@@ -276,6 +316,54 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The interleaves with AVX2 and without agree: lengths past and
+    /// short of a vector, both sides.
+    fn interleaves_agree<T: Element + PartialEq + std::fmt::Debug>(from: impl Fn(usize) -> T) {
+        let g = T::GROUP;
+        for len in [1, 7, 15, 16, 17, 31, 32, 33, 48, 100] {
+            for a_side in [false, true] {
+                let src: Vec<T> = (0..g * len + 5).map(&from).collect();
+                let run = |s: usize| &src[s * len + s..][..len];
+                let (mut fast, mut plain) = (vec![T::PAD; g * len], vec![T::PAD; g * len]);
+                interleave(&mut fast, g, g, run, a_side);
+                interleave_portable(&mut plain, g, g, run, a_side);
+                assert_eq!(fast, plain, "{} len {len}", T::NAME);
+                for i in 0..len {
+                    for s in 0..g {
+                        let x = run(s)[i];
+                        let want = if a_side { T::pack_a(x) } else { x };
+                        assert_eq!(plain[i * g + s], want);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn interleaves_agree_with_and_without_avx2() {
+        interleaves_agree(|i| Bf16((i * 7919) as u16));
+        interleaves_agree(|i| (i * 31 % 256) as u8 as i8);
+    }
+
+    #[test]
+    fn pack_a_flips_the_bits_its_element_says() {
+        fn flips<T: Element>(values: &[T]) {
+            for &x in values {
+                let size = std::mem::size_of::<T>();
+                // SAFETY: plain bits (Element's contract), read as bytes.
+                let bytes = |v: &T| unsafe {
+                    std::slice::from_raw_parts((v as *const T).cast::<u8>(), size).to_vec()
+                };
+                let want: Vec<u8> = bytes(&x).iter().map(|b| b ^ T::A_FLIP).collect();
+                assert_eq!(bytes(&T::pack_a(x)), want, "{}", T::NAME);
+            }
+        }
+        flips(&[0.0f64, -1.5, 3.25]);
+        flips(&[0.0f32, -1.5, 3.25]);
+        flips(&[Bf16(0), Bf16(0x3F80), Bf16(0xBF80)]);
+        flips(&[0i8, -128, 127, -1, 5]);
     }
 
     #[test]

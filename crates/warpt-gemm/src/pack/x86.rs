@@ -1,22 +1,30 @@
-//! Transposing runs into a panel's steps with AVX2 shuffles: an 8 x 8
-//! block of 32-bit units (an f32, a bf16 pair, an int8 four) or a 4 x 4
-//! block of 64-bit ones (an f64) per round of loads, unpacks and 128-bit
-//! lane swaps, where element by element each unit would be a load and a
-//! store of its own. Runs left over past the last whole block (a panel of
-//! 6 or 12 columns, a narrow last one) go half a block at a time, then one
-//! unit at a time.
+//! Packing with AVX2 shuffles, where element by element each would be a
+//! load and a store of its own:
+//!
+//! - [`transpose`]: runs into a panel's steps, an 8 x 8 block of 32-bit
+//!   units (an f32, a bf16 pair, an int8 four) or a 4 x 4 block of 64-bit
+//!   ones (an f64) per round of loads, unpacks and 128-bit lane swaps.
+//!   Runs left over past the last whole block (a panel of 6 or 12
+//!   columns, a narrow last one) go half a block at a time, then one unit
+//!   at a time;
+//! - [`interleave`]: two runs of 16-bit elements (bf16) or four of 8-bit
+//!   ones (int8) into 4-byte groups, 32 bytes of each run at a time, then
+//!   16 (a 48-row step of int8 is one and a half vectors).
+//!
+//! Both flip the bits of every byte A's packing flips (int8's 0x80).
 
 use std::arch::x86_64::*;
 
 /// Units of `unit` bytes (4 or 8), `groups` of them from each of `runs`
 /// runs (run `j` at `src + j·stride` bytes, its units consecutive), laid
 /// side by side `width` units apart: unit `q` of run `j` at `dst + (q·width
-/// + j)·unit` bytes.
+/// + j)·unit` bytes, every byte's `flip` bits flipped.
 ///
 /// # Safety
 /// `src + j·stride .. + groups·unit` is readable for every `j < runs`,
 /// `dst .. + (groups·width)·unit` is writable and apart from the source,
 /// `runs <= width`, `unit` is 4 or 8, and the CPU runs AVX2.
+#[allow(clippy::too_many_arguments)]
 #[target_feature(enable = "avx2")]
 pub(super) unsafe fn transpose(
     src: *const u8,
@@ -25,41 +33,47 @@ pub(super) unsafe fn transpose(
     width: usize,
     groups: usize,
     unit: usize,
+    flip: u8,
     dst: *mut u8,
 ) {
     // Units per block side: a 256-bit register of them.
     let side = 32 / unit;
+    let f = Flip(_mm256_set1_epi8(flip as i8), flip);
     let whole = groups - groups % side;
     for q in (0..whole).step_by(side) {
         let mut j = 0;
         // SAFETY (every block): rows j..j + side (or half) < runs, units
         // q..q + side < groups, as the caller promised.
         while j + side <= runs {
-            unsafe { block(src, stride, j, q, width, unit, dst, side) };
+            unsafe { block(src, stride, j, q, width, unit, &f, dst, side) };
             j += side;
         }
         if j + side / 2 <= runs {
-            unsafe { block(src, stride, j, q, width, unit, dst, side / 2) };
+            unsafe { block(src, stride, j, q, width, unit, &f, dst, side / 2) };
             j += side / 2;
         }
         for j in j..runs {
             for u in q..q + side {
-                unsafe { copy_unit(src, stride, j, u, width, unit, dst) };
+                unsafe { copy_unit(src, stride, j, u, width, unit, f.1, dst) };
             }
         }
     }
     for j in 0..runs {
         for u in whole..groups {
             // SAFETY: as above.
-            unsafe { copy_unit(src, stride, j, u, width, unit, dst) };
+            unsafe { copy_unit(src, stride, j, u, width, unit, f.1, dst) };
         }
     }
 }
 
-/// Unit `u` of run `j` to its place.
+/// The bits to flip in every byte: in each byte of a vector, and alone.
+struct Flip(__m256i, u8);
+
+/// Unit `u` of run `j` to its place, each byte's `flip` bits flipped.
 ///
 /// # Safety
 /// As [`transpose`], for this `j` and `u`.
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 unsafe fn copy_unit(
     src: *const u8,
@@ -68,15 +82,14 @@ unsafe fn copy_unit(
     u: usize,
     width: usize,
     unit: usize,
+    flip: u8,
     dst: *mut u8,
 ) {
-    // SAFETY: the caller's bounds; the two never overlap.
-    unsafe {
-        std::ptr::copy_nonoverlapping(
-            src.add(j * stride + u * unit),
-            dst.add((u * width + j) * unit),
-            unit,
-        )
+    for b in 0..unit {
+        // SAFETY: the caller's bounds (byte b < unit of the unit).
+        unsafe {
+            *dst.add((u * width + j) * unit + b) = *src.add(j * stride + u * unit + b) ^ flip
+        };
     }
 }
 
@@ -94,13 +107,17 @@ unsafe fn block(
     q: usize,
     width: usize,
     unit: usize,
+    f: &Flip,
     dst: *mut u8,
     rows: usize,
 ) {
     let side = 32 / unit;
     // SAFETY: 32 bytes of run j + r from unit q, inside it (caller).
     let load = |r: usize| unsafe {
-        _mm256_loadu_si256(src.add((j + r) * stride + q * unit).cast::<__m256i>())
+        _mm256_xor_si256(
+            _mm256_loadu_si256(src.add((j + r) * stride + q * unit).cast::<__m256i>()),
+            f.0,
+        )
     };
     // Where unit q + t of run j lands (its row t of the block).
     let at = |t: usize| dst.wrapping_add(((q + t) * width + j) * unit);
@@ -188,6 +205,96 @@ unsafe fn block(
             _mm_storeu_si128(at(1).cast(), _mm256_castsi256_si128(t1));
             _mm_storeu_si128(at(2).cast(), _mm256_extracti128_si256::<1>(t0));
             _mm_storeu_si128(at(3).cast(), _mm256_extracti128_si256::<1>(t1));
+        }
+    }
+}
+
+/// Groups of 4 bytes from `g` runs (2 of 16-bit elements, or 4 of 8-bit
+/// ones): group `i` is element `i` of each run in turn, at `dst + 4i`,
+/// every byte's `flip` bits flipped; `len` groups.
+///
+/// # Safety
+/// `runs[s] .. + len` elements is readable for `s < g`, `dst .. + 4·len`
+/// bytes is writable and apart from them, `g` is 2 or 4, and the CPU runs
+/// AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn interleave(
+    runs: [*const u8; 4],
+    g: usize,
+    len: usize,
+    flip: u8,
+    dst: *mut u8,
+) {
+    let size = 4 / g;
+    // Elements per vector of a run.
+    let per = 32 / size;
+    let whole = len - len % per;
+    let f = _mm256_set1_epi8(flip as i8);
+    // SAFETY (every load and store): elements i..i + per of each run, and
+    // their groups, inside the caller's bounds.
+    let load = |s: usize, i: usize| unsafe {
+        _mm256_xor_si256(_mm256_loadu_si256(runs[s].add(i * size).cast()), f)
+    };
+    let store = |i: usize, v: __m256i| unsafe { _mm256_storeu_si256(dst.add(i * 4).cast(), v) };
+    for i in (0..whole).step_by(per) {
+        if g == 2 {
+            // 16 pairs: lanes hold elements 0-3 | 8-11 and 4-7 | 12-15.
+            let (a, b) = (load(0, i), load(1, i));
+            let (lo, hi) = (_mm256_unpacklo_epi16(a, b), _mm256_unpackhi_epi16(a, b));
+            store(i, _mm256_permute2x128_si256::<0x20>(lo, hi));
+            store(i + 8, _mm256_permute2x128_si256::<0x31>(lo, hi));
+        } else {
+            // 32 fours: pairs of runs 0-1 and 2-3, then the pairs paired.
+            let (a, b, c, d) = (load(0, i), load(1, i), load(2, i), load(3, i));
+            let (ab_lo, ab_hi) = (_mm256_unpacklo_epi8(a, b), _mm256_unpackhi_epi8(a, b));
+            let (cd_lo, cd_hi) = (_mm256_unpacklo_epi8(c, d), _mm256_unpackhi_epi8(c, d));
+            // Elements 0-3 | 16-19, 4-7 | 20-23, 8-11 | 24-27, 12-15 | 28-31.
+            let q = [
+                _mm256_unpacklo_epi16(ab_lo, cd_lo),
+                _mm256_unpackhi_epi16(ab_lo, cd_lo),
+                _mm256_unpacklo_epi16(ab_hi, cd_hi),
+                _mm256_unpackhi_epi16(ab_hi, cd_hi),
+            ];
+            store(i, _mm256_permute2x128_si256::<0x20>(q[0], q[1]));
+            store(i + 8, _mm256_permute2x128_si256::<0x20>(q[2], q[3]));
+            store(i + 16, _mm256_permute2x128_si256::<0x31>(q[0], q[1]));
+            store(i + 24, _mm256_permute2x128_si256::<0x31>(q[2], q[3]));
+        }
+    }
+    // Half a vector more (the 16 bytes past 32 of a 48-row panel's step).
+    let mut whole = whole;
+    if len - whole >= per / 2 {
+        let i = whole;
+        // SAFETY (every load and store): elements i..i + per / 2 of each
+        // run, and their groups, inside the caller's bounds.
+        let load = |s: usize| unsafe {
+            _mm_xor_si128(
+                _mm_loadu_si128(runs[s].add(i * size).cast()),
+                _mm256_castsi256_si128(f),
+            )
+        };
+        let store = |at: usize, v: __m128i| unsafe { _mm_storeu_si128(dst.add(at * 4).cast(), v) };
+        if g == 2 {
+            let (a, b) = (load(0), load(1));
+            store(i, _mm_unpacklo_epi16(a, b));
+            store(i + 4, _mm_unpackhi_epi16(a, b));
+        } else {
+            let (a, b, c, d) = (load(0), load(1), load(2), load(3));
+            let (ab_lo, ab_hi) = (_mm_unpacklo_epi8(a, b), _mm_unpackhi_epi8(a, b));
+            let (cd_lo, cd_hi) = (_mm_unpacklo_epi8(c, d), _mm_unpackhi_epi8(c, d));
+            store(i, _mm_unpacklo_epi16(ab_lo, cd_lo));
+            store(i + 4, _mm_unpackhi_epi16(ab_lo, cd_lo));
+            store(i + 8, _mm_unpacklo_epi16(ab_hi, cd_hi));
+            store(i + 12, _mm_unpackhi_epi16(ab_hi, cd_hi));
+        }
+        whole += per / 2;
+    }
+    for i in whole..len {
+        for (s, run) in runs[..g].iter().enumerate() {
+            for b in 0..size {
+                // SAFETY: element i < len of run s, group i of dst.
+                unsafe { *dst.add(i * 4 + s * size + b) = *run.add(i * size + b) ^ flip };
+            }
         }
     }
 }
