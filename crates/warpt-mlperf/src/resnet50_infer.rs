@@ -1,7 +1,7 @@
 //! `resnet50_infer`: MLPerf's image classification as a system under test —
 //! ResNet-50 v1.5 on 224×224 ImageNet-normalised images (seeded, or the
 //! images of `dataset=DIR`), channels last, every convolution one GEMM
-//! (faer), batch norms folded.
+//! (warpt's engine), batch norms folded.
 
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
@@ -32,7 +32,7 @@ pub fn spec() -> BenchmarkSpec {
         batch: Some(8),
         components: vec![BenchmarkComponent::Cpu],
         description: "MLPerf image classification: ResNet-50 v1.5 (torchvision's layout, batch norms folded), channels \
-             last, every convolution one f32 GEMM on faer (im2col for 3x3 and the stem), 224x224 ImageNet-normalised images (seeded, or `dataset=DIR`), \
+             last, every convolution one f32 GEMM on warpt's engine (weights packed once; im2col for 3x3 and the stem), 224x224 ImageNet-normalised images (seeded, or `dataset=DIR`), \
              up to `batch` at once, under the chosen LoadGen scenario (default Offline: samples/s). Weights from the \
              seed or `model_dir` (model.safetensors with torchvision's names). Validation: the network against a plain \
              f64 forward pass on a 32x32 image, and a sample served in a batch classified as it is alone.",

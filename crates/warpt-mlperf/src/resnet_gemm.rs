@@ -1,5 +1,6 @@
 //! ResNet-50 inference with activations channels-last (NHWC) and every
-//! convolution one f32 GEMM on faer (1×1 convolutions directly, 3×3 and
+//! convolution one f32 GEMM on warpt's engine, its weights packed once at
+//! load (warpt-models' [`PackedMatrix`]: 1×1 convolutions directly, 3×3 and
 //! the 7×7 stem through an im2col in the (ky, kx, channel) order the
 //! weights are laid out in), batch norms folded into the weights and
 //! biases. Each GEMM starts from its bias (and a block's last one from
@@ -10,6 +11,8 @@
 use std::sync::Mutex;
 
 use rayon::prelude::*;
+
+use warpt_models::packed::PackedMatrix;
 
 use crate::resnet::{self, CLASSES, ConvSpec, Weights};
 
@@ -51,19 +54,6 @@ impl Pool {
     }
 }
 
-/// `out` (`rows × n`, row-major) = `init` + `x` (`rows × k`, row-major)
-/// times `w` (`n × k`, row-major) transposed, on faer's GEMM, where
-/// `init` has already been written into `out` (the bias on every row,
-/// and for a block's last convolution the shortcut too).
-fn gemm_into(out: &mut [f32], x: &[f32], rows: usize, k: usize, w: &[f32], n: usize) {
-    use faer::linalg::matmul::matmul;
-    use faer::{Accum, MatMut, MatRef, Par};
-    let lhs = MatRef::from_row_major_slice(x, rows, k);
-    let rhs = MatRef::from_row_major_slice(w, n, k).transpose();
-    let dst = MatMut::from_row_major_slice_mut(out, rows, n);
-    matmul(dst, Accum::Add, lhs, rhs, 1.0f32, Par::rayon(0));
-}
-
 /// Each row of `out` (rows of `bias.len()`) set to `bias`, plus the same
 /// row of `add` when given.
 fn init_rows(out: &mut [f32], bias: &[f32], add: Option<&[f32]>) {
@@ -85,8 +75,8 @@ fn init_rows(out: &mut [f32], bias: &[f32], add: Option<&[f32]>) {
 
 /// A convolution with its batch norm folded in, as the GEMM's matrix.
 struct Conv {
-    /// `c_out × (k·k·c_in)`, each row in (ky, kx, channel) order.
-    weights: Vec<f32>,
+    /// `c_out × (k·k·c_in)`, each row in (ky, kx, channel) order, packed.
+    weights: PackedMatrix,
     bias: Vec<f32>,
     k: usize,
     stride: usize,
@@ -135,7 +125,7 @@ impl Conv {
             .enumerate()
             .for_each(|(o, r)| fill(o, r));
         Ok(Conv {
-            weights,
+            weights: PackedMatrix::from_rows(&weights, c.c_out, width),
             bias,
             k,
             stride: c.stride,
@@ -156,7 +146,7 @@ impl Conv {
         let mut v = pool.take(rows * n_out);
         init_rows(&mut v, &self.bias, shortcut.map(|s| s.v.as_slice()));
         if k == 1 && s == 1 {
-            gemm_into(&mut v, &x.v, rows, x.c, &self.weights, n_out);
+            self.weights.matmul_t_add(&x.v, rows, &mut v);
         } else {
             let width = k * k * x.c;
             let mut cols = pool.take(rows * width);
@@ -182,7 +172,7 @@ impl Conv {
                     after.fill(0.0);
                 }
             });
-            gemm_into(&mut v, &cols, rows, width, &self.weights, n_out);
+            self.weights.matmul_t_add(&cols, rows, &mut v);
             pool.give(cols);
         }
         Nhwc {
@@ -237,8 +227,8 @@ fn max_pool(x: &Nhwc, pool: &mut Pool) -> Nhwc {
 pub struct GemmNet {
     stem: Conv,
     blocks: Vec<([Conv; 3], Option<Conv>)>,
-    fc: Vec<f32>,
-    fc_bias: Vec<f32>,
+    /// The classifier, its bias included.
+    fc: PackedMatrix,
     /// Activation and im2col buffers, reused from batch to batch.
     pool: Mutex<Pool>,
 }
@@ -259,8 +249,8 @@ impl GemmNet {
         Ok(GemmNet {
             stem: Conv::new(w, &resnet::stem())?,
             blocks,
-            fc: get(w, "fc.weight")?.to_vec(),
-            fc_bias: get(w, "fc.bias")?.to_vec(),
+            fc: PackedMatrix::from_rows(get(w, "fc.weight")?, CLASSES, 2048)
+                .with_bias(get(w, "fc.bias")?),
             pool: Mutex::default(),
         })
     }
@@ -318,10 +308,7 @@ impl GemmNet {
             })
             .collect();
         pool.give(x.v);
-        let mut logits = vec![0f32; n * CLASSES];
-        init_rows(&mut logits, &self.fc_bias, None);
-        gemm_into(&mut logits, &pooled, n, 2048, &self.fc, CLASSES);
-        logits
+        self.fc.matmul_t(&pooled, n)
     }
 }
 

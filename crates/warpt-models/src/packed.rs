@@ -154,19 +154,46 @@ impl PackedMatrix {
         self.product(x, rows, false)
     }
 
-    /// The product: on the calling thread, or as rayon tasks when
-    /// `parallel` (bands of features for a few rows, chunks of rows for
-    /// many).
+    /// `out` (`rows × n`, row-major) plus `x` (`rows × k`, row-major)
+    /// times the matrix transposed (and its bias, when it has one), on
+    /// every core: for a layer whose output starts from something else (a
+    /// shortcut, a folded batch norm's shift).
+    ///
+    /// # Panics
+    /// If `x.len() != rows * k` or `out.len() != rows * n`.
+    pub fn matmul_t_add(&self, x: &[f32], rows: usize, out: &mut [f32]) {
+        assert_eq!(out.len(), rows * self.n, "{rows} rows of {}", self.n);
+        if let Some(bias) = &self.bias {
+            for row in out.chunks_exact_mut(self.n) {
+                row.iter_mut().zip(bias).for_each(|(o, b)| *o += b);
+            }
+        }
+        self.product_into(x, rows, out, 1.0, true);
+    }
+
+    /// The product into a new matrix: on the calling thread, or as rayon
+    /// tasks when `parallel`.
     fn product(&self, x: &[f32], rows: usize, parallel: bool) -> Vec<f32> {
+        // The bias is C's start (beta 1); without one C is not read.
+        let (mut out, beta) = match &self.bias {
+            Some(bias) => (bias.repeat(rows), 1.0),
+            None => (vec![0f32; rows * self.n], 0.0),
+        };
+        self.product_into(x, rows, &mut out, beta, parallel);
+        out
+    }
+
+    /// `out = x · wᵀ + beta · out`: on the calling thread, or as rayon
+    /// tasks when `parallel` (bands of features for a few rows, chunks of
+    /// rows for many).
+    fn product_into(&self, x: &[f32], rows: usize, out: &mut [f32], beta: f32, parallel: bool) {
         let (n, k) = (self.n, self.k);
         assert_eq!(x.len(), rows * k, "{rows} rows of {k}");
-        // The bias is C's start (beta 1); without one C is not read.
-        let mut out = match &self.bias {
-            Some(bias) => bias.repeat(rows),
-            None => vec![0f32; rows * n],
-        };
         if rows == 0 || n == 0 || k == 0 {
-            return out;
+            if beta == 0.0 {
+                out.fill(0.0);
+            }
+            return;
         }
         let tasks = if parallel {
             rayon::current_num_threads()
@@ -174,7 +201,7 @@ impl PackedMatrix {
             1
         };
         if tasks == 1 {
-            self.rows_into(&mut out, x);
+            self.rows_into(out, x, beta);
         } else if rows < ROWS_PER_TASK * tasks {
             // A decode step: the weights' bands in parallel (each reads
             // its share of them once), each into a buffer of its own.
@@ -188,7 +215,7 @@ impl PackedMatrix {
                         .flat_map(|row| &row[band.first..][..len])
                         .copied()
                         .collect();
-                    self.band_into(band, &mut c, len, x, rows);
+                    self.band_into(band, &mut c, len, x, rows, beta);
                     c
                 })
                 .collect();
@@ -204,25 +231,24 @@ impl PackedMatrix {
             let chunk = rows.div_ceil(2 * tasks);
             out.par_chunks_mut(chunk * n)
                 .zip(x.par_chunks(chunk * k))
-                .for_each(|(o, xs)| self.rows_into(o, xs));
+                .for_each(|(o, xs)| self.rows_into(o, xs, beta));
         }
-        out
     }
 
     /// `out` (`x`'s rows of the result, row-major, holding C's start)
     /// gets the product of `x`'s rows, band by band, on this thread.
-    fn rows_into(&self, out: &mut [f32], x: &[f32]) {
+    fn rows_into(&self, out: &mut [f32], x: &[f32], beta: f32) {
         let rows = out.len() / self.n;
         for band in &self.bands {
-            self.band_into(band, &mut out[band.first..], self.n, x, rows);
+            self.band_into(band, &mut out[band.first..], self.n, x, rows, beta);
         }
     }
 
     /// `band`'s columns of the product of `x`'s `rows` rows into `c` (row
-    /// `r` at `c[r * ldc..]`, holding C's start), on this thread.
-    fn band_into(&self, band: &Band, c: &mut [f32], ldc: usize, x: &[f32], rows: usize) {
+    /// `r` at `c[r * ldc..]`, holding C's start times `beta`), on this
+    /// thread.
+    fn band_into(&self, band: &Band, c: &mut [f32], ldc: usize, x: &[f32], rows: usize, beta: f32) {
         let (len, k) = (band.w.rows(), self.k);
-        let beta = if self.bias.is_some() { 1.0 } else { 0.0 };
         // Cᵀ (len × rows, column-major) is the band's columns of the
         // result, row-major; B = xᵀ (k × rows) reads x's rows as its
         // columns.
@@ -307,5 +333,41 @@ mod tests {
         // 40 rows would be split into chunks of rows: of zero inputs each.
         let m = PackedMatrix::from_rows(&[], 2, 0).with_bias(&[1.0, 2.0]);
         assert_eq!(m.matmul_t(&[], 40), [1.0, 2.0].repeat(40));
+    }
+
+    #[test]
+    fn matmul_t_add_adds_to_what_is_there() {
+        // A residual's start plus the product and the bias, for a few rows
+        // (bands) and many (chunks of rows), in a pool of three threads.
+        let (n, k) = (70, 40);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let w: Vec<f32> = (0..n * k).map(|i| ((i * 3) % 7) as f32 - 3.0).collect();
+        let bias: Vec<f32> = (0..n).map(|i| (i % 5) as f32).collect();
+        for with_bias in [false, true] {
+            let mut m = PackedMatrix::from_rows(&w, n, k);
+            if with_bias {
+                m = m.with_bias(&bias);
+            }
+            for rows in [3, 300] {
+                let x: Vec<f32> = (0..rows * k).map(|i| ((i * 7) % 9) as f32 - 4.0).collect();
+                let start: Vec<f32> = (0..rows * n).map(|i| (i % 11) as f32).collect();
+                let mut out = start.clone();
+                pool.install(|| m.matmul_t_add(&x, rows, &mut out));
+                for r in 0..rows {
+                    for c in 0..n {
+                        let b = if with_bias { bias[c] } else { 0.0 };
+                        let dot: f32 = (0..k).map(|i| x[r * k + i] * w[c * k + i]).sum();
+                        assert_eq!(
+                            out[r * n + c],
+                            start[r * n + c] + b + dot,
+                            "row {r} col {c}"
+                        );
+                    }
+                }
+            }
+        }
     }
 }
