@@ -15,16 +15,19 @@ pub enum Isa {
     /// AVX-512 with the bf16 dot products (`vdpbf16ps`): Cooper Lake,
     /// Sapphire Rapids and later, Zen 4 and later.
     Avx512Bf16,
+    /// aarch64's Advanced SIMD (every aarch64 CPU).
+    Neon,
 }
 
 impl Isa {
     /// Every level, in order.
-    pub const ALL: [Isa; 5] = [
+    pub const ALL: [Isa; 6] = [
         Isa::Portable,
         Isa::Avx2,
         Isa::Avx512,
         Isa::Avx512Vnni,
         Isa::Avx512Bf16,
+        Isa::Neon,
     ];
 
     /// Whether this CPU runs it.
@@ -48,7 +51,8 @@ impl Isa {
                 std::arch::is_x86_feature_detected!("avx512f")
                     && std::arch::is_x86_feature_detected!("avx512bf16")
             }
-            #[cfg(not(target_arch = "x86_64"))]
+            #[cfg(target_arch = "aarch64")]
+            Isa::Neon => std::arch::is_aarch64_feature_detected!("neon"),
             _ => false,
         }
     }
@@ -70,6 +74,7 @@ impl Isa {
             Isa::Avx512 => "avx512f",
             Isa::Avx512Vnni => "avx512_vnni",
             Isa::Avx512Bf16 => "avx512_bf16",
+            Isa::Neon => "neon",
         }
     }
 }

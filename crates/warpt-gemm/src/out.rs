@@ -136,6 +136,9 @@ impl<'a, T: Scalar> Out<'a, T> {
                 }
             }
         }
+        // Elsewhere the hardware prefetchers are left to it.
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (rows, cols);
     }
 
     /// `C[rows, cols] = beta·C[rows, cols]` (zeros when beta is 0).

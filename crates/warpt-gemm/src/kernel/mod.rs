@@ -7,8 +7,17 @@
 //! the block stays in L3).
 //!
 //! - [`portable`]: plain Rust for any CPU;
-//! - `x86`: AVX2+FMA and AVX-512 register tiles (x86-64 only).
+//! - `tile`: the register tile as macros, for each ISA's vectors;
+//! - `x86`: AVX2+FMA and AVX-512 register tiles (x86-64 only);
+//! - `neon`: NEON register tiles (aarch64 only).
 
+// First: its macros are in scope only in the modules declared after it.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[macro_use]
+mod tile;
+
+#[cfg(target_arch = "aarch64")]
+mod neon;
 pub mod portable;
 #[cfg(target_arch = "x86_64")]
 mod x86;
@@ -489,8 +498,40 @@ static F32: [Kernel<f32>; 4] = [
     },
 ];
 
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(target_arch = "aarch64")]
+static F64: [Kernel<f64>; 2] = [
+    portable::F64,
+    Kernel {
+        name: "neon f64 8x6",
+        isa: Isa::Neon,
+        mr: 8,
+        nr: 6,
+        kc: 256,
+        mc: 128,
+        nc: 3072,
+        run: neon::f64_neon,
+        direct: Some(neon::f64_neon_direct),
+    },
+];
+
+#[cfg(target_arch = "aarch64")]
+static F32: [Kernel<f32>; 2] = [
+    portable::F32,
+    Kernel {
+        name: "neon f32 16x6",
+        isa: Isa::Neon,
+        mr: 16,
+        nr: 6,
+        kc: 256,
+        mc: 128,
+        nc: 3072,
+        run: neon::f32_neon,
+        direct: Some(neon::f32_neon_direct),
+    },
+];
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 static F64: [Kernel<f64>; 1] = [portable::F64];
 
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 static F32: [Kernel<f32>; 1] = [portable::F32];

@@ -1,0 +1,203 @@
+//! The register tile every SIMD kernel is made of, as macros each ISA's
+//! module instantiates with its vector type and intrinsics (`x86`: AVX2
+//! and AVX-512; `neon`: aarch64). A tile keeps an `MR x NR` block of C in
+//! `MR / lanes x NR` vector registers; per step of `k` it loads the
+//! `MR / lanes` vectors of A's micro-panel once and, for each of the `NR`
+//! columns, broadcasts one element of B and fuses a multiply-add into each
+//! accumulator of that column.
+//!
+//! Every tile is compiled once per width `W` (1 to NR columns): a product
+//! with fewer columns than NR (a decode step's one activation row, the
+//! last panel of any product) runs only the multiply-adds of its own
+//! columns, not NR's. Each stores its columns `ldo` apart as `Store` says:
+//! straight into C, or into the driver's tile buffer. The instantiating
+//! module brings `Store` into scope; the intrinsics are named by the
+//! caller (`$fma(a, b, c)` is `a·b + c`).
+
+/// Calls `$inner::<W>($args)` (or `$inner::<W, U>`, for the sets of
+/// accumulators `U` each width takes) for the width `$cols` among `$w`.
+macro_rules! by_width {
+    ($cols:expr, $inner:ident, $args:tt, $($w:literal)*) => {
+        match $cols {
+            $($w => $inner::<$w> $args,)*
+            _ => unreachable!("a tile of {} columns", $cols),
+        }
+    };
+    ($cols:expr, $inner:ident, $args:tt, $($w:literal : $u:literal)*) => {
+        match $cols {
+            $($w => $inner::<$w, $u> $args,)*
+            _ => unreachable!("a tile of {} columns", $cols),
+        }
+    };
+}
+
+/// Stores the accumulators `acc` (`W` columns of `MV` vectors) at `out`,
+/// columns `ldo` apart, as `store` says (decided once, outside the loops,
+/// so the accumulators stay in registers).
+macro_rules! store_tile {
+    ($acc:expr, $out:expr, $ldo:expr, $store:expr, $lanes:literal, $load:ident, $put:ident,
+     $add:ident, $sub:ident) => {
+        // SAFETY (every access): column j < W of the destination holds MR
+        // values from j * ldo (the caller's promise), v * lanes + lanes
+        // <= MR.
+        match $store {
+            Store::Set => {
+                for (j, col) in $acc.iter().enumerate() {
+                    for (v, c) in col.iter().enumerate() {
+                        unsafe { $put($out.add(j * $ldo + v * $lanes), *c) };
+                    }
+                }
+            }
+            Store::Add => {
+                for (j, col) in $acc.iter().enumerate() {
+                    for (v, c) in col.iter().enumerate() {
+                        let p = unsafe { $out.add(j * $ldo + v * $lanes) };
+                        unsafe { $put(p, $add($load(p), *c)) };
+                    }
+                }
+            }
+            Store::Sub => {
+                for (j, col) in $acc.iter().enumerate() {
+                    for (v, c) in col.iter().enumerate() {
+                        let p = unsafe { $out.add(j * $ldo + v * $lanes) };
+                        unsafe { $put(p, $sub($load(p), *c)) };
+                    }
+                }
+            }
+        }
+    };
+}
+
+/// One tile kernel: `$name` (B packed) and `$direct` (B read in place),
+/// target feature `$feat`, vector type `$v` of `$lanes` elements of `$t`,
+/// `$mv` vectors of A, tiles `$w` columns wide (the last is NR).
+macro_rules! tile_kernel {
+    ($name:ident, $direct:ident, $feat:literal, $t:ty, $v:ty, $lanes:literal, $mv:literal,
+     $zero:ident, $load:ident, $set1:ident, $fma:ident, $store:ident,
+     $add:ident, $sub:ident, [$($w:literal : $u:literal)*]) => {
+        /// # Safety
+        /// As [`super::MicroKernel`], with this kernel's MR and NR, on a CPU
+        /// with the target feature.
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn $name(
+            k: usize,
+            a: *const $t,
+            b: *const $t,
+            cols: usize,
+            out: *mut $t,
+            ldo: usize,
+            store: Store,
+        ) {
+            // U sets of accumulators, step p adding into set p % U: a
+            // narrow tile (a decode step's single column) has too few
+            // accumulators to hide the multiply-add's latency otherwise.
+            #[target_feature(enable = $feat)]
+            unsafe fn tile<const W: usize, const U: usize>(
+                k: usize,
+                a: *const $t,
+                b: *const $t,
+                out: *mut $t,
+                ldo: usize,
+                store: Store,
+            ) {
+                const MR: usize = $lanes * $mv;
+                let mut sets: [[[$v; $mv]; W]; U] = [[[$zero(); $mv]; W]; U];
+                // Step p into one set of accumulators.
+                let step = |p: usize, acc: &mut [[$v; $mv]; W]| {
+                    // SAFETY: p < k, so the MR elements at p * MR and the
+                    // W at p * W are inside the panels the caller gave.
+                    let (ap, bp) = unsafe { (a.add(p * MR), b.add(p * W)) };
+                    let mut av: [$v; $mv] = [$zero(); $mv];
+                    for (v, x) in av.iter_mut().enumerate() {
+                        // SAFETY: inside A's step (v * lanes + lanes <= MR).
+                        *x = unsafe { $load(ap.add(v * $lanes)) };
+                    }
+                    for (j, col) in acc.iter_mut().enumerate() {
+                        // SAFETY: j < W, inside B's step.
+                        let bj = $set1(unsafe { *bp.add(j) });
+                        for (c, x) in col.iter_mut().zip(av) {
+                            *c = $fma(x, bj, *c);
+                        }
+                    }
+                };
+                let whole = k - k % U;
+                for p in (0..whole).step_by(U) {
+                    for (u, acc) in sets.iter_mut().enumerate() {
+                        step(p + u, acc);
+                    }
+                }
+                for p in whole..k {
+                    step(p, &mut sets[0]);
+                }
+                let mut acc = sets[0];
+                for set in &sets[1..] {
+                    for (col, more) in acc.iter_mut().zip(set) {
+                        for (c, m) in col.iter_mut().zip(more) {
+                            *c = $add(*c, *m);
+                        }
+                    }
+                }
+                store_tile!(acc, out, ldo, store, $lanes, $load, $store, $add, $sub);
+            }
+            // SAFETY: as the caller promises, for W = cols columns.
+            unsafe { by_width!(cols, tile, (k, a, b, out, ldo, store), $($w : $u)*) }
+        }
+
+        // The same tile reading B where it lies: column `j`'s depths are
+        // consecutive, columns `ldb` apart.
+        /// # Safety
+        /// As [`super::DirectKernel`], with this kernel's MR and NR, on a
+        /// CPU with the target feature.
+        #[target_feature(enable = $feat)]
+        #[allow(clippy::too_many_arguments)]
+        pub(super) unsafe fn $direct(
+            k: usize,
+            a: *const $t,
+            b: *const $t,
+            ldb: usize,
+            cols: usize,
+            out: *mut $t,
+            ldo: usize,
+            store: Store,
+        ) {
+            #[target_feature(enable = $feat)]
+            unsafe fn tile<const W: usize>(
+                k: usize,
+                a: *const $t,
+                b: *const $t,
+                ldb: usize,
+                out: *mut $t,
+                ldo: usize,
+                store: Store,
+            ) {
+                const MR: usize = $lanes * $mv;
+                let mut acc: [[$v; $mv]; W] = [[$zero(); $mv]; W];
+                let mut at = [b; W];
+                for (j, c) in at.iter_mut().enumerate() {
+                    // SAFETY: column j < W starts inside B (the caller's
+                    // promise).
+                    *c = unsafe { b.add(j * ldb) };
+                }
+                for p in 0..k {
+                    // SAFETY: p < k: A's step is inside its panel.
+                    let ap = unsafe { a.add(p * MR) };
+                    let mut av: [$v; $mv] = [$zero(); $mv];
+                    for (v, x) in av.iter_mut().enumerate() {
+                        // SAFETY: inside A's step (v * lanes + lanes <= MR).
+                        *x = unsafe { $load(ap.add(v * $lanes)) };
+                    }
+                    for (col, c) in acc.iter_mut().zip(at) {
+                        // SAFETY: depth p < k of column j, inside B.
+                        let bj = $set1(unsafe { *c.add(p) });
+                        for (c, x) in col.iter_mut().zip(av) {
+                            *c = $fma(x, bj, *c);
+                        }
+                    }
+                }
+                store_tile!(acc, out, ldo, store, $lanes, $load, $store, $add, $sub);
+            }
+            // SAFETY: as the caller promises, for W = cols columns.
+            unsafe { by_width!(cols, tile, (k, a, b, ldb, out, ldo, store), $($w)*) }
+        }
+    };
+}
