@@ -20,13 +20,38 @@ pub fn one_at_a_time() -> MutexGuard<'static, ()> {
 
 /// This test process's own data and configuration directories, so no test
 /// reads the user's warpt.toml or writes the user's result history.
+/// Statics are never dropped, so the directory outlives its process: the
+/// first test of each process removes those of test processes that have
+/// exited.
 fn scratch() -> &'static Path {
     static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
+        remove_exited_scratch();
         let dir = std::env::temp_dir().join(format!("warpt-tests-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         dir
     })
+}
+
+/// Removes the `warpt-tests-<pid>` directories of processes that no longer
+/// run (Linux: no `/proc/<pid>`; elsewhere nothing is removed).
+fn remove_exited_scratch() {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let pid = name.to_str().and_then(|n| n.strip_prefix("warpt-tests-"));
+        if let Some(pid) = pid.filter(|p| p.parse::<u32>().is_ok())
+            && !Path::new("/proc").join(pid).exists()
+        {
+            // Another process may be removing it too: either way it goes.
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// The environment variables of warpt's configuration layer.
