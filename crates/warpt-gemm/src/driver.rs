@@ -14,13 +14,12 @@
 //! B's columns are contiguous, B is not packed at all: the kernel reads
 //! its columns where they lie, and the threads split the columns.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use crate::kernel::{Dest, Element, Kernel, Scalar, Store};
 use crate::mat::{MatMut, MatRef};
 use crate::out::Out;
 use crate::pack::{pack_a, pack_b};
 use crate::packed::PackedA;
+use crate::shared::{Shared, SpinBarrier};
 
 /// Why a product could not be formed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -256,7 +255,7 @@ pub(crate) fn execute<T: Element>(
 
 /// The depth a packed block of `kernel` takes at most for a product of
 /// depth `k`: `KC`, or `k` rounded up to whole groups when shallower.
-fn depth<T: Element>(kernel: &Kernel<T>, k: usize) -> usize {
+pub(crate) fn depth<T: Element>(kernel: &Kernel<T>, k: usize) -> usize {
     kernel.kc.min(k.next_multiple_of(T::GROUP))
 }
 
@@ -565,112 +564,5 @@ fn correct_panels<T: Element>(
     {
         let width = kr.nr.min(nb - (first + i) * kr.nr);
         T::correct(&panel[..kp * width], width, o);
-    }
-}
-
-/// B's packed block and its columns' corrections, shared by a row-split
-/// team.
-struct Shared<T: Element> {
-    /// The block's panels.
-    b: Region<T>,
-    /// Their corrections (empty when the element needs none).
-    corr: Region<T::Acc>,
-}
-
-impl<T: Element> Shared<T> {
-    fn new(kernel: &Kernel<T>, k: usize, n: usize) -> Self {
-        let cols = kernel.nc.min(n.div_ceil(kernel.nr) * kernel.nr);
-        Shared {
-            b: Region::new(depth(kernel, k) * cols, T::PAD),
-            corr: Region::new(if T::CORRECTED { cols } else { 0 }, T::Acc::ZERO),
-        }
-    }
-}
-
-/// A buffer the team's threads write between barriers, each its own part,
-/// and read after.
-struct Region<U> {
-    /// The allocation `ptr` points into; never touched otherwise.
-    _buf: Vec<U>,
-    ptr: *mut U,
-    len: usize,
-}
-
-// SAFETY: written only between barriers, each thread its own panels, and
-// read only after the barrier that ends the writing (see `Job::rows`).
-unsafe impl<U: Send> Sync for Region<U> {}
-
-impl<U: Copy> Region<U> {
-    fn new(len: usize, fill: U) -> Self {
-        let mut buf = vec![fill; len];
-        let ptr = buf.as_mut_ptr();
-        Region {
-            _buf: buf,
-            ptr,
-            len,
-        }
-    }
-
-    /// `len` elements from `at`, to write.
-    ///
-    /// # Safety
-    /// No other thread reads or writes them until the next barrier.
-    #[allow(clippy::mut_from_ref)]
-    unsafe fn get_mut(&self, at: usize, len: usize) -> &mut [U] {
-        assert!(at + len <= self.len);
-        // SAFETY: inside the allocation (asserted), and this thread's alone
-        // (the caller's promise).
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(at), len) }
-    }
-
-    /// `len` elements from `at`, to read.
-    ///
-    /// # Safety
-    /// No thread writes them until the next barrier.
-    unsafe fn get(&self, at: usize, len: usize) -> &[U] {
-        assert!(at + len <= self.len);
-        // SAFETY: inside the allocation (asserted); nobody writes meanwhile
-        // (the caller's promise).
-        unsafe { std::slice::from_raw_parts(self.ptr.add(at), len) }
-    }
-}
-
-/// A barrier that spins (then yields, when there are more threads than
-/// CPUs): with one thread per core a wake-up costs nanoseconds, not a
-/// futex round trip.
-struct SpinBarrier {
-    parties: usize,
-    arrived: AtomicUsize,
-    generation: AtomicUsize,
-}
-
-impl SpinBarrier {
-    const fn new(parties: usize) -> Self {
-        SpinBarrier {
-            parties,
-            arrived: AtomicUsize::new(0),
-            generation: AtomicUsize::new(0),
-        }
-    }
-
-    fn wait(&self) {
-        if self.parties <= 1 {
-            return;
-        }
-        let generation = self.generation.load(Ordering::Acquire);
-        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.parties {
-            self.arrived.store(0, Ordering::Relaxed);
-            self.generation.fetch_add(1, Ordering::AcqRel);
-            return;
-        }
-        let mut spins = 0u32;
-        while self.generation.load(Ordering::Acquire) == generation {
-            spins += 1;
-            if spins < 10_000 {
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
-            }
-        }
     }
 }

@@ -20,6 +20,8 @@
 //! - [`packed`]: a left operand packed once for many products (an LU
 //!   panel, a layer's weights);
 //! - `out`: C as the threads write it, a tile at a time;
+//! - `shared`: what a row-split product's threads share (B's packed
+//!   block, the barrier);
 //! - `team`: the threads a product runs on.
 
 pub mod driver;
@@ -29,6 +31,7 @@ pub mod mat;
 mod out;
 pub mod pack;
 pub mod packed;
+mod shared;
 mod team;
 
 pub use driver::{Error, gemm, gemm_with};

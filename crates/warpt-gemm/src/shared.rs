@@ -1,0 +1,115 @@
+//! What the threads of a row-split product share: B's packed block (and
+//! int8's column corrections), written between barriers a part per
+//! thread and read after, and the barrier itself.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::driver::depth;
+use crate::kernel::{Element, Kernel, Scalar};
+
+/// B's packed block and its columns' corrections, shared by a row-split
+/// team.
+pub(crate) struct Shared<T: Element> {
+    /// The block's panels.
+    pub(crate) b: Region<T>,
+    /// Their corrections (empty when the element needs none).
+    pub(crate) corr: Region<T::Acc>,
+}
+
+impl<T: Element> Shared<T> {
+    pub(crate) fn new(kernel: &Kernel<T>, k: usize, n: usize) -> Self {
+        let cols = kernel.nc.min(n.div_ceil(kernel.nr) * kernel.nr);
+        Shared {
+            b: Region::new(depth(kernel, k) * cols, T::PAD),
+            corr: Region::new(if T::CORRECTED { cols } else { 0 }, T::Acc::ZERO),
+        }
+    }
+}
+
+/// A buffer the team's threads write between barriers, each its own part,
+/// and read after.
+pub(crate) struct Region<U> {
+    /// The allocation `ptr` points into; never touched otherwise.
+    _buf: Vec<U>,
+    ptr: *mut U,
+    len: usize,
+}
+
+// SAFETY: written only between barriers, each thread its own panels, and
+// read only after the barrier that ends the writing (see `Job::rows`).
+unsafe impl<U: Send> Sync for Region<U> {}
+
+impl<U: Copy> Region<U> {
+    fn new(len: usize, fill: U) -> Self {
+        let mut buf = vec![fill; len];
+        let ptr = buf.as_mut_ptr();
+        Region {
+            _buf: buf,
+            ptr,
+            len,
+        }
+    }
+
+    /// `len` elements from `at`, to write.
+    ///
+    /// # Safety
+    /// No other thread reads or writes them until the next barrier.
+    #[allow(clippy::mut_from_ref)]
+    pub(crate) unsafe fn get_mut(&self, at: usize, len: usize) -> &mut [U] {
+        assert!(at + len <= self.len);
+        // SAFETY: inside the allocation (asserted), and this thread's alone
+        // (the caller's promise).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(at), len) }
+    }
+
+    /// `len` elements from `at`, to read.
+    ///
+    /// # Safety
+    /// No thread writes them until the next barrier.
+    pub(crate) unsafe fn get(&self, at: usize, len: usize) -> &[U] {
+        assert!(at + len <= self.len);
+        // SAFETY: inside the allocation (asserted); nobody writes meanwhile
+        // (the caller's promise).
+        unsafe { std::slice::from_raw_parts(self.ptr.add(at), len) }
+    }
+}
+
+/// A barrier that spins (then yields, when there are more threads than
+/// CPUs): with one thread per core a wake-up costs nanoseconds, not a
+/// futex round trip.
+pub(crate) struct SpinBarrier {
+    parties: usize,
+    arrived: AtomicUsize,
+    generation: AtomicUsize,
+}
+
+impl SpinBarrier {
+    pub(crate) const fn new(parties: usize) -> Self {
+        SpinBarrier {
+            parties,
+            arrived: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+        }
+    }
+
+    pub(crate) fn wait(&self) {
+        if self.parties <= 1 {
+            return;
+        }
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.parties {
+            self.arrived.store(0, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::AcqRel);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == generation {
+            spins += 1;
+            if spins < 10_000 {
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
