@@ -19,6 +19,7 @@ use crate::mat::{MatMut, MatRef};
 use crate::out::Out;
 use crate::pack::{pack_a, pack_b};
 use crate::packed::PackedA;
+use crate::scratch::Scratch;
 use crate::shared::{Shared, SpinBarrier};
 
 /// Why a product could not be formed.
@@ -126,13 +127,11 @@ impl<T: Element> Left<'_, T> {
 
     /// A buffer for one packed block of `mc` rows, or none when A is
     /// packed already.
-    fn buffer(&self, kernel: &Kernel<T>, mc: usize) -> Vec<T> {
-        match self {
-            Left::Plain(a) => {
-                vec![T::PAD; mc.next_multiple_of(kernel.mr) * depth(kernel, a.cols())]
-            }
-            Left::Packed(_) => Vec::new(),
-        }
+    fn buffer(&self, kernel: &Kernel<T>, mc: usize) -> Scratch<T> {
+        Scratch::new(match self {
+            Left::Plain(a) => mc.next_multiple_of(kernel.mr) * depth(kernel, a.cols()),
+            Left::Packed(_) => 0,
+        })
     }
 
     /// The packed panels of rows `i0..i0 + m`, depths `p0..p0 + k`: packed
@@ -384,11 +383,7 @@ impl<T: Element> Job<'_, T> {
     fn columns(&self, cols: std::ops::Range<usize>) {
         let kr = self.kernel;
         let (m, k) = (self.a.rows(), self.a.cols());
-        let mut b_buf = if self.direct {
-            Vec::new()
-        } else {
-            vec![T::PAD; kr.nc * depth(kr, k)]
-        };
+        let mut b_buf = Scratch::new(if self.direct { 0 } else { kr.nc * depth(kr, k) });
         let mut tile = vec![T::Acc::ZERO; kr.mr * kr.nr];
         // B read in place is read once per block of A's rows: A (a few
         // panels, as `direct` requires) is taken whole.

@@ -20,6 +20,7 @@
 //! - [`packed`]: a left operand packed once for many products (an LU
 //!   panel, a layer's weights);
 //! - `out`: C as the threads write it, a tile at a time;
+//! - `scratch`: packing buffers each thread keeps from product to product;
 //! - `shared`: what a row-split product's threads share (B's packed
 //!   block, the barrier);
 //! - `team`: the threads a product runs on.
@@ -31,6 +32,7 @@ pub mod mat;
 mod out;
 pub mod pack;
 pub mod packed;
+mod scratch;
 mod shared;
 mod team;
 

@@ -2,47 +2,48 @@
 //! int8's column corrections), written between barriers a part per
 //! thread and read after, and the barrier itself.
 
+use std::ops::DerefMut;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::driver::depth;
 use crate::kernel::{Element, Kernel, Scalar};
+use crate::scratch::Scratch;
 
 /// B's packed block and its columns' corrections, shared by a row-split
 /// team.
 pub(crate) struct Shared<T: Element> {
     /// The block's panels.
-    pub(crate) b: Region<T>,
+    pub(crate) b: Region<T, Scratch<T>>,
     /// Their corrections (empty when the element needs none).
-    pub(crate) corr: Region<T::Acc>,
+    pub(crate) corr: Region<T::Acc, Vec<T::Acc>>,
 }
 
 impl<T: Element> Shared<T> {
     pub(crate) fn new(kernel: &Kernel<T>, k: usize, n: usize) -> Self {
         let cols = kernel.nc.min(n.div_ceil(kernel.nr) * kernel.nr);
         Shared {
-            b: Region::new(depth(kernel, k) * cols, T::PAD),
-            corr: Region::new(if T::CORRECTED { cols } else { 0 }, T::Acc::ZERO),
+            b: Region::new(Scratch::new(depth(kernel, k) * cols)),
+            corr: Region::new(vec![T::Acc::ZERO; if T::CORRECTED { cols } else { 0 }]),
         }
     }
 }
 
 /// A buffer the team's threads write between barriers, each its own part,
 /// and read after.
-pub(crate) struct Region<U> {
-    /// The allocation `ptr` points into; never touched otherwise.
-    _buf: Vec<U>,
+pub(crate) struct Region<U, S> {
+    /// The storage `ptr` points into; never touched otherwise.
+    _buf: S,
     ptr: *mut U,
     len: usize,
 }
 
 // SAFETY: written only between barriers, each thread its own panels, and
 // read only after the barrier that ends the writing (see `Job::rows`).
-unsafe impl<U: Send> Sync for Region<U> {}
+unsafe impl<U: Send, S: Send> Sync for Region<U, S> {}
 
-impl<U: Copy> Region<U> {
-    fn new(len: usize, fill: U) -> Self {
-        let mut buf = vec![fill; len];
-        let ptr = buf.as_mut_ptr();
+impl<U, S: DerefMut<Target = [U]>> Region<U, S> {
+    fn new(mut buf: S) -> Self {
+        let (ptr, len) = (buf.as_mut_ptr(), buf.len());
         Region {
             _buf: buf,
             ptr,

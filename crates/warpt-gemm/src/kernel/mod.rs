@@ -276,8 +276,10 @@ impl Scalar for i32 {
 /// An element type A and B are made of.
 ///
 /// # Safety
-/// Plain bits: no padding bytes, and any value's bytes, moved elsewhere,
-/// are that value (packing moves a group's bytes as one unit).
+/// Plain bits: no padding bytes, any value's bytes, moved elsewhere, are
+/// that value (packing moves a group's bytes as one unit), all-zero bytes
+/// are a value, and its alignment is at most 8 (packing buffers are kept
+/// as bytes between products).
 pub unsafe trait Element: Copy + Send + Sync + 'static {
     /// What its products accumulate in, and C is made of.
     type Acc: Scalar;
