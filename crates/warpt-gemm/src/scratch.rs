@@ -30,13 +30,23 @@ impl<T: Element> Scratch<T> {
     pub(crate) fn new(len: usize) -> Self {
         assert!(std::mem::align_of::<T>() <= std::mem::align_of::<u64>());
         let need = (len * std::mem::size_of::<T>()).div_ceil(8);
-        let mut words = POOL.with(|pool| {
-            let mut pool = pool.borrow_mut();
-            match pool.iter().position(|w| w.len() >= need) {
-                Some(i) => pool.swap_remove(i),
-                None => pool.pop().unwrap_or_default(),
-            }
-        });
+        // None for nothing (A packed already, B read in place): a kept
+        // buffer stays for the next one that needs it.
+        let mut words = if need == 0 {
+            Vec::new()
+        } else {
+            POOL.with(|pool| {
+                // The smallest that fits, else the largest to grow.
+                let mut pool = pool.borrow_mut();
+                let fits = (0..pool.len())
+                    .filter(|&i| pool[i].len() >= need)
+                    .min_by_key(|&i| pool[i].len());
+                let any = (0..pool.len()).max_by_key(|&i| pool[i].len());
+                fits.or(any)
+                    .map(|i| pool.swap_remove(i))
+                    .unwrap_or_default()
+            })
+        };
         if words.len() < need {
             words.resize(need, 0);
         }
@@ -69,6 +79,9 @@ impl<T: Element> DerefMut for Scratch<T> {
 impl<T> Drop for Scratch<T> {
     fn drop(&mut self) {
         let words = std::mem::take(&mut self.words);
+        if words.is_empty() {
+            return;
+        }
         // At thread exit the pool may be gone: the buffer is then freed.
         let _ = POOL.try_with(|pool| {
             let mut pool = pool.borrow_mut();
@@ -80,5 +93,54 @@ impl<T> Drop for Scratch<T> {
                 }
             }
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The pool's buffers, by size.
+    fn kept() -> Vec<usize> {
+        let mut sizes: Vec<usize> = POOL.with(|p| p.borrow().iter().map(Vec::len).collect());
+        sizes.sort_unstable();
+        sizes
+    }
+
+    #[test]
+    fn buffers_are_kept_and_handed_out_again() {
+        // A thread of its own: an empty pool to start from.
+        std::thread::spawn(|| {
+            let mut a = Scratch::<f64>::new(100);
+            a.fill(2.5);
+            let b = Scratch::<f32>::new(10);
+            drop(a);
+            drop(b);
+            assert_eq!(kept(), [5, 100]);
+            // Nothing asked, nothing taken.
+            let none = Scratch::<f64>::new(0);
+            assert_eq!(kept(), [5, 100]);
+            drop(none);
+            assert_eq!(kept(), [5, 100]);
+            // The smallest that fits: the f32 one for 8 bytes, the
+            // other (as the last user left it) for 80 values.
+            let small = Scratch::<f64>::new(1);
+            assert_eq!(kept(), [100]);
+            let big = Scratch::<f64>::new(80);
+            assert_eq!((big.len(), big[79]), (80, 2.5));
+            assert!(kept().is_empty());
+            drop((small, big));
+            assert_eq!(kept(), [5, 100]);
+        })
+        .join()
+        .expect("the test's thread");
+        // No more than KEPT stay, the smallest going first.
+        std::thread::spawn(|| {
+            let many: Vec<_> = (1..=KEPT + 2).map(Scratch::<f64>::new).collect();
+            drop(many);
+            assert_eq!(kept(), (3..=KEPT + 2).collect::<Vec<_>>());
+        })
+        .join()
+        .expect("the test's thread");
     }
 }

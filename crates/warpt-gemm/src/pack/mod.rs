@@ -39,39 +39,14 @@ pub fn pack_a<T: Element>(
     mr: usize,
     out: &mut [T],
 ) {
-    let (data, rs, cs) = a.raw();
-    let g = T::GROUP;
-    let kp = k.next_multiple_of(g);
+    let kp = k.next_multiple_of(T::GROUP);
     for (r, panel) in out
         .chunks_exact_mut(kp * mr)
         .take(m.div_ceil(mr))
         .enumerate()
     {
-        let top = i0 + r * mr;
         let rows = (m - r * mr).min(mr);
-        if rows < mr || !k.is_multiple_of(g) {
-            panel.fill(T::PAD);
-        }
-        if rs == 1 {
-            // Column-major: a group's rows are G columns, side by side.
-            for (q, step) in panel.chunks_exact_mut(mr * g).enumerate() {
-                let depths = g.min(k - q * g);
-                let column = |s: usize| &data[top + (p0 + q * g + s) * cs..][..rows];
-                interleave(&mut step[..rows * g], g, depths, column, true);
-            }
-        } else if cs == 1 {
-            // Row-major: each row's depths are contiguous, a run to
-            // transpose into the panel's steps.
-            let src = &data[top * rs + p0..];
-            transpose(src, rs, rows, mr, k, true, panel);
-        } else {
-            for i in 0..rows {
-                for p in 0..k {
-                    panel[((p / g) * mr + i) * g + p % g] =
-                        T::pack_a(data[(top + i) * rs + (p0 + p) * cs]);
-                }
-            }
-        }
+        pack_panel(a.raw(), i0 + r * mr, rows, mr, p0, k, true, panel);
     }
 }
 
@@ -82,6 +57,9 @@ pub fn pack_a<T: Element>(
 /// A narrow panel is packed as narrow as it is, so a tile of its width
 /// reads it without striding over padding (a decode step's one column
 /// would otherwise fill twelve times the cache lines it needs).
+///
+/// A panel of B is a panel of `Bᵀ`'s rows, as A's are packed: `B`'s view
+/// with its strides swapped.
 #[allow(clippy::too_many_arguments)]
 pub fn pack_b<T: Element>(
     b: &MatRef<'_, T>,
@@ -94,32 +72,57 @@ pub fn pack_b<T: Element>(
     out: &mut [T],
 ) {
     let (data, rs, cs) = b.raw();
-    let g = T::GROUP;
-    let kp = k.next_multiple_of(g);
+    let kp = k.next_multiple_of(T::GROUP);
     for (c, slot) in panels.zip(out.chunks_exact_mut(kp * nr)) {
-        let left = j0 + c * nr;
         let w = (n - c * nr).min(nr);
-        let panel = &mut slot[..kp * w];
-        if !k.is_multiple_of(g) {
-            panel.fill(T::PAD);
+        pack_panel(
+            (data, cs, rs),
+            j0 + c * nr,
+            w,
+            w,
+            p0,
+            k,
+            false,
+            &mut slot[..kp * w],
+        );
+    }
+}
+
+/// One panel: rows `top..top + rows` and depths `p0..p0 + k` of the matrix
+/// `(data, rs, cs)`, `width >= rows` wide (the rest padding), element
+/// `(i, p)` at `(p / G·width + i)·G + p % G` (through the element's A map
+/// when `a_side`). A column-major matrix's steps are contiguous runs of
+/// rows, copied or interleaved a step at a time; a row-major one's rows
+/// are contiguous runs of depths, transposed.
+#[allow(clippy::too_many_arguments)]
+fn pack_panel<T: Element>(
+    (data, rs, cs): (&[T], usize, usize),
+    top: usize,
+    rows: usize,
+    width: usize,
+    p0: usize,
+    k: usize,
+    a_side: bool,
+    panel: &mut [T],
+) {
+    let g = T::GROUP;
+    if rows < width || !k.is_multiple_of(g) {
+        panel.fill(T::PAD);
+    }
+    if rs == 1 {
+        // A group's rows are G columns, side by side.
+        for (q, step) in panel.chunks_exact_mut(width * g).enumerate() {
+            let depths = g.min(k - q * g);
+            let column = |s: usize| &data[top + (p0 + q * g + s) * cs..][..rows];
+            interleave(&mut step[..rows * g], g, depths, column, a_side);
         }
-        if cs == 1 {
-            // Row-major: a group's columns are G rows, side by side.
-            for (q, step) in panel.chunks_exact_mut(w * g).enumerate() {
-                let depths = g.min(k - q * g);
-                let row = |s: usize| &data[(p0 + q * g + s) * rs + left..][..w];
-                interleave(step, g, depths, row, false);
-            }
-        } else if rs == 1 {
-            // Column-major: each column's depths are contiguous, a run to
-            // transpose into the panel's steps.
-            let src = &data[left * cs + p0..];
-            transpose(src, cs, w, w, k, false, panel);
-        } else {
-            for j in 0..w {
-                for p in 0..k {
-                    panel[((p / g) * w + j) * g + p % g] = data[(p0 + p) * rs + (left + j) * cs];
-                }
+    } else if cs == 1 {
+        transpose(&data[top * rs + p0..], rs, rows, width, k, a_side, panel);
+    } else {
+        for i in 0..rows {
+            for p in 0..k {
+                let x = data[(top + i) * rs + (p0 + p) * cs];
+                panel[((p / g) * width + i) * g + p % g] = if a_side { T::pack_a(x) } else { x };
             }
         }
     }

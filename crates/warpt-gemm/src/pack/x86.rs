@@ -124,34 +124,15 @@ unsafe fn block(
     // SAFETY (every store): row t of the block, `rows` units from `at(t)`,
     // is inside the destination (caller).
     if unit == 4 && rows == 8 {
-        let r: [__m256i; 8] = std::array::from_fn(load);
-        // Pairs, then fours, of runs side by side within each 128-bit lane.
-        let t = [
-            _mm256_unpacklo_epi32(r[0], r[1]),
-            _mm256_unpackhi_epi32(r[0], r[1]),
-            _mm256_unpacklo_epi32(r[2], r[3]),
-            _mm256_unpackhi_epi32(r[2], r[3]),
-            _mm256_unpacklo_epi32(r[4], r[5]),
-            _mm256_unpackhi_epi32(r[4], r[5]),
-            _mm256_unpacklo_epi32(r[6], r[7]),
-            _mm256_unpackhi_epi32(r[6], r[7]),
-        ];
-        let u = [
-            _mm256_unpacklo_epi64(t[0], t[2]),
-            _mm256_unpackhi_epi64(t[0], t[2]),
-            _mm256_unpacklo_epi64(t[1], t[3]),
-            _mm256_unpackhi_epi64(t[1], t[3]),
-            _mm256_unpacklo_epi64(t[4], t[6]),
-            _mm256_unpackhi_epi64(t[4], t[6]),
-            _mm256_unpacklo_epi64(t[5], t[7]),
-            _mm256_unpackhi_epi64(t[5], t[7]),
-        ];
-        // u[i] holds unit i of runs 0-3 (low lane) and i + 4 (high); u[i +
-        // 4] the same of runs 4-7.
+        // Runs 0-3 and 4-7 each as four registers, then the halves paired.
+        let (a, b) = (
+            fours(load(0), load(1), load(2), load(3)),
+            fours(load(4), load(5), load(6), load(7)),
+        );
         for i in 0..4 {
             let (lo, hi) = (
-                _mm256_permute2x128_si256::<0x20>(u[i], u[i + 4]),
-                _mm256_permute2x128_si256::<0x31>(u[i], u[i + 4]),
+                _mm256_permute2x128_si256::<0x20>(a[i], b[i]),
+                _mm256_permute2x128_si256::<0x31>(a[i], b[i]),
             );
             unsafe {
                 _mm256_storeu_si256(at(i).cast(), lo);
@@ -160,19 +141,7 @@ unsafe fn block(
         }
     } else if unit == 4 {
         // Four runs: row t of the block is 128 bits.
-        let r: [__m256i; 4] = std::array::from_fn(load);
-        let t = [
-            _mm256_unpacklo_epi32(r[0], r[1]),
-            _mm256_unpackhi_epi32(r[0], r[1]),
-            _mm256_unpacklo_epi32(r[2], r[3]),
-            _mm256_unpackhi_epi32(r[2], r[3]),
-        ];
-        let u = [
-            _mm256_unpacklo_epi64(t[0], t[2]),
-            _mm256_unpackhi_epi64(t[0], t[2]),
-            _mm256_unpacklo_epi64(t[1], t[3]),
-            _mm256_unpackhi_epi64(t[1], t[3]),
-        ];
+        let u = fours(load(0), load(1), load(2), load(3));
         for (i, v) in u.into_iter().enumerate() {
             unsafe {
                 _mm_storeu_si128(at(i).cast(), _mm256_castsi256_si128(v));
@@ -207,6 +176,26 @@ unsafe fn block(
             _mm_storeu_si128(at(3).cast(), _mm256_extracti128_si256::<1>(t1));
         }
     }
+}
+
+/// Four runs of eight 32-bit units side by side: register `i` holds unit
+/// `i` of runs 0-3 in its low 128-bit lane and unit `i + 4` in its high
+/// one (pairs of runs, then fours, within each lane).
+#[inline]
+#[target_feature(enable = "avx2")]
+fn fours(r0: __m256i, r1: __m256i, r2: __m256i, r3: __m256i) -> [__m256i; 4] {
+    let t = [
+        _mm256_unpacklo_epi32(r0, r1),
+        _mm256_unpackhi_epi32(r0, r1),
+        _mm256_unpacklo_epi32(r2, r3),
+        _mm256_unpackhi_epi32(r2, r3),
+    ];
+    [
+        _mm256_unpacklo_epi64(t[0], t[2]),
+        _mm256_unpackhi_epi64(t[0], t[2]),
+        _mm256_unpacklo_epi64(t[1], t[3]),
+        _mm256_unpackhi_epi64(t[1], t[3]),
+    ]
 }
 
 /// Groups of 4 bytes from `g` runs (2 of 16-bit elements, or 4 of 8-bit
