@@ -2,9 +2,11 @@
 //!
 //! For each `NC`-wide block of columns and `KC`-deep slice of the depth,
 //! the threads pack B's block between them (each a share of its
-//! micro-panels) and wait for each other; then each multiplies its own
-//! rows: it packs `MC` of them of A at a time and runs the microkernel
-//! over every (B micro-panel, A micro-panel) pair, B's outer so its
+//! micro-panels, into one of two slots so the next block's packing never
+//! waits for this one's readers) and wait for each other once; then each
+//! multiplies its own rows: it packs `MC` of them of A at a time and runs
+//! the microkernel over every (B micro-panel, A micro-panel) pair, B's
+//! outer so its
 //! micro-panel stays in L1 while A's stream from L2. Rows are shared out
 //! in whole micro-panels, as evenly as they go, so no thread idles while
 //! another finishes a block. A product too small to split runs on the
@@ -332,49 +334,55 @@ impl<T: Element> Job<'_, T> {
         let mut a_buf = self.a.buffer(kr, mcb);
         let mut tile = vec![T::Acc::ZERO; kr.mr * kr.nr];
         let ncb = balanced(n, kr.nc, kr.nr);
-        for jc in (0..n).step_by(ncb) {
-            let nb = ncb.min(n - jc);
+        let steps = (0..n)
+            .step_by(ncb)
+            .flat_map(|jc| (0..k).step_by(kcb).map(move |pc| (jc, pc)));
+        for (step, (jc, pc)) in steps.enumerate() {
+            let (nb, kb) = (ncb.min(n - jc), kcb.min(k - pc));
             let panels = nb.div_ceil(kr.nr);
-            for pc in (0..k).step_by(kcb) {
-                let kb = kcb.min(k - pc);
-                let kp = kb.next_multiple_of(T::GROUP);
-                let mine = share(panels, 1, team.threads, team.t);
-                // SAFETY: each thread writes only its own panels, and no
-                // thread reads the block until all have passed the barrier
-                // below; the barrier at the end of the step keeps the next
-                // step's packing from overwriting panels still being read.
-                let dst = unsafe {
+            let kp = kb.next_multiple_of(T::GROUP);
+            let mine = share(panels, 1, team.threads, team.t);
+            // This step's slot of the shared blocks.
+            let (b_at, corr_at) = (step % 2 * shared.block, step % 2 * shared.cols);
+            // SAFETY: each thread writes only its own panels of this step's
+            // slot, which no thread reads until all have passed the barrier
+            // below, and which the last step to read it (`step - 2`) is done
+            // with: every thread finished it before packing `step - 1` and
+            // passing that step's barrier, which this thread has passed.
+            let dst = unsafe {
+                shared
+                    .b
+                    .get_mut(b_at + mine.start * kp * kr.nr, mine.len() * kp * kr.nr)
+            };
+            pack_b(&self.b, pc, kb, jc, nb, kr.nr, mine.clone(), dst);
+            if T::CORRECTED {
+                // SAFETY: as the panels above.
+                let corr = unsafe {
                     shared
-                        .b
-                        .get_mut(mine.start * kp * kr.nr, mine.len() * kp * kr.nr)
+                        .corr
+                        .get_mut(corr_at + mine.start * kr.nr, mine.len() * kr.nr)
                 };
-                pack_b(&self.b, pc, kb, jc, nb, kr.nr, mine.clone(), dst);
-                if T::CORRECTED {
-                    // SAFETY: as the panels above.
-                    let corr =
-                        unsafe { shared.corr.get_mut(mine.start * kr.nr, mine.len() * kr.nr) };
-                    correct_panels(kr, kp, nb, mine.start, dst, corr);
-                }
-                team.barrier.wait();
-                // SAFETY: every thread has packed its panels (barrier above),
-                // and none writes until the barrier below.
-                let b_block = unsafe { shared.b.get(0, panels * kp * kr.nr) };
-                // SAFETY: as B's block.
-                let corr = T::CORRECTED.then(|| unsafe { shared.corr.get(0, panels * kr.nr) });
-                for ic in rows.clone().step_by(mcb) {
-                    let mb = mcb.min(rows.end - ic);
-                    let a_block = self.a.panels(ic, mb, pc, kb, kr.mr, &mut a_buf);
-                    let at = Span {
-                        ic,
-                        mb,
-                        jc,
-                        nb,
-                        pc,
-                        kb,
-                    };
-                    self.block(at, a_block, b_block, corr, &mut tile);
-                }
-                team.barrier.wait();
+                correct_panels(kr, kp, nb, mine.start, dst, corr);
+            }
+            team.barrier.wait();
+            // SAFETY: every thread has packed its panels of this slot
+            // (barrier above), and none writes it again before every
+            // thread has passed the next step's barrier.
+            let b_block = unsafe { shared.b.get(b_at, panels * kp * kr.nr) };
+            // SAFETY: as B's block.
+            let corr = T::CORRECTED.then(|| unsafe { shared.corr.get(corr_at, panels * kr.nr) });
+            for ic in rows.clone().step_by(mcb) {
+                let mb = mcb.min(rows.end - ic);
+                let a_block = self.a.panels(ic, mb, pc, kb, kr.mr, &mut a_buf);
+                let at = Span {
+                    ic,
+                    mb,
+                    jc,
+                    nb,
+                    pc,
+                    kb,
+                };
+                self.block(at, a_block, b_block, corr, &mut tile);
             }
         }
     }

@@ -1,6 +1,6 @@
-//! What the threads of a row-split product share: B's packed block (and
-//! int8's column corrections), written between barriers a part per
-//! thread and read after, and the barrier itself.
+//! What the threads of a row-split product share: B's packed blocks (and
+//! int8's column corrections), two of each so one is written, a part per
+//! thread, while the other may still be read, and the barrier itself.
 
 use std::ops::DerefMut;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -9,21 +9,35 @@ use crate::driver::depth;
 use crate::kernel::{Element, Kernel, Scalar};
 use crate::scratch::Scratch;
 
-/// B's packed block and its columns' corrections, shared by a row-split
-/// team.
+/// B's packed blocks and their columns' corrections, shared by a
+/// row-split team: slot `s % 2` holds step `s` of the product. A thread
+/// packing step `s + 1` has passed step `s`'s barrier, so every thread has
+/// finished step `s - 1`, the only one that read that slot: one barrier
+/// per step instead of two (one to publish the block, one to free it).
 pub(crate) struct Shared<T: Element> {
-    /// The block's panels.
+    /// The blocks' panels, `block` elements per slot.
     pub(crate) b: Region<T, Scratch<T>>,
-    /// Their corrections (empty when the element needs none).
+    /// Their corrections, `cols` per slot (empty when the element needs
+    /// none).
     pub(crate) corr: Region<T::Acc, Vec<T::Acc>>,
+    /// One slot's length in `b`.
+    pub(crate) block: usize,
+    /// One slot's length in `corr`.
+    pub(crate) cols: usize,
 }
 
 impl<T: Element> Shared<T> {
+    /// Room for two packed blocks of B of `kernel` for a product of depth
+    /// `k` and `n` columns.
     pub(crate) fn new(kernel: &Kernel<T>, k: usize, n: usize) -> Self {
         let cols = kernel.nc.min(n.div_ceil(kernel.nr) * kernel.nr);
+        let block = depth(kernel, k) * cols;
+        let corr_cols = if T::CORRECTED { cols } else { 0 };
         Shared {
-            b: Region::new(Scratch::new(depth(kernel, k) * cols)),
-            corr: Region::new(vec![T::Acc::ZERO; if T::CORRECTED { cols } else { 0 }]),
+            b: Region::new(Scratch::new(2 * block)),
+            corr: Region::new(vec![T::Acc::ZERO; 2 * corr_cols]),
+            block,
+            cols: corr_cols,
         }
     }
 }

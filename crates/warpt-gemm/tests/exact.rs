@@ -166,10 +166,11 @@ where
                 check(kernel, (mr, 2 * nr - 1, k), [RowMajor; 3], 1, ab, from, acc);
             }
         }
-        // Threads: by rows (B's block shared), by columns (thin A), and
-        // columns past one NC block.
+        // Threads: by rows (B's blocks shared, three slices of the depth
+        // so both slots are written and one again), by columns (thin A),
+        // and columns past one NC block.
         for threads in [2, 3] {
-            let rows = (4 * mc + 5, 3 * nr + 1, 150);
+            let rows = (4 * mc + 5, 3 * nr + 1, 2 * kc + 3);
             check(
                 kernel,
                 rows,
