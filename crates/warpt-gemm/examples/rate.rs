@@ -1,7 +1,9 @@
 //! The engine's rate on square row-major products, for tuning:
 //! `rate f64|f32|bf16|i8 N REPS SAMPLES [THREADS] [KERNEL-ISA]`; prints
 //! `precision=.. n=.. median_gflops=.. best_gflops=.. kernel=..` as
-//! bench/gemm_peer.c does for OpenBLAS.
+//! bench/gemm_peer.c does for OpenBLAS. Environment `M` and `K` make the
+//! product `M x K` times `K x N` instead (row-major, as a layer's
+//! activations times its weights).
 
 use std::time::Instant;
 
@@ -31,20 +33,21 @@ fn run<T: Element>(
             .wrapping_add(1442695040888963407);
         from((seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5)
     };
-    let a: Vec<T> = (0..n * n).map(|_| next()).collect();
-    let b: Vec<T> = (0..n * n).map(|_| next()).collect();
-    let mut c = vec![T::Acc::ZERO; n * n];
+    let (m, k) = (env("M").unwrap_or(n), env("K").unwrap_or(n));
+    let a: Vec<T> = (0..m * k).map(|_| next()).collect();
+    let b: Vec<T> = (0..k * n).map(|_| next()).collect();
+    let mut c = vec![T::Acc::ZERO; m * n];
     let mut secs = Vec::new();
     for s in 0..=samples {
         let t0 = Instant::now();
         for _ in 0..reps {
             let (av, bv) = (
-                MatRef::row_major(&a, n, n).expect("a"),
-                MatRef::row_major(&b, n, n).expect("b"),
+                MatRef::row_major(&a, m, k).expect("a"),
+                MatRef::row_major(&b, k, n).expect("b"),
             );
             gemm_with(
                 kernel,
-                MatMut::row_major(&mut c, n, n).expect("c"),
+                MatMut::row_major(&mut c, m, n).expect("c"),
                 T::Acc::ONE,
                 av,
                 bv,
@@ -58,7 +61,7 @@ fn run<T: Element>(
         }
     }
     secs.sort_by(f64::total_cmp);
-    let work = 2.0 * (n as f64).powi(3) * reps as f64;
+    let work = 2.0 * (m * n * k) as f64 * reps as f64;
     println!(
         "precision={} n={n} median_gflops={:.3} best_gflops={:.3} kernel=\"{}\"",
         T::NAME,

@@ -193,6 +193,17 @@ where
                     acc,
                 );
             }
+            // Wide enough that each thread takes its own columns, tall
+            // enough for several blocks of A's rows.
+            check(
+                kernel,
+                (2 * mc + 5, 96 * threads + nr + 1, 40),
+                [RowMajor, ColMajor, ColMajor],
+                threads,
+                (1, 1),
+                from,
+                acc,
+            );
             let cols = (mr, kernel.nc + 2 * nr + 3, 150);
             check(
                 kernel,
