@@ -17,9 +17,13 @@ fn run<T: Element>(
     isa: Option<Isa>,
     from: fn(f64) -> T,
 ) {
-    let mut kernel = *isa
-        .and_then(Kernel::<T>::for_isa)
-        .unwrap_or_else(Kernel::<T>::best);
+    // TILE picks a kernel by its name's tile (`32x12`); else the ISA's
+    // best, else the tile that pads the rows least.
+    let tile = std::env::var("TILE").ok();
+    let mut kernel = *tile
+        .and_then(|t| Kernel::<T>::all().find(|k| k.name.ends_with(&format!(" {t}"))))
+        .or_else(|| isa.and_then(Kernel::<T>::for_isa))
+        .unwrap_or_else(|| Kernel::<T>::for_rows(n));
     // Blocking overrides, for tuning: KC, MC, NC.
     let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<usize>().ok());
     kernel.kc = env("KC").unwrap_or(kernel.kc);

@@ -64,7 +64,8 @@ const COLUMNS_MIN: usize = 96;
 /// the others would cost more than they save.
 const SPLIT_MIN: usize = 96 * 96 * 96;
 
-/// `C = alpha·A·B + beta·C` with the best kernel this CPU runs, on
+/// `C = alpha·A·B + beta·C` with the best kernel this CPU runs (of its
+/// best ISA level, the tile that pads the product's rows least), on
 /// `threads` threads (0: one per CPU this process may use). `beta = 0`
 /// does not read C (NaNs in it are overwritten).
 pub fn gemm<T: Element>(
@@ -75,7 +76,16 @@ pub fn gemm<T: Element>(
     beta: T::Acc,
     threads: usize,
 ) -> Result<(), Error> {
-    gemm_with(Kernel::<T>::best(), c, alpha, a, b, beta, threads)
+    // The rows of the product as the kernel sees it (see `gemm_with`).
+    let rows = if transposed(&c) { c.cols() } else { c.rows() };
+    gemm_with(Kernel::<T>::for_rows(rows), c, alpha, a, b, beta, threads)
+}
+
+/// Whether C is multiplied as Cᵀ = Bᵀ·Aᵀ: the kernels store tiles a
+/// column at a time, so a row-major C is made column-major that way.
+fn transposed<U>(c: &MatMut<'_, U>) -> bool {
+    let (rs, cs) = c.strides();
+    cs == 1 && rs != 1
 }
 
 /// [`gemm`] with the given kernel (one of [`Kernel::all`]).
@@ -88,10 +98,7 @@ pub fn gemm_with<T: Element>(
     beta: T::Acc,
     threads: usize,
 ) -> Result<(), Error> {
-    // Tiles are stored a column at a time: a row-major C is multiplied as
-    // Cᵀ = Bᵀ·Aᵀ, which is column-major.
-    let (rs, cs) = c.strides();
-    if cs == 1 && rs != 1 && shape_ok(&c, &a, &b) {
+    if transposed(&c) && shape_ok(&c, &a, &b) {
         execute(
             kernel,
             c.t(),

@@ -320,18 +320,22 @@ fn shapes_and_views_are_checked() {
 #[test]
 fn packed_operands_take_the_tile_that_pads_their_rows_least() {
     let best = Kernel::<f32>::best();
-    for rows in [1, 31, 32, 48, 64, 96, 128, 256, 1000, 2048] {
+    for rows in [1, 31, 32, 48, 64, 96, 128, 256, 1000, 1024, 2048] {
         let chosen = Kernel::<f32>::for_rows(rows);
         let padded = |k: &Kernel<f32>| rows.div_ceil(k.mr) * k.mr;
         assert_eq!(chosen.isa, best.isa, "{rows} rows: {}", chosen.name);
+        // The best tile unless another pads by a twentieth less.
         assert!(
             Kernel::<f32>::all()
                 .filter(|k| k.isa == best.isa)
-                .all(|k| padded(chosen) <= padded(k)),
+                .all(|k| 20 * padded(k) > 19 * padded(chosen)),
             "{rows} rows: {} pads to {}",
             chosen.name,
             padded(chosen)
         );
+        if 20 * padded(chosen) > 19 * padded(best) {
+            assert_eq!(chosen.name, best.name, "{rows} rows");
+        }
         let a = vec![1.0f32; rows * 3];
         let packed = PackedA::new(MatRef::row_major(&a, rows, 3).unwrap());
         assert_eq!(packed.kernel().name, chosen.name);

@@ -95,75 +95,90 @@ tile_kernel!(
     [1:2 2:1 3:1 4:1 5:1 6:1]
 );
 
-/// The bf16 tile (AVX512_BF16): 48 x 8 fp32 accumulators; each step takes
-/// a pair of depths, `vdpbf16ps` adding both products of a pair into one
-/// fp32 lane (A's micro-panel holds each row's pair side by side, B's
-/// each column's, so a 32-bit broadcast of B meets 16 rows of A).
-///
-/// # Safety
-/// As [`super::MicroKernel`] with MR 48, NR 8 and groups of 2, on a CPU
-/// with AVX512_BF16.
-#[target_feature(enable = "avx512f,avx512bf16")]
-pub(super) unsafe fn bf16_avx512(
-    groups: usize,
-    a: *const super::Bf16,
-    b: *const super::Bf16,
-    cols: usize,
-    out: *mut f32,
-    ldo: usize,
-    store: Store,
-) {
-    #[target_feature(enable = "avx512f,avx512bf16")]
-    unsafe fn tile<const W: usize>(
-        groups: usize,
-        a: *const super::Bf16,
-        b: *const super::Bf16,
-        out: *mut f32,
-        ldo: usize,
-        store: Store,
-    ) {
-        const MV: usize = 3;
-        const MR: usize = 16 * MV;
-        // SAFETY (every transmute): __m512i and __m512bh are both 64 bytes
-        // of plain bits.
-        let zero: __m512bh = unsafe { std::mem::transmute(_mm512_setzero_si512()) };
-        let mut acc = [[_mm512_setzero_ps(); MV]; W];
-        for g in 0..groups {
-            // SAFETY: g < groups: the step's MR pairs of A and W of B are
-            // inside the panels the caller gave.
-            let (ap, bp) = unsafe { (a.add(g * MR * 2), b.add(g * W * 2)) };
-            let mut av = [zero; MV];
-            for (v, x) in av.iter_mut().enumerate() {
-                // SAFETY: 16 pairs (64 bytes) inside A's step.
-                *x = unsafe {
-                    std::mem::transmute::<__m512i, __m512bh>(_mm512_loadu_si512(
-                        ap.add(v * 32).cast(),
-                    ))
-                };
-            }
-            for (j, col) in acc.iter_mut().enumerate() {
-                // SAFETY: column j's pair (4 bytes) inside B's step.
-                let pair = unsafe { bp.add(j * 2).cast::<i32>().read_unaligned() };
-                let bj: __m512bh = unsafe { std::mem::transmute(_mm512_set1_epi32(pair)) };
-                for (c, x) in col.iter_mut().zip(av) {
-                    *c = _mm512_dpbf16_ps(*c, x, bj);
+/// A tile of dot-product steps (bf16's and int8's): each step takes a
+/// group of 4 bytes of depth per row and column (a bf16 pair, an int8
+/// four), A's micro-panel holding each row's group side by side and B's
+/// each column's, so one 32-bit broadcast of B meets 16 rows of A in a
+/// 64-byte load, and `$dot` adds the group's products into one 32-bit
+/// lane. `$mv` vectors of A (MR = 16·`$mv`), up to `$nr` columns.
+macro_rules! dot_kernel {
+    ($name:ident, $feat:literal, $t:ty, $acc:ty, $cv:ty, $av:ty, $mv:literal,
+     $czero:ident, $as_a:expr, $dot:ident, $load:ident, $put:ident, $add:ident, $sub:ident,
+     [$($w:literal)*]) => {
+        /// # Safety
+        /// As [`super::MicroKernel`] with this kernel's MR and NR and
+        /// groups of 4 bytes, on a CPU with the target feature.
+        #[target_feature(enable = $feat)]
+        pub(super) unsafe fn $name(
+            groups: usize,
+            a: *const $t,
+            b: *const $t,
+            cols: usize,
+            out: *mut $acc,
+            ldo: usize,
+            store: Store,
+        ) {
+            #[target_feature(enable = $feat)]
+            unsafe fn tile<const W: usize>(
+                groups: usize,
+                a: *const $t,
+                b: *const $t,
+                out: *mut $acc,
+                ldo: usize,
+                store: Store,
+            ) {
+                const MV: usize = $mv;
+                // Bytes of one step of A's micro-panel and of one column's
+                // group of B.
+                const STEP: usize = 64 * MV;
+                let (a, b) = (a.cast::<u8>(), b.cast::<u8>());
+                let mut acc = [[$czero(); MV]; W];
+                for g in 0..groups {
+                    // SAFETY: g < groups: the step's MR groups of A and W of
+                    // B are inside the panels the caller gave.
+                    let (ap, bp) = unsafe { (a.add(g * STEP), b.add(g * W * 4)) };
+                    let mut av: [$av; MV] = [$as_a(_mm512_setzero_si512()); MV];
+                    for (v, x) in av.iter_mut().enumerate() {
+                        // SAFETY: 16 groups (64 bytes) inside A's step.
+                        *x = $as_a(unsafe { _mm512_loadu_si512(ap.add(v * 64).cast()) });
+                    }
+                    for (j, col) in acc.iter_mut().enumerate() {
+                        // SAFETY: column j's group (4 bytes) inside B's step.
+                        let group = unsafe { bp.add(j * 4).cast::<i32>().read_unaligned() };
+                        let bj = $as_a(_mm512_set1_epi32(group));
+                        for (c, x) in col.iter_mut().zip(av) {
+                            *c = $dot(*c, x, bj);
+                        }
+                    }
                 }
+                store_tile!(acc, out, ldo, store, 16, $load, $put, $add, $sub);
             }
+            // SAFETY: as the caller promises, for W = cols columns.
+            unsafe { by_width!(cols, tile, (groups, a, b, out, ldo, store), $($w)*) }
         }
-        store_tile!(
-            acc,
-            out,
-            ldo,
-            store,
-            16,
-            _mm512_loadu_ps,
-            _mm512_storeu_ps,
-            _mm512_add_ps,
-            _mm512_sub_ps
-        );
-    }
-    // SAFETY: as the caller promises, for W = cols columns.
-    unsafe { by_width!(cols, tile, (groups, a, b, out, ldo, store), 1 2 3 4 5 6 7 8) }
+    };
+}
+
+/// An `__m512i`'s bits as 32 bf16 (both are 64 bytes of plain bits).
+#[inline(always)]
+fn as_bh(v: __m512i) -> __m512bh {
+    // SAFETY: same size, any bits are a value of either.
+    unsafe { std::mem::transmute::<__m512i, __m512bh>(v) }
+}
+
+/// `_mm512_dpbf16_ps` for the dot tile.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bf16")]
+fn dot_bf16(c: __m512, a: __m512bh, b: __m512bh) -> __m512 {
+    _mm512_dpbf16_ps(c, a, b)
+}
+
+/// `_mm512_dpbusd_epi32` for the dot tile: unsigned A (stored 128 too
+/// high, corrected by the driver) times signed B.
+#[inline]
+#[target_feature(enable = "avx512f,avx512vnni")]
+fn dot_i8(c: __m512i, a: __m512i, b: __m512i) -> __m512i {
+    _mm512_dpbusd_epi32(c, a, b)
 }
 
 /// `_mm512_loadu_si512` on an `i32` pointer.
@@ -180,65 +195,75 @@ unsafe fn store_i32(p: *mut i32, v: __m512i) {
     unsafe { _mm512_storeu_si512(p.cast(), v) }
 }
 
-/// The int8 tile (AVX512_VNNI): 48 x 8 i32 accumulators; each step takes
-/// four depths, `vpdpbusd` adding the four products of unsigned A (stored
-/// 128 too high, corrected by the driver) and signed B into one i32 lane.
-///
-/// # Safety
-/// As [`super::MicroKernel`] with MR 48, NR 8 and groups of 4, on a CPU
-/// with AVX512_VNNI.
-#[target_feature(enable = "avx512f,avx512vnni")]
-pub(super) unsafe fn i8_avx512vnni(
-    groups: usize,
-    a: *const i8,
-    b: *const i8,
-    cols: usize,
-    out: *mut i32,
-    ldo: usize,
-    store: Store,
-) {
-    #[target_feature(enable = "avx512f,avx512vnni")]
-    unsafe fn tile<const W: usize>(
-        groups: usize,
-        a: *const i8,
-        b: *const i8,
-        out: *mut i32,
-        ldo: usize,
-        store: Store,
-    ) {
-        const MV: usize = 3;
-        const MR: usize = 16 * MV;
-        let mut acc = [[_mm512_setzero_si512(); MV]; W];
-        for g in 0..groups {
-            // SAFETY: g < groups: the step's MR fours of A and W of B are
-            // inside the panels the caller gave.
-            let (ap, bp) = unsafe { (a.add(g * MR * 4), b.add(g * W * 4)) };
-            let mut av = [_mm512_setzero_si512(); MV];
-            for (v, x) in av.iter_mut().enumerate() {
-                // SAFETY: 16 fours (64 bytes) inside A's step.
-                *x = unsafe { _mm512_loadu_si512(ap.add(v * 64).cast()) };
-            }
-            for (j, col) in acc.iter_mut().enumerate() {
-                // SAFETY: column j's four (4 bytes) inside B's step.
-                let four = unsafe { bp.add(j * 4).cast::<i32>().read_unaligned() };
-                let bj = _mm512_set1_epi32(four);
-                for (c, x) in col.iter_mut().zip(av) {
-                    *c = _mm512_dpbusd_epi32(*c, x, bj);
-                }
-            }
-        }
-        store_tile!(
-            acc,
-            out,
-            ldo,
-            store,
-            16,
-            load_i32,
-            store_i32,
-            _mm512_add_epi32,
-            _mm512_sub_epi32
-        );
-    }
-    // SAFETY: as the caller promises, for W = cols columns.
-    unsafe { by_width!(cols, tile, (groups, a, b, out, ldo, store), 1 2 3 4 5 6 7 8) }
-}
+// bf16 (AVX512_BF16): 24 fp32 accumulators, 48 x 8 or, for rows a
+// multiple of 32 but not of 48, 32 x 12.
+dot_kernel!(
+    bf16_avx512,
+    "avx512f,avx512bf16",
+    super::Bf16,
+    f32,
+    __m512,
+    __m512bh,
+    3,
+    _mm512_setzero_ps,
+    as_bh,
+    dot_bf16,
+    _mm512_loadu_ps,
+    _mm512_storeu_ps,
+    _mm512_add_ps,
+    _mm512_sub_ps,
+    [1 2 3 4 5 6 7 8]
+);
+dot_kernel!(
+    bf16_avx512_32x12,
+    "avx512f,avx512bf16",
+    super::Bf16,
+    f32,
+    __m512,
+    __m512bh,
+    2,
+    _mm512_setzero_ps,
+    as_bh,
+    dot_bf16,
+    _mm512_loadu_ps,
+    _mm512_storeu_ps,
+    _mm512_add_ps,
+    _mm512_sub_ps,
+    [1 2 3 4 5 6 7 8 9 10 11 12]
+);
+
+// int8 (AVX512_VNNI): 24 i32 accumulators, 48 x 8 or 32 x 12.
+dot_kernel!(
+    i8_avx512vnni,
+    "avx512f,avx512vnni",
+    i8,
+    i32,
+    __m512i,
+    __m512i,
+    3,
+    _mm512_setzero_si512,
+    std::convert::identity,
+    dot_i8,
+    load_i32,
+    store_i32,
+    _mm512_add_epi32,
+    _mm512_sub_epi32,
+    [1 2 3 4 5 6 7 8]
+);
+dot_kernel!(
+    i8_avx512vnni_32x12,
+    "avx512f,avx512vnni",
+    i8,
+    i32,
+    __m512i,
+    __m512i,
+    2,
+    _mm512_setzero_si512,
+    std::convert::identity,
+    dot_i8,
+    load_i32,
+    store_i32,
+    _mm512_add_epi32,
+    _mm512_sub_epi32,
+    [1 2 3 4 5 6 7 8 9 10 11 12]
+);

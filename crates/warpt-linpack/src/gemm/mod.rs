@@ -124,8 +124,8 @@ pub fn spec() -> BenchmarkSpec {
         components: vec![BenchmarkComponent::Cpu],
         kind: BenchmarkKind::Synthetic,
         description: Some(
-            "C = A·B for square n x n matrices at each size in n, in fp64 and fp32 (faer), bf16 with fp32 \
-             accumulation, int8 with int32 accumulation (warpt's kernel), on every allowed CPU. 2 n^3 \
+            "C = A·B for square n x n matrices at each size in n, in fp64, fp32, bf16 with fp32 \
+             accumulation and int8 with int32 accumulation (warpt's GEMM engine), on every allowed CPU. 2 n^3 \
              operations per product (GFLOP/s; GOP/s for int8). Validation: sampled entries of C against an \
              fp64 (for int8 exact) recomputation, within a bound stated per precision."
                 .into(),
@@ -307,6 +307,33 @@ fn product<T: warpt_gemm::Element>(a: &[T], b: &[T], c: &mut [T::Acc], n: usize,
     if let Ok((a, b, c)) = views {
         let _ = warpt_gemm::gemm(c, T::Acc::ONE, a, b, T::Acc::ZERO, threads);
     }
+}
+
+/// One precision's kernels over its sizes: the name alone when every
+/// size ran on it, else each name with its sizes (`avx512f f32 48x8 at
+/// n=384,2048, avx512f f32 32x12 at n=1024`).
+fn kernels_by_size(names: &[(&str, usize)]) -> String {
+    let mut distinct: Vec<&str> = Vec::new();
+    for (name, _) in names {
+        if !distinct.contains(name) {
+            distinct.push(name);
+        }
+    }
+    if distinct.len() == 1 {
+        return distinct[0].to_string();
+    }
+    distinct
+        .iter()
+        .map(|d| {
+            let sizes: Vec<String> = names
+                .iter()
+                .filter(|(name, _)| name == d)
+                .map(|(_, n)| n.to_string())
+                .collect();
+            format!("{d} at n={}", sizes.join(","))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Whether the engine multiplies bf16 with bf16 instructions here
@@ -516,21 +543,27 @@ impl Benchmark for Gemm {
                 None => self.checked += 1,
             }
         }
-        let mut kernels = Vec::new();
-        for (p, _) in &self.plan {
+        // Each precision's tiles, and at which sizes where they differ (the
+        // engine takes the tile that pads n least).
+        let mut used: Vec<(Precision, Vec<(&str, usize)>)> = Vec::new();
+        for &(p, n) in &self.plan {
             let name = match p {
-                Precision::Fp64 => Kernel::<f64>::best().name,
-                Precision::Fp32 => Kernel::<f32>::best().name,
-                Precision::Bf16 if bf16_kernel() => Kernel::<Bf16>::best().name,
-                Precision::Bf16 => Kernel::<f32>::best().name,
-                Precision::Int8 if int8_kernel() => Kernel::<i8>::best().name,
+                Precision::Fp64 => Kernel::<f64>::for_rows(n).name,
+                Precision::Fp32 => Kernel::<f32>::for_rows(n).name,
+                Precision::Bf16 if bf16_kernel() => Kernel::<Bf16>::for_rows(n).name,
+                Precision::Bf16 => Kernel::<f32>::for_rows(n).name,
+                Precision::Int8 if int8_kernel() => Kernel::<i8>::for_rows(n).name,
                 Precision::Int8 => "int8 avx2 vpmaddwd",
             };
-            let entry = format!("{}: {name}", p.tag());
-            if !kernels.contains(&entry) {
-                kernels.push(entry);
+            match used.iter_mut().find(|(q, _)| *q == p) {
+                Some((_, names)) => names.push((name, n)),
+                None => used.push((p, vec![(name, n)])),
             }
         }
+        let kernels: Vec<String> = used
+            .iter()
+            .map(|(p, names)| format!("{}: {}", p.tag(), kernels_by_size(names)))
+            .collect();
         let mut details = vec![
             ("engine".to_string(), ParamValue::from("warpt-gemm")),
             ("isa".to_string(), ParamValue::from(Isa::best().name())),
@@ -609,6 +642,15 @@ impl Suite for GemmBenchmarks {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernels_are_named_once_or_with_their_sizes() {
+        assert_eq!(kernels_by_size(&[("k48", 384), ("k48", 2048)]), "k48");
+        assert_eq!(
+            kernels_by_size(&[("k48", 384), ("k32", 1024), ("k48", 2048)]),
+            "k48 at n=384,2048, k32 at n=1024"
+        );
+    }
 
     #[test]
     fn sizes_parse_and_bad_ones_are_named() {
