@@ -505,10 +505,17 @@ impl<T: Element> Job<'_, T> {
                 let (rows, cols) = at.tile(kr, ir, jr);
                 self.out.prefetch(rows.clone(), cols.clone());
                 if let Some(dest) = self.in_c(store, &rows, &cols) {
-                    kr.run(groups, a_panel, b_panel, cols.len(), dest);
+                    kr.run(groups, a_panel, b_panel, rows.len(), cols.len(), dest);
                     continue;
                 }
-                kr.run(groups, a_panel, b_panel, cols.len(), Dest::Buffer(tile));
+                kr.run(
+                    groups,
+                    a_panel,
+                    b_panel,
+                    rows.len(),
+                    cols.len(),
+                    Dest::Buffer(tile),
+                );
                 if let Some(correction) = correction {
                     for (col, &c) in tile.chunks_exact_mut(kr.mr).zip(correction) {
                         for t in col {

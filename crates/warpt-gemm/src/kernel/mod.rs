@@ -32,17 +32,22 @@ use crate::out::TileMut;
 /// [`crate::pack::pack_b`]), `G` the element's [`Element::GROUP`], for
 /// `cols` columns (1 to NR; the tile's others neither computed nor
 /// stored), stored at `out` a column of MR values at a time, columns `ldo`
-/// apart, as `store` says.
+/// apart, as `store` says. Only the first `rows` rows (1 to MR) are
+/// wanted: a kernel may compute and store only the vectors that hold them
+/// (a last panel of 16 rows on a 48-row tile, a third of the work),
+/// leaving the column's other values at `out` as they were.
 ///
 /// # Safety
 /// `a` holds `groups * MR * G` elements, `b` holds `groups * cols * G`,
-/// `1 <= cols <= NR`, `out + j * ldo .. + MR` is writable (and readable,
+/// `1 <= rows <= MR`, `1 <= cols <= NR`, `out + j * ldo .. + MR` is
+/// writable (and readable,
 /// unless `store` is [`Store::Set`]) for every `j < cols` and no other
 /// thread touches it, and the CPU runs the kernel's [`Isa`].
 pub type MicroKernel<T> = unsafe fn(
     groups: usize,
     a: *const T,
     b: *const T,
+    rows: usize,
     cols: usize,
     out: *mut <T as Element>::Acc,
     ldo: usize,
@@ -211,19 +216,31 @@ impl<T: Element> Kernel<T> {
     }
 
     /// Runs it on packed panels: `a` is `groups x mr x G`, `b` is `groups
-    /// x cols x G` (a panel of `cols` columns), into `dest`.
-    pub(crate) fn run(&self, groups: usize, a: &[T], b: &[T], cols: usize, dest: Dest<'_, T::Acc>) {
+    /// x cols x G` (a panel of `cols` columns), into `dest`, where only the
+    /// first `rows` rows of the tile are wanted (a kernel may skip the
+    /// vectors of rows past them, leaving those rows of `dest` as they
+    /// were).
+    pub(crate) fn run(
+        &self,
+        groups: usize,
+        a: &[T],
+        b: &[T],
+        rows: usize,
+        cols: usize,
+        dest: Dest<'_, T::Acc>,
+    ) {
         let g = T::GROUP;
         assert!(
             a.len() >= groups * self.mr * g
                 && b.len() >= groups * cols * g
+                && (1..=self.mr).contains(&rows)
                 && (1..=self.nr).contains(&cols)
         );
         let (out, ldo, store) = self.dest(cols, dest);
         // SAFETY: the lengths were checked above and `dest` by
         // `Self::dest`; `Kernel::all` (the only way to a kernel outside
         // this module) hands out only kernels whose ISA this CPU runs.
-        unsafe { (self.run)(groups, a.as_ptr(), b.as_ptr(), cols, out, ldo, store) }
+        unsafe { (self.run)(groups, a.as_ptr(), b.as_ptr(), rows, cols, out, ldo, store) }
     }
 
     /// `dest` as the kernels take it, checked: a buffer with room for the

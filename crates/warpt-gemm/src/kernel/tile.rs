@@ -14,9 +14,41 @@
 //! module brings `Store` into scope; the intrinsics are named by the
 //! caller (`$fma(a, b, c)` is `a·b + c`).
 
+/// Calls `$inner::<W, V>` (or `$inner::<W, U, V>`) with `V` vectors of
+/// rows, for the count `$vecs` among `$v`, at the one width `W` (and its
+/// `U`).
+macro_rules! by_vecs {
+    ($vecs:expr, $inner:ident, $args:tt, $w:literal : $u:literal, $($v:literal)*) => {
+        match $vecs {
+            $($v => $inner::<$w, $u, $v> $args,)*
+            _ => unreachable!("a tile of {} vectors", $vecs),
+        }
+    };
+    ($vecs:expr, $inner:ident, $args:tt, $w:literal, $($v:literal)*) => {
+        match $vecs {
+            $($v => $inner::<$w, $v> $args,)*
+            _ => unreachable!("a tile of {} vectors", $vecs),
+        }
+    };
+}
+
 /// Calls `$inner::<W>($args)` (or `$inner::<W, U>`, for the sets of
-/// accumulators `U` each width takes) for the width `$cols` among `$w`.
+/// accumulators `U` each width takes; either followed by `$mv`, all of
+/// the tile's vectors of rows, where given) for the width `$cols` among
+/// `$w`.
 macro_rules! by_width {
+    ($cols:expr, $inner:ident, $args:tt, $mv:literal; $($w:literal : $u:literal)*) => {
+        match $cols {
+            $($w => $inner::<$w, $u, $mv> $args,)*
+            _ => unreachable!("a tile of {} columns", $cols),
+        }
+    };
+    ($cols:expr, $inner:ident, $args:tt, $mv:literal; $($w:literal)*) => {
+        match $cols {
+            $($w => $inner::<$w, $mv> $args,)*
+            _ => unreachable!("a tile of {} columns", $cols),
+        }
+    };
     ($cols:expr, $inner:ident, $args:tt, $($w:literal)*) => {
         match $cols {
             $($w => $inner::<$w> $args,)*
@@ -70,19 +102,24 @@ macro_rules! store_tile {
 
 /// One tile kernel: `$name` (B packed) and `$direct` (B read in place),
 /// target feature `$feat`, vector type `$v` of `$lanes` elements of `$t`,
-/// `$mv` vectors of A, tiles `$w` columns wide (the last is NR).
+/// `$mv` vectors of A, tiles `$w` columns wide (the last, `$nr`, is NR),
+/// and at that width tiles of `$short` vectors of rows (each count below
+/// `$mv`) for a last panel of rows that fills fewer.
 macro_rules! tile_kernel {
     ($name:ident, $direct:ident, $feat:literal, $t:ty, $v:ty, $lanes:literal, $mv:literal,
      $zero:ident, $load:ident, $set1:ident, $fma:ident, $store:ident,
-     $add:ident, $sub:ident, [$($w:literal : $u:literal)*]) => {
+     $add:ident, $sub:ident, [$($w:literal : $u:literal)*],
+     short: [$($short:literal)*], $nr:literal : $unr:literal) => {
         /// # Safety
         /// As [`super::MicroKernel`], with this kernel's MR and NR, on a CPU
         /// with the target feature.
         #[target_feature(enable = $feat)]
+        #[allow(clippy::too_many_arguments)]
         pub(super) unsafe fn $name(
             k: usize,
             a: *const $t,
             b: *const $t,
+            rows: usize,
             cols: usize,
             out: *mut $t,
             ldo: usize,
@@ -91,8 +128,9 @@ macro_rules! tile_kernel {
             // U sets of accumulators, step p adding into set p % U: a
             // narrow tile (a decode step's single column) has too few
             // accumulators to hide the multiply-add's latency otherwise.
+            // V of the MV vectors of rows computed and stored.
             #[target_feature(enable = $feat)]
-            unsafe fn tile<const W: usize, const U: usize>(
+            unsafe fn tile<const W: usize, const U: usize, const V: usize>(
                 k: usize,
                 a: *const $t,
                 b: *const $t,
@@ -101,13 +139,13 @@ macro_rules! tile_kernel {
                 store: Store,
             ) {
                 const MR: usize = $lanes * $mv;
-                let mut sets: [[[$v; $mv]; W]; U] = [[[$zero(); $mv]; W]; U];
+                let mut sets: [[[$v; V]; W]; U] = [[[$zero(); V]; W]; U];
                 // Step p into one set of accumulators.
-                let step = |p: usize, acc: &mut [[$v; $mv]; W]| {
+                let step = |p: usize, acc: &mut [[$v; V]; W]| {
                     // SAFETY: p < k, so the MR elements at p * MR and the
                     // W at p * W are inside the panels the caller gave.
                     let (ap, bp) = unsafe { (a.add(p * MR), b.add(p * W)) };
-                    let mut av: [$v; $mv] = [$zero(); $mv];
+                    let mut av: [$v; V] = [$zero(); V];
                     for (v, x) in av.iter_mut().enumerate() {
                         // SAFETY: inside A's step (v * lanes + lanes <= MR).
                         *x = unsafe { $load(ap.add(v * $lanes)) };
@@ -139,8 +177,15 @@ macro_rules! tile_kernel {
                 }
                 store_tile!(acc, out, ldo, store, $lanes, $load, $store, $add, $sub);
             }
-            // SAFETY: as the caller promises, for W = cols columns.
-            unsafe { by_width!(cols, tile, (k, a, b, out, ldo, store), $($w : $u)*) }
+            let vecs = rows.div_ceil($lanes);
+            if cols == $nr && vecs < $mv {
+                // SAFETY: as the caller promises, for NR columns; the
+                // first `vecs` vectors hold every row asked for.
+                unsafe { by_vecs!(vecs, tile, (k, a, b, out, ldo, store), $nr : $unr, $($short)*) }
+            } else {
+                // SAFETY: as the caller promises, for W = cols columns.
+                unsafe { by_width!(cols, tile, (k, a, b, out, ldo, store), $mv; $($w : $u)*) }
+            }
         }
 
         // The same tile reading B where it lies: column `j`'s depths are

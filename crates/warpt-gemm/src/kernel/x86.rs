@@ -24,7 +24,9 @@ tile_kernel!(
     _mm512_storeu_ps,
     _mm512_add_ps,
     _mm512_sub_ps,
-    [1:3 2:2 3:1 4:1 5:1 6:1 7:1 8:1]
+    [1:3 2:2 3:1 4:1 5:1 6:1 7:1 8:1],
+    short: [1 2],
+    8:1
 );
 tile_kernel!(
     f32_avx512_32x12,
@@ -41,7 +43,9 @@ tile_kernel!(
     _mm512_storeu_ps,
     _mm512_add_ps,
     _mm512_sub_ps,
-    [1:4 2:2 3:2 4:1 5:1 6:1 7:1 8:1 9:1 10:1 11:1 12:1]
+    [1:4 2:2 3:2 4:1 5:1 6:1 7:1 8:1 9:1 10:1 11:1 12:1],
+    short: [1],
+    12:1
 );
 tile_kernel!(
     f64_avx2,
@@ -58,7 +62,9 @@ tile_kernel!(
     _mm256_storeu_pd,
     _mm256_add_pd,
     _mm256_sub_pd,
-    [1:4 2:2 3:1 4:1 5:1 6:1]
+    [1:4 2:2 3:1 4:1 5:1 6:1],
+    short: [1],
+    6:1
 );
 tile_kernel!(
     f32_avx2,
@@ -75,7 +81,9 @@ tile_kernel!(
     _mm256_storeu_ps,
     _mm256_add_ps,
     _mm256_sub_ps,
-    [1:4 2:2 3:1 4:1 5:1 6:1]
+    [1:4 2:2 3:1 4:1 5:1 6:1],
+    short: [1],
+    6:1
 );
 tile_kernel!(
     f64_avx512,
@@ -92,7 +100,9 @@ tile_kernel!(
     _mm512_storeu_pd,
     _mm512_add_pd,
     _mm512_sub_pd,
-    [1:2 2:1 3:1 4:1 5:1 6:1]
+    [1:2 2:1 3:1 4:1 5:1 6:1],
+    short: [1 2 3],
+    6:1
 );
 
 /// A tile of dot-product steps (bf16's and int8's): each step takes a
@@ -100,26 +110,31 @@ tile_kernel!(
 /// four), A's micro-panel holding each row's group side by side and B's
 /// each column's, so one 32-bit broadcast of B meets 16 rows of A in a
 /// 64-byte load, and `$dot` adds the group's products into one 32-bit
-/// lane. `$mv` vectors of A (MR = 16·`$mv`), up to `$nr` columns.
+/// lane. `$mv` vectors of A (MR = 16·`$mv`), up to `$nr` columns, and at
+/// `$nr` tiles of `$short` vectors of rows (each below `$mv`) for a last
+/// panel of rows that fills fewer.
 macro_rules! dot_kernel {
     ($name:ident, $feat:literal, $t:ty, $acc:ty, $cv:ty, $av:ty, $mv:literal,
      $czero:ident, $as_a:expr, $dot:ident, $load:ident, $put:ident, $add:ident, $sub:ident,
-     [$($w:literal)*]) => {
+     [$($w:literal)*], short: [$($short:literal)*], $nr:literal) => {
         /// # Safety
         /// As [`super::MicroKernel`] with this kernel's MR and NR and
         /// groups of 4 bytes, on a CPU with the target feature.
         #[target_feature(enable = $feat)]
+        #[allow(clippy::too_many_arguments)]
         pub(super) unsafe fn $name(
             groups: usize,
             a: *const $t,
             b: *const $t,
+            rows: usize,
             cols: usize,
             out: *mut $acc,
             ldo: usize,
             store: Store,
         ) {
+            // V of the MV vectors of rows computed and stored.
             #[target_feature(enable = $feat)]
-            unsafe fn tile<const W: usize>(
+            unsafe fn tile<const W: usize, const V: usize>(
                 groups: usize,
                 a: *const $t,
                 b: *const $t,
@@ -127,17 +142,16 @@ macro_rules! dot_kernel {
                 ldo: usize,
                 store: Store,
             ) {
-                const MV: usize = $mv;
                 // Bytes of one step of A's micro-panel and of one column's
                 // group of B.
-                const STEP: usize = 64 * MV;
+                const STEP: usize = 64 * $mv;
                 let (a, b) = (a.cast::<u8>(), b.cast::<u8>());
-                let mut acc = [[$czero(); MV]; W];
+                let mut acc = [[$czero(); V]; W];
                 for g in 0..groups {
                     // SAFETY: g < groups: the step's MR groups of A and W of
                     // B are inside the panels the caller gave.
                     let (ap, bp) = unsafe { (a.add(g * STEP), b.add(g * W * 4)) };
-                    let mut av: [$av; MV] = [$as_a(_mm512_setzero_si512()); MV];
+                    let mut av: [$av; V] = [$as_a(_mm512_setzero_si512()); V];
                     for (v, x) in av.iter_mut().enumerate() {
                         // SAFETY: 16 groups (64 bytes) inside A's step.
                         *x = $as_a(unsafe { _mm512_loadu_si512(ap.add(v * 64).cast()) });
@@ -153,8 +167,15 @@ macro_rules! dot_kernel {
                 }
                 store_tile!(acc, out, ldo, store, 16, $load, $put, $add, $sub);
             }
-            // SAFETY: as the caller promises, for W = cols columns.
-            unsafe { by_width!(cols, tile, (groups, a, b, out, ldo, store), $($w)*) }
+            let vecs = rows.div_ceil(16);
+            if cols == $nr && vecs < $mv {
+                // SAFETY: as the caller promises, for NR columns; the
+                // first `vecs` vectors hold every row asked for.
+                unsafe { by_vecs!(vecs, tile, (groups, a, b, out, ldo, store), $nr, $($short)*) }
+            } else {
+                // SAFETY: as the caller promises, for W = cols columns.
+                unsafe { by_width!(cols, tile, (groups, a, b, out, ldo, store), $mv; $($w)*) }
+            }
         }
     };
 }
@@ -212,7 +233,9 @@ dot_kernel!(
     _mm512_storeu_ps,
     _mm512_add_ps,
     _mm512_sub_ps,
-    [1 2 3 4 5 6 7 8]
+    [1 2 3 4 5 6 7 8],
+    short: [1 2],
+    8
 );
 dot_kernel!(
     bf16_avx512_32x12,
@@ -229,7 +252,9 @@ dot_kernel!(
     _mm512_storeu_ps,
     _mm512_add_ps,
     _mm512_sub_ps,
-    [1 2 3 4 5 6 7 8 9 10 11 12]
+    [1 2 3 4 5 6 7 8 9 10 11 12],
+    short: [1],
+    12
 );
 
 // int8 (AVX512_VNNI): 24 i32 accumulators, 48 x 8 or 32 x 12.
@@ -248,7 +273,9 @@ dot_kernel!(
     store_i32,
     _mm512_add_epi32,
     _mm512_sub_epi32,
-    [1 2 3 4 5 6 7 8]
+    [1 2 3 4 5 6 7 8],
+    short: [1 2],
+    8
 );
 dot_kernel!(
     i8_avx512vnni_32x12,
@@ -265,5 +292,7 @@ dot_kernel!(
     store_i32,
     _mm512_add_epi32,
     _mm512_sub_epi32,
-    [1 2 3 4 5 6 7 8 9 10 11 12]
+    [1 2 3 4 5 6 7 8 9 10 11 12],
+    short: [1],
+    12
 );
