@@ -35,6 +35,7 @@ pub const BF16: Kernel<Bf16> = portable("portable bf16 8x4", 256, tile_bf16);
 
 /// # Safety
 /// As [`super::MicroKernel`]: `a` holds `k * 8`, `b` `k * cols`.
+#[allow(clippy::too_many_arguments)]
 unsafe fn tile<T: Element<Acc = T> + Scalar>(
     k: usize,
     a: *const T,
@@ -67,6 +68,7 @@ unsafe fn tile<T: Element<Acc = T> + Scalar>(
 /// # Safety
 /// As [`super::MicroKernel`]: `a` holds `groups * 8 * 2`, `b` `groups *
 /// cols * 2`.
+#[allow(clippy::too_many_arguments)]
 unsafe fn tile_bf16(
     groups: usize,
     a: *const Bf16,
@@ -103,6 +105,7 @@ pub const I8: Kernel<i8> = portable("portable i8 8x4", 512, tile_i8);
 /// # Safety
 /// As [`super::MicroKernel`]: `a` holds `groups * 8 * 4`, `b` `groups *
 /// cols * 4`.
+#[allow(clippy::too_many_arguments)]
 unsafe fn tile_i8(
     groups: usize,
     a: *const i8,

@@ -110,8 +110,11 @@ fn pack_panel<T: Element>(
         panel.fill(T::PAD);
     }
     if rs == 1 {
-        // A group's rows are G columns, side by side.
-        for (q, step) in panel.chunks_exact_mut(width * g).enumerate() {
+        // A group's rows are G columns, side by side: every whole group
+        // in one call where AVX2 interleaves them, any others (and the
+        // last, partial one) a step at a time.
+        let done = interleave_panel((data, cs), top, rows, width, p0, k / g, a_side, panel);
+        for (q, step) in panel.chunks_exact_mut(width * g).enumerate().skip(done) {
             let depths = g.min(k - q * g);
             let column = |s: usize| &data[top + (p0 + q * g + s) * cs..][..rows];
             interleave(&mut step[..rows * g], g, depths, column, a_side);
@@ -126,6 +129,57 @@ fn pack_panel<T: Element>(
             }
         }
     }
+}
+
+/// The first `steps` whole groups of depths of a column-major panel
+/// (rows `top..top + rows`, depths from `p0`, steps `width` groups apart
+/// in `panel`) interleaved in one call where AVX2 can (groups of 4
+/// bytes); how many it packed (0: none, the caller packs them).
+#[allow(clippy::too_many_arguments)]
+fn interleave_panel<T: Element>(
+    (data, cs): (&[T], usize),
+    top: usize,
+    rows: usize,
+    width: usize,
+    p0: usize,
+    steps: usize,
+    a_side: bool,
+    panel: &mut [T],
+) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    let g = T::GROUP;
+    #[cfg(target_arch = "x86_64")]
+    if g > 1
+        && steps > 0
+        && rows > 0
+        && std::mem::size_of::<T>() * g == 4
+        && crate::isa::Isa::Avx2.available()
+    {
+        // The last step's last run, and the last step's groups.
+        let end = top + (p0 + steps * g - 1) * cs + rows;
+        assert!(end <= data.len() && (steps - 1) * width * g + rows * g <= panel.len());
+        let size = std::mem::size_of::<T>();
+        let flip = if a_side { T::A_FLIP } else { 0 };
+        // SAFETY: every step's runs end by `end` inside `data` and its
+        // groups inside `panel` (asserted); Element's types are plain bits,
+        // moved a group (4 bytes) at a time, A's flipped as its packing
+        // says; the CPU runs AVX2.
+        unsafe {
+            x86::interleave_steps(
+                data.as_ptr().add(top + p0 * cs).cast(),
+                cs * size,
+                steps,
+                g,
+                rows,
+                flip,
+                panel.as_mut_ptr().cast(),
+                width * g * size,
+            )
+        };
+        return steps;
+    }
+    let _ = (data, cs, top, rows, width, p0, steps, a_side, panel);
+    0
 }
 
 /// One step of a panel (rows of A or columns of B, `g` depths each) from

@@ -207,6 +207,7 @@ fn fours(r0: __m256i, r1: __m256i, r2: __m256i, r3: __m256i) -> [__m256i; 4] {
 /// bytes is writable and apart from them, `g` is 2 or 4, and the CPU runs
 /// AVX2.
 #[target_feature(enable = "avx2")]
+#[inline]
 pub(super) unsafe fn interleave(
     runs: [*const u8; 4],
     g: usize,
@@ -285,5 +286,39 @@ pub(super) unsafe fn interleave(
                 unsafe { *dst.add(i * 4 + s * size + b) = *run.add(i * size + b) ^ flip };
             }
         }
+    }
+}
+
+/// [`interleave`] for `steps` consecutive steps of a panel in one call (a
+/// call per step cost bf16 more than the interleaving: 5% of a product
+/// at n = 1024): step `q`'s run `s` at `src + (q·g + s)·stride` bytes, its
+/// groups at `dst + q·dst_step` bytes.
+///
+/// # Safety
+/// As [`interleave`] for every step's runs and groups.
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn interleave_steps(
+    src: *const u8,
+    stride: usize,
+    steps: usize,
+    g: usize,
+    len: usize,
+    flip: u8,
+    dst: *mut u8,
+    dst_step: usize,
+) {
+    for q in 0..steps {
+        let runs: [*const u8; 4] = std::array::from_fn(|s| {
+            // SAFETY: run s < g of step q is inside the caller's bounds;
+            // the others are never read.
+            if s < g {
+                unsafe { src.add((q * g + s) * stride) }
+            } else {
+                src
+            }
+        });
+        // SAFETY: as the caller promises for step q.
+        unsafe { interleave(runs, g, len, flip, dst.add(q * dst_step)) };
     }
 }
