@@ -216,83 +216,59 @@ unsafe fn store_i32(p: *mut i32, v: __m512i) {
     unsafe { _mm512_storeu_si512(p.cast(), v) }
 }
 
-// bf16 (AVX512_BF16): 24 fp32 accumulators, 48 x 8 or, for rows a
-// multiple of 32 but not of 48, 32 x 12.
-dot_kernel!(
-    bf16_avx512,
-    "avx512f,avx512bf16",
-    super::Bf16,
-    f32,
-    __m512,
-    __m512bh,
-    3,
-    _mm512_setzero_ps,
-    as_bh,
-    dot_bf16,
-    _mm512_loadu_ps,
-    _mm512_storeu_ps,
-    _mm512_add_ps,
-    _mm512_sub_ps,
-    [1 2 3 4 5 6 7 8],
-    short: [1 2],
-    8
-);
-dot_kernel!(
-    bf16_avx512_32x12,
-    "avx512f,avx512bf16",
-    super::Bf16,
-    f32,
-    __m512,
-    __m512bh,
-    2,
-    _mm512_setzero_ps,
-    as_bh,
-    dot_bf16,
-    _mm512_loadu_ps,
-    _mm512_storeu_ps,
-    _mm512_add_ps,
-    _mm512_sub_ps,
-    [1 2 3 4 5 6 7 8 9 10 11 12],
-    short: [1],
-    12
-);
+/// A bf16 tile (AVX512_BF16, fp32 accumulators) of `$mv` vectors of rows.
+macro_rules! bf16_kernel {
+    ($name:ident, $mv:literal, $widths:tt, short: $short:tt, $nr:literal) => {
+        dot_kernel!(
+            $name,
+            "avx512f,avx512bf16",
+            super::Bf16,
+            f32,
+            __m512,
+            __m512bh,
+            $mv,
+            _mm512_setzero_ps,
+            as_bh,
+            dot_bf16,
+            _mm512_loadu_ps,
+            _mm512_storeu_ps,
+            _mm512_add_ps,
+            _mm512_sub_ps,
+            $widths,
+            short: $short,
+            $nr
+        );
+    };
+}
 
-// int8 (AVX512_VNNI): 24 i32 accumulators, 48 x 8 or 32 x 12.
-dot_kernel!(
-    i8_avx512vnni,
-    "avx512f,avx512vnni",
-    i8,
-    i32,
-    __m512i,
-    __m512i,
-    3,
-    _mm512_setzero_si512,
-    std::convert::identity,
-    dot_i8,
-    load_i32,
-    store_i32,
-    _mm512_add_epi32,
-    _mm512_sub_epi32,
-    [1 2 3 4 5 6 7 8],
-    short: [1 2],
-    8
-);
-dot_kernel!(
-    i8_avx512vnni_32x12,
-    "avx512f,avx512vnni",
-    i8,
-    i32,
-    __m512i,
-    __m512i,
-    2,
-    _mm512_setzero_si512,
-    std::convert::identity,
-    dot_i8,
-    load_i32,
-    store_i32,
-    _mm512_add_epi32,
-    _mm512_sub_epi32,
-    [1 2 3 4 5 6 7 8 9 10 11 12],
-    short: [1],
-    12
-);
+/// An int8 tile (AVX512_VNNI, i32 accumulators) of `$mv` vectors of rows.
+macro_rules! i8_kernel {
+    ($name:ident, $mv:literal, $widths:tt, short: $short:tt, $nr:literal) => {
+        dot_kernel!(
+            $name,
+            "avx512f,avx512vnni",
+            i8,
+            i32,
+            __m512i,
+            __m512i,
+            $mv,
+            _mm512_setzero_si512,
+            std::convert::identity,
+            dot_i8,
+            load_i32,
+            store_i32,
+            _mm512_add_epi32,
+            _mm512_sub_epi32,
+            $widths,
+            short: $short,
+            $nr
+        );
+    };
+}
+
+// 24 accumulators each: 48 x 8, or for rows a multiple of 32 but not of
+// 48, 32 x 12.
+bf16_kernel!(bf16_avx512, 3, [1 2 3 4 5 6 7 8], short: [1 2], 8);
+bf16_kernel!(bf16_avx512_32x12, 2, [1 2 3 4 5 6 7 8 9 10 11 12], short: [1], 12);
+i8_kernel!(i8_avx512vnni, 3, [1 2 3 4 5 6 7 8], short: [1 2], 8);
+i8_kernel!(i8_avx512vnni_32x12, 2, [1 2 3 4 5 6 7 8 9 10 11 12], short: [1], 12);
