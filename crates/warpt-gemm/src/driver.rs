@@ -1,20 +1,23 @@
 //! The loops around the microkernel, and the threads.
 //!
 //! For each `NC`-wide block of columns and `KC`-deep slice of the depth,
-//! the threads pack B's block between them (each a share of its
-//! micro-panels, into one of two slots so the next block's packing never
-//! waits for this one's readers) and wait for each other once; then each
-//! multiplies its own rows: it packs `MC` of them of A at a time and runs
-//! the microkernel over every (B micro-panel, A micro-panel) pair, B's
-//! outer so its
-//! micro-panel stays in L1 while A's stream from L2. Rows are shared out
-//! in whole micro-panels, as evenly as they go, so no thread idles while
-//! another finishes a block. A product too small to split runs on the
-//! calling thread; one too thin in rows to split by them is split by
-//! columns instead, each thread packing its own panels. When A is short
-//! (a few micro-panels: a layer's weights against many activations) and
-//! B's columns are contiguous, B is not packed at all: the kernel reads
-//! its columns where they lie, and the threads split the columns.
+//! B's block is packed into `NR`-wide micro-panels and A's rows `MC` at a
+//! time into `MR`-tall ones, and the microkernel runs over every (B
+//! micro-panel, A micro-panel) pair, B's outer so its micro-panel stays in
+//! L1 while A's stream from L2.
+//!
+//! A product too small to split runs on the calling thread. One wide
+//! enough to give every thread `COLUMNS_MIN` columns is split by columns,
+//! each thread packing its own panels of B and all of A, waiting for no
+//! other. A thinner one is split by rows, in whole micro-panels as evenly
+//! as they go: the threads pack each block of B between them (each a share
+//! of its micro-panels, into one of two slots so the next block's packing
+//! never waits for this one's readers), wait for each other once, and each
+//! multiplies its own rows. One too short in rows to split by them is
+//! split by columns. When A is short (a few micro-panels: a layer's
+//! weights against many activations) and B's columns are contiguous, B is
+//! not packed at all: the kernel reads its columns where they lie, and the
+//! threads split the columns.
 
 use crate::kernel::{Dest, Element, Kernel, Scalar, Store};
 use crate::mat::{MatMut, MatRef};
@@ -65,7 +68,8 @@ const COLUMNS_MIN: usize = 96;
 const SPLIT_MIN: usize = 96 * 96 * 96;
 
 /// `C = alpha·A·B + beta·C` with the best kernel this CPU runs (of its
-/// best ISA level, the tile that pads the product's rows least), on
+/// best ISA level, the tile [`Kernel::for_rows`] takes for the product's
+/// rows), on
 /// `threads` threads (0: one per CPU this process may use). `beta = 0`
 /// does not read C (NaNs in it are overwritten).
 pub fn gemm<T: Element>(
