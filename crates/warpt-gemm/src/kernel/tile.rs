@@ -9,7 +9,9 @@
 //! Every tile is compiled once per width `W` (1 to NR columns): a product
 //! with fewer columns than NR (a decode step's one activation row, the
 //! last panel of any product) runs only the multiply-adds of its own
-//! columns, not NR's. Each stores its columns `ldo` apart as `Store` says:
+//! columns, not NR's; at NR, once more per count of vectors of rows below
+//! the tile's, for a last panel of rows that fills fewer (1024 rows on a
+//! 48-row tile end in 16). Each stores its columns `ldo` apart as `Store` says:
 //! straight into C, or into the driver's tile buffer. The instantiating
 //! module brings `Store` into scope; the intrinsics are named by the
 //! caller (`$fma(a, b, c)` is `a·b + c`).
