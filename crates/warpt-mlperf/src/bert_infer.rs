@@ -291,6 +291,13 @@ impl Benchmark for BertInfer {
         let outcome = bench::run(ctx, measure, sut, &settings, NAME)?;
         let mut m = bench::measured(&outcome, measure);
         m.details.push(("sut".into(), ParamValue::from(sut.name())));
+        // Every product is the GEMM engine's (weights packed once).
+        m.details.push((
+            "engine".into(),
+            ParamValue::from(warpt_models::packed::ENGINE),
+        ));
+        m.details
+            .push(("isa".into(), ParamValue::from(warpt_models::packed::isa())));
         m.details.push((
             "counting".into(),
             ParamValue::from("a sample is one SQuAD-shaped input of `seq` tokens (padded); its response is seq x 2 f32 logits"),

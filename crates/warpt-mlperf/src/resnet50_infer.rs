@@ -274,6 +274,13 @@ impl Benchmark for Resnet50Infer {
         let mut m = bench::measured(&outcome, measure);
         let gflop = resnet::forward_flops(sut.library.size) / 1e9;
         m.details.push(("sut".into(), ParamValue::from(sut.name())));
+        // Every product is the GEMM engine's (weights packed once).
+        m.details.push((
+            "engine".into(),
+            ParamValue::from(warpt_models::packed::ENGINE),
+        ));
+        m.details
+            .push(("isa".into(), ParamValue::from(warpt_models::packed::isa())));
         m.details
             .push(("gflop_per_image".into(), ParamValue::Float(gflop)));
         if let Some(rate) = m.metrics.iter().find(|m| m.name == "samples_per_s") {

@@ -26,6 +26,16 @@
 use rayon::prelude::*;
 use warpt_gemm::{MatMut, MatRef, PackedA, gemm_packed};
 
+/// The engine every [`PackedMatrix`] multiplies on, as results name it
+/// (`details.engine`).
+pub const ENGINE: &str = "warpt-gemm";
+
+/// The instruction set the engine's f32 tiles use on this CPU, as results
+/// name it (`details.isa`: `avx512f`, `avx2+fma`, `neon`, `portable`).
+pub fn isa() -> &'static str {
+    warpt_gemm::Kernel::<f32>::best().isa.name()
+}
+
 /// Output features per band at least: bands thinner than this cost more
 /// in per-product overhead than they gain in balance.
 const BAND_MIN: usize = 64;

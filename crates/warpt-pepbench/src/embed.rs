@@ -208,8 +208,17 @@ impl Encoder {
     /// What runs the forward pass, for the details.
     pub fn engine_name(&self) -> &'static str {
         match self.engine {
-            Engine::Packed(_) => "warpt packed f32 kernel",
+            Engine::Packed(_) => warpt_models::packed::ENGINE,
             Engine::Candle(_) => "warpt BERT on candle operations",
+        }
+    }
+
+    /// The instruction set the forward pass's products use: the GEMM
+    /// engine's tiles', or `candle` (candle's own kernels choose).
+    pub fn isa(&self) -> &'static str {
+        match self.engine {
+            Engine::Packed(_) => warpt_models::packed::isa(),
+            Engine::Candle(_) => "candle",
         }
     }
 
@@ -401,6 +410,7 @@ impl Benchmark for Embed {
                     ParamValue::from(encoder.family.model_type()),
                 ),
                 ("engine".into(), ParamValue::from(encoder.engine_name())),
+                ("isa".into(), ParamValue::from(encoder.isa())),
                 ("weights".into(), ParamValue::Str(encoder.source.clone())),
                 ("model".into(), ParamValue::from(model_name)),
                 ("heap".into(), ParamValue::from(crate::heap::SETTING)),

@@ -244,6 +244,13 @@ fn embed_seeded_minilm_matches_the_f64_reference() {
     );
     assert_eq!(r.details["tokens_per_batch"], ParamValue::Int(64));
     assert_eq!(r.details["family"], ParamValue::Str("bert".into()));
+    // f32 runs on the GEMM engine, which names its tiles' instruction set.
+    assert_eq!(r.details["engine"], ParamValue::Str("warpt-gemm".into()));
+    let isa = r.details["isa"].as_str().unwrap();
+    assert!(
+        ["avx512f", "avx2+fma", "neon", "portable"].contains(&isa),
+        "{isa}"
+    );
     // bf16 and f16 run on the other engine (whose padded batches once came
     // out NaN: candle-transformers' BERT masks with f32::MIN, -inf there).
     for precision in ["precision=bf16", "precision=f16"] {

@@ -321,6 +321,17 @@ fn resnet50_infer_runs_and_checks_against_f64() {
     let v = r["validation"]["message"].as_str().unwrap();
     assert!(v.contains("of the f64 reference on a 32x32 image"), "{v}");
     assert_eq!(r["details"]["result_valid"], true);
+    engine_named(&r);
+}
+
+/// The products' engine and the instruction set its tiles use are named.
+fn engine_named(r: &Value) {
+    assert_eq!(r["details"]["engine"], "warpt-gemm", "{}", r["details"]);
+    let isa = r["details"]["isa"].as_str().unwrap();
+    assert!(
+        ["avx512f", "avx2+fma", "neon", "portable"].contains(&isa),
+        "{isa}"
+    );
 }
 
 /// A directory of images (PPM, written here) instead of seeded ones.
@@ -370,6 +381,7 @@ fn bert_infer_runs_and_checks_against_f64() {
         v.contains("of the f64 reference") && v.contains("QA head"),
         "{v}"
     );
+    engine_named(&r);
 }
 
 #[test]
