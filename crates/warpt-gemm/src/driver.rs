@@ -253,7 +253,7 @@ pub(crate) fn execute<T: Element>(
         && (threads <= 1 || (m.div_ceil(kernel.mr) >= 2 * threads && n < COLUMNS_MIN * threads));
     if by_rows && threads > 1 && n <= kernel.nr {
         crate::team::run(threads, &|t| {
-            let (shared, barrier) = (Shared::new(kernel, k, n), SpinBarrier::new(1));
+            let (shared, barrier) = (Shared::new(kernel, k, n, 1), SpinBarrier::new(1));
             let alone = Team {
                 t: 0,
                 threads: 1,
@@ -262,7 +262,7 @@ pub(crate) fn execute<T: Element>(
             job.rows(share(m, kernel.mr, threads, t), &alone, &shared);
         });
     } else if by_rows {
-        let shared = Shared::new(kernel, k, n);
+        let shared = Shared::new(kernel, k, n, threads);
         let barrier = SpinBarrier::new(threads);
         crate::team::run(threads, &|t| {
             let team = Team {
@@ -367,12 +367,14 @@ impl<T: Element> Job<'_, T> {
             let kp = kb.next_multiple_of(T::GROUP);
             let mine = share(panels, 1, team.threads, team.t);
             // This step's slot of the shared blocks.
-            let (b_at, corr_at) = (step % 2 * shared.block, step % 2 * shared.cols);
+            let (b_at, corr_at) = shared.slot(step);
             // SAFETY: each thread writes only its own panels of this step's
             // slot, which no thread reads until all have passed the barrier
-            // below, and which the last step to read it (`step - 2`) is done
-            // with: every thread finished it before packing `step - 1` and
-            // passing that step's barrier, which this thread has passed.
+            // below, and which the last step to read it is done with: a
+            // thread alone read it in its previous step; in a team that was
+            // `step - 2`, which every thread finished before packing
+            // `step - 1` and passing that step's barrier, which this thread
+            // has passed.
             let dst = unsafe {
                 shared
                     .b

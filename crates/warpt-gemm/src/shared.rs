@@ -10,10 +10,12 @@ use crate::kernel::{Element, Kernel, Scalar};
 use crate::scratch::Scratch;
 
 /// B's packed blocks and their columns' corrections, shared by a
-/// row-split team: slot `s % 2` holds step `s` of the product. A thread
-/// packing step `s + 1` has passed step `s`'s barrier, so every thread has
-/// finished step `s - 1`, the only one that read that slot: one barrier
-/// per step instead of two (one to publish the block, one to free it).
+/// row-split team: with several threads, slot `s % 2` holds step `s` of
+/// the product. A thread packing step `s + 1` has passed step `s`'s
+/// barrier, so every thread has finished step `s - 1`, the only one that
+/// read that slot: one barrier per step instead of two (one to publish the
+/// block, one to free it). A thread alone reuses one slot, still warm in
+/// its caches.
 pub(crate) struct Shared<T: Element> {
     /// The blocks' panels, `block` elements per slot.
     pub(crate) b: Region<T, Scratch<T>>,
@@ -21,24 +23,34 @@ pub(crate) struct Shared<T: Element> {
     /// none).
     pub(crate) corr: Region<T::Acc, Vec<T::Acc>>,
     /// One slot's length in `b`.
-    pub(crate) block: usize,
+    block: usize,
     /// One slot's length in `corr`.
-    pub(crate) cols: usize,
+    cols: usize,
+    /// 2, or 1 for a thread alone.
+    slots: usize,
 }
 
 impl<T: Element> Shared<T> {
-    /// Room for two packed blocks of B of `kernel` for a product of depth
-    /// `k` and `n` columns.
-    pub(crate) fn new(kernel: &Kernel<T>, k: usize, n: usize) -> Self {
+    /// Room for the packed blocks of B of `kernel` for a product of depth
+    /// `k` and `n` columns, for a team of `threads`.
+    pub(crate) fn new(kernel: &Kernel<T>, k: usize, n: usize, threads: usize) -> Self {
         let cols = kernel.nc.min(n.div_ceil(kernel.nr) * kernel.nr);
         let block = depth(kernel, k) * cols;
         let corr_cols = if T::CORRECTED { cols } else { 0 };
+        let slots = if threads > 1 { 2 } else { 1 };
         Shared {
-            b: Region::new(Scratch::new(2 * block)),
-            corr: Region::new(vec![T::Acc::ZERO; 2 * corr_cols]),
+            b: Region::new(Scratch::new(slots * block)),
+            corr: Region::new(vec![T::Acc::ZERO; slots * corr_cols]),
             block,
             cols: corr_cols,
+            slots,
         }
+    }
+
+    /// Where step `step`'s slot starts in `b` and in `corr`.
+    pub(crate) fn slot(&self, step: usize) -> (usize, usize) {
+        let s = step % self.slots;
+        (s * self.block, s * self.cols)
     }
 }
 

@@ -114,7 +114,7 @@ tile_kernel!(
 /// `$nr` tiles of `$short` vectors of rows (each below `$mv`) for a last
 /// panel of rows that fills fewer.
 macro_rules! dot_kernel {
-    ($name:ident, $feat:literal, $t:ty, $acc:ty, $cv:ty, $av:ty, $mv:literal,
+    ($name:ident, $feat:literal, $t:ty, $acc:ty, $av:ty, $mv:literal,
      $czero:ident, $as_a:expr, $dot:ident, $load:ident, $put:ident, $add:ident, $sub:ident,
      [$($w:literal)*], short: [$($short:literal)*], $nr:literal) => {
         /// # Safety
@@ -224,7 +224,6 @@ macro_rules! bf16_kernel {
             "avx512f,avx512bf16",
             super::Bf16,
             f32,
-            __m512,
             __m512bh,
             $mv,
             _mm512_setzero_ps,
@@ -249,7 +248,6 @@ macro_rules! i8_kernel {
             "avx512f,avx512vnni",
             i8,
             i32,
-            __m512i,
             __m512i,
             $mv,
             _mm512_setzero_si512,

@@ -185,45 +185,9 @@ fn interleave_panel<T: Element>(
 /// One step of a panel (rows of A or columns of B, `g` depths each) from
 /// the `depths <= g` runs `run(s)` that hold depth `s` of each:
 /// `dst[i·g + s] = run(s)[i]` (through the element's A map when `a_side`).
-/// Depths past `depths` are left as they are (padding). With AVX2, groups
-/// of 4 bytes (bf16 pairs, int8 fours) a vector at a time (`x86`).
+/// Depths past `depths` are left as they are (padding). The steps AVX2
+/// interleaves go through [`interleave_panel`] instead, a panel at a time.
 fn interleave<'d, T: Element>(
-    dst: &mut [T],
-    g: usize,
-    depths: usize,
-    run: impl Fn(usize) -> &'d [T],
-    a_side: bool,
-) {
-    #[cfg(target_arch = "x86_64")]
-    if g > 1
-        && depths == g
-        && std::mem::size_of::<T>() * g == 4
-        && crate::isa::Isa::Avx2.available()
-    {
-        let runs: [&[T]; 4] = std::array::from_fn(|s| if s < g { run(s) } else { &[] });
-        let len = dst.len() / g;
-        assert!(runs[..g].iter().all(|r| r.len() >= len));
-        let flip = if a_side { T::A_FLIP } else { 0 };
-        // SAFETY: each of the g runs holds `len` elements (asserted), dst
-        // `len` groups; Element's types are plain bits, moved a group (4
-        // bytes) at a time, A's with the bits its packing flips flipped;
-        // the CPU runs AVX2.
-        unsafe {
-            x86::interleave(
-                runs.map(|r| r.as_ptr().cast()),
-                g,
-                len,
-                flip,
-                dst.as_mut_ptr().cast(),
-            )
-        };
-        return;
-    }
-    interleave_portable(dst, g, depths, run, a_side);
-}
-
-/// [`interleave`] in plain Rust.
-fn interleave_portable<'d, T: Element>(
     dst: &mut [T],
     g: usize,
     depths: usize,
@@ -375,23 +339,54 @@ mod tests {
         }
     }
 
-    /// The interleaves with AVX2 and without agree: lengths past and
-    /// short of a vector, both sides.
+    /// A column-major panel's whole groups interleaved a panel at a time
+    /// with AVX2 agree with the plain loop step by step: rows past and
+    /// short of a vector, padded panels, one step and several, both sides.
     fn interleaves_agree<T: Element + PartialEq + std::fmt::Debug>(from: impl Fn(usize) -> T) {
         let g = T::GROUP;
-        for len in [1, 7, 15, 16, 17, 31, 32, 33, 48, 100] {
-            for a_side in [false, true] {
-                let src: Vec<T> = (0..g * len + 5).map(&from).collect();
-                let run = |s: usize| &src[s * len + s..][..len];
-                let (mut fast, mut plain) = (vec![T::PAD; g * len], vec![T::PAD; g * len]);
-                interleave(&mut fast, g, g, run, a_side);
-                interleave_portable(&mut plain, g, g, run, a_side);
-                assert_eq!(fast, plain, "{} len {len}", T::NAME);
-                for i in 0..len {
-                    for s in 0..g {
-                        let x = run(s)[i];
-                        let want = if a_side { T::pack_a(x) } else { x };
-                        assert_eq!(plain[i * g + s], want);
+        let (top, p0) = (2, 1);
+        for (rows, width) in [
+            (1, 8),
+            (7, 8),
+            (15, 16),
+            (16, 16),
+            (17, 48),
+            (31, 32),
+            (32, 32),
+            (33, 48),
+            (48, 48),
+            (100, 100),
+        ] {
+            for steps in [1, 3] {
+                for a_side in [false, true] {
+                    let cs = rows + top + 5;
+                    let src: Vec<T> = (0..(p0 + steps * g) * cs).map(&from).collect();
+                    let column = |q: usize, s: usize| &src[top + (p0 + q * g + s) * cs..][..rows];
+                    let len = steps * width * g;
+                    let (mut fast, mut plain) = (vec![T::PAD; len], vec![T::PAD; len]);
+                    let done = interleave_panel(
+                        (&src, cs),
+                        top,
+                        rows,
+                        width,
+                        p0,
+                        steps,
+                        a_side,
+                        &mut fast,
+                    );
+                    assert_eq!(done, steps, "AVX2 takes every whole group here");
+                    for (q, step) in plain.chunks_exact_mut(width * g).enumerate() {
+                        interleave(&mut step[..rows * g], g, g, |s| column(q, s), a_side);
+                    }
+                    assert_eq!(fast, plain, "{} rows {rows} steps {steps}", T::NAME);
+                    for q in 0..steps {
+                        for i in 0..rows {
+                            for s in 0..g {
+                                let x = column(q, s)[i];
+                                let want = if a_side { T::pack_a(x) } else { x };
+                                assert_eq!(plain[(q * width + i) * g + s], want);
+                            }
+                        }
                     }
                 }
             }
@@ -400,6 +395,10 @@ mod tests {
 
     #[test]
     fn interleaves_agree_with_and_without_avx2() {
+        if !crate::isa::Isa::Avx2.available() {
+            eprintln!("AVX2 interleave: not run here (no AVX2)");
+            return;
+        }
         interleaves_agree(|i| Bf16((i * 7919) as u16));
         interleaves_agree(|i| (i * 31 % 256) as u8 as i8);
     }
