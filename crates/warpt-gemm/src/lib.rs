@@ -19,6 +19,8 @@
 //! - [`driver`]: the loops, the split of the work and the tile updates;
 //! - [`packed`]: a left operand packed once for many products (an LU
 //!   panel, a layer's weights);
+//! - [`quant`]: products on GGML's q8_0 and q4_0 blocks, repacked for
+//!   integer dot products;
 //! - `out`: C as the threads write it, a tile at a time;
 //! - `scratch`: packing buffers each thread keeps from product to product;
 //! - `shared`: what a row-split product's threads share (B's packed
@@ -32,6 +34,7 @@ pub mod mat;
 mod out;
 pub mod pack;
 pub mod packed;
+pub mod quant;
 mod scratch;
 mod shared;
 mod team;

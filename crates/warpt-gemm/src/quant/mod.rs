@@ -1,0 +1,474 @@
+//! Products on GGML's quantized blocks without an f32 copy of the weights:
+//! `y = x · wᵀ` where `w` (`rows × k`) is in q8_0 or q4_0 blocks (32
+//! weights sharing one f16 scale) and `x` (`n × k`, f32) is quantized per
+//! call to 8-bit blocks of its own, as llama.cpp quantizes activations.
+//! Each block pair is an integer dot product of 32 terms, scaled once by
+//! the product of the two blocks' scales: the arithmetic llama.cpp does,
+//! in the same order per block, so both give the same numbers to f32
+//! rounding.
+//!
+//! The weights are repacked at load ([`QMatrix`]): sixteen rows at a time,
+//! each block of the sixteen rows is one record of their sixteen scales
+//! and then their weights four consecutive values per row side by side,
+//! the order an integer dot product instruction (`vpdpbusd`: four u8 × i8
+//! products summed into each of sixteen i32 lanes) reads them. Weights are
+//! stored unsigned (q8_0's `w + 128`, q4_0's nibbles as GGUF has them,
+//! `w + 8`), the activations signed; the offset is taken back once per
+//! block with the activations' block sum. One layout serves decode steps
+//! (one row of `x`: bound by reading the weights, which stay 4-8x smaller
+//! than f32) and prefills (many rows: each record is read once per four
+//! tokens, from cache).
+//!
+//! - [`QMatrix`]: the repacked weights;
+//! - [`QActs`]: the activations quantized;
+//! - `portable`: the product in plain Rust, for any CPU;
+//! - `x86`: AVX-512 VNNI and AVX2 tiles (x86-64 only).
+
+mod portable;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+use std::ops::Range;
+
+use thiserror::Error;
+
+use crate::isa::Isa;
+
+/// Values per block, in the weights and in the activations.
+pub const BLOCK: usize = 32;
+
+/// Rows per record: one AVX-512 register of i32 sums.
+pub const GROUP: usize = 16;
+
+/// A GGML block type the engine multiplies on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum QType {
+    /// 32 signed 8-bit weights and an f16 scale (34 bytes).
+    Q8_0,
+    /// 32 4-bit weights (`nibble - 8`) and an f16 scale (18 bytes).
+    Q4_0,
+}
+
+impl QType {
+    /// Bytes of one GGML block.
+    pub fn ggml_block_bytes(self) -> usize {
+        match self {
+            QType::Q8_0 => 2 + BLOCK,
+            QType::Q4_0 => 2 + BLOCK / 2,
+        }
+    }
+
+    /// Bytes of one repacked record's weights (sixteen rows of a block).
+    fn weight_bytes(self) -> usize {
+        match self {
+            QType::Q8_0 => GROUP * BLOCK,
+            QType::Q4_0 => GROUP * BLOCK / 2,
+        }
+    }
+
+    /// Bytes of one record: sixteen f16 scales, then the weights.
+    fn record_bytes(self) -> usize {
+        2 * GROUP + self.weight_bytes()
+    }
+
+    /// What the stored unsigned weight exceeds the weight by.
+    fn offset(self) -> i32 {
+        match self {
+            QType::Q8_0 => 128,
+            QType::Q4_0 => 8,
+        }
+    }
+}
+
+/// What cannot be repacked.
+#[derive(Debug, Error, PartialEq, Eq)]
+pub enum QuantError {
+    /// `k` is not a whole number of blocks.
+    #[error("{k} columns are not a whole number of {BLOCK}-value blocks")]
+    Columns {
+        /// The columns given.
+        k: usize,
+    },
+    /// The bytes are not `rows × k / 32` blocks.
+    #[error("{got} bytes of {qtype:?} blocks, {want} expected for {rows} x {k}")]
+    Length {
+        /// The block type.
+        qtype: QType,
+        /// Rows given.
+        rows: usize,
+        /// Columns given.
+        k: usize,
+        /// Bytes given.
+        got: usize,
+        /// Bytes the shape needs.
+        want: usize,
+    },
+}
+
+/// The instruction set a product runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QKernel {
+    /// Plain Rust.
+    Portable,
+    /// AVX2's `vpmaddubsw` (x86-64-v3).
+    Avx2,
+    /// AVX-512 VNNI's `vpdpbusd`.
+    Avx512Vnni,
+}
+
+impl QKernel {
+    /// Every kernel this CPU runs, best last.
+    pub fn all() -> Vec<QKernel> {
+        let mut all = vec![QKernel::Portable];
+        if Isa::Avx2.available() && f16c() {
+            all.push(QKernel::Avx2);
+        }
+        if Isa::Avx512Vnni.available() {
+            all.push(QKernel::Avx512Vnni);
+        }
+        all
+    }
+
+    /// The fastest kernel this CPU runs.
+    pub fn best() -> QKernel {
+        *Self::all().last().unwrap_or(&QKernel::Portable)
+    }
+
+    /// The instruction set, as results name it (`details.isa`).
+    pub fn isa(self) -> Isa {
+        match self {
+            QKernel::Portable => Isa::Portable,
+            QKernel::Avx2 => Isa::Avx2,
+            QKernel::Avx512Vnni => Isa::Avx512Vnni,
+        }
+    }
+}
+
+/// Whether the CPU converts f16 (every AVX2 CPU made does; the AVX2
+/// kernel reads the scales with it).
+fn f16c() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    return std::arch::is_x86_feature_detected!("f16c");
+    #[cfg(not(target_arch = "x86_64"))]
+    false
+}
+
+/// A `rows × k` weight matrix in GGML blocks, repacked (see the module
+/// doc): `groups × blocks` records, group-major, the last group's rows
+/// past `rows` zero.
+pub struct QMatrix {
+    qtype: QType,
+    rows: usize,
+    k: usize,
+    data: Vec<u8>,
+    /// Whether a q8_0 weight is -128, which AVX2's sign trick cannot
+    /// negate (llama.cpp's quantizer never writes one; a file may).
+    has_min: bool,
+}
+
+impl QMatrix {
+    /// Repacks `bytes`, GGML's `rows × k / 32` blocks of `qtype` in row
+    /// order, as a GGUF file stores a weight matrix.
+    pub fn from_ggml(
+        qtype: QType,
+        bytes: &[u8],
+        rows: usize,
+        k: usize,
+    ) -> Result<Self, QuantError> {
+        if !k.is_multiple_of(BLOCK) {
+            return Err(QuantError::Columns { k });
+        }
+        let blocks = k / BLOCK;
+        let want = rows * blocks * qtype.ggml_block_bytes();
+        if bytes.len() != want {
+            return Err(QuantError::Length {
+                qtype,
+                rows,
+                k,
+                got: bytes.len(),
+                want,
+            });
+        }
+        let groups = rows.div_ceil(GROUP);
+        let rec = qtype.record_bytes();
+        // Padding rows: scale 0, weights at the offset (zero).
+        let pad = match qtype {
+            QType::Q8_0 => 0x80,
+            QType::Q4_0 => 0x88,
+        };
+        let mut data = vec![pad; groups * blocks * rec];
+        let mut has_min = false;
+        let src_row = blocks * qtype.ggml_block_bytes();
+        for (g, group) in data.chunks_exact_mut(blocks * rec).enumerate() {
+            for (b, record) in group.chunks_exact_mut(rec).enumerate() {
+                let (scales, weights) = record.split_at_mut(2 * GROUP);
+                scales.fill(0);
+                for r in 0..GROUP.min(rows - g * GROUP) {
+                    let at = (g * GROUP + r) * src_row + b * qtype.ggml_block_bytes();
+                    let block = &bytes[at..at + qtype.ggml_block_bytes()];
+                    scales[2 * r..2 * r + 2].copy_from_slice(&block[..2]);
+                    let mut w = [0u8; BLOCK];
+                    match qtype {
+                        QType::Q8_0 => {
+                            for (o, q) in w.iter_mut().zip(&block[2..]) {
+                                has_min |= *q == 0x80;
+                                *o = q ^ 0x80;
+                            }
+                        }
+                        QType::Q4_0 => {
+                            // Low nibbles are values 0-15, high 16-31.
+                            for (j, q) in block[2..].iter().enumerate() {
+                                w[j] = q & 0x0f;
+                                w[j + 16] = q >> 4;
+                            }
+                        }
+                    }
+                    place(qtype, weights, r, &w);
+                }
+            }
+        }
+        Ok(QMatrix {
+            qtype,
+            rows,
+            k,
+            data,
+            has_min,
+        })
+    }
+
+    /// Output features.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Input features.
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
+    /// The block type.
+    pub fn qtype(&self) -> QType {
+        self.qtype
+    }
+
+    /// Groups of [`GROUP`] rows: the unit a product's rows are split in.
+    pub fn groups(&self) -> usize {
+        self.rows.div_ceil(GROUP)
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.data.len()
+    }
+
+    /// The fastest kernel this CPU runs on this matrix.
+    pub fn kernel(&self) -> QKernel {
+        QKernel::all()
+            .into_iter()
+            .rev()
+            .find(|k| self.runs_on(*k))
+            .unwrap_or(QKernel::Portable)
+    }
+
+    /// Whether `kernel` multiplies this matrix exactly (and this CPU runs it).
+    pub fn runs_on(&self, kernel: QKernel) -> bool {
+        QKernel::all().contains(&kernel)
+            && !(kernel == QKernel::Avx2 && self.qtype == QType::Q8_0 && self.has_min)
+    }
+
+    /// `x · wᵀ` for the rows of groups `groups` (`acts.n() × rows'`,
+    /// row-major, rows' the rows those groups hold), on the calling
+    /// thread with the best kernel: a share of a product split across
+    /// threads by groups.
+    ///
+    /// # Panics
+    /// If `acts` is not `k` wide, `groups` not within [`Self::groups`] or
+    /// `out` not `acts.n()` times the groups' rows.
+    pub fn product(&self, acts: &QActs, groups: Range<usize>, out: &mut [f32]) {
+        self.product_with(self.kernel(), acts, groups, out);
+    }
+
+    /// [`Self::product`] on `kernel`, which must be one [`Self::runs_on`].
+    ///
+    /// # Panics
+    /// As [`Self::product`], and if the matrix does not run on `kernel`.
+    pub fn product_with(
+        &self,
+        kernel: QKernel,
+        acts: &QActs,
+        groups: Range<usize>,
+        out: &mut [f32],
+    ) {
+        assert!(self.runs_on(kernel), "{kernel:?} on {:?}", self.qtype);
+        assert_eq!(
+            acts.k, self.k,
+            "activations {} wide, weights {}",
+            acts.k, self.k
+        );
+        assert!(groups.start <= groups.end && groups.end <= self.groups());
+        let first = groups.start * GROUP;
+        let width = (groups.end * GROUP).min(self.rows).saturating_sub(first);
+        assert_eq!(out.len(), acts.n * width, "{} rows of {width}", acts.n);
+        if width == 0 || acts.n == 0 {
+            return;
+        }
+        let panel = Panel {
+            qtype: self.qtype,
+            blocks: self.k / BLOCK,
+            data: &self.data,
+        };
+        let mut g = groups.start;
+        while g < groups.end {
+            let rg = (groups.end - g).min(MAX_GROUPS);
+            let mut t = 0;
+            while t < acts.n {
+                let tn = (acts.n - t).min(MAX_TOKENS);
+                let mut tile = [[0f32; MAX_GROUPS * GROUP]; MAX_TOKENS];
+                run(kernel, &panel, g, rg, acts, t, tn, &mut tile);
+                let rows = ((g + rg) * GROUP).min(self.rows) - g * GROUP;
+                let col = g * GROUP - first;
+                for (i, row) in tile.iter().take(tn).enumerate() {
+                    out[(t + i) * width + col..][..rows].copy_from_slice(&row[..rows]);
+                }
+                t += tn;
+            }
+            g += rg;
+        }
+    }
+}
+
+/// Row groups a tile covers at most.
+pub(crate) const MAX_GROUPS: usize = 2;
+
+/// Activation rows a tile covers at most.
+pub(crate) const MAX_TOKENS: usize = 4;
+
+/// A tile's result: `tokens × (groups · 16)`, token-major.
+pub(crate) type Tile = [[f32; MAX_GROUPS * GROUP]; MAX_TOKENS];
+
+/// The repacked records, as kernels read them.
+pub(crate) struct Panel<'a> {
+    pub(crate) qtype: QType,
+    pub(crate) blocks: usize,
+    pub(crate) data: &'a [u8],
+}
+
+impl Panel<'_> {
+    /// Group `g`'s record of block `b`.
+    pub(crate) fn record(&self, g: usize, b: usize) -> &[u8] {
+        let rec = self.qtype.record_bytes();
+        &self.data[(g * self.blocks + b) * rec..][..rec]
+    }
+}
+
+/// Groups `g..g + rg` against activation rows `t..t + tn` into `tile`.
+#[allow(clippy::too_many_arguments)]
+fn run(
+    kernel: QKernel,
+    panel: &Panel,
+    g: usize,
+    rg: usize,
+    acts: &QActs,
+    t: usize,
+    tn: usize,
+    tile: &mut Tile,
+) {
+    match kernel {
+        QKernel::Portable => portable::tile(panel, g, rg, acts, t, tn, tile),
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `product_with` checked the CPU runs the kernel (and, for
+        // AVX2 on q8_0, that no weight is -128); the ranges are within the
+        // panel and the activations.
+        QKernel::Avx512Vnni => unsafe { x86::vnni_tile(panel, g, rg, acts, t, tn, tile) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as above.
+        QKernel::Avx2 => unsafe { x86::avx2_tile(panel, g, rg, acts, t, tn, tile) },
+        #[cfg(not(target_arch = "x86_64"))]
+        _ => portable::tile(panel, g, rg, acts, t, tn, tile),
+    }
+}
+
+/// Writes row `r`'s 32 unsigned weights `w` of one block into a record's
+/// weight bytes: for q8_0, quad `q` (values `4q..4q+4`) of row `r` at
+/// `64q + 4r`; for q4_0, quads `q` and `q + 4` share the bytes at
+/// `64q + 4r` (`q < 4`), low and high nibble.
+fn place(qtype: QType, weights: &mut [u8], r: usize, w: &[u8; BLOCK]) {
+    for q in 0..BLOCK / 4 {
+        for j in 0..4 {
+            let v = w[4 * q + j];
+            match qtype {
+                QType::Q8_0 => weights[64 * q + 4 * r + j] = v,
+                QType::Q4_0 => {
+                    let at = &mut weights[64 * (q % 4) + 4 * r + j];
+                    *at = if q < 4 {
+                        (*at & 0xf0) | v
+                    } else {
+                        (*at & 0x0f) | (v << 4)
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// Activations `n × k` quantized to 8-bit blocks: per row and block, a
+/// scale `d = max|x| / 127`, the values `round(x / d)` in `-127..=127` and
+/// their sum (what the weights' offset is taken back with).
+pub struct QActs {
+    n: usize,
+    k: usize,
+    /// `n × blocks` scales.
+    d: Vec<f32>,
+    /// `n × blocks` sums of the quantized values.
+    sums: Vec<i32>,
+    /// `n × k` quantized values.
+    q: Vec<i8>,
+}
+
+impl QActs {
+    /// `x` (`n × k`, row-major) quantized.
+    ///
+    /// # Panics
+    /// If `k` is not a multiple of [`BLOCK`] or `x.len() != n * k`.
+    pub fn quantize(x: &[f32], n: usize, k: usize) -> Self {
+        assert!(k.is_multiple_of(BLOCK), "{k} columns");
+        assert_eq!(x.len(), n * k, "{n} rows of {k}");
+        let blocks = n * k / BLOCK;
+        let mut acts = QActs {
+            n,
+            k,
+            d: Vec::with_capacity(blocks),
+            sums: Vec::with_capacity(blocks),
+            q: vec![0; n * k],
+        };
+        for (src, dst) in x.chunks_exact(BLOCK).zip(acts.q.chunks_exact_mut(BLOCK)) {
+            let amax = src.iter().fold(0f32, |m, v| m.max(v.abs()));
+            let d = amax / 127.0;
+            let id = if d > 0.0 { 1.0 / d } else { 0.0 };
+            let mut sum = 0i32;
+            for (o, v) in dst.iter_mut().zip(src) {
+                // |v · id| <= 127 up to rounding; the clamp keeps -128 out.
+                let q = (v * id).round().clamp(-127.0, 127.0) as i8;
+                sum += i32::from(q);
+                *o = q;
+            }
+            acts.d.push(d);
+            acts.sums.push(sum);
+        }
+        acts
+    }
+
+    /// Rows.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Row `t`'s block `b`: scale, sum and values.
+    pub(crate) fn block(&self, t: usize, b: usize) -> (f32, i32, &[i8]) {
+        let i = t * self.k / BLOCK + b;
+        (self.d[i], self.sums[i], &self.q[i * BLOCK..][..BLOCK])
+    }
+}
+
+#[cfg(test)]
+mod tests;
