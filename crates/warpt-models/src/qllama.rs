@@ -1,23 +1,18 @@
-//! A quantized Llama forward pass on candle's GGML kernels: the weights
-//! stay in their GGUF blocks (`QMatMul`), the activations and the KV cache
-//! in f32. candle-transformers' `quantized_llama` cannot prefill more than
-//! one sequence at a time (its last-position slice is not contiguous for
-//! the quantized output projection) and keeps its KV cache inside the
-//! model; this one takes batches and an external cache, like the dense
-//! `llama` does.
+//! A quantized Llama forward pass: the weights stay in their GGUF blocks,
+//! the activations and the KV cache in f32. candle-transformers'
+//! `quantized_llama` cannot prefill more than one sequence at a time (its
+//! last-position slice is not contiguous for the quantized output
+//! projection) and keeps its KV cache inside the model; this one takes
+//! batches and an external cache, like the dense `llama` does.
 //!
-//! Decode steps (one token per sequence) multiply by the blocks directly,
-//! with the activations quantized to q8_0: a matrix-vector product bound by
-//! reading the weights, which the blocks make 4-8x smaller. A prefill
-//! (many tokens per sequence) is a matrix-matrix product, where candle's
-//! block kernels run at a fraction of an f32 GEMM: there each matrix is
-//! dequantized on the fly into the packed kernel's panels
-//! ([`crate::packed`]), multiplied, and dropped, so the model stays
-//! quantized in memory.
-//!
-//! f32 weights (GGUF type F32) run here too, packed at load for warpt's
-//! own kernel ([`crate::packed`]), which serves decode steps and prefills
-//! alike.
+//! q8_0 and q4_0 matrices are repacked at load for warpt's integer kernels
+//! ([`warpt_gemm::quant`]): every product, a decode step's (one token per
+//! sequence, bound by reading the weights, which the blocks make 4-8x
+//! smaller) and a prefill's (many tokens: an integer GEMM), quantizes the
+//! activations to 8-bit blocks and multiplies on the blocks, as
+//! llama.cpp does; no f32 copy of a weight is ever made. Other block
+//! types run on candle's GGML kernels; f32 weights (GGUF type F32) are
+//! packed at load for warpt's f32 engine ([`crate::packed`]).
 
 use std::io::{Read, Seek};
 
@@ -27,15 +22,21 @@ use candle_core::quantized::{GgmlDType, QMatMul, QTensor, gguf_file};
 use candle_core::{DType, Device, IndexOp, Module, Tensor};
 use candle_transformers::utils::{build_causal_mask, repeat_kv};
 
+use rayon::prelude::*;
+use warpt_gemm::quant::{QActs, QMatrix, QType};
+
 use crate::model::Shape;
 use crate::packed::PackedMatrix;
 
-/// A weight matrix `[out, in]`: f32 packed for warpt's kernel, anything
-/// else in its GGUF blocks.
+/// A weight matrix `[out, in]`: f32 packed for warpt's kernel, q8_0 and
+/// q4_0 repacked for its integer kernels, anything else in its GGUF
+/// blocks.
 enum QLinear {
     /// f32 weights on the CPU ([`crate::packed`]).
     Packed(PackedMatrix),
-    /// Quantized (or half-precision, or not on the CPU) weights.
+    /// q8_0 or q4_0 weights on the CPU ([`warpt_gemm::quant`]).
+    Quant(QMatrix),
+    /// Other block types (or not on the CPU), on candle's kernels.
     Blocks {
         /// The blocks, for dequantizing a prefill's matrix.
         blocks: Arc<QTensor>,
@@ -51,6 +52,17 @@ impl QLinear {
             let w = t.dequantize(device)?.flatten_all()?.to_vec1::<f32>()?;
             return Ok(QLinear::Packed(PackedMatrix::from_rows(&w, out, inp)));
         }
+        let qtype = match t.dtype() {
+            GgmlDType::Q8_0 => Some(QType::Q8_0),
+            GgmlDType::Q4_0 => Some(QType::Q4_0),
+            _ => None,
+        };
+        if let (Some(qtype), true) = (qtype, device.is_cpu()) {
+            let (out, inp) = t.shape().dims2()?;
+            let m = QMatrix::from_ggml(qtype, &t.data()?, out, inp)
+                .map_err(|e| candle_core::Error::Msg(e.to_string()))?;
+            return Ok(QLinear::Quant(m));
+        }
         let blocks = Arc::new(t);
         Ok(QLinear::Blocks {
             matmul: QMatMul::from_arc(blocks.clone())?,
@@ -59,12 +71,14 @@ impl QLinear {
     }
 
     /// `x` `(batch, n, in)` times the matrix transposed: f32 through the
-    /// packed kernel; quantized weights on the blocks for one token per
-    /// sequence, through f32 for more (see the module doc).
+    /// packed kernel, q8_0 and q4_0 through the integer kernels, other
+    /// blocks through candle's (dequantized to f32 for a prefill, where
+    /// its block kernels run at a fraction of a GEMM).
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         let (b, n, k) = x.dims3()?;
         let (blocks, matmul) = match self {
             QLinear::Packed(w) => return packed_forward(w, x),
+            QLinear::Quant(w) => return quant_forward(w, x),
             QLinear::Blocks { blocks, matmul } => (blocks, matmul),
         };
         let dense = matches!(
@@ -74,12 +88,51 @@ impl QLinear {
         if n == 1 || dense {
             return matmul.forward(x);
         }
-        if let Some(packed) = unpack_blocks(blocks)? {
-            return packed_forward(&packed, x);
-        }
         let w = blocks.dequantize(x.device())?;
         x.reshape((b * n, k))?.matmul(&w.t()?)?.reshape((b, n, ()))
     }
+}
+
+/// Row groups per task of a quantized product at least: fewer cost more
+/// in the task's overhead than they gain in balance.
+const GROUPS_MIN: usize = 2;
+
+/// `x` `(batch, n, in)` times `w` transposed on the integer kernels: the
+/// activations quantized once, then bands of `w`'s rows as rayon tasks
+/// (each reading its share of the blocks once per four tokens), each into
+/// a buffer of its own, copied into place.
+fn quant_forward(w: &QMatrix, x: &Tensor) -> candle_core::Result<Tensor> {
+    let (b, n, k) = x.dims3()?;
+    let tokens = b * n;
+    let acts = QActs::quantize(&x.flatten_all()?.to_vec1::<f32>()?, tokens, k);
+    let rows = w.rows();
+    let groups = w.groups();
+    let tasks = (2 * rayon::current_num_threads()).clamp(1, groups.div_ceil(GROUPS_MIN));
+    let bands: Vec<std::ops::Range<usize>> = (0..tasks)
+        .map(|i| groups * i / tasks..groups * (i + 1) / tasks)
+        .filter(|r| !r.is_empty())
+        .collect();
+    let mut y = vec![0f32; tokens * rows];
+    if bands.len() == 1 {
+        w.product(&acts, 0..groups, &mut y);
+    } else {
+        let parts: Vec<(usize, usize, Vec<f32>)> = bands
+            .into_par_iter()
+            .map(|band| {
+                let first = band.start * warpt_gemm::quant::GROUP;
+                let width = (band.end * warpt_gemm::quant::GROUP).min(rows) - first;
+                let mut part = vec![0f32; tokens * width];
+                w.product(&acts, band, &mut part);
+                (first, width, part)
+            })
+            .collect();
+        for (first, width, part) in parts {
+            for (dst, src) in y.chunks_exact_mut(rows).zip(part.chunks_exact(width)) {
+                dst[first..first + width].copy_from_slice(src);
+            }
+        }
+    }
+    Tensor::from_vec(y, (b, n, rows), x.device())
 }
 
 /// `x` `(batch, n, in)` times `w` transposed on the packed kernel.
@@ -87,48 +140,6 @@ fn packed_forward(w: &PackedMatrix, x: &Tensor) -> candle_core::Result<Tensor> {
     let (b, n, _) = x.dims3()?;
     let y = w.matmul_t(&x.flatten_all()?.to_vec1::<f32>()?, b * n);
     Tensor::from_vec(y, (b, n, w.rows()), x.device())
-}
-
-/// A q8_0 or q4_0 matrix on the CPU dequantized straight into the packed
-/// kernel's panels, across cores (`None` for other types): what a prefill
-/// multiplies by. One pass over the blocks, where dequantizing to a
-/// row-major tensor (one thread) and then packing took two.
-fn unpack_blocks(blocks: &QTensor) -> candle_core::Result<Option<PackedMatrix>> {
-    let (out, inp) = blocks.shape().dims2()?;
-    let dtype = blocks.dtype();
-    let block_bytes = match dtype {
-        GgmlDType::Q8_0 => 34,
-        GgmlDType::Q4_0 => 18,
-        _ => return Ok(None),
-    };
-    if !blocks.device().is_cpu() || inp % 32 != 0 {
-        return Ok(None);
-    }
-    let data = blocks.data()?;
-    let row_bytes = inp / 32 * block_bytes;
-    if data.len() != out * row_bytes {
-        return Ok(None);
-    }
-    Ok(Some(PackedMatrix::from_row_fn(out, inp, |r, row| {
-        let src = &data[r * row_bytes..][..row_bytes];
-        for (block, dst) in src.chunks_exact(block_bytes).zip(row.chunks_exact_mut(32)) {
-            // Every block: its scale as f16, then its 32 weights.
-            let d = half::f16::from_le_bytes([block[0], block[1]]).to_f32();
-            let qs = &block[2..];
-            if dtype == GgmlDType::Q8_0 {
-                for (o, q) in dst.iter_mut().zip(qs) {
-                    *o = f32::from(*q as i8) * d;
-                }
-            } else {
-                // Low nibbles are weights 0-15, high nibbles 16-31, less 8.
-                let (lo, hi) = dst.split_at_mut(16);
-                for ((l, h), q) in lo.iter_mut().zip(hi).zip(qs) {
-                    *l = f32::from(i16::from(q & 0x0f) - 8) * d;
-                    *h = f32::from(i16::from(q >> 4) - 8) * d;
-                }
-            }
-        }
-    })))
 }
 
 /// One decoder layer's weights.
@@ -301,33 +312,5 @@ impl QLlama {
         let last = x.i((.., n - 1, ..))?.contiguous()?;
         let last = candle_nn::ops::rms_norm(&last, &self.norm, self.eps)?;
         self.output.forward(&last.unsqueeze(1)?)?.squeeze(1)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn blocks_unpack_to_what_candle_dequantizes() {
-        let (out, inp) = (40, 64);
-        let values: Vec<f32> = (0..out * inp)
-            .map(|i| ((i * 37) % 101) as f32 / 13.0 - 3.5)
-            .collect();
-        let w = Tensor::from_vec(values, (out, inp), &Device::Cpu).expect("tensor");
-        // The identity as activations: row i of the product is column i of
-        // the matrix, each a single product, so exact.
-        let eye: Vec<f32> = (0..inp * inp)
-            .map(|i| if i / inp == i % inp { 1.0 } else { 0.0 })
-            .collect();
-        for dtype in [GgmlDType::Q8_0, GgmlDType::Q4_0] {
-            let q = QTensor::quantize(&w, dtype).expect("quantize");
-            let want = q
-                .dequantize(&Device::Cpu)
-                .and_then(|t| t.t()?.flatten_all()?.to_vec1::<f32>())
-                .expect("dequantize");
-            let packed = unpack_blocks(&q).expect("read").expect("a packed matrix");
-            assert_eq!(packed.matmul_t(&eye, inp), want, "{dtype:?}");
-        }
     }
 }
