@@ -38,6 +38,27 @@ pub fn softmax_masked(xs: &mut [f32], keep: &[f32]) {
     dispatch!(softmax_body, xs, keep)
 }
 
+/// e^x of one value, as [`exp_shifted`] computes it (an online softmax's
+/// rescaling factor).
+pub fn exp_of(x: f32) -> f32 {
+    exp(x)
+}
+
+/// Every element replaced by `e^(x - shift)`; returns their sum (an
+/// online softmax's step, `shift` the running maximum).
+pub fn exp_shifted(xs: &mut [f32], shift: f32) -> f32 {
+    dispatch!(exp_shifted_body, xs, shift)
+}
+
+/// See [`exp_shifted`].
+#[inline(always)]
+fn exp_shifted_body(xs: &mut [f32], shift: f32) -> f32 {
+    for x in xs.iter_mut() {
+        *x = exp(*x - shift);
+    }
+    sum(xs)
+}
+
 /// See [`gelu_erf`].
 #[inline(always)]
 fn gelu_body(xs: &mut [f32]) {
@@ -137,19 +158,19 @@ mod x86 {
     /// Generates `avx512` and `avx2` versions of a body in a module of its
     /// name.
     macro_rules! versions {
-        ($body:ident ($($arg:ident: $ty:ty),*)) => {
+        ($body:ident ($($arg:ident: $ty:ty),*) $(-> $ret:ty)?) => {
             pub(super) mod $body {
                 /// # Safety
                 /// The CPU has AVX-512F.
                 #[target_feature(enable = "avx512f")]
-                pub unsafe fn avx512($($arg: $ty),*) {
+                pub unsafe fn avx512($($arg: $ty),*) $(-> $ret)? {
                     super::super::$body($($arg),*)
                 }
 
                 /// # Safety
                 /// The CPU has AVX2 and FMA.
                 #[target_feature(enable = "avx2,fma")]
-                pub unsafe fn avx2($($arg: $ty),*) {
+                pub unsafe fn avx2($($arg: $ty),*) $(-> $ret)? {
                     super::super::$body($($arg),*)
                 }
             }
@@ -158,6 +179,7 @@ mod x86 {
 
     versions!(gelu_body(xs: &mut [f32]));
     versions!(softmax_body(xs: &mut [f32], keep: &[f32]));
+    versions!(exp_shifted_body(xs: &mut [f32], shift: f32) -> f32);
 }
 
 #[cfg(test)]
@@ -191,6 +213,28 @@ mod tests {
         }
         assert!(worst_erf < 1e-6, "erf off by {worst_erf:e}");
         assert!(worst_exp < 1e-6, "exp off by {worst_exp:e} (relative)");
+    }
+
+    #[test]
+    fn exp_shifted_is_exp_and_its_sum() {
+        // 37 elements: a tail past every vector width.
+        let xs: Vec<f32> = (0..37).map(|i| (i as f32 - 18.0) * 0.53).collect();
+        let mut e = xs.clone();
+        let sum = exp_shifted(&mut e, 2.5);
+        let mut want_sum = 0f64;
+        for (x, got) in xs.iter().zip(&e) {
+            let want = (f64::from(*x) - 2.5).exp();
+            want_sum += want;
+            assert!(
+                ((f64::from(*got) - want) / want).abs() < 1e-6,
+                "e^({x} - 2.5) = {got}"
+            );
+        }
+        assert!(
+            (f64::from(sum) - want_sum).abs() < 1e-5 * want_sum,
+            "{sum} vs {want_sum}"
+        );
+        assert!((f64::from(exp_of(-1.5)) - (-1.5f64).exp()).abs() < 1e-7);
     }
 
     #[test]

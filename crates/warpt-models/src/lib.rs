@@ -11,6 +11,7 @@
 //! - [`reference`]: a plain f64 Llama forward pass that checks candle's;
 //! - [`packed`]: f32 weights packed once, and the product of decode steps and prefills;
 //! - [`qllama`]: the batched Llama forward pass on GGUF weights (f32, q8_0, q4_0);
+//! - [`attention`]: causal attention over a KV cache, blocked (flash-style);
 //! - [`gguf`]: quantized GGUF models, read and written;
 //! - [`hf`]: Hugging Face model directories, read and written;
 //! - [`bert`]: the MiniLM-shaped encoder's weights and its f64 reference;
@@ -21,11 +22,12 @@
 //! - [`whisper`]: Whisper speech recognition: presets, mel front end, greedy transcription;
 //! - [`seeded`]: seeded weights for any candle model, built at its configuration's size;
 //! - [`support`]: which family runs in which precision on which device here;
-//! - [`fastmath`]: vectorized GELU and softmax;
+//! - [`fastmath`]: vectorized GELU, exp and softmax;
 //! - [`heap`]: keeping freed memory in the process, as inference engines do;
 //! - [`sampling`]: timing one piece of work per sample, shared parameter values;
 //! - [`corpus`]: seeded English-like text (prompts, sentences, documents).
 
+pub mod attention;
 pub mod bert;
 pub mod bert_dense;
 pub mod clip;

@@ -20,11 +20,11 @@ use std::sync::Arc;
 
 use candle_core::quantized::{GgmlDType, QMatMul, QTensor, gguf_file};
 use candle_core::{DType, Device, IndexOp, Module, Tensor};
-use candle_transformers::utils::{build_causal_mask, repeat_kv};
 
 use rayon::prelude::*;
 use warpt_gemm::quant::{QActs, QMatrix, QType};
 
+use crate::attention::{self, Dims};
 use crate::model::Shape;
 use crate::packed::PackedMatrix;
 
@@ -97,6 +97,11 @@ impl QLinear {
 /// in the task's overhead than they gain in balance.
 const GROUPS_MIN: usize = 2;
 
+/// Multiply-adds below which a quantized product runs on the calling
+/// thread: a decode step's projections (a few hundred thousand, a few
+/// microseconds) cost less than waking the pool's other threads.
+const SPLIT_MIN: usize = 2 << 20;
+
 /// `x` `(batch, n, in)` times `w` transposed on the integer kernels: the
 /// activations quantized once, then bands of `w`'s rows as rayon tasks
 /// (each reading its share of the blocks once per four tokens), each into
@@ -107,7 +112,11 @@ fn quant_forward(w: &QMatrix, x: &Tensor) -> candle_core::Result<Tensor> {
     let acts = QActs::quantize(&x.flatten_all()?.to_vec1::<f32>()?, tokens, k);
     let rows = w.rows();
     let groups = w.groups();
-    let tasks = (2 * rayon::current_num_threads()).clamp(1, groups.div_ceil(GROUPS_MIN));
+    let tasks = if tokens * rows * k < SPLIT_MIN {
+        1
+    } else {
+        (2 * rayon::current_num_threads()).clamp(1, groups.div_ceil(GROUPS_MIN))
+    };
     let bands: Vec<std::ops::Range<usize>> = (0..tasks)
         .map(|i| groups * i / tasks..groups * (i + 1) / tasks)
         .filter(|r| !r.is_empty())
@@ -140,6 +149,20 @@ fn packed_forward(w: &PackedMatrix, x: &Tensor) -> candle_core::Result<Tensor> {
     let (b, n, _) = x.dims3()?;
     let y = w.matmul_t(&x.flatten_all()?.to_vec1::<f32>()?, b * n);
     Tensor::from_vec(y, (b, n, w.rows()), x.device())
+}
+
+/// `f` on `t`'s values: in place when `t` is contiguous f32 on the CPU
+/// (a KV cache is not copied per step), else on a copy.
+fn with_f32<R>(t: &Tensor, f: impl FnOnce(&[f32]) -> R) -> candle_core::Result<R> {
+    {
+        let (storage, layout) = t.storage_and_layout();
+        if let (candle_core::Storage::Cpu(candle_core::CpuStorage::F32(values)), Some((a, z))) =
+            (&*storage, layout.contiguous_offsets())
+        {
+            return Ok(f(&values[a..z]));
+        }
+    }
+    Ok(f(&t.flatten_all()?.to_vec1::<f32>()?))
 }
 
 /// One decoder layer's weights.
@@ -265,11 +288,6 @@ impl QLlama {
         let (b, n) = ids.dims2()?;
         let s = self.shape;
         let (hd, h) = (s.head_dim, s.hidden);
-        let mask = if n > 1 {
-            Some(build_causal_mask(n, pos, ids.device())?)
-        } else {
-            None
-        };
         let (cos, sin) = (self.cos.narrow(0, pos, n)?, self.sin.narrow(0, pos, n)?);
         let mut x = self
             .embed
@@ -293,17 +311,18 @@ impl QLlama {
                 _ => (k, v),
             };
             *kv = Some((k.clone(), v.clone()));
-            let group = s.heads / s.kv_heads;
-            let k = repeat_kv(k, group)?.contiguous()?;
-            let v = repeat_kv(v, group)?.contiguous()?;
-            let mut att = (q.matmul(&k.t()?)? / (hd as f64).sqrt())?;
-            if let Some(mask) = &mask {
-                let neg =
-                    Tensor::new(f32::NEG_INFINITY, ids.device())?.broadcast_as(att.shape())?;
-                att = mask.broadcast_as(att.shape())?.where_cond(&neg, &att)?;
-            }
-            let att = candle_nn::ops::softmax_last_dim(&att)?;
-            let o = att.matmul(&v)?.transpose(1, 2)?.reshape((b, n, h))?;
+            let dims = Dims {
+                batch: b,
+                heads: s.heads,
+                kv_heads: s.kv_heads,
+                queries: n,
+                keys: k.dim(2)?,
+                head_dim: hd,
+            };
+            let o = with_f32(&q, |q| {
+                with_f32(&k, |k| with_f32(&v, |v| attention::causal(q, k, v, dims)))
+            })???;
+            let o = Tensor::from_vec(o, (b, n, h), ids.device())?;
             x = (x + layer.wo.forward(&o)?)?;
             let y = candle_nn::ops::rms_norm(&x, &layer.ffn_norm, self.eps)?;
             let act = (candle_nn::ops::silu(&layer.gate.forward(&y)?)? * layer.up.forward(&y)?)?;
