@@ -100,7 +100,7 @@ const GROUPS_MIN: usize = 2;
 /// Multiply-adds below which a quantized product runs on the calling
 /// thread: a decode step's projections (a few hundred thousand, a few
 /// microseconds) cost less than waking the pool's other threads.
-const SPLIT_MIN: usize = 2 << 20;
+const SPLIT_MIN: usize = 1 << 16;
 
 /// `x` `(batch, n, in)` times `w` transposed on the integer kernels: the
 /// activations quantized once, then bands of `w`'s rows as rayon tasks
@@ -280,6 +280,23 @@ impl QLlama {
     /// Token ids `(batch, n)` at position `pos` onward: the logits after
     /// the last of them, `(batch, vocab)`.
     pub fn forward(
+        &self,
+        ids: &Tensor,
+        pos: usize,
+        cache: &mut Cache,
+    ) -> candle_core::Result<Tensor> {
+        if rayon::current_thread_index().is_some() {
+            return self.forward_in_pool(ids, pos, cache);
+        }
+        // On one of rayon's threads, so the products' tasks split between
+        // it and the others, with no thread waiting outside the pool: a
+        // caller outside it would sleep and wake at every product (a
+        // decode step has ~85), a third thread on the CPUs' two.
+        rayon::scope(|_| self.forward_in_pool(ids, pos, cache))
+    }
+
+    /// [`Self::forward`] on a thread of rayon's pool.
+    fn forward_in_pool(
         &self,
         ids: &Tensor,
         pos: usize,
