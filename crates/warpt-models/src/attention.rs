@@ -37,19 +37,135 @@ pub struct Dims {
     pub queries: usize,
     /// Positions in the cache, the new ones last (`>= queries`).
     pub keys: usize,
+    /// Positions each head's keys and values have room for (`>= keys`):
+    /// a head's first key is `stride · head_dim` values after the last
+    /// head's.
+    pub stride: usize,
     /// Values per head.
     pub head_dim: usize,
 }
 
+/// One layer's keys and values for every sequence and key-value head,
+/// with room to grow: appending a decode step's position copies that
+/// position only (a cache concatenated anew each step copies all of it,
+/// O(context) per step). The room doubles when it runs out.
+#[derive(Debug, Default, Clone)]
+pub struct KvBuffer {
+    k: Vec<f32>,
+    v: Vec<f32>,
+    heads: usize,
+    head_dim: usize,
+    stride: usize,
+    len: usize,
+}
+
+impl KvBuffer {
+    /// Appends `n` positions of `k` and `v` (`heads × n × head_dim` each,
+    /// `heads` counting every sequence's key-value heads) at position
+    /// `pos`; position 0 starts over.
+    ///
+    /// # Panics
+    /// If `pos` is neither 0 nor the positions held, the shapes differ
+    /// from those held, or the slices are not that size.
+    pub fn append(
+        &mut self,
+        k: &[f32],
+        v: &[f32],
+        heads: usize,
+        n: usize,
+        head_dim: usize,
+        pos: usize,
+    ) {
+        if pos == 0 {
+            *self = KvBuffer {
+                heads,
+                head_dim,
+                ..KvBuffer::default()
+            };
+        }
+        assert_eq!(
+            pos, self.len,
+            "appending at {pos} to {} positions",
+            self.len
+        );
+        assert_eq!(
+            (heads, head_dim),
+            (self.heads, self.head_dim),
+            "the cache's shape"
+        );
+        assert_eq!(k.len(), heads * n * head_dim, "keys");
+        assert_eq!(v.len(), heads * n * head_dim, "values");
+        if self.len + n > self.stride {
+            let stride = (self.len + n).max(2 * self.stride).max(16);
+            let grow = |old: &[f32]| {
+                let mut new = vec![0f32; heads * stride * head_dim];
+                if self.len > 0 {
+                    for (dst, src) in new
+                        .chunks_exact_mut(stride * head_dim)
+                        .zip(old.chunks_exact(self.stride * head_dim))
+                    {
+                        dst[..self.len * head_dim].copy_from_slice(&src[..self.len * head_dim]);
+                    }
+                }
+                new
+            };
+            self.k = grow(&self.k);
+            self.v = grow(&self.v);
+            self.stride = stride;
+        }
+        let (at, width) = (self.len * head_dim, n * head_dim);
+        for (buf, new) in [(&mut self.k, k), (&mut self.v, v)] {
+            for (dst, src) in buf
+                .chunks_exact_mut(self.stride * head_dim)
+                .zip(new.chunks_exact(width))
+            {
+                dst[at..at + width].copy_from_slice(src);
+            }
+        }
+        self.len += n;
+    }
+
+    /// Positions held.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether no position is held.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Positions each head has room for ([`Dims::stride`]).
+    pub fn stride(&self) -> usize {
+        self.stride
+    }
+
+    /// The keys, `heads × stride × head_dim`.
+    pub fn keys(&self) -> &[f32] {
+        &self.k
+    }
+
+    /// The values, `heads × stride × head_dim`.
+    pub fn values(&self) -> &[f32] {
+        &self.v
+    }
+
+    /// Bytes held, room included.
+    pub fn bytes(&self) -> usize {
+        (self.k.len() + self.v.len()) * std::mem::size_of::<f32>()
+    }
+}
+
 /// Attention of `q` (`batch × heads × queries × head_dim`) over `k` and
-/// `v` (`batch × kv_heads × keys × head_dim`), query `i` at position
+/// `v` (`batch × kv_heads × stride × head_dim`, the first `keys` of each
+/// head's positions filled, as [`KvBuffer`] keeps them), query `i` at position
 /// `keys - queries + i` seeing keys `0..=` it: `batch × queries × heads ×
 /// head_dim`, row-major, the heads of a position side by side as the
 /// output projection reads them. Scores are scaled by `1/√head_dim`.
 ///
 /// # Panics
 /// If the slices are not the sizes `dims` gives, `heads` is not a multiple
-/// of `kv_heads` or `keys < queries`.
+/// of `kv_heads`, `keys < queries` or `stride < keys`.
 pub fn causal(q: &[f32], k: &[f32], v: &[f32], dims: Dims) -> Vec<f32> {
     let Dims {
         batch,
@@ -57,6 +173,7 @@ pub fn causal(q: &[f32], k: &[f32], v: &[f32], dims: Dims) -> Vec<f32> {
         kv_heads,
         queries,
         keys,
+        stride,
         head_dim: hd,
     } = dims;
     assert!(
@@ -64,9 +181,10 @@ pub fn causal(q: &[f32], k: &[f32], v: &[f32], dims: Dims) -> Vec<f32> {
         "{heads} heads, {kv_heads} kv heads"
     );
     assert!(keys >= queries, "{queries} queries over {keys} keys");
+    assert!(stride >= keys, "{keys} keys in room for {stride}");
     assert_eq!(q.len(), batch * heads * queries * hd, "queries");
-    assert_eq!(k.len(), batch * kv_heads * keys * hd, "keys");
-    assert_eq!(v.len(), batch * kv_heads * keys * hd, "values");
+    assert_eq!(k.len(), batch * kv_heads * stride * hd, "keys");
+    assert_eq!(v.len(), batch * kv_heads * stride * hd, "values");
     let group = heads / kv_heads;
     let qblocks = queries.div_ceil(BR);
     let blocks: Vec<Vec<f32>> = (0..batch * heads * qblocks)
@@ -76,7 +194,7 @@ pub fn causal(q: &[f32], k: &[f32], v: &[f32], dims: Dims) -> Vec<f32> {
             let (b, h) = (bh / heads, bh % heads);
             let rows = BR.min(queries - qb * BR);
             let q_at = (bh * queries + qb * BR) * hd;
-            let kv_at = (b * kv_heads + h / group) * keys * hd;
+            let kv_at = (b * kv_heads + h / group) * stride * hd;
             let first = keys - queries + qb * BR;
             block(
                 &q[q_at..][..rows * hd],
@@ -167,7 +285,7 @@ mod tests {
                 for i in 0..d.queries {
                     let pos = d.keys - d.queries + i;
                     let qi = &q[((b * d.heads + h) * d.queries + i) * hd..][..hd];
-                    let key = |j: usize| ((b * d.kv_heads + kvh) * d.keys + j) * hd;
+                    let key = |j: usize| ((b * d.kv_heads + kvh) * d.stride + j) * hd;
                     let scores: Vec<f64> = (0..=pos)
                         .map(|j| {
                             let kj = &k[key(j)..][..hd];
@@ -213,6 +331,7 @@ mod tests {
                 kv_heads: 2,
                 queries: 300,
                 keys: 300,
+                stride: 300,
                 head_dim: 16,
             },
             Dims {
@@ -221,6 +340,7 @@ mod tests {
                 kv_heads: 2,
                 queries: 70,
                 keys: 200,
+                stride: 256,
                 head_dim: 8,
             },
             Dims {
@@ -229,6 +349,7 @@ mod tests {
                 kv_heads: 1,
                 queries: 1,
                 keys: 257,
+                stride: 260,
                 head_dim: 32,
             },
             Dims {
@@ -237,12 +358,13 @@ mod tests {
                 kv_heads: 1,
                 queries: 1,
                 keys: 1,
+                stride: 1,
                 head_dim: 4,
             },
         ] {
             let q = values(d.batch * d.heads * d.queries * d.head_dim, 1);
-            let k = values(d.batch * d.kv_heads * d.keys * d.head_dim, 2);
-            let v = values(d.batch * d.kv_heads * d.keys * d.head_dim, 3);
+            let k = values(d.batch * d.kv_heads * d.stride * d.head_dim, 2);
+            let v = values(d.batch * d.kv_heads * d.stride * d.head_dim, 3);
             let got = causal(&q, &k, &v, d);
             let want = naive(&q, &k, &v, d);
             assert_eq!(got.len(), want.len());
@@ -253,5 +375,42 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_buffer_holds_every_position_appended_through_its_growth() {
+        let (heads, hd) = (3, 4);
+        let mut buf = KvBuffer::default();
+        let mut want: Vec<Vec<f32>> = vec![Vec::new(); heads];
+        let mut pos = 0;
+        for (step, n) in [5usize, 1, 1, 20, 1].into_iter().enumerate() {
+            let k = values(heads * n * hd, step as u32);
+            let v: Vec<f32> = k.iter().map(|x| -x).collect();
+            buf.append(&k, &v, heads, n, hd, pos);
+            for (h, w) in want.iter_mut().enumerate() {
+                w.extend(&k[h * n * hd..][..n * hd]);
+            }
+            pos += n;
+            assert_eq!(buf.len(), pos);
+            assert!(buf.stride() >= pos);
+            for (h, w) in want.iter().enumerate() {
+                let at = h * buf.stride() * hd;
+                assert_eq!(
+                    &buf.keys()[at..at + pos * hd],
+                    &w[..],
+                    "step {step} head {h}"
+                );
+                let neg: Vec<f32> = w.iter().map(|x| -x).collect();
+                assert_eq!(
+                    &buf.values()[at..at + pos * hd],
+                    &neg[..],
+                    "step {step} head {h}"
+                );
+            }
+        }
+        // Position 0 starts over.
+        buf.append(&[1.0; 12], &[2.0; 12], heads, 1, hd, 0);
+        assert_eq!(buf.len(), 1);
+        assert_eq!(buf.keys()[..hd], [1.0; 4]);
     }
 }

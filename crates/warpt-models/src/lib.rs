@@ -11,6 +11,7 @@
 //! - [`reference`]: a plain f64 Llama forward pass that checks candle's;
 //! - [`packed`]: f32 weights packed once, and the product of decode steps and prefills;
 //! - [`qllama`]: the batched Llama forward pass on GGUF weights (f32, q8_0, q4_0);
+//! - `qlinear`: a layer's product by f32, q8_0, q4_0 or other GGUF weights;
 //! - [`attention`]: causal attention over a KV cache, blocked (flash-style);
 //! - [`gguf`]: quantized GGUF models, read and written;
 //! - [`hf`]: Hugging Face model directories, read and written;
@@ -43,6 +44,7 @@ pub mod hf;
 pub mod llm;
 pub mod model;
 pub mod packed;
+mod qlinear;
 pub mod qllama;
 pub mod reference;
 pub mod sampling;

@@ -16,154 +16,12 @@
 
 use std::io::{Read, Seek};
 
-use std::sync::Arc;
+use candle_core::quantized::gguf_file;
+use candle_core::{DType, Device, IndexOp, Tensor};
 
-use candle_core::quantized::{GgmlDType, QMatMul, QTensor, gguf_file};
-use candle_core::{DType, Device, IndexOp, Module, Tensor};
-
-use rayon::prelude::*;
-use warpt_gemm::quant::{QActs, QMatrix, QType};
-
-use crate::attention::{self, Dims};
+use crate::attention::{self, Dims, KvBuffer};
 use crate::model::Shape;
-use crate::packed::PackedMatrix;
-
-/// A weight matrix `[out, in]`: f32 packed for warpt's kernel, q8_0 and
-/// q4_0 repacked for its integer kernels, anything else in its GGUF
-/// blocks.
-enum QLinear {
-    /// f32 weights on the CPU ([`crate::packed`]).
-    Packed(PackedMatrix),
-    /// q8_0 or q4_0 weights on the CPU ([`warpt_gemm::quant`]).
-    Quant(QMatrix),
-    /// Other block types (or not on the CPU), on candle's kernels.
-    Blocks {
-        /// The blocks, for dequantizing a prefill's matrix.
-        blocks: Arc<QTensor>,
-        /// candle's products on them.
-        matmul: QMatMul,
-    },
-}
-
-impl QLinear {
-    fn new(t: QTensor, device: &Device) -> candle_core::Result<Self> {
-        if t.dtype() == GgmlDType::F32 && device.is_cpu() {
-            let (out, inp) = t.shape().dims2()?;
-            let w = t.dequantize(device)?.flatten_all()?.to_vec1::<f32>()?;
-            return Ok(QLinear::Packed(PackedMatrix::from_rows(&w, out, inp)));
-        }
-        let qtype = match t.dtype() {
-            GgmlDType::Q8_0 => Some(QType::Q8_0),
-            GgmlDType::Q4_0 => Some(QType::Q4_0),
-            _ => None,
-        };
-        if let (Some(qtype), true) = (qtype, device.is_cpu()) {
-            let (out, inp) = t.shape().dims2()?;
-            let m = QMatrix::from_ggml(qtype, &t.data()?, out, inp)
-                .map_err(|e| candle_core::Error::Msg(e.to_string()))?;
-            return Ok(QLinear::Quant(m));
-        }
-        let blocks = Arc::new(t);
-        Ok(QLinear::Blocks {
-            matmul: QMatMul::from_arc(blocks.clone())?,
-            blocks,
-        })
-    }
-
-    /// `x` `(batch, n, in)` times the matrix transposed: f32 through the
-    /// packed kernel, q8_0 and q4_0 through the integer kernels, other
-    /// blocks through candle's (dequantized to f32 for a prefill, where
-    /// its block kernels run at a fraction of a GEMM).
-    fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
-        let (b, n, k) = x.dims3()?;
-        let (blocks, matmul) = match self {
-            QLinear::Packed(w) => return packed_forward(w, x),
-            QLinear::Quant(w) => return quant_forward(w, x),
-            QLinear::Blocks { blocks, matmul } => (blocks, matmul),
-        };
-        let dense = matches!(
-            blocks.dtype(),
-            GgmlDType::F32 | GgmlDType::F16 | GgmlDType::BF16
-        );
-        if n == 1 || dense {
-            return matmul.forward(x);
-        }
-        let w = blocks.dequantize(x.device())?;
-        x.reshape((b * n, k))?.matmul(&w.t()?)?.reshape((b, n, ()))
-    }
-}
-
-/// Row groups per task of a quantized product at least: fewer cost more
-/// in the task's overhead than they gain in balance.
-const GROUPS_MIN: usize = 2;
-
-/// Multiply-adds below which a quantized product runs on the calling
-/// thread: a decode step's projections (a few hundred thousand, a few
-/// microseconds) cost less than waking the pool's other threads.
-const SPLIT_MIN: usize = 1 << 16;
-
-/// `x` `(batch, n, in)` times `w` transposed on the integer kernels: the
-/// activations quantized once, then bands of `w`'s rows as rayon tasks
-/// (each reading its share of the blocks once per four tokens), each into
-/// a buffer of its own, copied into place.
-fn quant_forward(w: &QMatrix, x: &Tensor) -> candle_core::Result<Tensor> {
-    let (b, n, k) = x.dims3()?;
-    let tokens = b * n;
-    let acts = QActs::quantize(&x.flatten_all()?.to_vec1::<f32>()?, tokens, k);
-    let rows = w.rows();
-    let groups = w.groups();
-    let tasks = if tokens * rows * k < SPLIT_MIN {
-        1
-    } else {
-        (2 * rayon::current_num_threads()).clamp(1, groups.div_ceil(GROUPS_MIN))
-    };
-    let bands: Vec<std::ops::Range<usize>> = (0..tasks)
-        .map(|i| groups * i / tasks..groups * (i + 1) / tasks)
-        .filter(|r| !r.is_empty())
-        .collect();
-    let mut y = vec![0f32; tokens * rows];
-    if bands.len() == 1 {
-        w.product(&acts, 0..groups, &mut y);
-    } else {
-        let parts: Vec<(usize, usize, Vec<f32>)> = bands
-            .into_par_iter()
-            .map(|band| {
-                let first = band.start * warpt_gemm::quant::GROUP;
-                let width = (band.end * warpt_gemm::quant::GROUP).min(rows) - first;
-                let mut part = vec![0f32; tokens * width];
-                w.product(&acts, band, &mut part);
-                (first, width, part)
-            })
-            .collect();
-        for (first, width, part) in parts {
-            for (dst, src) in y.chunks_exact_mut(rows).zip(part.chunks_exact(width)) {
-                dst[first..first + width].copy_from_slice(src);
-            }
-        }
-    }
-    Tensor::from_vec(y, (b, n, rows), x.device())
-}
-
-/// `x` `(batch, n, in)` times `w` transposed on the packed kernel.
-fn packed_forward(w: &PackedMatrix, x: &Tensor) -> candle_core::Result<Tensor> {
-    let (b, n, _) = x.dims3()?;
-    let y = w.matmul_t(&x.flatten_all()?.to_vec1::<f32>()?, b * n);
-    Tensor::from_vec(y, (b, n, w.rows()), x.device())
-}
-
-/// `f` on `t`'s values: in place when `t` is contiguous f32 on the CPU
-/// (a KV cache is not copied per step), else on a copy.
-fn with_f32<R>(t: &Tensor, f: impl FnOnce(&[f32]) -> R) -> candle_core::Result<R> {
-    {
-        let (storage, layout) = t.storage_and_layout();
-        if let (candle_core::Storage::Cpu(candle_core::CpuStorage::F32(values)), Some((a, z))) =
-            (&*storage, layout.contiguous_offsets())
-        {
-            return Ok(f(&values[a..z]));
-        }
-    }
-    Ok(f(&t.flatten_all()?.to_vec1::<f32>()?))
-}
+use crate::qlinear::{QLinear, forward_shared, with_f32};
 
 /// One decoder layer's weights.
 struct Layer {
@@ -193,15 +51,20 @@ pub struct QLlama {
 
 /// Keys and values of the positions seen so far, per layer.
 pub struct Cache {
-    kv: Vec<Option<(Tensor, Tensor)>>,
+    kv: Vec<KvBuffer>,
 }
 
 impl Cache {
     /// An empty cache for `model`.
     pub fn new(model: &QLlama) -> Self {
         Cache {
-            kv: vec![None; model.layers.len()],
+            kv: vec![KvBuffer::default(); model.layers.len()],
         }
+    }
+
+    /// Bytes the cache holds, room to grow included.
+    pub fn bytes(&self) -> usize {
+        self.kv.iter().map(KvBuffer::bytes).sum()
     }
 }
 
@@ -312,37 +175,35 @@ impl QLlama {
             .reshape((b, n, h))?;
         for (layer, kv) in self.layers.iter().zip(cache.kv.iter_mut()) {
             let y = candle_nn::ops::rms_norm(&x, &layer.attn_norm, self.eps)?;
-            let heads = |w: &QLinear, count: usize| -> candle_core::Result<Tensor> {
-                w.forward(&y)?
-                    .reshape((b, n, count, hd))?
-                    .transpose(1, 2)?
-                    .contiguous()
+            let heads = |t: Tensor, count: usize| -> candle_core::Result<Tensor> {
+                t.reshape((b, n, count, hd))?.transpose(1, 2)?.contiguous()
             };
-            let q = candle_nn::rotary_emb::rope_i(&heads(&layer.wq, s.heads)?, &cos, &sin)?;
-            let k = candle_nn::rotary_emb::rope_i(&heads(&layer.wk, s.kv_heads)?, &cos, &sin)?;
-            let v = heads(&layer.wv, s.kv_heads)?;
-            let (k, v) = match kv.take() {
-                Some((pk, pv)) if pos > 0 => {
-                    (Tensor::cat(&[&pk, &k], 2)?, Tensor::cat(&[&pv, &v], 2)?)
-                }
-                _ => (k, v),
-            };
-            *kv = Some((k.clone(), v.clone()));
+            let [q, k, v]: [Tensor; 3] = forward_shared(&[&layer.wq, &layer.wk, &layer.wv], &y)?
+                .try_into()
+                .map_err(|_| candle_core::Error::Msg("three projections".into()))?;
+            let q = candle_nn::rotary_emb::rope_i(&heads(q, s.heads)?, &cos, &sin)?;
+            let k = candle_nn::rotary_emb::rope_i(&heads(k, s.kv_heads)?, &cos, &sin)?;
+            let v = heads(v, s.kv_heads)?;
+            with_f32(&k, |k| {
+                with_f32(&v, |v| kv.append(k, v, b * s.kv_heads, n, hd, pos))
+            })??;
             let dims = Dims {
                 batch: b,
                 heads: s.heads,
                 kv_heads: s.kv_heads,
                 queries: n,
-                keys: k.dim(2)?,
+                keys: kv.len(),
+                stride: kv.stride(),
                 head_dim: hd,
             };
-            let o = with_f32(&q, |q| {
-                with_f32(&k, |k| with_f32(&v, |v| attention::causal(q, k, v, dims)))
-            })???;
+            let o = with_f32(&q, |q| attention::causal(q, kv.keys(), kv.values(), dims))?;
             let o = Tensor::from_vec(o, (b, n, h), ids.device())?;
             x = (x + layer.wo.forward(&o)?)?;
             let y = candle_nn::ops::rms_norm(&x, &layer.ffn_norm, self.eps)?;
-            let act = (candle_nn::ops::silu(&layer.gate.forward(&y)?)? * layer.up.forward(&y)?)?;
+            let [gate, up]: [Tensor; 2] = forward_shared(&[&layer.gate, &layer.up], &y)?
+                .try_into()
+                .map_err(|_| candle_core::Error::Msg("two projections".into()))?;
+            let act = (candle_nn::ops::silu(&gate)? * up)?;
             x = (x + layer.down.forward(&act)?)?;
         }
         let last = x.i((.., n - 1, ..))?.contiguous()?;
