@@ -398,6 +398,34 @@ impl Decoder {
         })
     }
 
+    /// What runs the model's products (`details.engine`): `warpt-gemm` on
+    /// the GGUF engine, `candle` on candle-transformers' models.
+    pub fn engine(&self) -> &'static str {
+        match &self.engine {
+            Engine::Quantized(_) => crate::packed::ENGINE,
+            _ => "candle",
+        }
+    }
+
+    /// The instruction set of warpt's kernels the products run on
+    /// (`details.isa`), on the GGUF engine.
+    pub fn isa(&self) -> Option<&'static str> {
+        match &self.engine {
+            Engine::Quantized(m) => m.isa(),
+            _ => None,
+        }
+    }
+
+    /// How attention runs (`details.attention`).
+    pub fn attention(&self) -> &'static str {
+        match &self.engine {
+            Engine::Quantized(_) => {
+                "blocked (flash-style): online softmax, the causal mask never built"
+            }
+            _ => "candle-transformers' (scores and causal mask materialized)",
+        }
+    }
+
     /// Bytes the KV cache holds for `batch` sequences of `tokens` positions
     /// (for T5, the input's positions in the cross-attention's and the
     /// output's in the decoder's).

@@ -47,7 +47,7 @@ const INIT_STD: f64 = 0.02;
 pub enum Preset {
     /// About 10 M parameters: quick, and small enough for the f64 reference.
     Tiny,
-    /// About 110 M parameters.
+    /// About 110 M parameters, with an 8192-token context.
     Small,
     /// About 1.1 B parameters: TinyLlama-1.1B's shape.
     Base,
@@ -113,7 +113,8 @@ impl Preset {
                 heads: 12,
                 kv_heads: 4,
                 head_dim: 64,
-                context: 2048,
+                // Room for long-context runs (prompt_tokens=8192).
+                context: 8192,
             },
             Preset::Base => Shape {
                 vocab: 32_000,

@@ -33,6 +33,16 @@ pub(crate) enum QLinear {
 }
 
 impl QLinear {
+    /// The instruction set of warpt's kernel it multiplies on, `None` on
+    /// candle's.
+    pub(crate) fn isa(&self) -> Option<&'static str> {
+        match self {
+            QLinear::Packed(_) => Some(crate::packed::isa()),
+            QLinear::Quant(m) => Some(m.kernel().isa().name()),
+            QLinear::Blocks { .. } => None,
+        }
+    }
+
     /// The matrix `t` as the forward pass multiplies by it.
     pub(crate) fn new(t: QTensor, device: &Device) -> candle_core::Result<Self> {
         if t.dtype() == GgmlDType::F32 && device.is_cpu() {

@@ -69,6 +69,13 @@ impl Cache {
 }
 
 impl QLlama {
+    /// The instruction set of warpt's kernels its matrices multiply on
+    /// (the output projection's, which every layer's storage matches),
+    /// `None` when candle's kernels run them.
+    pub fn isa(&self) -> Option<&'static str> {
+        self.output.isa()
+    }
+
     /// The model in a GGUF stream whose header `content` was read from it,
     /// of the given `shape` (see [`crate::gguf::Info`]).
     pub fn from_gguf<R: Read + Seek>(

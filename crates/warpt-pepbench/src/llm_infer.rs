@@ -233,63 +233,73 @@ impl Benchmark for LlmInfer {
             metrics.extend(def.metric_of_events(values, EVENTS_KEPT, Some(m.stop_reason)));
         }
         let shape = decoder.shape;
-        Ok(Measured {
-            metrics,
-            details: vec![
-                (
-                    "architecture".into(),
-                    ParamValue::from(decoder.family.model_type()),
-                ),
-                (
-                    "family".into(),
-                    ParamValue::from(decoder.family.model_type()),
-                ),
-                (
-                    "model".into(),
-                    ParamValue::from(match &c.source {
-                        Source::Preset(p) => p.name(),
-                        Source::Dir(_) => "model_dir",
-                        Source::File(..) => "model_file",
-                    }),
-                ),
-                ("shape".into(), ParamValue::Str(shape.describe())),
-                (
-                    "parameters".into(),
-                    ParamValue::Int(decoder.parameters as i64),
-                ),
-                (
-                    "model_bytes".into(),
-                    ParamValue::Int(decoder.model_bytes as i64),
-                ),
-                (
-                    "precision".into(),
-                    ParamValue::from(match &c.source {
-                        Source::File(_, stored) => stored.as_str(),
-                        _ => c.precision.name(),
-                    }),
-                ),
-                (
-                    "weights".into(),
-                    ParamValue::Str(match &c.source {
-                        Source::Preset(_) => "generated from the seed".into(),
-                        Source::Dir(p) | Source::File(p, _) => p.clone(),
-                    }),
-                ),
-                (
-                    "kv_cache_bytes".into(),
-                    ParamValue::Int(decoder.kv_cache_bytes(c.batch, c.prompt + c.n_gen) as i64),
-                ),
-                ("requests".into(), ParamValue::Int(ttft.len() as i64)),
-                ("heap".into(), ParamValue::from(crate::heap::SETTING)),
-                (
-                    "counting".into(),
-                    ParamValue::from(
-                        "TTFT: submission to first token (batched prefill + first argmax), the same for every \
+        let mut details = vec![
+            (
+                "architecture".into(),
+                ParamValue::from(decoder.family.model_type()),
+            ),
+            (
+                "family".into(),
+                ParamValue::from(decoder.family.model_type()),
+            ),
+            (
+                "model".into(),
+                ParamValue::from(match &c.source {
+                    Source::Preset(p) => p.name(),
+                    Source::Dir(_) => "model_dir",
+                    Source::File(..) => "model_file",
+                }),
+            ),
+            ("shape".into(), ParamValue::Str(shape.describe())),
+            (
+                "parameters".into(),
+                ParamValue::Int(decoder.parameters as i64),
+            ),
+            (
+                "model_bytes".into(),
+                ParamValue::Int(decoder.model_bytes as i64),
+            ),
+            (
+                "precision".into(),
+                ParamValue::from(match &c.source {
+                    Source::File(_, stored) => stored.as_str(),
+                    _ => c.precision.name(),
+                }),
+            ),
+            (
+                "weights".into(),
+                ParamValue::Str(match &c.source {
+                    Source::Preset(_) => "generated from the seed".into(),
+                    Source::Dir(p) | Source::File(p, _) => p.clone(),
+                }),
+            ),
+            (
+                "kv_cache_bytes".into(),
+                ParamValue::Int(decoder.kv_cache_bytes(c.batch, c.prompt + c.n_gen) as i64),
+            ),
+            (
+                "kv_cache_bytes_per_token".into(),
+                ParamValue::Int(decoder.kv_cache_bytes(1, 1) as i64),
+            ),
+            ("engine".into(), ParamValue::from(decoder.engine())),
+            ("attention".into(), ParamValue::from(decoder.attention())),
+            ("requests".into(), ParamValue::Int(ttft.len() as i64)),
+            ("heap".into(), ParamValue::from(crate::heap::SETTING)),
+            (
+                "counting".into(),
+                ParamValue::from(
+                    "TTFT: submission to first token (batched prefill + first argmax), the same for every \
                          request of a batch; TPOT = (latency - TTFT) / (gen_tokens - 1); output_tokens_per_s = \
                          batch x (gen_tokens - 1) / decode time (the first token belongs to the prefill)",
-                    ),
                 ),
-            ],
+            ),
+        ];
+        if let Some(isa) = decoder.isa() {
+            details.push(("isa".into(), ParamValue::from(isa)));
+        }
+        Ok(Measured {
+            metrics,
+            details,
             warnings: Vec::new(),
         })
     }

@@ -119,7 +119,33 @@ fn llm_infer_in_q8_0_and_q4_0_matches_the_reference_on_the_same_weights() {
             ParamValue::Int((params - norms) / 32 * block_bytes + norms * 4)
         );
         assert_eq!(r.details["precision"], ParamValue::from(precision));
+        // On warpt's integer kernels, named.
+        assert_eq!(r.details["engine"], ParamValue::from("warpt-gemm"));
+        let best = warpt_gemm::quant::QKernel::best().isa().name();
+        assert_eq!(r.details["isa"], ParamValue::from(best));
     }
+}
+
+#[test]
+fn llm_infer_prompts_longer_than_an_attention_block_match_the_reference() {
+    // 300 positions: the blocked attention's query and key blocks (64 and
+    // 128) with ragged edges, checked against the f64 reference at f32's
+    // tolerance by the benchmark's own validation.
+    let r = run(
+        "llm_infer",
+        &["model=tiny", "precision=f32", "batch=1", "prompt_tokens=300", "gen_tokens=2"],
+    );
+    passed(&r);
+    eprintln!("{}", r.validation.as_ref().unwrap().message);
+    assert!(
+        r.details["attention"].to_string().contains("blocked"),
+        "{:?}",
+        r.details["attention"]
+    );
+    // Keys and values, f32, every layer: 2 x 6 x kv_heads x head_dim x 4.
+    let per_token = r.details["kv_cache_bytes_per_token"].as_i64().unwrap();
+    assert_eq!(r.details["kv_cache_bytes"].as_i64(), Some(per_token * 302));
+    assert!(per_token > 0);
 }
 
 #[test]
