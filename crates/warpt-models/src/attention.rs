@@ -217,6 +217,26 @@ pub fn causal(q: &[f32], k: &[f32], v: &[f32], dims: Dims) -> Vec<f32> {
     out
 }
 
+/// One query (a decode step's, at position `first`) over every key up to
+/// it: a dot product per key and a scaled sum of the values, with no
+/// engine product (packing a block of keys for one row cost more than
+/// the row).
+fn one(q: &[f32], k: &[f32], v: &[f32], first: usize, hd: usize) -> Vec<f32> {
+    let scale = 1.0 / (hd as f32).sqrt();
+    let keys = first + 1;
+    let mut s: Vec<f32> = k[..keys * hd]
+        .chunks_exact(hd)
+        .map(|kj| fastmath::dot(q, kj) * scale)
+        .collect();
+    let max = s.iter().fold(f32::NEG_INFINITY, |m, x| m.max(*x));
+    let sum = fastmath::exp_shifted(&mut s, max);
+    let mut out = vec![0f32; hd];
+    for (p, vj) in s.iter().zip(v[..keys * hd].chunks_exact(hd)) {
+        fastmath::axpy(p / sum, vj, &mut out);
+    }
+    out
+}
+
 /// `data` as a `rows × cols` row-major matrix (sized by its caller).
 fn view(data: &[f32], rows: usize, cols: usize) -> MatRef<'_, f32> {
     MatRef::row_major(data, rows, cols).expect("a block within its slice")
@@ -226,6 +246,9 @@ fn view(data: &[f32], rows: usize, cols: usize) -> MatRef<'_, f32> {
 /// over the keys and values up to its last one: its output, `rows × hd`.
 fn block(q: &[f32], k: &[f32], v: &[f32], first: usize, hd: usize) -> Vec<f32> {
     let rows = q.len() / hd;
+    if rows == 1 {
+        return one(q, k, v, first, hd);
+    }
     let scale = 1.0 / (hd as f32).sqrt();
     let end = first + rows;
     let mut out = vec![0f32; rows * hd];

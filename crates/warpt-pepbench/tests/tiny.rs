@@ -133,7 +133,13 @@ fn llm_infer_prompts_longer_than_an_attention_block_match_the_reference() {
     // tolerance by the benchmark's own validation.
     let r = run(
         "llm_infer",
-        &["model=tiny", "precision=f32", "batch=1", "prompt_tokens=300", "gen_tokens=2"],
+        &[
+            "model=tiny",
+            "precision=f32",
+            "batch=1",
+            "prompt_tokens=300",
+            "gen_tokens=2",
+        ],
     );
     passed(&r);
     eprintln!("{}", r.validation.as_ref().unwrap().message);

@@ -319,7 +319,10 @@ impl QMatrix {
         };
         let mut g = groups.start;
         while g < groups.end {
-            let rg = (groups.end - g).min(MAX_GROUPS);
+            // One activation row (a decode step): four groups a tile, so
+            // each broadcast of the activations feeds four products.
+            let most = if acts.n == 1 { MAX_GROUPS } else { 2 };
+            let rg = (groups.end - g).min(most);
             let mut t = 0;
             while t < acts.n {
                 let tn = (acts.n - t).min(MAX_TOKENS);
@@ -337,8 +340,9 @@ impl QMatrix {
     }
 }
 
-/// Row groups a tile covers at most.
-pub(crate) const MAX_GROUPS: usize = 2;
+/// Row groups a tile covers at most (four for one activation row, two
+/// for more).
+pub(crate) const MAX_GROUPS: usize = 4;
 
 /// Activation rows a tile covers at most.
 pub(crate) const MAX_TOKENS: usize = 4;
@@ -412,7 +416,7 @@ fn place(qtype: QType, weights: &mut [u8], r: usize, w: &[u8; BLOCK]) {
 }
 
 /// Activations `n × k` quantized to 8-bit blocks: per row and block, a
-/// scale `d = max|x| / 127`, the values `round(x / d)` in `-127..=127` and
+/// scale `d = max|x| / 127`, the values `x / d` rounded (half to even) in `-127..=127` and
 /// their sum (what the weights' offset is taken back with).
 pub struct QActs {
     n: usize,
@@ -441,20 +445,13 @@ impl QActs {
             sums: Vec::with_capacity(blocks),
             q: vec![0; n * k],
         };
-        for (src, dst) in x.chunks_exact(BLOCK).zip(acts.q.chunks_exact_mut(BLOCK)) {
-            let amax = src.iter().fold(0f32, |m, v| m.max(v.abs()));
-            let d = amax / 127.0;
-            let id = if d > 0.0 { 1.0 / d } else { 0.0 };
-            let mut sum = 0i32;
-            for (o, v) in dst.iter_mut().zip(src) {
-                // |v · id| <= 127 up to rounding; the clamp keeps -128 out.
-                let q = (v * id).round().clamp(-127.0, 127.0) as i8;
-                sum += i32::from(q);
-                *o = q;
-            }
-            acts.d.push(d);
-            acts.sums.push(sum);
+        #[cfg(target_arch = "x86_64")]
+        if Isa::Avx2.available() {
+            // SAFETY: the CPU has AVX2 and FMA.
+            unsafe { quantize_avx2(x, &mut acts) };
+            return acts;
         }
+        quantize_blocks(x, &mut acts);
         acts
     }
 
@@ -467,6 +464,44 @@ impl QActs {
     pub(crate) fn block(&self, t: usize, b: usize) -> (f32, i32, &[i8]) {
         let i = t * self.k / BLOCK + b;
         (self.d[i], self.sums[i], &self.q[i * BLOCK..][..BLOCK])
+    }
+}
+
+/// [`quantize_blocks`] compiled for AVX2 (rounding and the maximum in
+/// vector instructions, not a libm call per value).
+///
+/// # Safety
+/// The CPU has AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn quantize_avx2(x: &[f32], acts: &mut QActs) {
+    quantize_blocks(x, acts)
+}
+
+/// Every block of `x` into `acts` (whose values are allocated and whose
+/// scales and sums are empty). Values round half to even, as llama.cpp's
+/// vector quantizers do.
+#[inline(always)]
+fn quantize_blocks(x: &[f32], acts: &mut QActs) {
+    for (src, dst) in x.chunks_exact(BLOCK).zip(acts.q.chunks_exact_mut(BLOCK)) {
+        let mut lanes = [0f32; 16];
+        for half in src.chunks_exact(16) {
+            for (l, v) in lanes.iter_mut().zip(half) {
+                *l = l.max(v.abs());
+            }
+        }
+        let amax = lanes.iter().fold(0f32, |m, v| m.max(*v));
+        let d = amax / 127.0;
+        let id = if d > 0.0 { 1.0 / d } else { 0.0 };
+        let mut sum = 0i32;
+        for (o, v) in dst.iter_mut().zip(src) {
+            // |v · id| <= 127 up to rounding; the clamp keeps -128 out.
+            let q = (v * id).round_ties_even().clamp(-127.0, 127.0) as i8;
+            sum += i32::from(q);
+            *o = q;
+        }
+        acts.d.push(d);
+        acts.sums.push(sum);
     }
 }
 

@@ -41,8 +41,8 @@ fn rows<const T: usize>(
     (d, c, q)
 }
 
-/// Groups `g..g + rg` (1 or 2) against rows `t0..t0 + tn` (1 to 4) into
-/// `tile`, on AVX-512 VNNI.
+/// Groups `g..g + rg` (1 or 2; up to 4 for one row) against rows
+/// `t0..t0 + tn` (1 to 4) into `tile`, on AVX-512 VNNI.
 ///
 /// # Safety
 /// The CPU runs AVX-512F and AVX512_VNNI; the groups are in the panel and
@@ -69,7 +69,7 @@ pub(super) unsafe fn vnni_tile(
         };
     }
     // SAFETY: the caller's.
-    unsafe { pick!(1 1, 1 2, 1 3, 1 4, 2 1, 2 2, 2 3, 2 4) }
+    unsafe { pick!(1 1, 1 2, 1 3, 1 4, 2 1, 2 2, 2 3, 2 4, 3 1, 4 1) }
 }
 
 /// [`vnni_tile`] for `RG` groups and `T` rows.
