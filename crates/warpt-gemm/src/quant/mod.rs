@@ -22,8 +22,11 @@
 //! - [`QMatrix`]: the repacked weights;
 //! - [`QActs`]: the activations quantized;
 //! - `portable`: the product in plain Rust, for any CPU;
-//! - `x86`: AVX-512 VNNI and AVX2 tiles (x86-64 only).
+//! - `x86`: AVX-512 VNNI and AVX2 tiles (x86-64 only);
+//! - `neon`: the NEON tile (aarch64 only).
 
+#[cfg(target_arch = "aarch64")]
+mod neon;
 mod portable;
 #[cfg(target_arch = "x86_64")]
 mod x86;
@@ -114,6 +117,8 @@ pub enum QKernel {
     Avx2,
     /// AVX-512 VNNI's `vpdpbusd`.
     Avx512Vnni,
+    /// aarch64's NEON (`smull`, `sadalp`).
+    Neon,
 }
 
 impl QKernel {
@@ -125,6 +130,9 @@ impl QKernel {
         }
         if Isa::Avx512Vnni.available() {
             all.push(QKernel::Avx512Vnni);
+        }
+        if Isa::Neon.available() {
+            all.push(QKernel::Neon);
         }
         all
     }
@@ -140,6 +148,7 @@ impl QKernel {
             QKernel::Portable => Isa::Portable,
             QKernel::Avx2 => Isa::Avx2,
             QKernel::Avx512Vnni => Isa::Avx512Vnni,
+            QKernel::Neon => Isa::Neon,
         }
     }
 }
@@ -387,7 +396,10 @@ fn run(
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as above.
         QKernel::Avx2 => unsafe { x86::avx2_tile(panel, g, rg, acts, t, tn, tile) },
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(target_arch = "aarch64")]
+        // SAFETY: as above.
+        QKernel::Neon => unsafe { neon::neon_tile(panel, g, rg, acts, t, tn, tile) },
+        #[allow(unreachable_patterns)]
         _ => portable::tile(panel, g, rg, acts, t, tn, tile),
     }
 }
