@@ -47,7 +47,8 @@ const INIT_STD: f64 = 0.02;
 pub enum Preset {
     /// About 10 M parameters: quick, and small enough for the f64 reference.
     Tiny,
-    /// About 110 M parameters, with an 8192-token context.
+    /// About 110 M parameters, with a 16384-token context (room for
+    /// 8192-token prompts).
     Small,
     /// About 1.1 B parameters: TinyLlama-1.1B's shape.
     Base,
@@ -113,8 +114,9 @@ impl Preset {
                 heads: 12,
                 kv_heads: 4,
                 head_dim: 64,
-                // Room for long-context runs (prompt_tokens=8192).
-                context: 8192,
+                // Room for long-context runs (prompt_tokens=8192 and the
+                // tokens generated after it).
+                context: 16_384,
             },
             Preset::Base => Shape {
                 vocab: 32_000,

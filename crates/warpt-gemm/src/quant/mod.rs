@@ -404,6 +404,21 @@ fn run(
     }
 }
 
+/// Each group of `rg` and each pair of the `tn` rows (one row at an odd
+/// end) as `f(group, first row, two rows)`: how the 8- and 4-lane
+/// kernels walk a tile, one group by two rows at a time.
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "aarch64")),
+    allow(dead_code)
+)]
+pub(crate) fn by_pairs(rg: usize, tn: usize, mut f: impl FnMut(usize, usize, bool)) {
+    for i in 0..rg {
+        for t in (0..tn).step_by(2) {
+            f(i, t, tn - t >= 2);
+        }
+    }
+}
+
 /// Writes row `r`'s 32 unsigned weights `w` of one block into a record's
 /// weight bytes: for q8_0, quad `q` (values `4q..4q+4`) of row `r` at
 /// `64q + 4r`; for q4_0, quads `q` and `q + 4` share the bytes at

@@ -29,22 +29,18 @@ pub(super) unsafe fn neon_tile(
     tn: usize,
     tile: &mut Tile,
 ) {
-    for i in 0..rg {
-        let mut t = 0;
-        while t < tn {
-            let col = GROUP * i;
-            // SAFETY: the caller's.
-            unsafe {
-                match (panel.qtype, tn - t) {
-                    (QType::Q8_0, 1) => neon::<false, 1>(panel, g + i, acts, t0 + t, tile, t, col),
-                    (QType::Q4_0, 1) => neon::<true, 1>(panel, g + i, acts, t0 + t, tile, t, col),
-                    (QType::Q8_0, _) => neon::<false, 2>(panel, g + i, acts, t0 + t, tile, t, col),
-                    (QType::Q4_0, _) => neon::<true, 2>(panel, g + i, acts, t0 + t, tile, t, col),
-                }
+    super::by_pairs(rg, tn, |i, t, two| {
+        let (g, t0, col) = (g + i, t0 + t, GROUP * i);
+        // SAFETY: the caller's.
+        unsafe {
+            match (panel.qtype, two) {
+                (QType::Q8_0, false) => neon::<false, 1>(panel, g, acts, t0, tile, t, col),
+                (QType::Q4_0, false) => neon::<true, 1>(panel, g, acts, t0, tile, t, col),
+                (QType::Q8_0, true) => neon::<false, 2>(panel, g, acts, t0, tile, t, col),
+                (QType::Q4_0, true) => neon::<true, 2>(panel, g, acts, t0, tile, t, col),
             }
-            t += 2;
         }
-    }
+    });
 }
 
 /// [`neon_tile`] for group `g` and `T` rows from `t0`, stored at `tile`'s

@@ -163,22 +163,18 @@ pub(super) unsafe fn avx2_tile(
     tn: usize,
     tile: &mut Tile,
 ) {
-    for i in 0..rg {
-        let mut t = 0;
-        while t < tn {
-            let col = GROUP * i;
-            // SAFETY: the caller's.
-            unsafe {
-                match (panel.qtype, tn - t) {
-                    (QType::Q8_0, 1) => avx2::<false, 1>(panel, g + i, acts, t0 + t, tile, t, col),
-                    (QType::Q4_0, 1) => avx2::<true, 1>(panel, g + i, acts, t0 + t, tile, t, col),
-                    (QType::Q8_0, _) => avx2::<false, 2>(panel, g + i, acts, t0 + t, tile, t, col),
-                    (QType::Q4_0, _) => avx2::<true, 2>(panel, g + i, acts, t0 + t, tile, t, col),
-                }
+    super::by_pairs(rg, tn, |i, t, two| {
+        let (g, t0, col) = (g + i, t0 + t, GROUP * i);
+        // SAFETY: the caller's.
+        unsafe {
+            match (panel.qtype, two) {
+                (QType::Q8_0, false) => avx2::<false, 1>(panel, g, acts, t0, tile, t, col),
+                (QType::Q4_0, false) => avx2::<true, 1>(panel, g, acts, t0, tile, t, col),
+                (QType::Q8_0, true) => avx2::<false, 2>(panel, g, acts, t0, tile, t, col),
+                (QType::Q4_0, true) => avx2::<true, 2>(panel, g, acts, t0, tile, t, col),
             }
-            t += 2;
         }
-    }
+    });
 }
 
 /// [`avx2_tile`] for group `g` and `T` rows from `t0`, stored at `tile`'s
