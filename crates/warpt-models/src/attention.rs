@@ -255,6 +255,7 @@ fn block(q: &[f32], k: &[f32], v: &[f32], first: usize, hd: usize) -> Vec<f32> {
     let mut max = vec![f32::NEG_INFINITY; rows];
     let mut sum = vec![0f32; rows];
     let mut scores = vec![0f32; rows * BC];
+    let mut rescale = vec![1f32; rows];
     for k0 in (0..end).step_by(BC) {
         let cols = BC.min(end - k0);
         let kb = &k[k0 * hd..][..cols * hd];
@@ -263,7 +264,7 @@ fn block(q: &[f32], k: &[f32], v: &[f32], first: usize, hd: usize) -> Vec<f32> {
         // S = Q · Kᵀ / √hd.
         let c = MatMut::row_major(s, rows, cols).expect("scores");
         gemm(c, scale, view(q, rows, hd), view(kb, cols, hd).t(), 0.0, 1).expect("shapes agree");
-        let mut rescale = vec![1f32; rows];
+        rescale.fill(1.0);
         for (i, row) in s.chunks_exact_mut(cols).enumerate() {
             // Query i sees keys up to first + i.
             let seen = (first + i + 1).saturating_sub(k0).min(cols);

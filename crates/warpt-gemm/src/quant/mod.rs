@@ -122,24 +122,35 @@ pub enum QKernel {
 }
 
 impl QKernel {
+    /// Every kernel, best last.
+    const ALL: [QKernel; 4] = [
+        QKernel::Portable,
+        QKernel::Avx2,
+        QKernel::Avx512Vnni,
+        QKernel::Neon,
+    ];
+
+    /// Whether this CPU runs it (feature detection's cached flags: cheap
+    /// enough for every product).
+    pub fn available(self) -> bool {
+        match self {
+            QKernel::Avx2 => Isa::Avx2.available() && f16c(),
+            other => other.isa().available(),
+        }
+    }
+
     /// Every kernel this CPU runs, best last.
     pub fn all() -> Vec<QKernel> {
-        let mut all = vec![QKernel::Portable];
-        if Isa::Avx2.available() && f16c() {
-            all.push(QKernel::Avx2);
-        }
-        if Isa::Avx512Vnni.available() {
-            all.push(QKernel::Avx512Vnni);
-        }
-        if Isa::Neon.available() {
-            all.push(QKernel::Neon);
-        }
-        all
+        Self::ALL.into_iter().filter(|k| k.available()).collect()
     }
 
     /// The fastest kernel this CPU runs.
     pub fn best() -> QKernel {
-        *Self::all().last().unwrap_or(&QKernel::Portable)
+        Self::ALL
+            .into_iter()
+            .rev()
+            .find(|k| k.available())
+            .unwrap_or(QKernel::Portable)
     }
 
     /// The instruction set, as results name it (`details.isa`).
@@ -272,7 +283,7 @@ impl QMatrix {
 
     /// The fastest kernel this CPU runs on this matrix.
     pub fn kernel(&self) -> QKernel {
-        QKernel::all()
+        QKernel::ALL
             .into_iter()
             .rev()
             .find(|k| self.runs_on(*k))
@@ -281,7 +292,7 @@ impl QMatrix {
 
     /// Whether `kernel` multiplies this matrix exactly (and this CPU runs it).
     pub fn runs_on(&self, kernel: QKernel) -> bool {
-        QKernel::all().contains(&kernel)
+        kernel.available()
             && !(kernel == QKernel::Avx2 && self.qtype == QType::Q8_0 && self.has_min)
     }
 
