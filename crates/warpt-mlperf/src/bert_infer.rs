@@ -13,6 +13,7 @@ use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, ParamValue, Params, Validation};
 use warpt_models::encoder::PackedBert;
 use warpt_models::model::tensor_values;
+use warpt_models::packed::Precision;
 
 use crate::bench::{self, ModelRules, Outcome, SpecParts};
 use crate::loadgen::{QuerySample, Responder, Response, Scenario, SystemUnderTest};
@@ -39,7 +40,8 @@ pub fn spec() -> BenchmarkSpec {
              start/end logits per token, under the chosen LoadGen scenario (default Offline: samples/s). Weights \
              from the seed, or `model_dir` (Hugging Face config.json + model.safetensors). Validation: the encoder \
              against a plain f64 forward on a short input, a sample served in a batch equals it served alone, and \
-             the QA head against an f64 product.",
+             the QA head against an f64 product. `precision=bf16` rounds the linear layers' weights and inputs to bf16 \
+             (products summed in f32, as PyTorch's autocast; AVX512_BF16 where the CPU has it).",
         params: vec![
             (
                 "model",
@@ -51,9 +53,15 @@ pub fn spec() -> BenchmarkSpec {
                 ParamValue::Int(384),
                 "tokens per sample, padded (SQuAD: 384)",
             ),
+            (
+                "precision",
+                ParamValue::Str("f32".into()),
+                "f32 or bf16: the linear layers' weights and inputs (bf16: rounded, products summed in f32)",
+            ),
         ],
         choices: &[
             ("model", &["base", "large"]),
+            ("precision", Precision::NAMES),
             ("device", &["cpu", "cuda", "metal"]),
         ],
         metrics: &[],
@@ -84,7 +92,16 @@ pub fn check_params(params: &Params) -> Result<(), String> {
     if !(8..=512).contains(&seq) {
         return Err(format!("parameter 'seq' must be from 8 to 512, not {seq}"));
     }
+    precision(params)?;
     Ok(())
+}
+
+/// The `precision` parameter (f32 when absent).
+fn precision(params: &Params) -> Result<Precision, String> {
+    match params.get("precision").and_then(ParamValue::as_str) {
+        None => Ok(Precision::F32),
+        Some(name) => Precision::parse(name).map_err(|e| format!("parameter 'precision': {e}")),
+    }
 }
 
 /// The BERT SUT.
@@ -245,7 +262,11 @@ impl Benchmark for BertInfer {
                     .into(),
             ));
         }
-        let encoder = PackedBert::load(&tensors, &c).map_err(BenchmarkError::Failed)?;
+        let precision = precision(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
+            key: "precision".into(),
+            reason,
+        })?;
+        let encoder = PackedBert::load(&tensors, &c, precision).map_err(BenchmarkError::Failed)?;
         let h = c.hidden_size;
         let head = |name: &str, len: usize| -> Result<Vec<f32>, BenchmarkError> {
             match tensors.get(name) {
@@ -273,8 +294,9 @@ impl Benchmark for BertInfer {
             batch: ctx.int_param("batch", 1)? as usize,
             seed: ctx.seed,
             name: format!(
-                "warpt BERT-{model} ({source} weights, {} layers, hidden {h}, seq {seq})",
-                c.num_hidden_layers
+                "warpt BERT-{model} ({source} weights, {} layers, hidden {h}, seq {seq}, {})",
+                c.num_hidden_layers,
+                precision.name()
             ),
         });
         self.config = Some(c);
@@ -296,8 +318,11 @@ impl Benchmark for BertInfer {
             "engine".into(),
             ParamValue::from(warpt_models::packed::ENGINE),
         ));
+        let precision = sut.encoder.precision();
         m.details
-            .push(("isa".into(), ParamValue::from(warpt_models::packed::isa())));
+            .push(("isa".into(), ParamValue::from(precision.isa())));
+        m.details
+            .push(("precision".into(), ParamValue::from(precision.name())));
         m.details.push((
             "counting".into(),
             ParamValue::from("a sample is one SQuAD-shaped input of `seq` tokens (padded); its response is seq x 2 f32 logits"),
@@ -344,9 +369,15 @@ fn check(
             .zip(&want)
             .map(|(g, w)| (*g as f64 - w).abs())
             .fold(0.0, f64::max);
-        if worst > 2e-4 {
+        // bf16 keeps 8 significant bits of each linear layer's weights
+        // and inputs: some 0.4% each.
+        let tolerance = match sut.encoder.precision() {
+            Precision::F32 => 2e-4,
+            Precision::Bf16 => 5e-3,
+        };
+        if worst > tolerance {
             return Err(format!(
-                "the encoder's pooled output differs from the f64 reference by {worst:.2e} (tolerance 2e-4)"
+                "the encoder's pooled output differs from the f64 reference by {worst:.2e} (tolerance {tolerance:.0e})"
             ));
         }
         notes.push(format!(

@@ -1,8 +1,9 @@
 //! ResNet-50 inference with activations channels-last (NHWC) and every
-//! convolution one f32 GEMM on warpt's engine, its weights packed once at
-//! load (warpt-models' [`PackedMatrix`]: 1×1 convolutions directly, 3×3 and
-//! the 7×7 stem through an im2col in the (ky, kx, channel) order the
-//! weights are laid out in), batch norms folded into the weights and
+//! convolution GEMMs on warpt's engine, weights packed once at load
+//! (warpt-models' [`PackedMatrix`]: 1×1 convolutions directly, 3×3 stride-1
+//! ones by Winograd's F(2×2, 3×3) ([`crate::winograd`], 16 GEMMs), strided
+//! 3×3 and the 7×7 stem through an im2col in the (ky, kx, channel) order
+//! the weights are laid out in), batch norms folded into the weights and
 //! biases. Each GEMM starts from its bias (and a block's last one from
 //! the shortcut too), and layer buffers are reused from batch to batch.
 //! candle's NCHW convolution ran at 6 images/s here, this at about 18
@@ -12,9 +13,10 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
-use warpt_models::packed::PackedMatrix;
+use warpt_models::packed::{PackedMatrix, Precision};
 
 use crate::resnet::{self, CLASSES, ConvSpec, Weights};
+use crate::winograd::{self, Winograd};
 
 /// Activations: `n` images of `h × w × c`, channels last.
 #[derive(Clone)]
@@ -73,10 +75,49 @@ fn init_rows(out: &mut [f32], bias: &[f32], add: Option<&[f32]>) {
     }
 }
 
-/// A convolution with its batch norm folded in, as the GEMM's matrix.
-struct Conv {
+/// How a convolution multiplies.
+enum Method {
+    /// One GEMM (after an im2col unless 1×1, stride 1) on its weights:
     /// `c_out × (k·k·c_in)`, each row in (ky, kx, channel) order, packed.
-    weights: PackedMatrix,
+    Gemm(PackedMatrix),
+    /// 3×3, stride 1: Winograd's F(2×2, 3×3).
+    Winograd(Winograd),
+}
+
+/// How the 3×3, stride-1 convolutions run (`conv3x3`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Conv3x3 {
+    /// Winograd's F(2×2, 3×3): 2.25 times fewer multiplications.
+    Winograd,
+    /// An im2col and one GEMM, as every other convolution.
+    Im2col,
+}
+
+impl Conv3x3 {
+    /// The names the parameter takes.
+    pub const NAMES: &[&str] = &["winograd", "im2col"];
+
+    /// The method a parameter names.
+    pub fn parse(name: &str) -> Result<Self, String> {
+        match name {
+            "winograd" => Ok(Conv3x3::Winograd),
+            "im2col" => Ok(Conv3x3::Im2col),
+            other => Err(format!("'{other}' is not winograd or im2col")),
+        }
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Conv3x3::Winograd => "winograd",
+            Conv3x3::Im2col => "im2col",
+        }
+    }
+}
+
+/// A convolution with its batch norm folded in.
+struct Conv {
+    method: Method,
     bias: Vec<f32>,
     k: usize,
     stride: usize,
@@ -91,7 +132,12 @@ fn get<'w>(w: &'w Weights, name: &str) -> Result<&'w [f32], String> {
 }
 
 impl Conv {
-    fn new(w: &Weights, c: &ConvSpec) -> Result<Self, String> {
+    fn new(
+        w: &Weights,
+        c: &ConvSpec,
+        precision: Precision,
+        conv3x3: Conv3x3,
+    ) -> Result<Self, String> {
         let kernel = get(w, &format!("{}.weight", c.conv))?;
         let p = |s: &str| get(w, &format!("{}.{s}", c.bn));
         let (gamma, beta, mean, var) = (
@@ -107,25 +153,38 @@ impl Conv {
             .map(|o| (beta[o] as f64 - mean[o] as f64 * scale[o]) as f32)
             .collect();
         let (k, ci) = (c.k, c.c_in);
-        // Row o: the kernel in (ky, kx, channel) order, scaled.
-        let fill = |o: usize, row: &mut [f32]| {
-            for ky in 0..k {
-                for kx in 0..k {
-                    for i in 0..ci {
-                        let v = kernel[((o * ci + i) * k + ky) * k + kx] as f64 * scale[o];
-                        row[(ky * k + kx) * ci + i] = v as f32;
-                    }
-                }
-            }
+        let tap = |o: usize, i: usize, ky: usize, kx: usize| {
+            kernel[((o * ci + i) * k + ky) * k + kx] as f64 * scale[o]
         };
-        let width = k * k * ci;
-        let mut weights = vec![0f32; c.c_out * width];
-        weights
-            .chunks_exact_mut(width)
-            .enumerate()
-            .for_each(|(o, r)| fill(o, r));
+        let method = if k == 3 && c.stride == 1 && c.pad == 1 && conv3x3 == Conv3x3::Winograd {
+            Method::Winograd(Winograd::new(
+                c.c_out,
+                ci,
+                |o, i| std::array::from_fn(|t| tap(o, i, t / 3, t % 3)),
+                precision,
+            ))
+        } else {
+            // Row o: the kernel in (ky, kx, channel) order, scaled.
+            let width = k * k * ci;
+            let mut weights = vec![0f32; c.c_out * width];
+            weights
+                .chunks_exact_mut(width)
+                .enumerate()
+                .for_each(|(o, row)| {
+                    for ky in 0..k {
+                        for kx in 0..k {
+                            for i in 0..ci {
+                                row[(ky * k + kx) * ci + i] = tap(o, i, ky, kx) as f32;
+                            }
+                        }
+                    }
+                });
+            Method::Gemm(PackedMatrix::from_rows_in(
+                &weights, c.c_out, width, precision,
+            ))
+        };
         Ok(Conv {
-            weights: PackedMatrix::from_rows(&weights, c.c_out, width),
+            method,
             bias,
             k,
             stride: c.stride,
@@ -145,12 +204,42 @@ impl Conv {
         let n_out = self.bias.len();
         let mut v = pool.take(rows * n_out);
         init_rows(&mut v, &self.bias, shortcut.map(|s| s.v.as_slice()));
-        if k == 1 && s == 1 {
-            self.weights.matmul_t_add(&x.v, rows, &mut v);
-        } else {
-            let width = k * k * x.c;
-            let mut cols = pool.take(rows * width);
-            cols.par_chunks_mut(width).enumerate().for_each(|(r, row)| {
+        match &self.method {
+            Method::Winograd(wg) => {
+                let (mut tv, mut tm) = (pool.take(0), pool.take(0));
+                let shape = winograd::Shape {
+                    n: x.n,
+                    h: x.h,
+                    w: x.w,
+                };
+                wg.add_to(&x.v, shape, &mut v, &mut tv, &mut tm);
+                pool.give(tv);
+                pool.give(tm);
+            }
+            Method::Gemm(weights) if k == 1 && s == 1 => weights.matmul_t_add(&x.v, rows, &mut v),
+            Method::Gemm(weights) => {
+                let mut cols = pool.take(rows * k * k * x.c);
+                self.im2col(x, oh, ow, &mut cols);
+                weights.matmul_t_add(&cols, rows, &mut v);
+                pool.give(cols);
+            }
+        }
+        Nhwc {
+            n: x.n,
+            h: oh,
+            w: ow,
+            c: n_out,
+            v,
+        }
+    }
+
+    /// Each output pixel's receptive field of `x` (`k·k·c_in` values in
+    /// (ky, kx, channel) order, zeros for the padding) as a row of `cols`.
+    fn im2col(&self, x: &Nhwc, oh: usize, ow: usize, cols: &mut [f32]) {
+        let (k, s, p) = (self.k, self.stride, self.pad);
+        cols.par_chunks_mut(k * k * x.c)
+            .enumerate()
+            .for_each(|(r, row)| {
                 let (img, oy, ox) = (r / (oh * ow), (r / ow) % oh, r % ow);
                 // The taps of one kernel row are consecutive pixels of
                 // one input row: one copy for those inside the image,
@@ -172,16 +261,6 @@ impl Conv {
                     after.fill(0.0);
                 }
             });
-            self.weights.matmul_t_add(&cols, rows, &mut v);
-            pool.give(cols);
-        }
-        Nhwc {
-            n: x.n,
-            h: oh,
-            w: ow,
-            c: n_out,
-            v,
-        }
     }
 }
 
@@ -229,30 +308,46 @@ pub struct GemmNet {
     blocks: Vec<([Conv; 3], Option<Conv>)>,
     /// The classifier, its bias included.
     fc: PackedMatrix,
+    precision: Precision,
+    conv3x3: Conv3x3,
     /// Activation and im2col buffers, reused from batch to batch.
     pool: Mutex<Pool>,
 }
 
 impl GemmNet {
-    /// The network of weights `w`, batch norms folded.
-    pub fn new(w: &Weights) -> Result<Self, String> {
+    /// The network of weights `w`, batch norms folded, its products in
+    /// `precision`, its 3×3 stride-1 convolutions by `conv3x3`.
+    pub fn new(w: &Weights, precision: Precision, conv3x3: Conv3x3) -> Result<Self, String> {
+        let conv = |c: &ConvSpec| Conv::new(w, c, precision, conv3x3);
         let blocks = resnet::blocks()
             .iter()
             .map(|b| {
                 let [a, c2, c3] = &b.convs;
                 Ok((
-                    [Conv::new(w, a)?, Conv::new(w, c2)?, Conv::new(w, c3)?],
-                    b.down.as_ref().map(|d| Conv::new(w, d)).transpose()?,
+                    [conv(a)?, conv(c2)?, conv(c3)?],
+                    b.down.as_ref().map(conv).transpose()?,
                 ))
             })
             .collect::<Result<_, String>>()?;
         Ok(GemmNet {
-            stem: Conv::new(w, &resnet::stem())?,
+            stem: conv(&resnet::stem())?,
             blocks,
-            fc: PackedMatrix::from_rows(get(w, "fc.weight")?, CLASSES, 2048)
+            fc: PackedMatrix::from_rows_in(get(w, "fc.weight")?, CLASSES, 2048, precision)
                 .with_bias(get(w, "fc.bias")?),
+            precision,
+            conv3x3,
             pool: Mutex::default(),
         })
+    }
+
+    /// The precision its products run in.
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
+
+    /// How its 3×3 stride-1 convolutions run.
+    pub fn conv3x3(&self) -> Conv3x3 {
+        self.conv3x3
     }
 
     /// Logits (`n × 1000`, row-major) of `n` normalised images given

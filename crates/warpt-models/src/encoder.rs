@@ -17,7 +17,7 @@ use candle_transformers::models::bert;
 use rayon::prelude::*;
 
 use crate::fastmath;
-use crate::packed::PackedMatrix;
+use crate::packed::{PackedMatrix, Precision};
 
 /// A LayerNorm's scale and shift.
 struct Norm {
@@ -40,6 +40,8 @@ struct Layer {
 
 /// A BERT encoder held for the packed kernel.
 pub struct PackedBert {
+    /// The linear layers' precision (attention's products are f32).
+    precision: Precision,
     hidden: usize,
     heads: usize,
     eps: f32,
@@ -66,8 +68,14 @@ impl PackedBert {
     }
 
     /// The encoder in `tensors` (Hugging Face names, with or without a
-    /// `bert.` prefix) of configuration `c`.
-    pub fn load(tensors: &HashMap<String, Tensor>, c: &bert::Config) -> Result<Self, String> {
+    /// `bert.` prefix) of configuration `c`, its linear layers in
+    /// `precision` (bf16: weights rounded here, inputs as they are
+    /// multiplied, sums in f32; attention, norms and GELU stay f32).
+    pub fn load(
+        tensors: &HashMap<String, Tensor>,
+        c: &bert::Config,
+        precision: Precision,
+    ) -> Result<Self, String> {
         let get = |name: &str, len: usize| -> Result<Vec<f32>, String> {
             let t = tensors
                 .get(name)
@@ -96,7 +104,7 @@ impl PackedBert {
         let linear = |prefix: &str, n: usize, k: usize| -> Result<PackedMatrix, String> {
             let w = get(&format!("{prefix}.weight"), n * k)?;
             let b = get(&format!("{prefix}.bias"), n)?;
-            Ok(PackedMatrix::from_rows(&w, n, k).with_bias(&b))
+            Ok(PackedMatrix::from_rows_in(&w, n, k, precision).with_bias(&b))
         };
         let mut layers = Vec::with_capacity(c.num_hidden_layers);
         for l in 0..c.num_hidden_layers {
@@ -107,7 +115,7 @@ impl PackedBert {
                 b.extend(get(&format!("{p}.attention.self.{part}.bias"), h)?);
             }
             layers.push(Layer {
-                qkv: PackedMatrix::from_rows(&w, 3 * h, h).with_bias(&b),
+                qkv: PackedMatrix::from_rows_in(&w, 3 * h, h, precision).with_bias(&b),
                 attn_out: linear(&format!("{p}.attention.output.dense"), h, h)?,
                 attn_norm: norm(&format!("{p}.attention.output.LayerNorm"))?,
                 inter: linear(&format!("{p}.intermediate.dense"), i, h)?,
@@ -120,6 +128,7 @@ impl PackedBert {
             c.type_vocab_size * h,
         )?;
         Ok(PackedBert {
+            precision,
             hidden: h,
             heads: c.num_attention_heads,
             eps: c.layer_norm_eps as f32,
@@ -133,6 +142,11 @@ impl PackedBert {
             embed_norm: norm("embeddings.LayerNorm")?,
             layers,
         })
+    }
+
+    /// The precision of its linear layers.
+    pub fn precision(&self) -> Precision {
+        self.precision
     }
 
     /// The pooled, unit-norm embedding of each of `batch` sequences of

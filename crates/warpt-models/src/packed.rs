@@ -17,6 +17,11 @@
 //!   arithmetic: the weights are already in the kernel's panels, so only
 //!   the activations are packed per call.
 //!
+//! A matrix is held in f32 or, for [`Precision::Bf16`], in bf16: its
+//! weights rounded once at load, each call's activations rounded once
+//! per product, the products summed in f32 (AVX512_BF16's `vdpbf16ps`
+//! where the CPU has it), as PyTorch's bf16 autocast multiplies.
+//!
 //! The bands run as rayon tasks, each an engine product on one thread:
 //! the model's own parallel work (candle's, attention's) runs on the same
 //! rayon pool, so the process never has more threads wanting the CPUs
@@ -24,7 +29,7 @@
 //! made three on two: docs/gemm.md).
 
 use rayon::prelude::*;
-use warpt_gemm::{MatMut, MatRef, PackedA, gemm_packed};
+use warpt_gemm::{Bf16, Element, Isa, Kernel, MatMut, MatRef, PackedA, gemm_packed};
 
 /// The engine every [`PackedMatrix`] multiplies on, as results name it
 /// (`details.engine`).
@@ -33,7 +38,60 @@ pub const ENGINE: &str = "warpt-gemm";
 /// The instruction set the engine's f32 tiles use on this CPU, as results
 /// name it (`details.isa`: `avx512f`, `avx2+fma`, `neon`, `portable`).
 pub fn isa() -> &'static str {
-    warpt_gemm::Kernel::<f32>::best().isa.name()
+    Precision::F32.isa()
+}
+
+/// The element a [`PackedMatrix`] holds its weights and multiplies in
+/// (always adding in f32 and returning f32).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Precision {
+    /// f32 weights and activations.
+    #[default]
+    F32,
+    /// bf16 weights (rounded once, at load) and activations (rounded per
+    /// product), their products summed in f32.
+    Bf16,
+}
+
+impl Precision {
+    /// The names a `precision` parameter takes, in [`Self::parse`]'s
+    /// spelling.
+    pub const NAMES: &[&str] = &["f32", "bf16"];
+
+    /// The precision a parameter names (`f32` or `bf16`).
+    pub fn parse(name: &str) -> Result<Self, String> {
+        match name {
+            "f32" => Ok(Precision::F32),
+            "bf16" => Ok(Precision::Bf16),
+            other => Err(format!("precision '{other}' is not f32 or bf16")),
+        }
+    }
+
+    /// Its name, as [`Self::parse`] reads it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::Bf16 => "bf16",
+        }
+    }
+
+    /// The instruction set the engine's tiles of this precision use on
+    /// this CPU (`details.isa`: for bf16 `avx512_bf16` where the CPU has
+    /// it, else the portable kernel).
+    pub fn isa(self) -> &'static str {
+        match self {
+            Precision::Bf16 if bf16_native() => Kernel::<Bf16>::best().isa.name(),
+            // bf16 values in f32 where the CPU has no bf16 products.
+            Precision::F32 | Precision::Bf16 => Kernel::<f32>::best().isa.name(),
+        }
+    }
+}
+
+/// Whether this CPU multiplies bf16 in hardware (AVX512_BF16): elsewhere
+/// the engine's bf16 kernel is portable code, slower than the f32 tiles
+/// on the same values.
+fn bf16_native() -> bool {
+    Kernel::<Bf16>::best().isa != Isa::Portable
 }
 
 /// Output features per band at least: bands thinner than this cost more
@@ -45,11 +103,21 @@ const BAND_MIN: usize = 64;
 const ROWS_PER_TASK: usize = 16;
 
 /// A band of output features, packed.
-struct Band {
+struct Band<T: Element> {
     /// Its first output feature.
     first: usize,
     /// Its `len × k` weights.
-    w: PackedA<f32>,
+    w: PackedA<T>,
+}
+
+/// A matrix's bands, in the element its products run in.
+enum Bands {
+    /// f32 bands; `round` when they hold bf16 values on a CPU without
+    /// AVX512_BF16 (the activations are then rounded to bf16 too, and
+    /// the f32 kernel computes what the bf16 one would).
+    F32 { bands: Vec<Band<f32>>, round: bool },
+    /// bf16 bands, for the engine's bf16 kernel.
+    Bf16(Vec<Band<Bf16>>),
 }
 
 /// A weight matrix packed for the engine (see the module doc).
@@ -59,75 +127,129 @@ pub struct PackedMatrix {
     /// Input features.
     k: usize,
     /// The bands, in order of their features.
-    bands: Vec<Band>,
+    bands: Bands,
     /// The bias added to every row of a product.
     bias: Option<Vec<f32>>,
 }
 
+/// `x` rounded to the nearest bf16 (ties to even), held as f32.
+fn round_bf16(x: f32) -> f32 {
+    Bf16::from_f32(x).to_f32()
+}
+
+/// `x` converted by `f`, across cores when it is long.
+fn convert<T: Send>(x: &[f32], f: impl Fn(f32) -> T + Sync + Send) -> Vec<T> {
+    const CHUNK: usize = 1 << 14;
+    if x.len() <= CHUNK {
+        return x.iter().map(|v| f(*v)).collect();
+    }
+    x.par_chunks(CHUNK)
+        .flat_map_iter(|c| c.iter().map(|v| f(*v)))
+        .collect()
+}
+
 impl PackedMatrix {
     /// `w` (`n × k`, row-major: one row per output feature, as PyTorch,
-    /// safetensors and GGUF store a linear layer), packed.
+    /// safetensors and GGUF store a linear layer), packed in f32.
     ///
     /// # Panics
     /// If `w.len() != n * k`.
     pub fn from_rows(w: &[f32], n: usize, k: usize) -> Self {
+        Self::from_rows_in(w, n, k, Precision::F32)
+    }
+
+    /// `w` (`n × k`, row-major) packed in `precision`: for bf16, rounded
+    /// to bf16 once, here, and held as bf16 for the engine's bf16 kernel
+    /// (or, on a CPU without AVX512_BF16, as the same values in f32).
+    ///
+    /// # Panics
+    /// If `w.len() != n * k`.
+    pub fn from_rows_in(w: &[f32], n: usize, k: usize, precision: Precision) -> Self {
+        Self::from_rows_on(w, n, k, precision, bf16_native())
+    }
+
+    /// [`Self::from_rows_in`], bf16 held as bf16 when `native` (else as
+    /// f32 values).
+    fn from_rows_on(w: &[f32], n: usize, k: usize, precision: Precision, native: bool) -> Self {
         assert_eq!(w.len(), n * k, "a {n} x {k} matrix");
-        Self::pack(n, k, |first, len| {
-            let view = MatRef::row_major(&w[first * k..][..len * k], len, k)
-                .expect("len rows of k (asserted above)");
-            PackedA::new(view)
-        })
+        let rows = |first: usize, len: usize| &w[first * k..][..len * k];
+        fn view<T>(v: &[T], len: usize, k: usize) -> MatRef<'_, T> {
+            MatRef::row_major(v, len, k).expect("len rows of k (asserted above)")
+        }
+        let bands = match precision {
+            Precision::F32 => Bands::F32 {
+                bands: pack(n, |first, len| PackedA::new(view(rows(first, len), len, k))),
+                round: false,
+            },
+            Precision::Bf16 if native => Bands::Bf16(pack(n, |first, len| {
+                let v: Vec<Bf16> = rows(first, len)
+                    .iter()
+                    .map(|x| Bf16::from_f32(*x))
+                    .collect();
+                let view = MatRef::row_major(&v, len, k).expect("len rows of k");
+                PackedA::new(view)
+            })),
+            Precision::Bf16 => Bands::F32 {
+                bands: pack(n, |first, len| {
+                    let v: Vec<f32> = rows(first, len).iter().map(|x| round_bf16(*x)).collect();
+                    PackedA::new(view(&v, len, k))
+                }),
+                round: true,
+            },
+        };
+        PackedMatrix {
+            n,
+            k,
+            bands,
+            bias: None,
+        }
     }
 
     /// The `n × k` matrix whose row `r` `row(r, buf)` writes into `buf`
-    /// (`k` values), packed: for weights stored some other way, such as
-    /// quantized blocks, unpacked a band at a time.
+    /// (`k` values), packed in f32: for weights stored some other way,
+    /// such as quantized blocks, unpacked a band at a time.
     pub fn from_row_fn(n: usize, k: usize, row: impl Fn(usize, &mut [f32]) + Sync) -> Self {
-        Self::pack(n, k, |first, len| {
+        let bands = pack(n, |first, len| {
             let mut buf = vec![0f32; len * k];
             for (r, dst) in buf.chunks_exact_mut(k.max(1)).enumerate() {
                 row(first + r, dst);
             }
             let view = MatRef::row_major(&buf, len, k).expect("a buffer of len rows of k");
             PackedA::new(view)
-        })
+        });
+        PackedMatrix {
+            n,
+            k,
+            bands: Bands::F32 {
+                bands,
+                round: false,
+            },
+            bias: None,
+        }
     }
 
     /// The matrix whose transpose `wt` (`k × n`, row-major: one row per
-    /// input feature) is, packed: what `x · wt` needs, as attention's
-    /// product of probabilities with values does.
+    /// input feature) is, packed in f32: what `x · wt` needs, as
+    /// attention's product of probabilities with values does.
     ///
     /// # Panics
     /// If `wt.len() != n * k`.
     pub fn from_cols(wt: &[f32], n: usize, k: usize) -> Self {
         assert_eq!(wt.len(), n * k, "a {k} x {n} matrix");
-        Self::pack(n, k, |first, len| {
+        let bands = pack(n, |first, len| {
             // Row r of the band is column first + r of wt: stride 1 down,
             // n across.
             let view = MatRef::new(&wt[first.min(wt.len())..], len, k, 1, n)
                 .expect("wt holds k rows of n (asserted above)");
             PackedA::new(view)
-        })
-    }
-
-    /// The bands of an `n × k` matrix, each packed by `band(first, len)`,
-    /// across cores.
-    fn pack(n: usize, k: usize, band: impl Fn(usize, usize) -> PackedA<f32> + Sync) -> Self {
-        let count = (2 * rayon::current_num_threads()).clamp(1, n.div_ceil(BAND_MIN).max(1));
-        let cuts: Vec<(usize, usize)> = (0..count)
-            .map(|b| (b * n / count, (b + 1) * n / count - b * n / count))
-            .collect();
-        let bands = cuts
-            .into_par_iter()
-            .map(|(first, len)| Band {
-                first,
-                w: band(first, len),
-            })
-            .collect();
+        });
         PackedMatrix {
             n,
             k,
-            bands,
+            bands: Bands::F32 {
+                bands,
+                round: false,
+            },
             bias: None,
         }
     }
@@ -146,6 +268,14 @@ impl PackedMatrix {
     /// Output features.
     pub fn rows(&self) -> usize {
         self.n
+    }
+
+    /// The precision its products run in.
+    pub fn precision(&self) -> Precision {
+        match self.bands {
+            Bands::F32 { round: false, .. } => Precision::F32,
+            Bands::F32 { round: true, .. } | Bands::Bf16(_) => Precision::Bf16,
+        }
     }
 
     /// `x` (`rows × k`, row-major) times the matrix transposed: `rows × n`,
@@ -193,30 +323,75 @@ impl PackedMatrix {
         out
     }
 
-    /// `out = x · wᵀ + beta · out`: on the calling thread, or as rayon
-    /// tasks when `parallel` (bands of features for a few rows, chunks of
-    /// rows for many).
+    /// `out = x · wᵀ + beta · out`, `x` rounded first when the matrix is
+    /// bf16 (once, for every band).
     fn product_into(&self, x: &[f32], rows: usize, out: &mut [f32], beta: f32, parallel: bool) {
-        let (n, k) = (self.n, self.k);
-        assert_eq!(x.len(), rows * k, "{rows} rows of {k}");
+        assert_eq!(x.len(), rows * self.k, "{rows} rows of {}", self.k);
+        let product = Product {
+            n: self.n,
+            k: self.k,
+            rows,
+            beta,
+            parallel,
+        };
+        match &self.bands {
+            Bands::F32 {
+                bands,
+                round: false,
+            } => product.run(bands, x, out),
+            Bands::F32 { bands, round: true } => product.run(bands, &convert(x, round_bf16), out),
+            Bands::Bf16(bands) => product.run(bands, &convert(x, Bf16::from_f32), out),
+        }
+    }
+}
+
+/// The bands of an `n`-row matrix, each packed by `band(first, len)`,
+/// across cores.
+fn pack<T: Element>(n: usize, band: impl Fn(usize, usize) -> PackedA<T> + Sync) -> Vec<Band<T>> {
+    let count = (2 * rayon::current_num_threads()).clamp(1, n.div_ceil(BAND_MIN).max(1));
+    let cuts: Vec<(usize, usize)> = (0..count)
+        .map(|b| (b * n / count, (b + 1) * n / count - b * n / count))
+        .collect();
+    cuts.into_par_iter()
+        .map(|(first, len)| Band {
+            first,
+            w: band(first, len),
+        })
+        .collect()
+}
+
+/// One call's product: `out = x · wᵀ + beta · out` for `x` of `rows × k`.
+struct Product {
+    n: usize,
+    k: usize,
+    rows: usize,
+    beta: f32,
+    /// As rayon tasks (bands of features for a few rows, chunks of rows
+    /// for many), or on the calling thread.
+    parallel: bool,
+}
+
+impl Product {
+    /// The product on `bands`, `x` already in their element.
+    fn run<T: Element<Acc = f32>>(&self, bands: &[Band<T>], x: &[T], out: &mut [f32]) {
+        let (n, k, rows) = (self.n, self.k, self.rows);
         if rows == 0 || n == 0 || k == 0 {
-            if beta == 0.0 {
+            if self.beta == 0.0 {
                 out.fill(0.0);
             }
             return;
         }
-        let tasks = if parallel {
+        let tasks = if self.parallel {
             rayon::current_num_threads()
         } else {
             1
         };
         if tasks == 1 {
-            self.rows_into(out, x, beta);
+            self.rows_into(bands, out, x);
         } else if rows < ROWS_PER_TASK * tasks {
             // A decode step: the weights' bands in parallel (each reads
             // its share of them once), each into a buffer of its own.
-            let parts: Vec<Vec<f32>> = self
-                .bands
+            let parts: Vec<Vec<f32>> = bands
                 .par_iter()
                 .map(|band| {
                     let len = band.w.rows();
@@ -225,11 +400,11 @@ impl PackedMatrix {
                         .flat_map(|row| &row[band.first..][..len])
                         .copied()
                         .collect();
-                    self.band_into(band, &mut c, len, x, rows, beta);
+                    self.band_into(band, &mut c, len, x, rows);
                     c
                 })
                 .collect();
-            for (band, part) in self.bands.iter().zip(&parts) {
+            for (band, part) in bands.iter().zip(&parts) {
                 let len = band.w.rows();
                 for (dst, src) in out.chunks_exact_mut(n).zip(part.chunks_exact(len)) {
                     dst[band.first..][..len].copy_from_slice(src);
@@ -241,30 +416,37 @@ impl PackedMatrix {
             let chunk = rows.div_ceil(2 * tasks);
             out.par_chunks_mut(chunk * n)
                 .zip(x.par_chunks(chunk * k))
-                .for_each(|(o, xs)| self.rows_into(o, xs, beta));
+                .for_each(|(o, xs)| self.rows_into(bands, o, xs));
         }
     }
 
     /// `out` (`x`'s rows of the result, row-major, holding C's start)
     /// gets the product of `x`'s rows, band by band, on this thread.
-    fn rows_into(&self, out: &mut [f32], x: &[f32], beta: f32) {
+    fn rows_into<T: Element<Acc = f32>>(&self, bands: &[Band<T>], out: &mut [f32], x: &[T]) {
         let rows = out.len() / self.n;
-        for band in &self.bands {
-            self.band_into(band, &mut out[band.first..], self.n, x, rows, beta);
+        for band in bands {
+            self.band_into(band, &mut out[band.first..], self.n, x, rows);
         }
     }
 
     /// `band`'s columns of the product of `x`'s `rows` rows into `c` (row
     /// `r` at `c[r * ldc..]`, holding C's start times `beta`), on this
     /// thread.
-    fn band_into(&self, band: &Band, c: &mut [f32], ldc: usize, x: &[f32], rows: usize, beta: f32) {
+    fn band_into<T: Element<Acc = f32>>(
+        &self,
+        band: &Band<T>,
+        c: &mut [f32],
+        ldc: usize,
+        x: &[T],
+        rows: usize,
+    ) {
         let (len, k) = (band.w.rows(), self.k);
         // Cᵀ (len × rows, column-major) is the band's columns of the
         // result, row-major; B = xᵀ (k × rows) reads x's rows as its
         // columns.
         let view = MatMut::new(c, len, rows, 1, ldc).expect("c holds rows of ldc from the band");
         let b = MatRef::new(x, k, rows, 1, k).expect("x holds rows x k (asserted)");
-        gemm_packed(view, 1.0, &band.w, b, beta, 1)
+        gemm_packed(view, 1.0, &band.w, b, self.beta, 1)
             .expect("C (len x rows) = W (len x k) · xᵀ (k x rows) chains");
     }
 }
@@ -379,5 +561,77 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn bf16_multiplies_the_rounded_values_in_f32() {
+        // Values bf16 cannot hold (eight significant bits): the product
+        // is the f64 one of the rounded weights and activations, to f32's
+        // rounding of the sums, and differs from the unrounded product.
+        // Both holdings: bf16 for the bf16 kernel (where this CPU has it)
+        // and the same values in f32; a few rows (bands) and many (chunks
+        // of rows), with a bias.
+        let (n, k) = (70, 300);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let w: Vec<f32> = (0..n * k)
+            .map(|i| ((i * 5) % 11) as f32 - 5.0 + (i % 13) as f32 / 1000.0)
+            .collect();
+        let bias: Vec<f32> = (0..n).map(|i| (i % 7) as f32 / 3.0).collect();
+        let r = |v: f32| Bf16::from_f32(v).to_f32() as f64;
+        for native in [false, bf16_native()] {
+            let m = PackedMatrix::from_rows_on(&w, n, k, Precision::Bf16, native).with_bias(&bias);
+            assert_eq!(m.precision(), Precision::Bf16);
+            assert_eq!(matches!(m.bands, Bands::Bf16(_)), native);
+            for rows in [3, 300] {
+                let x: Vec<f32> = (0..rows * k)
+                    .map(|i| ((i * 7) % 9) as f32 - 4.0 + (i % 17) as f32 / 700.0)
+                    .collect();
+                let got = pool.install(|| m.matmul_t(&x, rows));
+                let mut unrounded_differs = false;
+                for row in 0..rows {
+                    for c in 0..n {
+                        let xs = &x[row * k..][..k];
+                        let ws = &w[c * k..][..k];
+                        let want: f64 = bias[c] as f64
+                            + xs.iter().zip(ws).map(|(a, b)| r(*a) * r(*b)).sum::<f64>();
+                        let exact: f64 = bias[c] as f64
+                            + xs.iter()
+                                .zip(ws)
+                                .map(|(a, b)| *a as f64 * *b as f64)
+                                .sum::<f64>();
+                        // f32's summation error is within 1e-5 of the
+                        // terms' magnitude; rounding to bf16 moves sums
+                        // by some 1e-4 of it.
+                        let magnitude: f64 = bias[c].abs() as f64
+                            + xs.iter()
+                                .zip(ws)
+                                .map(|(a, b)| (r(*a) * r(*b)).abs())
+                                .sum::<f64>();
+                        let g = got[row * n + c] as f64;
+                        assert!(
+                            (g - want).abs() <= 1e-5 * magnitude,
+                            "native {native}, {rows} rows: row {row} column {c}: {g} vs {want}"
+                        );
+                        unrounded_differs |= (exact - want).abs() > 1e-5 * magnitude;
+                    }
+                }
+                assert!(unrounded_differs, "the test's values are all bf16's");
+            }
+        }
+    }
+
+    #[test]
+    fn precisions_parse_by_name() {
+        for name in Precision::NAMES {
+            assert_eq!(Precision::parse(name).unwrap().name(), *name);
+        }
+        assert!(Precision::parse("f16").unwrap_err().contains("'f16'"));
+        assert_eq!(
+            PackedMatrix::from_rows(&[1.0], 1, 1).precision(),
+            Precision::F32
+        );
     }
 }

@@ -30,6 +30,7 @@ use crate::sampling::{DEVICES, FLOAT_PRECISIONS, choices, time_each};
 use crate::{corpus, tokenize};
 use warpt_models::bert_dense::DenseBert;
 use warpt_models::family::Family;
+use warpt_models::packed;
 
 use crate::embed_dir::{check_model_dir, preset_config, roberta_as_bert};
 
@@ -124,7 +125,7 @@ pub fn check_params(params: &Params) -> Result<(), String> {
 
 /// What runs the forward pass.
 enum Engine {
-    /// f32 on the CPU: warpt's packed kernel.
+    /// f32 and bf16 on the CPU: warpt's GEMM engine.
     Packed(PackedBert),
     /// Other precisions and devices: BERT on candle's operations.
     Candle(DenseBert),
@@ -185,8 +186,17 @@ impl Encoder {
                 (config, family, tensors, tokenizer, dir.to_string())
             };
         let parameters: usize = tensors.values().map(Tensor::elem_count).sum();
-        let engine = if dtype == DType::F32 && device.is_cpu() && PackedBert::supports(&config) {
-            Engine::Packed(PackedBert::load(&tensors, &config)?)
+        // f32 and bf16 on the CPU run on the GEMM engine (bf16: weights
+        // and the linear layers' inputs rounded, sums in f32).
+        let packed = match dtype {
+            DType::F32 => Some(packed::Precision::F32),
+            DType::BF16 => Some(packed::Precision::Bf16),
+            _ => None,
+        };
+        let engine = if let Some(precision) = packed.filter(|_| device.is_cpu())
+            && PackedBert::supports(&config)
+        {
+            Engine::Packed(PackedBert::load(&tensors, &config, precision)?)
         } else {
             Engine::Candle(
                 DenseBert::load(tensors, &config, dtype, device)
@@ -217,7 +227,7 @@ impl Encoder {
     /// engine's tiles', or `candle` (candle's own kernels choose).
     pub fn isa(&self) -> &'static str {
         match self.engine {
-            Engine::Packed(_) => warpt_models::packed::isa(),
+            Engine::Packed(ref bert) => bert.precision().isa(),
             Engine::Candle(_) => "candle",
         }
     }

@@ -313,15 +313,19 @@ fn tiny(bench: &str, params: &[&str]) -> Value {
 
 #[test]
 fn resnet50_infer_runs_and_checks_against_f64() {
-    let r = tiny(
-        "resnet50_infer",
-        &["image_size=32", "samples=16", "batch=4", "scenario=Offline"],
-    );
-    assert!(metric(&r, "samples_per_s") > 0.0);
-    let v = r["validation"]["message"].as_str().unwrap();
-    assert!(v.contains("of the f64 reference on a 32x32 image"), "{v}");
-    assert_eq!(r["details"]["result_valid"], true);
-    engine_named(&r);
+    // The 3x3 stride-1 convolutions by Winograd (the default) and by an
+    // im2col: both checked against the f64 reference.
+    for (method, param) in [("winograd", None), ("im2col", Some("conv3x3=im2col"))] {
+        let mut params = vec!["image_size=32", "samples=16", "batch=4", "scenario=Offline"];
+        params.extend(param);
+        let r = tiny("resnet50_infer", &params);
+        assert!(metric(&r, "samples_per_s") > 0.0);
+        let v = r["validation"]["message"].as_str().unwrap();
+        assert!(v.contains("of the f64 reference on a 32x32 image"), "{v}");
+        assert_eq!(r["details"]["result_valid"], true);
+        assert_eq!(r["details"]["conv3x3"], method);
+        engine_named(&r);
+    }
 }
 
 /// The products' engine and the instruction set its tiles use are named.
@@ -329,7 +333,7 @@ fn engine_named(r: &Value) {
     assert_eq!(r["details"]["engine"], "warpt-gemm", "{}", r["details"]);
     let isa = r["details"]["isa"].as_str().unwrap();
     assert!(
-        ["avx512f", "avx2+fma", "neon", "portable"].contains(&isa),
+        ["avx512f", "avx512_bf16", "avx2+fma", "neon", "portable"].contains(&isa),
         "{isa}"
     );
 }
@@ -382,6 +386,64 @@ fn bert_infer_runs_and_checks_against_f64() {
         "{v}"
     );
     engine_named(&r);
+}
+
+/// The largest deviation a validation message gives as "within X of the
+/// f64 reference".
+fn deviation(message: &str) -> f64 {
+    let after = message.split("within ").nth(1).unwrap();
+    after.split(' ').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn resnet50_and_bert_run_in_bf16() {
+    for (bench, params) in [
+        (
+            "resnet50_infer",
+            ["image_size=32", "samples=8", "batch=4", "scenario=Offline"],
+        ),
+        (
+            "bert_infer",
+            ["seq=16", "samples=8", "batch=2", "scenario=Offline"],
+        ),
+    ] {
+        let mut deviations = vec![];
+        for precision in ["f32", "bf16"] {
+            let mut all = params.to_vec();
+            let p = format!("precision={precision}");
+            all.push(&p);
+            let r = tiny(bench, &all);
+            assert_eq!(r["details"]["precision"], precision, "{bench}");
+            assert!(r["details"]["sut"].as_str().unwrap().contains(precision));
+            engine_named(&r);
+            let v = r["validation"]["message"].as_str().unwrap();
+            deviations.push(deviation(v));
+        }
+        // bf16's eight significant bits show against the f64 reference
+        // (f32 is a hundred times closer), and stay within its tolerance.
+        assert!(
+            deviations[1] > 10.0 * deviations[0],
+            "{bench}: f32 and bf16 within {deviations:?} of the reference"
+        );
+    }
+    for (bench, param, says) in [
+        ("bert_infer", "precision=f16", "is not one of f32, bf16"),
+        ("resnet50_infer", "precision=f16", "is not one of f32, bf16"),
+        (
+            "resnet50_infer",
+            "conv3x3=fft",
+            "is not one of winograd, im2col",
+        ),
+    ] {
+        let out = warpt()
+            .args(["benchmark", "run", "--suite", "mlperf", "--no-store"])
+            .args(["--benchmark", bench, "--param", param])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bench} {param}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{bench} {param}: {stderr}");
+    }
 }
 
 #[test]
