@@ -138,14 +138,16 @@ fn round_bf16(x: f32) -> f32 {
 }
 
 /// `x` converted by `f`, across cores when it is long.
-fn convert<T: Send>(x: &[f32], f: impl Fn(f32) -> T + Sync + Send) -> Vec<T> {
+fn convert<T: Copy + Default + Send>(x: &[f32], f: impl Fn(f32) -> T + Sync + Send) -> Vec<T> {
     const CHUNK: usize = 1 << 14;
+    let mut out = vec![T::default(); x.len()];
+    let each = |(o, x): (&mut [T], &[f32])| o.iter_mut().zip(x).for_each(|(o, x)| *o = f(*x));
     if x.len() <= CHUNK {
-        return x.iter().map(|v| f(*v)).collect();
+        each((&mut out, x));
+    } else {
+        out.par_chunks_mut(CHUNK).zip(x.par_chunks(CHUNK)).for_each(each);
     }
-    x.par_chunks(CHUNK)
-        .flat_map_iter(|c| c.iter().map(|v| f(*v)))
-        .collect()
+    out
 }
 
 impl PackedMatrix {
