@@ -40,7 +40,7 @@ pub fn spec() -> BenchmarkSpec {
              start/end logits per token, under the chosen LoadGen scenario (default Offline: samples/s). Weights \
              from the seed, or `model_dir` (Hugging Face config.json + model.safetensors). Validation: the encoder \
              against a plain f64 forward on a short input, a sample served in a batch equals it served alone, and \
-             the QA head against an f64 product. `precision=bf16` rounds the linear layers' weights and inputs to bf16 \
+             the QA head against an f64 product. `precision=bf16` rounds the operands of every product (linear layers and attention's) to bf16 \
              (products summed in f32, as PyTorch's autocast; AVX512_BF16 where the CPU has it).",
         params: vec![
             (
@@ -56,7 +56,7 @@ pub fn spec() -> BenchmarkSpec {
             (
                 "precision",
                 ParamValue::Str("f32".into()),
-                "f32 or bf16: the linear layers' weights and inputs (bf16: rounded, products summed in f32)",
+                "f32 or bf16: the operands of every product, linear layers' and attention's (bf16: rounded, sums in f32; softmax, norms and GELU in f32)",
             ),
         ],
         choices: &[

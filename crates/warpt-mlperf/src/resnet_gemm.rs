@@ -206,12 +206,13 @@ impl Conv {
         init_rows(&mut v, &self.bias, shortcut.map(|s| s.v.as_slice()));
         match &self.method {
             Method::Winograd(wg) => {
-                let (mut tv, mut tm) = (pool.take(0), pool.take(0));
                 let shape = winograd::Shape {
                     n: x.n,
                     h: x.h,
                     w: x.w,
                 };
+                let (lv, lm) = wg.scratch(shape);
+                let (mut tv, mut tm) = (pool.take(lv), pool.take(lm));
                 wg.add_to(&x.v, shape, &mut v, &mut tv, &mut tm);
                 pool.give(tv);
                 pool.give(tm);

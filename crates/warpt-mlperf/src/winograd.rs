@@ -98,29 +98,31 @@ impl Winograd {
         }
     }
 
+    /// The scratch [`Self::add_to`] takes for `shape`: the lengths of
+    /// the transformed input and of the products.
+    pub fn scratch(&self, shape: Shape) -> (usize, usize) {
+        let tiles = shape.tile_count();
+        (16 * tiles * self.c_in, 16 * tiles * self.c_out)
+    }
+
     /// `out` (`n × h × w × c_out`, channels last) plus the convolution of
     /// `x` (`n × h × w × c_in`). `v` and `m` are scratch of any contents,
-    /// resized here.
-    pub fn add_to(
-        &self,
-        x: &[f32],
-        shape: Shape,
-        out: &mut [f32],
-        v: &mut Vec<f32>,
-        m: &mut Vec<f32>,
-    ) {
+    /// of the lengths [`Self::scratch`] gives.
+    pub fn add_to(&self, x: &[f32], shape: Shape, out: &mut [f32], v: &mut [f32], m: &mut [f32]) {
         let (ci, co) = (self.c_in, self.c_out);
         assert_eq!(x.len(), shape.n * shape.h * shape.w * ci, "input shape");
         assert_eq!(out.len(), shape.n * shape.h * shape.w * co, "output shape");
+        assert_eq!((v.len(), m.len()), self.scratch(shape), "scratch lengths");
         let tiles = shape.tile_count();
-        v.resize(16 * tiles * ci, 0.0);
-        m.resize(16 * tiles * co, 0.0);
         input_transform(x, shape, ci, v);
         // The 16 products, each on every core (the engine splits rows).
-        for (p, u) in self.u.iter().enumerate() {
-            let mp = &mut m[p * tiles * co..][..tiles * co];
-            mp.fill(0.0);
-            u.matmul_t_add(&v[p * tiles * ci..][..tiles * ci], tiles, mp);
+        for ((u, vp), mp) in self
+            .u
+            .iter()
+            .zip(v.chunks_exact(tiles * ci))
+            .zip(m.chunks_exact_mut(tiles * co))
+        {
+            u.matmul_t_into(vp, tiles, mp);
         }
         output_transform(m, shape, co, out);
     }
@@ -321,7 +323,8 @@ mod tests {
                 Precision::F32,
             );
             let mut out = start.clone();
-            let (mut v, mut m) = (vec![7.0; 3], Vec::new());
+            let (lv, lm) = conv.scratch(s);
+            let (mut v, mut m) = (vec![f32::NAN; lv], vec![f32::NAN; lm]);
             pool.install(|| conv.add_to(&x, s, &mut out, &mut v, &mut m));
             let want = direct(&x, s, ci, co, &k);
             let scale = want.iter().fold(1f64, |a, b| a.max(b.abs()));

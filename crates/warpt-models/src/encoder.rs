@@ -40,7 +40,7 @@ struct Layer {
 
 /// A BERT encoder held for the packed kernel.
 pub struct PackedBert {
-    /// The linear layers' precision (attention's products are f32).
+    /// The precision of its products (the linear layers' and attention's).
     precision: Precision,
     hidden: usize,
     heads: usize,
@@ -68,9 +68,9 @@ impl PackedBert {
     }
 
     /// The encoder in `tensors` (Hugging Face names, with or without a
-    /// `bert.` prefix) of configuration `c`, its linear layers in
-    /// `precision` (bf16: weights rounded here, inputs as they are
-    /// multiplied, sums in f32; attention, norms and GELU stay f32).
+    /// `bert.` prefix) of configuration `c`, its products in `precision`
+    /// (bf16: weights rounded here, inputs as they are multiplied, sums in
+    /// f32; softmax, norms and GELU stay f32).
     pub fn load(
         tensors: &HashMap<String, Tensor>,
         c: &bert::Config,
@@ -144,7 +144,7 @@ impl PackedBert {
         })
     }
 
-    /// The precision of its linear layers.
+    /// The precision of its products.
     pub fn precision(&self) -> Precision {
         self.precision
     }
@@ -248,19 +248,24 @@ impl PackedBert {
             .map(|task| {
                 let (b, head) = (task / heads, task % heads);
                 let part = |offset: usize, scale: f32| -> Vec<f32> {
-                    (0..seq)
-                        .flat_map(|t| &qkv[(b * seq + t) * 3 * h + offset + head * d..][..d])
-                        .map(|v| v * scale)
-                        .collect()
+                    let mut out = Vec::with_capacity(seq * d);
+                    for t in 0..seq {
+                        let row = &qkv[(b * seq + t) * 3 * h + offset + head * d..][..d];
+                        out.extend(row.iter().map(|v| v * scale));
+                    }
+                    out
                 };
                 let (q, k, v) = (part(0, scale), part(h, 1.0), part(2 * h, 1.0));
-                let keys = PackedMatrix::from_rows(&k, seq, d);
+                // Both products in the linear layers' precision (bf16:
+                // as PyTorch's autocast multiplies them), the softmax in
+                // f32.
+                let keys = PackedMatrix::from_rows_in(&k, seq, d, self.precision);
                 let mut scores = keys.matmul_t_serial(&q, seq);
                 let keep = &keep[b * seq..][..seq];
                 for row in scores.chunks_exact_mut(seq) {
                     fastmath::softmax_masked(row, keep);
                 }
-                PackedMatrix::from_cols(&v, d, seq).matmul_t_serial(&scores, seq)
+                PackedMatrix::from_cols_in(&v, d, seq, self.precision).matmul_t_serial(&scores, seq)
             })
             .collect();
         let mut ctx = vec![0f32; batch * seq * h];

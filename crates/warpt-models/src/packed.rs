@@ -145,7 +145,9 @@ fn convert<T: Copy + Default + Send>(x: &[f32], f: impl Fn(f32) -> T + Sync + Se
     if x.len() <= CHUNK {
         each((&mut out, x));
     } else {
-        out.par_chunks_mut(CHUNK).zip(x.par_chunks(CHUNK)).for_each(each);
+        out.par_chunks_mut(CHUNK)
+            .zip(x.par_chunks(CHUNK))
+            .for_each(each);
     }
     out
 }
@@ -237,21 +239,43 @@ impl PackedMatrix {
     /// # Panics
     /// If `wt.len() != n * k`.
     pub fn from_cols(wt: &[f32], n: usize, k: usize) -> Self {
+        Self::from_cols_in(wt, n, k, Precision::F32)
+    }
+
+    /// [`Self::from_cols`] in `precision` (as [`Self::from_rows_in`]).
+    ///
+    /// # Panics
+    /// If `wt.len() != n * k`.
+    pub fn from_cols_in(wt: &[f32], n: usize, k: usize, precision: Precision) -> Self {
         assert_eq!(wt.len(), n * k, "a {k} x {n} matrix");
-        let bands = pack(n, |first, len| {
-            // Row r of the band is column first + r of wt: stride 1 down,
-            // n across.
+        // Row r of a band is column first + r of wt: stride 1 down, n
+        // across.
+        fn band<T: Element>(wt: &[T], first: usize, len: usize, k: usize, n: usize) -> PackedA<T> {
             let view = MatRef::new(&wt[first.min(wt.len())..], len, k, 1, n)
                 .expect("wt holds k rows of n (asserted above)");
             PackedA::new(view)
-        });
+        }
+        let bands = match precision {
+            Precision::F32 => Bands::F32 {
+                bands: pack(n, |first, len| band(wt, first, len, k, n)),
+                round: false,
+            },
+            Precision::Bf16 if bf16_native() => {
+                let wt = convert(wt, Bf16::from_f32);
+                Bands::Bf16(pack(n, |first, len| band(&wt, first, len, k, n)))
+            }
+            Precision::Bf16 => {
+                let wt = convert(wt, round_bf16);
+                Bands::F32 {
+                    bands: pack(n, |first, len| band(&wt, first, len, k, n)),
+                    round: true,
+                }
+            }
+        };
         PackedMatrix {
             n,
             k,
-            bands: Bands::F32 {
-                bands,
-                round: false,
-            },
+            bands,
             bias: None,
         }
     }
@@ -294,6 +318,26 @@ impl PackedMatrix {
     /// sequence and head).
     pub fn matmul_t_serial(&self, x: &[f32], rows: usize) -> Vec<f32> {
         self.product(x, rows, false)
+    }
+
+    /// [`Self::matmul_t`] into `out` (`rows × n`, row-major, its contents
+    /// overwritten), on every core: for a caller that keeps its buffers.
+    ///
+    /// # Panics
+    /// If `x.len() != rows * k` or `out.len() != rows * n`.
+    pub fn matmul_t_into(&self, x: &[f32], rows: usize, out: &mut [f32]) {
+        assert_eq!(out.len(), rows * self.n, "{rows} rows of {}", self.n);
+        // The bias is C's start (beta 1); without one C is not read.
+        let beta = match &self.bias {
+            Some(bias) => {
+                for row in out.chunks_exact_mut(self.n) {
+                    row.copy_from_slice(bias);
+                }
+                1.0
+            }
+            None => 0.0,
+        };
+        self.product_into(x, rows, out, beta, true);
     }
 
     /// `out` (`rows × n`, row-major) plus `x` (`rows × k`, row-major)
@@ -514,6 +558,13 @@ mod tests {
         );
         assert_eq!(a.matmul_t(&x, rows), b.matmul_t(&x, rows));
         assert_eq!(a.rows(), n);
+        // In bf16 too (small integers: bf16 holds them exactly).
+        let (a, b) = (
+            PackedMatrix::from_rows_in(&w, n, k, Precision::Bf16),
+            PackedMatrix::from_cols_in(&wt, n, k, Precision::Bf16),
+        );
+        assert_eq!(b.precision(), Precision::Bf16);
+        assert_eq!(a.matmul_t(&x, rows), b.matmul_t(&x, rows));
     }
 
     #[test]
@@ -550,6 +601,10 @@ mod tests {
                 let start: Vec<f32> = (0..rows * n).map(|i| (i % 11) as f32).collect();
                 let mut out = start.clone();
                 pool.install(|| m.matmul_t_add(&x, rows, &mut out));
+                // Into a buffer of anything: overwritten.
+                let mut into = vec![f32::NAN; rows * n];
+                pool.install(|| m.matmul_t_into(&x, rows, &mut into));
+                assert_eq!(into, m.matmul_t(&x, rows), "{rows} rows into a buffer");
                 for r in 0..rows {
                     for c in 0..n {
                         let b = if with_bias { bias[c] } else { 0.0 };
