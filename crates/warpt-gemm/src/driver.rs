@@ -30,6 +30,21 @@ use crate::shared::{Shared, SpinBarrier};
 /// Why a product could not be formed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
+    /// Rows of a packed A that it cannot give: a range that runs past its
+    /// rows or starts inside a micro-panel.
+    #[error(
+        "rows {start}..{end} of a packed A of {rows} rows: a range must end by its last row and start at a multiple of {mr}"
+    )]
+    Rows {
+        /// The range's first row.
+        start: usize,
+        /// Its end.
+        end: usize,
+        /// The packed A's rows.
+        rows: usize,
+        /// Its micro-panels' height.
+        mr: usize,
+    },
     /// The shapes do not chain: `C (m x n) = A (m x k) · B (k x n)`.
     #[error(
         "C is {c_rows} x {c_cols}, A is {a_rows} x {a_cols}, B is {b_rows} x {b_cols}: C = A·B needs A m x k, B k x n, C m x n"
@@ -128,22 +143,30 @@ fn shape_ok<T, U>(c: &MatMut<'_, U>, a: &MatRef<'_, T>, b: &MatRef<'_, T>) -> bo
 pub(crate) enum Left<'a, T: Element> {
     /// A view.
     Plain(MatRef<'a, T>),
-    /// Packed panels.
-    Packed(&'a PackedA<T>),
+    /// Rows `first..first + rows` of a packed A (`first` a multiple of
+    /// its `MR`).
+    Packed {
+        /// The packed matrix.
+        a: &'a PackedA<T>,
+        /// The first of its rows the product takes.
+        first: usize,
+        /// How many.
+        rows: usize,
+    },
 }
 
 impl<T: Element> Left<'_, T> {
     fn rows(&self) -> usize {
         match self {
             Left::Plain(a) => a.rows(),
-            Left::Packed(a) => a.rows(),
+            Left::Packed { rows, .. } => *rows,
         }
     }
 
     fn cols(&self) -> usize {
         match self {
             Left::Plain(a) => a.cols(),
-            Left::Packed(a) => a.cols(),
+            Left::Packed { a, .. } => a.cols(),
         }
     }
 
@@ -152,7 +175,7 @@ impl<T: Element> Left<'_, T> {
     fn buffer(&self, kernel: &Kernel<T>, mc: usize) -> Scratch<T> {
         Scratch::new(match self {
             Left::Plain(a) => mc.next_multiple_of(kernel.mr) * depth(kernel, a.cols()),
-            Left::Packed(_) => 0,
+            Left::Packed { .. } => 0,
         })
     }
 
@@ -175,7 +198,7 @@ impl<T: Element> Left<'_, T> {
                 pack_a(a, i0, m, p0, k, mr, buf);
                 buf
             }
-            Left::Packed(a) => a.panels(i0, m, p0),
+            Left::Packed { a, first, .. } => a.panels(first + i0, m, p0),
         }
     }
 }
@@ -205,7 +228,7 @@ pub(crate) fn execute<T: Element>(
         return Ok(());
     }
     let kernel = &kernel.fitted();
-    if let Left::Packed(p) = a {
+    if let Left::Packed { a: p, .. } = a {
         // A was packed in its kernel's slices of the depth.
         debug_assert_eq!(p.slice_depth(), balanced(k, kernel.kc, T::GROUP));
     }

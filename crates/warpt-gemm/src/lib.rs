@@ -43,4 +43,4 @@ pub use driver::{Error, gemm, gemm_with};
 pub use isa::Isa;
 pub use kernel::{Bf16, Element, Kernel, Scalar};
 pub use mat::{MatMut, MatRef};
-pub use packed::{PackedA, gemm_packed};
+pub use packed::{PackedA, gemm_packed, gemm_packed_rows};

@@ -98,5 +98,35 @@ pub fn gemm_packed<T: Element>(
     beta: T::Acc,
     threads: usize,
 ) -> Result<(), Error> {
-    driver::execute(&a.kernel, c, alpha, Left::Packed(a), b, beta, threads)
+    gemm_packed_rows(c, alpha, a, 0..a.rows, b, beta, threads)
+}
+
+/// [`gemm_packed`] on rows `rows` of the packed A alone (C has that many
+/// rows): a band of a layer's output features, on one thread of many,
+/// from one packing of the whole matrix. `rows.start` must be a multiple
+/// of the kernel's `MR` ([`PackedA::kernel`]) unless the range is empty.
+pub fn gemm_packed_rows<T: Element>(
+    c: MatMut<'_, T::Acc>,
+    alpha: T::Acc,
+    a: &PackedA<T>,
+    rows: std::ops::Range<usize>,
+    b: MatRef<'_, T>,
+    beta: T::Acc,
+    threads: usize,
+) -> Result<(), Error> {
+    let misaligned = !rows.is_empty() && !rows.start.is_multiple_of(a.kernel.mr);
+    if rows.start > rows.end || rows.end > a.rows || misaligned {
+        return Err(Error::Rows {
+            start: rows.start,
+            end: rows.end,
+            rows: a.rows,
+            mr: a.kernel.mr,
+        });
+    }
+    let left = Left::Packed {
+        a,
+        first: rows.start,
+        rows: rows.len(),
+    };
+    driver::execute(&a.kernel, c, alpha, left, b, beta, threads)
 }

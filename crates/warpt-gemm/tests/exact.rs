@@ -341,3 +341,71 @@ fn packed_operands_take_the_tile_that_pads_their_rows_least() {
         assert_eq!(packed.kernel().name, chosen.name);
     }
 }
+
+/// Rows `rows` of a packed A times B, as `gemm_packed_rows` computes it,
+/// against the integer product; `from` makes the operands.
+fn check_rows<T: Element>(kernel: &Kernel<T>, from: impl Fn(i64) -> T + Copy)
+where
+    T::Acc: std::fmt::Debug + From<i16>,
+{
+    let (m, n, k) = (3 * kernel.mr + 5, 9, 2 * kernel.kc + 3);
+    let mut seed = 7;
+    let a: Vec<i64> = (0..m * k).map(|_| small(&mut seed)).collect();
+    let b: Vec<i64> = (0..k * n).map(|_| small(&mut seed)).collect();
+    let ad: Vec<T> = a.iter().map(|&v| from(v)).collect();
+    let bd: Vec<T> = b.iter().map(|&v| from(v)).collect();
+    let pa = PackedA::with_kernel(kernel, MatRef::row_major(&ad, m, k).unwrap());
+    let mr = pa.kernel().mr;
+    for rows in [0..m, mr..m, 0..mr, 2 * mr..2 * mr + 3, m..m] {
+        for threads in [1, 2] {
+            let mut c = vec![T::Acc::from(0); rows.len() * n];
+            let cv = MatMut::row_major(&mut c, rows.len(), n).unwrap();
+            let bv = MatRef::row_major(&bd, k, n).unwrap();
+            let one = T::Acc::from(1);
+            warpt_gemm::gemm_packed_rows(cv, one, &pa, rows.clone(), bv, T::Acc::from(0), threads)
+                .unwrap();
+            for (r, i) in rows.clone().enumerate() {
+                for j in 0..n {
+                    let dot: i64 = (0..k).map(|p| a[i * k + p] * b[p * n + j]).sum();
+                    assert_eq!(
+                        c[r * n + j],
+                        T::Acc::from(dot as i16),
+                        "{} rows {rows:?} threads {threads}: C[{i},{j}]",
+                        kernel.name
+                    );
+                }
+            }
+        }
+    }
+    // A range inside a micro-panel, or past the rows: an error, nothing
+    // written.
+    for rows in [1..mr + 1, 0..m + 1] {
+        let mut c = vec![T::Acc::from(0); rows.len() * n];
+        let cv = MatMut::row_major(&mut c, rows.len(), n).unwrap();
+        let bv = MatRef::row_major(&bd, k, n).unwrap();
+        let err = warpt_gemm::gemm_packed_rows(
+            cv,
+            T::Acc::from(1),
+            &pa,
+            rows.clone(),
+            bv,
+            T::Acc::from(0),
+            1,
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().contains("a range must end by its last row"),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn a_packed_matrix_multiplies_any_run_of_its_panels() {
+    for kernel in Kernel::<f32>::all() {
+        check_rows(kernel, |v| v as f32);
+    }
+    for kernel in Kernel::<Bf16>::all() {
+        check_rows(kernel, |v| Bf16::from_f32(v as f32));
+    }
+}

@@ -1,35 +1,36 @@
 //! f32 weight matrices packed once, at load, for warpt's GEMM engine, and
 //! the product every linear layer computes: `x · wᵀ + bias`.
 //!
-//! A matrix `w` (`n × k`, row-major, `n` output features) is cut into
-//! bands of output features, each the engine's left operand packed once
-//! ([`PackedA`]: every slice of the input features holding the band's
-//! features in micro-panels as the engine's register tile reads them). A
-//! call's activations `x` (`rows × k`) are the right operand `xᵀ`, and
-//! each band's result `(x · w_bandᵀ)ᵀ`, stored column-major, is its
-//! columns of the `rows × n` row-major result. One layout serves both
-//! products an LLM runs:
+//! A matrix `w` (`n × k`, row-major, `n` output features) is the
+//! engine's left operand, packed once ([`PackedA`]: every slice of the
+//! input features holding the features in micro-panels as the engine's
+//! register tile reads them). A call's activations `x` (`rows × k`) are
+//! the right operand `xᵀ`, and the result `(x · wᵀ)ᵀ`, stored
+//! column-major, is the `rows × n` row-major result. One layout serves
+//! both products an LLM runs:
 //!
 //! - a decode step (a few activation rows) is bound by reading the
-//!   weights: the engine streams each slice's panels once, its tile only
-//!   as wide as the rows there are;
+//!   weights: bands of output features (runs of whole micro-panels) go
+//!   to the threads, and the engine streams each slice's panels once,
+//!   its tile only as wide as the rows there are;
 //! - a prefill or an encoder batch (hundreds of rows) is bound by
-//!   arithmetic: the weights are already in the kernel's panels, so only
-//!   the activations are packed per call.
+//!   arithmetic: chunks of rows go to the threads, each one product with
+//!   the whole matrix, so a chunk's activations are packed once (a
+//!   product per band had packed them once per band).
 //!
 //! A matrix is held in f32 or, for [`Precision::Bf16`], in bf16: its
 //! weights rounded once at load, each call's activations rounded once
 //! per product, the products summed in f32 (AVX512_BF16's `vdpbf16ps`
 //! where the CPU has it), as PyTorch's bf16 autocast multiplies.
 //!
-//! The bands run as rayon tasks, each an engine product on one thread:
+//! Bands and chunks run as rayon tasks, each an engine product on one thread:
 //! the model's own parallel work (candle's, attention's) runs on the same
 //! rayon pool, so the process never has more threads wanting the CPUs
 //! than there are CPUs (the engine's own team, spinning between products,
 //! made three on two: docs/gemm.md).
 
 use rayon::prelude::*;
-use warpt_gemm::{Bf16, Element, Isa, Kernel, MatMut, MatRef, PackedA, gemm_packed};
+use warpt_gemm::{Bf16, Element, Isa, Kernel, MatMut, MatRef, PackedA, gemm_packed_rows};
 
 /// The engine every [`PackedMatrix`] multiplies on, as results name it
 /// (`details.engine`).
@@ -102,12 +103,13 @@ const BAND_MIN: usize = 64;
 /// rather than its bands: enough for the engine's tiles to be full.
 const ROWS_PER_TASK: usize = 16;
 
-/// A band of output features, packed.
-struct Band<T: Element> {
-    /// Its first output feature.
-    first: usize,
-    /// Its `len × k` weights.
+/// A matrix packed once, cut into bands of output features (runs of its
+/// rows, each starting on a micro-panel): a decode step's tasks.
+struct Banded<T: Element> {
+    /// All `n × k` weights.
     w: PackedA<T>,
+    /// The bands, in order.
+    bands: Vec<std::ops::Range<usize>>,
 }
 
 /// A matrix's bands, in the element its products run in.
@@ -115,9 +117,9 @@ enum Bands {
     /// f32 bands; `round` when they hold bf16 values on a CPU without
     /// AVX512_BF16 (the activations are then rounded to bf16 too, and
     /// the f32 kernel computes what the bf16 one would).
-    F32 { bands: Vec<Band<f32>>, round: bool },
+    F32 { bands: Banded<f32>, round: bool },
     /// bf16 bands, for the engine's bf16 kernel.
-    Bf16(Vec<Band<Bf16>>),
+    Bf16(Banded<Bf16>),
 }
 
 /// A weight matrix packed for the engine (see the module doc).
@@ -391,19 +393,23 @@ impl PackedMatrix {
     }
 }
 
-/// The bands of an `n`-row matrix, each packed by `band(first, len)`,
-/// across cores.
-fn pack<T: Element>(n: usize, band: impl Fn(usize, usize) -> PackedA<T> + Sync) -> Vec<Band<T>> {
+/// An `n`-row matrix packed by `band(0, n)`, cut into bands.
+fn pack<T: Element>(n: usize, band: impl Fn(usize, usize) -> PackedA<T>) -> Banded<T> {
+    let w = band(0, n);
+    let mr = w.kernel().mr;
     let count = (2 * rayon::current_num_threads()).clamp(1, n.div_ceil(BAND_MIN).max(1));
-    let cuts: Vec<(usize, usize)> = (0..count)
-        .map(|b| (b * n / count, (b + 1) * n / count - b * n / count))
+    let cut = |b: usize| {
+        if b == count {
+            n
+        } else {
+            b * n / count / mr * mr
+        }
+    };
+    let bands = (0..count)
+        .map(|b| cut(b)..cut(b + 1))
+        .filter(|r| !r.is_empty())
         .collect();
-    cuts.into_par_iter()
-        .map(|(first, len)| Band {
-            first,
-            w: band(first, len),
-        })
-        .collect()
+    Banded { w, bands }
 }
 
 /// One call's product: `out = x · wᵀ + beta · out` for `x` of `rows × k`.
@@ -418,8 +424,8 @@ struct Product {
 }
 
 impl Product {
-    /// The product on `bands`, `x` already in their element.
-    fn run<T: Element<Acc = f32>>(&self, bands: &[Band<T>], x: &[T], out: &mut [f32]) {
+    /// The product on `m`, `x` already in its element.
+    fn run<T: Element<Acc = f32>>(&self, m: &Banded<T>, x: &[T], out: &mut [f32]) {
         let (n, k, rows) = (self.n, self.k, self.rows);
         if rows == 0 || n == 0 || k == 0 {
             if self.beta == 0.0 {
@@ -433,67 +439,58 @@ impl Product {
             1
         };
         if tasks == 1 {
-            self.rows_into(bands, out, x);
+            self.rows_into(&m.w, 0..n, out, n, x, rows);
         } else if rows < ROWS_PER_TASK * tasks {
             // A decode step: the weights' bands in parallel (each reads
             // its share of them once), each into a buffer of its own.
-            let parts: Vec<Vec<f32>> = bands
+            let parts: Vec<Vec<f32>> = m
+                .bands
                 .par_iter()
                 .map(|band| {
-                    let len = band.w.rows();
                     let mut c: Vec<f32> = out
                         .chunks_exact(n)
-                        .flat_map(|row| &row[band.first..][..len])
+                        .flat_map(|row| &row[band.clone()])
                         .copied()
                         .collect();
-                    self.band_into(band, &mut c, len, x, rows);
+                    self.rows_into(&m.w, band.clone(), &mut c, band.len(), x, rows);
                     c
                 })
                 .collect();
-            for (band, part) in bands.iter().zip(&parts) {
-                let len = band.w.rows();
-                for (dst, src) in out.chunks_exact_mut(n).zip(part.chunks_exact(len)) {
-                    dst[band.first..][..len].copy_from_slice(src);
+            for (band, part) in m.bands.iter().zip(&parts) {
+                for (dst, src) in out.chunks_exact_mut(n).zip(part.chunks_exact(band.len())) {
+                    dst[band.clone()].copy_from_slice(src);
                 }
             }
         } else {
-            // A prefill or a batch: chunks of rows in parallel, each
-            // written in place by every band in turn.
+            // A prefill or a batch: chunks of rows in parallel, each one
+            // product with the whole matrix (its activations packed once).
             let chunk = rows.div_ceil(2 * tasks);
             out.par_chunks_mut(chunk * n)
                 .zip(x.par_chunks(chunk * k))
-                .for_each(|(o, xs)| self.rows_into(bands, o, xs));
+                .for_each(|(o, xs)| self.rows_into(&m.w, 0..n, o, n, xs, o.len() / n));
         }
     }
 
-    /// `out` (`x`'s rows of the result, row-major, holding C's start)
-    /// gets the product of `x`'s rows, band by band, on this thread.
-    fn rows_into<T: Element<Acc = f32>>(&self, bands: &[Band<T>], out: &mut [f32], x: &[T]) {
-        let rows = out.len() / self.n;
-        for band in bands {
-            self.band_into(band, &mut out[band.first..], self.n, x, rows);
-        }
-    }
-
-    /// `band`'s columns of the product of `x`'s `rows` rows into `c` (row
-    /// `r` at `c[r * ldc..]`, holding C's start times `beta`), on this
-    /// thread.
-    fn band_into<T: Element<Acc = f32>>(
+    /// Output features `features` (rows of `w`) of the product of `x`'s
+    /// `rows` rows into `c` (row `r` at `c[r * ldc..]`, holding C's start
+    /// times `beta`), on this thread.
+    fn rows_into<T: Element<Acc = f32>>(
         &self,
-        band: &Band<T>,
+        w: &PackedA<T>,
+        features: std::ops::Range<usize>,
         c: &mut [f32],
         ldc: usize,
         x: &[T],
         rows: usize,
     ) {
-        let (len, k) = (band.w.rows(), self.k);
-        // Cᵀ (len × rows, column-major) is the band's columns of the
+        let (len, k) = (features.len(), self.k);
+        // Cᵀ (len × rows, column-major) is the features' columns of the
         // result, row-major; B = xᵀ (k × rows) reads x's rows as its
         // columns.
         let view = MatMut::new(c, len, rows, 1, ldc).expect("c holds rows of ldc from the band");
         let b = MatRef::new(x, k, rows, 1, k).expect("x holds rows x k (asserted)");
-        gemm_packed(view, 1.0, &band.w, b, self.beta, 1)
-            .expect("C (len x rows) = W (len x k) · xᵀ (k x rows) chains");
+        gemm_packed_rows(view, 1.0, w, features, b, self.beta, 1)
+            .expect("C (len x rows) = W (len x k) · xᵀ (k x rows) chains, bands start on panels");
     }
 }
 
