@@ -6,8 +6,9 @@
 //! the weights are laid out in), batch norms folded into the weights and
 //! biases. Each GEMM starts from its bias (and a block's last one from
 //! the shortcut too), and layer buffers are reused from batch to batch.
-//! candle's NCHW convolution ran at 6 images/s here, this at about 18
-//! (docs/mlperf.md).
+//! candle's NCHW convolution ran at 6 images/s on a Zen 4 host where
+//! the first version of this ran at 18 (docs/mlperf.md has today's
+//! figures, f32 and bf16, against PyTorch).
 
 use std::sync::Mutex;
 

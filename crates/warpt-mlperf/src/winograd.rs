@@ -108,12 +108,19 @@ impl Winograd {
     /// `out` (`n × h × w × c_out`, channels last) plus the convolution of
     /// `x` (`n × h × w × c_in`). `v` and `m` are scratch of any contents,
     /// of the lengths [`Self::scratch`] gives.
+    ///
+    /// # Panics
+    /// If `x`, `out`, `v` or `m` is not of the length `shape` gives it.
     pub fn add_to(&self, x: &[f32], shape: Shape, out: &mut [f32], v: &mut [f32], m: &mut [f32]) {
         let (ci, co) = (self.c_in, self.c_out);
         assert_eq!(x.len(), shape.n * shape.h * shape.w * ci, "input shape");
         assert_eq!(out.len(), shape.n * shape.h * shape.w * co, "output shape");
         assert_eq!((v.len(), m.len()), self.scratch(shape), "scratch lengths");
         let tiles = shape.tile_count();
+        if tiles == 0 || ci == 0 || co == 0 {
+            // Nothing to add (no images, or no channels on one side).
+            return;
+        }
         input_transform(x, shape, ci, v);
         // The 16 products, each on every core (the engine splits rows).
         for ((u, vp), mp) in self
@@ -291,6 +298,14 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn an_empty_batch_adds_nothing() {
+        let conv = Winograd::new(4, 3, |_, _| [1.0; 9], Precision::F32);
+        let s = Shape { n: 0, h: 5, w: 5 };
+        conv.add_to(&[], s, &mut [], &mut [], &mut []);
+        assert_eq!(conv.scratch(s), (0, 0));
     }
 
     #[test]
