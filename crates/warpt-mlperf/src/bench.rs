@@ -9,6 +9,7 @@ use warpt_harness::{BenchmarkError, Measure, RunContext};
 use warpt_model::{
     BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamKind, ParamValue, Params,
 };
+use warpt_models::packed::Precision;
 
 pub use crate::metrics::measured;
 
@@ -93,6 +94,15 @@ pub fn scenario_spec(parts: SpecParts<'_>) -> BenchmarkSpec {
         param_choices: crate::choices(parts.choices),
         timeouts: crate::LIMITS,
         metrics,
+    }
+}
+
+/// The `precision` parameter of a model SUT whose products run on
+/// warpt's GEMM engine (f32 when absent).
+pub fn precision(params: &Params) -> Result<Precision, String> {
+    match get(params, "precision").and_then(ParamValue::as_str) {
+        None => Ok(Precision::F32),
+        Some(name) => Precision::parse(name).map_err(|e| format!("parameter 'precision': {e}")),
     }
 }
 

@@ -92,16 +92,8 @@ pub fn check_params(params: &Params) -> Result<(), String> {
     if !(8..=512).contains(&seq) {
         return Err(format!("parameter 'seq' must be from 8 to 512, not {seq}"));
     }
-    precision(params)?;
+    bench::precision(params)?;
     Ok(())
-}
-
-/// The `precision` parameter (f32 when absent).
-fn precision(params: &Params) -> Result<Precision, String> {
-    match params.get("precision").and_then(ParamValue::as_str) {
-        None => Ok(Precision::F32),
-        Some(name) => Precision::parse(name).map_err(|e| format!("parameter 'precision': {e}")),
-    }
 }
 
 /// The BERT SUT.
@@ -262,10 +254,11 @@ impl Benchmark for BertInfer {
                     .into(),
             ));
         }
-        let precision = precision(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
-            key: "precision".into(),
-            reason,
-        })?;
+        let precision =
+            bench::precision(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
+                key: "precision".into(),
+                reason,
+            })?;
         let encoder = PackedBert::load(&tensors, &c, precision).map_err(BenchmarkError::Failed)?;
         let h = c.hidden_size;
         let head = |name: &str, len: usize| -> Result<Vec<f32>, BenchmarkError> {

@@ -91,7 +91,7 @@ pub fn check_params(params: &Params) -> Result<(), String> {
     if !dataset.is_empty() && !std::path::Path::new(dataset).is_dir() {
         return Err(format!("parameter 'dataset': {dataset} is not a directory"));
     }
-    precision(params)?;
+    bench::precision(params)?;
     conv3x3(params)?;
     Ok(())
 }
@@ -101,14 +101,6 @@ fn conv3x3(params: &Params) -> Result<Conv3x3, String> {
     match params.get("conv3x3").and_then(ParamValue::as_str) {
         None => Ok(Conv3x3::Winograd),
         Some(name) => Conv3x3::parse(name).map_err(|e| format!("parameter 'conv3x3': {e}")),
-    }
-}
-
-/// The `precision` parameter (f32 when absent).
-fn precision(params: &Params) -> Result<Precision, String> {
-    match params.get("precision").and_then(ParamValue::as_str) {
-        None => Ok(Precision::F32),
-        Some(name) => Precision::parse(name).map_err(|e| format!("parameter 'precision': {e}")),
     }
 }
 
@@ -266,10 +258,11 @@ impl Benchmark for Resnet50Infer {
             )));
         }
         let (w, source) = weights(ctx)?;
-        let precision = precision(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
-            key: "precision".into(),
-            reason,
-        })?;
+        let precision =
+            bench::precision(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
+                key: "precision".into(),
+                reason,
+            })?;
         let conv3x3 = conv3x3(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
             key: "conv3x3".into(),
             reason,
