@@ -1,0 +1,194 @@
+//! PackedMatrix against the plain product, in f32 and bf16.
+
+#![allow(clippy::unwrap_used)]
+use super::*;
+
+#[test]
+fn equals_the_plain_product() {
+    // Sizes off every tile: rows 1, 7, 13, 40 and 400 (tiles of every
+    // width), n = 75 (a padded last panel), k = 37 and 900 (one and
+    // several slices of the depth), with and without a bias, on one
+    // thread and all. Small integers: every order of summation gives
+    // the same float.
+    let n = 75;
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    for k in [37, 900] {
+        let w: Vec<f32> = (0..n * k).map(|i| ((i * 5) % 11) as f32 - 5.0).collect();
+        let bias: Vec<f32> = (0..n).map(|i| (i % 7) as f32 - 3.0).collect();
+        let plain = PackedMatrix::from_rows(&w, n, k);
+        let biased = PackedMatrix::from_rows(&w, n, k).with_bias(&bias);
+        for (packed, rows) in [&plain, &biased]
+            .into_iter()
+            .flat_map(|p| [1, 7, 13, 40, 400].map(|r| (p, r)))
+        {
+            let b = |c: usize| packed.bias.as_ref().map_or(0.0, |_| bias[c]);
+            let x: Vec<f32> = (0..rows * k).map(|i| ((i * 7) % 13) as f32 - 6.0).collect();
+            // In a pool of three threads whatever the host: rows 1-40
+            // take the bands in parallel, 400 chunks of rows.
+            let parallel = pool.install(|| packed.matmul_t(&x, rows));
+            for got in [parallel, packed.matmul_t_serial(&x, rows)] {
+                for r in 0..rows {
+                    for c in 0..n {
+                        let want: f32 =
+                            b(c) + (0..k).map(|i| x[r * k + i] * w[c * k + i]).sum::<f32>();
+                        assert_eq!(
+                            got[r * n + c],
+                            want,
+                            "k {k}, {rows} rows, bias {}: row {r} column {c}",
+                            packed.bias.is_some()
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_transpose_packs_to_the_same_matrix() {
+    let (n, k, rows) = (45, 70, 9);
+    let w: Vec<f32> = (0..n * k).map(|i| (i % 17) as f32 - 8.0).collect();
+    let wt: Vec<f32> = (0..k * n).map(|i| w[(i % n) * k + i / n]).collect();
+    let x: Vec<f32> = (0..rows * k).map(|i| (i % 5) as f32).collect();
+    let (a, b) = (
+        PackedMatrix::from_rows(&w, n, k),
+        PackedMatrix::from_cols(&wt, n, k),
+    );
+    assert_eq!(a.matmul_t(&x, rows), b.matmul_t(&x, rows));
+    assert_eq!(a.rows(), n);
+    // In bf16 too (small integers: bf16 holds them exactly).
+    let (a, b) = (
+        PackedMatrix::from_rows_in(&w, n, k, Precision::Bf16),
+        PackedMatrix::from_cols_in(&wt, n, k, Precision::Bf16),
+    );
+    assert_eq!(b.precision(), Precision::Bf16);
+    assert_eq!(a.matmul_t(&x, rows), b.matmul_t(&x, rows));
+}
+
+#[test]
+fn an_empty_batch_gives_an_empty_result() {
+    let m = PackedMatrix::from_rows(&[1.0; 6], 2, 3).with_bias(&[1.0, 2.0]);
+    assert!(m.matmul_t(&[], 0).is_empty());
+}
+
+#[test]
+fn no_input_features_give_the_bias() {
+    // 40 rows would be split into chunks of rows: of zero inputs each.
+    let m = PackedMatrix::from_rows(&[], 2, 0).with_bias(&[1.0, 2.0]);
+    assert_eq!(m.matmul_t(&[], 40), [1.0, 2.0].repeat(40));
+}
+
+#[test]
+fn matmul_t_add_adds_to_what_is_there() {
+    // A residual's start plus the product and the bias, for a few rows
+    // (bands) and many (chunks of rows), in a pool of three threads.
+    let (n, k) = (70, 40);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    let w: Vec<f32> = (0..n * k).map(|i| ((i * 3) % 7) as f32 - 3.0).collect();
+    let bias: Vec<f32> = (0..n).map(|i| (i % 5) as f32).collect();
+    for with_bias in [false, true] {
+        let mut m = PackedMatrix::from_rows(&w, n, k);
+        if with_bias {
+            m = m.with_bias(&bias);
+        }
+        for rows in [3, 300] {
+            let x: Vec<f32> = (0..rows * k).map(|i| ((i * 7) % 9) as f32 - 4.0).collect();
+            let start: Vec<f32> = (0..rows * n).map(|i| (i % 11) as f32).collect();
+            let mut out = start.clone();
+            pool.install(|| m.matmul_t_add(&x, rows, &mut out));
+            // Into a buffer of anything: overwritten.
+            let mut into = vec![f32::NAN; rows * n];
+            pool.install(|| m.matmul_t_into(&x, rows, &mut into));
+            assert_eq!(into, m.matmul_t(&x, rows), "{rows} rows into a buffer");
+            for r in 0..rows {
+                for c in 0..n {
+                    let b = if with_bias { bias[c] } else { 0.0 };
+                    let dot: f32 = (0..k).map(|i| x[r * k + i] * w[c * k + i]).sum();
+                    assert_eq!(
+                        out[r * n + c],
+                        start[r * n + c] + b + dot,
+                        "row {r} col {c}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn bf16_multiplies_the_rounded_values_in_f32() {
+    // Values bf16 cannot hold (eight significant bits): the product
+    // is the f64 one of the rounded weights and activations, to f32's
+    // rounding of the sums, and differs from the unrounded product.
+    // Both holdings: bf16 for the bf16 kernel (where this CPU has it)
+    // and the same values in f32; a few rows (bands) and many (chunks
+    // of rows), with a bias.
+    let (n, k) = (70, 300);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    let w: Vec<f32> = (0..n * k)
+        .map(|i| ((i * 5) % 11) as f32 - 5.0 + (i % 13) as f32 / 1000.0)
+        .collect();
+    let bias: Vec<f32> = (0..n).map(|i| (i % 7) as f32 / 3.0).collect();
+    let r = |v: f32| Bf16::from_f32(v).to_f32() as f64;
+    for native in [false, bf16_native()] {
+        let m = PackedMatrix::from_rows_on(&w, n, k, Precision::Bf16, native).with_bias(&bias);
+        assert_eq!(m.precision(), Precision::Bf16);
+        assert_eq!(matches!(m.bands, Bands::Bf16(_)), native);
+        for rows in [3, 300] {
+            let x: Vec<f32> = (0..rows * k)
+                .map(|i| ((i * 7) % 9) as f32 - 4.0 + (i % 17) as f32 / 700.0)
+                .collect();
+            let got = pool.install(|| m.matmul_t(&x, rows));
+            let mut unrounded_differs = false;
+            for row in 0..rows {
+                for c in 0..n {
+                    let xs = &x[row * k..][..k];
+                    let ws = &w[c * k..][..k];
+                    let want: f64 =
+                        bias[c] as f64 + xs.iter().zip(ws).map(|(a, b)| r(*a) * r(*b)).sum::<f64>();
+                    let exact: f64 = bias[c] as f64
+                        + xs.iter()
+                            .zip(ws)
+                            .map(|(a, b)| *a as f64 * *b as f64)
+                            .sum::<f64>();
+                    // f32's summation error is within 1e-5 of the
+                    // terms' magnitude; rounding to bf16 moves sums
+                    // by some 1e-4 of it.
+                    let magnitude: f64 = bias[c].abs() as f64
+                        + xs.iter()
+                            .zip(ws)
+                            .map(|(a, b)| (r(*a) * r(*b)).abs())
+                            .sum::<f64>();
+                    let g = got[row * n + c] as f64;
+                    assert!(
+                        (g - want).abs() <= 1e-5 * magnitude,
+                        "native {native}, {rows} rows: row {row} column {c}: {g} vs {want}"
+                    );
+                    unrounded_differs |= (exact - want).abs() > 1e-5 * magnitude;
+                }
+            }
+            assert!(unrounded_differs, "the test's values are all bf16's");
+        }
+    }
+}
+
+#[test]
+fn precisions_parse_by_name() {
+    for name in Precision::NAMES {
+        assert_eq!(Precision::parse(name).unwrap().name(), *name);
+    }
+    assert!(Precision::parse("f16").unwrap_err().contains("'f16'"));
+    assert_eq!(
+        PackedMatrix::from_rows(&[1.0], 1, 1).precision(),
+        Precision::F32
+    );
+}
