@@ -151,6 +151,12 @@ fn tile_rows(buf: &mut [f32], run: usize) -> Vec<Vec<&mut [f32]>> {
     tasks
 }
 
+/// The four runs of `c` values (one per column of a 4×4) that a row of
+/// the transforms' scratch holds.
+fn quarters(row: &[f32], c: usize) -> [&[f32]; 4] {
+    std::array::from_fn(|i| &row[i * c..][..c])
+}
+
 /// `V = Bᵀ d B` of every 4×4 window `d` (zero outside the image), per
 /// channel, into `v` (16 matrices of `tiles × c`).
 /// `Bᵀ = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]`.
@@ -189,10 +195,7 @@ fn input_transform(x: &[f32], shape: Shape, c: usize, v: &mut [f32]) {
                 }
                 // (Bᵀ d) B, into the tile's run of each matrix.
                 for r in 0..4 {
-                    let row = &t[r * 4 * c..][..4 * c];
-                    let (a, rest) = row.split_at(c);
-                    let (b, rest) = rest.split_at(c);
-                    let (cc, d) = rest.split_at(c);
+                    let [a, b, cc, d] = quarters(&t[r * 4 * c..][..4 * c], c);
                     let [o0, o1, o2, o3] = &mut dst[r * 4..r * 4 + 4] else {
                         unreachable!("16 slices per task")
                     };
@@ -246,9 +249,7 @@ fn output_transform(m: &[f32], shape: Shape, c: usize, out: &mut [f32]) {
                 }
                 // (Aᵀ m) A: two columns of each row, added to the output.
                 for (r, row) in t.chunks_exact(4 * c).enumerate().take(height) {
-                    let (a, rest) = row.split_at(c);
-                    let (b, rest) = rest.split_at(c);
-                    let (cc, d) = rest.split_at(c);
+                    let [a, b, cc, d] = quarters(row, c);
                     let px = &mut rows[(r * w + 2 * tx) * c..];
                     let (left, right) = px.split_at_mut(c.min(px.len()));
                     let left = &mut left[..c];

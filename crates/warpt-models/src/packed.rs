@@ -178,28 +178,34 @@ impl PackedMatrix {
     /// f32 values).
     fn from_rows_on(w: &[f32], n: usize, k: usize, precision: Precision, native: bool) -> Self {
         assert_eq!(w.len(), n * k, "a {n} x {k} matrix");
-        let rows = |first: usize, len: usize| &w[first * k..][..len * k];
-        fn view<T>(v: &[T], len: usize, k: usize) -> MatRef<'_, T> {
-            MatRef::row_major(v, len, k).expect("len rows of k (asserted above)")
+        Self::from_strided(w, n, k, (k, 1), precision, native)
+    }
+
+    /// The `n × k` matrix whose element `(i, p)` is `src[i·rs + p·cs]`,
+    /// packed in `precision` (bf16 held as bf16 when `native`): `src`
+    /// rounded once, as a whole, then packed once.
+    fn from_strided(
+        src: &[f32],
+        n: usize,
+        k: usize,
+        (rs, cs): (usize, usize),
+        precision: Precision,
+        native: bool,
+    ) -> Self {
+        fn banded<T: Element>(src: &[T], n: usize, k: usize, rs: usize, cs: usize) -> Banded<T> {
+            let view = MatRef::new(src, n, k, rs, cs).expect("src holds n x k (asserted)");
+            banded_from(PackedA::new(view))
         }
         let bands = match precision {
             Precision::F32 => Bands::F32 {
-                bands: pack(n, |first, len| PackedA::new(view(rows(first, len), len, k))),
+                bands: banded(src, n, k, rs, cs),
                 round: false,
             },
-            Precision::Bf16 if native => Bands::Bf16(pack(n, |first, len| {
-                let v: Vec<Bf16> = rows(first, len)
-                    .iter()
-                    .map(|x| Bf16::from_f32(*x))
-                    .collect();
-                let view = MatRef::row_major(&v, len, k).expect("len rows of k");
-                PackedA::new(view)
-            })),
+            Precision::Bf16 if native => {
+                Bands::Bf16(banded(&convert(src, Bf16::from_f32), n, k, rs, cs))
+            }
             Precision::Bf16 => Bands::F32 {
-                bands: pack(n, |first, len| {
-                    let v: Vec<f32> = rows(first, len).iter().map(|x| round_bf16(*x)).collect();
-                    PackedA::new(view(&v, len, k))
-                }),
+                bands: banded(&convert(src, round_bf16), n, k, rs, cs),
                 round: true,
             },
         };
@@ -207,29 +213,6 @@ impl PackedMatrix {
             n,
             k,
             bands,
-            bias: None,
-        }
-    }
-
-    /// The `n × k` matrix whose row `r` `row(r, buf)` writes into `buf`
-    /// (`k` values), packed in f32: for weights stored some other way,
-    /// such as quantized blocks, unpacked a band at a time.
-    pub fn from_row_fn(n: usize, k: usize, row: impl Fn(usize, &mut [f32]) + Sync) -> Self {
-        let bands = pack(n, |first, len| {
-            let mut buf = vec![0f32; len * k];
-            for (r, dst) in buf.chunks_exact_mut(k.max(1)).enumerate() {
-                row(first + r, dst);
-            }
-            let view = MatRef::row_major(&buf, len, k).expect("a buffer of len rows of k");
-            PackedA::new(view)
-        });
-        PackedMatrix {
-            n,
-            k,
-            bands: Bands::F32 {
-                bands,
-                round: false,
-            },
             bias: None,
         }
     }
@@ -250,36 +233,8 @@ impl PackedMatrix {
     /// If `wt.len() != n * k`.
     pub fn from_cols_in(wt: &[f32], n: usize, k: usize, precision: Precision) -> Self {
         assert_eq!(wt.len(), n * k, "a {k} x {n} matrix");
-        // Row r of a band is column first + r of wt: stride 1 down, n
-        // across.
-        fn band<T: Element>(wt: &[T], first: usize, len: usize, k: usize, n: usize) -> PackedA<T> {
-            let view = MatRef::new(&wt[first.min(wt.len())..], len, k, 1, n)
-                .expect("wt holds k rows of n (asserted above)");
-            PackedA::new(view)
-        }
-        let bands = match precision {
-            Precision::F32 => Bands::F32 {
-                bands: pack(n, |first, len| band(wt, first, len, k, n)),
-                round: false,
-            },
-            Precision::Bf16 if bf16_native() => {
-                let wt = convert(wt, Bf16::from_f32);
-                Bands::Bf16(pack(n, |first, len| band(&wt, first, len, k, n)))
-            }
-            Precision::Bf16 => {
-                let wt = convert(wt, round_bf16);
-                Bands::F32 {
-                    bands: pack(n, |first, len| band(&wt, first, len, k, n)),
-                    round: true,
-                }
-            }
-        };
-        PackedMatrix {
-            n,
-            k,
-            bands,
-            bias: None,
-        }
+        // Row i is column i of wt: stride 1 down, n across.
+        Self::from_strided(wt, n, k, (1, n), precision, bf16_native())
     }
 
     /// The same matrix adding `bias` (one value per output feature) to
@@ -393,9 +348,9 @@ impl PackedMatrix {
     }
 }
 
-/// An `n`-row matrix packed by `band(0, n)`, cut into bands.
-fn pack<T: Element>(n: usize, band: impl Fn(usize, usize) -> PackedA<T>) -> Banded<T> {
-    let w = band(0, n);
+/// A packed matrix cut into bands.
+fn banded_from<T: Element>(w: PackedA<T>) -> Banded<T> {
+    let n = w.rows();
     let mr = w.kernel().mr;
     let count = (2 * rayon::current_num_threads()).clamp(1, n.div_ceil(BAND_MIN).max(1));
     let cut = |b: usize| {
@@ -447,11 +402,15 @@ impl Product {
                 .bands
                 .par_iter()
                 .map(|band| {
-                    let mut c: Vec<f32> = out
-                        .chunks_exact(n)
-                        .flat_map(|row| &row[band.clone()])
-                        .copied()
-                        .collect();
+                    // C's start, where the product reads it.
+                    let mut c: Vec<f32> = if self.beta == 0.0 {
+                        vec![0.0; band.len() * rows]
+                    } else {
+                        out.chunks_exact(n)
+                            .flat_map(|row| &row[band.clone()])
+                            .copied()
+                            .collect()
+                    };
                     self.rows_into(&m.w, band.clone(), &mut c, band.len(), x, rows);
                     c
                 })
