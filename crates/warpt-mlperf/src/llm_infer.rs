@@ -41,7 +41,7 @@ pub fn spec() -> BenchmarkSpec {
             (
                 "model",
                 ParamValue::Str("small".into()),
-                "pepbench preset: tiny, small, base",
+                "pepbench preset: tiny, mini, small, base, large, xl",
             ),
             (
                 "model_file",
@@ -71,7 +71,7 @@ pub fn spec() -> BenchmarkSpec {
             ),
         ],
         choices: &[
-            ("model", warpt_models::sampling::MODELS),
+            ("model", warpt_models::sampling::LLM_MODELS),
             ("precision", warpt_models::sampling::PRECISIONS),
             ("device", warpt_models::sampling::DEVICES),
         ],

@@ -57,10 +57,11 @@ fn decoder(family: Family, shape: &Shape) -> serde_json::Value {
     c
 }
 
-/// GPT-2 at its released sizes (tiny: warpt's, for quick runs).
+/// GPT-2 at its released sizes (tiny and mini: warpt's, for quick runs).
 fn gpt2(preset: Preset) -> serde_json::Value {
     let (vocab, width, layers, heads) = match preset {
         Preset::Tiny => (8192, 256, 6, 8),
+        Preset::Mini => (50257, 384, 6, 6),
         Preset::Small => (50257, 768, 12, 12),
         Preset::Base => (50257, 1024, 24, 16),
         Preset::Large => (50257, 1280, 36, 20),
@@ -72,11 +73,12 @@ fn gpt2(preset: Preset) -> serde_json::Value {
     })
 }
 
-/// T5 at its released sizes (tiny: warpt's), the original T5's ReLU
+/// T5 at its released sizes (tiny and mini: warpt's), the original T5's ReLU
 /// feed-forward and tied, scaled output.
 fn t5(preset: Preset) -> serde_json::Value {
     let (d_model, d_kv, d_ff, layers, heads) = match preset {
         Preset::Tiny => (256, 32, 1024, 4, 8),
+        Preset::Mini => (384, 64, 1536, 4, 6),
         Preset::Small => (512, 64, 2048, 6, 8),
         Preset::Base => (768, 64, 3072, 12, 12),
         Preset::Large => (1024, 64, 4096, 24, 16),

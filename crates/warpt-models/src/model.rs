@@ -47,6 +47,9 @@ const INIT_STD: f64 = 0.02;
 pub enum Preset {
     /// About 10 M parameters: quick, and small enough for the f64 reference.
     Tiny,
+    /// About 34 M parameters: a small Llama of the size people test
+    /// with (six 384-wide layers, a 32000-token vocabulary).
+    Mini,
     /// About 110 M parameters, with a 16384-token context (room for
     /// 8192-token prompts).
     Small,
@@ -60,24 +63,31 @@ pub enum Preset {
 
 impl Preset {
     /// Every preset, smallest first.
-    pub const ALL: [Preset; 5] = [
+    pub const ALL: [Preset; 6] = [
         Preset::Tiny,
+        Preset::Mini,
         Preset::Small,
         Preset::Base,
         Preset::Large,
         Preset::Xl,
     ];
 
+    /// Every preset's name, smallest first (the `model` parameter's
+    /// choices).
+    pub const NAMES: [&'static str; 6] = ["tiny", "mini", "small", "base", "large", "xl"];
+
     /// The preset called `name`.
     pub fn parse(name: &str) -> Result<Self, String> {
         match name {
             "tiny" => Ok(Preset::Tiny),
+            "mini" => Ok(Preset::Mini),
             "small" => Ok(Preset::Small),
             "base" => Ok(Preset::Base),
             "large" => Ok(Preset::Large),
             "xl" => Ok(Preset::Xl),
             other => Err(format!(
-                "parameter 'model': unknown preset '{other}' (known: tiny, small, base, large, xl)"
+                "parameter 'model': unknown preset '{other}' (known: {})",
+                Preset::NAMES.join(", ")
             )),
         }
     }
@@ -86,6 +96,7 @@ impl Preset {
     pub fn name(self) -> &'static str {
         match self {
             Preset::Tiny => "tiny",
+            Preset::Mini => "mini",
             Preset::Small => "small",
             Preset::Base => "base",
             Preset::Large => "large",
@@ -104,6 +115,16 @@ impl Preset {
                 heads: 8,
                 kv_heads: 4,
                 head_dim: 32,
+                context: 2048,
+            },
+            Preset::Mini => Shape {
+                vocab: 32_000,
+                hidden: 384,
+                intermediate: 1024,
+                layers: 6,
+                heads: 6,
+                kv_heads: 2,
+                head_dim: 64,
                 context: 2048,
             },
             Preset::Small => Shape {
@@ -337,13 +358,18 @@ mod tests {
                 .sum()
         };
         assert!((8_000_000..12_000_000).contains(&count(Preset::Tiny)));
+        assert!((33_000_000..35_000_000).contains(&count(Preset::Mini)));
+        assert_eq!(Preset::ALL.map(Preset::name), Preset::NAMES);
+        for (a, b) in Preset::ALL.iter().zip(&Preset::ALL[1..]) {
+            assert!(count(*a) < count(*b), "{a:?} is not smaller than {b:?}");
+        }
         assert!((100_000_000..120_000_000).contains(&count(Preset::Small)));
         // TinyLlama-1.1B: 1 100 048 384 parameters.
         assert_eq!(count(Preset::Base), 1_100_048_384);
         assert!(
             Preset::parse("huge")
                 .unwrap_err()
-                .contains("tiny, small, base")
+                .contains("tiny, mini, small, base, large, xl")
         );
     }
 

@@ -7,8 +7,12 @@ use std::time::Instant;
 use warpt_harness::{Measure, MeasurePolicy, Measurement, RunContext, SeriesDef};
 
 /// Model presets, precisions and devices: the values `model`,
-/// `precision` and `device` take wherever they appear.
+/// `precision` and `device` take wherever they appear (the encoders'
+/// presets; the decoders' are [`LLM_MODELS`]).
 pub const MODELS: &[&str] = &["tiny", "small", "base", "large", "xl"];
+/// The decoders' presets ([`crate::model::Preset`]): [`MODELS`] and the
+/// ~34 M `mini`.
+pub const LLM_MODELS: &[&str] = &crate::model::Preset::NAMES;
 /// See [`MODELS`].
 pub const PRECISIONS: &[&str] = &["f32", "bf16", "f16", "q8_0", "q4_0"];
 /// The unquantized [`PRECISIONS`]: what the encoder runs in.

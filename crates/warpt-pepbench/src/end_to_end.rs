@@ -20,7 +20,7 @@ use warpt_model::{
 
 use crate::llm::{Decoder, Generation, Precision};
 use crate::model::Preset;
-use crate::sampling::{DEVICES, MODELS, PRECISIONS, choices};
+use crate::sampling::{DEVICES, LLM_MODELS, PRECISIONS, choices};
 use crate::{corpus, tokenize};
 
 /// Benchmark name within the suite.
@@ -58,7 +58,7 @@ pub fn spec() -> BenchmarkSpec {
         ]
         .into(),
         param_help: [
-            ("model".to_string(), "preset: tiny, small, base".to_string()),
+            ("model".to_string(), "preset: tiny, mini, small, base, large, xl (see llm_infer)".to_string()),
             (
                 "model_dir".to_string(),
                 "a Hugging Face Llama directory with tokenizer.json; overrides model".to_string(),
@@ -74,7 +74,7 @@ pub fn spec() -> BenchmarkSpec {
         param_kinds: warpt_model::ParamKind::table(&[("model_dir", warpt_model::ParamKind::InputPath)]),
         param_ranges: Default::default(),
         param_choices: choices(&[
-            ("model", MODELS),
+            ("model", LLM_MODELS),
             ("device", DEVICES),
             ("precision", PRECISIONS),
         ]),

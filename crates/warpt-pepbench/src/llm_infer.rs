@@ -23,7 +23,7 @@ use warpt_model::{
 use warpt_models::family::Family;
 use warpt_models::llm::{Decoder, random_prompts};
 use warpt_models::model::Preset;
-use warpt_models::sampling::{DEVICES, MODELS, PRECISIONS, choices};
+use warpt_models::sampling::{DEVICES, LLM_MODELS, PRECISIONS, choices};
 use warpt_models::select::{Config, Source, build, check, config};
 
 /// Benchmark name within the suite.
@@ -45,7 +45,7 @@ pub fn spec() -> BenchmarkSpec {
              start token). Per request `ttft_ms` (submission to first token; for t5 encoding plus the first decoder step) and `tpot_ms` = (latency - TTFT) / \
              (gen_tokens - 1), as MLPerf defines them; per batch `output_tokens_per_s` (tokens generated \
              after the first, over the decode time) and `prefill_tokens_per_s`. Weights generated from the \
-             seed. Presets (`family=llama`): tiny = {}; small = {}; base (TinyLlama-1.1B's shape) = {}; large (Llama-2-7B's) = {}; \
+             seed. Presets (`family=llama`): tiny = {}; mini = {}; small = {}; base (TinyLlama-1.1B's shape) = {}; large (Llama-2-7B's) = {}; \
              xl (Llama-2-13B's) = {}; `family` = mistral, qwen2, qwen3, phi3, gemma or gemma2 runs those widths in \
              the family's own block, gpt2 GPT-2's released sizes (small = gpt2 124 M .. xl = gpt2-xl 1.5 B), \
              t5 T5's (small = t5-small .. xl = t5-3b); a preset the free memory cannot hold is skipped before \
@@ -54,6 +54,7 @@ pub fn spec() -> BenchmarkSpec {
              last decode step = the same tokens recomputed without a cache. Runs here: {}.",
             warpt_models::family::Family::llm_list(),
             Preset::Tiny.shape().describe(),
+            Preset::Mini.shape().describe(),
             Preset::Small.shape().describe(),
             Preset::Base.shape().describe(),
             Preset::Large.shape().describe(),
@@ -81,7 +82,7 @@ pub fn spec() -> BenchmarkSpec {
             ),
             (
                 "model".to_string(),
-                "preset: tiny (~10 M), small (~110 M), base (~1.1 B), large (~6.7 B), xl (~13 B) for llama; \
+                "preset: tiny (~10 M), mini (~34 M), small (~110 M), base (~1.1 B), large (~6.7 B), xl (~13 B) for llama; \
                  the family's own sizes for gpt2 and t5"
                     .to_string(),
             ),
@@ -124,7 +125,7 @@ pub fn spec() -> BenchmarkSpec {
         param_ranges: Default::default(),
         param_choices: choices(&[
             ("family", &Family::LLM.map(Family::model_type)),
-            ("model", MODELS),
+            ("model", LLM_MODELS),
             ("device", DEVICES),
             ("precision", PRECISIONS),
         ]),
