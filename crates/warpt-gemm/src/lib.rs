@@ -21,6 +21,8 @@
 //!   panel, a layer's weights);
 //! - [`quant`]: products on GGML's q8_0 and q4_0 blocks, repacked for
 //!   integer dot products;
+//! - [`simd`]: the work around the products (conversions, transforms) on
+//!   this CPU's widest vectors;
 //! - `out`: C as the threads write it, a tile at a time;
 //! - `scratch`: packing buffers each thread keeps from product to product;
 //! - `shared`: what a row-split product's threads share (B's packed
@@ -37,6 +39,7 @@ pub mod packed;
 pub mod quant;
 mod scratch;
 mod shared;
+pub mod simd;
 mod team;
 
 pub use driver::{Error, gemm, gemm_with};

@@ -14,6 +14,7 @@ use std::sync::Mutex;
 
 use rayon::prelude::*;
 
+use warpt_gemm::simd::vectorized;
 use warpt_models::packed::{PackedMatrix, Precision};
 
 use crate::resnet::{self, CLASSES, ConvSpec, Weights};
@@ -33,17 +34,23 @@ pub struct Nhwc {
 /// batch: a fresh `Vec` of this size is a fresh mapping, whose page
 /// faults and zeroing cost more than a small layer's GEMM.
 #[derive(Default)]
-struct Pool(Vec<Vec<f32>>);
+struct Pool {
+    /// Buffers free for the next layer.
+    free: Vec<Vec<f32>>,
+    /// The Winograd convolutions' transforms.
+    winograd: winograd::Scratch,
+}
 
 impl Pool {
     /// A buffer of `len` values, contents unspecified (the caller writes
     /// every one).
     fn take(&mut self, len: usize) -> Vec<f32> {
-        let best = (0..self.0.len())
-            .filter(|&i| self.0[i].capacity() >= len)
-            .min_by_key(|&i| self.0[i].capacity())
-            .or_else(|| (0..self.0.len()).max_by_key(|&i| self.0[i].capacity()));
-        let mut v = best.map(|i| self.0.swap_remove(i)).unwrap_or_default();
+        let free = &mut self.free;
+        let best = (0..free.len())
+            .filter(|&i| free[i].capacity() >= len)
+            .min_by_key(|&i| free[i].capacity())
+            .or_else(|| (0..free.len()).max_by_key(|&i| free[i].capacity()));
+        let mut v = best.map(|i| free.swap_remove(i)).unwrap_or_default();
         if v.len() >= len {
             v.truncate(len);
         } else {
@@ -53,7 +60,7 @@ impl Pool {
     }
 
     fn give(&mut self, v: Vec<f32>) {
-        self.0.push(v);
+        self.free.push(v);
     }
 }
 
@@ -69,9 +76,14 @@ fn init_rows(out: &mut [f32], bias: &[f32], add: Option<&[f32]>) {
             .par_chunks_mut(n)
             .zip(add.par_chunks(n))
             .for_each(|(row, a)| {
-                row.iter_mut()
-                    .zip(a.iter().zip(bias))
-                    .for_each(|(o, (a, b))| *o = a + b)
+                vectorized(
+                    #[inline(always)]
+                    || {
+                        row.iter_mut()
+                            .zip(a.iter().zip(bias))
+                            .for_each(|(o, (a, b))| *o = a + b)
+                    },
+                )
             }),
     }
 }
@@ -194,9 +206,18 @@ impl Conv {
         })
     }
 
-    /// The convolution of `x`, plus `shortcut` when given (a block's
-    /// last convolution), ReLU not applied.
-    fn forward(&self, x: &Nhwc, shortcut: Option<&Nhwc>, pool: &mut Pool) -> Nhwc {
+    /// The convolution of `x` (of its positive part when `relu_in`),
+    /// plus `shortcut` when given (a block's last convolution), its ReLU
+    /// applied when `relu_out`. The ReLUs ride on passes the convolution
+    /// makes anyway where it can (an im2col's or Winograd's transforms).
+    fn forward(
+        &self,
+        x: &Nhwc,
+        relu_in: bool,
+        shortcut: Option<&Nhwc>,
+        relu_out: bool,
+        pool: &mut Pool,
+    ) -> Nhwc {
         debug_assert_eq!(x.c, self.c_in);
         let (k, s, p) = (self.k, self.stride, self.pad);
         let oh = (x.h + 2 * p - k) / s + 1;
@@ -204,7 +225,7 @@ impl Conv {
         let rows = x.n * oh * ow;
         let n_out = self.bias.len();
         let mut v = pool.take(rows * n_out);
-        init_rows(&mut v, &self.bias, shortcut.map(|s| s.v.as_slice()));
+        let mut relu_left = relu_out;
         match &self.method {
             Method::Winograd(wg) => {
                 let shape = winograd::Shape {
@@ -212,19 +233,59 @@ impl Conv {
                     h: x.h,
                     w: x.w,
                 };
-                let (lv, lm) = wg.scratch(shape);
-                let (mut tv, mut tm) = (pool.take(lv), pool.take(lm));
-                wg.add_to(&x.v, shape, &mut v, &mut tv, &mut tm);
-                pool.give(tv);
-                pool.give(tm);
+                // A shortcut (none in ResNet-50: no 3×3 ends a block) is
+                // added after the output transform, the ReLU after it.
+                let fused = winograd::Fused {
+                    relu_in,
+                    bias: &self.bias,
+                    relu_out: relu_out && shortcut.is_none(),
+                };
+                wg.forward(&x.v, shape, fused, &mut v, &mut pool.winograd);
+                relu_left = relu_out && shortcut.is_some();
+                if let Some(add) = shortcut {
+                    v.par_chunks_mut(1 << 14)
+                        .zip(add.v.par_chunks(1 << 14))
+                        .for_each(|(o, a)| {
+                            vectorized(
+                                #[inline(always)]
+                                || o.iter_mut().zip(a).for_each(|(o, a)| *o += a),
+                            )
+                        });
+                }
             }
-            Method::Gemm(weights) if k == 1 && s == 1 => weights.matmul_t_add(&x.v, rows, &mut v),
+            Method::Gemm(weights) if k == 1 && s == 1 => {
+                init_rows(&mut v, &self.bias, shortcut.map(|s| s.v.as_slice()));
+                if relu_in {
+                    let mut positive = pool.take(x.v.len());
+                    positive
+                        .par_chunks_mut(1 << 14)
+                        .zip(x.v.par_chunks(1 << 14))
+                        .for_each(|(o, i)| {
+                            vectorized(
+                                #[inline(always)]
+                                || o.iter_mut().zip(i).for_each(|(o, i)| *o = i.max(0.0)),
+                            )
+                        });
+                    weights.matmul_t_add(&positive, rows, &mut v);
+                    pool.give(positive);
+                } else {
+                    weights.matmul_t_add(&x.v, rows, &mut v);
+                }
+            }
             Method::Gemm(weights) => {
+                init_rows(&mut v, &self.bias, shortcut.map(|s| s.v.as_slice()));
                 let mut cols = pool.take(rows * k * k * x.c);
-                self.im2col(x, oh, ow, &mut cols);
+                if relu_in {
+                    self.im2col::<true>(x, oh, ow, &mut cols);
+                } else {
+                    self.im2col::<false>(x, oh, ow, &mut cols);
+                }
                 weights.matmul_t_add(&cols, rows, &mut v);
                 pool.give(cols);
             }
+        }
+        if relu_left {
+            relu(&mut v);
         }
         Nhwc {
             n: x.n,
@@ -236,41 +297,58 @@ impl Conv {
     }
 
     /// Each output pixel's receptive field of `x` (`k·k·c_in` values in
-    /// (ky, kx, channel) order, zeros for the padding) as a row of `cols`.
-    fn im2col(&self, x: &Nhwc, oh: usize, ow: usize, cols: &mut [f32]) {
+    /// (ky, kx, channel) order, zeros for the padding; with `RELU`, the
+    /// positive part of `x`'s) as a row of `cols`.
+    fn im2col<const RELU: bool>(&self, x: &Nhwc, oh: usize, ow: usize, cols: &mut [f32]) {
         let (k, s, p) = (self.k, self.stride, self.pad);
         cols.par_chunks_mut(k * k * x.c)
             .enumerate()
             .for_each(|(r, row)| {
-                let (img, oy, ox) = (r / (oh * ow), (r / ow) % oh, r % ow);
-                // The taps of one kernel row are consecutive pixels of
-                // one input row: one copy for those inside the image,
-                // zeros for the padding either side.
-                let kx0 = p.saturating_sub(ox * s).min(k);
-                let kx1 = (x.w + p).saturating_sub(ox * s).clamp(kx0, k);
-                for (ky, span) in row.chunks_exact_mut(k * x.c).enumerate() {
-                    let iy = (oy * s + ky) as isize - p as isize;
-                    if iy < 0 || iy >= x.h as isize || kx0 == kx1 {
-                        span.fill(0.0);
-                        continue;
-                    }
-                    let ix0 = ox * s + kx0 - p;
-                    let src = ((img * x.h + iy as usize) * x.w + ix0) * x.c;
-                    let (before, rest) = span.split_at_mut(kx0 * x.c);
-                    let (inside, after) = rest.split_at_mut((kx1 - kx0) * x.c);
-                    before.fill(0.0);
-                    inside.copy_from_slice(&x.v[src..src + inside.len()]);
-                    after.fill(0.0);
-                }
+                vectorized(
+                    #[inline(always)]
+                    || {
+                        let (img, oy, ox) = (r / (oh * ow), (r / ow) % oh, r % ow);
+                        // The taps of one kernel row are consecutive pixels of
+                        // one input row: one copy for those inside the image,
+                        // zeros for the padding either side.
+                        let kx0 = p.saturating_sub(ox * s).min(k);
+                        let kx1 = (x.w + p).saturating_sub(ox * s).clamp(kx0, k);
+                        for (ky, span) in row.chunks_exact_mut(k * x.c).enumerate() {
+                            let iy = (oy * s + ky) as isize - p as isize;
+                            if iy < 0 || iy >= x.h as isize || kx0 == kx1 {
+                                span.fill(0.0);
+                                continue;
+                            }
+                            let ix0 = ox * s + kx0 - p;
+                            let src = ((img * x.h + iy as usize) * x.w + ix0) * x.c;
+                            let (before, rest) = span.split_at_mut(kx0 * x.c);
+                            let (inside, after) = rest.split_at_mut((kx1 - kx0) * x.c);
+                            before.fill(0.0);
+                            let from = &x.v[src..src + inside.len()];
+                            if RELU {
+                                inside
+                                    .iter_mut()
+                                    .zip(from)
+                                    .for_each(|(o, i)| *o = i.max(0.0));
+                            } else {
+                                inside.copy_from_slice(from);
+                            }
+                            after.fill(0.0);
+                        }
+                    },
+                )
             });
     }
 }
 
-/// `x` with its negative values zeroed.
-fn relu(mut x: Nhwc) -> Nhwc {
-    x.v.par_chunks_mut(1 << 14)
-        .for_each(|c| c.iter_mut().for_each(|v| *v = v.max(0.0)));
-    x
+/// `x`'s negative values zeroed.
+fn relu(x: &mut [f32]) {
+    x.par_chunks_mut(1 << 14).for_each(|c| {
+        vectorized(
+            #[inline(always)]
+            || c.iter_mut().for_each(|v| *v = v.max(0.0)),
+        )
+    });
 }
 
 /// 3×3, stride 2, padding 1 (of ReLU outputs, so padding never wins).
@@ -375,16 +453,27 @@ impl GemmNet {
             c: 3,
             v,
         };
-        let stem = relu(self.stem.forward(&input, None, pool));
+        let stem = self.stem.forward(&input, false, None, true, pool);
         let mut x = max_pool(&stem, pool);
         pool.give(input.v);
         pool.give(stem.v);
         for ([a, b, c], down) in &self.blocks {
-            let y1 = relu(a.forward(&x, None, pool));
-            let y2 = relu(b.forward(&y1, None, pool));
+            // a's ReLU is left to b, the 3×3, whose im2col or Winograd
+            // input transform reads every value anyway; b's is fused in
+            // its Winograd output transform when it has one.
+            let y1 = a.forward(&x, false, None, false, pool);
+            let y2 = b.forward(&y1, true, None, true, pool);
             pool.give(y1.v);
-            let shortcut = down.as_ref().map(|d| d.forward(&x, None, pool));
-            let y3 = relu(c.forward(&y2, Some(shortcut.as_ref().unwrap_or(&x)), pool));
+            let shortcut = down
+                .as_ref()
+                .map(|d| d.forward(&x, false, None, false, pool));
+            let y3 = c.forward(
+                &y2,
+                false,
+                Some(shortcut.as_ref().unwrap_or(&x)),
+                true,
+                pool,
+            );
             pool.give(y2.v);
             if let Some(s) = shortcut {
                 pool.give(s.v);

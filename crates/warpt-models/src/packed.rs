@@ -29,6 +29,9 @@
 //! than there are CPUs (the engine's own team, spinning between products,
 //! made three on two: docs/gemm.md).
 
+use std::cell::RefCell;
+use std::thread::LocalKey;
+
 use rayon::prelude::*;
 use warpt_gemm::{Bf16, Element, Isa, Kernel, MatMut, MatRef, PackedA, gemm_packed_rows};
 
@@ -139,19 +142,76 @@ fn round_bf16(x: f32) -> f32 {
     Bf16::from_f32(x).to_f32()
 }
 
+/// Values per conversion task: below this a conversion stays on its
+/// thread.
+const CONVERT_CHUNK: usize = 1 << 14;
+
+/// How f32 values become what a product multiplies: a run of them into
+/// as many of the element.
+type Convert<T> = fn(&[f32], &mut [T]);
+
+/// To bf16 (`vcvtneps2bf16` where the CPU has it).
+const TO_BF16: Convert<Bf16> = warpt_gemm::simd::bf16_from_f32;
+
+/// To the nearest bf16, held in f32.
+const ROUND_BF16: Convert<f32> = |x, out| {
+    warpt_gemm::simd::vectorized(
+        #[inline(always)]
+        || out.iter_mut().zip(x).for_each(|(o, x)| *o = round_bf16(*x)),
+    )
+};
+
 /// `x` converted by `f`, across cores when it is long.
-fn convert<T: Copy + Default + Send>(x: &[f32], f: impl Fn(f32) -> T + Sync + Send) -> Vec<T> {
-    const CHUNK: usize = 1 << 14;
+fn convert<T: Copy + Default + Send>(x: &[f32], f: Convert<T>) -> Vec<T> {
     let mut out = vec![T::default(); x.len()];
-    let each = |(o, x): (&mut [T], &[f32])| o.iter_mut().zip(x).for_each(|(o, x)| *o = f(*x));
-    if x.len() <= CHUNK {
-        each((&mut out, x));
-    } else {
-        out.par_chunks_mut(CHUNK)
-            .zip(x.par_chunks(CHUNK))
-            .for_each(each);
-    }
+    convert_into(x, &mut out, f, true);
     out
+}
+
+/// `x` converted by `f` into `out` (as long), across cores when
+/// `parallel` and it is long.
+fn convert_into<T: Send>(x: &[f32], out: &mut [T], f: Convert<T>, parallel: bool) {
+    if !parallel || x.len() <= CONVERT_CHUNK {
+        f(x, out);
+    } else {
+        out.par_chunks_mut(CONVERT_CHUNK)
+            .zip(x.par_chunks(CONVERT_CHUNK))
+            .for_each(|(o, x)| f(x, o));
+    }
+}
+
+thread_local! {
+    /// This thread's last bf16 product's activations in bf16, kept so the
+    /// next product converts into memory already mapped (a fresh buffer
+    /// per product cost its page faults, zeroing and unmapping: 3% of a
+    /// bf16 ResNet-50). Grows to the largest input the thread converts.
+    static BF16_X: RefCell<Vec<Bf16>> = const { RefCell::new(Vec::new()) };
+    /// The same, for bf16 values held in f32 (a CPU without AVX512_BF16).
+    static ROUNDED_X: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+}
+
+/// `then` on `x` converted by `f`, in this thread's buffer `key` (or, when
+/// a product on this thread already holds it, a rayon task stolen while
+/// that product waits, a buffer of its own).
+fn with_converted<T: Copy + Default + Send + 'static, R>(
+    key: &'static LocalKey<RefCell<Vec<T>>>,
+    x: &[f32],
+    f: Convert<T>,
+    parallel: bool,
+    then: impl FnOnce(&[T]) -> R,
+) -> R {
+    let run = |buf: &mut Vec<T>| {
+        if buf.len() < x.len() {
+            buf.resize(x.len(), T::default());
+        }
+        let mine = &mut buf[..x.len()];
+        convert_into(x, mine, f, parallel);
+        then(mine)
+    };
+    key.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut buf) => run(&mut buf),
+        Err(_) => run(&mut Vec::new()),
+    })
 }
 
 impl PackedMatrix {
@@ -201,11 +261,9 @@ impl PackedMatrix {
                 bands: banded(src, n, k, rs, cs),
                 round: false,
             },
-            Precision::Bf16 if native => {
-                Bands::Bf16(banded(&convert(src, Bf16::from_f32), n, k, rs, cs))
-            }
+            Precision::Bf16 if native => Bands::Bf16(banded(&convert(src, TO_BF16), n, k, rs, cs)),
             Precision::Bf16 => Bands::F32 {
-                bands: banded(&convert(src, round_bf16), n, k, rs, cs),
+                bands: banded(&convert(src, ROUND_BF16), n, k, rs, cs),
                 round: true,
             },
         };
@@ -285,7 +343,60 @@ impl PackedMatrix {
     pub fn matmul_t_into(&self, x: &[f32], rows: usize, out: &mut [f32]) {
         assert_eq!(out.len(), rows * self.n, "{rows} rows of {}", self.n);
         // The bias is C's start (beta 1); without one C is not read.
-        let beta = match &self.bias {
+        let beta = self.start_from_bias(out);
+        self.product_into(x, rows, out, beta, true);
+    }
+
+    /// [`Self::matmul_t_into`] on the calling thread alone: for a caller
+    /// that runs many products at once as its own tasks (Winograd's 16
+    /// per convolution), one parallel region instead of one per product.
+    ///
+    /// # Panics
+    /// If `x.len() != rows * k` or `out.len() != rows * n`.
+    pub fn matmul_t_into_serial(&self, x: &[f32], rows: usize, out: &mut [f32]) {
+        assert_eq!(out.len(), rows * self.n, "{rows} rows of {}", self.n);
+        let beta = self.start_from_bias(out);
+        self.product_into(x, rows, out, beta, false);
+    }
+
+    /// Whether its products multiply bf16 as bf16 (AVX512_BF16): a caller
+    /// that can write its activations in bf16 itself gives them to
+    /// [`Self::matmul_t_into_serial_bf16`] and saves a pass converting
+    /// them.
+    pub fn multiplies_bf16(&self) -> bool {
+        matches!(self.bands, Bands::Bf16(_))
+    }
+
+    /// [`Self::matmul_t_into_serial`] on activations already in bf16 (on
+    /// a matrix that does not [`Self::multiplies_bf16`], their f32
+    /// values, the same numbers).
+    ///
+    /// # Panics
+    /// If `x.len() != rows * k` or `out.len() != rows * n`.
+    pub fn matmul_t_into_serial_bf16(&self, x: &[Bf16], rows: usize, out: &mut [f32]) {
+        assert_eq!(x.len(), rows * self.k, "{rows} rows of {}", self.k);
+        assert_eq!(out.len(), rows * self.n, "{rows} rows of {}", self.n);
+        let beta = self.start_from_bias(out);
+        let product = Product {
+            n: self.n,
+            k: self.k,
+            rows,
+            beta,
+            parallel: false,
+        };
+        match &self.bands {
+            Bands::Bf16(bands) => product.run(bands, x, out),
+            Bands::F32 { bands, .. } => {
+                let wide: Vec<f32> = x.iter().map(|v| v.to_f32()).collect();
+                product.run(bands, &wide, out)
+            }
+        }
+    }
+
+    /// Each row of `out` set to the bias, and the beta a product into
+    /// `out` then takes (1 with a bias; 0, `out` unread, without).
+    fn start_from_bias(&self, out: &mut [f32]) -> f32 {
+        match &self.bias {
             Some(bias) => {
                 for row in out.chunks_exact_mut(self.n) {
                     row.copy_from_slice(bias);
@@ -293,8 +404,7 @@ impl PackedMatrix {
                 1.0
             }
             None => 0.0,
-        };
-        self.product_into(x, rows, out, beta, true);
+        }
     }
 
     /// `out` (`rows × n`, row-major) plus `x` (`rows × k`, row-major)
@@ -342,8 +452,14 @@ impl PackedMatrix {
                 bands,
                 round: false,
             } => product.run(bands, x, out),
-            Bands::F32 { bands, round: true } => product.run(bands, &convert(x, round_bf16), out),
-            Bands::Bf16(bands) => product.run(bands, &convert(x, Bf16::from_f32), out),
+            Bands::F32 { bands, round: true } => {
+                with_converted(&ROUNDED_X, x, ROUND_BF16, parallel, |x| {
+                    product.run(bands, x, out)
+                })
+            }
+            Bands::Bf16(bands) => with_converted(&BF16_X, x, TO_BF16, parallel, |x| {
+                product.run(bands, x, out)
+            }),
         }
     }
 }

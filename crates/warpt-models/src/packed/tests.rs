@@ -182,6 +182,63 @@ fn bf16_multiplies_the_rounded_values_in_f32() {
 }
 
 #[test]
+fn activations_given_in_bf16_multiply_as_rounded_ones() {
+    // matmul_t_into_serial_bf16 on x already in bf16 is the product on
+    // x rounded by the matrix itself (bf16 matrices, both holdings), and
+    // on an f32 matrix the f32 product of the same values; the serial
+    // f32 entry point agrees with the parallel one. Into a dirty output.
+    let (n, k, rows) = (70, 300, 29);
+    let w: Vec<f32> = (0..n * k)
+        .map(|i| ((i * 5) % 11) as f32 - 5.0 + (i % 13) as f32 / 1000.0)
+        .collect();
+    let bias: Vec<f32> = (0..n).map(|i| (i % 7) as f32 / 3.0).collect();
+    let x: Vec<f32> = (0..rows * k)
+        .map(|i| ((i * 7) % 9) as f32 - 4.0 + (i % 17) as f32 / 700.0)
+        .collect();
+    let xb: Vec<Bf16> = x.iter().map(|v| Bf16::from_f32(*v)).collect();
+    let xr: Vec<f32> = xb.iter().map(|v| v.to_f32()).collect();
+    let matrices = [
+        PackedMatrix::from_rows_on(&w, n, k, Precision::Bf16, false),
+        PackedMatrix::from_rows_on(&w, n, k, Precision::Bf16, bf16_native()),
+        PackedMatrix::from_rows_in(&w, n, k, Precision::F32),
+    ];
+    for m in matrices.map(|m| m.with_bias(&bias)) {
+        let (mut serial, mut given) = (vec![f32::NAN; rows * n], vec![f32::NAN; rows * n]);
+        m.matmul_t_into_serial(&x, rows, &mut serial);
+        m.matmul_t_into_serial_bf16(&xb, rows, &mut given);
+        let whole = m.matmul_t(&x, rows);
+        assert_eq!(serial, whole, "{:?}: serial and parallel", m.precision());
+        let want = if m.precision() == Precision::Bf16 {
+            whole
+        } else {
+            m.matmul_t(&xr, rows)
+        };
+        assert_eq!(given, want, "{:?}: given in bf16", m.precision());
+        assert_eq!(m.multiplies_bf16(), matches!(m.bands, Bands::Bf16(_)));
+    }
+    // The f32 matrix's product of rounded values is not its product of
+    // the originals: the f32 case above tested something.
+    assert_ne!(
+        matrices_f32_product(&w, &bias, &x, n, k, rows),
+        matrices_f32_product(&w, &bias, &xr, n, k, rows)
+    );
+}
+
+/// The f32 product of `x` with `w` and its bias.
+fn matrices_f32_product(
+    w: &[f32],
+    bias: &[f32],
+    x: &[f32],
+    n: usize,
+    k: usize,
+    rows: usize,
+) -> Vec<f32> {
+    PackedMatrix::from_rows(w, n, k)
+        .with_bias(bias)
+        .matmul_t(x, rows)
+}
+
+#[test]
 fn precisions_parse_by_name() {
     for name in Precision::NAMES {
         assert_eq!(Precision::parse(name).unwrap().name(), *name);
