@@ -134,24 +134,36 @@ fn an_unchanged_head_passes_and_says_so() {
     let (tmp, head) = repository_at("0.03", "0.03");
     let dir = tmp.path();
     let comment = dir.join("c.md");
-    let out = ci_pr(
-        dir,
-        &[
-            "--comment",
-            comment.to_str().unwrap(),
-            "--threshold",
-            "10",
-            "--trials",
-            "3",
-        ],
-    )
-    .output()
-    .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{stderr}");
-    let text = std::fs::read_to_string(&comment).unwrap();
-    assert!(text.starts_with("### warpt: no change"), "{text}");
-    std::fs::remove_file(&comment).unwrap();
+    // A shared host can disturb most of a side's trials (the harness
+    // marks them unreliable and the verdict is then, rightly,
+    // inconclusive): that alone earns another attempt, anything else
+    // but "no change" fails.
+    for attempt in 1..=3 {
+        let out = ci_pr(
+            dir,
+            &[
+                "--comment",
+                comment.to_str().unwrap(),
+                "--threshold",
+                "10",
+                "--trials",
+                "3",
+            ],
+        )
+        .output()
+        .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let text = std::fs::read_to_string(&comment).unwrap();
+        std::fs::remove_file(&comment).unwrap();
+        let disturbed = text.starts_with("### warpt: **inconclusive**")
+            && text.contains("trials were undisturbed");
+        if disturbed && attempt < 3 {
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert!(text.starts_with("### warpt: no change"), "{text}");
+        break;
+    }
     untouched(dir, &head);
 }
 

@@ -219,20 +219,13 @@ fn activations_given_in_bf16_multiply_as_rounded_ones() {
     // The f32 matrix's product of rounded values is not its product of
     // the originals: the f32 case above tested something.
     assert_ne!(
-        matrices_f32_product(&w, &bias, &x, n, k, rows),
-        matrices_f32_product(&w, &bias, &xr, n, k, rows)
+        f32_product(&w, &bias, &x, n, k, rows),
+        f32_product(&w, &bias, &xr, n, k, rows)
     );
 }
 
 /// The f32 product of `x` with `w` and its bias.
-fn matrices_f32_product(
-    w: &[f32],
-    bias: &[f32],
-    x: &[f32],
-    n: usize,
-    k: usize,
-    rows: usize,
-) -> Vec<f32> {
+fn f32_product(w: &[f32], bias: &[f32], x: &[f32], n: usize, k: usize, rows: usize) -> Vec<f32> {
     PackedMatrix::from_rows(w, n, k)
         .with_bias(bias)
         .matmul_t(x, rows)
