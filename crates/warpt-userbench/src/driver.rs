@@ -93,6 +93,11 @@ pub struct Output {
     pub cuda_allocated_bytes: Option<u64>,
     /// torch.cuda's reserved bytes at the end.
     pub cuda_reserved_bytes: Option<u64>,
+    /// The timer behind the samples (`host`: perf_counter_ns around each
+    /// batch of calls).
+    pub timing: Option<String>,
+    /// That timer's resolution, nanoseconds.
+    pub timer_resolution_ns: Option<u64>,
 }
 
 /// A running adapter with one benchmark loaded.

@@ -183,6 +183,10 @@ fn output_details(out: &Output) -> Vec<(String, ParamValue)> {
     int("cuda_allocated_bytes", out.cuda_allocated_bytes);
     int("cuda_reserved_bytes", out.cuda_reserved_bytes);
     int("output_count", out.output_count.map(|n| n as u64));
+    int("timer_resolution_ns", out.timer_resolution_ns);
+    if let Some(timing) = &out.timing {
+        d.push(("timing".into(), ParamValue::Str(timing.clone())));
+    }
     if let Some(note) = &out.output_note {
         d.push(("output_note".into(), ParamValue::Str(note.clone())));
     }

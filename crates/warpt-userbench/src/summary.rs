@@ -88,6 +88,10 @@ pub struct Entry {
     pub tpot_ms: Option<Figures>,
     /// The benchmark process's peak resident set, bytes.
     pub peak_rss_bytes: Option<u64>,
+    /// The timer behind the figures (`details.timing`: `host`).
+    pub timing: Option<String>,
+    /// Its resolution, nanoseconds (`details.timer_resolution_ns`).
+    pub timer_resolution_ns: Option<u64>,
     /// Trials (rounds) behind the figures.
     pub trials: Option<u32>,
     /// median(baseline) / median(this), for an optimized variant.
@@ -229,6 +233,12 @@ fn entry(r: &BenchmarkRunResult) -> Entry {
             .and_then(ParamValue::as_i64)
             .map(|v| v as u64)
             .or_else(|| r.resources.as_ref().and_then(|x| x.peak_rss_bytes)),
+        timing: detail(r, "timing")
+            .and_then(ParamValue::as_str)
+            .map(str::to_string),
+        timer_resolution_ns: detail(r, "timer_resolution_ns")
+            .and_then(ParamValue::as_i64)
+            .map(|v| v as u64),
         trials: detail(r, "trials")
             .and_then(ParamValue::as_i64)
             .map(|v| v as u32),

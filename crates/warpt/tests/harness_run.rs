@@ -356,6 +356,11 @@ fn llm_latencies_become_ttft_and_tpot_metrics() {
     );
     assert_eq!(e["tpot_ms"]["p50"].as_f64().unwrap(), 1.5, "{e:#}");
     assert!(e["peak_rss_bytes"].as_u64().unwrap() > 1 << 20, "{e:#}");
+    // Which timer made the samples, and how fine it is (perf_counter on
+    // Linux: 1 ns; never coarser than a microsecond here).
+    assert_eq!(e["timing"], "host", "{e:#}");
+    let resolution = e["timer_resolution_ns"].as_u64().unwrap();
+    assert!((1..=1000).contains(&resolution), "{e:#}");
 }
 
 #[test]

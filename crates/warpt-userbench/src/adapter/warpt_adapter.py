@@ -126,7 +126,12 @@ def flatten(value, out):
 
 def output(last, latencies, path):
     """The reply to 'output': what the benchmark returned and what it used."""
-    reply = {"ok": True, "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+    reply = {"ok": True, "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+             # The timer behind elapsed_ns: the host's perf_counter_ns
+             # around each batch (after a CUDA synchronize when CUDA is in
+             # use), and its resolution.
+             "timing": "host",
+             "timer_resolution_ns": max(1, round(time.get_clock_info("perf_counter").resolution * 1e9))}
     for key, values in latencies.items():
         reply[key] = values
     values = []
