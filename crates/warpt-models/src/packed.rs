@@ -341,10 +341,7 @@ impl PackedMatrix {
     /// # Panics
     /// If `x.len() != rows * k` or `out.len() != rows * n`.
     pub fn matmul_t_into(&self, x: &[f32], rows: usize, out: &mut [f32]) {
-        assert_eq!(out.len(), rows * self.n, "{rows} rows of {}", self.n);
-        // The bias is C's start (beta 1); without one C is not read.
-        let beta = self.start_from_bias(out);
-        self.product_into(x, rows, out, beta, true);
+        self.overwrite(x, rows, out, true);
     }
 
     /// [`Self::matmul_t_into`] on the calling thread alone: for a caller
@@ -354,9 +351,15 @@ impl PackedMatrix {
     /// # Panics
     /// If `x.len() != rows * k` or `out.len() != rows * n`.
     pub fn matmul_t_into_serial(&self, x: &[f32], rows: usize, out: &mut [f32]) {
+        self.overwrite(x, rows, out, false);
+    }
+
+    /// `out` set to the product of `x` (and the bias): the bias is C's
+    /// start (beta 1); without one C is not read.
+    fn overwrite(&self, x: &[f32], rows: usize, out: &mut [f32], parallel: bool) {
         assert_eq!(out.len(), rows * self.n, "{rows} rows of {}", self.n);
         let beta = self.start_from_bias(out);
-        self.product_into(x, rows, out, beta, false);
+        self.product_into(x, rows, out, beta, parallel);
     }
 
     /// Whether its products multiply bf16 as bf16 (AVX512_BF16): a caller

@@ -121,6 +121,19 @@ fn matmul_t_add_adds_to_what_is_there() {
     }
 }
 
+/// `len` values bf16 cannot hold (eight significant bits): small
+/// integers `(i·a) mod m`, centred, plus `(i mod f) / d`.
+fn off_bf16(len: usize, a: usize, m: usize, f: usize, d: f32) -> Vec<f32> {
+    (0..len)
+        .map(|i| ((i * a) % m) as f32 - (m / 2) as f32 + (i % f) as f32 / d)
+        .collect()
+}
+
+/// `n` biases, thirds of 0..6.
+fn thirds(n: usize) -> Vec<f32> {
+    (0..n).map(|i| (i % 7) as f32 / 3.0).collect()
+}
+
 #[test]
 fn bf16_multiplies_the_rounded_values_in_f32() {
     // Values bf16 cannot hold (eight significant bits): the product
@@ -134,19 +147,14 @@ fn bf16_multiplies_the_rounded_values_in_f32() {
         .num_threads(3)
         .build()
         .unwrap();
-    let w: Vec<f32> = (0..n * k)
-        .map(|i| ((i * 5) % 11) as f32 - 5.0 + (i % 13) as f32 / 1000.0)
-        .collect();
-    let bias: Vec<f32> = (0..n).map(|i| (i % 7) as f32 / 3.0).collect();
+    let (w, bias) = (off_bf16(n * k, 5, 11, 13, 1000.0), thirds(n));
     let r = |v: f32| Bf16::from_f32(v).to_f32() as f64;
     for native in [false, bf16_native()] {
         let m = PackedMatrix::from_rows_on(&w, n, k, Precision::Bf16, native).with_bias(&bias);
         assert_eq!(m.precision(), Precision::Bf16);
         assert_eq!(matches!(m.bands, Bands::Bf16(_)), native);
         for rows in [3, 300] {
-            let x: Vec<f32> = (0..rows * k)
-                .map(|i| ((i * 7) % 9) as f32 - 4.0 + (i % 17) as f32 / 700.0)
-                .collect();
+            let x = off_bf16(rows * k, 7, 9, 17, 700.0);
             let got = pool.install(|| m.matmul_t(&x, rows));
             let mut unrounded_differs = false;
             for row in 0..rows {
@@ -188,13 +196,8 @@ fn activations_given_in_bf16_multiply_as_rounded_ones() {
     // on an f32 matrix the f32 product of the same values; the serial
     // f32 entry point agrees with the parallel one. Into a dirty output.
     let (n, k, rows) = (70, 300, 29);
-    let w: Vec<f32> = (0..n * k)
-        .map(|i| ((i * 5) % 11) as f32 - 5.0 + (i % 13) as f32 / 1000.0)
-        .collect();
-    let bias: Vec<f32> = (0..n).map(|i| (i % 7) as f32 / 3.0).collect();
-    let x: Vec<f32> = (0..rows * k)
-        .map(|i| ((i * 7) % 9) as f32 - 4.0 + (i % 17) as f32 / 700.0)
-        .collect();
+    let (w, bias) = (off_bf16(n * k, 5, 11, 13, 1000.0), thirds(n));
+    let x = off_bf16(rows * k, 7, 9, 17, 700.0);
     let xb: Vec<Bf16> = x.iter().map(|v| Bf16::from_f32(*v)).collect();
     let xr: Vec<f32> = xb.iter().map(|v| v.to_f32()).collect();
     let matrices = [
