@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use warpt_model::{BenchmarkMetric, BenchmarkSpec, ParamValue, Params, Validation};
+use warpt_model::{BenchmarkMetric, BenchmarkSpec, ParamValue, Params, StageError, Validation};
 
 use crate::Measure;
 
@@ -16,6 +16,9 @@ pub enum BenchmarkError {
     /// It tried and failed.
     #[error("{0}")]
     Failed(String),
+    /// The user's code raised an error, with its stage and traceback.
+    #[error("{}", raised_text(.0))]
+    Raised(StageError),
     /// A parameter value is outside what the benchmark accepts.
     #[error("parameter '{key}': {reason}")]
     InvalidParam {
@@ -26,7 +29,24 @@ pub enum BenchmarkError {
     },
 }
 
+/// `stage: message`, then the traceback on the lines after.
+fn raised_text(e: &StageError) -> String {
+    match &e.traceback {
+        Some(tb) => format!("{}: {}\n{tb}", e.stage, e.message),
+        None => format!("{}: {}", e.stage, e.message),
+    }
+}
+
 impl BenchmarkError {
+    /// The error as a result's `errors` entry: `stage` unless it names its own.
+    pub fn at_stage(&self, stage: &str) -> StageError {
+        match self {
+            BenchmarkError::Raised(e) => e.clone(),
+            BenchmarkError::Skipped(why) => StageError::new(stage, format!("skipped: {why}")),
+            other => StageError::new(stage, other.to_string()),
+        }
+    }
+
     /// `measure` or `validate` found nothing `prepare` should have left:
     /// the harness called the stages out of order.
     pub fn not_prepared() -> Self {
@@ -137,6 +157,14 @@ pub trait Benchmark: Send {
 
     /// Checks that the measured work computed the right answer.
     fn validate(&mut self, ctx: &RunContext) -> Validation;
+
+    /// Errors met that did not stop the stages (a call that raised after
+    /// some samples, which `measure` returned; a teardown that raised),
+    /// asked once after `validate`. Any makes the result `failed`, with
+    /// what was measured kept.
+    fn take_errors(&mut self) -> Vec<StageError> {
+        Vec::new()
+    }
 
     /// The setup stage's limit reckoned from the parameters, asked before
     /// `prepare`: for a benchmark whose preparation grows with a parameter

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use warpt_model::{
-    BenchmarkMetric, ParamValue, RunStatus, StageRecord, StageStatus, StopReason, Validation,
-    Watchdog,
+    BenchmarkMetric, ParamValue, RunStatus, StageError, StageRecord, StageStatus, StopReason,
+    Validation, Watchdog,
 };
 
 use crate::limits::{EffectiveLimits, Stage};
@@ -37,16 +37,24 @@ pub struct Outcome {
     /// What the regime probes read while it measured.
     #[serde(default)]
     pub regime: Option<warpt_model::RegimeProbes>,
+    /// Every error, with its stage (empty for a skip).
+    #[serde(default)]
+    pub errors: Vec<StageError>,
 }
 
 impl Outcome {
-    fn from_error(e: BenchmarkError) -> Outcome {
+    fn from_error(e: BenchmarkError, stage: &str) -> Outcome {
+        let errors = match &e {
+            BenchmarkError::Skipped(_) => Vec::new(),
+            other => vec![other.at_stage(stage)],
+        };
         let (status, msg) = match e {
             BenchmarkError::Skipped(reason) => (RunStatus::Skipped, reason),
             other => (RunStatus::Failed, other.to_string()),
         };
         Outcome {
             status,
+            errors,
             error_message: Some(msg),
             metrics: Vec::new(),
             details: BTreeMap::new(),
@@ -68,6 +76,7 @@ impl Outcome {
         result.stop_reason = self.stop_reason;
         result.validation = self.validation;
         result.regime = self.regime;
+        result.errors = self.errors;
     }
 }
 
@@ -91,7 +100,7 @@ pub fn execute(
         announce(&l);
     }
     if let Err(e) = bench.prepare(ctx) {
-        return Outcome::from_error(e);
+        return Outcome::from_error(e, "setup");
     }
     for l in bench.work_limits(ctx) {
         announce(&l);
@@ -107,18 +116,26 @@ pub fn execute(
     }
     let measured = match bench.measure(ctx, &mut measure) {
         Ok(m) => m,
-        Err(e) => return Outcome::from_error(e),
+        Err(e) => {
+            let mut o = Outcome::from_error(e, "measure");
+            o.errors.extend(bench.take_errors());
+            return o;
+        }
     };
     progress.event(ProgressEvent::Stage { stage: "validate" });
     let validation = bench.validate(ctx);
+    let errors = bench.take_errors();
+    let error_message = match errors.first() {
+        Some(e) => Some(format!("{}: {}", e.stage, e.message)),
+        None => (!validation.passed).then(|| format!("validation failed: {}", validation.message)),
+    };
     Outcome {
-        status: if validation.passed {
+        status: if validation.passed && errors.is_empty() {
             RunStatus::Passed
         } else {
             RunStatus::Failed
         },
-        error_message: (!validation.passed)
-            .then(|| format!("validation failed: {}", validation.message)),
+        error_message,
         metrics: measured.metrics,
         details: measured.details.into_iter().collect(),
         warnings: measured
@@ -129,6 +146,7 @@ pub fn execute(
         stop_reason: measure.stop_reason(),
         validation: Some(validation),
         regime: measure.take_regime(),
+        errors,
     }
 }
 

@@ -256,7 +256,25 @@ impl<'a> Measure<'a> {
         defs: &[SeriesDef],
         mut sample: impl FnMut(&mut [f64]),
     ) -> Measurement {
+        let (m, _) = self.run_fallible(policy, label, defs, |slot| {
+            sample(slot);
+            Ok::<(), std::convert::Infallible>(())
+        });
+        m
+    }
+
+    /// [`Measure::run`] for a sample that can fail (a user's function that
+    /// raises): the first error stops sampling, that sample is not kept,
+    /// and the samples before it are (stop reason `error`), with the error.
+    pub fn run_fallible<E>(
+        &mut self,
+        policy: &MeasurePolicy,
+        label: &str,
+        defs: &[SeriesDef],
+        mut sample: impl FnMut(&mut [f64]) -> Result<(), E>,
+    ) -> (Measurement, Option<E>) {
         assert!(!defs.is_empty(), "a measurement needs at least one series");
+        let mut error = None;
         let mut slot = vec![0.0; defs.len()];
 
         self.progress
@@ -264,7 +282,10 @@ impl<'a> Measure<'a> {
         let warm_start = Instant::now();
         let mut warmup_samples = 0;
         loop {
-            sample(&mut slot);
+            if let Err(e) = sample(&mut slot) {
+                error = Some(e);
+                break;
+            }
             warmup_samples += 1;
             if warm_start.elapsed() >= policy.warmup || self.stopped() {
                 break;
@@ -281,7 +302,13 @@ impl<'a> Measure<'a> {
         let mut next_check = 1usize;
         let mut last_report = start;
         let stop_reason = loop {
-            sample(&mut slot);
+            if error.is_some() {
+                break StopReason::Error;
+            }
+            if let Err(e) = sample(&mut slot) {
+                error = Some(e);
+                break StopReason::Error;
+            }
             for (s, &t) in slot.iter().enumerate() {
                 assert!(
                     t.is_finite() && (t > 0.0 || !defs[s].convert.is_time()),
@@ -338,14 +365,15 @@ impl<'a> Measure<'a> {
                 policy.max_time.as_secs_f64()
             ));
         }
-        self.end(
+        let m = self.end(
             first_key,
             defs,
             &values,
             stop_reason,
             elapsed,
             warmup_samples,
-        )
+        );
+        (m, error)
     }
 
     /// Records samples timed by an external tool (HPL's own timer): `rows[i]`

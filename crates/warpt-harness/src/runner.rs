@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 use warpt_model::{
-    BenchmarkRunResult, BenchmarkSuiteRun, RunConfig, RunStatus, StageLimits, StageStatus, Trial,
-    Validation,
+    BenchmarkRunResult, BenchmarkSuiteRun, RunConfig, RunStatus, StageError, StageLimits,
+    StageStatus, Trial, Validation,
 };
 
 use crate::execute::{ClockedProgress, execute};
@@ -290,11 +290,46 @@ fn run_entry(
             m.tags.entry(k.clone()).or_insert_with(|| v.clone());
         }
     }
+    record_error(&mut result);
     let grade = assess(&result, host, freq, options.target_rel_ci);
     result.quality = Some(grade.quality);
     result.measurement_quality = Some(grade.measurement_quality);
     result.quality_reasons = grade.reasons;
     result
+}
+
+/// A result that failed, timed out or crashed without an `errors` entry
+/// (the supervisor ended it, not the benchmark) gets one: its message, at
+/// the stage the watchdog saw end badly.
+fn record_error(result: &mut BenchmarkRunResult) {
+    let ended_badly = matches!(
+        result.status,
+        RunStatus::Failed | RunStatus::Timeout | RunStatus::Crashed
+    );
+    let (true, true, Some(message)) = (
+        ended_badly,
+        result.errors.is_empty(),
+        result.error_message.clone(),
+    ) else {
+        return;
+    };
+    let stage = result.watchdog.as_ref().and_then(|w| {
+        [
+            ("setup", &w.setup),
+            ("warmup", &w.warmup),
+            ("measure", &w.measure),
+            ("validate", &w.validate),
+        ]
+        .into_iter()
+        .find(|(_, r)| {
+            r.as_ref()
+                .is_some_and(|r| matches!(r.status, StageStatus::Failed | StageStatus::Timeout))
+        })
+        .map(|(name, _)| name)
+    });
+    result
+        .errors
+        .push(StageError::new(stage.unwrap_or("run"), message));
 }
 
 /// The limits one planned benchmark runs under.

@@ -37,8 +37,8 @@ pub use regime::{
     SCALING_FLOOR, ScalingCheck,
 };
 pub use result::{
-    BenchmarkRunResult, CrashInfo, DEBUG_BUILD_REASON, Quality, Resources, RunStatus, StageRecord,
-    StageStatus, UNRELIABLE_REL_CI, Validation, Watchdog,
+    BenchmarkRunResult, CrashInfo, DEBUG_BUILD_REASON, Quality, Resources, RunStatus, StageError,
+    StageRecord, StageStatus, UNRELIABLE_REL_CI, Validation, Watchdog,
 };
 pub use rows::{CrossRow, MatrixRow, RunSummary, TrendRow};
 pub use series::{Convert, SeriesDef};

@@ -132,6 +132,9 @@ pub enum StopReason {
     TimeCap,
     /// The maximum number of samples was taken before the target was met.
     SampleCap,
+    /// A sample failed (the benchmark raised): the samples before it are
+    /// kept, the result failed.
+    Error,
 }
 
 impl StopReason {
@@ -141,6 +144,7 @@ impl StopReason {
             StopReason::TargetMet => "target_met",
             StopReason::TimeCap => "time_cap",
             StopReason::SampleCap => "sample_cap",
+            StopReason::Error => "error",
         }
     }
 
@@ -151,6 +155,7 @@ impl StopReason {
             StopReason::TargetMet => 0,
             StopReason::SampleCap => 1,
             StopReason::TimeCap => 2,
+            StopReason::Error => 3,
         }
     }
 }

@@ -198,6 +198,32 @@ pub struct Watchdog {
     pub validate: Option<StageRecord>,
 }
 
+/// One error a benchmark met, at the stage it met it. A result keeps every
+/// one of them with whatever was measured before (a call that raised after
+/// a hundred samples keeps the hundred).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct StageError {
+    /// Where: `setup`, `warmup`, `measure`, `output`, `validate`,
+    /// `teardown` (the stage a time limit or a crash ended, for those).
+    pub stage: String,
+    /// The error as its language prints it (`ZeroDivisionError: division by zero`).
+    pub message: String,
+    /// Its traceback, where the language has one.
+    #[serde(default)]
+    pub traceback: Option<String>,
+}
+
+impl StageError {
+    /// An error at `stage` without a traceback.
+    pub fn new(stage: impl Into<String>, message: impl Into<String>) -> Self {
+        StageError {
+            stage: stage.into(),
+            message: message.into(),
+            traceback: None,
+        }
+    }
+}
+
 /// The result of executing one benchmark.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct BenchmarkRunResult {
@@ -211,6 +237,10 @@ pub struct BenchmarkRunResult {
     /// What went wrong, or why it was skipped.
     #[serde(default)]
     pub error_message: Option<String>,
+    /// Every error met, in order, each with its stage and traceback
+    /// (`error_message` is the first one's text). Empty when nothing failed.
+    #[serde(default)]
+    pub errors: Vec<StageError>,
     /// When the benchmark started (UTC).
     pub start_time: Timestamp,
     /// When it ended (UTC).
@@ -289,6 +319,7 @@ impl BenchmarkRunResult {
             status,
             success: status == RunStatus::Passed,
             error_message: None,
+            errors: Vec::new(),
             start_time: at,
             end_time: at,
             params,

@@ -11,7 +11,13 @@
 //!     reason: "no CUDA here"
 //!     check: "! nvidia-smi"         # a command whose success means skip
 //!                                   # ($WARPT_PYTHON: the run's interpreter)
+//! timing: device                    # host | device | pytorch | triton
+//! cold_cache: false                 # flush the cache before every call
+//! device_hygiene: true              # gc, CUDA synchronize/empty_cache/peak reset
 //! ```
+//!
+//! The run settings (`timing` and below) are the lowest layer: a
+//! benchmark's `get_config()` beats them and a flag beats both.
 //!
 //! Unknown keys are errors, so a typo never silently does nothing.
 
@@ -90,6 +96,34 @@ pub struct SkipCondition {
     pub check: Option<String>,
 }
 
+/// How a benchmark's calls are timed (docs/harness.md, "Timing modes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Timing {
+    /// `perf_counter_ns` around a batch of calls, after a CUDA synchronize.
+    Host,
+    /// CUDA events around the batch when the benchmark uses CUDA, else the
+    /// host timer (and the result says so).
+    Device,
+    /// `torch.utils.benchmark.Timer.blocked_autorange`, each block a sample.
+    Pytorch,
+    /// `triton.testing.do_bench`, each timed call a sample; skipped without
+    /// a GPU.
+    Triton,
+}
+
+impl Timing {
+    /// The name in flags, files and `details.timing`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Timing::Host => "host",
+            Timing::Device => "device",
+            Timing::Pytorch => "pytorch",
+            Timing::Triton => "triton",
+        }
+    }
+}
+
 /// The file's contents.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -109,6 +143,27 @@ pub struct BenchConfig {
     /// When to skip a combination.
     #[serde(default)]
     pub skip_conditions: Vec<SkipCondition>,
+    /// The timer.
+    #[serde(default)]
+    pub timing: Option<Timing>,
+    /// Flush the cache (the GPU's L2, else the CPU's last level) before
+    /// every call, each call timed on its own.
+    #[serde(default)]
+    pub cold_cache: Option<bool>,
+    /// Clean up before the first timed call (`gc.collect`; with CUDA,
+    /// synchronize, empty_cache, reset_peak_memory_stats). On by default.
+    #[serde(default)]
+    pub device_hygiene: Option<bool>,
+    /// `pytorch` timing: blocked_autorange's `min_run_time`, seconds per
+    /// request (0.05 by default).
+    #[serde(default)]
+    pub min_run_time: Option<f64>,
+    /// `triton` timing: do_bench's warm-up, milliseconds (25).
+    #[serde(default)]
+    pub triton_warmup_ms: Option<f64>,
+    /// `triton` timing: do_bench's repetition time, milliseconds (100).
+    #[serde(default)]
+    pub triton_rep_ms: Option<f64>,
 }
 
 /// One combination of the matrix.
@@ -121,6 +176,9 @@ pub struct Combination {
     pub kwargs: Map<String, Value>,
     /// Why it is skipped, when a skip condition holds.
     pub skip: Option<String>,
+    /// The file's run settings (`timing`, `cold_cache`, ...), for the
+    /// adapter's lowest layer.
+    pub settings: Map<String, Value>,
 }
 
 impl BenchConfig {
@@ -167,6 +225,23 @@ impl BenchConfig {
                 invalid(line, e.to_string())
             })
         }
+    }
+
+    /// The run settings the file sets, by their names in `get_config()`.
+    pub fn run_settings(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        let mut put = |k: &str, v: Option<Value>| {
+            if let Some(v) = v {
+                m.insert(k.to_string(), v);
+            }
+        };
+        put("timing", self.timing.map(|t| t.as_str().into()));
+        put("cold_cache", self.cold_cache.map(Value::from));
+        put("device_hygiene", self.device_hygiene.map(Value::from));
+        put("min_run_time", self.min_run_time.map(Value::from));
+        put("triton_warmup_ms", self.triton_warmup_ms.map(Value::from));
+        put("triton_rep_ms", self.triton_rep_ms.map(Value::from));
+        m
     }
 
     /// The tolerances that apply: the file's, else [`Tolerances::DEFAULT`].
@@ -217,7 +292,12 @@ impl BenchConfig {
                             .is_none_or(|cmd| check_holds(cmd, python))
                     })
                     .map(|c| c.reason.clone());
-                out.push(Combination { tags, kwargs, skip });
+                out.push(Combination {
+                    tags,
+                    kwargs,
+                    skip,
+                    settings: self.run_settings(),
+                });
             }
         }
         out

@@ -49,6 +49,15 @@ pub enum DriverError {
         /// What came back.
         reply: String,
     },
+    /// The benchmark cannot run here as configured (a timing mode whose
+    /// library or device is missing): a skip, not a failure.
+    #[error("{op}: {reason}")]
+    Skipped {
+        /// The request that found it out.
+        op: String,
+        /// Why.
+        reason: String,
+    },
     /// The user's code raised an error.
     #[error("{op}: {message}")]
     User {
@@ -70,6 +79,30 @@ pub struct LoadOptions {
     /// `--reproducible`: the seed for every generator the file imported
     /// (and `PYTHONHASHSEED`).
     pub reproducible: Option<u64>,
+    /// Run settings from flags (`timing`, `cold_cache`, `device_hygiene`,
+    /// ...): they beat the benchmark's `get_config()`.
+    pub settings: serde_json::Map<String, Value>,
+    /// The same settings from bench.yaml: `get_config()` beats them.
+    pub defaults: serde_json::Map<String, Value>,
+    /// Environment for the adapter (fresh compiled-cache directories under
+    /// `--cold-start`).
+    pub env: Vec<(String, std::path::PathBuf)>,
+}
+
+/// One timed request's samples: nanoseconds, each for `calls` calls.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timed {
+    /// Each sample's nanoseconds.
+    pub samples_ns: Vec<u64>,
+    /// Calls per sample.
+    pub calls: u64,
+}
+
+impl Timed {
+    /// Every sample's nanoseconds together.
+    pub fn total_ns(&self) -> u64 {
+        self.samples_ns.iter().sum()
+    }
 }
 
 /// What a benchmark returned and used, after its timed calls.
@@ -98,6 +131,18 @@ pub struct Output {
     pub timing: Option<String>,
     /// That timer's resolution, nanoseconds.
     pub timer_resolution_ns: Option<u64>,
+    /// The timing asked for and where from (`device (flag)`), when it is not
+    /// the default or not what was used.
+    pub timing_requested: Option<String>,
+    /// Why the timer used is not the one asked for.
+    pub timing_note: Option<String>,
+    /// What was cleaned before the first timed call (`off` when switched off).
+    pub device_hygiene: Option<String>,
+    /// How the cache was flushed between calls (`cold_cache`).
+    pub cold_cache: Option<String>,
+    /// Peak device memory of the benchmark (CUDA: allocated bytes since the
+    /// hygiene's reset).
+    pub peak_device_memory_bytes: Option<u64>,
 }
 
 /// A running adapter with one benchmark loaded.
@@ -106,6 +151,8 @@ pub struct Driver {
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     config: Value,
+    timing: Option<String>,
+    cold_cache: bool,
 }
 
 impl Driver {
@@ -129,6 +176,9 @@ impl Driver {
     pub fn python_command(python: &str, options: &LoadOptions) -> Command {
         let mut cmd = Command::new(python);
         cmd.arg("-c").arg(PYTHON_ADAPTER);
+        for (k, v) in &options.env {
+            cmd.env(k, v);
+        }
         if let Some(seed) = options.reproducible {
             cmd.env("PYTHONHASHSEED", (seed % (u32::MAX as u64)).to_string());
         }
@@ -174,14 +224,25 @@ impl Driver {
             stdin,
             stdout: BufReader::new(stdout),
             config: Value::Null,
+            timing: None,
+            cold_cache: false,
         };
-        let mut load = json!({"op": "load", "path": file, "kwargs": options.kwargs});
+        let mut load = json!({"op": "load", "path": file, "kwargs": options.kwargs,
+            "settings": options.settings, "defaults": options.defaults});
         if let Some(seed) = options.reproducible {
             load["reproducible"] = json!(true);
             load["seed"] = json!(seed);
         }
         let reply = driver.request(load)?;
         driver.config = reply.get("config").cloned().unwrap_or(Value::Null);
+        driver.timing = reply
+            .get("timing")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        driver.cold_cache = reply
+            .get("cold_cache")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
         Ok(driver)
     }
 
@@ -191,32 +252,77 @@ impl Driver {
         &self.config
     }
 
+    /// The timing mode the adapter settled on at load (`host`, `device`,
+    /// `pytorch`, `triton`); `None` from an adapter that does not say.
+    pub fn timing(&self) -> Option<&str> {
+        self.timing.as_deref()
+    }
+
+    /// Whether the adapter's own timer picks how many calls a sample holds
+    /// (pytorch's blocked_autorange, triton's do_bench), so the driver's
+    /// calibration is moot.
+    pub fn self_batching(&self) -> bool {
+        matches!(self.timing(), Some("pytorch" | "triton"))
+    }
+
+    /// Whether the adapter flushes the cache before every call
+    /// (`cold_cache`), timing each call on its own.
+    pub fn cold_cache(&self) -> bool {
+        self.cold_cache
+    }
+
     /// Runs `setup()`.
     pub fn setup(&mut self) -> Result<(), DriverError> {
         self.request(json!({"op": "setup"})).map(drop)
     }
 
-    /// Times `calls` back-to-back calls of `benchmark_fn()`: nanoseconds.
-    /// Their returns count (outputs, `ttft_times_ms`, ...).
+    /// Times `calls` calls of `benchmark_fn()`: total nanoseconds. Their
+    /// returns count (outputs, `ttft_times_ms`, ...).
     pub fn run(&mut self, calls: u64) -> Result<u64, DriverError> {
-        self.timed(calls, true)
+        self.timed(calls, true).map(|t| t.total_ns())
     }
 
     /// [`Driver::run`] for warm-up and calibration: returned latencies are
     /// not collected.
     pub fn warm(&mut self, calls: u64) -> Result<u64, DriverError> {
-        self.timed(calls, false)
+        self.timed(calls, false).map(|t| t.total_ns())
     }
 
-    fn timed(&mut self, calls: u64, record: bool) -> Result<u64, DriverError> {
+    /// Times `calls` calls (fewer or more where the adapter's timer picks
+    /// its own batches) as the adapter's timing mode does: the samples it
+    /// took. `record`: their returns count.
+    pub fn timed(&mut self, calls: u64, record: bool) -> Result<Timed, DriverError> {
         let reply = self.request(json!({"op": "run", "calls": calls, "record": record}))?;
-        reply
-            .get("elapsed_ns")
-            .and_then(Value::as_u64)
-            .ok_or_else(|| DriverError::Garbled {
-                op: "run".into(),
-                reply: reply.to_string(),
-            })
+        let garbled = || DriverError::Garbled {
+            op: "run".into(),
+            reply: reply.to_string(),
+        };
+        let samples = match reply.get("samples_ns").and_then(Value::as_array) {
+            Some(list) => Timed {
+                samples_ns: list
+                    .iter()
+                    .map(Value::as_u64)
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(garbled)?,
+                calls: reply
+                    .get("calls")
+                    .and_then(Value::as_u64)
+                    .ok_or_else(garbled)?,
+            },
+            None => Timed {
+                samples_ns: vec![
+                    reply
+                        .get("elapsed_ns")
+                        .and_then(Value::as_u64)
+                        .ok_or_else(garbled)?,
+                ],
+                calls,
+            },
+        };
+        if samples.samples_ns.is_empty() || samples.calls == 0 {
+            return Err(garbled());
+        }
+        Ok(samples)
     }
 
     /// What the benchmark returned and used: latency lists, peak memory,
@@ -270,6 +376,10 @@ impl Driver {
         })?;
         match reply.get("ok").and_then(Value::as_bool) {
             Some(true) => Ok(reply),
+            Some(false) if reply["skipped"].is_string() => Err(DriverError::Skipped {
+                op,
+                reason: reply["skipped"].as_str().unwrap_or_default().to_string(),
+            }),
             Some(false) => Err(DriverError::User {
                 op,
                 message: reply["error"]

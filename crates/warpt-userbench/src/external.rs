@@ -12,13 +12,32 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
+use tempfile::TempDir;
 use warpt_harness::SeriesMetrics;
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
 };
-use warpt_model::{BenchmarkMetric, ParamValue, Validation};
+use warpt_model::{BenchmarkMetric, ParamValue, StageError, Validation};
 
 use crate::driver::{Driver, DriverError, LoadOptions, Output};
+
+/// The timing modes (`--timing`, bench.yaml and `get_config()` `timing`).
+pub const TIMINGS: [&str; 4] = ["host", "device", "pytorch", "triton"];
+
+/// The run settings a flag, bench.yaml or `get_config()` may set, passed to
+/// the adapter (docs/harness.md).
+pub const SETTINGS: [&str; 6] = [
+    "timing",
+    "cold_cache",
+    "device_hygiene",
+    "min_run_time",
+    "triton_warmup_ms",
+    "triton_rep_ms",
+];
+
+/// Environment variables of the compiled-graph caches a fresh interpreter
+/// under `--cold-start` gets empty directories for.
+const COMPILED_CACHES: [&str; 2] = ["TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"];
 
 /// Shortest batch one sample times: 10 ms, so the clock's resolution, the
 /// adapter's loop and the disturbance of the request between batches
@@ -51,13 +70,47 @@ pub struct FileRun {
 impl FileRun {
     /// The run the parameters of a `harness` benchmark describe.
     pub fn from_context(ctx: &RunContext) -> Result<Self, BenchmarkError> {
-        let kwargs = match ctx.str_param("kwargs")? {
-            "" => serde_json::Map::new(),
-            text => serde_json::from_str(text).map_err(|e| BenchmarkError::InvalidParam {
-                key: "kwargs".into(),
-                reason: format!("not a JSON object: {e}"),
-            })?,
-        };
+        let object =
+            |key: &str| -> Result<serde_json::Map<String, serde_json::Value>, BenchmarkError> {
+                match ctx.str_param(key)? {
+                    "" => Ok(serde_json::Map::new()),
+                    text => serde_json::from_str(text).map_err(|e| BenchmarkError::InvalidParam {
+                        key: key.into(),
+                        reason: format!("not a JSON object: {e}"),
+                    }),
+                }
+            };
+        let kwargs = object("kwargs")?;
+        let defaults = object("defaults")?;
+        let cold_start = ctx.bool_param("cold_start")?;
+        let mut settings = serde_json::Map::new();
+        let timing = ctx.str_param("timing")?;
+        if !timing.is_empty() {
+            if !TIMINGS.contains(&timing) {
+                return Err(BenchmarkError::InvalidParam {
+                    key: "timing".into(),
+                    reason: format!("'{timing}' is not one of {}", TIMINGS.join(", ")),
+                });
+            }
+            settings.insert("timing".into(), timing.into());
+        }
+        for key in ["cold_cache", "device_hygiene"] {
+            match ctx.str_param(key)? {
+                "" => {}
+                "true" => drop(settings.insert(key.into(), true.into())),
+                "false" => drop(settings.insert(key.into(), false.into())),
+                other => {
+                    return Err(BenchmarkError::InvalidParam {
+                        key: key.into(),
+                        reason: format!("'{other}' is not true or false"),
+                    });
+                }
+            }
+        }
+        if cold_start {
+            // --cold-start asks for cold caches too, unless said otherwise.
+            settings.entry("cold_cache").or_insert(true.into());
+        }
         let output = ctx.str_param("output_file")?;
         Ok(FileRun {
             file: PathBuf::from(ctx.str_param("file")?),
@@ -65,15 +118,34 @@ impl FileRun {
             load: LoadOptions {
                 kwargs,
                 reproducible: ctx.bool_param("reproducible")?.then_some(ctx.seed),
+                settings,
+                defaults,
+                env: Vec::new(),
             },
             output_file: (!output.is_empty()).then(|| PathBuf::from(output)),
-            cold_start: ctx.bool_param("cold_start")?,
+            cold_start,
         })
     }
 
-    fn start(&self) -> Result<Driver, BenchmarkError> {
-        let mut driver =
-            Driver::python_with(&self.python, &self.file, &self.load).map_err(failed)?;
+    /// A fresh adapter with the file loaded and set up; under
+    /// `--cold-start` with empty compiled-graph cache directories, kept in
+    /// `caches` until the run ends.
+    fn start(&self, caches: &mut Vec<TempDir>) -> Result<Driver, BenchmarkError> {
+        let mut load = self.load.clone();
+        if self.cold_start {
+            let dir = tempfile::Builder::new()
+                .prefix("warpt-cold-caches")
+                .tempdir()
+                .map_err(|e| {
+                    BenchmarkError::Failed(format!("a fresh compiled-cache directory: {e}"))
+                })?;
+            for var in COMPILED_CACHES {
+                load.env
+                    .push((var.to_string(), dir.path().join(var.to_lowercase())));
+            }
+            caches.push(dir);
+        }
+        let mut driver = Driver::python_with(&self.python, &self.file, &load).map_err(failed)?;
         driver.setup().map_err(failed)?;
         Ok(driver)
     }
@@ -83,6 +155,9 @@ impl FileRun {
 pub struct ExternalBenchmark {
     run: Option<FileRun>,
     driver: Option<Driver>,
+    /// Errors met that did not stop the stages (see [`Benchmark::take_errors`]).
+    errors: Vec<StageError>,
+    caches: Vec<TempDir>,
 }
 
 impl ExternalBenchmark {
@@ -95,6 +170,8 @@ impl ExternalBenchmark {
                 ..FileRun::default()
             }),
             driver: None,
+            errors: Vec::new(),
+            caches: Vec::new(),
         }
     }
 
@@ -104,6 +181,8 @@ impl ExternalBenchmark {
         ExternalBenchmark {
             run: None,
             driver: None,
+            errors: Vec::new(),
+            caches: Vec::new(),
         }
     }
 
@@ -121,8 +200,13 @@ fn failed(e: DriverError) -> BenchmarkError {
         DriverError::User {
             op,
             message,
-            traceback: Some(tb),
-        } => BenchmarkError::Failed(format!("{op}: {message}\n{tb}")),
+            traceback,
+        } => BenchmarkError::Raised(StageError {
+            stage: stage_of(&op).to_string(),
+            message,
+            traceback,
+        }),
+        DriverError::Skipped { reason, .. } => BenchmarkError::Skipped(reason),
         DriverError::Spawn { program, source } if source.kind() == std::io::ErrorKind::NotFound => {
             BenchmarkError::Skipped(format!(
                 "no {program} on this machine to run Python benchmarks"
@@ -132,8 +216,21 @@ fn failed(e: DriverError) -> BenchmarkError {
     }
 }
 
-/// The smallest batch of calls that takes at least [`MIN_BATCH_NS`].
+/// The stage a protocol request belongs to, in a result's `errors`.
+fn stage_of(op: &str) -> &str {
+    match op {
+        "load" | "setup" => "setup",
+        "run" => "measure",
+        other => other,
+    }
+}
+
+/// The smallest batch of calls that takes at least [`MIN_BATCH_NS`]
+/// (one call when the adapter's own timer picks its batches).
 fn calibrate(driver: &mut Driver) -> Result<u64, BenchmarkError> {
+    if driver.self_batching() {
+        return Ok(1);
+    }
     let mut calls = 1u64;
     loop {
         let ns = driver.warm(calls).map_err(failed)?;
@@ -184,11 +281,18 @@ fn output_details(out: &Output) -> Vec<(String, ParamValue)> {
     int("cuda_reserved_bytes", out.cuda_reserved_bytes);
     int("output_count", out.output_count.map(|n| n as u64));
     int("timer_resolution_ns", out.timer_resolution_ns);
-    if let Some(timing) = &out.timing {
-        d.push(("timing".into(), ParamValue::Str(timing.clone())));
-    }
-    if let Some(note) = &out.output_note {
-        d.push(("output_note".into(), ParamValue::Str(note.clone())));
+    int("peak_device_memory_bytes", out.peak_device_memory_bytes);
+    for (k, v) in [
+        ("timing", &out.timing),
+        ("timing_requested", &out.timing_requested),
+        ("timing_note", &out.timing_note),
+        ("device_hygiene", &out.device_hygiene),
+        ("cold_cache", &out.cold_cache),
+        ("output_note", &out.output_note),
+    ] {
+        if let Some(v) = v {
+            d.push((k.to_string(), ParamValue::Str(v.clone())));
+        }
     }
     d
 }
@@ -199,7 +303,7 @@ impl Benchmark for ExternalBenchmark {
             self.run = Some(FileRun::from_context(ctx)?);
         }
         let run = self.run.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
-        self.driver = Some(run.start()?);
+        self.driver = Some(run.start(&mut self.caches)?);
         Ok(())
     }
 
@@ -209,86 +313,128 @@ impl Benchmark for ExternalBenchmark {
         measure: &mut Measure<'_>,
     ) -> Result<Measured, BenchmarkError> {
         let run = self.run.clone().ok_or_else(BenchmarkError::not_prepared)?;
-        let driver = self.driver()?;
+        let mut caches = std::mem::take(&mut self.caches);
+        let driver = self
+            .driver
+            .as_mut()
+            .ok_or_else(BenchmarkError::not_prepared)?;
         let calls = if run.cold_start {
             1
         } else {
             calibrate(driver)?
         };
+        // Each sample is one call's share of a timed batch (or one call).
         let defs = [SeriesDef::new(
             "latency_ms",
             "ms",
             false,
             &[],
-            Convert::Time(1e3 / calls as f64),
+            Convert::Time(1e3),
         )];
-        let mut failure = None;
         let mut warnings = Vec::new();
         let mut drop_cache = run.cold_start;
         let mut cold: Option<Driver> = None;
         let measuring = measure.measuring_flag();
-        let m = measure.run(
+        // A request can bring several samples (a cold-cache batch, a
+        // blocked_autorange); warm-up's leftovers are not measured ones.
+        let mut queue = std::collections::VecDeque::new();
+        let mut queued_measuring = false;
+        let mut batch_calls = std::collections::BTreeSet::new();
+        let (m, error) = measure.run_fallible(
             &MeasurePolicy::share_of(ctx, 1),
             "latency_ms",
             &defs,
-            |out| {
-                // After a failure, samples are placeholders: the run fails.
-                let sample = if failure.is_some() {
-                    None
-                } else if run.cold_start {
-                    if drop_cache && let Err(why) = drop_page_cache() {
-                        warnings.push(why);
-                        drop_cache = false;
-                    }
-                    match run.start() {
-                        Ok(mut fresh) => {
-                            let r = fresh.run(1).map_err(failed);
-                            cold = Some(fresh);
-                            Some(r)
+            |out| -> Result<(), BenchmarkError> {
+                let now_measuring = measuring.load(Ordering::Relaxed);
+                if now_measuring != queued_measuring {
+                    queue.clear();
+                    queued_measuring = now_measuring;
+                }
+                if queue.is_empty() {
+                    let timed = if run.cold_start {
+                        if drop_cache && let Err(why) = drop_page_cache() {
+                            warnings.push(why);
+                            drop_cache = false;
                         }
-                        Err(e) => Some(Err(e)),
+                        let mut fresh = run.start(&mut caches)?;
+                        let t = fresh.timed(1, true);
+                        cold = Some(fresh);
+                        t
+                    } else {
+                        driver.timed(calls, now_measuring)
                     }
-                } else if measuring.load(Ordering::Relaxed) {
-                    Some(driver.run(calls).map_err(failed))
-                } else {
-                    Some(driver.warm(calls).map_err(failed))
-                };
-                out[0] = match sample {
-                    Some(Ok(ns)) => ns.max(1) as f64 / 1e9,
-                    Some(Err(e)) => {
-                        failure = Some(e);
-                        1e-9
+                    .map_err(failed)?;
+                    if now_measuring {
+                        batch_calls.insert(timed.calls);
                     }
-                    None => 1e-9,
-                };
+                    let per_call = 1e9 * timed.calls as f64;
+                    queue.extend(
+                        timed
+                            .samples_ns
+                            .iter()
+                            .map(|&ns| ns.max(1) as f64 / per_call),
+                    );
+                }
+                out[0] = queue.pop_front().unwrap_or(1e-9);
+                Ok(())
             },
         );
-        if let Some(e) = failure {
-            return Err(e);
+        self.caches = caches;
+        let samples = m.metrics[0].stats.as_ref().map_or(0, |s| s.n);
+        if let Some(e) = error {
+            if samples == 0 {
+                // Nothing measured to keep; teardown still runs (and its
+                // error is kept) before the failure is reported.
+                if let Some(Err(t)) = self.driver.as_mut().map(Driver::teardown) {
+                    self.errors.push(failed(t).at_stage("teardown"));
+                }
+                return Err(e);
+            }
+            warnings.push(format!(
+                "measurement stopped by an error after {samples} samples: they are kept, the \
+                 result failed"
+            ));
+            self.errors.push(e.at_stage("measure"));
         }
         // The last cold interpreter holds the last call's output and
         // state: it is the one validated.
         if let Some(last) = cold {
-            *driver = last;
+            self.driver = Some(last);
         }
-        let output = driver.output(run.output_file.as_deref()).map_err(failed)?;
+        let driver = self.driver()?;
+        let output = match driver.output(run.output_file.as_deref()) {
+            Ok(o) => o,
+            Err(e) => {
+                let e = failed(e).at_stage("output");
+                self.errors.push(e);
+                Output::default()
+            }
+        };
         let mut metrics = m.metrics;
         metrics.extend(latency_metrics(&output));
+        let per_sample = match (batch_calls.first(), batch_calls.last()) {
+            (Some(a), Some(b)) if a == b => ParamValue::Int(*a as i64),
+            (Some(a), Some(b)) => ParamValue::Str(format!("{a}..{b}")),
+            _ => ParamValue::Int(calls as i64),
+        };
         let mut details = vec![
             (
                 "file".into(),
                 ParamValue::Str(run.file.display().to_string()),
             ),
-            ("calls_per_sample".into(), ParamValue::Int(calls as i64)),
+            ("calls_per_sample".into(), per_sample),
             (
                 "timer".into(),
-                ParamValue::from("time.perf_counter_ns around the batch, in the adapter"),
+                ParamValue::from(timer_text(output.timing.as_deref())),
             ),
         ];
         if run.cold_start {
             details.push((
                 "cold_start".into(),
-                ParamValue::from("a fresh interpreter per sample; load and setup not timed"),
+                ParamValue::from(
+                    "a fresh interpreter per sample (empty TORCHINDUCTOR_CACHE_DIR and \
+                     TRITON_CACHE_DIR); load and setup not timed",
+                ),
             ));
         }
         details.extend(output_details(&output));
@@ -300,7 +446,7 @@ impl Benchmark for ExternalBenchmark {
     }
 
     fn validate(&mut self, _ctx: &RunContext) -> Validation {
-        let Ok(driver) = self.driver() else {
+        let Some(driver) = self.driver.as_mut() else {
             return Validation::fail("nothing was run");
         };
         let verdict = match driver.validate() {
@@ -308,12 +454,33 @@ impl Benchmark for ExternalBenchmark {
                 Validation::pass("validate_result() found nothing wrong (or is not defined)")
             }
             Ok(Some(problem)) => Validation::fail(format!("validate_result(): {problem}")),
-            Err(e) => Validation::fail(failed(e).to_string()),
+            Err(e) => {
+                let e = failed(e).at_stage("validate");
+                let v = Validation::fail(format!("validate_result() raised: {}", e.message));
+                self.errors.push(e);
+                v
+            }
         };
         if let Err(e) = driver.teardown() {
-            return Validation::fail(format!("teardown: {}", failed(e)));
+            self.errors.push(failed(e).at_stage("teardown"));
         }
         verdict
+    }
+
+    fn take_errors(&mut self) -> Vec<StageError> {
+        std::mem::take(&mut self.errors)
+    }
+}
+
+/// What timed the samples, in words, for the `timer` detail.
+fn timer_text(timing: Option<&str>) -> &'static str {
+    match timing {
+        Some("device") => "CUDA events around the batch, in the adapter",
+        Some("pytorch") => {
+            "torch.utils.benchmark.Timer.blocked_autorange in the adapter, one block per sample"
+        }
+        Some("triton") => "triton.testing.do_bench in the adapter, one call per sample",
+        _ => "time.perf_counter_ns around the batch, in the adapter",
     }
 }
 

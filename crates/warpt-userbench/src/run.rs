@@ -82,6 +82,12 @@ pub struct Settings {
     pub reproducible: bool,
     /// A fresh interpreter per sample, the page cache dropped where permitted.
     pub cold_start: bool,
+    /// `--timing`: beats `get_config()` and bench.yaml.
+    pub timing: Option<crate::config::Timing>,
+    /// `--cold-cache`: flush the cache before every call.
+    pub cold_cache: Option<bool>,
+    /// `--no-device-hygiene`: `Some(false)`.
+    pub device_hygiene: Option<bool>,
     /// A variant this many percent slower than its baseline, significantly, regressed.
     pub regression_threshold_pct: f64,
     /// Where the outputs compared for accuracy are written.

@@ -28,6 +28,10 @@ pub fn default_params() -> Params {
         ("output_file", ParamValue::from("")),
         ("reproducible", ParamValue::Bool(false)),
         ("cold_start", ParamValue::Bool(false)),
+        ("timing", ParamValue::from("")),
+        ("cold_cache", ParamValue::from("")),
+        ("device_hygiene", ParamValue::from("")),
+        ("defaults", ParamValue::from("")),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
@@ -70,6 +74,22 @@ pub fn spec(name: &str) -> BenchmarkSpec {
             (
                 "cold_start",
                 "a fresh interpreter per sample, the page cache dropped where permitted",
+            ),
+            (
+                "timing",
+                "host, device, pytorch or triton (empty: get_config()'s, else host)",
+            ),
+            (
+                "cold_cache",
+                "true: flush the cache before every call, each call timed alone (empty: get_config()'s)",
+            ),
+            (
+                "device_hygiene",
+                "false: no gc.collect / CUDA synchronize, empty_cache, reset_peak_memory_stats before the first timed call",
+            ),
+            (
+                "defaults",
+                "a JSON object of bench.yaml's run settings (timing, cold_cache, ...), below get_config()'s",
             ),
         ]
         .into_iter()

@@ -80,6 +80,10 @@ pub struct Entry {
     pub status: String,
     /// Why it did not pass.
     pub error: Option<String>,
+    /// Every error met, each with its stage and traceback; what was
+    /// measured before them is kept in the figures.
+    #[serde(default)]
+    pub errors: Vec<warpt_model::StageError>,
     /// Per-call latency.
     pub latency_ms: Option<Figures>,
     /// Time to first token, from benchmark_fn's returns.
@@ -92,6 +96,12 @@ pub struct Entry {
     pub timing: Option<String>,
     /// Its resolution, nanoseconds (`details.timer_resolution_ns`).
     pub timer_resolution_ns: Option<u64>,
+    /// Why the timer is not the one asked for (`device` without CUDA).
+    #[serde(default)]
+    pub timing_note: Option<String>,
+    /// Peak device memory (CUDA) of the benchmark's calls, bytes.
+    #[serde(default)]
+    pub peak_device_memory_bytes: Option<u64>,
     /// Trials (rounds) behind the figures.
     pub trials: Option<u32>,
     /// median(baseline) / median(this), for an optimized variant.
@@ -226,6 +236,7 @@ fn entry(r: &BenchmarkRunResult) -> Entry {
         }),
         status: r.status.as_str().to_string(),
         error: r.error_message.clone(),
+        errors: r.errors.clone(),
         latency_ms: latency.and_then(Figures::of),
         ttft_ms: metric(r, "ttft_ms").and_then(Figures::of),
         tpot_ms: metric(r, "tpot_ms").and_then(Figures::of),
@@ -237,6 +248,12 @@ fn entry(r: &BenchmarkRunResult) -> Entry {
             .and_then(ParamValue::as_str)
             .map(str::to_string),
         timer_resolution_ns: detail(r, "timer_resolution_ns")
+            .and_then(ParamValue::as_i64)
+            .map(|v| v as u64),
+        timing_note: detail(r, "timing_note")
+            .and_then(ParamValue::as_str)
+            .map(str::to_string),
+        peak_device_memory_bytes: detail(r, "peak_device_memory_bytes")
             .and_then(ParamValue::as_i64)
             .map(|v| v as u64),
         trials: detail(r, "trials")

@@ -10,6 +10,12 @@ file that defines benchmark_fn, with setup(), benchmark_fn(), teardown() and
 optionally get_config() and validate_result(). A file with only a
 run_benchmark(problem_size=..., iterations=...) function is a kernel: each
 call of benchmark_fn is one run_benchmark() call.
+
+Timing modes (docs/harness.md): host (perf_counter_ns around a batch of
+calls, after a CUDA synchronize), device (CUDA events, the host timer when
+the benchmark does not use CUDA), pytorch (torch.utils.benchmark.Timer's
+blocked_autorange, each block a sample) and triton (triton.testing.do_bench,
+each timed call a sample).
 """
 import importlib.util
 import inspect
@@ -21,6 +27,8 @@ import random
 import resource
 import sys
 import time
+import ctypes
+import gc
 import traceback
 
 
@@ -104,6 +112,244 @@ def cuda():
     return None
 
 
+TIMINGS = ("host", "device", "pytorch", "triton")
+
+# CUDA events: "a resolution of around 0.5 microseconds" (CUDA runtime API,
+# cudaEventElapsedTime).
+CUDA_EVENT_RESOLUTION_NS = 500
+
+
+class Skip(Exception):
+    """The benchmark cannot run here as configured: a skip, not a failure."""
+
+
+def host_resolution_ns():
+    return max(1, round(time.get_clock_info("perf_counter").resolution * 1e9))
+
+
+def setting(key, flags, config, defaults, fallback):
+    """A run setting and where it came from: a flag beats get_config(),
+    which beats bench.yaml, which beats the default."""
+    for source, layer in (("flag", flags), ("get_config()", config), ("bench.yaml", defaults)):
+        if layer.get(key) is not None:
+            return layer[key], source
+    return fallback, "default"
+
+
+def llc_bytes():
+    """The largest CPU cache's size (sysfs), 64 MiB when unknown."""
+    best = 0
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    try:
+        names = os.listdir(base)
+    except OSError:
+        names = []
+    for name in names:
+        try:
+            with open(os.path.join(base, name, "size")) as f:
+                text = f.read().strip()
+        except OSError:
+            continue
+        scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
+        digits = text.rstrip("KMG")
+        if digits.isdigit():
+            best = max(best, int(digits) * scale)
+    return best or 64 << 20
+
+
+class Flusher:
+    """Evicts the cache between calls (cold_cache): zeroes a buffer of the
+    GPU's L2 size when the benchmark uses CUDA, else writes one of the
+    CPU's last-level cache size."""
+
+    def __init__(self, gpu):
+        self.gpu = gpu
+        if gpu is not None:
+            torch = sys.modules["torch"]
+            props = gpu.get_device_properties(gpu.current_device())
+            self.size = int(getattr(props, "L2_cache_size", 0)) or 256 << 20
+            self.buffer = torch.empty(self.size, dtype=torch.int8, device="cuda")
+            self.what = f"GPU L2: {self.size} bytes zeroed before every call"
+        else:
+            self.size = llc_bytes()
+            self.buffer = (ctypes.c_char * self.size)()
+            self.what = f"CPU last-level cache: {self.size} bytes written before every call"
+        self.value = 0
+
+    def __call__(self):
+        if self.gpu is not None:
+            self.buffer.zero_()
+        else:
+            self.value = (self.value + 1) % 251
+            ctypes.memset(self.buffer, self.value, self.size)
+
+
+class Timing:
+    """How a batch of calls is timed, as the load request and get_config()
+    settle it; what was used is reported by output."""
+
+    def __init__(self, bench, config, request):
+        flags = request.get("settings") or {}
+        defaults = request.get("defaults") or {}
+        self.requested, self.source = setting("timing", flags, config, defaults, "host")
+        if self.requested not in TIMINGS:
+            raise ValueError(f"timing {self.requested!r} ({self.source}) is not one of "
+                             f"{', '.join(TIMINGS)}")
+        self.cold_cache = bool(setting("cold_cache", flags, config, defaults, False)[0])
+        self.hygiene = bool(setting("device_hygiene", flags, config, defaults, True)[0])
+        self.min_run_time = float(setting("min_run_time", flags, config, defaults, 0.05)[0])
+        self.triton_warmup = float(setting("triton_warmup_ms", flags, config, defaults, 25)[0])
+        self.triton_rep = float(setting("triton_rep_ms", flags, config, defaults, 100)[0])
+        self.used = None
+        self.note = None
+        self.flusher = None
+        self.hygiene_done = None
+        self.resolution_ns = host_resolution_ns()
+        if self.requested in ("pytorch", "triton"):
+            try:
+                import torch  # noqa: F401  (the mode is torch's)
+            except ImportError:
+                raise Skip(f"timing {self.requested} needs torch, which {sys.executable} "
+                           "cannot import")
+        if self.requested == "triton":
+            torch = sys.modules["torch"]
+            if not torch.cuda.is_available():
+                raise Skip("timing triton needs a CUDA device (torch.cuda.is_available() is "
+                           "False here): triton.testing.do_bench times GPU kernels only")
+            try:
+                import triton.testing  # noqa: F401
+            except ImportError:
+                raise Skip(f"timing triton needs triton, which {sys.executable} cannot import")
+
+    def clean(self):
+        """Device hygiene before the first timed call: Python's garbage
+        collected; with CUDA, synchronize, empty_cache and
+        reset_peak_memory_stats, so the peak is the benchmark's own."""
+        if self.hygiene_done is not None:
+            return
+        if not self.hygiene:
+            self.hygiene_done = "off"
+            return
+        gc.collect()
+        gpu = cuda()
+        if gpu is not None:
+            gpu.synchronize()
+            gpu.empty_cache()
+            gpu.reset_peak_memory_stats()
+            self.hygiene_done = "gc.collect(); torch.cuda synchronize, empty_cache, reset_peak_memory_stats"
+        else:
+            self.hygiene_done = "gc.collect() (no CUDA in use)"
+
+    def flush(self):
+        if self.cold_cache:
+            if self.flusher is None:
+                self.flusher = Flusher(cuda())
+            self.flusher()
+
+    def run(self, fn, calls):
+        """Times `calls` calls of fn: (list of nanoseconds, calls each)."""
+        self.clean()
+        gpu = cuda()
+        mode = self.requested
+        if mode == "device" and gpu is None:
+            self.note = ("device timing asked for, but the benchmark does not use CUDA: "
+                         "timed with the host timer")
+            mode = "host"
+        if mode == "pytorch":
+            return self.pytorch(fn, calls)
+        if mode == "triton":
+            return self.triton(fn)
+        self.used = mode
+        if mode == "device":
+            self.resolution_ns = CUDA_EVENT_RESOLUTION_NS
+            return self.events(fn, calls, gpu)
+        return self.host(fn, calls, gpu)
+
+    def host(self, fn, calls, gpu):
+        if gpu is not None:
+            gpu.synchronize()
+        if self.cold_cache:
+            samples = []
+            for _ in itertools.repeat(None, calls):
+                self.flush()
+                start = time.perf_counter_ns()
+                fn()
+                if gpu is not None:
+                    gpu.synchronize()
+                samples.append(time.perf_counter_ns() - start)
+            return samples, 1
+        start = time.perf_counter_ns()
+        # itertools.repeat, as timeit's loop: range() would allocate an int
+        # per call past 256.
+        for _ in itertools.repeat(None, calls):
+            fn()
+        if gpu is not None:
+            gpu.synchronize()
+        return [time.perf_counter_ns() - start], calls
+
+    def events(self, fn, calls, gpu):
+        torch = sys.modules["torch"]
+        gpu.synchronize()
+        if self.cold_cache:
+            pairs = []
+            for _ in itertools.repeat(None, calls):
+                self.flush()
+                a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                a.record()
+                fn()
+                b.record()
+                pairs.append((a, b))
+            gpu.synchronize()
+            return [round(a.elapsed_time(b) * 1e6) for a, b in pairs], 1
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        for _ in itertools.repeat(None, calls):
+            fn()
+        b.record()
+        b.synchronize()
+        return [round(a.elapsed_time(b) * 1e6)], calls
+
+    def pytorch(self, fn, calls):
+        torch = sys.modules["torch"]
+        from torch.utils import benchmark as tb
+        self.used = "pytorch"
+        threads = torch.get_num_threads()
+        if self.cold_cache:
+            timer = tb.Timer(stmt="fn()", setup="flush()", num_threads=threads,
+                             globals={"fn": fn, "flush": self.flush})
+            return [round(timer.timeit(1).times[0] * 1e9) for _ in range(max(1, calls))], 1
+        timer = tb.Timer(stmt="fn()", num_threads=threads, globals={"fn": fn})
+        m = timer.blocked_autorange(min_run_time=self.min_run_time)
+        # m.times are per call; each block of number_per_run calls is a sample.
+        n = int(m.number_per_run)
+        return [round(t * n * 1e9) for t in m.times], n
+
+    def triton(self, fn):
+        import triton.testing
+        self.used = "triton"
+        self.resolution_ns = CUDA_EVENT_RESOLUTION_NS
+        try:
+            times = triton.testing.do_bench(fn, warmup=self.triton_warmup, rep=self.triton_rep,
+                                            return_mode="all")
+        except TypeError:  # a triton without return_mode="all": its quantiles
+            q = [i / 20 for i in range(1, 20)]
+            times = triton.testing.do_bench(fn, warmup=self.triton_warmup, rep=self.triton_rep,
+                                            quantiles=q)
+        return [max(1, round(float(t) * 1e6)) for t in times], 1
+
+    def report(self, reply):
+        reply["timing"] = self.used or self.requested
+        reply["timer_resolution_ns"] = self.resolution_ns
+        if self.requested != reply["timing"] or self.source != "default":
+            reply["timing_requested"] = f"{self.requested} ({self.source})"
+        if self.note:
+            reply["timing_note"] = self.note
+        if self.hygiene_done:
+            reply["device_hygiene"] = self.hygiene_done
+        if self.flusher is not None:
+            reply["cold_cache"] = self.flusher.what
+
+
 def flatten(value, out):
     """Appends the numbers in value (a number, a sequence, an array or a
     tensor, nested) to out; False when value holds something else."""
@@ -124,14 +370,11 @@ def flatten(value, out):
     return False
 
 
-def output(last, latencies, path):
+def output(last, latencies, path, timing):
     """The reply to 'output': what the benchmark returned and what it used."""
-    reply = {"ok": True, "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-             # The timer behind elapsed_ns: the host's perf_counter_ns
-             # around each batch (after a CUDA synchronize when CUDA is in
-             # use), and its resolution.
-             "timing": "host",
-             "timer_resolution_ns": max(1, round(time.get_clock_info("perf_counter").resolution * 1e9))}
+    reply = {"ok": True, "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
+    if timing is not None:
+        timing.report(reply)
     for key, values in latencies.items():
         reply[key] = values
     values = []
@@ -147,10 +390,20 @@ def output(last, latencies, path):
         reply["cuda_peak_allocated_bytes"] = gpu.max_memory_allocated()
         reply["cuda_allocated_bytes"] = gpu.memory_allocated()
         reply["cuda_reserved_bytes"] = gpu.memory_reserved()
+        reply["peak_device_memory_bytes"] = gpu.max_memory_allocated()
     return reply
 
 
 LATENCY_KEYS = ("ttft_times_ms", "tpot_times_ms")
+
+
+def user_traceback(e):
+    """The traceback from the user's first frame on: the adapter's own
+    frames (compiled from the "<string>" given to python -c) left out."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == "<string>":
+        tb = tb.tb_next
+    return "".join(traceback.format_exception(type(e), e, tb))
 
 
 def private_channel():
@@ -177,6 +430,7 @@ def main():
         channel.flush()
 
     bench = None
+    timing = None
     last = None
     latencies = {}
     for line in requests:
@@ -190,41 +444,36 @@ def main():
                 config = bench.get_config() if callable(getattr(bench, "get_config", None)) else {}
                 if config is not None and not isinstance(config, dict):
                     config = vars(config) if hasattr(config, "__dict__") else {}
-                reply({"ok": True, "config": config or {}})
+                timing = Timing(bench, config or {}, request)
+                reply({"ok": True, "config": config or {}, "timing": timing.requested,
+                       "cold_cache": timing.cold_cache})
             elif op == "setup":
                 bench.setup()
                 reply({"ok": True})
             elif op == "run":
                 calls = int(request["calls"])
-                fn = bench.benchmark_fn
-                gpu = cuda()
-                if gpu is not None:
-                    gpu.synchronize()
-                result = None
+                result = [None]
+                user_fn = bench.benchmark_fn
+
+                def fn():
+                    result[0] = user_fn()
                 trace = os.environ.get("WARPT_TORCH_PROFILE")
                 torch = sys.modules.get("torch") if trace else None
-                start = time.perf_counter_ns()
-                # itertools.repeat, as timeit's loop: range() would allocate
-                # an int per call past 256.
                 if torch is None:
-                    for _ in itertools.repeat(None, calls):
-                        result = fn()
+                    samples, per = timing.run(fn, calls)
                 else:  # --profile torch: never a timed run
                     with torch.profiler.profile() as prof:
-                        for _ in itertools.repeat(None, calls):
-                            result = fn()
+                        samples, per = timing.run(fn, calls)
                     prof.export_chrome_trace(trace)
-                if gpu is not None:
-                    gpu.synchronize()
-                elapsed = time.perf_counter_ns() - start
-                last = result
-                if isinstance(result, dict) and request.get("record", True):
+                last = result[0]
+                if isinstance(last, dict) and request.get("record", True):
                     for key in LATENCY_KEYS:
-                        if key in result:
-                            latencies.setdefault(key, []).extend(float(v) for v in result[key])
-                reply({"ok": True, "elapsed_ns": elapsed})
+                        if key in last:
+                            latencies.setdefault(key, []).extend(float(v) for v in last[key])
+                reply({"ok": True, "samples_ns": samples, "calls": per,
+                       "elapsed_ns": sum(samples)})
             elif op == "output":
-                reply(output(last, latencies, request.get("path")))
+                reply(output(last, latencies, request.get("path"), timing))
             elif op == "validate":
                 check = getattr(bench, "validate_result", None)
                 problem = check() if callable(check) else None
@@ -237,9 +486,11 @@ def main():
                 return
             else:
                 reply({"ok": False, "error": f"unknown request {op!r}"})
+        except Skip as e:
+            reply({"ok": False, "error": str(e), "skipped": str(e)})
         except BaseException as e:  # the driver decides what a failure means
             reply({"ok": False, "error": f"{type(e).__name__}: {e}",
-                   "traceback": traceback.format_exc()})
+                   "traceback": user_traceback(e)})
 
 
 main()

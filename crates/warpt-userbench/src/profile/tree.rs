@@ -60,6 +60,7 @@ pub fn profile_tree(
         let load = LoadOptions {
             kwargs,
             reproducible: settings.reproducible.then_some(settings.seed),
+            ..Default::default()
         };
         let stem = file
             .file_stem()

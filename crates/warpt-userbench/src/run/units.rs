@@ -109,6 +109,19 @@ impl<'a> Ctx<'a> {
         );
         set("reproducible", ParamValue::Bool(self.settings.reproducible));
         set("cold_start", ParamValue::Bool(self.settings.cold_start));
+        let s = self.settings;
+        if let Some(t) = s.timing {
+            set("timing", ParamValue::from(t.as_str()));
+        }
+        let flag = |v: Option<bool>| v.map_or("", |b| if b { "true" } else { "false" });
+        set("cold_cache", ParamValue::from(flag(s.cold_cache)));
+        set("device_hygiene", ParamValue::from(flag(s.device_hygiene)));
+        if !unit.combo.settings.is_empty() {
+            set(
+                "defaults",
+                ParamValue::Str(Value::Object(unit.combo.settings.clone()).to_string()),
+            );
+        }
         PlannedBenchmark {
             spec: suite::spec(&unit.id),
             params,
@@ -123,7 +136,7 @@ impl<'a> Ctx<'a> {
         let limit = warpt_harness::SETUP_LIMIT.mul_f64(s.timeout_multiplier.value.max(0.01));
         let load = crate::driver::LoadOptions {
             kwargs: unit.combo.kwargs.clone(),
-            reproducible: None,
+            ..Default::default()
         };
         let own =
             crate::driver::probe_config(&s.python, &unit.file, &load, limit).unwrap_or(Value::Null);

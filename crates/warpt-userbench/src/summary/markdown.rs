@@ -18,6 +18,23 @@ fn opt(v: Option<f64>, f: impl Fn(f64) -> String) -> String {
     v.map_or_else(|| "–".into(), f)
 }
 
+fn tag_suffix(e: &Entry) -> String {
+    let t = tags(e);
+    if t.is_empty() || t == "–" {
+        String::new()
+    } else {
+        format!(" [{t}]")
+    }
+}
+
+/// A traceback indented into a list item's code block.
+fn indent(text: &str) -> String {
+    text.lines()
+        .map(|l| format!("  {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The whole report.
 pub fn markdown(s: &Summary) -> String {
     let mut out = String::new();
@@ -217,6 +234,29 @@ pub fn markdown(s: &Summary) -> String {
                 e.status,
                 cell(why)
             );
+        }
+    }
+
+    let with_errors: Vec<&Entry> = s
+        .benchmarks
+        .iter()
+        .filter(|e| !e.errors.is_empty())
+        .collect();
+    if !with_errors.is_empty() {
+        let _ = writeln!(out, "\n## Errors\n");
+        for e in with_errors {
+            let kept = e
+                .latency_ms
+                .as_ref()
+                .map_or(String::new(), |f| format!(" ({} samples kept)", f.n));
+            let _ = writeln!(out, "### {}{}{kept}\n", e.id, tag_suffix(e));
+            for err in &e.errors {
+                let _ = writeln!(out, "- **{}**: {}", err.stage, cell(&err.message));
+                if let Some(tb) = &err.traceback {
+                    let _ = writeln!(out, "\n  ```\n{}\n  ```", indent(tb.trim_end()));
+                }
+            }
+            let _ = writeln!(out);
         }
     }
 

@@ -33,6 +33,19 @@ pub enum ProfilerChoice {
     Torch,
 }
 
+/// `--timing` modes (docs/harness.md, "Timing modes").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TimingChoice {
+    /// perf_counter_ns around each batch of calls (after a CUDA synchronize).
+    Host,
+    /// CUDA events around each batch where the benchmark uses CUDA, else the host timer.
+    Device,
+    /// torch.utils.benchmark.Timer (blocked_autorange), each block a sample.
+    Pytorch,
+    /// triton.testing.do_bench, each timed call a sample (skipped without a GPU).
+    Triton,
+}
+
 /// `warpt harness run`
 #[derive(Debug, Args)]
 pub struct HarnessRunArgs {
@@ -85,10 +98,21 @@ pub struct HarnessRunArgs {
     /// and turn on deterministic algorithms.
     #[arg(long)]
     pub reproducible: bool,
-    /// A fresh interpreter per sample (load and setup not timed), the page cache dropped
-    /// where permitted.
+    /// A fresh interpreter per sample (load and setup not timed, empty compiled-graph
+    /// caches), the page cache dropped where permitted, and --cold-cache.
     #[arg(long)]
     pub cold_start: bool,
+    /// The timer, for every file (beats get_config() and bench.yaml `timing`) [default: host].
+    #[arg(long, value_enum, value_name = "MODE")]
+    pub timing: Option<TimingChoice>,
+    /// Flush the cache (the GPU's L2, else the CPU's last level) before every call, each
+    /// call timed on its own (bench.yaml / get_config() `cold_cache`).
+    #[arg(long)]
+    pub cold_cache: bool,
+    /// No clean-up before the first timed call (gc.collect; CUDA synchronize, empty_cache,
+    /// reset_peak_memory_stats), which is on by default.
+    #[arg(long)]
+    pub no_device_hygiene: bool,
     /// One extra run of each file under a profiler (never the timed one); its artifact
     /// is kept in the output directory.
     #[arg(long, value_enum, value_name = "TOOL")]

@@ -8,9 +8,10 @@ use warpt_userbench::regressions::Thresholds;
 use warpt_userbench::run::{self as harness, Layered, Settings};
 use warpt_userbench::session::{self, Tree, TreeError};
 
-use crate::cli::{HarnessRunArgs, ProfilerChoice};
+use crate::cli::{HarnessRunArgs, ProfilerChoice, TimingChoice};
 use crate::{Outcome, UsageError};
 use warpt_run::config::{Config, Flags, Source};
+use warpt_userbench::config::Timing;
 use warpt_userbench::profile::Profiler;
 
 fn write(dir: &Path, name: &str, text: &str) -> Result<PathBuf> {
@@ -101,6 +102,14 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
         timeout_multiplier: layered(&cfg.timeout_multiplier),
         reproducible: args.reproducible,
         cold_start: args.cold_start,
+        timing: args.timing.map(|t| match t {
+            TimingChoice::Host => Timing::Host,
+            TimingChoice::Device => Timing::Device,
+            TimingChoice::Pytorch => Timing::Pytorch,
+            TimingChoice::Triton => Timing::Triton,
+        }),
+        cold_cache: args.cold_cache.then_some(true),
+        device_hygiene: args.no_device_hygiene.then_some(false),
         regression_threshold_pct: args.regression_threshold,
         output_dir: std::path::absolute(&out_dir)?,
         worker_exe: None,
