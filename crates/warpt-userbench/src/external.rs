@@ -186,6 +186,16 @@ impl ExternalBenchmark {
         }
     }
 
+    /// `e` stopped the measurement before its first sample: nothing to
+    /// keep, but teardown still runs (its error kept) before `e` is
+    /// reported.
+    fn nothing_measured(&mut self, e: BenchmarkError) -> BenchmarkError {
+        if let Some(Err(t)) = self.driver.as_mut().map(Driver::teardown) {
+            self.errors.push(failed(t).at_stage("teardown"));
+        }
+        e
+    }
+
     fn driver(&mut self) -> Result<&mut Driver, BenchmarkError> {
         self.driver
             .as_mut()
@@ -226,9 +236,10 @@ fn stage_of(op: &str) -> &str {
 }
 
 /// The smallest batch of calls that takes at least [`MIN_BATCH_NS`]
-/// (one call when the adapter's own timer picks its batches).
+/// (one call when the adapter's own timer picks its batches, or when a
+/// cache flush before every call makes each call its own sample).
 fn calibrate(driver: &mut Driver) -> Result<u64, BenchmarkError> {
-    if driver.self_batching() {
+    if driver.self_batching() || driver.cold_cache() {
         return Ok(1);
     }
     let mut calls = 1u64;
@@ -321,7 +332,10 @@ impl Benchmark for ExternalBenchmark {
         let calls = if run.cold_start {
             1
         } else {
-            calibrate(driver)?
+            match calibrate(driver) {
+                Ok(c) => c,
+                Err(e) => return Err(self.nothing_measured(e)),
+            }
         };
         // Each sample is one call's share of a timed batch (or one call).
         let defs = [SeriesDef::new(
@@ -383,12 +397,7 @@ impl Benchmark for ExternalBenchmark {
         let samples = m.metrics[0].stats.as_ref().map_or(0, |s| s.n);
         if let Some(e) = error {
             if samples == 0 {
-                // Nothing measured to keep; teardown still runs (and its
-                // error is kept) before the failure is reported.
-                if let Some(Err(t)) = self.driver.as_mut().map(Driver::teardown) {
-                    self.errors.push(failed(t).at_stage("teardown"));
-                }
-                return Err(e);
+                return Err(self.nothing_measured(e));
             }
             warnings.push(format!(
                 "measurement stopped by an error after {samples} samples: they are kept, the \
