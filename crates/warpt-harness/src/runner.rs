@@ -72,6 +72,10 @@ pub struct RunOptions {
     pub repeat: u32,
     /// The host's state at the start, if the caller captured it already.
     pub host: Option<HostConditions>,
+    /// The machine's snapshot, if the caller took it already (a front end
+    /// running many one-benchmark plans takes it once: it starts every
+    /// tool on the PATH to read its version).
+    pub system: Option<warpt_model::ListOutput>,
     /// The suite run's id, when the caller chose it (`warpt serve` names a
     /// run before it starts); otherwise one is made from the start time.
     pub run_id: Option<String>,
@@ -100,6 +104,7 @@ impl RunOptions {
             monitor: None,
             repeat: 1,
             host: None,
+            system: None,
             run_id: None,
         }
     }
@@ -171,7 +176,10 @@ pub fn run_plan(
         .unwrap_or_else(|| HostConditions::capture(&options.build_profile));
     let mut manifest = build_manifest(options, plan);
     manifest.warnings = host.warnings();
-    let system = warpt_system::snapshot();
+    let system = options
+        .system
+        .clone()
+        .unwrap_or_else(warpt_system::snapshot);
     let planned = plan.entries.len();
     let repeat = options.repeat.max(1);
     let total = planned * repeat as usize;

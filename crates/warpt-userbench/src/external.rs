@@ -6,7 +6,7 @@
 //!
 //! A call of a small function can take less than the clock's resolution,
 //! so one sample times a batch of calls,
-//! doubled until the batch takes at least [`MIN_BATCH_NS`] (as `timeit`
+//! doubled until the batch takes at least [`batch_ns`] (as `timeit`
 //! does); `latency_ms` is per call.
 
 use std::path::{Path, PathBuf};
@@ -24,17 +24,6 @@ use crate::driver::{Driver, DriverError, LoadOptions, Output};
 /// The timing modes (`--timing`, bench.yaml and `get_config()` `timing`).
 pub const TIMINGS: [&str; 4] = ["host", "device", "pytorch", "triton"];
 
-/// The run settings a flag, bench.yaml or `get_config()` may set, passed to
-/// the adapter (docs/harness.md).
-pub const SETTINGS: [&str; 6] = [
-    "timing",
-    "cold_cache",
-    "device_hygiene",
-    "min_run_time",
-    "triton_warmup_ms",
-    "triton_rep_ms",
-];
-
 /// Environment variables of the compiled-graph caches a fresh interpreter
 /// under `--cold-start` gets empty directories for.
 const COMPILED_CACHES: [&str; 2] = ["TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"];
@@ -45,6 +34,15 @@ const COMPILED_CACHES: [&str; 2] = ["TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR
 /// every sample, while a 2 s measurement still holds ~200 samples for the
 /// stopping rule. `timeit` times 0.2 s batches and takes no median.
 pub const MIN_BATCH_NS: u64 = 10_000_000;
+
+/// The batch a sample times for a measurement of `duration`:
+/// [`MIN_BATCH_NS`], or a twentieth of a shorter measurement (at least
+/// 1 ms, still a thousand times a request's round trip), so the stopping
+/// rule's ten samples fit in it.
+pub fn batch_ns(duration: std::time::Duration) -> u64 {
+    let share = (duration.as_nanos() / 20).min(u128::from(MIN_BATCH_NS)) as u64;
+    share.max(1_000_000)
+}
 
 /// Most calls in one sample's batch.
 const MAX_CALLS: u64 = 1 << 24;
@@ -235,17 +233,17 @@ fn stage_of(op: &str) -> &str {
     }
 }
 
-/// The smallest batch of calls that takes at least [`MIN_BATCH_NS`]
-/// (one call when the adapter's own timer picks its batches, or when a
-/// cache flush before every call makes each call its own sample).
-fn calibrate(driver: &mut Driver) -> Result<u64, BenchmarkError> {
+/// The smallest batch of calls that takes at least `target_ns` (one call
+/// when the adapter's own timer picks its batches, or when a cache flush
+/// before every call makes each call its own sample).
+fn calibrate(driver: &mut Driver, target_ns: u64) -> Result<u64, BenchmarkError> {
     if driver.self_batching() || driver.cold_cache() {
         return Ok(1);
     }
     let mut calls = 1u64;
     loop {
         let ns = driver.warm(calls).map_err(failed)?;
-        if ns >= MIN_BATCH_NS || calls >= MAX_CALLS {
+        if ns >= target_ns || calls >= MAX_CALLS {
             return Ok(calls);
         }
         calls *= 2;
@@ -329,14 +327,18 @@ impl Benchmark for ExternalBenchmark {
             .driver
             .as_mut()
             .ok_or_else(BenchmarkError::not_prepared)?;
+        let calibrating = std::time::Instant::now();
         let calls = if run.cold_start {
             1
         } else {
-            match calibrate(driver) {
+            match calibrate(driver, batch_ns(ctx.duration)) {
                 Ok(c) => c,
                 Err(e) => return Err(self.nothing_measured(e)),
             }
         };
+        // Calibration ran the function: it counts towards the warm-up.
+        let mut policy = MeasurePolicy::share_of(ctx, 1);
+        policy.warmup = policy.warmup.saturating_sub(calibrating.elapsed());
         // Each sample is one call's share of a timed batch (or one call).
         let defs = [SeriesDef::new(
             "latency_ms",
@@ -355,7 +357,7 @@ impl Benchmark for ExternalBenchmark {
         let mut queued_measuring = false;
         let mut batch_calls = std::collections::BTreeSet::new();
         let (m, error) = measure.run_fallible(
-            &MeasurePolicy::share_of(ctx, 1),
+            &policy,
             "latency_ms",
             &defs,
             |out| -> Result<(), BenchmarkError> {
@@ -527,6 +529,15 @@ mod tests {
     }
 
     #[test]
+    fn a_short_measurement_times_shorter_batches() {
+        let ms = |v: u64| Duration::from_millis(v);
+        assert_eq!(batch_ns(ms(2000)), MIN_BATCH_NS);
+        assert_eq!(batch_ns(ms(200)), MIN_BATCH_NS);
+        assert_eq!(batch_ns(ms(50)), 2_500_000);
+        assert_eq!(batch_ns(ms(1)), 1_000_000);
+    }
+
+    #[test]
     fn a_fast_function_is_timed_in_batches_per_call() {
         let (m, v) = run(
             "class B:\n    def setup(self): self.n = 0\n    def benchmark_fn(self): self.n += 1\n    def teardown(self): pass\n",
@@ -553,9 +564,10 @@ mod tests {
             "class B:\n    def setup(self): pass\n    def benchmark_fn(self): 1 / 0\n    def teardown(self): pass\n",
         );
         match m {
-            Err(BenchmarkError::Failed(msg)) => {
-                assert!(msg.contains("ZeroDivisionError"), "{msg}");
-                assert!(msg.contains("Traceback"), "{msg}");
+            Err(BenchmarkError::Raised(e)) => {
+                assert_eq!(e.stage, "measure");
+                assert_eq!(e.message, "ZeroDivisionError: division by zero");
+                assert!(e.traceback.unwrap_or_default().contains("Traceback"));
             }
             other => panic!("expected a failure, got {:?}", other.map(|m| m.metrics)),
         }

@@ -72,8 +72,9 @@ pub struct Settings {
     pub rounds: u32,
     /// Measurement seconds per trial (`None`: 2 s unless `get_config()` says).
     pub duration: Layered<Option<f64>>,
-    /// Warm-up seconds per trial.
-    pub burnin: Layered<f64>,
+    /// Warm-up seconds per trial (`None`: [`suite::DEFAULT_BURNIN_S`], at
+    /// most the trial's duration, unless `get_config()` says).
+    pub burnin: Layered<Option<f64>>,
     /// Seed: round order, and the benchmarks' generators with `reproducible`.
     pub seed: u64,
     /// Scales every stage limit.
@@ -250,6 +251,8 @@ pub fn run(
     options.host = Some(warpt_harness::HostConditions::capture(
         &settings.build_profile,
     ));
+    // Every trial is a one-benchmark plan: the machine is read once.
+    options.system = Some(warpt_system::snapshot());
     let outputs = settings.output_dir.join("outputs");
     // The matrix of each directory, skip checks run once.
     let matrix: BTreeMap<&Path, (Vec<Combination>, Tolerances)> = configs

@@ -42,6 +42,11 @@ pub fn default_params() -> Params {
 /// file nor its `get_config()` says.
 pub const DEFAULT_DURATION_S: f64 = 2.0;
 
+/// Warm-up seconds of a `harness run` trial when nothing says, cut to the
+/// trial's measurement time: a tree run at `--duration 0.05` is a quick
+/// look, and a second of warm-up per trial would be most of its time.
+pub const DEFAULT_BURNIN_S: f64 = 1.0;
+
 /// The spec of the user benchmark `name` (a file, an example's variant).
 pub fn spec(name: &str) -> BenchmarkSpec {
     BenchmarkSpec {

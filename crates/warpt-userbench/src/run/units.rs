@@ -142,12 +142,18 @@ impl<'a> Ctx<'a> {
             crate::driver::probe_config(&s.python, &unit.file, &load, limit).unwrap_or(Value::Null);
         let num = |k: &str| own.get(k).and_then(Value::as_f64).filter(|v| *v >= 0.0);
         let (duration, d_src) = s.duration.with(num("duration_s").map(Some));
-        let (burnin, b_src) = s.burnin.with(num("warmup_s"));
+        let (burnin, b_src) = s.burnin.with(num("warmup_s").map(Some));
         let (mult, m_src) = s.timeout_multiplier.with(num("timeout_multiplier"));
+        let duration = duration.unwrap_or(suite::DEFAULT_DURATION_S);
+        let (burnin, b_src) = match burnin {
+            Some(b) => (b, b_src),
+            None => (
+                suite::DEFAULT_BURNIN_S.min(duration),
+                "default, at most the duration",
+            ),
+        };
         let mut options = self.options.clone();
-        options.duration = Some(Duration::from_secs_f64(
-            duration.unwrap_or(suite::DEFAULT_DURATION_S),
-        ));
+        options.duration = Some(Duration::from_secs_f64(duration));
         options.burnin = Duration::from_secs_f64(burnin);
         options.timeout_multiplier = mult;
         let line = format!(

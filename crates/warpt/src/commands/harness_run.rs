@@ -97,7 +97,11 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
         python: args.python.clone(),
         rounds: args.rounds,
         duration: layered(&cfg.duration),
-        burnin: layered(&cfg.burnin_seconds),
+        burnin: Layered {
+            value: (!matches!(cfg.burnin_seconds.source, Source::Default))
+                .then_some(cfg.burnin_seconds.value),
+            from_flag: matches!(cfg.burnin_seconds.source, Source::Flag(_)),
+        },
         seed: cfg.seed.value,
         timeout_multiplier: layered(&cfg.timeout_multiplier),
         reproducible: args.reproducible,
