@@ -11,6 +11,8 @@
 //!     reason: "no CUDA here"
 //!     check: "! nvidia-smi"         # a command whose success means skip
 //!                                   # ($WARPT_PYTHON: the run's interpreter)
+//! command: "sh build-and-run.sh {file}"  # files in another language:
+//! extensions: [cpp]                 # ... these, run by this adapter command
 //! timing: device                    # host | device | pytorch | triton
 //! cold_cache: false                 # flush the cache before every call
 //! device_hygiene: true              # gc, CUDA synchronize/empty_cache/peak reset
@@ -164,6 +166,45 @@ pub struct BenchConfig {
     /// `triton` timing: do_bench's repetition time, milliseconds (100).
     #[serde(default)]
     pub triton_rep_ms: Option<f64>,
+    /// The adapter command for benchmark files in another language (run
+    /// by `sh -c` in the file's directory, `{file}` replaced by the file's
+    /// quoted path): it must speak docs/protocol.md on stdin and stdout.
+    #[serde(default)]
+    pub command: Option<String>,
+    /// The file extensions `command` runs ([`Foreign::DEFAULT_EXTENSIONS`]
+    /// when absent).
+    #[serde(default)]
+    pub extensions: Option<Vec<String>>,
+}
+
+/// Benchmark files in another language and the adapter command that runs
+/// them: bench.yaml's `command` and `extensions`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Foreign {
+    /// The command line, with `{file}` where the file's path goes.
+    pub command: String,
+    /// The extensions (without the dot) it runs.
+    pub extensions: Vec<String>,
+}
+
+impl Foreign {
+    /// The extensions `command` runs when bench.yaml names none: C, C++
+    /// and Rust sources.
+    pub const DEFAULT_EXTENSIONS: [&str; 5] = ["c", "cc", "cpp", "cxx", "rs"];
+
+    /// Whether `file` is one of this command's.
+    pub fn runs(&self, file: &Path) -> bool {
+        file.extension()
+            .and_then(|e| e.to_str())
+            .is_some_and(|e| self.extensions.iter().any(|x| x == e))
+    }
+
+    /// The shell command line for `file`: `{file}` replaced by its path,
+    /// single-quoted for `sh`.
+    pub fn line_for(&self, file: &Path) -> String {
+        let quoted = format!("'{}'", file.display().to_string().replace('\'', "'\\''"));
+        self.command.replace("{file}", &quoted)
+    }
 }
 
 /// One combination of the matrix.
@@ -179,6 +220,8 @@ pub struct Combination {
     /// The file's run settings (`timing`, `cold_cache`, ...), for the
     /// adapter's lowest layer.
     pub settings: Map<String, Value>,
+    /// The adapter command for files in another language, if any.
+    pub foreign: Option<Foreign>,
 }
 
 impl BenchConfig {
@@ -225,6 +268,23 @@ impl BenchConfig {
                 invalid(line, e.to_string())
             })
         }
+    }
+
+    /// The adapter command for files in another language, if the file
+    /// names one.
+    pub fn foreign(&self) -> Option<Foreign> {
+        let command = self.command.clone()?;
+        let extensions = match &self.extensions {
+            Some(e) => e
+                .iter()
+                .map(|x| x.trim_start_matches('.').to_string())
+                .collect(),
+            None => Foreign::DEFAULT_EXTENSIONS.map(str::to_string).to_vec(),
+        };
+        Some(Foreign {
+            command,
+            extensions,
+        })
     }
 
     /// The run settings the file sets, by their names in `get_config()`.
@@ -297,6 +357,7 @@ impl BenchConfig {
                     kwargs,
                     skip,
                     settings: self.run_settings(),
+                    foreign: self.foreign(),
                 });
             }
         }
@@ -352,6 +413,38 @@ mod tests {
         assert_eq!(m[1].skip.as_deref(), Some("no CUDA"));
         assert_eq!(c.tolerances().rmse, Some(1e-3));
         assert_eq!(c.tolerances().relative_error, None);
+    }
+
+    #[test]
+    fn a_command_runs_its_extensions_with_the_path_quoted() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let y = write(
+            dir.path(),
+            "bench.yaml",
+            "command: \"sh run.sh {file}\"\ntiming: pytorch\ncold_cache: true\n",
+        );
+        let c = BenchConfig::load(&y).expect("valid");
+        let f = c.foreign().expect("a command");
+        assert!(f.runs(Path::new("a/baseline_x.cpp")) && f.runs(Path::new("b.rs")));
+        assert!(!f.runs(Path::new("baseline_x.py")));
+        assert_eq!(
+            f.line_for(Path::new("/t/it's here.cpp")),
+            "sh run.sh '/t/it'\\''s here.cpp'"
+        );
+        let settings = c.run_settings();
+        assert_eq!(settings["timing"], "pytorch");
+        assert_eq!(settings["cold_cache"], true);
+        let only = BenchConfig::load(&write(
+            dir.path(),
+            "bench.yml",
+            "command: ./bench\nextensions: [.go]\n",
+        ))
+        .expect("valid");
+        let f = only.foreign().expect("a command");
+        assert!(f.runs(Path::new("x.go")) && !f.runs(Path::new("x.cpp")));
+        let e = BenchConfig::load(&write(dir.path(), "bench.yaml", "timing: gpu\n"))
+            .expect_err("no such mode");
+        assert!(e.to_string().contains("bench.yaml:1"), "{e}");
     }
 
     #[test]

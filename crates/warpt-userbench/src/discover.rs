@@ -12,6 +12,10 @@
 //! - **Kernels.** A Python file defining `run_benchmark(` anywhere under
 //!   `kernels/`, `src/kernels/` or an extra path is a standalone kernel.
 //!
+//! A chapter whose bench.yaml names a `command` (an adapter for another
+//! language, docs/protocol.md) pairs files of that command's extensions the
+//! same way (`baseline_saxpy.cpp` with `optimized_saxpy.cpp`).
+//!
 //! `__*` and `test_*` files are never benchmarks. Every Python file that is
 //! not used is listed in [`Manifest::skipped`] with the reason.
 
@@ -230,8 +234,18 @@ pub fn discover(root: &Path, kernel_paths: &[PathBuf]) -> Result<Manifest, Disco
 fn chapter_pairs(dir: &Path, skipped: &mut Vec<Skipped>) -> Result<Vec<Pair>, DiscoverError> {
     let mut baselines: BTreeMap<String, PathBuf> = BTreeMap::new();
     let mut optimized: Vec<(String, PathBuf)> = Vec::new();
+    // A bench.yaml that cannot be read is reported when the run loads it.
+    let foreign = crate::config::BenchConfig::beside(&dir.join("_"))
+        .ok()
+        .and_then(|(c, _)| c.foreign());
     for path in read_dir(dir)? {
-        let Some(stem) = python_stem(&path) else {
+        let Some(stem) = python_stem(&path).or_else(|| {
+            foreign
+                .as_ref()
+                .filter(|f| path.is_file() && f.runs(&path))
+                .and_then(|_| path.file_stem())
+                .map(|s| s.to_string_lossy().into_owned())
+        }) else {
             continue;
         };
         if let Some(reason) = never_a_benchmark(&stem) {

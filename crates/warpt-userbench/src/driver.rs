@@ -185,6 +185,21 @@ impl Driver {
         cmd
     }
 
+    /// The command that starts the adapter `line` names (a bench.yaml
+    /// `command`, `{file}` already replaced), under `sh -c` in `file`'s
+    /// directory.
+    pub fn shell_command(line: &str, file: &Path, options: &LoadOptions) -> Command {
+        let mut cmd = Command::new("sh");
+        cmd.arg("-c").arg(line);
+        if let Some(dir) = file.parent().filter(|d| !d.as_os_str().is_empty()) {
+            cmd.current_dir(dir);
+        }
+        for (k, v) in &options.env {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
     /// Starts `cmd`, an adapter for any language, and loads `file` in it.
     pub fn start(cmd: Command, program: &str, file: &Path) -> Result<Self, DriverError> {
         Self::start_with(cmd, program, file, &LoadOptions::default())
@@ -397,20 +412,20 @@ impl Driver {
 }
 
 /// `get_config()` of the benchmark in `file`, read by loading it in a
-/// throwaway adapter (no setup) that is killed, with its process group,
+/// throwaway adapter started by `cmd` (no setup) that is killed, with its process group,
 /// if the load takes longer than `limit`. `Err` says why there is none;
 /// the real run reports the same fault properly, so callers fall back to
 /// defaults.
 pub fn probe_config(
-    python: &str,
+    mut cmd: Command,
+    program: &str,
     file: &Path,
     options: &LoadOptions,
     limit: std::time::Duration,
 ) -> Result<Value, String> {
-    let mut cmd = Driver::python_command(python, options);
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     cmd.stderr(Stdio::null());
-    let child = Driver::spawn(cmd, python).map_err(|e| e.to_string())?;
+    let child = Driver::spawn(cmd, program).map_err(|e| e.to_string())?;
     let pid = child.id() as libc::pid_t;
     let (tx, rx) = std::sync::mpsc::channel();
     let (file, options) = (file.to_path_buf(), options.clone());

@@ -63,6 +63,9 @@ pub struct FileRun {
     pub output_file: Option<PathBuf>,
     /// A fresh interpreter (load and setup untimed) for every sample.
     pub cold_start: bool,
+    /// The adapter command line for a file in another language (bench.yaml
+    /// `command`, `{file}` replaced); Python's adapter without one.
+    pub command: Option<String>,
 }
 
 impl FileRun {
@@ -122,6 +125,9 @@ impl FileRun {
             },
             output_file: (!output.is_empty()).then(|| PathBuf::from(output)),
             cold_start,
+            command: Some(ctx.str_param("command")?)
+                .filter(|c| !c.is_empty())
+                .map(str::to_string),
         })
     }
 
@@ -143,7 +149,16 @@ impl FileRun {
             }
             caches.push(dir);
         }
-        let mut driver = Driver::python_with(&self.python, &self.file, &load).map_err(failed)?;
+        let mut driver = match &self.command {
+            Some(line) => Driver::start_with(
+                Driver::shell_command(line, &self.file, &load),
+                "sh",
+                &self.file,
+                &load,
+            ),
+            None => Driver::python_with(&self.python, &self.file, &load),
+        }
+        .map_err(failed)?;
         driver.setup().map_err(failed)?;
         Ok(driver)
     }
@@ -217,7 +232,7 @@ fn failed(e: DriverError) -> BenchmarkError {
         DriverError::Skipped { reason, .. } => BenchmarkError::Skipped(reason),
         DriverError::Spawn { program, source } if source.kind() == std::io::ErrorKind::NotFound => {
             BenchmarkError::Skipped(format!(
-                "no {program} on this machine to run Python benchmarks"
+                "no {program} on this machine to run this benchmark"
             ))
         }
         other => BenchmarkError::Failed(other.to_string()),

@@ -32,6 +32,7 @@ pub fn default_params() -> Params {
         ("cold_cache", ParamValue::from("")),
         ("device_hygiene", ParamValue::from("")),
         ("defaults", ParamValue::from("")),
+        ("command", ParamValue::from("")),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
@@ -96,11 +97,15 @@ pub fn spec(name: &str) -> BenchmarkSpec {
                 "defaults",
                 "a JSON object of bench.yaml's run settings (timing, cold_cache, ...), below get_config()'s",
             ),
+            (
+                "command",
+                "a command (sh -c, in the file's directory) that starts an adapter for a file in another language (docs/protocol.md); empty: Python's",
+            ),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect(),
-        param_kinds: warpt_model::ParamKind::table(&[("file", warpt_model::ParamKind::Command), ("python", warpt_model::ParamKind::Command), ("output_file", warpt_model::ParamKind::OutputPath)]),
+        param_kinds: warpt_model::ParamKind::table(&[("file", warpt_model::ParamKind::Command), ("python", warpt_model::ParamKind::Command), ("output_file", warpt_model::ParamKind::OutputPath), ("command", warpt_model::ParamKind::Command)]),
         param_ranges: Default::default(),
         param_choices: Default::default(),
         timeouts: Default::default(),

@@ -40,6 +40,13 @@ pub fn profile_tree(
     let dir = out_dir.join("profile");
     let mut all: Vec<Profiled> = Vec::new();
     for (chapter, file) in files {
+        if file.extension().is_none_or(|e| e != "py") {
+            eprintln!(
+                "profile {chapter}/{}: not a Python file; profile its bench.yaml command directly",
+                file.display()
+            );
+            continue;
+        }
         // The first combination that is not skipped (none: nothing runs).
         let combos = file
             .parent()

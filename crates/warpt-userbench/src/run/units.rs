@@ -116,6 +116,9 @@ impl<'a> Ctx<'a> {
         let flag = |v: Option<bool>| v.map_or("", |b| if b { "true" } else { "false" });
         set("cold_cache", ParamValue::from(flag(s.cold_cache)));
         set("device_hygiene", ParamValue::from(flag(s.device_hygiene)));
+        if let Some(line) = self.command_line(unit) {
+            set("command", ParamValue::Str(line));
+        }
         if !unit.combo.settings.is_empty() {
             set(
                 "defaults",
@@ -129,6 +132,13 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// The adapter command line of a file in another language (its
+    /// bench.yaml's `command`), absolute-pathed.
+    fn command_line(&self, unit: &Unit) -> Option<String> {
+        let foreign = unit.combo.foreign.as_ref().filter(|f| f.runs(&unit.file))?;
+        Some(foreign.line_for(Path::new(&absolute(&unit.file))))
+    }
+
     /// The unit's effective configuration (its `get_config()` read by a
     /// probe) as run options and a line for its details.
     fn layered_options(&self, unit: &Unit) -> (RunOptions, String) {
@@ -138,8 +148,18 @@ impl<'a> Ctx<'a> {
             kwargs: unit.combo.kwargs.clone(),
             ..Default::default()
         };
-        let own =
-            crate::driver::probe_config(&s.python, &unit.file, &load, limit).unwrap_or(Value::Null);
+        let (cmd, program) = match self.command_line(unit) {
+            Some(line) => (
+                crate::driver::Driver::shell_command(&line, &unit.file, &load),
+                "sh",
+            ),
+            None => (
+                crate::driver::Driver::python_command(&s.python, &load),
+                s.python.as_str(),
+            ),
+        };
+        let own = crate::driver::probe_config(cmd, program, &unit.file, &load, limit)
+            .unwrap_or(Value::Null);
         let num = |k: &str| own.get(k).and_then(Value::as_f64).filter(|v| *v >= 0.0);
         let (duration, d_src) = s.duration.with(num("duration_s").map(Some));
         let (burnin, b_src) = s.burnin.with(num("warmup_s").map(Some));
