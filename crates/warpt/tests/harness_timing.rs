@@ -108,6 +108,11 @@ fn speedup(python: &str, root: &Path, out: &Path, mode: &str) -> (f64, [f64; 2],
         "{details:#}"
     );
     assert!(e["latency_ms"]["n"].as_u64().unwrap() >= 10, "{e:#}");
+    // The result's stage times add up its three trials' (0.4 s each at least).
+    let measured = result(&export, "ch1/mm/optimized_mm")["watchdog"]["measure"]["duration_s"]
+        .as_f64()
+        .unwrap();
+    assert!(measured >= 1.2, "{measured} s measuring over 3 trials");
     let ci = e["speedup_ci95"].as_array().unwrap();
     (
         e["speedup"].as_f64().unwrap(),

@@ -412,6 +412,7 @@ impl<'a> Ctx<'a> {
                     .filter_map(|name| pooled(&runs, name))
                     .collect();
                 let trials = runs.len();
+                let watchdog = summed_watchdog(&runs);
                 match interleave::combine(runs, &unit.id)
                     .and_then(|r| r.benchmarks.into_iter().next())
                 {
@@ -423,6 +424,7 @@ impl<'a> Ctx<'a> {
                         }
                         r.details
                             .insert("trials".into(), ParamValue::Int(trials as i64));
+                        r.watchdog = watchdog;
                         r
                     }
                     None => self.not_run(unit, RunStatus::Failed, "no trial finished"),
@@ -432,4 +434,29 @@ impl<'a> Ctx<'a> {
         label(&mut result, unit);
         result
     }
+}
+
+/// Every trial's time in each stage, added up (each trial's limit is the
+/// same, so the limit is a trial's): where a file's time went.
+fn summed_watchdog(runs: &[BenchmarkSuiteRun]) -> Option<warpt_model::Watchdog> {
+    let dogs: Vec<&warpt_model::Watchdog> = runs
+        .iter()
+        .filter_map(|r| r.benchmarks.first()?.watchdog.as_ref())
+        .collect();
+    let first = *dogs.first()?;
+    let sum = |stage: fn(&warpt_model::Watchdog) -> &Option<warpt_model::StageRecord>| {
+        let mut total = stage(first).clone()?;
+        total.duration_s = dogs
+            .iter()
+            .filter_map(|d| stage(d).as_ref())
+            .map(|r| r.duration_s)
+            .sum();
+        Some(total)
+    };
+    Some(warpt_model::Watchdog {
+        setup: sum(|w| &w.setup),
+        warmup: sum(|w| &w.warmup),
+        measure: sum(|w| &w.measure),
+        validate: sum(|w| &w.validate),
+    })
 }
