@@ -82,7 +82,7 @@ pub struct HarnessRunArgs {
     /// Measurement time of each trial, seconds [default: get_config()'s, else 2].
     #[arg(long, value_name = "SECS")]
     pub duration: Option<f64>,
-    /// Warm-up before each trial's samples, seconds.
+    /// Warm-up before each trial's samples, seconds [default: get_config()'s, else 1, at most the duration].
     #[arg(long = "burnin-seconds", value_name = "SECS")]
     pub burnin: Option<f64>,
     /// Scale every stage limit (setup 30 s, warm-up 15 s beyond the warm-up time, ...).
