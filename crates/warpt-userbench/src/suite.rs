@@ -107,7 +107,14 @@ pub fn spec(name: &str) -> BenchmarkSpec {
         .collect(),
         param_kinds: warpt_model::ParamKind::table(&[("file", warpt_model::ParamKind::Command), ("python", warpt_model::ParamKind::Command), ("output_file", warpt_model::ParamKind::OutputPath), ("command", warpt_model::ParamKind::Command)]),
         param_ranges: Default::default(),
-        param_choices: Default::default(),
+        param_choices: [
+            ("timing", &["", "host", "device", "pytorch", "triton"][..]),
+            ("cold_cache", &["", "true", "false"][..]),
+            ("device_hygiene", &["", "true", "false"][..]),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.iter().map(|c| c.to_string()).collect()))
+        .collect(),
         timeouts: Default::default(),
         metrics: vec!["latency_ms".into(), "ttft_ms".into(), "tpot_ms".into()],
     }

@@ -656,6 +656,10 @@ fn every_text_parameter_is_a_declared_kind_a_choice_or_a_known_value() {
             "kwargs",
             "JSON handed to the user's own (command-kind) file",
         ),
+        (
+            "defaults",
+            "JSON of bench.yaml's run settings (timing, cold_cache, ...) for the user's own file",
+        ),
     ];
     let list = json_stdout(warpt().args(["benchmark", "list", "--json"]));
     let specs = list.as_array().unwrap();

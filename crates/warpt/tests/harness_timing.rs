@@ -65,6 +65,15 @@ fn result<'a>(export: &'a Value, id: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no {id} in {export:#}"))
 }
 
+/// Whether torch in `python` sees a CUDA device.
+fn cuda_available(python: &str) -> bool {
+    let o = std::process::Command::new(python)
+        .args(["-c", "import torch; print(torch.cuda.is_available())"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&o.stdout).trim() == "True"
+}
+
 /// A pair whose optimized side does one 96×96 matmul where the baseline
 /// does four: a speedup near 4 whatever the timer, since both time the
 /// same kernel.
@@ -211,11 +220,7 @@ fn triton_timing_is_skipped_with_its_reason_where_it_cannot_run() {
         eprintln!("not run here: triton with torch (WARPT_TEST_TRANSFORMERS_PYTHON is unset)");
         return;
     };
-    let cuda = std::process::Command::new(&python)
-        .args(["-c", "import torch; print(torch.cuda.is_available())"])
-        .output()
-        .unwrap();
-    if String::from_utf8_lossy(&cuda.stdout).trim() == "True" {
+    if cuda_available(&python) {
         eprintln!("not run here: this host has CUDA, so triton is not skipped");
         return;
     }
@@ -247,11 +252,7 @@ fn cuda_timing_uses_events_and_reports_peak_device_memory() {
         eprintln!("not run here: WARPT_TEST_TRANSFORMERS_PYTHON is unset (scripts/test sets it)");
         return;
     };
-    let cuda = std::process::Command::new(&python)
-        .args(["-c", "import torch; print(torch.cuda.is_available())"])
-        .output()
-        .unwrap();
-    if String::from_utf8_lossy(&cuda.stdout).trim() != "True" {
+    if !cuda_available(&python) {
         eprintln!("not run here: torch.cuda.is_available() is False on this host");
         return;
     }
