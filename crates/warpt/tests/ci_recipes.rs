@@ -98,8 +98,166 @@ fn strings(v: &Value) -> Vec<String> {
     }
 }
 
+/// A little of GitHub's runner: the values of `${{ ... }}` expressions
+/// (`a || b` takes the first that is set) and `if:` conditions made of
+/// `always()` and `x == 'literal'` joined by `&&`, over the inputs, the
+/// `github` context and the step outputs seen so far.
+struct Runner {
+    github: Vec<(&'static str, String)>,
+    outputs: std::collections::HashMap<String, String>,
+}
+
+impl Runner {
+    fn value(&self, expr: &str, inputs: &std::collections::HashMap<String, String>) -> String {
+        expr.split("||")
+            .map(|alt| {
+                let alt = alt.trim();
+                if let Some(name) = alt.strip_prefix("inputs.") {
+                    inputs.get(name).cloned().unwrap_or_default()
+                } else if let Some(key) = alt.strip_prefix("github.") {
+                    let v = self.github.iter().find(|(k, _)| *k == key);
+                    v.map(|(_, v)| v.clone()).unwrap_or_default()
+                } else if alt.starts_with("steps.") {
+                    self.outputs.get(alt).cloned().unwrap_or_default()
+                } else {
+                    panic!("an expression this runner does not know: {alt}")
+                }
+            })
+            .find(|v| !v.is_empty())
+            .unwrap_or_default()
+    }
+
+    /// `text` with every `${{ ... }}` replaced by its value.
+    fn expand(&self, text: &str, inputs: &std::collections::HashMap<String, String>) -> String {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(at) = rest.find("${{") {
+            out.push_str(&rest[..at]);
+            let end = rest[at..].find("}}").unwrap() + at;
+            out.push_str(&self.value(&rest[at + 3..end], inputs));
+            rest = &rest[end + 2..];
+        }
+        out + rest
+    }
+
+    fn holds(
+        &self,
+        cond: Option<&str>,
+        inputs: &std::collections::HashMap<String, String>,
+    ) -> bool {
+        cond.is_none_or(|c| {
+            c.split("&&").all(|term| {
+                let term = term.trim();
+                if term == "always()" {
+                    return true;
+                }
+                let (lhs, rhs) = term.split_once("==").unwrap();
+                self.value(lhs, inputs) == rhs.trim().trim_matches('\'')
+            })
+        })
+    }
+
+    /// Runs `steps` (a job's, or a composite action's with `inputs`) in
+    /// `dir`; `uses: warpt/warpt@...` runs action.yml's steps. Returns how
+    /// many shell steps ran.
+    fn run(
+        &mut self,
+        steps: &[Value],
+        inputs: &std::collections::HashMap<String, String>,
+        dir: &Path,
+        bin: &Path,
+        base_env: &[(&str, String)],
+    ) -> usize {
+        let mut ran = 0;
+        for s in steps {
+            if !self.holds(s.get("if").and_then(Value::as_str), inputs) {
+                continue;
+            }
+            let id = s.get("id").and_then(Value::as_str).unwrap_or("");
+            if let Some(uses) = s.get("uses").and_then(Value::as_str) {
+                if !uses.starts_with("warpt/warpt@") {
+                    continue; // GitHub's own actions (checkout, upload-artifact)
+                }
+                let action = action();
+                let mut with = std::collections::HashMap::new();
+                for (k, v) in action["inputs"].as_mapping().unwrap() {
+                    let k = k.as_str().unwrap().to_string();
+                    let default = v["default"].as_str().unwrap_or("");
+                    let given = s.get("with").and_then(|w| w.get(k.as_str()));
+                    let v = match given.and_then(Value::as_str) {
+                        Some(g) => g.to_string(),
+                        None => self.expand(default, inputs),
+                    };
+                    with.insert(k, v);
+                }
+                let inner = action["runs"]["steps"].as_sequence().unwrap().clone();
+                ran += self.run(&inner, &with, dir, bin, base_env);
+                for key in ["status", "regressed"] {
+                    let v = self.expand(action["outputs"][key]["value"].as_str().unwrap(), &with);
+                    self.outputs.insert(format!("steps.{id}.outputs.{key}"), v);
+                }
+                continue;
+            }
+            let script = s["run"].as_str().unwrap();
+            let output = dir.join(".github_output");
+            std::fs::write(&output, "").unwrap();
+            let mut own: Vec<(String, String)> =
+                vec![("GITHUB_OUTPUT".into(), output.display().to_string())];
+            if let Some(map) = s.get("env").and_then(Value::as_mapping) {
+                for (k, v) in map {
+                    own.push((
+                        k.as_str().unwrap().to_string(),
+                        self.expand(v.as_str().unwrap(), inputs),
+                    ));
+                }
+            }
+            let mut env: Vec<(&str, String)> = base_env.to_vec();
+            env.extend(own.iter().map(|(k, v)| (k.as_str(), v.clone())));
+            let (code, out) = step(dir, bin, script, &env);
+            assert_eq!(code, 0, "{script}\n{out}");
+            ran += 1;
+            for line in std::fs::read_to_string(&output).unwrap().lines() {
+                if let Some((k, v)) = line.split_once('=') {
+                    self.outputs
+                        .insert(format!("steps.{id}.outputs.{k}"), v.to_string());
+                }
+            }
+        }
+        ran
+    }
+}
+
+fn action() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../action.yml");
+    serde_yaml_ng::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
 #[test]
-fn the_github_workflow_parses_and_its_steps_run() {
+fn the_action_declares_its_inputs_and_runs_in_bash() {
+    let a = action();
+    assert_eq!(a["runs"]["using"], "composite");
+    let inputs = a["inputs"].as_mapping().unwrap();
+    for name in [
+        "mode",
+        "base",
+        "head",
+        "build",
+        "command",
+        "comment",
+        "branch",
+        "history-dir",
+    ] {
+        assert!(inputs.contains_key(name), "input {name}");
+    }
+    for s in a["runs"]["steps"].as_sequence().unwrap() {
+        if s.get("run").is_some() {
+            assert_eq!(s["shell"], "bash", "{s:?}");
+        }
+    }
+}
+
+#[test]
+fn the_github_workflow_runs_through_the_action() {
     let wf = recipe("github-actions.yml");
     for trigger in ["pull_request", "schedule"] {
         assert!(wf["on"].get(trigger).is_some(), "{trigger}");
@@ -107,42 +265,36 @@ fn the_github_workflow_parses_and_its_steps_run() {
     let tmp = tempfile::tempdir().unwrap();
     let (work, bin) = project(tmp.path());
     let log = tmp.path().join("gh.log");
-    let output = tmp.path().join("github_output");
-    std::fs::write(&output, "").unwrap();
-    let env = [
-        ("GH_LOG", log.display().to_string()),
-        ("GITHUB_OUTPUT", output.display().to_string()),
-        ("BASE_REF", "main".to_string()),
-        ("PR", "7".to_string()),
-        ("GH_TOKEN", "unused".to_string()),
-    ];
-    let mut ran = 0;
-    for job in ["pr", "nightly"] {
-        let steps = wf["jobs"][job]["steps"].as_sequence().unwrap();
-        for s in steps {
-            let Some(script) = s.get("run").and_then(Value::as_str) else {
-                continue; // `uses:` steps are GitHub's own actions
-            };
-            // The issue step runs only after an alert in CI; here it runs
-            // too, against the recording `gh`.
-            let (code, out) = step(&work, &bin, script, &env);
-            assert_eq!(code, 0, "{job}: {script}\n{out}");
-            ran += 1;
-        }
-    }
-    assert_eq!(ran, 7, "every shell step ran");
-    // The PR step wrote the verdict and the comment went to PR 7; the
-    // nightly run left an export in the history and committed it.
+    let env = [("GH_LOG", log.display().to_string())];
+    let mut runner = Runner {
+        github: vec![
+            ("base_ref", "main".into()),
+            ("ref_name", "main".into()),
+            ("token", "unused".into()),
+            ("event.pull_request.number", "7".into()),
+        ],
+        outputs: Default::default(),
+    };
+    let none = Default::default();
+    let steps = |job: &str| wf["jobs"][job]["steps"].as_sequence().unwrap().clone();
+    // pr: install (on the PATH already), compare, comment, the verdict check.
+    assert_eq!(runner.run(&steps("pr"), &none, &work, &bin, &env), 4);
     assert!(
         std::fs::read_to_string(work.join("verdict.md"))
             .unwrap()
             .starts_with("### warpt:")
     );
+    assert!(work.join("junit.xml").is_file());
     let gh = std::fs::read_to_string(&log).unwrap();
     assert!(
         gh.contains("gh pr comment 7 --body-file verdict.md"),
         "{gh}"
     );
+    assert_eq!(runner.outputs["steps..outputs.status"], "0");
+    // nightly: install, record, the status check, then the workflow's commit;
+    // no regression, so no issue.
+    assert_eq!(runner.run(&steps("nightly"), &none, &work, &bin, &env), 4);
+    assert_eq!(runner.outputs["steps.warpt.outputs.regressed"], "false");
     assert_eq!(
         std::fs::read_dir(work.join("benchmarks/history"))
             .unwrap()
@@ -150,11 +302,7 @@ fn the_github_workflow_parses_and_its_steps_run() {
         1
     );
     assert!(git(&work, &["log", "-1", "--format=%s"]).contains("nightly run"));
-    assert!(
-        std::fs::read_to_string(&output)
-            .unwrap()
-            .contains("status=0")
-    );
+    assert!(!std::fs::read_to_string(&log).unwrap().contains("issue"));
 }
 
 #[test]
