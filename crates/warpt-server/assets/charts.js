@@ -1,5 +1,6 @@
-// Charts as SVG built from data (no library, nothing fetched): bars with
-// 95% CI whiskers, box plots, lines over time with change points marked.
+// Charts built from data, nothing fetched: bars with 95% CI whiskers and box
+// plots as SVG; lines (over time, or against throughput) with uPlot, which
+// the page loads from the binary (assets/vendor, MIT licence beside it).
 
 import { h, s, num } from "./dom.js";
 
@@ -69,44 +70,89 @@ export function boxes(items, title, unit) {
   return frame(w, height, title, ...kids);
 }
 
-/** Lines: series = [{name, points: [{x, y, title}], marks: [{x, label}]}];
- *  `x` numbers (times in ms or indices). */
+/** Lines, drawn by uPlot (vendor/uPlot.iife.min.js, loaded by the page):
+ *  series = [{name, points: [{x, y, title}], marks: [{x, label}]}], `x`
+ *  numbers (times in ms with opts.time, else values such as throughput).
+ *  Hovering shows each series' value and its point's title (run id, CI);
+ *  dragging across zooms (double-click resets); a click on a legend entry
+ *  hides or shows its series. With opts.time the x axis is the run index
+ *  (a history with gaps stays readable; the date shows on hover) unless
+ *  opts.calendar asks for dates; opts.log gives a logarithmic y axis. The
+ *  marks (change points, knees) are drawn as dashed vertical lines and
+ *  listed under the chart. The uPlot instance is the figure's `uplot`. */
 export function lines(series, title, unit, opts = {}) {
-  const w = 900, hgt = 300, l = 70, r = 20, t = 10, b = 40;
-  const pts = series.flatMap(se => se.points);
-  if (!pts.length) return h("p", { class: "muted" }, "No points yet.");
-  const xs = pts.map(p => p.x), ys = pts.map(p => p.y);
-  const [x0, x1] = [Math.min(...xs), Math.max(...xs)];
-  let [y0, y1] = [Math.min(...ys), Math.max(...ys)];
-  const pad = (y1 - y0) * 0.08 || Math.abs(y1) * 0.05 || 1;
-  y0 -= pad; y1 += pad;
-  const x = scale(x0, x1 === x0 ? x0 + 1 : x1, l, w - r), y = scale(y0, y1, hgt - b, t);
-  const fmtx = opts.time ? v => new Date(v).toISOString().slice(0, 10) : num;
-  const kids = [
-    s("line", { class: "axis", x1: l, y1: hgt - b, x2: w - r, y2: hgt - b }),
-    s("line", { class: "axis", x1: l, y1: t, x2: l, y2: hgt - b }),
-    s("text", { x: l - 6, y: t + 10, "text-anchor": "end" }, num(y1)),
-    s("text", { x: l - 6, y: hgt - b, "text-anchor": "end" }, num(y0)),
-    s("text", { x: l, y: hgt - b + 16 }, fmtx(x0)),
-    s("text", { x: w - r, y: hgt - b + 16, "text-anchor": "end" }, fmtx(x1)),
-    s("text", { x: 4, y: t + 24, class: "muted" }, unit || ""),
-  ];
-  series.forEach((se, i) => {
-    const c = colour(i);
-    const d = se.points.map((p, j) => `${j ? "L" : "M"}${x(p.x).toFixed(1)},${y(p.y).toFixed(1)}`).join("");
-    kids.push(s("path", { class: "line", d, stroke: c }));
-    if (se.points.length <= 400) {
-      for (const p of se.points) kids.push(s("circle", { cx: x(p.x), cy: y(p.y), r: 2.5, fill: c }, s("title", {}, p.title || `${num(p.y)}`)));
-    }
-    for (const m of se.marks || []) {
-      kids.push(s("line", { class: "step", x1: x(m.x), y1: t, x2: x(m.x), y2: hgt - b }, s("title", {}, m.label)));
-      kids.push(s("text", { x: x(m.x) + 3, y: t + 12 + 12 * i, fill: c }, m.label));
-    }
+  const all = series.flatMap(se => se.points);
+  if (!all.length) return h("p", { class: "muted" }, "No points yet.");
+  const xs = [...new Set(all.map(p => p.x))].sort((a, b) => a - b);
+  const index = opts.time && !opts.calendar;
+  const at = new Map(xs.map((x, i) => [x, i]));
+  const pos = x => index ? at.get(x) : opts.time ? x / 1000 : x;
+  const ys = series.map(se => {
+    const col = new Array(xs.length).fill(null);
+    for (const p of se.points) col[at.get(p.x)] = p.y;
+    return col;
   });
-  const legend = h("div", { class: "muted" }, series.map((se, i) =>
-    h("span", { style: `color:${colour(i)};margin-right:1rem` }, "● ", se.name)));
-  const fig = frame(w, hgt, title, ...kids);
-  fig.append(legend);
+  const titles = series.map(se => {
+    const col = new Array(xs.length).fill(null);
+    for (const p of se.points) col[at.get(p.x)] = p.title || null;
+    return col;
+  });
+  const date = x => new Date(x).toISOString().replace("T", " ").slice(0, 16);
+  const fmtx = (u, v, si, i) => {
+    if (v === null || v === undefined) return "–";
+    if (opts.time) return `${index ? `#${v + 1} ` : ""}${date(xs[index ? v : at.get(v * 1000)] ?? v * 1000)}`;
+    return num(v);
+  };
+  const marks = series.flatMap(se => (se.marks || []).map(m => ({ ...m, series: se.name })));
+  const fig = h("figure", { class: "chart" }, title ? h("figcaption", { class: "muted" }, title) : null);
+  const host = h("div", { class: "uplot-host" });
+  fig.append(host);
+  const options = {
+    width: opts.width || 900,
+    height: opts.height || 300,
+    scales: { x: { time: Boolean(opts.time && opts.calendar) }, y: opts.log ? { distr: 3 } : {} },
+    axes: [
+      index ? { values: (u, vals) => vals.map(v => Number.isInteger(v) ? `#${v + 1}` : "") } : {},
+      { label: unit || "", size: 70 },
+    ],
+    cursor: { drag: { x: true, y: false, setScale: true } },
+    series: [
+      { label: opts.time ? "run" : (opts.xLabel || "x"), value: fmtx },
+      ...series.map((se, i) => ({
+        label: se.name,
+        stroke: colour(i),
+        width: 2,
+        spanGaps: true,
+        points: { show: se.points.length <= 400, size: 5 },
+        value: (u, v, si, idx) => v === null || v === undefined ? "–"
+          : `${num(v)}${unit ? ` ${unit}` : ""}${idx !== null && titles[i][idx] ? ` (${titles[i][idx]})` : ""}`,
+      })),
+    ],
+    plugins: [{
+      hooks: {
+        draw: u => {
+          const ctx = u.ctx;
+          ctx.save();
+          ctx.setLineDash([4, 4]);
+          ctx.strokeStyle = "#868e96";
+          for (const m of marks) {
+            const cx = u.valToPos(pos(m.x), "x", true);
+            if (!Number.isFinite(cx)) continue;
+            ctx.beginPath();
+            ctx.moveTo(cx, u.bbox.top);
+            ctx.lineTo(cx, u.bbox.top + u.bbox.height);
+            ctx.stroke();
+          }
+          ctx.restore();
+        },
+      },
+    }],
+  };
+  const data = [xs.map(pos), ...ys];
+  fig.uplot = new uPlot(options, data, host);
+  if (marks.length) {
+    fig.append(h("ul", { class: "marks muted" }, marks.map(m => h("li", {}, `${m.series}, ${fmtx(null, pos(m.x))}: ${m.label}`))));
+  }
   return fig;
 }
 

@@ -79,6 +79,23 @@ const ASSETS: &[(&str, &str, &str)] = &[
         "text/javascript; charset=utf-8",
         include_str!("../assets/views/token.js"),
     ),
+    // uPlot 1.6.32 (MIT, from the npm registry), the line charts' library:
+    // vendored as published, its licence served beside it.
+    (
+        "vendor/uPlot.iife.min.js",
+        "text/javascript; charset=utf-8",
+        include_str!("../assets/vendor/uPlot.iife.min.js"),
+    ),
+    (
+        "vendor/uPlot.min.css",
+        "text/css; charset=utf-8",
+        include_str!("../assets/vendor/uPlot.min.css"),
+    ),
+    (
+        "vendor/uPlot.LICENSE",
+        "text/plain; charset=utf-8",
+        include_str!("../assets/vendor/uPlot.LICENSE"),
+    ),
 ];
 
 fn page(content_type: &'static str, body: &'static str) -> Response {

@@ -188,14 +188,51 @@ fn every_page_renders_in_chromium_without_errors_and_markup_stays_text() {
         &format!("{root}#/trends?benchmark=micro/cpu_flops&metric=gflops&tags=precision%3Dfp64"),
         "trends",
     );
-    b.wait("document.querySelectorAll('svg path.line').length >= 2");
+    // uPlot's legend: the x series and a line per machine.
+    b.wait("document.querySelectorAll('figure.chart .u-legend .u-series').length >= 3");
     b.wait("document.querySelectorAll('#steps-table tbody tr').length >= 1");
-    assert!(b.count("svg line.step") >= 1);
+    assert!(b.count("figure.chart ul.marks li") >= 1);
+    b.screenshot(&shots.join("trends.png"));
+    // Hover over the first run: its index and date, each line's value and run id.
+    let hover = b.eval(
+        "(() => { const u = document.querySelector('figure.chart').uplot; \
+         u.setCursor({ left: u.valToPos(u.data[0][0], 'x'), top: 10 }); \
+         return [...document.querySelectorAll('figure.chart .u-legend .u-value')] \
+           .map(e => e.textContent).join(' | '); })()",
+    );
+    let hover = hover.as_str().unwrap().to_string();
+    assert!(hover.starts_with("#1 20"), "run index and date: {hover}");
+    assert!(hover.contains("GFLOP/s (run "), "value and run id: {hover}");
+    // Dragging across the plot zooms the x axis; a legend click hides a line.
+    // (uPlot draws the selection on the next animation frame: one per event.)
+    let zoom = b.eval(
+        "(async () => { const f = document.querySelector('figure.chart'), u = f.uplot; \
+         const frame = () => new Promise(r => requestAnimationFrame(() => r())); \
+         const span = u.scales.x.max - u.scales.x.min; \
+         const over = f.querySelector('.u-over'), r = over.getBoundingClientRect(); \
+         const ev = (t, x, target) => target.dispatchEvent(new MouseEvent(t, \
+           { clientX: r.left + x, clientY: r.top + 20, movementX: 80, bubbles: true, button: 0, buttons: 1 })); \
+         ev('mouseenter', 40, over); await frame(); \
+         ev('mousedown', 40, over); await frame(); \
+         ev('mousemove', 120, over); await frame(); \
+         ev('mousemove', 200, over); await frame(); \
+         ev('mouseup', 200, document); await frame(); \
+         const zoomed = u.scales.x.max - u.scales.x.min; \
+         f.querySelectorAll('.u-legend .u-series')[1].querySelector('th').click(); \
+         return [span, zoomed, u.series[1].show]; })()",
+    );
+    let span = zoom[0].as_f64().unwrap();
+    let zoomed = zoom[1].as_f64().unwrap();
+    assert!(zoomed < span * 0.8, "a drag zooms: {zoom}");
+    assert_eq!(
+        zoom[2],
+        json!(false),
+        "a legend click hides the line: {zoom}"
+    );
     assert!(
         b.eval("document.querySelector('#steps-table').textContent.includes('lab-b')")
             == json!(true)
     );
-    b.screenshot(&shots.join("trends.png"));
 
     // Machines: heatmap normalised to the best, recommendations with per watt.
     b.open(&format!("{root}#/matrix"), "matrix");
@@ -280,7 +317,7 @@ fn every_page_renders_in_chromium_without_errors_and_markup_stays_text() {
     );
     b.wait("document.getElementById('live-state') && document.getElementById('live-state').textContent === 'finished'");
     b.wait("document.querySelectorAll('#live-results tbody tr').length >= 2");
-    assert!(b.count("#live-run svg path.line") >= 1);
+    assert!(b.count("#live-run .uplot") >= 1);
     b.screenshot(&shots.join("live.png"));
     // The live run (monitored) in the run view: telemetry measured.
     let live_id = b.eval("document.querySelector('#live-run h2 a').textContent");
