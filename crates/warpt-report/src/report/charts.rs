@@ -72,21 +72,74 @@ fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
     )
 }
 
-/// Short labels for categories: when every category is `key=value` with
-/// one and the same key, the values, with the key as the axis name.
+/// Short labels for categories, and the axis name: the `key=value` pairs
+/// every category shares go to the axis name, so each label keeps only what
+/// tells it apart (`threads=1` rather than `precision=fp64,threads=1`);
+/// where one key is left, the labels are its values and the axis is the
+/// key. Labels still wider than their slot (about 6.5 px a character at
+/// 11 px) are cut with an ellipsis, so no label runs into the next.
 fn short_labels(categories: &[String]) -> (Vec<String>, String) {
-    let split: Vec<Option<(&str, &str)>> = categories.iter().map(|c| c.split_once('=')).collect();
-    let key = split.first().copied().flatten().map(|(k, _)| k);
-    let one_key = key.is_some()
-        && split
-            .iter()
-            .all(|s| s.is_some_and(|(k, v)| Some(k) == key && !v.contains(',')));
-    if one_key {
-        let labels = split.iter().flatten().map(|(_, v)| v.to_string()).collect();
-        (labels, key.unwrap_or_default().to_string())
-    } else {
-        (categories.to_vec(), String::new())
-    }
+    let pairs: Option<Vec<Vec<(&str, &str)>>> = categories
+        .iter()
+        .map(|c| {
+            c.split(',')
+                .map(|p| p.split_once('='))
+                .collect::<Option<Vec<_>>>()
+        })
+        .collect();
+    let (labels, axis) = match pairs {
+        Some(pairs) if !pairs.is_empty() => {
+            let common: Vec<(&str, &str)> = pairs[0]
+                .iter()
+                .copied()
+                .filter(|p| pairs.iter().all(|c| c.contains(p)))
+                .collect();
+            let rest: Vec<Vec<(&str, &str)>> = pairs
+                .iter()
+                .map(|c| c.iter().copied().filter(|p| !common.contains(p)).collect())
+                .collect();
+            let shared = common
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(",");
+            let key = rest.first().and_then(|r| r.first()).map(|(k, _)| *k);
+            let one_key = rest.iter().all(|r| r.len() == 1 && Some(r[0].0) == key);
+            if one_key && let Some(key) = key {
+                let axis = if shared.is_empty() {
+                    key.to_string()
+                } else {
+                    format!("{key} ({shared})")
+                };
+                (rest.iter().map(|r| r[0].1.to_string()).collect(), axis)
+            } else {
+                let labels = rest
+                    .iter()
+                    .map(|r| {
+                        r.iter()
+                            .map(|(k, v)| format!("{k}={v}"))
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    })
+                    .collect();
+                (labels, shared)
+            }
+        }
+        _ => (categories.to_vec(), String::new()),
+    };
+    let slot_px = f64::from(W - 90) / categories.len().max(1) as f64;
+    let room = ((slot_px / 6.5).floor() as usize).max(3);
+    let cut = labels
+        .into_iter()
+        .map(|l| {
+            if l.chars().count() <= room {
+                l
+            } else {
+                l.chars().take(room - 1).collect::<String>() + "…"
+            }
+        })
+        .collect();
+    (cut, axis)
 }
 
 /// Writes each category's label centred under its group of `per` slots.
@@ -439,4 +492,43 @@ pub fn latency_curve(
         let _ = root.present();
     }
     svg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_keep_what_differs_and_fit_their_slots() {
+        let c = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let (l, axis) = short_labels(&c(&[
+            "precision=fp64,threads=1",
+            "precision=fp64,threads=all",
+        ]));
+        assert_eq!(
+            (l, axis.as_str()),
+            (c(&["1", "all"]), "threads (precision=fp64)")
+        );
+        let (l, axis) = short_labels(&c(&[
+            "isa=avx2,precision=fp32",
+            "isa=avx512,precision=fp64",
+        ]));
+        assert_eq!(
+            l,
+            c(&["isa=avx2,precision=fp32", "isa=avx512,precision=fp64"])
+        );
+        assert_eq!(axis, "");
+        // Ten series: every label fits its slot, none runs into the next.
+        let ten: Vec<String> = (0..10)
+            .map(|i| format!("isa=avx512_{i},precision=bf16_long_name_{i},threads=all"))
+            .collect();
+        let (l, _) = short_labels(&ten);
+        let slot = f64::from(W - 90) / 10.0;
+        for label in &l {
+            assert!(label.chars().count() as f64 * 6.5 <= slot, "{label}");
+        }
+        assert!(l[0].ends_with('…'), "{l:?}");
+        let (l, axis) = short_labels(&c(&["cpu_flops gflops", "mem"]));
+        assert_eq!((l, axis.as_str()), (c(&["cpu_flops gflops", "mem"]), ""));
+    }
 }
