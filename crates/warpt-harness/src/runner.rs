@@ -335,9 +335,10 @@ fn record_error(result: &mut BenchmarkRunResult) {
         })
         .map(|(name, _)| name)
     });
-    result
-        .errors
-        .push(StageError::new(stage.unwrap_or("run"), message));
+    // A failed check of the answer ends no stage badly: it is validate's.
+    let refuted = result.validation.as_ref().is_some_and(|v| !v.passed);
+    let stage = stage.unwrap_or(if refuted { "validate" } else { "run" });
+    result.errors.push(StageError::new(stage, message));
 }
 
 /// The limits one planned benchmark runs under.

@@ -199,6 +199,18 @@ fn detail_str(r: &BenchmarkRunResult, k: &str) -> String {
         .to_string()
 }
 
+/// A text detail, if present.
+fn text(r: &BenchmarkRunResult, k: &str) -> Option<String> {
+    detail(r, k)
+        .and_then(ParamValue::as_str)
+        .map(str::to_string)
+}
+
+/// A count detail (bytes, nanoseconds, trials), if present.
+fn count(r: &BenchmarkRunResult, k: &str) -> Option<u64> {
+    detail(r, k).and_then(ParamValue::as_i64).map(|v| v as u64)
+}
+
 fn metric<'a>(r: &'a BenchmarkRunResult, name: &str) -> Option<&'a BenchmarkMetric> {
     r.metrics.iter().find(|m| m.name == name)
 }
@@ -240,40 +252,24 @@ fn entry(r: &BenchmarkRunResult) -> Entry {
         latency_ms: latency.and_then(Figures::of),
         ttft_ms: metric(r, "ttft_ms").and_then(Figures::of),
         tpot_ms: metric(r, "tpot_ms").and_then(Figures::of),
-        peak_rss_bytes: detail(r, "peak_rss_bytes")
-            .and_then(ParamValue::as_i64)
-            .map(|v| v as u64)
+        peak_rss_bytes: count(r, "peak_rss_bytes")
             .or_else(|| r.resources.as_ref().and_then(|x| x.peak_rss_bytes)),
-        timing: detail(r, "timing")
-            .and_then(ParamValue::as_str)
-            .map(str::to_string),
-        timer_resolution_ns: detail(r, "timer_resolution_ns")
-            .and_then(ParamValue::as_i64)
-            .map(|v| v as u64),
-        timing_note: detail(r, "timing_note")
-            .and_then(ParamValue::as_str)
-            .map(str::to_string),
-        peak_device_memory_bytes: detail(r, "peak_device_memory_bytes")
-            .and_then(ParamValue::as_i64)
-            .map(|v| v as u64),
-        trials: detail(r, "trials")
-            .and_then(ParamValue::as_i64)
-            .map(|v| v as u32),
+        timing: text(r, "timing"),
+        timer_resolution_ns: count(r, "timer_resolution_ns"),
+        timing_note: text(r, "timing_note"),
+        peak_device_memory_bytes: count(r, "peak_device_memory_bytes"),
+        trials: count(r, "trials").map(|v| v as u32),
         speedup: metric(r, "speedup").map(|m| m.value),
         speedup_ci95: num("speedup_ci95_low")
             .zip(num("speedup_ci95_high"))
             .map(|(a, b)| [a, b]),
-        speedup_verdict: detail(r, "speedup_verdict")
-            .and_then(ParamValue::as_str)
-            .map(str::to_string),
+        speedup_verdict: text(r, "speedup_verdict"),
         baseline_latency_ms: num("baseline_latency_ms"),
         regression: detail(r, "regression")
             .and_then(ParamValue::as_bool)
             .unwrap_or(false),
         accuracy,
-        accuracy_note: detail(r, "accuracy")
-            .and_then(ParamValue::as_str)
-            .map(str::to_string),
+        accuracy_note: text(r, "accuracy"),
         id,
     }
 }

@@ -5,19 +5,12 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
 mod common;
-use common::warpt;
-
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
+use common::{repo_root, warpt};
 
 fn have_gxx() -> bool {
     std::process::Command::new("g++")
@@ -67,7 +60,7 @@ fn the_cpp_example_tree_runs_as_pairs_through_its_command() {
         return;
     }
     let t = tempfile::tempdir().unwrap();
-    let tree = repo().join("examples/protocol/tree");
+    let tree = repo_root().join("examples/protocol/tree");
     let discovered = warpt()
         .args(["harness", "discover", "--json"])
         .arg(&tree)
@@ -143,7 +136,7 @@ fn a_cpp_benchmark_that_throws_or_is_wrong_fails_with_its_reason() {
     let t = tempfile::tempdir().unwrap();
     let ch = t.path().join("tree/cpp");
     std::fs::create_dir_all(&ch).unwrap();
-    let header = repo().join("examples/protocol/cpp");
+    let header = repo_root().join("examples/protocol/cpp");
     std::fs::write(
         ch.join("bench.yaml"),
         format!(

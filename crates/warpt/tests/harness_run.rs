@@ -3,19 +3,12 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::Value;
 
 mod common;
-use common::warpt;
-
-fn put(root: &Path, rel: &str, text: &str) -> PathBuf {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(&p, text).unwrap();
-    p
-}
+use common::{put, warpt};
 
 /// Short trials: these tests check statuses and reports, not speed.
 const QUICK: [&str; 4] = ["--duration", "0.2", "--burnin-seconds", "0.05"];

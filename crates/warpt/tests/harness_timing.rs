@@ -12,14 +12,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 mod common;
-use common::warpt;
-
-fn put(root: &Path, rel: &str, text: &str) -> PathBuf {
-    let p = root.join(rel);
-    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-    std::fs::write(&p, text).unwrap();
-    p
-}
+use common::{put, warpt};
 
 /// Runs `warpt harness run DIR ARGS` with its reports and export in `out`:
 /// (exit code, summary.json, the export, stderr).
@@ -117,6 +110,11 @@ fn speedup(python: &str, root: &Path, out: &Path, mode: &str) -> (f64, [f64; 2],
         "{details:#}"
     );
     assert!(e["latency_ms"]["n"].as_u64().unwrap() >= 10, "{e:#}");
+    // The mode kept the last call's return: the outputs were compared.
+    assert!(
+        e["accuracy"]["relative_error"].as_f64().unwrap() < 1e-5,
+        "{e:#}"
+    );
     // The result's stage times add up its three trials' (0.4 s each at least).
     let measured = result(&export, "ch1/mm/optimized_mm")["watchdog"]["measure"]["duration_s"]
         .as_f64()

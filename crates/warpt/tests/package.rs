@@ -6,15 +6,11 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
+mod common;
+use common::repo_root;
 
 /// Runs `cmd`, which must succeed: its stdout.
 fn ok(cmd: &mut Command) -> String {
@@ -49,7 +45,7 @@ fn the_wheel_installs_into_a_fresh_venv_and_runs() {
     assert!(version.contains(env!("CARGO_PKG_VERSION")), "{version}");
     let manifest = ok(Command::new(&warpt)
         .args(["harness", "discover", "--json"])
-        .arg(repo().join("examples/harness")));
+        .arg(repo_root().join("examples/harness")));
     let m: serde_json::Value = serde_json::from_str(&manifest).unwrap();
     assert!(
         m["chapters"].as_array().is_some_and(|c| c.len() >= 3),

@@ -188,7 +188,7 @@ class Timing:
     """How a batch of calls is timed, as the load request and get_config()
     settle it; what was used is reported by output."""
 
-    def __init__(self, bench, config, request):
+    def __init__(self, config, request):
         flags = request.get("settings") or {}
         defaults = request.get("defaults") or {}
         self.requested, self.source = setting("timing", flags, config, defaults, "host")
@@ -247,7 +247,9 @@ class Timing:
             self.flusher()
 
     def run(self, fn, calls):
-        """Times `calls` calls of fn: (list of nanoseconds, calls each)."""
+        """Times `calls` calls of fn: (list of nanoseconds, calls each, the
+        last call's return). The loops call fn itself: a wrapper keeping
+        its return would add a Python call to every timed call."""
         self.clean()
         gpu = cuda()
         mode = self.requested
@@ -266,6 +268,7 @@ class Timing:
         return self.host(fn, calls, gpu)
 
     def host(self, fn, calls, gpu):
+        last = None
         if gpu is not None:
             gpu.synchronize()
         if self.cold_cache:
@@ -273,22 +276,23 @@ class Timing:
             for _ in itertools.repeat(None, calls):
                 self.flush()
                 start = time.perf_counter_ns()
-                fn()
+                last = fn()
                 if gpu is not None:
                     gpu.synchronize()
                 samples.append(time.perf_counter_ns() - start)
-            return samples, 1
+            return samples, 1, last
         start = time.perf_counter_ns()
         # itertools.repeat, as timeit's loop: range() would allocate an int
         # per call past 256.
         for _ in itertools.repeat(None, calls):
-            fn()
+            last = fn()
         if gpu is not None:
             gpu.synchronize()
-        return [time.perf_counter_ns() - start], calls
+        return [time.perf_counter_ns() - start], calls, last
 
     def events(self, fn, calls, gpu):
         torch = sys.modules["torch"]
+        last = None
         gpu.synchronize()
         if self.cold_cache:
             pairs = []
@@ -296,46 +300,54 @@ class Timing:
                 self.flush()
                 a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                 a.record()
-                fn()
+                last = fn()
                 b.record()
                 pairs.append((a, b))
             gpu.synchronize()
-            return [round(a.elapsed_time(b) * 1e6) for a, b in pairs], 1
+            return [round(a.elapsed_time(b) * 1e6) for a, b in pairs], 1, last
         a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         a.record()
         for _ in itertools.repeat(None, calls):
-            fn()
+            last = fn()
         b.record()
         b.synchronize()
-        return [round(a.elapsed_time(b) * 1e6)], calls
+        return [round(a.elapsed_time(b) * 1e6)], calls, last
 
     def pytorch(self, fn, calls):
         torch = sys.modules["torch"]
         from torch.utils import benchmark as tb
         self.used = "pytorch"
         threads = torch.get_num_threads()
+        # The statement keeps the return in Timer's own loop, no extra call.
+        last = [None]
+        names = {"fn": fn, "last": last, "flush": self.flush}
         if self.cold_cache:
-            timer = tb.Timer(stmt="fn()", setup="flush()", num_threads=threads,
-                             globals={"fn": fn, "flush": self.flush})
-            return [round(timer.timeit(1).times[0] * 1e9) for _ in range(max(1, calls))], 1
-        timer = tb.Timer(stmt="fn()", num_threads=threads, globals={"fn": fn})
+            timer = tb.Timer(stmt="last[0] = fn()", setup="flush()", num_threads=threads,
+                             globals=names)
+            samples = [round(timer.timeit(1).times[0] * 1e9) for _ in range(max(1, calls))]
+            return samples, 1, last[0]
+        timer = tb.Timer(stmt="last[0] = fn()", num_threads=threads, globals=names)
         m = timer.blocked_autorange(min_run_time=self.min_run_time)
         # m.times are per call; each block of number_per_run calls is a sample.
         n = int(m.number_per_run)
-        return [round(t * n * 1e9) for t in m.times], n
+        return [round(t * n * 1e9) for t in m.times], n, last[0]
 
     def triton(self, fn):
         import triton.testing
         self.used = "triton"
         self.resolution_ns = CUDA_EVENT_RESOLUTION_NS
+        last = [None]
+
+        def call():  # do_bench takes a callable; its events time the GPU work
+            last[0] = fn()
         try:
-            times = triton.testing.do_bench(fn, warmup=self.triton_warmup, rep=self.triton_rep,
+            times = triton.testing.do_bench(call, warmup=self.triton_warmup, rep=self.triton_rep,
                                             return_mode="all")
         except TypeError:  # a triton without return_mode="all": its quantiles
             q = [i / 20 for i in range(1, 20)]
-            times = triton.testing.do_bench(fn, warmup=self.triton_warmup, rep=self.triton_rep,
+            times = triton.testing.do_bench(call, warmup=self.triton_warmup, rep=self.triton_rep,
                                             quantiles=q)
-        return [max(1, round(float(t) * 1e6)) for t in times], 1
+        return [max(1, round(float(t) * 1e6)) for t in times], 1, last[0]
 
     def report(self, reply):
         reply["timing"] = self.used or self.requested
@@ -444,7 +456,7 @@ def main():
                 config = bench.get_config() if callable(getattr(bench, "get_config", None)) else {}
                 if config is not None and not isinstance(config, dict):
                     config = vars(config) if hasattr(config, "__dict__") else {}
-                timing = Timing(bench, config or {}, request)
+                timing = Timing(config or {}, request)
                 reply({"ok": True, "config": config or {}, "timing": timing.requested,
                        "cold_cache": timing.cold_cache})
             elif op == "setup":
@@ -452,20 +464,15 @@ def main():
                 reply({"ok": True})
             elif op == "run":
                 calls = int(request["calls"])
-                result = [None]
-                user_fn = bench.benchmark_fn
-
-                def fn():
-                    result[0] = user_fn()
+                fn = bench.benchmark_fn
                 trace = os.environ.get("WARPT_TORCH_PROFILE")
                 torch = sys.modules.get("torch") if trace else None
                 if torch is None:
-                    samples, per = timing.run(fn, calls)
+                    samples, per, last = timing.run(fn, calls)
                 else:  # --profile torch: never a timed run
                     with torch.profiler.profile() as prof:
-                        samples, per = timing.run(fn, calls)
+                        samples, per, last = timing.run(fn, calls)
                     prof.export_chrome_trace(trace)
-                last = result[0]
                 if isinstance(last, dict) and request.get("record", True):
                     for key in LATENCY_KEYS:
                         if key in last:

@@ -2,7 +2,7 @@
 
 #![allow(clippy::unwrap_used, dead_code)] // tests: a panic is the failure report
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard};
 
@@ -262,3 +262,19 @@ pub const QUICK_MEM_LATENCY: [&str; 8] = [
 /// The plan of `--component ram` as `--dry-run --json` prints it (after
 /// `benchmark run`).
 pub const RAM_PLAN: [&str; 4] = ["--component", "ram", "--dry-run", "--json"];
+
+/// The repository's root (examples/, scripts/ and docs/ are under it).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// Writes `text` to `root/rel`, making its directories: the path.
+pub fn put(root: &Path, rel: &str, text: &str) -> PathBuf {
+    let p = root.join(rel);
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(&p, text).unwrap();
+    p
+}
