@@ -11,6 +11,7 @@
 pub mod child;
 pub mod ci;
 pub mod config;
+pub mod demo;
 pub mod events;
 pub mod export;
 pub mod fleet;

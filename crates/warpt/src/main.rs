@@ -64,6 +64,7 @@ fn main() -> ExitCode {
             FleetCommand::Node(args) => commands::fleet_node::run(&args),
         },
         Command::Noise(args) => commands::noise::run(&args),
+        Command::Demo(args) => commands::demo::run(&args),
         Command::Completions(args) => commands::shell::completions(args.shell),
         Command::Man => commands::shell::man(),
         Command::Config {

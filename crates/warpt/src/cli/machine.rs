@@ -8,6 +8,23 @@ use clap::{Args, Subcommand};
 
 use super::{parse_interval, parse_seconds};
 
+/// `warpt demo`
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// The store to create: a SQLite file that does not exist yet, or an
+    /// empty PostgreSQL database (`postgres://` URL). The demo never writes
+    /// into a store that holds runs.
+    #[arg(long, value_name = "PATH")]
+    pub store: PathBuf,
+    /// Leave out the serving sweep (it runs against a scripted
+    /// OpenAI-compatible server on 127.0.0.1).
+    #[arg(long)]
+    pub no_serving: bool,
+    /// Print what was written as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `warpt completions`
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {

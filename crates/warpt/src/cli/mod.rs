@@ -92,6 +92,10 @@ pub enum Command {
         #[command(subcommand)]
         action: ConfigCommand,
     },
+    /// Fill a new store with a demo history (this machine's real tiny runs,
+    /// two made-up machines derived from them, a regression step, sweeps),
+    /// then explore it with `warpt serve --store PATH`.
+    Demo(DemoArgs),
     /// Print a shell completion script (e.g. `warpt completions bash > /etc/bash_completion.d/warpt`).
     Completions(CompletionsArgs),
     /// Print the man page (roff): `warpt man > warpt.1; man ./warpt.1`.

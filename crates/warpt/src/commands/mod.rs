@@ -5,6 +5,7 @@ pub mod ci;
 pub mod ci_record;
 pub mod compare;
 pub mod config;
+pub mod demo;
 pub mod exec;
 pub mod fleet;
 pub mod fleet_node;

@@ -1,0 +1,278 @@
+//! The made-up machines' history, derived from runs measured here: every
+//! rate scaled by the machine's speed and every time by its inverse, a
+//! little run-to-run jitter, start times spread over days, one machine with
+//! a gap in its history and one with a regression step. Each derived run
+//! says so in its metadata (`demo`) and is recorded as an import, never as
+//! a run of this machine.
+
+use std::collections::BTreeMap;
+
+use jiff::{SignedDuration, Timestamp};
+use rand_core::{RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use warpt_model::{BenchmarkMetric, BenchmarkSuiteRun, MetricStats, run_id};
+
+/// A machine of the demo history that does not exist.
+#[derive(Debug, Clone, Copy)]
+pub struct DemoMachine {
+    /// Its host name (every demo host name starts with `demo-`).
+    pub hostname: &'static str,
+    /// How much faster than this machine it is: rates ×speed, times ÷speed.
+    pub speed: f64,
+    /// Its logical CPUs, as a multiple of this machine's.
+    pub cores: usize,
+    /// Days before now of each of its runs, oldest first.
+    pub days_ago: &'static [i64],
+    /// A change that makes one benchmark slower from one run on.
+    pub step: Option<Step>,
+}
+
+/// A regression step: from run `from_run` (0-based, in time order) on,
+/// `benchmark`'s rates are multiplied by `factor` (times divided).
+#[derive(Debug, Clone, Copy)]
+pub struct Step {
+    /// The first run that has it.
+    pub from_run: usize,
+    /// The benchmark (its name, any suite) it slows down.
+    pub benchmark: &'static str,
+    /// The slow-down: rates ×factor, below 1.
+    pub factor: f64,
+}
+
+/// The demo's machines: a bigger one with an eleven-day gap in its history
+/// (the run-index axis closes it, the calendar axis shows it), and a
+/// smaller one whose memory bandwidth drops 22% at its ninth run.
+pub const MACHINES: [DemoMachine; 2] = [
+    DemoMachine {
+        hostname: "demo-big",
+        speed: 1.9,
+        cores: 4,
+        days_ago: &[27, 26, 25, 24, 23, 12, 11, 10, 9, 8, 7],
+        step: None,
+    },
+    DemoMachine {
+        hostname: "demo-small",
+        speed: 0.8,
+        cores: 1,
+        days_ago: &[14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
+        step: Some(Step {
+            from_run: 8,
+            benchmark: "mem_bandwidth",
+            factor: 0.78,
+        }),
+    },
+];
+
+/// Largest run-to-run jitter, relative (uniform in ±this).
+const JITTER: f64 = 0.02;
+
+/// How a metric moves with a machine's speed, from its unit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Scaling {
+    /// A rate (`GFLOP/s`, `GB/s`, `GCUPS`): ×speed.
+    Rate,
+    /// A time (`ns`, `us`, `ms`, `s`): ÷speed.
+    Time,
+    /// A count, a share, an accuracy: the same everywhere.
+    Fixed,
+}
+
+fn scaling(unit: &str) -> Scaling {
+    match unit {
+        "ns" | "us" | "µs" | "ms" | "s" => Scaling::Time,
+        u if u.ends_with("/s") || u == "GCUPS" => Scaling::Rate,
+        _ => Scaling::Fixed,
+    }
+}
+
+/// Multiplies a metric's value, statistics and samples by `k` (> 0).
+fn scale_metric(m: &mut BenchmarkMetric, speed: f64) {
+    let k = match scaling(&m.unit) {
+        Scaling::Rate => speed,
+        Scaling::Time => 1.0 / speed,
+        Scaling::Fixed => return,
+    };
+    m.value *= k;
+    if let Some(s) = &mut m.stats {
+        scale_stats(s, k);
+    }
+}
+
+fn scale_stats(s: &mut MetricStats, k: f64) {
+    for v in [
+        &mut s.mean,
+        &mut s.median,
+        &mut s.std,
+        &mut s.min,
+        &mut s.max,
+        &mut s.p25,
+        &mut s.p50,
+        &mut s.p75,
+        &mut s.p90,
+        &mut s.p95,
+        &mut s.p99,
+        &mut s.ci95_low,
+        &mut s.ci95_high,
+    ] {
+        *v *= k;
+    }
+    if let Some(p) = &mut s.p999 {
+        *p *= k;
+    }
+    for v in &mut s.samples {
+        *v *= k;
+    }
+}
+
+/// A uniform draw in ±[`JITTER`] around 1.
+fn jitter(rng: &mut Xoshiro256PlusPlus) -> f64 {
+    let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    1.0 + JITTER * (2.0 * u - 1.0)
+}
+
+/// Every demo machine's history: for each of its days, a copy of each
+/// seed run, `days_ago` days before `now` (seeds keep their spacing).
+/// Deterministic for given seeds and `now`.
+pub fn derive(seeds: &[BenchmarkSuiteRun], now: Timestamp) -> Vec<BenchmarkSuiteRun> {
+    let Some(first) = seeds.iter().filter_map(|s| s.start_time).min() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(0xde30);
+    for (m, machine) in MACHINES.iter().enumerate() {
+        for (i, days) in machine.days_ago.iter().enumerate() {
+            let at = now - SignedDuration::from_hours(24 * days);
+            for (s, seed) in seeds.iter().enumerate() {
+                let mut run = seed.clone();
+                let shift = at.duration_since(first);
+                let stepped = machine.step.filter(|st| i >= st.from_run);
+                for b in &mut run.benchmarks {
+                    let mut speed = machine.speed * jitter(&mut rng);
+                    if let Some(st) = stepped.filter(|st| b.spec.id.name == st.benchmark) {
+                        speed *= st.factor;
+                    }
+                    b.metrics.iter_mut().for_each(|x| scale_metric(x, speed));
+                    b.start_time = shifted(b.start_time, shift);
+                    b.end_time = shifted(b.end_time, shift);
+                }
+                run.start_time = run.start_time.map(|t| shifted(t, shift));
+                run.end_time = run.end_time.map(|t| shifted(t, shift));
+                let start = run.start_time.unwrap_or(at);
+                run.id = run_id(start, &format!("demo{m}{i:02}{s}"));
+                rehost(&mut run, machine);
+                let mut note = format!(
+                    "derived from run {} measured on {}: rates x{:.2}, times /{:.2}, ±{:.0}% jitter",
+                    seed.id,
+                    host_of(seed),
+                    machine.speed,
+                    machine.speed,
+                    JITTER * 100.0
+                );
+                if let Some(st) = stepped {
+                    note.push_str(&format!(
+                        "; regression step: {} x{:.2} from run {} of {}",
+                        st.benchmark,
+                        st.factor,
+                        st.from_run + 1,
+                        machine.hostname
+                    ));
+                }
+                run.metadata
+                    .get_or_insert_with(BTreeMap::new)
+                    .insert("demo".into(), note);
+                out.push(run);
+            }
+        }
+    }
+    out
+}
+
+fn shifted(t: Timestamp, by: SignedDuration) -> Timestamp {
+    t.checked_add(by).unwrap_or(t)
+}
+
+fn host_of(run: &BenchmarkSuiteRun) -> String {
+    run.system
+        .as_ref()
+        .map(|s| s.os.hostname.clone())
+        .unwrap_or_else(|| "this machine".into())
+}
+
+/// The run as if taken on `machine`: its host name and CPU count in the
+/// snapshot and the manifest.
+fn rehost(run: &mut BenchmarkSuiteRun, machine: &DemoMachine) {
+    if let Some(sys) = &mut run.system {
+        sys.os.hostname = machine.hostname.into();
+        sys.cpu.logical_cores *= machine.cores;
+        if let Some(p) = &mut sys.cpu.physical_cores {
+            *p *= machine.cores;
+        }
+        sys.memory.total_bytes = sys.memory.total_bytes.saturating_mul(machine.cores as u64);
+    }
+    if let Some(m) = &mut run.manifest {
+        m.hostname = machine.hostname.into();
+    }
+    for b in &mut run.benchmarks {
+        b.system = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn metric(name: &str, unit: &str, value: f64) -> BenchmarkMetric {
+        let mut m = BenchmarkMetric::single(name, value, unit, unit != "ms");
+        m.stats = Some(MetricStats {
+            n: 2,
+            mean: value,
+            median: value,
+            std: 1.0,
+            min: value - 1.0,
+            max: value + 1.0,
+            p25: value,
+            p50: value,
+            p75: value,
+            p90: value,
+            p95: value,
+            p99: value,
+            p999: None,
+            ci95_low: value - 1.0,
+            ci95_high: value + 1.0,
+            outliers: 0,
+            stop_reason: None,
+            samples: vec![value - 1.0, value + 1.0],
+            samples_stride: None,
+        });
+        m
+    }
+
+    #[test]
+    fn rates_grow_times_shrink_and_counts_stay_with_a_faster_machine() {
+        let mut rate = metric("bandwidth", "GB/s", 10.0);
+        scale_metric(&mut rate, 2.0);
+        assert_eq!(rate.value, 20.0);
+        let s = rate.stats.as_ref().unwrap();
+        assert_eq!((s.ci95_low, s.ci95_high, s.std), (18.0, 22.0, 2.0));
+        assert_eq!(s.samples, vec![18.0, 22.0]);
+        let mut time = metric("latency", "ms", 10.0);
+        scale_metric(&mut time, 2.0);
+        assert_eq!(time.value, 5.0);
+        assert_eq!(time.stats.as_ref().unwrap().max, 5.5);
+        let mut cups = metric("gcups", "GCUPS", 3.0);
+        scale_metric(&mut cups, 2.0);
+        assert_eq!(cups.value, 6.0);
+        let mut share = metric("recall", "%", 99.0);
+        scale_metric(&mut share, 2.0);
+        assert_eq!(share.value, 99.0);
+    }
+
+    #[test]
+    fn jitter_stays_within_its_bound_and_moves() {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+        let draws: Vec<f64> = (0..1000).map(|_| jitter(&mut rng)).collect();
+        assert!(draws.iter().all(|d| (d - 1.0).abs() <= JITTER));
+        assert!(draws.iter().any(|d| *d > 1.0 + JITTER / 2.0));
+        assert!(draws.iter().any(|d| *d < 1.0 - JITTER / 2.0));
+    }
+}
