@@ -292,18 +292,34 @@ fn run_entry(
         }
         result.telemetry = Some(summary);
     }
-    // A swept entry's parameters tell its metrics apart from the other entries'.
-    for m in &mut result.metrics {
-        for (k, v) in &planned.sweep {
-            m.tags.entry(k.clone()).or_insert_with(|| v.clone());
-        }
-    }
+    sweep_tags(&mut result.metrics, &planned.sweep);
     record_error(&mut result);
     let grade = assess(&result, host, freq, options.target_rel_ci);
     result.quality = Some(grade.quality);
     result.measurement_quality = Some(grade.measurement_quality);
     result.quality_reasons = grade.reasons;
     result
+}
+
+/// A swept entry's parameters tell its metrics apart from the other
+/// entries': each becomes a tag. Where a metric already has a tag of that
+/// name with another value (cpu_flops' `threads=all` series under
+/// `--param threads=1,2`), the swept value goes to `param.<name>`, so the
+/// two entries' series never share a key.
+fn sweep_tags(metrics: &mut [warpt_model::BenchmarkMetric], sweep: &BTreeMap<String, String>) {
+    for m in metrics {
+        for (k, v) in sweep {
+            match m.tags.get(k) {
+                None => {
+                    m.tags.insert(k.clone(), v.clone());
+                }
+                Some(own) if own == v => {}
+                Some(_) => {
+                    m.tags.insert(format!("param.{k}"), v.clone());
+                }
+            }
+        }
+    }
 }
 
 /// A result that failed, timed out or crashed without an `errors` entry

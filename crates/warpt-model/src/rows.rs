@@ -83,6 +83,9 @@ pub struct TrendRow {
     pub higher_is_better: bool,
     /// The median.
     pub value: f64,
+    /// The 95% confidence interval of the median (low, high), where the
+    /// value came from samples.
+    pub ci95: Option<(f64, f64)>,
 }
 
 /// One line of `warpt results list`.

@@ -34,6 +34,12 @@ struct Point<'a> {
     run_id: &'a str,
     start_time: &'a str,
     value: f64,
+    /// The 95% CI of the median, where the value came from samples.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ci95_low: Option<f64>,
+    /// Its upper bound.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ci95_high: Option<f64>,
 }
 
 /// A step in the series.
@@ -101,6 +107,8 @@ pub fn trend_json<'a>(
                 run_id: &r.run_id,
                 start_time: &r.start_time,
                 value: r.value,
+                ci95_low: r.ci95.map(|c| c.0),
+                ci95_high: r.ci95.map(|c| c.1),
             })
             .collect(),
         change_points: steps

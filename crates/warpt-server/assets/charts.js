@@ -19,6 +19,14 @@ function labelWidth(items) {
   return Math.min(460, Math.max(100, 14 + 6.5 * Math.max(...items.map(i => String(i.label).length))));
 }
 
+/** A category label at the left of a row, cut to fit `width` px (an
+ *  ellipsis says so) with its full text as the hover title. */
+function rowLabel(label, width, attrs) {
+  const t = String(label), room = Math.max(4, Math.floor((width - 10) / 6.5));
+  const shown = t.length > room ? `${t.slice(0, room - 1)}…` : t;
+  return s("text", { ...attrs, class: "category", "text-anchor": "end" }, s("title", {}, t), shown);
+}
+
 function frame(width, height, title, ...children) {
   return h("figure", { class: "chart" },
     title ? h("figcaption", { class: "muted" }, title) : null,
@@ -34,7 +42,7 @@ export function bars(items, title, unit) {
   const kids = [s("line", { class: "axis", x1: label, y1: top, x2: label, y2: height - 20 })];
   items.forEach((it, i) => {
     const y = top + i * row;
-    kids.push(s("text", { x: label - 6, y: y + 14, "text-anchor": "end" }, it.label));
+    kids.push(rowLabel(it.label, label, { x: label - 6, y: y + 14 }));
     kids.push(s("rect", { class: "bar", x: label, y: y + 3, width: Math.max(1, x(it.value) - label), height: row - 8 },
       s("title", {}, `${it.label}: ${num(it.value)} ${unit || ""}`)));
     if (it.lo !== undefined && it.hi !== undefined && it.lo !== null && it.hi !== null) {
@@ -58,7 +66,7 @@ export function boxes(items, title, unit) {
   const kids = [];
   items.forEach((it, i) => {
     const y = top + i * row, ym = y + row / 2;
-    kids.push(s("text", { x: label - 6, y: ym + 4, "text-anchor": "end" }, it.label));
+    kids.push(rowLabel(it.label, label, { x: label - 6, y: ym + 4 }));
     kids.push(s("line", { class: "whisker", x1: x(it.min), y1: ym, x2: x(it.p25), y2: ym }));
     kids.push(s("line", { class: "whisker", x1: x(it.p75), y1: ym, x2: x(it.max), y2: ym }));
     kids.push(s("rect", { class: "box", x: x(it.p25), y: y + 4, width: Math.max(1, x(it.p75) - x(it.p25)), height: row - 8 },

@@ -370,6 +370,7 @@ async fn series(State(state): State<Shared>, Query(p): Params) -> Result<Respons
                 "run_id": r.run_id, "start_time": r.start_time, "hostname": r.hostname,
                 "machine": r.fingerprint, "suite": r.suite, "tags": r.tags, "unit": r.unit,
                 "higher_is_better": r.higher_is_better, "value": r.value,
+                "ci95_low": r.ci95.map(|c| c.0), "ci95_high": r.ci95.map(|c| c.1),
             })
         })
         .collect();

@@ -27,7 +27,7 @@ pub struct TrendQuery<'a> {
 pub fn rows(conn: &Db, q: &TrendQuery<'_>) -> Result<Vec<TrendRow>, StoreError> {
     let raw = conn.rows(
         "SELECT s.id, s.start_time, m.hostname, m.fingerprint, r.suite, x.tags_json, x.unit, \
-                x.higher_is_better, x.value \
+                x.higher_is_better, x.value, x.ci95_low, x.ci95_high \
          FROM metrics x \
          JOIN results r ON r.id = x.result_id \
          JOIN suite_runs s INDEXED BY runs_cover ON s.id = r.run_id \
@@ -50,6 +50,7 @@ pub fn rows(conn: &Db, q: &TrendQuery<'_>) -> Result<Vec<TrendRow>, StoreError> 
         ) = (r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?);
         let tags: BTreeMap<String, String> = serde_json::from_str(&r.get::<String>(5)?)?;
         let (unit, hib, value): (String, bool, f64) = (r.get(6)?, r.get(7)?, r.get(8)?);
+        let (low, high): (Option<f64>, Option<f64>) = (r.get(9)?, r.get(10)?);
         let machine_ok = q
             .machine
             .is_none_or(|m| hostname == m || fingerprint.starts_with(m));
@@ -64,6 +65,7 @@ pub fn rows(conn: &Db, q: &TrendQuery<'_>) -> Result<Vec<TrendRow>, StoreError> 
                 unit,
                 higher_is_better: hib,
                 value,
+                ci95: low.zip(high),
             });
         }
     }

@@ -152,3 +152,45 @@ fn strings_with_declared_choices_sweep_and_others_do_not() {
     );
     assert!(err.contains("'f64' is not one of f32, bf16, f16"), "{err}");
 }
+
+#[test]
+fn a_swept_value_clashing_with_a_metric_tag_goes_to_param_dot_name() {
+    // cpu_flops tags its series threads=1 and threads=all; sweeping its
+    // `threads` parameter must still tell the two entries' series apart.
+    let run = suite_run_of(
+        warpt()
+            .args([
+                "benchmark",
+                "run",
+                "--suite",
+                "micro",
+                "--benchmark",
+                "cpu_flops",
+            ])
+            .args(["--param", "threads=1,2", "--param", "precision=fp64"])
+            .args([
+                "--duration",
+                "0.05",
+                "--burnin-seconds",
+                "0",
+                "--no-store",
+                "--json",
+            ]),
+    );
+    let mut keys: Vec<String> = run
+        .benchmarks
+        .iter()
+        .flat_map(|b| &b.metrics)
+        .map(|m| m.tag_label())
+        .collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "param.threads=1,precision=fp64,threads=all",
+            "param.threads=2,precision=fp64,threads=1",
+            "param.threads=2,precision=fp64,threads=all",
+            "precision=fp64,threads=1",
+        ]
+    );
+}

@@ -142,32 +142,46 @@ fn short_labels(categories: &[String]) -> (Vec<String>, String) {
     (cut, axis)
 }
 
-/// Writes each category's label centred under its group of `per` slots.
+/// Each category's label centred under its group of `per` slots, as SVG
+/// text whose hover title is the category's full tag string (plotters
+/// draws text without titles, so these are added after it has drawn).
 fn category_labels<DB: DrawingBackend, Y: Ranged>(
-    root: &DrawingArea<DB, plotters::coord::Shift>,
     chart: &ChartContext<'_, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
     labels: &[String],
+    categories: &[String],
     per: usize,
     y: Y::ValueType,
-) where
+) -> String
+where
     Y::ValueType: Clone,
 {
-    let font = ("sans-serif", 11).into_font().into_text_style(root).pos(
-        plotters::style::text_anchor::Pos::new(
-            plotters::style::text_anchor::HPos::Center,
-            plotters::style::text_anchor::VPos::Top,
-        ),
-    );
-    for (i, label) in labels.iter().enumerate() {
+    let mut out = String::new();
+    for (i, (label, full)) in labels.iter().zip(categories).enumerate() {
         let centre = (i * per) as f64 + per as f64 / 2.0;
         let (px, py) = chart.backend_coord(&(centre, y.clone()));
-        let _ = root.draw(&Text::new(label.clone(), (px, py + 6), font.clone()));
+        out.push_str(&format!(
+            "<text class=\"category\" x=\"{px}\" y=\"{}\" dy=\"0.76em\" text-anchor=\"middle\" \
+             font-family=\"sans-serif\" font-size=\"11\"><title>{}</title>{}</text>\n",
+            py + 6,
+            crate::escape::xml(full),
+            crate::escape::xml(label)
+        ));
     }
+    out
+}
+
+/// `svg` with `extra` elements drawn last (before its closing tag).
+fn with_extra(mut svg: String, extra: &str) -> String {
+    if let Some(end) = svg.rfind("</svg>") {
+        svg.insert_str(end, extra);
+    }
+    svg
 }
 
 /// Bars per category and run with CI whiskers.
 pub fn bars(title: &str, unit: &str, categories: &[String], runs: usize, bars: &[Bar]) -> String {
     let mut svg = String::new();
+    let extra;
     {
         let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
         let _ = root.fill(&WHITE);
@@ -196,7 +210,7 @@ pub fn bars(title: &str, unit: &str, categories: &[String], runs: usize, bars: &
             .x_desc(axis)
             .y_desc(unit)
             .draw();
-        category_labels(&root, &chart, &labels, per, 0.0);
+        extra = category_labels(&chart, &labels, categories, per, 0.0);
         for b in bars {
             let Some(ci) = categories.iter().position(|c| *c == b.category) else {
                 continue;
@@ -220,7 +234,7 @@ pub fn bars(title: &str, unit: &str, categories: &[String], runs: usize, bars: &
         }
         let _ = root.present();
     }
-    svg
+    with_extra(svg, &extra)
 }
 
 /// Box plots (quartiles, 1.5 IQR whiskers) of each run's samples per
@@ -233,6 +247,7 @@ pub fn boxes(
     groups: &[(String, usize, Vec<f64>)],
 ) -> String {
     let mut svg = String::new();
+    let extra;
     {
         let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
         let _ = root.fill(&WHITE);
@@ -257,7 +272,7 @@ pub fn boxes(
             .x_desc(axis)
             .y_desc(unit)
             .draw();
-        category_labels(&root, &chart, &labels, per, lo as f32);
+        extra = category_labels(&chart, &labels, categories, per, lo as f32);
         for (cat, series, samples) in groups {
             if samples.is_empty() {
                 continue;
@@ -275,7 +290,7 @@ pub fn boxes(
         }
         let _ = root.present();
     }
-    svg
+    with_extra(svg, &extra)
 }
 
 /// Lines of y against x, one per series, with a legend.

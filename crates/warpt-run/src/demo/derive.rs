@@ -17,8 +17,14 @@ use warpt_model::{BenchmarkMetric, BenchmarkSuiteRun, MetricStats, run_id};
 pub struct DemoMachine {
     /// Its host name (every demo host name starts with `demo-`).
     pub hostname: &'static str,
-    /// How much faster than this machine it is: rates ×speed, times ÷speed.
+    /// How much faster than this machine it is on all its threads: rates
+    /// ×speed, times ÷speed.
     pub speed: f64,
+    /// The same for one thread (metrics tagged `threads=1`).
+    pub per_core: f64,
+    /// Benchmarks that scale otherwise, by name: memory bandwidth grows
+    /// with channels, latency does not.
+    pub special: &'static [(&'static str, f64)],
     /// Its logical CPUs, as a multiple of this machine's.
     pub cores: usize,
     /// Days before now of each of its runs, oldest first.
@@ -39,13 +45,16 @@ pub struct Step {
     pub factor: f64,
 }
 
-/// The demo's machines: a bigger one with an eleven-day gap in its history
+/// The demo's machines: a bigger one (four times the cores, more memory
+/// channels, a longer trip to memory) with an eleven-day gap in its history
 /// (the run-index axis closes it, the calendar axis shows it), and a
 /// smaller one whose memory bandwidth drops 22% at its ninth run.
 pub const MACHINES: [DemoMachine; 2] = [
     DemoMachine {
         hostname: "demo-big",
         speed: 1.9,
+        per_core: 1.15,
+        special: &[("mem_bandwidth", 2.6), ("mem_latency", 0.85)],
         cores: 4,
         days_ago: &[27, 26, 25, 24, 23, 12, 11, 10, 9, 8, 7],
         step: None,
@@ -53,6 +62,8 @@ pub const MACHINES: [DemoMachine; 2] = [
     DemoMachine {
         hostname: "demo-small",
         speed: 0.8,
+        per_core: 0.9,
+        special: &[("mem_bandwidth", 0.7), ("mem_latency", 1.1)],
         cores: 1,
         days_ago: &[14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1],
         step: Some(Step {
@@ -85,7 +96,20 @@ fn scaling(unit: &str) -> Scaling {
     }
 }
 
-/// Multiplies a metric's value, statistics and samples by `k` (> 0).
+impl DemoMachine {
+    /// Its speed relative to this machine for `benchmark`'s `metric`.
+    pub fn speed_of(&self, benchmark: &str, metric: &BenchmarkMetric) -> f64 {
+        if let Some((_, s)) = self.special.iter().find(|(b, _)| *b == benchmark) {
+            *s
+        } else if metric.tags.get("threads").map(String::as_str) == Some("1") {
+            self.per_core
+        } else {
+            self.speed
+        }
+    }
+}
+
+/// Multiplies a metric's rates by `speed` and its times by 1/`speed`.
 fn scale_metric(m: &mut BenchmarkMetric, speed: f64) {
     let k = match scaling(&m.unit) {
         Scaling::Rate => speed,
@@ -147,11 +171,14 @@ pub fn derive(seeds: &[BenchmarkSuiteRun], now: Timestamp) -> Vec<BenchmarkSuite
                 let shift = at.duration_since(first);
                 let stepped = machine.step.filter(|st| i >= st.from_run);
                 for b in &mut run.benchmarks {
-                    let mut speed = machine.speed * jitter(&mut rng);
+                    let mut run_factor = jitter(&mut rng);
                     if let Some(st) = stepped.filter(|st| b.spec.id.name == st.benchmark) {
-                        speed *= st.factor;
+                        run_factor *= st.factor;
                     }
-                    b.metrics.iter_mut().for_each(|x| scale_metric(x, speed));
+                    for x in &mut b.metrics {
+                        let speed = machine.speed_of(&b.spec.id.name, x) * run_factor;
+                        scale_metric(x, speed);
+                    }
                     b.start_time = shifted(b.start_time, shift);
                     b.end_time = shifted(b.end_time, shift);
                 }
@@ -160,12 +187,18 @@ pub fn derive(seeds: &[BenchmarkSuiteRun], now: Timestamp) -> Vec<BenchmarkSuite
                 let start = run.start_time.unwrap_or(at);
                 run.id = run_id(start, &format!("demo{m}{i:02}{s}"));
                 rehost(&mut run, machine);
+                let special: String = machine
+                    .special
+                    .iter()
+                    .map(|(b, f)| format!(", {b} x{f:.2}"))
+                    .collect();
                 let mut note = format!(
-                    "derived from run {} measured on {}: rates x{:.2}, times /{:.2}, ±{:.0}% jitter",
+                    "derived from run {} measured on {}: rates x{:.2} (one thread x{:.2}{special}), \
+                     times divided by the same, ±{:.0}% jitter",
                     seed.id,
                     host_of(seed),
                     machine.speed,
-                    machine.speed,
+                    machine.per_core,
                     JITTER * 100.0
                 );
                 if let Some(st) = stepped {
@@ -265,6 +298,18 @@ mod tests {
         let mut share = metric("recall", "%", 99.0);
         scale_metric(&mut share, 2.0);
         assert_eq!(share.value, 99.0);
+    }
+
+    #[test]
+    fn a_machine_scales_one_thread_and_its_special_benchmarks_apart() {
+        let big = MACHINES[0];
+        let mut one = metric("gflops", "GFLOP/s", 1.0);
+        one.tags.insert("threads".into(), "1".into());
+        let all = metric("gflops", "GFLOP/s", 1.0);
+        assert_eq!(big.speed_of("cpu_flops", &one), big.per_core);
+        assert_eq!(big.speed_of("cpu_flops", &all), big.speed);
+        assert_eq!(big.speed_of("mem_bandwidth", &one), 2.6);
+        assert_ne!(big.per_core, big.speed);
     }
 
     #[test]

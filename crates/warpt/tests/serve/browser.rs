@@ -205,10 +205,28 @@ impl Browser {
 
     /// A PNG of the page as it stands.
     pub(crate) fn screenshot(&mut self, path: &Path) {
-        let r = self.call(
-            "Page.captureScreenshot",
+        self.capture(
+            path,
             json!({"format": "png", "captureBeyondViewport": true}),
         );
+    }
+
+    /// A PNG of `height` CSS pixels of the page, the page's width, from the
+    /// top of the first element matching `selector`: a long page's part.
+    pub(crate) fn screenshot_at(&mut self, path: &Path, selector: &str, height: f64) {
+        let top = self.eval(&format!(
+            "document.querySelector('{selector}').getBoundingClientRect().top + window.scrollY"
+        ));
+        let width = self.eval("document.documentElement.scrollWidth");
+        self.capture(
+            path,
+            json!({"format": "png", "captureBeyondViewport": true,
+                   "clip": {"x": 0, "y": top, "width": width, "height": height, "scale": 1}}),
+        );
+    }
+
+    fn capture(&mut self, path: &Path, params: Value) {
+        let r = self.call("Page.captureScreenshot", params);
         let png = base64::engine::general_purpose::STANDARD
             .decode(r["data"].as_str().unwrap())
             .unwrap();

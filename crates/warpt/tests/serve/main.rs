@@ -11,6 +11,7 @@ mod dashboard;
 mod hardening;
 mod read;
 mod runs;
+mod tour;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
