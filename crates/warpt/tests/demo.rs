@@ -28,6 +28,13 @@ fn demo_fills_a_new_store_with_machines_a_regression_and_sweeps() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("sub").join("demo.db");
     let filled = json_of(warpt().args(["demo", "--json", "--store"]).arg(&store));
+    // No temporary file left beside it.
+    let left: Vec<_> = std::fs::read_dir(store.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, [std::ffi::OsString::from("demo.db")]);
+
     // Four runs measured here (micro with its sweeps, biobench, mlperf, the
     // serving sweep), every result passed.
     assert_eq!(filled["measured"].as_array().unwrap().len(), 4, "{filled}");
@@ -103,12 +110,25 @@ fn demo_fills_a_new_store_with_machines_a_regression_and_sweeps() {
         .collect();
     assert_eq!(threads, ["1", "2"]);
 
-    // No temporary file left beside it.
-    let left: Vec<_> = std::fs::read_dir(store.parent().unwrap())
+    // Each made-up machine has a noise profile (its runs before any step
+    // as A/A trials); this machine has none.
+    let profiles = json_of(
+        warpt()
+            .args(["results", "query", "--json"])
+            .arg(
+                "SELECT m.hostname, count(*) AS n FROM noise_profiles p \
+                 JOIN machines m ON m.id = p.machine_id GROUP BY m.hostname ORDER BY m.hostname",
+            )
+            .arg("--store")
+            .arg(&store),
+    );
+    let hosts: Vec<&str> = profiles
+        .as_array()
         .unwrap()
-        .map(|e| e.unwrap().file_name())
+        .iter()
+        .map(|p| p["hostname"].as_str().unwrap())
         .collect();
-    assert_eq!(left, [std::ffi::OsString::from("demo.db")]);
+    assert_eq!(hosts, ["demo-big", "demo-small"], "{profiles}");
 
     // A store that exists is refused, named, and left as it was.
     let before = std::fs::read(&store).unwrap();

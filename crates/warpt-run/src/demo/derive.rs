@@ -10,7 +10,9 @@ use std::collections::BTreeMap;
 use jiff::{SignedDuration, Timestamp};
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use warpt_model::{BenchmarkMetric, BenchmarkSuiteRun, MetricStats, run_id};
+use warpt_model::{
+    BenchmarkMetric, BenchmarkSuiteRun, ListOutput, MetricStats, NoiseEntry, Trial, run_id,
+};
 
 /// A machine of the demo history that does not exist.
 #[derive(Debug, Clone, Copy)]
@@ -20,7 +22,8 @@ pub struct DemoMachine {
     /// How much faster than this machine it is on all its threads: rates
     /// ×speed, times ÷speed.
     pub speed: f64,
-    /// The same for one thread (metrics tagged `threads=1`).
+    /// The same for one thread (metrics tagged `threads=1`, or
+    /// `param.threads=1` where the benchmark ran on one).
     pub per_core: f64,
     /// Benchmarks that scale otherwise, by name: memory bandwidth grows
     /// with channels, latency does not.
@@ -101,7 +104,10 @@ impl DemoMachine {
     pub fn speed_of(&self, benchmark: &str, metric: &BenchmarkMetric) -> f64 {
         if let Some((_, s)) = self.special.iter().find(|(b, _)| *b == benchmark) {
             *s
-        } else if metric.tags.get("threads").map(String::as_str) == Some("1") {
+        } else if ["threads", "param.threads"]
+            .iter()
+            .any(|k| metric.tags.get(*k).map(String::as_str) == Some("1"))
+        {
             self.per_core
         } else {
             self.speed
@@ -154,16 +160,28 @@ fn jitter(rng: &mut Xoshiro256PlusPlus) -> f64 {
     1.0 + JITTER * (2.0 * u - 1.0)
 }
 
+/// The made-up machines' history and their noise profiles.
+#[derive(Debug, Clone, Default)]
+pub struct Derived {
+    /// Every run, machine by machine, oldest first.
+    pub runs: Vec<BenchmarkSuiteRun>,
+    /// Each machine's noise profile, from its runs before any step taken
+    /// as A/A trials (what `warpt noise` would have measured there), so
+    /// `compare` can tell the step from run-to-run variation.
+    pub profiles: Vec<(ListOutput, Vec<NoiseEntry>)>,
+}
+
 /// Every demo machine's history: for each of its days, a copy of each
 /// seed run, `days_ago` days before `now` (seeds keep their spacing).
 /// Deterministic for given seeds and `now`.
-pub fn derive(seeds: &[BenchmarkSuiteRun], now: Timestamp) -> Vec<BenchmarkSuiteRun> {
+pub fn derive(seeds: &[BenchmarkSuiteRun], now: Timestamp) -> Derived {
     let Some(first) = seeds.iter().filter_map(|s| s.start_time).min() else {
-        return Vec::new();
+        return Derived::default();
     };
-    let mut out = Vec::new();
+    let mut out = Derived::default();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(0xde30);
     for (m, machine) in MACHINES.iter().enumerate() {
+        let mut steady: Vec<Vec<BenchmarkSuiteRun>> = vec![Vec::new(); seeds.len()];
         for (i, days) in machine.days_ago.iter().enumerate() {
             let at = now - SignedDuration::from_hours(24 * days);
             for (s, seed) in seeds.iter().enumerate() {
@@ -213,11 +231,40 @@ pub fn derive(seeds: &[BenchmarkSuiteRun], now: Timestamp) -> Vec<BenchmarkSuite
                 run.metadata
                     .get_or_insert_with(BTreeMap::new)
                     .insert("demo".into(), note);
-                out.push(run);
+                if stepped.is_none() {
+                    steady[s].push(run.clone());
+                }
+                out.runs.push(run);
+            }
+        }
+        for runs in &steady {
+            if let Some(p) = aa_profile(runs) {
+                out.profiles.push(p);
             }
         }
     }
     out
+}
+
+/// The noise profile of `runs` (one seed's runs on one machine, unchanged
+/// code) read as the trials of one A/A run, as `warpt noise` reads its own.
+fn aa_profile(runs: &[BenchmarkSuiteRun]) -> Option<(ListOutput, Vec<NoiseEntry>)> {
+    let first = runs.first()?;
+    let system = first.system.clone()?;
+    let mut aa = first.clone();
+    aa.trials = runs
+        .iter()
+        .zip(1..)
+        .map(|(r, index)| Trial {
+            index,
+            start_time: r.start_time,
+            end_time: r.end_time,
+            order: (0..r.benchmarks.len()).collect(),
+            benchmarks: r.benchmarks.clone(),
+        })
+        .collect();
+    let entries = warpt_report::compare::noise::profile(&aa).entries;
+    (!entries.is_empty()).then_some((system, entries))
 }
 
 fn shifted(t: Timestamp, by: SignedDuration) -> Timestamp {
@@ -309,6 +356,10 @@ mod tests {
         assert_eq!(big.speed_of("cpu_flops", &one), big.per_core);
         assert_eq!(big.speed_of("cpu_flops", &all), big.speed);
         assert_eq!(big.speed_of("mem_bandwidth", &one), 2.6);
+        let mut swept = metric("gflops", "GFLOP/s", 1.0);
+        swept.tags.insert("threads".into(), "all".into());
+        swept.tags.insert("param.threads".into(), "1".into());
+        assert_eq!(big.speed_of("cpu_flops", &swept), big.per_core);
         assert_ne!(big.per_core, big.speed);
     }
 

@@ -12,7 +12,7 @@
 
 mod derive;
 
-pub use derive::{DemoMachine, MACHINES, Step, derive};
+pub use derive::{DemoMachine, Derived, MACHINES, Step, derive};
 
 use std::path::Path;
 
@@ -150,7 +150,7 @@ pub fn fill(
     let derived = derive(&to_derive, now);
     let measured: Vec<BenchmarkSuiteRun> = seeds.into_iter().map(|(r, _)| r).collect();
     write(store, &measured, &derived)?;
-    Ok(summary(store, &measured, derived.len()))
+    Ok(summary(store, &measured, derived.runs.len()))
 }
 
 fn summary(store: &Location, measured: &[BenchmarkSuiteRun], derived: usize) -> Filled {
@@ -207,19 +207,19 @@ fn refuse_existing(store: &Location) -> Result<()> {
     Ok(())
 }
 
-/// Records the runs measured here as runs and the derived ones as imports;
-/// a SQLite store is written under a temporary name and renamed into place.
-fn write(
-    store: &Location,
-    measured: &[BenchmarkSuiteRun],
-    derived: &[BenchmarkSuiteRun],
-) -> Result<()> {
+/// Records the runs measured here as runs, the derived ones as imports and
+/// the made-up machines' noise profiles; a SQLite store is written under a
+/// temporary name and renamed into place.
+fn write(store: &Location, measured: &[BenchmarkSuiteRun], derived: &Derived) -> Result<()> {
     let record = |s: &mut Store| -> Result<()> {
         for r in measured {
             s.record_run(r, &Source::Run)?;
         }
-        for r in derived {
+        for r in &derived.runs {
             s.record_run(r, &Source::Import("warpt demo (derived)".into()))?;
+        }
+        for (system, entries) in &derived.profiles {
+            s.record_noise(system, entries)?;
         }
         Ok(())
     };
