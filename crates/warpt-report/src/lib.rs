@@ -4,6 +4,8 @@
 //!   Benjamini-Hochberg, robust spread;
 //! - [`compare`]: two runs' metrics matched and judged (`improved`, `regressed`, `~`,
 //!   `inconclusive`) against the machine's noise band;
+//! - [`assets`]: the line charts' browser code (uPlot and `lines.js`), for the
+//!   HTML report and the dashboard;
 //! - [`escape`]: escaping for CSV, Markdown and XML/HTML;
 //! - [`render`]: a comparison as terminal text, Markdown or JSON;
 //! - [`report`]: Markdown, self-contained HTML with SVG charts, and JSON reports of runs;
@@ -13,6 +15,7 @@
 //!   watt, per cost) with the margin's significance, and sick nodes;
 //! - [`exports`]: a run as Bencher Metric Format, github-action-benchmark, JUnit XML, CSV.
 
+pub mod assets;
 pub mod compare;
 pub mod escape;
 pub mod exports;

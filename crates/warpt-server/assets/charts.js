@@ -1,6 +1,7 @@
 // Charts built from data, nothing fetched: bars with 95% CI whiskers and box
-// plots as SVG; lines (over time, or against throughput) with uPlot, which
-// the page loads from the binary (assets/vendor, MIT licence beside it).
+// plots as SVG; lines (over time, or against throughput) with uPlot through
+// lines.js, which the page loads from the binary (vendor/, MIT licence
+// beside it).
 
 import { h, s, num } from "./dom.js";
 
@@ -78,89 +79,13 @@ export function boxes(items, title, unit) {
   return frame(w, height, title, ...kids);
 }
 
-/** Lines, drawn by uPlot (vendor/uPlot.iife.min.js, loaded by the page):
- *  series = [{name, points: [{x, y, title}], marks: [{x, label}]}], `x`
- *  numbers (times in ms with opts.time, else values such as throughput).
- *  Hovering shows each series' value and its point's title (run id, CI);
- *  dragging across zooms (double-click resets); a click on a legend entry
- *  hides or shows its series. With opts.time the x axis is the run index
- *  (a history with gaps stays readable; the date shows on hover) unless
- *  opts.calendar asks for dates; opts.log gives a logarithmic y axis. The
- *  marks (change points, knees) are drawn as dashed vertical lines and
- *  listed under the chart. The uPlot instance is the figure's `uplot`. */
+/** Lines, drawn by uPlot through `warpt.lines` (lines.js, shared with the
+ *  HTML report; see there for `series` and `opts`) in a figure with its
+ *  title; the uPlot instance is the figure's `uplot`. */
 export function lines(series, title, unit, opts = {}) {
-  const all = series.flatMap(se => se.points);
-  if (!all.length) return h("p", { class: "muted" }, "No points yet.");
-  const xs = [...new Set(all.map(p => p.x))].sort((a, b) => a - b);
-  const index = opts.time && !opts.calendar;
-  const at = new Map(xs.map((x, i) => [x, i]));
-  const pos = x => index ? at.get(x) : opts.time ? x / 1000 : x;
-  const ys = series.map(se => {
-    const col = new Array(xs.length).fill(null);
-    for (const p of se.points) col[at.get(p.x)] = p.y;
-    return col;
-  });
-  const titles = series.map(se => {
-    const col = new Array(xs.length).fill(null);
-    for (const p of se.points) col[at.get(p.x)] = p.title || null;
-    return col;
-  });
-  const date = x => new Date(x).toISOString().replace("T", " ").slice(0, 16);
-  const fmtx = (u, v, si, i) => {
-    if (v === null || v === undefined) return "–";
-    if (opts.time) return `${index ? `#${v + 1} ` : ""}${date(xs[index ? v : at.get(v * 1000)] ?? v * 1000)}`;
-    return num(v);
-  };
-  const marks = series.flatMap(se => (se.marks || []).map(m => ({ ...m, series: se.name })));
+  if (!series.some(se => se.points.length)) return h("p", { class: "muted" }, "No points yet.");
   const fig = h("figure", { class: "chart" }, title ? h("figcaption", { class: "muted" }, title) : null);
-  const host = h("div", { class: "uplot-host" });
-  fig.append(host);
-  const options = {
-    width: opts.width || 900,
-    height: opts.height || 300,
-    scales: { x: { time: Boolean(opts.time && opts.calendar) }, y: opts.log ? { distr: 3 } : {} },
-    axes: [
-      index ? { values: (u, vals) => vals.map(v => Number.isInteger(v) ? `#${v + 1}` : "") } : {},
-      { label: unit || "", size: 70 },
-    ],
-    cursor: { drag: { x: true, y: false, setScale: true } },
-    series: [
-      { label: opts.time ? "run" : (opts.xLabel || "x"), value: fmtx },
-      ...series.map((se, i) => ({
-        label: se.name,
-        stroke: colour(i),
-        width: 2,
-        spanGaps: true,
-        points: { show: se.points.length <= 400, size: 5 },
-        value: (u, v, si, idx) => v === null || v === undefined ? "–"
-          : `${num(v)}${unit ? ` ${unit}` : ""}${idx !== null && titles[i][idx] ? ` (${titles[i][idx]})` : ""}`,
-      })),
-    ],
-    plugins: [{
-      hooks: {
-        draw: u => {
-          const ctx = u.ctx;
-          ctx.save();
-          ctx.setLineDash([4, 4]);
-          ctx.strokeStyle = "#868e96";
-          for (const m of marks) {
-            const cx = u.valToPos(pos(m.x), "x", true);
-            if (!Number.isFinite(cx)) continue;
-            ctx.beginPath();
-            ctx.moveTo(cx, u.bbox.top);
-            ctx.lineTo(cx, u.bbox.top + u.bbox.height);
-            ctx.stroke();
-          }
-          ctx.restore();
-        },
-      },
-    }],
-  };
-  const data = [xs.map(pos), ...ys];
-  fig.uplot = new uPlot(options, data, host);
-  if (marks.length) {
-    fig.append(h("ul", { class: "marks muted" }, marks.map(m => h("li", {}, `${m.series}, ${fmtx(null, pos(m.x))}: ${m.label}`))));
-  }
+  window.warpt.lines(fig, series, { ...opts, unit });
   return fig;
 }
 

@@ -35,13 +35,9 @@ export function fill(el, ...children) {
   return build(el, {}, children);
 }
 
-/** A number for people: 4 significant digits, no exponent for common sizes. */
+/** A number for people (lines.js's, so charts and tables agree). */
 export function num(v) {
-  if (v === null || v === undefined || Number.isNaN(v)) return "–";
-  if (typeof v !== "number") return String(v);
-  const a = Math.abs(v);
-  if (a !== 0 && (a >= 1e9 || a < 1e-3)) return v.toExponential(3);
-  return Number(v.toPrecision(4)).toLocaleString("en-US", { maximumFractionDigits: 6 });
+  return window.warpt.num(v);
 }
 
 /** A timestamp shortened to minutes, in UTC. */

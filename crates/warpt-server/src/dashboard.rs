@@ -79,22 +79,28 @@ const ASSETS: &[(&str, &str, &str)] = &[
         "text/javascript; charset=utf-8",
         include_str!("../assets/views/token.js"),
     ),
-    // uPlot 1.6.32 (MIT, from the npm registry), the line charts' library:
-    // vendored as published, its licence served beside it.
+    // uPlot 1.6.32 (MIT, from the npm registry), the line charts' library,
+    // vendored as published (its licence served beside it), and the line
+    // charts drawn with it: both shared with the HTML report.
     (
         "vendor/uPlot.iife.min.js",
         "text/javascript; charset=utf-8",
-        include_str!("../assets/vendor/uPlot.iife.min.js"),
+        warpt_report::assets::UPLOT_JS,
     ),
     (
         "vendor/uPlot.min.css",
         "text/css; charset=utf-8",
-        include_str!("../assets/vendor/uPlot.min.css"),
+        warpt_report::assets::UPLOT_CSS,
     ),
     (
         "vendor/uPlot.LICENSE",
         "text/plain; charset=utf-8",
-        include_str!("../assets/vendor/uPlot.LICENSE"),
+        warpt_report::assets::UPLOT_LICENSE,
+    ),
+    (
+        "lines.js",
+        "text/javascript; charset=utf-8",
+        warpt_report::assets::LINES_JS,
     ),
 ];
 

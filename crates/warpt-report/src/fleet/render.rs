@@ -216,5 +216,6 @@ pub fn html(report: &MachineReport) -> String {
             s += "</figure></section>\n";
         }
     }
-    s + "</body></html>\n"
+    let scripts = crate::report::interactive::scripts(&s);
+    s + &scripts + "</body></html>\n"
 }

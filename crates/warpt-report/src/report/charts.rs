@@ -1,6 +1,11 @@
-//! The report's charts, each an inline SVG string drawn with plotters.
+//! The report's charts, each an inline SVG string drawn with plotters (line
+//! charts inside a figure that also carries their data for the browser:
+//! see [`super::interactive`]).
 
 use plotters::prelude::*;
+
+use super::interactive;
+use super::labels::{category_labels, short_labels};
 
 /// One bar: a label, a value and its 95% CI.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,104 +77,6 @@ fn range(values: impl Iterator<Item = f64>, from_zero: bool) -> (f64, f64) {
     )
 }
 
-/// Short labels for categories, and the axis name: the `key=value` pairs
-/// every category shares go to the axis name, so each label keeps only what
-/// tells it apart (`threads=1` rather than `precision=fp64,threads=1`);
-/// where one key is left, the labels are its values and the axis is the
-/// key. Labels still wider than their slot (about 6.5 px a character at
-/// 11 px) are cut with an ellipsis, so no label runs into the next.
-fn short_labels(categories: &[String]) -> (Vec<String>, String) {
-    let pairs: Option<Vec<Vec<(&str, &str)>>> = categories
-        .iter()
-        .map(|c| {
-            c.split(',')
-                .map(|p| p.split_once('='))
-                .collect::<Option<Vec<_>>>()
-        })
-        .collect();
-    let (labels, axis) = match pairs {
-        Some(pairs) if !pairs.is_empty() => {
-            let common: Vec<(&str, &str)> = pairs[0]
-                .iter()
-                .copied()
-                .filter(|p| pairs.iter().all(|c| c.contains(p)))
-                .collect();
-            let rest: Vec<Vec<(&str, &str)>> = pairs
-                .iter()
-                .map(|c| c.iter().copied().filter(|p| !common.contains(p)).collect())
-                .collect();
-            let shared = common
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(",");
-            let key = rest.first().and_then(|r| r.first()).map(|(k, _)| *k);
-            let one_key = rest.iter().all(|r| r.len() == 1 && Some(r[0].0) == key);
-            if one_key && let Some(key) = key {
-                let axis = if shared.is_empty() {
-                    key.to_string()
-                } else {
-                    format!("{key} ({shared})")
-                };
-                (rest.iter().map(|r| r[0].1.to_string()).collect(), axis)
-            } else {
-                let labels = rest
-                    .iter()
-                    .map(|r| {
-                        r.iter()
-                            .map(|(k, v)| format!("{k}={v}"))
-                            .collect::<Vec<_>>()
-                            .join(",")
-                    })
-                    .collect();
-                (labels, shared)
-            }
-        }
-        _ => (categories.to_vec(), String::new()),
-    };
-    let slot_px = f64::from(W - 90) / categories.len().max(1) as f64;
-    let room = ((slot_px / 6.5).floor() as usize).max(3);
-    let cut = labels
-        .into_iter()
-        .map(|l| {
-            if l.chars().count() <= room {
-                l
-            } else {
-                l.chars().take(room - 1).collect::<String>() + "…"
-            }
-        })
-        .collect();
-    (cut, axis)
-}
-
-/// Each category's label centred under its group of `per` slots, as SVG
-/// text whose hover title is the category's full tag string (plotters
-/// draws text without titles, so these are added after it has drawn).
-fn category_labels<DB: DrawingBackend, Y: Ranged>(
-    chart: &ChartContext<'_, DB, Cartesian2d<plotters::coord::types::RangedCoordf64, Y>>,
-    labels: &[String],
-    categories: &[String],
-    per: usize,
-    y: Y::ValueType,
-) -> String
-where
-    Y::ValueType: Clone,
-{
-    let mut out = String::new();
-    for (i, (label, full)) in labels.iter().zip(categories).enumerate() {
-        let centre = (i * per) as f64 + per as f64 / 2.0;
-        let (px, py) = chart.backend_coord(&(centre, y.clone()));
-        out.push_str(&format!(
-            "<text class=\"category\" x=\"{px}\" y=\"{}\" dy=\"0.76em\" text-anchor=\"middle\" \
-             font-family=\"sans-serif\" font-size=\"11\"><title>{}</title>{}</text>\n",
-            py + 6,
-            crate::escape::xml(full),
-            crate::escape::xml(label)
-        ));
-    }
-    out
-}
-
 /// `svg` with `extra` elements drawn last (before its closing tag).
 fn with_extra(mut svg: String, extra: &str) -> String {
     if let Some(end) = svg.rfind("</svg>") {
@@ -182,6 +89,7 @@ fn with_extra(mut svg: String, extra: &str) -> String {
 pub fn bars(title: &str, unit: &str, categories: &[String], runs: usize, bars: &[Bar]) -> String {
     let mut svg = String::new();
     let extra;
+    let labels = short_labels(categories, f64::from(W - 90));
     {
         let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
         let _ = root.fill(&WHITE);
@@ -194,20 +102,19 @@ pub fn bars(title: &str, unit: &str, categories: &[String], runs: usize, bars: &
         let chart = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 16))
             .margin(8)
-            .x_label_area_size(40)
+            .x_label_area_size(labels.area())
             .y_label_area_size(60)
             .build_cartesian_2d(0.0..slots, 0.0..hi);
         let Ok(mut chart) = chart else {
             return String::new();
         };
         let per = runs.max(1);
-        let (labels, axis) = short_labels(categories);
         let _ = chart
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(0)
             .x_label_formatter(&|_| String::new())
-            .x_desc(axis)
+            .x_desc(labels.axis.clone())
             .y_desc(unit)
             .draw();
         extra = category_labels(&chart, &labels, categories, per, 0.0);
@@ -248,6 +155,7 @@ pub fn boxes(
 ) -> String {
     let mut svg = String::new();
     let extra;
+    let labels = short_labels(categories, f64::from(W - 90));
     {
         let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
         let _ = root.fill(&WHITE);
@@ -257,19 +165,18 @@ pub fn boxes(
         let Ok(mut chart) = ChartBuilder::on(&root)
             .caption(title, ("sans-serif", 16))
             .margin(8)
-            .x_label_area_size(40)
+            .x_label_area_size(labels.area())
             .y_label_area_size(60)
             .build_cartesian_2d(0.0..slots, lo as f32..hi as f32)
         else {
             return String::new();
         };
-        let (labels, axis) = short_labels(categories);
         let _ = chart
             .configure_mesh()
             .disable_x_mesh()
             .x_labels(0)
             .x_label_formatter(&|_| String::new())
-            .x_desc(axis)
+            .x_desc(labels.axis.clone())
             .y_desc(unit)
             .draw();
         extra = category_labels(&chart, &labels, categories, per, lo as f32);
@@ -308,7 +215,7 @@ pub fn lines(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]) -> String 
                 points: l.points.iter().map(|&(x, y)| (x.log10(), y)).collect(),
             })
             .collect();
-        return draw_lines(
+        let svg = draw_lines(
             title,
             &format!("{x_desc} (log scale)"),
             y_desc,
@@ -316,8 +223,10 @@ pub fn lines(title: &str, x_desc: &str, y_desc: &str, lines: &[Line]) -> String 
             XAxis::Log,
             &[],
         );
+        return interactive::figure(svg, &interactive::lines(x_desc, y_desc, lines, true));
     }
-    draw_lines(title, x_desc, y_desc, lines, XAxis::Linear, &[])
+    let svg = draw_lines(title, x_desc, y_desc, lines, XAxis::Linear, &[]);
+    interactive::figure(svg, &interactive::lines(x_desc, y_desc, lines, false))
 }
 
 /// How a line chart's x axis is scaled and labelled.
@@ -418,7 +327,8 @@ fn draw_lines(
 /// series, with each change point drawn as a dashed vertical line before
 /// the first run after it and labelled with its change.
 pub fn trend(title: &str, unit: &str, lines: &[Line], steps: &[(f64, String)]) -> String {
-    draw_lines(title, "run", unit, lines, XAxis::Runs, steps)
+    let svg = draw_lines(title, "run", unit, lines, XAxis::Runs, steps);
+    interactive::figure(svg, &interactive::trend(unit, lines, steps))
 }
 
 /// Latency against throughput: the p50 line with a whisker up to each
@@ -432,6 +342,7 @@ pub fn latency_curve(
     bound: Option<f64>,
     knee: Option<(f64, String)>,
 ) -> String {
+    let spec = interactive::curve(x_desc, y_desc, curve, bound, knee.as_ref());
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, (W, H)).into_drawing_area();
@@ -506,44 +417,5 @@ pub fn latency_curve(
             .draw();
         let _ = root.present();
     }
-    svg
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn labels_keep_what_differs_and_fit_their_slots() {
-        let c = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let (l, axis) = short_labels(&c(&[
-            "precision=fp64,threads=1",
-            "precision=fp64,threads=all",
-        ]));
-        assert_eq!(
-            (l, axis.as_str()),
-            (c(&["1", "all"]), "threads (precision=fp64)")
-        );
-        let (l, axis) = short_labels(&c(&[
-            "isa=avx2,precision=fp32",
-            "isa=avx512,precision=fp64",
-        ]));
-        assert_eq!(
-            l,
-            c(&["isa=avx2,precision=fp32", "isa=avx512,precision=fp64"])
-        );
-        assert_eq!(axis, "");
-        // Ten series: every label fits its slot, none runs into the next.
-        let ten: Vec<String> = (0..10)
-            .map(|i| format!("isa=avx512_{i},precision=bf16_long_name_{i},threads=all"))
-            .collect();
-        let (l, _) = short_labels(&ten);
-        let slot = f64::from(W - 90) / 10.0;
-        for label in &l {
-            assert!(label.chars().count() as f64 * 6.5 <= slot, "{label}");
-        }
-        assert!(l[0].ends_with('…'), "{l:?}");
-        let (l, axis) = short_labels(&c(&["cpu_flops gflops", "mem"]));
-        assert_eq!((l, axis.as_str()), (c(&["cpu_flops gflops", "mem"]), ""));
-    }
+    interactive::figure(svg, &spec)
 }

@@ -368,7 +368,8 @@ pub fn html(input: &Input) -> String {
         s += "<h2>Telemetry</h2>\n";
         s += &t;
     }
-    s + "</body></html>\n"
+    let scripts = super::interactive::scripts(&s);
+    s + &scripts + "</body></html>\n"
 }
 
 /// One chart per run recorded with `--monitor`: the resident memory of

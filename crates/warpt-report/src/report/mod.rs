@@ -251,5 +251,7 @@ pub fn json(input: &Input) -> serde_json::Value {
 }
 
 pub mod html;
+pub(crate) mod interactive;
+mod labels;
 mod serving;
 pub use html::html;

@@ -53,7 +53,7 @@ function servingCharts(results) {
       if (params[sloKey] > 0) {
         series.push({ name: `SLO ${num(params[sloKey])}`, points: [{ x: p50[0].x, y: params[sloKey] }, { x: p50[p50.length - 1].x, y: params[sloKey] }] });
       }
-      out.push(lines(series, `${id} ${name} against throughput (requests/s)`, "ms", { xLabel: "requests/s" }));
+      out.push(lines(series, `${id} ${name} against throughput (requests/s)`, "ms", { xLabel: "requests/s", logToggle: true }));
     }
   }
   return out;

@@ -86,6 +86,13 @@ fn the_demo_history_fills_every_page_and_its_charts_explain_themselves() {
         b.eval("[...document.querySelectorAll('figure.chart')].some(f => f.textContent.includes('knee: '))")
             == json!(true)
     );
+    // Its latency axis switches to log (p99 sits far above p50).
+    let distr = b.eval(
+        "(() => { const f = [...document.querySelectorAll('figure.chart')].find(f => f.textContent.includes('knee: ')); \
+         const box = f.querySelector('.log-toggle input'); box.click(); \
+         return [f.uplot.scales.y.distr, f.querySelectorAll('.uplot').length]; })()",
+    );
+    assert_eq!(distr, json!([3, 1]), "log y axis, one chart");
     b.screenshot(&shots.join("serve-serving.png"));
 
     // Trends: STREAM triad on two threads, a line per machine; demo-small's
@@ -227,5 +234,20 @@ fn the_demo_history_fills_every_page_and_its_charts_explain_themselves() {
             .any(|t| t.as_str().unwrap().contains("precision=")),
         "{titles}"
     );
+    // Its line charts (the latency ladder over working sets, telemetry)
+    // redrawn with the inlined uPlot: the SVG hidden, hover gives values.
+    let live = b.eval(
+        "(() => { const figs = [...document.querySelectorAll('[data-chart]')]; \
+         const f = figs.find(f => f.textContent.includes('size_kib')); \
+         const u = f.uplot; u.setCursor({ left: u.valToPos(u.data[0][2], 'x'), top: 10 }); \
+         return [figs.length, figs.filter(f => f.uplot && getComputedStyle(f.querySelector('svg')).display === 'none').length, \
+           u.scales.x.distr, [...f.querySelectorAll('.u-legend .u-value')].map(e => e.textContent).join(' | ')]; })()",
+    );
+    let figures = live[0].as_u64().unwrap();
+    assert!(figures >= 2, "{live}");
+    assert_eq!(live[1].as_u64().unwrap(), figures, "{live}");
+    assert_eq!(live[2], 3, "the working sets on a log axis: {live}");
+    assert!(live[3].as_str().unwrap().contains(" ns"), "{live}");
+    b.screenshot_at(&shots.join("report-html.png"), "h2:nth-of-type(3)", 1000.0);
     assert!(b.errors.is_empty(), "{:#?}", b.errors);
 }
