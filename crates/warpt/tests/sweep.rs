@@ -158,15 +158,7 @@ fn a_swept_value_clashing_with_a_metric_tag_goes_to_param_dot_name() {
     // cpu_flops tags its series threads=1 and threads=all; sweeping its
     // `threads` parameter must still tell the two entries' series apart.
     let run = suite_run_of(
-        warpt()
-            .args([
-                "benchmark",
-                "run",
-                "--suite",
-                "micro",
-                "--benchmark",
-                "cpu_flops",
-            ])
+        bench_cmd("cpu_flops")
             .args(["--param", "threads=1,2", "--param", "precision=fp64"])
             .args([
                 "--duration",

@@ -98,6 +98,18 @@ fn serving_export(dir: &Path) -> PathBuf {
     file
 }
 
+/// Starts a cpu_flops run of 0.3 s from the live view (its token already
+/// in the tab) and waits for it to finish.
+pub(crate) fn live_run(b: &mut Browser, root: &str) {
+    b.open(&format!("{root}#/live"), "live");
+    b.eval(
+        "document.querySelector('input[name=duration]').value = '0.3'; \
+         document.querySelector('textarea[name=params]').value = 'threads=1'; \
+         document.getElementById('start').click()",
+    );
+    b.wait("document.getElementById('live-state') && document.getElementById('live-state').textContent === 'finished'");
+}
+
 #[test]
 fn every_page_renders_in_chromium_without_errors_and_markup_stays_text() {
     let dir = tempfile::tempdir().unwrap();
@@ -309,13 +321,7 @@ fn every_page_renders_in_chromium_without_errors_and_markup_stays_text() {
     );
 
     // Live: start a run with the token and follow it to its result.
-    b.open(&format!("{root}#/live"), "live");
-    b.eval(
-        "document.querySelector('input[name=duration]').value = '0.3'; \
-         document.querySelector('textarea[name=params]').value = 'threads=1'; \
-         document.getElementById('start').click()",
-    );
-    b.wait("document.getElementById('live-state') && document.getElementById('live-state').textContent === 'finished'");
+    live_run(&mut b, &root);
     b.wait("document.querySelectorAll('#live-results tbody tr').length >= 2");
     assert!(b.count("#live-run .uplot") >= 1);
     b.screenshot(&shots.join("live.png"));

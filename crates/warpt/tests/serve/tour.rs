@@ -172,7 +172,7 @@ fn the_demo_history_fills_every_page_and_its_charts_explain_themselves() {
     b.wait("document.querySelectorAll('#compare-table tbody tr').length > 0");
     assert_eq!(b.count("#compare-table tbody tr"), metrics.len() as u64);
     labels_apart(&mut b, 1, "compare");
-    b.screenshot(&shots.join("serve-compare.png"));
+    b.screenshot_at(&shots.join("serve-compare.png"), "main", 1000.0);
 
     // Machines: three, side by side.
     b.open(&format!("{root}#/matrix"), "matrix");
@@ -199,13 +199,7 @@ fn the_demo_history_fills_every_page_and_its_charts_explain_themselves() {
     b.screenshot(&shots.join("serve-sql.png"));
 
     // Live: a run started from the page, followed to its result.
-    b.open(&format!("{root}#/live"), "live");
-    b.eval(
-        "document.querySelector('input[name=duration]').value = '0.3'; \
-         document.querySelector('textarea[name=params]').value = 'threads=1'; \
-         document.getElementById('start').click()",
-    );
-    b.wait("document.getElementById('live-state') && document.getElementById('live-state').textContent === 'finished'");
+    crate::dashboard::live_run(&mut b, &root);
     b.screenshot(&shots.join("serve-live.png"));
 
     // The HTML report of the micro run: cpu_flops' and gemm's many series
