@@ -33,7 +33,8 @@
    *  opts.time (the x axis is then the run index, the date on hover,
    *  unless opts.calendar asks for dates), else values such as throughput.
    *  opts: unit, xLabel, xLog (x axis logarithmic), log (y axis
-   *  logarithmic), logToggle (a checkbox for it), width, height. */
+   *  logarithmic), logToggle (a checkbox for it), marks (the chart's own,
+   *  [{x, label}], not a series'), width, height. */
   function lines(fig, series, opts) {
     opts = opts || {};
     const all = series.flatMap(se => se.points);
@@ -54,7 +55,8 @@
       if (opts.time) return `${index ? `#${v + 1} ` : ""}${date(xs[index ? v : at.get(v * 1000)] ?? v * 1000)}`;
       return num(v);
     };
-    const marks = series.flatMap(se => (se.marks || []).map(m => ({ ...m, series: se.name })));
+    const marks = [...series.flatMap(se => (se.marks || []).map(m => ({ ...m, series: se.name }))),
+      ...(opts.marks || [])];
     const host = el("div", "uplot-host");
     fig.append(host);
     const options = log => ({
@@ -116,7 +118,7 @@
     }
     if (marks.length) {
       const ul = el("ul", "marks muted");
-      for (const m of marks) ul.append(el("li", null, `${m.series}, ${fmtx(null, pos(m.x))}: ${m.label}`));
+      for (const m of marks) ul.append(el("li", null, `${m.series ? `${m.series}, ` : ""}${fmtx(null, pos(m.x))}: ${m.label}`));
       fig.append(ul);
     }
     return fig.uplot;

@@ -44,6 +44,7 @@ struct Opts {
     x_label: String,
     x_log: bool,
     log_toggle: bool,
+    marks: Vec<Mark>,
 }
 
 fn series(name: &str, points: impl Iterator<Item = (f64, f64)>, marks: Vec<Mark>) -> Series {
@@ -66,22 +67,22 @@ pub(crate) fn lines(x_desc: &str, y_desc: &str, lines: &[Line], x_log: bool) -> 
             x_label: x_desc.to_string(),
             x_log,
             log_toggle: false,
+            marks: Vec::new(),
         },
     }
 }
 
-/// A history over run numbers, the change points as marks on the first line.
+/// A history over run numbers, the change points (labelled with their
+/// line's name) as the chart's marks.
 pub(crate) fn trend(unit: &str, lines: &[Line], steps: &[(f64, String)]) -> Spec {
     let mut spec = self::lines("run", unit, lines, false);
-    if let Some(first) = spec.series.first_mut() {
-        first.marks = steps
-            .iter()
-            .map(|(x, label)| Mark {
-                x: *x,
-                label: label.clone(),
-            })
-            .collect();
-    }
+    spec.opts.marks = steps
+        .iter()
+        .map(|(x, label)| Mark {
+            x: *x,
+            label: label.clone(),
+        })
+        .collect();
     spec
 }
 
@@ -118,6 +119,7 @@ pub(crate) fn curve(
             x_label: x_desc.to_string(),
             x_log: false,
             log_toggle: true,
+            marks: Vec::new(),
         },
     }
 }

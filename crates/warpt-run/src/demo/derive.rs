@@ -100,6 +100,20 @@ fn scaling(unit: &str) -> Scaling {
 }
 
 impl DemoMachine {
+    /// Its regression step, described (`mem_bandwidth x0.78 from its run 9
+    /// of 14`), if it has one.
+    pub fn step_note(&self) -> Option<String> {
+        self.step.map(|s| {
+            format!(
+                "{} x{:.2} from its run {} of {}",
+                s.benchmark,
+                s.factor,
+                s.from_run + 1,
+                self.days_ago.len()
+            )
+        })
+    }
+
     /// Its speed relative to this machine for `benchmark`'s `metric`.
     pub fn speed_of(&self, benchmark: &str, metric: &BenchmarkMetric) -> f64 {
         if let Some((_, s)) = self.special.iter().find(|(b, _)| *b == benchmark) {
@@ -172,73 +186,30 @@ pub struct Derived {
 }
 
 /// Every demo machine's history: for each of its days, a copy of each
-/// seed run, `days_ago` days before `now` (seeds keep their spacing).
-/// Deterministic for given seeds and `now`.
-pub fn derive(seeds: &[BenchmarkSuiteRun], now: Timestamp) -> Derived {
-    let Some(first) = seeds.iter().filter_map(|s| s.start_time).min() else {
-        return Derived::default();
-    };
+/// seed run, `days_ago` days before the seeds were measured (they keep
+/// their spacing). Deterministic for given seeds.
+pub fn derive(seeds: &[BenchmarkSuiteRun]) -> Derived {
     let mut out = Derived::default();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(0xde30);
     for (m, machine) in MACHINES.iter().enumerate() {
-        let mut steady: Vec<Vec<BenchmarkSuiteRun>> = vec![Vec::new(); seeds.len()];
+        // Per seed, its runs on this machine before any step: A/A trials.
+        let mut steady: Vec<Vec<usize>> = vec![Vec::new(); seeds.len()];
         for (i, days) in machine.days_ago.iter().enumerate() {
-            let at = now - SignedDuration::from_hours(24 * days);
+            let stepped = machine.step.filter(|st| i >= st.from_run);
+            let earlier = SignedDuration::from_hours(-24 * days);
             for (s, seed) in seeds.iter().enumerate() {
-                let mut run = seed.clone();
-                let shift = at.duration_since(first);
-                let stepped = machine.step.filter(|st| i >= st.from_run);
-                for b in &mut run.benchmarks {
-                    let mut run_factor = jitter(&mut rng);
-                    if let Some(st) = stepped.filter(|st| b.spec.id.name == st.benchmark) {
-                        run_factor *= st.factor;
-                    }
-                    for x in &mut b.metrics {
-                        let speed = machine.speed_of(&b.spec.id.name, x) * run_factor;
-                        scale_metric(x, speed);
-                    }
-                    b.start_time = shifted(b.start_time, shift);
-                    b.end_time = shifted(b.end_time, shift);
-                }
-                run.start_time = run.start_time.map(|t| shifted(t, shift));
-                run.end_time = run.end_time.map(|t| shifted(t, shift));
-                let start = run.start_time.unwrap_or(at);
+                let mut run = copy(seed, machine, stepped, earlier, &mut rng);
+                let start = run.start_time.unwrap_or_else(Timestamp::now);
                 run.id = run_id(start, &format!("demo{m}{i:02}{s}"));
-                rehost(&mut run, machine);
-                let special: String = machine
-                    .special
-                    .iter()
-                    .map(|(b, f)| format!(", {b} x{f:.2}"))
-                    .collect();
-                let mut note = format!(
-                    "derived from run {} measured on {}: rates x{:.2} (one thread x{:.2}{special}), \
-                     times divided by the same, ±{:.0}% jitter",
-                    seed.id,
-                    host_of(seed),
-                    machine.speed,
-                    machine.per_core,
-                    JITTER * 100.0
-                );
-                if let Some(st) = stepped {
-                    note.push_str(&format!(
-                        "; regression step: {} x{:.2} from run {} of {}",
-                        st.benchmark,
-                        st.factor,
-                        st.from_run + 1,
-                        machine.hostname
-                    ));
-                }
-                run.metadata
-                    .get_or_insert_with(BTreeMap::new)
-                    .insert("demo".into(), note);
                 if stepped.is_none() {
-                    steady[s].push(run.clone());
+                    steady[s].push(out.runs.len());
                 }
                 out.runs.push(run);
             }
         }
-        for runs in &steady {
-            if let Some(p) = aa_profile(runs) {
+        for indices in &steady {
+            let runs: Vec<&BenchmarkSuiteRun> = indices.iter().map(|&i| &out.runs[i]).collect();
+            if let Some(p) = aa_profile(&runs) {
                 out.profiles.push(p);
             }
         }
@@ -246,10 +217,61 @@ pub fn derive(seeds: &[BenchmarkSuiteRun], now: Timestamp) -> Derived {
     out
 }
 
+/// `seed` as if `machine` had run it `earlier` (negative) than it ran:
+/// scaled, jittered, slowed by `stepped` where it applies, rehosted, and
+/// saying so in `metadata.demo`.
+fn copy(
+    seed: &BenchmarkSuiteRun,
+    machine: &DemoMachine,
+    stepped: Option<Step>,
+    earlier: SignedDuration,
+    rng: &mut Xoshiro256PlusPlus,
+) -> BenchmarkSuiteRun {
+    let mut run = seed.clone();
+    for b in &mut run.benchmarks {
+        let mut run_factor = jitter(rng);
+        if let Some(st) = stepped.filter(|st| b.spec.id.name == st.benchmark) {
+            run_factor *= st.factor;
+        }
+        for x in &mut b.metrics {
+            let speed = machine.speed_of(&b.spec.id.name, x) * run_factor;
+            scale_metric(x, speed);
+        }
+        b.start_time = shifted(b.start_time, earlier);
+        b.end_time = shifted(b.end_time, earlier);
+    }
+    run.start_time = run.start_time.map(|t| shifted(t, earlier));
+    run.end_time = run.end_time.map(|t| shifted(t, earlier));
+    rehost(&mut run, machine);
+    let special: String = machine
+        .special
+        .iter()
+        .map(|(b, f)| format!(", {b} x{f:.2}"))
+        .collect();
+    let mut note = format!(
+        "derived from run {} measured on {}: rates x{:.2} (one thread x{:.2}{special}), \
+         times divided by the same, ±{:.0}% jitter",
+        seed.id,
+        host_of(seed),
+        machine.speed,
+        machine.per_core,
+        JITTER * 100.0
+    );
+    if stepped.is_some()
+        && let Some(step) = machine.step_note()
+    {
+        note.push_str(&format!("; regression step: {step}"));
+    }
+    run.metadata
+        .get_or_insert_with(BTreeMap::new)
+        .insert("demo".into(), note);
+    run
+}
+
 /// The noise profile of `runs` (one seed's runs on one machine, unchanged
 /// code) read as the trials of one A/A run, as `warpt noise` reads its own.
-fn aa_profile(runs: &[BenchmarkSuiteRun]) -> Option<(ListOutput, Vec<NoiseEntry>)> {
-    let first = runs.first()?;
+fn aa_profile(runs: &[&BenchmarkSuiteRun]) -> Option<(ListOutput, Vec<NoiseEntry>)> {
+    let first = *runs.first()?;
     let system = first.system.clone()?;
     let mut aa = first.clone();
     aa.trials = runs
@@ -271,7 +293,8 @@ fn shifted(t: Timestamp, by: SignedDuration) -> Timestamp {
     t.checked_add(by).unwrap_or(t)
 }
 
-fn host_of(run: &BenchmarkSuiteRun) -> String {
+/// The host name `run` was measured on.
+pub(super) fn host_of(run: &BenchmarkSuiteRun) -> String {
     run.system
         .as_ref()
         .map(|s| s.os.hostname.clone())

@@ -128,36 +128,28 @@ pub fn fill(
     progress: &dyn Progress,
 ) -> Result<Filled> {
     refuse_existing(store)?;
-    let mut seeds = Vec::new();
+    let mut measured = Vec::new();
+    let mut to_derive = Vec::new();
     for p in plans {
         let (plan, options) = crate::plan(&p.request, suites)?;
         let ran = crate::run(&p.request, &plan, options, suites, progress)?;
         if ran.outcome == RunOutcome::Interrupted {
             anyhow::bail!("interrupted: nothing was written to {store}");
         }
-        seeds.push((ran.run, p.derived));
+        if p.derived {
+            to_derive.push(ran.run.clone());
+        }
+        measured.push(ran.run);
     }
-    let to_derive: Vec<BenchmarkSuiteRun> = seeds
-        .iter()
-        .filter(|(_, d)| *d)
-        .map(|(r, _)| r.clone())
-        .collect();
-    let now = seeds
-        .iter()
-        .filter_map(|(r, _)| r.start_time)
-        .min()
-        .unwrap_or_else(jiff::Timestamp::now);
-    let derived = derive(&to_derive, now);
-    let measured: Vec<BenchmarkSuiteRun> = seeds.into_iter().map(|(r, _)| r).collect();
+    let derived = derive(&to_derive);
     write(store, &measured, &derived)?;
     Ok(summary(store, &measured, derived.runs.len()))
 }
 
 fn summary(store: &Location, measured: &[BenchmarkSuiteRun], derived: usize) -> Filled {
     let here = measured
-        .iter()
-        .find_map(|r| r.system.as_ref().map(|s| s.os.hostname.clone()))
-        .unwrap_or_else(|| "this machine".into());
+        .first()
+        .map_or("this machine".into(), derive::host_of);
     let mut machines = vec![here];
     machines.extend(MACHINES.iter().map(|m| m.hostname.to_string()));
     Filled {
@@ -173,18 +165,7 @@ fn summary(store: &Location, measured: &[BenchmarkSuiteRun], derived: usize) -> 
         machines,
         regressions: MACHINES
             .iter()
-            .filter_map(|m| {
-                m.step.map(|s| {
-                    format!(
-                        "{}: {} x{:.2} from its run {} of {}",
-                        m.hostname,
-                        s.benchmark,
-                        s.factor,
-                        s.from_run + 1,
-                        m.days_ago.len()
-                    )
-                })
-            })
+            .filter_map(|m| m.step_note().map(|n| format!("{}: {n}", m.hostname)))
             .collect(),
     }
 }
