@@ -270,6 +270,7 @@ impl Plan {
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         overrides.extend(strict);
+        gpu_device(&components, &specs, &mut overrides);
         let entries = apply_params(registry, &specs, &overrides)?;
         check_entries(registry, &entries)?;
         Ok(Plan {
@@ -507,6 +508,28 @@ fn apply_params(
         out.extend(expand(spec, &own)?);
     }
     Ok(out)
+}
+
+/// `--component gpu` (without `cpu`) runs the benchmarks that choose their
+/// device by a `device` parameter on the GPU: `device=cuda` for those that
+/// offer it, unless the user named a device.
+fn gpu_device(
+    components: &[BenchmarkComponent],
+    specs: &[BenchmarkSpec],
+    overrides: &mut BTreeMap<String, String>,
+) {
+    let gpu_only = components.contains(&BenchmarkComponent::Gpu)
+        && !components.contains(&BenchmarkComponent::Cpu);
+    let offered = specs.iter().any(|s| {
+        s.param_choices
+            .get("device")
+            .is_some_and(|c| c.iter().any(|d| d == "cuda"))
+    });
+    if gpu_only && offered {
+        overrides
+            .entry("device".into())
+            .or_insert_with(|| "cuda".into());
+    }
 }
 
 fn names(specs: &[BenchmarkSpec]) -> String {

@@ -35,7 +35,7 @@ pub fn spec() -> BenchmarkSpec {
         name: NAME,
         scenario: Scenario::Offline,
         batch: Some(4),
-        components: vec![BenchmarkComponent::Cpu],
+        components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Gpu],
         description: "MLPerf BERT question answering: BERT-base (or large) on SQuAD-shaped seeded inputs padded to `seq`, \
              start/end logits per token, under the chosen LoadGen scenario (default Offline: samples/s). Weights \
              from the seed, or `model_dir` (Hugging Face config.json + model.safetensors). Validation: the encoder \

@@ -31,7 +31,11 @@ pub fn spec() -> BenchmarkSpec {
         name: NAME,
         scenario: Scenario::Offline,
         batch: Some(8),
-        components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Ram],
+        components: vec![
+            BenchmarkComponent::Cpu,
+            BenchmarkComponent::Ram,
+            BenchmarkComponent::Gpu,
+        ],
         description: "pepbench's LLM (candle, a Llama-architecture decoder, greedy with a KV cache) as an MLPerf LLM SUT: \
              seeded prompts of `prompt_tokens`, `gen_tokens` generated each, up to `batch` samples prefilled and \
              decoded together. TTFT and TPOT per sample as LoadGen counts them, tokens/s; in Server the p99 TTFT \

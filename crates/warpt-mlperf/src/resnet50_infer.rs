@@ -32,7 +32,7 @@ pub fn spec() -> BenchmarkSpec {
         name: NAME,
         scenario: Scenario::Offline,
         batch: Some(8),
-        components: vec![BenchmarkComponent::Cpu],
+        components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Gpu],
         description: "MLPerf image classification: ResNet-50 v1.5 (torchvision's layout, batch norms folded), channels \
              last, every convolution GEMMs on warpt's engine in `precision` (f32, or bf16: weights and inputs rounded, \
              products summed in f32; weights packed once): 3x3 stride-1 ones by Winograd's F(2x2,3x3) (`conv3x3`), \

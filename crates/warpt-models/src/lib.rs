@@ -7,6 +7,7 @@
 //! - [`llm`]: the decoder engine the LLM benchmarks share;
 //! - [`gpt2`]: GPT-2, on candle's tensor operations;
 //! - [`t5`]: T5, the encoder-decoder, on candle's tensor operations;
+//! - [`device`]: the device a benchmark runs on (CPU, CUDA), its name, sync and memory peak;
 //! - [`select`]: the decoder `llm_infer`'s parameters choose, and the checks of what it generates;
 //! - [`reference`]: a plain f64 Llama forward pass that checks candle's;
 //! - [`packed`]: f32 weights packed once, and the product of decode steps and prefills;
@@ -33,6 +34,7 @@ pub mod bert;
 pub mod bert_dense;
 pub mod clip;
 pub mod corpus;
+pub mod device;
 pub mod encoder;
 pub mod family;
 pub mod family_presets;

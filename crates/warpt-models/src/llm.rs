@@ -101,6 +101,17 @@ impl Precision {
         }
     }
 
+    /// [`Self::gguf_type`] on `device`: on a GPU only the quantized
+    /// formats take the GGUF engine (its products on candle's GGML
+    /// kernels there); f32 runs on candle-transformers' Llama, as bf16 and
+    /// f16 do.
+    pub fn engine_gguf_type(self, device: &Device) -> Option<GgmlDType> {
+        match device.is_cpu() {
+            true => self.gguf_type(),
+            false => self.quantized(),
+        }
+    }
+
     /// The GGML block type of the weights, for the quantized formats.
     pub fn quantized(self) -> Option<GgmlDType> {
         match self {
@@ -224,7 +235,7 @@ impl Decoder {
         device: &Device,
     ) -> candle_core::Result<Self> {
         let tensors = model::generate(&shape, seed, device)?;
-        if let Some(qtype) = precision.gguf_type() {
+        if let Some(qtype) = precision.engine_gguf_type(device) {
             return Self::quantized(shape, &tensors, qtype, device)
                 .map_err(candle_core::Error::msg);
         }
@@ -302,7 +313,7 @@ impl Decoder {
                 return Err(format!("{dir}: the weights have no tensor {name}"));
             }
         }
-        if let Some(qtype) = precision.gguf_type() {
+        if let Some(qtype) = precision.engine_gguf_type(device) {
             return Self::quantized(shape, &tensors, qtype, device)
                 .map_err(|e| format!("quantizing the model in {dir}: {e}"));
         }
@@ -398,11 +409,17 @@ impl Decoder {
         })
     }
 
+    /// The device it runs on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
     /// What runs the model's products (`details.engine`): `warpt-gemm` on
     /// the GGUF engine, `candle` on candle-transformers' models.
     pub fn engine(&self) -> &'static str {
         match &self.engine {
-            Engine::Quantized(_) => crate::packed::ENGINE,
+            Engine::Quantized(_) if self.device.is_cpu() => crate::packed::ENGINE,
+            Engine::Quantized(_) => "candle's GGML block kernels",
             _ => "candle",
         }
     }
@@ -419,8 +436,11 @@ impl Decoder {
     /// How attention runs (`details.attention`).
     pub fn attention(&self) -> &'static str {
         match &self.engine {
-            Engine::Quantized(_) => {
+            Engine::Quantized(_) if self.device.is_cpu() => {
                 "blocked (flash-style): online softmax, the causal mask never built"
+            }
+            Engine::Quantized(_) => {
+                "candle operations over a device KV cache (scores and causal mask materialized)"
             }
             _ => "candle-transformers' (scores and causal mask materialized)",
         }

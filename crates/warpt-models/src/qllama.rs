@@ -49,23 +49,126 @@ pub struct QLlama {
     sin: Tensor,
 }
 
-/// Keys and values of the positions seen so far, per layer.
+/// Keys and values of the positions seen so far, per layer: in warpt's
+/// growing host buffers for the blocked attention on the CPU, as device
+/// tensors (`(batch, kv_heads, positions, head_dim)`) on a GPU.
 pub struct Cache {
-    kv: Vec<KvBuffer>,
+    layers: Layers,
+}
+
+enum Layers {
+    Host(Vec<KvBuffer>),
+    Device(Vec<Option<(Tensor, Tensor)>>),
 }
 
 impl Cache {
     /// An empty cache for `model`.
     pub fn new(model: &QLlama) -> Self {
+        let n = model.layers.len();
         Cache {
-            kv: vec![KvBuffer::default(); model.layers.len()],
+            layers: if model.embed.device().is_cpu() {
+                Layers::Host(vec![KvBuffer::default(); n])
+            } else {
+                Layers::Device(vec![None; n])
+            },
         }
     }
 
     /// Bytes the cache holds, room to grow included.
     pub fn bytes(&self) -> usize {
-        self.kv.iter().map(KvBuffer::bytes).sum()
+        match &self.layers {
+            Layers::Host(kv) => kv.iter().map(KvBuffer::bytes).sum(),
+            Layers::Device(kv) => kv
+                .iter()
+                .flatten()
+                .map(|(k, v)| (k.elem_count() + v.elem_count()) * 4)
+                .sum(),
+        }
     }
+
+    /// Layer `layer`'s attention of the new positions' queries `q`
+    /// `(b, heads, n, hd)` over the cache after appending their keys `k`
+    /// and values `v` `(b, kv_heads, n, hd)` at position `pos`: the
+    /// output `(b, n, heads · hd)`.
+    fn attend(
+        &mut self,
+        layer: usize,
+        (q, k, v): (&Tensor, &Tensor, &Tensor),
+        pos: usize,
+        s: &Shape,
+    ) -> candle_core::Result<Tensor> {
+        let (b, _, n, hd) = q.dims4()?;
+        match &mut self.layers {
+            Layers::Host(kvs) => {
+                let kv = &mut kvs[layer];
+                with_f32(k, |k| {
+                    with_f32(v, |v| kv.append(k, v, b * s.kv_heads, n, hd, pos))
+                })??;
+                let dims = Dims {
+                    batch: b,
+                    heads: s.heads,
+                    kv_heads: s.kv_heads,
+                    queries: n,
+                    keys: kv.len(),
+                    stride: kv.stride(),
+                    head_dim: hd,
+                };
+                let o = with_f32(q, |q| attention::causal(q, kv.keys(), kv.values(), dims))?;
+                Tensor::from_vec(o, (b, n, s.heads * hd), q.device())
+            }
+            Layers::Device(kvs) => {
+                let slot = &mut kvs[layer];
+                let (k, v) = match slot.take() {
+                    Some((ck, cv)) if pos > 0 => {
+                        (Tensor::cat(&[&ck, k], 2)?, Tensor::cat(&[&cv, v], 2)?)
+                    }
+                    _ => (k.clone(), v.clone()),
+                };
+                *slot = Some((k.clone(), v.clone()));
+                device_attention(q, &k, &v, pos, s.heads / s.kv_heads)
+            }
+        }
+    }
+}
+
+/// Causal attention on device tensors: queries `(b, heads, n, hd)` at
+/// positions `pos..pos + n` over keys and values `(b, kv_heads, keys, hd)`
+/// (each key-value head shared by `group` query heads), scores in f32;
+/// the output `(b, n, heads · hd)`.
+fn device_attention(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    pos: usize,
+    group: usize,
+) -> candle_core::Result<Tensor> {
+    let (b, heads, n, hd) = q.dims4()?;
+    let keys = k.dim(2)?;
+    let repeat = |t: &Tensor| -> candle_core::Result<Tensor> {
+        if group == 1 {
+            return Ok(t.clone());
+        }
+        let (b, kvh, len, hd) = t.dims4()?;
+        t.unsqueeze(2)?
+            .expand((b, kvh, group, len, hd))?
+            .reshape((b, kvh * group, len, hd))
+    };
+    let (k, v) = (repeat(k)?, repeat(v)?);
+    let scores = (q.contiguous()?.matmul(&k.t()?.contiguous()?)? / (hd as f64).sqrt())?;
+    let scores = if n > 1 {
+        // Query i (at pos + i) sees keys 0..=pos + i.
+        let mask: Vec<f32> = (0..n)
+            .flat_map(|i| (0..keys).map(move |j| if j > pos + i { f32::NEG_INFINITY } else { 0.0 }))
+            .collect();
+        let mask = Tensor::from_vec(mask, (n, keys), q.device())?;
+        scores.broadcast_add(&mask)?
+    } else {
+        scores
+    };
+    let p = candle_nn::ops::softmax_last_dim(&scores)?;
+    p.matmul(&v.contiguous()?)?
+        .transpose(1, 2)?
+        .reshape((b, n, heads * hd))
 }
 
 impl QLlama {
@@ -180,7 +283,7 @@ impl QLlama {
             .embed
             .index_select(&ids.flatten_all()?, 0)?
             .reshape((b, n, h))?;
-        for (layer, kv) in self.layers.iter().zip(cache.kv.iter_mut()) {
+        for (i, layer) in self.layers.iter().enumerate() {
             let y = candle_nn::ops::rms_norm(&x, &layer.attn_norm, self.eps)?;
             let heads = |t: Tensor, count: usize| -> candle_core::Result<Tensor> {
                 t.reshape((b, n, count, hd))?.transpose(1, 2)?.contiguous()
@@ -191,20 +294,7 @@ impl QLlama {
             let q = candle_nn::rotary_emb::rope_i(&heads(q, s.heads)?, &cos, &sin)?;
             let k = candle_nn::rotary_emb::rope_i(&heads(k, s.kv_heads)?, &cos, &sin)?;
             let v = heads(v, s.kv_heads)?;
-            with_f32(&k, |k| {
-                with_f32(&v, |v| kv.append(k, v, b * s.kv_heads, n, hd, pos))
-            })??;
-            let dims = Dims {
-                batch: b,
-                heads: s.heads,
-                kv_heads: s.kv_heads,
-                queries: n,
-                keys: kv.len(),
-                stride: kv.stride(),
-                head_dim: hd,
-            };
-            let o = with_f32(&q, |q| attention::causal(q, kv.keys(), kv.values(), dims))?;
-            let o = Tensor::from_vec(o, (b, n, h), ids.device())?;
+            let o = cache.attend(i, (&q, &k, &v), pos, &s)?;
             x = (x + layer.wo.forward(&o)?)?;
             let y = candle_nn::ops::rms_norm(&x, &layer.ffn_norm, self.eps)?;
             let [gate, up]: [Tensor; 2] = forward_shared(&[&layer.gate, &layer.up], &y)?

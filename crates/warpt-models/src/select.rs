@@ -159,14 +159,10 @@ pub fn check_params(params: &Params) -> Result<(), String> {
     config(params).map(|_| ())
 }
 
-/// The device named by `device`, or why it cannot be had.
+/// The device named by `device`, or why it cannot be had (see
+/// [`crate::device::open`]).
 pub fn device(name: &str) -> Result<Device, BenchmarkError> {
-    match name {
-        "cpu" => Ok(Device::Cpu),
-        other => Err(BenchmarkError::Skipped(format!(
-            "device '{other}': this warpt was built without candle's {other} support; device=cpu runs here"
-        ))),
-    }
+    crate::device::open(name)
 }
 
 /// A candle error as a benchmark failure saying what failed.
@@ -201,8 +197,8 @@ pub fn preset_bytes(
 /// 80% of it needed), naming the nearest preset and precision that would:
 /// the same preset in a smaller format first, then smaller presets in the
 /// run's own. `None` when it fits, or when the memory cannot be read.
-pub fn memory_refusal(preset: Preset, c: &Config) -> Option<String> {
-    let budget = crate::sampling::Budget::now();
+pub fn memory_refusal(preset: Preset, c: &Config, dev: &Device) -> Option<String> {
+    let budget = crate::device::memory_budget(dev);
     let family = c.family;
     let shape = |p: Preset| preset_shape(family, p).unwrap_or_else(|_| p.shape());
     let parameters = |p: Preset| crate::family_presets::estimated_parameters(family, &shape(p));
@@ -215,7 +211,10 @@ pub fn memory_refusal(preset: Preset, c: &Config) -> Option<String> {
     let smaller_formats = [Precision::Bf16, Precision::Q8_0, Precision::Q4_0]
         .into_iter()
         .filter(|q| q.bytes_per_weight() < c.precision.bytes_per_weight())
-        .filter(|q| crate::support::refusal(family, q.name(), "cpu").is_none())
+        .filter(|q| {
+            crate::support::refusal(family, q.name(), if dev.is_cpu() { "cpu" } else { "cuda" })
+                .is_none()
+        })
         .map(|q| (preset, q));
     let smaller_presets = Preset::ALL
         .into_iter()
@@ -230,20 +229,20 @@ pub fn memory_refusal(preset: Preset, c: &Config) -> Option<String> {
         });
     let gib = crate::sampling::gib;
     Some(format!(
-        "the {} {} preset ({:.2} B parameters) in {} at batch {} needs about {:.1} GiB, and {:.1} GiB of memory is available; {nearest}",
+        "the {} {} preset ({:.2} B parameters) in {} at batch {} needs about {:.1} GiB, and {:.1} GiB of {} memory is available; {nearest}",
         family.model_type(),
         preset.name(),
         parameters(preset) as f64 / 1e9,
         c.precision.name(),
         c.batch,
         gib(bytes(preset, c.precision)),
-        gib(budget.available)
+        gib(budget.available),
+        if dev.is_cpu() { "host" } else { "device" }
     ))
 }
 
-/// The decoder `c` describes, on the context's device.
-pub fn build(c: &Config, ctx: &RunContext) -> Result<Decoder, BenchmarkError> {
-    let dev = device(ctx.str_param("device")?)?;
+/// The decoder `c` describes, on `dev` (the context's `device`, opened).
+pub fn build(c: &Config, ctx: &RunContext, dev: &Device) -> Result<Decoder, BenchmarkError> {
     Ok(match &c.source {
         Source::Preset(preset) => {
             if let Some(why) =
@@ -251,10 +250,10 @@ pub fn build(c: &Config, ctx: &RunContext) -> Result<Decoder, BenchmarkError> {
             {
                 return Err(BenchmarkError::Skipped(why));
             }
-            if let Some(why) = memory_refusal(*preset, c) {
+            if let Some(why) = memory_refusal(*preset, c, dev) {
                 return Err(BenchmarkError::Skipped(why));
             }
-            Decoder::seeded(c.family, *preset, ctx.seed, c.precision, &dev)
+            Decoder::seeded(c.family, *preset, ctx.seed, c.precision, dev)
                 .map_err(BenchmarkError::Failed)?
         }
         Source::Dir(dir) => {
@@ -267,10 +266,10 @@ pub fn build(c: &Config, ctx: &RunContext) -> Result<Decoder, BenchmarkError> {
             {
                 return Err(BenchmarkError::Skipped(why));
             }
-            Decoder::from_dir(dir, c.precision, &dev).map_err(BenchmarkError::Failed)?
+            Decoder::from_dir(dir, c.precision, dev).map_err(BenchmarkError::Failed)?
         }
         Source::File(file, _) => {
-            Decoder::from_gguf(file, &dev)
+            Decoder::from_gguf(file, dev)
                 .map_err(BenchmarkError::Failed)?
                 .0
         }
@@ -287,7 +286,8 @@ pub fn decoder(ctx: &RunContext) -> Result<(Decoder, Precision, bool), Benchmark
         reason,
     })?;
     let through_gguf = c.precision.quantized().is_some() || matches!(c.source, Source::File(..));
-    Ok((build(&c, ctx)?, c.precision, through_gguf))
+    let dev = device(ctx.str_param("device")?)?;
+    Ok((build(&c, ctx, &dev)?, c.precision, through_gguf))
 }
 
 /// The three checks of a decoder in `precision` (`through_gguf`: its
@@ -306,13 +306,8 @@ pub fn check(
     // 1. The tiny preset at this precision against the f64 reference (on
     //    the same quantized weights, dequantized, for q8_0 and q4_0).
     let (plen, n_gen) = (8, 8);
-    let tiny = Decoder::generated(
-        Preset::Tiny.shape(),
-        seed,
-        precision,
-        &candle_core::Device::Cpu,
-    )
-    .map_err(err)?;
+    let dev = decoder.device();
+    let tiny = Decoder::generated(Preset::Tiny.shape(), seed, precision, dev).map_err(err)?;
     let prompt = random_prompts(seed ^ 1, 1, plen, tiny.shape.vocab).remove(0);
     let got = tiny
         .generate(std::slice::from_ref(&prompt), n_gen)
@@ -353,9 +348,8 @@ pub fn check(
         false => String::new(),
         true => {
             let shape = Preset::Tiny.shape();
-            let cpu = candle_core::Device::Cpu;
-            let tensors = crate::model::generate(&shape, seed, &cpu).map_err(err)?;
-            let f32_gguf = Decoder::quantized(shape, &tensors, GgmlDType::F32, &cpu)?;
+            let tensors = crate::model::generate(&shape, seed, dev).map_err(err)?;
+            let f32_gguf = Decoder::quantized(shape, &tensors, GgmlDType::F32, dev)?;
             let got = f32_gguf
                 .generate(std::slice::from_ref(&prompt), 1)
                 .map_err(err)?;

@@ -6,10 +6,9 @@ use warpt_model::ModelSupport;
 
 use crate::family::{Family, Kind};
 
-/// The devices candle was built for here: the CPU always; CUDA and Metal
-/// only in a build with candle's `cuda` or `metal` feature, which this one
-/// is not.
-pub const BUILT_DEVICES: &[&str] = &["cpu"];
+/// The devices candle was built for here: the CPU always, CUDA in a build
+/// with the `cuda` feature ([`crate::device::BUILT`]); Metal never.
+pub const BUILT_DEVICES: &[&str] = crate::device::BUILT;
 
 /// Every device a model parameter names.
 const DEVICES: &[&str] = &["cpu", "cuda", "metal"];
@@ -146,17 +145,27 @@ mod tests {
         }
         let q8 = refusal(Family::Qwen2, "q8_0", "cpu").unwrap_or_default();
         assert!(q8.contains("precision=f16 on cpu is the nearest"), "{q8}");
-        let cuda = refusal(Family::Llama, "bf16", "cuda").unwrap_or_default();
-        assert!(
-            cuda.contains("device=cpu precision=bf16 runs llama here"),
-            "{cuda}"
-        );
+        let cuda = refusal(Family::Llama, "bf16", "cuda");
+        let families = "llama in f32/bf16/f16/q8_0/q4_0; mistral, qwen2, qwen3, phi3, gemma, gemma2, gpt2, \
+                        t5 in f32/bf16/f16";
+        if BUILT_DEVICES.contains(&"cuda") {
+            assert_eq!(cuda, None);
+            assert_eq!(
+                summary("pepbench/llm_infer"),
+                format!("cpu: {families} | cuda: {families} | metal: not in this build")
+            );
+        } else {
+            let cuda = cuda.unwrap_or_default();
+            assert!(
+                cuda.contains("device=cpu precision=bf16 runs llama here"),
+                "{cuda}"
+            );
+            assert_eq!(
+                summary("pepbench/llm_infer"),
+                format!("cpu: {families} | cuda: not in this build | metal: not in this build")
+            );
+        }
         let whisper = refusal(Family::Whisper, "bf16", "cpu").unwrap_or_default();
         assert!(whisper.contains("precision=f32"), "{whisper}");
-        assert_eq!(
-            summary("pepbench/llm_infer"),
-            "cpu: llama in f32/bf16/f16/q8_0/q4_0; mistral, qwen2, qwen3, phi3, gemma, gemma2, gpt2, \
-             t5 in f32/bf16/f16 | cuda: not in this build | metal: not in this build"
-        );
     }
 }

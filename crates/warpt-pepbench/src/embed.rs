@@ -43,7 +43,7 @@ pub const KNOWN_PAIR: [&str; 2] = ["A man is eating food.", "A man is eating a p
 pub fn spec() -> BenchmarkSpec {
     BenchmarkSpec {
         id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Cpu],
+        components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Gpu],
         kind: BenchmarkKind::Application,
         description: Some(format!(
             "Sentence embeddings as sentence-transformers computes them (a BERT encoder, mean pooling over the \

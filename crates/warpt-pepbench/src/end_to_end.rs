@@ -32,7 +32,7 @@ const EVENTS_KEPT: usize = 20_000;
 pub fn spec() -> BenchmarkSpec {
     BenchmarkSpec {
         id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::System],
+        components: vec![BenchmarkComponent::System, BenchmarkComponent::Gpu],
         kind: BenchmarkKind::Application,
         description: Some(
             "Text generation under load: seeded text prompts (cut to `prompt_tokens`), each tokenized \

@@ -20,6 +20,7 @@ use warpt_model::{
     Validation,
 };
 
+use warpt_models::device::{self, MemoryPeak};
 use warpt_models::family::Family;
 use warpt_models::llm::{Decoder, random_prompts};
 use warpt_models::model::Preset;
@@ -35,7 +36,11 @@ const EVENTS_KEPT: usize = 20_000;
 pub fn spec() -> BenchmarkSpec {
     BenchmarkSpec {
         id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Ram],
+        components: vec![
+            BenchmarkComponent::Cpu,
+            BenchmarkComponent::Ram,
+            BenchmarkComponent::Gpu,
+        ],
         kind: BenchmarkKind::Application,
         description: Some(format!(
             "LLM inference on a decoder (candle; the presets are Llama-architecture, `model_dir` may hold a \
@@ -99,7 +104,7 @@ pub fn spec() -> BenchmarkSpec {
             ),
             (
                 "device".to_string(),
-                "cpu (cuda and metal need a build with that feature)".to_string(),
+                "cpu, or cuda (GPU 0, in a build with the `cuda` feature; skipped with the reason where there is none)".to_string(),
             ),
             (
                 "precision".to_string(),
@@ -150,6 +155,7 @@ pub struct LlmInfer {
     decoder: Option<Decoder>,
     prompts: Vec<Vec<u32>>,
     seed: u64,
+    memory: MemoryPeak,
 }
 
 impl LlmInfer {
@@ -166,7 +172,10 @@ impl Benchmark for LlmInfer {
             key: NAME.into(),
             reason,
         })?;
-        let decoder = build(&c, ctx)?;
+        let dev = device::open(ctx.str_param("device")?)?;
+        self.memory = MemoryPeak::new(&dev);
+        let decoder = build(&c, ctx, &dev)?;
+        self.memory.sample();
         self.prompts = random_prompts(ctx.seed, c.batch, c.prompt, decoder.shape.vocab);
         self.decoder = Some(decoder);
         self.config = Some(c);
@@ -207,8 +216,11 @@ impl Benchmark for LlmInfer {
         let (mut ttft, mut tpot) = (Vec::new(), Vec::new());
         let mut failure = None;
         let policy = MeasurePolicy::share_of(ctx, 1);
+        let memory = &self.memory;
         let m = measure.run(&policy, NAME, &defs, |out| {
-            match decoder.generate(&self.prompts, c.n_gen) {
+            let generated = decoder.generate(&self.prompts, c.n_gen);
+            memory.sample();
+            match generated {
                 Ok(g) => {
                     out[0] = (g.total_s - g.ttft_s).max(1e-9);
                     out[1] = g.ttft_s.max(1e-9);
@@ -298,6 +310,7 @@ impl Benchmark for LlmInfer {
         if let Some(isa) = decoder.isa() {
             details.push(("isa".into(), ParamValue::from(isa)));
         }
+        details.extend(device::details(decoder.device(), &self.memory));
         Ok(Measured {
             metrics,
             details,

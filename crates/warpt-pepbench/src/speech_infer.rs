@@ -44,7 +44,11 @@ pub fn spec() -> BenchmarkSpec {
         .collect();
     BenchmarkSpec {
         id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Ram],
+        components: vec![
+            BenchmarkComponent::Cpu,
+            BenchmarkComponent::Ram,
+            BenchmarkComponent::Gpu,
+        ],
         kind: BenchmarkKind::Application,
         description: Some(format!(
             "Speech recognition with Whisper (candle-transformers): `audio_seconds` of synthetic 16 kHz audio \

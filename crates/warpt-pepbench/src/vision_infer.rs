@@ -50,7 +50,11 @@ pub fn spec() -> BenchmarkSpec {
         .collect();
     BenchmarkSpec {
         id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Ram],
+        components: vec![
+            BenchmarkComponent::Cpu,
+            BenchmarkComponent::Ram,
+            BenchmarkComponent::Gpu,
+        ],
         kind: BenchmarkKind::Application,
         description: Some(format!(
             "Vision Transformer inference (candle-transformers' ViT and CLIP layers): `batch` synthetic images \

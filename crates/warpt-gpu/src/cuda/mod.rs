@@ -46,34 +46,18 @@ fn skipped(why: impl Into<String>) -> BenchmarkError {
 impl Cuda {
     /// Opens CUDA device `ordinal` after checking the driver and `needs`.
     pub fn open(ordinal: usize, needs: Needs) -> Result<Cuda, BenchmarkError> {
-        // SAFETY: these only try to load the libraries by name.
-        if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            return Err(skipped("no NVIDIA driver: libcuda could not be loaded"));
-        }
-        if !unsafe { cudarc::cublas::sys::is_culib_present() } {
-            return Err(skipped(
-                "libcublas could not be loaded (the CUDA toolkit's runtime libraries)",
-            ));
-        }
-        if matches!(needs, Needs::Solver) && !unsafe { cudarc::cusolver::sys::is_culib_present() } {
-            return Err(skipped(
-                "libcusolver could not be loaded (the CUDA toolkit's runtime libraries)",
-            ));
-        }
-        let count = CudaContext::device_count()
-            .map_err(|e| skipped(format!("the NVIDIA driver answers no devices: {e}")))?;
-        if count <= 0 {
-            return Err(skipped("the NVIDIA driver sees no CUDA device"));
-        }
-        if ordinal >= count as usize {
-            return Err(BenchmarkError::InvalidParam {
+        use warpt_cuda::{Library, Unavailable};
+        let libraries: &[Library] = match needs {
+            Needs::Blas => &[Library::Cublas],
+            Needs::Solver => &[Library::Cublas, Library::Cusolver],
+        };
+        warpt_cuda::check(ordinal, libraries).map_err(|e| match e {
+            Unavailable::Missing(why) => skipped(why),
+            other => BenchmarkError::InvalidParam {
                 key: "device_index".into(),
-                reason: format!(
-                    "CUDA device {ordinal}: this machine has {count} (0 to {})",
-                    count - 1
-                ),
-            });
-        }
+                reason: other.to_string(),
+            },
+        })?;
         let ctx = CudaContext::new(ordinal)
             .map_err(|e| BenchmarkError::Failed(format!("opening CUDA device {ordinal}: {e}")))?;
         let name = ctx
