@@ -131,7 +131,7 @@ pub fn check(ordinal: usize, needs: &[Library]) -> Result<usize, Unavailable> {
 pub struct FreeMemoryLow {
     ctx: std::sync::Arc<cudarc::driver::CudaContext>,
     at_start: usize,
-    low: std::cell::Cell<usize>,
+    low: std::sync::atomic::AtomicUsize,
 }
 
 #[cfg(feature = "cuda")]
@@ -142,20 +142,22 @@ impl FreeMemoryLow {
         Some(FreeMemoryLow {
             ctx,
             at_start: free,
-            low: std::cell::Cell::new(free),
+            low: std::sync::atomic::AtomicUsize::new(free),
         })
     }
 
     /// Notes the free memory now.
     pub fn sample(&self) {
         if let Ok((free, _)) = self.ctx.mem_get_info() {
-            self.low.set(self.low.get().min(free));
+            self.low
+                .fetch_min(free, std::sync::atomic::Ordering::Relaxed);
         }
     }
 
     /// Bytes used at the peak: free at the start less the lowest seen.
     pub fn peak_bytes(&self) -> u64 {
-        self.at_start.saturating_sub(self.low.get()) as u64
+        let low = self.low.load(std::sync::atomic::Ordering::Relaxed);
+        self.at_start.saturating_sub(low) as u64
     }
 }
 

@@ -136,10 +136,7 @@ pub fn model_params(batch: i64) -> Vec<(String, ParamValue)> {
 /// Help for [`model_params`].
 pub fn model_help() -> Vec<(String, String)> {
     [
-        (
-            "device",
-            "cpu (cuda and metal need a build with that feature)",
-        ),
+        ("device", warpt_models::device::HELP),
         (
             "model_dir",
             "real weights instead of the seeded ones (see docs/mlperf.md)",

@@ -11,10 +11,11 @@
 //! - [`llm_serve`]: an OpenAI-compatible server, through pepbench's serving client;
 //! - [`resnet50_infer`]: ResNet-50 v1.5 image classification;
 //! - [`resnet50_train`]: ResNet-50 training throughput;
-//! - [`resnet`], [`resnet_gemm`], [`winograd`], [`resnet_reference`],
-//!   [`images`]: the network (weights, training on candle), inference as
-//!   channels-last GEMMs (3×3 stride-1 convolutions by Winograd's
-//!   F(2×2, 3×3)), its f64 check, and image directories;
+//! - [`resnet`], [`resnet_gemm`], [`winograd`], [`resnet_candle`],
+//!   [`resnet_reference`], [`images`]: the network (weights, training on
+//!   candle), inference as channels-last GEMMs (3×3 stride-1 convolutions
+//!   by Winograd's F(2×2, 3×3)), inference on candle for a GPU, its f64
+//!   check, and image directories;
 //! - [`external`]: an official MLPerf reference implementation, its logs read.
 
 pub mod bench;
@@ -28,6 +29,7 @@ pub mod metrics;
 pub mod resnet;
 pub mod resnet50_infer;
 pub mod resnet50_train;
+pub mod resnet_candle;
 pub mod resnet_gemm;
 pub mod resnet_reference;
 pub mod synthetic;

@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, ParamValue, Params, Validation};
+use warpt_models::device::{self, MemoryPeak};
 use warpt_models::llm::{Decoder, Precision, random_prompts};
 
 use crate::bench::{self, ModelRules, Outcome, SpecParts};
@@ -106,6 +107,7 @@ pub struct LlmSut {
     batch: usize,
     seed: u64,
     name: String,
+    memory: MemoryPeak,
 }
 
 impl LlmSut {
@@ -141,6 +143,7 @@ impl SystemUnderTest for LlmSut {
             .decoder
             .generate(&prompts, self.n_gen)
             .map_err(|e| format!("generating: {e}"))?;
+        self.memory.sample();
         let first = start + std::time::Duration::from_secs_f64(g.ttft_s);
         for (sample, tokens) in batch.iter().zip(&g.tokens) {
             responder.first_token_at(sample, first);
@@ -178,7 +181,10 @@ impl Benchmark for LlmInfer {
             reason,
         })?;
         warpt_models::heap::keep_freed_memory();
-        let (decoder, precision, through_gguf) = warpt_models::select::decoder(ctx)?;
+        let dev = device::open(ctx.str_param("device")?)?;
+        let memory = MemoryPeak::new(&dev);
+        let (decoder, precision, through_gguf) = warpt_models::select::decoder(ctx, &dev)?;
+        memory.sample();
         let name = format!(
             "warpt LLM ({} parameters, {}, {} prompt + {} generated tokens)",
             decoder.parameters,
@@ -193,6 +199,7 @@ impl Benchmark for LlmInfer {
             batch: ctx.int_param("batch", 1)? as usize,
             seed: ctx.seed,
             name,
+            memory,
         });
         self.precision = Some((precision, through_gguf));
         Ok(())
@@ -208,6 +215,8 @@ impl Benchmark for LlmInfer {
         let outcome = bench::run(ctx, measure, sut, &settings, NAME)?;
         let mut m = bench::measured(&outcome, measure);
         m.details.push(("sut".into(), ParamValue::from(sut.name())));
+        m.details
+            .extend(device::details(sut.decoder.device(), &sut.memory));
         m.details.push((
             "counting".into(),
             ParamValue::from(

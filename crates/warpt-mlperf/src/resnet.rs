@@ -14,7 +14,7 @@ pub const STAGES: [(usize, usize); 4] = [(3, 64), (4, 128), (6, 256), (3, 512)];
 /// ImageNet classes.
 pub const CLASSES: usize = 1000;
 /// Batch norm epsilon.
-const EPS: f64 = 1e-5;
+pub(crate) const EPS: f64 = 1e-5;
 /// ImageNet's channel means and standard deviations on the 0–255 scale.
 pub const MEAN: [f32; 3] = [123.675, 116.28, 103.53];
 /// See [`MEAN`].

@@ -12,7 +12,9 @@ use warpt_model::{BenchmarkComponent, BenchmarkSpec, ParamValue, Params, Validat
 use crate::bench::{self, ModelRules, Outcome, SpecParts};
 use crate::loadgen::{QuerySample, Responder, Response, Scenario, SystemUnderTest};
 use crate::resnet::{self, MEAN, STD, Weights};
+use crate::resnet_candle::CandleNet;
 use crate::resnet_gemm::{Conv3x3, GemmNet, argmax};
+use warpt_models::device::{self, MemoryPeak};
 use warpt_models::packed::Precision;
 
 /// Benchmark name within the suite.
@@ -64,7 +66,7 @@ pub fn spec() -> BenchmarkSpec {
             ),
         ],
         choices: &[
-            ("device", &["cpu"]),
+            ("device", &["cpu", "cuda"]),
             ("precision", Precision::NAMES),
             ("conv3x3", Conv3x3::NAMES),
         ],
@@ -169,22 +171,54 @@ impl Library {
     }
 }
 
+/// The network a SUT runs: warpt's GEMM engine on the CPU, candle's
+/// operations on a GPU.
+pub enum Net {
+    /// Channels-last GEMMs on warpt's engine.
+    Gemm(GemmNet),
+    /// candle's convolutions (CUDA: im2col and cuBLAS).
+    Candle(CandleNet),
+}
+
+impl Net {
+    /// Logits of `n` normalised `size` × `size` images, 1000 a row.
+    pub fn forward(&self, nchw: &[f32], n: usize, size: usize) -> Result<Vec<f32>, String> {
+        match self {
+            Net::Gemm(net) => Ok(net.forward(nchw, n, size)),
+            Net::Candle(net) => net
+                .forward(nchw, n, size)
+                .map_err(|e| format!("running the network: {e}")),
+        }
+    }
+
+    /// The precision it runs in.
+    pub fn precision(&self) -> Precision {
+        match self {
+            Net::Gemm(net) => net.precision(),
+            Net::Candle(net) => net.precision(),
+        }
+    }
+}
+
 /// The ResNet-50 SUT.
 pub struct ResnetSut {
-    net: GemmNet,
+    net: Net,
     library: Library,
     batch: usize,
     name: String,
+    memory: MemoryPeak,
 }
 
 impl ResnetSut {
     /// Logits of `indices`, one row of 1000 each.
-    pub fn logits(&self, indices: &[usize]) -> Vec<f32> {
+    pub fn logits(&self, indices: &[usize]) -> Result<Vec<f32>, String> {
         let pixels: Vec<f32> = indices
             .iter()
             .flat_map(|&i| self.library.normalised(i))
             .collect();
-        self.net.forward(&pixels, indices.len(), self.library.size)
+        let logits = self.net.forward(&pixels, indices.len(), self.library.size);
+        self.memory.sample();
+        logits
     }
 }
 
@@ -203,7 +237,7 @@ impl SystemUnderTest for ResnetSut {
 
     fn process(&self, batch: &[QuerySample], responder: &Responder) -> Result<(), String> {
         let indices: Vec<usize> = batch.iter().map(|s| s.index).collect();
-        let classes = argmax(&self.logits(&indices), resnet::CLASSES);
+        let classes = argmax(&self.logits(&indices)?, resnet::CLASSES);
         for (sample, class) in batch.iter().zip(classes) {
             responder.complete(
                 sample,
@@ -251,12 +285,8 @@ impl Benchmark for Resnet50Infer {
             key: NAME.into(),
             reason,
         })?;
-        if ctx.str_param("device")? != "cpu" {
-            return Err(BenchmarkError::Skipped(format!(
-                "device '{}': resnet50_infer runs on warpt's CPU kernel only",
-                ctx.str_param("device")?
-            )));
-        }
+        let dev = device::open(ctx.str_param("device")?)?;
+        let memory = MemoryPeak::new(&dev);
         let (w, source) = weights(ctx)?;
         let precision =
             bench::precision(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
@@ -267,7 +297,12 @@ impl Benchmark for Resnet50Infer {
             key: "conv3x3".into(),
             reason,
         })?;
-        let net = GemmNet::new(&w, precision, conv3x3).map_err(BenchmarkError::Failed)?;
+        let net = if dev.is_cpu() {
+            Net::Gemm(GemmNet::new(&w, precision, conv3x3).map_err(BenchmarkError::Failed)?)
+        } else {
+            Net::Candle(CandleNet::new(&w, precision, &dev).map_err(BenchmarkError::Failed)?)
+        };
+        memory.sample();
         let size = ctx.int_param("image_size", 32)? as usize;
         let dataset = ctx.str_param("dataset")?;
         let library = if dataset.is_empty() {
@@ -295,6 +330,7 @@ impl Benchmark for Resnet50Infer {
                 precision.name()
             ),
             library,
+            memory,
         });
         self.weights = Some(w);
         Ok(())
@@ -315,18 +351,31 @@ impl Benchmark for Resnet50Infer {
         let mut m = bench::measured(&outcome, measure);
         let gflop = resnet::forward_flops(sut.library.size) / 1e9;
         m.details.push(("sut".into(), ParamValue::from(sut.name())));
-        // Every product is the GEMM engine's (weights packed once).
-        m.details.push((
-            "engine".into(),
-            ParamValue::from(warpt_models::packed::ENGINE),
-        ));
         let precision = sut.net.precision();
-        m.details
-            .push(("isa".into(), ParamValue::from(precision.isa())));
+        match &sut.net {
+            // Every product is the GEMM engine's (weights packed once).
+            Net::Gemm(net) => {
+                m.details.push((
+                    "engine".into(),
+                    ParamValue::from(warpt_models::packed::ENGINE),
+                ));
+                m.details
+                    .push(("isa".into(), ParamValue::from(precision.isa())));
+                m.details
+                    .push(("conv3x3".into(), ParamValue::from(net.conv3x3().name())));
+                m.details
+                    .extend(device::details(&candle_core::Device::Cpu, &sut.memory));
+            }
+            Net::Candle(net) => {
+                m.details.push((
+                    "engine".into(),
+                    ParamValue::from("candle (NCHW convolutions: im2col and cuBLAS GEMMs on CUDA)"),
+                ));
+                m.details.extend(device::details(net.device(), &sut.memory));
+            }
+        }
         m.details
             .push(("precision".into(), ParamValue::from(precision.name())));
-        m.details
-            .push(("conv3x3".into(), ParamValue::from(sut.net.conv3x3().name())));
         m.details
             .push(("gflop_per_image".into(), ParamValue::Float(gflop)));
         if let Some(rate) = m.metrics.iter().find(|m| m.name == "samples_per_s") {
@@ -360,7 +409,7 @@ fn check(sut: &ResnetSut, w: &Weights, outcome: &Outcome, seed: u64) -> Result<S
     let small = Library::seeded(seed ^ 0x5e11, 1, 32);
     let image = small.normalised(0);
     let want = crate::resnet_reference::logits(w, &image, 32)?;
-    let got = sut.net.forward(&image, 1, 32);
+    let got = sut.net.forward(&image, 1, 32)?;
     let scale = want.iter().fold(0f64, |m, v| m.max(v.abs())).max(1e-30);
     let worst = got
         .iter()
@@ -384,7 +433,7 @@ fn check(sut: &ResnetSut, w: &Weights, outcome: &Outcome, seed: u64) -> Result<S
         .samples
         .first()
         .ok_or("no sample was answered")?;
-    let alone = argmax(&sut.logits(&[first.index]), resnet::CLASSES)[0] as i32;
+    let alone = argmax(&sut.logits(&[first.index])?, resnet::CLASSES)[0] as i32;
     let served = i32::from_le_bytes([first.data[0], first.data[1], first.data[2], first.data[3]]);
     if alone != served {
         return Err(format!(

@@ -50,7 +50,7 @@ pub fn spec() -> BenchmarkSpec {
             ("steps".to_string(), "timed SGD steps (after one warm-up step)".to_string()),
             ("image_size".to_string(), "image height and width (ImageNet training: 224)".to_string()),
             ("lr".to_string(), "SGD learning rate".to_string()),
-            ("device".to_string(), "cpu (cuda and metal need a build with that feature)".to_string()),
+            ("device".to_string(), warpt_models::device::HELP.to_string()),
             ("model_dir".to_string(), "start from model.safetensors (torchvision's names) instead of the seed".to_string()),
         ]
         .into(),

@@ -15,6 +15,10 @@ pub const BUILT: &[&str] = if warpt_cuda::BUILT {
     &["cpu"]
 };
 
+/// The help of every model benchmark's `device` parameter.
+pub const HELP: &str = "cpu, or cuda (GPU 0; needs a build with the `cuda` feature and an NVIDIA driver, \
+     else the benchmark is skipped saying which is missing)";
+
 /// The device `name` names (CUDA: device 0), or why it cannot be had.
 pub fn open(name: &str) -> Result<Device, BenchmarkError> {
     match name {

@@ -54,6 +54,35 @@ pub struct PackedBert {
     layers: Vec<Layer>,
 }
 
+/// The mean over the unmasked tokens of each of `batch` sequences of
+/// `hidden` states (`batch × seq × h`, row-major), scaled to unit norm:
+/// sentence-transformers' pooling.
+pub fn mean_pool_unit(
+    hidden: &[f32],
+    mask: &[u32],
+    batch: usize,
+    seq: usize,
+    h: usize,
+) -> Vec<Vec<f32>> {
+    (0..batch)
+        .map(|b| {
+            let mut mean = vec![0f64; h];
+            let mut count = 0usize;
+            for t in 0..seq {
+                if mask[b * seq + t] != 0 {
+                    count += 1;
+                    let row = &hidden[(b * seq + t) * h..][..h];
+                    mean.iter_mut().zip(row).for_each(|(m, v)| *m += *v as f64);
+                }
+            }
+            let count = count.max(1) as f64;
+            mean.iter_mut().for_each(|m| *m /= count);
+            let norm = mean.iter().map(|m| m * m).sum::<f64>().sqrt().max(1e-12);
+            mean.iter().map(|m| (m / norm) as f32).collect()
+        })
+        .collect()
+}
+
 impl PackedBert {
     /// Whether this forward pass computes what `c` describes: GELU with
     /// erf and absolute positions (all-MiniLM and BERT proper).
@@ -160,24 +189,7 @@ impl PackedBert {
         seq: usize,
     ) -> Result<Vec<Vec<f32>>, String> {
         let hidden = self.forward(ids, mask, batch, seq)?;
-        let h = self.hidden;
-        Ok((0..batch)
-            .map(|b| {
-                let mut mean = vec![0f64; h];
-                let mut count = 0usize;
-                for t in 0..seq {
-                    if mask[b * seq + t] != 0 {
-                        count += 1;
-                        let row = &hidden[(b * seq + t) * h..][..h];
-                        mean.iter_mut().zip(row).for_each(|(m, v)| *m += *v as f64);
-                    }
-                }
-                let count = count.max(1) as f64;
-                mean.iter_mut().for_each(|m| *m /= count);
-                let norm = mean.iter().map(|m| m * m).sum::<f64>().sqrt().max(1e-12);
-                mean.iter().map(|m| (m / norm) as f32).collect()
-            })
-            .collect())
+        Ok(mean_pool_unit(&hidden, mask, batch, seq, self.hidden))
     }
 
     /// The last layer's hidden states, `batch × seq × hidden` (row-major),

@@ -276,18 +276,21 @@ pub fn build(c: &Config, ctx: &RunContext, dev: &Device) -> Result<Decoder, Benc
     })
 }
 
-/// The model the context's `model` / `model_dir` / `model_file`,
-/// `precision` and `device` parameters name (as `llm_infer` takes them),
-/// its precision, and whether its weights went through the GGUF path
-/// (for [`check`]). The mlperf suite's LLM system under test uses it.
-pub fn decoder(ctx: &RunContext) -> Result<(Decoder, Precision, bool), BenchmarkError> {
+/// The model the context's `model` / `model_dir` / `model_file` and
+/// `precision` parameters name (as `llm_infer` takes them) on `dev` (its
+/// `device`, opened), its precision, and whether its weights went through
+/// the GGUF path (for [`check`]). The mlperf suite's LLM system under test
+/// uses it.
+pub fn decoder(
+    ctx: &RunContext,
+    dev: &Device,
+) -> Result<(Decoder, Precision, bool), BenchmarkError> {
     let c = config(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
         key: NAME.into(),
         reason,
     })?;
     let through_gguf = c.precision.quantized().is_some() || matches!(c.source, Source::File(..));
-    let dev = device(ctx.str_param("device")?)?;
-    Ok((build(&c, ctx, &dev)?, c.precision, through_gguf))
+    Ok((build(&c, ctx, dev)?, c.precision, through_gguf))
 }
 
 /// The three checks of a decoder in `precision` (`through_gguf`: its

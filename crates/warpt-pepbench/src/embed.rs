@@ -29,6 +29,7 @@ use crate::llm::Precision;
 use crate::sampling::{DEVICES, FLOAT_PRECISIONS, choices, time_each};
 use crate::{corpus, tokenize};
 use warpt_models::bert_dense::DenseBert;
+use warpt_models::device::{self, MemoryPeak};
 use warpt_models::family::Family;
 use warpt_models::packed;
 
@@ -76,7 +77,7 @@ pub fn spec() -> BenchmarkSpec {
             ("family".to_string(), "the presets' family: bert, roberta or xlm-roberta (details.family)".to_string()),
             ("model".to_string(), "preset: tiny (bert-tiny), small (all-MiniLM-L6-v2), base (bert-base), large (bert-large), xl (XLM-RoBERTa-XL)".to_string()),
             ("model_dir".to_string(), "a Hugging Face encoder directory (model_type bert, roberta or xlm-roberta); overrides family and model".to_string()),
-            ("device".to_string(), "cpu (cuda and metal need a build with that feature)".to_string()),
+            ("device".to_string(), warpt_models::device::HELP.to_string()),
             ("precision".to_string(), "f32, bf16 or f16".to_string()),
             ("batch".to_string(), "sentences per batch".to_string()),
             ("seq_len".to_string(), "tokens per sentence (inputs are cut to exactly this)".to_string()),
@@ -289,6 +290,7 @@ pub struct Embed {
     precision: Option<Precision>,
     seed: u64,
     real_model: bool,
+    memory: MemoryPeak,
 }
 
 impl Embed {
@@ -311,7 +313,8 @@ impl Benchmark for Embed {
                 reason,
             }
         })?;
-        let device = warpt_models::select::device(ctx.str_param("device")?)?;
+        let device = warpt_models::device::open(ctx.str_param("device")?)?;
+        self.memory = MemoryPeak::new(&device);
         let dir = ctx.str_param("model_dir")?;
         let (batch, seq_len) = (
             ctx.int_param("batch", 1)? as usize,
@@ -336,7 +339,7 @@ impl Benchmark for Embed {
             let tokens = (batch * seq_len) as u64;
             let activations = 4 * (tokens * (4 * h + i) + heads * tokens * seq_len as u64) * 4;
             let need = params * (4 + 4) + activations;
-            let budget = warpt_models::sampling::Budget::now();
+            let budget = warpt_models::device::memory_budget(&device);
             if !budget.fits(need) {
                 return Err(BenchmarkError::Skipped(format!(
                     "the {} {} preset at batch {batch} needs about {:.1} GiB; {:.1} GiB is available \
@@ -402,8 +405,11 @@ impl Benchmark for Embed {
             ),
             SeriesDef::new("batch_latency_ms", "ms", false, &[], Convert::Time(1e3)),
         ];
+        let memory = &self.memory;
         let m = time_each(measure, ctx, NAME, &defs, || {
-            encoder.embed(&self.inputs).map_err(|e| e.to_string())
+            let embedded = encoder.embed(&self.inputs).map_err(|e| e.to_string());
+            memory.sample();
+            embedded
         })
         .map_err(|e| BenchmarkError::Failed(format!("embedding: {e}")))?;
         let model_name = if self.real_model {
@@ -411,44 +417,46 @@ impl Benchmark for Embed {
         } else {
             ctx.str_param("model")?
         };
+        let mut details: Vec<(String, ParamValue)> = vec![
+            ("architecture".into(), ParamValue::from("bert")),
+            (
+                "family".into(),
+                ParamValue::from(encoder.family.model_type()),
+            ),
+            ("engine".into(), ParamValue::from(encoder.engine_name())),
+            ("isa".into(), ParamValue::from(encoder.isa())),
+            ("weights".into(), ParamValue::Str(encoder.source.clone())),
+            ("model".into(), ParamValue::from(model_name)),
+            ("heap".into(), ParamValue::from(crate::heap::SETTING)),
+            (
+                "parameters".into(),
+                ParamValue::Int(encoder.parameters as i64),
+            ),
+            (
+                "model_bytes".into(),
+                ParamValue::Int(encoder.model_bytes as i64),
+            ),
+            (
+                "precision".into(),
+                ParamValue::from(self.precision.map_or("", Precision::name)),
+            ),
+            (
+                "hidden_size".into(),
+                ParamValue::Int(encoder.config.hidden_size as i64),
+            ),
+            (
+                "tokens_per_batch".into(),
+                ParamValue::Int((batch * seq_len) as i64),
+            ),
+            (
+                "pooling".into(),
+                ParamValue::from("mean over the attention mask, then L2 normalisation"),
+            ),
+        ];
+        details.extend(device::details(&encoder.device, &self.memory));
         Ok(Measured {
             metrics: m.metrics,
-            details: vec![
-                ("architecture".into(), ParamValue::from("bert")),
-                (
-                    "family".into(),
-                    ParamValue::from(encoder.family.model_type()),
-                ),
-                ("engine".into(), ParamValue::from(encoder.engine_name())),
-                ("isa".into(), ParamValue::from(encoder.isa())),
-                ("weights".into(), ParamValue::Str(encoder.source.clone())),
-                ("model".into(), ParamValue::from(model_name)),
-                ("heap".into(), ParamValue::from(crate::heap::SETTING)),
-                (
-                    "parameters".into(),
-                    ParamValue::Int(encoder.parameters as i64),
-                ),
-                (
-                    "model_bytes".into(),
-                    ParamValue::Int(encoder.model_bytes as i64),
-                ),
-                (
-                    "precision".into(),
-                    ParamValue::from(self.precision.map_or("", Precision::name)),
-                ),
-                (
-                    "hidden_size".into(),
-                    ParamValue::Int(encoder.config.hidden_size as i64),
-                ),
-                (
-                    "tokens_per_batch".into(),
-                    ParamValue::Int((batch * seq_len) as i64),
-                ),
-                (
-                    "pooling".into(),
-                    ParamValue::from("mean over the attention mask, then L2 normalisation"),
-                ),
-            ],
+            details,
             warnings: Vec::new(),
         })
     }
@@ -506,7 +514,7 @@ fn check(
     let seeded = if same {
         encoder
     } else {
-        loaded = Encoder::load("", &minilm, seed, precision.dtype(), &Device::Cpu)?;
+        loaded = Encoder::load("", &minilm, seed, precision.dtype(), &encoder.device)?;
         &loaded
     };
     let a: Vec<u32> = (0..12).map(|i| 5 + i * 97 % 8000).collect();

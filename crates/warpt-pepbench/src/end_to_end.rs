@@ -17,6 +17,7 @@ use warpt_model::{
     BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, StageLimits,
     StopReason, Validation,
 };
+use warpt_models::device::{self, MemoryPeak};
 
 use crate::llm::{Decoder, Generation, Precision};
 use crate::model::Preset;
@@ -63,7 +64,7 @@ pub fn spec() -> BenchmarkSpec {
                 "model_dir".to_string(),
                 "a Hugging Face Llama directory with tokenizer.json; overrides model".to_string(),
             ),
-            ("device".to_string(), "cpu (cuda and metal need a build with that feature)".to_string()),
+            ("device".to_string(), warpt_models::device::HELP.to_string()),
             ("precision".to_string(), "f32, bf16, f16, q8_0 or q4_0".to_string()),
             ("concurrency".to_string(), "closed-loop clients, or open-loop workers".to_string()),
             ("qps".to_string(), "0 = closed loop; > 0 = Poisson arrivals at this rate (requests/s)".to_string()),
@@ -159,6 +160,7 @@ pub struct EndToEnd {
     seed: u64,
     /// The first request's tokens, for validation.
     first_tokens: Option<Vec<u32>>,
+    memory: MemoryPeak,
 }
 
 impl EndToEnd {
@@ -175,7 +177,8 @@ impl Benchmark for EndToEnd {
             key: NAME.into(),
             reason,
         })?;
-        let device = warpt_models::select::device(ctx.str_param("device")?)?;
+        let device = device::open(ctx.str_param("device")?)?;
+        self.memory = MemoryPeak::new(&device);
         let preset = Preset::parse(ctx.str_param("model")?).map_err(BenchmarkError::Failed)?;
         let precision =
             Precision::parse(ctx.str_param("precision")?).map_err(BenchmarkError::Failed)?;
@@ -276,6 +279,7 @@ impl Benchmark for EndToEnd {
                             }
                         };
                         let done = start.elapsed().as_secs_f64();
+                        this.memory.sample();
                         if index == 0
                             && let Ok(mut f) = first.lock()
                         {
@@ -342,39 +346,41 @@ impl Benchmark for EndToEnd {
             }
         }
         self.first_tokens = first.into_inner().ok().flatten();
+        let mut details: Vec<(String, ParamValue)> = vec![
+            ("heap".into(), ParamValue::from(crate::heap::SETTING)),
+            (
+                "mode".into(),
+                ParamValue::from(if open {
+                    "open loop (Poisson)"
+                } else {
+                    "closed loop"
+                }),
+            ),
+            ("requests".into(), ParamValue::Int(measured.len() as i64)),
+            (
+                "requests_warmup".into(),
+                ParamValue::Int((served.len() - measured.len()) as i64),
+            ),
+            (
+                "parameters".into(),
+                ParamValue::Int(decoder.parameters as i64),
+            ),
+            (
+                "model_bytes".into(),
+                ParamValue::Int(decoder.model_bytes as i64),
+            ),
+            (
+                "counting".into(),
+                ParamValue::from(
+                    "latency and TTFT from the request's arrival (open loop: its scheduled time, queueing included); \
+                     TPOT = (generation time - its TTFT) / (gen_tokens - 1)",
+                ),
+            ),
+        ];
+        details.extend(device::details(decoder.device(), &self.memory));
         Ok(Measured {
             metrics,
-            details: vec![
-                ("heap".into(), ParamValue::from(crate::heap::SETTING)),
-                (
-                    "mode".into(),
-                    ParamValue::from(if open {
-                        "open loop (Poisson)"
-                    } else {
-                        "closed loop"
-                    }),
-                ),
-                ("requests".into(), ParamValue::Int(measured.len() as i64)),
-                (
-                    "requests_warmup".into(),
-                    ParamValue::Int((served.len() - measured.len()) as i64),
-                ),
-                (
-                    "parameters".into(),
-                    ParamValue::Int(decoder.parameters as i64),
-                ),
-                (
-                    "model_bytes".into(),
-                    ParamValue::Int(decoder.model_bytes as i64),
-                ),
-                (
-                    "counting".into(),
-                    ParamValue::from(
-                        "latency and TTFT from the request's arrival (open loop: its scheduled time, queueing included); \
-                     TPOT = (generation time - its TTFT) / (gen_tokens - 1)",
-                    ),
-                ),
-            ],
+            details,
             warnings: Vec::new(),
         })
     }

@@ -104,7 +104,7 @@ pub fn spec() -> BenchmarkSpec {
             ),
             (
                 "device".to_string(),
-                "cpu, or cuda (GPU 0, in a build with the `cuda` feature; skipped with the reason where there is none)".to_string(),
+                device::HELP.to_string(),
             ),
             (
                 "precision".to_string(),

@@ -21,7 +21,8 @@ use warpt_model::{
     BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, StageLimits,
     Validation,
 };
-use warpt_models::sampling::{Budget, DEVICES, choices, gib, time_each};
+use warpt_models::device::{self, MemoryPeak};
+use warpt_models::sampling::{DEVICES, choices, gib, time_each};
 use warpt_models::whisper::{self, Speech, WhisperPreset};
 
 /// Benchmark name within the suite.
@@ -84,7 +85,7 @@ pub fn spec() -> BenchmarkSpec {
             ),
             (
                 "device".to_string(),
-                "cpu (cuda and metal need a build with that feature)".to_string(),
+                warpt_models::device::HELP.to_string(),
             ),
             (
                 "audio_seconds".to_string(),
@@ -153,6 +154,8 @@ pub struct SpeechInfer {
     filters: Vec<f32>,
     seconds: f64,
     n_gen: usize,
+    device: Option<Device>,
+    memory: MemoryPeak,
 }
 
 impl SpeechInfer {
@@ -169,7 +172,8 @@ impl Benchmark for SpeechInfer {
             key: NAME.into(),
             reason,
         })?;
-        let device: Device = warpt_models::select::device(ctx.str_param("device")?)?;
+        let device: Device = device::open(ctx.str_param("device")?)?;
+        self.memory = MemoryPeak::new(&device);
         let dir = ctx.str_param("model_dir")?;
         let model = if dir.is_empty() {
             let preset = WhisperPreset::parse(ctx.str_param("model")?).map_err(|reason| {
@@ -184,7 +188,7 @@ impl Benchmark for SpeechInfer {
             let need = (whisper::parameter_count(&c) * 4 * 2
                 + 1500 * c.d_model * 4 * 16
                 + c.encoder_attention_heads * 1500 * 1500 * 4 * 2) as u64;
-            let budget = Budget::now();
+            let budget = device::memory_budget(&device);
             if !budget.fits(need) {
                 return Err(BenchmarkError::Skipped(format!(
                     "the {} preset needs about {:.1} GiB; {:.1} GiB is available (a smaller preset runs)",
@@ -203,6 +207,8 @@ impl Benchmark for SpeechInfer {
         self.audio = whisper::synthetic_audio(self.seconds, ctx.seed);
         self.n_gen = ctx.int_param("gen_tokens", 1)? as usize;
         self.model = Some(model);
+        self.memory.sample();
+        self.device = Some(device);
         Ok(())
     }
 
@@ -226,9 +232,12 @@ impl Benchmark for SpeechInfer {
             SeriesDef::new("latency_ms", "ms", false, &[], Convert::Time(1e3)),
         ];
         let (audio, filters, n_gen) = (&self.audio, &self.filters, self.n_gen);
+        let memory = &self.memory;
         let m = time_each(measure, ctx, NAME, &defs, || {
             let mel = whisper::log_mel(model.config(), audio, filters);
-            model.transcribe(&mel, n_gen).map_err(|e| e.to_string())
+            let text = model.transcribe(&mel, n_gen).map_err(|e| e.to_string());
+            memory.sample();
+            text
         })
         .map_err(|e| BenchmarkError::Failed(format!("transcribing: {e}")))?;
         // The encoder's share of a clip, timed once outside the samples.
@@ -236,6 +245,9 @@ impl Benchmark for SpeechInfer {
             let mel = whisper::log_mel(model.config(), audio, filters);
             let start = Instant::now();
             model.encode(&mel)?;
+            if let Some(dev) = &self.device {
+                device::sync(dev)?;
+            }
             let encode = start.elapsed().as_secs_f64();
             let start = Instant::now();
             model.transcribe(&mel, n_gen)?;
@@ -243,43 +255,49 @@ impl Benchmark for SpeechInfer {
         })()
         .map_err(|e| BenchmarkError::Failed(format!("timing the encoder: {e}")))?;
         let dir = ctx.str_param("model_dir")?;
+        let mut details: Vec<(String, ParamValue)> = vec![
+            ("family".into(), ParamValue::from("whisper")),
+            (
+                "engine".into(),
+                ParamValue::from(
+                    "candle-transformers Whisper (the decoder runs the whole sequence each step, caching the cross-attention)",
+                ),
+            ),
+            (
+                "weights".into(),
+                ParamValue::Str(if dir.is_empty() {
+                    format!(
+                        "generated from the seed ({} preset)",
+                        ctx.str_param("model")?
+                    )
+                } else {
+                    dir.to_string()
+                }),
+            ),
+            (
+                "parameters".into(),
+                ParamValue::Int(model.parameters as i64),
+            ),
+            ("precision".into(), ParamValue::from("f32")),
+            ("audio_seconds".into(), ParamValue::Float(self.seconds)),
+            (
+                "sample_rate_hz".into(),
+                ParamValue::Int(w::SAMPLE_RATE as i64),
+            ),
+            (
+                "encoder_share".into(),
+                ParamValue::Float((encode_share * 1000.0).round() / 1000.0),
+            ),
+            ("heap".into(), ParamValue::from(crate::heap::SETTING)),
+        ];
+        details.extend(
+            self.device
+                .iter()
+                .flat_map(|d| device::details(d, &self.memory)),
+        );
         Ok(Measured {
             metrics: m.metrics,
-            details: vec![
-                ("family".into(), ParamValue::from("whisper")),
-                (
-                    "engine".into(),
-                    ParamValue::from(
-                        "candle-transformers Whisper (the decoder runs the whole sequence each step, caching the cross-attention)",
-                    ),
-                ),
-                (
-                    "weights".into(),
-                    ParamValue::Str(if dir.is_empty() {
-                        format!(
-                            "generated from the seed ({} preset)",
-                            ctx.str_param("model")?
-                        )
-                    } else {
-                        dir.to_string()
-                    }),
-                ),
-                (
-                    "parameters".into(),
-                    ParamValue::Int(model.parameters as i64),
-                ),
-                ("precision".into(), ParamValue::from("f32")),
-                ("audio_seconds".into(), ParamValue::Float(self.seconds)),
-                (
-                    "sample_rate_hz".into(),
-                    ParamValue::Int(w::SAMPLE_RATE as i64),
-                ),
-                (
-                    "encoder_share".into(),
-                    ParamValue::Float((encode_share * 1000.0).round() / 1000.0),
-                ),
-                ("heap".into(), ParamValue::from(crate::heap::SETTING)),
-            ],
+            details,
             warnings: Vec::new(),
         })
     }

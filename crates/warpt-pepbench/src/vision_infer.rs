@@ -20,6 +20,7 @@ use warpt_model::{
     BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, StageLimits,
     Validation,
 };
+use warpt_models::device::{self, MemoryPeak};
 use warpt_models::llm::Precision;
 use warpt_models::sampling::{DEVICES, FLOAT_PRECISIONS, choices, time_each};
 use warpt_models::vision::{self, Vit, VitPreset};
@@ -100,7 +101,7 @@ pub fn spec() -> BenchmarkSpec {
             ),
             (
                 "device".to_string(),
-                "cpu (cuda and metal need a build with that feature)".to_string(),
+                warpt_models::device::HELP.to_string(),
             ),
             ("precision".to_string(), "f32, bf16 or f16".to_string()),
             ("batch".to_string(), "images per batch".to_string()),
@@ -163,6 +164,7 @@ pub struct VisionInfer {
     images: Option<Tensor>,
     precision: Option<Precision>,
     device: Option<Device>,
+    memory: MemoryPeak,
 }
 
 impl VisionInfer {
@@ -185,7 +187,8 @@ impl Benchmark for VisionInfer {
                 reason,
             }
         })?;
-        let device = warpt_models::select::device(ctx.str_param("device")?)?;
+        let device = device::open(ctx.str_param("device")?)?;
+        self.memory = MemoryPeak::new(&device);
         let batch = ctx.int_param("batch", 1)? as usize;
         let family =
             family_of(ctx.str_param("model_dir")?, ctx.str_param("family")?).map_err(|reason| {
@@ -232,56 +235,61 @@ impl Benchmark for VisionInfer {
             ),
             SeriesDef::new("batch_latency_ms", "ms", false, &[], Convert::Time(1e3)),
         ];
+        let memory = &self.memory;
         let m = time_each(measure, ctx, NAME, &defs, || {
-            model.forward(images).map_err(|e| e.to_string())
+            let out = model
+                .forward(images)
+                .and_then(|out| device::sync(images.device()).map(|()| out));
+            memory.sample();
+            out.map_err(|e| e.to_string())
         })
         .map_err(|e| BenchmarkError::Failed(format!("running the model: {e}")))?;
         let (image_size, patch_size, tokens) = model.patches();
         let family = model.family().model_type();
         let precision = self.precision.unwrap_or(Precision::F32);
         let dir = ctx.str_param("model_dir")?;
+        let mut details: Vec<(String, ParamValue)> = vec![
+            ("family".into(), ParamValue::from(family)),
+            ("architecture".into(), ParamValue::from(family)),
+            (
+                "engine".into(),
+                ParamValue::from(match model {
+                    VisionModel::Vit(_) => "candle-transformers ViT embeddings and encoder",
+                    VisionModel::Clip(..) => {
+                        "candle-transformers CLIP encoder layers, warpt's embeddings, pooling and similarity"
+                    }
+                }),
+            ),
+            (
+                "weights".into(),
+                ParamValue::Str(if dir.is_empty() {
+                    format!(
+                        "generated from the seed ({family} {} preset)",
+                        ctx.str_param("model")?
+                    )
+                } else {
+                    dir.to_string()
+                }),
+            ),
+            (
+                "parameters".into(),
+                ParamValue::Int(model.parameters() as i64),
+            ),
+            (
+                "model_bytes".into(),
+                ParamValue::Int((model.parameters() * precision.dtype().size_in_bytes()) as i64),
+            ),
+            ("precision".into(), ParamValue::from(precision.name())),
+            ("image_size".into(), ParamValue::Int(image_size as i64)),
+            ("patch_size".into(), ParamValue::Int(patch_size as i64)),
+            ("tokens_per_image".into(), ParamValue::Int(tokens as i64)),
+            ("output".into(), ParamValue::Str(model.output())),
+            ("heap".into(), ParamValue::from(crate::heap::SETTING)),
+        ];
+        details.extend(device::details(images.device(), &self.memory));
         Ok(Measured {
             metrics: m.metrics,
-            details: vec![
-                ("family".into(), ParamValue::from(family)),
-                ("architecture".into(), ParamValue::from(family)),
-                (
-                    "engine".into(),
-                    ParamValue::from(match model {
-                        VisionModel::Vit(_) => "candle-transformers ViT embeddings and encoder",
-                        VisionModel::Clip(..) => {
-                            "candle-transformers CLIP encoder layers, warpt's embeddings, pooling and similarity"
-                        }
-                    }),
-                ),
-                (
-                    "weights".into(),
-                    ParamValue::Str(if dir.is_empty() {
-                        format!(
-                            "generated from the seed ({family} {} preset)",
-                            ctx.str_param("model")?
-                        )
-                    } else {
-                        dir.to_string()
-                    }),
-                ),
-                (
-                    "parameters".into(),
-                    ParamValue::Int(model.parameters() as i64),
-                ),
-                (
-                    "model_bytes".into(),
-                    ParamValue::Int(
-                        (model.parameters() * precision.dtype().size_in_bytes()) as i64,
-                    ),
-                ),
-                ("precision".into(), ParamValue::from(precision.name())),
-                ("image_size".into(), ParamValue::Int(image_size as i64)),
-                ("patch_size".into(), ParamValue::Int(patch_size as i64)),
-                ("tokens_per_image".into(), ParamValue::Int(tokens as i64)),
-                ("output".into(), ParamValue::Str(model.output())),
-                ("heap".into(), ParamValue::from(crate::heap::SETTING)),
-            ],
+            details,
             warnings: Vec::new(),
         })
     }
