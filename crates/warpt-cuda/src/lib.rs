@@ -161,6 +161,44 @@ impl FreeMemoryLow {
     }
 }
 
+/// The CUDA runtime warpt's benchmarks load here: cuBLAS's version and the
+/// file the loader resolved (`cuBLAS 13.1.0 (libcublas.so.13)`); `None` in
+/// a build without the `cuda` feature or where cuBLAS cannot be loaded.
+pub fn runtime() -> Option<String> {
+    #[cfg(not(feature = "cuda"))]
+    {
+        None
+    }
+    #[cfg(feature = "cuda")]
+    {
+        use cudarc::cublas::sys::{cublasGetProperty, cublasStatus_t, libraryPropertyType};
+        if !Library::Cublas.loads() {
+            return None;
+        }
+        let get = |which: libraryPropertyType| {
+            let mut v = 0;
+            // SAFETY: cuBLAS loads (checked above); it writes one int.
+            let status = unsafe { cublasGetProperty(which, &mut v) };
+            (status == cublasStatus_t::CUBLAS_STATUS_SUCCESS).then_some(v)
+        };
+        let version = format!(
+            "cuBLAS {}.{}.{}",
+            get(libraryPropertyType::MAJOR_VERSION)?,
+            get(libraryPropertyType::MINOR_VERSION)?,
+            get(libraryPropertyType::PATCH_LEVEL)?
+        );
+        Some(
+            match loaded_libraries()
+                .into_iter()
+                .find(|f| f.starts_with("libcublas.so"))
+            {
+                Some(file) => format!("{version} ({file})"),
+                None => version,
+            },
+        )
+    }
+}
+
 /// The CUDA libraries this process has loaded, as the file names the
 /// loader resolved (`libcublas.so.13.0.2.14`), from `/proc/self/maps`;
 /// empty where that cannot be read.

@@ -277,7 +277,11 @@ fn run_entry(
         let samples = monitor.window(from, to);
         let mut summary =
             warpt_system::monitor::summarize(&samples, Some(from), seconds, monitor.missing());
-        if let Some(power) = summary.mean_power_w {
+        let power = match (summary.mean_power_w, summary.gpu_mean_power_w) {
+            (None, None) => None,
+            (cpu, gpu) => Some(cpu.unwrap_or(0.0) + gpu.unwrap_or(0.0)),
+        };
+        if let Some(power) = power {
             // Rate metrics (unit "X/s" or IOPS): joules per X = watts / (X per second).
             for m in result
                 .metrics

@@ -391,6 +391,13 @@ impl Benchmark for BertInfer {
                 precision.name()
             ),
         });
+        if let Some(sut) = &self.sut {
+            device::settle(&dev, || {
+                let (ids, mask) = sut.sample(0);
+                sut.encoder.forward(&ids, &mask, 1, sut.seq)
+            })?;
+            sut.memory.sample();
+        }
         self.config = Some(c);
         Ok(())
     }

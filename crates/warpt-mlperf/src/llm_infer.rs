@@ -184,6 +184,10 @@ impl Benchmark for LlmInfer {
         let dev = device::open(ctx.str_param("device")?)?;
         let memory = MemoryPeak::new(&dev);
         let (decoder, precision, through_gguf) = warpt_models::select::decoder(ctx, &dev)?;
+        device::settle(&dev, || {
+            let prompt = random_prompts(ctx.seed, 1, 8, decoder.shape.vocab);
+            decoder.generate(&prompt, 2).map_err(|e| e.to_string())
+        })?;
         memory.sample();
         let name = format!(
             "warpt LLM ({} parameters, {}, {} prompt + {} generated tokens)",

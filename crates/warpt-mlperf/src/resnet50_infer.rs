@@ -302,7 +302,6 @@ impl Benchmark for Resnet50Infer {
         } else {
             Net::Candle(CandleNet::new(&w, precision, &dev).map_err(BenchmarkError::Failed)?)
         };
-        memory.sample();
         let size = ctx.int_param("image_size", 32)? as usize;
         let dataset = ctx.str_param("dataset")?;
         let library = if dataset.is_empty() {
@@ -317,6 +316,11 @@ impl Benchmark for Resnet50Infer {
         if library.is_empty() {
             return Err(BenchmarkError::Failed(format!("no images in {dataset}")));
         }
+        device::settle(&dev, || {
+            let image = library.normalised(0);
+            net.forward(&image, 1, size)
+        })?;
+        memory.sample();
         let images = if dataset.is_empty() {
             "seeded images".to_string()
         } else {

@@ -217,6 +217,45 @@ pub struct GpuInfo {
     pub uuid: Option<String>,
     /// `nvml` or `drm`.
     pub source: String,
+    /// CUDA compute capability, `major.minor` (NVML).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compute_capability: Option<String>,
+    /// Streaming multiprocessors: NVML's CUDA cores over the cores per SM
+    /// of the compute capability.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_count: Option<u32>,
+    /// Memory bus width, bits (NVML).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bus_width_bits: Option<u32>,
+    /// The memory's class by its bus: `HBM` (1024 bits and wider) or `GDDR`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_class: Option<String>,
+    /// Theoretical peak memory bandwidth, GB/s (1e9 B/s): 2 transfers per
+    /// clock x the highest memory clock x the bus width.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_bandwidth_gbps: Option<f64>,
+    /// SM clock now, MHz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_clock_mhz: Option<u32>,
+    /// Highest SM clock, MHz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_clock_max_mhz: Option<u32>,
+    /// Memory clock now, MHz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_clock_mhz: Option<u32>,
+    /// Highest memory clock, MHz.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_clock_max_mhz: Option<u32>,
+    /// The power limit the driver enforces, watts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub power_limit_w: Option<f64>,
+    /// The CUDA version the driver supports (`13.0`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda_driver_version: Option<String>,
+    /// The CUDA libraries warpt's benchmarks load here (`cuBLAS 13.1.0
+    /// (libcublas.so.13)`), in a build with the `cuda` feature.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cuda_runtime: Option<String>,
 }
 
 /// One compute adapter (see [`ListOutput::compute_adapters`]).

@@ -102,6 +102,13 @@ pub struct TelemetrySummary {
     /// Energy over the window, joules (mean power x window length).
     #[serde(default)]
     pub energy_j: Option<f64>,
+    /// Mean power of all NVIDIA GPUs together, watts (NVML, per sample).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_mean_power_w: Option<f64>,
+    /// The GPUs' energy over the window, joules (their mean power x window
+    /// length).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_energy_j: Option<f64>,
     /// Highest temperature of any sensor, Celsius.
     #[serde(default)]
     pub max_temp_c: Option<f64>,
@@ -116,7 +123,8 @@ pub struct TelemetrySummary {
     pub throttled: bool,
     /// Energy per unit of work, joules, for every rate metric of the result
     /// (e.g. `gflops precision=fp64,threads=all` -> J/GFLOP): mean power
-    /// divided by the metric's median rate. Empty without a power reading.
+    /// (CPU package and DRAM, plus the GPUs where NVML reads them) divided
+    /// by the metric's median rate. Empty without a power reading.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub energy_per_unit: std::collections::BTreeMap<String, f64>,
     /// Mean CPU utilisation, percent.

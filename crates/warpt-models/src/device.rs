@@ -86,6 +86,26 @@ pub fn memory_budget(dev: &Device) -> crate::sampling::Budget {
     }
 }
 
+/// Makes `dev` ready to be timed once a model is on it: waits for the
+/// uploads queued on this thread's stream (CUDA work is queued per
+/// thread: another thread's kernels are not ordered after them), then
+/// runs `first_pass` once, untimed, so the driver loads and compiles the
+/// kernels it needs (candle's PTX, built for sm_80, is compiled for the
+/// GPU at first use: seconds, cached by the driver afterwards). Nothing to
+/// do on the CPU.
+pub fn settle<T>(
+    dev: &Device,
+    first_pass: impl FnOnce() -> Result<T, String>,
+) -> Result<(), BenchmarkError> {
+    if dev.is_cpu() {
+        return Ok(());
+    }
+    let failed = |what: &str, e: String| BenchmarkError::Failed(format!("{what}: {e}"));
+    sync(dev).map_err(|e| failed("waiting for the model's upload", e.to_string()))?;
+    first_pass().map_err(|e| failed("a first pass to load the GPU's kernels", e))?;
+    sync(dev).map_err(|e| failed("after the first pass", e.to_string()))
+}
+
 /// The most device memory a benchmark held: the device's free memory when
 /// it was opened less the lowest seen at each [`MemoryPeak::sample`]
 /// (`details.peak_gpu_memory_bytes`). Nothing on the CPU.

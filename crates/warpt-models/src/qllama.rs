@@ -258,7 +258,11 @@ impl QLlama {
         pos: usize,
         cache: &mut Cache,
     ) -> candle_core::Result<Tensor> {
-        if rayon::current_thread_index().is_some() {
+        // Off the CPU every operation stays on the calling thread: candle
+        // queues CUDA work on the thread's own default stream, and a pool
+        // thread's stream is not ordered after the caller's uploads, nor
+        // the caller's read of the logits after the pool thread's kernels.
+        if rayon::current_thread_index().is_some() || !ids.device().is_cpu() {
             return self.forward_in_pool(ids, pos, cache);
         }
         // On one of rayon's threads, so the products' tasks split between

@@ -375,11 +375,26 @@ pub fn check(
         .take_while(|&&g| g > 4.0 * worst.max(1e-9) * scale)
         .count();
     if got.tokens[0][..firm] != want_tokens[..firm] {
+        // What the model's own first logits say of the two choices, for
+        // the report: a token that its logits do not rank first was not
+        // chosen from them.
+        let first = got
+            .first_logits
+            .to_vec2::<f32>()
+            .map_err(|e| format!("reading logits for validation: {e}"))?
+            .swap_remove(0);
+        let at = |t: u32| first.get(t as usize).copied().unwrap_or(f32::NAN);
+        let (g, w) = (got.tokens[0][0], want_tokens[0]);
         return Err(format!(
-            "tiny preset in {}: greedy tokens {:?} differ from the f64 reference's {:?}",
+            "tiny preset in {}: greedy tokens {:?} differ from the f64 reference's {:?} \
+             (the model's first logits: {g} -> {:.4}, {w} -> {:.4}; the reference's: {:.4}, {:.4})",
             precision.name(),
             &got.tokens[0][..firm],
-            &want_tokens[..firm]
+            &want_tokens[..firm],
+            at(g),
+            at(w),
+            want_logits.get(g as usize).copied().unwrap_or(f64::NAN),
+            want_logits.get(w as usize).copied().unwrap_or(f64::NAN),
         ));
     }
     // 1c. The last decode step, on the engine's own tokens (so a close call
@@ -463,11 +478,32 @@ fn relative_error(got: &candle_core::Tensor, want: &[f64]) -> Result<f64, String
         .to_vec2::<f32>()
         .map_err(|e| format!("reading logits for validation: {e}"))?;
     let scale = want.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    let worst = rows.first().map_or(f64::INFINITY, |row| {
-        row.iter()
-            .zip(want)
-            .map(|(g, w)| (*g as f64 - w).abs())
-            .fold(0.0, f64::max)
-    });
+    let row = rows.first().ok_or("the model gave no logits")?;
+    // A NaN would slip through a maximum of differences: refuse it first.
+    if let Some(i) = row.iter().position(|v| !v.is_finite()) {
+        return Err(format!("logit {i} is {}, not a number", row[i]));
+    }
+    let worst = row
+        .iter()
+        .zip(want)
+        .map(|(g, w)| (*g as f64 - w).abs())
+        .fold(0.0, f64::max);
     Ok(worst / scale)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_logit_that_is_not_a_number_fails_the_comparison() {
+        let cpu = candle_core::Device::Cpu;
+        let want = [1.0, -2.0, 4.0];
+        let close = candle_core::Tensor::new(&[[1.0f32, -2.0, 3.9]], &cpu).unwrap();
+        assert!((relative_error(&close, &want).unwrap() - 0.025).abs() < 1e-6);
+        // A maximum of differences would skip the NaN and call it a match.
+        let nan = candle_core::Tensor::new(&[[1.0f32, f32::NAN, 4.0]], &cpu).unwrap();
+        let e = relative_error(&nan, &want).unwrap_err();
+        assert!(e.contains("logit 1 is NaN"), "{e}");
+    }
 }

@@ -376,6 +376,10 @@ impl Benchmark for Embed {
                 "the corpus ran out before the batch was full".into(),
             ));
         }
+        device::settle(&device, || {
+            encoder.embed(&inputs[..1]).map_err(|e| e.to_string())
+        })?;
+        self.memory.sample();
         self.encoder = Some(encoder);
         self.inputs = inputs;
         self.precision = Some(precision);

@@ -203,6 +203,12 @@ impl Benchmark for EndToEnd {
                 decoder.shape.vocab
             )));
         }
+        device::settle(&device, || {
+            decoder
+                .generate(&[vec![3u32; 8]], 2)
+                .map_err(|e| e.to_string())
+        })?;
+        self.memory.sample();
         self.max_prompt = ctx.int_param("prompt_tokens", 1)? as usize;
         self.texts = corpus::lines(ctx.seed ^ 4, 512);
         self.decoder = Some(decoder);

@@ -175,8 +175,13 @@ impl Benchmark for LlmInfer {
         let dev = device::open(ctx.str_param("device")?)?;
         self.memory = MemoryPeak::new(&dev);
         let decoder = build(&c, ctx, &dev)?;
-        self.memory.sample();
         self.prompts = random_prompts(ctx.seed, c.batch, c.prompt, decoder.shape.vocab);
+        device::settle(&dev, || {
+            decoder
+                .generate(&self.prompts, 2)
+                .map_err(|e| e.to_string())
+        })?;
+        self.memory.sample();
         self.decoder = Some(decoder);
         self.config = Some(c);
         self.seed = ctx.seed;

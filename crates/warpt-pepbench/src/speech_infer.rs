@@ -206,6 +206,11 @@ impl Benchmark for SpeechInfer {
         self.seconds = ctx.int_param("audio_seconds", 1)? as f64;
         self.audio = whisper::synthetic_audio(self.seconds, ctx.seed);
         self.n_gen = ctx.int_param("gen_tokens", 1)? as usize;
+        let mut model = model;
+        device::settle(&device, || {
+            let mel = whisper::log_mel(model.config(), &self.audio, &self.filters);
+            model.transcribe(&mel, 1).map_err(|e| e.to_string())
+        })?;
         self.model = Some(model);
         self.memory.sample();
         self.device = Some(device);

@@ -209,6 +209,10 @@ impl Benchmark for VisionInfer {
         let images = Tensor::from_vec(pixels, (batch, channels, side, side), &device)
             .and_then(|t| t.to_dtype(precision.dtype()))
             .map_err(|e| BenchmarkError::Failed(e.to_string()))?;
+        device::settle(&device, || {
+            model.forward(&images).map_err(|e| e.to_string())
+        })?;
+        self.memory.sample();
         self.model = Some(model);
         self.images = Some(images);
         self.precision = Some(precision);

@@ -393,6 +393,15 @@ pub fn summarize(
         .collect();
     let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
     let mean_power = mean(&powers);
+    // All GPUs' board power together, in the samples where NVML read it.
+    let gpu_powers: Vec<f64> = samples
+        .iter()
+        .filter_map(|s| {
+            let w: Vec<f64> = s.gpu_usage.iter().filter_map(|g| g.power_watts).collect();
+            (!w.is_empty()).then(|| w.iter().sum())
+        })
+        .collect();
+    let gpu_mean_power = mean(&gpu_powers);
     let freqs: Vec<f64> = samples
         .iter()
         .filter_map(|s| mean(&s.per_core_freq_mhz))
@@ -427,6 +436,8 @@ pub fn summarize(
         mean_power_w: mean_power,
         max_power_w: powers.iter().copied().reduce(f64::max),
         energy_j: mean_power.map(|p| p * seconds),
+        gpu_mean_power_w: gpu_mean_power,
+        gpu_energy_j: gpu_mean_power.map(|p| p * seconds),
         max_temp_c: samples
             .iter()
             .flat_map(|s| s.temperatures.iter().map(|t| t.celsius))
@@ -509,5 +520,27 @@ mod tests {
         assert_eq!(summary.memory_timeline.len(), samples.len());
         assert_eq!(summary.memory_timeline[0].seconds, 0.0);
         assert!(summary.memory_timeline.iter().all(|p| p.rss_bytes <= peak));
+    }
+
+    #[test]
+    fn gpu_power_becomes_gpu_energy() {
+        let gpu = |w: f64| GpuSample {
+            power_watts: Some(w),
+            ..GpuSample::default()
+        };
+        let samples: Vec<TelemetrySample> = [(300.0, 100.0), (500.0, 100.0)]
+            .into_iter()
+            .map(|(a, b)| TelemetrySample {
+                gpu_usage: vec![gpu(a), gpu(b)],
+                ..TelemetrySample::default()
+            })
+            .chain(std::iter::once(TelemetrySample::default()))
+            .collect();
+        let s = summarize(&samples, None, 2.0, &[]);
+        // Two GPUs' powers add up per sample (400 and 600 W); a sample
+        // without a reading does not count as 0 W.
+        assert_eq!(s.gpu_mean_power_w, Some(500.0));
+        assert_eq!(s.gpu_energy_j, Some(1000.0));
+        assert_eq!(summarize(&[], None, 2.0, &[]).gpu_energy_j, None);
     }
 }
