@@ -113,3 +113,27 @@ fn a_model_on_cuda_without_a_gpu_is_skipped_with_the_reason() {
         );
     }
 }
+
+/// The binary (with or without the `cuda` feature) needs no CUDA library
+/// to start: cuBLAS, cuSOLVER, cuRAND and the driver are opened when a
+/// CUDA benchmark first asks, and the static kernels' runtime is linked
+/// in. So one binary serves machines with and without NVIDIA GPUs.
+#[test]
+fn the_binary_links_no_cuda_library() {
+    let bin = env!("CARGO_BIN_EXE_warpt");
+    let out = std::process::Command::new("ldd").arg(bin).output().unwrap();
+    assert!(out.status.success(), "ldd {bin} failed");
+    let needed = String::from_utf8_lossy(&out.stdout);
+    for lib in [
+        "libcuda",
+        "libcublas",
+        "libcudart",
+        "libcurand",
+        "libnvrtc",
+        "libcusolver",
+    ] {
+        assert!(!needed.contains(lib), "{bin} needs {lib}:\n{needed}");
+    }
+    // And it starts: the inventory runs where there is no driver.
+    common::warpt().arg("list").assert().success();
+}
