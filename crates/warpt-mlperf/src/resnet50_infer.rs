@@ -38,7 +38,8 @@ pub fn spec() -> BenchmarkSpec {
         description: "MLPerf image classification: ResNet-50 v1.5 (torchvision's layout, batch norms folded), channels \
              last, every convolution GEMMs on warpt's engine in `precision` (f32, or bf16: weights and inputs rounded, \
              products summed in f32; weights packed once): 3x3 stride-1 ones by Winograd's F(2x2,3x3) (`conv3x3`), \
-             the others one GEMM (im2col for the strided 3x3 and the stem), 224x224 ImageNet-normalised images (seeded, or `dataset=DIR`), \
+             the others one GEMM (im2col for the strided 3x3 and the stem); on `device=cuda`, candle's NCHW convolutions \
+             (im2col and cuBLAS) with the same folded weights; 224x224 ImageNet-normalised images (seeded, or `dataset=DIR`), \
              up to `batch` at once, under the chosen LoadGen scenario (default Offline: samples/s). Weights from the \
              seed or `model_dir` (model.safetensors with torchvision's names). Validation: the network against a plain \
              f64 forward pass on a 32x32 image (within 1e-4 of the largest logit in f32, 5e-2 in bf16), and a sample \
@@ -175,7 +176,7 @@ impl Library {
 /// operations on a GPU.
 pub enum Net {
     /// Channels-last GEMMs on warpt's engine.
-    Gemm(GemmNet),
+    Gemm(Box<GemmNet>),
     /// candle's convolutions (CUDA: im2col and cuBLAS).
     Candle(CandleNet),
 }
@@ -298,7 +299,9 @@ impl Benchmark for Resnet50Infer {
             reason,
         })?;
         let net = if dev.is_cpu() {
-            Net::Gemm(GemmNet::new(&w, precision, conv3x3).map_err(BenchmarkError::Failed)?)
+            Net::Gemm(Box::new(
+                GemmNet::new(&w, precision, conv3x3).map_err(BenchmarkError::Failed)?,
+            ))
         } else {
             Net::Candle(CandleNet::new(&w, precision, &dev).map_err(BenchmarkError::Failed)?)
         };

@@ -88,6 +88,10 @@ pub fn machine(s: &ListOutput) -> String {
             g.memory_total_bytes
                 .map_or(String::new(), |b| format!(", {}", bytes(b)))
         );
+        let facts = gpu_facts(g);
+        if !facts.is_empty() {
+            o += &format!("         {}\n", facts.join(", "));
+        }
     }
     for n in &s.gpu_notes {
         o += &format!("         ({n})\n");
@@ -197,4 +201,66 @@ pub fn machine(s: &ListOutput) -> String {
         );
     }
     o
+}
+
+/// What NVML told of an NVIDIA GPU beyond its name, each fact where known:
+/// compute capability, SMs, memory class and peak, clocks, power limit,
+/// the CUDA driver and the runtime the benchmarks load.
+fn gpu_facts(g: &warpt_model::GpuInfo) -> Vec<String> {
+    let mut f = Vec::new();
+    if let Some(cc) = &g.compute_capability {
+        f.push(format!("compute {cc}"));
+    }
+    if let Some(n) = g.sm_count {
+        f.push(format!("{n} SMs"));
+    }
+    if let (Some(class), Some(bits)) = (&g.memory_class, g.memory_bus_width_bits) {
+        let peak = g
+            .memory_bandwidth_gbps
+            .map_or(String::new(), |p| format!(" ({p:.0} GB/s peak)"));
+        f.push(format!("{class} {bits}-bit{peak}"));
+    }
+    if let (Some(now), Some(max)) = (g.sm_clock_mhz, g.sm_clock_max_mhz) {
+        f.push(format!("SM {now}/{max} MHz"));
+    }
+    if let (Some(now), Some(max)) = (g.memory_clock_mhz, g.memory_clock_max_mhz) {
+        f.push(format!("memory {now}/{max} MHz"));
+    }
+    if let Some(w) = g.power_limit_w {
+        f.push(format!("{w:.0} W limit"));
+    }
+    if let Some(v) = &g.cuda_driver_version {
+        f.push(format!("CUDA {v} (driver)"));
+    }
+    if let Some(r) = &g.cuda_runtime {
+        f.push(r.clone());
+    }
+    f
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_nvidia_gpu_line_names_what_nvml_told() {
+        let g = warpt_model::GpuInfo {
+            compute_capability: Some("9.0".into()),
+            sm_count: Some(132),
+            memory_class: Some("HBM".into()),
+            memory_bus_width_bits: Some(6144),
+            memory_bandwidth_gbps: Some(4916.7),
+            sm_clock_mhz: Some(345),
+            sm_clock_max_mhz: Some(1980),
+            power_limit_w: Some(700.0),
+            cuda_driver_version: Some("13.0".into()),
+            ..warpt_model::GpuInfo::default()
+        };
+        assert_eq!(
+            gpu_facts(&g).join(", "),
+            "compute 9.0, 132 SMs, HBM 6144-bit (4917 GB/s peak), SM 345/1980 MHz, 700 W limit, CUDA 13.0 (driver)"
+        );
+        // A DRM card: nothing beyond its line.
+        assert!(gpu_facts(&warpt_model::GpuInfo::default()).is_empty());
+    }
 }
