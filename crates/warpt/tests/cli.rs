@@ -148,12 +148,13 @@ fn list_filters_by_suite_and_component() {
     assert_eq!(names, ["mem_bandwidth", "mem_latency"]);
     let specs =
         json_stdout(warpt().args(["benchmark", "list", "--component", "gpu,cpu", "--json"]));
-    // cpu_flops, the four linpack benchmarks, six of pepbench, the
-    // harness's user file, four of mlperf (resnet50_infer and _train,
-    // bert_infer, llm_infer) and biobench's five (sw_align, kmer_count,
-    // read_map, variant_call, assembly); micro's four GPU benchmarks and
-    // linpack_fp64_gpu; micro's gemm.
-    assert_eq!(specs.as_array().unwrap().len(), 27);
+    // cpu_flops, the four linpack benchmarks, seven of pepbench (its
+    // end_to_end_infer for its GPU), the harness's user file, four of
+    // mlperf (resnet50_infer and _train, bert_infer, llm_infer) and
+    // biobench's five (sw_align, kmer_count, read_map, variant_call,
+    // assembly); micro's four GPU benchmarks and linpack_fp64_gpu; micro's
+    // gemm.
+    assert_eq!(specs.as_array().unwrap().len(), 28);
     assert_usage_error(
         warpt().args(["benchmark", "list", "--suite", "nope"]),
         &["unknown suite 'nope'", "micro"],
