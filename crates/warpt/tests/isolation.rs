@@ -30,6 +30,11 @@ const SELFTEST_RUN: [&str; 8] = [
 fn selftest(benchmarks: &[&str], extra: &[&str], export: &Path) -> assert_cmd::assert::Assert {
     let mut cmd = warpt();
     cmd.env("WARPT_SELFTEST", "1");
+    // No backtraces: symbolizing one after a failed allocation reads the
+    // whole debug binary (hundreds of MB with the `cuda` feature), which
+    // under load outlasts the 5% stage limits and turns a crash into a
+    // timeout.
+    cmd.env("RUST_BACKTRACE", "0");
     cmd.args(SELFTEST_RUN);
     for b in benchmarks {
         cmd.args(["--benchmark", b]);
