@@ -48,7 +48,10 @@ pub use manifest::{build_manifest, new_run_id, random_suffix};
 pub use measure::{
     Convert, MAX_TIME_FACTOR, Measure, MeasurePolicy, Measurement, SeriesDef, SeriesMetrics,
 };
-pub use plan::{Plan, PlanError, PlannedBenchmark, Selection, Unavailable, is_sweep};
+pub use plan::{
+    Gate, ParamArg, Plan, PlanError, PlannedBenchmark, Selection, Unavailable, is_sweep,
+    param_name_problem,
+};
 pub use progress::{NoProgress, Progress, ProgressEvent};
 pub use quality::{Assessment, HostConditions, assess};
 pub use regime::RegimeRecorder;

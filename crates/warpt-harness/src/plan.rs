@@ -7,6 +7,71 @@ use warpt_model::{BenchmarkComponent, BenchmarkId, BenchmarkSpec, ParamError, Pa
 
 use crate::{Registry, component_defaults};
 
+/// One parameter a selection sets: its name exactly as the plan looks it
+/// up, and its value as text (parsed by the parameter's declared type).
+///
+/// Front ends build it from their own syntax and hand it over typed, never
+/// as `NAME=VALUE` text to be split again: the command line splits at the
+/// first `=` and trims the name (the shell's spacing), the server takes a
+/// JSON key as it is. The plan then refuses a name that is not exactly a
+/// declared parameter: ` command`, `command=`, a tab or another case is an
+/// error naming it, never a name tidied into one that skips a check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamArg {
+    /// The parameter's name.
+    pub name: String,
+    /// Its value as text.
+    pub value: String,
+}
+
+impl ParamArg {
+    /// A parameter set to a value.
+    pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
+        ParamArg {
+            name: name.into(),
+            value: value.into(),
+        }
+    }
+}
+
+impl std::str::FromStr for ParamArg {
+    type Err = PlanError;
+
+    /// `NAME=VALUE` as a command line spells it: split at the first `=`,
+    /// the name trimmed of the spacing around it.
+    fn from_str(text: &str) -> Result<Self, PlanError> {
+        let (name, value) = text
+            .split_once('=')
+            .ok_or_else(|| PlanError::MalformedParam(text.to_string()))?;
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(PlanError::MalformedParam(text.to_string()));
+        }
+        Ok(ParamArg::new(name, value))
+    }
+}
+
+/// Why `name` cannot be a parameter's name as given (the plan compares
+/// names exactly): `None` when it can.
+pub fn param_name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("is empty")
+    } else if name.trim() != name {
+        Some("has spaces around it")
+    } else if name.contains('=') {
+        Some("contains '='")
+    } else if name.chars().any(char::is_control) {
+        Some("contains a control character")
+    } else {
+        None
+    }
+}
+
+/// What a front end allows a selection to set: asked with a selected
+/// benchmark's spec, a parameter's exact name and its value as given;
+/// `Err` says why not.
+pub type Gate<'a> = &'a dyn Fn(&BenchmarkSpec, &str, &str) -> Result<(), String>;
+
 /// The user's choice of what to run.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Selection {
@@ -16,8 +81,9 @@ pub struct Selection {
     pub benchmarks: Vec<String>,
     /// `--component`, repeatable and comma-separated.
     pub components: Vec<BenchmarkComponent>,
-    /// `--param key=value`, as typed: a key no selected benchmark knows is an error.
-    pub params: Vec<String>,
+    /// `--param key=value`: a name that is not exactly a parameter of a
+    /// selected benchmark is an error.
+    pub params: Vec<ParamArg>,
     /// Overrides from configuration (file, environment): applied where a
     /// selected benchmark knows the key, ignored elsewhere; `params` win.
     pub soft_params: BTreeMap<String, String>,
@@ -96,6 +162,17 @@ pub enum PlanError {
     /// `--param` without `=` or with an empty key.
     #[error("malformed --param '{0}': expected key=value, e.g. --param array_mb=256")]
     MalformedParam(String),
+    /// A parameter name that cannot be one as given (spaces around it, `=`,
+    /// a control character).
+    #[error(
+        "parameter name {name:?} {why}; parameters are named exactly as `benchmark describe` lists them"
+    )]
+    BadParamName {
+        /// The name given.
+        name: String,
+        /// What is wrong with it.
+        why: &'static str,
+    },
     /// `--param` key that no selected benchmark accepts.
     #[error("unknown parameter '{key}' for the selected benchmarks; they accept: {valid}")]
     UnknownParam {
@@ -107,6 +184,15 @@ pub enum PlanError {
     /// `--param` value of the wrong type.
     #[error("{0}")]
     BadParamValue(#[from] ParamError),
+    /// A parameter the front end does not let this request set (a remote
+    /// caller naming a command or a path the operator did not allow).
+    #[error("{message}")]
+    Refused {
+        /// The parameter.
+        parameter: String,
+        /// Why, and what would allow it.
+        message: String,
+    },
     /// A benchmark refused its parameters before running.
     #[error("{id}: {message}")]
     InvalidParams {
@@ -129,6 +215,20 @@ impl Plan {
     /// - `--component` alone runs each component's default benchmarks.
     /// - Nothing at all runs every component's defaults that this build has.
     pub fn resolve(registry: &Registry, selection: &Selection) -> Result<Plan, PlanError> {
+        Plan::resolve_gated(registry, selection, &|_, _, _| Ok(()))
+    }
+
+    /// [`Plan::resolve`], asking `gate` of every parameter the selection
+    /// sets, for each selected benchmark that declares it (with its exact
+    /// name and its value as given), before any benchmark checks its
+    /// values (a check may read the file a value names). A gate's refusal
+    /// is [`PlanError::Refused`]; the configuration's parameters are not
+    /// asked (the operator's own).
+    pub fn resolve_gated(
+        registry: &Registry,
+        selection: &Selection,
+        gate: Gate<'_>,
+    ) -> Result<Plan, PlanError> {
         let components = dedup(selection.components.clone());
         let mut unavailable = Vec::new();
         let mut specs: Vec<BenchmarkSpec> = Vec::new();
@@ -263,6 +363,16 @@ impl Plan {
         let specs = dedup_by_id(specs);
         let strict = parse_overrides(&selection.params)?;
         check_known(&specs, &strict)?;
+        for spec in &specs {
+            for (name, value) in &strict {
+                if spec.params.contains_key(name) {
+                    gate(spec, name, value).map_err(|message| PlanError::Refused {
+                        parameter: name.clone(),
+                        message,
+                    })?;
+                }
+            }
+        }
         let mut overrides: BTreeMap<String, String> = selection
             .soft_params
             .iter()
@@ -377,17 +487,18 @@ fn check_ranges(e: &PlannedBenchmark) -> Result<(), PlanError> {
     Ok(())
 }
 
-fn parse_overrides(raw: &[String]) -> Result<BTreeMap<String, String>, PlanError> {
+/// The parameters by name (a later one wins), each name checked to be
+/// one as given: the lookup that follows is exact.
+fn parse_overrides(raw: &[ParamArg]) -> Result<BTreeMap<String, String>, PlanError> {
     let mut out = BTreeMap::new();
-    for text in raw {
-        let (k, v) = text
-            .split_once('=')
-            .ok_or_else(|| PlanError::MalformedParam(text.clone()))?;
-        let k = k.trim();
-        if k.is_empty() {
-            return Err(PlanError::MalformedParam(text.clone()));
+    for p in raw {
+        if let Some(why) = param_name_problem(&p.name) {
+            return Err(PlanError::BadParamName {
+                name: p.name.clone(),
+                why,
+            });
         }
-        out.insert(k.to_string(), v.to_string());
+        out.insert(p.name.clone(), p.value.clone());
     }
     Ok(out)
 }

@@ -79,6 +79,10 @@ pub enum ProgressEvent<'a> {
 pub trait Progress: Sync {
     /// Handles one event.
     fn event(&self, event: ProgressEvent<'_>);
+
+    /// A sample of the monitor, as it is taken (`--monitor`): for a display
+    /// that streams telemetry; ignored by default.
+    fn telemetry(&self, _sample: &warpt_model::TelemetrySample) {}
 }
 
 /// Discards every event (tests, `--json` without a terminal).

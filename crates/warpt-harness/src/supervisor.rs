@@ -121,6 +121,10 @@ pub fn supervise(
 
     let spawned = Command::new(exe)
         .arg(WORKER_SUBCOMMAND)
+        // A worker never records anything: the store's location (a URL
+        // may carry a password) stays with the parent, out of reach of
+        // the benchmark's code and the commands it runs.
+        .env_remove("WARPT_STORE")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

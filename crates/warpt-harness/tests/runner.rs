@@ -100,7 +100,7 @@ fn each_ending_becomes_a_status_and_the_suite_goes_on() {
     registry.register(Box::new(ScriptedSuite));
     let selection = Selection {
         suite: Some("scripted".into()),
-        params: vec!["k=5".into()],
+        params: vec!["k=5".parse().unwrap()],
         ..Selection::default()
     };
     let plan = Plan::resolve(&registry, &selection).unwrap();
@@ -155,7 +155,7 @@ fn duplicate_selections_run_once_and_bad_params_are_refused() {
     let sel = |benchmarks: &[&str], params: &[&str]| Selection {
         suite: Some("scripted".into()),
         benchmarks: benchmarks.iter().map(|s| s.to_string()).collect(),
-        params: params.iter().map(|s| s.to_string()).collect(),
+        params: params.iter().map(|p| p.parse().unwrap()).collect(),
         ..Selection::default()
     };
     let plan = Plan::resolve(&registry, &sel(&["ok", "ok", "wrong"], &[])).unwrap();

@@ -15,7 +15,7 @@ fn run(benchmark: &str, params: &[&str]) -> warpt_model::BenchmarkRunResult {
     let selection = Selection {
         suite: Some("micro".into()),
         benchmarks: vec![benchmark.into()],
-        params: params.iter().map(|p| p.to_string()).collect(),
+        params: params.iter().map(|p| p.parse().unwrap()).collect(),
         ..Selection::default()
     };
     let plan = Plan::resolve(&registry, &selection).expect("valid selection");

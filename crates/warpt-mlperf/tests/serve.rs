@@ -18,7 +18,7 @@ fn run(params: &[String]) -> BenchmarkRunResult {
     let selection = Selection {
         suite: Some("mlperf".into()),
         benchmarks: vec!["llm_serve".into()],
-        params: params.to_vec(),
+        params: params.iter().map(|p| p.parse().unwrap()).collect(),
         ..Selection::default()
     };
     let plan = Plan::resolve(&registry, &selection).expect("valid selection");

@@ -125,7 +125,7 @@ fn run_dir(benchmark: &str, dir: &Path, params: &[&str]) -> warpt_model::Benchma
     let selection = Selection {
         suite: Some("pepbench".into()),
         benchmarks: vec![benchmark.into()],
-        params,
+        params: params.iter().map(|p| p.parse().unwrap()).collect(),
         ..Selection::default()
     };
     let plan = Plan::resolve(&registry, &selection).expect("valid selection");

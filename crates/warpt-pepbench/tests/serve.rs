@@ -15,7 +15,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use warpt_harness::{NoProgress, Plan, Registry, RunOptions, Selection, run_plan};
+use warpt_harness::{NoProgress, ParamArg, Plan, Registry, RunOptions, Selection, run_plan};
 use warpt_model::{BenchmarkRunResult, ParamValue, RunStatus};
 use warpt_pepbench::PepbenchSuite;
 use warpt_serving::scripted::{Script, Scripted};
@@ -26,7 +26,7 @@ fn run(params: &[String]) -> BenchmarkRunResult {
     let selection = Selection {
         suite: Some("pepbench".into()),
         benchmarks: vec!["llm_serve".into()],
-        params: params.to_vec(),
+        params: params.iter().map(|p| p.parse().unwrap()).collect(),
         ..Selection::default()
     };
     let plan = Plan::resolve(&registry, &selection).expect("valid selection");
@@ -275,7 +275,10 @@ fn max_throughput_finds_the_rate_a_server_of_known_capacity_holds() {
     let selection = Selection {
         suite: Some("pepbench".into()),
         benchmarks: vec!["llm_serve".into()],
-        params: vec![format!("endpoint={}", server.url), p("max_throughput=true")],
+        params: vec![
+            ParamArg::new("endpoint", server.url.clone()),
+            "max_throughput=true".parse().unwrap(),
+        ],
         ..Selection::default()
     };
     let e = Plan::resolve(&registry, &selection).unwrap_err();
@@ -287,7 +290,10 @@ fn max_throughput_finds_the_rate_a_server_of_known_capacity_holds() {
         ("http_version=3", "http_version"),
     ] {
         let selection = Selection {
-            params: vec![format!("endpoint={}", server.url), p(bad)],
+            params: vec![
+                ParamArg::new("endpoint", server.url.clone()),
+                bad.parse().unwrap(),
+            ],
             ..selection.clone()
         };
         let e = Plan::resolve(&registry, &selection).unwrap_err();

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use warpt_harness::{NoProgress, Plan, Registry, RunOptions, Selection, run_plan};
+use warpt_harness::{NoProgress, ParamArg, Plan, Registry, RunOptions, Selection, run_plan};
 use warpt_model::{BenchmarkRunResult, ParamValue, RunStatus};
 use warpt_models::model::Preset;
 use warpt_pepbench::PepbenchSuite;
@@ -16,7 +16,7 @@ fn run(benchmark: &str, params: &[&str]) -> BenchmarkRunResult {
     let selection = Selection {
         suite: Some("pepbench".into()),
         benchmarks: vec![benchmark.into()],
-        params: params.iter().map(|p| p.to_string()).collect(),
+        params: params.iter().map(|p| p.parse().unwrap()).collect(),
         ..Selection::default()
     };
     let plan = Plan::resolve(&registry, &selection).expect("valid selection");
@@ -196,7 +196,7 @@ fn llm_infer_loads_a_gguf_file_of_the_same_model() {
         let selection = Selection {
             suite: Some("pepbench".into()),
             benchmarks: vec!["llm_infer".into()],
-            params,
+            params: params.iter().map(|p| p.parse().unwrap()).collect(),
             ..Selection::default()
         };
         Plan::resolve(&registry, &selection)
@@ -225,9 +225,9 @@ fn llm_infer_refuses_what_it_cannot_do() {
         suite: Some("pepbench".into()),
         benchmarks: vec!["llm_infer".into()],
         params: vec![
-            "model=tiny".into(),
-            "prompt_tokens=2040".into(),
-            "gen_tokens=16".into(),
+            "model=tiny".parse().unwrap(),
+            "prompt_tokens=2040".parse().unwrap(),
+            "gen_tokens=16".parse().unwrap(),
         ],
         ..Selection::default()
     };
@@ -458,7 +458,7 @@ fn llm_infer_loads_a_hugging_face_directory_of_the_same_model() {
     let selection = Selection {
         suite: Some("pepbench".into()),
         benchmarks: vec!["llm_infer".into()],
-        params: vec![format!("model_dir={d}")],
+        params: vec![ParamArg::new("model_dir", d)],
         ..Selection::default()
     };
     let e = Plan::resolve(&registry, &selection)
@@ -485,7 +485,7 @@ fn end_to_end_serves_a_hugging_face_directory_with_its_tokenizer() {
     let selection = Selection {
         suite: Some("pepbench".into()),
         benchmarks: vec!["end_to_end_infer".into()],
-        params: params.iter().map(|p| p.to_string()).collect(),
+        params: params.iter().map(|p| p.parse().unwrap()).collect(),
         ..Selection::default()
     };
     let e = Plan::resolve(&registry, &selection)
@@ -614,7 +614,7 @@ fn a_sweep_over_families_and_presets_runs_the_matrix_each_result_tagged() {
             "gen_tokens=3",
         ]
         .iter()
-        .map(|p| p.to_string())
+        .map(|p| p.parse().unwrap())
         .collect(),
         ..Selection::default()
     };

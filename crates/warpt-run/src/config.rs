@@ -384,6 +384,14 @@ impl Config {
         Ok(())
     }
 
+    /// This configuration with `flags` on top: what a run with those flags
+    /// resolves to when the layers below were read earlier (`warpt serve`
+    /// reads its file and environment once, at start).
+    pub fn with_flags(mut self, flags: &Flags) -> Config {
+        self.apply_flags(flags);
+        self
+    }
+
     fn apply_flags(&mut self, flags: &Flags) {
         let src = |f: &str| Source::Flag(f.to_string());
         if let Some(v) = flags.duration {

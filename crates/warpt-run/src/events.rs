@@ -1,47 +1,51 @@
-//! `benchmark run --events`: the run's progress as JSON lines on stdout,
-//! for `warpt serve` (which starts runs as child processes and forwards
-//! these lines to WebSocket clients).
+//! A run's progress as typed events ([`RunEvent`]): JSON lines on stdout
+//! for `benchmark run --events`, or handed to a sink (`warpt serve` feeds
+//! its WebSocket clients from one, running the request in process).
 //!
-//! Every line is a [`RunEvent`]: an object with a `type`. The worker's own events keep the
-//! worker protocol's names (`stage`, `stage_limit`, `progress`, `series_started`,
-//! `sample`, `series_finished`, `result`) and gain the benchmark they belong
-//! to; `benchmark_started` opens each benchmark and `telemetry` carries the
+//! The worker's own events keep the worker protocol's names (`stage`,
+//! `stage_limit`, `progress`, `series_started`, `sample`,
+//! `series_finished`, `result`) and gain the benchmark they belong to;
+//! `benchmark_started` opens each benchmark and `telemetry` carries the
 //! monitor's samples as they are taken.
 
 use std::io::Write;
-use std::sync::Arc;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
 
 use warpt_harness::{Progress, ProgressEvent};
-use warpt_model::RunEvent;
-use warpt_system::monitor::Monitor;
+use warpt_model::{RunEvent, TelemetrySample};
 
-/// Writes events on stdout, one JSON object per line, flushed at once.
-/// A write that fails (the server went away) is ignored: the server's
-/// death also signals this process, which then stops as on Ctrl-C.
-#[derive(Default)]
+/// Where events go.
+pub type Sink = Arc<dyn Fn(&RunEvent) + Send + Sync>;
+
+/// Turns a run's progress into events for a sink.
 pub struct EventLines {
     benchmark: Mutex<String>,
+    sink: Sink,
 }
 
 impl EventLines {
-    /// A writer on stdout.
-    pub fn new() -> Self {
-        EventLines::default()
+    /// Events as JSON lines on stdout, each flushed at once. A write that
+    /// fails (the reader went away) is ignored: a parent's death also
+    /// signals this process, which then stops as on Ctrl-C.
+    pub fn stdout() -> Self {
+        EventLines::to(Arc::new(|event: &RunEvent| {
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{}", event.to_line());
+            let _ = out.flush();
+        }))
+    }
+
+    /// Events handed to `sink`.
+    pub fn to(sink: Sink) -> Self {
+        EventLines {
+            benchmark: Mutex::new(String::new()),
+            sink,
+        }
     }
 
     fn benchmark(&self) -> String {
         self.benchmark.lock().map(|b| b.clone()).unwrap_or_default()
     }
-}
-
-/// Writes one line.
-fn emit(event: &RunEvent) {
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{}", event.to_line());
-    let _ = out.flush();
 }
 
 impl Progress for EventLines {
@@ -101,47 +105,12 @@ impl Progress for EventLines {
                 result: Box::new(result.clone()),
             },
         };
-        emit(&line);
+        (self.sink)(&line);
     }
-}
 
-/// Forwards the monitor's samples as `telemetry` lines until dropped.
-pub struct TelemetryFeed {
-    stop: Arc<AtomicBool>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl TelemetryFeed {
-    /// Polls `monitor` every `interval` for new samples.
-    pub fn start(monitor: Arc<Monitor>, interval: Duration) -> Self {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
-        let thread = std::thread::spawn(move || {
-            let mut seen = 0;
-            while !flag.load(Ordering::Relaxed) {
-                std::thread::park_timeout(interval);
-                let new = monitor.since(seen);
-                seen += new.len();
-                for sample in new {
-                    emit(&RunEvent::Telemetry {
-                        sample: Box::new(sample),
-                    });
-                }
-            }
+    fn telemetry(&self, sample: &TelemetrySample) {
+        (self.sink)(&RunEvent::Telemetry {
+            sample: Box::new(sample.clone()),
         });
-        TelemetryFeed {
-            stop,
-            thread: Some(thread),
-        }
-    }
-}
-
-impl Drop for TelemetryFeed {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.thread.take() {
-            t.thread().unpark();
-            let _ = t.join();
-        }
     }
 }

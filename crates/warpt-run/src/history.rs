@@ -19,6 +19,9 @@ pub enum StoreChoice {
     Configured,
     /// This store: a SQLite file or a `postgres://` URL.
     At(PathBuf),
+    /// This store, already resolved (`warpt serve`'s own): no
+    /// configuration is read to find it.
+    Open(Location),
     /// Not recorded (`--no-store`).
     Off,
 }
@@ -70,10 +73,12 @@ fn record(
     what: (&str, &str),
     write: impl FnOnce(&mut Store) -> Result<Recorded, warpt_store::StoreError>,
 ) {
-    if *flags == StoreChoice::Off {
-        return;
-    }
-    let done = path(flags.flag(), config).and_then(|p| {
+    let location = match flags {
+        StoreChoice::Off => return,
+        StoreChoice::Open(l) => Ok(l.clone()),
+        _ => path(flags.flag(), config),
+    };
+    let done = location.and_then(|p| {
         let mut store = Store::open(&p).with_context(|| format!("opening the store {p}"))?;
         Ok((write(&mut store)?, p))
     });

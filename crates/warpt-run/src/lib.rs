@@ -23,6 +23,7 @@ pub mod outcome;
 pub mod pdf;
 pub mod replay;
 pub mod request;
+pub mod request_json;
 pub mod run;
 pub mod stored;
 pub mod stress;
@@ -33,10 +34,19 @@ pub use history::StoreChoice;
 pub use noise::StoreNoise;
 pub use outcome::RunOutcome;
 pub use request::RunRequest;
-pub use run::{PlanJson, build_profile, plan, run};
+pub use run::{PlanBase, PlanJson, build_profile, plan, plan_gated, plan_on, run};
 
 /// An error in what the user asked for (a flag, a file, a request field):
 /// front ends answer it with exit status 2 or HTTP 400.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct UsageError(pub String);
+
+/// Whether `e` is the user's to fix (exit status 2, HTTP 400): a
+/// [`UsageError`], or a selection that cannot become a plan
+/// ([`warpt_harness::PlanError`], which front ends can match on to name the
+/// parameter at fault).
+pub fn is_usage_error(e: &anyhow::Error) -> bool {
+    e.downcast_ref::<UsageError>().is_some()
+        || e.downcast_ref::<warpt_harness::PlanError>().is_some()
+}

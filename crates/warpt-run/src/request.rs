@@ -52,8 +52,8 @@ pub struct Select {
     pub benchmarks: Vec<String>,
     /// `--component`, repeated.
     pub components: Vec<BenchmarkComponent>,
-    /// `--param KEY=VALUE`, as typed.
-    pub params: Vec<String>,
+    /// `--param`: each name exactly as the plan will look it up.
+    pub params: Vec<warpt_harness::ParamArg>,
 }
 
 /// Where the export goes.
@@ -107,6 +107,11 @@ pub struct Invalid {
 pub const MAX_REPEAT: u32 = 1000;
 /// Shortest monitor interval, seconds.
 pub const MIN_MONITOR_INTERVAL: f64 = 0.05;
+/// Longest duration, burn-in or monitor interval a request may ask for,
+/// seconds (a week).
+pub const MAX_SECONDS: f64 = 7.0 * 24.0 * 3600.0;
+/// Largest `--timeout-multiplier`.
+pub const MAX_TIMEOUT_MULTIPLIER: f64 = 1000.0;
 
 impl RunRequest {
     /// Checks every setting against the range the command line enforces, so
@@ -126,6 +131,14 @@ impl RunRequest {
                     format!("{v} is negative or not finite; give seconds >= 0"),
                 );
             }
+            // Checked before any becomes a `Duration` (which panics on
+            // huge values).
+            if let Some(v) = v.filter(|v| *v > MAX_SECONDS) {
+                return bad(
+                    field,
+                    format!("{v} s is more than a week ({MAX_SECONDS} s)"),
+                );
+            }
         }
         if let Some(v) = f
             .precision
@@ -133,10 +146,13 @@ impl RunRequest {
         {
             return bad("precision", format!("{v} is outside (0, 100] percent"));
         }
-        if let Some(v) = f.timeout_multiplier.filter(|v| !v.is_finite() || *v <= 0.0) {
+        if let Some(v) = f
+            .timeout_multiplier
+            .filter(|v| !v.is_finite() || *v <= 0.0 || *v > MAX_TIMEOUT_MULTIPLIER)
+        {
             return bad(
                 "timeout_multiplier",
-                format!("{v} must be a positive number"),
+                format!("{v} must be a positive number up to {MAX_TIMEOUT_MULTIPLIER}"),
             );
         }
         if !(1..=MAX_REPEAT).contains(&self.repeat) {
@@ -145,18 +161,23 @@ impl RunRequest {
                 format!("{} is outside 1..={MAX_REPEAT}", self.repeat),
             );
         }
-        if let Some(m) = self
-            .monitor
-            .as_ref()
-            .filter(|m| !m.interval.is_finite() || m.interval < MIN_MONITOR_INTERVAL)
-        {
+        if let Some(m) = self.monitor.as_ref().filter(|m| {
+            !m.interval.is_finite() || !(MIN_MONITOR_INTERVAL..=MAX_SECONDS).contains(&m.interval)
+        }) {
             return bad(
                 "monitor_interval",
                 format!(
-                    "{} is below the shortest interval, {MIN_MONITOR_INTERVAL} s",
+                    "{} is outside {MIN_MONITOR_INTERVAL}..={MAX_SECONDS} s",
                     m.interval
                 ),
             );
+        }
+        if let PlanSource::Select(s) = &self.plan {
+            for p in &s.params {
+                if let Some(why) = warpt_harness::param_name_problem(&p.name) {
+                    return bad("params", format!("parameter name {:?} {why}", p.name));
+                }
+            }
         }
         Ok(())
     }
@@ -183,7 +204,7 @@ impl RunRequest {
                     flag("component", c.as_str().into());
                 }
                 for p in &s.params {
-                    flag("param", p.into());
+                    flag("param", format!("{}={}", p.name, p.value).into());
                 }
             }
             PlanSource::Replay(path) => flag("replay", path.into()),

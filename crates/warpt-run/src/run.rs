@@ -11,7 +11,7 @@ use warpt_harness::{Plan, Progress, Registry, RunOptions, Selection, run_plan};
 use warpt_model::{BenchmarkComponent, BenchmarkId, BenchmarkSuiteRun, ParamValue, Params};
 
 use crate::config::Config;
-use crate::events::{EventLines, TelemetryFeed};
+use crate::events::EventLines;
 use crate::export::{ExportTarget, default_file_name};
 use crate::request::{ExportChoice, PlanSource, RunRequest};
 use crate::{RunOutcome, UsageError, history};
@@ -35,41 +35,126 @@ pub fn build_profile() -> &'static str {
     }
 }
 
+/// What a request's selection is planned against: the configuration below
+/// the request's own settings (defaults < file < `WARPT_*`) and the suites
+/// with the benchmarks that configuration and `./warpt-bench.toml`
+/// declare. The command line finds both for each run; `warpt serve` reads
+/// them once, at start, so a caller's request never reads a configuration
+/// file or the working directory.
+pub struct PlanBase {
+    /// The configuration without any request's flags.
+    pub config: Config,
+    /// The suites plans are resolved against.
+    pub registry: Registry,
+}
+
+impl PlanBase {
+    /// As the command line finds them: `config` (else the file found from
+    /// the working directory or the XDG one), `WARPT_*` variables, the
+    /// benchmarks those declare. A parameter the configuration sets that no
+    /// benchmark declares is an error naming its source.
+    pub fn discover(config: Option<&Path>, suites: &dyn Suites) -> Result<PlanBase> {
+        let config = Config::load(
+            config,
+            &|k| std::env::var(k).ok(),
+            &crate::config::Flags::default(),
+        )?;
+        let registry = suites.declaring(config.file.as_deref().map(Path::new))?;
+        PlanBase::new(config, registry)
+    }
+
+    /// `config` over `registry`, once every parameter the configuration
+    /// sets is known to be one some benchmark of the registry declares.
+    pub fn new(config: Config, registry: Registry) -> Result<PlanBase> {
+        check_config_params(&config, &registry)?;
+        Ok(PlanBase { config, registry })
+    }
+}
+
 /// The plan and options a request resolves to, through the configuration
-/// layers (defaults < file < `WARPT_*` < flags).
+/// layers (defaults < file < `WARPT_*` < flags), found as the command line
+/// finds them ([`PlanBase::discover`]).
 pub fn plan(request: &RunRequest, suites: &dyn Suites) -> Result<(Plan, RunOptions)> {
     request.validate().map_err(|e| UsageError(e.to_string()))?;
-    let mut flags = request.settings.clone();
-    flags.store = request.store.flag().map(Path::to_path_buf);
     match &request.plan {
         PlanSource::Replay(path) => {
+            let mut flags = request.settings.clone();
+            flags.store = request.store.flag().map(Path::to_path_buf);
             let reg = suites.declaring(crate::config::default_file()?.as_deref())?;
             crate::replay::from_export(path, &reg, &flags)
         }
-        PlanSource::Select(s) => {
-            let config = Config::load(
-                request.config.as_deref(),
-                &|k| std::env::var(k).ok(),
-                &flags,
-            )?;
-            let reg = suites.declaring(config.file.as_deref().map(Path::new))?;
-            let selection = Selection {
-                suite: s.suite.clone(),
-                benchmarks: s.benchmarks.clone(),
-                components: s.components.clone(),
-                params: s.params.clone(),
-                soft_params: config
-                    .params
-                    .iter()
-                    .map(|(k, s)| (k.clone(), s.value.clone()))
-                    .collect(),
-            };
-            let plan = Plan::resolve(&reg, &selection).map_err(|e| UsageError(e.to_string()))?;
-            let mut options = options_of(&config);
-            options.repeat = request.repeat;
-            Ok((plan, options))
+        PlanSource::Select(_) => plan_on(
+            request,
+            &PlanBase::discover(request.config.as_deref(), suites)?,
+        ),
+    }
+}
+
+/// The plan and options `request`'s selection resolves to on `base` (its
+/// `config` field is not read: the base holds the configuration). A
+/// parameter name that is not exactly one of a selected benchmark's, a
+/// value out of its range or choices, is a [`UsageError`] naming it.
+pub fn plan_on(request: &RunRequest, base: &PlanBase) -> Result<(Plan, RunOptions)> {
+    plan_gated(request, base, &|_, _, _| Ok(()))
+}
+
+/// [`plan_on`] with a front end's `gate` asked of every parameter the
+/// request sets before any benchmark checks its values (see
+/// [`Plan::resolve_gated`]): what `warpt serve` lets a remote caller set.
+pub fn plan_gated(
+    request: &RunRequest,
+    base: &PlanBase,
+    gate: warpt_harness::Gate<'_>,
+) -> Result<(Plan, RunOptions)> {
+    request.validate().map_err(|e| UsageError(e.to_string()))?;
+    let PlanSource::Select(s) = &request.plan else {
+        return Err(UsageError("a replayed run is planned from its export file".into()).into());
+    };
+    let mut flags = request.settings.clone();
+    flags.store = request.store.flag().map(Path::to_path_buf);
+    let config = base.config.clone().with_flags(&flags);
+    let selection = Selection {
+        suite: s.suite.clone(),
+        benchmarks: s.benchmarks.clone(),
+        components: s.components.clone(),
+        params: s.params.clone(),
+        soft_params: config
+            .params
+            .iter()
+            .map(|(k, s)| (k.clone(), s.value.clone()))
+            .collect(),
+    };
+    let plan = Plan::resolve_gated(&base.registry, &selection, gate)?;
+    let mut options = options_of(&config);
+    options.repeat = request.repeat;
+    Ok((plan, options))
+}
+
+/// Each parameter the configuration sets (`[params]` of the file,
+/// `WARPT_PARAMS`) must be named exactly as some benchmark declares it:
+/// a name with stray characters or a typo is an error naming its source,
+/// not a setting that silently applies nowhere.
+fn check_config_params(config: &Config, reg: &Registry) -> Result<(), UsageError> {
+    let declared: std::collections::BTreeSet<String> = reg
+        .all_specs()
+        .into_iter()
+        .flat_map(|s| s.params.into_keys())
+        .collect();
+    for (name, setting) in &config.params {
+        if let Some(why) = warpt_harness::param_name_problem(name) {
+            return Err(UsageError(format!(
+                "{}: parameter name {name:?} {why}",
+                setting.source
+            )));
+        }
+        if !declared.contains(name) {
+            return Err(UsageError(format!(
+                "{}: no benchmark has a parameter '{name}' (`warpt benchmark describe` lists each one's)",
+                setting.source
+            )));
         }
     }
+    Ok(())
 }
 
 /// The run options of an effective configuration.
@@ -195,7 +280,9 @@ pub fn execute(
         eprintln!("warning: {w}");
     }
     options.host = Some(host);
-    options.command_line = std::env::args().collect();
+    if options.command_line.is_empty() {
+        options.command_line = std::env::args().collect();
+    }
     if options.interrupt.is_none() {
         options.interrupt = Some(crate::interrupt::install_handler()?);
     }
@@ -243,17 +330,34 @@ pub fn run(
         options.interrupt = Some(Arc::clone(&flag));
         crate::orphan::watch(move || flag.store(true, std::sync::atomic::Ordering::SeqCst));
     }
-    let events = EventLines::new();
-    let feed = match (&options.monitor, &request.monitor, request.events) {
-        (Some(m), Some(r), true) => Some(TelemetryFeed::start(
-            Arc::clone(m),
-            Duration::from_secs_f64(r.interval),
-        )),
-        _ => None,
-    };
+    let events = EventLines::stdout();
     let progress: &dyn Progress = if request.events { &events } else { progress };
-    let mut suite_run = execute(plan, &mut options, suites, progress)?;
-    drop(feed);
+    let monitor = options.monitor.clone();
+    let interval = request.monitor.as_ref().map(|m| m.interval).unwrap_or(1.0);
+    // The monitor's samples go to the progress as they are taken.
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let mut suite_run = std::thread::scope(|s| {
+        let forwarding = monitor.map(|m| {
+            let done = &done;
+            s.spawn(move || {
+                let mut seen = 0;
+                while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                    std::thread::park_timeout(Duration::from_secs_f64(interval));
+                    let new = m.since(seen);
+                    seen += new.len();
+                    for sample in &new {
+                        progress.telemetry(sample);
+                    }
+                }
+            })
+        });
+        let ran = execute(plan, &mut options, suites, progress);
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        if let Some(t) = forwarding {
+            t.thread().unpark();
+        }
+        ran
+    })?;
     if let (Some(m), Some(from)) = (suite_run.manifest.as_mut(), &options.replay_of) {
         m.extra
             .insert("replay_of".into(), ParamValue::Str(from.clone()));

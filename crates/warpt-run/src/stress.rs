@@ -43,24 +43,23 @@ pub trait Load {
 
 /// `defaults` with the `--param` texts applied: an unknown key or a value
 /// of the wrong type is a usage error naming it.
-pub fn with_params(target: &str, mut params: Params, texts: &[String]) -> Result<Params> {
-    for text in texts {
-        let (k, v) = text.split_once('=').ok_or_else(|| {
+pub fn with_params(
+    target: &str,
+    mut params: Params,
+    given: &[warpt_harness::ParamArg],
+) -> Result<Params> {
+    for p in given {
+        let default = params.get(&p.name).ok_or_else(|| {
             UsageError(format!(
-                "malformed --param '{text}': expected key=value, e.g. --param inject_error=1"
-            ))
-        })?;
-        let default = params.get(k.trim()).ok_or_else(|| {
-            UsageError(format!(
-                "unknown parameter '{}' for stress {target}; it accepts: {}",
-                k.trim(),
+                "unknown parameter {:?} for stress {target}; it accepts: {}",
+                p.name,
                 params.keys().cloned().collect::<Vec<_>>().join(", ")
             ))
         })?;
         let value = default
-            .parse_like(k.trim(), v)
+            .parse_like(&p.name, &p.value)
             .map_err(|e| UsageError(e.to_string()))?;
-        params.insert(k.trim().to_string(), value);
+        params.insert(p.name.clone(), value);
     }
     Ok(params)
 }

@@ -78,27 +78,15 @@ impl Access {
         })
     }
 
-    /// Checks the parameters a remote caller set (`requested`, name and
-    /// value as text) against every benchmark they may reach: refuses a
-    /// command unless commands are allowed, and a path outside the allowed
-    /// directories. An empty value means "not set" and passes.
-    pub fn check_params<'a>(
-        &self,
-        specs: impl IntoIterator<Item = &'a BenchmarkSpec>,
-        requested: &[(String, String)],
-    ) -> Result<(), Refusal> {
-        for spec in specs {
-            for (key, value) in requested {
-                let Some(kind) = spec.param_kinds.get(key) else {
-                    continue;
-                };
-                if value.is_empty() {
-                    continue;
-                }
-                self.check(&spec.id.to_string(), key, *kind, value)?;
-            }
+    /// Whether a remote caller may set parameter `name` of `spec` to
+    /// `value` (the name exact: the plan asks only of declared ones). A
+    /// parameter of no particular kind, or an empty value ("not set"),
+    /// passes.
+    pub fn allows(&self, spec: &BenchmarkSpec, name: &str, value: &str) -> Result<(), Refusal> {
+        match spec.param_kinds.get(name) {
+            Some(kind) if !value.is_empty() => self.check(&spec.id.to_string(), name, *kind, value),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     fn check(&self, bench: &str, key: &str, kind: ParamKind, value: &str) -> Result<(), Refusal> {
@@ -209,26 +197,20 @@ mod tests {
         }
     }
 
-    fn req(k: &str, v: &str) -> Vec<(String, String)> {
-        vec![(k.to_string(), v.to_string())]
-    }
-
     #[test]
     fn commands_need_the_operators_flag() {
         let s = spec(&[("command", ParamKind::Command)]);
         let closed = Access::default();
-        let e = closed
-            .check_params([&s], &req("command", "id"))
-            .unwrap_err();
+        let e = closed.allows(&s, "command", "id").unwrap_err();
         assert_eq!(e.parameter, "command");
         assert!(e.message.contains("--allow-commands"), "{}", e.message);
-        assert!(closed.check_params([&s], &req("command", "")).is_ok());
-        assert!(closed.check_params([&s], &req("other", "id")).is_ok());
+        assert!(closed.allows(&s, "command", "").is_ok());
+        assert!(closed.allows(&s, "other", "id").is_ok());
         let open = Access {
             allow_commands: true,
             ..Access::default()
         };
-        assert!(open.check_params([&s], &req("command", "id")).is_ok());
+        assert!(open.allows(&s, "command", "id").is_ok());
     }
 
     #[test]
@@ -238,20 +220,14 @@ mod tests {
             allow_commands: true,
             ..Access::default()
         };
-        let e = everything
-            .check_params([&s], &req("api_key_env", "HOME"))
-            .unwrap_err();
+        let e = everything.allows(&s, "api_key_env", "HOME").unwrap_err();
         assert_eq!(e.parameter, "api_key_env");
         assert!(
             e.message.contains("only the operator sets it"),
             "{}",
             e.message
         );
-        assert!(
-            everything
-                .check_params([&s], &req("api_key_env", ""))
-                .is_ok()
-        );
+        assert!(everything.allows(&s, "api_key_env", "").is_ok());
     }
 
     #[test]
@@ -267,7 +243,7 @@ mod tests {
             ("sam", ParamKind::OutputPath),
             ("reads", ParamKind::InputPath),
         ]);
-        let ok = |k: &str, v: &str| access.check_params([&s], &req(k, v));
+        let ok = |k: &str, v: &str| access.allows(&s, k, v);
         assert!(ok("reads", allowed.join("in.fa").to_str().unwrap()).is_ok());
         assert!(ok("sam", allowed.join("new/dir/out.sam").to_str().unwrap()).is_ok());
         for bad in [
@@ -280,7 +256,7 @@ mod tests {
             assert!(e.message.contains("'sam'"), "{}", e.message);
         }
         let e = Access::default()
-            .check_params([&s], &req("reads", "/etc/passwd"))
+            .allows(&s, "reads", "/etc/passwd")
             .unwrap_err();
         assert!(e.message.contains("--allow-paths DIR"), "{}", e.message);
         assert!(Access::new(false, &[root.path().join("missing")], &[], false).is_err());

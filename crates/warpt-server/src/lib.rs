@@ -11,8 +11,8 @@
 //! - [`cache`]: read answers kept until the store changes;
 //! - [`error`]: API errors as JSON with their status and the field at fault;
 //! - [`api`]: the `/api/v1` read routes;
-//! - [`plan`]: the body of `POST runs`, as `benchmark run` flags;
-//! - [`queue`]: submitted runs, executed one at a time in child processes;
+//! - [`queue`]: submitted runs, planned and run in process one at a time
+//!   (their benchmarks in worker processes);
 //! - [`runs_api`]: starting, following (WebSocket) and cancelling runs;
 //! - [`openapi`]: the OpenAPI 3 document of those routes;
 //! - [`dashboard`]: the web dashboard at `/`, its assets embedded.
@@ -26,7 +26,6 @@ pub mod error;
 pub mod exporter;
 pub mod guard;
 pub mod openapi;
-pub mod plan;
 pub mod queue;
 pub mod runs_api;
 pub mod state;
@@ -35,7 +34,8 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use warpt_model::BenchmarkSpec;
+use warpt_run::PlanBase;
+use warpt_run::run::Suites;
 
 pub use access::Access;
 pub use auth::Token;
@@ -72,8 +72,6 @@ pub struct ServeOptions {
     pub token_file: PathBuf,
     /// Whether `token_file` was given explicitly.
     pub token_given: bool,
-    /// The warpt binary that executes submitted runs.
-    pub exe: PathBuf,
     /// Read answers kept until the store changes (0: none).
     pub cache_entries: usize,
     /// What remote callers may name, and the host names answered.
@@ -81,8 +79,14 @@ pub struct ServeOptions {
 }
 
 /// Serves until interrupted (Ctrl-C or SIGTERM). Prints the address it
-/// listens on to stderr once bound.
-pub fn serve(options: &ServeOptions, specs: Vec<BenchmarkSpec>) -> Result<(), ServeError> {
+/// listens on to stderr once bound. Submitted runs are planned against
+/// `base` (the configuration and declared benchmarks, read once by the
+/// caller at start) and run with `suites`.
+pub fn serve(
+    options: &ServeOptions,
+    base: PlanBase,
+    suites: Arc<dyn Suites + Send + Sync>,
+) -> Result<(), ServeError> {
     auth::check_bind(&options.bind, options.token_given)?;
     let token = auth::load_or_create(&options.token_file, options.token_given)?;
     if !options.bind.ip().is_loopback() {
@@ -91,13 +95,15 @@ pub fn serve(options: &ServeOptions, specs: Vec<BenchmarkSpec>) -> Result<(), Se
     // Creates the store and brings its schema up to date before the first
     // request.
     warpt_store::Store::open(&options.store)?;
-    let queue = queue::Queue::start(options.exe.clone(), options.store.clone())?;
+    let specs = base.registry.all_specs();
+    let base = Arc::new(base);
+    let queue = queue::Queue::start(Arc::clone(&base), suites, options.store.clone())?;
     let state = Arc::new(AppState::new(
         options.store.clone(),
         specs,
         token,
-        options.exe.clone(),
-        queue,
+        base,
+        Arc::clone(&queue),
         options.cache_entries,
         options.access.clone(),
     ));
@@ -137,6 +143,8 @@ pub fn serve(options: &ServeOptions, specs: Vec<BenchmarkSpec>) -> Result<(), Se
                 source,
             })
     });
+    // A run still executing stops as on Ctrl-C: what finished is recorded.
+    queue.stop(std::time::Duration::from_secs(30));
     drop(runtime);
     drop(keep);
     served

@@ -1,29 +1,27 @@
 //! Submitted runs, executed one at a time: two benchmarks on one machine
 //! disturb each other's figures.
 //!
-//! Each run is `warpt benchmark run --events` in a child process (the
-//! same binary, recording into the same store under the run's id), so a
-//! crashing benchmark never takes the server down and cancelling is the
-//! Ctrl-C the command already handles. The child's event lines are kept in
-//! a [`Feed`] that WebSocket clients replay and follow. The `server_jobs`
-//! table mirrors the queue, so a restarted server marks the run it was
-//! executing `interrupted` and carries on with the queued ones. (The child
-//! notices its server's death, re-parented, and stops as on Ctrl-C.)
+//! Each run is the typed request planned and run in this process, through
+//! `warpt_run::plan_on` and `warpt_run::run` as `benchmark run` does, on the
+//! configuration and suites the server read at start; its benchmarks run in
+//! worker processes as always, so a crashing benchmark never takes the
+//! server down. Its events go to a [`Feed`] that WebSocket clients replay
+//! and follow; cancelling sets the run's own interrupt flag (it stops as on
+//! Ctrl-C, keeping the benchmarks that finished). The `server_jobs` table
+//! mirrors the queue, so a restarted server marks the run it was executing
+//! `interrupted` and carries on with the queued ones.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
-use serde_json::Value;
 use tokio::sync::watch;
 use warpt_model::RunEvent;
-use warpt_run::RunOutcome;
-use warpt_run::child::{self, ChildRun};
-use warpt_run::outcome::ChildExit;
+use warpt_run::run::Suites;
+use warpt_run::{PlanBase, RunOutcome, RunRequest, StoreChoice};
 use warpt_store::{Job, JobState, Location, Store, StoreError};
-
-use crate::plan::RunRequest;
 
 /// Events a feed keeps at most; later `sample` events are dropped (the
 /// run's stored result has every sample).
@@ -84,7 +82,8 @@ impl Feed {
 /// The run being executed.
 struct Current {
     id: String,
-    pid: Option<u32>,
+    /// Its interrupt flag: set to cancel it, or when the server stops.
+    interrupt: Arc<AtomicBool>,
     cancelled: bool,
 }
 
@@ -94,11 +93,14 @@ struct Inner {
     current: Option<Current>,
     feeds: HashMap<String, Arc<Feed>>,
     ended: VecDeque<String>,
+    /// The server is stopping: no further run starts.
+    stopping: bool,
 }
 
 /// The queue and its executor.
 pub struct Queue {
-    exe: PathBuf,
+    base: Arc<PlanBase>,
+    suites: Arc<dyn Suites + Send + Sync>,
     store: Location,
     inner: Mutex<Inner>,
     wake: Condvar,
@@ -123,14 +125,20 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 
 impl Queue {
     /// Takes over the store's jobs (marking running ones interrupted) and
-    /// starts the executor thread. `exe` is the warpt binary.
-    pub fn start(exe: PathBuf, store: Location) -> Result<Arc<Self>, StoreError> {
+    /// starts the executor thread, which plans each run on `base` and runs
+    /// it with `suites`.
+    pub fn start(
+        base: Arc<PlanBase>,
+        suites: Arc<dyn Suites + Send + Sync>,
+        store: Location,
+    ) -> Result<Arc<Self>, StoreError> {
         let db = Store::open(&store)?;
         let now = Timestamp::now();
         db.interrupt_running_jobs(now, "the server stopped while this run executed")?;
         let queued = db.jobs(false, usize::MAX >> 1)?;
         let queue = Arc::new(Queue {
-            exe,
+            base,
+            suites,
             store,
             inner: Mutex::new(Inner::default()),
             wake: Condvar::new(),
@@ -150,13 +158,14 @@ impl Queue {
         Ok(queue)
     }
 
-    /// Queues `request` as run `id`; returns its position (1 = next).
+    /// Queues `request` (checked and planned by the caller) as run `id`;
+    /// returns its position (1 = next).
     pub fn submit(&self, id: &str, request: &RunRequest) -> Result<usize, StoreError> {
         let db = Store::open(&self.store)?;
         db.add_job(&Job {
             id: id.to_string(),
             state: JobState::Queued,
-            request: serde_json::to_value(request)?,
+            request: request.to_json(),
             submitted_at: Timestamp::now(),
             started_at: None,
             finished_at: None,
@@ -201,9 +210,7 @@ impl Queue {
         let mut inner = lock(&self.inner);
         if let Some(current) = inner.current.as_mut().filter(|c| c.id == id) {
             current.cancelled = true;
-            if let Some(pid) = current.pid {
-                child::interrupt(pid);
-            }
+            current.interrupt.store(true, Ordering::SeqCst);
             return Ok(Cancel::Signalled);
         }
         if let Some(at) = inner.queue.iter().position(|q| q == id) {
@@ -244,7 +251,7 @@ impl Queue {
         loop {
             let (id, feed) = {
                 let mut inner = lock(&self.inner);
-                while inner.queue.is_empty() {
+                while inner.queue.is_empty() || inner.stopping {
                     inner = self.wake.wait(inner).unwrap_or_else(|e| e.into_inner());
                 }
                 let Some(id) = inner.queue.pop_front() else {
@@ -252,7 +259,7 @@ impl Queue {
                 };
                 inner.current = Some(Current {
                     id: id.clone(),
-                    pid: None,
+                    interrupt: Arc::new(AtomicBool::new(false)),
                     cancelled: false,
                 });
                 let feed = inner.feeds.entry(id.clone()).or_insert_with(Feed::new);
@@ -270,11 +277,37 @@ impl Queue {
             let mut inner = lock(&self.inner);
             inner.current = None;
             self.remember_ended(&mut inner, &id);
+            drop(inner);
+            // `stop` may be waiting for the run to end.
+            self.wake.notify_all();
+        }
+    }
+
+    /// Stops taking runs, interrupts the one executing (it keeps what
+    /// finished and is recorded `interrupted`) and waits up to `wait` for
+    /// it to end: the server is shutting down.
+    pub fn stop(&self, wait: Duration) {
+        let mut inner = lock(&self.inner);
+        inner.stopping = true;
+        if let Some(c) = &inner.current {
+            c.interrupt.store(true, Ordering::SeqCst);
+        }
+        let deadline = Instant::now() + wait;
+        while inner.current.is_some() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            inner = self
+                .wake
+                .wait_timeout(inner, left)
+                .map(|(g, _)| g)
+                .unwrap_or_else(|e| e.into_inner().0);
         }
     }
 
     /// Runs job `id` to its end; returns how it ended.
-    fn execute(&self, id: &str, feed: &Feed) -> (JobState, Option<String>) {
+    fn execute(&self, id: &str, feed: &Arc<Feed>) -> (JobState, Option<String>) {
         let job = match Store::open(&self.store).and_then(|db| {
             db.start_job(id, Timestamp::now())?;
             db.job(id)
@@ -288,80 +321,86 @@ impl Queue {
             }
             Err(e) => return (JobState::Failed, Some(format!("store: {e}"))),
         };
-        let request: RunRequest = match serde_json::from_value(job.request) {
+        let mut request = match RunRequest::from_json(&job.request.to_string()) {
             Ok(r) => r,
             Err(e) => return (JobState::Failed, Some(format!("stored request: {e}"))),
         };
-        feed.push(&RunEvent::RunStarted { id: id.to_string() });
-        let log = match warpt_run::child::anonymous_log() {
-            Ok(f) => f,
-            Err(e) => {
-                return (
-                    JobState::Failed,
-                    Some(format!("creating the log file: {e}")),
-                );
-            }
-        };
-        let mut request = request.to_request();
+        // The server's store, already resolved; the run id the caller was
+        // given; no export file.
         request.run_id = Some(id.to_string());
-        request.events = true;
-        let child = ChildRun::program(&self.exe)
-            .args(["benchmark", "run"])
-            .args(request.to_args())
-            // Through the environment, not argv: a PostgreSQL URL may
-            // carry a password, which `ps` would show.
-            .env("WARPT_STORE", self.store.as_arg())
-            .own_group()
-            .stderr_to(log);
-        let mut child = match child.spawn() {
-            Ok(c) => c,
-            Err(e) => {
-                return (
-                    JobState::Failed,
-                    Some(format!("starting {}: {e}", self.exe.display())),
-                );
+        request.store = StoreChoice::Open(self.store.clone());
+        feed.push(&RunEvent::RunStarted { id: id.to_string() });
+        let (plan, mut options) = match warpt_run::plan_on(&request, &self.base) {
+            Ok(p) => p,
+            Err(e) => return (JobState::Failed, Some(format!("planning: {e:#}"))),
+        };
+        let (interrupt, cancelled_before) = {
+            let inner = lock(&self.inner);
+            match inner.current.as_ref() {
+                Some(c) => (Arc::clone(&c.interrupt), c.cancelled),
+                None => (Arc::new(AtomicBool::new(false)), false),
             }
         };
-        {
-            let mut inner = lock(&self.inner);
-            if let Some(c) = inner.current.as_mut() {
-                c.pid = Some(child.id());
-                if c.cancelled {
-                    child::interrupt(child.id());
-                }
-            }
+        if cancelled_before {
+            interrupt.store(true, Ordering::SeqCst);
         }
-        // Only events are forwarded, as the run wrote them: a typed
-        // `RunEvent`, or an object with a `type` this server does not know
-        // (a newer warpt's).
-        child.each_line(|line| match serde_json::from_str::<RunEvent>(&line) {
-            Ok(event) => feed.push_line(line, event.is_sample()),
-            Err(_) => {
-                if serde_json::from_str::<Value>(&line).is_ok_and(|v| v.get("type").is_some()) {
-                    feed.push_line(line, false);
-                }
-            }
-        });
-        let done = child.wait();
+        options.interrupt = Some(interrupt);
+        // The manifest's command line is the request's own rendering.
+        options.command_line = vec![
+            "warpt serve".to_string(),
+            format!("POST /api/v1/runs (run {id})"),
+            request.to_json().to_string(),
+        ];
+        let sink_feed = Arc::clone(feed);
+        let progress =
+            warpt_run::events::EventLines::to(Arc::new(move |e: &RunEvent| sink_feed.push(e)));
+        let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            warpt_run::run(&request, &plan, options, &*self.suites, &progress)
+        }));
         let cancelled = lock(&self.inner)
             .current
             .as_ref()
             .is_some_and(|c| c.cancelled);
-        match done.map(|d| (d.exit, d.stderr_tail(5))) {
-            Ok((exit, _)) if exit.handed_over() => (JobState::Finished, None),
-            Ok((ChildExit::Ran(RunOutcome::Interrupted), _)) if cancelled => (
-                JobState::Cancelled,
-                Some("cancelled while running; the finished benchmarks were kept".into()),
-            ),
-            Ok((ChildExit::Ran(RunOutcome::Interrupted), _)) => (
-                JobState::Interrupted,
-                Some("interrupted by a signal".into()),
-            ),
-            Ok((exit, tail)) => (
-                JobState::Failed,
-                Some(format!("warpt benchmark run exited with {exit}: {tail}")),
-            ),
-            Err(e) => (JobState::Failed, Some(format!("waiting for the run: {e}"))),
+        match ran {
+            Ok(Ok(r)) => match r.outcome {
+                RunOutcome::Interrupted if cancelled => (
+                    JobState::Cancelled,
+                    Some("cancelled while running; the finished benchmarks were kept".into()),
+                ),
+                RunOutcome::Interrupted => (
+                    JobState::Interrupted,
+                    Some(
+                        "interrupted (the server stopped); the finished benchmarks were kept"
+                            .into(),
+                    ),
+                ),
+                _ => {
+                    let failed = r
+                        .run
+                        .benchmarks
+                        .iter()
+                        .filter(|b| b.status != warpt_model::RunStatus::Passed)
+                        .count();
+                    (
+                        JobState::Finished,
+                        (failed > 0).then(|| {
+                            format!(
+                                "{failed} of {} benchmark(s) did not pass",
+                                r.run.benchmarks.len()
+                            )
+                        }),
+                    )
+                }
+            },
+            Ok(Err(e)) => (JobState::Failed, Some(format!("{e:#}"))),
+            Err(panic) => {
+                let why = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic".into());
+                (JobState::Failed, Some(format!("the run stopped: {why}")))
+            }
         }
     }
 }

@@ -13,69 +13,48 @@ use warpt_store::Job;
 
 use crate::api::{authorize, with_store};
 use crate::error::ApiError;
-use crate::plan::RunRequest;
 use crate::queue::{Cancel, Feed};
 use crate::state::AppState;
+use warpt_run::RunRequest;
 
 type Shared = Arc<AppState>;
 
 /// The largest WebSocket message a client may send.
 pub const WS_MAX_MESSAGE: usize = 64 << 10;
 
-/// `POST /api/v1/runs`: checks the plan as `benchmark run --dry-run`
-/// would, queues it, answers 202 with the run's id and position.
+/// `POST /api/v1/runs`: reads the body into the typed run request, plans
+/// it here as `benchmark run` would (the server's configuration and
+/// suites, read at start), checks every parameter the caller set against
+/// the operator's grants, queues it and answers 202 with the run's id and
+/// position. A usage error is 400 naming the field (and the parameter); a
+/// parameter the operator did not allow is 403.
 pub async fn submit(
     State(state): State<Shared>,
     headers: HeaderMap,
     body: String,
 ) -> Result<Response, ApiError> {
     authorize(&state, &headers)?;
-    let request = RunRequest::parse(&body)?;
-    // Every benchmark the request could reach: its suite's, its named
-    // ones', or (naming neither) all of them.
-    let reachable = state.specs.iter().filter(|s| {
-        request
-            .suite
-            .as_ref()
-            .is_none_or(|suite| s.id.suite == *suite)
-            && (request.benchmarks.is_empty()
-                || request
-                    .benchmarks
-                    .iter()
-                    .any(|b| s.id.name == *b || s.id.to_string() == *b))
-    });
-    state
-        .access
-        .check_params(reachable, &request.param_texts())
-        .map_err(ApiError::refused)?;
-    let exe = state.exe.clone();
-    let args = request.to_request().to_args();
-    let checked = tokio::task::spawn_blocking(move || {
-        std::process::Command::new(&exe)
-            .args(["benchmark", "run"])
-            .args(&args)
-            .args(["--dry-run", "--no-store"])
-            .stdin(std::process::Stdio::null())
-            .output()
+    let request = RunRequest::from_json(&body).map_err(|e| ApiError {
+        status: StatusCode::BAD_REQUEST,
+        message: e.message,
+        field: Some(e.field),
+        parameter: e.parameter,
+    })?;
+    // Planned as `benchmark run` plans, the operator's grants asked of
+    // every parameter the caller set (by its exact, declared name) before
+    // any benchmark looks at a value.
+    let shared = Arc::clone(&state);
+    let checked = request.clone();
+    tokio::task::spawn_blocking(move || {
+        let access = &shared.access;
+        let gate = |spec: &warpt_model::BenchmarkSpec, name: &str, value: &str| {
+            access.allows(spec, name, value).map_err(|r| r.message)
+        };
+        warpt_run::plan_gated(&checked, &shared.base, &gate)
     })
     .await
     .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-    .map_err(|e| {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("checking the plan with {}: {e}", state.exe.display()),
-        )
-    })?;
-    if !checked.status.success() {
-        let text = String::from_utf8_lossy(&checked.stderr);
-        let message = text
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("the plan was refused")
-            .trim_start_matches("error: ")
-            .to_string();
-        return Err(ApiError::bad_field("body", message));
-    }
+    .map_err(plan_refusal)?;
     let id = warpt_model::run_id(
         jiff::Timestamp::now(),
         &crate::auth::random_hex(4)
@@ -94,11 +73,46 @@ pub async fn submit(
             "id": id,
             "state": "queued",
             "position": position,
-            "request": request,
+            "request": request.to_json(),
             "links": links,
         })),
     )
         .into_response())
+}
+
+/// A request that cannot be planned, as 400: the parameter named when the
+/// plan's error is about one.
+fn plan_refusal(e: anyhow::Error) -> ApiError {
+    use warpt_harness::PlanError;
+    if let Some(PlanError::Refused { parameter, message }) = e.downcast_ref::<PlanError>() {
+        return ApiError::refused(crate::access::Refusal {
+            parameter: parameter.clone(),
+            message: message.clone(),
+        });
+    }
+    let parameter = match e.downcast_ref::<PlanError>() {
+        Some(PlanError::UnknownParam { key, .. }) => Some(key.clone()),
+        Some(PlanError::BadParamName { name, .. }) => Some(name.clone()),
+        Some(PlanError::BadParamValue(err)) => Some(err.key.clone()),
+        _ => None,
+    };
+    ApiError {
+        status: if warpt_run::is_usage_error(&e) {
+            StatusCode::BAD_REQUEST
+        } else {
+            StatusCode::INTERNAL_SERVER_ERROR
+        },
+        message: format!("{e:#}"),
+        field: Some(
+            if parameter.is_some() {
+                "params"
+            } else {
+                "body"
+            }
+            .into(),
+        ),
+        parameter,
+    }
 }
 
 fn links(id: &str) -> serde_json::Value {

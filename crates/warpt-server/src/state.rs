@@ -1,7 +1,6 @@
 //! What every handler shares.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use warpt_model::BenchmarkSpec;
@@ -26,8 +25,9 @@ pub struct AppState {
     pub token: Token,
     /// Requests served, by route and status, for `/metrics`.
     pub requests: Mutex<BTreeMap<(String, u16), u64>>,
-    /// The warpt binary submitted runs are executed with.
-    pub exe: PathBuf,
+    /// What submitted runs are planned against: the server's configuration
+    /// and suites, read once at start.
+    pub base: Arc<warpt_run::PlanBase>,
     /// Submitted runs.
     pub queue: Arc<Queue>,
     /// Answers to reads, until the store changes.
@@ -73,7 +73,7 @@ impl AppState {
         store: Location,
         specs: Vec<BenchmarkSpec>,
         token: Token,
-        exe: PathBuf,
+        base: Arc<warpt_run::PlanBase>,
         queue: Arc<Queue>,
         cache_entries: usize,
         access: Access,
@@ -86,7 +86,7 @@ impl AppState {
             specs,
             token,
             requests: Mutex::new(BTreeMap::new()),
-            exe,
+            base,
             queue,
             pool: Mutex::new(Vec::new()),
         }

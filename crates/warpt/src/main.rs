@@ -74,7 +74,7 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(outcome) => ExitCode::from(outcome.exit_code()),
-        Err(e) if e.downcast_ref::<UsageError>().is_some() => {
+        Err(e) if warpt_run::is_usage_error(&e) => {
             eprintln!("error: {e}");
             ExitCode::from(warpt_run::outcome::EXIT_USAGE)
         }

@@ -173,6 +173,57 @@ fn configured_params_apply_only_where_a_benchmark_knows_them() {
 }
 
 #[test]
+fn configured_param_names_are_checked_exactly() {
+    // A name no benchmark declares, or one with stray characters (a quoted
+    // TOML key), is an error naming the file: it would apply nowhere, or
+    // to a parameter it does not name.
+    for (toml, says) in [
+        (
+            "[params]
+array_mbs = 48
+",
+            "no benchmark has a parameter 'array_mbs'",
+        ),
+        (
+            "[params]
+\" array_mb\" = 48
+",
+            "parameter name \" array_mb\" has spaces around it",
+        ),
+        (
+            "[params]
+\"array_mb=\" = 48
+",
+            "contains '='",
+        ),
+    ] {
+        let dir = with_config(toml);
+        let out = stderr_of(
+            warpt(dir.path()).args(["benchmark", "run", "--component", "ram", "--dry-run"]),
+            2,
+        );
+        assert!(
+            out.contains(says) && out.contains("warpt.toml"),
+            "{toml}: {out}"
+        );
+    }
+    // On the command line the shell's spacing is trimmed: the name that
+    // reaches the plan is exact either way.
+    let dir = with_config("");
+    let plan = json_of(warpt(dir.path()).args([
+        "benchmark",
+        "run",
+        "--component",
+        "ram",
+        "--param",
+        " array_mb =96",
+        "--dry-run",
+        "--json",
+    ]));
+    assert_eq!(plan["benchmarks"][0]["params"]["array_mb"], 96);
+}
+
+#[test]
 fn per_benchmark_timeouts_from_the_file() {
     let dir = with_config("[benchmark_timeouts.\"selftest/hang_setup\"]\nsetup = 1.0\n");
     let mut cmd = warpt(dir.path());

@@ -15,6 +15,7 @@ mod derive;
 pub use derive::{DemoMachine, Derived, MACHINES, Step, derive};
 
 use std::path::Path;
+use warpt_harness::ParamArg;
 
 use anyhow::{Context, Result};
 use warpt_harness::Progress;
@@ -40,57 +41,62 @@ pub struct SeedPlan {
 /// The seed runs. `serving_endpoint`: an OpenAI-compatible endpoint for
 /// the serving sweep (the CLI starts warpt's scripted one), if any.
 pub fn seed_plans(serving_endpoint: Option<&str>) -> Vec<SeedPlan> {
-    let request = |suite: &str, benchmarks: &[&str], params: &[&str], duration: f64| RunRequest {
-        plan: PlanSource::Select(Select {
-            suite: Some(suite.into()),
-            benchmarks: benchmarks.iter().map(|b| b.to_string()).collect(),
-            components: Vec::new(),
-            params: params.iter().map(|p| p.to_string()).collect(),
-        }),
-        settings: Flags {
-            duration: Some(duration),
-            burnin_seconds: Some(0.0),
-            ..Flags::default()
-        },
-        store: StoreChoice::Off,
-        export: ExportChoice::None,
-        monitor: Some(MonitorRequest {
-            interval: 0.1,
-            output: None,
-        }),
-        ..RunRequest::default()
-    };
+    let request =
+        |suite: &str, benchmarks: &[&str], params: &[(&str, &str)], duration: f64| RunRequest {
+            plan: PlanSource::Select(Select {
+                suite: Some(suite.into()),
+                benchmarks: benchmarks.iter().map(|b| b.to_string()).collect(),
+                components: Vec::new(),
+                params: params.iter().map(|(k, v)| ParamArg::new(*k, *v)).collect(),
+            }),
+            settings: Flags {
+                duration: Some(duration),
+                burnin_seconds: Some(0.0),
+                ..Flags::default()
+            },
+            store: StoreChoice::Off,
+            export: ExportChoice::None,
+            monitor: Some(MonitorRequest {
+                interval: 0.1,
+                output: None,
+            }),
+            ..RunRequest::default()
+        };
     let mut plans = vec![
         SeedPlan {
             request: request(
                 "micro",
                 &["cpu_flops", "mem_bandwidth", "gemm", "mem_latency"],
-                &["threads=1,2", "n=64,256", "array_mb=32", "max_mb=16"],
+                &[
+                    ("threads", "1,2"),
+                    ("n", "64,256"),
+                    ("array_mb", "32"),
+                    ("max_mb", "16"),
+                ],
                 0.1,
             ),
             derived: true,
         },
         SeedPlan {
-            request: request("biobench", &["sw_align"], &["target_count=400"], 0.2),
+            request: request("biobench", &["sw_align"], &[("target_count", "400")], 0.2),
             derived: true,
         },
         SeedPlan {
-            request: request("mlperf", &["synthetic"], &["service_us=200"], 0.2),
+            request: request("mlperf", &["synthetic"], &[("service_us", "200")], 0.2),
             derived: true,
         },
     ];
     if let Some(endpoint) = serving_endpoint {
-        let endpoint = format!("endpoint={endpoint}");
         plans.push(SeedPlan {
             request: request(
                 "pepbench",
                 &["llm_serve"],
                 &[
-                    &endpoint,
-                    "concurrency=1,2,8",
-                    "requests=32",
-                    "output_tokens=6",
-                    "slo_ttft_ms=45",
+                    ("endpoint", endpoint),
+                    ("concurrency", "1,2,8"),
+                    ("requests", "32"),
+                    ("output_tokens", "6"),
+                    ("slo_ttft_ms", "45"),
                 ],
                 0.2,
             ),

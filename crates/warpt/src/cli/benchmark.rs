@@ -7,8 +7,8 @@ use clap::{Args, Subcommand};
 use warpt_model::BenchmarkComponent;
 
 use super::{
-    MonitorFlags, StoreFlags, StorePath, parse_multiplier, parse_percent, parse_seconds,
-    parse_threshold,
+    MonitorFlags, StoreFlags, StorePath, parse_multiplier, parse_param, parse_percent,
+    parse_seconds, parse_threshold,
 };
 
 /// `warpt benchmark ...`
@@ -156,8 +156,8 @@ pub struct PlanArgs {
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = parse_seconds)]
     pub burnin_seconds: Option<f64>,
     /// Override a benchmark parameter (repeatable); see `benchmark describe`.
-    #[arg(long = "param", value_name = "KEY=VALUE")]
-    pub params: Vec<String>,
+    #[arg(long = "param", value_name = "KEY=VALUE", value_parser = parse_param)]
+    pub params: Vec<warpt_harness::ParamArg>,
     /// Seed for every random generator the benchmarks use [default: 42].
     #[arg(long)]
     pub seed: Option<u64>,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::{parse_interval, parse_seconds};
+use super::{parse_interval, parse_param, parse_seconds};
 
 /// `warpt demo`
 #[derive(Debug, Args)]
@@ -72,8 +72,8 @@ pub struct StressArgs {
     pub burnin_seconds: f64,
     /// Override a parameter (repeatable): threads, fraction, mb, path, size_mb, streams,
     /// message_kb; inject_error=1 corrupts one result to prove the detector works.
-    #[arg(long = "param", value_name = "KEY=VALUE")]
-    pub params: Vec<String>,
+    #[arg(long = "param", value_name = "KEY=VALUE", value_parser = parse_param)]
+    pub params: Vec<warpt_harness::ParamArg>,
     /// Seed for generated data.
     #[arg(long, default_value_t = 42)]
     pub seed: u64,

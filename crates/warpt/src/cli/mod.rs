@@ -105,6 +105,13 @@ pub enum Command {
     Worker,
 }
 
+/// `--param NAME=VALUE`: split at the first `=`, the name trimmed (the
+/// plan then compares it exactly).
+fn parse_param(s: &str) -> Result<warpt_harness::ParamArg, String> {
+    s.parse()
+        .map_err(|e: warpt_harness::PlanError| e.to_string())
+}
+
 fn parse_seconds(s: &str) -> Result<f64, String> {
     let v: f64 = s
         .trim()

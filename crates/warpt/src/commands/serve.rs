@@ -4,9 +4,10 @@ use anyhow::Result;
 use warpt_server::{ServeError, ServeOptions};
 
 use crate::cli::ServeArgs;
-use crate::registry::{registry, registry_found};
+use crate::registry::Builtin;
 use crate::{Outcome, UsageError};
 use warpt_run::history;
+use warpt_run::run::Suites;
 
 /// Serves until Ctrl-C or SIGTERM.
 pub fn run(args: &ServeArgs) -> Result<Outcome> {
@@ -28,8 +29,6 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
             false,
         ),
     };
-    let exe = std::env::current_exe()
-        .map_err(|e| anyhow::anyhow!("finding the warpt binary to execute runs with: {e}"))?;
     let access = warpt_server::Access::new(
         args.allow_commands,
         &args.allow_paths,
@@ -42,20 +41,26 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
         store,
         token_file,
         token_given,
-        exe,
         cache_entries: args.cache_entries,
         access,
     };
-    // The dashboard lists the declared benchmarks too; a broken declaration
-    // is reported but does not keep the server down.
-    let specs = match registry_found() {
-        Ok(reg) => reg.all_specs(),
+    // The configuration and the declared benchmarks, read once: submitted
+    // runs are planned against them, never against a caller's files. A
+    // broken declaration is reported but does not keep the server down.
+    let config = warpt_run::config::Config::load(
+        None,
+        &|k| std::env::var(k).ok(),
+        &warpt_run::config::Flags::default(),
+    )?;
+    let registry = match Builtin.declaring(config.file.as_deref().map(std::path::Path::new)) {
+        Ok(r) => r,
         Err(e) => {
             eprintln!("warning: {e:#}; the user suite is left out");
-            registry().all_specs()
+            Builtin.plain()
         }
     };
-    match warpt_server::serve(&options, specs) {
+    let base = warpt_run::PlanBase::new(config, registry)?;
+    match warpt_server::serve(&options, base, std::sync::Arc::new(Builtin)) {
         Ok(()) => Ok(Outcome::Success),
         Err(ServeError::Usage(msg)) => Err(UsageError(msg).into()),
         Err(e) => Err(e.into()),

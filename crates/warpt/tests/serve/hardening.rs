@@ -85,8 +85,11 @@ fn remote_callers_name_no_command_or_path_the_operator_did_not_allow() {
             json!({"benchmarks": ["disk_io"], "params": {"path": "/tmp"}}),
             "path",
         ),
-        // Any benchmark that takes the parameter counts, named or not.
-        (json!({"params": {"reads": "/etc/passwd"}}), "reads"),
+        // Any planned benchmark that takes the parameter counts, named or not.
+        (
+            json!({"suite": "biobench", "params": {"reads": "/etc/passwd"}}),
+            "reads",
+        ),
     ];
     for (body, parameter) in refused {
         let (status, v) = post_run(&server, &body);
@@ -130,6 +133,55 @@ fn remote_callers_name_no_command_or_path_the_operator_did_not_allow() {
     assert_eq!(status, 202, "{v}");
     wait_ended(&open, v["id"].as_str().unwrap());
     assert!(pwned.exists(), "the allowed command did not run");
+}
+
+#[test]
+fn parameter_names_are_checked_exactly_and_nothing_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let pwned = dir.path().join("pwned");
+    let command = format!("touch {}", pwned.display());
+    // A name that would become `command` once trimmed or split at `=`, a
+    // control character, another case, a name nothing declares: each is
+    // 400 naming it (the plan compares names exactly), never run.
+    for name in [
+        " command",
+        "command ",
+        "command=",
+        "command=x;#",
+        "command\t",
+        "Command",
+        "comand",
+    ] {
+        let body = json!({"suite": "mlperf", "benchmarks": ["mlperf_external"],
+                          "params": {name: command}, "duration": 0.1, "monitor": false});
+        let (status, v) = post_run(&server, &body);
+        assert_eq!(status, 400, "{name:?}: {v}");
+        assert_eq!(v["field"], "params", "{name:?}: {v}");
+        assert_eq!(v["parameter"], name, "{name:?}: {v}");
+    }
+    // The same names through another benchmark's secret: refused alike.
+    let (status, v) = post_run(
+        &server,
+        &json!({"suite": "pepbench", "benchmarks": ["llm_serve"], "params": {" api_key_env": "HOME"}}),
+    );
+    assert_eq!(
+        (status, v["parameter"].as_str()),
+        (400, Some(" api_key_env")),
+        "{v}"
+    );
+    let (status, v) = post_run(
+        &server,
+        &json!({"suite": "pepbench", "benchmarks": ["llm_serve"], "params": {"api_key_env": "HOME"}}),
+    );
+    assert_eq!(
+        (status, v["parameter"].as_str()),
+        (403, Some("api_key_env")),
+        "{v}"
+    );
+    let (_, queue) = crate::get(&server, "/api/v1/jobs");
+    assert_eq!(queue["runs"].as_array().unwrap().len(), 0, "{queue}");
+    assert!(!pwned.exists(), "a refused command ran");
 }
 
 #[test]

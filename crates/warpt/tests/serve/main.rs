@@ -60,6 +60,20 @@ pub(crate) fn start_with(
     store: &std::ffi::OsStr,
     extra: &[&std::ffi::OsStr],
 ) -> Server {
+    start_full(dir, store, extra, &[])
+}
+
+/// [`start`] with more environment variables.
+pub(crate) fn start_env(dir: &Path, env: &[(&str, &str)]) -> Server {
+    start_full(dir, dir.join("store.db").as_os_str(), &[], env)
+}
+
+fn start_full(
+    dir: &Path,
+    store: &std::ffi::OsStr,
+    extra: &[&std::ffi::OsStr],
+    env: &[(&str, &str)],
+) -> Server {
     let token_file = dir.join("token");
     let token = "test-token-0123456789abcdef";
     std::fs::write(&token_file, token).unwrap();
@@ -69,6 +83,7 @@ pub(crate) fn start_with(
         .arg("--token-file")
         .arg(&token_file)
         .args(extra)
+        .envs(env.iter().copied())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
