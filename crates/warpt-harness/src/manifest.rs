@@ -10,6 +10,37 @@ use crate::{Plan, RunOptions};
 /// Environment variable prefixes that change how benchmarks behave.
 const ENV_PREFIXES: &[&str] = &["OMP_", "RAYON_", "CUDA_", "WARPT_", "OPENBLAS_", "MKL_"];
 
+/// warpt's own variables whose values are settings, recorded as they are.
+/// Any other `WARPT_*` variable (the store's URL, an API key an
+/// `api_key_env` names, a test's secret) is recorded by name only.
+const WARPT_SETTINGS: &[&str] = &[
+    "WARPT_BURNIN_SECONDS",
+    "WARPT_CHROMIUM",
+    "WARPT_DURATION",
+    "WARPT_FLEET_DIR",
+    "WARPT_IN_PROCESS",
+    "WARPT_LAST_LEVEL_CACHE",
+    "WARPT_NO_PROGRESS",
+    "WARPT_PARAMS",
+    "WARPT_PRECISION",
+    "WARPT_PYTHON",
+    "WARPT_SEED",
+    "WARPT_SELFTEST",
+    "WARPT_TIMEOUT_MULTIPLIER",
+    "WARPT_TORCH_PROFILE",
+];
+
+/// What a variable of a recorded prefix is recorded as: its value
+/// (secrets in URLs masked), or for a `WARPT_*` variable that is not a
+/// setting, that it was set.
+fn recorded_value(name: &str, value: &str) -> String {
+    if name.starts_with("WARPT_") && !WARPT_SETTINGS.contains(&name) {
+        "(set; not recorded)".to_string()
+    } else {
+        warpt_model::redact_secrets(value)
+    }
+}
+
 /// Slurm's variables that say which job, node and cluster a run was part
 /// of (a fleet job's runs are found by `SLURM_JOB_ID`).
 const SLURM_VARS: &[&str] = &[
@@ -30,8 +61,10 @@ pub fn build_manifest(options: &RunOptions, plan: &Plan) -> Manifest {
         .filter(|(k, _)| {
             ENV_PREFIXES.iter().any(|p| k.starts_with(p)) || SLURM_VARS.contains(&k.as_str())
         })
-        // WARPT_STORE may be a database URL with its password.
-        .map(|(k, v)| (k, warpt_model::redact_secrets(&v)))
+        .map(|(k, v)| {
+            let v = recorded_value(&k, &v);
+            (k, v)
+        })
         .collect();
     Manifest {
         warpt_version: options.tool_version.clone(),
@@ -67,4 +100,21 @@ pub fn new_run_id(start: jiff::Timestamp) -> String {
 pub fn random_suffix() -> String {
     let x = RandomState::new().hash_one(std::time::SystemTime::now());
     format!("{:06x}", x & 0xff_ffff)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warpt_variables_are_recorded_by_name_unless_they_are_settings() {
+        assert_eq!(recorded_value("WARPT_DURATION", "2"), "2");
+        assert_eq!(recorded_value("WARPT_PARAMS", "threads=1"), "threads=1");
+        for secret in ["WARPT_OPENAI_KEY", "WARPT_STORE", "WARPT_ANYTHING_NEW"] {
+            assert_eq!(recorded_value(secret, "sk-abc"), "(set; not recorded)");
+        }
+        // Other prefixes keep their values, with URL passwords masked.
+        assert_eq!(recorded_value("OMP_NUM_THREADS", "4"), "4");
+        assert!(!recorded_value("CUDA_X", "postgres://u:pw@h/db").contains("pw"));
+    }
 }

@@ -469,8 +469,20 @@ fn check_entries(registry: &Registry, entries: &[PlannedBenchmark]) -> Result<()
     Ok(())
 }
 
-/// Every numeric parameter within the range its spec declares.
+/// Every numeric parameter within the range its spec declares, and every
+/// real number finite (`inf` and `NaN` parse as numbers; no benchmark
+/// takes them, and a time made of one panics).
 fn check_ranges(e: &PlannedBenchmark) -> Result<(), PlanError> {
+    for (key, value) in &e.params {
+        if let ParamValue::Float(v) = value
+            && !v.is_finite()
+        {
+            return Err(PlanError::InvalidParams {
+                id: e.spec.id.clone(),
+                message: format!("parameter '{key}': {v} is not a finite number"),
+            });
+        }
+    }
     for (key, range) in &e.spec.param_ranges {
         let value = match e.params.get(key) {
             Some(ParamValue::Int(v)) => *v as f64,

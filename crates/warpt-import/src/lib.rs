@@ -130,6 +130,24 @@ pub fn read_any(
     path: &Path,
     forced: Option<&str>,
 ) -> Result<(&'static str, BenchmarkSuiteRun), ImportError> {
+    let (format, run) = read_unchecked(path, forced)?;
+    // Figures that are not finite numbers (times near 1e308 whose mean
+    // overflows, or a file's own `inf`) would be stored as no number at
+    // all: refused here, naming the file and the field.
+    if let Some(at) = run.non_finite() {
+        return Err(ImportError::Malformed {
+            path: path.display().to_string(),
+            format,
+            message: format!("{at}: not a finite number"),
+        });
+    }
+    Ok((format, run))
+}
+
+fn read_unchecked(
+    path: &Path,
+    forced: Option<&str>,
+) -> Result<(&'static str, BenchmarkSuiteRun), ImportError> {
     let shown = path.display().to_string();
     let own = |text: &str| {
         warpt_model::load_suite_run(text).map_err(|e| ImportError::NotAnExport {

@@ -7,7 +7,8 @@ use std::time::{Duration, Instant};
 
 use warpt_harness::{BenchmarkError, Measure, RunContext};
 use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamKind, ParamValue, Params,
+    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamKind, ParamRange,
+    ParamValue, Params,
 };
 use warpt_models::packed::Precision;
 
@@ -80,6 +81,21 @@ pub fn scenario_spec(parts: SpecParts<'_>) -> BenchmarkSpec {
     .filter(|(k, _)| params.iter().any(|(p, _)| p == k))
     .map(|(k, v)| (k.to_string(), v))
     .collect();
+    // Times become `Duration`s: bounded before anything runs (a week).
+    const WEEK_S: f64 = 7.0 * 24.0 * 3600.0;
+    let param_ranges = [
+        ("min_duration_s", ParamRange::between(0.0, WEEK_S)),
+        ("latency_bound_ms", ParamRange::between(0.0, WEEK_S * 1e3)),
+        ("ttft_bound_ms", ParamRange::between(0.0, WEEK_S * 1e3)),
+        ("tpot_bound_ms", ParamRange::between(0.0, WEEK_S * 1e3)),
+        ("timeout_s", ParamRange::between(0.0, WEEK_S)),
+        ("service_us", ParamRange::between(0.0, WEEK_S * 1e6)),
+        ("target_qps", ParamRange::between(0.0, 1e9)),
+    ]
+    .into_iter()
+    .filter(|(k, _)| params.iter().any(|(p, _)| p == k))
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
     BenchmarkSpec {
         id: BenchmarkId::new(crate::SUITE, parts.name),
         components: parts.components,
@@ -90,7 +106,7 @@ pub fn scenario_spec(parts: SpecParts<'_>) -> BenchmarkSpec {
         params: params.into_iter().collect(),
         param_help: help.into_iter().collect(),
         param_kinds,
-        param_ranges: Default::default(),
+        param_ranges,
         param_choices: crate::choices(parts.choices),
         timeouts: crate::LIMITS,
         metrics,

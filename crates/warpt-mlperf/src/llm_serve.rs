@@ -119,6 +119,8 @@ pub fn spec() -> BenchmarkSpec {
     spec.param_kinds
         .insert("api_key_env".into(), ParamKind::Secret);
     spec.param_kinds
+        .insert("endpoint".into(), ParamKind::Address);
+    spec.param_kinds
         .insert("ca_file".into(), ParamKind::InputPath);
     spec
 }

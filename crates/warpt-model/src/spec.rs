@@ -101,6 +101,9 @@ pub enum ParamKind {
     /// The name of an environment variable holding a secret (an API key)
     /// that warpt sends somewhere: only the operator may set it.
     Secret,
+    /// A network address warpt connects to (an endpoint URL, a host): a
+    /// secret the operator configured is sent only to the operator's own.
+    Address,
 }
 
 impl ParamKind {
@@ -112,6 +115,7 @@ impl ParamKind {
             ParamKind::InputPath => "input path",
             ParamKind::OutputPath => "output path",
             ParamKind::Secret => "secret's environment variable",
+            ParamKind::Address => "network address",
         }
     }
 

@@ -50,6 +50,48 @@ pub struct BenchmarkSuiteRun {
 }
 
 impl BenchmarkSuiteRun {
+    /// The first figure of a metric that is not a finite number, named
+    /// (`benchmarks[0] exec/sleep: wall_time_s: stats.mean = inf`): JSON
+    /// has no infinity or NaN (they are written as `null`, which reads back
+    /// as no number at all), so such a run is refused where it enters.
+    pub fn non_finite(&self) -> Option<String> {
+        for (i, b) in self.benchmarks.iter().enumerate() {
+            for m in &b.metrics {
+                let mut figures = vec![("value", m.value)];
+                if let Some(s) = &m.stats {
+                    figures.extend([
+                        ("stats.mean", s.mean),
+                        ("stats.median", s.median),
+                        ("stats.std", s.std),
+                        ("stats.min", s.min),
+                        ("stats.max", s.max),
+                        ("stats.p25", s.p25),
+                        ("stats.p50", s.p50),
+                        ("stats.p75", s.p75),
+                        ("stats.p90", s.p90),
+                        ("stats.p95", s.p95),
+                        ("stats.p99", s.p99),
+                        ("stats.ci95_low", s.ci95_low),
+                        ("stats.ci95_high", s.ci95_high),
+                    ]);
+                    if let Some(v) = s.p999 {
+                        figures.push(("stats.p999", v));
+                    }
+                    if let Some(v) = s.samples.iter().find(|v| !v.is_finite()) {
+                        figures.push(("stats.samples", *v));
+                    }
+                }
+                if let Some((field, v)) = figures.into_iter().find(|(_, v)| !v.is_finite()) {
+                    return Some(format!(
+                        "benchmarks[{i}] {}: {}: {field} = {v}",
+                        b.spec.id, m.name
+                    ));
+                }
+            }
+        }
+        None
+    }
+
     /// Whether any benchmark failed, timed out or crashed (exit status 1).
     pub fn has_failures(&self) -> bool {
         self.benchmarks.iter().any(|b| b.status.is_failure())

@@ -178,12 +178,49 @@ pub fn save(
 pub fn check_file(path: &str) -> Result<Info, String> {
     let bad = |why: String| format!("parameter 'model_file': {path}: {why}");
     let mut file = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
+    let len = file.metadata().map_err(|e| bad(e.to_string()))?.len();
     let content = gguf_file::Content::read(&mut file)
         .map_err(|e| bad(format!("not a readable GGUF file ({e})")))?;
-    info(&content).map_err(bad)
+    info(&content, len).map_err(bad)
 }
 
-fn info(c: &gguf_file::Content) -> Result<Info, String> {
+/// Every tensor of `c` checked against the file's `len` bytes: its element
+/// count and bytes computed without overflow, a whole number of blocks,
+/// its data inside the file. The (elements, bytes) of each, by name.
+fn tensor_sizes(c: &gguf_file::Content, len: u64) -> Result<HashMap<&str, (usize, usize)>, String> {
+    let mut out = HashMap::with_capacity(c.tensor_infos.len());
+    for (name, t) in &c.tensor_infos {
+        let dims = t.shape.dims();
+        let n = dims
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(d))
+            .ok_or_else(|| format!("tensor {name}: dimensions {dims:?} overflow"))?;
+        let (block, size) = (t.ggml_dtype.block_size(), t.ggml_dtype.type_size());
+        if !n.is_multiple_of(block) {
+            return Err(format!(
+                "tensor {name}: {n} elements are not whole blocks of {block}"
+            ));
+        }
+        let bytes = (n / block)
+            .checked_mul(size)
+            .ok_or_else(|| format!("tensor {name}: its size overflows"))?;
+        c.tensor_data_offset
+            .checked_add(t.offset)
+            .and_then(|s| s.checked_add(bytes as u64))
+            .filter(|&end| end <= len)
+            .ok_or_else(|| {
+                format!(
+                    "tensor {name}: {bytes} bytes at offset {} run past the file's {len}",
+                    t.offset
+                )
+            })?;
+        out.insert(name.as_str(), (n, bytes));
+    }
+    Ok(out)
+}
+
+fn info(c: &gguf_file::Content, len: u64) -> Result<Info, String> {
+    let sizes = tensor_sizes(c, len)?;
     let arch = c
         .metadata
         .get("general.architecture")
@@ -219,22 +256,53 @@ fn info(c: &gguf_file::Content) -> Result<Info, String> {
             "{heads} attention heads do not divide the hidden size {hidden}"
         ));
     }
+    // The header's sizes, held to what the tensors hold.
+    if embd.get(1) != Some(&hidden) {
+        return Err(format!(
+            "llama.embedding_length is {hidden} but token_embd.weight is {embd:?}"
+        ));
+    }
+    let layers = get("llama.block_count")?;
+    let held = (0..)
+        .take_while(|i| {
+            c.tensor_infos
+                .contains_key(&format!("blk.{i}.attn_q.weight"))
+        })
+        .count();
+    if layers == 0 || layers > held {
+        return Err(format!(
+            "llama.block_count is {layers} but the file holds {held} blocks (blk.N.attn_q.weight)"
+        ));
+    }
+    let context = get("llama.context_length")?;
+    if context == 0 || context > crate::model::MAX_CONTEXT {
+        return Err(format!(
+            "llama.context_length is {context}; warpt runs 1 to {} positions",
+            crate::model::MAX_CONTEXT
+        ));
+    }
+    let kv_heads = get("llama.attention.head_count_kv")?;
+    if kv_heads == 0 || !heads.is_multiple_of(kv_heads) {
+        return Err(format!(
+            "{kv_heads} key-value heads do not divide the {heads} attention heads"
+        ));
+    }
     let shape = Shape {
         vocab: embd.first().copied().unwrap_or(0),
         hidden,
         intermediate: gate.first().copied().unwrap_or(0),
-        layers: get("llama.block_count")?,
+        layers,
         heads,
-        kv_heads: get("llama.attention.head_count_kv")?,
+        kv_heads,
         head_dim: hidden / heads,
-        context: get("llama.context_length")?,
+        context,
     };
     let mut by_type: HashMap<GgmlDType, usize> = HashMap::new();
-    let (mut parameters, mut model_bytes) = (0, 0);
-    for t in c.tensor_infos.values() {
-        let n = t.shape.elem_count();
-        parameters += n;
-        model_bytes += n / t.ggml_dtype.block_size() * t.ggml_dtype.type_size();
+    let (mut parameters, mut model_bytes) = (0usize, 0usize);
+    for (name, t) in &c.tensor_infos {
+        let (n, bytes) = sizes[name.as_str()];
+        parameters = parameters.saturating_add(n);
+        model_bytes = model_bytes.saturating_add(bytes);
         *by_type.entry(t.ggml_dtype).or_default() += n;
     }
     let precision = by_type
@@ -251,9 +319,13 @@ fn info(c: &gguf_file::Content) -> Result<Info, String> {
 
 /// The quantized Llama in a GGUF stream, with what its header says.
 pub fn load<R: Read + Seek>(r: &mut R, device: &Device) -> Result<(QLlama, Info), String> {
+    let len = r
+        .seek(std::io::SeekFrom::End(0))
+        .and_then(|len| r.seek(std::io::SeekFrom::Start(0)).map(|_| len))
+        .map_err(|e| format!("reading the GGUF stream: {e}"))?;
     let content =
         gguf_file::Content::read(r).map_err(|e| format!("not a readable GGUF file ({e})"))?;
-    let info = info(&content)?;
+    let info = info(&content, len)?;
     let model = QLlama::from_gguf(&content, r, info.shape, device)
         .map_err(|e| format!("loading the tensors: {e}"))?;
     Ok((model, info))
@@ -279,6 +351,95 @@ mod tests {
             Some("blk.3.ffn_down.weight")
         );
         assert_eq!(gguf_name("model.layers.3.rotary.inv_freq"), None);
+    }
+
+    /// A tiny Llama as a GGUF file's bytes, its metadata changed by
+    /// `change` before it is written again.
+    fn tiny_gguf(change: impl FnOnce(&mut HashMap<String, Value>)) -> Vec<u8> {
+        let shape = Shape {
+            vocab: 64,
+            hidden: 32,
+            intermediate: 64,
+            layers: 2,
+            heads: 4,
+            kv_heads: 2,
+            head_dim: 8,
+            context: 128,
+        };
+        let cpu = Device::Cpu;
+        let tensors = crate::model::generate(&shape, 1, &cpu).unwrap();
+        let mut buf = std::io::Cursor::new(Vec::new());
+        write(&mut buf, &shape, &tensors, GgmlDType::Q8_0).unwrap();
+        buf.set_position(0);
+        let mut c = gguf_file::Content::read(&mut buf).unwrap();
+        change(&mut c.metadata);
+        let qs: Vec<(String, QTensor)> = c
+            .tensor_infos
+            .keys()
+            .map(|n| (n.clone(), c.tensor(&mut buf, n, &cpu).unwrap()))
+            .collect();
+        let md: Vec<(&str, &Value)> = c.metadata.iter().map(|(k, v)| (k.as_str(), v)).collect();
+        let ts: Vec<(&str, &QTensor)> = qs.iter().map(|(k, v)| (k.as_str(), v)).collect();
+        let mut out = std::io::Cursor::new(Vec::new());
+        gguf_file::write(&mut out, &md, &ts).unwrap();
+        out.into_inner()
+    }
+
+    fn load_bytes(bytes: Vec<u8>) -> Result<Info, String> {
+        load(&mut std::io::Cursor::new(bytes), &Device::Cpu).map(|(_, info)| info)
+    }
+
+    #[test]
+    fn hostile_headers_are_refused_by_name_before_anything_is_sized() {
+        // The honest file loads.
+        let info = load_bytes(tiny_gguf(|_| {})).unwrap();
+        assert_eq!((info.shape.layers, info.shape.vocab), (2, 64));
+        let set = |k: &'static str, v: Value| {
+            move |m: &mut HashMap<String, Value>| {
+                m.insert(k.to_string(), v);
+            }
+        };
+        for (bytes, says) in [
+            (
+                tiny_gguf(set("general.alignment", Value::U32(0))),
+                "alignment is 0",
+            ),
+            (
+                tiny_gguf(set("llama.block_count", Value::U32(u32::MAX))),
+                "holds 2 blocks",
+            ),
+            (
+                tiny_gguf(set("llama.context_length", Value::U32(1 << 22))),
+                "context_length",
+            ),
+            (
+                tiny_gguf(set("llama.embedding_length", Value::U32(48))),
+                "token_embd.weight is",
+            ),
+            (
+                tiny_gguf(set("llama.attention.head_count_kv", Value::U32(0))),
+                "key-value heads",
+            ),
+        ] {
+            let e = load_bytes(bytes).unwrap_err();
+            assert!(e.contains(says), "{says}: {e}");
+        }
+        // Dimensions whose product wraps to 0 in 64 bits, and a file cut
+        // short: the sizes are computed with checks against the file.
+        let mut bytes = tiny_gguf(|_| {});
+        let name = b"token_embd.weight";
+        let at = bytes.windows(name.len()).position(|w| w == name).unwrap() + name.len();
+        // n_dims (u32), then the dimensions (u64 each).
+        for d in 0..2 {
+            let o = at + 4 + 8 * d;
+            bytes[o..o + 8].copy_from_slice(&(1u64 << 32).to_le_bytes());
+        }
+        let e = load_bytes(bytes).unwrap_err();
+        assert!(e.contains("overflow"), "{e}");
+        let mut short = tiny_gguf(|_| {});
+        short.truncate(short.len() - 100);
+        let e = load_bytes(short).unwrap_err();
+        assert!(e.contains("run past the file"), "{e}");
     }
 
     #[test]

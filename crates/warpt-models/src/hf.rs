@@ -116,12 +116,110 @@ pub fn check_dir(dir: &str) -> Result<(Shape, DirConfig), String> {
     }
     let parsed = parse_config(raw)
         .map_err(|why| format!("parameter 'model_dir': {}{why}", path.display()))?;
-    if weight_files(Path::new(dir)).is_err() {
+    weight_files(Path::new(dir)).map_err(|e| format!("parameter 'model_dir': {e}"))?;
+    check_weights(&parsed.0, &weight_shapes(Path::new(dir))?)
+        .map_err(|why| format!("parameter 'model_dir': {}: {why}", path.display()))?;
+    Ok(parsed)
+}
+
+/// The largest safetensors header read (its JSON names and shapes every
+/// tensor; a real one is kilobytes to a few megabytes).
+const MAX_HEADER: u64 = 100 << 20;
+
+/// Every tensor's shape in `dir`'s weight files, from their headers alone
+/// (a little-endian u64 length, then that much JSON), each checked: the
+/// header no larger than [`MAX_HEADER`] and inside the file, every
+/// tensor's data offsets inside the file.
+fn weight_shapes(dir: &Path) -> Result<HashMap<String, Vec<usize>>, String> {
+    use std::io::Read;
+    let mut shapes = HashMap::new();
+    for file in weight_files(dir).map_err(|e| format!("parameter 'model_dir': {e}"))? {
+        let shown = file.display().to_string();
+        let bad = |why: String| format!("parameter 'model_dir': {shown}: {why}");
+        let mut f = std::fs::File::open(&file).map_err(|e| bad(e.to_string()))?;
+        let len = f.metadata().map_err(|e| bad(e.to_string()))?.len();
+        let mut head = [0u8; 8];
+        f.read_exact(&mut head)
+            .map_err(|e| bad(format!("not a safetensors file ({e})")))?;
+        let n = u64::from_le_bytes(head);
+        if n > MAX_HEADER || n > len.saturating_sub(8) {
+            return Err(bad(format!(
+                "its header claims {n} bytes (the file has {len}, at most {MAX_HEADER} are read)"
+            )));
+        }
+        let mut text = vec![0u8; n as usize];
+        f.read_exact(&mut text).map_err(|e| bad(e.to_string()))?;
+        let header: serde_json::Map<String, serde_json::Value> = serde_json::from_slice(&text)
+            .map_err(|e| bad(format!("its header is not JSON ({e})")))?;
+        let data = len - 8 - n;
+        for (name, t) in header.into_iter().filter(|(k, _)| k != "__metadata__") {
+            let dims: Option<Vec<usize>> = t["shape"].as_array().map(|a| {
+                a.iter()
+                    .filter_map(|d| d.as_u64().map(|d| d as usize))
+                    .collect()
+            });
+            let offsets: Option<Vec<u64>> = t["data_offsets"]
+                .as_array()
+                .map(|a| a.iter().filter_map(serde_json::Value::as_u64).collect());
+            match (dims, offsets.as_deref()) {
+                (Some(dims), Some(&[start, end])) if start <= end && end <= data => {
+                    if dims
+                        .iter()
+                        .try_fold(1usize, |n, &d| n.checked_mul(d))
+                        .is_none()
+                    {
+                        return Err(bad(format!("tensor {name}: dimensions {dims:?} overflow")));
+                    }
+                    shapes.insert(name, dims);
+                }
+                _ => {
+                    return Err(bad(format!(
+                        "tensor {name}: its shape or data offsets are missing or outside the file"
+                    )));
+                }
+            }
+        }
+    }
+    Ok(shapes)
+}
+
+/// The configuration's sizes held to what the weights hold: no more
+/// layers than numbered blocks, a vocabulary some tensor has a dimension
+/// of, a context no longer than [`crate::model::MAX_CONTEXT`] (the rotary
+/// tables and masks are sized from it before any weight is read).
+fn check_weights(shape: &Shape, tensors: &HashMap<String, Vec<usize>>) -> Result<(), String> {
+    let held: BTreeSet<usize> = tensors
+        .keys()
+        .flat_map(|name| {
+            let parts: Vec<&str> = name.split('.').collect();
+            parts
+                .windows(2)
+                .filter(|w| matches!(w[0], "layers" | "h" | "block"))
+                .filter_map(|w| w[1].parse().ok())
+                .collect::<Vec<usize>>()
+        })
+        .collect();
+    if shape.layers > held.len() {
         return Err(format!(
-            "parameter 'model_dir': {dir} has neither model.safetensors nor model.safetensors.index.json"
+            "the configuration has {} layers but the weights hold {}",
+            shape.layers,
+            held.len()
         ));
     }
-    Ok(parsed)
+    if !tensors.values().any(|dims| dims.contains(&shape.vocab)) {
+        return Err(format!(
+            "vocab_size {} is no dimension of any tensor in the weights",
+            shape.vocab
+        ));
+    }
+    if shape.context == 0 || shape.context > crate::model::MAX_CONTEXT {
+        return Err(format!(
+            "the context of {} positions is outside 1 to {}",
+            shape.context,
+            crate::model::MAX_CONTEXT
+        ));
+    }
+    Ok(())
 }
 
 /// A generating family's config.json (`raw`) as the shape and the
@@ -362,13 +460,27 @@ fn weight_files(dir: &Path) -> Result<Vec<std::path::PathBuf>, String> {
             .values()
             .filter_map(|f| f.as_str().map(str::to_string))
             .collect();
+        // Shards sit beside the index: a name with a directory in it
+        // (`../../etc/...`) would read a file the caller chose anywhere.
+        if let Some(f) = files
+            .iter()
+            .find(|f| f.is_empty() || f.contains(['/', '\\']) || *f == ".." || *f == ".")
+        {
+            return Err(format!(
+                "{}: the shard '{f}' is not a file name beside the index",
+                index.display()
+            ));
+        }
         return Ok(files.into_iter().map(|f| dir.join(f)).collect());
     }
     let single = dir.join("model.safetensors");
     if single.is_file() {
         Ok(vec![single])
     } else {
-        Err(format!("{} has no weights", dir.display()))
+        Err(format!(
+            "{} has neither model.safetensors nor model.safetensors.index.json",
+            dir.display()
+        ))
     }
 }
 
@@ -415,4 +527,76 @@ pub fn save(dir: &Path, shape: &Shape, seed: u64) -> Result<(), String> {
     let tensors = model::generate(shape, seed, &Device::Cpu).map_err(|e| e.to_string())?;
     candle_core::safetensors::save(&tensors, dir.join("model.safetensors"))
         .map_err(|e| format!("writing model.safetensors: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn tiny_dir() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let shape = Shape {
+            vocab: 64,
+            hidden: 32,
+            intermediate: 64,
+            layers: 2,
+            heads: 4,
+            kv_heads: 2,
+            head_dim: 8,
+            context: 128,
+        };
+        save(dir.path(), &shape, 1).unwrap();
+        dir
+    }
+
+    fn with_config(dir: &Path, key: &str, value: serde_json::Value) {
+        let path = dir.join("config.json");
+        let mut c: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        c[key] = value;
+        std::fs::write(path, c.to_string()).unwrap();
+    }
+
+    #[test]
+    fn hostile_directories_are_refused_by_name() {
+        let honest = tiny_dir();
+        let d = honest.path().to_str().unwrap();
+        assert_eq!(check_dir(d).unwrap().0.layers, 2);
+        for (key, value, says) in [
+            (
+                "num_hidden_layers",
+                serde_json::json!(1_000_000),
+                "weights hold 2",
+            ),
+            (
+                "max_position_embeddings",
+                serde_json::json!(1u64 << 30),
+                "context of",
+            ),
+            ("vocab_size", serde_json::json!(65), "vocab_size 65"),
+        ] {
+            let dir = tiny_dir();
+            with_config(dir.path(), key, value);
+            let e = check_dir(dir.path().to_str().unwrap()).unwrap_err();
+            assert!(e.contains(says), "{key}: {e}");
+        }
+        // A header that claims more than the file holds.
+        let dir = tiny_dir();
+        let file = dir.path().join("model.safetensors");
+        let mut bytes = std::fs::read(&file).unwrap();
+        bytes[..8].copy_from_slice(&u64::MAX.to_le_bytes());
+        std::fs::write(&file, bytes).unwrap();
+        let e = check_dir(dir.path().to_str().unwrap()).unwrap_err();
+        assert!(e.contains("its header claims"), "{e}");
+        // An index naming a shard outside the directory.
+        let dir = tiny_dir();
+        std::fs::write(
+            dir.path().join("model.safetensors.index.json"),
+            r#"{"weight_map": {"x": "../../etc/passwd"}}"#,
+        )
+        .unwrap();
+        let e = check_dir(dir.path().to_str().unwrap()).unwrap_err();
+        assert!(e.contains("is not a file name beside the index"), "{e}");
+    }
 }

@@ -34,6 +34,11 @@ pub struct Shape {
     pub context: usize,
 }
 
+/// The longest context a model file may declare: rotary tables and masks
+/// are sized from it before anything else is known (a million positions
+/// take half a gigabyte of tables).
+pub const MAX_CONTEXT: usize = 1 << 20;
+
 /// RMSNorm epsilon of every preset (Llama 2's).
 pub const RMS_EPS: f64 = 1e-5;
 /// RoPE base of every preset.

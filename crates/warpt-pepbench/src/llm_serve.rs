@@ -167,8 +167,19 @@ pub fn spec() -> BenchmarkSpec {
             ("trace_file", ParamKind::InputPath),
             ("ca_file", ParamKind::InputPath),
             ("api_key_env", ParamKind::Secret),
+            ("endpoint", ParamKind::Address),
         ]),
-        param_ranges: Default::default(),
+        // Times and rates become `Duration`s and schedules: bounded before
+        // anything runs.
+        param_ranges: warpt_model::ParamRange::table(&[
+            ("timeout_s", warpt_model::ParamRange::between(0.0, 86_400.0)),
+            ("request_rate", warpt_model::ParamRange::between(0.0, 1e7)),
+            ("burstiness", warpt_model::ParamRange::between(0.0, 1e6)),
+            ("trace_speedup", warpt_model::ParamRange::between(0.0, 1e6)),
+            ("slo_ttft_ms", warpt_model::ParamRange::between(0.0, 86_400_000.0)),
+            ("slo_tpot_ms", warpt_model::ParamRange::between(0.0, 86_400_000.0)),
+            ("slo_latency_ms", warpt_model::ParamRange::between(0.0, 86_400_000.0)),
+        ]),
         param_choices: choices(&[
             ("api", &["completions", "chat"]),
             ("arrival", &["poisson", "constant", "gamma"]),

@@ -705,7 +705,7 @@ fn llm_infer_skips_a_preset_the_memory_cannot_hold_naming_one_that_fits() {
     let why = r.error_message.unwrap_or_default();
     assert!(
         why.contains("the llama xl preset (13.02 B parameters) in f32")
-            && why.contains("GiB of memory is available"),
+            && why.contains("GiB of host memory is available"),
         "{why}"
     );
     assert!(

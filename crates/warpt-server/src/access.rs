@@ -89,6 +89,47 @@ impl Access {
         }
     }
 
+    /// A caller's network address (`name`, of kind address, set to
+    /// `value`) for a benchmark whose secret the operator's configuration
+    /// sets (`configured` gives the configuration's value of a parameter):
+    /// refused unless it is the operator's own address for it, so the
+    /// operator's API key never travels to an address a caller chose.
+    pub fn keeps_secrets(
+        spec: &BenchmarkSpec,
+        name: &str,
+        value: &str,
+        configured: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(), Refusal> {
+        if spec.param_kinds.get(name) != Some(&ParamKind::Address) {
+            return Ok(());
+        }
+        let secrets = spec
+            .param_kinds
+            .iter()
+            .filter(|(_, k)| **k == ParamKind::Secret)
+            .filter_map(|(s, _)| configured(s).filter(|v| !v.is_empty()).map(|v| (s, v)));
+        for (secret, variable) in secrets {
+            let theirs = configured(name).unwrap_or_default();
+            if value != theirs {
+                return Err(Refusal {
+                    parameter: name.to_string(),
+                    message: format!(
+                        "parameter '{name}' of {}: the operator's '{secret}' ({variable}) sends its key only to the \
+                         operator's own {name} ({}); a caller's '{value}' would receive it. Name no {name}, or ask \
+                         the operator",
+                        spec.id,
+                        if theirs.is_empty() {
+                            "none is configured"
+                        } else {
+                            theirs.as_str()
+                        }
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
     fn check(&self, bench: &str, key: &str, kind: ParamKind, value: &str) -> Result<(), Refusal> {
         let refuse = |message: String| Refusal {
             parameter: key.to_string(),
@@ -107,6 +148,9 @@ impl Access {
                 "parameter '{key}' of {bench} names an environment variable whose secret warpt sends; only \
                  the operator sets it (in the server's configuration), never a remote caller"
             ))),
+            // Any address a token holder names is theirs to measure; what
+            // the operator's secret may reach is `keeps_secrets`' to say.
+            ParamKind::Address => Ok(()),
             ParamKind::InputPath | ParamKind::OutputPath => {
                 let what = kind.as_str();
                 let path = resolve(Path::new(value)).map_err(|why| {

@@ -115,7 +115,8 @@ pub fn serve_prometheus(
                     )
                 }
             });
-            let _ = axum::serve(listener, app).await;
+            crate::listen::serve(listener, app, crate::listen::LIMITS, std::future::pending())
+                .await;
         });
     });
     Ok(())

@@ -6,6 +6,8 @@
 //!   paths) and which host names are answered;
 //! - [`guard`]: the checks every request passes (host, origin, token for
 //!   reads) and the security headers of every answer;
+//! - [`listen`]: connections accepted within bounds (how many at once, a
+//!   header read and a request answered in time);
 //! - [`state`]: what every handler shares (the store, the registry's
 //!   specs, the token, request counters);
 //! - [`cache`]: read answers kept until the store changes;
@@ -25,6 +27,7 @@ pub mod dashboard;
 pub mod error;
 pub mod exporter;
 pub mod guard;
+pub mod listen;
 pub mod openapi;
 pub mod queue;
 pub mod runs_api;
@@ -135,13 +138,8 @@ pub fn serve(
             options.token_file.display()
         );
         eprintln!("warpt serve: {}", grants(&options.access));
-        axum::serve(listener, api::router(state))
-            .with_graceful_shutdown(shutdown())
-            .await
-            .map_err(|source| ServeError::Io {
-                what: "serving".into(),
-                source,
-            })
+        listen::serve(listener, api::router(state), listen::LIMITS, shutdown()).await;
+        Ok(())
     });
     // A run still executing stops as on Ctrl-C: what finished is recorded.
     queue.stop(std::time::Duration::from_secs(30));

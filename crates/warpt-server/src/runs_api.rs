@@ -47,8 +47,12 @@ pub async fn submit(
     let checked = request.clone();
     tokio::task::spawn_blocking(move || {
         let access = &shared.access;
+        let configured = |name: &str| shared.base.config.params.get(name).map(|s| s.value.clone());
         let gate = |spec: &warpt_model::BenchmarkSpec, name: &str, value: &str| {
-            access.allows(spec, name, value).map_err(|r| r.message)
+            access
+                .allows(spec, name, value)
+                .and_then(|()| crate::access::Access::keeps_secrets(spec, name, value, &configured))
+                .map_err(|r| r.message)
         };
         warpt_run::plan_gated(&checked, &shared.base, &gate)
     })

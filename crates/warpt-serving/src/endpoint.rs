@@ -26,9 +26,10 @@ pub enum Error {
     /// The connection failed or broke.
     #[error("{0}")]
     Http(String),
-    /// The server answered with an error status.
-    #[error("HTTP {0}: {1}")]
-    Status(u16, String),
+    /// The server answered with an error status (its body is never read
+    /// or kept: only the status and its standard reason).
+    #[error("HTTP {0} {1}")]
+    Status(u16, &'static str),
     /// No answer within the time limit.
     #[error("no response within {0:.1} s")]
     Timeout(f64),
@@ -36,6 +37,19 @@ pub enum Error {
     #[error("unexpected response: {0}")]
     Protocol(String),
 }
+
+impl Error {
+    /// An error status as [`Error::Status`].
+    pub fn status(s: hyper::StatusCode) -> Self {
+        Error::Status(
+            s.as_u16(),
+            s.canonical_reason().unwrap_or("(no standard reason)"),
+        )
+    }
+}
+
+/// The most bytes `/v1/models` may answer with.
+const MAX_MODELS: usize = 1 << 20;
 
 /// `e` and every error under it, joined with ": " (hyper's own message is
 /// only "client error (Connect)"; the reason, such as an unknown
@@ -135,6 +149,22 @@ impl Endpoint {
         if rest.is_empty() || base.parse::<hyper::Uri>().is_err() {
             return Err(Error::BadEndpoint(format!("'{url}' is not a URL")));
         }
+        // Paths are appended to it: a query or fragment would swallow them
+        // (`.../internal?` turns `/v1/models` into a query string), and
+        // credentials in it would travel to whatever the URL names.
+        let authority = rest.split('/').next().unwrap_or(rest);
+        for (bad, what) in [('?', "a query"), ('#', "a fragment")] {
+            if rest.contains(bad) {
+                return Err(Error::BadEndpoint(format!(
+                    "'{url}' has {what} ('{bad}'); give http(s)://host:port[/prefix]"
+                )));
+            }
+        }
+        if authority.contains('@') {
+            return Err(Error::BadEndpoint(
+                "the URL carries user information ('user:password@'); give the key's variable in api_key_env instead".into(),
+            ));
+        }
         let key = if key_env.is_empty() {
             None
         } else {
@@ -193,27 +223,33 @@ impl Endpoint {
     }
 
     /// The first model `/v1/models` lists: what to ask for when the user
-    /// named none.
+    /// named none. The whole exchange is bounded: the endpoint's time
+    /// limit, and at most 1 MiB of answer.
     pub async fn first_model(&self, client: &HttpClient) -> Result<String, Error> {
-        let req = self.request("/v1/models", None)?;
-        let fut = client.request(req);
-        let res = tokio::time::timeout(self.timeout, fut)
+        tokio::time::timeout(self.timeout, self.models(client))
             .await
             .map_err(|_| Error::Timeout(self.timeout.as_secs_f64()))?
+    }
+
+    async fn models(&self, client: &HttpClient) -> Result<String, Error> {
+        let req = self.request("/v1/models", None)?;
+        let res = client
+            .request(req)
+            .await
             .map_err(|e| Error::Http(format!("GET {}/v1/models: {}", self.base, chain(&e))))?;
-        let status = res.status().as_u16();
-        let body = res
-            .into_body()
+        if res.status() != hyper::StatusCode::OK {
+            return Err(Error::status(res.status()));
+        }
+        let body = http_body_util::Limited::new(res.into_body(), MAX_MODELS)
             .collect()
             .await
-            .map_err(|e| Error::Http(e.to_string()))?
+            .map_err(|e| {
+                Error::Protocol(format!(
+                    "/v1/models: {e} (at most {} MiB is read)",
+                    MAX_MODELS >> 20
+                ))
+            })?
             .to_bytes();
-        if status != 200 {
-            return Err(Error::Status(
-                status,
-                String::from_utf8_lossy(&body).chars().take(200).collect(),
-            ));
-        }
         let v: serde_json::Value = serde_json::from_slice(&body)
             .map_err(|e| Error::Protocol(format!("/v1/models is not JSON: {e}")))?;
         v["data"][0]["id"]
@@ -232,7 +268,15 @@ mod tests {
         let t = Duration::from_secs(1);
         let e = Endpoint::new("http://127.0.0.1:8000/v1/", Api::Chat, "m", "", t).unwrap();
         assert_eq!(e.base, "http://127.0.0.1:8000");
-        for bad in ["127.0.0.1:8000", "ftp://x", "http://", "https://"] {
+        for bad in [
+            "127.0.0.1:8000",
+            "ftp://x",
+            "http://",
+            "https://",
+            "http://127.0.0.1:8080/internal?",
+            "http://127.0.0.1:8080/x#frag",
+            "http://user:pw@127.0.0.1:8080",
+        ] {
             let err = Endpoint::new(bad, Api::Chat, "m", "", t)
                 .unwrap_err()
                 .to_string();

@@ -100,6 +100,10 @@ impl RequestSpec {
     }
 }
 
+/// The most bytes one response may bring: generous for any stream of
+/// tokens, and a bound on what a hostile endpoint can make the client keep.
+pub const MAX_RESPONSE: usize = 64 << 20;
+
 /// How a request ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Status {
@@ -198,20 +202,12 @@ async fn stream(
         .await
         .map_err(|e| Error::Http(format!("{}: {}", endpoint.base, chain(&e))))?;
     out.http = Some(res.version());
-    let code = res.status().as_u16();
+    let status = res.status();
     let mut body = res.into_body();
-    if code != 200 {
-        let text = body
-            .collect()
-            .await
-            .map(|b| {
-                String::from_utf8_lossy(&b.to_bytes())
-                    .chars()
-                    .take(200)
-                    .collect()
-            })
-            .unwrap_or_default();
-        return Err(Error::Status(code, text));
+    if status != hyper::StatusCode::OK {
+        // The body is never read: a server's error page (or what an
+        // address that is not the server answers) stays there.
+        return Err(Error::status(status));
     }
     let mut parser = Parser::new();
     let mut done = false;
@@ -223,13 +219,33 @@ async fn stream(
     // The bytes are only timed while they arrive; parsing waits for the
     // end of the stream, so a client holding hundreds of streams spends as
     // little as it can between a chunk's arrival and its timestamp.
+    // Bounded as they arrive: the response's bytes in all, and the line
+    // being received (a newline search over each frame once).
     let mut arrived: Vec<(Instant, Bytes)> = Vec::new();
     let mut broke = None;
+    let (mut total, mut line) = (0usize, 0usize);
     while let Some(frame) = body.frame().await {
         let at = Instant::now();
         match frame {
             Ok(f) => {
                 if let Ok(data) = f.into_data() {
+                    total += data.len();
+                    line = match data.iter().rposition(|&b| b == b'\n') {
+                        Some(i) => data.len() - i - 1,
+                        None => line + data.len(),
+                    };
+                    if total > MAX_RESPONSE {
+                        return Err(Error::Protocol(format!(
+                            "the response passed {} MiB; a stream of tokens is far smaller",
+                            MAX_RESPONSE >> 20
+                        )));
+                    }
+                    if line > crate::sse::MAX_LINE {
+                        return Err(Error::Protocol(format!(
+                            "a stream line is longer than {} MiB without an end",
+                            crate::sse::MAX_LINE >> 20
+                        )));
+                    }
                     arrived.push((at, data));
                 }
             }
@@ -239,7 +255,11 @@ async fn stream(
             }
         }
     }
+    let deadline = out.sent + endpoint.timeout;
     for (at, data) in &arrived {
+        if Instant::now() > deadline {
+            return Err(Error::Timeout(endpoint.timeout.as_secs_f64()));
+        }
         for event in parser.feed(data, endpoint.api) {
             match event {
                 Event::Done => done = true,

@@ -29,10 +29,20 @@ pub enum Event {
     Error(String),
 }
 
-/// Splits a byte stream into events.
+/// The longest line an event may take: longer is a broken or hostile
+/// stream, refused rather than buffered.
+pub const MAX_LINE: usize = 1 << 20;
+
+/// Splits a byte stream into events. Each byte is looked at once (a line
+/// fed in many small pieces is not rescanned), and a line longer than
+/// [`MAX_LINE`] becomes an error event instead of growing the buffer.
 #[derive(Debug, Default)]
 pub struct Parser {
     pending: Vec<u8>,
+    /// Bytes of `pending` already searched for a newline.
+    scanned: usize,
+    /// A line ran past [`MAX_LINE`]: the rest of the stream is ignored.
+    overlong: bool,
 }
 
 impl Parser {
@@ -43,22 +53,34 @@ impl Parser {
 
     /// The events the bytes `data` complete, in order.
     pub fn feed(&mut self, data: &[u8], api: Api) -> Vec<Event> {
-        self.pending.extend_from_slice(data);
         let mut events = Vec::new();
-        while let Some(end) = self.pending.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = self.pending.drain(..=end).collect();
-            let line = String::from_utf8_lossy(&line);
-            let line = line.trim_end_matches(['\n', '\r']);
-            let Some(payload) = line.strip_prefix("data:") else {
-                // Comments (`:`), `event:`/`id:` fields and blank separators.
-                continue;
-            };
-            let payload = payload.trim();
-            if payload == "[DONE]" {
-                events.push(Event::Done);
-            } else if !payload.is_empty() {
-                events.push(parse_chunk(payload, api));
+        if self.overlong {
+            return events;
+        }
+        self.pending.extend_from_slice(data);
+        // Complete lines from `start`; the search resumes where it stopped.
+        let mut start = 0;
+        while let Some(at) = self.pending[self.scanned..]
+            .iter()
+            .position(|&b| b == b'\n')
+        {
+            let end = self.scanned + at;
+            if let Some(e) = line_event(&self.pending[start..end], api) {
+                events.push(e);
             }
+            start = end + 1;
+            self.scanned = start;
+        }
+        self.pending.drain(..start);
+        self.scanned = self.pending.len();
+        if self.pending.len() > MAX_LINE {
+            self.overlong = true;
+            self.pending = Vec::new();
+            self.scanned = 0;
+            events.push(Event::Error(format!(
+                "a stream line is longer than {} MiB without an end",
+                MAX_LINE >> 20
+            )));
         }
         events
     }
@@ -66,6 +88,21 @@ impl Parser {
     /// Bytes after the last complete line (a stream that ends here was cut).
     pub fn leftover(&self) -> &[u8] {
         &self.pending
+    }
+}
+
+/// The event one line makes: `data:` lines only (comments, `event:` and
+/// `id:` fields and blank separators make none).
+fn line_event(line: &[u8], api: Api) -> Option<Event> {
+    let line = String::from_utf8_lossy(line);
+    let line = line.trim_end_matches(['\n', '\r']);
+    let payload = line.strip_prefix("data:")?.trim();
+    if payload == "[DONE]" {
+        Some(Event::Done)
+    } else if payload.is_empty() {
+        None
+    } else {
+        Some(parse_chunk(payload, api))
     }
 }
 
@@ -145,5 +182,26 @@ mod tests {
         );
         assert_eq!(e[1], Event::Error("overloaded".into()));
         assert!(matches!(&e[2], Event::Error(m) if m.contains("not JSON")));
+    }
+
+    #[test]
+    fn an_endless_line_is_refused_without_rescanning_it() {
+        let mut p = Parser::new();
+        let piece = vec![b'x'; 64 << 10];
+        let mut events = Vec::new();
+        // 16 MiB in 64 KiB pieces, no newline: one error once past 1 MiB,
+        // then nothing more is kept.
+        for _ in 0..256 {
+            events.extend(p.feed(&piece, Api::Chat));
+        }
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert!(matches!(&events[0], Event::Error(m) if m.contains("longer than 1 MiB")));
+        assert!(p.leftover().is_empty());
+        // A line just under the cap is parsed.
+        let mut p = Parser::new();
+        let mut line = b"data: ".to_vec();
+        line.extend(std::iter::repeat_n(b' ', MAX_LINE - 16));
+        line.extend_from_slice(b"[DONE]\n");
+        assert_eq!(p.feed(&line, Api::Chat), [Event::Done]);
     }
 }

@@ -100,6 +100,10 @@ pub enum StoreError {
     /// A query tried to change something.
     #[error("results query is read-only; the statement was refused ({0})")]
     ReadOnly(String),
+    /// A run that would not read back as written (a figure that is not a
+    /// finite number): refused before anything is written.
+    #[error("store: {0}")]
+    Invalid(String),
 }
 
 /// The default store: `$XDG_DATA_HOME/warpt/results.db`, else
@@ -178,6 +182,13 @@ impl Store {
         run: &BenchmarkSuiteRun,
         source: &Source,
     ) -> Result<Recorded, StoreError> {
+        // What is stored must read back: no infinity or NaN.
+        if let Some(at) = run.non_finite() {
+            return Err(StoreError::Invalid(format!(
+                "run {}: {at}, not a finite number; nothing was recorded",
+                run.id
+            )));
+        }
         self.db.transaction(|tx| write::record_run(tx, run, source))
     }
 

@@ -277,20 +277,46 @@ fn the_github_workflow_runs_through_the_action() {
     };
     let none = Default::default();
     let steps = |job: &str| wf["jobs"][job]["steps"].as_sequence().unwrap().clone();
-    // pr: install (on the PATH already), compare, comment, the verdict check.
-    assert_eq!(runner.run(&steps("pr"), &none, &work, &bin, &env), 4);
+    // Least privilege: nothing at the workflow's level; the job that runs
+    // the PR's code reads only and keeps no credential in its checkout;
+    // the job that comments runs none of it (no checkout, no build).
+    assert_eq!(
+        wf["permissions"],
+        serde_yaml_ng::from_str::<Value>("{}").unwrap()
+    );
+    let perms = |job: &str| wf["jobs"][job]["permissions"].clone();
+    assert_eq!(perms("pr")["contents"], "read");
+    assert_eq!(perms("pr").as_mapping().unwrap().len(), 1);
+    assert_eq!(perms("comment")["pull-requests"], "write");
+    assert_eq!(perms("comment").as_mapping().unwrap().len(), 1);
+    let checkout = &steps("pr")[0];
+    assert_eq!(checkout["with"]["persist-credentials"], false);
+    for s in steps("comment") {
+        let uses = s.get("uses").and_then(Value::as_str).unwrap_or("");
+        assert!(
+            !uses.contains("checkout") && !uses.starts_with("warpt/"),
+            "{s:?}"
+        );
+    }
+    // pr: install (on the PATH already), compare, the verdict check; no
+    // comment from this job.
+    assert_eq!(runner.run(&steps("pr"), &none, &work, &bin, &env), 3);
     assert!(
         std::fs::read_to_string(work.join("verdict.md"))
             .unwrap()
             .starts_with("### warpt:")
     );
     assert!(work.join("junit.xml").is_file());
+    assert!(!log.exists(), "the job running the PR's code commented");
+    assert_eq!(runner.outputs["steps..outputs.status"], "0");
+    // comment: posts the verdict the pr job left.
+    runner.github.push(("repository", "o/r".into()));
+    assert_eq!(runner.run(&steps("comment"), &none, &work, &bin, &env), 1);
     let gh = std::fs::read_to_string(&log).unwrap();
     assert!(
-        gh.contains("gh pr comment 7 --body-file verdict.md"),
+        gh.contains("gh pr comment 7 --repo o/r --body-file verdict.md"),
         "{gh}"
     );
-    assert_eq!(runner.outputs["steps..outputs.status"], "0");
     // nightly: install, record, the status check, then the workflow's commit;
     // no regression, so no issue.
     assert_eq!(runner.run(&steps("nightly"), &none, &work, &bin, &env), 4);
@@ -316,6 +342,19 @@ fn the_gitlab_pipeline_parses_and_its_scripts_run() {
         ("GH_LOG", tmp.path().join("gh.log").display().to_string()),
     ];
     let before = strings(&pipeline[".warpt"]["before_script"]);
+    // The token reaches only the note job (an environment-scoped variable),
+    // which builds and runs nothing of the MR.
+    let mr = &pipeline["benchmark-mr"];
+    assert!(mr.get("environment").is_none() && mr.get("after_script").is_none());
+    let note = &pipeline["benchmark-mr-note"];
+    assert_eq!(note["environment"]["name"], "benchmark-notes");
+    let note_script = strings(&note["script"]).join("\n");
+    assert!(note_script.contains("GITLAB_API_TOKEN") && !note_script.contains("warpt"));
+    assert!(
+        !strings(&mr["script"])
+            .join("\n")
+            .contains("GITLAB_API_TOKEN")
+    );
     let mut ran = 0;
     for job in ["benchmark-mr", "benchmark-nightly"] {
         assert_eq!(pipeline[job]["extends"].as_str(), Some(".warpt"));
@@ -342,10 +381,10 @@ fn the_gitlab_pipeline_parses_and_its_scripts_run() {
             ran += 1;
         }
     }
-    assert_eq!(
-        ran, 3,
-        "script and after_script of the MR job, the nightly script"
-    );
+    assert_eq!(ran, 2, "the MR job's script, the nightly script");
+    // The note job's script, as it runs there (without a token: skipped).
+    let (code, out) = step(&work, &bin, &note_script, &env);
+    assert_eq!(code, 0, "{out}");
     assert!(work.join("verdict.md").exists() && work.join("junit.xml").exists());
     assert_eq!(
         std::fs::read_dir(work.join("benchmarks/history"))

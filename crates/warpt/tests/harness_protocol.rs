@@ -92,12 +92,23 @@ fn the_cpp_example_tree_runs_as_pairs_through_its_command() {
     assert!(opt["speedup"].as_f64().unwrap() > 0.0, "{opt:#}");
 }
 
-/// A C++ pair built on the header: the variant prints to stdout in
-/// `setup()`, then throws from its third call on; a second variant
-/// computes a wrong answer that its `validate()` catches.
-const BASE: &str = r#"#include "warpt_protocol.hpp"
+/// A C++ pair built on the header: the baseline reads stdin in `setup()`;
+/// the variant prints to stdout in `setup()`, then throws from its third
+/// call on; a second variant computes a wrong answer that its `validate()`
+/// catches.
+const BASE: &str = r#"#include <iostream>
+#include <stdexcept>
+#include <iterator>
+#include <string>
+#include "warpt_protocol.hpp"
 struct B : warpt::Benchmark {
     double v = 0;
+    // Reads stdin to its end: were it the protocol's, the requests would
+    // be gone (or this would wait for them forever).
+    void setup() override {
+        std::string all{std::istreambuf_iterator<char>(std::cin), {}};
+        if (!all.empty()) throw std::runtime_error("read a request from stdin");
+    }
     void call() override { v = 42; }
     std::vector<double> output() override { return {v}; }
 };

@@ -241,3 +241,34 @@ fn files_of_no_known_format_are_usage_errors_listing_the_formats() {
     let (code, _, err) = warpt(&store, &["results", "import", dir.path().to_str().unwrap()]);
     assert_eq!(code, 2, "{err}");
 }
+
+#[test]
+fn figures_that_are_not_finite_numbers_are_refused_and_nothing_is_stored() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store.db");
+    // Times near f64's largest: their mean overflows to infinity, which
+    // JSON (and so the store) could only keep as null.
+    let huge = dir.path().join("huge.json");
+    std::fs::write(
+        &huge,
+        r#"{"results": [{"command": "sleep 1", "mean": 1e308, "stddev": 0, "median": 1e308,
+            "user": 0.001, "system": 0.001, "min": 1e308, "max": 1.7e308,
+            "times": [1e308, 1.7e308, 1.5e308], "exit_codes": [0, 0, 0]}]}"#,
+    )
+    .unwrap();
+    let (code, _, err) = warpt(&store, &["results", "import", huge.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("huge.json")
+            && err.contains("wall_time_s")
+            && err.contains("not a finite number"),
+        "{err}"
+    );
+    // Nothing half-written: the history is empty (or absent).
+    if store.exists() {
+        let (code, out, err) = warpt(&store, &["results", "list", "--json"]);
+        assert_eq!(code, 0, "{err}");
+        let runs: Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(runs.as_array().map_or(0, Vec::len), 0, "{runs}");
+    }
+}

@@ -11,16 +11,20 @@
 //     int main() { Saxpy b; return warpt::serve(b); }
 //
 // serve() answers warpt's requests, one JSON object per line on stdin and
-// stdout, until "exit". Before anything else it moves the protocol onto a
-// private duplicate of stdout and points fd 1 at stderr, so whatever the
-// benchmark prints (printf, std::cout, a library) never reaches warpt.
+// stdout, until "exit". Before anything else it moves the protocol onto
+// private duplicates of stdin and stdout, points fd 1 at stderr and fd 0 at
+// /dev/null, so whatever the benchmark prints (printf, std::cout, a
+// library) never reaches warpt, and whatever it reads from stdin is never
+// one of warpt's requests.
 // Timing is std::chrono::steady_clock around each batch of calls.
 //
 // C++17, the standard library only.
 #pragma once
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -124,25 +128,65 @@ inline bool write_output(const std::string& path, const std::vector<double>& val
     return std::fclose(f) == 0;
 }
 
+/// Lines read from a file descriptor: the protocol's requests, on a
+/// private duplicate of stdin.
+class LineReader {
+   public:
+    explicit LineReader(int fd) : fd_(fd) {}
+
+    /// The next line (without its newline); false at the end of input.
+    bool next(std::string& line) {
+        for (;;) {
+            std::size_t nl = buf_.find('\n');
+            if (nl != std::string::npos) {
+                line = buf_.substr(0, nl);
+                buf_.erase(0, nl + 1);
+                return true;
+            }
+            char chunk[4096];
+            ssize_t n = ::read(fd_, chunk, sizeof chunk);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) {
+                if (buf_.empty()) return false;
+                line.swap(buf_);
+                buf_.clear();
+                return true;
+            }
+            buf_.append(chunk, static_cast<std::size_t>(n));
+        }
+    }
+
+   private:
+    int fd_;
+    std::string buf_;
+};
+
 }  // namespace detail
 
 /// Answers warpt's requests for `bench` until "exit" (or end of input).
 /// Returns main()'s exit status.
 inline int serve(Benchmark& bench) {
-    // The protocol's channel: a private duplicate of stdout; fd 1 then
-    // points at stderr so the benchmark's own output stays off it.
+    // The protocol's channels: private duplicates of stdin and stdout;
+    // fd 1 then points at stderr and fd 0 at /dev/null, so the benchmark's
+    // own output stays off the replies and its reads of stdin never eat a
+    // request.
     std::fflush(stdout);
     int channel_fd = dup(1);
     if (channel_fd < 0 || dup2(2, 1) < 0) return 3;
     std::FILE* channel = fdopen(channel_fd, "w");
     if (!channel) return 3;
+    int requests_fd = dup(0);
+    int null_fd = open("/dev/null", O_RDONLY);
+    if (requests_fd < 0 || null_fd < 0 || dup2(null_fd, 0) < 0) return 3;
+    close(null_fd);
+    detail::LineReader requests(requests_fd);
     auto reply = [&](const std::string& json) {
         std::fputs(json.c_str(), channel);
         std::fputc('\n', channel);
         std::fflush(channel);
     };
     std::string line;
-    while (std::getline(std::cin, line)) {
+    while (requests.next(line)) {
         std::string op = detail::string_field(line, "op");
         try {
             if (op == "load") {

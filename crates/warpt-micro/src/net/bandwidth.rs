@@ -48,7 +48,7 @@ pub fn spec() -> BenchmarkSpec {
             ("streams".to_string(), "parallel streams for the second series (1..=64)".to_string()),
         ]
         .into(),
-        param_kinds: Default::default(),
+        param_kinds: warpt_model::ParamKind::table(&[("host", warpt_model::ParamKind::Address)]),
         param_ranges: Default::default(),
         param_choices: Default::default(),
         timeouts: Default::default(),

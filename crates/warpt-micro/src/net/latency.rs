@@ -57,7 +57,7 @@ pub fn spec() -> BenchmarkSpec {
             ),
         ]
         .into(),
-        param_kinds: Default::default(),
+        param_kinds: warpt_model::ParamKind::table(&[("host", warpt_model::ParamKind::Address)]),
         param_ranges: Default::default(),
         param_choices: Default::default(),
         timeouts: Default::default(),

@@ -184,6 +184,107 @@ fn parameter_names_are_checked_exactly_and_nothing_runs() {
     assert!(!pwned.exists(), "a refused command ran");
 }
 
+/// Reads until the server closes `s`; whether it did within `wait`, and
+/// what it sent.
+fn closed_within(mut s: TcpStream, wait: Duration) -> (bool, String) {
+    s.set_read_timeout(Some(wait)).unwrap();
+    let mut out = Vec::new();
+    let closed = s.read_to_end(&mut out).is_ok();
+    (closed, String::from_utf8_lossy(&out).into_owned())
+}
+
+#[test]
+fn the_operators_key_goes_only_to_the_operators_endpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let theirs = "http://127.0.0.1:9";
+    let server = crate::start_env(
+        dir.path(),
+        &[(
+            "WARPT_PARAMS",
+            &format!("api_key_env=WARPT_TEST_OPERATOR_KEY,endpoint={theirs}"),
+        )],
+    );
+    let body = |endpoint: &str| {
+        json!({"suite": "pepbench", "benchmarks": ["llm_serve"], "params": {"endpoint": endpoint},
+               "duration": 0.1, "monitor": false})
+    };
+    let (status, v) = post_run(&server, &body("http://127.0.0.1:1/v1"));
+    assert_eq!(
+        (status, v["parameter"].as_str()),
+        (403, Some("endpoint")),
+        "{v}"
+    );
+    let message = v["error"].as_str().unwrap();
+    assert!(
+        message.contains("'api_key_env'") && message.contains(theirs),
+        "{message}"
+    );
+    // The operator's own endpoint, named or not, is the caller's to use.
+    for body in [
+        body(theirs),
+        json!({"suite": "pepbench", "benchmarks": ["llm_serve"]}),
+    ] {
+        let (status, v) = post_run(&server, &body);
+        assert_eq!(status, 202, "{v}");
+        cancel(&server, v["id"].as_str().unwrap());
+    }
+    // And an endpoint that would turn warpt's paths into a query, or carry
+    // credentials, is refused by the benchmark itself.
+    let open = tempfile::tempdir().unwrap();
+    let plain = start(open.path());
+    for bad in [
+        "http://127.0.0.1:8080/internal?",
+        "http://u:p@127.0.0.1:8080",
+    ] {
+        let (status, v) = post_run(&plain, &body(bad));
+        assert_eq!(status, 400, "{bad}: {v}");
+        assert!(v["error"].as_str().unwrap().contains("endpoint"), "{v}");
+    }
+}
+
+#[test]
+fn slow_and_many_clients_are_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = start(dir.path());
+    let addr = server.addr.clone();
+    // Half a request head, then silence: dropped after the 30 s
+    // header-read limit.
+    let mut s = TcpStream::connect(&addr).unwrap();
+    write!(s, "GET /api/v1/runs HTTP/1.1\r\nHost: {addr}\r\n").unwrap();
+    let half = std::thread::spawn(move || closed_within(s, Duration::from_secs(90)));
+    // A whole head promising a body that never comes: answered 503 after
+    // the 60 s request limit.
+    let mut s = TcpStream::connect(&addr).unwrap();
+    write!(
+        s,
+        "POST /api/v1/runs HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {}\r\n\
+         Content-Length: 100\r\nConnection: close\r\n\r\n{{",
+        server.token
+    )
+    .unwrap();
+    let stalled = std::thread::spawn(move || closed_within(s, Duration::from_secs(150)));
+    // More connections than the cap: the extra ones are closed unanswered
+    // while the server keeps answering once they go.
+    std::thread::sleep(Duration::from_millis(500)); // both accepted first
+    let held: Vec<TcpStream> = (0..510)
+        .map(|_| TcpStream::connect(&addr).unwrap())
+        .collect();
+    let extra = TcpStream::connect(&addr).unwrap();
+    let (closed, sent) = closed_within(extra, Duration::from_secs(30));
+    assert!(closed && sent.is_empty(), "over the cap: {sent:?}");
+    drop(held);
+    let (closed, answer) = half.join().unwrap();
+    assert!(closed && answer.is_empty(), "half a head: {answer:?}");
+    let (closed, answer) = stalled.join().unwrap();
+    assert!(
+        closed && status_of(&answer) == 503,
+        "a stalled body: {answer:?}"
+    );
+    assert!(answer.contains("not answered within 60 s"), "{answer}");
+    let (code, _) = crate::get(&server, "/api/v1/runs");
+    assert_eq!(code, 200);
+}
+
 #[test]
 fn browsers_cannot_rebind_frame_or_cross_site() {
     let dir = tempfile::tempdir().unwrap();

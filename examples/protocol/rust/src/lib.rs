@@ -56,22 +56,32 @@ pub trait Benchmark {
 }
 
 /// Serves `bench` on stdin and stdout until `exit`: first moves the
-/// protocol onto a private duplicate of stdout and points fd 1 at stderr,
-/// so what the benchmark prints never reaches warpt.
+/// protocol onto private duplicates of stdin and stdout, points fd 1 at
+/// stderr and fd 0 at /dev/null, so what the benchmark prints never
+/// reaches warpt and what it reads from stdin is never one of warpt's
+/// requests.
 pub fn serve(bench: &mut dyn Benchmark) -> std::io::Result<()> {
+    use std::os::fd::{FromRawFd, IntoRawFd};
     std::io::stdout().flush()?;
-    // SAFETY: dup and dup2 on the process's own standard descriptors; the
-    // duplicate is owned by the File made from it and nothing else.
-    let channel = unsafe {
-        let fd = libc::dup(1);
-        if fd < 0 || libc::dup2(2, 1) < 0 {
+    let null = std::fs::File::open("/dev/null")?.into_raw_fd();
+    // SAFETY: dup and dup2 on the process's own standard descriptors and
+    // the one just opened; each duplicate is owned by the File made from
+    // it and nothing else, and `null` is closed once copied.
+    let (requests, channel) = unsafe {
+        let out = libc::dup(1);
+        let inp = libc::dup(0);
+        if out < 0 || inp < 0 || libc::dup2(2, 1) < 0 || libc::dup2(null, 0) < 0 {
             return Err(std::io::Error::last_os_error());
         }
-        <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(fd)
+        libc::close(null);
+        (
+            std::fs::File::from_raw_fd(inp),
+            std::fs::File::from_raw_fd(out),
+        )
     };
     serve_on(
         bench,
-        std::io::stdin().lock(),
+        std::io::BufReader::new(requests),
         std::io::BufWriter::new(channel),
     )
 }
@@ -206,5 +216,73 @@ mod tests {
         assert!(r[6]["error"].as_str().unwrap_or("").contains("frobnicate"));
         assert_eq!(r[7]["ok"], true);
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A benchmark whose setup reads its standard input to the end.
+    struct Reader;
+
+    impl Benchmark for Reader {
+        fn setup(&mut self) -> Result<(), String> {
+            use std::io::Read;
+            let mut read = String::new();
+            std::io::stdin()
+                .read_to_string(&mut read)
+                .map_err(|e| e.to_string())?;
+            match read.is_empty() {
+                true => Ok(()),
+                false => Err(format!("read {} bytes of stdin", read.len())),
+            }
+        }
+        fn call(&mut self) -> Result<(), String> {
+            Ok(())
+        }
+    }
+
+    /// `serve` on the real standard streams, in a child process (this test
+    /// binary again): the benchmark's read of stdin finds nothing, and every
+    /// request still reaches the protocol.
+    #[test]
+    fn serve_keeps_the_requests_from_the_benchmarks_stdin() {
+        if std::env::var_os("WARPT_PROTOCOL_CHILD").is_some() {
+            serve(&mut Reader).expect("serves");
+            return;
+        }
+        let exe = std::env::current_exe().expect("the test binary");
+        let mut child = std::process::Command::new(exe)
+            .args([
+                "--exact",
+                "tests::serve_keeps_the_requests_from_the_benchmarks_stdin",
+                "--test-threads=1",
+                "--nocapture",
+            ])
+            .env("WARPT_PROTOCOL_CHILD", "1")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the child starts");
+        let requests = [
+            json!({"op": "load"}),
+            json!({"op": "setup"}),
+            json!({"op": "run", "calls": 3}),
+            json!({"op": "exit"}),
+        ];
+        let mut stdin = child.stdin.take().expect("its stdin");
+        for r in &requests {
+            writeln!(stdin, "{r}").expect("a request");
+        }
+        drop(stdin);
+        let out = child.wait_with_output().expect("the child ends");
+        // The test harness's own words go to the same pipe (its "test ...
+        // " before the first reply, on the same line): the replies are
+        // the JSON objects.
+        let replies: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| l.find('{').and_then(|i| serde_json::from_str(&l[i..]).ok()))
+            .collect();
+        assert_eq!(replies.len(), 4, "{replies:?}");
+        assert_eq!(replies[1], json!({"ok": true}), "setup read stdin");
+        assert!(replies[2]["elapsed_ns"].is_u64(), "{}", replies[2]);
+        assert_eq!(replies[3]["exit"], true);
     }
 }

@@ -557,6 +557,10 @@ impl Content {
             Some(Value::I32(v)) if *v >= 0 => *v as u64,
             _ => DEFAULT_ALIGNMENT,
         };
+        // warpt: a hostile header's alignment of 0 divided by zero here.
+        if alignment == 0 {
+            crate::bail!("gguf: general.alignment is 0")
+        }
         let tensor_data_offset = position.div_ceil(alignment) * alignment;
         Ok(Self {
             magic,
