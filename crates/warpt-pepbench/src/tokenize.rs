@@ -115,9 +115,18 @@ pub fn load_or_train(path: &str, seed: u64) -> Result<(Tokenizer, String), Strin
 /// A tokenizer.json with its own padding and truncation switched off: the
 /// benchmarks pad, cut and mask themselves, and a file that pads to a
 /// fixed length would otherwise change every count.
+///
+/// The JSON is parsed here first, and the tokenizers library's reading of
+/// it is caught if it panics: it does on some malformed parts (a `decoder`
+/// of the wrong shape) instead of returning an error (found by fuzzing).
 pub fn load_file(path: &Path) -> Result<Tokenizer, String> {
-    let mut t = Tokenizer::from_file(path)
-        .map_err(|e| format!("{} is not a tokenizer.json: {e}", path.display()))?;
+    let shown = path.display();
+    let bad = |why: String| format!("{shown} is not a tokenizer.json: {why}");
+    let text = std::fs::read_to_string(path).map_err(|e| format!("reading {shown}: {e}"))?;
+    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+    let mut t = std::panic::catch_unwind(|| serde_json::from_value::<Tokenizer>(json))
+        .map_err(|_| bad("the tokenizers library could not read it".into()))?
+        .map_err(|e| bad(e.to_string()))?;
     t.with_padding(None);
     t.with_truncation(None)
         .map_err(|e| format!("{}: {e}", path.display()))?;

@@ -34,31 +34,11 @@ pub async fn submit(
     body: String,
 ) -> Result<Response, ApiError> {
     authorize(&state, &headers)?;
-    let request = RunRequest::from_json(&body).map_err(|e| ApiError {
-        status: StatusCode::BAD_REQUEST,
-        message: e.message,
-        field: Some(e.field),
-        parameter: e.parameter,
-    })?;
-    // Planned as `benchmark run` plans, the operator's grants asked of
-    // every parameter the caller set (by its exact, declared name) before
-    // any benchmark looks at a value.
     let shared = Arc::clone(&state);
-    let checked = request.clone();
-    tokio::task::spawn_blocking(move || {
-        let access = &shared.access;
-        let configured = |name: &str| shared.base.config.params.get(name).map(|s| s.value.clone());
-        let gate = |spec: &warpt_model::BenchmarkSpec, name: &str, value: &str| {
-            access
-                .allows(spec, name, value)
-                .and_then(|()| crate::access::Access::keeps_secrets(spec, name, value, &configured))
-                .map_err(|r| r.message)
-        };
-        warpt_run::plan_gated(&checked, &shared.base, &gate)
-    })
-    .await
-    .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
-    .map_err(plan_refusal)?;
+    let request =
+        tokio::task::spawn_blocking(move || check_submission(&body, &shared.base, &shared.access))
+            .await
+            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
     let id = warpt_model::run_id(
         jiff::Timestamp::now(),
         &crate::auth::random_hex(4)
@@ -86,6 +66,35 @@ pub async fn submit(
 
 /// A request that cannot be planned, as 400: the parameter named when the
 /// plan's error is about one.
+/// The run a `POST /api/v1/runs` body asks for, read into the typed
+/// request and planned here as `benchmark run` would plan it (on `base`:
+/// the server's configuration and suites, read at start), with the
+/// operator's grants (`access`) asked of every parameter the caller set,
+/// by its exact declared name, before any benchmark looks at a value. A
+/// usage error is 400 naming the field (and the parameter); a parameter
+/// the operator did not allow is 403.
+pub fn check_submission(
+    body: &str,
+    base: &warpt_run::PlanBase,
+    access: &crate::Access,
+) -> Result<RunRequest, ApiError> {
+    let request = RunRequest::from_json(body).map_err(|e| ApiError {
+        status: StatusCode::BAD_REQUEST,
+        message: e.message,
+        field: Some(e.field),
+        parameter: e.parameter,
+    })?;
+    let configured = |name: &str| base.config.params.get(name).map(|s| s.value.clone());
+    let gate = |spec: &warpt_model::BenchmarkSpec, name: &str, value: &str| {
+        access
+            .allows(spec, name, value)
+            .and_then(|()| crate::access::Access::keeps_secrets(spec, name, value, &configured))
+            .map_err(|r| r.message)
+    };
+    warpt_run::plan_gated(&request, base, &gate).map_err(plan_refusal)?;
+    Ok(request)
+}
+
 fn plan_refusal(e: anyhow::Error) -> ApiError {
     use warpt_harness::PlanError;
     if let Some(PlanError::Refused { parameter, message }) = e.downcast_ref::<PlanError>() {

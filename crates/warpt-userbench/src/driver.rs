@@ -99,9 +99,12 @@ pub struct Timed {
 }
 
 impl Timed {
-    /// Every sample's nanoseconds together.
+    /// Every sample's nanoseconds together ([`Timed::from_reply`] refuses
+    /// samples whose sum overflows; saturated for any other).
     pub fn total_ns(&self) -> u64 {
-        self.samples_ns.iter().sum()
+        self.samples_ns
+            .iter()
+            .fold(0u64, |t, &ns| t.saturating_add(ns))
     }
 }
 
@@ -308,46 +311,14 @@ impl Driver {
     /// took. `record`: their returns count.
     pub fn timed(&mut self, calls: u64, record: bool) -> Result<Timed, DriverError> {
         let reply = self.request(json!({"op": "run", "calls": calls, "record": record}))?;
-        let garbled = || DriverError::Garbled {
-            op: "run".into(),
-            reply: reply.to_string(),
-        };
-        let samples = match reply.get("samples_ns").and_then(Value::as_array) {
-            Some(list) => Timed {
-                samples_ns: list
-                    .iter()
-                    .map(Value::as_u64)
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(garbled)?,
-                calls: reply
-                    .get("calls")
-                    .and_then(Value::as_u64)
-                    .ok_or_else(garbled)?,
-            },
-            None => Timed {
-                samples_ns: vec![
-                    reply
-                        .get("elapsed_ns")
-                        .and_then(Value::as_u64)
-                        .ok_or_else(garbled)?,
-                ],
-                calls,
-            },
-        };
-        if samples.samples_ns.is_empty() || samples.calls == 0 {
-            return Err(garbled());
-        }
-        Ok(samples)
+        Timed::from_reply(&reply, calls)
     }
 
     /// What the benchmark returned and used: latency lists, peak memory,
     /// and the last call's numbers, written as a JSON array to `path`.
     pub fn output(&mut self, path: Option<&Path>) -> Result<Output, DriverError> {
         let reply = self.request(json!({"op": "output", "path": path}))?;
-        serde_json::from_value(reply.clone()).map_err(|_| DriverError::Garbled {
-            op: "output".into(),
-            reply: reply.to_string(),
-        })
+        Output::from_reply(&reply)
     }
 
     /// Runs `validate_result()`: what it says is wrong, if anything.
@@ -385,29 +356,81 @@ impl Driver {
                 status: status.to_string(),
             });
         }
-        let reply: Value = serde_json::from_str(&line).map_err(|_| DriverError::Garbled {
-            op: op.clone(),
-            reply: line.trim_end().to_string(),
-        })?;
-        match reply.get("ok").and_then(Value::as_bool) {
-            Some(true) => Ok(reply),
-            Some(false) if reply["skipped"].is_string() => Err(DriverError::Skipped {
-                op,
-                reason: reply["skipped"].as_str().unwrap_or_default().to_string(),
+        parse_reply(&op, &line)
+    }
+}
+
+/// The adapter's reply `line` to request `op`: the reply object when it
+/// says `ok`, else the user's error, a skip, or [`DriverError::Garbled`]
+/// for anything that is not a protocol reply.
+pub fn parse_reply(op: &str, line: &str) -> Result<Value, DriverError> {
+    let garbled = || DriverError::Garbled {
+        op: op.to_string(),
+        reply: line.trim_end().to_string(),
+    };
+    let reply: Value = serde_json::from_str(line).map_err(|_| garbled())?;
+    let text = |key: &str| reply.get(key).and_then(Value::as_str).map(str::to_string);
+    match reply.get("ok").and_then(Value::as_bool) {
+        Some(true) => Ok(reply),
+        Some(false) => match text("skipped") {
+            Some(reason) => Err(DriverError::Skipped {
+                op: op.to_string(),
+                reason,
             }),
-            Some(false) => Err(DriverError::User {
-                op,
-                message: reply["error"]
-                    .as_str()
-                    .unwrap_or("(no message)")
-                    .to_string(),
-                traceback: reply["traceback"].as_str().map(str::to_string),
+            None => Err(DriverError::User {
+                op: op.to_string(),
+                message: text("error").unwrap_or_else(|| "(no message)".into()),
+                traceback: text("traceback"),
             }),
-            None => Err(DriverError::Garbled {
-                op,
-                reply: line.trim_end().to_string(),
-            }),
+        },
+        None => Err(garbled()),
+    }
+}
+
+impl Timed {
+    /// The samples a `run` reply for `calls` calls holds: `samples_ns` with
+    /// their `calls` (an adapter that batches itself), or one `elapsed_ns`.
+    /// No samples, no calls, or nanoseconds that overflow together are
+    /// [`DriverError::Garbled`].
+    pub fn from_reply(reply: &Value, calls: u64) -> Result<Timed, DriverError> {
+        let garbled = || DriverError::Garbled {
+            op: "run".into(),
+            reply: reply.to_string(),
+        };
+        let count = |key: &str| reply.get(key).and_then(Value::as_u64).ok_or_else(garbled);
+        let samples = match reply.get("samples_ns").and_then(Value::as_array) {
+            Some(list) => Timed {
+                samples_ns: list
+                    .iter()
+                    .map(Value::as_u64)
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(garbled)?,
+                calls: count("calls")?,
+            },
+            None => Timed {
+                samples_ns: vec![count("elapsed_ns")?],
+                calls,
+            },
+        };
+        let total = samples
+            .samples_ns
+            .iter()
+            .try_fold(0u64, |t, &ns| t.checked_add(ns));
+        if samples.samples_ns.is_empty() || samples.calls == 0 || total.is_none() {
+            return Err(garbled());
         }
+        Ok(samples)
+    }
+}
+
+impl Output {
+    /// The `output` reply's fields; a reply of another shape is
+    /// [`DriverError::Garbled`].
+    pub fn from_reply(reply: &Value) -> Result<Output, DriverError> {
+        serde_json::from_value(reply.clone()).map_err(|_| DriverError::Garbled {
+            op: "output".into(),
+            reply: reply.to_string(),
+        })
     }
 }
 
