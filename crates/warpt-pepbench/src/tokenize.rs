@@ -319,3 +319,45 @@ impl Benchmark for Tokenize {
         ))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The smallest tokenizer.json the tokenizers library reads: a word-level model.
+    fn word_level(decoder: &str) -> String {
+        format!(
+            r#"{{"version":"1.0","truncation":null,"padding":null,"added_tokens":[],
+            "normalizer":null,"pre_tokenizer":{{"type":"Whitespace"}},"post_processor":null,
+            "decoder":{decoder},
+            "model":{{"type":"WordLevel","vocab":{{"[UNK]":0,"a":1,"b":2}},"unk_token":"[UNK]"}}}}"#
+        )
+    }
+
+    fn load(text: &str) -> Result<Tokenizer, String> {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let path = dir.path().join("tokenizer.json");
+        std::fs::write(&path, text).expect("write");
+        load_file(&path)
+    }
+
+    #[test]
+    fn a_well_formed_file_loads_and_encodes() {
+        let t = load(&word_level("null")).expect("loads");
+        let ids = t.encode("a b a", false).expect("encodes");
+        assert_eq!(ids.get_ids(), &[1, 2, 1]);
+    }
+
+    /// Found by `scripts/fuzz tokenizer_json`: tokenizers 0.23 reads the decoder
+    /// with `expect("Helper")`, so a decoder that is not JSON panicked inside
+    /// `Tokenizer::from_file` instead of returning its error.
+    #[test]
+    fn a_broken_decoder_is_an_error_naming_the_file_not_a_panic() {
+        for decoder in [r#"{"type": "ByteLevel", "x": ]"#, r#"{"type": 1e99999}"#, "[1,"] {
+            let err = load(&word_level(decoder)).err().expect("refused");
+            assert!(err.contains("is not a tokenizer.json"), "{err}");
+        }
+        let err = load(&word_level(r#"{"type": "NoSuchDecoder"}"#)).err().expect("refused");
+        assert!(err.contains("is not a tokenizer.json"), "{err}");
+    }
+}

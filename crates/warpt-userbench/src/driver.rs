@@ -16,6 +16,9 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use serde_json::{Value, json};
 
+mod reply;
+pub use reply::{Output, Timed, parse_reply};
+
 /// The Python adapter's source, run with `python3 -c`.
 pub const PYTHON_ADAPTER: &str = include_str!("adapter/warpt_adapter.py");
 
@@ -87,65 +90,6 @@ pub struct LoadOptions {
     /// Environment for the adapter (fresh compiled-cache directories under
     /// `--cold-start`).
     pub env: Vec<(String, std::path::PathBuf)>,
-}
-
-/// One timed request's samples: nanoseconds, each for `calls` calls.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Timed {
-    /// Each sample's nanoseconds.
-    pub samples_ns: Vec<u64>,
-    /// Calls per sample.
-    pub calls: u64,
-}
-
-impl Timed {
-    /// Every sample's nanoseconds together ([`Timed::from_reply`] refuses
-    /// samples whose sum overflows; saturated for any other).
-    pub fn total_ns(&self) -> u64 {
-        self.samples_ns
-            .iter()
-            .fold(0u64, |t, &ns| t.saturating_add(ns))
-    }
-}
-
-/// What a benchmark returned and used, after its timed calls.
-#[derive(Debug, Clone, Default, PartialEq, serde::Deserialize)]
-pub struct Output {
-    /// The adapter's peak resident set size, bytes.
-    pub peak_rss_bytes: Option<u64>,
-    /// Every `ttft_times_ms` the calls returned, in order.
-    #[serde(default)]
-    pub ttft_times_ms: Vec<f64>,
-    /// Every `tpot_times_ms` the calls returned, in order.
-    #[serde(default)]
-    pub tpot_times_ms: Vec<f64>,
-    /// How many numbers the last call returned (written to the output file).
-    pub output_count: Option<usize>,
-    /// Why the last call's return value is not an output.
-    pub output_note: Option<String>,
-    /// torch.cuda's peak allocated bytes, when the benchmark used CUDA.
-    pub cuda_peak_allocated_bytes: Option<u64>,
-    /// torch.cuda's allocated bytes at the end.
-    pub cuda_allocated_bytes: Option<u64>,
-    /// torch.cuda's reserved bytes at the end.
-    pub cuda_reserved_bytes: Option<u64>,
-    /// The timer behind the samples (`host`: perf_counter_ns around each
-    /// batch of calls).
-    pub timing: Option<String>,
-    /// That timer's resolution, nanoseconds.
-    pub timer_resolution_ns: Option<u64>,
-    /// The timing asked for and where from (`device (flag)`), when it is not
-    /// the default or not what was used.
-    pub timing_requested: Option<String>,
-    /// Why the timer used is not the one asked for.
-    pub timing_note: Option<String>,
-    /// What was cleaned before the first timed call (`off` when switched off).
-    pub device_hygiene: Option<String>,
-    /// How the cache was flushed between calls (`cold_cache`).
-    pub cold_cache: Option<String>,
-    /// Peak device memory of the benchmark (CUDA: allocated bytes since the
-    /// hygiene's reset).
-    pub peak_device_memory_bytes: Option<u64>,
 }
 
 /// A running adapter with one benchmark loaded.
@@ -357,80 +301,6 @@ impl Driver {
             });
         }
         parse_reply(&op, &line)
-    }
-}
-
-/// The adapter's reply `line` to request `op`: the reply object when it
-/// says `ok`, else the user's error, a skip, or [`DriverError::Garbled`]
-/// for anything that is not a protocol reply.
-pub fn parse_reply(op: &str, line: &str) -> Result<Value, DriverError> {
-    let garbled = || DriverError::Garbled {
-        op: op.to_string(),
-        reply: line.trim_end().to_string(),
-    };
-    let reply: Value = serde_json::from_str(line).map_err(|_| garbled())?;
-    let text = |key: &str| reply.get(key).and_then(Value::as_str).map(str::to_string);
-    match reply.get("ok").and_then(Value::as_bool) {
-        Some(true) => Ok(reply),
-        Some(false) => match text("skipped") {
-            Some(reason) => Err(DriverError::Skipped {
-                op: op.to_string(),
-                reason,
-            }),
-            None => Err(DriverError::User {
-                op: op.to_string(),
-                message: text("error").unwrap_or_else(|| "(no message)".into()),
-                traceback: text("traceback"),
-            }),
-        },
-        None => Err(garbled()),
-    }
-}
-
-impl Timed {
-    /// The samples a `run` reply for `calls` calls holds: `samples_ns` with
-    /// their `calls` (an adapter that batches itself), or one `elapsed_ns`.
-    /// No samples, no calls, or nanoseconds that overflow together are
-    /// [`DriverError::Garbled`].
-    pub fn from_reply(reply: &Value, calls: u64) -> Result<Timed, DriverError> {
-        let garbled = || DriverError::Garbled {
-            op: "run".into(),
-            reply: reply.to_string(),
-        };
-        let count = |key: &str| reply.get(key).and_then(Value::as_u64).ok_or_else(garbled);
-        let samples = match reply.get("samples_ns").and_then(Value::as_array) {
-            Some(list) => Timed {
-                samples_ns: list
-                    .iter()
-                    .map(Value::as_u64)
-                    .collect::<Option<Vec<_>>>()
-                    .ok_or_else(garbled)?,
-                calls: count("calls")?,
-            },
-            None => Timed {
-                samples_ns: vec![count("elapsed_ns")?],
-                calls,
-            },
-        };
-        let total = samples
-            .samples_ns
-            .iter()
-            .try_fold(0u64, |t, &ns| t.checked_add(ns));
-        if samples.samples_ns.is_empty() || samples.calls == 0 || total.is_none() {
-            return Err(garbled());
-        }
-        Ok(samples)
-    }
-}
-
-impl Output {
-    /// The `output` reply's fields; a reply of another shape is
-    /// [`DriverError::Garbled`].
-    pub fn from_reply(reply: &Value) -> Result<Output, DriverError> {
-        serde_json::from_value(reply.clone()).map_err(|_| DriverError::Garbled {
-            op: "output".into(),
-            reply: reply.to_string(),
-        })
     }
 }
 
