@@ -353,11 +353,17 @@ mod tests {
     /// `Tokenizer::from_file` instead of returning its error.
     #[test]
     fn a_broken_decoder_is_an_error_naming_the_file_not_a_panic() {
-        for decoder in [r#"{"type": "ByteLevel", "x": ]"#, r#"{"type": 1e99999}"#, "[1,"] {
+        for decoder in [
+            r#"{"type": "ByteLevel", "x": ]"#,
+            r#"{"type": 1e99999}"#,
+            "[1,",
+        ] {
             let err = load(&word_level(decoder)).err().expect("refused");
             assert!(err.contains("is not a tokenizer.json"), "{err}");
         }
-        let err = load(&word_level(r#"{"type": "NoSuchDecoder"}"#)).err().expect("refused");
+        let err = load(&word_level(r#"{"type": "NoSuchDecoder"}"#))
+            .err()
+            .expect("refused");
         assert!(err.contains("is not a tokenizer.json"), "{err}");
     }
 }

@@ -153,12 +153,22 @@ mod tests {
         let ok = parse_reply("run", r#"{"ok": true, "elapsed_ns": 5}"#).expect("ok");
         assert_eq!(ok["elapsed_ns"], 5);
         match parse_reply("setup", r#"{"ok": false, "skipped": "no GPU"}"#) {
-            Err(DriverError::Skipped { op, reason }) => assert_eq!((op.as_str(), reason.as_str()), ("setup", "no GPU")),
+            Err(DriverError::Skipped { op, reason }) => {
+                assert_eq!((op.as_str(), reason.as_str()), ("setup", "no GPU"))
+            }
             other => panic!("{other:?}"),
         }
-        match parse_reply("run", r#"{"ok": false, "error": "boom", "traceback": "tb"}"#) {
-            Err(DriverError::User { message, traceback, .. }) => {
-                assert_eq!((message.as_str(), traceback.as_deref()), ("boom", Some("tb")))
+        match parse_reply(
+            "run",
+            r#"{"ok": false, "error": "boom", "traceback": "tb"}"#,
+        ) {
+            Err(DriverError::User {
+                message, traceback, ..
+            }) => {
+                assert_eq!(
+                    (message.as_str(), traceback.as_deref()),
+                    ("boom", Some("tb"))
+                )
             }
             other => panic!("{other:?}"),
         }
@@ -166,7 +176,15 @@ mod tests {
 
     #[test]
     fn anything_else_on_stdout_is_garbled() {
-        for line in ["", "hello from print()\n", "[]", "{}", r#"{"ok": "yes"}"#, r#"{"ok": 1}"#, "{\"ok\": tru"] {
+        for line in [
+            "",
+            "hello from print()\n",
+            "[]",
+            "{}",
+            r#"{"ok": "yes"}"#,
+            r#"{"ok": 1}"#,
+            "{\"ok\": tru",
+        ] {
             assert!(garbled(parse_reply("run", line)), "{line:?}");
         }
     }
@@ -174,10 +192,22 @@ mod tests {
     #[test]
     fn timed_samples_come_from_elapsed_ns_or_samples_ns() {
         let one = Timed::from_reply(&json!({"ok": true, "elapsed_ns": 900}), 3).expect("timed");
-        assert_eq!(one, Timed { samples_ns: vec![900], calls: 3 });
+        assert_eq!(
+            one,
+            Timed {
+                samples_ns: vec![900],
+                calls: 3
+            }
+        );
         let many = Timed::from_reply(&json!({"ok": true, "samples_ns": [4, 6], "calls": 2}), 9)
             .expect("timed");
-        assert_eq!(many, Timed { samples_ns: vec![4, 6], calls: 2 });
+        assert_eq!(
+            many,
+            Timed {
+                samples_ns: vec![4, 6],
+                calls: 2
+            }
+        );
         assert_eq!(many.total_ns(), 10);
     }
 
@@ -201,16 +231,27 @@ mod tests {
             assert!(garbled(Timed::from_reply(&reply, 1)), "{reply}");
         }
         assert!(garbled(Timed::from_reply(&json!({"elapsed_ns": 5}), 0)));
-        let huge = Timed { samples_ns: vec![u64::MAX, u64::MAX], calls: 1 };
+        let huge = Timed {
+            samples_ns: vec![u64::MAX, u64::MAX],
+            calls: 1,
+        };
         assert_eq!(huge.total_ns(), u64::MAX);
     }
 
     #[test]
     fn output_replies_of_another_shape_are_garbled() {
-        let out = Output::from_reply(&json!({"ok": true, "peak_rss_bytes": 7, "ttft_times_ms": [1.5]}))
-            .expect("output");
-        assert_eq!((out.peak_rss_bytes, out.ttft_times_ms), (Some(7), vec![1.5]));
-        for reply in [json!({"peak_rss_bytes": -7}), json!({"ttft_times_ms": "1"}), json!([1])] {
+        let out =
+            Output::from_reply(&json!({"ok": true, "peak_rss_bytes": 7, "ttft_times_ms": [1.5]}))
+                .expect("output");
+        assert_eq!(
+            (out.peak_rss_bytes, out.ttft_times_ms),
+            (Some(7), vec![1.5])
+        );
+        for reply in [
+            json!({"peak_rss_bytes": -7}),
+            json!({"ttft_times_ms": "1"}),
+            json!([1]),
+        ] {
             assert!(garbled(Output::from_reply(&reply)), "{reply}");
         }
     }
