@@ -36,10 +36,23 @@ pub fn check(input: impl BufRead) -> Result<(), String> {
     // Lines of records so far; blank lines may only end the file.
     let mut lines = 0usize;
     let mut blank_at = None;
-    for (n, line) in input.split(b'\n').enumerate() {
-        let line_no = n + 1;
-        let line = line.map_err(|e| format!("{line_no}: {e}"))?;
-        let line = line.strip_suffix(b"\r").unwrap_or(&line);
+    let (mut input, mut buf, mut line_no) = (input, Vec::new(), 0usize);
+    loop {
+        buf.clear();
+        line_no += 1;
+        if input
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| format!("{line_no}: {e}"))?
+            == 0
+        {
+            break;
+        }
+        // CRLF ends a line as LF does; a CR with no LF after it (the
+        // file's last byte) is part of the line, as noodles reads it.
+        let line = match buf.strip_suffix(b"\n") {
+            Some(line) => line.strip_suffix(b"\r").unwrap_or(line),
+            None => &buf[..],
+        };
         if line.is_empty() && lines.is_multiple_of(4) {
             blank_at.get_or_insert(line_no);
             continue;
@@ -161,6 +174,29 @@ mod tests {
             let bad = dir.path().join("bad.fq");
             std::fs::write(&bad, text).unwrap();
             let err = read(&bad).unwrap_err();
+            assert!(err.contains(want), "{text:?}: {err}");
+        }
+    }
+
+    /// Found by `scripts/fuzz fastq`: the check stripped a CR with no LF
+    /// after it (the file's last byte) while noodles keeps it, so a read
+    /// passed with more qualities than bases.
+    #[test]
+    fn the_check_ends_lines_where_noodles_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.fq");
+        std::fs::write(&path, "@a\r\nACG\r\n+\r\nII#\r\n").unwrap();
+        let reads = read(&path).unwrap();
+        assert_eq!(
+            (reads[0].seq.as_slice(), reads[0].qual.as_slice()),
+            (&b"ACG"[..], &b"II#"[..])
+        );
+        for (text, want) in [
+            ("@rGTN\n\n+A\n\r", ":4: 1 qualities for 0 bases"),
+            ("@a\nA\n+\nI\r", ":4: 2 qualities for 1 bases"),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let err = read(&path).unwrap_err();
             assert!(err.contains(want), "{text:?}: {err}");
         }
     }

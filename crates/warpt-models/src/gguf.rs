@@ -297,6 +297,7 @@ fn info(c: &gguf_file::Content, len: u64) -> Result<Info, String> {
         head_dim: hidden / heads,
         context,
     };
+    check_tensor_shapes(&shape, &dims)?;
     let mut by_type: HashMap<GgmlDType, usize> = HashMap::new();
     let (mut parameters, mut model_bytes) = (0usize, 0usize);
     for (name, t) in &c.tensor_infos {
@@ -315,6 +316,59 @@ fn info(c: &gguf_file::Content, len: u64) -> Result<Info, String> {
         model_bytes,
         precision,
     })
+}
+
+/// Every tensor the model reads has the shape `shape` gives it (rows =
+/// output features first): a matrix of another width would meet
+/// activations it does not fit in the middle of a forward pass.
+fn check_tensor_shapes(
+    shape: &Shape,
+    dims: &dyn Fn(&str) -> Result<Vec<usize>, String>,
+) -> Result<(), String> {
+    let Shape {
+        vocab,
+        hidden,
+        intermediate,
+        layers,
+        kv_heads,
+        head_dim,
+        ..
+    } = *shape;
+    if vocab == 0 || intermediate == 0 {
+        return Err(format!(
+            "token_embd.weight ({vocab} tokens) and blk.0.ffn_gate.weight ({intermediate} features) must not be empty"
+        ));
+    }
+    let expect = |name: &str, want: &[usize]| -> Result<(), String> {
+        let got = dims(name)?;
+        if got != want {
+            return Err(format!(
+                "tensor {name} is {got:?}; this model needs {want:?}"
+            ));
+        }
+        Ok(())
+    };
+    expect("output_norm.weight", &[hidden])?;
+    if dims("output.weight").is_ok() {
+        expect("output.weight", &[vocab, hidden])?;
+    }
+    let kv = kv_heads * head_dim;
+    for i in 0..layers {
+        for (part, want) in [
+            ("attn_q", vec![hidden, hidden]),
+            ("attn_k", vec![kv, hidden]),
+            ("attn_v", vec![kv, hidden]),
+            ("attn_output", vec![hidden, hidden]),
+            ("ffn_gate", vec![intermediate, hidden]),
+            ("ffn_up", vec![intermediate, hidden]),
+            ("ffn_down", vec![hidden, intermediate]),
+            ("attn_norm", vec![hidden]),
+            ("ffn_norm", vec![hidden]),
+        ] {
+            expect(&format!("blk.{i}.{part}.weight"), &want)?;
+        }
+    }
+    Ok(())
 }
 
 /// The quantized Llama in a GGUF stream, with what its header says.
@@ -340,6 +394,7 @@ pub fn load_file(path: &str, device: &Device) -> Result<(QLlama, Info), String> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use candle_core::DType;
 
     #[test]
     fn names_follow_llama_cpp() {
@@ -440,6 +495,48 @@ mod tests {
         short.truncate(short.len() - 100);
         let e = load_bytes(short).unwrap_err();
         assert!(e.contains("run past the file"), "{e}");
+    }
+
+    /// Found by `scripts/fuzz gguf_file`: a layer's matrix of another
+    /// width than the header's passed the checks and panicked the forward
+    /// pass (`1 rows of 37`).
+    #[test]
+    fn every_matrix_has_the_shape_the_header_gives() {
+        let shape = Shape {
+            vocab: 64,
+            hidden: 32,
+            intermediate: 64,
+            layers: 2,
+            heads: 4,
+            kv_heads: 2,
+            head_dim: 8,
+            context: 128,
+        };
+        let cpu = Device::Cpu;
+        for (hf, dims, says) in [
+            (
+                "model.layers.1.mlp.down_proj.weight",
+                (32, 37),
+                "blk.1.ffn_down.weight is [32, 37]; this model needs [32, 64]",
+            ),
+            (
+                "model.layers.0.self_attn.k_proj.weight",
+                (32, 32),
+                "blk.0.attn_k.weight is [32, 32]; this model needs [16, 32]",
+            ),
+            (
+                "model.norm.weight",
+                (1, 31),
+                "output_norm.weight is [1, 31]; this model needs [32]",
+            ),
+        ] {
+            let mut tensors = crate::model::generate(&shape, 1, &cpu).unwrap();
+            tensors.insert(hf.into(), Tensor::zeros(dims, DType::F32, &cpu).unwrap());
+            let mut buf = std::io::Cursor::new(Vec::new());
+            write(&mut buf, &shape, &tensors, GgmlDType::F32).unwrap();
+            let e = load_bytes(buf.into_inner()).unwrap_err();
+            assert!(e.contains(says), "{hf}: {e}");
+        }
     }
 
     #[test]
