@@ -539,6 +539,34 @@ mod tests {
         }
     }
 
+    /// Found by `scripts/fuzz gguf_file`: candle's debug assertions wanted
+    /// an even number of blocks per row in the Q4_1, Q5_0 and Q5_1 dot
+    /// products, which run block by block (patched in vendor/candle-core):
+    /// a Q4_1 model 32 wide panicked in a debug build.
+    #[test]
+    fn block_types_run_rows_of_one_block() {
+        let shape = Shape {
+            vocab: 64,
+            hidden: 32,
+            intermediate: 32,
+            layers: 1,
+            heads: 4,
+            kv_heads: 2,
+            head_dim: 8,
+            context: 16,
+        };
+        let cpu = Device::Cpu;
+        let tensors = crate::model::generate(&shape, 1, &cpu).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        for qtype in [GgmlDType::Q4_1, GgmlDType::Q5_0, GgmlDType::Q5_1] {
+            let path = dir.path().join("m.gguf");
+            save(&path, &shape, &tensors, qtype).unwrap();
+            let (model, _) = crate::llm::Decoder::from_gguf(path.to_str().unwrap(), &cpu).unwrap();
+            let out = model.generate(&[vec![1, 2]], 2).unwrap();
+            assert_eq!(out.tokens[0].len(), 2, "{qtype:?}");
+        }
+    }
+
     #[test]
     fn rope_rows_interleave_within_each_head() {
         // 2 heads of dimension 4, one input column: rows 0..8.

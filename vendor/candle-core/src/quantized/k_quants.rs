@@ -317,10 +317,8 @@ impl GgmlType for BlockQ4_1 {
             n.is_multiple_of(qk),
             "vec_dot_q4_1_q8_1: {n} is not divisible by {qk}"
         );
-        debug_assert!(
-            (n / qk).is_multiple_of(2),
-            "vec_dot_q4_1_q8_1: {n}, nb is not divisible by 2"
-        );
+        // warpt: no even-block assertion here: the generic loop below runs
+        // block by block (ggml's SIMD pairs are not ported), so any count works.
 
         // Generic implementation.
         let mut sumf = 0f32;
@@ -414,10 +412,8 @@ impl GgmlType for BlockQ5_0 {
             n.is_multiple_of(qk),
             "vec_dot_q5_0_q8_0: {n} is not divisible by {qk}"
         );
-        debug_assert!(
-            (n / qk).is_multiple_of(2),
-            "vec_dot_q5_0_q8_0: {n}, nb is not divisible by 2"
-        );
+        // warpt: no even-block assertion here: the generic loop below runs
+        // block by block (ggml's SIMD pairs are not ported), so any count works.
         Self::vec_dot_unopt(n, xs, ys)
     }
 
@@ -523,10 +519,8 @@ impl GgmlType for BlockQ5_1 {
             n.is_multiple_of(qk),
             "vec_dot_q5_1_q8_1: {n} is not divisible by {qk}"
         );
-        debug_assert!(
-            (n / qk).is_multiple_of(2),
-            "vec_dot_q5_1_q8_1: {n}, nb is not divisible by 2"
-        );
+        // warpt: no even-block assertion here: the generic loop below runs
+        // block by block (ggml's SIMD pairs are not ported), so any count works.
 
         // Generic implementation.
         let mut sumf = 0f32;
