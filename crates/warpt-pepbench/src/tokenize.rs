@@ -358,12 +358,10 @@ mod tests {
             r#"{"type": 1e99999}"#,
             "[1,",
         ] {
-            let err = load(&word_level(decoder)).err().expect("refused");
+            let err = load(&word_level(decoder)).expect_err("refused");
             assert!(err.contains("is not a tokenizer.json"), "{err}");
         }
-        let err = load(&word_level(r#"{"type": "NoSuchDecoder"}"#))
-            .err()
-            .expect("refused");
+        let err = load(&word_level(r#"{"type": "NoSuchDecoder"}"#)).expect_err("refused");
         assert!(err.contains("is not a tokenizer.json"), "{err}");
     }
 }
