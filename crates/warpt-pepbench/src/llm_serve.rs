@@ -447,12 +447,16 @@ impl Benchmark for LlmServe {
                     .first_error
                     .as_deref()
                     .unwrap_or("requests streamed no text"),
-                if analysis
-                    .first_error
-                    .as_deref()
-                    .is_some_and(|e| e.contains("ignore_eos"))
+                // The body of a refusal is never read (it is the server's,
+                // not ours to store): a 400 or 422 to requests that carried
+                // ignore_eos is the usual sign of a server without it.
+                if c.inputs.ignore_eos
+                    && analysis
+                        .first_error
+                        .as_deref()
+                        .is_some_and(|e| e.contains("HTTP 400") || e.contains("HTTP 422"))
                 {
-                    " (this server does not take ignore_eos: --param ignore_eos=false)"
+                    " (servers that do not take ignore_eos refuse every request: try --param ignore_eos=false)"
                 } else {
                     ""
                 }
