@@ -16,6 +16,17 @@ use common::{put, warpt};
 
 /// Runs `warpt harness run DIR ARGS` with its reports and export in `out`:
 /// (exit code, summary.json, the export, stderr).
+/// The tests here time real work and compare timers: one at a time, so
+/// that no other test of this file shares the two cores with a timed
+/// comparison (the CIs of two timers drifted apart under that load).
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn alone() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn run(dir: &Path, out: &Path, extra: &[&str]) -> (i32, Value, Value, String) {
     let export = out.join("export.json");
     let o = warpt()
@@ -130,6 +141,7 @@ fn speedup(python: &str, root: &Path, out: &Path, mode: &str) -> (f64, [f64; 2],
 
 #[test]
 fn pytorch_timing_agrees_with_host_timing_on_a_cpu_matmul_pair() {
+    let _alone = alone();
     let Ok(python) = std::env::var("WARPT_TEST_TRANSFORMERS_PYTHON") else {
         eprintln!("not run here: WARPT_TEST_TRANSFORMERS_PYTHON is unset (scripts/test sets it)");
         return;
@@ -163,6 +175,7 @@ fn pytorch_timing_agrees_with_host_timing_on_a_cpu_matmul_pair() {
 
 #[test]
 fn device_timing_without_cuda_says_it_used_the_host_timer() {
+    let _alone = alone();
     let t = tempfile::tempdir().unwrap();
     let root = t.path().join("tree");
     put(
@@ -197,6 +210,7 @@ fn device_timing_without_cuda_says_it_used_the_host_timer() {
 
 #[test]
 fn triton_timing_is_skipped_with_its_reason_where_it_cannot_run() {
+    let _alone = alone();
     let t = tempfile::tempdir().unwrap();
     let root = t.path().join("tree");
     put(
@@ -246,6 +260,7 @@ fn triton_timing_is_skipped_with_its_reason_where_it_cannot_run() {
 
 #[test]
 fn cuda_timing_uses_events_and_reports_peak_device_memory() {
+    let _alone = alone();
     let Ok(python) = std::env::var("WARPT_TEST_TRANSFORMERS_PYTHON") else {
         eprintln!("not run here: WARPT_TEST_TRANSFORMERS_PYTHON is unset (scripts/test sets it)");
         return;
@@ -300,6 +315,7 @@ fn gives_out(after_s: f64) -> String {
 
 #[test]
 fn a_late_failure_keeps_the_samples_and_memory_measured_before_it() {
+    let _alone = alone();
     let t = tempfile::tempdir().unwrap();
     let root = t.path().join("tree");
     put(
@@ -362,6 +378,7 @@ fn a_late_failure_keeps_the_samples_and_memory_measured_before_it() {
 
 #[test]
 fn timing_comes_from_the_flag_then_get_config_then_bench_yaml() {
+    let _alone = alone();
     let t = tempfile::tempdir().unwrap();
     let root = t.path().join("tree");
     let plain = "def run_benchmark(iterations=1):\n    return sum(range(100))\n";
