@@ -47,6 +47,13 @@ pub struct JobResult {
     pub failed_runs: usize,
     /// When its measured runs began and ended.
     pub window: (jiff::Timestamp, jiff::Timestamp),
+    /// `--measure instructions`: each counted run's counts (the shell's
+    /// subtracted from the instructions).
+    pub counts: Vec<warpt_counts::Counts>,
+    /// Where the counts came from (`perf_event`, `cachegrind`).
+    pub count_source: Option<&'static str>,
+    /// The shell's empty command's instructions, subtracted from each count.
+    pub shell_instructions: Option<u64>,
 }
 
 /// Reports progress (rounds, runs) to the caller's display.
@@ -171,6 +178,9 @@ pub fn measure(
                 stop_reason: None,
                 failed_runs: 0,
                 window: (now, now),
+                counts: Vec::new(),
+                count_source: None,
+                shell_instructions: None,
             },
             started: None,
             done: false,

@@ -40,7 +40,7 @@ pub fn json(results: &[JobResult]) -> Value {
         .filter(|r| !r.samples.is_empty())
         .map(|r| {
             let t = walls(r);
-            json!({
+            let mut entry = json!({
                 "command": r.job.name,
                 "mean": mean(&t),
                 "stddev": stddev(&t),
@@ -56,7 +56,16 @@ pub fn json(results: &[JobResult]) -> Value {
                     _ => Value::Null,
                 }).collect::<Vec<_>>(),
                 "parameters": r.job.params,
-            })
+            });
+            if !r.counts.is_empty() {
+                // `--measure instructions`: warpt's own keys beside hyperfine's.
+                entry["instructions"] = json!(r.counts.iter().map(|c| c.instructions).collect::<Vec<_>>());
+                entry["count_source"] = json!(r.count_source);
+                if r.counts.iter().all(|c| c.cache.is_some()) {
+                    entry["estimated_cycles"] = json!(r.counts.iter().filter_map(|c| c.cache.map(|k| k.estimated_cycles(c.instructions))).collect::<Vec<_>>());
+                }
+            }
+            entry
         })
         .collect();
     json!({ "results": list })

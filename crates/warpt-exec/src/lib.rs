@@ -8,11 +8,13 @@
 //! - [`engine`]: the shell's spawn time, set-up, warm-up, interleaved
 //!   rounds to each command's stopping rule, clean-up;
 //! - [`report`]: one `exec` suite run and hyperfine's summary lines;
-//! - [`session`]: one invocation: calibrate, measure, report;
+//! - [`session`]: one invocation: calibrate, measure, count, report;
+//! - [`counts`]: `--measure instructions`: executed instructions, counted;
 //! - [`hyperfine`]: hyperfine's JSON, Markdown and CSV exports;
 //! - [`declared`]: commands declared as `[[benchmarks]]` in configuration,
 //!   the `user` suite under warpt's whole harness.
 
+pub mod counts;
 pub mod declared;
 pub mod engine;
 pub mod hyperfine;
@@ -21,6 +23,7 @@ pub mod report;
 pub mod session;
 pub mod spawn;
 
+pub use counts::Measure;
 pub use engine::{JobResult, ShellCost, calibrate, measure, shell_cost};
 pub use plan::{ExecPlan, Job, Parameter, Shell};
 pub use spawn::{Captured, Exit, Output, Sample, Spawn};

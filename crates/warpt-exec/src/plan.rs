@@ -131,6 +131,8 @@ pub struct ExecPlan {
     pub timeout: Option<Duration>,
     /// Seed of the per-round orders.
     pub seed: u64,
+    /// `--measure`: time alone, or instructions too.
+    pub measure: crate::counts::Measure,
 }
 
 /// One command at one parameter value: a benchmark of the `exec` suite.

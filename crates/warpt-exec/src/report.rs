@@ -57,6 +57,32 @@ fn metric(
     })
 }
 
+/// `--measure instructions`: `instructions` (the shell's subtracted) and,
+/// from cachegrind, `estimated_cycles`, `l1_misses` and `ll_misses` (the
+/// shell's included), each a sample per counted run.
+fn count_metrics(r: &JobResult) -> Vec<BenchmarkMetric> {
+    type Column = fn(&warpt_counts::Counts) -> Option<u64>;
+    let columns: [(&str, &str, Column); 4] = [
+        ("instructions", "instructions", |c| Some(c.instructions)),
+        ("estimated_cycles", "cycles", |c| {
+            c.cache.map(|k| k.estimated_cycles(c.instructions))
+        }),
+        ("l1_misses", "misses", |c| c.cache.map(|k| k.l1_misses)),
+        ("ll_misses", "misses", |c| c.cache.map(|k| k.ll_misses)),
+    ];
+    columns
+        .into_iter()
+        .filter_map(|(name, unit, column)| {
+            let values: Option<Vec<f64>> = r
+                .counts
+                .iter()
+                .map(|c| column(c).map(|v| v as f64))
+                .collect();
+            metric(name, unit, values?, &r.job.params, None)
+        })
+        .collect()
+}
+
 /// One job as a benchmark result.
 pub fn result(r: &JobResult, cost: Option<ShellCost>) -> BenchmarkRunResult {
     let params = r
@@ -105,6 +131,7 @@ pub fn result(r: &JobResult, cost: Option<ShellCost>) -> BenchmarkRunResult {
     .into_iter()
     .flatten()
     .collect();
+    out.metrics.extend(count_metrics(r));
     if r.status == RunStatus::Passed && s.is_empty() {
         out.set_status(RunStatus::Failed);
         out.error_message = Some("no run was measured".into());
@@ -118,22 +145,31 @@ pub fn result(r: &JobResult, cost: Option<ShellCost>) -> BenchmarkRunResult {
     if nonzero > 0 {
         d.insert("exit_statuses".into(), ParamValue::Str(codes.join(", ")));
     }
+    if let Some(source) = r.count_source {
+        d.insert("count_source".into(), ParamValue::Str(source.into()));
+        d.insert("count_runs".into(), ParamValue::Int(r.counts.len() as i64));
+    }
+    if let Some(n) = r.shell_instructions {
+        d.insert("shell_instructions".into(), ParamValue::Int(n as i64));
+    }
     if let Some(c) = cost {
         d.insert("shell_spawn_wall_s".into(), ParamValue::Float(c.wall_s));
         d.insert("shell_spawn_user_s".into(), ParamValue::Float(c.user_s));
         d.insert("shell_spawn_sys_s".into(), ParamValue::Float(c.sys_s));
     }
-    out.validation = Some(if out.status == RunStatus::Passed {
-        Validation::pass(if nonzero > 0 {
-            format!(
-                "{nonzero} of {} runs exited non-zero (--ignore-failure)",
-                s.len()
-            )
+    out.validation = (out.status != RunStatus::Skipped).then(|| {
+        if out.status == RunStatus::Passed {
+            Validation::pass(if nonzero > 0 {
+                format!(
+                    "{nonzero} of {} runs exited non-zero (--ignore-failure)",
+                    s.len()
+                )
+            } else {
+                format!("all {} runs exited with status 0", s.len())
+            })
         } else {
-            format!("all {} runs exited with status 0", s.len())
-        })
-    } else {
-        Validation::fail(out.error_message.clone().unwrap_or_default())
+            Validation::fail(out.error_message.clone().unwrap_or_default())
+        }
     });
     out
 }

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use warpt_model::BenchmarkSuiteRun;
 
+use crate::counts::{self, Measure};
 use crate::engine::{JobResult, Observer, ShellCost, calibrate, measure};
 use crate::plan::{ExecPlan, Job};
 use crate::{ExecError, hyperfine, report};
@@ -33,12 +34,35 @@ impl Session {
         command_line: Vec<String>,
     ) -> Result<Session, ExecError> {
         let start = jiff::Timestamp::now();
+        // Where counts come from, found before minutes of timing.
+        let source = match plan.measure {
+            Measure::Time => None,
+            Measure::Instructions => match warpt_counts::detect() {
+                Ok(source) => Some(source),
+                Err(why) => {
+                    let results = counts::skipped(jobs, &why);
+                    let suite_run =
+                        report::suite_run(plan, &results, None, start, command_line, false);
+                    return Ok(Session {
+                        results,
+                        cost: None,
+                        suite_run,
+                    });
+                }
+            },
+        };
         let cost = calibrate(plan)?;
         if let Some(c) = &cost {
             observer.calibrated(c);
         }
-        let results = measure(plan, jobs, cost, observer, interrupt);
+        let mut results = measure(plan, jobs, cost, observer, interrupt);
         let interrupted = interrupt.is_some_and(|i| i.load(Ordering::Relaxed));
+        if let Some(source) = &source
+            && !interrupted
+        {
+            let shell = counts::shell_count(plan, source).map_err(ExecError::Io)?;
+            counts::count(&mut results, source, shell);
+        }
         let suite_run = report::suite_run(plan, &results, cost, start, command_line, interrupted);
         Ok(Session {
             results,
@@ -53,6 +77,7 @@ impl Session {
         let mut text = String::new();
         for (i, r) in self.results.iter().enumerate() {
             text += &hyperfine::describe(i, r);
+            text += &counts::describe(r).unwrap_or_default();
             text.push('\n');
         }
         text += &warpt_report::terminal::results(&self.suite_run);

@@ -1,7 +1,8 @@
 //! `warpt exec` with real processes: failures and --ignore-failure, a
 //! hanging command stopped at --timeout, the shell's spawn time measured
 //! and subtracted, parameter scans, the interleaving order, and hyperfine's
-//! JSON shape checked against hyperfine's own export.
+//! JSON shape checked against hyperfine's own export, and `--measure
+//! instructions` (cachegrind here: the CPU's counters are hidden in most VMs).
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
@@ -239,4 +240,66 @@ fn the_json_export_has_hyperfines_fields_and_the_run_is_in_the_store() {
             .any(|r| r["id"] == run["id"] && r["suite"] == "exec"),
         "{list}"
     );
+}
+
+#[test]
+fn instructions_are_counted_the_same_every_time_and_follow_the_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join("hyperfine.json");
+    let work = |n: u32| format!("i=0; while [ $i -lt {n} ]; do i=$((i+1)); done");
+    let (short, long) = (work(300), work(600));
+    let (code, run, stderr) = exec(
+        dir.path(),
+        &[
+            "--measure",
+            "instructions",
+            "--runs",
+            "2",
+            "--export-json",
+            export.to_str().unwrap(),
+            &short,
+            &long,
+        ],
+    );
+    let results = run["benchmarks"].as_array().unwrap();
+    if results[0]["status"] == "skipped" {
+        // Neither the CPU's counters nor valgrind here: it says so.
+        let why = results[0]["error_message"].as_str().unwrap();
+        assert!(
+            why.contains("--measure instructions") && why.contains("valgrind"),
+            "{why}"
+        );
+        assert_eq!(code, 0, "{stderr}");
+        return;
+    }
+    assert_eq!(code, 0, "{stderr}");
+    let count = |r: &Value| {
+        let m = metric(r, "instructions");
+        assert_eq!(m["unit"], "instructions");
+        let samples = m["stats"]["samples"].as_array().unwrap();
+        assert_eq!(samples.len(), 3, "{m}");
+        m["value"].as_f64().unwrap()
+    };
+    let (a, b) = (count(&results[0]), count(&results[1]));
+    // Twice the loop, more instructions: the shell's start is subtracted,
+    // so nearly twice as many.
+    assert!(b > 1.5 * a && b < 2.5 * a, "{a} then {b}");
+    let source = results[0]["details"]["count_source"].as_str().unwrap();
+    assert!(["perf_event", "cachegrind"].contains(&source), "{source}");
+    if source == "cachegrind" {
+        // Exact: every counted run the same.
+        let m = metric(&results[0], "instructions");
+        assert_eq!(m["stats"]["std"].as_f64().unwrap(), 0.0, "{m}");
+        assert!(
+            metric(&results[0], "estimated_cycles")["value"]
+                .as_f64()
+                .unwrap()
+                > a
+        );
+    }
+    assert!(stderr.contains("Instructions:"), "{stderr}");
+    let exported: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+    let counted = exported["results"][1]["instructions"].as_array().unwrap();
+    assert_eq!(counted.len(), 3, "{exported}");
+    assert_eq!(exported["results"][1]["count_source"], source);
 }

@@ -102,7 +102,22 @@ pub struct ExecArgs {
     /// Print the suite run as JSON on stdout (human output goes to stderr).
     #[arg(long)]
     pub json: bool,
+    /// What to measure: `time` (hyperfine's measures), or `instructions` too:
+    /// each command's executed instructions counted after its timed runs,
+    /// three times, from the CPU's counters (perf_event_open) or else
+    /// valgrind's cachegrind; skipped, saying why, where neither exists.
+    #[arg(long, value_enum, value_name = "WHAT", default_value = "time")]
+    pub measure: MeasureArg,
     /// Where the run is recorded.
     #[command(flatten)]
     pub store: StoreFlags,
+}
+
+/// `--measure`'s choices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum MeasureArg {
+    /// Wall, user and system time and peak memory.
+    Time,
+    /// The same, and executed instructions (deterministic).
+    Instructions,
 }

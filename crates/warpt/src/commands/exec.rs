@@ -10,10 +10,12 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use warpt_exec::engine::Observer;
 use warpt_exec::session::{Session, calibration_line};
 use warpt_exec::{
-    ExecError, ExecPlan, Job, JobResult, Output, Parameter, Sample, Shell, ShellCost, hyperfine,
+    ExecError, ExecPlan, Job, JobResult, Measure, Output, Parameter, Sample, Shell, ShellCost,
+    hyperfine,
 };
 
 use crate::cli::ExecArgs;
+use crate::cli::MeasureArg;
 use crate::{Outcome, UsageError};
 use warpt_run::ExportTarget;
 
@@ -56,6 +58,10 @@ fn plan(args: &ExecArgs) -> Result<ExecPlan> {
         interleave: !args.no_interleave,
         timeout: args.timeout.map(Duration::from_secs_f64),
         seed: args.seed,
+        measure: match args.measure {
+            MeasureArg::Time => Measure::Time,
+            MeasureArg::Instructions => Measure::Instructions,
+        },
     })
 }
 
