@@ -93,16 +93,9 @@ pub fn skipped(jobs: Vec<Job>, why: &str) -> Vec<JobResult> {
     let now = jiff::Timestamp::now();
     jobs.into_iter()
         .map(|job| JobResult {
-            job,
-            samples: Vec::new(),
             status: RunStatus::Skipped,
             message: Some(format!("--measure instructions: {why}")),
-            stop_reason: None,
-            failed_runs: 0,
-            window: (now, now),
-            counts: Vec::new(),
-            count_source: None,
-            shell_instructions: None,
+            ..JobResult::new(job, now)
         })
         .collect()
 }

@@ -56,6 +56,24 @@ pub struct JobResult {
     pub shell_instructions: Option<u64>,
 }
 
+impl JobResult {
+    /// `job` before any run, at `now`: passed until something says otherwise.
+    pub fn new(job: Job, now: jiff::Timestamp) -> JobResult {
+        JobResult {
+            job,
+            samples: Vec::new(),
+            status: RunStatus::Passed,
+            message: None,
+            stop_reason: None,
+            failed_runs: 0,
+            window: (now, now),
+            counts: Vec::new(),
+            count_source: None,
+            shell_instructions: None,
+        }
+    }
+}
+
 /// Reports progress (rounds, runs) to the caller's display.
 pub trait Observer {
     /// A job finished one measured run.
@@ -170,18 +188,7 @@ pub fn measure(
     let mut states: Vec<State> = jobs
         .into_iter()
         .map(|job| State {
-            result: JobResult {
-                job,
-                samples: Vec::new(),
-                status: RunStatus::Passed,
-                message: None,
-                stop_reason: None,
-                failed_runs: 0,
-                window: (now, now),
-                counts: Vec::new(),
-                count_source: None,
-                shell_instructions: None,
-            },
+            result: JobResult::new(job, now),
             started: None,
             done: false,
         })
