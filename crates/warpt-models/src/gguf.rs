@@ -408,22 +408,10 @@ mod tests {
         assert_eq!(gguf_name("model.layers.3.rotary.inv_freq"), None);
     }
 
-    /// The tiny Llama these tests write.
-    const TINY: Shape = Shape {
-        vocab: 64,
-        hidden: 32,
-        intermediate: 64,
-        layers: 2,
-        heads: 4,
-        kv_heads: 2,
-        head_dim: 8,
-        context: 128,
-    };
-
     /// A tiny Llama as a GGUF file's bytes, its metadata changed by
     /// `change` before it is written again.
     fn tiny_gguf(change: impl FnOnce(&mut HashMap<String, Value>)) -> Vec<u8> {
-        let shape = TINY;
+        let shape = crate::model::TEST_SHAPE;
         let cpu = Device::Cpu;
         let tensors = crate::model::generate(&shape, 1, &cpu).unwrap();
         let mut buf = std::io::Cursor::new(Vec::new());
@@ -505,7 +493,7 @@ mod tests {
     /// pass (`1 rows of 37`).
     #[test]
     fn every_matrix_has_the_shape_the_header_gives() {
-        let shape = TINY;
+        let shape = crate::model::TEST_SHAPE;
         let cpu = Device::Cpu;
         for (hf, dims, says) in [
             (

@@ -536,17 +536,7 @@ mod tests {
 
     fn tiny_dir() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
-        let shape = Shape {
-            vocab: 64,
-            hidden: 32,
-            intermediate: 64,
-            layers: 2,
-            heads: 4,
-            kv_heads: 2,
-            head_dim: 8,
-            context: 128,
-        };
-        save(dir.path(), &shape, 1).unwrap();
+        save(dir.path(), &crate::model::TEST_SHAPE, 1).unwrap();
         dir
     }
 

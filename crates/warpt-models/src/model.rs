@@ -34,6 +34,19 @@ pub struct Shape {
     pub context: usize,
 }
 
+/// The tiny Llama the crate's unit tests write and read (GGUF, safetensors).
+#[cfg(test)]
+pub(crate) const TEST_SHAPE: Shape = Shape {
+    vocab: 64,
+    hidden: 32,
+    intermediate: 64,
+    layers: 2,
+    heads: 4,
+    kv_heads: 2,
+    head_dim: 8,
+    context: 128,
+};
+
 /// The longest context a model file may declare: rotary tables and masks
 /// are sized from it before anything else is known (a million positions
 /// take half a gigabyte of tables).
