@@ -28,7 +28,7 @@ mod trial;
 
 pub use component::{BenchmarkComponent, BenchmarkKind, UnknownComponent};
 pub use events::RunEvent;
-pub use metric::{BenchmarkMetric, MetricStats, StopReason, tag_label};
+pub use metric::{BenchmarkMetric, COUNTED_UNITS, MetricStats, StopReason, tag_label};
 pub use noise::NoiseEntry;
 pub use params::{ParamError, ParamValue, Params};
 pub use redact::{MASK, redact_command_line, redact_secrets, redact_url};

@@ -52,7 +52,21 @@ impl BenchmarkMetric {
     pub fn tag_label(&self) -> String {
         tag_label(&self.tags)
     }
+
+    /// Whether this metric counts events the program executes (see
+    /// [`COUNTED_UNITS`]) rather than timing them: a repeat of unchanged
+    /// code gives the same count, whatever the host was doing.
+    pub fn is_counted(&self) -> bool {
+        COUNTED_UNITS.contains(&self.unit.as_str())
+    }
 }
+
+/// The units of counted metrics (`warpt exec --measure instructions`):
+/// executed instructions, cache misses and cachegrind's estimated cycles
+/// (a model over the counts, not a clock). Their run-to-run spread is the
+/// counts' own, not the host's, so `compare` judges them without a noise
+/// band.
+pub const COUNTED_UNITS: [&str; 3] = ["instructions", "misses", "cycles"];
 
 /// Summary statistics of a metric's samples, all in the metric's unit.
 ///

@@ -116,6 +116,25 @@ fn notes(c: &Comparison) -> Vec<String> {
         sources(crate::NoiseSource::Assumed),
         sources(crate::NoiseSource::Unknown),
     ));
+    let counted: Vec<&crate::compare::MetricComparison> = c
+        .metrics
+        .iter()
+        .filter(|m| m.noise_source == crate::NoiseSource::Counts)
+        .collect();
+    if !counted.is_empty() {
+        let identical = counted
+            .iter()
+            .filter(|m| m.noise_cv_pct == Some(0.0) && m.change_pct == 0.0)
+            .count();
+        out.push(format!(
+            "{} counted metrics (instructions, cache misses, estimated cycles) judged on the counts \
+             themselves, no noise band: the band is the larger of --count-threshold ±{}% and {} x \
+             the counts' own spread; {identical} counted identically on both sides",
+            counted.len(),
+            c.count_threshold_pct,
+            crate::compare::counted::SPREAD_K,
+        ));
+    }
     let pooled = c
         .metrics
         .iter()

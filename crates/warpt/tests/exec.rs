@@ -303,3 +303,59 @@ fn instructions_are_counted_the_same_every_time_and_follow_the_work() {
     assert_eq!(counted.len(), 3, "{exported}");
     assert_eq!(exported["results"][1]["count_source"], source);
 }
+
+#[test]
+fn compare_calls_identical_counts_unchanged_and_half_a_percent_more_work_regressed() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = |n: u32| format!("i=0; while [ $i -lt {n} ]; do i=$((i+1)); done");
+    let run = |n: u32, file: &str| {
+        let path = dir.path().join(file);
+        let (code, run, stderr) = exec(
+            dir.path(),
+            &[
+                "--measure",
+                "instructions",
+                "--runs",
+                "2",
+                "--command-name",
+                "loop",
+                "--export-file",
+                path.to_str().unwrap(),
+                &work(n),
+            ],
+        );
+        assert_eq!(code, 0, "{stderr}");
+        (run, path)
+    };
+    let (first, a) = run(2000, "a.json");
+    if first["benchmarks"][0]["status"] == "skipped" {
+        return; // no source of counts here: the test above checks the reason
+    }
+    let (_, again) = run(2000, "again.json");
+    let (_, more) = run(2010, "more.json");
+    let compare = |b: &Path, c: &Path| {
+        let out = Command::new(assert_cmd::cargo::cargo_bin("warpt"))
+            .args(["benchmark", "compare", "--format", "json", "--no-store"])
+            .args([b, c])
+            .output()
+            .unwrap();
+        let c: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let m = c["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["metric"] == "instructions")
+            .unwrap()
+            .clone();
+        (out.status.code().unwrap(), m)
+    };
+    let (_, same) = compare(&a, &again);
+    assert_eq!(same["verdict"], "~", "{same}");
+    assert_eq!(same["method"], "counts");
+    assert_eq!(same["noise_source"], "counts");
+    let (code, slower) = compare(&a, &more);
+    assert_eq!(slower["verdict"], "regressed", "{slower}");
+    let change = slower["change_pct"].as_f64().unwrap();
+    assert!(change > 0.3 && change < 0.7, "{slower}");
+    assert_eq!(code, 1, "a regression exits 1");
+}

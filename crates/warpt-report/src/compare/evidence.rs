@@ -35,6 +35,9 @@ pub enum Kind {
     Samples,
     /// No test applies: the noise band alone.
     Band,
+    /// Counted metrics (instructions): the change against the counts' own
+    /// spread (see [`super::counted`]).
+    Counts,
 }
 
 /// The result of the test for one metric, before multiple-testing adjustment.
@@ -149,12 +152,25 @@ pub fn gather(
 }
 
 impl Evidence {
+    /// The evidence for a counted metric: the medians' change alone.
+    pub fn counted() -> Evidence {
+        Evidence {
+            kind: Kind::Counts,
+            method: "counts",
+            p: None,
+            ratio_ci: None,
+            estimate: None,
+            ci_separate: None,
+        }
+    }
+
     /// Whether the evidence says the two sides differ, given the metric's
     /// q-value; `band_known` says whether a noise band backs a test-less
     /// judgement.
     pub fn significant(&self, q: Option<f64>, alpha: f64, band_known: bool) -> bool {
         match (self.kind, q, self.ratio_ci, self.ci_separate) {
             (Kind::Band, ..) => band_known,
+            (Kind::Counts, ..) => true,
             (_, Some(q), Some((lo, hi)), _) => q < alpha && (hi < 1.0 || lo > 1.0),
             (_, Some(q), None, _) => q < alpha,
             (_, None, _, Some(separate)) => separate,

@@ -15,6 +15,7 @@
 //! unknown: a single run cannot tell a change of the code from the next
 //! run landing elsewhere. Otherwise it is `~`.
 
+pub mod counted;
 pub mod evidence;
 pub mod noise;
 
@@ -24,6 +25,7 @@ use serde::Serialize;
 use warpt_model::{BenchmarkMetric, BenchmarkRunResult, BenchmarkSuiteRun, Quality, RunStatus};
 
 use crate::stats;
+pub use counted::DEFAULT_COUNT_THRESHOLD_PCT;
 use evidence::Kind;
 pub use noise::{MetricRef, NOISE_K, Noise, NoiseLookup, NoiseSource};
 
@@ -38,6 +40,9 @@ pub struct Options {
     pub noise_k: f64,
     /// Trial i of each side ran in the same round (interleaved A/B).
     pub paired: bool,
+    /// Changes of a counted metric (instructions) smaller than this many
+    /// percent are `~` (see [`counted`]).
+    pub count_threshold_pct: f64,
 }
 
 /// The default `--threshold`, percent: the smallest change called a
@@ -52,6 +57,7 @@ impl Default for Options {
             alpha: 0.05,
             noise_k: NOISE_K,
             paired: false,
+            count_threshold_pct: counted::DEFAULT_COUNT_THRESHOLD_PCT,
         }
     }
 }
@@ -190,6 +196,8 @@ pub struct Comparison {
     pub current: String,
     /// The threshold, percent.
     pub threshold_pct: f64,
+    /// The threshold of counted metrics, percent.
+    pub count_threshold_pct: f64,
     /// The false discovery rate.
     pub alpha: f64,
     /// The noise band's multiple of the run-to-run spread.
@@ -311,7 +319,9 @@ fn figure(m: &BenchmarkMetric, trials: usize) -> Figure {
 /// or this metric's own median is known too poorly within its one run.
 /// Another metric's poor precision does not count against this one, and
 /// a side with trials is not held to it: its statistics are the spread of
-/// the trial medians, which the test across trials already weighs.
+/// the trial medians, which the test across trials already weighs. A
+/// counted metric is held to neither: interference slows a program down
+/// but does not change what it executes.
 fn unusable(
     side: &str,
     r: &BenchmarkRunResult,
@@ -319,6 +329,7 @@ fn unusable(
     trials: usize,
     debug: (bool, bool),
 ) -> Option<String> {
+    let counted = m.is_counted();
     if r.status != RunStatus::Passed {
         return Some(format!(
             "{side} {}: {}",
@@ -331,6 +342,9 @@ fn unusable(
         return Some(format!("{side} {}", warpt_model::DEBUG_BUILD_REASON));
     }
     let conditions = r.measurement_quality.or(r.quality);
+    if counted {
+        return None;
+    }
     if conditions == Some(Quality::Unreliable) {
         let why = r
             .quality_reasons
@@ -453,7 +467,12 @@ pub fn compare(
             tb.iter().map(|(_, v)| *v).collect(),
             tc.iter().map(|(_, v)| *v).collect(),
         );
-        let ev = evidence::gather(&vb, &vc, options.paired, old, cur, options.alpha);
+        let counted = old.is_counted() && cur.is_counted();
+        let ev = if counted {
+            evidence::Evidence::counted()
+        } else {
+            evidence::gather(&vb, &vc, options.paired, old, cur, options.alpha)
+        };
         // Equal medians are no change, also when both are zero (an error
         // metric of an exact result). Across trials the Hodges-Lehmann
         // estimate is the change: one outlying trial barely moves it.
@@ -482,16 +501,28 @@ pub fn compare(
                 fingerprint: fingerprint.as_deref(),
             })
         };
-        let found = lookup(&old_r.params)
-            .or_else(|| lookup(&cur_r.params))
-            .map(|n| noise::with_trials(&n, &vb, &vc));
+        let found = if counted {
+            None
+        } else {
+            lookup(&old_r.params)
+                .or_else(|| lookup(&cur_r.params))
+                .map(|n| noise::with_trials(&n, &vb, &vc))
+        };
         let noise_band = found
             .as_ref()
             .map(|n| noise::band_pct(n, options.noise_k, vb.len(), vc.len()));
+        // A counted metric's (spread, band): the counts' own movement.
+        let count_spread = counted.then(|| {
+            let (sb, sc) = (counted::spread(&vb, old), counted::spread(&vc, cur));
+            (
+                sb.max(sc),
+                counted::band_pct(sb, sc, options.count_threshold_pct),
+            )
+        });
         // One run a side cannot tell a code change from a host regime that
         // differs between the runs or moved within one, where it reaches;
         // trials carry their own spread.
-        let regimes = (tb.len() <= 1 && tc.len() <= 1)
+        let regimes = (tb.len() <= 1 && tc.len() <= 1 && !counted)
             .then(|| match (&old_r.regime, &cur_r.regime) {
                 (Some(a), Some(b)) => warpt_model::RegimeProbes::spoils(a, b, &key.3),
                 _ => None,
@@ -520,11 +551,21 @@ pub fn compare(
             q_value: None,
             ratio_ci95: ev.ratio_ci,
             method: ev.method.into(),
-            noise_cv_pct: found.as_ref().map(|n| n.cv * 100.0),
-            noise_source: found.as_ref().map_or(NoiseSource::Unknown, |n| n.source),
+            noise_cv_pct: match count_spread {
+                Some((spread, _)) => Some(spread * 100.0),
+                None => found.as_ref().map(|n| n.cv * 100.0),
+            },
+            noise_source: match (count_spread, &found) {
+                (Some(_), _) => NoiseSource::Counts,
+                (None, Some(n)) => n.source,
+                (None, None) => NoiseSource::Unknown,
+            },
             noise_pooled_trials: found.as_ref().map_or(0, |n| n.pooled_trials),
-            noise_band_pct: noise_band,
-            band_pct: noise_band.map_or(options.threshold_pct, |b| b.max(options.threshold_pct)),
+            noise_band_pct: count_spread.map(|(_, band)| band).or(noise_band),
+            band_pct: match count_spread {
+                Some((_, band)) => band,
+                None => noise_band.map_or(options.threshold_pct, |b| b.max(options.threshold_pct)),
+            },
             verdict: Verdict::Unchanged,
             reason: (!unusable.is_empty()).then(|| unusable.join("; ")),
         });
@@ -555,6 +596,7 @@ pub fn compare(
         base: base_label.to_string(),
         current: current_label.to_string(),
         threshold_pct: options.threshold_pct,
+        count_threshold_pct: options.count_threshold_pct,
         alpha: options.alpha,
         noise_k: options.noise_k,
         paired: options.paired,
@@ -578,6 +620,9 @@ pub const BYTES_RESOLUTION: f64 = 1024.0 * 1024.0;
 fn judge(m: &mut MetricComparison, ev: &evidence::Evidence, options: &Options) -> Verdict {
     if m.reason.is_some() {
         return Verdict::Inconclusive;
+    }
+    if ev.kind == Kind::Counts && m.change_pct.abs() <= m.band_pct {
+        return Verdict::Unchanged;
     }
     if m.unit == "B" && (m.current.median - m.base.median).abs() < BYTES_RESOLUTION {
         return Verdict::Unchanged;

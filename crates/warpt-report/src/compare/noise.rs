@@ -53,6 +53,9 @@ pub enum NoiseSource {
     Assumed,
     /// Not known.
     Unknown,
+    /// A counted metric: the spread of the counts themselves (see
+    /// [`super::counted`]).
+    Counts,
 }
 
 impl NoiseSource {
@@ -63,6 +66,7 @@ impl NoiseSource {
             NoiseSource::History => "history",
             NoiseSource::Assumed => "assumed",
             NoiseSource::Unknown => "unknown",
+            NoiseSource::Counts => "counts",
         }
     }
 }

@@ -64,6 +64,10 @@ pub struct CompareArgs {
     /// Changes within this many percent are `~` however significant.
     #[arg(long, value_name = "PCT", default_value_t = warpt_report::compare::DEFAULT_THRESHOLD_PCT, value_parser = parse_threshold)]
     pub threshold: f64,
+    /// Changes of a counted metric (instructions, cache misses: `exec --measure
+    /// instructions`) within this many percent are `~`; counts need no noise band.
+    #[arg(long, value_name = "PCT", default_value_t = warpt_report::compare::DEFAULT_COUNT_THRESHOLD_PCT, value_parser = parse_threshold)]
+    pub count_threshold: f64,
     /// Take this run-to-run spread (coefficient of variation, percent) for
     /// every metric instead of the machine's noise profile or history; 0
     /// trusts a single run's own statistics.

@@ -70,6 +70,10 @@ pub struct CiPrArgs {
     /// Changes smaller than this percentage are never called a regression.
     #[arg(long, value_name = "PCT", default_value_t = warpt_report::compare::DEFAULT_THRESHOLD_PCT, value_parser = parse_threshold)]
     pub threshold: f64,
+    /// Changes of a counted metric (`exec --measure instructions`, `harness run
+    /// --measure instructions`) within this many percent are `~`.
+    #[arg(long, value_name = "PCT", default_value_t = warpt_report::compare::DEFAULT_COUNT_THRESHOLD_PCT, value_parser = parse_threshold)]
+    pub count_threshold: f64,
     /// Exit 1 when a metric is inconclusive, as for a regression.
     #[arg(long)]
     pub fail_on_inconclusive: bool,

@@ -62,6 +62,7 @@ fn verdict(
 ) -> Result<Outcome> {
     let options = Options {
         threshold_pct: args.threshold,
+        count_threshold_pct: args.count_threshold,
         paired: true,
         ..Options::default()
     };

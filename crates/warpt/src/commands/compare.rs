@@ -44,6 +44,7 @@ pub fn run(args: &CompareArgs) -> Result<Outcome> {
     };
     let options = Options {
         threshold_pct: args.threshold,
+        count_threshold_pct: args.count_threshold,
         paired: args.rerun,
         ..Options::default()
     };
