@@ -189,13 +189,7 @@ impl Driver {
             timing: None,
             cold_cache: false,
         };
-        let mut load = json!({"op": "load", "path": file, "kwargs": options.kwargs,
-            "settings": options.settings, "defaults": options.defaults});
-        if let Some(seed) = options.reproducible {
-            load["reproducible"] = json!(true);
-            load["seed"] = json!(seed);
-        }
-        let reply = driver.request(load)?;
+        let reply = driver.request(Self::load_request(file, options))?;
         driver.config = reply.get("config").cloned().unwrap_or(Value::Null);
         driver.timing = reply
             .get("timing")
@@ -206,6 +200,18 @@ impl Driver {
             .and_then(Value::as_bool)
             .unwrap_or(false);
         Ok(driver)
+    }
+
+    /// The `load` request for `file` with `options`: the first line an
+    /// adapter reads.
+    pub fn load_request(file: &Path, options: &LoadOptions) -> Value {
+        let mut load = json!({"op": "load", "path": file, "kwargs": options.kwargs,
+            "settings": options.settings, "defaults": options.defaults});
+        if let Some(seed) = options.reproducible {
+            load["reproducible"] = json!(true);
+            load["seed"] = json!(seed);
+        }
+        load
     }
 
     /// What the benchmark's `get_config()` returned (an empty object

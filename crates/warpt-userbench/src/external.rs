@@ -19,6 +19,7 @@ use warpt_harness::{
 };
 use warpt_model::{BenchmarkMetric, ParamValue, StageError, Validation};
 
+use crate::counted;
 use crate::driver::{Driver, DriverError, LoadOptions, Output};
 
 /// Environment variables of the compiled-graph caches a fresh interpreter
@@ -63,6 +64,9 @@ pub struct FileRun {
     /// The adapter command line for a file in another language (bench.yaml
     /// `command`, `{file}` replaced); Python's adapter without one.
     pub command: Option<String>,
+    /// `measure=instructions`: one call's instructions counted too
+    /// ([`crate::counted`]).
+    pub count: bool,
 }
 
 impl FileRun {
@@ -120,6 +124,8 @@ impl FileRun {
             command: Some(ctx.str_param("command")?)
                 .filter(|c| !c.is_empty())
                 .map(str::to_string),
+            // The spec's choices refuse anything but time and instructions.
+            count: ctx.str_param("measure")? == "instructions",
         })
     }
 
@@ -156,9 +162,21 @@ impl FileRun {
     }
 }
 
+impl FileRun {
+    /// How a counted session of this file starts.
+    fn session(&self) -> counted::Session {
+        match &self.command {
+            Some(line) => counted::Session::command(line, &self.file, &self.load),
+            None => counted::Session::python(&self.python, &self.load),
+        }
+    }
+}
+
 /// One user benchmark file under the harness.
 pub struct ExternalBenchmark {
     run: Option<FileRun>,
+    /// Where `measure=instructions` counts come from (found in `prepare`).
+    counts: Option<warpt_counts::Source>,
     driver: Option<Driver>,
     /// Errors met that did not stop the stages (see [`Benchmark::take_errors`]).
     errors: Vec<StageError>,
@@ -174,6 +192,7 @@ impl ExternalBenchmark {
                 python: python.to_string(),
                 ..FileRun::default()
             }),
+            counts: None,
             driver: None,
             errors: Vec::new(),
             caches: Vec::new(),
@@ -185,6 +204,7 @@ impl ExternalBenchmark {
     pub fn from_params() -> Self {
         ExternalBenchmark {
             run: None,
+            counts: None,
             driver: None,
             errors: Vec::new(),
             caches: Vec::new(),
@@ -319,6 +339,12 @@ impl Benchmark for ExternalBenchmark {
             self.run = Some(FileRun::from_context(ctx)?);
         }
         let run = self.run.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
+        if run.count {
+            // Times alone are not what was asked for: no counts, a skip.
+            self.counts = Some(warpt_counts::detect().map_err(|why| {
+                BenchmarkError::Skipped(format!("--measure instructions: {why}"))
+            })?);
+        }
         self.driver = Some(run.start(&mut self.caches)?);
         Ok(())
     }
@@ -459,6 +485,19 @@ impl Benchmark for ExternalBenchmark {
             ));
         }
         details.extend(output_details(&output));
+        if let Some(source) = &self.counts {
+            let latency_s = metrics[0].value / 1e3;
+            match counted::measure(source, &run.session(), &run.file, &run.load, latency_s) {
+                Ok((m, d)) => {
+                    metrics.extend(m);
+                    details.extend(d);
+                }
+                Err(why) => {
+                    let e = BenchmarkError::Failed(format!("counting instructions: {why}"));
+                    return Err(self.nothing_measured(e));
+                }
+            }
+        }
         Ok(Measured {
             metrics,
             details,

@@ -7,6 +7,7 @@
 //! - [`driver`]: the benchmark protocol's driver side, and the Python
 //!   adapter it ships;
 //! - [`external`]: one benchmark file as a warpt `Benchmark` on the driver;
+//! - [`counted`]: `--measure instructions`, one call's instructions counted;
 //! - [`suite`]: the `harness` suite, through which the worker process
 //!   creates those benchmarks;
 //! - [`run`]: a whole tree, pairs interleaved, into one suite run;
@@ -18,6 +19,7 @@
 
 pub mod accuracy;
 pub mod config;
+pub mod counted;
 pub mod discover;
 pub mod driver;
 pub mod external;

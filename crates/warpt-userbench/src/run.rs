@@ -89,6 +89,9 @@ pub struct Settings {
     pub cold_cache: Option<bool>,
     /// `--no-device-hygiene`: `Some(false)`.
     pub device_hygiene: Option<bool>,
+    /// `--measure instructions`: one call's instructions counted too
+    /// ([`crate::counted`]).
+    pub count_instructions: bool,
     /// A variant this many percent slower than its baseline, significantly, regressed.
     pub regression_threshold_pct: f64,
     /// Where the outputs compared for accuracy are written.

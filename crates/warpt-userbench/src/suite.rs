@@ -33,6 +33,7 @@ pub fn default_params() -> Params {
         ("device_hygiene", ParamValue::from("")),
         ("defaults", ParamValue::from("")),
         ("command", ParamValue::from("")),
+        ("measure", ParamValue::from("time")),
     ]
     .into_iter()
     .map(|(k, v)| (k.to_string(), v))
@@ -101,6 +102,10 @@ pub fn spec(name: &str) -> BenchmarkSpec {
                 "command",
                 "a command (sh -c, in the file's directory) that starts an adapter for a file in another language (docs/protocol.md); empty: Python's",
             ),
+            (
+                "measure",
+                "time; or instructions: also one call's executed instructions (the CPU's counters, else cachegrind), from counted sessions of N and 2N calls",
+            ),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -111,6 +116,7 @@ pub fn spec(name: &str) -> BenchmarkSpec {
             ("timing", &["", "host", "device", "pytorch", "triton"][..]),
             ("cold_cache", &["", "true", "false"][..]),
             ("device_hygiene", &["", "true", "false"][..]),
+            ("measure", &["time", "instructions"][..]),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v.iter().map(|c| c.to_string()).collect()))

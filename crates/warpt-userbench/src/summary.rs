@@ -102,6 +102,9 @@ pub struct Entry {
     /// Peak device memory (CUDA) of the benchmark's calls, bytes.
     #[serde(default)]
     pub peak_device_memory_bytes: Option<u64>,
+    /// One call's executed instructions (`--measure instructions`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions_per_call: Option<f64>,
     /// Trials (rounds) behind the figures.
     pub trials: Option<u32>,
     /// median(baseline) / median(this), for an optimized variant.
@@ -258,6 +261,7 @@ fn entry(r: &BenchmarkRunResult) -> Entry {
         timer_resolution_ns: count(r, "timer_resolution_ns"),
         timing_note: text(r, "timing_note"),
         peak_device_memory_bytes: count(r, "peak_device_memory_bytes"),
+        instructions_per_call: metric(r, "instructions").map(|m| m.value),
         trials: count(r, "trials").map(|v| v as u32),
         speedup: metric(r, "speedup").map(|m| m.value),
         speedup_ci95: num("speedup_ci95_low")

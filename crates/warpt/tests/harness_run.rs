@@ -437,3 +437,70 @@ class B:
     let p50 = e["latency_ms"]["p50"].as_f64().unwrap();
     assert!(p50 > 1.0, "p50 {p50} ms: a forged reply was taken");
 }
+
+/// A benchmark class whose call sums `n` integers in a Python loop.
+fn summer(n: u32) -> String {
+    format!(
+        "class B:\n    def setup(self): self.n = {n}\n    def benchmark_fn(self):\n        \
+         s = 0\n        for i in range(self.n):\n            s += i % 7\n        return 1\n    \
+         def teardown(self): pass\n"
+    )
+}
+
+#[test]
+fn measure_instructions_counts_one_call_and_follows_the_work() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("tree");
+    put(&root, "ch1/baseline_sum.py", &summer(2000));
+    put(&root, "ch1/optimized_sum.py", &summer(1000));
+    let export = t.path().join("run.json");
+    let (code, s, stderr) = run(
+        &root,
+        &t.path().join("out"),
+        &[
+            "--rounds",
+            "1",
+            "--measure",
+            "instructions",
+            "--export-file",
+            export.to_str().unwrap(),
+        ],
+    );
+    let run: Value = serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+    let named = |list: &Value, name: &str| -> Value {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["spec"]["id"]["name"] == name)
+            .unwrap_or_else(|| panic!("no {name} in {list:#}"))
+            .clone()
+    };
+    let base = &named(&run["benchmarks"], "ch1/sum/baseline_sum");
+    if base["status"] == "skipped" {
+        // Neither the CPU's counters nor valgrind here: it says so.
+        let why = base["error_message"].as_str().unwrap();
+        assert!(why.contains("--measure instructions"), "{why}");
+        return;
+    }
+    assert_eq!(code, 0, "{stderr}");
+    let per_call = |r: &Value| {
+        let m = common::metric_of(r, "instructions");
+        assert_eq!(m["unit"], "instructions");
+        m["value"].as_f64().unwrap()
+    };
+    let opt = &named(&run["benchmarks"], "ch1/sum/optimized_sum");
+    let (b, o) = (per_call(base), per_call(opt));
+    // Half the loop, half the instructions: the interpreter's start,
+    // imports and setup cancel out between the sessions of N and 2N calls.
+    assert!(o > 0.4 * b && o < 0.6 * b, "{b} then {o}");
+    let source = base["details"]["count_source"].as_str().unwrap();
+    assert!(["perf_event", "cachegrind"].contains(&source), "{source}");
+    // Counted twice; under cachegrind the same to a few instructions.
+    assert_eq!(base["details"]["count_runs"], 2);
+    let spread = base["details"]["instructions_spread_pct"].as_f64().unwrap();
+    if source == "cachegrind" {
+        assert!(spread < 0.01, "{spread}");
+    }
+    let e = entry(&s, "ch1/sum/baseline_sum");
+    assert_eq!(e["instructions_per_call"].as_f64().unwrap(), b, "{e:#}");
+}

@@ -116,6 +116,9 @@ impl<'a> Ctx<'a> {
         let flag = |v: Option<bool>| v.map_or("", |b| if b { "true" } else { "false" });
         set("cold_cache", ParamValue::from(flag(s.cold_cache)));
         set("device_hygiene", ParamValue::from(flag(s.device_hygiene)));
+        if s.count_instructions {
+            set("measure", ParamValue::from("instructions"));
+        }
         if let Some(line) = self.command_line(unit) {
             set("command", ParamValue::Str(line));
         }

@@ -195,12 +195,26 @@ pub fn markdown(s: &Summary) -> String {
     }
 
     let _ = writeln!(out, "\n## Resource usage\n");
-    let _ = writeln!(out, "| benchmark | tags | peak RSS MiB | trials |");
-    let _ = writeln!(out, "|---|---|---:|---:|");
+    let counted = s
+        .benchmarks
+        .iter()
+        .any(|e| e.instructions_per_call.is_some());
+    let (head, rule) = if counted {
+        (" instructions / call |", "---:|")
+    } else {
+        ("", "")
+    };
+    let _ = writeln!(out, "| benchmark | tags | peak RSS MiB | trials |{head}");
+    let _ = writeln!(out, "|---|---|---:|---:|{rule}");
     for e in &s.benchmarks {
+        let instructions = if counted {
+            format!(" {} |", opt(e.instructions_per_call, |n| format!("{n:.0}")))
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} |",
+            "| {} | {} | {} | {} |{instructions}",
             cell(&e.id),
             cell(&tags(e)),
             opt(e.peak_rss_bytes.map(|b| b as f64), |b| format!(

@@ -113,6 +113,11 @@ pub struct HarnessRunArgs {
     /// reset_peak_memory_stats), which is on by default.
     #[arg(long)]
     pub no_device_hygiene: bool,
+    /// `instructions`: also count one call's executed instructions (the CPU's counters,
+    /// else valgrind's cachegrind; counted sessions of N and 2N calls after the timed
+    /// ones), as metrics beside the times; skipped, saying why, where neither exists.
+    #[arg(long, value_enum, value_name = "WHAT", default_value = "time")]
+    pub measure: crate::cli::exec::MeasureArg,
     /// One extra run of each file under a profiler (never the timed one); its artifact
     /// is kept in the output directory.
     #[arg(long, value_enum, value_name = "TOOL")]

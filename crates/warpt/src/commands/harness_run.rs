@@ -114,6 +114,7 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
         }),
         cold_cache: args.cold_cache.then_some(true),
         device_hygiene: args.no_device_hygiene.then_some(false),
+        count_instructions: args.measure == crate::cli::MeasureArg::Instructions,
         regression_threshold_pct: args.regression_threshold,
         output_dir: std::path::absolute(&out_dir)?,
         worker_exe: None,
