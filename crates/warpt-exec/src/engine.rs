@@ -132,10 +132,11 @@ pub fn shell_cost(sh: &str, runs: usize, own_group: bool) -> Result<ShellCost, E
     Ok(cost)
 }
 
-struct State {
-    result: JobResult,
+/// One job's progress through the rounds.
+pub(crate) struct State {
+    pub(crate) result: JobResult,
     started: Option<Instant>,
-    done: bool,
+    pub(crate) done: bool,
 }
 
 fn auxiliary(what: &str, job: &Job, spawn: &Spawn, limit: Option<Duration>) -> Result<(), String> {
@@ -147,14 +148,81 @@ fn auxiliary(what: &str, job: &Job, spawn: &Spawn, limit: Option<Duration>) -> R
 }
 
 impl State {
-    fn fail(&mut self, status: RunStatus, message: String) {
+    pub(crate) fn fail(&mut self, status: RunStatus, message: String) {
         self.result.status = status;
         self.result.message = Some(message);
         self.done = true;
     }
 
+    /// Runs the job's `--prepare` and starts its clock: whether the run
+    /// may go ahead (a failed prepare fails the job).
+    pub(crate) fn before_run(&mut self, limit: Option<Duration>) -> bool {
+        let job = self.result.job.clone();
+        if let Some(p) = &job.prepare
+            && let Err(m) = auxiliary("prepare", &job, p, limit)
+        {
+            self.fail(RunStatus::Failed, m);
+            return false;
+        }
+        if self.started.is_none() {
+            self.started = Some(Instant::now());
+            self.result.window.0 = jiff::Timestamp::now();
+        }
+        true
+    }
+
+    /// Records one measured run's `outcome`: a timeout or a failure (unless
+    /// ignored) ends the job, a sample has the shell's cost subtracted, and
+    /// the stopping rule is checked.
+    pub(crate) fn record(
+        &mut self,
+        outcome: Result<Sample, ExecError>,
+        plan: &ExecPlan,
+        cost: Option<ShellCost>,
+        observer: &dyn Observer,
+    ) {
+        let job = &self.result.job;
+        let mut s = match outcome {
+            Ok(s) => s,
+            Err(e) => {
+                self.fail(RunStatus::Failed, e.to_string());
+                return;
+            }
+        };
+        self.result.window.1 = jiff::Timestamp::now();
+        let run = self.result.samples.len() + 1;
+        match s.exit {
+            Exit::TimedOut => {
+                let m = format!("run {run} of '{}' was killed at the --timeout", job.name);
+                self.fail(RunStatus::Timeout, m);
+                return;
+            }
+            e if !e.success() && !plan.ignore_failure => {
+                let m = format!(
+                    "'{}' ended with {e} on run {run} (--ignore-failure records it instead)",
+                    job.name
+                );
+                self.fail(RunStatus::Failed, m);
+                return;
+            }
+            e if !e.success() => self.result.failed_runs += 1,
+            _ => {}
+        }
+        if let Some(c) = cost {
+            s.wall_s = (s.wall_s - c.wall_s).max(0.0);
+            s.user_s = (s.user_s - c.user_s).max(0.0);
+            s.sys_s = (s.sys_s - c.sys_s).max(0.0);
+        }
+        self.result.samples.push(s);
+        observer.run_done(&self.result.job, self.result.samples.len(), &s);
+        if let Some(reason) = self.should_stop(plan) {
+            self.result.stop_reason = Some(reason);
+            self.done = true;
+        }
+    }
+
     /// Whether the stopping rule holds after the latest run.
-    fn should_stop(&self, plan: &ExecPlan) -> Option<StopReason> {
+    pub(crate) fn should_stop(&self, plan: &ExecPlan) -> Option<StopReason> {
         let n = self.result.samples.len() as u32;
         if let Some(runs) = plan.runs {
             return (n >= runs).then_some(StopReason::SampleCap);
@@ -176,13 +244,15 @@ impl State {
     }
 }
 
-/// Runs every job of `plan` to its stopping rule.
+/// Runs every job of `plan` to its stopping rule; with `duet`, the two
+/// jobs at the same time on those CPUs ([`crate::duet`]).
 pub fn measure(
     plan: &ExecPlan,
     jobs: Vec<Job>,
     cost: Option<ShellCost>,
     observer: &dyn Observer,
     interrupt: Option<&std::sync::atomic::AtomicBool>,
+    duet: Option<&crate::duet::Cpus>,
 ) -> Vec<JobResult> {
     let now = jiff::Timestamp::now();
     let mut states: Vec<State> = jobs
@@ -243,6 +313,12 @@ pub fn measure(
         if interrupted() {
             break;
         }
+        if let Some(cpus) = duet {
+            if !crate::duet::round(&mut states, cpus, plan, cost, observer) {
+                break;
+            }
+            continue;
+        }
         let round: Vec<usize> = if plan.interleave {
             for i in (1..order.len()).rev() {
                 let j = (rng.next_u64() % (i as u64 + 1)) as usize;
@@ -263,62 +339,11 @@ pub fn measure(
         }
         for i in round {
             let st = &mut states[i];
-            let job = st.result.job.clone();
-            if let Some(p) = &job.prepare
-                && let Err(m) = auxiliary("prepare", &job, p, limit)
-            {
-                st.fail(RunStatus::Failed, m);
+            if !st.before_run(limit) {
                 continue;
             }
-            if st.started.is_none() {
-                st.started = Some(Instant::now());
-                st.result.window.0 = jiff::Timestamp::now();
-            }
-            let mut s = match job.spawn.run(limit) {
-                Ok(s) => s,
-                Err(e) => {
-                    st.fail(RunStatus::Failed, e.to_string());
-                    continue;
-                }
-            };
-            st.result.window.1 = jiff::Timestamp::now();
-            match s.exit {
-                Exit::TimedOut => {
-                    st.fail(
-                        RunStatus::Timeout,
-                        format!(
-                            "run {} of '{}' was killed at the --timeout",
-                            st.result.samples.len() + 1,
-                            job.name
-                        ),
-                    );
-                    continue;
-                }
-                e if !e.success() && !plan.ignore_failure => {
-                    st.fail(
-                        RunStatus::Failed,
-                        format!(
-                            "'{}' ended with {e} on run {} (--ignore-failure records it instead)",
-                            job.name,
-                            st.result.samples.len() + 1
-                        ),
-                    );
-                    continue;
-                }
-                e if !e.success() => st.result.failed_runs += 1,
-                _ => {}
-            }
-            if let Some(c) = cost {
-                s.wall_s = (s.wall_s - c.wall_s).max(0.0);
-                s.user_s = (s.user_s - c.user_s).max(0.0);
-                s.sys_s = (s.sys_s - c.sys_s).max(0.0);
-            }
-            st.result.samples.push(s);
-            observer.run_done(&job, st.result.samples.len(), &s);
-            if let Some(reason) = st.should_stop(plan) {
-                st.result.stop_reason = Some(reason);
-                st.done = true;
-            }
+            let outcome = st.result.job.spawn.run(limit);
+            st.record(outcome, plan, cost, observer);
         }
     }
     for st in &mut states {

@@ -10,12 +10,15 @@
 //! - [`report`]: one `exec` suite run and hyperfine's summary lines;
 //! - [`session`]: one invocation: calibrate, measure, count, report;
 //! - [`counts`]: `--measure instructions`: executed instructions, counted;
+//! - [`duet`]: `--duet`: two commands at once on separate CPUs, judged on
+//!   their paired runs;
 //! - [`hyperfine`]: hyperfine's JSON, Markdown and CSV exports;
 //! - [`declared`]: commands declared as `[[benchmarks]]` in configuration,
 //!   the `user` suite under warpt's whole harness.
 
 pub mod counts;
 pub mod declared;
+pub mod duet;
 pub mod engine;
 pub mod hyperfine;
 pub mod plan;

@@ -127,6 +127,9 @@ pub struct ExecPlan {
     pub ignore_failure: bool,
     /// Interleave the commands round by round (default) or run each in turn.
     pub interleave: bool,
+    /// `--duet`: the two commands at the same time on separate CPUs
+    /// ([`crate::duet`]).
+    pub duet: bool,
     /// `--timeout`: a run past this is killed and the command timed out.
     pub timeout: Option<Duration>,
     /// Seed of the per-round orders.
@@ -220,6 +223,12 @@ impl ExecPlan {
                 self.commands.len()
             )));
         }
+        if self.duet && self.timeout.is_some() {
+            return Err(ExecError::Usage(
+                "--duet and --timeout cannot be combined: the time limit watches one run at a time"
+                    .into(),
+            ));
+        }
         let values: Vec<Option<(&str, &str)>> = match &self.parameter {
             Some(p) => p
                 .values
@@ -264,6 +273,13 @@ impl ExecPlan {
                     text,
                 });
             }
+        }
+        if self.duet && jobs.len() != 2 {
+            return Err(ExecError::Usage(format!(
+                "--duet measures two commands against each other, and these make {} (with the \
+                 parameter's values)",
+                jobs.len()
+            )));
         }
         Ok(jobs)
     }

@@ -12,6 +12,7 @@ use warpt_model::{
     BenchmarkSuiteRun, ParamValue, RunStatus, StageLimits, Validation,
 };
 
+use crate::duet::{Cpus, Paired};
 use crate::engine::{JobResult, ShellCost};
 use crate::plan::ExecPlan;
 
@@ -326,4 +327,54 @@ pub fn summary_text(results: &[JobResult], seed: u64) -> String {
         );
     }
     out
+}
+
+/// `--duet`'s verdict on the second command's result: `duet_with` (the
+/// first command), `duet_cpus`, `duet_pairs`, `duet_wall_ratio` (second /
+/// first, Hodges-Lehmann over the pairs), its CI bounds, `duet_p` and
+/// `duet_verdict`.
+pub fn add_duet_details(r: &mut BenchmarkRunResult, cpus: &Cpus, p: &Paired) {
+    let d = &mut r.details;
+    d.insert("duet_cpus".into(), ParamValue::Str(cpus.describe()));
+    d.insert("duet_pairs".into(), ParamValue::Int(p.pairs as i64));
+    d.insert("duet_wall_ratio".into(), ParamValue::Float(p.ratio));
+    if let Some((lo, hi)) = p.ci95 {
+        d.insert("duet_wall_ratio_ci95_low".into(), ParamValue::Float(lo));
+        d.insert("duet_wall_ratio_ci95_high".into(), ParamValue::Float(hi));
+    }
+    if let Some(pv) = p.p {
+        d.insert("duet_p".into(), ParamValue::Float(pv));
+    }
+    d.insert("duet_verdict".into(), ParamValue::from(p.verdict));
+}
+
+/// The duet's lines: which CPUs, and the second command against the first
+/// from their paired runs.
+pub fn duet_text(results: &[JobResult], cpus: &Cpus, p: Option<&Paired>) -> String {
+    let [a, b] = results else {
+        return String::new();
+    };
+    let Some(p) = p else {
+        return format!(
+            "\nduet ({}): fewer than 4 complete pairs of runs, no verdict\n",
+            cpus.describe()
+        );
+    };
+    let ci = p
+        .ci95
+        .map(|(lo, hi)| format!(" (95% CI {lo:.4} to {hi:.4})"))
+        .unwrap_or_default();
+    let pv = p.p.map(|v| format!(", p = {v:.2e}")).unwrap_or_default();
+    format!(
+        "\nduet: '{}' and '{}' run at the same time, {} (swapped every pair), {} couples of \
+         pairs:\n  '{}' / '{}' wall time {:.4}{ci}{pv}: {}\n",
+        a.job.name,
+        b.job.name,
+        cpus.describe(),
+        p.pairs,
+        b.job.name,
+        a.job.name,
+        p.ratio,
+        p.verdict
+    )
 }

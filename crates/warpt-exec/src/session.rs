@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use warpt_model::BenchmarkSuiteRun;
 
 use crate::counts::{self, Measure};
+use crate::duet::{self, Cpus, Paired};
 use crate::engine::{JobResult, Observer, ShellCost, calibrate, measure};
 use crate::plan::{ExecPlan, Job};
 use crate::{ExecError, hyperfine, report};
@@ -19,6 +20,8 @@ pub struct Session {
     pub cost: Option<ShellCost>,
     /// The same, as one `exec` suite run (export, store).
     pub suite_run: BenchmarkSuiteRun,
+    /// `--duet`: the CPUs of each side and the paired verdict.
+    pub duet: Option<(Cpus, Option<Paired>)>,
 }
 
 impl Session {
@@ -47,15 +50,21 @@ impl Session {
                         results,
                         cost: None,
                         suite_run,
+                        duet: None,
                     });
                 }
             },
         };
+        let cpus = plan
+            .duet
+            .then(Cpus::split)
+            .transpose()
+            .map_err(ExecError::Usage)?;
         let cost = calibrate(plan)?;
         if let Some(c) = &cost {
             observer.calibrated(c);
         }
-        let mut results = measure(plan, jobs, cost, observer, interrupt);
+        let mut results = measure(plan, jobs, cost, observer, interrupt, cpus.as_ref());
         let interrupted = interrupt.is_some_and(|i| i.load(Ordering::Relaxed));
         if let Some(source) = &source
             && !interrupted
@@ -63,11 +72,24 @@ impl Session {
             let shell = counts::shell_count(plan, source).map_err(ExecError::Io)?;
             counts::count(&mut results, source, shell);
         }
-        let suite_run = report::suite_run(plan, &results, cost, start, command_line, interrupted);
+        let mut suite_run =
+            report::suite_run(plan, &results, cost, start, command_line, interrupted);
+        let duet = cpus.map(|cpus| {
+            let walls = |r: &JobResult| r.samples.iter().map(|s| s.wall_s).collect::<Vec<_>>();
+            let paired = match &results[..] {
+                [a, b] => duet::judge(&walls(a), &walls(b), DUET_THRESHOLD_PCT),
+                _ => None,
+            };
+            if let (Some(p), Some(r)) = (&paired, suite_run.benchmarks.get_mut(1)) {
+                report::add_duet_details(r, &cpus, p);
+            }
+            (cpus, paired)
+        });
         Ok(Session {
             results,
             cost,
             suite_run,
+            duet,
         })
     }
 
@@ -81,9 +103,16 @@ impl Session {
             text.push('\n');
         }
         text += &warpt_report::terminal::results(&self.suite_run);
+        if let Some((cpus, paired)) = &self.duet {
+            text += &report::duet_text(&self.results, cpus, paired.as_ref());
+        }
         text + &report::summary_text(&self.results, seed)
     }
 }
+
+/// The smallest change `--duet` calls a regression or an improvement,
+/// percent (`benchmark compare`'s default `--threshold`).
+pub const DUET_THRESHOLD_PCT: f64 = warpt_report::compare::DEFAULT_THRESHOLD_PCT;
 
 /// The line that reports the shell's spawn time.
 pub fn calibration_line(c: &ShellCost) -> String {

@@ -15,10 +15,12 @@
 //! - [`trials`]: `--repeat` (the run as the unit of replication): orders and
 //!   aggregates, trials in another clock regime left out;
 //! - [`interleave`]: randomized interleaved A/B trials (`compare --rerun`);
+//! - [`duet`]: A and B at the same time on separate CPUs (`--duet`);
 //! - [`Progress`]: the events a run reports while it works.
 
 mod benchmark;
 mod components;
+pub mod duet;
 mod execute;
 pub mod interference;
 pub mod interleave;

@@ -86,7 +86,14 @@ fn notes(c: &Comparison) -> Vec<String> {
         c.metrics.len()
     )];
     let (tb, tc) = c.trials;
-    out.push(if c.paired {
+    out.push(if c.duet {
+        format!(
+            "duet: {tb} rounds of A and B at the same time, each on its own half of the CPUs \
+             (swapped every round); verdicts from the mean ratio of each two rounds, which \
+             cancels what the host did to both and a difference between the halves \
+             (signed-rank from 6 couples, paired t below)"
+        )
+    } else if c.paired {
         format!(
             "interleaved A/B: {tb} paired trials; verdicts from the per-round ratios \
              (signed-rank from 6 pairs, paired t below)"

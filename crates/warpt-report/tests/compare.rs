@@ -338,7 +338,7 @@ fn paired_trials_use_the_per_round_ratios() {
     let a = trials(&drift, false);
     let b = trials(&drift.map(|d| d * 1.03), false);
     let paired = Options {
-        paired: true,
+        pairing: warpt_report::compare::Pairing::Rounds,
         ..Options::default()
     };
     let c = compare(&a, "a", &b, "b", &paired, &NoNoise);

@@ -294,12 +294,53 @@ pub fn rerun(
     current: &str,
     run_args: &[String],
     rounds: u32,
-    seed: u64,
+    schedule: Schedule,
 ) -> Result<Sides> {
     check_reserved(Warpt::BenchmarkRun, run_args, Runs::Several)?;
     let a = Subprocess::new(base, run_args)?;
     let b = Subprocess::new(current, run_args)?;
-    interleaved(a, b, rounds, seed)
+    run_sides(a, b, rounds, schedule)
+}
+
+/// How the two sides' trials are scheduled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schedule {
+    /// One after the other in randomized order each round (RMIT), seeded.
+    Interleaved {
+        /// Seed of the orders.
+        seed: u64,
+    },
+    /// At the same time on separate CPU halves, swapped every round
+    /// ([`warpt_harness::duet`]).
+    Duet,
+}
+
+impl Schedule {
+    /// The rounds when the user gives none: 5 interleaved; 10 in a duet,
+    /// whose verdict rests on couples of rounds, and whose rounds take
+    /// the time of one side.
+    pub fn default_rounds(self) -> u32 {
+        match self {
+            Schedule::Interleaved { .. } => 5,
+            Schedule::Duet => 10,
+        }
+    }
+
+    /// The comparison's pairing of these trials.
+    pub fn pairing(self) -> warpt_report::compare::Pairing {
+        match self {
+            Schedule::Interleaved { .. } => warpt_report::compare::Pairing::Rounds,
+            Schedule::Duet => warpt_report::compare::Pairing::Duet,
+        }
+    }
+}
+
+/// Runs the two sides' trials as `schedule` says.
+pub fn run_sides(a: Subprocess, b: Subprocess, rounds: u32, schedule: Schedule) -> Result<Sides> {
+    match schedule {
+        Schedule::Interleaved { seed } => interleaved(a, b, rounds, seed),
+        Schedule::Duet => duet(a, b, rounds),
+    }
 }
 
 /// The warpt commands a trial can be: each hands over a suite run.
@@ -401,7 +442,58 @@ pub fn interleaved(mut a: Subprocess, mut b: Subprocess, rounds: u32, seed: u64)
     let done = interleave::run_interleaved(&mut a, &mut b, rounds, seed, &mut report, &|| {
         stop.load(Ordering::Relaxed)
     });
-    let interrupted = stop.load(Ordering::Relaxed);
+    finish(done, stop.load(Ordering::Relaxed), base, current)
+}
+
+/// Runs `rounds` duet rounds: both sides at the same time, each on its
+/// half of the CPUs (swapped every round). Each side's trials as one suite
+/// run, their interference grades cleared: the other side is the foreign
+/// CPU every trial sees, and the pairing is the defence against the host
+/// (the results keep their reasons).
+pub fn duet(mut a: Subprocess, mut b: Subprocess, rounds: u32) -> Result<Sides> {
+    let cpus = warpt_harness::duet::Cpus::split().map_err(UsageError)?;
+    let (base, current) = (a.label.clone(), b.label.clone());
+    let (base, current) = (base.as_str(), current.as_str());
+    a.check()?;
+    b.check()?;
+    let stop = crate::interrupt::flag_only()?;
+    eprintln!(
+        "duet: {base} and {current} at the same time, {} (swapped every round)",
+        cpus.describe()
+    );
+    let mut report = |e: &TrialEvent<'_>| {
+        if e.side == Side::Base
+            && let Some(Ok(run)) = e.outcome
+        {
+            eprintln!(
+                "round {}/{}: both done: {} benchmarks a side",
+                e.round,
+                e.rounds,
+                run.benchmarks.len()
+            );
+        }
+    };
+    let mut done =
+        warpt_harness::duet::run_duet(&mut a, &mut b, &cpus, rounds, &mut report, &|| {
+            stop.load(Ordering::Relaxed)
+        });
+    for run in done.base.iter_mut().chain(done.current.iter_mut()) {
+        for r in &mut run.benchmarks {
+            r.quality = None;
+            r.measurement_quality = None;
+        }
+    }
+    finish(done, stop.load(Ordering::Relaxed), base, current)
+}
+
+/// The complete rounds of `done` as each side's suite run, or why there
+/// are too few.
+fn finish(
+    done: interleave::Interleaved,
+    interrupted: bool,
+    base: &str,
+    current: &str,
+) -> Result<Sides> {
     match done.failure {
         // The trial under way got the terminal's Ctrl-C too.
         Some(e) if interrupted => eprintln!("interrupted: {e}"),

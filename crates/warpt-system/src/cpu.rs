@@ -309,6 +309,31 @@ pub fn pin_current_thread(cpu: usize) -> bool {
     }
 }
 
+/// Pins the calling thread to the CPUs `cpus` (the processes it spawns
+/// inherit the mask); false where the kernel refuses, none is given, or
+/// this is not Linux.
+pub fn pin_current_thread_to(cpus: &[usize]) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        if cpus.is_empty() || cpus.iter().any(|&c| c >= libc::CPU_SETSIZE as usize) {
+            return false;
+        }
+        // SAFETY: as above; every cpu is in range.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            for &c in cpus {
+                libc::CPU_SET(c, &mut set);
+            }
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = cpus;
+        false
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

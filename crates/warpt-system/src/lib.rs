@@ -30,7 +30,7 @@ mod virt;
 
 pub use cpu::{
     LLC_OVERRIDE, allowed_cpus, cache_hierarchy, check_llc_override, cpu_info,
-    last_level_cache_bytes, physical_cores, pin_current_thread,
+    last_level_cache_bytes, physical_cores, pin_current_thread, pin_current_thread_to,
 };
 pub use devices::{mounts, network, storage};
 pub use energy::{EnergySnapshot, EnergyUnavailable};

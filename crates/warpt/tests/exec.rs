@@ -359,3 +359,36 @@ fn compare_calls_identical_counts_unchanged_and_half_a_percent_more_work_regress
     assert!(change > 0.3 && change < 0.7, "{slower}");
     assert_eq!(code, 1, "a regression exits 1");
 }
+
+#[test]
+fn a_duet_runs_two_commands_at_once_and_judges_their_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    let work = |n: u32| format!("i=0; while [ $i -lt {n} ]; do i=$((i+1)); done");
+    // Three commands (or a --timeout) are not a duet: a usage error.
+    let (code, _, stderr) = {
+        let out = Command::new(assert_cmd::cargo::cargo_bin("warpt"))
+            .args(["exec", "--no-store", "--duet", "true", "true", "true"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        (out.status.code().unwrap(), (), stderr)
+    };
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("two commands"), "{stderr}");
+    let (code, run, stderr) = exec(
+        dir.path(),
+        &["--duet", "--runs", "8", &work(3000), &work(6000)],
+    );
+    if stderr.contains("give it at least 2") {
+        assert_eq!(code, 2, "one CPU: --duet says why it cannot run");
+        return;
+    }
+    assert_eq!(code, 0, "{stderr}");
+    let second = &run["benchmarks"][1]["details"];
+    // Eight pairs, the CPUs swapped every pair: four couples.
+    assert_eq!(second["duet_pairs"], 4, "{second}");
+    let ratio = second["duet_wall_ratio"].as_f64().unwrap();
+    assert!(ratio > 1.4 && ratio < 2.8, "twice the loop: {ratio}");
+    assert_ne!(second["duet_verdict"], "~", "{second}");
+    assert!(stderr.contains("run at the same time"), "{stderr}");
+}

@@ -248,6 +248,45 @@ fn rerun_interleaves_two_configurations_and_judges_the_pairs() {
 }
 
 #[test]
+fn a_duet_runs_both_sides_at_once_and_judges_couples_of_rounds() {
+    let _one = common::one_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("results.db");
+    let base = dir.path().join("base.toml");
+    let slow = dir.path().join("slow.toml");
+    std::fs::write(&base, "[params]\nslowdown_pct = 0.0\n").unwrap();
+    std::fs::write(&slow, "[params]\nslowdown_pct = 100.0\n").unwrap();
+    let mut cmd = warpt(&store);
+    cmd.args(["benchmark", "compare", "--rerun", "--duet", "--trials", "4"])
+        .args(["--format", "json"])
+        .arg(&base)
+        .arg(&slow)
+        .arg("--")
+        .args(QUICK);
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if stderr.contains("give it at least 2") {
+        // One CPU here: --duet says why it cannot run, as a usage error.
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        return;
+    }
+    let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (c["paired"].clone(), c["duet"].clone()),
+        (true.into(), true.into())
+    );
+    assert!(stderr.contains("at the same time, CPUs"), "{stderr}");
+    let m = &c["metrics"][0];
+    // Four rounds, two couples: the paired t test on their mean ratios.
+    assert_eq!(m["method"], "paired-t (paired trials)", "{c}");
+    // Twice the work: about +100%; both sides measured beside each other,
+    // so neither is held back as disturbed by the other's CPU time.
+    let change = m["change_pct"].as_f64().unwrap();
+    assert!((50.0..200.0).contains(&change), "{change}");
+    assert_ne!(m["verdict"], "~", "{c}");
+}
+
+#[test]
 fn rerun_refuses_what_it_cannot_run() {
     let _one = common::one_at_a_time();
     let dir = tempfile::tempdir().unwrap();

@@ -1,7 +1,8 @@
 //! The statistical evidence for one metric, chosen by what each side holds.
 //!
 //! - **paired trials** (`compare --rerun`: trial i of each side ran in the
-//!   same round): the per-round log ratios, tested against 0 with the
+//!   same round; with `--duet` at the same time, two rounds averaged into
+//!   each couple): the per-round log ratios, tested against 0 with the
 //!   Wilcoxon signed-rank test from 6 pairs (below that it cannot reach
 //!   5%) and the paired t test below;
 //! - **trials** (at least 3 runs a side, `--repeat`): the trial medians,
@@ -23,6 +24,19 @@ pub const MIN_SAMPLES: usize = 4;
 pub const MIN_TRIALS: usize = 3;
 /// Fewest pairs for the signed-rank test (5 pairs cannot give p < 0.05).
 pub const MIN_SIGNED_RANK: usize = 6;
+
+/// How trial i of one side relates to trial i of the other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pairing {
+    /// Not at all: separate runs (`--repeat`), judged as two samples.
+    #[default]
+    None,
+    /// They ran in the same round, one after the other (`--rerun`).
+    Rounds,
+    /// They ran at the same time on separate CPU halves, swapped every
+    /// round (`--duet`): consecutive rounds are averaged in couples.
+    Duet,
+}
 
 /// Which evidence a comparison used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,18 +83,25 @@ const BOOTSTRAP_SEED: u64 = 0x5eed;
 pub fn gather(
     base: &[f64],
     current: &[f64],
-    paired: bool,
+    pairing: Pairing,
     old: &BenchmarkMetric,
     cur: &BenchmarkMetric,
     alpha: f64,
 ) -> Evidence {
     let (nb, nc) = (base.len(), current.len());
-    if paired && nb == nc && nb >= 2 {
-        let d: Vec<f64> = base
-            .iter()
-            .zip(current)
-            .map(|(b, c)| (c / b).ln())
-            .collect();
+    let per_round: Vec<f64> = base
+        .iter()
+        .zip(current)
+        .map(|(b, c)| (c / b).ln())
+        .collect();
+    let d = match pairing {
+        Pairing::Rounds => per_round,
+        // Round r ran with the CPU halves one way and r + 1 the other.
+        Pairing::Duet => stats::couples(&per_round),
+        Pairing::None => Vec::new(),
+    };
+    if pairing != Pairing::None && nb == nc && d.len() >= 2 {
+        let nb = d.len();
         let (method, p) = if nb >= MIN_SIGNED_RANK {
             ("signed-rank (paired trials)", stats::signed_rank(&d))
         } else {

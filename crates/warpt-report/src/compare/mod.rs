@@ -27,6 +27,7 @@ use warpt_model::{BenchmarkMetric, BenchmarkRunResult, BenchmarkSuiteRun, Qualit
 use crate::stats;
 pub use counted::DEFAULT_COUNT_THRESHOLD_PCT;
 use evidence::Kind;
+pub use evidence::Pairing;
 pub use noise::{MetricRef, NOISE_K, Noise, NoiseLookup, NoiseSource};
 
 /// How a comparison judges.
@@ -38,8 +39,9 @@ pub struct Options {
     pub alpha: f64,
     /// The noise band is this many times the run-to-run spread.
     pub noise_k: f64,
-    /// Trial i of each side ran in the same round (interleaved A/B).
-    pub paired: bool,
+    /// How trial i of each side relates: separate runs, the same round
+    /// (interleaved A/B), or the same time (duet).
+    pub pairing: Pairing,
     /// Changes of a counted metric (instructions) smaller than this many
     /// percent are `~` (see [`counted`]).
     pub count_threshold_pct: f64,
@@ -56,7 +58,7 @@ impl Default for Options {
             threshold_pct: DEFAULT_THRESHOLD_PCT,
             alpha: 0.05,
             noise_k: NOISE_K,
-            paired: false,
+            pairing: Pairing::None,
             count_threshold_pct: counted::DEFAULT_COUNT_THRESHOLD_PCT,
         }
     }
@@ -202,8 +204,10 @@ pub struct Comparison {
     pub alpha: f64,
     /// The noise band's multiple of the run-to-run spread.
     pub noise_k: f64,
-    /// Whether trials were paired (interleaved A/B).
+    /// Whether trials were paired (interleaved A/B, or duet).
     pub paired: bool,
+    /// Whether the pairs ran at the same time (`--duet`).
+    pub duet: bool,
     /// Runs (trials) on each side: base, current.
     pub trials: (usize, usize),
     /// Verdict counts.
@@ -458,10 +462,24 @@ pub fn compare(
         };
         let mut tb = trial_values(base, key, old.value);
         let mut tc = trial_values(current, key, cur.value);
-        if options.paired {
+        if options.pairing != Pairing::None {
             // Pair by round: keep the trials both sides measured.
             tb.retain(|(i, _)| tc.iter().any(|(j, _)| i == j));
             tc.retain(|(j, _)| tb.iter().any(|(i, _)| i == j));
+        }
+        if options.pairing == Pairing::Duet {
+            // And by couple (rounds 1-2, 3-4, ...): both of its rounds.
+            let couple = |i: u32| (i.saturating_sub(1)) / 2;
+            let whole = |t: &[(u32, f64)], i: u32| {
+                t.iter().filter(|(j, _)| couple(*j) == couple(i)).count() == 2
+            };
+            let keep: Vec<u32> = tb
+                .iter()
+                .map(|(i, _)| *i)
+                .filter(|&i| whole(&tb, i))
+                .collect();
+            tb.retain(|(i, _)| keep.contains(i));
+            tc.retain(|(i, _)| keep.contains(i));
         }
         let (vb, vc): (Vec<f64>, Vec<f64>) = (
             tb.iter().map(|(_, v)| *v).collect(),
@@ -471,7 +489,7 @@ pub fn compare(
         let ev = if counted {
             evidence::Evidence::counted()
         } else {
-            evidence::gather(&vb, &vc, options.paired, old, cur, options.alpha)
+            evidence::gather(&vb, &vc, options.pairing, old, cur, options.alpha)
         };
         // Equal medians are no change, also when both are zero (an error
         // metric of an exact result). Across trials the Hodges-Lehmann
@@ -599,7 +617,8 @@ pub fn compare(
         count_threshold_pct: options.count_threshold_pct,
         alpha: options.alpha,
         noise_k: options.noise_k,
-        paired: options.paired,
+        paired: options.pairing != Pairing::None,
+        duet: options.pairing == Pairing::Duet,
         trials: (base.trial_count(), current.trial_count()),
         counts,
         metrics,

@@ -348,7 +348,7 @@ impl<'a> Ctx<'a> {
         let (b, o) = (same(base_runs, &base.id)?, same(opt_runs, &opt.id)?);
         let options = compare::Options {
             threshold_pct: self.settings.regression_threshold_pct,
-            paired: true,
+            pairing: compare::Pairing::Rounds,
             ..compare::Options::default()
         };
         let c = compare::compare(&b, &base.id, &o, &opt.id, &options, &NoNoise);

@@ -55,12 +55,17 @@ pub struct CompareArgs {
     /// arguments for both go after `--`.
     #[arg(long)]
     pub rerun: bool,
-    /// With --rerun: rounds, i.e. trials per side.
-    #[arg(long, value_name = "N", default_value_t = 5, requires = "rerun", value_parser = clap::value_parser!(u32).range(2..=200))]
-    pub trials: u32,
+    /// With --rerun: rounds, i.e. trials per side [default: 5; 10 with --duet].
+    #[arg(long, value_name = "N", requires = "rerun", value_parser = clap::value_parser!(u32).range(2..=200))]
+    pub trials: Option<u32>,
     /// With --rerun: seed of the order of each round (which side runs first).
     #[arg(long, value_name = "N", default_value_t = 42, requires = "rerun")]
     pub seed: u64,
+    /// With --rerun: run both sides at the same time, each on its own half of the CPUs
+    /// (swapped every round), instead of one after the other; the verdict from the mean
+    /// ratio of each two rounds (Duet benchmarking).
+    #[arg(long, requires = "rerun")]
+    pub duet: bool,
     /// Changes within this many percent are `~` however significant.
     #[arg(long, value_name = "PCT", default_value_t = warpt_report::compare::DEFAULT_THRESHOLD_PCT, value_parser = parse_threshold)]
     pub threshold: f64,

@@ -61,12 +61,17 @@ pub struct CiPrArgs {
     /// A directory inside the repository.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub workdir: PathBuf,
-    /// Rounds: trials per side.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u32).range(2..))]
-    pub trials: u32,
+    /// Rounds: trials per side [default: 5; 10 with --duet].
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]
+    pub trials: Option<u32>,
     /// Seed of the order of each round (which side runs first).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
+    /// Run base and head at the same time, each on its own half of the CPUs (swapped
+    /// every round), instead of one after the other; the verdict from the mean ratio of
+    /// each two rounds (Duet benchmarking).
+    #[arg(long)]
+    pub duet: bool,
     /// Changes smaller than this percentage are never called a regression.
     #[arg(long, value_name = "PCT", default_value_t = warpt_report::compare::DEFAULT_THRESHOLD_PCT, value_parser = parse_threshold)]
     pub threshold: f64,

@@ -80,6 +80,10 @@ pub struct ExecArgs {
     /// Run the commands one after the other instead of interleaved.
     #[arg(long)]
     pub no_interleave: bool,
+    /// Two commands at the same time, each on its own half of the CPUs, started
+    /// together; the verdict from their paired runs' ratios (Duet benchmarking).
+    #[arg(long, conflicts_with_all = ["no_interleave", "timeout"])]
+    pub duet: bool,
     /// Kill a run (and everything it started) after this long; the command
     /// then ends as timeout.
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]

@@ -18,7 +18,7 @@ use crate::Outcome;
 use crate::cli::CiPrArgs;
 use warpt_run::ci::{PrCheckouts, PrSide, same_places, split_command};
 use warpt_run::history;
-use warpt_run::trials::{self as rerun, Subprocess};
+use warpt_run::trials::{self as rerun, Schedule, Subprocess};
 
 /// `warpt ci pr`.
 pub fn pr(args: &CiPrArgs) -> Result<Outcome> {
@@ -31,7 +31,9 @@ pub fn pr(args: &CiPrArgs) -> Result<Outcome> {
             .reports_in(&s.root.join("reports")))
     };
     let (a, b) = (side(&base)?, side(&head)?);
-    let sides = rerun::interleaved(a, b, args.trials, args.seed)?;
+    let schedule = schedule(args);
+    let rounds = args.trials.unwrap_or(schedule.default_rounds());
+    let sides = rerun::run_sides(a, b, rounds, schedule)?;
     drop(checkouts);
     for run in [&sides.base, &sides.current] {
         history::record_run(&args.store.choice(), None, run);
@@ -51,6 +53,15 @@ pub fn pr(args: &CiPrArgs) -> Result<Outcome> {
     })
 }
 
+/// Interleaved rounds, or a duet.
+fn schedule(args: &CiPrArgs) -> Schedule {
+    if args.duet {
+        Schedule::Duet
+    } else {
+        Schedule::Interleaved { seed: args.seed }
+    }
+}
+
 /// The comparison printed, and written as the comment and JUnit files.
 fn verdict(
     args: &CiPrArgs,
@@ -63,7 +74,7 @@ fn verdict(
     let options = Options {
         threshold_pct: args.threshold,
         count_threshold_pct: args.count_threshold,
-        paired: true,
+        pairing: schedule(args).pairing(),
         ..Options::default()
     };
     let c = history::compare(
@@ -76,7 +87,7 @@ fn verdict(
     print!("{}", render::text(&c));
     let failed = c.regressed() || (args.fail_on_inconclusive && c.inconclusive());
     if let Some(path) = &args.comment {
-        let planned = interrupted.then_some(args.trials);
+        let planned = interrupted.then_some(args.trials.unwrap_or(schedule(args).default_rounds()));
         let text = render::pr_comment(&c, base_label, head_label, base.trial_count(), planned);
         warpt_run::ExportTarget::prepare(path)?.write_text(&text)?;
     }

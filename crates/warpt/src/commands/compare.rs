@@ -6,7 +6,9 @@ use warpt_report::{Options, render};
 
 use crate::Outcome;
 use crate::cli::{CompareArgs, CompareFormat};
+use warpt_report::compare::Pairing;
 use warpt_run::history;
+use warpt_run::trials::Schedule;
 
 /// Prints the comparison; exit status 1 when a metric regressed (or, with
 /// `--fail-on-inconclusive`, was inconclusive), 130 when the trials of
@@ -18,13 +20,18 @@ pub fn run(args: &CompareArgs) -> Result<Outcome> {
         args.store.store.as_deref()
     };
     let mut interrupted = false;
+    let schedule = if args.duet {
+        Schedule::Duet
+    } else {
+        Schedule::Interleaved { seed: args.seed }
+    };
     let ((base, base_label), (current, current_label)) = if args.rerun {
         let sides = warpt_run::trials::rerun(
             &args.base,
             &args.current,
             &args.run_args,
-            args.trials,
-            args.seed,
+            args.trials.unwrap_or(schedule.default_rounds()),
+            schedule,
         )?;
         interrupted = sides.interrupted;
         let (b, c) = (sides.base, sides.current);
@@ -45,7 +52,11 @@ pub fn run(args: &CompareArgs) -> Result<Outcome> {
     let options = Options {
         threshold_pct: args.threshold,
         count_threshold_pct: args.count_threshold,
-        paired: args.rerun,
+        pairing: if args.rerun {
+            schedule.pairing()
+        } else {
+            Pairing::None
+        },
         ..Options::default()
     };
     let c = history::compare(

@@ -56,6 +56,7 @@ fn plan(args: &ExecArgs) -> Result<ExecPlan> {
         target_rel_ci: args.precision / 100.0,
         ignore_failure: args.ignore_failure,
         interleave: !args.no_interleave,
+        duet: args.duet,
         timeout: args.timeout.map(Duration::from_secs_f64),
         seed: args.seed,
         measure: match args.measure {
