@@ -9,6 +9,7 @@
 
 pub use warpt_harness::duet::Cpus;
 use warpt_harness::duet::together;
+use warpt_report::compare::evidence::paired;
 use warpt_report::stats;
 
 use crate::ExecError;
@@ -91,14 +92,9 @@ pub fn judge(a: &[f64], b: &[f64], threshold_pct: f64) -> Option<Paired> {
     if d.len() < 2 {
         return None;
     }
-    let p = if d.len() >= 6 {
-        stats::signed_rank(&d)
-    } else {
-        stats::paired_t(&d)
-    };
-    let p = p.is_finite().then_some(p);
-    let ratio = stats::hodges_lehmann_center(&d).exp();
-    let ci95 = stats::bootstrap_paired_ci(&d, 2000, 0x5eed);
+    let ev = paired(&d);
+    let (p, ci95) = (ev.p, ev.ratio_ci);
+    let ratio = ev.estimate?;
     let t = threshold_pct / 100.0;
     let verdict = match (p, ci95) {
         (Some(p), Some((lo, hi))) if p < 0.05 && (lo > 1.0 || hi < 1.0) => {

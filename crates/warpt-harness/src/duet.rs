@@ -83,23 +83,26 @@ pub fn together<R: Send>(
     cpus: &Cpus,
 ) -> Result<(R, R), String> {
     let barrier = Barrier::new(2);
-    let side = |f: Box<dyn FnOnce() -> R + Send + '_>, set: &[usize]| {
-        let pinned = warpt_system::pin_current_thread_to(set);
-        barrier.wait();
-        if pinned {
-            Ok(f())
-        } else {
-            Err(format!("could not pin a duet side to CPUs {set:?}"))
-        }
-    };
     std::thread::scope(|s| {
-        let first = s.spawn(|| side(Box::new(a), &cpus.a));
-        let second = side(Box::new(b), &cpus.b);
+        let first = s.spawn(|| pinned(a, &cpus.a, &barrier));
+        let second = pinned(b, &cpus.b, &barrier);
         let first = first
             .join()
             .unwrap_or_else(|_| Err("a duet side's thread panicked".into()));
         Ok((first?, second?))
     })
+}
+
+/// Pins this thread to `cpus`, waits at `barrier` (whether or not the pin
+/// held, so the other side is never left waiting), then runs `f`.
+fn pinned<R>(f: impl FnOnce() -> R, cpus: &[usize], barrier: &Barrier) -> Result<R, String> {
+    let ok = warpt_system::pin_current_thread_to(cpus);
+    barrier.wait();
+    if ok {
+        Ok(f())
+    } else {
+        Err(format!("could not pin a duet side to CPUs {cpus:?}"))
+    }
 }
 
 /// Runs `rounds` duet rounds of `base` and `current`, the CPUs swapped

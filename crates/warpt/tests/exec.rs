@@ -242,12 +242,16 @@ fn the_json_export_has_hyperfines_fields_and_the_run_is_in_the_store() {
     );
 }
 
+/// A shell loop of `n` iterations: work that grows with `n`.
+fn shell_loop(n: u32) -> String {
+    format!("i=0; while [ $i -lt {n} ]; do i=$((i+1)); done")
+}
+
 #[test]
 fn instructions_are_counted_the_same_every_time_and_follow_the_work() {
     let dir = tempfile::tempdir().unwrap();
     let export = dir.path().join("hyperfine.json");
-    let work = |n: u32| format!("i=0; while [ $i -lt {n} ]; do i=$((i+1)); done");
-    let (short, long) = (work(300), work(600));
+    let (short, long) = (shell_loop(300), shell_loop(600));
     let (code, run, stderr) = exec(
         dir.path(),
         &[
@@ -307,7 +311,6 @@ fn instructions_are_counted_the_same_every_time_and_follow_the_work() {
 #[test]
 fn compare_calls_identical_counts_unchanged_and_half_a_percent_more_work_regressed() {
     let dir = tempfile::tempdir().unwrap();
-    let work = |n: u32| format!("i=0; while [ $i -lt {n} ]; do i=$((i+1)); done");
     let run = |n: u32, file: &str| {
         let path = dir.path().join(file);
         let (code, run, stderr) = exec(
@@ -321,7 +324,7 @@ fn compare_calls_identical_counts_unchanged_and_half_a_percent_more_work_regress
                 "loop",
                 "--export-file",
                 path.to_str().unwrap(),
-                &work(n),
+                &shell_loop(n),
             ],
         );
         assert_eq!(code, 0, "{stderr}");
@@ -363,21 +366,23 @@ fn compare_calls_identical_counts_unchanged_and_half_a_percent_more_work_regress
 #[test]
 fn a_duet_runs_two_commands_at_once_and_judges_their_pairs() {
     let dir = tempfile::tempdir().unwrap();
-    let work = |n: u32| format!("i=0; while [ $i -lt {n} ]; do i=$((i+1)); done");
     // Three commands (or a --timeout) are not a duet: a usage error.
-    let (code, _, stderr) = {
-        let out = Command::new(assert_cmd::cargo::cargo_bin("warpt"))
-            .args(["exec", "--no-store", "--duet", "true", "true", "true"])
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-        (out.status.code().unwrap(), (), stderr)
-    };
-    assert_eq!(code, 2, "{stderr}");
+    let three = Command::new(assert_cmd::cargo::cargo_bin("warpt"))
+        .args(["exec", "--no-store", "--duet", "true", "true", "true"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&three.stderr);
+    assert_eq!(three.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("two commands"), "{stderr}");
     let (code, run, stderr) = exec(
         dir.path(),
-        &["--duet", "--runs", "8", &work(3000), &work(6000)],
+        &[
+            "--duet",
+            "--runs",
+            "8",
+            &shell_loop(3000),
+            &shell_loop(6000),
+        ],
     );
     if stderr.contains("give it at least 2") {
         assert_eq!(code, 2, "one CPU: --duet says why it cannot run");

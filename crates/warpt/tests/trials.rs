@@ -195,15 +195,25 @@ fn a_noise_profile_sets_the_band_and_a_known_slowdown_is_caught() {
     }
 }
 
+/// Two configuration files in `dir` for `compare --rerun`: the base, and
+/// one whose `work` does `slowdown_pct` more.
+fn configurations(dir: &Path, slowdown_pct: f64) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (base, slow) = (dir.join("base.toml"), dir.join("slow.toml"));
+    std::fs::write(&base, "[params]\nslowdown_pct = 0.0\n").unwrap();
+    std::fs::write(
+        &slow,
+        format!("[params]\nslowdown_pct = {slowdown_pct:.1}\n"),
+    )
+    .unwrap();
+    (base, slow)
+}
+
 #[test]
 fn rerun_interleaves_two_configurations_and_judges_the_pairs() {
     let _one = common::one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("results.db");
-    let base = dir.path().join("base.toml");
-    let slow = dir.path().join("slow.toml");
-    std::fs::write(&base, "[params]\nslowdown_pct = 0.0\n").unwrap();
-    std::fs::write(&slow, "[params]\nslowdown_pct = 400.0\n").unwrap();
+    let (base, slow) = configurations(dir.path(), 400.0);
     let out = warpt(&store)
         .args([
             "benchmark",
@@ -252,10 +262,7 @@ fn a_duet_runs_both_sides_at_once_and_judges_couples_of_rounds() {
     let _one = common::one_at_a_time();
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("results.db");
-    let base = dir.path().join("base.toml");
-    let slow = dir.path().join("slow.toml");
-    std::fs::write(&base, "[params]\nslowdown_pct = 0.0\n").unwrap();
-    std::fs::write(&slow, "[params]\nslowdown_pct = 100.0\n").unwrap();
+    let (base, slow) = configurations(dir.path(), 100.0);
     let mut cmd = warpt(&store);
     cmd.args(["benchmark", "compare", "--rerun", "--duet", "--trials", "4"])
         .args(["--format", "json"])

@@ -25,21 +25,18 @@ pub const SPREAD_K: f64 = 2.0;
 /// One side's widest relative spread, (max - min) / median, over its
 /// counted runs (the samples of each run) and its trial medians.
 pub fn spread(trial_values: &[f64], m: &BenchmarkMetric) -> f64 {
-    let relative = |values: &mut dyn Iterator<Item = f64>| {
-        let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+    let (lo, hi) = trial_values
+        .iter()
+        .copied()
+        .chain(m.stats.iter().flat_map(|s| [s.min, s.max]))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
             (lo.min(v), hi.max(v))
         });
-        if hi > lo && m.value != 0.0 {
-            (hi - lo) / m.value.abs()
-        } else {
-            0.0
-        }
-    };
-    let within = m
-        .stats
-        .as_ref()
-        .map_or(0.0, |s| relative(&mut [s.min, s.max].into_iter()));
-    within.max(relative(&mut trial_values.iter().copied()))
+    if hi > lo && m.value != 0.0 {
+        (hi - lo) / m.value.abs()
+    } else {
+        0.0
+    }
 }
 
 /// The band, percent: the larger of `threshold_pct` and [`SPREAD_K`] x

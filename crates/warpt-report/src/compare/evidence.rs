@@ -101,20 +101,7 @@ pub fn gather(
         Pairing::None => Vec::new(),
     };
     if pairing != Pairing::None && nb == nc && d.len() >= 2 {
-        let nb = d.len();
-        let (method, p) = if nb >= MIN_SIGNED_RANK {
-            ("signed-rank (paired trials)", stats::signed_rank(&d))
-        } else {
-            ("paired-t (paired trials)", stats::paired_t(&d))
-        };
-        return Evidence {
-            kind: Kind::Paired,
-            method,
-            p: p.is_finite().then_some(p),
-            ratio_ci: stats::bootstrap_paired_ci(&d, BOOTSTRAP_ROUNDS, BOOTSTRAP_SEED),
-            estimate: Some(stats::hodges_lehmann_center(&d).exp()).filter(|r| r.is_finite()),
-            ci_separate: None,
-        };
+        return paired(&d);
     }
     if nb >= MIN_TRIALS && nc >= MIN_TRIALS {
         let lb: Vec<f64> = base.iter().map(|v| v.ln()).collect();
@@ -168,6 +155,25 @@ pub fn gather(
         p: None,
         ratio_ci: None,
         estimate: None,
+        ci_separate: None,
+    }
+}
+
+/// The evidence of paired log ratios `d` (current over base, at least 2):
+/// the Wilcoxon signed-rank test from [`MIN_SIGNED_RANK`], the paired t
+/// test below; the Hodges-Lehmann estimate and a bootstrap CI of the ratio.
+pub fn paired(d: &[f64]) -> Evidence {
+    let (method, p) = if d.len() >= MIN_SIGNED_RANK {
+        ("signed-rank (paired trials)", stats::signed_rank(d))
+    } else {
+        ("paired-t (paired trials)", stats::paired_t(d))
+    };
+    Evidence {
+        kind: Kind::Paired,
+        method,
+        p: p.is_finite().then_some(p),
+        ratio_ci: stats::bootstrap_paired_ci(d, BOOTSTRAP_ROUNDS, BOOTSTRAP_SEED),
+        estimate: Some(stats::hodges_lehmann_center(d).exp()).filter(|r| r.is_finite()),
         ci_separate: None,
     }
 }
