@@ -34,7 +34,7 @@ pub use params::{ParamError, ParamValue, Params};
 pub use redact::{MASK, redact_command_line, redact_secrets, redact_url};
 pub use regime::{
     CANARY_FACTOR, CLOCK_APART, CLOCK_SWING, CanaryReadings, REGIME_PREFIX, RegimeProbes,
-    SCALING_FLOOR, ScalingCheck,
+    RegimeShift, SCALING_FLOOR, ScalingCheck,
 };
 pub use result::{
     BenchmarkRunResult, CrashInfo, DEBUG_BUILD_REASON, Quality, Resources, RunStatus, StageError,

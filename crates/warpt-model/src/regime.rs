@@ -6,8 +6,9 @@
 //! Probes read them while a benchmark measures ([`RegimeProbes`]); a result
 //! whose probes moved during its own measurement carries the reason in its
 //! quality (prefixed [`REGIME_PREFIX`]), and the metrics of two runs whose
-//! probes read different regimes, where the regime reaches, are not
-//! compared on one run a side ([`RegimeProbes::spoils`]).
+//! probes read different regimes, where the regime reaches, are compared on one
+//! run a side with a band widened by what the regime can explain
+//! ([`RegimeProbes::shift`]).
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -51,6 +52,21 @@ pub struct RegimeProbes {
     /// All-threads against one-thread rate checks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scaling: Vec<ScalingCheck>,
+}
+
+/// The host regimes that reach one metric of two single runs
+/// ([`RegimeProbes::shift`]): `compare` widens that metric's band by
+/// `shift` instead of trusting a change the regime can explain.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RegimeShift {
+    /// What the probes saw, each `base ` or `current ` (or neither, for a
+    /// difference between the sides) and a reason starting with
+    /// [`REGIME_PREFIX`].
+    pub reasons: Vec<String>,
+    /// The relative change of the metric those regimes can explain
+    /// (0.12 = 12%): per kind the largest movement its probes read, the
+    /// kinds compounded.
+    pub shift: f64,
 }
 
 /// One canary working set and its readings.
@@ -130,28 +146,49 @@ impl RegimeProbes {
     /// A regime that moves every figure of the result: the core's clock or
     /// its FP throughput swung while it measured.
     pub fn speed_reason(&self) -> Option<String> {
-        self.speeds().into_iter().find_map(|(what, unit, d, readings)| {
-            let (lo, hi) = span(readings)?;
-            (hi / lo - 1.0 > CLOCK_SWING).then(|| {
-                format!(
-                    "{REGIME_PREFIX}{what} moved {:.0}% while measuring ({lo:.d$} to {hi:.d$} {unit})",
-                    (hi / lo - 1.0) * 100.0
-                )
+        self.speed_swings().into_iter().next().map(|(why, _)| why)
+    }
+
+    /// Every speed probe that swung more than [`CLOCK_SWING`] while
+    /// measuring: (reason, fastest over slowest reading - 1).
+    fn speed_swings(&self) -> Vec<(String, f64)> {
+        self.speeds()
+            .into_iter()
+            .filter_map(|(what, unit, d, readings)| {
+                let (lo, hi) = span(readings)?;
+                let swing = hi / lo - 1.0;
+                (swing > CLOCK_SWING).then(|| {
+                    let why = format!(
+                        "{REGIME_PREFIX}{what} moved {:.0}% while measuring ({lo:.d$} to {hi:.d$} {unit})",
+                        swing * 100.0
+                    );
+                    (why, swing)
+                })
             })
-        })
+            .collect()
     }
 
     /// Threads that fell short of their cores (this moves the all-threads
     /// figures only).
     pub fn scaling_reasons(&self) -> Vec<String> {
+        self.shortfalls().into_iter().map(|(why, _)| why).collect()
+    }
+
+    /// [`Self::scaling_reasons`] with how far each moves an all-threads
+    /// figure: separate cores over the ratio reached, - 1.
+    fn shortfalls(&self) -> Vec<(String, f64)> {
         self.scaling
             .iter()
             .filter(|s| s.short())
             .map(|s| {
-                format!(
+                let why = format!(
                     "{REGIME_PREFIX}{} on {} threads ran at {:.2}x one thread's rate, {} separate \
                      cores should give about {}x: the CPUs shared a core while measuring",
                     s.what, s.threads, s.ratio, s.cores, s.cores
+                );
+                (
+                    why,
+                    f64::from(s.cores) / s.ratio.max(f64::MIN_POSITIVE) - 1.0,
                 )
             })
             .collect()
@@ -173,16 +210,26 @@ impl RegimeProbes {
 
     /// [`Self::canary_reasons`] of the canaries reaching `size_kib`.
     fn canary_reasons_reaching(&self, size_kib: u64) -> Vec<String> {
+        self.canary_moves(size_kib)
+            .into_iter()
+            .map(|(why, _)| why)
+            .collect()
+    }
+
+    /// The canaries reaching `size_kib` that moved by more than
+    /// [`CANARY_FACTOR`] while measuring: (reason, slowest over fastest - 1).
+    fn canary_moves(&self, size_kib: u64) -> Vec<(String, f64)> {
         self.canaries_reaching(size_kib)
             .filter_map(|c| {
                 let (lo, hi) = span(&c.ns)?;
                 (hi / lo > CANARY_FACTOR).then(|| {
-                    format!(
+                    let why = format!(
                         "{REGIME_PREFIX}the cache canary ({} KiB chase) moved from \
                          {lo:.1} to {hi:.1} ns while measuring: the share of the cache this \
                          machine gets changed",
                         c.size_kib
-                    )
+                    );
+                    (why, hi / lo - 1.0)
                 })
             })
             .collect()
@@ -212,72 +259,108 @@ impl RegimeProbes {
     /// [`CLOCK_APART`] apart. `names` say what each side is in the reason
     /// (`base run`, `current run`).
     pub fn speed_apart(a: &RegimeProbes, b: &RegimeProbes, names: (&str, &str)) -> Option<String> {
+        Self::speed_gaps(a, b, names)
+            .into_iter()
+            .next()
+            .map(|(why, _)| why)
+    }
+
+    /// Every speed probe whose medians in `a` and `b` are more than
+    /// [`CLOCK_APART`] apart: (reason, the larger over the smaller - 1).
+    fn speed_gaps(a: &RegimeProbes, b: &RegimeProbes, names: (&str, &str)) -> Vec<(String, f64)> {
         let (na, nb) = names;
         a.speeds()
             .into_iter()
             .zip(b.speeds())
-            .find_map(|((what, unit, d, ra), (_, _, _, rb))| {
+            .filter_map(|((what, unit, d, ra), (_, _, _, rb))| {
                 let (x, y) = (median(ra)?, median(rb)?);
-                ((x / y).max(y / x) - 1.0 > CLOCK_APART).then(|| {
-                    format!(
+                let gap = (x / y).max(y / x) - 1.0;
+                (gap > CLOCK_APART).then(|| {
+                    let why = format!(
                         "{REGIME_PREFIX}{what} differs: {x:.d$} {unit} in the {na}, {y:.d$} \
                          {unit} in the {nb}"
-                    )
+                    );
+                    (why, gap)
                 })
             })
+            .collect()
     }
 
-    /// Why the canaries of two measurements that reach a working set of
-    /// `size_kib` say different cache shares, if they do: a working set both
-    /// read differs by more than [`CANARY_FACTOR`].
-    pub fn canary_apart(
+    /// The canaries of two measurements that reach a working set of
+    /// `size_kib` and say different cache shares: a working set both read
+    /// differs by more than [`CANARY_FACTOR`] (reason, the slower over the
+    /// faster - 1).
+    fn canary_gaps(
         a: &RegimeProbes,
         b: &RegimeProbes,
         names: (&str, &str),
         size_kib: u64,
-    ) -> Option<String> {
+    ) -> Vec<(String, f64)> {
         let (na, nb) = names;
-        b.canaries_reaching(size_kib).find_map(|c| {
-            let other = a.llc_canary.iter().find(|o| o.size_kib == c.size_kib)?;
-            let (x, y) = (median(&other.ns)?, median(&c.ns)?);
-            ((x / y).max(y / x) > CANARY_FACTOR).then(|| {
-                format!(
-                    "{REGIME_PREFIX}the cache canary ({} KiB chase) read {x:.1} ns in \
-                     the {na} and {y:.1} ns in the {nb}: the share of the cache differed",
-                    c.size_kib
-                )
+        b.canaries_reaching(size_kib)
+            .filter_map(|c| {
+                let other = a.llc_canary.iter().find(|o| o.size_kib == c.size_kib)?;
+                let (x, y) = (median(&other.ns)?, median(&c.ns)?);
+                let factor = (x / y).max(y / x);
+                (factor > CANARY_FACTOR).then(|| {
+                    let why = format!(
+                        "{REGIME_PREFIX}the cache canary ({} KiB chase) read {x:.1} ns in \
+                         the {na} and {y:.1} ns in the {nb}: the share of the cache differed",
+                        c.size_kib
+                    );
+                    (why, factor - 1.0)
+                })
             })
-        })
+            .collect()
     }
 
-    /// Why one metric of two single runs cannot be compared for a host
-    /// regime, if it cannot: the core's speed differs (every metric); a side's
-    /// threads fell short of their cores (metrics not tagged `threads=1`);
-    /// a canary moved within a side or differs between them (metrics whose
+    /// The host regimes that reach one metric of two single runs, and how
+    /// far they can move it, if any does: the core's speed swung within a
+    /// side or differs between them (every metric); a side's threads fell
+    /// short of their cores (metrics not tagged `threads=1`); a canary
+    /// moved within a side or differs between them (metrics whose
     /// `size_kib` tag that canary reaches: at least half its size).
-    pub fn spoils(
+    ///
+    /// Each kind (speed, threads, cache) can move the metric by the largest
+    /// movement its probes read; kinds compound.
+    pub fn shift(
         base: &RegimeProbes,
         current: &RegimeProbes,
         tags: &std::collections::BTreeMap<String, String>,
-    ) -> Option<String> {
+    ) -> Option<RegimeShift> {
         const NAMES: (&str, &str) = ("base run", "current run");
-        if let Some(why) = Self::speed_apart(base, current, NAMES) {
-            return Some(why);
-        }
-        if tags.get("threads").map(String::as_str) != Some("1") {
-            for (side, p) in [("base", base), ("current", current)] {
-                if let Some(why) = p.scaling_reasons().into_iter().next() {
-                    return Some(format!("{side} {why}"));
-                }
+        let sides = [("base", base), ("current", current)];
+        let on_side = |side: &str, found: Vec<(String, f64)>| -> Vec<(String, f64)> {
+            found
+                .into_iter()
+                .map(|(why, s)| (format!("{side} {why}"), s))
+                .collect()
+        };
+        let mut speed = Self::speed_gaps(base, current, NAMES);
+        let mut threads = Vec::new();
+        let mut cache = Vec::new();
+        for (side, p) in sides {
+            speed.extend(on_side(side, p.speed_swings()));
+            if tags.get("threads").map(String::as_str) != Some("1") {
+                threads.extend(on_side(side, p.shortfalls()));
             }
         }
-        let size: u64 = tags.get("size_kib")?.parse().ok()?;
-        for (side, p) in [("base", base), ("current", current)] {
-            if let Some(why) = p.canary_reasons_reaching(size).into_iter().next() {
-                return Some(format!("{side} {why}"));
+        if let Some(size) = tags.get("size_kib").and_then(|s| s.parse::<u64>().ok()) {
+            for (side, p) in sides {
+                cache.extend(on_side(side, p.canary_moves(size)));
             }
+            cache.extend(Self::canary_gaps(base, current, NAMES, size));
         }
-        Self::canary_apart(base, current, NAMES, size)
+        let kinds = [speed, threads, cache];
+        let factor: f64 = kinds
+            .iter()
+            .map(|k| 1.0 + k.iter().map(|(_, s)| *s).fold(0.0, f64::max))
+            .product();
+        let reasons: Vec<String> = kinds.into_iter().flatten().map(|(why, _)| why).collect();
+        (!reasons.is_empty()).then_some(RegimeShift {
+            reasons,
+            shift: factor - 1.0,
+        })
     }
 
     /// The regime most of `probes` saw: the median of their median clocks
@@ -301,6 +384,15 @@ mod tests {
     use super::*;
 
     const AB: (&str, &str) = ("base run", "current run");
+
+    /// Every regime reaching the metric, joined.
+    fn spoils(
+        a: &RegimeProbes,
+        b: &RegimeProbes,
+        tags: &std::collections::BTreeMap<String, String>,
+    ) -> Option<String> {
+        RegimeProbes::shift(a, b, tags).map(|s| s.reasons.join("; "))
+    }
 
     fn tags(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
         pairs
@@ -364,28 +456,27 @@ mod tests {
         let near = tags(&[("size_kib", "4096")]);
         let far = tags(&[("size_kib", "64")]);
         assert_eq!(
-            RegimeProbes::spoils(&quiet(3200.0, 18.0), &quiet(3100.0, 20.0), &near),
+            spoils(&quiet(3200.0, 18.0), &quiet(3100.0, 20.0), &near),
             None
         );
-        let clock = RegimeProbes::spoils(&quiet(3200.0, 18.0), &quiet(2950.0, 18.0), &far).unwrap();
+        let clock = spoils(&quiet(3200.0, 18.0), &quiet(2950.0, 18.0), &far).unwrap();
         assert!(
             clock.contains("3200 MHz in the base run, 2950 MHz in the current run"),
             "{clock}"
         );
-        let cache =
-            RegimeProbes::spoils(&quiet(3200.0, 18.0), &quiet(3200.0, 110.0), &near).unwrap();
+        let cache = spoils(&quiet(3200.0, 18.0), &quiet(3200.0, 110.0), &near).unwrap();
         assert!(
             cache.contains("18.0 ns in the base run and 110.0 ns"),
             "{cache}"
         );
         // An L1-sized working set does not care about the L3 share.
         assert_eq!(
-            RegimeProbes::spoils(&quiet(3200.0, 18.0), &quiet(3200.0, 110.0), &far),
+            spoils(&quiet(3200.0, 18.0), &quiet(3200.0, 110.0), &far),
             None
         );
         // A working set far past the cache walks its page tables through it.
         let dram = tags(&[("size_kib", "131072")]);
-        assert!(RegimeProbes::spoils(&quiet(3200.0, 18.0), &quiet(3200.0, 110.0), &dram).is_some());
+        assert!(spoils(&quiet(3200.0, 18.0), &quiet(3200.0, 110.0), &dram).is_some());
         // A moved canary of a level-2-sized chase reaches from half its size
         // up, not the L1-sized sets below.
         let l2 = |ns: f64| RegimeProbes {
@@ -403,15 +494,38 @@ mod tests {
         };
         let l1 = tags(&[("size_kib", "128")]);
         let l2_set = tags(&[("size_kib", "256")]);
-        assert_eq!(RegimeProbes::spoils(&l2(4.2), &l2(12.0), &l1), None);
-        let why = RegimeProbes::spoils(&l2(4.2), &l2(12.0), &l2_set).unwrap();
+        assert_eq!(spoils(&l2(4.2), &l2(12.0), &l1), None);
+        let why = spoils(&l2(4.2), &l2(12.0), &l2_set).unwrap();
         assert!(
             why.contains(
                 "current regime: the cache canary (512 KiB chase) moved from 4.0 to 12.0 ns"
             ),
             "{why}"
         );
-        assert_eq!(RegimeProbes::spoils(&l2(4.2), &l2(4.3), &l2_set), None);
+        assert_eq!(spoils(&l2(4.2), &l2(4.3), &l2_set), None);
+        // How far each can move the metric: the clock 3200 against 2950
+        // MHz, 8.5%; the canary 18 against 110 ns, 511%; both compound.
+        fn shift(
+            a: &RegimeProbes,
+            b: &RegimeProbes,
+            t: &std::collections::BTreeMap<String, String>,
+        ) -> Option<f64> {
+            RegimeProbes::shift(a, b, t).map(|s| s.shift)
+        }
+        let clock_shift = shift(&quiet(3200.0, 18.0), &quiet(2950.0, 18.0), &far).unwrap();
+        assert!(
+            (clock_shift - 250.0 / 2950.0).abs() < 1e-12,
+            "{clock_shift}"
+        );
+        let both = shift(&quiet(3200.0, 18.0), &quiet(2950.0, 110.0), &near).unwrap();
+        assert!(
+            (both - ((3200.0 / 2950.0) * (110.0 / 18.0) - 1.0)).abs() < 1e-12,
+            "{both}"
+        );
+        assert_eq!(
+            shift(&quiet(3200.0, 18.0), &quiet(3100.0, 20.0), &near),
+            None
+        );
         // A shortfall spoils the all-threads figures, not one thread's.
         let mut short = quiet(3200.0, 18.0);
         short.scaling.push(ScalingCheck {
@@ -422,15 +536,16 @@ mod tests {
         });
         let all = tags(&[("threads", "all")]);
         let one = tags(&[("threads", "1")]);
-        let why = RegimeProbes::spoils(&quiet(3200.0, 18.0), &short, &all).unwrap();
+        let why = spoils(&quiet(3200.0, 18.0), &short, &all).unwrap();
         assert!(
             why.starts_with("current regime: fp64 on 2 threads"),
             "{why}"
         );
-        assert_eq!(
-            RegimeProbes::spoils(&quiet(3200.0, 18.0), &short, &one),
-            None
-        );
+        // Two threads at one thread's rate: the figure can be half of what
+        // two cores give.
+        let halved = RegimeProbes::shift(&quiet(3200.0, 18.0), &short, &all).unwrap();
+        assert!((halved.shift - 1.0).abs() < 1e-12, "{halved:?}");
+        assert_eq!(spoils(&quiet(3200.0, 18.0), &short, &one), None);
         // Nothing to compare: no regime claimed.
         assert_eq!(
             RegimeProbes::speed_apart(&RegimeProbes::default(), &quiet(3000.0, 90.0), AB),
@@ -455,7 +570,7 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(RegimeProbes::speed_apart(&fp(25.0), &fp(24.5), AB), None);
-        let why = RegimeProbes::spoils(&fp(25.0), &fp(21.0), &far).unwrap();
+        let why = spoils(&fp(25.0), &fp(21.0), &far).unwrap();
         assert!(
             why.contains("one core's FP throughput differs: 25.0 GFLOP/s in the base run, 21.0"),
             "{why}"
@@ -467,5 +582,12 @@ mod tests {
             "{:?}",
             swung.reasons()
         );
+        // A swing within one side reaches every metric of two single runs.
+        let within = RegimeProbes::shift(&fp(25.0), &swung, &far).unwrap();
+        assert!(
+            within.reasons[0].starts_with("current regime: one core's FP throughput moved 19%"),
+            "{within:?}"
+        );
+        assert!((within.shift - (25.0 / 21.0 - 1.0)).abs() < 1e-12);
     }
 }

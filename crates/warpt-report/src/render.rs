@@ -159,6 +159,18 @@ fn notes(c: &Comparison) -> Vec<String> {
         c.metrics.len(),
         c.alpha * 100.0
     ));
+    for m in c
+        .metrics
+        .iter()
+        .filter(|m| m.reason.is_none() && m.regime.is_some())
+    {
+        out.push(format!(
+            "band of {} widened by ±{:.1}% for a host regime: {}",
+            m.label(),
+            m.regime_shift_pct.unwrap_or_default(),
+            m.regime.as_deref().unwrap_or_default()
+        ));
+    }
     for m in c.metrics.iter().filter(|m| m.reason.is_some()) {
         out.push(format!(
             "inconclusive: {}: {}",

@@ -7,61 +7,8 @@ use warpt_model::{BenchmarkSuiteRun, Quality, RunStatus};
 use warpt_report::compare::noise::Noise;
 use warpt_report::{AssumedNoise, NoNoise, NoiseLookup, NoiseSource, Options, Verdict, compare};
 
-/// Deterministic noise in [-1, 1).
-fn noise(i: usize) -> f64 {
-    let x = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 11;
-    x as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-}
-
-/// The example export reduced to one metric with `samples`.
-fn run(samples: &[f64], higher_is_better: bool) -> BenchmarkSuiteRun {
-    let text = include_str!("../../warpt-model/tests/data/example_export.json");
-    let mut run: BenchmarkSuiteRun = serde_json::from_str(text).unwrap();
-    run.benchmarks.truncate(1);
-    let r = &mut run.benchmarks[0];
-    r.metrics.truncate(1);
-    r.quality = Some(Quality::Good);
-    r.quality_reasons.clear();
-    let m = &mut r.metrics[0];
-    m.higher_is_better = higher_is_better;
-    let stats = warpt_harness::stats::summarize(samples).unwrap();
-    m.value = stats.median;
-    m.stats = Some(stats);
-    run
-}
-
-/// A run with one trial per entry of `medians`, each trial's samples
-/// spread ±0.5% around its median.
-fn trials(medians: &[f64], higher_is_better: bool) -> BenchmarkSuiteRun {
-    let runs: Vec<BenchmarkSuiteRun> = medians
-        .iter()
-        .enumerate()
-        .map(|(t, m)| {
-            let samples: Vec<f64> = (0..20)
-                .map(|i| m * (1.0 + 0.005 * noise(i + 100 * t)))
-                .collect();
-            run(&samples, higher_is_better)
-        })
-        .collect();
-    warpt_harness::interleave::combine(runs, "test").unwrap()
-}
-
-fn base(n: usize) -> Vec<f64> {
-    (0..n).map(|i| 100.0 + noise(i)).collect()
-}
-
-/// Trusts one run's own statistics: the rule before noise bands.
-fn trusting() -> AssumedNoise {
-    AssumedNoise(0.0)
-}
-
-fn judge(
-    b: &BenchmarkSuiteRun,
-    c: &BenchmarkSuiteRun,
-    noise: &dyn NoiseLookup,
-) -> warpt_report::Comparison {
-    compare(b, "base", c, "current", &Options::default(), noise)
-}
+mod common;
+use common::{base, judge, noise, run, trials, trusting};
 
 fn verdict(base: &[f64], current: &[f64], hib: bool) -> Verdict {
     let c = judge(&run(base, hib), &run(current, hib), &trusting());
@@ -495,83 +442,6 @@ fn differing_parameters_are_named() {
             .iter()
             .any(|w| w.contains("parameters differ"))
     );
-}
-
-/// `run` whose benchmark's probes read `mhz` and a 4 MiB canary at `ns`,
-/// its metric measured on a 4 MiB working set.
-fn in_regime(mut r: BenchmarkSuiteRun, mhz: f64, ns: f64) -> BenchmarkSuiteRun {
-    let in_trials = r.trials.iter_mut().flat_map(|t| t.benchmarks.iter_mut());
-    for m in in_trials.flat_map(|b| b.metrics.iter_mut()) {
-        m.tags.insert("size_kib".into(), "4096".into());
-    }
-    for b in &mut r.benchmarks {
-        for m in &mut b.metrics {
-            m.tags.insert("size_kib".into(), "4096".into());
-        }
-        b.regime = Some(warpt_model::RegimeProbes {
-            clock_mhz: vec![mhz, mhz],
-            llc_canary: vec![warpt_model::CanaryReadings {
-                size_kib: 4096,
-                ns: vec![ns, ns],
-            }],
-            ..Default::default()
-        });
-    }
-    r
-}
-
-#[test]
-fn runs_in_different_host_regimes_are_inconclusive_on_one_run_a_side() {
-    let b = base(30);
-    let down: Vec<f64> = (0..30).map(|i| 80.0 + noise(i + 2000)).collect();
-    // Same regime: the 20% drop is a regression.
-    let c = judge(
-        &in_regime(run(&b, true), 3200.0, 18.0),
-        &in_regime(run(&down, true), 3190.0, 19.0),
-        &trusting(),
-    );
-    assert_eq!(c.metrics[0].verdict, Verdict::Regressed);
-    // The cache share differed between the runs: nothing is claimed.
-    let c = judge(
-        &in_regime(run(&b, true), 3200.0, 18.0),
-        &in_regime(run(&down, true), 3200.0, 120.0),
-        &trusting(),
-    );
-    let m = &c.metrics[0];
-    assert_eq!(m.verdict, Verdict::Inconclusive);
-    let why = m.reason.as_deref().unwrap();
-    assert!(why.starts_with("regime: the cache canary"), "{why}");
-    // So did the clock.
-    let c = judge(
-        &in_regime(run(&b, true), 3200.0, 18.0),
-        &in_regime(run(&down, true), 2900.0, 18.0),
-        &trusting(),
-    );
-    let why = c.metrics[0].reason.as_deref().unwrap();
-    assert!(
-        why.contains("3200 MHz in the base run, 2900 MHz in the current run"),
-        "{why}"
-    );
-    // A regime seen within the current run is in its quality.
-    let mut cur = run(&down, true);
-    cur.benchmarks[0].measurement_quality = Some(Quality::Unreliable);
-    cur.benchmarks[0]
-        .quality_reasons
-        .push("regime: the effective clock moved 9% while measuring (2930 to 3200 MHz)".into());
-    let c = judge(&run(&b, true), &cur, &trusting());
-    let why = c.metrics[0].reason.as_deref().unwrap();
-    assert!(why.starts_with("current unreliable: regime: "), "{why}");
-    // Trials carry their own spread: the regime check is for one run a side.
-    let c = judge(
-        &in_regime(
-            trials(&[100.0, 101.0, 99.0, 100.5, 99.5], true),
-            3200.0,
-            18.0,
-        ),
-        &in_regime(trials(&[95.0, 96.0, 94.0, 95.5, 94.5], true), 2900.0, 120.0),
-        &NoNoise,
-    );
-    assert_eq!(c.metrics[0].verdict, Verdict::Regressed);
 }
 
 #[test]

@@ -18,17 +18,19 @@
 pub mod counted;
 pub mod evidence;
 pub mod noise;
+mod verdict;
 
 use std::collections::BTreeMap;
 
 use serde::Serialize;
-use warpt_model::{BenchmarkMetric, BenchmarkRunResult, BenchmarkSuiteRun, Quality, RunStatus};
+use warpt_model::{BenchmarkMetric, BenchmarkRunResult, BenchmarkSuiteRun, RunStatus};
 
 use crate::stats;
 pub use counted::DEFAULT_COUNT_THRESHOLD_PCT;
-use evidence::Kind;
 pub use evidence::Pairing;
 pub use noise::{MetricRef, NOISE_K, Noise, NoiseLookup, NoiseSource};
+pub use verdict::BYTES_RESOLUTION;
+use verdict::{judge, unusable};
 
 /// How a comparison judges.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -152,8 +154,18 @@ pub struct MetricComparison {
     /// The noise band, percent: k x spread x its upper-bound factor,
     /// narrowed by the trials on each side; `null` when the noise is unknown.
     pub noise_band_pct: Option<f64>,
-    /// The practical threshold applied: the larger of `--threshold` and the band.
+    /// The practical threshold applied: the larger of `--threshold` and the
+    /// noise band, plus `regime_shift_pct` when a host regime reached the
+    /// metric.
     pub band_pct: f64,
+    /// One run a side: the host regimes that reached this metric (the
+    /// probes' reasons, each starting with the side and `regime: `).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub regime: Option<String>,
+    /// How far those regimes can move the metric, percent: the band is
+    /// widened by it (see [`warpt_model::RegimeShift`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub regime_shift_pct: Option<f64>,
     /// The judgement.
     pub verdict: Verdict,
     /// Why the verdict is `inconclusive` (which side, and why).
@@ -315,54 +327,6 @@ fn figure(m: &BenchmarkMetric, trials: usize) -> Figure {
         n: m.stats.as_ref().map_or(0, |s| s.n),
         trials,
     }
-}
-
-/// Why one side's figure cannot be judged, if it cannot: the benchmark did
-/// not pass, its measurement conditions were unreliable (interference,
-/// throttling), its build differs from the other side's (one debug build),
-/// or this metric's own median is known too poorly within its one run.
-/// Another metric's poor precision does not count against this one, and
-/// a side with trials is not held to it: its statistics are the spread of
-/// the trial medians, which the test across trials already weighs. A
-/// counted metric is held to neither: interference slows a program down
-/// but does not change what it executes.
-fn unusable(
-    side: &str,
-    r: &BenchmarkRunResult,
-    m: &BenchmarkMetric,
-    trials: usize,
-    debug: (bool, bool),
-) -> Option<String> {
-    let counted = m.is_counted();
-    if r.status != RunStatus::Passed {
-        return Some(format!(
-            "{side} {}: {}",
-            r.status.as_str(),
-            r.error_message.as_deref().unwrap_or("no message")
-        ));
-    }
-    let (this_debug, other_debug) = debug;
-    if this_debug && !other_debug {
-        return Some(format!("{side} {}", warpt_model::DEBUG_BUILD_REASON));
-    }
-    let conditions = r.measurement_quality.or(r.quality);
-    if counted {
-        return None;
-    }
-    if conditions == Some(Quality::Unreliable) {
-        let why = r
-            .quality_reasons
-            .iter()
-            .find(|w| !w.ends_with(warpt_model::DEBUG_BUILD_REASON))
-            .map_or("no reason recorded", String::as_str);
-        return Some(format!("{side} unreliable: {why}"));
-    }
-    if trials > 1 {
-        return None;
-    }
-    let half = m.stats.as_ref().map(|s| s.relative_half_width())?;
-    (half > warpt_model::UNRELIABLE_REL_CI)
-        .then(|| format!("{side} median known only to ±{:.1}%", half * 100.0))
 }
 
 fn is_debug(run: &BenchmarkSuiteRun) -> bool {
@@ -538,22 +502,24 @@ pub fn compare(
             )
         });
         // One run a side cannot tell a code change from a host regime that
-        // differs between the runs or moved within one, where it reaches;
-        // trials carry their own spread.
-        let regimes = (tb.len() <= 1 && tc.len() <= 1 && !counted)
+        // differs between the runs or moved within one, where it reaches:
+        // the band widens by what the regime can explain. Trials carry
+        // their own spread.
+        let single = tb.len() <= 1 && tc.len() <= 1 && !counted;
+        let regime = single
             .then(|| match (&old_r.regime, &cur_r.regime) {
-                (Some(a), Some(b)) => warpt_model::RegimeProbes::spoils(a, b, &key.3),
+                (Some(a), Some(b)) => warpt_model::RegimeProbes::shift(a, b, &key.3),
                 _ => None,
             })
             .flatten();
         let unusable = [
-            unusable("base", old_r, old, tb.len(), debug),
-            unusable("current", cur_r, cur, tc.len(), (debug.1, debug.0)),
-            regimes,
+            unusable("base", old_r, old, tb.len(), debug, single),
+            unusable("current", cur_r, cur, tc.len(), (debug.1, debug.0), single),
         ]
         .into_iter()
         .flatten()
         .collect::<Vec<_>>();
+        let shift_pct = regime.as_ref().map(|r| r.shift * 100.0);
         metrics.push(MetricComparison {
             suite: key.0.clone(),
             benchmark: key.1.clone(),
@@ -582,8 +548,13 @@ pub fn compare(
             noise_band_pct: count_spread.map(|(_, band)| band).or(noise_band),
             band_pct: match count_spread {
                 Some((_, band)) => band,
-                None => noise_band.map_or(options.threshold_pct, |b| b.max(options.threshold_pct)),
+                None => {
+                    noise_band.map_or(options.threshold_pct, |b| b.max(options.threshold_pct))
+                        + shift_pct.unwrap_or(0.0)
+                }
             },
+            regime: regime.map(|r| r.reasons.join("; ")),
+            regime_shift_pct: shift_pct,
             verdict: Verdict::Unchanged,
             reason: (!unusable.is_empty()).then(|| unusable.join("; ")),
         });
@@ -625,73 +596,5 @@ pub fn compare(
         only_base,
         only_current,
         warnings: differences(base, current),
-    }
-}
-
-/// The smallest change of a byte count (`B`: a peak RSS, a memory
-/// high-water mark) called a change at all: memory is faulted in pages and
-/// allocators grow by arenas, so two runs of one program differ by hundreds
-/// of KiB (a no-op pull request's 18 MiB command read +3.3%, p = 0.015).
-pub const BYTES_RESOLUTION: f64 = 1024.0 * 1024.0;
-
-/// The verdict on one metric whose q-value is set (see the module docs);
-/// sets `reason` when it is inconclusive.
-fn judge(m: &mut MetricComparison, ev: &evidence::Evidence, options: &Options) -> Verdict {
-    if m.reason.is_some() {
-        return Verdict::Inconclusive;
-    }
-    if ev.kind == Kind::Counts && m.change_pct.abs() <= m.band_pct {
-        return Verdict::Unchanged;
-    }
-    if m.unit == "B" && (m.current.median - m.base.median).abs() < BYTES_RESOLUTION {
-        return Verdict::Unchanged;
-    }
-    if !m.change_pct.is_finite() {
-        m.reason = Some("the change is not a number (a zero or missing median)".into());
-        return Verdict::Inconclusive;
-    }
-    let known = m.noise_band_pct.is_some();
-    let significant = ev.significant(m.q_value, options.alpha, known);
-    let beyond_threshold = m.change_pct.abs() >= options.threshold_pct;
-    // Trials carry their own evidence of the noise; one run a side does not.
-    let needs_band = matches!(ev.kind, Kind::Samples | Kind::Band);
-    if needs_band && !known {
-        if beyond_threshold && (significant || ev.kind == Kind::Band) {
-            m.reason = Some(format!(
-                "noise unknown: {} cannot tell a change of {:+.1}% from run-to-run variation \
-                 on this machine; run `warpt noise` here, or compare runs made with --repeat 3 or more",
-                if ev.kind == Kind::Samples {
-                    "one run a side"
-                } else {
-                    "too few runs a side"
-                },
-                m.change_pct
-            ));
-            return Verdict::Inconclusive;
-        }
-        return Verdict::Unchanged;
-    }
-    if !(significant && m.change_pct.abs() >= m.band_pct) {
-        // Across runs `~` claims the change lies inside the band, so the
-        // trials must rule out one beyond it: a side the host disturbed
-        // can hide a real change as well as fake one.
-        if let (Kind::Trials | Kind::Paired, Some((lo, hi))) = (ev.kind, ev.ratio_ci) {
-            let (lo, hi) = ((lo - 1.0) * 100.0, (hi - 1.0) * 100.0);
-            if hi > m.band_pct || lo < -m.band_pct {
-                m.reason = Some(format!(
-                    "too noisy to tell: the trials' 95% CI of the change, {lo:+.1}% to {hi:+.1}%, \
-                     reaches beyond the band of ±{:.1}%; add trials (--repeat) or rerun when the \
-                     machine is quiet",
-                    m.band_pct
-                ));
-                return Verdict::Inconclusive;
-            }
-        }
-        return Verdict::Unchanged;
-    }
-    if (m.change_pct > 0.0) == m.higher_is_better {
-        Verdict::Improved
-    } else {
-        Verdict::Regressed
     }
 }

@@ -1,0 +1,185 @@
+//! Host regimes planted in synthetic runs: on one run a side a regime the
+//! probes saw widens the band by what it can explain, a change inside it
+//! is `~` with the regime named, one beyond it `inconclusive` (never
+//! `regressed`); trials carry their own spread and ignore it.
+
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
+mod common;
+
+use common::{base, judge, noise, run, trials, trusting};
+use warpt_model::{BenchmarkSuiteRun, Quality, RegimeProbes};
+use warpt_report::{NoNoise, Verdict};
+
+/// `r` whose benchmark's probes read `mhz` (twice) and a 4 MiB canary at
+/// `ns`, its metric measured on a 4 MiB working set.
+fn in_regime(mut r: BenchmarkSuiteRun, mhz: f64, ns: f64) -> BenchmarkSuiteRun {
+    let in_trials = r.trials.iter_mut().flat_map(|t| t.benchmarks.iter_mut());
+    for m in in_trials.flat_map(|b| b.metrics.iter_mut()) {
+        m.tags.insert("size_kib".into(), "4096".into());
+    }
+    for b in &mut r.benchmarks {
+        for m in &mut b.metrics {
+            m.tags.insert("size_kib".into(), "4096".into());
+        }
+        b.regime = Some(RegimeProbes {
+            clock_mhz: vec![mhz, mhz],
+            llc_canary: vec![warpt_model::CanaryReadings {
+                size_kib: 4096,
+                ns: vec![ns, ns],
+            }],
+            ..Default::default()
+        });
+    }
+    r
+}
+
+/// Throughput samples around `level` (base level 100).
+fn at(level: f64) -> Vec<f64> {
+    (0..30).map(|i| level + noise(i + 2000)).collect()
+}
+
+#[test]
+fn a_change_in_one_regime_is_judged_as_before() {
+    let c = judge(
+        &in_regime(run(&base(30), true), 3200.0, 18.0),
+        &in_regime(run(&at(80.0), true), 3190.0, 19.0),
+        &trusting(),
+    );
+    let m = &c.metrics[0];
+    assert_eq!(m.verdict, Verdict::Regressed);
+    assert_eq!((m.regime.as_deref(), m.regime_shift_pct), (None, None));
+}
+
+#[test]
+fn a_clock_regime_widens_the_band_by_what_it_explains() {
+    // 3200 against 2900 MHz: the core ran 10.3% slower in the current run.
+    let b = in_regime(run(&base(30), true), 3200.0, 18.0);
+    let slow_clock = |level| in_regime(run(&at(level), true), 2900.0, 18.0);
+    let shift = (3200.0 / 2900.0 - 1.0) * 100.0;
+    // An A/A whose current side the slower clock moved by 9%: `~`, the
+    // band 1% + 10.3%, the regime named.
+    let m = judge(&b, &slow_clock(91.0), &trusting()).metrics[0].clone();
+    assert_eq!(m.verdict, Verdict::Unchanged, "{:?}", m.reason);
+    assert!((m.regime_shift_pct.unwrap() - shift).abs() < 1e-9);
+    assert!((m.band_pct - (1.0 + shift)).abs() < 1e-9, "{}", m.band_pct);
+    let regime = m.regime.as_deref().unwrap();
+    assert!(
+        regime.contains("3200 MHz in the base run, 2900 MHz in the current run"),
+        "{regime}"
+    );
+    // 20% is beyond what the clock explains, but not a regression either.
+    let m = judge(&b, &slow_clock(80.0), &trusting()).metrics[0].clone();
+    assert_eq!(m.verdict, Verdict::Inconclusive);
+    let why = m.reason.as_deref().unwrap();
+    assert!(
+        why.starts_with("regime: the effective clock differs"),
+        "{why}"
+    );
+    assert!(
+        why.contains("beyond the band it widens to (±11.3%)"),
+        "{why}"
+    );
+    // The text output says which band a regime widened.
+    let c = judge(&b, &slow_clock(91.0), &trusting());
+    let text = warpt_report::render::text(&c);
+    assert!(
+        text.contains("widened by ±10.3% for a host regime: regime: the effective clock differs"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_cache_share_that_differs_reaches_only_the_sizes_it_covers() {
+    // The 4 MiB canary at 18 against 120 ns: the current run's share of
+    // the cache shrank; a 4 MiB chase can move by as much (567%).
+    let b = in_regime(run(&base(30), false), 3200.0, 18.0);
+    let m = judge(
+        &b,
+        &in_regime(run(&at(300.0), false), 3200.0, 120.0),
+        &trusting(),
+    )
+    .metrics[0]
+        .clone();
+    assert_eq!(m.verdict, Verdict::Unchanged, "{:?}", m.reason);
+    assert!(m.band_pct > 500.0, "{}", m.band_pct);
+    assert!(
+        m.regime
+            .as_deref()
+            .unwrap()
+            .contains("the cache canary (4096 KiB chase) read 18.0 ns")
+    );
+    // A 64 KiB working set is not reached: the tripled latency regressed.
+    let mut small = in_regime(run(&at(300.0), false), 3200.0, 120.0);
+    let mut small_base = b.clone();
+    for r in [&mut small, &mut small_base] {
+        r.benchmarks[0].metrics[0]
+            .tags
+            .insert("size_kib".into(), "64".into());
+    }
+    let m = judge(&small_base, &small, &trusting()).metrics[0].clone();
+    assert_eq!(m.verdict, Verdict::Regressed);
+    assert!(m.regime.is_none());
+}
+
+#[test]
+fn a_swing_within_a_run_widens_the_band_and_other_unreliable_conditions_still_hold_back() {
+    // The current run's clock swung 9% while measuring: its quality says
+    // unreliable for that regime alone.
+    let swung = |steal: bool| {
+        let mut r = in_regime(run(&at(95.0), true), 3200.0, 18.0);
+        let b = &mut r.benchmarks[0];
+        b.regime.as_mut().unwrap().clock_mhz = vec![3200.0, 2930.0];
+        b.measurement_quality = Some(Quality::Unreliable);
+        if steal {
+            b.quality_reasons
+                .push("steal: the hypervisor took 14.0% of CPU time during measurement".into());
+        }
+        b.quality_reasons
+            .push("regime: the effective clock moved 9% while measuring (2930 to 3200 MHz)".into());
+        r
+    };
+    let b = in_regime(run(&base(30), true), 3200.0, 18.0);
+    let m = judge(&b, &swung(false), &trusting()).metrics[0].clone();
+    assert_eq!(m.verdict, Verdict::Unchanged, "{:?}", m.reason);
+    assert!(
+        m.regime
+            .as_deref()
+            .unwrap()
+            .starts_with("current regime: the effective clock moved 9%"),
+        "{:?}",
+        m.regime
+    );
+    assert!(
+        (m.band_pct - (1.0 + 270.0 / 29.30)).abs() < 1e-9,
+        "{}",
+        m.band_pct
+    );
+    // Steal made it unreliable too: no band can say what steal did.
+    let m = judge(&b, &swung(true), &trusting()).metrics[0].clone();
+    assert_eq!(m.verdict, Verdict::Inconclusive);
+    assert!(
+        m.reason
+            .as_deref()
+            .unwrap()
+            .starts_with("current unreliable: steal:"),
+        "{:?}",
+        m.reason
+    );
+}
+
+#[test]
+fn trials_carry_their_own_spread_and_ignore_the_regime() {
+    let c = judge(
+        &in_regime(
+            trials(&[100.0, 101.0, 99.0, 100.5, 99.5], true),
+            3200.0,
+            18.0,
+        ),
+        &in_regime(trials(&[95.0, 96.0, 94.0, 95.5, 94.5], true), 2900.0, 120.0),
+        &NoNoise,
+    );
+    let m = &c.metrics[0];
+    assert_eq!(m.verdict, Verdict::Regressed);
+    assert!(m.regime.is_none());
+}
