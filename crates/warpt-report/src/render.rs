@@ -115,12 +115,14 @@ fn notes(c: &Comparison) -> Vec<String> {
         "band: the larger of --threshold ±{}% and the noise band, {} x the run-to-run spread \
          (CV of whole-run medians, raised to its upper 90% bound for the runs it was measured \
          over) x sqrt((1/n_base + 1/n_current) / 2); spread from a noise profile for {}, \
-         history for {}, assumed for {}, noise unknown for {} metrics",
+         history for {}, assumed for {}, the compared trials alone for {}, noise unknown for {} \
+         metrics",
         c.threshold_pct,
         c.noise_k,
         sources(crate::NoiseSource::Profile),
         sources(crate::NoiseSource::History),
         sources(crate::NoiseSource::Assumed),
+        sources(crate::NoiseSource::Trials),
         sources(crate::NoiseSource::Unknown),
     ));
     let counted: Vec<&crate::compare::MetricComparison> = c

@@ -197,9 +197,9 @@ fn one_poorly_known_metric_is_inconclusive_alone() {
 fn trial_spread_is_weighed_by_the_test_not_taken_for_imprecision() {
     // Three trials a side moving ±20%: the aggregate's CI over the trial
     // medians is wide, but that is the run-to-run spread the test across
-    // trials weighs, not one run's imprecision. The test finds no change,
-    // yet three such trials cannot rule out one beyond the 1% threshold:
-    // `inconclusive`, too noisy to tell, not `~`.
+    // trials weighs, not one run's imprecision. The test finds no change;
+    // with nothing stored, the trials' own spread (22%) makes the band, so
+    // the verdict is `~` within a band as wide as the machine moves.
     let c = judge(
         &trials(&[100.0, 125.0, 80.0], true),
         &trials(&[98.0, 120.0, 85.0], true),
@@ -212,6 +212,29 @@ fn trial_spread_is_weighed_by_the_test_not_taken_for_imprecision() {
             .is_some_and(|(lo, hi)| (hi - lo) / m.base.median > 0.2),
         "{m:?}"
     );
+    assert_eq!(m.verdict, Verdict::Unchanged, "{m:?}");
+    assert_eq!(m.noise_source, NoiseSource::Trials);
+    assert_eq!(m.noise_pooled_trials, 6);
+    assert!(m.band_pct > 50.0, "{m:?}");
+    // A band from a quiet profile (1%, 20 runs) pools with those trials
+    // but cannot cover them: too noisy to tell, not `~`.
+    struct Quiet;
+    impl NoiseLookup for Quiet {
+        fn noise(&self, _: &warpt_report::MetricRef<'_>) -> Option<Noise> {
+            Some(Noise {
+                cv: 0.01,
+                source: NoiseSource::Profile,
+                runs: 200,
+                pooled_trials: 0,
+            })
+        }
+    }
+    let c = judge(
+        &trials(&[100.0, 125.0, 80.0], true),
+        &trials(&[98.0, 120.0, 85.0], true),
+        &Quiet,
+    );
+    let m = &c.metrics[0];
     assert_eq!(m.verdict, Verdict::Inconclusive, "{m:?}");
     let reason = m.reason.as_deref().unwrap();
     assert!(reason.starts_with("too noisy to tell: "), "{reason}");
@@ -241,15 +264,15 @@ fn trials_are_the_unit_of_replication() {
     assert_eq!((m.base.trials, m.current.trials), (5, 5));
     assert_eq!(m.verdict, Verdict::Unchanged, "{m:?}");
     assert_eq!(c.trials, (5, 5));
-    // Noise unknown, the band is the 1% threshold: five trials spread ±1%
-    // cannot rule out a change that large.
+    // Nothing stored: the trials' own spread makes the band (their pooled
+    // CV, 0.80% over 8 degrees of freedom, raised to its upper bound).
     let c = judge(&a, &a2, &NoNoise);
-    assert_eq!(
-        c.metrics[0].verdict,
-        Verdict::Inconclusive,
-        "{:?}",
-        c.metrics[0]
-    );
+    let m = &c.metrics[0];
+    assert_eq!(m.verdict, Verdict::Unchanged, "{m:?}");
+    assert_eq!(m.noise_source, NoiseSource::Trials);
+    let (cv, band) = (m.noise_cv_pct.unwrap(), m.noise_band_pct.unwrap());
+    assert!((0.7..0.9).contains(&cv), "{cv}");
+    assert!(band > 4.0 * cv / 5f64.sqrt() * 1.4, "{band}");
     // A 5% slowdown of every run is a regression, noise profile or not.
     let slow = trials(&[95.0, 96.0, 94.0, 95.5, 94.5], true);
     let c = judge(&a, &slow, &NoNoise);
@@ -294,9 +317,16 @@ fn paired_trials_use_the_per_round_ratios() {
     assert_eq!(m.verdict, Verdict::Regressed, "{m:?}");
     let (lo, hi) = m.ratio_ci95.unwrap();
     assert!((lo - 1.03).abs() < 1e-6 && (hi - 1.03).abs() < 1e-6);
-    // Unpaired, the drift hides it: too noisy to tell, not "no change".
+    // The band from the paired ratios alone: they agree exactly, so the
+    // threshold is the band.
+    assert_eq!(m.noise_source, NoiseSource::Trials);
+    assert_eq!(m.band_pct, 1.0);
+    // Unpaired, the drift hides it: the trials' spread (7%) makes the band,
+    // and 3% lies inside it.
     let c = compare(&a, "a", &b, "b", &Options::default(), &NoNoise);
-    assert_eq!(c.metrics[0].verdict, Verdict::Inconclusive);
+    let m = &c.metrics[0];
+    assert_eq!(m.verdict, Verdict::Unchanged, "{m:?}");
+    assert!(m.band_pct > 10.0, "{m:?}");
     // Five rounds: the paired t test.
     let a5 = trials(&drift[..5], false);
     let b5 = trials(

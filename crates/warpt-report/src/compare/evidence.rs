@@ -89,17 +89,7 @@ pub fn gather(
     alpha: f64,
 ) -> Evidence {
     let (nb, nc) = (base.len(), current.len());
-    let per_round: Vec<f64> = base
-        .iter()
-        .zip(current)
-        .map(|(b, c)| (c / b).ln())
-        .collect();
-    let d = match pairing {
-        Pairing::Rounds => per_round,
-        // Round r ran with the CPU halves one way and r + 1 the other.
-        Pairing::Duet => stats::couples(&per_round),
-        Pairing::None => Vec::new(),
-    };
+    let d = pair_logs(base, current, pairing);
     if pairing != Pairing::None && nb == nc && d.len() >= 2 {
         return paired(&d);
     }
@@ -156,6 +146,22 @@ pub fn gather(
         ratio_ci: None,
         estimate: None,
         ci_separate: None,
+    }
+}
+
+/// The paired log ratios current / base: one per round (`--rerun`), one
+/// per couple of rounds with `--duet` (round r ran with the CPU halves one
+/// way and r + 1 the other); none unpaired.
+pub fn pair_logs(base: &[f64], current: &[f64], pairing: Pairing) -> Vec<f64> {
+    let per_round: Vec<f64> = base
+        .iter()
+        .zip(current)
+        .map(|(b, c)| (c / b).ln())
+        .collect();
+    match pairing {
+        Pairing::Rounds => per_round,
+        Pairing::Duet => stats::couples(&per_round),
+        Pairing::None => Vec::new(),
     }
 }
 

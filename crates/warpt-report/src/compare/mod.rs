@@ -27,6 +27,7 @@ use warpt_model::{BenchmarkMetric, BenchmarkRunResult, BenchmarkSuiteRun, RunSta
 
 use crate::stats;
 pub use counted::DEFAULT_COUNT_THRESHOLD_PCT;
+use evidence::Kind;
 pub use evidence::Pairing;
 pub use noise::{MetricRef, NOISE_K, Noise, NoiseLookup, NoiseSource};
 pub use verdict::BYTES_RESOLUTION;
@@ -490,9 +491,21 @@ pub fn compare(
                 .or_else(|| lookup(&cur_r.params))
                 .map(|n| noise::with_trials(&n, &vb, &vc))
         };
-        let noise_band = found
+        let mut noise_band = found
             .as_ref()
             .map(|n| noise::band_pct(n, options.noise_k, vb.len(), vc.len()));
+        // Nothing stored: trials say how far their own runs move.
+        let found = match found {
+            None if matches!(ev.kind, Kind::Trials | Kind::Paired) => {
+                let d = (ev.kind == Kind::Paired)
+                    .then(|| evidence::pair_logs(&vb, &vc, options.pairing));
+                noise::from_trials(&vb, &vc, d.as_deref()).map(|(n, nb, nc)| {
+                    noise_band = Some(noise::band_pct(&n, options.noise_k, nb, nc));
+                    n
+                })
+            }
+            found => found,
+        };
         // A counted metric's (spread, band): the counts' own movement.
         let count_spread = counted.then(|| {
             let (sb, sc) = (counted::spread(&vb, old), counted::spread(&vc, cur));

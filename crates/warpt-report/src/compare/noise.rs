@@ -51,6 +51,10 @@ pub enum NoiseSource {
     History,
     /// Given on the command line (`--assume-noise`).
     Assumed,
+    /// Not stored anywhere: the compared trials' own spread (at least 3
+    /// a side; paired trials, the spread of their per-round ratios). See
+    /// [`from_trials`].
+    Trials,
     /// Not known.
     Unknown,
     /// A counted metric: the spread of the counts themselves (see
@@ -65,6 +69,7 @@ impl NoiseSource {
             NoiseSource::Profile => "profile",
             NoiseSource::History => "history",
             NoiseSource::Assumed => "assumed",
+            NoiseSource::Trials => "trials",
             NoiseSource::Unknown => "unknown",
             NoiseSource::Counts => "counts",
         }
@@ -218,6 +223,65 @@ pub fn with_trials(noise: &Noise, base: &[f64], current: &[f64]) -> Noise {
         runs: dof as usize + 1,
         pooled_trials: base.len() + current.len(),
     }
+}
+
+/// The spread of the compared trials themselves, when nothing stored says
+/// how far this machine moves between runs: with at least
+/// [`MIN_POOLED_TRIALS`] a side, unpaired, the pooled variance of each
+/// side's log trial medians (over nb + nc - 2 degrees of freedom); paired
+/// (interleaved rounds, or the duet's couples), the per-pair log ratios
+/// `d`, whose variance is twice one side's, so the spread is sd(d) / sqrt(2)
+/// over len(d) - 1 degrees of freedom.
+///
+/// Returns the noise and the runs a side to narrow its band by
+/// ([`band_pct`]): the trials, or for pairs the number of pairs. A
+/// comparison then claims `~` only inside what its own trials can resolve,
+/// and a metric that moves 20% between rounds of unchanged code is not
+/// called `inconclusive` for failing to pin itself down to 1%.
+pub fn from_trials(
+    base: &[f64],
+    current: &[f64],
+    paired: Option<&[f64]>,
+) -> Option<(Noise, usize, usize)> {
+    let trials = base.len() + current.len();
+    if let Some(d) = paired {
+        if d.len() < MIN_POOLED_TRIALS {
+            return None;
+        }
+        let (_, var) = stats::mean_var(d);
+        let cv = (var / 2.0).sqrt();
+        return cv.is_finite().then_some((
+            Noise {
+                cv,
+                source: NoiseSource::Trials,
+                runs: d.len(),
+                pooled_trials: trials,
+            },
+            d.len(),
+            d.len(),
+        ));
+    }
+    if base.len() < MIN_POOLED_TRIALS || current.len() < MIN_POOLED_TRIALS {
+        return None;
+    }
+    let (mut sum, mut dof) = (0.0, 0.0);
+    for side in [base, current] {
+        let logs: Vec<f64> = side.iter().map(|v| v.ln()).collect();
+        let (_, var) = stats::mean_var(&logs);
+        sum += (logs.len() - 1) as f64 * var;
+        dof += (logs.len() - 1) as f64;
+    }
+    let cv = (sum / dof).sqrt();
+    cv.is_finite().then_some((
+        Noise {
+            cv,
+            source: NoiseSource::Trials,
+            runs: dof as usize + 1,
+            pooled_trials: trials,
+        },
+        base.len(),
+        current.len(),
+    ))
 }
 
 /// What one `warpt noise` run measured: the profiled metrics, and those it
