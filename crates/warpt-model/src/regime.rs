@@ -54,18 +54,19 @@ pub struct RegimeProbes {
     pub scaling: Vec<ScalingCheck>,
 }
 
-/// The host regimes that reach one metric of two single runs
+/// What the probes of two single runs say of one metric
 /// ([`RegimeProbes::shift`]): `compare` widens that metric's band by
-/// `shift` instead of trusting a change the regime can explain.
+/// `shift` instead of trusting a change the probes can explain.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RegimeShift {
-    /// What the probes saw, each `base ` or `current ` (or neither, for a
-    /// difference between the sides) and a reason starting with
-    /// [`REGIME_PREFIX`].
+    /// The regimes seen (beyond the thresholds), each `base ` or `current `
+    /// (or neither, for a difference between the sides) and a reason
+    /// starting with [`REGIME_PREFIX`]; empty when the probes differ only
+    /// by less.
     pub reasons: Vec<String>,
-    /// The relative change of the metric those regimes can explain
-    /// (0.12 = 12%): per kind the largest movement its probes read, the
-    /// kinds compounded.
+    /// The relative change of the metric the probes' differences can
+    /// explain (0.12 = 12%): per kind the largest movement its probes read,
+    /// the kinds compounded.
     pub shift: f64,
 }
 
@@ -261,13 +262,17 @@ impl RegimeProbes {
     pub fn speed_apart(a: &RegimeProbes, b: &RegimeProbes, names: (&str, &str)) -> Option<String> {
         Self::speed_gaps(a, b, names)
             .into_iter()
-            .next()
-            .map(|(why, _)| why)
+            .find_map(|(why, _)| why)
     }
 
-    /// Every speed probe whose medians in `a` and `b` are more than
-    /// [`CLOCK_APART`] apart: (reason, the larger over the smaller - 1).
-    fn speed_gaps(a: &RegimeProbes, b: &RegimeProbes, names: (&str, &str)) -> Vec<(String, f64)> {
+    /// Every speed probe with readings in both `a` and `b`: (the reason when
+    /// their medians are more than [`CLOCK_APART`] apart, the larger over
+    /// the smaller - 1).
+    fn speed_gaps(
+        a: &RegimeProbes,
+        b: &RegimeProbes,
+        names: (&str, &str),
+    ) -> Vec<(Option<String>, f64)> {
         let (na, nb) = names;
         a.speeds()
             .into_iter()
@@ -275,54 +280,74 @@ impl RegimeProbes {
             .filter_map(|((what, unit, d, ra), (_, _, _, rb))| {
                 let (x, y) = (median(ra)?, median(rb)?);
                 let gap = (x / y).max(y / x) - 1.0;
-                (gap > CLOCK_APART).then(|| {
-                    let why = format!(
+                let why = (gap > CLOCK_APART).then(|| {
+                    format!(
                         "{REGIME_PREFIX}{what} differs: {x:.d$} {unit} in the {na}, {y:.d$} \
                          {unit} in the {nb}"
-                    );
-                    (why, gap)
-                })
+                    )
+                });
+                Some((why, gap))
             })
             .collect()
     }
 
-    /// The canaries of two measurements that reach a working set of
-    /// `size_kib` and say different cache shares: a working set both read
-    /// differs by more than [`CANARY_FACTOR`] (reason, the slower over the
+    /// The canaries both measurements read that reach a working set of
+    /// `size_kib`: (the reason when they say different cache shares, their
+    /// medians more than [`CANARY_FACTOR`] apart; the slower over the
     /// faster - 1).
     fn canary_gaps(
         a: &RegimeProbes,
         b: &RegimeProbes,
         names: (&str, &str),
         size_kib: u64,
-    ) -> Vec<(String, f64)> {
+    ) -> Vec<(Option<String>, f64)> {
         let (na, nb) = names;
         b.canaries_reaching(size_kib)
             .filter_map(|c| {
                 let other = a.llc_canary.iter().find(|o| o.size_kib == c.size_kib)?;
                 let (x, y) = (median(&other.ns)?, median(&c.ns)?);
                 let factor = (x / y).max(y / x);
-                (factor > CANARY_FACTOR).then(|| {
-                    let why = format!(
+                let why = (factor > CANARY_FACTOR).then(|| {
+                    format!(
                         "{REGIME_PREFIX}the cache canary ({} KiB chase) read {x:.1} ns in \
                          the {na} and {y:.1} ns in the {nb}: the share of the cache differed",
                         c.size_kib
-                    );
-                    (why, factor - 1.0)
-                })
+                    )
+                });
+                Some((why, factor - 1.0))
             })
             .collect()
     }
 
-    /// The host regimes that reach one metric of two single runs, and how
-    /// far they can move it, if any does: the core's speed swung within a
-    /// side or differs between them (every metric); a side's threads fell
-    /// short of their cores (metrics not tagged `threads=1`); a canary
-    /// moved within a side or differs between them (metrics whose
-    /// `size_kib` tag that canary reaches: at least half its size).
+    /// The all-threads checks both measurements ran (matched by what ran):
+    /// how far their ratios to one thread differ, the larger over the
+    /// smaller - 1. A shortfall of one side is named by
+    /// [`Self::shortfalls`]; this is the difference below it.
+    fn scaling_gaps(a: &RegimeProbes, b: &RegimeProbes) -> Vec<(Option<String>, f64)> {
+        b.scaling
+            .iter()
+            .filter_map(|c| {
+                let other = a.scaling.iter().find(|o| o.what == c.what)?;
+                let gap = (other.ratio / c.ratio).max(c.ratio / other.ratio) - 1.0;
+                gap.is_finite().then_some((None, gap))
+            })
+            .collect()
+    }
+
+    /// What the probes say of one metric of two single runs: the regimes
+    /// that reach it, and how far the difference between the runs' probes
+    /// can move it. Regimes: the core's speed swung within a side or differs
+    /// between them (every metric); a side's threads fell short of their
+    /// cores (metrics not tagged `threads=1`); a canary moved within a side
+    /// or differs between them (metrics whose `size_kib` tag that canary
+    /// reaches: at least half its size).
     ///
-    /// Each kind (speed, threads, cache) can move the metric by the largest
-    /// movement its probes read; kinds compound.
+    /// The shift counts every difference the probes read where they reach,
+    /// also those below the regime thresholds: a clock 2% slower in the
+    /// current run explains a CPU figure 2% lower (the probe is the
+    /// reference measured during each run). Per kind (speed, threads,
+    /// cache) the largest movement; the kinds compound. `None` when no
+    /// probe of the two runs reaches the metric.
     pub fn shift(
         base: &RegimeProbes,
         current: &RegimeProbes,
@@ -330,20 +355,24 @@ impl RegimeProbes {
     ) -> Option<RegimeShift> {
         const NAMES: (&str, &str) = ("base run", "current run");
         let sides = [("base", base), ("current", current)];
-        let on_side = |side: &str, found: Vec<(String, f64)>| -> Vec<(String, f64)> {
+        let on_side = |side: &str, found: Vec<(String, f64)>| -> Vec<(Option<String>, f64)> {
             found
                 .into_iter()
-                .map(|(why, s)| (format!("{side} {why}"), s))
+                .map(|(why, s)| (Some(format!("{side} {why}")), s))
                 .collect()
         };
         let mut speed = Self::speed_gaps(base, current, NAMES);
         let mut threads = Vec::new();
         let mut cache = Vec::new();
+        let all_threads = tags.get("threads").map(String::as_str) != Some("1");
         for (side, p) in sides {
             speed.extend(on_side(side, p.speed_swings()));
-            if tags.get("threads").map(String::as_str) != Some("1") {
+            if all_threads {
                 threads.extend(on_side(side, p.shortfalls()));
             }
+        }
+        if all_threads {
+            threads.extend(Self::scaling_gaps(base, current));
         }
         if let Some(size) = tags.get("size_kib").and_then(|s| s.parse::<u64>().ok()) {
             for (side, p) in sides {
@@ -352,12 +381,19 @@ impl RegimeProbes {
             cache.extend(Self::canary_gaps(base, current, NAMES, size));
         }
         let kinds = [speed, threads, cache];
+        if kinds.iter().all(Vec::is_empty) {
+            return None;
+        }
         let factor: f64 = kinds
             .iter()
             .map(|k| 1.0 + k.iter().map(|(_, s)| *s).fold(0.0, f64::max))
             .product();
-        let reasons: Vec<String> = kinds.into_iter().flatten().map(|(why, _)| why).collect();
-        (!reasons.is_empty()).then_some(RegimeShift {
+        let reasons: Vec<String> = kinds
+            .into_iter()
+            .flatten()
+            .filter_map(|(why, _)| why)
+            .collect();
+        Some(RegimeShift {
             reasons,
             shift: factor - 1.0,
         })
@@ -391,7 +427,9 @@ mod tests {
         b: &RegimeProbes,
         tags: &std::collections::BTreeMap<String, String>,
     ) -> Option<String> {
-        RegimeProbes::shift(a, b, tags).map(|s| s.reasons.join("; "))
+        RegimeProbes::shift(a, b, tags)
+            .map(|s| s.reasons.join("; "))
+            .filter(|r| !r.is_empty())
     }
 
     fn tags(pairs: &[(&str, &str)]) -> std::collections::BTreeMap<String, String> {
@@ -522,8 +560,17 @@ mod tests {
             (both - ((3200.0 / 2950.0) * (110.0 / 18.0) - 1.0)).abs() < 1e-12,
             "{both}"
         );
+        // Probes that differ by less than a regime name none, and still
+        // explain that much: 3.2% of clock and 11% of canary.
+        let close = RegimeProbes::shift(&quiet(3200.0, 18.0), &quiet(3100.0, 20.0), &near).unwrap();
+        assert!(close.reasons.is_empty(), "{close:?}");
+        assert!(
+            (close.shift - ((3200.0 / 3100.0) * (20.0 / 18.0) - 1.0)).abs() < 1e-12,
+            "{close:?}"
+        );
+        // Nothing read on one side: nothing to say.
         assert_eq!(
-            shift(&quiet(3200.0, 18.0), &quiet(3100.0, 20.0), &near),
+            shift(&RegimeProbes::default(), &quiet(3100.0, 20.0), &near),
             None
         );
         // A shortfall spoils the all-threads figures, not one thread's.

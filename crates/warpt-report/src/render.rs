@@ -161,6 +161,22 @@ fn notes(c: &Comparison) -> Vec<String> {
         c.metrics.len(),
         c.alpha * 100.0
     ));
+    let probed: Vec<f64> = c
+        .metrics
+        .iter()
+        .filter(|m| m.regime.is_none())
+        .filter_map(|m| m.regime_shift_pct)
+        .collect();
+    if !probed.is_empty() {
+        out.push(format!(
+            "bands of {} metrics widened by what the two runs' regime probes (clock, FP \
+             throughput, scaling, cache canaries) differed where they reach: median ±{:.1}%, at \
+             most ±{:.1}%",
+            probed.len(),
+            crate::stats::median(&probed),
+            probed.iter().copied().fold(0.0, f64::max)
+        ));
+    }
     for m in c
         .metrics
         .iter()

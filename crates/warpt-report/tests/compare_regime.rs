@@ -48,7 +48,30 @@ fn a_change_in_one_regime_is_judged_as_before() {
     );
     let m = &c.metrics[0];
     assert_eq!(m.verdict, Verdict::Regressed);
-    assert_eq!((m.regime.as_deref(), m.regime_shift_pct), (None, None));
+    // The probes differ by less than a regime (0.3% of clock, 5.6% of
+    // canary): no regime named, and the band holds what they explain.
+    assert_eq!(m.regime, None);
+    let explained = ((3200.0 / 3190.0) * (19.0 / 18.0) - 1.0) * 100.0;
+    assert!(
+        (m.regime_shift_pct.unwrap() - explained).abs() < 1e-9,
+        "{m:?}"
+    );
+    assert!((m.band_pct - (1.0 + explained)).abs() < 1e-9, "{m:?}");
+    let text = warpt_report::render::text(&c);
+    assert!(
+        text.contains("bands of 1 metrics widened by what the two runs' regime probes"),
+        "{text}"
+    );
+    // A 5% drop with the clock 4% slower in the current run: explained by
+    // the probe (the reference measured during each run), `~`.
+    let c = judge(
+        &in_regime(run(&base(30), true), 3200.0, 18.0),
+        &in_regime(run(&at(95.0), true), 3070.0, 18.0),
+        &trusting(),
+    );
+    let m = &c.metrics[0];
+    assert_eq!(m.verdict, Verdict::Unchanged, "{m:?}");
+    assert_eq!(m.regime, None);
 }
 
 #[test]

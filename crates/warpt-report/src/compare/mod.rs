@@ -160,10 +160,13 @@ pub struct MetricComparison {
     /// metric.
     pub band_pct: f64,
     /// One run a side: the host regimes that reached this metric (the
-    /// probes' reasons, each starting with the side and `regime: `).
+    /// probes' reasons, each starting with the side and `regime: `); none
+    /// when the probes differed by less than a regime.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub regime: Option<String>,
-    /// How far those regimes can move the metric, percent: the band is
+    /// One run a side: how far the difference between the two runs' regime
+    /// probes (clock, FP throughput, scaling, cache canaries) can move the
+    /// metric, percent, below the regime thresholds too; the band is
     /// widened by it (see [`warpt_model::RegimeShift`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub regime_shift_pct: Option<f64>,
@@ -566,7 +569,9 @@ pub fn compare(
                         + shift_pct.unwrap_or(0.0)
                 }
             },
-            regime: regime.map(|r| r.reasons.join("; ")),
+            regime: regime
+                .map(|r| r.reasons.join("; "))
+                .filter(|r| !r.is_empty()),
             regime_shift_pct: shift_pct,
             verdict: Verdict::Unchanged,
             reason: (!unusable.is_empty()).then(|| unusable.join("; ")),

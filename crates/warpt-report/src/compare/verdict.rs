@@ -91,13 +91,16 @@ pub(super) fn judge(
         m.reason = Some("the change is not a number (a zero or missing median)".into());
         return Verdict::Inconclusive;
     }
-    // One run a side in different host regimes: the band already holds
-    // what the regime can explain; a change beyond even that is still not
-    // the code's for certain, as the regime's reach is an estimate.
-    if let (Some(regime), Some(shift)) = (&m.regime, m.regime_shift_pct) {
+    // One run a side: the band already holds what the difference between
+    // the runs' probes can explain. Beyond it, a regime (a difference past
+    // the probes' thresholds) still holds the verdict back, as its reach is
+    // an estimate; a smaller difference is judged as usual.
+    if let Some(shift) = m.regime_shift_pct {
         if m.change_pct.abs() <= m.band_pct {
             return Verdict::Unchanged;
         }
+    }
+    if let (Some(regime), Some(shift)) = (&m.regime, m.regime_shift_pct) {
         m.reason = Some(format!(
             "{regime}; this can move the metric by about ±{shift:.1}%, and the change of \
              {:+.1}% lies beyond the band it widens to (±{:.1}%): compare runs made with \
