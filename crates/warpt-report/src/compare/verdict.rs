@@ -95,10 +95,8 @@ pub(super) fn judge(
     // the runs' probes can explain. Beyond it, a regime (a difference past
     // the probes' thresholds) still holds the verdict back, as its reach is
     // an estimate; a smaller difference is judged as usual.
-    if let Some(shift) = m.regime_shift_pct {
-        if m.change_pct.abs() <= m.band_pct {
-            return Verdict::Unchanged;
-        }
+    if m.regime_shift_pct.is_some() && m.change_pct.abs() <= m.band_pct {
+        return Verdict::Unchanged;
     }
     if let (Some(regime), Some(shift)) = (&m.regime, m.regime_shift_pct) {
         m.reason = Some(format!(
