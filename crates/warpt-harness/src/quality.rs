@@ -139,6 +139,7 @@ fn conditions(result: &BenchmarkRunResult, host: &HostConditions, freq: FreqTrac
         g.unreliable.extend(regime.speed_reason());
         g.noisy.extend(regime.scaling_reasons());
         g.noisy.extend(regime.canary_reasons());
+        g.noisy.extend(regime.bandwidth_reason());
     }
     if result.status != RunStatus::Passed && result.metrics.is_empty() {
         g.unreliable

@@ -54,6 +54,14 @@ impl RegimeRecorder {
         }
     }
 
+    /// Records a reading of the memory-bandwidth canary, GB/s (see
+    /// [`RegimeProbes::bandwidth_canary_gbs`]).
+    pub fn bandwidth_canary(&mut self, gbs: f64) {
+        if gbs.is_finite() && gbs > 0.0 {
+            self.probes.bandwidth_canary_gbs.push(gbs);
+        }
+    }
+
     /// Records an all-threads/one-thread check.
     pub fn scaling(&mut self, check: ScalingCheck) {
         self.probes.scaling.push(check);

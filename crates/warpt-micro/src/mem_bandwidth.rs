@@ -16,7 +16,7 @@ use warpt_model::{
 };
 
 use crate::stream_kernels::{self, Chunk, Kernel};
-use crate::team::{run_team, team_cpus};
+use crate::team::{Rounds, run_team, team_cpus};
 
 /// Benchmark name within the micro suite.
 pub const NAME: &str = "mem_bandwidth";
@@ -30,6 +30,21 @@ const RESET_EVERY: u64 = 64;
 
 /// Command that resets every chunk.
 const RESET: u64 = 4;
+
+/// Command that reads every chunk's `b` once: the memory-bandwidth canary.
+const CANARY: u64 = 5;
+
+/// Canary rounds per reading; the fastest counts.
+const CANARY_ROUNDS: usize = 3;
+
+/// The memory-bandwidth canary's kernel: a plain integer sum over the
+/// array's bits, so the team reads memory as fast as the bus lets it and
+/// shares no code with the kernels under test.
+fn canary_read(values: &[f64]) -> u64 {
+    values
+        .iter()
+        .fold(0u64, |sum, v| sum.wrapping_add(v.to_bits()))
+}
 
 /// The spec of `mem_bandwidth`.
 pub fn spec() -> BenchmarkSpec {
@@ -141,6 +156,9 @@ impl Benchmark for MemBandwidth {
             .iter()
             .map(|k| (k.bytes_per_element()) as f64 * n)
             .sum();
+        // The bandwidth canary reads one array CANARY_ROUNDS times, before
+        // the series and after them.
+        let canary = 2.0 * CANARY_ROUNDS as f64 * 8.0 * n;
         let gb = |b: f64| b / 1e9;
         let part = |what: &str| {
             format!(
@@ -161,8 +179,12 @@ impl Benchmark for MemBandwidth {
             ),
             WorkLimit::measure(
                 ctx.duration,
-                at_floor_rate(2.0 * pass, FLOOR_BYTES_PER_S),
-                part(&format!("{:.2} GB per sample", gb(pass))),
+                at_floor_rate(2.0 * pass + canary, FLOOR_BYTES_PER_S),
+                part(&format!(
+                    "{:.2} GB per sample, {:.2} GB of canary reads",
+                    gb(pass),
+                    gb(canary)
+                )),
             ),
         ]
     }
@@ -197,15 +219,28 @@ impl Benchmark for MemBandwidth {
         if let Some(check) = probe("fp64 probe before") {
             measure.regime().scaling(check);
         }
+        let canary_gb = (8 * n) as f64 / 1e9;
         let (measurement, chunks) = run_team(
             &self.cpus,
             |i| Chunk::new(share(i)),
             |_, chunk: &mut Chunk, command| match command {
                 RESET => chunk.reset(),
+                CANARY => {
+                    std::hint::black_box(canary_read(&chunk.b));
+                }
                 k => stream_kernels::run(chunk, Kernel::ALL[k as usize], SCALAR, streaming),
             },
             |rounds| {
-                measure.run(&policy, "stream", &defs, |out| {
+                // The host's memory bus, read by a fixed kernel before the
+                // series and after them (see RegimeProbes::bandwidth_canary_gbs).
+                let canary = |rounds: &mut Rounds<'_, Chunk>, measure: &mut Measure<'_>| {
+                    let fastest = (0..CANARY_ROUNDS)
+                        .map(|_| rounds.round(CANARY).as_secs_f64())
+                        .fold(f64::INFINITY, f64::min);
+                    measure.regime().bandwidth_canary(canary_gb / fastest);
+                };
+                canary(rounds, measure);
+                let measured = measure.run(&policy, "stream", &defs, |out| {
                     for (k, slot) in out.iter_mut().enumerate() {
                         *slot = rounds.round(k as u64).as_secs_f64();
                     }
@@ -214,7 +249,9 @@ impl Benchmark for MemBandwidth {
                         rounds.round(RESET);
                         passes = 0;
                     }
-                })
+                });
+                canary(rounds, measure);
+                measured
             },
         );
         if let Some(check) = probe("fp64 probe after") {

@@ -33,8 +33,8 @@ pub use noise::NoiseEntry;
 pub use params::{ParamError, ParamValue, Params};
 pub use redact::{MASK, redact_command_line, redact_secrets, redact_url};
 pub use regime::{
-    CANARY_FACTOR, CLOCK_APART, CLOCK_SWING, CanaryReadings, REGIME_PREFIX, RegimeProbes,
-    RegimeShift, SCALING_FLOOR, ScalingCheck,
+    BANDWIDTH_APART, BANDWIDTH_SWING, CANARY_FACTOR, CLOCK_APART, CLOCK_SWING, CanaryReadings,
+    REGIME_PREFIX, RegimeProbes, RegimeShift, SCALING_FLOOR, ScalingCheck,
 };
 pub use result::{
     BenchmarkRunResult, CrashInfo, DEBUG_BUILD_REASON, Quality, Resources, RunStatus, StageError,

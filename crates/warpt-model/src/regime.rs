@@ -1,7 +1,8 @@
 //! Host regimes: states of a machine that last a run, change its figures
 //! and that steal and CPU-time accounting do not show — a core clock that
 //! sits lower for a while, two CPUs that share one physical core, a virtual
-//! machine's share of the last-level cache that shrinks or grows.
+//! machine's share of the last-level cache that shrinks or grows, a memory
+//! bus that other guests load.
 //!
 //! Probes read them while a benchmark measures ([`RegimeProbes`]); a result
 //! whose probes moved during its own measurement carries the reason in its
@@ -30,6 +31,12 @@ pub const CANARY_FACTOR: f64 = 1.5;
 /// All threads reached less than this share of (one thread's rate x the
 /// physical cores they ran on): the CPUs shared a core while measuring.
 pub const SCALING_FLOOR: f64 = 0.75;
+/// The memory-bandwidth canary moved more than this share within one
+/// measurement (fastest against slowest reading): the bus changed.
+pub const BANDWIDTH_SWING: f64 = 0.15;
+/// Two runs' median memory-bandwidth canaries differ by more than this
+/// share: the host's memory bus was in different states.
+pub const BANDWIDTH_APART: f64 = 0.10;
 
 /// What the regime probes read while one result measured.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -49,6 +56,14 @@ pub struct RegimeProbes {
     /// a fixed working set, read several times during the measurement.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub llc_canary: Vec<CanaryReadings>,
+    /// The memory-bandwidth canary, GB/s: every thread of the benchmark
+    /// summing its share of a fixed array larger than the caches (a plain
+    /// read loop, not the kernels under test), read before the first series
+    /// and after the last. It sees the host's memory bus, which other
+    /// guests load, where the core's clock and throughput stay put; it
+    /// reaches every figure of the result it was read for.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bandwidth_canary_gbs: Vec<f64>,
     /// All-threads against one-thread rate checks.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub scaling: Vec<ScalingCheck>,
@@ -133,6 +148,7 @@ impl RegimeProbes {
         self.clock_mhz.is_empty()
             && self.fp_gflops.is_empty()
             && self.llc_canary.is_empty()
+            && self.bandwidth_canary_gbs.is_empty()
             && self.scaling.is_empty()
     }
 
@@ -236,12 +252,54 @@ impl RegimeProbes {
             .collect()
     }
 
+    /// The memory-bandwidth canary moved while measuring (this moves the
+    /// figures of the result the canary was read for, all of them).
+    pub fn bandwidth_reason(&self) -> Option<String> {
+        self.bandwidth_swing().map(|(why, _)| why)
+    }
+
+    /// [`Self::bandwidth_reason`] with the fastest over the slowest reading - 1.
+    fn bandwidth_swing(&self) -> Option<(String, f64)> {
+        let (lo, hi) = span(&self.bandwidth_canary_gbs)?;
+        (hi / lo - 1.0 > BANDWIDTH_SWING).then(|| {
+            let why = format!(
+                "{REGIME_PREFIX}the memory-bandwidth canary moved from {lo:.1} to {hi:.1} GB/s \
+                 while measuring: the host's memory bus changed"
+            );
+            (why, hi / lo - 1.0)
+        })
+    }
+
+    /// The memory-bandwidth canaries of two measurements: (the reason when
+    /// their medians are more than [`BANDWIDTH_APART`] apart, the larger
+    /// over the smaller - 1), when both read one.
+    fn bandwidth_gap(
+        a: &RegimeProbes,
+        b: &RegimeProbes,
+        names: (&str, &str),
+    ) -> Option<(Option<String>, f64)> {
+        let (na, nb) = names;
+        let (x, y) = (
+            median(&a.bandwidth_canary_gbs)?,
+            median(&b.bandwidth_canary_gbs)?,
+        );
+        let gap = (x / y).max(y / x) - 1.0;
+        let why = (gap > BANDWIDTH_APART).then(|| {
+            format!(
+                "{REGIME_PREFIX}the memory-bandwidth canary read {x:.1} GB/s in the {na} and \
+                 {y:.1} GB/s in the {nb}: the host's memory bus differed"
+            )
+        });
+        Some((why, gap))
+    }
+
     /// Every regime seen within this measurement, each a reason starting
     /// with [`REGIME_PREFIX`].
     pub fn reasons(&self) -> Vec<String> {
         let mut out: Vec<String> = self.speed_reason().into_iter().collect();
         out.extend(self.scaling_reasons());
         out.extend(self.canary_reasons());
+        out.extend(self.bandwidth_reason());
         out
     }
 
@@ -340,13 +398,15 @@ impl RegimeProbes {
     /// between them (every metric); a side's threads fell short of their
     /// cores (metrics not tagged `threads=1`); a canary moved within a side
     /// or differs between them (metrics whose `size_kib` tag that canary
-    /// reaches: at least half its size).
+    /// reaches: at least half its size); the memory-bandwidth canary moved
+    /// within a side or differs between them (every metric of a result
+    /// that read it).
     ///
     /// The shift counts every difference the probes read where they reach,
     /// also those below the regime thresholds: a clock 2% slower in the
     /// current run explains a CPU figure 2% lower (the probe is the
     /// reference measured during each run). Per kind (speed, threads,
-    /// cache) the largest movement; the kinds compound. `None` when no
+    /// cache, memory bus) the largest movement; the kinds compound. `None` when no
     /// probe of the two runs reaches the metric.
     pub fn shift(
         base: &RegimeProbes,
@@ -380,7 +440,14 @@ impl RegimeProbes {
             }
             cache.extend(Self::canary_gaps(base, current, NAMES, size));
         }
-        let kinds = [speed, threads, cache];
+        // The bus: every figure of the result the canary was read for.
+        let mut bus: Vec<(Option<String>, f64)> = Self::bandwidth_gap(base, current, NAMES)
+            .into_iter()
+            .collect();
+        for (side, p) in sides {
+            bus.extend(on_side(side, p.bandwidth_swing().into_iter().collect()));
+        }
+        let kinds = [speed, threads, cache, bus];
         if kinds.iter().all(Vec::is_empty) {
             return None;
         }
@@ -628,6 +695,29 @@ mod tests {
             swung.reasons()[0].contains("FP throughput moved 19%"),
             "{:?}",
             swung.reasons()
+        );
+        // The memory bus: the bandwidth canary reaches every figure of the
+        // result it was read for; 20 against 15 GB/s is a regime (33%), 20
+        // against 19 explains 5.3% without naming one.
+        let bus = |gbs: f64| RegimeProbes {
+            bandwidth_canary_gbs: vec![gbs, gbs],
+            ..Default::default()
+        };
+        let apart = RegimeProbes::shift(&bus(20.0), &bus(15.0), &far).unwrap();
+        assert!(
+            apart.reasons[0].contains("read 20.0 GB/s in the base run and 15.0 GB/s"),
+            "{apart:?}"
+        );
+        assert!((apart.shift - 1.0 / 3.0).abs() < 1e-12, "{apart:?}");
+        let near_bus = RegimeProbes::shift(&bus(20.0), &bus(19.0), &far).unwrap();
+        assert!(near_bus.reasons.is_empty(), "{near_bus:?}");
+        assert!((near_bus.shift - 1.0 / 19.0).abs() < 1e-12);
+        let mut swung_bus = bus(20.0);
+        swung_bus.bandwidth_canary_gbs.push(16.0);
+        assert!(
+            swung_bus.reasons()[0].contains("memory-bandwidth canary moved from 16.0 to 20.0"),
+            "{:?}",
+            swung_bus.reasons()
         );
         // A swing within one side reaches every metric of two single runs.
         let within = RegimeProbes::shift(&fp(25.0), &swung, &far).unwrap();

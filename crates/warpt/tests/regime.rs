@@ -1,6 +1,7 @@
 //! The regime probes, read for real while the benchmarks measure: the
 //! effective clock around every series of a CPU or memory benchmark, the
-//! thread-scaling checks of cpu_flops and mem_bandwidth, mem_latency's
+//! thread-scaling checks of cpu_flops and mem_bandwidth, mem_bandwidth's
+//! memory-bandwidth canary, mem_latency's
 //! cache canary, and a trial held to its siblings' clock.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
@@ -82,6 +83,11 @@ fn mem_bandwidth_probes_its_threads_before_and_after() {
     let what: Vec<&str> = p.scaling.iter().map(|s| s.what.as_str()).collect();
     assert_eq!(what, ["fp64 probe before", "fp64 probe after"]);
     assert!(p.scaling.iter().all(|s| s.threads == 2 && s.ratio > 0.0));
+    // The bandwidth canary, before the first series and after the last:
+    // one array read per reading, at a rate some memory can run at.
+    let gbs = &p.bandwidth_canary_gbs;
+    assert_eq!(gbs.len(), 2, "{p:?}");
+    assert!(gbs.iter().all(|g| (0.1..100_000.0).contains(g)), "{gbs:?}");
 }
 
 /// Two threads pinned to one CPU take turns: the probe must see no scaling
