@@ -239,6 +239,10 @@ fn copy(
         }
         b.start_time = shifted(b.start_time, earlier);
         b.end_time = shifted(b.end_time, earlier);
+        // The regime probes read this machine, not the made-up one; the
+        // seed's readings copied to both sides of a comparison would widen
+        // its band by a swing neither made-up run had.
+        b.regime = None;
     }
     run.start_time = run.start_time.map(|t| shifted(t, earlier));
     run.end_time = run.end_time.map(|t| shifted(t, earlier));
