@@ -128,6 +128,12 @@ fn median(values: &[f64]) -> Option<f64> {
     })
 }
 
+/// How far apart two readings are, as a fraction: the larger over the
+/// smaller - 1 (0 for equal readings, whichever side is larger).
+fn apart(x: f64, y: f64) -> f64 {
+    (x / y).max(y / x) - 1.0
+}
+
 fn span(values: &[f64]) -> Option<(f64, f64)> {
     let lo = values
         .iter()
@@ -283,7 +289,7 @@ impl RegimeProbes {
             median(&a.bandwidth_canary_gbs)?,
             median(&b.bandwidth_canary_gbs)?,
         );
-        let gap = (x / y).max(y / x) - 1.0;
+        let gap = apart(x, y);
         let why = (gap > BANDWIDTH_APART).then(|| {
             format!(
                 "{REGIME_PREFIX}the memory-bandwidth canary read {x:.1} GB/s in the {na} and \
@@ -337,7 +343,7 @@ impl RegimeProbes {
             .zip(b.speeds())
             .filter_map(|((what, unit, d, ra), (_, _, _, rb))| {
                 let (x, y) = (median(ra)?, median(rb)?);
-                let gap = (x / y).max(y / x) - 1.0;
+                let gap = apart(x, y);
                 let why = (gap > CLOCK_APART).then(|| {
                     format!(
                         "{REGIME_PREFIX}{what} differs: {x:.d$} {unit} in the {na}, {y:.d$} \
@@ -364,15 +370,15 @@ impl RegimeProbes {
             .filter_map(|c| {
                 let other = a.llc_canary.iter().find(|o| o.size_kib == c.size_kib)?;
                 let (x, y) = (median(&other.ns)?, median(&c.ns)?);
-                let factor = (x / y).max(y / x);
-                let why = (factor > CANARY_FACTOR).then(|| {
+                let gap = apart(x, y);
+                let why = (gap + 1.0 > CANARY_FACTOR).then(|| {
                     format!(
                         "{REGIME_PREFIX}the cache canary ({} KiB chase) read {x:.1} ns in \
                          the {na} and {y:.1} ns in the {nb}: the share of the cache differed",
                         c.size_kib
                     )
                 });
-                Some((why, factor - 1.0))
+                Some((why, gap))
             })
             .collect()
     }
@@ -386,7 +392,7 @@ impl RegimeProbes {
             .iter()
             .filter_map(|c| {
                 let other = a.scaling.iter().find(|o| o.what == c.what)?;
-                let gap = (other.ratio / c.ratio).max(c.ratio / other.ratio) - 1.0;
+                let gap = apart(other.ratio, c.ratio);
                 gap.is_finite().then_some((None, gap))
             })
             .collect()

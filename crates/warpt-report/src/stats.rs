@@ -297,26 +297,58 @@ pub fn spread_upper_factor(n: usize, alpha: f64) -> f64 {
         .unwrap_or(1.0)
 }
 
-/// A percentile-bootstrap 95% CI of exp(median(d)): for paired log ratios
-/// `d`, the CI of the typical ratio current / base.
-pub fn bootstrap_paired_ci(d: &[f64], rounds: usize, seed: u64) -> Option<(f64, f64)> {
+/// The sorted resampled statistics of a percentile bootstrap: its
+/// intervals at any coverage come from one set of resamples (a 95% CI for
+/// a test of difference, a 90% CI for the two one-sided tests of
+/// equivalence at 5%).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bootstrap {
+    sorted: Vec<f64>,
+}
+
+impl Bootstrap {
+    /// The resampled statistics, sorted; `None` when none is finite.
+    fn new(mut stats: Vec<f64>) -> Option<Bootstrap> {
+        stats.retain(|v| v.is_finite());
+        stats.sort_by(f64::total_cmp);
+        (!stats.is_empty()).then_some(Bootstrap { sorted: stats })
+    }
+
+    /// The central percentile interval holding `coverage` (0.95 for a
+    /// 95% CI) of the resampled statistics.
+    pub fn interval(&self, coverage: f64) -> (f64, f64) {
+        let tail = (1.0 - coverage) / 2.0;
+        let last = self.sorted.len() - 1;
+        let at = |q: f64| self.sorted[((q * last as f64).round() as usize).min(last)];
+        (at(tail), at(1.0 - tail))
+    }
+}
+
+/// The percentile bootstrap of exp(median(d)): for paired log ratios `d`,
+/// the typical ratio current / base, from `rounds` resamples with a fixed
+/// seed (so a comparison is reproducible).
+pub fn bootstrap_paired(d: &[f64], rounds: usize, seed: u64) -> Option<Bootstrap> {
     if d.is_empty() {
         return None;
     }
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut buf = Vec::with_capacity(d.len());
-    let mut meds: Vec<f64> = (0..rounds)
-        .map(|_| {
-            buf.clear();
-            for _ in 0..d.len() {
-                buf.push(d[(rng.next_u64() % d.len() as u64) as usize]);
-            }
-            median(&buf).exp()
-        })
-        .collect();
-    meds.sort_by(f64::total_cmp);
-    let at = |q: f64| meds[((q * (meds.len() - 1) as f64).round() as usize).min(meds.len() - 1)];
-    Some((at(0.025), at(0.975)))
+    Bootstrap::new(
+        (0..rounds)
+            .map(|_| {
+                buf.clear();
+                for _ in 0..d.len() {
+                    buf.push(d[(rng.next_u64() % d.len() as u64) as usize]);
+                }
+                median(&buf).exp()
+            })
+            .collect(),
+    )
+}
+
+/// A percentile-bootstrap 95% CI of exp(median(d)) (see [`bootstrap_paired`]).
+pub fn bootstrap_paired_ci(d: &[f64], rounds: usize, seed: u64) -> Option<(f64, f64)> {
+    bootstrap_paired(d, rounds, seed).map(|b| b.interval(0.95))
 }
 
 /// The standard normal survival function P(Z > z), from erfc.
@@ -343,15 +375,15 @@ fn erfc(x: f64) -> f64 {
     if x >= 0.0 { r } else { 2.0 - r }
 }
 
-/// A percentile-bootstrap 95% CI of median(current) / median(base), from
+/// The percentile bootstrap of median(current) / median(base), from
 /// `rounds` resamples of each side with a fixed seed (so a comparison is
 /// reproducible).
-pub fn bootstrap_ratio_ci(
+pub fn bootstrap_ratio(
     base: &[f64],
     current: &[f64],
     rounds: usize,
     seed: u64,
-) -> Option<(f64, f64)> {
+) -> Option<Bootstrap> {
     if base.is_empty() || current.is_empty() {
         return None;
     }
@@ -364,21 +396,26 @@ pub fn bootstrap_ratio_ci(
         median(buf)
     };
     let (mut bb, mut cb) = (Vec::new(), Vec::new());
-    let mut ratios: Vec<f64> = (0..rounds)
-        .map(|_| {
-            let b = pick(base, &mut bb);
-            let c = pick(current, &mut cb);
-            c / b
-        })
-        .filter(|r| r.is_finite())
-        .collect();
-    if ratios.is_empty() {
-        return None;
-    }
-    ratios.sort_by(f64::total_cmp);
-    let at =
-        |q: f64| ratios[((q * (ratios.len() - 1) as f64).round() as usize).min(ratios.len() - 1)];
-    Some((at(0.025), at(0.975)))
+    Bootstrap::new(
+        (0..rounds)
+            .map(|_| {
+                let b = pick(base, &mut bb);
+                let c = pick(current, &mut cb);
+                c / b
+            })
+            .collect(),
+    )
+}
+
+/// A percentile-bootstrap 95% CI of median(current) / median(base) (see
+/// [`bootstrap_ratio`]).
+pub fn bootstrap_ratio_ci(
+    base: &[f64],
+    current: &[f64],
+    rounds: usize,
+    seed: u64,
+) -> Option<(f64, f64)> {
+    bootstrap_ratio(base, current, rounds, seed).map(|b| b.interval(0.95))
 }
 
 /// Benjamini-Hochberg adjusted p-values (q-values), in the input's order;
@@ -513,5 +550,15 @@ mod tests {
             "{lo} {hi}"
         );
         assert_eq!(median(&[3.0, 1.0, 2.0, 10.0]), 2.5);
+    }
+
+    #[test]
+    fn a_narrower_coverage_is_a_narrower_interval() {
+        // 0..=100 resampled as is: the 95% interval is [2.5, 97.5] rounded
+        // to ranks, the 90% one [5, 95].
+        let b = Bootstrap::new((0..=100).rev().map(f64::from).collect()).unwrap();
+        assert_eq!(b.interval(0.95), (3.0, 98.0));
+        assert_eq!(b.interval(0.90), (5.0, 95.0));
+        assert!(Bootstrap::new(vec![f64::NAN]).is_none());
     }
 }

@@ -527,3 +527,53 @@ fn quiet_trials_narrow_a_profile_band_and_say_so() {
     let one = judge(&run(&base(30), true), &run(&base(30), true), &Profiled);
     assert_eq!(one.metrics[0].noise_pooled_trials, 0);
 }
+
+#[test]
+fn across_trials_no_change_is_an_equivalence_test_at_five_percent() {
+    // Six interleaved rounds whose per-round changes scatter ±1% around
+    // +0.24%: the 95% CI of the change reaches past the 1% band, the 90%
+    // CI (the two one-sided tests, each at 5%) stays inside it: `~`.
+    let drift = [100.0, 110.0, 95.0, 105.0, 90.0, 102.0];
+    let changes = [0.0061, -0.0034, 0.0119, 0.0024, -0.0070, 0.0083];
+    let slowed = |scale: f64| -> Vec<f64> {
+        drift
+            .iter()
+            .zip(changes)
+            .map(|(d, c)| d * (1.0 + c * scale))
+            .collect()
+    };
+    let paired = Options {
+        pairing: warpt_report::compare::Pairing::Rounds,
+        ..Options::default()
+    };
+    let a = trials(&drift, false);
+    let c = compare(
+        &a,
+        "a",
+        &trials(&slowed(1.0), false),
+        "b",
+        &paired,
+        &trusting(),
+    );
+    let m = &c.metrics[0];
+    assert_eq!(m.band_pct, 1.0, "{m:?}");
+    let (_, hi) = m.ratio_ci95.unwrap();
+    assert!((hi - 1.0) * 100.0 > m.band_pct, "{m:?}");
+    assert_eq!(m.verdict, Verdict::Unchanged, "{m:?}");
+    // Twice the scatter: even the 90% CI reaches past the band.
+    let c = compare(
+        &a,
+        "a",
+        &trials(&slowed(2.0), false),
+        "b",
+        &paired,
+        &trusting(),
+    );
+    let m = &c.metrics[0];
+    assert_eq!(m.verdict, Verdict::Inconclusive, "{m:?}");
+    let reason = m.reason.as_deref().unwrap();
+    assert!(
+        reason.starts_with("too noisy to tell: the trials' 90% CI"),
+        "{reason}"
+    );
+}

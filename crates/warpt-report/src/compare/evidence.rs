@@ -65,6 +65,10 @@ pub struct Evidence {
     pub p: Option<f64>,
     /// 95% CI of the ratio current / base.
     pub ratio_ci: Option<(f64, f64)>,
+    /// 90% CI of the ratio across trials: inside ±band, the two one-sided
+    /// tests at 5% (TOST) reject a change beyond the band either way, which
+    /// is what `~` claims.
+    pub equivalence_ci: Option<(f64, f64)>,
     /// The estimated ratio current / base across trials: the Hodges-Lehmann
     /// estimate on the logarithms (of the per-round ratios when paired).
     /// `None` for one run a side, where the medians stand.
@@ -75,6 +79,23 @@ pub struct Evidence {
 
 const BOOTSTRAP_ROUNDS: usize = 2000;
 const BOOTSTRAP_SEED: u64 = 0x5eed;
+/// The coverage of a CI that tests a difference at 5%, two-sided.
+const DIFFERENCE_COVERAGE: f64 = 0.95;
+/// The coverage of a CI that tests equivalence at 5%: each of the two
+/// one-sided tests (TOST) rejects at 5%.
+const EQUIVALENCE_COVERAGE: f64 = 0.90;
+
+/// The intervals of one bootstrap: (difference, equivalence).
+type Intervals = (Option<(f64, f64)>, Option<(f64, f64)>);
+
+fn intervals(b: Option<stats::Bootstrap>) -> Intervals {
+    b.map_or((None, None), |b| {
+        (
+            Some(b.interval(DIFFERENCE_COVERAGE)),
+            Some(b.interval(EQUIVALENCE_COVERAGE)),
+        )
+    })
+}
 
 /// The evidence for one metric. `base` / `current` are the trial medians
 /// (one value for a single run), `paired` says whether trial i of each
@@ -101,11 +122,18 @@ pub fn gather(
         } else {
             ("welch-t (trials)", stats::welch_t(&lb, &lc))
         };
+        let (ratio_ci, equivalence_ci) = intervals(stats::bootstrap_ratio(
+            base,
+            current,
+            BOOTSTRAP_ROUNDS,
+            BOOTSTRAP_SEED,
+        ));
         return Evidence {
             kind: Kind::Trials,
             method,
             p: p.is_finite().then_some(p),
-            ratio_ci: stats::bootstrap_ratio_ci(base, current, BOOTSTRAP_ROUNDS, BOOTSTRAP_SEED),
+            ratio_ci,
+            equivalence_ci,
             estimate: Some(stats::hodges_lehmann_shift(&lb, &lc).exp()).filter(|r| r.is_finite()),
             ci_separate: None,
         };
@@ -124,6 +152,7 @@ pub fn gather(
                 method: "mann-whitney (samples)",
                 p: Some(stats::mann_whitney(&bs, &cs)),
                 ratio_ci: stats::bootstrap_ratio_ci(&bs, &cs, BOOTSTRAP_ROUNDS, BOOTSTRAP_SEED),
+                equivalence_ci: None,
                 estimate: None,
                 ci_separate: None,
             };
@@ -134,6 +163,7 @@ pub fn gather(
                 method: "ci-overlap",
                 p: None,
                 ratio_ci: None,
+                equivalence_ci: None,
                 estimate: None,
                 ci_separate: Some(a.ci95_high < b.ci95_low || b.ci95_high < a.ci95_low),
             };
@@ -144,6 +174,7 @@ pub fn gather(
         method: "noise band",
         p: None,
         ratio_ci: None,
+        equivalence_ci: None,
         estimate: None,
         ci_separate: None,
     }
@@ -174,11 +205,14 @@ pub fn paired(d: &[f64]) -> Evidence {
     } else {
         ("paired-t (paired trials)", stats::paired_t(d))
     };
+    let (ratio_ci, equivalence_ci) =
+        intervals(stats::bootstrap_paired(d, BOOTSTRAP_ROUNDS, BOOTSTRAP_SEED));
     Evidence {
         kind: Kind::Paired,
         method,
         p: p.is_finite().then_some(p),
-        ratio_ci: stats::bootstrap_paired_ci(d, BOOTSTRAP_ROUNDS, BOOTSTRAP_SEED),
+        ratio_ci,
+        equivalence_ci,
         estimate: Some(stats::hodges_lehmann_center(d).exp()).filter(|r| r.is_finite()),
         ci_separate: None,
     }
@@ -192,6 +226,7 @@ impl Evidence {
             method: "counts",
             p: None,
             ratio_ci: None,
+            equivalence_ci: None,
             estimate: None,
             ci_separate: None,
         }

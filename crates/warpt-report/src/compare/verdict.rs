@@ -130,15 +130,16 @@ pub(super) fn judge(
     }
     if !(significant && m.change_pct.abs() >= m.band_pct) {
         // Across runs `~` claims the change lies inside the band, so the
-        // trials must rule out one beyond it: a side the host disturbed
-        // can hide a real change as well as fake one.
-        if let (Kind::Trials | Kind::Paired, Some((lo, hi))) = (ev.kind, ev.ratio_ci) {
+        // trials must rule out one beyond it, either way at 5% (the two
+        // one-sided tests: the 90% CI inside the band): a side the host
+        // disturbed can hide a real change as well as fake one.
+        if let (Kind::Trials | Kind::Paired, Some((lo, hi))) = (ev.kind, ev.equivalence_ci) {
             let (lo, hi) = ((lo - 1.0) * 100.0, (hi - 1.0) * 100.0);
             if hi > m.band_pct || lo < -m.band_pct {
                 m.reason = Some(format!(
-                    "too noisy to tell: the trials' 95% CI of the change, {lo:+.1}% to {hi:+.1}%, \
-                     reaches beyond the band of ±{:.1}%; add trials (--repeat) or rerun when the \
-                     machine is quiet",
+                    "too noisy to tell: the trials' 90% CI of the change, {lo:+.1}% to {hi:+.1}%, \
+                     reaches beyond the band of ±{:.1}% (a change beyond it is not ruled out at \
+                     5% either way); add trials (--repeat) or rerun when the machine is quiet",
                     m.band_pct
                 ));
                 return Verdict::Inconclusive;
