@@ -1,7 +1,8 @@
 //! Host regimes planted in synthetic runs: on one run a side a regime the
 //! probes saw widens the band by what it can explain, a change inside it
 //! is `~` with the regime named, one beyond it `inconclusive` (never
-//! `regressed`); trials carry their own spread and ignore it.
+//! `regressed`); unpaired trials read their trials' probes together, and
+//! paired trials each round's two runs, where only a named regime counts.
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
@@ -191,18 +192,95 @@ fn a_swing_within_a_run_widens_the_band_and_other_unreliable_conditions_still_ho
     );
 }
 
+/// Trials at `medians` (higher is better), trial i's probes reading a
+/// clock of `mhz[i]` (twice).
+fn clocked_trials(medians: &[f64], mhz: &[f64]) -> BenchmarkSuiteRun {
+    let mut r = trials(medians, true);
+    for (t, mhz) in r.trials.iter_mut().zip(mhz) {
+        for b in &mut t.benchmarks {
+            b.regime = Some(RegimeProbes {
+                clock_mhz: vec![*mhz, *mhz],
+                ..Default::default()
+            });
+        }
+    }
+    r
+}
+
 #[test]
-fn trials_carry_their_own_spread_and_ignore_the_regime() {
+fn trials_read_their_probes_unpaired_together_and_paired_round_by_round() {
+    let base = [100.0, 101.0, 99.0, 100.5, 99.5];
+    let slower: Vec<f64> = base.iter().map(|v| v * 0.95).collect();
+    // Every current trial ran with the clock 9.4% slower (2900 against
+    // 3200 MHz): the 5% drop lies inside the band that widens by it, and
+    // the trials' CI too.
+    let (fast, slow) = ([3200.0; 5], [2900.0; 5]);
     let c = judge(
-        &in_regime(
-            trials(&[100.0, 101.0, 99.0, 100.5, 99.5], true),
-            3200.0,
-            18.0,
-        ),
-        &in_regime(trials(&[95.0, 96.0, 94.0, 95.5, 94.5], true), 2900.0, 120.0),
+        &clocked_trials(&base, &fast),
+        &clocked_trials(&slower, &slow),
         &NoNoise,
     );
     let m = &c.metrics[0];
-    assert_eq!(m.verdict, Verdict::Regressed);
-    assert!(m.regime.is_none());
+    assert_eq!(m.verdict, Verdict::Unchanged, "{m:?}");
+    assert!((m.regime_shift_pct.unwrap() - (3200.0 / 2900.0 - 1.0) * 100.0).abs() < 1e-9);
+    assert!(m.regime.as_deref().unwrap().contains("clock"), "{m:?}");
+    // One current trial's clock moved (the side's readings span 2900 to
+    // 3200 MHz): the band widens by that swing as it would within a run.
+    let mixed = [3200.0, 3200.0, 2900.0, 3200.0, 3200.0];
+    let c = judge(
+        &clocked_trials(&base, &fast),
+        &clocked_trials(&slower, &mixed),
+        &NoNoise,
+    );
+    let m = &c.metrics[0];
+    assert!(m.regime_shift_pct.unwrap() > 10.0, "{m:?}");
+    assert_eq!(m.verdict, Verdict::Unchanged, "{m:?}");
+    // A 20% drop lies beyond that band: the regime holds it back.
+    let much: Vec<f64> = base.iter().map(|v| v * 0.8).collect();
+    let c = judge(
+        &clocked_trials(&base, &fast),
+        &clocked_trials(&much, &slow),
+        &NoNoise,
+    );
+    let m = &c.metrics[0];
+    assert_eq!(m.verdict, Verdict::Inconclusive, "{m:?}");
+    assert!(
+        m.reason.as_deref().unwrap().contains("compare --rerun"),
+        "{m:?}"
+    );
+    // Paired rounds: the clock moved from round to round, but each round's
+    // two runs shared it; the pairing cancels that, and the steady 5% is a
+    // regression.
+    let paired = warpt_report::Options {
+        pairing: warpt_report::compare::Pairing::Rounds,
+        ..warpt_report::Options::default()
+    };
+    let drifting = [3200.0, 2900.0, 3200.0, 2900.0, 3200.0];
+    let pair = |b: &[f64], c: &[f64]| {
+        warpt_report::compare(
+            &clocked_trials(&base, b),
+            "a",
+            &clocked_trials(&slower, c),
+            "b",
+            &paired,
+            &NoNoise,
+        )
+    };
+    let c = pair(&drifting, &drifting);
+    let m = &c.metrics[0];
+    assert_eq!(m.verdict, Verdict::Regressed, "{m:?}");
+    assert!(m.regime.is_none() && m.regime_shift_pct.is_none());
+    // Round 3's runs read different clocks: that round's regime widens the
+    // band, and the 5% is `~` within it.
+    let c = pair(&fast, &mixed);
+    let m = &c.metrics[0];
+    assert!(
+        m.regime.as_deref().unwrap().starts_with("round 3: "),
+        "{m:?}"
+    );
+    assert!((m.regime_shift_pct.unwrap() - (3200.0 / 2900.0 - 1.0) * 100.0).abs() < 1e-9);
+    assert_eq!(m.verdict, Verdict::Unchanged, "{m:?}");
+    // Unpaired trials without probes are judged as before.
+    let c = judge(&trials(&base, true), &trials(&slower, true), &NoNoise);
+    assert_eq!(c.metrics[0].verdict, Verdict::Regressed);
 }

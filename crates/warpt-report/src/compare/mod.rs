@@ -18,6 +18,7 @@
 pub mod counted;
 pub mod evidence;
 pub mod noise;
+mod regime;
 mod verdict;
 
 use std::collections::BTreeMap;
@@ -159,15 +160,16 @@ pub struct MetricComparison {
     /// noise band, plus `regime_shift_pct` when a host regime reached the
     /// metric.
     pub band_pct: f64,
-    /// One run a side: the host regimes that reached this metric (the
-    /// probes' reasons, each starting with the side and `regime: `); none
-    /// when the probes differed by less than a regime.
+    /// One run a side, or unpaired trials: the host regimes that reached
+    /// this metric (the probes' reasons, each starting with the side and
+    /// `regime: `); none when the probes differed by less than a regime.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub regime: Option<String>,
-    /// One run a side: how far the difference between the two runs' regime
-    /// probes (clock, FP throughput, scaling, cache canaries) can move the
-    /// metric, percent, below the regime thresholds too; the band is
-    /// widened by it (see [`warpt_model::RegimeShift`]).
+    /// One run a side, or unpaired trials (each side's trials' readings
+    /// together): how far the difference between the two sides' regime
+    /// probes (clock, FP throughput, scaling, cache and bandwidth canaries)
+    /// can move the metric, percent, below the regime thresholds too; the
+    /// band is widened by it (see [`warpt_model::RegimeShift`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub regime_shift_pct: Option<f64>,
     /// The judgement.
@@ -519,15 +521,16 @@ pub fn compare(
         });
         // One run a side cannot tell a code change from a host regime that
         // differs between the runs or moved within one, where it reaches:
-        // the band widens by what the regime can explain. Trials carry
-        // their own spread.
+        // the band widens by what the regime can explain; so do unpaired
+        // trials, whose regimes may differ from trial to trial.
         let single = tb.len() <= 1 && tc.len() <= 1 && !counted;
-        let regime = single
-            .then(|| match (&old_r.regime, &cur_r.regime) {
-                (Some(a), Some(b)) => warpt_model::RegimeProbes::shift(a, b, &key.3),
-                _ => None,
-            })
-            .flatten();
+        let side = |run, result, used| regime::Side { run, result, used };
+        let regime = regime::shift(
+            &side(base, old_r, &tb),
+            &side(current, cur_r, &tc),
+            key,
+            ev.kind,
+        );
         let unusable = [
             unusable("base", old_r, old, tb.len(), debug, single),
             unusable("current", cur_r, cur, tc.len(), (debug.1, debug.0), single),
