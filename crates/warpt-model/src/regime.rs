@@ -472,21 +472,42 @@ impl RegimeProbes {
         })
     }
 
-    /// The readings of several results (the trials of one side) as one
-    /// measurement's: their clock, throughput, canary and bandwidth
-    /// readings together, so a regime that moved between trials reads as
-    /// a swing within the side, as it would within one long run; per
-    /// all-threads check, the trial with the median ratio.
+    /// The typical reading of each probe of one measurement: every series
+    /// reduced to its median (the canaries one each), the scaling checks
+    /// as they are. What a measurement's regime was, leaving out how it
+    /// moved while measuring (which its own quality grades).
+    pub fn typical(&self) -> RegimeProbes {
+        let one = |v: &[f64]| -> Vec<f64> { median(v).into_iter().collect() };
+        RegimeProbes {
+            clock_mhz: one(&self.clock_mhz),
+            fp_gflops: one(&self.fp_gflops),
+            llc_canary: self
+                .llc_canary
+                .iter()
+                .map(|c| CanaryReadings {
+                    size_kib: c.size_kib,
+                    ns: one(&c.ns),
+                })
+                .collect(),
+            bandwidth_canary_gbs: one(&self.bandwidth_canary_gbs),
+            scaling: self.scaling.clone(),
+        }
+    }
+
+    /// Several measurements (the trials of one side) as one: each one's
+    /// typical reading ([`Self::typical`]) taken together, so a regime that
+    /// differed from one trial to the next reads as a swing within the
+    /// side; per all-threads check, the trial with the median ratio.
     pub fn merged(probes: &[&RegimeProbes]) -> RegimeProbes {
         let mut out = RegimeProbes::default();
-        for p in probes {
+        for p in probes.iter().map(|p| p.typical()) {
             out.clock_mhz.extend(&p.clock_mhz);
             out.fp_gflops.extend(&p.fp_gflops);
             out.bandwidth_canary_gbs.extend(&p.bandwidth_canary_gbs);
-            for c in &p.llc_canary {
+            for c in p.llc_canary {
                 match out.llc_canary.iter_mut().find(|o| o.size_kib == c.size_kib) {
                     Some(o) => o.ns.extend(&c.ns),
-                    None => out.llc_canary.push(c.clone()),
+                    None => out.llc_canary.push(c),
                 }
             }
         }

@@ -244,13 +244,15 @@ fn two_runs_are_spoilt_only_where_the_regime_reaches() {
 
 #[test]
 fn trials_merge_into_one_measurement() {
+    // Each trial's readings moved a little while it measured; its median
+    // stands for it.
     let trial = |mhz: f64, ns: f64, gbs: f64, ratio: f64| RegimeProbes {
-        clock_mhz: vec![mhz, mhz],
+        clock_mhz: vec![mhz * 0.97, mhz, mhz * 1.01],
         llc_canary: vec![CanaryReadings {
             size_kib: 4096,
-            ns: vec![ns],
+            ns: vec![ns, ns * 1.4],
         }],
-        bandwidth_canary_gbs: vec![gbs],
+        bandwidth_canary_gbs: vec![gbs, gbs * 0.9, gbs * 1.1],
         scaling: vec![ScalingCheck {
             what: "fp64".into(),
             threads: 2,
@@ -266,9 +268,11 @@ fn trials_merge_into_one_measurement() {
     ];
     let refs: Vec<&RegimeProbes> = trials.iter().collect();
     let m = RegimeProbes::merged(&refs);
-    assert_eq!(m.clock_mhz.len(), 6);
+    assert_eq!(m.clock_mhz, vec![3200.0, 2900.0, 3210.0]);
     assert_eq!(m.llc_canary.len(), 1);
-    assert_eq!(m.llc_canary[0].ns, vec![18.0, 19.0, 18.5]);
+    // (The median of two readings is their mean.)
+    let ns = [18.0, 19.0, 18.5].map(|n: f64| (n + n * 1.4) / 2.0);
+    assert_eq!(m.llc_canary[0].ns, ns);
     assert_eq!(m.bandwidth_canary_gbs, vec![40.0, 60.0, 41.0]);
     // The check of the median ratio stands for the side.
     assert_eq!(m.scaling.len(), 1);

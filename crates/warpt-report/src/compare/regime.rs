@@ -1,11 +1,14 @@
 //! Which regime probes a comparison reads for one metric:
 //!
 //! - one run a side: each run's;
-//! - unpaired trials (`--repeat`): each side's trials' readings together,
-//!   so a regime that moved between trials widens the band as one that
-//!   moved within a run does;
-//! - paired trials (`compare --rerun`, `--duet`): each round's two runs,
-//!   the round whose probes differ most. The pairing cancels what a round's
+//! - unpaired trials (`--repeat`): each side's trials' typical readings
+//!   together, so a regime that differed between trials widens the band as
+//!   one that moved within a run does (how each trial's probes moved while
+//!   it measured is its own quality's business, and a disturbed trial is
+//!   left out);
+//! - paired trials (`compare --rerun`, `--duet`): each round's two runs'
+//!   typical readings, the round whose probes differ most. The pairing
+//!   cancels what a round's
 //!   two runs shared, so only a named regime (a difference past the probes'
 //!   thresholds: the bus busier for one run of the round than the other)
 //!   widens the band, not the drift below them.
@@ -81,7 +84,8 @@ fn per_round(base: &Side<'_>, current: &Side<'_>, key: &Key) -> Option<RegimeShi
     base.used
         .iter()
         .filter_map(|(i, _)| {
-            let s = RegimeProbes::shift(base.trial(key, *i)?, current.trial(key, *i)?, &key.3)?;
+            let (b, c) = (base.trial(key, *i)?, current.trial(key, *i)?);
+            let s = RegimeProbes::shift(&b.typical(), &c.typical(), &key.3)?;
             (!s.reasons.is_empty()).then_some((*i, s))
         })
         .max_by(|a, b| a.1.shift.total_cmp(&b.1.shift))
