@@ -92,28 +92,26 @@ pub(super) fn judge(
         return Verdict::Inconclusive;
     }
     // The band already holds what the difference between the sides' probes
-    // can explain. Beyond it, a regime (a difference past the probes'
-    // thresholds) still holds the verdict back, as its reach is an
-    // estimate; a smaller difference is judged as usual. Inside it, one run
-    // a side is `~`; trials must still rule out a change beyond it (below).
-    let beyond_band = m.change_pct.abs() > m.band_pct;
+    // can explain. One run a side: inside it `~`; beyond it, a regime (a
+    // difference past the probes' thresholds) still holds the verdict back,
+    // as its reach is an estimate and one run has no other evidence; a
+    // smaller difference is judged as usual. Trials are judged as usual
+    // against the widened band: their test carries the evidence one run
+    // lacks, and `~` must still pass their equivalence check (below).
     let trials = matches!(ev.kind, Kind::Trials | Kind::Paired);
-    if m.regime_shift_pct.is_some() && !beyond_band && !trials {
-        return Verdict::Unchanged;
-    }
-    if let (Some(regime), Some(shift), true) = (&m.regime, m.regime_shift_pct, beyond_band) {
-        m.reason = Some(format!(
-            "{regime}; this can move the metric by about ±{shift:.1}%, and the change of \
-             {:+.1}% lies beyond the band it widens to (±{:.1}%): {}",
-            m.change_pct,
-            m.band_pct,
-            match ev.kind {
-                Kind::Trials => "compare --rerun pairs each round's runs in one regime",
-                Kind::Paired => "rerun when the machine is quiet, or with more rounds (--trials)",
-                _ => "compare runs made with --repeat 3 or more, or compare --rerun",
-            }
-        ));
-        return Verdict::Inconclusive;
+    if let (Some(shift), false) = (m.regime_shift_pct, trials) {
+        if m.change_pct.abs() <= m.band_pct {
+            return Verdict::Unchanged;
+        }
+        if let Some(regime) = &m.regime {
+            m.reason = Some(format!(
+                "{regime}; this can move the metric by about ±{shift:.1}%, and the change of \
+                 {:+.1}% lies beyond the band it widens to (±{:.1}%): compare runs made with \
+                 --repeat 3 or more, or compare --rerun",
+                m.change_pct, m.band_pct
+            ));
+            return Verdict::Inconclusive;
+        }
     }
     let known = m.noise_band_pct.is_some();
     let significant = ev.significant(m.q_value, options.alpha, known);
