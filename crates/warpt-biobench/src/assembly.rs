@@ -10,8 +10,8 @@ use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
 };
 use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, ParamValue,
-    Params, Validation,
+    BenchmarkComponent, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, Param, ParamValue, Params,
+    Validation,
 };
 
 use crate::assess::{self, Assessment};
@@ -19,7 +19,6 @@ use crate::dataset::{self, Dataset, Needs};
 use crate::debruijn::{self, Cleaning, Graph};
 use crate::genome::revcomp;
 use crate::kmer::{CODE, Counts};
-use crate::params::{self, ParamTable};
 use crate::threads;
 
 /// Benchmark name within the suite.
@@ -28,72 +27,53 @@ pub const NAME: &str = "assembly";
 /// Contig k-mers the validation recounts in the reads.
 const SAMPLE: usize = 2000;
 
-const PARAMS: ParamTable = &[
-    ("k", params::int(31), "k-mer length, odd, 15 to 31"),
-    (
-        "min_count",
-        params::int(3),
-        "k-mers seen fewer times are sequencing errors and left out",
-    ),
-    (
-        "min_contig",
-        params::int(200),
-        "shorter contigs are not reported (nor counted in N50)",
-    ),
-    ("threads", params::int(0), "threads; 0 = one per CPU"),
-    (
-        "contigs",
-        params::str_(""),
-        "write the contigs of the last pass here as FASTA; empty = nowhere",
-    ),
-    (
-        "inject_error",
-        params::int(0),
-        "1 = append a foreign piece to one contig after the timed passes (tests the validation)",
-    ),
-];
+fn params() -> Vec<Param> {
+    vec![
+        // A small genome: assembly is the costliest step per base.
+        dataset::genome_kb(200),
+        Param::int("k", 31, 15..=31).help("k-mer length, odd, 15 to 31"),
+        Param::int("min_count", 3, 1..=1000)
+            .help("k-mers seen fewer times are sequencing errors and left out"),
+        Param::int("min_contig", 200, 1..=1_000_000)
+            .unit("bases")
+            .help("shorter contigs are not reported (nor counted in N50)"),
+        dataset::threads(),
+        Param::output_path("contigs", "")
+            .help("write the contigs of the last pass here as FASTA; empty = nowhere"),
+        dataset::inject_error("append a foreign piece to one contig"),
+    ]
+}
 
 /// The spec of `assembly`.
 pub fn spec() -> BenchmarkSpec {
-    let (mut p, help) = params::merged(&[dataset::PARAMS, PARAMS]);
-    // A small genome: assembly is the costliest step per base.
-    p.insert("genome_kb".into(), ParamValue::Int(200));
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Ram],
-        kind: BenchmarkKind::Domain,
-        description: Some(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Cpu)
+        .component(BenchmarkComponent::Ram)
+        .kind(BenchmarkKind::Domain)
+        .description(
             "De Bruijn graph assembly (velvet's job): canonical k-mers of all reads counted on all cores, those \
-             seen fewer than min_count times dropped as errors, maximal non-branching paths spelled as unitigs, \
-             tips (dead ends shorter than 2k) and bubbles (two paths between the same k-mers; the weaker goes) \
-             removed, unitigs rebuilt. Metric `mbases_per_s`: read bases / seconds of the whole assembly; `n50` \
-             (contigs >= min_contig), and against the reference (simulated data or reference=): \
-             `genome_fraction_pct` (reference bases inside blocks where contigs' unique 31-mers anchor) and \
-             `misassemblies` (breaks within a contig jumping > 1 kb, flipping strand or changing contig). \
-             Validation: sampled contig k-mers recounted in the reads by a HashMap are all solid."
-                .into(),
-        ),
-        default_duration_seconds: Some(5.0),
-        external_tool: None,
-        param_kinds: params::kinds(&p),
-        param_ranges: Default::default(),
-        params: p,
-        param_help: help,
-        param_choices: Default::default(),
-        timeouts: Default::default(),
-        metrics: vec![
-            "mbases_per_s".into(),
-            "n50".into(),
-            "genome_fraction_pct".into(),
-            "misassemblies".into(),
-        ],
-    }
+                 seen fewer than min_count times dropped as errors, maximal non-branching paths spelled as unitigs, \
+                 tips (dead ends shorter than 2k) and bubbles (two paths between the same k-mers; the weaker goes) \
+                 removed, unitigs rebuilt. Metric `mbases_per_s`: read bases / seconds of the whole assembly; `n50` \
+                 (contigs >= min_contig), and against the reference (simulated data or reference=): \
+                 `genome_fraction_pct` (reference bases inside blocks where contigs' unique 31-mers anchor) and \
+                 `misassemblies` (breaks within a contig jumping > 1 kb, flipping strand or changing contig). \
+                 Validation: sampled contig k-mers recounted in the reads by a HashMap are all solid.",
+        )
+        .duration(5.0)
+        .params(dataset::params())
+        .params(params())
+        .check(check_params)
+        .metric("mbases_per_s")
+        .metric("n50")
+        .metric("genome_fraction_pct")
+        .metric("misassemblies")
+        .build()
 }
 
 /// Checks the parameters before anything runs.
 pub fn check_params(p: &Params) -> Result<(), String> {
     dataset::check_params(p)?;
-    params::check_int(p, "k", 15, 31)?;
     if let Some(k) = p.get("k").and_then(ParamValue::as_i64)
         && k % 2 == 0
     {
@@ -101,10 +81,6 @@ pub fn check_params(p: &Params) -> Result<(), String> {
             "parameter 'k' must be odd (an even k-mer can be its own reverse complement), not {k}"
         ));
     }
-    params::check_int(p, "min_count", 1, 1000)?;
-    params::check_int(p, "min_contig", 1, 1_000_000)?;
-    params::check_int(p, "threads", 0, 4096)?;
-    params::check_int(p, "inject_error", 0, 1)?;
     Ok(())
 }
 

@@ -9,82 +9,67 @@
 use std::path::Path;
 
 use warpt_harness::{BenchmarkError, RunContext, WorkLimit, at_floor_rate};
-use warpt_model::{ParamValue, Params};
+use warpt_model::{Param, ParamValue, Params};
 
 use crate::genome::{self, Genotype, Variant};
-use crate::params::{self, ParamTable};
 use crate::reads::{self, ReadSet, ReadSpec};
 use crate::{fasta, fastq, vcf};
-
-/// The parameters every benchmark on reads shares.
-pub const PARAMS: ParamTable = &[
-    (
-        "reference",
-        params::str_(""),
-        "FASTA reference; empty = generated from the seed",
-    ),
-    (
-        "reads",
-        params::str_(""),
-        "FASTQ reads (first mates); empty = simulated from a donor of the reference",
-    ),
-    (
-        "reads2",
-        params::str_(""),
-        "FASTQ second mates, in the order of reads=; empty = single-end",
-    ),
-    (
-        "genome_kb",
-        params::int(1000),
-        "size of the generated reference, kilobases",
-    ),
-    (
-        "coverage",
-        params::float(20.0),
-        "mean depth of the simulated reads (both mates counted)",
-    ),
-    ("read_length", params::int(150), "bases per simulated read"),
-    (
-        "insert_size",
-        params::int(400),
-        "mean fragment length of simulated pairs (standard deviation 10%)",
-    ),
-    (
-        "error_rate",
-        params::float(0.005),
-        "mean substitution error rate per simulated base, rising along the read",
-    ),
-    (
-        "snp_rate",
-        params::float(0.001),
-        "planted SNPs per reference base",
-    ),
-    (
-        "indel_rate",
-        params::float(0.0002),
-        "planted indels (1-6 bases) per reference base",
-    ),
-    (
-        "export",
-        params::str_(""),
-        "write the data here: reference.fa, reads_1.fq, reads_2.fq, truth.vcf; empty = nowhere",
-    ),
-];
 
 /// Largest generated reference, kilobases.
 pub const MAX_GENOME_KB: i64 = 4_000_000;
 
-/// The checks of [`PARAMS`].
+/// The parameters every benchmark on reads shares.
+pub fn params() -> Vec<Param> {
+    vec![
+        Param::input_path("reference", "").help("FASTA reference; empty = generated from the seed"),
+        Param::input_path("reads", "")
+            .help("FASTQ reads (first mates); empty = simulated from a donor of the reference"),
+        Param::input_path("reads2", "")
+            .help("FASTQ second mates, in the order of reads=; empty = single-end"),
+        genome_kb(1000),
+        Param::float("coverage", 20.0, 0.01..=1000.0)
+            .help("mean depth of the simulated reads (both mates counted)"),
+        Param::int("read_length", 150, 20..=10_000)
+            .unit("bases")
+            .help("bases per simulated read"),
+        Param::int("insert_size", 400, 20..=100_000)
+            .unit("bases")
+            .help("mean fragment length of simulated pairs (standard deviation 10%)"),
+        Param::float("error_rate", 0.005, 0.0..=0.2)
+            .help("mean substitution error rate per simulated base, rising along the read"),
+        Param::float("snp_rate", 0.001, 0.0..=0.05).help("planted SNPs per reference base"),
+        Param::float("indel_rate", 0.0002, 0.0..=0.02)
+            .help("planted indels (1-6 bases) per reference base"),
+        Param::output_path("export", "").help(
+            "write the data here: reference.fa, reads_1.fq, reads_2.fq, truth.vcf; empty = nowhere",
+        ),
+    ]
+}
+
+/// `genome_kb` with its own default (assembly's is smaller).
+pub fn genome_kb(default: i64) -> Param {
+    Param::int("genome_kb", default, 1..=MAX_GENOME_KB)
+        .unit("kb")
+        .help("size of the generated reference, kilobases")
+}
+
+/// The threads parameter of every benchmark of the suite.
+pub fn threads() -> Param {
+    Param::int("threads", 0, 0..=4096).help("threads; 0 = one per CPU")
+}
+
+/// The validation self-test of every benchmark of the suite.
+pub fn inject_error(what: &str) -> Param {
+    Param::int("inject_error", 0, 0..=1).help(format!(
+        "1 = {what} after the timed passes (tests the validation)"
+    ))
+}
+
+/// What [`params`] cannot declare: the input files exist, second mates
+/// come with first ones, and fragments are no shorter than reads.
 pub fn check_params(p: &Params) -> Result<(), String> {
-    params::check_int(p, "genome_kb", 1, MAX_GENOME_KB)?;
-    params::check_float(p, "coverage", 0.01, 1000.0)?;
-    params::check_int(p, "read_length", 20, 10_000)?;
-    params::check_int(p, "insert_size", 20, 100_000)?;
-    params::check_float(p, "error_rate", 0.0, 0.2)?;
-    params::check_float(p, "snp_rate", 0.0, 0.05)?;
-    params::check_float(p, "indel_rate", 0.0, 0.02)?;
     for key in ["reference", "reads", "reads2"] {
-        params::check_file(p, key)?;
+        check_file(p, key)?;
     }
     let given = |k: &str| {
         p.get(k)
@@ -104,6 +89,18 @@ pub fn check_params(p: &Params) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// `key`, when given, names a file that exists.
+pub fn check_file(p: &Params, key: &str) -> Result<(), String> {
+    match p.get(key).and_then(ParamValue::as_str) {
+        Some(path) if !path.is_empty() => match std::fs::metadata(path) {
+            Ok(m) if m.is_file() => Ok(()),
+            Ok(_) => Err(format!("parameter '{key}': {path} is not a file")),
+            Err(e) => Err(format!("parameter '{key}': {path}: {e}")),
+        },
+        _ => Ok(()),
+    }
 }
 
 /// A reference: its contigs laid end to end.

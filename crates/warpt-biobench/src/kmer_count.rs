@@ -9,13 +9,12 @@ use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
 };
 use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, ParamValue,
-    Params, Validation,
+    BenchmarkComponent, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, Param, ParamValue,
+    Validation,
 };
 
 use crate::dataset::{self, Dataset, Needs};
 use crate::kmer::{self, CODE, Counts};
-use crate::params::{self, ParamTable};
 use crate::threads;
 
 /// Benchmark name within the suite.
@@ -24,56 +23,38 @@ pub const NAME: &str = "kmer_count";
 /// k-mers the validation recounts with a plain `HashMap`.
 const SAMPLE: usize = 4096;
 
-const PARAMS: ParamTable = &[
-    ("k", params::int(31), "k-mer length, 1 to 63"),
-    ("threads", params::int(0), "threads; 0 = one per CPU"),
-    (
-        "histo",
-        params::str_(""),
-        "write the count histogram here as jellyfish histo does ('count distinct' lines); empty = nowhere",
-    ),
-    (
-        "inject_error",
-        params::int(0),
-        "1 = corrupt one count after the timed passes (tests the validation)",
-    ),
-];
+fn params() -> Vec<Param> {
+    vec![
+        Param::int("k", 31, 1..=kmer::MAX_K as i64).help("k-mer length, 1 to 63"),
+        dataset::threads(),
+        Param::output_path("histo", "").help(
+            "write the count histogram here as jellyfish histo does ('count distinct' lines); empty = nowhere",
+        ),
+        dataset::inject_error("corrupt one count"),
+    ]
+}
 
 /// The spec of `kmer_count`.
 pub fn spec() -> BenchmarkSpec {
-    let (p, help) = params::merged(&[dataset::PARAMS, PARAMS]);
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Ram],
-        kind: BenchmarkKind::Domain,
-        description: Some(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Cpu)
+        .component(BenchmarkComponent::Ram)
+        .kind(BenchmarkKind::Domain)
+        .description(
             "Canonical k-mer counting (jellyfish's job): every k-mer of every read (forward and reverse complement \
-             rolled together, the smaller kept; k up to 63) into a hash table split in partitions by hash, each \
-             behind its own lock, all cores inserting at once. Reads simulated from a generated genome (or \
-             reads=/reads2= FASTQ). Metric `mbases_per_s`: read bases / seconds, 1e6. Validation: the counts of a \
-             seeded sample of k-mers equal a plain HashMap recount by strings, and the histogram sums to the \
-             number of k-mers in the reads."
-                .into(),
-        ),
-        default_duration_seconds: Some(5.0),
-        external_tool: None,
-        param_kinds: params::kinds(&p),
-        param_ranges: Default::default(),
-        params: p,
-        param_help: help,
-        param_choices: Default::default(),
-        timeouts: Default::default(),
-        metrics: vec!["mbases_per_s".into(), "distinct_kmers".into()],
-    }
-}
-
-/// Checks the parameters before anything runs.
-pub fn check_params(p: &Params) -> Result<(), String> {
-    dataset::check_params(p)?;
-    params::check_int(p, "k", 1, kmer::MAX_K as i64)?;
-    params::check_int(p, "threads", 0, 4096)?;
-    params::check_int(p, "inject_error", 0, 1)?;
-    Ok(())
+                 rolled together, the smaller kept; k up to 63) into a hash table split in partitions by hash, each \
+                 behind its own lock, all cores inserting at once. Reads simulated from a generated genome (or \
+                 reads=/reads2= FASTQ). Metric `mbases_per_s`: read bases / seconds, 1e6. Validation: the counts of a \
+                 seeded sample of k-mers equal a plain HashMap recount by strings, and the histogram sums to the \
+                 number of k-mers in the reads.",
+        )
+        .duration(5.0)
+        .params(dataset::params())
+        .params(params())
+        .check(dataset::check_params)
+        .metric("mbases_per_s")
+        .metric("distinct_kmers")
+        .build()
 }
 
 /// A count in a `u64` table (k ≤ 32) or a `u128` one.

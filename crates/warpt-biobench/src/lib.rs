@@ -41,7 +41,6 @@ pub mod kmer;
 pub mod kmer_count;
 pub mod mapper;
 pub mod minimizer;
-pub mod params;
 pub mod pileup;
 pub mod read_map;
 pub mod reads;
@@ -58,7 +57,7 @@ pub mod variant_call;
 pub mod vcf;
 
 use warpt_harness::{Benchmark, Suite};
-use warpt_model::{BenchmarkSpec, Params};
+use warpt_model::BenchmarkSpec;
 
 /// The suite's name.
 pub const SUITE: &str = "biobench";
@@ -93,17 +92,6 @@ impl Suite for BiobenchSuite {
             variant_call::NAME => Some(Box::new(variant_call::VariantCall::new())),
             assembly::NAME => Some(Box::new(assembly::Assembly::new())),
             _ => None,
-        }
-    }
-
-    fn check_params(&self, name: &str, params: &Params) -> Result<(), String> {
-        match name {
-            sw_align::NAME => sw_align::check_params(params),
-            kmer_count::NAME => kmer_count::check_params(params),
-            read_map::NAME => read_map::check_params(params),
-            variant_call::NAME => variant_call::check_params(params),
-            assembly::NAME => assembly::check_params(params),
-            _ => Ok(()),
         }
     }
 }

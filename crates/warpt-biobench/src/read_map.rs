@@ -10,15 +10,14 @@ use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
 };
 use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, ParamValue,
-    Params, Validation,
+    BenchmarkComponent, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, Param, ParamValue,
+    Validation,
 };
 
 use crate::align;
 use crate::dataset::{self, Dataset, Needs};
 use crate::index::Index;
 use crate::mapper::{Mapped, Mapper, Scratch};
-use crate::params::{self, ParamTable};
 use crate::reads::ReadSet;
 use crate::{minimizer, sam, threads};
 
@@ -33,63 +32,40 @@ pub const TOLERANCE: i64 = 10;
 /// MAPQ thresholds the precision and sensitivity are reported at.
 const MAPQ_STEPS: [u8; 4] = [0, 10, 30, 60];
 
-const PARAMS: ParamTable = &[
-    ("k", params::int(21), "minimizer k-mer length, 10 to 28"),
-    (
-        "w",
-        params::int(11),
-        "minimizer window: one per w consecutive k-mers",
-    ),
-    ("threads", params::int(0), "threads; 0 = one per CPU"),
-    (
-        "sam",
-        params::str_(""),
-        "write the alignments of the last pass here as SAM; empty = nowhere",
-    ),
-    (
-        "inject_error",
-        params::int(0),
-        "1 = misplace one alignment after the timed passes (tests the validation)",
-    ),
-];
+fn params() -> Vec<Param> {
+    vec![
+        Param::int("k", 21, 10..=minimizer::MAX_K as i64 - 4)
+            .help("minimizer k-mer length, 10 to 28"),
+        Param::int("w", 11, 1..=64).help("minimizer window: one per w consecutive k-mers"),
+        dataset::threads(),
+        Param::output_path("sam", "")
+            .help("write the alignments of the last pass here as SAM; empty = nowhere"),
+        dataset::inject_error("misplace one alignment"),
+    ]
+}
 
 /// The spec of `read_map`.
 pub fn spec() -> BenchmarkSpec {
-    let (p, help) = params::merged(&[dataset::PARAMS, PARAMS]);
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Ram],
-        kind: BenchmarkKind::Domain,
-        description: Some(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Cpu)
+        .component(BenchmarkComponent::Ram)
+        .kind(BenchmarkKind::Domain)
+        .description(
             "Short-read mapping (minimap2 -ax sr's job): each read's (w,k)-minimizers looked up in an index of \
-             the reference, hits grouped by strand and diagonal, each candidate aligned end to end (ungapped, or \
-             banded with affine gaps), mates paired, MAPQ from the best and second-best scores; all cores. \
-             Metrics `reads_per_s` (reads, both mates counted, / seconds; the index is built beforehand) and \
-             `mapped_correct_pct` (reads placed within 10 bp of their true origin on the right strand, of all \
-             reads; simulated data only), with precision and sensitivity by MAPQ in the details. Validation: \
-             every alignment's score and edit distance recomputed from its CIGAR against the reference."
-                .into(),
-        ),
-        default_duration_seconds: Some(5.0),
-        external_tool: None,
-        param_kinds: params::kinds(&p),
-        param_ranges: Default::default(),
-        params: p,
-        param_help: help,
-        param_choices: Default::default(),
-        timeouts: Default::default(),
-        metrics: vec!["reads_per_s".into(), "mapped_correct_pct".into()],
-    }
-}
-
-/// Checks the parameters before anything runs.
-pub fn check_params(p: &Params) -> Result<(), String> {
-    dataset::check_params(p)?;
-    params::check_int(p, "k", 10, minimizer::MAX_K as i64 - 4)?;
-    params::check_int(p, "w", 1, 64)?;
-    params::check_int(p, "threads", 0, 4096)?;
-    params::check_int(p, "inject_error", 0, 1)?;
-    Ok(())
+                 the reference, hits grouped by strand and diagonal, each candidate aligned end to end (ungapped, or \
+                 banded with affine gaps), mates paired, MAPQ from the best and second-best scores; all cores. \
+                 Metrics `reads_per_s` (reads, both mates counted, / seconds; the index is built beforehand) and \
+                 `mapped_correct_pct` (reads placed within 10 bp of their true origin on the right strand, of all \
+                 reads; simulated data only), with precision and sensitivity by MAPQ in the details. Validation: \
+                 every alignment's score and edit distance recomputed from its CIGAR against the reference.",
+        )
+        .duration(5.0)
+        .params(dataset::params())
+        .params(params())
+        .check(dataset::check_params)
+        .metric("reads_per_s")
+        .metric("mapped_correct_pct")
+        .build()
 }
 
 /// The prepared data and index, and the last pass's alignments.

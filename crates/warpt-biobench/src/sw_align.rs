@@ -11,10 +11,9 @@ use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
 };
 use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, Validation,
+    BenchmarkComponent, BenchmarkKind, BenchmarkSpec, Param, ParamValue, Params, Validation,
 };
 
-use crate::params::{self, ParamTable};
 use crate::scoring::{Gaps, Matrix};
 use crate::seqgen::{Alphabet, SearchSet};
 use crate::sw_inter::{Packed, Searcher};
@@ -28,126 +27,67 @@ pub const NAME: &str = "sw_align";
 /// pairs are a seeded sample beyond that).
 const CHECK_CELLS: u64 = 400_000_000;
 
-const PARAMS: ParamTable = &[
-    (
-        "alphabet",
-        params::str_("protein"),
-        "protein (BLOSUM62 by default) or dna (dnafull)",
-    ),
-    (
-        "matrix",
-        params::str_(""),
-        "substitution matrix: blosum62 or dnafull; empty = the alphabet's",
-    ),
-    (
-        "gap_open",
-        params::int(10),
-        "cost of a gap's first position (parasail's convention)",
-    ),
-    (
-        "gap_extend",
-        params::int(1),
-        "cost of each further gap position",
-    ),
-    (
-        "queries",
-        params::str_(""),
-        "FASTA file of queries; empty = generated from the seed",
-    ),
-    (
-        "targets",
-        params::str_(""),
-        "FASTA file of targets; empty = generated from the seed",
-    ),
-    ("query_count", params::int(4), "generated queries"),
-    (
-        "query_length",
-        params::int(400),
-        "mean length of generated queries (each within ±50%)",
-    ),
-    ("target_count", params::int(4000), "generated targets"),
-    (
-        "target_length",
-        params::int(350),
-        "mean length of generated targets (each within ±50%)",
-    ),
-    (
-        "homolog_pct",
-        params::float(5.0),
-        "share of generated targets holding a mutated piece of a query, %",
-    ),
-    (
-        "kernel",
-        params::str_("inter"),
-        "inter (one target per SIMD lane, SWIPE's method) or striped (the query across lanes, \
-         one pair at a time: Farrar's method, as parasail)",
-    ),
-    (
-        "isa",
-        params::str_("auto"),
-        "auto (the widest this CPU has), avx512bw, avx2 or scalar",
-    ),
-    ("threads", params::int(0), "threads; 0 = one per CPU"),
-    (
-        "scores",
-        params::str_(""),
-        "write the last pass's scores here as CSV (query,target,score); empty = nowhere",
-    ),
-    (
-        "inject_error",
-        params::int(0),
-        "1 = corrupt one score after the timed passes (tests the validation)",
-    ),
-];
+fn params() -> Vec<Param> {
+    vec![
+        Param::choice("alphabet", "protein", &["protein", "dna"])
+            .help("protein (BLOSUM62 by default) or dna (dnafull)"),
+        Param::choice("matrix", "", &["", "blosum62", "dnafull"])
+            .help("substitution matrix: blosum62 or dnafull; empty = the alphabet's"),
+        Param::int("gap_open", 10, 0..=127)
+            .help("cost of a gap's first position (parasail's convention)"),
+        Param::int("gap_extend", 1, 0..=127).help("cost of each further gap position"),
+        Param::input_path("queries", "")
+            .help("FASTA file of queries; empty = generated from the seed"),
+        Param::input_path("targets", "")
+            .help("FASTA file of targets; empty = generated from the seed"),
+        Param::int("query_count", 4, 1..=100_000).help("generated queries"),
+        Param::int("query_length", 400, 1..=100_000)
+            .help("mean length of generated queries (each within ±50%)"),
+        Param::int("target_count", 4000, 1..=100_000_000).help("generated targets"),
+        Param::int("target_length", 350, 1..=100_000)
+            .help("mean length of generated targets (each within ±50%)"),
+        Param::float("homolog_pct", 5.0, 0.0..=100.0)
+            .unit("%")
+            .help("share of generated targets holding a mutated piece of a query, %"),
+        Param::choice("kernel", "inter", &["inter", "striped"]).help(
+            "inter (one target per SIMD lane, SWIPE's method) or striped (the query across lanes, \
+             one pair at a time: Farrar's method, as parasail)",
+        ),
+        Param::choice("isa", "auto", &["auto", "avx512bw", "avx2", "scalar"])
+            .help("auto (the widest this CPU has), avx512bw, avx2 or scalar"),
+        crate::dataset::threads(),
+        Param::output_path("scores", "")
+            .help("write the last pass's scores here as CSV (query,target,score); empty = nowhere"),
+        crate::dataset::inject_error("corrupt one score"),
+    ]
+}
 
 /// The spec of `sw_align`.
 pub fn spec() -> BenchmarkSpec {
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Cpu],
-        kind: BenchmarkKind::Domain,
-        description: Some(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Cpu)
+        .kind(BenchmarkKind::Domain)
+        .description(
             "Smith-Waterman local alignment with affine gaps, every query against every target (a database search) \
-             on all cores: by default one target per SIMD lane (kernel=inter, SWIPE's method; targets sorted by \
-             length and packed a vector at a time), or striped query profiles (kernel=striped, Farrar's method, \
-             as parasail); saturating 8-bit lanes, re-aligned in 16-bit lanes when a score saturates; AVX-512BW \
-             or AVX2 chosen at run time (isa=auto: the faster of the two on a slice of this search). Protein (BLOSUM62, \
-             gap open 10, extend 1) or DNA (dnafull); sequences from the seed, or `queries=` / `targets=` FASTA files. \
-             Metric `gcups`: query length x target length / seconds, 1e9. Validation: scores equal a scalar Gotoh \
-             reference (every pair, or a seeded sample of up to 4e8 cells)."
-                .into(),
-        ),
-        default_duration_seconds: Some(5.0),
-        external_tool: None,
-        params: params::defaults(PARAMS),
-        param_help: params::help(PARAMS),
-        param_kinds: params::kinds(&params::defaults(PARAMS)),
-        param_ranges: Default::default(),
-        param_choices: params::choices(&[
-            ("alphabet", &["protein", "dna"]),
-            ("matrix", &["", "blosum62", "dnafull"]),
-            ("kernel", &["inter", "striped"]),
-            ("isa", &["auto", "avx512bw", "avx2", "scalar"]),
-        ]),
-        timeouts: Default::default(),
-        metrics: vec!["gcups".into()],
-    }
+                 on all cores: by default one target per SIMD lane (kernel=inter, SWIPE's method; targets sorted by \
+                 length and packed a vector at a time), or striped query profiles (kernel=striped, Farrar's method, \
+                 as parasail); saturating 8-bit lanes, re-aligned in 16-bit lanes when a score saturates; AVX-512BW \
+                 or AVX2 chosen at run time (isa=auto: the faster of the two on a slice of this search). Protein (BLOSUM62, \
+                 gap open 10, extend 1) or DNA (dnafull); sequences from the seed, or `queries=` / `targets=` FASTA files. \
+                 Metric `gcups`: query length x target length / seconds, 1e9. Validation: scores equal a scalar Gotoh \
+                 reference (every pair, or a seeded sample of up to 4e8 cells).",
+        )
+        .duration(5.0)
+        .params(params())
+        .check(check_params)
+        .metric("gcups")
+        .build()
 }
 
 /// Checks the parameters before anything runs.
 pub fn check_params(p: &Params) -> Result<(), String> {
-    // The plan already refuses a value outside `param_choices`.
-    params::check_int(p, "gap_open", 0, 127)?;
-    params::check_int(p, "gap_extend", 0, 127)?;
-    params::check_int(p, "query_count", 1, 100_000)?;
-    params::check_int(p, "target_count", 1, 100_000_000)?;
-    params::check_int(p, "query_length", 1, 100_000)?;
-    params::check_int(p, "target_length", 1, 100_000)?;
-    params::check_int(p, "threads", 0, 4096)?;
-    params::check_int(p, "inject_error", 0, 1)?;
-    params::check_float(p, "homolog_pct", 0.0, 100.0)?;
     for key in ["queries", "targets"] {
-        params::check_file(p, key)?;
+        crate::dataset::check_file(p, key)?;
     }
     if let Some(isa) = p.get("isa").and_then(ParamValue::as_str) {
         let isa = isa_by_name(isa);

@@ -9,15 +9,14 @@ use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
 };
 use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, ParamValue,
-    Params, Validation,
+    BenchmarkComponent, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, Param, ParamValue,
+    Validation,
 };
 
 use crate::caller::{self, Call};
 use crate::dataset::{self, Dataset, Needs};
 use crate::index::Index;
 use crate::mapper::{Mapped, Mapper};
-use crate::params::{self, ParamTable};
 use crate::pileup::{self, Aligned, Pileup};
 use crate::read_map::map_all;
 use crate::vcf::{self, Accuracy};
@@ -29,77 +28,45 @@ pub const NAME: &str = "variant_call";
 /// Columns the validation recounts at random (besides every call's).
 const SAMPLE: usize = 256;
 
-const PARAMS: ParamTable = &[
-    ("threads", params::int(0), "threads; 0 = one per CPU"),
-    (
-        "min_mapq",
-        params::int(20),
-        "reads mapped with a lower MAPQ give no evidence",
-    ),
-    (
-        "min_qual",
-        params::float(20.0),
-        "call a site when its Phred quality of not being reference reaches this",
-    ),
-    (
-        "vcf",
-        params::str_(""),
-        "write the calls of the last pass here as VCF; empty = nowhere",
-    ),
-    (
-        "sam",
-        params::str_(""),
-        "write the alignments the calls come from here as SAM (for other callers); empty = nowhere",
-    ),
-    (
-        "inject_error",
-        params::int(0),
-        "1 = corrupt one pileup column after the timed passes (tests the validation)",
-    ),
-];
+fn params() -> Vec<Param> {
+    vec![
+        dataset::threads(),
+        Param::int("min_mapq", 20, 0..=60).help("reads mapped with a lower MAPQ give no evidence"),
+        Param::float("min_qual", 20.0, 0.0..=999.0)
+            .help("call a site when its Phred quality of not being reference reaches this"),
+        Param::output_path("vcf", "")
+            .help("write the calls of the last pass here as VCF; empty = nowhere"),
+        Param::output_path("sam", "").help(
+            "write the alignments the calls come from here as SAM (for other callers); empty = nowhere",
+        ),
+        dataset::inject_error("corrupt one pileup column"),
+    ]
+}
 
 /// The spec of `variant_call`.
 pub fn spec() -> BenchmarkSpec {
-    let (p, help) = params::merged(&[dataset::PARAMS, PARAMS]);
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Ram],
-        kind: BenchmarkKind::Domain,
-        description: Some(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Cpu)
+        .component(BenchmarkComponent::Ram)
+        .kind(BenchmarkKind::Domain)
+        .description(
             "Germline variant calling (bcftools mpileup + call's job): reads mapped by read_map's mapper \
-             (beforehand, untimed), piled up column by column in parallel chunks (per-base log-likelihood sums; \
-             indels by normalised allele), genotyped as diploid (RR/RA/AA likelihoods, 1e-3 heterozygosity \
-             prior), SNPs and indels called at QUAL >= min_qual. Metric `variants_per_s`: calls / seconds of \
-             pileup plus calling; `precision`, `recall`, `f1` (%) against the planted variants, matched by \
-             position and alleles after left-normalisation (simulated data only). Validation: sampled pileup \
-             columns (every call's and random ones) equal a recount by walking every read's CIGAR."
-                .into(),
-        ),
-        default_duration_seconds: Some(5.0),
-        external_tool: None,
-        param_kinds: params::kinds(&p),
-        param_ranges: Default::default(),
-        params: p,
-        param_help: help,
-        param_choices: Default::default(),
-        timeouts: Default::default(),
-        metrics: vec![
-            "variants_per_s".into(),
-            "precision".into(),
-            "recall".into(),
-            "f1".into(),
-        ],
-    }
-}
-
-/// Checks the parameters before anything runs.
-pub fn check_params(p: &Params) -> Result<(), String> {
-    dataset::check_params(p)?;
-    params::check_int(p, "threads", 0, 4096)?;
-    params::check_int(p, "min_mapq", 0, 60)?;
-    params::check_float(p, "min_qual", 0.0, 999.0)?;
-    params::check_int(p, "inject_error", 0, 1)?;
-    Ok(())
+                 (beforehand, untimed), piled up column by column in parallel chunks (per-base log-likelihood sums; \
+                 indels by normalised allele), genotyped as diploid (RR/RA/AA likelihoods, 1e-3 heterozygosity \
+                 prior), SNPs and indels called at QUAL >= min_qual. Metric `variants_per_s`: calls / seconds of \
+                 pileup plus calling; `precision`, `recall`, `f1` (%) against the planted variants, matched by \
+                 position and alleles after left-normalisation (simulated data only). Validation: sampled pileup \
+                 columns (every call's and random ones) equal a recount by walking every read's CIGAR.",
+        )
+        .duration(5.0)
+        .params(dataset::params())
+        .params(params())
+        .check(dataset::check_params)
+        .metric("variants_per_s")
+        .metric("precision")
+        .metric("recall")
+        .metric("f1")
+        .build()
 }
 
 /// The prepared alignments, and the last pass's pileup and calls.

@@ -9,7 +9,7 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use warpt_model::{
     BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkRunResult, BenchmarkSpec,
-    BenchmarkSuiteRun, ParamValue, RunStatus, StageLimits, Validation,
+    BenchmarkSuiteRun, ParamValue, RunStatus, Validation,
 };
 
 use crate::duet::{Cpus, Paired};
@@ -20,23 +20,14 @@ use crate::plan::ExecPlan;
 pub const SUITE: &str = "exec";
 
 fn spec(name: &str, text: &str) -> BenchmarkSpec {
-    BenchmarkSpec {
-        id: BenchmarkId::new(SUITE, name),
-        components: Vec::new(),
-        kind: BenchmarkKind::Application,
-        description: Some(format!("the command `{text}`")),
-        default_duration_seconds: None,
-        external_tool: None,
-        params: BTreeMap::new(),
-        param_help: BTreeMap::new(),
-        param_kinds: Default::default(),
-        param_ranges: Default::default(),
-        param_choices: BTreeMap::new(),
-        timeouts: StageLimits::default(),
-        metrics: ["wall_time_s", "user_time_s", "sys_time_s", "peak_rss_bytes"]
-            .map(String::from)
-            .to_vec(),
-    }
+    BenchmarkSpec::builder(SUITE, name)
+        .kind(BenchmarkKind::Application)
+        .description(format!("the command `{text}`"))
+        .metric("wall_time_s")
+        .metric("user_time_s")
+        .metric("sys_time_s")
+        .metric("peak_rss_bytes")
+        .build()
 }
 
 fn metric(

@@ -15,13 +15,11 @@ use wgpu::util::DeviceExt;
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
 };
-use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Validation,
-};
+use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Validation};
 
 use crate::device::Gpu;
 use crate::kernels::{self, WORKGROUP};
-use crate::{common_help, common_params, gpu_params, sized};
+use crate::{gpu_params, sized};
 
 /// Benchmark name within the micro suite.
 pub const NAME: &str = "gpu_bandwidth";
@@ -34,34 +32,21 @@ const MAX_GROUPS: u32 = 8192;
 
 /// The spec of `gpu_bandwidth`.
 pub fn spec() -> BenchmarkSpec {
-    let mut params = common_params();
-    params.insert("size_mb".into(), ParamValue::Int(0));
-    let mut help = common_help();
-    help.insert(
-        "size_mb".into(),
-        "MiB of EACH array; 0 = 256, or the adapter's largest storage binding if smaller".into(),
-    );
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Gpu],
-        kind: BenchmarkKind::Synthetic,
-        description: Some(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Gpu)
+        .description(
             "GPU device-memory bandwidth on wgpu compute: STREAM's copy and triad over vec4<f32> \
              arrays in device memory (256 MiB each by default), each kernel timed from submission \
              to completion. GB/s = 1e9 bytes/s counted as STREAM counts (2 arrays for copy, 3 for \
-             triad). Validation: every element of both outputs equals the host's computation."
-                .into(),
-        ),
-        default_duration_seconds: Some(4.0),
-        external_tool: None,
-        params,
-        param_help: help,
-        param_kinds: Default::default(),
-        param_ranges: Default::default(),
-        param_choices: Default::default(),
-        timeouts: Default::default(),
-        metrics: vec!["bandwidth".into()],
-    }
+             triad). Validation: every element of both outputs equals the host's computation.",
+        )
+        .duration(4.0)
+        .params(crate::common_params())
+        .param(Param::int("size_mb", 0, 0..).unit("MiB").help(
+            "MiB of EACH array; 0 = 256, or the adapter's largest storage binding if smaller",
+        ))
+        .metric("bandwidth")
+        .build()
 }
 
 /// The arrays and kernels of a run.

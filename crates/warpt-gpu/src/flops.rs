@@ -16,13 +16,11 @@ use wgpu::util::DeviceExt;
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
 };
-use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Validation,
-};
+use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Validation};
 
 use crate::device::Gpu;
+use crate::gpu_params;
 use crate::kernels::{self, WORKGROUP};
-use crate::{common_params, gpu_params};
 
 /// Benchmark name within the micro suite.
 pub const NAME: &str = "gpu_flops";
@@ -38,42 +36,24 @@ const SAMPLE_TARGET: Duration = Duration::from_millis(50);
 
 /// The spec of `gpu_flops`.
 pub fn spec() -> BenchmarkSpec {
-    let mut params = common_params();
-    params.insert("precision".into(), ParamValue::from("all"));
-    let mut help = crate::common_help();
-    help.insert(
-        "precision".into(),
-        "`f32`, `f16` (wgpu's FMA kernel; f16 with shader-f16), `fp64`, `fp32`, `tf32`, `fp16`, `bf16` \
-         (cuBLAS GEMM, builds with the `cuda` feature on NVIDIA), or `all`: every one this machine has"
-            .into(),
-    );
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Gpu],
-        kind: BenchmarkKind::Synthetic,
-        description: Some(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Gpu)
+        .description(
             "GPU FMA throughput on wgpu compute (Vulkan, Metal, DX12): 1024 workgroups x 256 \
              invocations, each 8 independent vec4 FMA chains, f32 and (with shader-f16) f16, \
              timed from submission to completion; GFLOP/s counts 2 flops per FMA lane. In builds \
              with the `cuda` feature on NVIDIA GPUs also cuBLAS GEMM in fp64, fp32, tf32, fp16 and \
              bf16 (tag api=cublas). Validation: every FMA output element equals its closed form \
-             exactly; sampled GEMM entries equal the host's count."
-                .into(),
-        ),
-        default_duration_seconds: Some(4.0),
-        external_tool: None,
-        params,
-        param_help: help,
-        param_kinds: Default::default(),
-        param_ranges: Default::default(),
-        param_choices: [(
-            "precision".to_string(),
-            PRECISIONS.iter().map(|p| p.to_string()).collect(),
-        )]
-        .into(),
-        timeouts: Default::default(),
-        metrics: vec!["gflops".into()],
-    }
+             exactly; sampled GEMM entries equal the host's count.",
+        )
+        .duration(4.0)
+        .params(crate::common_params())
+        .param(Param::choice("precision", "all", &PRECISIONS).help(
+            "`f32`, `f16` (wgpu's FMA kernel; f16 with shader-f16), `fp64`, `fp32`, `tf32`, `fp16`, `bf16` \
+             (cuBLAS GEMM, builds with the `cuda` feature on NVIDIA), or `all`: every one this machine has",
+        ))
+        .metric("gflops")
+        .build()
 }
 
 /// The `precision` values: wgpu's FMA kernel (`f32`, `f16`), cuBLAS's

@@ -8,37 +8,28 @@
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
 };
-use warpt_model::{BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, Validation};
+use warpt_model::{BenchmarkComponent, BenchmarkSpec, Validation};
 
 use crate::device::Gpu;
+use crate::gpu_params;
 use crate::kernels;
-use crate::{common_help, common_params, gpu_params};
 
 /// Benchmark name within the micro suite.
 pub const NAME: &str = "gpu_latency";
 
 /// The spec of `gpu_latency`.
 pub fn spec() -> BenchmarkSpec {
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Gpu],
-        kind: BenchmarkKind::Synthetic,
-        description: Some(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Gpu)
+        .description(
             "GPU dispatch round trip on wgpu: one dispatch of one invocation recorded, submitted \
              and waited for, per sample, in microseconds. Validation: the counter the kernel \
-             increments equals the number of dispatches."
-                .into(),
-        ),
-        default_duration_seconds: Some(2.0),
-        external_tool: None,
-        params: common_params(),
-        param_help: common_help(),
-        param_kinds: Default::default(),
-        param_ranges: Default::default(),
-        param_choices: Default::default(),
-        timeouts: Default::default(),
-        metrics: vec!["dispatch_us".into()],
-    }
+             increments equals the number of dispatches.",
+        )
+        .duration(2.0)
+        .params(crate::common_params())
+        .metric("dispatch_us")
+        .build()
 }
 
 /// The running benchmark.

@@ -27,10 +27,8 @@ pub mod linpack;
 pub mod stress;
 pub mod transfer;
 
-use std::collections::BTreeMap;
-
 use warpt_harness::{Benchmark, BenchmarkError, RunContext, Suite};
-use warpt_model::{BenchmarkSpec, ParamValue};
+use warpt_model::{BenchmarkSpec, Param};
 
 pub use device::{AdapterSummary, Gpu, list as adapters};
 pub use linpack::GpuLinpackBenchmarks;
@@ -38,35 +36,20 @@ pub use linpack::GpuLinpackBenchmarks;
 /// The suite these benchmarks belong to.
 pub const SUITE: &str = "micro";
 
-/// The parameters every GPU benchmark takes.
-pub(crate) fn common_params() -> BTreeMap<String, ParamValue> {
-    [
-        ("device_index".to_string(), ParamValue::Int(-1)),
-        ("allow_software".to_string(), ParamValue::Bool(false)),
-        ("inject_error".to_string(), ParamValue::Bool(false)),
+/// The parameters every wgpu benchmark takes: which adapter, whether a
+/// software one will do, and the validation self-test.
+pub(crate) fn common_params() -> Vec<Param> {
+    vec![
+        Param::int("device_index", -1, -1..).help(
+            "the adapter, by its index in `warpt list`; -1 = the first hardware GPU (discrete first)",
+        ),
+        Param::flag("allow_software", false).help(
+            "run on a software device (lavapipe, llvmpipe, WARP) when it is the one chosen; it is \
+             never taken for a GPU otherwise",
+        ),
+        Param::flag("inject_error", false)
+            .help("corrupt one result before validation (tests that validation catches it)"),
     ]
-    .into()
-}
-
-/// Their help.
-pub(crate) fn common_help() -> BTreeMap<String, String> {
-    [
-        (
-            "device_index".to_string(),
-            "the adapter, by its index in `warpt list`; -1 = the first hardware GPU (discrete first)"
-                .to_string(),
-        ),
-        (
-            "allow_software".to_string(),
-            "run on a software device (lavapipe, llvmpipe, WARP) when it is the one chosen; it is never taken for a GPU otherwise"
-                .to_string(),
-        ),
-        (
-            "inject_error".to_string(),
-            "corrupt one result before validation (tests that validation catches it)".to_string(),
-        ),
-    ]
-    .into()
 }
 
 /// `device_index` and `allow_software` of a run.

@@ -4,9 +4,7 @@
 //! with the reason.
 
 use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext, Suite};
-use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Validation,
-};
+use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, Validation};
 
 /// The suite it belongs to.
 pub const SUITE: &str = "linpack";
@@ -16,44 +14,26 @@ pub const NAME: &str = "linpack_fp64_gpu";
 
 /// The spec of `linpack_fp64_gpu`.
 pub fn spec() -> BenchmarkSpec {
-    BenchmarkSpec {
-        id: BenchmarkId::new(SUITE, NAME),
-        components: vec![BenchmarkComponent::Gpu],
-        kind: BenchmarkKind::Synthetic,
-        description: Some(
+    BenchmarkSpec::builder(SUITE, NAME)
+        .component(BenchmarkComponent::Gpu)
+        .description(
             "HPL-style fp64 dense solve on an NVIDIA GPU: cuSOLVER getrf (LU with partial \
              pivoting) and getrs of HPL's random N x N system from the seed, timed from the factor's \
              start to the solve's completion (the upload untimed). GFLOP/s = (2/3 N^3 + 3/2 N^2) / \
              time. Validation: HPL's scaled residual < 16, on the host. Needs a build with \
-             `--features cuda` and an NVIDIA driver with cuBLAS and cuSOLVER; skipped otherwise."
-                .into(),
-        ),
-        default_duration_seconds: Some(10.0),
-        external_tool: None,
-        params: [
-            ("n".to_string(), ParamValue::Int(0)),
-            ("device_index".to_string(), ParamValue::Int(0)),
-            ("inject_error".to_string(), ParamValue::Bool(false)),
-        ]
-        .into(),
-        param_help: [
-            (
-                "n".to_string(),
-                "matrix order N; 0 = the N whose matrix fills 40% of the GPU's free memory (1000 to 40000)".to_string(),
-            ),
-            ("device_index".to_string(), "the CUDA device ordinal".to_string()),
-            (
-                "inject_error".to_string(),
-                "perturb the solution before the residual test (tests that validation catches it)".to_string(),
-            ),
-        ]
-        .into(),
-        param_kinds: Default::default(),
-        param_ranges: Default::default(),
-        param_choices: Default::default(),
-        timeouts: Default::default(),
-        metrics: vec!["gflops".into(), "time_s".into()],
-    }
+             `--features cuda` and an NVIDIA driver with cuBLAS and cuSOLVER; skipped otherwise.",
+        )
+        .duration(10.0)
+        .param(Param::int("n", 0, 0..).help(
+            "matrix order N; 0 = the N whose matrix fills 40% of the GPU's free memory (1000 to 40000)",
+        ))
+        .param(Param::int("device_index", 0, 0..).help("the CUDA device ordinal"))
+        .param(Param::flag("inject_error", false).help(
+            "perturb the solution before the residual test (tests that validation catches it)",
+        ))
+        .metric("gflops")
+        .metric("time_s")
+        .build()
 }
 
 /// The running benchmark.
@@ -149,8 +129,11 @@ impl Benchmark for GpuLinpack {
             Validation::fail(format!("HPL's scaled residual {residual:.3e} >= 16"))
         });
         let mut details = cuda.details();
-        details.push(("n".into(), ParamValue::Int(self.n as i64)));
-        details.push(("scaled_residual".into(), ParamValue::Float(residual)));
+        details.push(("n".into(), warpt_model::ParamValue::Int(self.n as i64)));
+        details.push((
+            "scaled_residual".into(),
+            warpt_model::ParamValue::Float(residual),
+        ));
         Ok(Measured {
             metrics: m.metrics,
             details,

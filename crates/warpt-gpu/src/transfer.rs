@@ -14,46 +14,33 @@ use wgpu::util::DeviceExt;
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
 };
-use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Validation,
-};
+use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Validation};
 
 use crate::device::{Gpu, map_read};
-use crate::{common_help, common_params, gpu_params, sized};
+use crate::{gpu_params, sized};
 
 /// Benchmark name within the micro suite.
 pub const NAME: &str = "gpu_transfer";
 
 /// The spec of `gpu_transfer`.
 pub fn spec() -> BenchmarkSpec {
-    let mut params = common_params();
-    params.insert("size_mb".into(), ParamValue::Int(0));
-    let mut help = common_help();
-    help.insert(
-        "size_mb".into(),
-        "MiB per transfer; 0 = 64, or the adapter's largest buffer if smaller".into(),
-    );
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Gpu],
-        kind: BenchmarkKind::Synthetic,
-        description: Some(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Gpu)
+        .description(
             "Host<->GPU transfer on wgpu: h2d is Queue::write_buffer (host copy into a mapped \
              staging buffer, GPU copy into device memory) timed to completion; d2h is a GPU copy \
              into a MAP_READ staging buffer, mapped and copied into host memory. GB/s = 1e9 \
-             bytes/s, 64 MiB per transfer by default. Validation: both directions byte for byte."
-                .into(),
-        ),
-        default_duration_seconds: Some(4.0),
-        external_tool: None,
-        params,
-        param_help: help,
-        param_kinds: Default::default(),
-        param_ranges: Default::default(),
-        param_choices: Default::default(),
-        timeouts: Default::default(),
-        metrics: vec!["transfer".into()],
-    }
+             bytes/s, 64 MiB per transfer by default. Validation: both directions byte for byte.",
+        )
+        .duration(4.0)
+        .params(crate::common_params())
+        .param(
+            Param::int("size_mb", 0, 0..)
+                .unit("MiB")
+                .help("MiB per transfer; 0 = 64, or the adapter's largest buffer if smaller"),
+        )
+        .metric("transfer")
+        .build()
 }
 
 /// The running benchmark.

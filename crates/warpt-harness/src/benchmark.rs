@@ -197,15 +197,6 @@ pub trait Suite: Send + Sync {
     /// Creates the benchmark called `name`, or `None` if there is none.
     fn create(&self, name: &str) -> Option<Box<dyn Benchmark>>;
 
-    /// Checks `params` of benchmark `name` before anything runs (a path
-    /// that does not exist, a size that does not fit), so bad input is a
-    /// usage error rather than a failed benchmark. The message names the
-    /// parameter and what would fix it.
-    fn check_params(&self, name: &str, params: &Params) -> Result<(), String> {
-        let _ = (name, params);
-        Ok(())
-    }
-
     /// The parameter matrix benchmark `name` sweeps when the user does not
     /// say otherwise: key to a comma list, as `--param key=a,b` would give
     /// it (a declared benchmark's `params = { n = [1, 2] }`). A `--param`

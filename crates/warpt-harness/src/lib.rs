@@ -62,3 +62,9 @@ pub use runner::{FALLBACK_DURATION, RunOptions, limits_for, run_one, run_plan};
 #[cfg(unix)]
 pub use supervisor::{FreqTrace, WORKER_SUBCOMMAND, signal_name, supervise};
 pub use worker::{WorkerError, WorkerEvent, WorkerRequest, worker_main};
+
+/// docs/architecture.md, whose worked example (a complete benchmark) is
+/// compiled with the tests so that it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/architecture.md")]
+pub struct ArchitectureGuide;

@@ -457,9 +457,16 @@ impl Plan {
 fn check_entries(registry: &Registry, entries: &[PlannedBenchmark]) -> Result<(), PlanError> {
     for e in entries {
         check_ranges(e)?;
-        if let Some(suite) = registry.suite(&e.spec.id.suite) {
-            suite
-                .check_params(&e.spec.id.name, &e.params)
+        // A spec read back from an export carries no check: the
+        // registry's declaration of the same benchmark does.
+        let check = e
+            .spec
+            .check
+            .clone()
+            .or_else(|| registry.spec(&e.spec.id)?.check);
+        if let Some(check) = check {
+            check
+                .run(&e.params)
                 .map_err(|message| PlanError::InvalidParams {
                     id: e.spec.id.clone(),
                     message,
@@ -490,9 +497,15 @@ fn check_ranges(e: &PlannedBenchmark) -> Result<(), PlanError> {
             _ => continue,
         };
         if !range.contains(value) {
+            let bound = match (range.min, range.max) {
+                (Some(lo), Some(hi)) => format!("from {lo} to {hi}"),
+                (Some(lo), None) => format!("at least {lo}"),
+                (None, Some(hi)) => format!("at most {hi}"),
+                (None, None) => "finite".to_string(),
+            };
             return Err(PlanError::InvalidParams {
                 id: e.spec.id.clone(),
-                message: format!("parameter '{key}': {value} is outside {range}"),
+                message: format!("parameter '{key}' must be {bound}, not {value}"),
             });
         }
     }

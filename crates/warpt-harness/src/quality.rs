@@ -203,26 +203,12 @@ pub fn assess(
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use warpt_model::{BenchmarkId, BenchmarkKind, BenchmarkSpec};
+    use warpt_model::BenchmarkSpec;
 
     /// A passed result of a benchmark `s/b` without metrics (shared by the
     /// harness's tests).
     pub(crate) fn result() -> BenchmarkRunResult {
-        let spec = BenchmarkSpec {
-            id: BenchmarkId::new("s", "b"),
-            components: vec![],
-            kind: BenchmarkKind::Synthetic,
-            description: None,
-            default_duration_seconds: None,
-            external_tool: None,
-            params: Default::default(),
-            param_help: Default::default(),
-            param_kinds: Default::default(),
-            param_ranges: Default::default(),
-            param_choices: Default::default(),
-            timeouts: Default::default(),
-            metrics: vec![],
-        };
+        let spec = BenchmarkSpec::builder("s", "b").build();
         BenchmarkRunResult::new(
             spec,
             Default::default(),

@@ -122,11 +122,6 @@ impl Suite for Combined {
         self.parts.iter().find_map(|p| p.create(name))
     }
 
-    fn check_params(&self, name: &str, params: &warpt_model::Params) -> Result<(), String> {
-        self.part_of(name)
-            .map_or(Ok(()), |p| p.check_params(name, params))
-    }
-
     fn matrix(&self, name: &str) -> std::collections::BTreeMap<String, String> {
         self.part_of(name)
             .map(|p| p.matrix(name))

@@ -60,20 +60,12 @@ impl Suite for ScriptedSuite {
     fn specs(&self) -> Vec<BenchmarkSpec> {
         NAMES
             .iter()
-            .map(|n| BenchmarkSpec {
-                id: BenchmarkId::new("scripted", *n),
-                components: vec![BenchmarkComponent::Cpu],
-                kind: BenchmarkKind::Synthetic,
-                description: None,
-                default_duration_seconds: Some(0.01),
-                external_tool: None,
-                params: [("k".to_string(), ParamValue::Int(1))].into(),
-                param_help: Default::default(),
-                param_kinds: Default::default(),
-                param_ranges: Default::default(),
-                param_choices: Default::default(),
-                timeouts: Default::default(),
-                metrics: vec![],
+            .map(|n| {
+                BenchmarkSpec::builder("scripted", n)
+                    .component(BenchmarkComponent::Cpu)
+                    .duration(0.01)
+                    .param(Param::int("k", 1, 0..))
+                    .build()
             })
             .collect()
     }

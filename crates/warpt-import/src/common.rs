@@ -95,6 +95,8 @@ pub fn result(
         param_kinds: Default::default(),
         param_ranges: Default::default(),
         param_choices: BTreeMap::new(),
+        param_units: Default::default(),
+        check: None,
         timeouts: StageLimits::default(),
         metrics: metrics.iter().map(|m| m.name.clone()).collect(),
     };

@@ -45,52 +45,6 @@ impl Suite for LinpackSuite {
         specs
     }
 
-    fn check_params(&self, name: &str, params: &warpt_model::Params) -> Result<(), String> {
-        if name == external::NAME
-            && let Some(binary) = params.get("binary").and_then(|v| v.as_str())
-            && !binary.is_empty()
-        {
-            external::find_binary(binary).map_err(|e| e.to_string())?;
-        }
-        if name == external::NAME
-            && let Some(runs) = params.get("runs").and_then(|v| v.as_i64())
-            && !(1..hpl_io::MAX_SIZES as i64).contains(&runs)
-        {
-            return Err(format!(
-                "parameter 'runs': {runs} is outside 1..={}: HPL reads at most {} sizes and one is the warm-up",
-                hpl_io::MAX_SIZES - 1,
-                hpl_io::MAX_SIZES
-            ));
-        }
-        if let Some(v) = params.get("solver")
-            && v.as_str().and_then(solve::Solver::parse).is_none()
-        {
-            return Err(format!(
-                "parameter 'solver': '{v}' is not one of blocked, faer"
-            ));
-        }
-        if params.get("factor_precision").and_then(|v| v.as_str()) == Some("bf16")
-            && params.get("solver").and_then(|v| v.as_str()) == Some("faer")
-        {
-            return Err(
-                "parameter 'factor_precision': bf16 updates are warpt's blocked LU's; solver=faer has none"
-                    .to_string(),
-            );
-        }
-        let fraction = params
-            .get("mem_fraction")
-            .and_then(warpt_model::ParamValue::as_f64)
-            .unwrap_or(0.0);
-        if !(0.0..=0.9).contains(&fraction) {
-            let available = warpt_system::memory_quick().available_bytes >> 20;
-            return Err(format!(
-                "parameter 'mem_fraction': {fraction} is outside [0, 0.9]; warpt refuses more than 90% of the \
-                 {available} MiB available"
-            ));
-        }
-        Ok(())
-    }
-
     fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
         if name == external::NAME {
             return Some(Box::new(external::External::new()));

@@ -10,8 +10,7 @@ use warpt_harness::{
     WorkLimit, at_floor_rate,
 };
 use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, ParamRange,
-    ParamValue, Validation,
+    BenchmarkComponent, BenchmarkMetric, BenchmarkSpec, Param, ParamValue, Params, Validation,
 };
 
 use crate::hpl::{self, RESIDUAL_THRESHOLD};
@@ -91,86 +90,78 @@ pub fn spec(p: Precision) -> BenchmarkSpec {
              fp64 count over the total time)"
         }
     };
-    let mut metrics = vec![
-        "gflops".into(),
-        "scaled_residual".into(),
-        "factor_s".into(),
-        "solve_s".into(),
-    ];
-    if p == Precision::Mixed {
-        metrics.push("refinement_iterations".into());
-    }
-    let mut params: Vec<(String, ParamValue)> = vec![
-        ("n".to_string(), ParamValue::Int(3000)),
-        ("nb".to_string(), ParamValue::Int(DEFAULT_NB as i64)),
-        ("mem_fraction".to_string(), ParamValue::Float(0.0)),
-        ("solver".to_string(), ParamValue::from("blocked")),
-    ];
-    let mut param_help: Vec<(String, String)> = Vec::new();
-    let mut param_choices = std::collections::BTreeMap::new();
-    if p == Precision::Mixed {
-        params.push(("factor_precision".to_string(), ParamValue::from("fp32")));
-        param_help.push((
-            "factor_precision".to_string(),
-            "fp32, or bf16: the LU's trailing updates multiply bf16-rounded panels, accumulating in fp32".to_string(),
-        ));
-        param_choices.insert(
-            "factor_precision".to_string(),
-            vec!["fp32".to_string(), "bf16".to_string()],
-        );
-        params.push(("matrix".to_string(), ParamValue::from("hpl")));
-        param_help.push((
-            "matrix".to_string(),
-            "hpl (HPL's random matrix), or hpl-mxp (HPL-MxP's: the same with each diagonal entry the sum of \
-             its row's magnitudes, diagonally dominant, as low-precision factors need)"
-                .to_string(),
-        ));
-        param_choices.insert(
-            "matrix".to_string(),
-            vec!["hpl".to_string(), "hpl-mxp".to_string()],
-        );
-    }
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, p.name()),
-        components: vec![BenchmarkComponent::Cpu],
-        kind: BenchmarkKind::Synthetic,
-        description: Some(format!(
+    let mut b = BenchmarkSpec::builder(crate::SUITE, p.name())
+        .component(BenchmarkComponent::Cpu)
+        .description(format!(
             "HPL-style dense solve of a random N x N system (entries uniform in [-0.5, 0.5), from the seed): {what}. \
              GFLOP/s = (2/3 N^3 + 3/2 N^2) / time, as HPL counts. Validation: HPL's scaled residual \
              ||Ax-b|| / (eps (||A|| ||x|| + ||b||) N) < 16. LU: HPL's blocked right-looking algorithm with look-ahead, \
              its trailing updates on warpt's GEMM engine (details.gemm_kernel) and its triangular solves on faer's \
              (solver=faer: faer's own recursive LU), on every CPU."
-        )),
-        default_duration_seconds: Some(10.0),
-        external_tool: None,
-        params: params.into_iter().collect(),
-        param_help: param_help.into_iter().chain([
-            ("n".to_string(), "matrix order N".to_string()),
-            (
-                "nb".to_string(),
-                "panel width (HPL's NB) of the blocked LU".to_string(),
-            ),
-            (
-                "solver".to_string(),
-                "blocked (HPL-style right-looking LU with look-ahead on warpt's GEMM engine) or faer (faer's recursive partial_piv_lu)"
-                    .to_string(),
-            ),
-            (
-                "mem_fraction".to_string(),
-                "size N from available memory as HPL users do: the matrix and its factored copy (16 bytes per entry) \
-                 use this share of it (0 = use n; at most 0.9)"
-                    .to_string(),
-            ),
-        ]).collect(),
-        param_kinds: Default::default(),
-        param_ranges: ParamRange::table(&[
-            ("n", ParamRange::at_least(1.0)),
-            ("nb", ParamRange::at_least(1.0)),
-        ]),
-        param_choices,
-        timeouts: Default::default(),
-        metrics,
+        ))
+        .duration(10.0)
+        .param(Param::int("n", 3000, 1..).help("matrix order N"))
+        .param(Param::int("nb", DEFAULT_NB as i64, 1..).help("panel width (HPL's NB) of the blocked LU"))
+        .param(mem_fraction(
+            "size N from available memory as HPL users do: the matrix and its factored copy (16 bytes per entry) \
+             use this share of it (0 = use n; at most 0.9)",
+        ))
+        .param(Param::choice("solver", "blocked", &["blocked", "faer"]).help(
+            "blocked (HPL-style right-looking LU with look-ahead on warpt's GEMM engine) or faer (faer's recursive partial_piv_lu)",
+        ))
+        .metric("gflops")
+        .metric("scaled_residual")
+        .metric("factor_s")
+        .metric("solve_s");
+    if p == Precision::Mixed {
+        b = b
+            .param(Param::choice("factor_precision", "fp32", &["fp32", "bf16"]).help(
+                "fp32, or bf16: the LU's trailing updates multiply bf16-rounded panels, accumulating in fp32",
+            ))
+            .param(Param::choice("matrix", "hpl", &["hpl", "hpl-mxp"]).help(
+                "hpl (HPL's random matrix), or hpl-mxp (HPL-MxP's: the same with each diagonal entry the sum of \
+                 its row's magnitudes, diagonally dominant, as low-precision factors need)",
+            ))
+            .metric("refinement_iterations");
     }
+    b.check(check_params).build()
+}
+
+/// `mem_fraction`: a share of the available memory, which
+/// [`check_mem_fraction`] holds to 90%.
+pub fn mem_fraction(help: &str) -> Param {
+    Param::float("mem_fraction", 0.0, 0.0..=1.0).help(help)
+}
+
+/// warpt refuses more than 90% of the available memory, and says how much
+/// that is.
+pub fn check_mem_fraction(params: &Params) -> Result<(), String> {
+    let fraction = params
+        .get("mem_fraction")
+        .and_then(ParamValue::as_f64)
+        .unwrap_or(0.0);
+    if fraction > 0.9 {
+        let available = warpt_system::memory_quick().available_bytes >> 20;
+        return Err(format!(
+            "parameter 'mem_fraction': {fraction} is outside [0, 0.9]; warpt refuses more than 90% of the \
+             {available} MiB available"
+        ));
+    }
+    Ok(())
+}
+
+/// The memory share, and bf16 updates only on warpt's blocked LU.
+fn check_params(params: &Params) -> Result<(), String> {
+    check_mem_fraction(params)?;
+    if params.get("factor_precision").and_then(ParamValue::as_str) == Some("bf16")
+        && params.get("solver").and_then(ParamValue::as_str) == Some("faer")
+    {
+        return Err(
+            "parameter 'factor_precision': bf16 updates are warpt's blocked LU's; solver=faer has none"
+                .to_string(),
+        );
+    }
+    Ok(())
 }
 
 /// The running benchmark.

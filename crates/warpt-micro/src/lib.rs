@@ -59,13 +59,4 @@ impl Suite for MicroSuite {
             _ => None,
         }
     }
-
-    fn check_params(&self, name: &str, params: &warpt_model::Params) -> Result<(), String> {
-        match name {
-            disk_io::NAME => disk_io::check_params(params),
-            net::BANDWIDTH | net::LATENCY => net::check_params(params),
-            mem_latency::NAME | mem_bandwidth::NAME => warpt_system::check_llc_override(),
-            _ => Ok(()),
-        }
-    }
 }

@@ -11,9 +11,7 @@ use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
     WorkLimit, at_floor_rate,
 };
-use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Validation,
-};
+use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Validation};
 
 use crate::stream_kernels::{self, Chunk, Kernel};
 use crate::team::{Rounds, run_team, team_cpus};
@@ -48,50 +46,31 @@ fn canary_read(values: &[f64]) -> u64 {
 
 /// The spec of `mem_bandwidth`.
 pub fn spec() -> BenchmarkSpec {
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Ram],
-        kind: BenchmarkKind::Synthetic,
-        description: Some(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Ram)
+        .description(
             "STREAM Copy/Scale/Add/Triad over three f64 arrays each at least 4x the last-level \
              cache, one pinned thread per CPU with first-touch placement, streaming stores by default \
              (`--param nt_stores=false` for ordinary ones). GB/s = 1e9 bytes/s, \
              counted as STREAM counts (16 B/element for copy and scale, 24 for add and triad). \
              Reports the median (`bandwidth`) and the best pass (`bandwidth_best`, STREAM's \
-             convention). Validation: every element equals a scalar replay to 1e-13."
-                .into(),
-        ),
-        default_duration_seconds: Some(4.0),
-        external_tool: None,
-        params: [
-            ("array_mb".to_string(), ParamValue::Int(0)),
-            ("threads".to_string(), ParamValue::Int(0)),
-            ("nt_stores".to_string(), ParamValue::Bool(true)),
-        ]
-        .into(),
-        param_help: [
-            (
-                "array_mb".to_string(),
-                "size of EACH of the three arrays in MiB; 0 = 4x the last-level cache (at least 32)".to_string(),
-            ),
-            (
-                "threads".to_string(),
-                "threads; 0 = one per CPU this process may use".to_string(),
-            ),
-            (
-                "nt_stores".to_string(),
-                "write with streaming (non-temporal) stores where the CPU has them, as vendor STREAM builds do; \
-                 false = ordinary stores, as gcc-built STREAM does"
-                    .to_string(),
-            ),
-        ]
-        .into(),
-        param_kinds: Default::default(),
-        param_ranges: warpt_model::ParamRange::table(&[("array_mb", warpt_model::ParamRange::at_least(0.0)), ("threads", warpt_model::ParamRange::at_least(0.0))]),
-        param_choices: Default::default(),
-        timeouts: Default::default(),
-        metrics: vec!["bandwidth".into(), "bandwidth_best".into()],
-    }
+             convention). Validation: every element equals a scalar replay to 1e-13.",
+        )
+        .duration(4.0)
+        .param(
+            Param::int("array_mb", 0, 0..)
+                .unit("MiB")
+                .help("size of EACH of the three arrays in MiB; 0 = 4x the last-level cache (at least 32)"),
+        )
+        .param(Param::int("threads", 0, 0..).help("threads; 0 = one per CPU this process may use"))
+        .param(Param::flag("nt_stores", true).help(
+            "write with streaming (non-temporal) stores where the CPU has them, as vendor STREAM builds do; \
+             false = ordinary stores, as gcc-built STREAM does",
+        ))
+        .check(|_| warpt_system::check_llc_override())
+        .metric("bandwidth")
+        .metric("bandwidth_best")
+        .build()
 }
 
 /// The running benchmark.

@@ -23,9 +23,7 @@ use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
     WorkLimit,
 };
-use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Validation,
-};
+use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Validation};
 
 /// Benchmark name within the micro suite.
 pub const NAME: &str = "mem_latency";
@@ -48,39 +46,27 @@ const BUCKET_LINES: usize = 1 << 15;
 
 /// The spec of `mem_latency`.
 pub fn spec() -> BenchmarkSpec {
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Ram],
-        kind: BenchmarkKind::Synthetic,
-        description: Some(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Ram)
+        .description(
             "Load-to-use latency: a dependent pointer chase through one random cycle over every \
              64-byte line of a working set, at power-of-two sizes from 16 KiB to at least 4x the \
              last-level cache. Metric `latency` in ns per load, tagged `size_kib`. Validation: the \
              permutation is a single cycle over every line, and each chase ends on the line a \
-             replay of the cycle predicts."
-                .into(),
-        ),
-        default_duration_seconds: Some(6.0),
-        external_tool: None,
-        params: [
-            ("min_kb".to_string(), ParamValue::Int(16)),
-            ("max_mb".to_string(), ParamValue::Int(0)),
-        ]
-        .into(),
-        param_help: [
-            ("min_kb".to_string(), "smallest working set in KiB (rounded up to a power of two)".to_string()),
-            (
-                "max_mb".to_string(),
-                "largest working set in MiB; 0 = the smallest power of two >= 4x the last-level cache".to_string(),
-            ),
-        ]
-        .into(),
-        param_kinds: Default::default(),
-        param_ranges: warpt_model::ParamRange::table(&[("max_mb", warpt_model::ParamRange::at_least(0.0)), ("min_kb", warpt_model::ParamRange::at_least(1.0))]),
-        param_choices: Default::default(),
-        timeouts: Default::default(),
-        metrics: vec!["latency".into()],
-    }
+             replay of the cycle predicts.",
+        )
+        .duration(6.0)
+        .param(
+            Param::int("min_kb", 16, 1..)
+                .unit("KiB")
+                .help("smallest working set in KiB (rounded up to a power of two)"),
+        )
+        .param(Param::int("max_mb", 0, 0..).unit("MiB").help(
+            "largest working set in MiB; 0 = the smallest power of two >= 4x the last-level cache",
+        ))
+        .check(|_| warpt_system::check_llc_override())
+        .metric("latency")
+        .build()
 }
 
 /// A chain of cache lines forming one random cycle.

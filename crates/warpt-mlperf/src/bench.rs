@@ -6,10 +6,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use warpt_harness::{BenchmarkError, Measure, RunContext};
-use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamKind, ParamRange,
-    ParamValue, Params,
-};
+use warpt_model::{BenchmarkComponent, BenchmarkKind, BenchmarkSpec, Param, ParamValue, Params};
 use warpt_models::packed::Precision;
 
 pub use crate::metrics::measured;
@@ -39,17 +36,19 @@ pub struct SpecParts<'a> {
     pub name: &'a str,
     /// Its default scenario.
     pub scenario: Scenario,
-    /// `Some(batch)`: a model SUT, with `device`, `model_dir` and `batch`
-    /// (this default).
+    /// `Some(batch)`: a model SUT, with `device` (one of `devices`),
+    /// `model_dir` and `batch` (this default).
     pub batch: Option<i64>,
+    /// The devices a model SUT runs on.
+    pub devices: &'a [&'a str],
     /// Components it exercises.
     pub components: Vec<BenchmarkComponent>,
     /// What it measures and how it is validated.
     pub description: &'a str,
-    /// Its own parameters: name, default, help.
-    pub params: Vec<(&'a str, ParamValue, &'a str)>,
-    /// Allowed values of its string parameters.
-    pub choices: &'a [(&'a str, &'a [&'a str])],
+    /// Its own parameters.
+    pub params: Vec<Param>,
+    /// The rules across its parameters (calling [`check_common`]).
+    pub check: fn(&Params) -> Result<(), String>,
     /// Metrics beyond the scenarios' own.
     pub metrics: &'a [&'a str],
 }
@@ -57,60 +56,28 @@ pub struct SpecParts<'a> {
 /// The spec of a scenario benchmark: the shared parameters (and a model
 /// SUT's), then its own.
 pub fn scenario_spec(parts: SpecParts<'_>) -> BenchmarkSpec {
-    let mut params = common_params(parts.scenario);
-    let mut help = common_help();
+    let mut b = BenchmarkSpec::builder(crate::SUITE, parts.name)
+        .kind(BenchmarkKind::Application)
+        .description(parts.description)
+        .duration(10.0)
+        .params(common_params(parts.scenario));
+    for c in parts.components {
+        b = b.component(c);
+    }
     if let Some(batch) = parts.batch {
-        params.extend(model_params(batch));
-        help.extend(model_help());
+        b = b.params(model_params(batch, parts.devices));
     }
-    for (key, default, text) in parts.params {
-        params.push((key.to_string(), default));
-        help.push((key.to_string(), text.to_string()));
+    b = b
+        .params(parts.params)
+        .check(parts.check)
+        .timeouts(crate::LIMITS);
+    for m in crate::scenario_metrics()
+        .into_iter()
+        .chain(parts.metrics.iter().map(|m| m.to_string()))
+    {
+        b = b.metric(m);
     }
-    let mut metrics = crate::scenario_metrics();
-    metrics.extend(parts.metrics.iter().map(|m| m.to_string()));
-    // The parameters that name files: LoadGen's logs are written, models
-    // and data sets read.
-    let param_kinds = [
-        ("log_dir", ParamKind::OutputPath),
-        ("dataset", ParamKind::InputPath),
-        ("model_dir", ParamKind::InputPath),
-        ("model_file", ParamKind::InputPath),
-    ]
-    .into_iter()
-    .filter(|(k, _)| params.iter().any(|(p, _)| p == k))
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    // Times become `Duration`s: bounded before anything runs (a week).
-    const WEEK_S: f64 = 7.0 * 24.0 * 3600.0;
-    let param_ranges = [
-        ("min_duration_s", ParamRange::between(0.0, WEEK_S)),
-        ("latency_bound_ms", ParamRange::between(0.0, WEEK_S * 1e3)),
-        ("ttft_bound_ms", ParamRange::between(0.0, WEEK_S * 1e3)),
-        ("tpot_bound_ms", ParamRange::between(0.0, WEEK_S * 1e3)),
-        ("timeout_s", ParamRange::between(0.0, WEEK_S)),
-        ("service_us", ParamRange::between(0.0, WEEK_S * 1e6)),
-        ("target_qps", ParamRange::between(0.0, 1e9)),
-    ]
-    .into_iter()
-    .filter(|(k, _)| params.iter().any(|(p, _)| p == k))
-    .map(|(k, v)| (k.to_string(), v))
-    .collect();
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, parts.name),
-        components: parts.components,
-        kind: BenchmarkKind::Application,
-        description: Some(parts.description.to_string()),
-        default_duration_seconds: Some(10.0),
-        external_tool: None,
-        params: params.into_iter().collect(),
-        param_help: help.into_iter().collect(),
-        param_kinds,
-        param_ranges,
-        param_choices: crate::choices(parts.choices),
-        timeouts: crate::LIMITS,
-        metrics,
-    }
+    b.build()
 }
 
 /// The `precision` parameter of a model SUT whose products run on
@@ -122,46 +89,67 @@ pub fn precision(params: &Params) -> Result<Precision, String> {
     }
 }
 
-/// The parameters every MLPerf benchmark takes, with their defaults.
-pub fn common_params(scenario: Scenario) -> Vec<(String, ParamValue)> {
+/// Times become `Duration`s: bounded before anything runs (a week).
+pub const WEEK_S: f64 = 7.0 * 24.0 * 3600.0;
+
+/// The parameters every MLPerf benchmark takes.
+pub fn common_params(scenario: Scenario) -> Vec<Param> {
     vec![
-        ("scenario".into(), ParamValue::Str(scenario.name().into())),
-        ("rules".into(), ParamValue::Str("quick".into())),
-        ("target_qps".into(), ParamValue::Float(0.0)),
-        ("find_peak".into(), ParamValue::Bool(false)),
-        ("min_duration_s".into(), ParamValue::Float(0.0)),
-        ("min_query_count".into(), ParamValue::Int(0)),
-        ("latency_bound_ms".into(), ParamValue::Float(0.0)),
-        ("accuracy".into(), ParamValue::Bool(false)),
-        ("log_dir".into(), ParamValue::Str(String::new())),
-        ("schedule_rng_seed".into(), ParamValue::Int(-1)),
-        ("sample_index_rng_seed".into(), ParamValue::Int(-1)),
-        ("samples".into(), ParamValue::Int(0)),
+        Param::choice(
+            "scenario",
+            scenario.name(),
+            &["SingleStream", "MultiStream", "Server", "Offline"],
+        )
+        .help("SingleStream, MultiStream, Server or Offline"),
+        Param::choice("rules", "quick", &["quick", "official"]).help(
+            "quick (--duration as the minimum duration, minutes here) or official (600 s, mlperf.conf query counts)",
+        ),
+        Param::float("target_qps", 0.0, 0.0..=1e9).unit("queries/s").help(
+            "Server arrival rate (queries/s); 0 = half the throughput measured in warm-up. Offline: expected samples/s; 0 = measured",
+        ),
+        Param::flag("find_peak", false)
+            .help("Server: search the highest valid target_qps (LoadGen's FindPeakPerformance)"),
+        Param::float("min_duration_s", 0.0, 0.0..=WEEK_S)
+            .unit("s")
+            .help("minimum duration; 0 = the rules' value"),
+        Param::int("min_query_count", 0, 0..).help(
+            "minimum queries; 0 = the rules' value (quick: 100, MultiStream 662, Server 459, Offline 1 sample; official: mlperf.conf's)",
+        ),
+        Param::float("latency_bound_ms", 0.0, 0.0..=WEEK_S * 1e3)
+            .unit("ms")
+            .help("Server p99 latency bound; 0 = mlperf.conf's for the model"),
+        Param::flag("accuracy", false)
+            .help("run AccuracyOnly: every sample once, responses in mlperf_log_accuracy.json"),
+        Param::output_path("log_dir", "").help(
+            "where the mlperf_log_* files go; empty = ./mlperf_logs/<benchmark>/<scenario>",
+        ),
+        Param::int("schedule_rng_seed", -1, -1..).help(
+            "seed of the Server schedule (drawn as LoadGen draws it: the same seed gives LoadGen's arrivals); -1 = from --seed, or mlperf.conf's under rules=official",
+        ),
+        Param::int("sample_index_rng_seed", -1, -1..).help(
+            "seed of the sample indices; -1 = from --seed, or mlperf.conf's under rules=official",
+        ),
+        Param::int("samples", 0, 0..).help(
+            "samples in the library (performance and accuracy); 0 = the model's dataset size",
+        ),
     ]
 }
 
 /// The parameters of a model SUT (besides [`common_params`]).
-pub fn model_params(batch: i64) -> Vec<(String, ParamValue)> {
+pub fn model_params(batch: i64, devices: &[&str]) -> Vec<Param> {
     vec![
-        ("device".into(), ParamValue::Str("cpu".into())),
-        ("model_dir".into(), ParamValue::Str(String::new())),
-        ("batch".into(), ParamValue::Int(batch)),
+        Param::choice("device", "cpu", devices).help(warpt_models::device::HELP),
+        Param::input_path("model_dir", "")
+            .help("real weights instead of the seeded ones (see docs/mlperf.md)"),
+        Param::int("batch", batch, 1..).help("most samples the SUT computes at once"),
     ]
 }
 
-/// Help for [`model_params`].
-pub fn model_help() -> Vec<(String, String)> {
-    [
-        ("device", warpt_models::device::HELP),
-        (
-            "model_dir",
-            "real weights instead of the seeded ones (see docs/mlperf.md)",
-        ),
-        ("batch", "most samples the SUT computes at once"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect()
+/// A bound in milliseconds of a token's timing (TTFT, TPOT).
+pub fn token_bound(name: &str, help: &str) -> Param {
+    Param::float(name, 0.0, 0.0..=WEEK_S * 1e3)
+        .unit("ms")
+        .help(help)
 }
 
 /// `mlperf.conf`'s seeds, used under `rules=official`.
@@ -169,80 +157,16 @@ pub const OFFICIAL_SCHEDULE_SEED: u64 = 16_159_082_839_903_944_936;
 /// `mlperf.conf`'s sample index seed.
 pub const OFFICIAL_SAMPLE_SEED: u64 = 2_747_215_439_041_700_203;
 
-/// Help for [`common_params`].
-pub fn common_help() -> Vec<(String, String)> {
-    [
-        ("scenario", "SingleStream, MultiStream, Server or Offline"),
-        (
-            "rules",
-            "quick (--duration as the minimum duration, minutes here) or official (600 s, mlperf.conf query counts)",
-        ),
-        (
-            "target_qps",
-            "Server arrival rate (queries/s); 0 = half the throughput measured in warm-up. Offline: expected samples/s; 0 = measured",
-        ),
-        (
-            "find_peak",
-            "Server: search the highest valid target_qps (LoadGen's FindPeakPerformance)",
-        ),
-        ("min_duration_s", "minimum duration; 0 = the rules' value"),
-        (
-            "min_query_count",
-            "minimum queries; 0 = the rules' value (quick: 100, MultiStream 662, Server 459, Offline 1 sample; official: mlperf.conf's)",
-        ),
-        ("latency_bound_ms", "Server p99 latency bound; 0 = mlperf.conf's for the model"),
-        (
-            "accuracy",
-            "run AccuracyOnly: every sample once, responses in mlperf_log_accuracy.json",
-        ),
-        (
-            "log_dir",
-            "where the mlperf_log_* files go; empty = ./mlperf_logs/<benchmark>/<scenario>",
-        ),
-        (
-            "schedule_rng_seed",
-            "seed of the Server schedule (drawn as LoadGen draws it: the same seed gives LoadGen's arrivals); -1 = from --seed, or mlperf.conf's under rules=official",
-        ),
-        (
-            "sample_index_rng_seed",
-            "seed of the sample indices; -1 = from --seed, or mlperf.conf's under rules=official",
-        ),
-        (
-            "samples",
-            "samples in the library (performance and accuracy); 0 = the model's dataset size",
-        ),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v.to_string()))
-    .collect()
-}
-
 fn get<'p>(params: &'p Params, key: &str) -> Option<&'p ParamValue> {
     params.get(key)
 }
 
-/// Checks the common parameters before anything runs.
+/// The rules across the common parameters: peaks are searched in the
+/// Server scenario, and not in an accuracy run.
 pub fn check_common(params: &Params) -> Result<(), String> {
     let s = |k: &str| get(params, k).and_then(ParamValue::as_str).unwrap_or("");
     let scenario =
         Scenario::parse(s("scenario")).map_err(|e| format!("parameter 'scenario': {e}"))?;
-    Rules::parse(s("rules")).map_err(|e| format!("parameter 'rules': {e}"))?;
-    let f = |k: &str| get(params, k).and_then(ParamValue::as_f64).unwrap_or(0.0);
-    for key in ["target_qps", "min_duration_s", "latency_bound_ms"] {
-        if !(f(key) >= 0.0 && f(key).is_finite()) {
-            return Err(format!(
-                "parameter '{key}' must be 0 (the default) or positive, not {}",
-                f(key)
-            ));
-        }
-    }
-    if get(params, "min_query_count")
-        .and_then(ParamValue::as_i64)
-        .unwrap_or(0)
-        < 0
-    {
-        return Err("parameter 'min_query_count' must be 0 (the default) or positive".into());
-    }
     let find_peak = get(params, "find_peak")
         .and_then(ParamValue::as_bool)
         .unwrap_or(false);
@@ -550,7 +474,10 @@ mod tests {
     };
 
     fn ctx(overrides: &[(&str, ParamValue)]) -> RunContext {
-        let mut params: Params = common_params(Scenario::SingleStream).into_iter().collect();
+        let mut params: Params = common_params(Scenario::SingleStream)
+            .iter()
+            .map(|p| (p.name().to_string(), p.default_value().clone()))
+            .collect();
         for (k, v) in overrides {
             params.insert(k.to_string(), v.clone());
         }

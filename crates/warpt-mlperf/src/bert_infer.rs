@@ -10,7 +10,7 @@ use candle_transformers::models::bert;
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
-use warpt_model::{BenchmarkComponent, BenchmarkSpec, ParamValue, Params, Validation};
+use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Params, Validation};
 use warpt_models::bert_dense::DenseBert;
 use warpt_models::device::{self, MemoryPeak};
 use warpt_models::encoder::{PackedBert, mean_pool_unit};
@@ -44,28 +44,15 @@ pub fn spec() -> BenchmarkSpec {
              against a plain f64 forward on a short input, a sample served in a batch equals it served alone, and \
              the QA head against an f64 product. `precision=bf16` rounds the operands of every product (linear layers and attention's) to bf16 \
              (products summed in f32, as PyTorch's autocast; AVX512_BF16 where the CPU has it).",
+        devices: &["cpu", "cuda", "metal"],
         params: vec![
-            (
-                "model",
-                ParamValue::Str("base".into()),
-                "base or large (BERT's shapes)",
-            ),
-            (
-                "seq",
-                ParamValue::Int(384),
-                "tokens per sample, padded (SQuAD: 384)",
-            ),
-            (
-                "precision",
-                ParamValue::Str("f32".into()),
+            Param::choice("model", "base", &["base", "large"]).help("base or large (BERT's shapes)"),
+            Param::int("seq", 384, 8..=512).help("tokens per sample, padded (SQuAD: 384)"),
+            Param::choice("precision", "f32", Precision::NAMES).help(
                 "f32 or bf16: the operands of every product, linear layers' and attention's (bf16: rounded, sums in f32; softmax, norms and GELU in f32)",
             ),
         ],
-        choices: &[
-            ("model", &["base", "large"]),
-            ("precision", Precision::NAMES),
-            ("device", &["cpu", "cuda", "metal"]),
-        ],
+        check: check_params,
         metrics: &[],
     })
 }
@@ -90,10 +77,6 @@ pub fn check_params(params: &Params) -> Result<(), String> {
     bench::check_common(params)?;
     let s = |k: &str| params.get(k).and_then(ParamValue::as_str).unwrap_or("");
     config(s("model"))?;
-    let seq = params.get("seq").and_then(ParamValue::as_i64).unwrap_or(0);
-    if !(8..=512).contains(&seq) {
-        return Err(format!("parameter 'seq' must be from 8 to 512, not {seq}"));
-    }
     bench::precision(params)?;
     Ok(())
 }
@@ -319,10 +302,6 @@ impl BertInfer {
 
 impl Benchmark for BertInfer {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
-        check_params(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
-            key: NAME.into(),
-            reason,
-        })?;
         let dev = device::open(ctx.str_param("device")?)?;
         let memory = MemoryPeak::new(&dev);
         let model = ctx.str_param("model")?;

@@ -35,10 +35,8 @@ pub mod resnet_reference;
 pub mod synthetic;
 pub mod winograd;
 
-use std::collections::BTreeMap;
-
 use warpt_harness::{Benchmark, Suite};
-use warpt_model::{BenchmarkSpec, Params, StageLimits};
+use warpt_model::{BenchmarkSpec, StageLimits};
 
 use crate::loadgen::Summary;
 use crate::loadgen::engine::SampleRecord;
@@ -68,21 +66,6 @@ pub fn scenario_metrics() -> Vec<String> {
     .into_iter()
     .map(String::from)
     .collect()
-}
-
-/// Allowed values of string parameters, for `warpt list`.
-pub fn choices(pairs: &[(&str, &[&str])]) -> BTreeMap<String, Vec<String>> {
-    let mut all: Vec<(&str, &[&str])> = vec![
-        (
-            "scenario",
-            &["SingleStream", "MultiStream", "Server", "Offline"],
-        ),
-        ("rules", &["quick", "official"]),
-    ];
-    all.extend_from_slice(pairs);
-    all.into_iter()
-        .map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect()))
-        .collect()
 }
 
 /// Checks a test's answers: no sample answered twice, every response
@@ -157,19 +140,6 @@ impl Suite for MlperfSuite {
             llm_serve::NAME => Some(Box::new(llm_serve::LlmServe::new())),
             external::NAME => Some(Box::new(external::External::new())),
             _ => None,
-        }
-    }
-
-    fn check_params(&self, name: &str, params: &Params) -> Result<(), String> {
-        match name {
-            synthetic::NAME => synthetic::check_params(params),
-            bert_infer::NAME => bert_infer::check_params(params),
-            resnet50_infer::NAME => resnet50_infer::check_params(params),
-            resnet50_train::NAME => resnet50_train::check_params(params),
-            llm_infer::NAME => llm_infer::check_params(params),
-            llm_serve::NAME => llm_serve::check_params(params),
-            external::NAME => external::check_params(params),
-            _ => Ok(()),
         }
     }
 }

@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
-use warpt_model::{BenchmarkComponent, BenchmarkSpec, ParamValue, Params, Validation};
+use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Params, Validation};
 use warpt_models::device::{self, MemoryPeak};
 use warpt_models::llm::{Decoder, Precision, random_prompts};
 
@@ -42,44 +42,26 @@ pub fn spec() -> BenchmarkSpec {
              decoded together. TTFT and TPOT per sample as LoadGen counts them, tokens/s; in Server the p99 TTFT \
              and TPOT must meet their bounds. Validation: pepbench's (the tiny preset against an f64 forward, \
              repeatability, batched = alone) and every sample answered once with gen_tokens tokens.",
+        devices: warpt_models::sampling::DEVICES,
         params: vec![
-            (
-                "model",
-                ParamValue::Str("small".into()),
-                "pepbench preset: tiny, mini, small, base, large, xl",
-            ),
-            (
-                "model_file",
-                ParamValue::Str(String::new()),
-                "a quantized Llama GGUF file; overrides model",
-            ),
-            (
-                "precision",
-                ParamValue::Str("f32".into()),
-                "f32, bf16, f16, q8_0 or q4_0",
-            ),
-            ("prompt_tokens", ParamValue::Int(128), "tokens per prompt"),
-            (
-                "gen_tokens",
-                ParamValue::Int(32),
-                "tokens generated per sample (at least 2)",
-            ),
-            (
+            Param::choice("model", "small", warpt_models::sampling::LLM_MODELS)
+                .help("pepbench preset: tiny, mini, small, base, large, xl"),
+            Param::input_path("model_file", "")
+                .help("a quantized Llama GGUF file; overrides model"),
+            Param::choice("precision", "f32", warpt_models::sampling::PRECISIONS)
+                .help("f32, bf16, f16, q8_0 or q4_0"),
+            Param::int("prompt_tokens", 128, 1..).help("tokens per prompt"),
+            Param::int("gen_tokens", 32, 2..).help("tokens generated per sample (at least 2)"),
+            bench::token_bound(
                 "ttft_bound_ms",
-                ParamValue::Float(0.0),
                 "Server p99 TTFT bound; 0 = llama2-70b's 2000 ms",
             ),
-            (
+            bench::token_bound(
                 "tpot_bound_ms",
-                ParamValue::Float(0.0),
                 "Server p99 TPOT bound; 0 = llama2-70b's 200 ms",
             ),
         ],
-        choices: &[
-            ("model", warpt_models::sampling::LLM_MODELS),
-            ("precision", warpt_models::sampling::PRECISIONS),
-            ("device", warpt_models::sampling::DEVICES),
-        ],
+        check: check_params,
         metrics: &["tokens_per_s", "ttft_ms", "tpot_ms"],
     })
 }
@@ -87,16 +69,7 @@ pub fn spec() -> BenchmarkSpec {
 /// Checks the parameters before anything runs.
 pub fn check_params(params: &Params) -> Result<(), String> {
     bench::check_common(params)?;
-    warpt_models::select::check_params(params)?;
-    for key in ["ttft_bound_ms", "tpot_bound_ms"] {
-        let v = params.get(key).and_then(ParamValue::as_f64).unwrap_or(0.0);
-        if !(v >= 0.0 && v.is_finite()) {
-            return Err(format!(
-                "parameter '{key}' must be 0 (the default) or positive, not {v}"
-            ));
-        }
-    }
-    Ok(())
+    warpt_models::select::check_params(params)
 }
 
 /// The LLM SUT.
@@ -176,10 +149,6 @@ impl LlmInfer {
 
 impl Benchmark for LlmInfer {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
-        check_params(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
-            key: NAME.into(),
-            reason,
-        })?;
         warpt_models::heap::keep_freed_memory();
         let dev = device::open(ctx.str_param("device")?)?;
         let memory = MemoryPeak::new(&dev);

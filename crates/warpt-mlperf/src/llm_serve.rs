@@ -12,7 +12,9 @@ use std::time::Duration;
 use warpt_harness::{
     Benchmark, BenchmarkError, Measure, Measured, RunContext, Stage, WARMUP_MARGIN,
 };
-use warpt_model::{BenchmarkComponent, BenchmarkSpec, ParamKind, ParamValue, Params, Validation};
+use warpt_model::{
+    BenchmarkComponent, BenchmarkSpec, Param, ParamKind, ParamValue, Params, Validation,
+};
 use warpt_serving::HttpClient;
 use warpt_serving::request::{RequestSpec, Status, send};
 use warpt_serving::{Api, Endpoint, HttpVersion};
@@ -35,10 +37,11 @@ const MODEL: ModelRules = ModelRules {
 
 /// The spec of `llm_serve`.
 pub fn spec() -> BenchmarkSpec {
-    let mut spec = bench::scenario_spec(SpecParts {
+    bench::scenario_spec(SpecParts {
         name: NAME,
         scenario: Scenario::Server,
         batch: None,
+        devices: &[],
         components: vec![BenchmarkComponent::Network, BenchmarkComponent::System],
         description: "An OpenAI-compatible LLM server (`endpoint`: vLLM, SGLang, TGI, llama.cpp, Ollama, ...) as an \
              MLPerf LLM SUT, through pepbench llm_serve's client: each sample a streamed request (`api`) of \
@@ -48,81 +51,34 @@ pub fn spec() -> BenchmarkSpec {
              their bounds. Skipped without an endpoint. Validation: every sample answered once, each stream \
              ended properly with at least one token; a failed request ends the test.",
         params: vec![
-            (
-                "endpoint",
-                ParamValue::Str(String::new()),
-                "the server's base URL, http://host:port; empty: skipped",
-            ),
-            (
-                "api",
-                ParamValue::Str("completions".into()),
-                "completions or chat",
-            ),
-            (
-                "model",
-                ParamValue::Str(String::new()),
-                "the model to ask for; empty: the first /v1/models lists",
-            ),
-            (
-                "api_key_env",
-                ParamValue::Str(String::new()),
-                "the environment variable holding the API key (never stored or printed)",
-            ),
-            (
-                "concurrency",
-                ParamValue::Int(16),
-                "requests in flight at most (the SUT's workers)",
-            ),
-            ("input_tokens", ParamValue::Int(128), "prompt words"),
-            (
-                "output_tokens",
-                ParamValue::Int(64),
-                "max_tokens of each request",
-            ),
-            (
-                "ignore_eos",
-                ParamValue::Bool(true),
+            Param::names(ParamKind::Address, "endpoint", "")
+                .help("the server's base URL, http://host:port; empty: skipped"),
+            Param::choice("api", "completions", &["completions", "chat"])
+                .help("completions or chat"),
+            Param::text("model", "").help("the model to ask for; empty: the first /v1/models lists"),
+            Param::names(ParamKind::Secret, "api_key_env", "")
+                .help("the environment variable holding the API key (never stored or printed)"),
+            Param::int("concurrency", 16, 1..=100_000)
+                .help("requests in flight at most (the SUT's workers)"),
+            Param::int("input_tokens", 128, 1..=1 << 20).help("prompt words"),
+            Param::int("output_tokens", 64, 1..=1 << 20).help("max_tokens of each request"),
+            Param::flag("ignore_eos", true).help(
                 "send ignore_eos (false for servers that refuse it: transformers serve, OpenAI)",
             ),
-            (
-                "timeout_s",
-                ParamValue::Float(300.0),
-                "longest wait for one response",
-            ),
-            (
-                "http_version",
-                ParamValue::Str("auto".into()),
+            Param::float("timeout_s", 300.0, 0.0..=bench::WEEK_S)
+                .unit("s")
+                .help("longest wait for one response"),
+            Param::choice("http_version", "auto", &["auto", "1.1", "2"]).help(
                 "auto: HTTP/1.1 on http://, HTTP/2 on https:// when offered; 1.1; 2 (h2c on http://)",
             ),
-            (
-                "ca_file",
-                ParamValue::Str(String::new()),
-                "PEM root certificates to trust besides the system's (https://)",
-            ),
-            (
-                "ttft_bound_ms",
-                ParamValue::Float(0.0),
-                "Server p99 TTFT bound; 0 = llama2-70b's 2000 ms",
-            ),
-            (
-                "tpot_bound_ms",
-                ParamValue::Float(0.0),
-                "Server p99 TPOT bound; 0 = llama2-70b's 200 ms",
-            ),
+            Param::input_path("ca_file", "")
+                .help("PEM root certificates to trust besides the system's (https://)"),
+            bench::token_bound("ttft_bound_ms", "Server p99 TTFT bound; 0 = llama2-70b's 2000 ms"),
+            bench::token_bound("tpot_bound_ms", "Server p99 TPOT bound; 0 = llama2-70b's 200 ms"),
         ],
-        choices: &[
-            ("api", &["completions", "chat"]),
-            ("http_version", &["auto", "1.1", "2"]),
-        ],
+        check: check_params,
         metrics: &["tokens_per_s", "ttft_ms", "tpot_ms"],
-    });
-    spec.param_kinds
-        .insert("api_key_env".into(), ParamKind::Secret);
-    spec.param_kinds
-        .insert("endpoint".into(), ParamKind::Address);
-    spec.param_kinds
-        .insert("ca_file".into(), ParamKind::InputPath);
-    spec
+    })
 }
 
 /// The checked connection parameters.
@@ -160,26 +116,6 @@ fn endpoint(params: &Params) -> Result<Option<Endpoint>, String> {
 /// Checks the parameters before anything runs.
 pub fn check_params(params: &Params) -> Result<(), String> {
     bench::check_common(params)?;
-    for (key, max) in [
-        ("concurrency", 100_000),
-        ("input_tokens", 1 << 20),
-        ("output_tokens", 1 << 20),
-    ] {
-        let v = params.get(key).and_then(ParamValue::as_i64).unwrap_or(0);
-        if !(1..=max).contains(&v) {
-            return Err(format!(
-                "parameter '{key}' must be from 1 to {max}, not {v}"
-            ));
-        }
-    }
-    for key in ["ttft_bound_ms", "tpot_bound_ms"] {
-        let v = params.get(key).and_then(ParamValue::as_f64).unwrap_or(0.0);
-        if !(v >= 0.0 && v.is_finite()) {
-            return Err(format!(
-                "parameter '{key}' must be 0 (the default) or positive, not {v}"
-            ));
-        }
-    }
     // Checked without reading the key: it is read when the run starts.
     let mut p = params.clone();
     p.insert("api_key_env".into(), ParamValue::Str(String::new()));
@@ -263,7 +199,6 @@ impl Benchmark for LlmServe {
             key: NAME.into(),
             reason,
         };
-        check_params(&ctx.params).map_err(invalid)?;
         let Some(mut endpoint) = endpoint(&ctx.params).map_err(invalid)? else {
             return Err(BenchmarkError::Skipped(
                 "no endpoint: give --param endpoint=http://HOST:PORT of an OpenAI-compatible server"

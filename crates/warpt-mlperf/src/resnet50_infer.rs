@@ -7,7 +7,7 @@
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
-use warpt_model::{BenchmarkComponent, BenchmarkSpec, ParamValue, Params, Validation};
+use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Params, Validation};
 
 use crate::bench::{self, ModelRules, Outcome, SpecParts};
 use crate::loadgen::{QuerySample, Responder, Response, Scenario, SystemUnderTest};
@@ -44,33 +44,20 @@ pub fn spec() -> BenchmarkSpec {
              seed or `model_dir` (model.safetensors with torchvision's names). Validation: the network against a plain \
              f64 forward pass on a 32x32 image (within 1e-4 of the largest logit in f32, 5e-2 in bf16), and a sample \
              served in a batch classified as it is alone.",
+        devices: &["cpu", "cuda"],
         params: vec![
-            (
-                "image_size",
-                ParamValue::Int(224),
-                "image height and width (MLPerf: 224)",
-            ),
-            (
-                "dataset",
-                ParamValue::Str(String::new()),
+            Param::int("image_size", 224, 32..=1024).help("image height and width (MLPerf: 224)"),
+            Param::input_path("dataset", "").help(
                 "a directory of images (JPEG, PNG, PPM), resized and center-cropped to image_size; empty = seeded images",
             ),
-            (
-                "precision",
-                ParamValue::Str("f32".into()),
+            Param::choice("precision", "f32", Precision::NAMES).help(
                 "f32 or bf16: the convolutions' weights and inputs (bf16 as PyTorch's autocast: rounded, products summed in f32; AVX512_BF16 where the CPU has it)",
             ),
-            (
-                "conv3x3",
-                ParamValue::Str("winograd".into()),
+            Param::choice("conv3x3", "winograd", Conv3x3::NAMES).help(
                 "how the 3x3 stride-1 convolutions run: winograd (F(2x2,3x3), 16 GEMMs of 2.25x fewer multiplications) or im2col (one GEMM)",
             ),
         ],
-        choices: &[
-            ("device", &["cpu", "cuda"]),
-            ("precision", Precision::NAMES),
-            ("conv3x3", Conv3x3::NAMES),
-        ],
+        check: check_params,
         metrics: &[],
     })
 }
@@ -78,15 +65,6 @@ pub fn spec() -> BenchmarkSpec {
 /// Checks the parameters before anything runs.
 pub fn check_params(params: &Params) -> Result<(), String> {
     bench::check_common(params)?;
-    let size = params
-        .get("image_size")
-        .and_then(ParamValue::as_i64)
-        .unwrap_or(0);
-    if !(32..=1024).contains(&size) {
-        return Err(format!(
-            "parameter 'image_size' must be from 32 to 1024, not {size}"
-        ));
-    }
     let dataset = params
         .get("dataset")
         .and_then(ParamValue::as_str)
@@ -282,10 +260,6 @@ pub fn weights(ctx: &RunContext) -> Result<(Weights, &'static str), BenchmarkErr
 
 impl Benchmark for Resnet50Infer {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
-        check_params(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
-            key: NAME.into(),
-            reason,
-        })?;
         let dev = device::open(ctx.str_param("device")?)?;
         let memory = MemoryPeak::new(&dev);
         let (w, source) = weights(ctx)?;

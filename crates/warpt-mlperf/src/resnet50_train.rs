@@ -9,7 +9,7 @@ use candle_core::{DType, Module, Tensor};
 use candle_nn::Optimizer;
 use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
 use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, StageLimits,
+    BenchmarkComponent, BenchmarkKind, BenchmarkSpec, Param, ParamValue, Params, StageLimits,
     Validation,
 };
 
@@ -21,75 +21,49 @@ pub const NAME: &str = "resnet50_train";
 
 /// The spec of `resnet50_train`.
 pub fn spec() -> BenchmarkSpec {
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Ram],
-        kind: BenchmarkKind::Application,
-        description: Some(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Cpu)
+        .component(BenchmarkComponent::Ram)
+        .kind(BenchmarkKind::Application)
+        .description(
             "ResNet-50 v1.5 training throughput on candle: `steps` SGD steps (learning rate `lr`) on one seeded \
              batch of `batch` ImageNet-normalised `image_size` images with seeded labels — forward with batch \
              statistics, cross-entropy, backward, update — after one warm-up step; `images_per_s` per step. \
-             Validation: the loss on the batch after the steps is below the loss before."
-                .into(),
-        ),
-        default_duration_seconds: Some(10.0),
-        external_tool: None,
-        params: [
-            // Small by default: candle's CPU convolution backward runs at a
-            // few GFLOP/s, so a 224x224 image takes seconds per step here.
-            ("batch".to_string(), ParamValue::Int(4)),
-            ("steps".to_string(), ParamValue::Int(3)),
-            ("image_size".to_string(), ParamValue::Int(224)),
-            ("lr".to_string(), ParamValue::Float(0.01)),
-            ("device".to_string(), ParamValue::Str("cpu".into())),
-            ("model_dir".to_string(), ParamValue::Str(String::new())),
-        ]
-        .into(),
-        param_help: [
-            ("batch".to_string(), "images per step".to_string()),
-            ("steps".to_string(), "timed SGD steps (after one warm-up step)".to_string()),
-            ("image_size".to_string(), "image height and width (ImageNet training: 224)".to_string()),
-            ("lr".to_string(), "SGD learning rate".to_string()),
-            ("device".to_string(), warpt_models::device::HELP.to_string()),
-            ("model_dir".to_string(), "start from model.safetensors (torchvision's names) instead of the seed".to_string()),
-        ]
-        .into(),
-        param_kinds: warpt_model::ParamKind::table(&[("model_dir", warpt_model::ParamKind::InputPath)]),
-        param_ranges: Default::default(),
-        param_choices: crate::choices(&[("device", &["cpu", "cuda", "metal"])])
-            .into_iter()
-            .filter(|(k, _)| k == "device")
-            .collect(),
-        timeouts: StageLimits {
+             Validation: the loss on the batch after the steps is below the loss before.",
+        )
+        .duration(10.0)
+        // Small by default: candle's CPU convolution backward runs at a
+        // few GFLOP/s, so a 224x224 image takes seconds per step here.
+        .param(Param::int("batch", 4, 2..=4096).help("images per step"))
+        .param(Param::int("steps", 3, 1..=1_000_000).help("timed SGD steps (after one warm-up step)"))
+        .param(
+            Param::int("image_size", 224, 32..=1024)
+                .help("image height and width (ImageNet training: 224)"),
+        )
+        .param(Param::float("lr", 0.01, 1e-12..=10.0).help("SGD learning rate (above 0, below 10)"))
+        .param(
+            Param::choice("device", "cpu", &["cpu", "cuda", "metal"])
+                .help(warpt_models::device::HELP),
+        )
+        .param(Param::input_path("model_dir", "").help(
+            "start from model.safetensors (torchvision's names) instead of the seed",
+        ))
+        .check(check_params)
+        .timeouts(StageLimits {
             setup: Some(600.0),
             warmup: Some(3600.0),
             measure: Some(4.0 * 3600.0),
             validate: Some(3600.0),
-        },
-        metrics: vec!["images_per_s".into()],
-    }
+        })
+        .metric("images_per_s")
+        .build()
 }
 
 /// Checks the parameters before anything runs.
 pub fn check_params(params: &Params) -> Result<(), String> {
-    let int = |k: &str| params.get(k).and_then(ParamValue::as_i64).unwrap_or(0);
-    for (key, lo, hi) in [
-        ("batch", 2, 4096),
-        ("steps", 1, 1_000_000),
-        ("image_size", 32, 1024),
-    ] {
-        if !(lo..=hi).contains(&int(key)) {
-            return Err(format!(
-                "parameter '{key}' must be from {lo} to {hi}, not {}",
-                int(key)
-            ));
-        }
-    }
     let lr = params.get("lr").and_then(ParamValue::as_f64).unwrap_or(0.0);
-    if !(lr > 0.0 && lr < 10.0) {
-        return Err(format!(
-            "parameter 'lr' must be above 0 and below 10, not {lr}"
-        ));
+    if lr >= 10.0 {
+        return Err(format!("parameter 'lr' must be below 10, not {lr}"));
     }
     Ok(())
 }
@@ -121,10 +95,6 @@ fn failed(what: &str) -> impl Fn(candle_core::Error) -> BenchmarkError + '_ {
 
 impl Benchmark for Resnet50Train {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
-        check_params(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
-            key: NAME.into(),
-            reason,
-        })?;
         let device = warpt_models::select::device(ctx.str_param("device")?)?;
         let (w, _) = crate::resnet50_infer::weights(ctx)?;
         let net = Training::new(&w, &device).map_err(BenchmarkError::Failed)?;

@@ -11,7 +11,7 @@
 use std::time::{Duration, Instant};
 
 use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
-use warpt_model::{BenchmarkComponent, BenchmarkSpec, ParamValue, Params, Validation};
+use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Validation};
 
 use crate::bench::{self, ModelRules, Outcome, SpecParts};
 use crate::loadgen::{QuerySample, Responder, Response, Scenario, SystemUnderTest};
@@ -33,55 +33,22 @@ pub fn spec() -> BenchmarkSpec {
         name: NAME,
         scenario: Scenario::SingleStream,
         batch: None,
+        devices: &[],
         components: vec![BenchmarkComponent::System],
         description: "The MLPerf scenario engine on a SUT of known service time (`service_us`, `workers`): \
              SingleStream p90, MultiStream p99, Server QPS (or its peak with find_peak=true) and Offline samples/s, \
              with LoadGen's validity rules and logs. Validation: every sample answered exactly once, with its own index.",
         params: vec![
-            (
-                "service_us",
-                ParamValue::Float(1000.0),
-                "time each sample takes, µs",
-            ),
-            ("workers", ParamValue::Int(1), "samples served at once"),
-            (
-                "work",
-                ParamValue::Str("sleep".into()),
-                "sleep (default) or busy (spin on a core)",
-            ),
+            Param::float("service_us", 1000.0, 1.0..=1e7)
+                .unit("µs")
+                .help("time each sample takes, µs"),
+            Param::int("workers", 1, 1..=1024).help("samples served at once"),
+            Param::choice("work", "sleep", &["sleep", "busy"])
+                .help("sleep (default) or busy (spin on a core)"),
         ],
-        choices: &[("work", &["sleep", "busy"])],
+        check: bench::check_common,
         metrics: &[],
     })
-}
-
-/// Checks the parameters before anything runs.
-pub fn check_params(params: &Params) -> Result<(), String> {
-    bench::check_common(params)?;
-    let service = params
-        .get("service_us")
-        .and_then(ParamValue::as_f64)
-        .unwrap_or(0.0);
-    if !(1.0..=10e6).contains(&service) {
-        return Err(format!(
-            "parameter 'service_us' must be from 1 to 10000000, not {service}"
-        ));
-    }
-    let workers = params
-        .get("workers")
-        .and_then(ParamValue::as_i64)
-        .unwrap_or(0);
-    if !(1..=1024).contains(&workers) {
-        return Err(format!(
-            "parameter 'workers' must be from 1 to 1024, not {workers}"
-        ));
-    }
-    match params.get("work").and_then(ParamValue::as_str) {
-        Some("sleep" | "busy") => Ok(()),
-        other => Err(format!(
-            "parameter 'work' must be sleep or busy, not {other:?}"
-        )),
-    }
 }
 
 /// The synthetic system under test.
@@ -151,10 +118,6 @@ impl Synthetic {
 
 impl Benchmark for Synthetic {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
-        check_params(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
-            key: NAME.into(),
-            reason,
-        })?;
         self.sut = Some(SyntheticSut {
             service: Duration::from_secs_f64(ctx.float_param("service_us")? / 1e6),
             workers: ctx.int_param("workers", 1)? as usize,

@@ -10,6 +10,7 @@
 //! export written by an older warpt always loads.
 
 mod component;
+mod declaration;
 mod events;
 mod metric;
 mod noise;
@@ -27,6 +28,7 @@ mod telemetry;
 mod trial;
 
 pub use component::{BenchmarkComponent, BenchmarkKind, UnknownComponent};
+pub use declaration::{Param, ParamCheck, SpecBuilder};
 pub use events::RunEvent;
 pub use metric::{BenchmarkMetric, COUNTED_UNITS, MetricStats, StopReason, tag_label};
 pub use noise::NoiseEntry;

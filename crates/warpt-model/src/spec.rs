@@ -6,7 +6,7 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{BenchmarkComponent, BenchmarkKind, Params};
+use crate::{BenchmarkComponent, BenchmarkKind, ParamCheck, Params};
 
 /// The identity of a benchmark: its suite and its name within the suite.
 #[derive(
@@ -77,6 +77,9 @@ pub struct BenchmarkSpec {
     /// usage error when the plan is made, before any worker starts.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub param_ranges: BTreeMap<String, ParamRange>,
+    /// The unit of numeric parameters (`MiB`, `s`), by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub param_units: BTreeMap<String, String>,
     /// Stage time limits this benchmark needs instead of the defaults
     /// (e.g. a long setup); `--timeout-multiplier` still scales them.
     #[serde(default, skip_serializing_if = "StageLimits::is_empty")]
@@ -84,6 +87,11 @@ pub struct BenchmarkSpec {
     /// The metric names this benchmark reports.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<String>,
+    /// The rule across parameters the plan runs after every declared
+    /// constraint is met; behaviour, so never serialized.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub check: Option<ParamCheck>,
 }
 
 /// What a parameter's value names, beyond being a value.
@@ -117,11 +125,6 @@ impl ParamKind {
             ParamKind::Secret => "secret's environment variable",
             ParamKind::Address => "network address",
         }
-    }
-
-    /// A spec's kinds from `(name, kind)` pairs.
-    pub fn table(pairs: &[(&str, ParamKind)]) -> BTreeMap<String, ParamKind> {
-        pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
     }
 }
 
@@ -157,11 +160,6 @@ impl ParamRange {
     /// Whether `v` lies within the bounds.
     pub fn contains(&self, v: f64) -> bool {
         self.min.is_none_or(|m| v >= m) && self.max.is_none_or(|m| v <= m)
-    }
-
-    /// A spec's ranges from `(name, range)` pairs.
-    pub fn table(pairs: &[(&str, ParamRange)]) -> BTreeMap<String, ParamRange> {
-        pairs.iter().map(|(k, v)| (k.to_string(), *v)).collect()
     }
 }
 

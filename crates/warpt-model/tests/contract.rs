@@ -60,6 +60,8 @@ fn full_suite_run() -> BenchmarkSuiteRun {
         param_kinds: Default::default(),
         param_ranges: Default::default(),
         param_choices: Default::default(),
+        param_units: Default::default(),
+        check: None,
         timeouts: StageLimits {
             setup: Some(120.0),
             ..StageLimits::default()

@@ -1,7 +1,6 @@
 //! What the pepbench benchmarks share around the harness: timing one piece
 //! of work per sample, and the value sets of their common parameters.
 
-use std::collections::BTreeMap;
 use std::time::Instant;
 
 use warpt_harness::{Measure, MeasurePolicy, Measurement, RunContext, SeriesDef};
@@ -46,14 +45,6 @@ impl Budget {
 /// Bytes in GiB, for messages.
 pub fn gib(bytes: u64) -> f64 {
     bytes as f64 / (1u64 << 30) as f64
-}
-
-/// `param_choices` for a spec from `(parameter, values)` pairs.
-pub fn choices(pairs: &[(&str, &[&str])]) -> BTreeMap<String, Vec<String>> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.iter().map(|s| s.to_string()).collect()))
-        .collect()
 }
 
 /// Samples `work` for the whole of the benchmark's time: every series gets

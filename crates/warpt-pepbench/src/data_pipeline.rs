@@ -11,7 +11,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 use tokenizers::Tokenizer;
 use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
 use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, Validation,
+    BenchmarkComponent, BenchmarkKind, BenchmarkSpec, Param, ParamValue, Params, Validation,
 };
 
 use crate::sampling::time_each;
@@ -24,58 +24,34 @@ const PAD: u32 = 2;
 
 /// The spec of `data_pipeline`.
 pub fn spec() -> BenchmarkSpec {
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Ram],
-        kind: BenchmarkKind::Application,
-        description: Some(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Cpu)
+        .component(BenchmarkComponent::Ram)
+        .kind(BenchmarkKind::Application)
+        .description(
             "A model's input pipeline: JSONL records (`records` generated from the seed, or `input` = a JSONL \
              file whose records have a \"text\" field) parsed (serde_json), tokenized (byte-level BPE, all \
              cores), shuffled with the seed (a new order each epoch), padded or cut to `seq_len` and packed \
              into `batch`-row matrices of ids and attention masks. One sample is one epoch: `samples_per_s` \
              (records) and `mb_per_s` (1e6 bytes of JSONL). Validation: a single-threaded reference gives \
-             every batch the same checksum, and each record appears once per epoch."
-                .into(),
-        ),
-        default_duration_seconds: Some(4.0),
-        external_tool: None,
-        params: [
-            ("input".to_string(), ParamValue::Str(String::new())),
-            ("records".to_string(), ParamValue::Int(10_000)),
-            ("batch".to_string(), ParamValue::Int(32)),
-            ("seq_len".to_string(), ParamValue::Int(128)),
-        ]
-        .into(),
-        param_help: [
-            ("input".to_string(), "a JSONL file with a \"text\" field per record; empty = generated".to_string()),
-            ("records".to_string(), "records generated when there is no input".to_string()),
-            ("batch".to_string(), "rows per batch".to_string()),
-            ("seq_len".to_string(), "tokens per row (padded or cut)".to_string()),
-        ]
-        .into(),
-        param_kinds: warpt_model::ParamKind::table(&[("input", warpt_model::ParamKind::InputPath)]),
-        param_ranges: Default::default(),
-        param_choices: Default::default(),
-        timeouts: Default::default(),
-        metrics: vec!["samples_per_s".into(), "mb_per_s".into()],
-    }
+             every batch the same checksum, and each record appears once per epoch.",
+        )
+        .duration(4.0)
+        .param(
+            Param::input_path("input", "")
+                .help("a JSONL file with a \"text\" field per record; empty = generated"),
+        )
+        .param(Param::int("records", 10_000, 1..=10_000_000).help("records generated when there is no input"))
+        .param(Param::int("batch", 32, 1..=65_536).help("rows per batch"))
+        .param(Param::int("seq_len", 128, 1..=65_536).help("tokens per row (padded or cut)"))
+        .check(check_params)
+        .metric("samples_per_s")
+        .metric("mb_per_s")
+        .build()
 }
 
 /// Checks the parameters before anything runs.
 pub fn check_params(params: &Params) -> Result<(), String> {
-    let int = |k: &str| params.get(k).and_then(ParamValue::as_i64).unwrap_or(0);
-    for (k, max) in [
-        ("records", 10_000_000),
-        ("batch", 65_536),
-        ("seq_len", 65_536),
-    ] {
-        if !(1..=max).contains(&int(k)) {
-            return Err(format!(
-                "parameter '{k}' must be from 1 to {max}, not {}",
-                int(k)
-            ));
-        }
-    }
     let input = params
         .get("input")
         .and_then(ParamValue::as_str)
@@ -234,10 +210,6 @@ impl DataPipeline {
 
 impl Benchmark for DataPipeline {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
-        check_params(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
-            key: NAME.into(),
-            reason,
-        })?;
         let input = ctx.str_param("input")?;
         self.jsonl = if input.is_empty() {
             generate_jsonl(ctx.seed, ctx.int_param("records", 1)? as usize)

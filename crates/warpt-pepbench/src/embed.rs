@@ -17,7 +17,7 @@ use candle_transformers::models::bert;
 use tokenizers::Tokenizer;
 use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
 use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, StageLimits,
+    BenchmarkComponent, BenchmarkKind, BenchmarkSpec, Param, ParamValue, Params, StageLimits,
     Validation,
 };
 
@@ -26,7 +26,7 @@ use crate::bert::{
 };
 use crate::encoder::PackedBert;
 use crate::llm::Precision;
-use crate::sampling::{DEVICES, FLOAT_PRECISIONS, choices, time_each};
+use crate::sampling::{DEVICES, FLOAT_PRECISIONS, time_each};
 use crate::{corpus, tokenize};
 use warpt_models::bert_dense::DenseBert;
 use warpt_models::device::{self, MemoryPeak};
@@ -42,11 +42,11 @@ pub const KNOWN_PAIR: [&str; 2] = ["A man is eating food.", "A man is eating a p
 
 /// The spec of `embed`.
 pub fn spec() -> BenchmarkSpec {
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Gpu],
-        kind: BenchmarkKind::Application,
-        description: Some(format!(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Cpu)
+        .component(BenchmarkComponent::Gpu)
+        .kind(BenchmarkKind::Application)
+        .description(format!(
             "Sentence embeddings as sentence-transformers computes them (a BERT encoder, mean pooling over the \
              attention mask, L2 normalisation): `batch` sentences of `seq_len` tokens per sample, \
              `sentences_per_s` and `batch_latency_ms`. Presets, weights from the seed (`family` bert, roberta \
@@ -59,55 +59,38 @@ pub fn spec() -> BenchmarkSpec {
              encoder against a plain f64 forward pass, unit norms, each sentence alone = its row of the \
              batch; with a real model, the cosine of a known pair. Runs here: {}.",
             warpt_models::support::summary("pepbench/embed")
-        ),
-        ),
-        default_duration_seconds: Some(5.0),
-        external_tool: None,
-        params: [
-            ("family".to_string(), ParamValue::Str("bert".into())),
-            ("model".to_string(), ParamValue::Str("small".into())),
-            ("model_dir".to_string(), ParamValue::Str(String::new())),
-            ("device".to_string(), ParamValue::Str("cpu".into())),
-            ("precision".to_string(), ParamValue::Str("f32".into())),
-            ("batch".to_string(), ParamValue::Int(32)),
-            ("seq_len".to_string(), ParamValue::Int(128)),
-        ]
-        .into(),
-        param_help: [
-            ("family".to_string(), "the presets' family: bert, roberta or xlm-roberta (details.family)".to_string()),
-            ("model".to_string(), "preset: tiny (bert-tiny), small (all-MiniLM-L6-v2), base (bert-base), large (bert-large), xl (XLM-RoBERTa-XL)".to_string()),
-            ("model_dir".to_string(), "a Hugging Face encoder directory (model_type bert, roberta or xlm-roberta); overrides family and model".to_string()),
-            ("device".to_string(), warpt_models::device::HELP.to_string()),
-            ("precision".to_string(), "f32, bf16 or f16".to_string()),
-            ("batch".to_string(), "sentences per batch".to_string()),
-            ("seq_len".to_string(), "tokens per sentence (inputs are cut to exactly this)".to_string()),
-        ]
-        .into(),
-        param_kinds: warpt_model::ParamKind::table(&[("model_dir", warpt_model::ParamKind::InputPath)]),
-        param_ranges: Default::default(),
-        param_choices: choices(&[
-            ("family", &["bert", "roberta", "xlm-roberta"]),
-            ("model", warpt_models::sampling::MODELS),
-            ("device", DEVICES),
-            ("precision", FLOAT_PRECISIONS),
-        ]),
-        timeouts: StageLimits {
+        ))
+        .duration(5.0)
+        .param(
+            Param::choice("family", "bert", &["bert", "roberta", "xlm-roberta"])
+                .help("the presets' family: bert, roberta or xlm-roberta (details.family)"),
+        )
+        .param(Param::choice("model", "small", warpt_models::sampling::MODELS).help(
+            "preset: tiny (bert-tiny), small (all-MiniLM-L6-v2), base (bert-base), large (bert-large), xl (XLM-RoBERTa-XL)",
+        ))
+        .param(Param::input_path("model_dir", "").help(
+            "a Hugging Face encoder directory (model_type bert, roberta or xlm-roberta); overrides family and model",
+        ))
+        .param(Param::choice("device", "cpu", DEVICES).help(warpt_models::device::HELP))
+        .param(Param::choice("precision", "f32", FLOAT_PRECISIONS).help("f32, bf16 or f16"))
+        .param(Param::int("batch", 32, 1..=4096).help("sentences per batch"))
+        .param(
+            Param::int("seq_len", 128, 1..)
+                .help("tokens per sentence (inputs are cut to exactly this)"),
+        )
+        .check(check_params)
+        .timeouts(StageLimits {
             setup: Some(120.0),
             ..StageLimits::default()
-        },
-        metrics: vec!["sentences_per_s".into(), "batch_latency_ms".into()],
-    }
+        })
+        .metric("sentences_per_s")
+        .metric("batch_latency_ms")
+        .build()
 }
 
 /// Checks the parameters before anything runs.
 pub fn check_params(params: &Params) -> Result<(), String> {
     let int = |k: &str| params.get(k).and_then(ParamValue::as_i64).unwrap_or(0);
-    if !(1..=4096).contains(&int("batch")) {
-        return Err(format!(
-            "parameter 'batch' must be from 1 to 4096, not {}",
-            int("batch")
-        ));
-    }
     let seq = int("seq_len");
     let s = |k: &str| params.get(k).and_then(ParamValue::as_str).unwrap_or("");
     let dir = s("model_dir");
@@ -303,10 +286,6 @@ impl Embed {
 impl Benchmark for Embed {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         crate::heap::keep_freed_memory();
-        check_params(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
-            key: NAME.into(),
-            reason,
-        })?;
         let precision = Precision::parse_float(ctx.str_param("precision")?).map_err(|reason| {
             BenchmarkError::InvalidParam {
                 key: "precision".into(),

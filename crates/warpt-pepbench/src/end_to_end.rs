@@ -14,14 +14,14 @@ use tokenizers::Tokenizer;
 use warpt_harness::SeriesMetrics;
 use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
 use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, StageLimits,
+    BenchmarkComponent, BenchmarkKind, BenchmarkSpec, Param, ParamValue, Params, StageLimits,
     StopReason, Validation,
 };
 use warpt_models::device::{self, MemoryPeak};
 
 use crate::llm::{Decoder, Generation, Precision};
 use crate::model::Preset;
-use crate::sampling::{DEVICES, LLM_MODELS, PRECISIONS, choices};
+use crate::sampling::{DEVICES, LLM_MODELS, PRECISIONS};
 use crate::{corpus, tokenize};
 
 /// Benchmark name within the suite.
@@ -31,85 +31,49 @@ const EVENTS_KEPT: usize = 20_000;
 
 /// The spec of `end_to_end_infer`.
 pub fn spec() -> BenchmarkSpec {
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::System, BenchmarkComponent::Gpu],
-        kind: BenchmarkKind::Application,
-        description: Some(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::System)
+        .component(BenchmarkComponent::Gpu)
+        .kind(BenchmarkKind::Application)
+        .description(
             "Text generation under load: seeded text prompts (cut to `prompt_tokens`), each tokenized \
              (byte-level BPE), generated (`gen_tokens`, greedy, KV cache, the `model` preset) and detokenized. \
              Closed loop with `concurrency` clients, or open loop (`qps` > 0) with Poisson arrivals from the \
              seed served by `concurrency` workers, latency counted from the scheduled arrival. Per request \
              `request_latency_ms`, `ttft_ms`, `tpot_ms`; `requests_per_s` over stretches of `concurrency` \
              completions. Validation: every response decodes, and the first request's tokens equal the \
-             same prompt generated alone."
-                .into(),
-        ),
-        default_duration_seconds: Some(10.0),
-        external_tool: None,
-        params: [
-            ("model".to_string(), ParamValue::Str("small".into())),
-            ("model_dir".to_string(), ParamValue::Str(String::new())),
-            ("device".to_string(), ParamValue::Str("cpu".into())),
-            ("precision".to_string(), ParamValue::Str("f32".into())),
-            ("concurrency".to_string(), ParamValue::Int(2)),
-            ("qps".to_string(), ParamValue::Float(0.0)),
-            ("prompt_tokens".to_string(), ParamValue::Int(64)),
-            ("gen_tokens".to_string(), ParamValue::Int(16)),
-        ]
-        .into(),
-        param_help: [
-            ("model".to_string(), "preset: tiny, mini, small, base, large, xl (see llm_infer)".to_string()),
-            (
-                "model_dir".to_string(),
-                "a Hugging Face Llama directory with tokenizer.json; overrides model".to_string(),
-            ),
-            ("device".to_string(), warpt_models::device::HELP.to_string()),
-            ("precision".to_string(), "f32, bf16, f16, q8_0 or q4_0".to_string()),
-            ("concurrency".to_string(), "closed-loop clients, or open-loop workers".to_string()),
-            ("qps".to_string(), "0 = closed loop; > 0 = Poisson arrivals at this rate (requests/s)".to_string()),
-            ("prompt_tokens".to_string(), "most prompt tokens per request".to_string()),
-            ("gen_tokens".to_string(), "tokens generated per request (at least 2)".to_string()),
-        ]
-        .into(),
-        param_kinds: warpt_model::ParamKind::table(&[("model_dir", warpt_model::ParamKind::InputPath)]),
-        param_ranges: Default::default(),
-        param_choices: choices(&[
-            ("model", LLM_MODELS),
-            ("device", DEVICES),
-            ("precision", PRECISIONS),
-        ]),
-        timeouts: StageLimits {
+             same prompt generated alone.",
+        )
+        .duration(10.0)
+        .param(Param::choice("model", "small", LLM_MODELS).help("preset: tiny, mini, small, base, large, xl (see llm_infer)"))
+        .param(Param::input_path("model_dir", "").help(
+            "a Hugging Face Llama directory with tokenizer.json; overrides model",
+        ))
+        .param(Param::choice("device", "cpu", DEVICES).help(warpt_models::device::HELP))
+        .param(Param::choice("precision", "f32", PRECISIONS).help("f32, bf16, f16, q8_0 or q4_0"))
+        .param(Param::int("concurrency", 2, 1..=256).help("closed-loop clients, or open-loop workers"))
+        .param(
+            Param::float("qps", 0.0, 0.0..=1e6)
+                .unit("requests/s")
+                .help("0 = closed loop; > 0 = Poisson arrivals at this rate (requests/s)"),
+        )
+        .param(Param::int("prompt_tokens", 64, 1..).help("most prompt tokens per request"))
+        .param(Param::int("gen_tokens", 16, 2..).help("tokens generated per request (at least 2)"))
+        .check(check_params)
+        .timeouts(StageLimits {
             setup: Some(300.0),
             ..StageLimits::default()
-        },
-        metrics: vec![
-            "request_latency_ms".into(),
-            "ttft_ms".into(),
-            "tpot_ms".into(),
-            "requests_per_s".into(),
-        ],
-    }
+        })
+        .metric("request_latency_ms")
+        .metric("ttft_ms")
+        .metric("tpot_ms")
+        .metric("requests_per_s")
+        .build()
 }
 
 /// Checks the parameters before anything runs.
 pub fn check_params(params: &Params) -> Result<(), String> {
     let int = |k: &str| params.get(k).and_then(ParamValue::as_i64).unwrap_or(0);
-    if !(1..=256).contains(&int("concurrency")) {
-        return Err(format!(
-            "parameter 'concurrency' must be from 1 to 256, not {}",
-            int("concurrency")
-        ));
-    }
-    let qps = params
-        .get("qps")
-        .and_then(ParamValue::as_f64)
-        .unwrap_or(0.0);
-    if !(0.0..=1e6).contains(&qps) {
-        return Err(format!(
-            "parameter 'qps' must be 0 (closed loop) or a positive rate, not {qps}"
-        ));
-    }
     let s = |k: &str| params.get(k).and_then(ParamValue::as_str).unwrap_or("");
     let dir = s("model_dir");
     let context = if dir.is_empty() {
@@ -123,10 +87,7 @@ pub fn check_params(params: &Params) -> Result<(), String> {
         }
         crate::hf::check_dir(dir)?.0.context as i64
     };
-    if int("prompt_tokens") < 1
-        || int("gen_tokens") < 2
-        || int("prompt_tokens") + int("gen_tokens") > context
-    {
+    if int("prompt_tokens") + int("gen_tokens") > context {
         return Err(format!(
             "parameters 'prompt_tokens' (at least 1) + 'gen_tokens' (at least 2) must fit the model's context of {context}"
         ));
@@ -173,10 +134,6 @@ impl EndToEnd {
 impl Benchmark for EndToEnd {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         crate::heap::keep_freed_memory();
-        check_params(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
-            key: NAME.into(),
-            reason,
-        })?;
         let device = device::open(ctx.str_param("device")?)?;
         self.memory = MemoryPeak::new(&device);
         let preset = Preset::parse(ctx.str_param("model")?).map_err(BenchmarkError::Failed)?;

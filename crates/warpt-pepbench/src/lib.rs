@@ -42,7 +42,7 @@ use warpt_models::{bert, encoder, heap, hf, llm, model, sampling};
 pub use warpt_models::corpus;
 
 use warpt_harness::{Benchmark, Suite};
-use warpt_model::{BenchmarkSpec, Params};
+use warpt_model::BenchmarkSpec;
 
 /// The suite's name.
 pub const SUITE: &str = "pepbench";
@@ -83,20 +83,6 @@ impl Suite for PepbenchSuite {
             vision_infer::NAME => Some(Box::new(vision_infer::VisionInfer::new())),
             speech_infer::NAME => Some(Box::new(speech_infer::SpeechInfer::new())),
             _ => None,
-        }
-    }
-
-    fn check_params(&self, name: &str, params: &Params) -> Result<(), String> {
-        match name {
-            llm_infer::NAME => warpt_models::select::check_params(params),
-            llm_serve::NAME => llm_serve::check_params(params),
-            tokenize::NAME => tokenize::check_params(params),
-            embed::NAME => embed::check_params(params),
-            data_pipeline::NAME => data_pipeline::check_params(params),
-            end_to_end::NAME => end_to_end::check_params(params),
-            vision_infer::NAME => vision_infer::check_params(params),
-            speech_infer::NAME => speech_infer::check_params(params),
-            _ => Ok(()),
         }
     }
 }

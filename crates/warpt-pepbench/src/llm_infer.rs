@@ -16,15 +16,14 @@ use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
 };
 use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, StageLimits,
-    Validation,
+    BenchmarkComponent, BenchmarkKind, BenchmarkSpec, Param, ParamValue, StageLimits, Validation,
 };
 
 use warpt_models::device::{self, MemoryPeak};
 use warpt_models::family::Family;
 use warpt_models::llm::{Decoder, random_prompts};
 use warpt_models::model::Preset;
-use warpt_models::sampling::{DEVICES, LLM_MODELS, PRECISIONS, choices};
+use warpt_models::sampling::{DEVICES, LLM_MODELS, PRECISIONS};
 use warpt_models::select::{Config, Source, build, check, config};
 
 /// Benchmark name within the suite.
@@ -34,15 +33,12 @@ const EVENTS_KEPT: usize = 20_000;
 
 /// The spec of `llm_infer`.
 pub fn spec() -> BenchmarkSpec {
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![
-            BenchmarkComponent::Cpu,
-            BenchmarkComponent::Ram,
-            BenchmarkComponent::Gpu,
-        ],
-        kind: BenchmarkKind::Application,
-        description: Some(format!(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Cpu)
+        .component(BenchmarkComponent::Ram)
+        .component(BenchmarkComponent::Gpu)
+        .kind(BenchmarkKind::Application)
+        .description(format!(
             "LLM inference on a decoder (candle; the presets are Llama-architecture, `model_dir` may hold a \
              {} model, `details.family` says which): `batch` requests of `prompt_tokens` \
              tokens, prefilled as one batch, then `gen_tokens` tokens each by greedy decoding with a KV \
@@ -65,87 +61,43 @@ pub fn spec() -> BenchmarkSpec {
             Preset::Large.shape().describe(),
             Preset::Xl.shape().describe(),
             warpt_models::support::summary("pepbench/llm_infer")
-        )),
-        default_duration_seconds: Some(10.0),
-        external_tool: None,
-        params: [
-            ("family".to_string(), ParamValue::Str("llama".into())),
-            ("model".to_string(), ParamValue::Str("small".into())),
-            ("model_dir".to_string(), ParamValue::Str(String::new())),
-            ("model_file".to_string(), ParamValue::Str(String::new())),
-            ("device".to_string(), ParamValue::Str("cpu".into())),
-            ("precision".to_string(), ParamValue::Str("f32".into())),
-            ("batch".to_string(), ParamValue::Int(1)),
-            ("prompt_tokens".to_string(), ParamValue::Int(128)),
-            ("gen_tokens".to_string(), ParamValue::Int(32)),
-        ]
-        .into(),
-        param_help: [
-            (
-                "family".to_string(),
-                "the presets' family (details.family); a model_dir or model_file names its own".to_string(),
-            ),
-            (
-                "model".to_string(),
-                "preset: tiny (~10 M), mini (~34 M), small (~110 M), base (~1.1 B), large (~6.7 B), xl (~13 B) for llama; \
-                 the family's own sizes for gpt2 and t5"
-                    .to_string(),
-            ),
-            (
-                "model_dir".to_string(),
-                format!(
-                    "a Hugging Face decoder or encoder-decoder directory (config.json, safetensors): model_type {} (details.family); overrides model",
-                    warpt_models::family::Family::llm_list()
-                ),
-            ),
-            (
-                "model_file".to_string(),
-                "a quantized Llama GGUF file (its own precision); overrides model".to_string(),
-            ),
-            (
-                "device".to_string(),
-                device::HELP.to_string(),
-            ),
-            (
-                "precision".to_string(),
-                "f32, bf16, f16, q8_0 or q4_0 (GGML blocks; norms f32); with model_file, the file's"
-                    .to_string(),
-            ),
-            (
-                "batch".to_string(),
-                "requests prefilled and decoded together".to_string(),
-            ),
-            (
-                "prompt_tokens".to_string(),
-                "tokens in each prompt".to_string(),
-            ),
-            (
-                "gen_tokens".to_string(),
-                "tokens generated per request (at least 2)".to_string(),
-            ),
-        ]
-        .into(),
+        ))
+        .duration(10.0)
+        .param(
+            Param::choice("family", "llama", &Family::LLM.map(Family::model_type))
+                .help("the presets' family (details.family); a model_dir or model_file names its own"),
+        )
+        .param(Param::choice("model", "small", LLM_MODELS).help(
+            "preset: tiny (~10 M), mini (~34 M), small (~110 M), base (~1.1 B), large (~6.7 B), xl (~13 B) for llama; \
+             the family's own sizes for gpt2 and t5",
+        ))
+        .param(Param::input_path("model_dir", "").help(format!(
+            "a Hugging Face decoder or encoder-decoder directory (config.json, safetensors): model_type {} (details.family); overrides model",
+            warpt_models::family::Family::llm_list()
+        )))
+        .param(
+            Param::input_path("model_file", "")
+                .help("a quantized Llama GGUF file (its own precision); overrides model"),
+        )
+        .param(Param::choice("device", "cpu", DEVICES).help(device::HELP))
+        .param(Param::choice("precision", "f32", PRECISIONS).help(
+            "f32, bf16, f16, q8_0 or q4_0 (GGML blocks; norms f32); with model_file, the file's",
+        ))
+        .param(Param::int("batch", 1, 1..).help("requests prefilled and decoded together"))
+        .param(Param::int("prompt_tokens", 128, 1..).help("tokens in each prompt"))
+        .param(Param::int("gen_tokens", 32, 2..).help("tokens generated per request (at least 2)"))
+        .check(warpt_models::select::check_params)
         // Generating the base preset's 1.1 B weights takes a while.
-        param_kinds: warpt_model::ParamKind::table(&[("model_dir", warpt_model::ParamKind::InputPath), ("model_file", warpt_model::ParamKind::InputPath)]),
-        param_ranges: Default::default(),
-        param_choices: choices(&[
-            ("family", &Family::LLM.map(Family::model_type)),
-            ("model", LLM_MODELS),
-            ("device", DEVICES),
-            ("precision", PRECISIONS),
-        ]),
-        timeouts: StageLimits {
+        .timeouts(StageLimits {
             setup: Some(300.0),
             validate: Some(300.0),
             ..StageLimits::default()
-        },
-        metrics: vec![
-            "ttft_ms".into(),
-            "tpot_ms".into(),
-            "output_tokens_per_s".into(),
-            "prefill_tokens_per_s".into(),
-        ],
-    }
+        })
+        .metric("ttft_ms")
+        .metric("tpot_ms")
+        .metric("output_tokens_per_s")
+        .metric("prefill_tokens_per_s")
+        .build()
 }
 
 /// The running benchmark.

@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokenizers::Tokenizer;
 use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext, Stage};
 use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, ParamKind,
+    BenchmarkComponent, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, Param, ParamKind,
     ParamValue, Params, StageLimits, Validation,
 };
 use warpt_serving::Endpoint;
@@ -21,7 +21,6 @@ use warpt_serving::load::{Arrival, Load, Plan, Run, drive};
 use warpt_serving::request::Status;
 use warpt_serving::search::{Limits, Step, search};
 
-use crate::sampling::choices;
 use crate::serve_config::{Config, config};
 use crate::serve_figures::{Analysis, analyse};
 use crate::serve_inputs::Inputs;
@@ -31,13 +30,14 @@ pub const NAME: &str = "llm_serve";
 
 /// The spec of `llm_serve`.
 pub fn spec() -> BenchmarkSpec {
-    let p = |k: &str, v: ParamValue| (k.to_string(), v);
-    let h = |k: &str, v: &str| (k.to_string(), v.to_string());
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Network, BenchmarkComponent::System],
-        kind: BenchmarkKind::Application,
-        description: Some(
+    // Times and rates become `Duration`s and schedules: bounded before
+    // anything runs.
+    const DAY_MS: f64 = 86_400_000.0;
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Network)
+        .component(BenchmarkComponent::System)
+        .kind(BenchmarkKind::Application)
+        .description(
             "An OpenAI-compatible LLM server measured from the client (`endpoint`: vLLM, SGLang, TGI, \
              llama.cpp, Ollama, ...): `requests` streamed requests (`api` = completions or chat) of about \
              `input_tokens` prompt tokens (seeded text) asking for `output_tokens` tokens (`ignore_eos` sent unless false), \
@@ -58,152 +58,135 @@ pub fn spec() -> BenchmarkSpec {
              (`max_throughput_requests_per_s`; the other metrics are that step's). \
              Skipped without an endpoint. Validation: every stream ended properly, and its token count equals \
              the server's `usage` where both are known; `validate=echo` (completions) also has the server stream \
-             each prompt back first, checked against what was sent and not counted as output."
-                .into(),
-        ),
-        default_duration_seconds: Some(30.0),
-        external_tool: None,
-        params: [
-            p("endpoint", ParamValue::Str(String::new())),
-            p("api", ParamValue::Str("completions".into())),
-            p("model", ParamValue::Str(String::new())),
-            p("api_key_env", ParamValue::Str(String::new())),
-            p("concurrency", ParamValue::Int(1)),
-            p("request_rate", ParamValue::Float(0.0)),
-            p("arrival", ParamValue::Str("poisson".into())),
-            p("burstiness", ParamValue::Float(1.0)),
-            p("requests", ParamValue::Int(100)),
-            p("input_tokens", ParamValue::Int(128)),
-            p("output_tokens", ParamValue::Int(64)),
-            p("input_tokens_sd", ParamValue::Int(0)),
-            p("output_tokens_sd", ParamValue::Int(0)),
-            p("prefix_tokens", ParamValue::Int(0)),
-            p("turns", ParamValue::Int(1)),
-            p("trace_file", ParamValue::Str(String::new())),
-            p("trace_speedup", ParamValue::Float(1.0)),
-            p("ignore_eos", ParamValue::Bool(true)),
-            p("validate", ParamValue::Str("usage".into())),
-            p("max_throughput", ParamValue::Bool(false)),
-            p("slo_attainment_pct", ParamValue::Float(99.0)),
-            p("tokenizer", ParamValue::Str(String::new())),
-            p("prompts_file", ParamValue::Str(String::new())),
-            p("dataset_format", ParamValue::Str("jsonl".into())),
-            p("slo_ttft_ms", ParamValue::Float(0.0)),
-            p("slo_tpot_ms", ParamValue::Float(0.0)),
-            p("slo_latency_ms", ParamValue::Float(0.0)),
-            p("max_error_pct", ParamValue::Float(1.0)),
-            p("timeout_s", ParamValue::Float(300.0)),
-            p("http_version", ParamValue::Str("auto".into())),
-            p("ca_file", ParamValue::Str(String::new())),
-        ]
-        .into(),
-        param_help: [
-            h("endpoint", "the server's base URL, http(s)://host:port (a trailing /v1 is fine); empty: skipped"),
-            h("api", "completions (/v1/completions) or chat (/v1/chat/completions)"),
-            h("model", "the model to ask for; empty: the first /v1/models lists"),
-            h(
-                "api_key_env",
-                "the environment variable holding the API key (sent as a bearer token; never stored or printed)",
-            ),
-            h("concurrency", "closed loop: clients, each sending when its last response ended"),
-            h("request_rate", "open loop: requests per second (0: closed loop)"),
-            h("arrival", "open loop gaps: poisson, constant or gamma"),
-            h("burstiness", "gamma's shape: 1 = Poisson, below 1 burstier, above 1 more even"),
-            h("requests", "requests sent (per step with max_throughput)"),
-            h("input_tokens", "prompt length: words of seeded text, cut to exactly this many tokens with tokenizer"),
-            h("output_tokens", "max_tokens of each request"),
-            h(
-                "ignore_eos",
-                "ask the server to generate output_tokens whatever it samples (vLLM, SGLang, llama.cpp); false for servers that refuse the field (transformers serve, OpenAI)",
-            ),
-            h("input_tokens_sd", "prompt lengths' standard deviation (a rounded normal; 0: all input_tokens)"),
-            h("output_tokens_sd", "output lengths' standard deviation (0: all output_tokens)"),
-            h(
-                "prefix_tokens",
-                "tokens of seeded text every conversation starts with, the same for all (exercises prefix caching)",
-            ),
-            h(
-                "turns",
-                "turns per conversation: each sent when the previous ended, carrying it and its answer; the load paces conversations",
-            ),
-            h(
-                "trace_file",
-                "a trace to replay: JSONL of timestamp (ms), input_tokens, output_tokens (Mooncake's input_length/output_length too); its first `requests` lines",
-            ),
-            h("trace_speedup", "replay the trace this many times faster"),
-            h(
-                "validate",
-                "usage: each stream ended properly and its tokens match usage; echo (completions): the server also streams each prompt back first, checked against what was sent",
-            ),
-            h(
-                "max_throughput",
-                "search the highest request rate meeting the SLOs (needs an SLO): `requests` per step, doubling then bisecting",
-            ),
-            h(
-                "slo_attainment_pct",
-                "max_throughput: a rate passes when this percentage of its requests meet every SLO",
-            ),
-            h("tokenizer", "a tokenizer.json to count streamed tokens with (the server's own)"),
-            h(
-                "prompts_file",
-                "your prompts instead of seeded text: JSONL ({\"prompt\": ..., \"output_tokens\": n optional}) or ShareGPT JSON",
-            ),
-            h("dataset_format", "prompts_file's format: jsonl or sharegpt"),
-            h("slo_ttft_ms", "goodput's TTFT bound, ms (0: none)"),
-            h("slo_tpot_ms", "goodput's TPOT bound, ms (0: none)"),
-            h("slo_latency_ms", "goodput's end-to-end latency bound, ms (0: none)"),
-            h("max_error_pct", "the run fails when more requests than this percentage fail"),
-            h("timeout_s", "longest wait for one response"),
-            h(
-                "http_version",
-                "auto: HTTP/1.1 keep-alive on http://, HTTP/2 on https:// when the server offers it; 1.1; 2 (h2c with prior knowledge on http://)",
-            ),
-            h("ca_file", "PEM root certificates to trust besides the system's, for an https:// endpoint"),
-        ]
-        .into(),
-        param_kinds: ParamKind::table(&[
-            ("tokenizer", ParamKind::InputPath),
-            ("prompts_file", ParamKind::InputPath),
-            ("trace_file", ParamKind::InputPath),
-            ("ca_file", ParamKind::InputPath),
-            ("api_key_env", ParamKind::Secret),
-            ("endpoint", ParamKind::Address),
-        ]),
-        // Times and rates become `Duration`s and schedules: bounded before
-        // anything runs.
-        param_ranges: warpt_model::ParamRange::table(&[
-            ("timeout_s", warpt_model::ParamRange::between(0.0, 86_400.0)),
-            ("request_rate", warpt_model::ParamRange::between(0.0, 1e7)),
-            ("burstiness", warpt_model::ParamRange::between(0.0, 1e6)),
-            ("trace_speedup", warpt_model::ParamRange::between(0.0, 1e6)),
-            ("slo_ttft_ms", warpt_model::ParamRange::between(0.0, 86_400_000.0)),
-            ("slo_tpot_ms", warpt_model::ParamRange::between(0.0, 86_400_000.0)),
-            ("slo_latency_ms", warpt_model::ParamRange::between(0.0, 86_400_000.0)),
-        ]),
-        param_choices: choices(&[
-            ("api", &["completions", "chat"]),
-            ("arrival", &["poisson", "constant", "gamma"]),
-            ("dataset_format", warpt_serving::prompts::FORMATS),
-            ("validate", &["usage", "echo"]),
-            ("http_version", &["auto", "1.1", "2"]),
-        ]),
-        timeouts: StageLimits {
+             each prompt back first, checked against what was sent and not counted as output.",
+        )
+        .duration(30.0)
+        .param(Param::names(ParamKind::Address, "endpoint", "").help(
+            "the server's base URL, http(s)://host:port (a trailing /v1 is fine); empty: skipped",
+        ))
+        .param(
+            Param::choice("api", "completions", &["completions", "chat"])
+                .help("completions (/v1/completions) or chat (/v1/chat/completions)"),
+        )
+        .param(Param::text("model", "").help("the model to ask for; empty: the first /v1/models lists"))
+        .param(Param::names(ParamKind::Secret, "api_key_env", "").help(
+            "the environment variable holding the API key (sent as a bearer token; never stored or printed)",
+        ))
+        .param(
+            Param::int("concurrency", 1, 1..=100_000)
+                .help("closed loop: clients, each sending when its last response ended"),
+        )
+        .param(
+            Param::float("request_rate", 0.0, 0.0..=1e7)
+                .unit("requests/s")
+                .help("open loop: requests per second (0: closed loop)"),
+        )
+        .param(
+            Param::choice("arrival", "poisson", &["poisson", "constant", "gamma"])
+                .help("open loop gaps: poisson, constant or gamma"),
+        )
+        .param(
+            Param::float("burstiness", 1.0, 0.0..=1e6)
+                .help("gamma's shape: 1 = Poisson, below 1 burstier, above 1 more even"),
+        )
+        .param(
+            Param::int("requests", 100, 1..=10_000_000)
+                .help("requests sent (per step with max_throughput)"),
+        )
+        .param(Param::int("input_tokens", 128, 1..=1 << 20).help(
+            "prompt length: words of seeded text, cut to exactly this many tokens with tokenizer",
+        ))
+        .param(Param::int("output_tokens", 64, 1..=1 << 20).help("max_tokens of each request"))
+        .param(Param::int("input_tokens_sd", 0, 0..=1 << 20).help(
+            "prompt lengths' standard deviation (a rounded normal; 0: all input_tokens)",
+        ))
+        .param(
+            Param::int("output_tokens_sd", 0, 0..=1 << 20)
+                .help("output lengths' standard deviation (0: all output_tokens)"),
+        )
+        .param(Param::int("prefix_tokens", 0, 0..=1 << 20).help(
+            "tokens of seeded text every conversation starts with, the same for all (exercises prefix caching)",
+        ))
+        .param(Param::int("turns", 1, 1..=1000).help(
+            "turns per conversation: each sent when the previous ended, carrying it and its answer; the load paces conversations",
+        ))
+        .param(Param::input_path("trace_file", "").help(
+            "a trace to replay: JSONL of timestamp (ms), input_tokens, output_tokens (Mooncake's input_length/output_length too); its first `requests` lines",
+        ))
+        .param(
+            Param::float("trace_speedup", 1.0, 0.0..=1e6)
+                .help("replay the trace this many times faster"),
+        )
+        .param(Param::flag("ignore_eos", true).help(
+            "ask the server to generate output_tokens whatever it samples (vLLM, SGLang, llama.cpp); false for servers that refuse the field (transformers serve, OpenAI)",
+        ))
+        .param(Param::choice("validate", "usage", &["usage", "echo"]).help(
+            "usage: each stream ended properly and its tokens match usage; echo (completions): the server also streams each prompt back first, checked against what was sent",
+        ))
+        .param(Param::flag("max_throughput", false).help(
+            "search the highest request rate meeting the SLOs (needs an SLO): `requests` per step, doubling then bisecting",
+        ))
+        .param(
+            Param::float("slo_attainment_pct", 99.0, 0.0..=100.0)
+                .unit("%")
+                .help("max_throughput: a rate passes when this percentage of its requests meet every SLO"),
+        )
+        .param(
+            Param::input_path("tokenizer", "")
+                .help("a tokenizer.json to count streamed tokens with (the server's own)"),
+        )
+        .param(Param::input_path("prompts_file", "").help(
+            "your prompts instead of seeded text: JSONL ({\"prompt\": ..., \"output_tokens\": n optional}) or ShareGPT JSON",
+        ))
+        .param(
+            Param::choice("dataset_format", "jsonl", warpt_serving::prompts::FORMATS)
+                .help("prompts_file's format: jsonl or sharegpt"),
+        )
+        .param(
+            Param::float("slo_ttft_ms", 0.0, 0.0..=DAY_MS)
+                .unit("ms")
+                .help("goodput's TTFT bound, ms (0: none)"),
+        )
+        .param(
+            Param::float("slo_tpot_ms", 0.0, 0.0..=DAY_MS)
+                .unit("ms")
+                .help("goodput's TPOT bound, ms (0: none)"),
+        )
+        .param(
+            Param::float("slo_latency_ms", 0.0, 0.0..=DAY_MS)
+                .unit("ms")
+                .help("goodput's end-to-end latency bound, ms (0: none)"),
+        )
+        .param(
+            Param::float("max_error_pct", 1.0, 0.0..=100.0)
+                .unit("%")
+                .help("the run fails when more requests than this percentage fail"),
+        )
+        .param(
+            Param::float("timeout_s", 300.0, 0.0..=86_400.0)
+                .unit("s")
+                .help("longest wait for one response"),
+        )
+        .param(Param::choice("http_version", "auto", &["auto", "1.1", "2"]).help(
+            "auto: HTTP/1.1 keep-alive on http://, HTTP/2 on https:// when the server offers it; 1.1; 2 (h2c with prior knowledge on http://)",
+        ))
+        .param(Param::input_path("ca_file", "").help(
+            "PEM root certificates to trust besides the system's, for an https:// endpoint",
+        ))
+        .check(check_params)
+        .timeouts(StageLimits {
             setup: Some(120.0),
             ..StageLimits::default()
-        },
-        metrics: [
-            "ttft_ms",
-            "itl_ms",
-            "tpot_ms",
-            "request_latency_ms",
-            "output_tokens_per_s",
-            "requests_per_s",
-            "goodput_requests_per_s",
-            "max_throughput_requests_per_s",
-        ]
-        .map(String::from)
-        .to_vec(),
-    }
+        })
+        .metric("ttft_ms")
+        .metric("itl_ms")
+        .metric("tpot_ms")
+        .metric("request_latency_ms")
+        .metric("output_tokens_per_s")
+        .metric("requests_per_s")
+        .metric("goodput_requests_per_s")
+        .metric("max_throughput_requests_per_s")
+        .build()
 }
 
 /// Checks the parameters before anything runs.

@@ -18,11 +18,11 @@ use candle_core::Device;
 use candle_transformers::models::whisper as w;
 use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
 use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, StageLimits,
+    BenchmarkComponent, BenchmarkKind, BenchmarkSpec, Param, ParamValue, Params, StageLimits,
     Validation,
 };
 use warpt_models::device::{self, MemoryPeak};
-use warpt_models::sampling::{DEVICES, choices, gib, time_each};
+use warpt_models::sampling::{DEVICES, gib, time_each};
 use warpt_models::whisper::{self, Speech, WhisperPreset};
 
 /// Benchmark name within the suite.
@@ -43,15 +43,12 @@ pub fn spec() -> BenchmarkSpec {
             )
         })
         .collect();
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![
-            BenchmarkComponent::Cpu,
-            BenchmarkComponent::Ram,
-            BenchmarkComponent::Gpu,
-        ],
-        kind: BenchmarkKind::Application,
-        description: Some(format!(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Cpu)
+        .component(BenchmarkComponent::Ram)
+        .component(BenchmarkComponent::Gpu)
+        .kind(BenchmarkKind::Application)
+        .description(format!(
             "Speech recognition with Whisper (candle-transformers): `audio_seconds` of synthetic 16 kHz audio \
              per sample to an 80-bin log-mel spectrogram, the encoder over Whisper's 30-second window, then \
              `gen_tokens` greedy decoding steps; `real_time_factor` (processing time / audio time, below 1 is \
@@ -61,75 +58,40 @@ pub fn spec() -> BenchmarkSpec {
              step's logits = the same tokens decoded afresh. Runs here: {}.",
             sizes.join("; "),
             warpt_models::support::summary("pepbench/speech_infer")
-        )),
-        default_duration_seconds: Some(10.0),
-        external_tool: None,
-        params: [
-            ("model".to_string(), ParamValue::Str("tiny".into())),
-            ("model_dir".to_string(), ParamValue::Str(String::new())),
-            ("device".to_string(), ParamValue::Str("cpu".into())),
-            ("audio_seconds".to_string(), ParamValue::Int(10)),
-            ("gen_tokens".to_string(), ParamValue::Int(32)),
-        ]
-        .into(),
-        param_help: [
-            (
-                "model".to_string(),
-                "preset: tiny (whisper-tiny), small (whisper-base), base (whisper-small), large (whisper-medium), xl (whisper-large)"
-                    .to_string(),
+        ))
+        .duration(10.0)
+        .param(Param::choice("model", "tiny", PRESETS).help(
+            "preset: tiny (whisper-tiny), small (whisper-base), base (whisper-small), large (whisper-medium), xl (whisper-large)",
+        ))
+        .param(Param::input_path("model_dir", "").help(
+            "a Hugging Face whisper directory (config.json, model.safetensors; 80 mel bins); overrides model",
+        ))
+        .param(Param::choice("device", "cpu", DEVICES).help(warpt_models::device::HELP))
+        .param(
+            Param::int("audio_seconds", 10, 1..=30)
+                .unit("s")
+                .help("seconds of audio per clip (one Whisper window at most)"),
+        )
+        // The prompt and the generated tokens share the 448 text positions.
+        .param(
+            Param::int("gen_tokens", 32, 1..=448 - whisper::PROMPT.len() as i64).help(
+                "tokens decoded per clip after the 4-token prompt (random weights never stop early; \
+                 with the prompt, within Whisper's 448 text positions)",
             ),
-            (
-                "model_dir".to_string(),
-                "a Hugging Face whisper directory (config.json, model.safetensors; 80 mel bins); overrides model"
-                    .to_string(),
-            ),
-            (
-                "device".to_string(),
-                warpt_models::device::HELP.to_string(),
-            ),
-            (
-                "audio_seconds".to_string(),
-                "seconds of audio per clip (1 to 30: one Whisper window)".to_string(),
-            ),
-            (
-                "gen_tokens".to_string(),
-                "tokens decoded per clip after the 4-token prompt (random weights never stop early)"
-                    .to_string(),
-            ),
-        ]
-        .into(),
-        param_kinds: warpt_model::ParamKind::table(&[(
-            "model_dir",
-            warpt_model::ParamKind::InputPath,
-        )]),
-        param_ranges: Default::default(),
-        param_choices: choices(&[("model", PRESETS), ("device", DEVICES)]),
-        timeouts: StageLimits {
+        )
+        .check(check_params)
+        .timeouts(StageLimits {
             setup: Some(600.0),
             validate: Some(300.0),
             ..StageLimits::default()
-        },
-        metrics: vec!["real_time_factor".into(), "latency_ms".into()],
-    }
+        })
+        .metric("real_time_factor")
+        .metric("latency_ms")
+        .build()
 }
 
 /// Checks the parameters before anything runs.
 pub fn check_params(params: &Params) -> Result<(), String> {
-    let int = |k: &str| params.get(k).and_then(ParamValue::as_i64).unwrap_or(0);
-    if !(1..=30).contains(&int("audio_seconds")) {
-        return Err(format!(
-            "parameter 'audio_seconds' must be from 1 to 30 (one Whisper window), not {}",
-            int("audio_seconds")
-        ));
-    }
-    // The prompt and the generated tokens share the 448 text positions.
-    let most = 448 - whisper::PROMPT.len() as i64;
-    if !(1..=most).contains(&int("gen_tokens")) {
-        return Err(format!(
-            "parameter 'gen_tokens' must be from 1 to {most} (Whisper's 448 text positions less the prompt), not {}",
-            int("gen_tokens")
-        ));
-    }
     let dir = params
         .get("model_dir")
         .and_then(ParamValue::as_str)
@@ -168,10 +130,6 @@ impl SpeechInfer {
 impl Benchmark for SpeechInfer {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         crate::heap::keep_freed_memory();
-        check_params(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
-            key: NAME.into(),
-            reason,
-        })?;
         let device: Device = device::open(ctx.str_param("device")?)?;
         self.memory = MemoryPeak::new(&device);
         let dir = ctx.str_param("model_dir")?;

@@ -14,9 +14,7 @@ use tokenizers::models::bpe::{BPE, BpeTrainer};
 use tokenizers::pre_tokenizers::byte_level::ByteLevel;
 use tokenizers::{AddedToken, Tokenizer};
 use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
-use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Validation,
-};
+use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Validation};
 
 use crate::corpus;
 use crate::sampling::time_each;
@@ -35,42 +33,28 @@ const CHECKED_LINES: usize = 2_000;
 
 /// The spec of `tokenize`.
 pub fn spec() -> BenchmarkSpec {
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Cpu],
-        kind: BenchmarkKind::Synthetic,
-        description: Some(format!(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Cpu)
+        .description(format!(
             "Batch tokenization on every core (Hugging Face tokenizers' encode_batch): about 1 MiB of text \
              per sample, `mb_per_s` (1e6 bytes of UTF-8 input per second) and `tokens_per_s`. Tokenizer: \
              byte-level BPE with {TRAINED_VOCAB} tokens trained in-process on the seeded corpus, or \
              `tokenizer` = a tokenizer.json; text: the seeded corpus, or `corpus` = a UTF-8 file, one \
              document per line. Validation: decode(encode(line)) = line where the tokenizer is lossless, \
              and the parallel ids equal a single-threaded encode."
-        )),
-        default_duration_seconds: Some(3.0),
-        external_tool: None,
-        params: [
-            ("tokenizer".to_string(), ParamValue::Str(String::new())),
-            ("corpus".to_string(), ParamValue::Str(String::new())),
-        ]
-        .into(),
-        param_help: [
-            (
-                "tokenizer".to_string(),
-                "a Hugging Face tokenizer.json; empty = a BPE trained in-process on the seeded corpus".to_string(),
-            ),
-            (
-                "corpus".to_string(),
-                "a UTF-8 text file, one document per line; empty = the seeded corpus".to_string(),
-            ),
-        ]
-        .into(),
-        param_kinds: warpt_model::ParamKind::table(&[("tokenizer", warpt_model::ParamKind::InputPath), ("corpus", warpt_model::ParamKind::InputPath)]),
-        param_ranges: Default::default(),
-        param_choices: Default::default(),
-        timeouts: Default::default(),
-        metrics: vec!["mb_per_s".into(), "tokens_per_s".into()],
-    }
+        ))
+        .duration(3.0)
+        .param(Param::input_path("tokenizer", "").help(
+            "a Hugging Face tokenizer.json; empty = a BPE trained in-process on the seeded corpus",
+        ))
+        .param(
+            Param::input_path("corpus", "")
+                .help("a UTF-8 text file, one document per line; empty = the seeded corpus"),
+        )
+        .check(check_params)
+        .metric("mb_per_s")
+        .metric("tokens_per_s")
+        .build()
 }
 
 /// Trains the in-process byte-level BPE on `lines` (lossless: no prefix

@@ -17,12 +17,12 @@
 use candle_core::{Device, Tensor};
 use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
 use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, StageLimits,
+    BenchmarkComponent, BenchmarkKind, BenchmarkSpec, Param, ParamValue, Params, StageLimits,
     Validation,
 };
 use warpt_models::device::{self, MemoryPeak};
 use warpt_models::llm::Precision;
-use warpt_models::sampling::{DEVICES, FLOAT_PRECISIONS, choices, time_each};
+use warpt_models::sampling::{DEVICES, FLOAT_PRECISIONS, time_each};
 use warpt_models::vision::{self, Vit, VitPreset};
 
 use crate::vision_model::{FAMILIES, VisionModel, family_of};
@@ -49,15 +49,12 @@ pub fn spec() -> BenchmarkSpec {
             )
         })
         .collect();
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![
-            BenchmarkComponent::Cpu,
-            BenchmarkComponent::Ram,
-            BenchmarkComponent::Gpu,
-        ],
-        kind: BenchmarkKind::Application,
-        description: Some(format!(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Cpu)
+        .component(BenchmarkComponent::Ram)
+        .component(BenchmarkComponent::Gpu)
+        .kind(BenchmarkKind::Application)
+        .description(format!(
             "Vision Transformer inference (candle-transformers' ViT and CLIP layers): `batch` synthetic images \
              per sample through the patch embedding, the encoder and the final LayerNorm (the classifier \
              too when a checkpoint has one); for `family=clip` (or a clip `model_dir`), zero-shot \
@@ -70,79 +67,40 @@ pub fn spec() -> BenchmarkSpec {
              features' cosines in f64, finite outputs, each image alone = its row of the batch. Runs here: {}.",
             sizes.join("; "),
             warpt_models::support::summary("pepbench/vision_infer")
-        )),
-        default_duration_seconds: Some(5.0),
-        external_tool: None,
-        params: [
-            ("family".to_string(), ParamValue::Str("vit".into())),
-            ("model".to_string(), ParamValue::Str("small".into())),
-            ("model_dir".to_string(), ParamValue::Str(String::new())),
-            ("device".to_string(), ParamValue::Str("cpu".into())),
-            ("precision".to_string(), ParamValue::Str("f32".into())),
-            ("batch".to_string(), ParamValue::Int(8)),
-            ("texts".to_string(), ParamValue::Int(8)),
-        ]
-        .into(),
-        param_help: [
-            (
-                "family".to_string(),
-                "the presets' family: vit or clip (a model_dir's config.json names its own)".to_string(),
-            ),
-            (
-                "model".to_string(),
-                "preset: tiny (ViT-Ti/16), small (ViT-S/16), base (ViT-B/16; CLIP ViT-B/32), large (ViT-L/16; \
-                 CLIP ViT-L/14), xl (ViT-H/14)"
-                    .to_string(),
-            ),
-            (
-                "model_dir".to_string(),
-                "a Hugging Face vit or clip directory (config.json, model.safetensors); overrides family and model"
-                    .to_string(),
-            ),
-            (
-                "device".to_string(),
-                warpt_models::device::HELP.to_string(),
-            ),
-            ("precision".to_string(), "f32, bf16 or f16".to_string()),
-            ("batch".to_string(), "images per batch".to_string()),
-            (
-                "texts".to_string(),
-                "CLIP only: texts each image is scored against (encoded once)".to_string(),
-            ),
-        ]
-        .into(),
-        param_kinds: warpt_model::ParamKind::table(&[(
-            "model_dir",
-            warpt_model::ParamKind::InputPath,
-        )]),
-        param_ranges: Default::default(),
-        param_choices: choices(&[
-            ("family", FAMILIES),
-            ("model", PRESETS),
-            ("device", DEVICES),
-            ("precision", FLOAT_PRECISIONS),
-        ]),
-        timeouts: StageLimits {
+        ))
+        .duration(5.0)
+        .param(
+            Param::choice("family", "vit", FAMILIES)
+                .help("the presets' family: vit or clip (a model_dir's config.json names its own)"),
+        )
+        .param(Param::choice("model", "small", PRESETS).help(
+            "preset: tiny (ViT-Ti/16), small (ViT-S/16), base (ViT-B/16; CLIP ViT-B/32), large (ViT-L/16; \
+             CLIP ViT-L/14), xl (ViT-H/14)",
+        ))
+        .param(Param::input_path("model_dir", "").help(
+            "a Hugging Face vit or clip directory (config.json, model.safetensors); overrides family and model",
+        ))
+        .param(Param::choice("device", "cpu", DEVICES).help(warpt_models::device::HELP))
+        .param(Param::choice("precision", "f32", FLOAT_PRECISIONS).help("f32, bf16 or f16"))
+        .param(Param::int("batch", 8, 1..=65536).help("images per batch"))
+        .param(
+            Param::int("texts", 8, 1..=4096)
+                .help("CLIP only: texts each image is scored against (encoded once)"),
+        )
+        .check(check_params)
+        .timeouts(StageLimits {
             setup: Some(600.0),
             validate: Some(120.0),
             ..StageLimits::default()
-        },
-        metrics: vec!["images_per_s".into(), "batch_latency_ms".into()],
-    }
+        })
+        .metric("images_per_s")
+        .metric("batch_latency_ms")
+        .build()
 }
 
 /// Checks the parameters before anything runs.
 pub fn check_params(params: &Params) -> Result<(), String> {
-    let int = |k: &str| params.get(k).and_then(ParamValue::as_i64).unwrap_or(0);
     let s = |k: &str| params.get(k).and_then(ParamValue::as_str).unwrap_or("");
-    for (key, max) in [("batch", 65536), ("texts", 4096)] {
-        let v = int(key);
-        if !(1..=max).contains(&v) {
-            return Err(format!(
-                "parameter '{key}' must be from 1 to {max}, not {v}"
-            ));
-        }
-    }
     let family = family_of(s("model_dir"), s("family"))?;
     crate::vision_model::check(s("model_dir"), family, s("model"))
 }
@@ -177,10 +135,6 @@ impl VisionInfer {
 impl Benchmark for VisionInfer {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         crate::heap::keep_freed_memory();
-        check_params(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
-            key: NAME.into(),
-            reason,
-        })?;
         let precision = Precision::parse_float(ctx.str_param("precision")?).map_err(|reason| {
             BenchmarkError::InvalidParam {
                 key: "precision".into(),

@@ -25,9 +25,7 @@ use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
     Suite,
 };
-use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params, Validation,
-};
+use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, Validation};
 
 /// The suite's name.
 pub const SUITE: &str = "selftest";
@@ -49,13 +47,13 @@ pub const NAMES: [&str; 10] = [
 /// The fault-injection suite.
 pub struct SelftestSuite;
 
-fn params(name: &str) -> Params {
+fn params(name: &str) -> Vec<Param> {
     match name {
-        "hang_measure" => [("samples".to_string(), ParamValue::Int(5))].into(),
-        "alloc" => [("mb".to_string(), ParamValue::Int(256))].into(),
-        "oom" => [("limit_mb".to_string(), ParamValue::Int(512))].into(),
+        "hang_measure" => vec![Param::int("samples", 5, 1..)],
+        "alloc" => vec![Param::int("mb", 256, 1..).unit("MiB")],
+        "oom" => vec![Param::int("limit_mb", 512, 0..).unit("MiB")],
         work::NAME => work::params(),
-        _ => Params::new(),
+        _ => Vec::new(),
     }
 }
 
@@ -93,26 +91,20 @@ impl Suite for SelftestSuite {
     fn specs(&self) -> Vec<BenchmarkSpec> {
         NAMES
             .iter()
-            .map(|n| BenchmarkSpec {
-                id: BenchmarkId::new(SUITE, *n),
-                // `work` is a chain of dependent integer steps: CPU work,
-                // probed for the clock regime like the other CPU benchmarks.
-                components: vec![if *n == work::NAME {
-                    BenchmarkComponent::Cpu
-                } else {
-                    BenchmarkComponent::System
-                }],
-                kind: BenchmarkKind::Synthetic,
-                description: Some(description(n).into()),
-                default_duration_seconds: Some(0.2),
-                external_tool: None,
-                params: params(n),
-                param_help: Default::default(),
-                param_kinds: Default::default(),
-                param_ranges: Default::default(),
-                param_choices: Default::default(),
-                timeouts: Default::default(),
-                metrics: vec![if *n == work::NAME { "time" } else { "spin" }.into()],
+            .map(|n| {
+                BenchmarkSpec::builder(SUITE, n)
+                    // `work` is a chain of dependent integer steps: CPU work,
+                    // probed for the clock regime like the other CPU benchmarks.
+                    .component(if *n == work::NAME {
+                        BenchmarkComponent::Cpu
+                    } else {
+                        BenchmarkComponent::System
+                    })
+                    .description(description(n))
+                    .duration(0.2)
+                    .params(params(n))
+                    .metric(if *n == work::NAME { "time" } else { "spin" })
+                    .build()
             })
             .collect()
     }

@@ -9,18 +9,19 @@ use std::time::Instant;
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
 };
-use warpt_model::{ParamValue, Params, Validation};
+use warpt_model::{Param, Validation};
 
 /// The benchmark's name in the suite.
 pub const NAME: &str = "work";
 
-/// Default parameters: the chain length and no slowdown.
-pub fn params() -> Params {
-    [
-        ("iterations".to_string(), ParamValue::Int(200_000)),
-        ("slowdown_pct".to_string(), ParamValue::Float(0.0)),
+/// The parameters: the chain length and no slowdown.
+pub fn params() -> Vec<Param> {
+    vec![
+        Param::int("iterations", 200_000, 1..).help("dependent integer steps per sample"),
+        Param::float("slowdown_pct", 0.0, 0.0..=1000.0)
+            .unit("%")
+            .help("extra steps, as a share of `iterations` (a slowdown of known size)"),
     ]
-    .into()
 }
 
 /// Steps of a 64-bit LCG chain, each depending on the one before.
@@ -46,11 +47,6 @@ impl Benchmark for Work {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         let iterations = ctx.int_param("iterations", 1)?;
         let slowdown = ctx.float_param("slowdown_pct")?;
-        if !(0.0..=1000.0).contains(&slowdown) {
-            return Err(BenchmarkError::Failed(format!(
-                "slowdown_pct = {slowdown} is outside 0..=1000"
-            )));
-        }
         self.steps = (iterations as f64 * (1.0 + slowdown / 100.0)).round() as u64;
         self.seed = ctx.seed;
         Ok(())

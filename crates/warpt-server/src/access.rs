@@ -221,24 +221,16 @@ fn resolve(path: &Path) -> Result<PathBuf, String> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use warpt_model::{BenchmarkComponent, BenchmarkId, BenchmarkKind};
+    use warpt_model::{BenchmarkComponent, Param};
 
     fn spec(kinds: &[(&str, ParamKind)]) -> BenchmarkSpec {
-        BenchmarkSpec {
-            id: BenchmarkId::new("s", "b"),
-            components: vec![BenchmarkComponent::Cpu],
-            kind: BenchmarkKind::Synthetic,
-            description: None,
-            default_duration_seconds: None,
-            external_tool: None,
-            params: Default::default(),
-            param_help: Default::default(),
-            param_kinds: ParamKind::table(kinds),
-            param_ranges: Default::default(),
-            param_choices: Default::default(),
-            timeouts: Default::default(),
-            metrics: Vec::new(),
-        }
+        kinds
+            .iter()
+            .fold(
+                BenchmarkSpec::builder("s", "b").component(BenchmarkComponent::Cpu),
+                |b, (name, kind)| b.param(Param::names(*kind, name, "")),
+            )
+            .build()
     }
 
     #[test]

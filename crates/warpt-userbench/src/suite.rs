@@ -7,9 +7,7 @@
 //! (`harness/CHAPTER/EXAMPLE/FILE`), which this suite creates the same way.
 
 use warpt_harness::{Benchmark, Suite};
-use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Params,
-};
+use warpt_model::{BenchmarkComponent, BenchmarkKind, BenchmarkSpec, Param, ParamValue, Params};
 
 use crate::external::ExternalBenchmark;
 
@@ -19,25 +17,43 @@ pub const SUITE: &str = "harness";
 /// The user's own benchmark files.
 pub struct HarnessSuite;
 
-/// The parameters of a user benchmark, with their defaults.
-pub fn default_params() -> Params {
-    [
-        ("file", ParamValue::from("")),
-        ("python", ParamValue::from("python3")),
-        ("kwargs", ParamValue::from("")),
-        ("output_file", ParamValue::from("")),
-        ("reproducible", ParamValue::Bool(false)),
-        ("cold_start", ParamValue::Bool(false)),
-        ("timing", ParamValue::from("")),
-        ("cold_cache", ParamValue::from("")),
-        ("device_hygiene", ParamValue::from("")),
-        ("defaults", ParamValue::from("")),
-        ("command", ParamValue::from("")),
-        ("measure", ParamValue::from("time")),
+/// The parameters of a user benchmark.
+fn params() -> Vec<Param> {
+    vec![
+        Param::command("file", "").help("the benchmark file"),
+        Param::command("python", "python3").help("the Python interpreter"),
+        Param::text("kwargs", "").help(
+            "a JSON object of keyword arguments for get_benchmark(), the class or run_benchmark()",
+        ),
+        Param::output_path("output_file", "")
+            .help("where the last call's returned numbers are written (JSON)"),
+        Param::flag("reproducible", false)
+            .help("seed random/NumPy/torch, PYTHONHASHSEED, deterministic algorithms"),
+        Param::flag("cold_start", false)
+            .help("a fresh interpreter per sample, the page cache dropped where permitted"),
+        Param::choice("timing", "", &["", "host", "device", "pytorch", "triton"])
+            .help("host, device, pytorch or triton (empty: get_config()'s, else host)"),
+        Param::choice("cold_cache", "", &["", "true", "false"]).help(
+            "true: flush the cache before every call, each call timed alone (empty: get_config()'s)",
+        ),
+        Param::choice("device_hygiene", "", &["", "true", "false"]).help(
+            "false: no gc.collect / CUDA synchronize, empty_cache, reset_peak_memory_stats before the first timed call",
+        ),
+        Param::text("defaults", "").help(
+            "a JSON object of bench.yaml's run settings (timing, cold_cache, ...), below get_config()'s",
+        ),
+        Param::command("command", "").help(
+            "a command (sh -c, in the file's directory) that starts an adapter for a file in another language (docs/protocol.md); empty: Python's",
+        ),
+        Param::choice("measure", "time", &["time", "instructions"]).help(
+            "time; or instructions: also one call's executed instructions (the CPU's counters, else cachegrind), from counted sessions of N and 2N calls",
+        ),
     ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect()
+}
+
+/// The parameters' defaults.
+pub fn default_params() -> Params {
+    spec("file").params
 }
 
 /// Measurement seconds of a user benchmark when neither a flag, the config
@@ -51,78 +67,35 @@ pub const DEFAULT_BURNIN_S: f64 = 1.0;
 
 /// The spec of the user benchmark `name` (a file, an example's variant).
 pub fn spec(name: &str) -> BenchmarkSpec {
-    BenchmarkSpec {
-        id: BenchmarkId::new(SUITE, name),
-        components: vec![BenchmarkComponent::Cpu],
-        kind: BenchmarkKind::Application,
-        description: Some(
+    BenchmarkSpec::builder(SUITE, name)
+        .component(BenchmarkComponent::Cpu)
+        .kind(BenchmarkKind::Application)
+        .description(
             "A benchmark of your own: a Python file with setup(), benchmark_fn() and teardown() \
-             (docs/harness.md), timed per call by warpt's stopping rule."
+             (docs/harness.md), timed per call by warpt's stopping rule.",
+        )
+        .duration(DEFAULT_DURATION_S)
+        .external_tool("python3")
+        .params(params())
+        .check(check_file)
+        .metric("latency_ms")
+        .metric("ttft_ms")
+        .metric("tpot_ms")
+        .build()
+}
+
+/// The benchmark file is given and exists.
+fn check_file(params: &Params) -> Result<(), String> {
+    match params.get("file").and_then(ParamValue::as_str) {
+        Some("") | None => Err(
+            "parameter 'file': give the benchmark file (--param file=PATH), or run a tree with \
+             `warpt harness run DIR`"
                 .into(),
         ),
-        default_duration_seconds: Some(DEFAULT_DURATION_S),
-        external_tool: Some("python3".into()),
-        params: default_params(),
-        param_help: [
-            ("file", "the benchmark file"),
-            ("python", "the Python interpreter"),
-            (
-                "kwargs",
-                "a JSON object of keyword arguments for get_benchmark(), the class or run_benchmark()",
-            ),
-            (
-                "output_file",
-                "where the last call's returned numbers are written (JSON)",
-            ),
-            (
-                "reproducible",
-                "seed random/NumPy/torch, PYTHONHASHSEED, deterministic algorithms",
-            ),
-            (
-                "cold_start",
-                "a fresh interpreter per sample, the page cache dropped where permitted",
-            ),
-            (
-                "timing",
-                "host, device, pytorch or triton (empty: get_config()'s, else host)",
-            ),
-            (
-                "cold_cache",
-                "true: flush the cache before every call, each call timed alone (empty: get_config()'s)",
-            ),
-            (
-                "device_hygiene",
-                "false: no gc.collect / CUDA synchronize, empty_cache, reset_peak_memory_stats before the first timed call",
-            ),
-            (
-                "defaults",
-                "a JSON object of bench.yaml's run settings (timing, cold_cache, ...), below get_config()'s",
-            ),
-            (
-                "command",
-                "a command (sh -c, in the file's directory) that starts an adapter for a file in another language (docs/protocol.md); empty: Python's",
-            ),
-            (
-                "measure",
-                "time; or instructions: also one call's executed instructions (the CPU's counters, else cachegrind), from counted sessions of N and 2N calls",
-            ),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect(),
-        param_kinds: warpt_model::ParamKind::table(&[("file", warpt_model::ParamKind::Command), ("python", warpt_model::ParamKind::Command), ("output_file", warpt_model::ParamKind::OutputPath), ("command", warpt_model::ParamKind::Command)]),
-        param_ranges: Default::default(),
-        param_choices: [
-            ("timing", &["", "host", "device", "pytorch", "triton"][..]),
-            ("cold_cache", &["", "true", "false"][..]),
-            ("device_hygiene", &["", "true", "false"][..]),
-            ("measure", &["time", "instructions"][..]),
-        ]
-        .into_iter()
-        .map(|(k, v)| (k.to_string(), v.iter().map(|c| c.to_string()).collect()))
-        .collect(),
-        timeouts: Default::default(),
-        metrics: vec!["latency_ms".into(), "ttft_ms".into(), "tpot_ms".into()],
+        Some(f) if !std::path::Path::new(f).is_file() => {
+            Err(format!("parameter 'file': {f} is not a file"))
+        }
+        Some(_) => Ok(()),
     }
 }
 
@@ -141,19 +114,5 @@ impl Suite for HarnessSuite {
 
     fn create(&self, _name: &str) -> Option<Box<dyn Benchmark>> {
         Some(Box::new(ExternalBenchmark::from_params()))
-    }
-
-    fn check_params(&self, _name: &str, params: &Params) -> Result<(), String> {
-        match params.get("file").and_then(ParamValue::as_str) {
-            Some("") | None => Err(
-                "parameter 'file': give the benchmark file (--param file=PATH), or run a tree with \
-                 `warpt harness run DIR`"
-                    .into(),
-            ),
-            Some(f) if !std::path::Path::new(f).is_file() => {
-                Err(format!("parameter 'file': {f} is not a file"))
-            }
-            Some(_) => Ok(()),
-        }
     }
 }

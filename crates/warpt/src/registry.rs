@@ -69,3 +69,110 @@ fn with_user(user: UserSuite) -> Registry {
     }
     r
 }
+
+#[cfg(test)]
+mod tests {
+    use warpt_model::{BenchmarkSpec, ParamValue};
+
+    /// Every benchmark built in (the user suite declares none here).
+    fn specs() -> Vec<BenchmarkSpec> {
+        let specs = super::registry().all_specs();
+        assert!(specs.len() > 20, "{} specs", specs.len());
+        specs
+    }
+
+    /// Every text parameter of every benchmark is one of: a kind (a
+    /// command, an input or output path, a secret's variable, an address:
+    /// what `warpt serve` guards), a fixed set of choices, or a plain value
+    /// this list names after checking it runs nothing and opens no file. A
+    /// new parameter that names a file or a command fails here until its
+    /// declaration says so.
+    #[test]
+    fn every_text_parameter_is_a_declared_kind_a_choice_or_a_reviewed_value() {
+        const PLAIN: &[(&str, &str)] = &[
+            (
+                "ops",
+                "disk_io's list of tests, checked against a fixed set",
+            ),
+            (
+                "model",
+                "llm_serve's model name, sent to the server as text (elsewhere a preset choice)",
+            ),
+            ("n", "gemm's comma-separated matrix orders"),
+            (
+                "kwargs",
+                "JSON handed to the user's own (command-kind) file",
+            ),
+            (
+                "defaults",
+                "JSON of bench.yaml's run settings (timing, cold_cache, ...) for the user's own file",
+            ),
+        ];
+        let mut kinds_seen = 0;
+        for spec in specs() {
+            kinds_seen += spec.param_kinds.len();
+            for (k, v) in &spec.params {
+                if !matches!(v, ParamValue::Str(_))
+                    || spec.param_kinds.contains_key(k)
+                    || spec.param_choices.contains_key(k)
+                {
+                    continue;
+                }
+                assert!(
+                    PLAIN.iter().any(|(name, _)| name == k),
+                    "{}: text parameter '{k}' has no kind and no choices; if it names a file or \
+                     a command, declare it so (Param::input_path, Param::command, ...)",
+                    spec.id
+                );
+            }
+        }
+        assert!(kinds_seen >= 20, "only {kinds_seen} kinds declared");
+    }
+
+    /// A number without bounds fails in a worker instead of at plan time:
+    /// every numeric parameter declares its range, and every default meets
+    /// its own declaration.
+    #[test]
+    fn every_number_has_a_range_and_every_default_meets_its_declaration() {
+        for spec in specs() {
+            for (k, v) in &spec.params {
+                let number = match v {
+                    ParamValue::Int(i) => Some(*i as f64),
+                    ParamValue::Float(f) => Some(*f),
+                    _ => None,
+                };
+                if let Some(x) = number {
+                    let range = spec.param_ranges.get(k).unwrap_or_else(|| {
+                        panic!("{}: numeric parameter '{k}' declares no range", spec.id)
+                    });
+                    assert!(
+                        range.contains(x),
+                        "{}: '{k}' = {x} is outside {range}",
+                        spec.id
+                    );
+                }
+                if let (Some(choices), ParamValue::Str(s)) = (spec.param_choices.get(k), v) {
+                    assert!(
+                        choices.contains(s),
+                        "{}: '{k}' = '{s}' is not one of {choices:?}",
+                        spec.id
+                    );
+                }
+            }
+            for k in spec
+                .param_help
+                .keys()
+                .chain(spec.param_ranges.keys())
+                .chain(spec.param_choices.keys())
+                .chain(spec.param_kinds.keys())
+                .chain(spec.param_units.keys())
+            {
+                assert!(
+                    spec.params.contains_key(k),
+                    "{}: '{k}' is described but not a parameter",
+                    spec.id
+                );
+            }
+        }
+    }
+}

@@ -5,9 +5,10 @@
 //! again by that path and the benchmark's name.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use warpt_harness::{Benchmark, Suite};
-use warpt_model::{BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamKind, ParamValue, Params};
+use warpt_model::{BenchmarkKind, BenchmarkSpec, Param, ParamRange, ParamValue, Params};
 
 use super::bench::DeclaredBenchmark;
 use super::file::{Declared, FILE_PARAM, MEASURED};
@@ -36,66 +37,73 @@ impl UserSuite {
 }
 
 fn spec_of(d: &Declared) -> BenchmarkSpec {
-    let mut params: Params = d
-        .params
-        .iter()
-        .filter_map(|(k, v)| v.first().map(|first| (k.clone(), first.clone())))
-        .collect();
-    params.insert(
-        FILE_PARAM.into(),
-        ParamValue::Str(d.file.display().to_string()),
-    );
-    let mut param_help: BTreeMap<String, String> = d
-        .params
-        .iter()
-        .map(|(k, v)| {
-            let listed: Vec<String> = v.iter().map(ToString::to_string).collect();
-            (
-                k.clone(),
-                format!("{{{k}}} in the commands; declared: {}", listed.join(", ")),
-            )
-        })
-        .collect();
-    param_help.insert(
-        FILE_PARAM.into(),
-        "the file that declares this benchmark".into(),
-    );
-    let param_choices = d
-        .params
-        .iter()
-        .filter(|(_, v)| v.len() > 1 && matches!(v[0], ParamValue::Str(_)))
-        .map(|(k, v)| (k.clone(), v.iter().map(ToString::to_string).collect()))
-        .collect();
-    // The declaring file runs its own commands, and a free text value is
-    // pasted into them as it is: both are commands (a number is checked
-    // as one, and a text with declared choices must be one of them).
-    let mut param_kinds: BTreeMap<String, ParamKind> = d
-        .params
-        .iter()
-        .filter(|(_, v)| v.len() == 1 && matches!(v[0], ParamValue::Str(_)))
-        .map(|(k, _)| (k.clone(), ParamKind::Command))
-        .collect();
-    param_kinds.insert(FILE_PARAM.into(), ParamKind::Command);
     let mut metrics: Vec<String> = MEASURED.iter().map(|m| m.to_string()).collect();
     metrics.extend(d.metrics.iter().map(|m| m.name.clone()));
-    BenchmarkSpec {
-        id: BenchmarkId::new(SUITE, &d.name),
-        components: d.components.clone(),
-        kind: BenchmarkKind::Application,
-        description: Some(
+    let mut b = BenchmarkSpec::builder(SUITE, &d.name)
+        .kind(BenchmarkKind::Application)
+        .description(
             d.description
                 .clone()
                 .unwrap_or_else(|| format!("`{}`, declared in {}", d.command, d.file.display())),
-        ),
-        default_duration_seconds: Some(d.duration.unwrap_or(DEFAULT_DURATION_S)),
-        external_tool: Some(d.shell.clone()),
-        params,
-        param_help,
-        param_kinds,
-        param_ranges: Default::default(),
-        param_choices,
-        timeouts: Default::default(),
-        metrics,
+        )
+        .duration(d.duration.unwrap_or(DEFAULT_DURATION_S))
+        .external_tool(d.shell.clone());
+    for c in &d.components {
+        b = b.component(*c);
+    }
+    for (k, values) in &d.params {
+        if let Some(p) = declared_param(k, values) {
+            b = b.param(p);
+        }
+    }
+    // The declaring file runs its own commands.
+    b = b
+        .param(
+            Param::command(FILE_PARAM, &d.file.display().to_string())
+                .help("the file that declares this benchmark"),
+        )
+        .check({
+            let (name, file) = (d.name.clone(), d.file.clone());
+            move |p| check_file(&name, &file, p)
+        });
+    for m in metrics {
+        b = b.metric(m);
+    }
+    b.build()
+}
+
+/// A parameter the user declared with its values: a text value pasted
+/// into the commands as it is is a command, unless it has choices (then
+/// it must be one of them); a number is checked as one, with no bounds
+/// but the user's.
+fn declared_param(name: &str, values: &[ParamValue]) -> Option<Param> {
+    let listed: Vec<String> = values.iter().map(ToString::to_string).collect();
+    let help = format!(
+        "{{{name}}} in the commands; declared: {}",
+        listed.join(", ")
+    );
+    let p = match values.first()? {
+        ParamValue::Str(first) if values.len() > 1 => {
+            let choices: Vec<&str> = listed.iter().map(String::as_str).collect();
+            Param::choice(name, first, &choices)
+        }
+        ParamValue::Str(first) => Param::command(name, first),
+        ParamValue::Int(v) => Param::int(name, *v, ParamRange::default()),
+        ParamValue::Float(v) => Param::float(name, *v, ParamRange::default()),
+        ParamValue::Bool(v) => Param::flag(name, *v),
+    };
+    Some(p.help(help))
+}
+
+/// The file a run names (the declaring one, or another) declares the
+/// benchmark `name`.
+fn check_file(name: &str, declaring: &Path, params: &Params) -> Result<(), String> {
+    match params.get(FILE_PARAM).and_then(ParamValue::as_str) {
+        Some(f) if Path::new(f) == declaring => Ok(()),
+        Some(f) => super::find(Path::new(f), name)
+            .map(|_| ())
+            .map_err(|e| format!("parameter 'file': {e}")),
+        None => Err("parameter 'file' must name the declaring file".into()),
     }
 }
 
@@ -114,19 +122,6 @@ impl Suite for UserSuite {
 
     fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
         Some(Box::new(DeclaredBenchmark::new(name)))
-    }
-
-    fn check_params(&self, name: &str, params: &Params) -> Result<(), String> {
-        let Some(d) = self.get(name) else {
-            return Ok(());
-        };
-        match params.get(FILE_PARAM).and_then(ParamValue::as_str) {
-            Some(f) if std::path::Path::new(f) == d.file => Ok(()),
-            Some(f) => super::find(std::path::Path::new(f), name)
-                .map(|_| ())
-                .map_err(|e| format!("parameter 'file': {e}")),
-            None => Err("parameter 'file' must name the declaring file".into()),
-        }
     }
 
     fn matrix(&self, name: &str) -> BTreeMap<String, String> {

@@ -19,8 +19,7 @@ use std::process::{Command, Stdio};
 
 use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
 use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, ParamRange,
-    ParamValue, StageLimits, Validation,
+    BenchmarkComponent, BenchmarkMetric, BenchmarkSpec, Param, ParamValue, Validation,
 };
 
 use crate::hpl::{self, RESIDUAL_THRESHOLD};
@@ -38,73 +37,48 @@ const INSTALL_HINT: &str = "install HPL (Debian/Ubuntu: apt-get install hpcc, wh
 
 /// The spec.
 pub fn spec() -> BenchmarkSpec {
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Cpu],
-        kind: BenchmarkKind::Synthetic,
-        description: Some(format!(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Cpu)
+        .description(format!(
             "HPL itself: xhpl or hpcc (PATH, or --param binary=) with a generated input for N, NB, P x Q \
              (P x Q > 1 through mpirun). N is solved runs + 1 times in one invocation, the first discarded as \
              warm-up; HPL's Gflops and residual check per solve. The BLAS HPL loads is named in details; the \
              reference BLAS is skipped unless allow_reference_blas=true. Skipped when no HPL is installed: \
              {INSTALL_HINT}."
-        )),
-        default_duration_seconds: None,
-        external_tool: Some("xhpl or hpcc".into()),
-        params: [
-            ("n".to_string(), ParamValue::Int(3000)),
-            ("nb".to_string(), ParamValue::Int(DEFAULT_NB as i64)),
-            ("p".to_string(), ParamValue::Int(1)),
-            ("q".to_string(), ParamValue::Int(1)),
-            ("runs".to_string(), ParamValue::Int(3)),
-            ("mem_fraction".to_string(), ParamValue::Float(0.0)),
-            ("binary".to_string(), ParamValue::from("")),
-            ("allow_reference_blas".to_string(), ParamValue::Bool(false)),
-        ]
-        .into(),
-        param_help: [
-            ("n".to_string(), "matrix order N".to_string()),
-            ("nb".to_string(), "HPL's block size NB".to_string()),
-            ("p".to_string(), "process rows P".to_string()),
-            ("q".to_string(), "process columns Q (P x Q MPI ranks)".to_string()),
-            (
-                "runs".to_string(),
-                format!("solves measured, after one warm-up solve (1..={})", MAX_SIZES - 1),
-            ),
-            (
-                "mem_fraction".to_string(),
-                "size N so the fp64 matrix uses this share of available memory (0 = use n; at most 0.9)"
-                    .to_string(),
-            ),
-            (
-                "binary".to_string(),
-                "path of xhpl or hpcc (empty = xhpl, then hpcc, from PATH)".to_string(),
-            ),
-            (
-                "allow_reference_blas".to_string(),
-                "run HPL even on Netlib's unoptimized reference BLAS (otherwise skipped with the fix)"
-                    .to_string(),
-            ),
-        ]
-        .into(),
-        param_kinds: warpt_model::ParamKind::table(&[("binary", warpt_model::ParamKind::Command)]),
-        param_ranges: ParamRange::table(&[
-            ("n", ParamRange::at_least(1.0)),
-            ("nb", ParamRange::at_least(1.0)),
-            ("p", ParamRange::at_least(1.0)),
-            ("q", ParamRange::at_least(1.0)),
-        ]),
-        param_choices: Default::default(),
+        ))
+        .external_tool("xhpl or hpcc")
+        .param(Param::int("n", 3000, 1..).help("matrix order N"))
+        .param(Param::int("nb", DEFAULT_NB as i64, 1..).help("HPL's block size NB"))
+        .param(Param::int("p", 1, 1..).help("process rows P"))
+        .param(Param::int("q", 1, 1..).help("process columns Q (P x Q MPI ranks)"))
+        .param(
+            Param::int("runs", 3, 1..=MAX_SIZES as i64 - 1).help(format!(
+                "solves measured, after one warm-up solve (HPL reads at most {MAX_SIZES} sizes)"
+            )),
+        )
+        .param(solve::mem_fraction(
+            "size N so the fp64 matrix uses this share of available memory (0 = use n; at most 0.9)",
+        ))
+        .param(Param::command("binary", "").help("path of xhpl or hpcc (empty = xhpl, then hpcc, from PATH)"))
+        .param(Param::flag("allow_reference_blas", false).help(
+            "run HPL even on Netlib's unoptimized reference BLAS (otherwise skipped with the fix)",
+        ))
+        .check(|params| {
+            solve::check_mem_fraction(params)?;
+            match params.get("binary").and_then(ParamValue::as_str) {
+                Some(binary) if !binary.is_empty() => {
+                    find_binary(binary).map(|_| ()).map_err(|e| e.to_string())
+                }
+                _ => Ok(()),
+            }
+        })
         // HPL's run time grows as N^3 and with its BLAS: each part's limit is
         // reckoned as the run goes (see `follow`); setup measures this
         // machine's GEMM rate and probes the BLAS.
-        timeouts: StageLimits::default(),
-        metrics: vec![
-            "gflops".into(),
-            "time_s".into(),
-            "scaled_residual".into(),
-        ],
-    }
+        .metric("gflops")
+        .metric("time_s")
+        .metric("scaled_residual")
+        .build()
 }
 
 /// The binary a `binary` parameter names, or xhpl then hpcc from PATH.

@@ -26,9 +26,7 @@ use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
     Suite, WorkLimit, at_floor_rate,
 };
-use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Validation,
-};
+use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Validation};
 
 /// The benchmark's name (in the micro suite).
 pub const NAME: &str = "gemm";
@@ -119,53 +117,28 @@ impl Precision {
 
 /// The spec.
 pub fn spec() -> BenchmarkSpec {
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::gemm::SUITE, NAME),
-        components: vec![BenchmarkComponent::Cpu],
-        kind: BenchmarkKind::Synthetic,
-        description: Some(
+    BenchmarkSpec::builder(crate::gemm::SUITE, NAME)
+        .component(BenchmarkComponent::Cpu)
+        .description(
             "C = A·B for square n x n matrices at each size in n, in fp64, fp32, bf16 with fp32 \
              accumulation and int8 with int32 accumulation (warpt's GEMM engine), on every allowed CPU. 2 n^3 \
              operations per product (GFLOP/s; GOP/s for int8). Validation: sampled entries of C against an \
-             fp64 (for int8 exact) recomputation, within a bound stated per precision."
-                .into(),
-        ),
-        default_duration_seconds: Some(6.0),
-        external_tool: None,
-        params: [
-            ("n".to_string(), ParamValue::from(DEFAULT_SIZES)),
-            ("precision".to_string(), ParamValue::from("all")),
-            ("threads".to_string(), ParamValue::Int(0)),
-        ]
-        .into(),
-        param_help: [
-            (
-                "n".to_string(),
-                "matrix orders, comma-separated (each >= 1)".to_string(),
-            ),
-            (
-                "precision".to_string(),
-                "all, or one of fp64, fp32, bf16, int8".to_string(),
-            ),
-            (
-                "threads".to_string(),
-                "threads; 0 = one per CPU this process may use".to_string(),
-            ),
-        ]
-        .into(),
-        param_kinds: Default::default(),
-        param_ranges: warpt_model::ParamRange::table(&[("threads", warpt_model::ParamRange::at_least(0.0))]),
-        param_choices: [(
-            "precision".to_string(),
-            ["all", "fp64", "fp32", "bf16", "int8"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
-        )]
-        .into(),
-        timeouts: Default::default(),
-        metrics: vec!["gflops".into()],
-    }
+             fp64 (for int8 exact) recomputation, within a bound stated per precision.",
+        )
+        .duration(6.0)
+        .param(Param::text("n", DEFAULT_SIZES).help("matrix orders, comma-separated (each >= 1)"))
+        .param(
+            Param::choice("precision", "all", &["all", "fp64", "fp32", "bf16", "int8"])
+                .help("all, or one of fp64, fp32, bf16, int8"),
+        )
+        .param(Param::int("threads", 0, 0..).help("threads; 0 = one per CPU this process may use"))
+        .check(|params| {
+            sizes(params.get("n"))
+                .map(|_| ())
+                .map_err(|e| format!("parameter 'n': {e}"))
+        })
+        .metric("gflops")
+        .build()
 }
 
 /// The sizes a `n` parameter names.
@@ -625,13 +598,6 @@ impl Suite for GemmBenchmarks {
 
     fn specs(&self) -> Vec<BenchmarkSpec> {
         vec![spec()]
-    }
-
-    fn check_params(&self, name: &str, params: &warpt_model::Params) -> Result<(), String> {
-        if name == NAME {
-            sizes(params.get("n")).map_err(|e| format!("parameter 'n': {e}"))?;
-        }
-        Ok(())
     }
 
     fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {

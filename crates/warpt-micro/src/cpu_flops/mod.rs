@@ -12,9 +12,7 @@ use warpt_harness::SeriesMetrics;
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
 };
-use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Validation,
-};
+use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Validation};
 
 pub use kernels::{Isa, IsaKernels, MAX_ITERS};
 pub use low::{LowKernel, LowPrecision};
@@ -29,11 +27,9 @@ const SAMPLE_TARGET: Duration = Duration::from_millis(10);
 
 /// The spec of `cpu_flops`.
 pub fn spec() -> BenchmarkSpec {
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Cpu],
-        kind: BenchmarkKind::Synthetic,
-        description: Some(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Cpu)
+        .description(
             "Peak throughput: independent chains of fused multiply-adds in the widest SIMD the CPU \
              has (AVX-512F > AVX2+FMA > SSE2; NEON on AArch64) in fp64 and fp32, and the \
              low-precision units where present: bf16 (AVX512_BF16 vdpbf16ps), fp16 (AVX512_FP16), \
@@ -41,43 +37,26 @@ pub fn spec() -> BenchmarkSpec {
              bf16_amx (tdpbf16ps) and int8_amx (tdpbssd), on one pinned \
              thread and on one pinned thread per allowed CPU. 2 operations per multiply-add (GFLOP/s; \
              GOP/s for int8); a precision the CPU lacks is named with the missing ISA. Validation: \
-             every lane equals its closed-form value exactly."
-                .into(),
-        ),
-        default_duration_seconds: Some(4.0),
-        external_tool: None,
-        params: [
-            ("threads".to_string(), ParamValue::Int(0)),
-            ("precision".to_string(), ParamValue::from("all")),
-        ]
-        .into(),
-        param_help: [
-            (
-                "threads".to_string(),
-                "threads for the all-threads series; 0 = one per CPU this process may use"
-                    .to_string(),
-            ),
-            (
-                "precision".to_string(),
+             every lane equals its closed-form value exactly.",
+        )
+        .duration(4.0)
+        .param(
+            Param::int("threads", 0, 0..)
+                .help("threads for the all-threads series; 0 = one per CPU this process may use"),
+        )
+        .param(
+            Param::choice(
+                "precision",
+                "all",
+                &["all", "fp64", "fp32", "bf16", "fp16", "int8", "bf16_amx", "int8_amx"],
+            )
+            .help(
                 "all (every precision this CPU has), or one of fp64, fp32, bf16, fp16, int8, \
-                 bf16_amx, int8_amx"
-                    .to_string(),
+                 bf16_amx, int8_amx",
             ),
-        ]
-        .into(),
-        param_kinds: Default::default(),
-        param_ranges: warpt_model::ParamRange::table(&[("threads", warpt_model::ParamRange::at_least(0.0))]),
-        param_choices: [(
-            "precision".to_string(),
-            ["all", "fp64", "fp32", "bf16", "fp16", "int8", "bf16_amx", "int8_amx"]
-                .iter()
-                .map(|p| p.to_string())
-                .collect(),
-        )]
-        .into(),
-        timeouts: Default::default(),
-        metrics: vec!["gflops".into()],
-    }
+        )
+        .metric("gflops")
+        .build()
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

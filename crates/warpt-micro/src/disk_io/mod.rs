@@ -23,8 +23,8 @@ use warpt_harness::{
     WorkLimit, at_floor_rate,
 };
 use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, ParamValue,
-    Params, StageLimits, Validation,
+    BenchmarkComponent, BenchmarkMetric, BenchmarkSpec, Param, ParamValue, Params, StageLimits,
+    Validation,
 };
 
 use engine::{BatchCheck, Engine, Op};
@@ -46,11 +46,9 @@ const ALL_OPS: [&str; 4] = ["seq_write", "seq_read", "rand_read", "rand_write"];
 
 /// The spec of `disk_io`.
 pub fn spec() -> BenchmarkSpec {
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Storage],
-        kind: BenchmarkKind::Synthetic,
-        description: Some(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Storage)
+        .description(
             "File-system I/O like fio: sequential write and read in 1 MiB blocks (`throughput`, MB/s = 1e6 \
              B/s) and random `block_kb` reads and writes (`iops`, and per-I/O `latency_us` with p50/p99/p99.9), \
              all at `queue_depth` through io_uring set up as fio's engine does, completions polled and, for \
@@ -59,39 +57,34 @@ pub fn spec() -> BenchmarkSpec {
              O_DIRECT where the file system allows it (tmpfs does not: then the page cache is measured and \
              the result says so). Writes end each sample with fdatasync, counted. The file has no name on \
              disk at any moment, so it cannot be left behind. Validation: every page read carries its own \
-             offset."
-                .into(),
-        ),
-        default_duration_seconds: Some(8.0),
-        external_tool: None,
-        params: [
-            ("path".to_string(), ParamValue::Str(String::new())),
-            ("size_mb".to_string(), ParamValue::Int(1024)),
-            ("block_kb".to_string(), ParamValue::Int(4)),
-            ("queue_depth".to_string(), ParamValue::Int(16)),
-            ("direct".to_string(), ParamValue::Bool(true)),
-            ("ops".to_string(), ParamValue::Str(ALL_OPS.join(","))),
-        ]
-        .into(),
-        param_help: [
-            ("path".to_string(), "directory to test in; empty = the system temporary directory".to_string()),
-            ("size_mb".to_string(), "file size in MiB".to_string()),
-            ("block_kb".to_string(), "random I/O block size in KiB (a multiple of 4)".to_string()),
-            ("queue_depth".to_string(), "I/Os in flight (1..=256)".to_string()),
-            ("direct".to_string(), "use O_DIRECT where the file system supports it".to_string()),
-            ("ops".to_string(), "comma-separated tests to run, in this order: seq_write, seq_read, rand_read, rand_write".to_string()),
-        ]
-        .into(),
+             offset.",
+        )
+        .duration(8.0)
+        .param(
+            Param::output_path("path", "")
+                .help("directory to test in; empty = the system temporary directory"),
+        )
+        .param(Param::int("size_mb", 1024, 1..).unit("MiB").help("file size in MiB"))
+        .param(
+            Param::int("block_kb", 4, 4..=1024)
+                .unit("KiB")
+                .help("random I/O block size in KiB (a multiple of 4)"),
+        )
+        .param(Param::int("queue_depth", 16, 1..=256).help("I/Os in flight"))
+        .param(Param::flag("direct", true).help("use O_DIRECT where the file system supports it"))
+        .param(Param::text("ops", &ALL_OPS.join(",")).help(
+            "comma-separated tests to run, in this order: seq_write, seq_read, rand_read, rand_write",
+        ))
+        .check(check_params)
         // Filling a large file on a slow disk takes a while.
-        param_kinds: warpt_model::ParamKind::table(&[("path", warpt_model::ParamKind::OutputPath)]),
-        param_ranges: Default::default(),
-        param_choices: Default::default(),
-        timeouts: StageLimits {
+        .timeouts(StageLimits {
             setup: Some(600.0),
             ..StageLimits::default()
-        },
-        metrics: vec!["throughput".into(), "iops".into(), "latency_us".into()],
-    }
+        })
+        .metric("throughput")
+        .metric("iops")
+        .metric("latency_us")
+        .build()
 }
 
 /// Parameters, checked.

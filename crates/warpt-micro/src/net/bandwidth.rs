@@ -6,9 +6,7 @@ use std::net::TcpStream;
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
 };
-use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamValue, Validation,
-};
+use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamKind, ParamValue, Validation};
 
 use super::Target;
 use super::protocol::{self, Mode};
@@ -24,36 +22,21 @@ const CHUNK: usize = 128 << 10;
 
 /// The spec of `net_bandwidth`.
 pub fn spec() -> BenchmarkSpec {
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Network],
-        kind: BenchmarkKind::Synthetic,
-        description: Some(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Network)
+        .description(
             "TCP goodput like iperf3: each stream sends 32 MiB rounds that the server acknowledges once \
              received, so a sample counts only bytes that arrived. One stream, then `streams` in \
              parallel. Metric `throughput` in Gbit/s (1e9 bits/s), tagged `streams`. Default peer: a \
              server inside warpt on 127.0.0.1; `host=ADDR[:PORT]` targets `warpt net-server`. \
-             Validation: every acknowledgement matches the bytes sent."
-                .into(),
-        ),
-        default_duration_seconds: Some(6.0),
-        external_tool: None,
-        params: [
-            ("host".to_string(), ParamValue::Str(String::new())),
-            ("streams".to_string(), ParamValue::Int(4)),
-        ]
-        .into(),
-        param_help: [
-            ("host".to_string(), super::HOST_HELP.to_string()),
-            ("streams".to_string(), "parallel streams for the second series (1..=64)".to_string()),
-        ]
-        .into(),
-        param_kinds: warpt_model::ParamKind::table(&[("host", warpt_model::ParamKind::Address)]),
-        param_ranges: Default::default(),
-        param_choices: Default::default(),
-        timeouts: Default::default(),
-        metrics: vec!["throughput".into()],
-    }
+             Validation: every acknowledgement matches the bytes sent.",
+        )
+        .duration(6.0)
+        .param(Param::names(ParamKind::Address, "host", "").help(super::HOST_HELP))
+        .param(Param::int("streams", 4, 1..=64).help("parallel streams for the second series"))
+        .check(super::check_params)
+        .metric("throughput")
+        .build()
 }
 
 /// One stream's connection and what it has seen.
@@ -174,12 +157,6 @@ impl NetBandwidth {
 impl Benchmark for NetBandwidth {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         self.streams = ctx.int_param("streams", 1)? as usize;
-        if self.streams > 64 {
-            return Err(BenchmarkError::InvalidParam {
-                key: "streams".into(),
-                reason: format!("{} is above 64", self.streams),
-            });
-        }
         self.target = Some(Target::from_params(&ctx.params)?);
         Ok(())
     }

@@ -9,8 +9,7 @@ use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
 };
 use warpt_model::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, ParamValue,
-    Validation,
+    BenchmarkComponent, BenchmarkMetric, BenchmarkSpec, Param, ParamKind, ParamValue, Validation,
 };
 
 use super::Target;
@@ -26,43 +25,30 @@ const RTTS_KEPT: usize = 20_000;
 
 /// The spec of `net_latency`.
 pub fn spec() -> BenchmarkSpec {
-    BenchmarkSpec {
-        id: BenchmarkId::new(crate::SUITE, NAME),
-        components: vec![BenchmarkComponent::Network],
-        kind: BenchmarkKind::Synthetic,
-        description: Some(
+    BenchmarkSpec::builder(crate::SUITE, NAME)
+        .component(BenchmarkComponent::Network)
+        .description(
             "TCP request/response round trips of `message_bytes` (TCP_NODELAY, one connection, one \
              message in flight), like netperf TCP_RR. Metric `rtt_us`: per-message round-trip time \
              with p50/p99/p99.9; `transactions` per second per sample. Default peer: a server inside \
              warpt on 127.0.0.1; `host=ADDR[:PORT]` targets `warpt net-server`. Validation: every echo \
-             equals the message sent."
-                .into(),
-        ),
-        default_duration_seconds: Some(3.0),
-        external_tool: None,
-        params: [
-            ("host".to_string(), ParamValue::Str(String::new())),
-            ("message_bytes".to_string(), ParamValue::Int(64)),
-            ("busy_poll".to_string(), ParamValue::Bool(false)),
-        ]
-        .into(),
-        param_help: [
-            ("host".to_string(), super::HOST_HELP.to_string()),
-            ("message_bytes".to_string(), format!("bytes per message (1..={MAX_MESSAGE})")),
-            (
-                "busy_poll".to_string(),
-                "spin on a non-blocking socket instead of sleeping in read (no wake-up \
-                 latency; one CPU kept busy)"
-                    .to_string(),
-            ),
-        ]
-        .into(),
-        param_kinds: warpt_model::ParamKind::table(&[("host", warpt_model::ParamKind::Address)]),
-        param_ranges: Default::default(),
-        param_choices: Default::default(),
-        timeouts: Default::default(),
-        metrics: vec!["rtt_us".into(), "transactions".into()],
-    }
+             equals the message sent.",
+        )
+        .duration(3.0)
+        .param(Param::names(ParamKind::Address, "host", "").help(super::HOST_HELP))
+        .param(
+            Param::int("message_bytes", 64, 1..=i64::from(MAX_MESSAGE))
+                .unit("B")
+                .help("bytes per message"),
+        )
+        .param(Param::flag("busy_poll", false).help(
+            "spin on a non-blocking socket instead of sleeping in read (no wake-up \
+             latency; one CPU kept busy)",
+        ))
+        .check(super::check_params)
+        .metric("rtt_us")
+        .metric("transactions")
+        .build()
 }
 
 /// One round trip on a non-blocking socket: write all of `out`, then read
@@ -110,14 +96,7 @@ impl NetLatency {
 
 impl Benchmark for NetLatency {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
-        let m = ctx.int_param("message_bytes", 1)?;
-        if m > MAX_MESSAGE as i64 {
-            return Err(BenchmarkError::InvalidParam {
-                key: "message_bytes".into(),
-                reason: format!("{m} is above {MAX_MESSAGE}"),
-            });
-        }
-        self.message = m as usize;
+        self.message = ctx.int_param("message_bytes", 1)? as usize;
         self.busy_poll = ctx.bool_param("busy_poll")?;
         self.target = Some(Target::from_params(&ctx.params)?);
         Ok(())

@@ -161,7 +161,10 @@ pub fn describe(spec: &BenchmarkSpec) -> String {
             // What the plan checks, and what a remote caller may not set.
             let mut meaning = spec.param_help.get(k).cloned().unwrap_or_default();
             if let Some(r) = spec.param_ranges.get(k) {
-                meaning.push_str(&format!(" (range {r})"));
+                match spec.param_units.get(k) {
+                    Some(u) => meaning.push_str(&format!(" (range {r}, {u})")),
+                    None => meaning.push_str(&format!(" (range {r})")),
+                }
             }
             if let Some(c) = spec.param_choices.get(k) {
                 meaning.push_str(&format!(" (one of {})", c.join(", ")));
