@@ -115,3 +115,27 @@ fn a_counted_metric_of_a_failed_side_is_still_inconclusive() {
             .contains("current failed")
     );
 }
+
+/// What a rerun adds rounds for: `inconclusive`, and `~` only inside a
+/// band the trials' own spread widened past the threshold. Counts, a
+/// decided verdict and a `~` at the threshold are resolved.
+#[test]
+fn only_verdicts_more_trials_could_sharpen_are_unresolved() {
+    let n = [3_471_494.0; 3];
+    let counted = judge(&n, &n, Quality::Good);
+    assert!(!counted.unresolved(1.0), "counts need no more trials");
+    let mut m = counted.clone();
+    m.noise_source = NoiseSource::Trials;
+    m.noise_band_pct = Some(3.2);
+    assert!(m.unresolved(1.0), "~ within ±3.2% cannot rule out 1%");
+    assert!(!m.unresolved(5.0), "~ within ±3.2% rules out 5%");
+    m.noise_band_pct = Some(0.8);
+    assert!(!m.unresolved(1.0));
+    m.verdict = Verdict::Inconclusive;
+    assert!(m.unresolved(1.0));
+    for decided in [Verdict::Regressed, Verdict::Improved] {
+        m.verdict = decided;
+        m.noise_band_pct = Some(30.0);
+        assert!(!m.unresolved(1.0));
+    }
+}

@@ -287,19 +287,55 @@ impl TrialOutput {
     }
 }
 
-/// Runs the interleaved trials and returns each side's trials as one suite
-/// run. Fails (usage) on reserved run arguments or a side that refuses them.
+/// Runs the two sides' trials as `rounds` and `schedule` say and returns
+/// each side's trials as one suite run. Fails (usage) on reserved run
+/// arguments or a side that refuses them.
 pub fn rerun(
     base: &str,
     current: &str,
     run_args: &[String],
-    rounds: u32,
+    rounds: Rounds,
     schedule: Schedule,
+    unresolved: &mut dyn FnMut(&Sides) -> Vec<String>,
 ) -> Result<Sides> {
     check_reserved(Warpt::BenchmarkRun, run_args, Runs::Several)?;
     let a = Subprocess::new(base, run_args)?;
     let b = Subprocess::new(current, run_args)?;
-    run_sides(a, b, rounds, schedule)
+    run_sides(a, b, rounds, schedule, unresolved)
+}
+
+/// How many rounds the trials run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rounds {
+    /// Exactly this many (`--trials N`).
+    Fixed(u32),
+    /// The schedule's default rounds; then, while the comparison so far
+    /// names verdicts more rounds could sharpen, as many again, up to
+    /// [`ADAPTIVE_BATCHES`] times the default.
+    Adaptive,
+}
+
+/// The most batches of the default rounds an adaptive rerun runs: with 15
+/// rounds instead of 5 the band the trials can resolve is about a third
+/// as wide.
+pub const ADAPTIVE_BATCHES: u32 = 3;
+
+impl Rounds {
+    /// `--trials N` fixes the rounds; without it they adapt.
+    pub fn from_flag(trials: Option<u32>) -> Self {
+        trials.map_or(Rounds::Adaptive, Rounds::Fixed)
+    }
+
+    /// Rounds per batch, and the most in all.
+    fn batch_and_most(self, schedule: Schedule) -> (u32, u32) {
+        match self {
+            Rounds::Fixed(n) => (n, n),
+            Rounds::Adaptive => {
+                let d = schedule.default_rounds();
+                (d, d * ADAPTIVE_BATCHES)
+            }
+        }
+    }
 }
 
 /// How the two sides' trials are scheduled.
@@ -335,11 +371,67 @@ impl Schedule {
     }
 }
 
-/// Runs the two sides' trials as `schedule` says.
-pub fn run_sides(a: Subprocess, b: Subprocess, rounds: u32, schedule: Schedule) -> Result<Sides> {
-    match schedule {
-        Schedule::Interleaved { seed } => interleaved(a, b, rounds, seed),
-        Schedule::Duet => duet(a, b, rounds),
+/// Runs the two sides' trials as `schedule` says, in batches as `rounds`
+/// says: after each batch but the last, `unresolved` reads the sides so
+/// far and names the verdicts more rounds could sharpen (none: done).
+///
+/// SIGINT or SIGTERM ends the trials: a signal to this process alone after
+/// the round under way, a terminal's Ctrl-C (which reaches the trial too)
+/// at once; either way the complete rounds are compared, if there are two.
+pub fn run_sides(
+    mut a: Subprocess,
+    mut b: Subprocess,
+    rounds: Rounds,
+    schedule: Schedule,
+    unresolved: &mut dyn FnMut(&Sides) -> Vec<String>,
+) -> Result<Sides> {
+    let (base, current) = (a.label.clone(), b.label.clone());
+    a.check()?;
+    b.check()?;
+    let cpus = match schedule {
+        Schedule::Duet => {
+            let cpus = warpt_harness::duet::Cpus::split().map_err(UsageError)?;
+            eprintln!(
+                "duet: {base} and {current} at the same time, {} (swapped every round)",
+                cpus.describe()
+            );
+            Some(cpus)
+        }
+        Schedule::Interleaved { .. } => None,
+    };
+    let stop = crate::interrupt::flag_only()?;
+    let stopped = || stop.load(Ordering::Relaxed);
+    let (batch, most) = rounds.batch_and_most(schedule);
+    let mut done = interleave::Interleaved::default();
+    let mut ran = 0;
+    loop {
+        let n = batch.min(most - ran);
+        let got = match &cpus {
+            None => interleaved(&mut a, &mut b, (ran, n, most), schedule, &stopped),
+            Some(cpus) => duet(&mut a, &mut b, cpus, (ran, n, most), &stopped),
+        };
+        done.base.extend(got.base);
+        done.current.extend(got.current);
+        done.failure = got.failure;
+        ran += n;
+        let sides = finish(&done, stopped(), &base, &current)?;
+        if sides.interrupted || ran >= most {
+            return Ok(sides);
+        }
+        let why = unresolved(&sides);
+        if why.is_empty() {
+            return Ok(sides);
+        }
+        eprintln!(
+            "{ran} rounds leave {} unresolved ({}): {} more, up to {most}",
+            if why.len() == 1 {
+                "a verdict".to_string()
+            } else {
+                format!("{} verdicts", why.len())
+            },
+            why.iter().take(3).cloned().collect::<Vec<_>>().join("; "),
+            batch.min(most - ran)
+        );
     }
 }
 
@@ -406,30 +498,35 @@ pub struct Sides {
     pub interrupted: bool,
 }
 
-/// Checks both sides accept their run arguments, then runs `rounds`
-/// randomized interleaved trials; each side's trials as one suite run.
-///
-/// SIGINT or SIGTERM ends the trials: a signal to this process alone after
-/// the round under way, a terminal's Ctrl-C (which reaches the trial too)
-/// at once; either way the complete rounds are compared, if there are two.
-pub fn interleaved(mut a: Subprocess, mut b: Subprocess, rounds: u32, seed: u64) -> Result<Sides> {
+/// One batch of interleaved rounds (`at`: rounds run before it, rounds in
+/// it, most in all), each round's order randomized from the schedule's
+/// seed and the batch.
+fn interleaved(
+    a: &mut Subprocess,
+    b: &mut Subprocess,
+    (before, rounds, most): (u32, u32, u32),
+    schedule: Schedule,
+    stop: &dyn Fn() -> bool,
+) -> interleave::Interleaved {
+    let seed = match schedule {
+        Schedule::Interleaved { seed } => seed.wrapping_add(u64::from(before)),
+        Schedule::Duet => u64::from(before),
+    };
     let (base, current) = (a.label.clone(), b.label.clone());
-    let (base, current) = (base.as_str(), current.as_str());
-    a.check()?;
-    b.check()?;
-    let stop = crate::interrupt::flag_only()?;
     let mut report = |e: &TrialEvent<'_>| match e.outcome {
         None => eprintln!(
-            "round {}/{}: {} ({})...",
-            e.round,
-            e.rounds,
+            "round {}/{most}: {} ({})...",
+            before + e.round,
             e.side.as_str(),
-            if e.side == Side::Base { base } else { current }
+            if e.side == Side::Base {
+                &base
+            } else {
+                &current
+            }
         ),
         Some(Ok(run)) => eprintln!(
-            "round {}/{}: {} done: {} benchmarks, {} passed",
-            e.round,
-            e.rounds,
+            "round {}/{most}: {} done: {} benchmarks, {} passed",
+            before + e.round,
             e.side.as_str(),
             run.benchmarks.len(),
             run.benchmarks
@@ -439,84 +536,74 @@ pub fn interleaved(mut a: Subprocess, mut b: Subprocess, rounds: u32, seed: u64)
         ),
         Some(Err(_)) => {}
     };
-    let done = interleave::run_interleaved(&mut a, &mut b, rounds, seed, &mut report, &|| {
-        stop.load(Ordering::Relaxed)
-    });
-    finish(done, stop.load(Ordering::Relaxed), base, current)
+    interleave::run_interleaved(a, b, rounds, seed, &mut report, stop)
 }
 
-/// Runs `rounds` duet rounds: both sides at the same time, each on its
-/// half of the CPUs (swapped every round). Each side's trials as one suite
-/// run, their interference grades cleared: the other side is the foreign
-/// CPU every trial sees, and the pairing is the defence against the host
-/// (the results keep their reasons).
-pub fn duet(mut a: Subprocess, mut b: Subprocess, rounds: u32) -> Result<Sides> {
-    let cpus = warpt_harness::duet::Cpus::split().map_err(UsageError)?;
-    let (base, current) = (a.label.clone(), b.label.clone());
-    let (base, current) = (base.as_str(), current.as_str());
-    a.check()?;
-    b.check()?;
-    let stop = crate::interrupt::flag_only()?;
-    eprintln!(
-        "duet: {base} and {current} at the same time, {} (swapped every round)",
-        cpus.describe()
-    );
+/// One batch of duet rounds: both sides at the same time, each on its half
+/// of the CPUs (swapped every round). Their interference grades cleared:
+/// the other side is the foreign CPU every trial sees, and the pairing is
+/// the defence against the host (the results keep their reasons).
+fn duet(
+    a: &mut Subprocess,
+    b: &mut Subprocess,
+    cpus: &warpt_harness::duet::Cpus,
+    (before, rounds, most): (u32, u32, u32),
+    stop: &dyn Fn() -> bool,
+) -> interleave::Interleaved {
     let mut report = |e: &TrialEvent<'_>| {
         if e.side == Side::Base
             && let Some(Ok(run)) = e.outcome
         {
             eprintln!(
-                "round {}/{}: both done: {} benchmarks a side",
-                e.round,
-                e.rounds,
+                "round {}/{most}: both done: {} benchmarks a side",
+                before + e.round,
                 run.benchmarks.len()
             );
         }
     };
-    let mut done =
-        warpt_harness::duet::run_duet(&mut a, &mut b, &cpus, rounds, &mut report, &|| {
-            stop.load(Ordering::Relaxed)
-        });
+    let mut done = warpt_harness::duet::run_duet(a, b, cpus, rounds, &mut report, stop);
     for run in done.base.iter_mut().chain(done.current.iter_mut()) {
         for r in &mut run.benchmarks {
             r.quality = None;
             r.measurement_quality = None;
         }
     }
-    finish(done, stop.load(Ordering::Relaxed), base, current)
+    done
 }
 
 /// The complete rounds of `done` as each side's suite run, or why there
 /// are too few.
 fn finish(
-    done: interleave::Interleaved,
+    done: &interleave::Interleaved,
     interrupted: bool,
     base: &str,
     current: &str,
 ) -> Result<Sides> {
-    match done.failure {
+    match &done.failure {
         // The trial under way got the terminal's Ctrl-C too.
         Some(e) if interrupted => eprintln!("interrupted: {e}"),
         Some(e) => return Err(anyhow::anyhow!("--rerun stopped: {e}")),
         None => {}
     }
-    let (ra, rb) = (done.base, done.current);
     if interrupted {
-        eprintln!("interrupted: comparing the {} complete rounds", ra.len());
+        eprintln!(
+            "interrupted: comparing the {} complete rounds",
+            done.base.len()
+        );
     }
-    if ra.len() < 2 {
+    if done.base.len() < 2 {
         return Err(anyhow::anyhow!(
             "--rerun needs at least 2 complete rounds to compare; {} finished",
-            ra.len()
+            done.base.len()
         ));
     }
-    let side = |runs, label: &str| {
-        interleave::combine(runs, label)
+    let side = |runs: &[BenchmarkSuiteRun], label: &str| {
+        interleave::combine(runs.to_vec(), label)
             .ok_or_else(|| anyhow::anyhow!("no trial of {label} finished"))
     };
     Ok(Sides {
-        base: side(ra, base)?,
-        current: side(rb, current)?,
+        base: side(&done.base, base)?,
+        current: side(&done.current, current)?,
         interrupted,
     })
 }

@@ -257,6 +257,64 @@ fn rerun_interleaves_two_configurations_and_judges_the_pairs() {
     assert_eq!(trials, vec![6, 6]);
 }
 
+/// Without `--trials` a rerun adds rounds while a verdict is unresolved:
+/// a command whose time varies by half from run to run gets three batches
+/// of five rounds (its band stays wider than the threshold), and a planted
+/// fivefold slowdown is decided by the first five.
+#[test]
+fn rerun_adds_rounds_while_a_verdict_is_unresolved() {
+    let _one = common::one_at_a_time();
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("results.db");
+    let noisy = dir.path().join("noisy.toml");
+    std::fs::write(
+        &noisy,
+        "[[benchmarks]]\nname = \"jitter\"\n\
+         command = \"sleep 0.0$(( $(od -An -N1 -tu1 /dev/urandom) % 9 ))\"\n",
+    )
+    .unwrap();
+    let rerun = |base: &Path, current: &Path, run: &[&str]| {
+        let out = warpt(&store)
+            .args(["benchmark", "compare", "--rerun", "--no-store"])
+            .args(["--format", "json"])
+            .arg(base)
+            .arg(current)
+            .arg("--")
+            .args(run)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        let c: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+        (c, stderr)
+    };
+    let (c, stderr) = rerun(
+        &noisy,
+        &noisy,
+        &[
+            "--suite",
+            "user",
+            "--duration",
+            "0.2",
+            "--burnin-seconds",
+            "0",
+        ],
+    );
+    assert_eq!(c["trials"], serde_json::json!([15, 15]), "{stderr}");
+    assert!(
+        stderr.contains("5 rounds leave") && stderr.contains("10 rounds leave"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("round 15/15"), "{stderr}");
+    assert!(c["metrics"][0]["verdict"] != "regressed", "{c}");
+
+    let (base, slow) = configurations(dir.path(), 400.0);
+    let (c, stderr) = rerun(&base, &slow, &QUICK);
+    assert_eq!(c["trials"], serde_json::json!([5, 5]), "{stderr}");
+    assert_eq!(c["metrics"][0]["verdict"], "regressed", "{c}");
+    assert!(!stderr.contains("rounds leave"), "{stderr}");
+}
+
 #[test]
 fn a_duet_runs_both_sides_at_once_and_judges_couples_of_rounds() {
     let _one = common::one_at_a_time();

@@ -180,6 +180,21 @@ pub struct MetricComparison {
 }
 
 impl MetricComparison {
+    /// Whether more trials could sharpen this verdict: `inconclusive`, or
+    /// `~` inside a band the trials' own spread widened beyond
+    /// `threshold_pct` (a change of the threshold's size would have been
+    /// called `~` too).
+    pub fn unresolved(&self, threshold_pct: f64) -> bool {
+        match self.verdict {
+            Verdict::Inconclusive => true,
+            Verdict::Unchanged => {
+                self.noise_source == NoiseSource::Trials
+                    && self.noise_band_pct.is_some_and(|b| b > threshold_pct)
+            }
+            Verdict::Improved | Verdict::Regressed => false,
+        }
+    }
+
     /// `suite/benchmark metric{tags}`.
     pub fn label(&self) -> String {
         format!(
@@ -249,6 +264,23 @@ impl Comparison {
     /// Whether any metric is inconclusive.
     pub fn inconclusive(&self) -> bool {
         self.counts.inconclusive > 0
+    }
+
+    /// The metrics more trials could sharpen
+    /// ([`MetricComparison::unresolved`]), each as `label: what`.
+    pub fn unresolved(&self) -> Vec<String> {
+        self.metrics
+            .iter()
+            .filter(|m| m.unresolved(self.threshold_pct))
+            .map(|m| match m.verdict {
+                Verdict::Inconclusive => format!("{}: inconclusive", m.label()),
+                _ => format!(
+                    "{}: ~ within the trials' band of ±{:.1}%",
+                    m.label(),
+                    m.noise_band_pct.unwrap_or(m.band_pct)
+                ),
+            })
+            .collect()
     }
 
     /// How many metrics had a test with a p-value (the BH family size).

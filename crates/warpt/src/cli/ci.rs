@@ -61,7 +61,9 @@ pub struct CiPrArgs {
     /// A directory inside the repository.
     #[arg(long, value_name = "DIR", default_value = ".")]
     pub workdir: PathBuf,
-    /// Rounds: trials per side [default: 5; 10 with --duet].
+    /// Rounds: trials per side. Without it, 5 (10 with --duet), then as many
+    /// again while a verdict is inconclusive or `~` only within a band wider
+    /// than --threshold, up to three times that.
     #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]
     pub trials: Option<u32>,
     /// Seed of the order of each round (which side runs first).

@@ -5,20 +5,20 @@
 //! directory (the user's tree, index and branches are never touched), built
 //! with `--build`, and run with the same `benchmark run` (or `exec`, or
 //! `harness run`) arguments in
-//! randomized interleaved trials ([`warpt_run::trials::interleaved`]) so slow
+//! randomized interleaved trials ([`warpt_run::trials::run_sides`]) so slow
 //! drifts of the machine hit both sides alike. The worktrees are removed
 //! afterwards, on errors and after Ctrl-C too (which ends the trials; the
 //! complete rounds are compared and the exit status is 130).
 
 use anyhow::Result;
 use warpt_model::BenchmarkSuiteRun;
-use warpt_report::{Options, exports, render};
+use warpt_report::{Comparison, Options, exports, render};
 
 use crate::Outcome;
 use crate::cli::CiPrArgs;
 use warpt_run::ci::{PrCheckouts, PrSide, same_places, split_command};
 use warpt_run::history;
-use warpt_run::trials::{self as rerun, Schedule, Subprocess};
+use warpt_run::trials::{self as rerun, Schedule, Sides, Subprocess};
 
 /// `warpt ci pr`.
 pub fn pr(args: &CiPrArgs) -> Result<Outcome> {
@@ -32,8 +32,23 @@ pub fn pr(args: &CiPrArgs) -> Result<Outcome> {
     };
     let (a, b) = (side(&base)?, side(&head)?);
     let schedule = schedule(args);
-    let rounds = args.trials.unwrap_or(schedule.default_rounds());
-    let sides = rerun::run_sides(a, b, rounds, schedule)?;
+    let mut unresolved = |s: &Sides| {
+        comparison(
+            args,
+            &same_places(&s.base, &base.root),
+            "",
+            &same_places(&s.current, &head.root),
+            "",
+        )
+        .unresolved()
+    };
+    let sides = rerun::run_sides(
+        a,
+        b,
+        rerun::Rounds::from_flag(args.trials),
+        schedule,
+        &mut unresolved,
+    )?;
     drop(checkouts);
     for run in [&sides.base, &sides.current] {
         history::record_run(&args.store.choice(), None, run);
@@ -62,6 +77,29 @@ fn schedule(args: &CiPrArgs) -> Schedule {
     }
 }
 
+/// The comparison of the two sides' trials.
+fn comparison(
+    args: &CiPrArgs,
+    base: &BenchmarkSuiteRun,
+    base_label: &str,
+    head: &BenchmarkSuiteRun,
+    head_label: &str,
+) -> Comparison {
+    let options = Options {
+        threshold_pct: args.threshold,
+        count_threshold_pct: args.count_threshold,
+        pairing: schedule(args).pairing(),
+        ..Options::default()
+    };
+    history::compare(
+        &args.store.choice(),
+        None,
+        (base, base_label),
+        (head, head_label),
+        &options,
+    )
+}
+
 /// The comparison printed, and written as the comment and JUnit files.
 fn verdict(
     args: &CiPrArgs,
@@ -71,19 +109,7 @@ fn verdict(
     head: &BenchmarkSuiteRun,
     head_label: &str,
 ) -> Result<Outcome> {
-    let options = Options {
-        threshold_pct: args.threshold,
-        count_threshold_pct: args.count_threshold,
-        pairing: schedule(args).pairing(),
-        ..Options::default()
-    };
-    let c = history::compare(
-        &args.store.choice(),
-        None,
-        (base, base_label),
-        (head, head_label),
-        &options,
-    );
+    let c = comparison(args, base, base_label, head, head_label);
     print!("{}", render::text(&c));
     let failed = c.regressed() || (args.fail_on_inconclusive && c.inconclusive());
     if let Some(path) = &args.comment {

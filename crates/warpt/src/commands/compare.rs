@@ -8,7 +8,7 @@ use crate::Outcome;
 use crate::cli::{CompareArgs, CompareFormat};
 use warpt_report::compare::Pairing;
 use warpt_run::history;
-use warpt_run::trials::Schedule;
+use warpt_run::trials::{Rounds, Schedule, Sides};
 
 /// Prints the comparison; exit status 1 when a metric regressed (or, with
 /// `--fail-on-inconclusive`, was inconclusive), 130 when the trials of
@@ -25,13 +25,34 @@ pub fn run(args: &CompareArgs) -> Result<Outcome> {
     } else {
         Schedule::Interleaved { seed: args.seed }
     };
+    let options = Options {
+        threshold_pct: args.threshold,
+        count_threshold_pct: args.count_threshold,
+        pairing: if args.rerun {
+            schedule.pairing()
+        } else {
+            Pairing::None
+        },
+        ..Options::default()
+    };
     let ((base, base_label), (current, current_label)) = if args.rerun {
+        let mut unresolved = |s: &Sides| {
+            history::compare(
+                &args.store.choice(),
+                args.assume_noise,
+                (&s.base, ""),
+                (&s.current, ""),
+                &options,
+            )
+            .unresolved()
+        };
         let sides = warpt_run::trials::rerun(
             &args.base,
             &args.current,
             &args.run_args,
-            args.trials.unwrap_or(schedule.default_rounds()),
+            Rounds::from_flag(args.trials),
             schedule,
+            &mut unresolved,
         )?;
         interrupted = sides.interrupted;
         let (b, c) = (sides.base, sides.current);
@@ -48,16 +69,6 @@ pub fn run(args: &CompareArgs) -> Result<Outcome> {
             history::load_side(&args.base, store)?,
             history::load_side(&args.current, store)?,
         )
-    };
-    let options = Options {
-        threshold_pct: args.threshold,
-        count_threshold_pct: args.count_threshold,
-        pairing: if args.rerun {
-            schedule.pairing()
-        } else {
-            Pairing::None
-        },
-        ..Options::default()
     };
     let c = history::compare(
         &args.store.choice(),
