@@ -388,16 +388,16 @@ pub fn run_sides(
     let (base, current) = (a.label.clone(), b.label.clone());
     a.check()?;
     b.check()?;
-    let cpus = match schedule {
+    let how = match schedule {
         Schedule::Duet => {
             let cpus = warpt_harness::duet::Cpus::split().map_err(UsageError)?;
             eprintln!(
                 "duet: {base} and {current} at the same time, {} (swapped every round)",
                 cpus.describe()
             );
-            Some(cpus)
+            Batches::Duet(cpus)
         }
-        Schedule::Interleaved { .. } => None,
+        Schedule::Interleaved { seed } => Batches::Interleaved(seed),
     };
     let stop = crate::interrupt::flag_only()?;
     let stopped = || stop.load(Ordering::Relaxed);
@@ -406,9 +406,11 @@ pub fn run_sides(
     let mut ran = 0;
     loop {
         let n = batch.min(most - ran);
-        let got = match &cpus {
-            None => interleaved(&mut a, &mut b, (ran, n, most), schedule, &stopped),
-            Some(cpus) => duet(&mut a, &mut b, cpus, (ran, n, most), &stopped),
+        let got = match &how {
+            Batches::Interleaved(seed) => {
+                interleaved(&mut a, &mut b, (ran, n, most), *seed, &stopped)
+            }
+            Batches::Duet(cpus) => duet(&mut a, &mut b, cpus, (ran, n, most), &stopped),
         };
         done.base.extend(got.base);
         done.current.extend(got.current);
@@ -498,6 +500,13 @@ pub struct Sides {
     pub interrupted: bool,
 }
 
+/// How each batch of rounds runs: in orders from the seed, or as a duet on
+/// the CPU halves.
+enum Batches {
+    Interleaved(u64),
+    Duet(warpt_harness::duet::Cpus),
+}
+
 /// One batch of interleaved rounds (`at`: rounds run before it, rounds in
 /// it, most in all), each round's order randomized from the schedule's
 /// seed and the batch.
@@ -505,13 +514,10 @@ fn interleaved(
     a: &mut Subprocess,
     b: &mut Subprocess,
     (before, rounds, most): (u32, u32, u32),
-    schedule: Schedule,
+    seed: u64,
     stop: &dyn Fn() -> bool,
 ) -> interleave::Interleaved {
-    let seed = match schedule {
-        Schedule::Interleaved { seed } => seed.wrapping_add(u64::from(before)),
-        Schedule::Duet => u64::from(before),
-    };
+    let seed = seed.wrapping_add(u64::from(before));
     let (base, current) = (a.label.clone(), b.label.clone());
     let mut report = |e: &TrialEvent<'_>| match e.outcome {
         None => eprintln!(
