@@ -296,7 +296,7 @@ pub fn rerun(
     run_args: &[String],
     rounds: Rounds,
     schedule: Schedule,
-    unresolved: &mut dyn FnMut(&Sides) -> Vec<String>,
+    unresolved: &mut dyn FnMut(&Sides, u32) -> Vec<String>,
 ) -> Result<Sides> {
     check_reserved(Warpt::BenchmarkRun, run_args, Runs::Several)?;
     let a = Subprocess::new(base, run_args)?;
@@ -373,7 +373,8 @@ impl Schedule {
 
 /// Runs the two sides' trials as `schedule` says, in batches as `rounds`
 /// says: after each batch but the last, `unresolved` reads the sides so
-/// far and names the verdicts more rounds could sharpen (none: done).
+/// far and the most rounds there can be, and names the verdicts those
+/// rounds could sharpen (none: done).
 ///
 /// SIGINT or SIGTERM ends the trials: a signal to this process alone after
 /// the round under way, a terminal's Ctrl-C (which reaches the trial too)
@@ -383,7 +384,7 @@ pub fn run_sides(
     mut b: Subprocess,
     rounds: Rounds,
     schedule: Schedule,
-    unresolved: &mut dyn FnMut(&Sides) -> Vec<String>,
+    unresolved: &mut dyn FnMut(&Sides, u32) -> Vec<String>,
 ) -> Result<Sides> {
     let (base, current) = (a.label.clone(), b.label.clone());
     a.check()?;
@@ -420,7 +421,7 @@ pub fn run_sides(
         if sides.interrupted || ran >= most {
             return Ok(sides);
         }
-        let why = unresolved(&sides);
+        let why = unresolved(&sides, most);
         if why.is_empty() {
             return Ok(sides);
         }

@@ -186,21 +186,51 @@ pub struct MetricComparison {
 pub const UNRESOLVED_BAND: f64 = 1.5;
 
 impl MetricComparison {
-    /// Whether more trials could sharpen this verdict: `inconclusive`, or
-    /// `~` inside a band the trials' own spread widened past
-    /// [`UNRESOLVED_BAND`] times `threshold_pct` (a change of one and a half
-    /// times the threshold would have been called `~` too).
-    pub fn unresolved(&self, threshold_pct: f64) -> bool {
+    /// Whether more trials, up to `most` a side, could sharpen this
+    /// verdict: `inconclusive`; or `~` inside a band the trials' own spread
+    /// widened past [`UNRESOLVED_BAND`] times `threshold_pct` (a change of
+    /// one and a half times the threshold would have been called `~` too),
+    /// when `most` trials would bring it within that ([`Self::band_at`]),
+    /// and a byte count's band reaches a change of memory's granularity
+    /// ([`BYTES_RESOLUTION`], below which it is `~` anyway).
+    ///
+    /// A band no number of trials up to `most` can resolve is left as it
+    /// is: gzip's `peak_rss_bytes`, `~` within ±3–10% of a few MiB, asked
+    /// for 15 rounds in every comparison and was no sharper after them.
+    pub fn unresolved(&self, threshold_pct: f64, most: usize) -> bool {
         match self.verdict {
             Verdict::Inconclusive => true,
             Verdict::Unchanged => {
+                let Some(band) = self.noise_band_pct else {
+                    return false;
+                };
+                let wide = UNRESOLVED_BAND * threshold_pct;
+                let bytes_matter = self.unit != "B"
+                    || band / 100.0 * self.base.median.abs().max(self.current.median.abs())
+                        >= BYTES_RESOLUTION;
                 self.noise_source == NoiseSource::Trials
-                    && self
-                        .noise_band_pct
-                        .is_some_and(|b| b > UNRESOLVED_BAND * threshold_pct)
+                    && band > wide
+                    && bytes_matter
+                    && self.band_at(most).is_some_and(|b| b <= wide)
             }
             Verdict::Improved | Verdict::Regressed => false,
         }
+    }
+
+    /// The noise band `trials` a side would give if their spread stayed
+    /// what the compared trials show: the band now, narrowed by the square
+    /// root of the trials' ratio and by the tighter upper bound on a spread
+    /// estimated from more of them ([`noise::band_pct`]). `None` without a
+    /// band from the trials themselves.
+    pub fn band_at(&self, trials: usize) -> Option<f64> {
+        let band = self.noise_band_pct?;
+        if self.noise_source != NoiseSource::Trials {
+            return None;
+        }
+        let now = self.base.trials.min(self.current.trials).max(1);
+        let upper = |n| stats::spread_upper_factor(n, noise::SPREAD_ALPHA);
+        let trials = trials.max(now);
+        Some(band * upper(trials) / upper(now) * (now as f64 / trials as f64).sqrt())
     }
 
     /// `suite/benchmark metric{tags}`.
@@ -274,12 +304,12 @@ impl Comparison {
         self.counts.inconclusive > 0
     }
 
-    /// The metrics more trials could sharpen
+    /// The metrics more trials, up to `most` a side, could sharpen
     /// ([`MetricComparison::unresolved`]), each as `label: what`.
-    pub fn unresolved(&self) -> Vec<String> {
+    pub fn unresolved(&self, most: usize) -> Vec<String> {
         self.metrics
             .iter()
-            .filter(|m| m.unresolved(self.threshold_pct))
+            .filter(|m| m.unresolved(self.threshold_pct, most))
             .map(|m| match m.verdict {
                 Verdict::Inconclusive => format!("{}: inconclusive", m.label()),
                 _ => format!(
