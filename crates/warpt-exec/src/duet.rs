@@ -10,7 +10,7 @@
 pub use warpt_harness::duet::Cpus;
 use warpt_harness::duet::together;
 use warpt_report::compare::evidence::paired;
-use warpt_report::stats;
+use warpt_stats as stats;
 
 use crate::ExecError;
 use crate::engine::{Observer, ShellCost, State};
@@ -145,7 +145,7 @@ mod tests {
         let (a, b) = pairs(0.97);
         assert_eq!(judge(&a, &b, 1.0).unwrap().verdict, "improved");
         // The same series unpaired: a 2x spread hides 3%.
-        assert!(warpt_report::stats::mann_whitney(&a, &pairs(1.03).1) > 0.05);
+        assert!(warpt_stats::mann_whitney(&a, &pairs(1.03).1) > 0.05);
     }
 
     #[test]

@@ -238,7 +238,7 @@ impl State {
             return None;
         }
         let walls: Vec<f64> = self.result.samples.iter().map(|s| s.wall_s).collect();
-        let precise = warpt_harness::stats::summarize(&walls)
+        let precise = warpt_model::MetricStats::summarize(&walls)
             .is_some_and(|st| st.relative_half_width() <= plan.target_rel_ci);
         precise.then_some(StopReason::TargetMet)
     }

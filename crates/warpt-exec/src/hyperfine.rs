@@ -8,24 +8,16 @@ use crate::engine::JobResult;
 use crate::spawn::Exit;
 
 fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len().max(1) as f64
-}
-
-fn stddev(v: &[f64]) -> Option<f64> {
-    (v.len() > 1).then(|| {
-        let m = mean(v);
-        (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64).sqrt()
-    })
-}
-
-fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    match s.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => s[n / 2],
-        n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+    if v.is_empty() {
+        0.0
+    } else {
+        warpt_stats::mean(v)
     }
+}
+
+/// The sample standard deviation, as hyperfine reports it (none below two).
+fn stddev(v: &[f64]) -> Option<f64> {
+    (v.len() > 1).then(|| warpt_stats::mean_var(v).1.sqrt())
 }
 
 fn walls(r: &JobResult) -> Vec<f64> {
@@ -44,7 +36,7 @@ pub fn json(results: &[JobResult]) -> Value {
                 "command": r.job.name,
                 "mean": mean(&t),
                 "stddev": stddev(&t),
-                "median": median(&t),
+                "median": warpt_stats::median(&t),
                 "user": mean(&r.samples.iter().map(|s| s.user_s).collect::<Vec<_>>()),
                 "system": mean(&r.samples.iter().map(|s| s.sys_s).collect::<Vec<_>>()),
                 "min": t.iter().copied().fold(f64::INFINITY, f64::min),
@@ -131,7 +123,7 @@ pub fn csv(results: &[JobResult]) -> String {
             warpt_report::escape::csv(&r.job.name),
             cell(mean(&t)),
             stddev(&t).map_or(String::new(), cell),
-            cell(median(&t)),
+            cell(warpt_stats::median(&t)),
             cell(mean(
                 &r.samples.iter().map(|s| s.user_s).collect::<Vec<_>>(),
             )),

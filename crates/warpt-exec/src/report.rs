@@ -5,12 +5,11 @@
 
 use std::collections::BTreeMap;
 
-use rand_core::{RngCore, SeedableRng};
-use rand_xoshiro::Xoshiro256PlusPlus;
 use warpt_model::{
     BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkRunResult, BenchmarkSpec,
     BenchmarkSuiteRun, ParamValue, RunStatus, Validation,
 };
+use warpt_stats::mean;
 
 use crate::duet::{Cpus, Paired};
 use crate::engine::{JobResult, ShellCost};
@@ -37,7 +36,7 @@ fn metric(
     tags: &BTreeMap<String, String>,
     stop: Option<warpt_model::StopReason>,
 ) -> Option<BenchmarkMetric> {
-    let mut stats = warpt_harness::stats::summarize(&values)?;
+    let mut stats = warpt_model::MetricStats::summarize(&values)?;
     stats.stop_reason = stop;
     Some(BenchmarkMetric {
         name: name.into(),
@@ -221,37 +220,12 @@ pub fn suite_run(
     }
 }
 
-fn mean(v: &[f64]) -> f64 {
-    v.iter().sum::<f64>() / v.len() as f64
-}
-
 /// A percentile-bootstrap 95% CI of mean(slow) / mean(fast), seeded.
 fn ratio_ci(slow: &[f64], fast: &[f64], seed: u64) -> Option<(f64, f64)> {
     if slow.len() < 2 || fast.len() < 2 {
         return None;
     }
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
-    let mut resample = |v: &[f64]| {
-        (0..v.len())
-            .map(|_| v[(rng.next_u64() % v.len() as u64) as usize])
-            .sum::<f64>()
-            / v.len() as f64
-    };
-    let mut ratios: Vec<f64> = (0..2000)
-        .map(|_| {
-            let s = resample(slow);
-            let f = resample(fast);
-            s / f
-        })
-        .filter(|r| r.is_finite())
-        .collect();
-    if ratios.is_empty() {
-        return None;
-    }
-    ratios.sort_by(f64::total_cmp);
-    let at =
-        |q: f64| ratios[((q * (ratios.len() - 1) as f64).round() as usize).min(ratios.len() - 1)];
-    Some((at(0.025), at(0.975)))
+    warpt_stats::bootstrap_ratio_by(fast, slow, 2000, seed, mean).map(|b| b.interval(0.95))
 }
 
 /// One comparison with the fastest command.
@@ -285,7 +259,7 @@ pub fn relative(results: &[JobResult], seed: u64) -> Option<(String, Vec<Relativ
             name: r.job.name.clone(),
             ratio: mean(w) / mean(&fastest.1),
             ci: ratio_ci(w, &fastest.1, seed),
-            p_value: warpt_report::stats::mann_whitney(&fastest.1, w),
+            p_value: warpt_stats::mann_whitney(&fastest.1, w),
         })
         .collect();
     Some((fastest.0.job.name.clone(), others))

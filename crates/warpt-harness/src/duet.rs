@@ -7,7 +7,7 @@
 //! vCPUs are rarely equal (one takes the interrupts, or shares its core
 //! with another guest), and a side that kept the faster one would win by
 //! it; the mean log ratio of two consecutive pairs
-//! (`warpt_report::stats::couples`) cancels a fixed difference between the
+//! (`warpt_stats::couples`) cancels a fixed difference between the
 //! halves.
 //!
 //! This module is the engine: the CPUs, running two things together, and

@@ -4,7 +4,7 @@
 //!   (prepare, measure under [`Measure`], validate);
 //! - [`Measure`] and [`MeasurePolicy`]: warm-up, then samples until a minimum
 //!   time and a precision target are met, or a cap is hit;
-//! - [`stats`]: the statistics every metric carries;
+//! - the statistics every metric carries: [`warpt_model::MetricStats::summarize`];
 //! - [`Registry`], [`component_defaults`] and [`Plan`]: from the user's
 //!   selection to benchmarks with effective parameters;
 //! - [`run_plan`]: executes a plan into a [`warpt_model::BenchmarkSuiteRun`],
@@ -33,7 +33,6 @@ mod quality;
 mod regime;
 mod registry;
 mod runner;
-pub mod stats;
 #[cfg(unix)]
 mod supervisor;
 pub mod trials;

@@ -17,12 +17,11 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use warpt_model::{BenchmarkMetric, StopReason};
+use warpt_model::{BenchmarkMetric, MetricStats, StopReason};
 
 use crate::RegimeRecorder;
 use crate::RunContext;
 use crate::progress::{Progress, ProgressEvent};
-use crate::stats;
 
 /// The limits of one measurement.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,7 +71,7 @@ pub trait SeriesMetrics {
     fn metric(&self, values: &[f64], stop_reason: Option<StopReason>) -> BenchmarkMetric;
     /// The metric of per-event values too many to keep whole (per-I/O or
     /// per-message latencies): statistics over all of them, `samples`
-    /// thinned to at most `keep` (see [`stats::summarize_large`]).
+    /// thinned to at most `keep` (see [`MetricStats::summarize_large`]).
     fn metric_of_events(
         &self,
         values: &[f64],
@@ -83,7 +82,7 @@ pub trait SeriesMetrics {
 
 impl SeriesMetrics for SeriesDef {
     fn metric(&self, values: &[f64], stop_reason: Option<StopReason>) -> BenchmarkMetric {
-        let mut st = stats::summarize(values);
+        let mut st = MetricStats::summarize(values);
         if let Some(st) = st.as_mut() {
             st.stop_reason = stop_reason;
         }
@@ -103,7 +102,7 @@ impl SeriesMetrics for SeriesDef {
         keep: usize,
         stop_reason: Option<StopReason>,
     ) -> Option<BenchmarkMetric> {
-        let mut st = stats::summarize_large(values, keep)?;
+        let mut st = MetricStats::summarize_large(values, keep)?;
         st.stop_reason = stop_reason;
         Some(BenchmarkMetric {
             name: self.name.clone(),
@@ -464,7 +463,7 @@ impl<'a> Measure<'a> {
 /// Whether the 95% CI of the median of `samples` is within `target`
 /// relative half-width.
 fn precision_met(samples: &[f64], target: f64) -> bool {
-    stats::summarize(samples).is_some_and(|s| s.relative_half_width() <= target)
+    MetricStats::summarize(samples).is_some_and(|s| s.relative_half_width() <= target)
 }
 
 #[cfg(test)]

@@ -297,7 +297,7 @@ pub(crate) mod tests {
             unit: "s".into(),
             higher_is_better: false,
             tags: Default::default(),
-            stats: crate::stats::summarize(&samples),
+            stats: warpt_model::MetricStats::summarize(&samples),
         });
         let a = assess(&r, &host(), FreqTrace::default(), 0.01);
         assert_eq!(a.quality, Quality::Unreliable);

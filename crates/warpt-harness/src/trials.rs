@@ -14,11 +14,9 @@ use std::collections::BTreeMap;
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use warpt_model::{
-    BenchmarkMetric, BenchmarkRunResult, ParamValue, Quality, Resources, RunStatus, Trial,
-    Validation, results_at,
+    BenchmarkMetric, BenchmarkRunResult, MetricStats, ParamValue, Quality, Resources, RunStatus,
+    Trial, Validation, results_at,
 };
-
-use crate::stats;
 
 /// The plan positions `0..n` in the order repetition `trial` (1-based)
 /// runs them: a Fisher-Yates shuffle seeded by the run's seed and the
@@ -172,7 +170,7 @@ pub fn aggregate(results: &[&BenchmarkRunResult]) -> Option<BenchmarkRunResult> 
             .collect();
         let Some(model) = found.first() else { continue };
         let values: Vec<f64> = found.iter().map(|m| m.value).collect();
-        let mut st = stats::summarize(&values);
+        let mut st = MetricStats::summarize(&values);
         if let Some(st) = st.as_mut() {
             st.stop_reason = found
                 .iter()
@@ -313,7 +311,7 @@ mod tests {
             unit: "1/s".into(),
             higher_is_better: true,
             tags: Default::default(),
-            stats: stats::summarize(&[value * 0.99, value, value * 1.01]),
+            stats: MetricStats::summarize(&[value * 0.99, value, value * 1.01]),
         });
         r.validation = Some(Validation::pass("ok"));
         r.quality = Some(quality);

@@ -51,7 +51,7 @@ pub fn sampled(
     higher_is_better: bool,
     samples: &[f64],
 ) -> Option<BenchmarkMetric> {
-    let stats = warpt_harness::stats::summarize(samples)?;
+    let stats = warpt_model::MetricStats::summarize(samples)?;
     Some(BenchmarkMetric {
         name: name.into(),
         value: stats.median,

@@ -23,6 +23,7 @@ mod series;
 mod spec;
 mod stress;
 mod suite_run;
+mod summary;
 mod system;
 mod telemetry;
 mod trial;

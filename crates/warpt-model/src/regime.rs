@@ -114,18 +114,10 @@ impl ScalingCheck {
     }
 }
 
+/// The median of the finite `values`; `None` when there are none.
 fn median(values: &[f64]) -> Option<f64> {
-    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    Some(if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    })
+    let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    (!v.is_empty()).then(|| warpt_stats::median(&v))
 }
 
 /// How far apart two readings are, as a fraction: the larger over the

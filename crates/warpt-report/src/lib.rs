@@ -1,7 +1,5 @@
 //! Comparisons and reports of warpt runs.
 //!
-//! - [`stats`]: Mann-Whitney U, Welch and paired t, signed-rank, bootstrap CIs,
-//!   Benjamini-Hochberg, robust spread;
 //! - [`compare`]: two runs' metrics matched and judged (`improved`, `regressed`, `~`,
 //!   `inconclusive`) against the machine's noise band;
 //! - [`assets`]: the line charts' browser code (uPlot and `lines.js`), for the
@@ -24,7 +22,6 @@ pub mod history;
 pub mod matrix;
 pub mod render;
 pub mod report;
-pub mod stats;
 pub mod terminal;
 pub mod trend;
 

@@ -10,7 +10,7 @@ use serde::Serialize;
 use warpt_model::MatrixRow;
 use warpt_model::tag_label;
 
-use crate::stats::median;
+use warpt_stats::median;
 
 /// A machine column.
 #[derive(Debug, Clone, PartialEq, Serialize)]

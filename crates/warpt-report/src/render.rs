@@ -173,7 +173,7 @@ fn notes(c: &Comparison) -> Vec<String> {
              throughput, scaling, cache canaries) differed where they reach: median ±{:.1}%, at \
              most ±{:.1}%",
             probed.len(),
-            crate::stats::median(&probed),
+            warpt_stats::median(&probed),
             probed.iter().copied().fold(0.0, f64::max)
         ));
     }

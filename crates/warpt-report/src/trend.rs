@@ -23,7 +23,7 @@
 //! `pelt` crate leaves the cost's scale and the penalty, the whole
 //! statistical question here, to the caller; the search itself is short.)
 
-use crate::stats;
+use warpt_stats as stats;
 
 /// Fewest runs in a segment.
 pub const MIN_SEGMENT: usize = 2;

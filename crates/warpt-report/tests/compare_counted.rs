@@ -26,7 +26,7 @@ fn counted(counts: &[f64], quality: Quality) -> BenchmarkSuiteRun {
     m.name = "instructions".into();
     m.unit = "instructions".into();
     m.higher_is_better = false;
-    let stats = warpt_harness::stats::summarize(counts).unwrap();
+    let stats = warpt_model::MetricStats::summarize(counts).unwrap();
     m.value = stats.median;
     m.stats = Some(stats);
     run
@@ -117,35 +117,23 @@ fn a_counted_metric_of_a_failed_side_is_still_inconclusive() {
 }
 
 /// What a rerun adds rounds for: `inconclusive`, and `~` only inside a
-/// band the trials' own spread widened past the threshold that the most
-/// rounds would narrow to it. Counts, a decided verdict, a `~` near the
-/// threshold, one no number of rounds allowed resolves, and a byte count
-/// that cannot move by a MiB inside its band are resolved.
+/// band the trials' own spread widened past 1.5 times the threshold.
+/// Counts, a decided verdict, a `~` near the threshold, one from a stored
+/// spread, and a byte count that cannot move by a MiB inside its band are
+/// resolved.
 #[test]
 fn only_verdicts_more_trials_could_sharpen_are_unresolved() {
     let n = [3_471_494.0; 3];
     let counted = judge(&n, &n, Quality::Good);
-    assert!(!counted.unresolved(1.0, 15), "counts need no more trials");
+    assert!(!counted.unresolved(1.0), "counts need no more trials");
     let mut m = counted.clone();
     m.noise_source = NoiseSource::Trials;
-    m.base.trials = 5;
-    m.current.trials = 5;
     m.noise_band_pct = Some(3.2);
-    // sqrt(5/15) x u(15)/u(5) = 0.577 x 1.341/1.939: 3.2% becomes 1.28%.
-    let at_15 = m.band_at(15).unwrap();
-    assert!((at_15 - 1.277).abs() < 0.01, "{at_15}");
-    assert_eq!(m.band_at(5), Some(3.2));
-    assert!(m.unresolved(1.0, 15), "~ within ±3.2% cannot rule out 1%");
-    assert!(!m.unresolved(1.0, 5), "no rounds left to add");
-    assert!(!m.unresolved(5.0, 15), "~ within ±3.2% rules out 5%");
-    m.noise_band_pct = Some(10.0);
-    assert!(
-        !m.unresolved(1.0, 15),
-        "15 rounds leave ±4%: not worth them"
-    );
+    assert!(m.unresolved(1.0), "~ within ±3.2% cannot rule out 1%");
+    assert!(!m.unresolved(5.0), "~ within ±3.2% rules out 5%");
     m.noise_band_pct = Some(1.3);
     assert!(
-        !m.unresolved(1.0, 15),
+        !m.unresolved(1.0),
         "within 1.5 times the threshold: worth no more time"
     );
     let mut bytes = m.clone();
@@ -154,22 +142,22 @@ fn only_verdicts_more_trials_could_sharpen_are_unresolved() {
     bytes.base.median = 3.0 * 1024.0 * 1024.0;
     bytes.current.median = bytes.base.median;
     assert!(
-        !bytes.unresolved(1.0, 15),
+        !bytes.unresolved(1.0),
         "±3.2% of 3 MiB is under a MiB: ~ whatever the rounds"
     );
     bytes.base.median = 100.0 * 1024.0 * 1024.0;
-    assert!(bytes.unresolved(1.0, 15), "±3.2% of 100 MiB is not");
+    assert!(bytes.unresolved(1.0), "±3.2% of 100 MiB is not");
     m.noise_source = NoiseSource::Profile;
     m.noise_band_pct = Some(3.2);
     assert!(
-        !m.unresolved(1.0, 15),
+        !m.unresolved(1.0),
         "a stored spread: trials do not narrow it here"
     );
     m.verdict = Verdict::Inconclusive;
-    assert!(m.unresolved(1.0, 15));
+    assert!(m.unresolved(1.0));
     for decided in [Verdict::Regressed, Verdict::Improved] {
         m.verdict = decided;
         m.noise_band_pct = Some(30.0);
-        assert!(!m.unresolved(1.0, 15));
+        assert!(!m.unresolved(1.0));
     }
 }

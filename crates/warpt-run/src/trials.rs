@@ -296,7 +296,7 @@ pub fn rerun(
     run_args: &[String],
     rounds: Rounds,
     schedule: Schedule,
-    unresolved: &mut dyn FnMut(&Sides, u32) -> Vec<String>,
+    unresolved: &mut dyn FnMut(&Sides) -> Vec<String>,
 ) -> Result<Sides> {
     check_reserved(Warpt::BenchmarkRun, run_args, Runs::Several)?;
     let a = Subprocess::new(base, run_args)?;
@@ -373,8 +373,7 @@ impl Schedule {
 
 /// Runs the two sides' trials as `schedule` says, in batches as `rounds`
 /// says: after each batch but the last, `unresolved` reads the sides so
-/// far and the most rounds there can be, and names the verdicts those
-/// rounds could sharpen (none: done).
+/// far and names the verdicts more rounds could sharpen (none: done).
 ///
 /// SIGINT or SIGTERM ends the trials: a signal to this process alone after
 /// the round under way, a terminal's Ctrl-C (which reaches the trial too)
@@ -384,7 +383,7 @@ pub fn run_sides(
     mut b: Subprocess,
     rounds: Rounds,
     schedule: Schedule,
-    unresolved: &mut dyn FnMut(&Sides, u32) -> Vec<String>,
+    unresolved: &mut dyn FnMut(&Sides) -> Vec<String>,
 ) -> Result<Sides> {
     let (base, current) = (a.label.clone(), b.label.clone());
     a.check()?;
@@ -421,7 +420,7 @@ pub fn run_sides(
         if sides.interrupted || ran >= most {
             return Ok(sides);
         }
-        let why = unresolved(&sides, most);
+        let why = unresolved(&sides);
         if why.is_empty() {
             return Ok(sides);
         }

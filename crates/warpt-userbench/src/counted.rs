@@ -263,7 +263,7 @@ pub fn measure(
         .into_iter()
         .filter_map(|(name, unit, column)| {
             let values: Option<Vec<f64>> = counted.iter().map(column).collect();
-            let stats = warpt_harness::stats::summarize(&values?)?;
+            let stats = warpt_model::MetricStats::summarize(&values?)?;
             Some(BenchmarkMetric {
                 name: name.into(),
                 value: stats.median,

@@ -26,7 +26,7 @@ fn export(dir: &Path, name: &str, id: &str, level: f64) -> PathBuf {
     m.truncate(1);
     m[0].higher_is_better = true;
     let samples: Vec<f64> = (0..30).map(|i| level + noise(i + level as usize)).collect();
-    let stats = warpt_harness::stats::summarize(&samples).unwrap();
+    let stats = warpt_model::MetricStats::summarize(&samples).unwrap();
     m[0].value = stats.median;
     m[0].stats = Some(stats);
     let path = dir.join(name);

@@ -144,7 +144,7 @@ fn junit_parses_and_fails_regressions() {
         let m = &mut r.benchmarks[0].metrics[0];
         m.higher_is_better = true;
         let samples: Vec<f64> = (0..30).map(|i| level + (i % 5) as f64 * 0.1).collect();
-        let st = warpt_harness::stats::summarize(&samples).unwrap();
+        let st = warpt_model::MetricStats::summarize(&samples).unwrap();
         m.value = st.median;
         m.stats = Some(st);
     }

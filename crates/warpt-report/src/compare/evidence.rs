@@ -16,7 +16,7 @@
 
 use warpt_model::BenchmarkMetric;
 
-use crate::stats;
+use warpt_stats as stats;
 
 /// Fewest raw samples per side for the rank test on samples.
 pub const MIN_SAMPLES: usize = 4;

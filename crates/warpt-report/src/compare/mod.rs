@@ -26,13 +26,13 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use warpt_model::{BenchmarkMetric, BenchmarkRunResult, BenchmarkSuiteRun, RunStatus};
 
-use crate::stats;
 pub use counted::DEFAULT_COUNT_THRESHOLD_PCT;
 use evidence::Kind;
 pub use evidence::Pairing;
 pub use noise::{MetricRef, NOISE_K, Noise, NoiseLookup, NoiseSource};
 pub use verdict::BYTES_RESOLUTION;
 use verdict::{judge, unusable};
+use warpt_stats as stats;
 
 /// How a comparison judges.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -186,51 +186,34 @@ pub struct MetricComparison {
 pub const UNRESOLVED_BAND: f64 = 1.5;
 
 impl MetricComparison {
-    /// Whether more trials, up to `most` a side, could sharpen this
-    /// verdict: `inconclusive`; or `~` inside a band the trials' own spread
-    /// widened past [`UNRESOLVED_BAND`] times `threshold_pct` (a change of
-    /// one and a half times the threshold would have been called `~` too),
-    /// when `most` trials would bring it within that ([`Self::band_at`]),
-    /// and a byte count's band reaches a change of memory's granularity
-    /// ([`BYTES_RESOLUTION`], below which it is `~` anyway).
+    /// Whether more trials could sharpen this verdict: `inconclusive`; or
+    /// `~` inside a band the trials' own spread widened past
+    /// [`UNRESOLVED_BAND`] times `threshold_pct` (a change of one and a half
+    /// times the threshold would have been called `~` too), unless it is a
+    /// byte count whose band cannot reach a change of memory's granularity
+    /// ([`BYTES_RESOLUTION`]; below it the count is `~` whatever the
+    /// trials: gzip's `peak_rss_bytes`, `~` within ±3–10% of a few MiB,
+    /// asked for 15 rounds in every comparison).
     ///
-    /// A band no number of trials up to `most` can resolve is left as it
-    /// is: gzip's `peak_rss_bytes`, `~` within ±3–10% of a few MiB, asked
-    /// for 15 rounds in every comparison and was no sharper after them.
-    pub fn unresolved(&self, threshold_pct: f64, most: usize) -> bool {
+    /// A wide band is not projected forward: five rounds estimate a spread
+    /// poorly, and one disturbed round made a quiet gzip A/A's band ±9%
+    /// where the next ten rounds might bring it to ±1%.
+    pub fn unresolved(&self, threshold_pct: f64) -> bool {
         match self.verdict {
             Verdict::Inconclusive => true,
             Verdict::Unchanged => {
                 let Some(band) = self.noise_band_pct else {
                     return false;
                 };
-                let wide = UNRESOLVED_BAND * threshold_pct;
                 let bytes_matter = self.unit != "B"
                     || band / 100.0 * self.base.median.abs().max(self.current.median.abs())
                         >= BYTES_RESOLUTION;
                 self.noise_source == NoiseSource::Trials
-                    && band > wide
+                    && band > UNRESOLVED_BAND * threshold_pct
                     && bytes_matter
-                    && self.band_at(most).is_some_and(|b| b <= wide)
             }
             Verdict::Improved | Verdict::Regressed => false,
         }
-    }
-
-    /// The noise band `trials` a side would give if their spread stayed
-    /// what the compared trials show: the band now, narrowed by the square
-    /// root of the trials' ratio and by the tighter upper bound on a spread
-    /// estimated from more of them ([`noise::band_pct`]). `None` without a
-    /// band from the trials themselves.
-    pub fn band_at(&self, trials: usize) -> Option<f64> {
-        let band = self.noise_band_pct?;
-        if self.noise_source != NoiseSource::Trials {
-            return None;
-        }
-        let now = self.base.trials.min(self.current.trials).max(1);
-        let upper = |n| stats::spread_upper_factor(n, noise::SPREAD_ALPHA);
-        let trials = trials.max(now);
-        Some(band * upper(trials) / upper(now) * (now as f64 / trials as f64).sqrt())
     }
 
     /// `suite/benchmark metric{tags}`.
@@ -304,12 +287,12 @@ impl Comparison {
         self.counts.inconclusive > 0
     }
 
-    /// The metrics more trials, up to `most` a side, could sharpen
+    /// The metrics more trials could sharpen
     /// ([`MetricComparison::unresolved`]), each as `label: what`.
-    pub fn unresolved(&self, most: usize) -> Vec<String> {
+    pub fn unresolved(&self) -> Vec<String> {
         self.metrics
             .iter()
-            .filter(|m| m.unresolved(self.threshold_pct, most))
+            .filter(|m| m.unresolved(self.threshold_pct))
             .map(|m| match m.verdict {
                 Verdict::Inconclusive => format!("{}: inconclusive", m.label()),
                 _ => format!(

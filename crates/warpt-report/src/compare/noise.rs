@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use warpt_model::{BenchmarkSuiteRun, NoiseEntry, Params};
 
-use crate::stats;
+use warpt_stats as stats;
 
 /// The multiple of the run-to-run spread inside which a change is noise.
 ///

@@ -21,7 +21,7 @@ use serde::Serialize;
 use warpt_model::CrossRow;
 use warpt_model::tag_label;
 
-use crate::stats::{bootstrap_paired_ci, mann_whitney, median, welch_t};
+use warpt_stats::{bootstrap_paired_ci, mann_whitney, median, welch_t};
 
 /// Looks up the raw samples of metric rows by id (absent: none stored).
 pub type SampleSource<'a> = &'a mut dyn FnMut(&[i64]) -> HashMap<i64, Vec<f64>>;

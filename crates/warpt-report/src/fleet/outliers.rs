@@ -19,7 +19,7 @@ use serde::Serialize;
 use warpt_model::CrossRow;
 use warpt_model::tag_label;
 
-use crate::stats::median;
+use warpt_stats::median;
 
 /// How strict the scan is.
 #[derive(Debug, Clone, Copy, PartialEq)]

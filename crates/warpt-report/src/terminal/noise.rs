@@ -73,7 +73,7 @@ pub fn noise_report(entries: &[NoiseEntry], unprofiled: &[Unprofiled], trials: u
          classical CV; within-run: what one run's 95% CI claims; band: what `benchmark \
          compare` treats as noise: {NOISE_K} x the larger CV x {:.2} (its upper 90% bound from \
          {trials} trials) for one run a side, / sqrt(3) for 3 trials a side\n",
-        crate::stats::spread_upper_factor(trials as usize, noise::SPREAD_ALPHA),
+        warpt_stats::spread_upper_factor(trials as usize, noise::SPREAD_ALPHA),
     );
     if !unprofiled.is_empty() {
         out += "\nnot profiled (fewer than 3 undisturbed trials; compare calls their noise unknown):\n";

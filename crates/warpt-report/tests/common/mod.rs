@@ -24,7 +24,7 @@ pub fn run(samples: &[f64], higher_is_better: bool) -> BenchmarkSuiteRun {
     r.quality_reasons.clear();
     let m = &mut r.metrics[0];
     m.higher_is_better = higher_is_better;
-    let stats = warpt_harness::stats::summarize(samples).unwrap();
+    let stats = warpt_model::MetricStats::summarize(samples).unwrap();
     m.value = stats.median;
     m.stats = Some(stats);
     run

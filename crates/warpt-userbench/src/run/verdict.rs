@@ -43,7 +43,7 @@ pub(super) fn pooled(runs: &[BenchmarkSuiteRun], name: &str) -> Option<Benchmark
         }
     }
     let mut m = template?;
-    let st = warpt_harness::stats::summarize(&samples)?;
+    let st = warpt_model::MetricStats::summarize(&samples)?;
     m.value = st.median;
     m.stats = Some(st);
     Some(m)
@@ -110,7 +110,7 @@ pub(super) fn judge_regressions(results: &mut [BenchmarkRunResult], alpha: f64) 
             .unwrap_or(f64::NAN)
     };
     let ps: Vec<f64> = results.iter().map(p).collect();
-    let qs = warpt_report::stats::benjamini_hochberg(&ps);
+    let qs = warpt_stats::benjamini_hochberg(&ps);
     for (r, q) in results.iter_mut().zip(qs) {
         if !q.is_finite() {
             continue;

@@ -57,8 +57,8 @@ pub struct CompareArgs {
     pub rerun: bool,
     /// With --rerun: rounds, i.e. trials per side. Without it, 5 (10 with
     /// --duet), then as many again while a verdict is inconclusive or `~`
-    /// only within a band wider than 1.5 times --threshold that the most
-    /// rounds would narrow to it, up to three times that.
+    /// only within a band wider than 1.5 times --threshold, up to three times
+    /// that.
     #[arg(long, value_name = "N", requires = "rerun", value_parser = clap::value_parser!(u32).range(2..=200))]
     pub trials: Option<u32>,
     /// With --rerun: seed of the order of each round (which side runs first).

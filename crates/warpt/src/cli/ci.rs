@@ -63,8 +63,7 @@ pub struct CiPrArgs {
     pub workdir: PathBuf,
     /// Rounds: trials per side. Without it, 5 (10 with --duet), then as many
     /// again while a verdict is inconclusive or `~` only within a band wider
-    /// than 1.5 times --threshold that the most rounds would narrow to it,
-    /// up to three times that.
+    /// than 1.5 times --threshold, up to three times that.
     #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]
     pub trials: Option<u32>,
     /// Seed of the order of each round (which side runs first).

@@ -32,7 +32,7 @@ pub fn pr(args: &CiPrArgs) -> Result<Outcome> {
     };
     let (a, b) = (side(&base)?, side(&head)?);
     let schedule = schedule(args);
-    let mut unresolved = |s: &Sides, most: u32| {
+    let mut unresolved = |s: &Sides| {
         comparison(
             args,
             &same_places(&s.base, &base.root),
@@ -40,7 +40,7 @@ pub fn pr(args: &CiPrArgs) -> Result<Outcome> {
             &same_places(&s.current, &head.root),
             "",
         )
-        .unresolved(most as usize)
+        .unresolved()
     };
     let sides = rerun::run_sides(
         a,

@@ -36,7 +36,7 @@ pub fn run(args: &CompareArgs) -> Result<Outcome> {
         ..Options::default()
     };
     let ((base, base_label), (current, current_label)) = if args.rerun {
-        let mut unresolved = |s: &Sides, most: u32| {
+        let mut unresolved = |s: &Sides| {
             history::compare(
                 &args.store.choice(),
                 args.assume_noise,
@@ -44,7 +44,7 @@ pub fn run(args: &CompareArgs) -> Result<Outcome> {
                 (&s.current, ""),
                 &options,
             )
-            .unresolved(most as usize)
+            .unresolved()
         };
         let sides = warpt_run::trials::rerun(
             &args.base,
