@@ -47,8 +47,7 @@ fn params() -> Vec<Param> {
 /// The spec of `assembly`.
 pub fn spec() -> BenchmarkSpec {
     BenchmarkSpec::builder(crate::SUITE, NAME)
-        .component(BenchmarkComponent::Cpu)
-        .component(BenchmarkComponent::Ram)
+        .components([BenchmarkComponent::Cpu, BenchmarkComponent::Ram])
         .kind(BenchmarkKind::Domain)
         .description(
             "De Bruijn graph assembly (velvet's job): canonical k-mers of all reads counted on all cores, those \

@@ -37,8 +37,7 @@ fn params() -> Vec<Param> {
 /// The spec of `kmer_count`.
 pub fn spec() -> BenchmarkSpec {
     BenchmarkSpec::builder(crate::SUITE, NAME)
-        .component(BenchmarkComponent::Cpu)
-        .component(BenchmarkComponent::Ram)
+        .components([BenchmarkComponent::Cpu, BenchmarkComponent::Ram])
         .kind(BenchmarkKind::Domain)
         .description(
             "Canonical k-mer counting (jellyfish's job): every k-mer of every read (forward and reverse complement \

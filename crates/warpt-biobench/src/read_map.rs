@@ -47,8 +47,7 @@ fn params() -> Vec<Param> {
 /// The spec of `read_map`.
 pub fn spec() -> BenchmarkSpec {
     BenchmarkSpec::builder(crate::SUITE, NAME)
-        .component(BenchmarkComponent::Cpu)
-        .component(BenchmarkComponent::Ram)
+        .components([BenchmarkComponent::Cpu, BenchmarkComponent::Ram])
         .kind(BenchmarkKind::Domain)
         .description(
             "Short-read mapping (minimap2 -ax sr's job): each read's (w,k)-minimizers looked up in an index of \

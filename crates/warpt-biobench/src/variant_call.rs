@@ -46,8 +46,7 @@ fn params() -> Vec<Param> {
 /// The spec of `variant_call`.
 pub fn spec() -> BenchmarkSpec {
     BenchmarkSpec::builder(crate::SUITE, NAME)
-        .component(BenchmarkComponent::Cpu)
-        .component(BenchmarkComponent::Ram)
+        .components([BenchmarkComponent::Cpu, BenchmarkComponent::Ram])
         .kind(BenchmarkKind::Domain)
         .description(
             "Germline variant calling (bcftools mpileup + call's job): reads mapped by read_map's mapper \

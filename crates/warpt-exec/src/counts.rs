@@ -9,20 +9,9 @@ use std::process::{Command, Stdio};
 use warpt_counts::{Counts, Source};
 use warpt_model::RunStatus;
 
-use crate::engine::JobResult;
-use crate::plan::Job;
-use crate::plan::{ExecPlan, Shell};
+use crate::plan::{ExecPlan, Job, Shell};
 use crate::spawn::Spawn;
-
-/// What `warpt exec` measures besides time.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Measure {
-    /// Wall, user and system time and peak memory (hyperfine's measures).
-    #[default]
-    Time,
-    /// The same, and each command's executed instructions.
-    Instructions,
-}
+use crate::state::JobResult;
 
 /// Counted runs per command: a deterministic count needs one; three show
 /// that it repeats (the spread is 0 for a deterministic program).

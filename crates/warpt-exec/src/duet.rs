@@ -13,9 +13,9 @@ use warpt_report::compare::evidence::paired;
 use warpt_stats as stats;
 
 use crate::ExecError;
-use crate::engine::{Observer, ShellCost, State};
 use crate::plan::ExecPlan;
 use crate::spawn::{Sample, Spawn};
+use crate::state::{Observer, ShellCost, State};
 
 /// Runs `a` on `cpus.a` and `b` on `cpus.b` at the same time
 /// ([`warpt_harness::duet::together`]).

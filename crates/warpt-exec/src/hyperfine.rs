@@ -4,8 +4,8 @@
 
 use serde_json::{Value, json};
 
-use crate::engine::JobResult;
 use crate::spawn::Exit;
+use crate::state::JobResult;
 
 fn mean(v: &[f64]) -> f64 {
     if v.is_empty() {

@@ -7,6 +7,8 @@
 //!   or split into argv;
 //! - [`engine`]: the shell's spawn time, set-up, warm-up, interleaved
 //!   rounds to each command's stopping rule, clean-up;
+//! - [`state`]: what the engine and the duet share: each job's state and
+//!   result, the shell's cost, the progress observer;
 //! - [`report`]: one `exec` suite run and hyperfine's summary lines;
 //! - [`session`]: one invocation: calibrate, measure, count, report;
 //! - [`counts`]: `--measure instructions`: executed instructions, counted;
@@ -25,9 +27,10 @@ pub mod plan;
 pub mod report;
 pub mod session;
 pub mod spawn;
+pub mod state;
 
-pub use counts::Measure;
 pub use engine::{JobResult, ShellCost, calibrate, measure, shell_cost};
+pub use plan::Measure;
 pub use plan::{ExecPlan, Job, Parameter, Shell};
 pub use spawn::{Captured, Exit, Output, Sample, Spawn};
 

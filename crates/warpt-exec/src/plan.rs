@@ -8,6 +8,16 @@ use std::time::Duration;
 use crate::ExecError;
 use crate::spawn::{Output, Spawn};
 
+/// What `warpt exec` measures besides time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Measure {
+    /// Wall, user and system time and peak memory (hyperfine's measures).
+    #[default]
+    Time,
+    /// The same, and each command's executed instructions.
+    Instructions,
+}
+
 /// How command strings become processes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Shell {
@@ -135,7 +145,7 @@ pub struct ExecPlan {
     /// Seed of the per-round orders.
     pub seed: u64,
     /// `--measure`: time alone, or instructions too.
-    pub measure: crate::counts::Measure,
+    pub measure: Measure,
 }
 
 /// One command at one parameter value: a benchmark of the `exec` suite.

@@ -5,7 +5,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use warpt_model::BenchmarkSuiteRun;
 
-use crate::counts::{self, Measure};
+use crate::counts;
+use crate::plan::Measure;
 use crate::duet::{self, Cpus, Paired};
 use crate::engine::{JobResult, Observer, ShellCost, calibrate, measure};
 use crate::plan::{ExecPlan, Job};

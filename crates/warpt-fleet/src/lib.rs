@@ -11,9 +11,12 @@
 //! - [`layout`]: a job's directory (node records, exports, logs) and the
 //!   record each node writes as it starts and ends;
 //! - [`status`]: Slurm's view and the nodes' records merged into one state
-//!   per node: pending, running, done or failed, with the reason.
+//!   per node: pending, running, done or failed, with the reason;
+//! - [`runs`]: the run path's side: a submission checked before it waits
+//!   in a queue, one node's run (through warpt-run), the exports collected.
 
 pub mod layout;
+pub mod runs;
 pub mod script;
 pub mod slurm;
 pub mod status;

@@ -19,6 +19,7 @@
 //! not packed at all: the kernel reads its columns where they lie, and the
 //! threads split the columns.
 
+use crate::blocking::{balanced, depth};
 use crate::kernel::{Dest, Element, Kernel, Scalar, Store};
 use crate::mat::{MatMut, MatRef};
 use crate::out::Out;
@@ -299,20 +300,6 @@ pub(crate) fn execute<T: Element>(
         crate::team::run(threads, &|t| job.columns(share(n, kernel.nr, threads, t)));
     }
     Ok(())
-}
-
-/// The depth a packed block of `kernel` takes at most for a product of
-/// depth `k`: `KC`, or `k` rounded up to whole groups when shallower.
-pub(crate) fn depth<T: Element>(kernel: &Kernel<T>, k: usize) -> usize {
-    kernel.kc.min(k.next_multiple_of(T::GROUP))
-}
-
-/// The size of the blocks, each a multiple of `unit` and at most `max`
-/// (itself a multiple of `unit`), that cover `len` as evenly as they go:
-/// 384 deep with blocks of up to 256 is two of 192, not 256 and 128.
-pub(crate) fn balanced(len: usize, max: usize, unit: usize) -> usize {
-    let blocks = len.div_ceil(max).max(1);
-    (len.div_ceil(blocks).div_ceil(unit) * unit).clamp(unit, max)
 }
 
 /// Thread `t`'s share of `len` in whole units of `unit`, as even as they go.
@@ -624,4 +611,49 @@ fn correct_panels<T: Element>(
         let width = kr.nr.min(nb - (first + i) * kr.nr);
         T::correct(&panel[..kp * width], width, o);
     }
+}
+
+/// `C = alpha·A·B + beta·C` for a packed A, on its kernel, on `threads`
+/// threads (0: one per CPU this process may use). As [`gemm`]
+/// otherwise; C of any layout (a row-major C is written a tile column at
+/// a time through its strides).
+pub fn gemm_packed<T: Element>(
+    c: MatMut<'_, T::Acc>,
+    alpha: T::Acc,
+    a: &PackedA<T>,
+    b: MatRef<'_, T>,
+    beta: T::Acc,
+    threads: usize,
+) -> Result<(), Error> {
+    gemm_packed_rows(c, alpha, a, 0..a.rows(), b, beta, threads)
+}
+
+/// [`gemm_packed`] on rows `rows` of the packed A alone (C has that many
+/// rows): a band of a layer's output features, on one thread of many,
+/// from one packing of the whole matrix. `rows.start` must be a multiple
+/// of the kernel's `MR` ([`PackedA::kernel`]) unless the range is empty.
+pub fn gemm_packed_rows<T: Element>(
+    c: MatMut<'_, T::Acc>,
+    alpha: T::Acc,
+    a: &PackedA<T>,
+    rows: std::ops::Range<usize>,
+    b: MatRef<'_, T>,
+    beta: T::Acc,
+    threads: usize,
+) -> Result<(), Error> {
+    let misaligned = !rows.is_empty() && !rows.start.is_multiple_of(a.kernel().mr);
+    if rows.start > rows.end || rows.end > a.rows() || misaligned {
+        return Err(Error::Rows {
+            start: rows.start,
+            end: rows.end,
+            rows: a.rows(),
+            mr: a.kernel().mr,
+        });
+    }
+    let left = Left::Packed {
+        a,
+        first: rows.start,
+        rows: rows.len(),
+    };
+    execute(a.kernel(), c, alpha, left, b, beta, threads)
 }

@@ -18,17 +18,20 @@
 //! - [`pack`]: A and B into micro-panels;
 //! - [`driver`]: the loops, the split of the work and the tile updates;
 //! - [`packed`]: a left operand packed once for many products (an LU
-//!   panel, a layer's weights);
+//!   panel, a layer's weights), multiplied by [`gemm_packed`];
 //! - [`quant`]: products on GGML's q8_0 and q4_0 blocks, repacked for
 //!   integer dot products;
 //! - [`simd`]: the work around the products (conversions, transforms) on
 //!   this CPU's widest vectors;
+//! - `blocking`: block sizes (a packed block's depth, even blocks);
 //! - `out`: C as the threads write it, a tile at a time;
+//! - `tile`: one thread's tile of C, as the microkernels write it;
 //! - `scratch`: packing buffers each thread keeps from product to product;
 //! - `shared`: what a row-split product's threads share (B's packed
 //!   block, the barrier);
 //! - `team`: the threads a product runs on.
 
+mod blocking;
 pub mod driver;
 pub mod isa;
 pub mod kernel;
@@ -41,9 +44,10 @@ mod scratch;
 mod shared;
 pub mod simd;
 mod team;
+mod tile;
 
-pub use driver::{Error, gemm, gemm_with};
+pub use driver::{Error, gemm, gemm_packed, gemm_packed_rows, gemm_with};
 pub use isa::Isa;
 pub use kernel::{Bf16, Element, Kernel, Scalar};
 pub use mat::{MatMut, MatRef};
-pub use packed::{PackedA, gemm_packed, gemm_packed_rows};
+pub use packed::PackedA;

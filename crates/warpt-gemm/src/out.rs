@@ -4,6 +4,7 @@
 
 use crate::kernel::Scalar;
 use crate::mat::MatMut;
+use crate::tile::TileMut;
 
 /// C, written by several threads at once, each its own elements.
 pub(crate) struct Out<'a, T> {
@@ -60,13 +61,11 @@ impl<'a, T: Scalar> Out<'a, T> {
             && rows.end <= self.rows
             && !cols.is_empty()
             && cols.end <= self.cols)
-            .then(|| TileMut {
-                // SAFETY: (rows.start, cols.start) is inside C (checked
-                // above).
-                ptr: unsafe { self.at(rows.start, cols.start) },
-                rows: mr,
-                cols: cols.len(),
-                ld: self.cs,
+            // SAFETY: (rows.start, cols.start) is inside C (checked above),
+            // and the tile's rows and columns lie inside it, `cs` apart;
+            // the calling thread owns them.
+            .then(|| unsafe {
+                TileMut::new(self.at(rows.start, cols.start), mr, cols.len(), self.cs)
             })
     }
 
@@ -159,37 +158,6 @@ impl<'a, T: Scalar> Out<'a, T> {
                 }
             }
         }
-    }
-}
-
-/// A tile of C whose columns are `rows` contiguous elements, `ld` apart,
-/// inside C and written by one thread: made only by [`Out::tile_mut`].
-pub(crate) struct TileMut<T> {
-    ptr: *mut T,
-    rows: usize,
-    cols: usize,
-    ld: usize,
-}
-
-impl<T> TileMut<T> {
-    /// Its first element.
-    pub(crate) fn ptr(&self) -> *mut T {
-        self.ptr
-    }
-
-    /// Rows (each column's contiguous elements).
-    pub(crate) fn rows(&self) -> usize {
-        self.rows
-    }
-
-    /// Columns.
-    pub(crate) fn cols(&self) -> usize {
-        self.cols
-    }
-
-    /// Elements from one column to the next.
-    pub(crate) fn ld(&self) -> usize {
-        self.ld
     }
 }
 

@@ -4,14 +4,14 @@
 //!
 //! [`gemm`](crate::gemm) packs A afresh on every call; a caller that
 //! multiplies the same A again and again packs it once with
-//! [`PackedA::new`] and calls [`gemm_packed`]. The packed storage is what
+//! [`PackedA::new`] and calls [`gemm_packed`](crate::gemm_packed). The packed storage is what
 //! the kernel reads: for each `KC`-deep slice of the depth, A's rows in
 //! `MR`-tall micro-panels, so a product takes any run of whole panels of
 //! any slice without copying.
 
-use crate::driver::{self, Error, Left, balanced};
+use crate::blocking::balanced;
 use crate::kernel::{Element, Kernel};
-use crate::mat::{MatMut, MatRef};
+use crate::mat::MatRef;
 use crate::pack::pack_a;
 
 /// An `m x k` matrix packed for one kernel.
@@ -84,49 +84,4 @@ impl<T: Element> PackedA<T> {
         let start = p0 * self.rows.div_ceil(mr) * mr + i0 / mr * kp * mr;
         &self.data[start..start + m.div_ceil(mr) * kp * mr]
     }
-}
-
-/// `C = alpha·A·B + beta·C` for a packed A, on its kernel, on `threads`
-/// threads (0: one per CPU this process may use). As [`crate::gemm`]
-/// otherwise; C of any layout (a row-major C is written a tile column at
-/// a time through its strides).
-pub fn gemm_packed<T: Element>(
-    c: MatMut<'_, T::Acc>,
-    alpha: T::Acc,
-    a: &PackedA<T>,
-    b: MatRef<'_, T>,
-    beta: T::Acc,
-    threads: usize,
-) -> Result<(), Error> {
-    gemm_packed_rows(c, alpha, a, 0..a.rows, b, beta, threads)
-}
-
-/// [`gemm_packed`] on rows `rows` of the packed A alone (C has that many
-/// rows): a band of a layer's output features, on one thread of many,
-/// from one packing of the whole matrix. `rows.start` must be a multiple
-/// of the kernel's `MR` ([`PackedA::kernel`]) unless the range is empty.
-pub fn gemm_packed_rows<T: Element>(
-    c: MatMut<'_, T::Acc>,
-    alpha: T::Acc,
-    a: &PackedA<T>,
-    rows: std::ops::Range<usize>,
-    b: MatRef<'_, T>,
-    beta: T::Acc,
-    threads: usize,
-) -> Result<(), Error> {
-    let misaligned = !rows.is_empty() && !rows.start.is_multiple_of(a.kernel.mr);
-    if rows.start > rows.end || rows.end > a.rows || misaligned {
-        return Err(Error::Rows {
-            start: rows.start,
-            end: rows.end,
-            rows: a.rows,
-            mr: a.kernel.mr,
-        });
-    }
-    let left = Left::Packed {
-        a,
-        first: rows.start,
-        rows: rows.len(),
-    };
-    driver::execute(&a.kernel, c, alpha, left, b, beta, threads)
 }

@@ -5,7 +5,7 @@
 use std::ops::DerefMut;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::driver::depth;
+use crate::blocking::depth;
 use crate::kernel::{Element, Kernel, Scalar};
 use crate::scratch::Scratch;
 

@@ -5,8 +5,9 @@
 //! - [`Measure`] and [`MeasurePolicy`]: warm-up, then samples until a minimum
 //!   time and a precision target are met, or a cap is hit;
 //! - the statistics every metric carries: [`warpt_model::MetricStats::summarize`];
-//! - [`Registry`], [`component_defaults`] and [`Plan`]: from the user's
-//!   selection to benchmarks with effective parameters;
+//! - [`Registry`] (suites, and the benchmarks standing for each component)
+//!   and [`Plan`]: from the user's selection to benchmarks with effective
+//!   parameters;
 //! - [`run_plan`]: executes a plan into a [`warpt_model::BenchmarkSuiteRun`],
 //!   each benchmark in a worker process ([`worker_main`], [`supervise`])
 //!   under stage limits ([`EffectiveLimits`]), graded by [`assess`] with the
@@ -18,28 +19,38 @@
 //! - [`duet`]: A and B at the same time on separate CPUs (`--duet`);
 //! - [`Progress`]: the events a run reports while it works.
 
+/// The protocol every benchmark and suite implements.
 mod benchmark;
-mod components;
 pub mod duet;
+/// The stages of one benchmark run, and the clock that times them.
 mod execute;
 pub mod interference;
 pub mod interleave;
+/// Stage time limits: defaults, overrides, the effective limits.
 mod limits;
+/// The reproducibility manifest recorded with every suite run.
 mod manifest;
+/// The sampling loop and its stopping rule.
 mod measure;
+/// From the user's selection to a plan of benchmarks with checked parameters.
 mod plan;
+/// Progress events from the runner to whoever shows them.
 mod progress;
+/// Noise diagnostics: grading each result's measurement.
 mod quality;
+/// What the regime probes read while a benchmark measures.
 mod regime;
+/// The registry of suites and their benchmarks.
 mod registry;
+/// Runs a plan, benchmark by benchmark, into a suite run.
 mod runner;
 #[cfg(unix)]
+/// The parent side of process isolation: a worker per benchmark, under limits.
 mod supervisor;
 pub mod trials;
 mod worker;
 
 pub use benchmark::{Benchmark, BenchmarkError, Measured, RunContext, Suite};
-pub use components::component_defaults;
 pub use execute::{Outcome, execute};
 pub use limits::{
     EffectiveLimits, MEASURE_MARGIN, SETUP_LIMIT, Stage, VALIDATE_LIMIT, WARMUP_MARGIN, WorkLimit,

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use warpt_model::{BenchmarkComponent, BenchmarkId, BenchmarkSpec, ParamError, ParamValue, Params};
 
-use crate::{Registry, component_defaults};
+use crate::Registry;
 
 /// One parameter a selection sets: its name exactly as the plan looks it
 /// up, and its value as text (parsed by the parameter's declared type).
@@ -325,8 +325,13 @@ impl Plan {
             } else {
                 components.clone()
             };
+            let mut undeclared = Vec::new();
             for c in &wanted {
-                for id in component_defaults(*c) {
+                let ids = registry.component_defaults(*c);
+                if ids.is_empty() {
+                    undeclared.push(format!("{c}: no benchmark stands for it in this build"));
+                }
+                for id in ids {
                     match registry.spec(&id) {
                         Some(spec) => specs.push(spec),
                         None => unavailable.push(Unavailable {
@@ -344,6 +349,7 @@ impl Plan {
                 let why = unavailable
                     .iter()
                     .map(|u| format!("{}: {}", u.component, u.reason))
+                    .chain(undeclared)
                     .collect::<Vec<_>>()
                     .join("; ");
                 return Err(PlanError::NothingToRun(why));

@@ -1,13 +1,15 @@
 //! The registry of suites: how a suite name becomes runnable benchmarks.
 
-use warpt_model::{BenchmarkId, BenchmarkSpec};
+use warpt_model::{BenchmarkComponent, BenchmarkId, BenchmarkSpec};
 
 use crate::{Benchmark, Suite};
 
-/// Every suite this build of warpt offers, in registration order.
+/// Every suite this build of warpt offers, in registration order, and the
+/// benchmarks that stand for each component.
 #[derive(Default)]
 pub struct Registry {
     suites: Vec<Box<dyn Suite>>,
+    stand_ins: Vec<(BenchmarkComponent, BenchmarkId)>,
 }
 
 impl Registry {
@@ -46,6 +48,24 @@ impl Registry {
             None => self.suites.push(part),
         }
         self
+    }
+
+    /// Declares that benchmark `id` stands for `component` when a run is
+    /// chosen by component (`--component`, or nothing named: all of them),
+    /// whether or not this build has it: an id the registry cannot find is
+    /// reported by the plan as unavailable, with the reason, not faked.
+    pub fn stands_for(&mut self, component: BenchmarkComponent, id: BenchmarkId) -> &mut Self {
+        self.stand_ins.push((component, id));
+        self
+    }
+
+    /// The benchmarks declared to stand for `component`, in declaration order.
+    pub fn component_defaults(&self, component: BenchmarkComponent) -> Vec<BenchmarkId> {
+        self.stand_ins
+            .iter()
+            .filter(|(c, _)| *c == component)
+            .map(|(_, id)| id.clone())
+            .collect()
     }
 
     /// The suite called `name`.

@@ -13,8 +13,11 @@ pub mod mem_bandwidth;
 pub mod mem_latency;
 pub mod net;
 
+/// The four STREAM kernels, for the widest vector unit, chosen at run time.
 mod stream_kernels;
+/// `warpt stress` targets: sustained CPU and memory load with every result checked.
 pub mod stress;
+/// A team of pinned threads that run kernels in lock-step rounds.
 mod team;
 
 pub use warpt_system::peak::{Peak, theoretical_peak};

@@ -9,8 +9,6 @@ use warpt_harness::{BenchmarkError, Measure, RunContext};
 use warpt_model::{BenchmarkComponent, BenchmarkKind, BenchmarkSpec, Param, ParamValue, Params};
 use warpt_models::packed::Precision;
 
-pub use crate::metrics::measured;
-
 use crate::loadgen::{
     self, Mode, Rules, Scenario, Summary, SystemUnderTest, TestSettings, TokenBounds, logs, peak,
 };

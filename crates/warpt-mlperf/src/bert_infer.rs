@@ -389,7 +389,7 @@ impl Benchmark for BertInfer {
         let sut = self.sut.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
         let settings = bench::settings(ctx, &MODEL, 8)?;
         let outcome = bench::run(ctx, measure, sut, &settings, NAME)?;
-        let mut m = bench::measured(&outcome, measure);
+        let mut m = crate::metrics::measured(&outcome, measure);
         m.details.push(("sut".into(), ParamValue::from(sut.name())));
         let precision = sut.encoder.precision();
         match &sut.encoder {

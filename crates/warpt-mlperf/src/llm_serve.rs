@@ -265,7 +265,7 @@ impl Benchmark for LlmServe {
             "warm-up: two bursts of requests",
         );
         let outcome = bench::run(ctx, measure, sut, &settings, NAME)?;
-        let mut m = bench::measured(&outcome, measure);
+        let mut m = crate::metrics::measured(&outcome, measure);
         m.details.push(("sut".into(), ParamValue::from(sut.name())));
         m.details.push((
             "counting".into(),

@@ -329,7 +329,7 @@ impl Benchmark for Resnet50Infer {
             base.total_sample_count = sut.library.len() as u64;
         }
         let outcome = bench::run(ctx, measure, sut, &base, NAME)?;
-        let mut m = bench::measured(&outcome, measure);
+        let mut m = crate::metrics::measured(&outcome, measure);
         let gflop = resnet::forward_flops(sut.library.size) / 1e9;
         m.details.push(("sut".into(), ParamValue::from(sut.name())));
         let precision = sut.net.precision();

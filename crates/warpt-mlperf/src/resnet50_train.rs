@@ -22,8 +22,7 @@ pub const NAME: &str = "resnet50_train";
 /// The spec of `resnet50_train`.
 pub fn spec() -> BenchmarkSpec {
     BenchmarkSpec::builder(crate::SUITE, NAME)
-        .component(BenchmarkComponent::Cpu)
-        .component(BenchmarkComponent::Ram)
+        .components([BenchmarkComponent::Cpu, BenchmarkComponent::Ram])
         .kind(BenchmarkKind::Application)
         .description(
             "ResNet-50 v1.5 training throughput on candle: `steps` SGD steps (learning rate `lr`) on one seeded \

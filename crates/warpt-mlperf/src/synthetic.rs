@@ -134,7 +134,7 @@ impl Benchmark for Synthetic {
         let sut = self.sut.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
         let settings = bench::settings(ctx, &MODEL, 8)?;
         let outcome = bench::run(ctx, measure, sut, &settings, NAME)?;
-        let mut m = bench::measured(&outcome, measure);
+        let mut m = crate::metrics::measured(&outcome, measure);
         let ideal = sut.workers as f64 / sut.service.as_secs_f64();
         m.details
             .push(("capacity_samples_per_s".into(), ParamValue::Float(ideal)));

@@ -239,9 +239,15 @@ impl BenchmarkSpec {
 }
 
 impl SpecBuilder {
-    /// A component the benchmark exercises (call once per component).
+    /// A component the benchmark exercises.
     pub fn component(mut self, c: BenchmarkComponent) -> Self {
         self.spec.components.push(c);
+        self
+    }
+
+    /// Several components at once, in order (`.components([Cpu, Ram])`).
+    pub fn components(mut self, cs: impl IntoIterator<Item = BenchmarkComponent>) -> Self {
+        self.spec.components.extend(cs);
         self
     }
 

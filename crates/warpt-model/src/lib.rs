@@ -9,23 +9,41 @@
 //! Compatibility rule: fields added later are optional or defaulted, so an
 //! export written by an older warpt always loads.
 
+/// What a benchmark exercises and what sort of workload it is.
 mod component;
+/// Declaring a benchmark: one `Param` per parameter, the spec builder.
 mod declaration;
+/// The events of a run as it happens (`--events`, the server's WebSocket).
 mod events;
+/// Metrics and their summary statistics.
 mod metric;
+/// A machine's noise profile entry.
 mod noise;
+/// Benchmark parameter values and their errors.
 mod params;
+/// Secrets kept out of what warpt records and prints.
 mod redact;
+/// Host regimes: the probes' readings and how far they can move a metric.
 mod regime;
+/// The result of running one benchmark.
 mod result;
+/// Rows read back from the result history for analyses across runs and machines.
 mod rows;
+/// A measured series and how its samples convert to the metric.
 mod series;
+/// Which benchmark, and how it is meant to run.
 mod spec;
+/// The result of `warpt stress`.
 mod stress;
+/// A suite run: the unit of export, storage and comparison.
 mod suite_run;
+/// `MetricStats::summarize`: the statistics every metric carries.
 mod summary;
+/// A snapshot of the machine, stored once per suite run.
 mod system;
+/// Resource telemetry sampled while benchmarks run, and its summary.
 mod telemetry;
+/// Repetitions of a plan (trials) and the interference each saw.
 mod trial;
 
 pub use component::{BenchmarkComponent, BenchmarkKind, UnknownComponent};

@@ -25,8 +25,7 @@ const PAD: u32 = 2;
 /// The spec of `data_pipeline`.
 pub fn spec() -> BenchmarkSpec {
     BenchmarkSpec::builder(crate::SUITE, NAME)
-        .component(BenchmarkComponent::Cpu)
-        .component(BenchmarkComponent::Ram)
+        .components([BenchmarkComponent::Cpu, BenchmarkComponent::Ram])
         .kind(BenchmarkKind::Application)
         .description(
             "A model's input pipeline: JSONL records (`records` generated from the seed, or `input` = a JSONL \

@@ -43,8 +43,7 @@ pub const KNOWN_PAIR: [&str; 2] = ["A man is eating food.", "A man is eating a p
 /// The spec of `embed`.
 pub fn spec() -> BenchmarkSpec {
     BenchmarkSpec::builder(crate::SUITE, NAME)
-        .component(BenchmarkComponent::Cpu)
-        .component(BenchmarkComponent::Gpu)
+        .components([BenchmarkComponent::Cpu, BenchmarkComponent::Gpu])
         .kind(BenchmarkKind::Application)
         .description(format!(
             "Sentence embeddings as sentence-transformers computes them (a BERT encoder, mean pooling over the \

@@ -32,8 +32,7 @@ const EVENTS_KEPT: usize = 20_000;
 /// The spec of `end_to_end_infer`.
 pub fn spec() -> BenchmarkSpec {
     BenchmarkSpec::builder(crate::SUITE, NAME)
-        .component(BenchmarkComponent::System)
-        .component(BenchmarkComponent::Gpu)
+        .components([BenchmarkComponent::System, BenchmarkComponent::Gpu])
         .kind(BenchmarkKind::Application)
         .description(
             "Text generation under load: seeded text prompts (cut to `prompt_tokens`), each tokenized \

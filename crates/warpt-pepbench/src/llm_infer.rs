@@ -34,9 +34,7 @@ const EVENTS_KEPT: usize = 20_000;
 /// The spec of `llm_infer`.
 pub fn spec() -> BenchmarkSpec {
     BenchmarkSpec::builder(crate::SUITE, NAME)
-        .component(BenchmarkComponent::Cpu)
-        .component(BenchmarkComponent::Ram)
-        .component(BenchmarkComponent::Gpu)
+        .components([BenchmarkComponent::Cpu, BenchmarkComponent::Ram, BenchmarkComponent::Gpu])
         .kind(BenchmarkKind::Application)
         .description(format!(
             "LLM inference on a decoder (candle; the presets are Llama-architecture, `model_dir` may hold a \

@@ -34,8 +34,7 @@ pub fn spec() -> BenchmarkSpec {
     // anything runs.
     const DAY_MS: f64 = 86_400_000.0;
     BenchmarkSpec::builder(crate::SUITE, NAME)
-        .component(BenchmarkComponent::Network)
-        .component(BenchmarkComponent::System)
+        .components([BenchmarkComponent::Network, BenchmarkComponent::System])
         .kind(BenchmarkKind::Application)
         .description(
             "An OpenAI-compatible LLM server measured from the client (`endpoint`: vLLM, SGLang, TGI, \

@@ -44,9 +44,7 @@ pub fn spec() -> BenchmarkSpec {
         })
         .collect();
     BenchmarkSpec::builder(crate::SUITE, NAME)
-        .component(BenchmarkComponent::Cpu)
-        .component(BenchmarkComponent::Ram)
-        .component(BenchmarkComponent::Gpu)
+        .components([BenchmarkComponent::Cpu, BenchmarkComponent::Ram, BenchmarkComponent::Gpu])
         .kind(BenchmarkKind::Application)
         .description(format!(
             "Speech recognition with Whisper (candle-transformers): `audio_seconds` of synthetic 16 kHz audio \

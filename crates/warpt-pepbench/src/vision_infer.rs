@@ -50,9 +50,7 @@ pub fn spec() -> BenchmarkSpec {
         })
         .collect();
     BenchmarkSpec::builder(crate::SUITE, NAME)
-        .component(BenchmarkComponent::Cpu)
-        .component(BenchmarkComponent::Ram)
-        .component(BenchmarkComponent::Gpu)
+        .components([BenchmarkComponent::Cpu, BenchmarkComponent::Ram, BenchmarkComponent::Gpu])
         .kind(BenchmarkKind::Application)
         .description(format!(
             "Vision Transformer inference (candle-transformers' ViT and CLIP layers): `batch` synthetic images \

@@ -18,10 +18,12 @@ pub mod compare;
 pub mod escape;
 pub mod exports;
 pub mod fleet;
+/// A metric's history as `results trend` and `ci record` present it.
 pub mod history;
 pub mod matrix;
 pub mod render;
 pub mod report;
+/// Text for the terminal: results, lists, noise and stress tables.
 pub mod terminal;
 pub mod trend;
 

@@ -5,28 +5,38 @@
 //! configuration layers, the server's JSON or a stored run) goes through
 //! [`run()`] — plan, workers, monitor, export, store — to a
 //! [`RunOutcome`], whose exit status has one rule. Runs in another process
-//! go through [`child`]; interleaved A/B trials through [`trials`]; fleet
-//! jobs through Slurm in [`fleet`].
+//! go through [`child`] (fleet nodes, the server's queue, CI); interleaved
+//! A/B trials through [`trials`].
 
+/// Runs of `warpt` in a child process, and their exit read back.
 pub mod child;
-pub mod ci;
+/// The configuration layers: defaults < `warpt.toml` < `WARPT_*` < flags.
 pub mod config;
-pub mod demo;
+/// A run's progress as typed events: `--events` lines, or a sink.
 pub mod events;
+/// The export file, written atomically.
 pub mod export;
-pub mod fleet;
+/// Which store a command uses, recording runs in it, loading sides.
 pub mod history;
+/// Ctrl-C and SIGTERM during a run.
 pub mod interrupt;
+/// Run-to-run noise from the store, and `warpt noise`'s profile runs.
 pub mod noise;
+/// Noticing that the process that started this one has died.
 pub mod orphan;
+/// How a run ended, and the one rule from that to an exit status.
 pub mod outcome;
-pub mod pdf;
+/// `--replay FILE`: a previous export's plan and settings.
 pub mod replay;
+/// The typed run request every front end builds.
 pub mod request;
+/// The run request as the server's JSON spells it.
 pub mod request_json;
+/// `run()`: plan → workers → monitor → export → store → outcome.
 pub mod run;
-pub mod stored;
+/// `warpt stress`: sustained load, checked, monitored, exported, stored.
 pub mod stress;
+/// Interleaved and duet A/B trials, each a warpt run in its own process.
 pub mod trials;
 
 pub use export::ExportTarget;

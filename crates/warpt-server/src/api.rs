@@ -14,7 +14,7 @@ use warpt_store::{Limits, RunFilter, TrendQuery};
 
 use crate::error::ApiError;
 use crate::runs_api;
-use crate::state::AppState;
+use crate::state::{AppState, QUERY_MAX_CONCURRENT, authorize, with_store};
 
 type Shared = Arc<AppState>;
 type Params = Query<Vec<(String, String)>>;
@@ -26,8 +26,6 @@ pub const QUERY_MAX_TIME: std::time::Duration = std::time::Duration::from_secs(5
 /// Bytes of values a `POST query` answer holds at most (and the largest
 /// string or blob a query may build).
 pub const QUERY_MAX_BYTES: usize = 16 << 20;
-/// `POST query` statements running at once at most; more get 429.
-pub const QUERY_MAX_CONCURRENT: usize = 2;
 /// Runs a page holds at most.
 const MAX_PAGE: usize = 1000;
 
@@ -137,17 +135,6 @@ async fn not_found() -> ApiError {
         StatusCode::NOT_FOUND,
         "no such endpoint; see /api/v1/openapi.json",
     )
-}
-
-/// Runs `f` with a store connection on the blocking pool.
-pub(crate) async fn with_store<T: Send + 'static>(
-    state: &Shared,
-    f: impl FnOnce(&warpt_store::Store) -> Result<T, ApiError> + Send + 'static,
-) -> Result<T, ApiError> {
-    let state = state.clone();
-    tokio::task::spawn_blocking(move || f(&*state.checkout()?))
-        .await
-        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
 }
 
 /// The query fields as a map, refusing unknown or repeated ones.
@@ -467,21 +454,6 @@ async fn query(
     .await
     .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))??;
     Ok(axum::Json(out).into_response())
-}
-
-/// 401 unless the request carries the server's token.
-pub(crate) fn authorize(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
-    let given = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok());
-    if state.token.admits(given) {
-        Ok(())
-    } else {
-        Err(ApiError::new(
-            StatusCode::UNAUTHORIZED,
-            "this endpoint needs 'Authorization: Bearer <token>' (the token file named when warpt serve started)",
-        ))
-    }
 }
 
 async fn metrics(State(state): State<Shared>) -> Result<Response, ApiError> {

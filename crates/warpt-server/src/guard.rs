@@ -62,7 +62,7 @@ pub async fn guard(State(state): State<Arc<AppState>>, request: Request, next: N
     let public = path == "/" || path.starts_with("/assets/");
     if state.access.token_for_reads
         && !public
-        && crate::api::authorize(&state, headers).is_err()
+        && crate::state::authorize(&state, headers).is_err()
         && !query_token(&state, request.uri().query())
     {
         return ApiError::new(

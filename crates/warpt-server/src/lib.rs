@@ -25,6 +25,7 @@ pub mod auth;
 pub mod cache;
 pub mod dashboard;
 pub mod error;
+/// `warpt monitor --prometheus`: telemetry in the Prometheus text format.
 pub mod exporter;
 pub mod guard;
 pub mod listen;

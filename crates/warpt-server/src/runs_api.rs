@@ -11,10 +11,9 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use warpt_store::Job;
 
-use crate::api::{authorize, with_store};
 use crate::error::ApiError;
 use crate::queue::{Cancel, Feed};
-use crate::state::AppState;
+use crate::state::{AppState, authorize, with_store};
 use warpt_run::RunRequest;
 
 type Shared = Arc<AppState>;

@@ -1,14 +1,17 @@
-//! What every handler shares.
+//! What every handler shares: the state, its store connections, and
+//! whether a request carries the token.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use axum::http::{HeaderMap, StatusCode, header};
 use warpt_model::BenchmarkSpec;
 use warpt_store::{Location, Store};
 
 use crate::access::Access;
 use crate::auth::Token;
 use crate::cache::Cache;
+use crate::error::ApiError;
 use crate::queue::Queue;
 
 /// Idle connections kept for reuse.
@@ -81,7 +84,7 @@ impl AppState {
         AppState {
             cache: Cache::new(&store, cache_entries),
             access,
-            query_slots: tokio::sync::Semaphore::new(crate::api::QUERY_MAX_CONCURRENT),
+            query_slots: tokio::sync::Semaphore::new(QUERY_MAX_CONCURRENT),
             store,
             specs,
             token,
@@ -109,5 +112,34 @@ impl AppState {
     pub fn count(&self, route: &str, status: u16) {
         let mut map = self.requests.lock().unwrap_or_else(|e| e.into_inner());
         *map.entry((route.to_string(), status)).or_default() += 1;
+    }
+}
+
+/// `POST query` statements running at once at most; more get 429.
+pub const QUERY_MAX_CONCURRENT: usize = 2;
+
+/// Runs `f` with a store connection on the blocking pool.
+pub(crate) async fn with_store<T: Send + 'static>(
+    state: &Arc<AppState>,
+    f: impl FnOnce(&warpt_store::Store) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let state = state.clone();
+    tokio::task::spawn_blocking(move || f(&*state.checkout()?))
+        .await
+        .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))?
+}
+
+/// 401 unless the request carries the server's token.
+pub(crate) fn authorize(state: &AppState, headers: &HeaderMap) -> Result<(), ApiError> {
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    if state.token.admits(given) {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "this endpoint needs 'Authorization: Bearer <token>' (the token file named when warpt serve started)",
+        ))
     }
 }

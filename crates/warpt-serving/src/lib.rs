@@ -5,6 +5,7 @@
 //!
 //! - [`endpoint`]: the server, its API (completions or chat), the model, the
 //!   key (read from the environment, never printed);
+//! - [`error`]: what can go wrong talking to the server;
 //! - [`transport`]: HTTP/1.1 or HTTP/2, TLS and the roots it trusts;
 //! - [`sse`]: the server-sent events of a streamed response, chunk by chunk;
 //! - [`request`]: one streamed request and what was seen of it, when;
@@ -20,6 +21,7 @@
 //!   maximum-throughput search).
 
 pub mod endpoint;
+pub mod error;
 pub mod load;
 pub mod prompts;
 pub mod request;
@@ -30,5 +32,6 @@ pub mod timing;
 pub mod trace;
 pub mod transport;
 
-pub use endpoint::{Api, Endpoint, Error};
+pub use endpoint::{Api, Endpoint};
+pub use error::Error;
 pub use transport::{HttpClient, HttpVersion};

@@ -15,7 +15,8 @@ use rand_core::SeedableRng;
 use rand_distr::{Distribution, Exp, Gamma};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::endpoint::{Endpoint, Error};
+use crate::endpoint::Endpoint;
+use crate::error::Error;
 use crate::request::{Exchange, Outcome, RequestSpec, send};
 use crate::transport::HttpClient;
 

@@ -6,7 +6,8 @@ use std::time::Instant;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 
-use crate::endpoint::{Api, Endpoint, Error, chain};
+use crate::endpoint::{Api, Endpoint, chain};
+use crate::error::Error;
 use crate::sse::{Event, Parser};
 use crate::transport::HttpClient;
 

@@ -17,7 +17,7 @@ use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use rustls::{ClientConfig, RootCertStore};
 
-use crate::endpoint::Error;
+use crate::error::Error;
 
 /// The HTTP client every request of a run shares: pooled keep-alive
 /// connections (one multiplexed connection per server on HTTP/2), Nagle

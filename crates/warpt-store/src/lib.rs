@@ -31,6 +31,7 @@ pub mod query;
 pub mod read;
 pub mod schema;
 pub mod testing;
+/// A metric's series over the stored runs.
 pub mod trend;
 pub mod write;
 

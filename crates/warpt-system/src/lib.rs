@@ -12,20 +12,33 @@
 //! non-Linux kernel may hide any of it.
 
 pub mod clock;
+/// Processor facts: model, topology, caches, frequencies.
 mod cpu;
+/// Block devices, mounted file systems and network interfaces.
 mod devices;
+/// Memory modules from SMBIOS through `dmidecode`.
 mod dimms;
+/// Package energy from RAPL counters.
 mod energy;
+/// The git state of a directory.
 mod git;
+/// GPUs: what is installed and what the driver reports.
 mod gpu;
+/// Host facts: OS, kernel, hostname, memory.
 mod host;
+/// The CPU's SIMD instruction set for floating-point multiply-add.
 pub mod isa;
+/// The background monitor (`--monitor`).
 pub mod monitor;
+/// The theoretical FMA peak of this machine, and how it was derived.
 pub mod peak;
+/// Host state that changes how fast things run: governor, SMT, turbo.
 mod probes;
 pub mod procstat;
 pub mod rss;
+/// Programs on PATH that benchmarks may use, with their versions.
 mod tools;
+/// Whether we run under a hypervisor or inside a container.
 mod virt;
 
 pub use cpu::{

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Result;
 use warpt_exec::declared::{self, BENCH_FILE, Origin, UserSuite};
 use warpt_harness::Registry;
+use warpt_model::{BenchmarkComponent, BenchmarkId};
 
 use crate::UsageError;
 
@@ -66,6 +67,21 @@ fn with_user(user: UserSuite) -> Registry {
     r.register(Box::new(user));
     if std::env::var("WARPT_SELFTEST").is_ok_and(|v| v == "1") {
         r.register(Box::new(warpt_selftest::SelftestSuite));
+    }
+    // What a run chosen by component (`--component`, or nothing named)
+    // runs for each.
+    use BenchmarkComponent::*;
+    for (component, suite, name) in [
+        (Cpu, "micro", "cpu_flops"),
+        (Gpu, "micro", "gpu_flops"),
+        (Ram, "micro", "mem_bandwidth"),
+        (Ram, "micro", "mem_latency"),
+        (Storage, "micro", "disk_io"),
+        (Network, "micro", "net_bandwidth"),
+        (Network, "micro", "net_latency"),
+        (System, "pepbench", "end_to_end_infer"),
+    ] {
+        r.stands_for(component, BenchmarkId::new(suite, name));
     }
     r
 }

@@ -25,7 +25,7 @@ mod x86;
 use std::ops::{Add, Mul, Sub};
 
 use crate::isa::Isa;
-use crate::out::TileMut;
+use crate::tile::TileMut;
 
 /// The microkernel's signature: `groups` steps over `a` (`groups x MR x
 /// G`, packed) and `b` (`groups x cols x G`, packed as narrow as it is:

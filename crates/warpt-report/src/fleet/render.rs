@@ -4,7 +4,8 @@
 use super::machines::{MachineReport, Pick};
 use crate::escape::{markdown as md, xml as esc};
 use crate::render::num;
-use crate::report::charts::{self, Bar, Line};
+use crate::report::chart_data::{Bar, Line};
+use crate::report::charts;
 use crate::report::html::{STYLE, table};
 
 fn ci_text(value: f64, ci: Option<(f64, f64)>) -> String {

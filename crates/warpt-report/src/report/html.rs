@@ -4,7 +4,8 @@ use std::collections::BTreeMap;
 
 use warpt_model::Params;
 
-use super::charts::{self, Bar, Line};
+use super::chart_data::{Bar, Line};
+use super::charts;
 use super::{Input, RESULT_HEADER, environment, result_notes, result_rows, tag_label};
 use crate::compare::Verdict;
 use crate::render::num;

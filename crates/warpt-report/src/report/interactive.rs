@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use super::charts::{Curve, Line};
+use super::chart_data::{Curve, Line};
 use crate::assets::{LINES_JS, UPLOT_CSS, UPLOT_JS};
 use crate::escape::xml;
 

@@ -9,6 +9,7 @@
 //! like mem_latency's sizes); and telemetry timelines when a monitor
 //! timeline is given.
 
+pub mod chart_data;
 pub mod charts;
 
 use warpt_model::{BenchmarkSuiteRun, TelemetrySample, tag_label};

@@ -7,7 +7,8 @@
 use warpt_model::{BenchmarkRunResult, ParamValue};
 
 use super::Input;
-use super::charts::{self, Curve};
+use super::chart_data::Curve;
+use super::charts;
 
 /// The latency metrics drawn, with the SLO parameter bounding each.
 const LATENCIES: [(&str, &str); 3] = [

@@ -11,12 +11,12 @@
 //! complete rounds are compared and the exit status is 130).
 
 use anyhow::Result;
+use warpt_ci::{PrCheckouts, PrSide, same_places, split_command};
 use warpt_model::BenchmarkSuiteRun;
 use warpt_report::{Comparison, Options, exports, render};
 
 use crate::Outcome;
 use crate::cli::CiPrArgs;
-use warpt_run::ci::{PrCheckouts, PrSide, same_places, split_command};
 use warpt_run::history;
 use warpt_run::trials::{self as rerun, Schedule, Sides, Subprocess};
 

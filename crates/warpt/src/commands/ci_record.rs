@@ -9,8 +9,8 @@
 //! run, on this machine.
 
 use anyhow::Result;
+use warpt_ci::{regression_alerts, split_command, store_of_dir, write_export};
 use warpt_report::history as history_view;
-use warpt_run::ci::{regression_alerts, split_command, store_of_dir, write_export};
 use warpt_run::history;
 use warpt_run::trials::{self as rerun, TrialOutput};
 

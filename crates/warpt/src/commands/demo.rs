@@ -1,6 +1,6 @@
 //! `warpt demo`: a new store filled with a history to explore — this
 //! machine's real tiny runs and two made-up machines derived from them
-//! (see `warpt_run::demo`).
+//! (see `warpt_demo`).
 
 use std::time::Duration;
 
@@ -30,9 +30,9 @@ pub fn run(args: &DemoArgs) -> Result<Outcome> {
             .context("starting the scripted serving endpoint on 127.0.0.1")?,
         )
     };
-    let plans = warpt_run::demo::seed_plans(server.as_ref().map(|s| s.url.as_str()));
+    let plans = warpt_demo::seed_plans(server.as_ref().map(|s| s.url.as_str()));
     let progress = super::run::progress();
-    let filled = warpt_run::demo::fill(&store, &plans, &Builtin, progress.as_ref())?;
+    let filled = warpt_demo::fill(&store, &plans, &Builtin, progress.as_ref())?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&filled)?);
     } else {

@@ -1,12 +1,12 @@
 //! `warpt fleet submit|status|collect`: benchmark runs on many machines
-//! through Slurm ([`warpt_run::fleet`]).
+//! through Slurm ([`warpt_fleet::runs`]).
 
 use std::time::Duration;
 
 use anyhow::Result;
 use comfy_table::Cell;
+use warpt_fleet::runs::{self as fleet, SubmitRequest, error as fleet_error};
 use warpt_fleet::{JobDir, Phase, Slurm, Watched};
-use warpt_run::fleet::{self, SubmitRequest, error as fleet_error};
 
 use crate::Outcome;
 use crate::cli::{FleetCollectArgs, FleetStatusArgs, FleetSubmitArgs};

@@ -1,5 +1,5 @@
 //! `warpt fleet node`: one node's part of a fleet job, started by `srun`
-//! ([`warpt_run::fleet::node`]).
+//! ([`warpt_fleet::runs::node`]).
 
 use anyhow::Result;
 
@@ -8,5 +8,5 @@ use crate::cli::FleetNodeArgs;
 
 /// `warpt fleet node`.
 pub fn run(args: &FleetNodeArgs) -> Result<Outcome> {
-    warpt_run::fleet::node(&args.dir.dir, &args.run_args, args.no_store)
+    warpt_fleet::runs::node(&args.dir.dir, &args.run_args, args.no_store)
 }

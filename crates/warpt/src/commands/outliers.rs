@@ -1,8 +1,8 @@
 //! `warpt fleet outliers`: machines slower than their hardware peers.
 
+use crate::stored::machine_rows;
 use anyhow::Result;
 use warpt_report::fleet::{OutlierOptions, scan};
-use warpt_run::stored::machine_rows;
 use warpt_store::CrossFilter;
 
 use crate::cli::FleetOutliersArgs;

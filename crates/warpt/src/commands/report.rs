@@ -8,9 +8,9 @@ use warpt_report::report::{self, Input};
 use warpt_store::CrossFilter;
 
 use crate::cli::{ReportArgs, ReportFormat};
+use crate::stored::machine_rows;
 use crate::{Outcome, UsageError};
 use warpt_run::history::load_side;
-use warpt_run::stored::machine_rows;
 
 /// Writes the report to stdout or `-o`.
 pub fn run(args: &ReportArgs) -> Result<Outcome> {
@@ -52,7 +52,7 @@ fn write(args: &ReportArgs, text: &str) -> Result<Outcome> {
     match (&args.output, args.format) {
         (Some(p), ReportFormat::Pdf) => {
             warpt_run::ExportTarget::prepare(p)?;
-            warpt_run::pdf::print(text, p)?;
+            crate::pdf::print(text, p)?;
             eprintln!("wrote {}", p.display());
         }
         (Some(p), _) => {

@@ -12,9 +12,9 @@ use warpt_report::terminal as output;
 /// Prints the series and its change points; `Failures` (exit 1) when the
 /// last step is in the bad direction.
 pub fn run(args: &ResultsTrendArgs) -> Result<Outcome> {
-    let rows = warpt_run::stored::series(
+    let rows = crate::stored::series(
         args.store.store.as_deref(),
-        &warpt_run::stored::SeriesRequest {
+        &crate::stored::SeriesRequest {
             benchmark: &args.benchmark,
             metric: &args.metric,
             suite: args.suite.as_deref(),

@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::Result;
 use warpt_store::{CrossFilter, CrossRow, Store, TrendQuery, TrendRow};
 
-use crate::{UsageError, history};
+use warpt_run::{UsageError, history};
 
 /// Passed results across machines, from an existing store.
 pub struct MachineRows {

@@ -1,4 +1,4 @@
-//! Fleet jobs through Slurm, as the run layer starts them: a submission
+//! Fleet jobs through Slurm, as the run path (warpt-run) starts them: a submission
 //! checked before it waits in a queue ([`prepare`], [`submit`]), one node's
 //! part of a job ([`node`]) and the nodes' exports recorded ([`collect`]).
 //! The front end parses flags into a [`SubmitRequest`] and prints.
@@ -7,13 +7,13 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde::Serialize;
-use warpt_fleet::script::Nodes;
-use warpt_fleet::{FleetError, JobDir, Missing, NodeRecord, NodeState, Slurm, Submission};
+use warpt_run::child::ChildRun;
+use warpt_run::outcome::ChildExit;
+use warpt_run::{RunOutcome, UsageError, history};
 use warpt_store::Location;
 
-use crate::child::ChildRun;
-use crate::outcome::ChildExit;
-use crate::{RunOutcome, UsageError, history};
+use crate::script::Nodes;
+use crate::{FleetError, JobDir, Missing, NodeRecord, NodeState, Slurm, Submission};
 
 /// Fleet errors for a front end: bad input and a missing Slurm are usage
 /// errors (exit 2).
@@ -87,7 +87,7 @@ fn absolute(p: &Path) -> Result<PathBuf> {
 /// --dry-run` accepts, a store every node can share — and writes its script.
 pub fn prepare(req: &SubmitRequest) -> Result<Prepared> {
     for a in &req.run_args {
-        if let Some(flag) = RESERVED.iter().find(|r| crate::child::is_flag(a, r)) {
+        if let Some(flag) = RESERVED.iter().find(|r| warpt_run::child::is_flag(a, r)) {
             return Err(UsageError(format!(
                 "{flag} after `--`: warpt fleet sets where each node records (--store URL or \
                  --no-store of `fleet submit`, and an export per node in the fleet directory)"
@@ -171,12 +171,12 @@ pub fn submit(prepared: &Prepared) -> Result<Submitted> {
         prepared.submission.job_name,
         warpt_harness::random_suffix()
     ));
-    warpt_fleet::layout::write_private(&script, &prepared.script).map_err(error)?;
+    crate::layout::write_private(&script, &prepared.script).map_err(error)?;
     let job = slurm.submit(&script).map_err(error)?;
     let job_dir = JobDir::new(dir, &job).map_err(error)?;
     job_dir.create().map_err(error)?;
     let record = prepared.submission.record(&job, &script);
-    warpt_fleet::layout::write_atomically(
+    crate::layout::write_atomically(
         &job_dir.submission_path(),
         &serde_json::to_vec_pretty(&record)?,
     )
@@ -312,11 +312,11 @@ pub fn collect(fleet_dir: &Path, job: &str, store: Option<&Path>) -> Result<Coll
             added: i.added,
         })
         .collect();
-    let statuses = warpt_fleet::node_statuses(info.as_ref(), &[], &records);
+    let statuses = crate::node_statuses(info.as_ref(), &[], &records);
     Ok(Collected {
         job: job.to_string(),
         store: location.to_string(),
         imported,
-        missing: warpt_fleet::missing(&statuses, &exports),
+        missing: crate::missing(&statuses, &exports),
     })
 }

@@ -7,7 +7,7 @@ use std::process::Command;
 
 use anyhow::{Context, Result};
 
-use crate::UsageError;
+use warpt_run::UsageError;
 
 /// The browsers tried, in order, when `WARPT_CHROMIUM` is not set.
 const BROWSERS: &[&str] = &[

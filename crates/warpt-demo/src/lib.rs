@@ -1,7 +1,7 @@
 //! `warpt demo`: a result history a new user recognises, from warpt's own
 //! runs, so that `warpt serve` shows every page with data in a minute.
 //!
-//! The benchmarks really run here on tiny settings, through [`crate::run`]
+//! The benchmarks really run here on tiny settings, through [`warpt_run::run`]
 //! like any other run: the micro suite with a thread sweep and the memory
 //! latency ladder, a Smith-Waterman alignment, an MLPerf-style load test
 //! and, when the caller serves one, a serving sweep against a scripted
@@ -22,10 +22,10 @@ use warpt_harness::Progress;
 use warpt_model::BenchmarkSuiteRun;
 use warpt_store::{Location, Source, Store};
 
-use crate::config::Flags;
-use crate::request::{ExportChoice, MonitorRequest, PlanSource, Select};
-use crate::run::Suites;
-use crate::{RunOutcome, RunRequest, StoreChoice, UsageError};
+use warpt_run::config::Flags;
+use warpt_run::request::{ExportChoice, MonitorRequest, PlanSource, Select};
+use warpt_run::run::Suites;
+use warpt_run::{RunOutcome, RunRequest, StoreChoice, UsageError};
 
 /// What the demo measures here: one request per seed run, and whether the
 /// made-up machines get a history derived from it.
@@ -137,8 +137,8 @@ pub fn fill(
     let mut measured = Vec::new();
     let mut to_derive = Vec::new();
     for p in plans {
-        let (plan, options) = crate::plan(&p.request, suites)?;
-        let ran = crate::run(&p.request, &plan, options, suites, progress)?;
+        let (plan, options) = warpt_run::plan(&p.request, suites)?;
+        let ran = warpt_run::run(&p.request, &plan, options, suites, progress)?;
         if ran.outcome == RunOutcome::Interrupted {
             anyhow::bail!("interrupted: nothing was written to {store}");
         }
