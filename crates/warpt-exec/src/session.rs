@@ -6,10 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use warpt_model::BenchmarkSuiteRun;
 
 use crate::counts;
-use crate::plan::Measure;
 use crate::duet::{self, Cpus, Paired};
 use crate::engine::{JobResult, Observer, ShellCost, calibrate, measure};
-use crate::plan::{ExecPlan, Job};
+use crate::plan::{ExecPlan, Job, Measure};
 use crate::{ExecError, hyperfine, report};
 
 /// A measured `exec` plan.
