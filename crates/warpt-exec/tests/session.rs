@@ -1,6 +1,8 @@
 //! warpt-exec as a library: real commands measured by a session, the
 //! `exec` suite run it records, and hyperfine's export of it.
 
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
 use std::time::Duration;
 
 use warpt_exec::ExecError;

@@ -1,6 +1,8 @@
 //! warpt-run as a library: a typed request through plan → run → export →
 //! outcome, in process, on the selftest suite (no warpt binary involved).
 
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
 use std::path::Path;
 
 use warpt_harness::{NoProgress, ParamArg, Registry};

@@ -2,6 +2,8 @@
 //! `examples/harness` as discovery reads it (what `warpt harness` would
 //! run there).
 
+#![allow(clippy::unwrap_used)] // tests: a panic is the failure report
+
 use std::path::Path;
 
 use warpt_userbench::discover::discover;
