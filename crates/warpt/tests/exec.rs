@@ -380,8 +380,8 @@ fn a_duet_runs_two_commands_at_once_and_judges_their_pairs() {
             "--duet",
             "--runs",
             "8",
-            &shell_loop(3000),
-            &shell_loop(6000),
+            &shell_loop(2000),
+            &shell_loop(20000),
         ],
     );
     if stderr.contains("give it at least 2") {
@@ -392,8 +392,10 @@ fn a_duet_runs_two_commands_at_once_and_judges_their_pairs() {
     let second = &run["benchmarks"][1]["details"];
     // Eight pairs, the CPUs swapped every pair: four couples.
     assert_eq!(second["duet_pairs"], 4, "{second}");
+    // Ten times the loop: the ratio's direction and rough size, not its value, so a noisy
+    // host (CI's ran this at 1.27 for a twofold loop) cannot flip it.
     let ratio = second["duet_wall_ratio"].as_f64().unwrap();
-    assert!(ratio > 1.4 && ratio < 2.8, "twice the loop: {ratio}");
+    assert!(ratio > 3.0, "ten times the loop: {ratio}");
     assert_ne!(second["duet_verdict"], "~", "{second}");
     assert!(stderr.contains("run at the same time"), "{stderr}");
 }
