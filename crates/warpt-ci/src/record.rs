@@ -21,7 +21,7 @@ pub fn write_export(dir: &Path, run: &BenchmarkSuiteRun) -> Result<()> {
     let path = dir.join(format!("{stamp}_{}.json", run.id));
     // Atomic, as every export: the history directory is read back into a
     // store, and a half-written run there would poison every later record.
-    warpt_run::ExportTarget::prepare(&path)?.write(run)?;
+    warpt_run::ExportTarget::prepare(&path)?.write_json(run)?;
     eprintln!("ci record: wrote {}", path.display());
     Ok(())
 }

@@ -13,6 +13,8 @@
 mod component;
 /// Declaring a benchmark: one `Param` per parameter, the spec builder.
 mod declaration;
+/// Escaping text for the formats runs are written in: CSV, Markdown, XML/HTML.
+pub mod escape;
 /// The events of a run as it happens (`--events`, the server's WebSocket).
 mod events;
 /// Metrics and their summary statistics.

@@ -4,19 +4,17 @@
 //!   `inconclusive`) against the machine's noise band;
 //! - [`assets`]: the line charts' browser code (uPlot and `lines.js`), for the
 //!   HTML report and the dashboard;
-//! - [`escape`]: escaping for CSV, Markdown and XML/HTML;
 //! - [`render`]: a comparison as terminal text, Markdown or JSON;
 //! - [`report`]: Markdown, self-contained HTML with SVG charts, and JSON reports of runs;
 //! - [`trend`]: change points in a metric's history (PELT);
 //! - [`matrix`]: machine × workload figures normalised to the best, and the pick per workload;
 //! - [`fleet`]: many machines: the best machine per workload (throughput, per
-//!   watt, per cost) with the margin's significance, and sick nodes;
-//! - [`exports`]: a run as Bencher Metric Format, github-action-benchmark, JUnit XML, CSV.
+//!   watt, per cost) with the margin's significance, and sick nodes.
+//!
+//! Writing any of these to a file, in any format, is warpt-export's job.
 
 pub mod assets;
 pub mod compare;
-pub mod escape;
-pub mod exports;
 pub mod fleet;
 /// A metric's history as `results trend` and `ci record` present it.
 pub mod history;

@@ -248,12 +248,12 @@ pub fn markdown(c: &Comparison) -> String {
         "---|".repeat(HEADER.len())
     );
     for r in rows(c) {
-        let cells: Vec<String> = r.iter().map(|x| crate::escape::markdown(x)).collect();
+        let cells: Vec<String> = r.iter().map(|x| warpt_model::escape::markdown(x)).collect();
         s += &format!("| {} |\n", cells.join(" | "));
     }
     s += "\n";
     for n in notes(c) {
-        s += &format!("- {}\n", crate::escape::markdown(&n));
+        s += &format!("- {}\n", warpt_model::escape::markdown(&n));
     }
     s
 }

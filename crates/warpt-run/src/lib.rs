@@ -14,7 +14,7 @@ pub mod child;
 pub mod config;
 /// A run's progress as typed events: `--events` lines, or a sink.
 pub mod events;
-/// The export file, written atomically.
+/// Where a run's files go: the export's default name, the monitor's timeline.
 pub mod export;
 /// Which store a command uses, recording runs in it, loading sides.
 pub mod history;
@@ -39,12 +39,12 @@ pub mod stress;
 /// Interleaved and duet A/B trials, each a warpt run in its own process.
 pub mod trials;
 
-pub use export::ExportTarget;
 pub use history::StoreChoice;
 pub use noise::StoreNoise;
 pub use outcome::RunOutcome;
 pub use request::RunRequest;
 pub use run::{PlanBase, PlanJson, build_profile, plan, plan_gated, plan_on, run};
+pub use warpt_export::ExportTarget;
 
 /// An error in what the user asked for (a flag, a file, a request field):
 /// front ends answer it with exit status 2 or HTTP 400.
@@ -53,10 +53,13 @@ pub use run::{PlanBase, PlanJson, build_profile, plan, plan_gated, plan_on, run}
 pub struct UsageError(pub String);
 
 /// Whether `e` is the user's to fix (exit status 2, HTTP 400): a
-/// [`UsageError`], or a selection that cannot become a plan
+/// [`UsageError`], a selection that cannot become a plan
 /// ([`warpt_harness::PlanError`], which front ends can match on to name the
-/// parameter at fault).
+/// parameter at fault), or an export the user can fix (a folder that does
+/// not exist, a PDF without a file).
 pub fn is_usage_error(e: &anyhow::Error) -> bool {
     e.downcast_ref::<UsageError>().is_some()
         || e.downcast_ref::<warpt_harness::PlanError>().is_some()
+        || e.downcast_ref::<warpt_export::ExportError>()
+            .is_some_and(warpt_export::ExportError::is_usage)
 }

@@ -12,9 +12,10 @@ use warpt_model::{BenchmarkComponent, BenchmarkId, BenchmarkSuiteRun, ParamValue
 
 use crate::config::Config;
 use crate::events::EventLines;
-use crate::export::{ExportTarget, default_file_name};
+use crate::export::default_file_name;
 use crate::request::{ExportChoice, PlanSource, RunRequest};
 use crate::{RunOutcome, UsageError, history};
+use warpt_export::{ExportTarget, Format};
 
 /// The suites a front end offers (the binary links them; this crate does
 /// not).
@@ -376,7 +377,14 @@ pub fn run(
     }
     if let Some(target) = export {
         let shown = target.path().display().to_string();
-        target.write(&suite_run)?;
+        let export = warpt_export::RunExport {
+            run: &suite_run,
+            baseline: None,
+        };
+        target.write(&Format::<warpt_export::Run>::render(
+            &warpt_export::formats::Json,
+            &export,
+        )?)?;
         eprintln!("exported {shown}");
     }
     history::record_run(&request.store, request.config.as_deref(), &suite_run);

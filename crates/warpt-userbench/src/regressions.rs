@@ -9,7 +9,7 @@
 
 use std::fmt::Write;
 
-use warpt_report::escape::markdown as cell;
+use warpt_model::escape::markdown as cell;
 
 use serde::Serialize;
 

@@ -1,14 +1,13 @@
 //! warpt: one binary that measures how fast a machine and its workloads run.
 //!
 //! This crate is the command line only: parse, call the library crates, print
-//! (and the two helpers only its commands need: the history reads of the
-//! report commands, [`stored`], and PDF printing through Chromium, [`pdf`]).
+//! (and the one helper only its commands need: the history reads of the
+//! report commands, [`stored`]).
 //! Exit status: 0 success, 1 a benchmark failed (or a runtime error),
 //! 2 bad usage, 130 interrupted.
 
 mod cli;
 mod commands;
-mod pdf;
 mod progress;
 mod registry;
 mod stored;

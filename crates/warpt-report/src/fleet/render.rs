@@ -2,11 +2,11 @@
 //! file with the bars (CI whiskers) and scaling lines as inline SVG.
 
 use super::machines::{MachineReport, Pick};
-use crate::escape::{markdown as md, xml as esc};
 use crate::render::num;
 use crate::report::chart_data::{Bar, Line};
 use crate::report::charts;
 use crate::report::html::{STYLE, table};
+use warpt_model::escape::{markdown as md, xml as esc};
 
 fn ci_text(value: f64, ci: Option<(f64, f64)>) -> String {
     match ci {

@@ -10,7 +10,7 @@ use super::{Input, RESULT_HEADER, environment, result_notes, result_rows, tag_la
 use crate::compare::Verdict;
 use crate::render::num;
 
-use crate::escape::xml as esc;
+use warpt_model::escape::xml as esc;
 
 /// One metric of one run, for the charts.
 struct Entry {

@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::chart_data::{Curve, Line};
 use crate::assets::{LINES_JS, UPLOT_CSS, UPLOT_JS};
-use crate::escape::xml;
+use warpt_model::escape::xml;
 
 /// One chart's data and options, as `warpt.lines(fig, series, opts)` takes them.
 #[derive(Debug, Serialize)]

@@ -6,7 +6,7 @@
 
 use plotters::prelude::*;
 
-use crate::escape::xml;
+use warpt_model::escape::xml;
 
 /// Pixels a character of the labels' 11 px font takes, about.
 const CHAR_PX: f64 = 6.5;

@@ -204,39 +204,45 @@ pub fn markdown(input: &Input) -> String {
         input
             .runs
             .iter()
-            .map(|(l, _)| crate::escape::markdown(l))
+            .map(|(l, _)| warpt_model::escape::markdown(l))
             .collect::<Vec<_>>()
             .join(" | "),
         "---|".repeat(input.runs.len())
     );
     for (field, values) in &env {
-        let cells: Vec<String> = values.iter().map(|v| crate::escape::markdown(v)).collect();
+        let cells: Vec<String> = values
+            .iter()
+            .map(|v| warpt_model::escape::markdown(v))
+            .collect();
         s += &format!("| {field} | {} |\n", cells.join(" | "));
     }
     for (label, run) in &input.runs {
-        s += &format!("\n## Results: {}\n\n", crate::escape::markdown(label));
+        s += &format!("\n## Results: {}\n\n", warpt_model::escape::markdown(label));
         s += &format!(
             "| {} |\n|{}\n",
             RESULT_HEADER.join(" | "),
             "---|".repeat(RESULT_HEADER.len())
         );
         for row in result_rows(run) {
-            let cells: Vec<String> = row.iter().map(|c| crate::escape::markdown(c)).collect();
+            let cells: Vec<String> = row
+                .iter()
+                .map(|c| warpt_model::escape::markdown(c))
+                .collect();
             s += &format!("| {} |\n", cells.join(" | "));
         }
         let notes = result_notes(run);
         if !notes.is_empty() {
             s += "\n";
             for n in notes {
-                s += &format!("- {}\n", crate::escape::markdown(&n));
+                s += &format!("- {}\n", warpt_model::escape::markdown(&n));
             }
         }
     }
     for c in &input.comparisons {
         s += &format!(
             "\n## Comparison: {} against {}\n\n",
-            crate::escape::markdown(&c.current),
-            crate::escape::markdown(&c.base)
+            warpt_model::escape::markdown(&c.current),
+            warpt_model::escape::markdown(&c.base)
         );
         s += &render::markdown(c);
     }

@@ -27,9 +27,18 @@ pub fn query_table(columns: &[String], rows: &[Vec<Value>]) -> String {
 /// The rows as CSV with a header line (RFC 4180 quoting), each line ended.
 pub fn query_csv(columns: &[String], rows: &[Vec<Value>]) -> String {
     let line = |cells: Vec<String>| cells.join(",") + "\n";
-    let mut out = line(columns.iter().map(|c| crate::escape::csv(c)).collect());
+    let mut out = line(
+        columns
+            .iter()
+            .map(|c| warpt_model::escape::csv(c))
+            .collect(),
+    );
     for r in rows {
-        out += &line(r.iter().map(|v| crate::escape::csv(&text(v))).collect());
+        out += &line(
+            r.iter()
+                .map(|v| warpt_model::escape::csv(&text(v)))
+                .collect(),
+        );
     }
     out
 }

@@ -2,7 +2,7 @@
 
 use std::fmt::Write;
 
-use warpt_report::escape::markdown as cell;
+use warpt_model::escape::markdown as cell;
 
 use super::{Entry, Summary};
 

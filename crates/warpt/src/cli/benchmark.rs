@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 use warpt_model::BenchmarkComponent;
 
 use super::{
-    MonitorFlags, StoreFlags, StorePath, parse_multiplier, parse_param, parse_percent,
+    MonitorFlags, StoreFlags, StorePath, formats, parse_multiplier, parse_param, parse_percent,
     parse_seconds, parse_threshold,
 };
 
@@ -22,17 +22,6 @@ pub enum BenchmarkCommand {
     Run(Box<RunArgs>),
     /// Compare two runs metric by metric; exit 1 when any metric regressed.
     Compare(CompareArgs),
-}
-
-/// Output formats of `benchmark compare`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum CompareFormat {
-    /// Aligned columns (benchstat-like).
-    Table,
-    /// A Markdown table (for a pull request comment).
-    Md,
-    /// The whole comparison as JSON.
-    Json,
 }
 
 /// `warpt benchmark compare`
@@ -85,8 +74,8 @@ pub struct CompareArgs {
     #[arg(long)]
     pub fail_on_inconclusive: bool,
     /// Output format.
-    #[arg(long, value_enum, default_value = "table")]
-    pub format: CompareFormat,
+    #[arg(long, default_value = "table", value_parser = formats(&warpt_export::COMPARISON))]
+    pub format: String,
     /// The store that run ids, noise profiles and history are read from, and
     /// --rerun's runs recorded in; --no-store uses none.
     #[command(flatten)]

@@ -117,6 +117,38 @@ pub struct ExecArgs {
     pub store: StoreFlags,
 }
 
+impl ExecArgs {
+    /// The file `--export-NAME` names for hyperfine's format `name`
+    /// (warpt-export's [`warpt_export::EXEC`]).
+    pub fn export_path(&self, name: &str) -> &Option<PathBuf> {
+        match name {
+            "json" => &self.export_json,
+            "markdown" => &self.export_markdown,
+            "csv" => &self.export_csv,
+            _ => &None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    /// Every format of hyperfine's has its `--export-NAME` flag.
+    #[test]
+    fn each_hyperfine_format_has_its_export_flag() {
+        for f in warpt_export::EXEC.formats() {
+            let flag = format!("--export-{}", f.name());
+            let cli = crate::cli::Cli::try_parse_from(["warpt", "exec", &flag, "out", "true"])
+                .unwrap_or_else(|e| panic!("{flag}: {e}"));
+            let crate::cli::Command::Exec(args) = cli.command else {
+                panic!("{flag}: not exec");
+            };
+            assert!(args.export_path(f.name()).is_some(), "{flag}");
+        }
+    }
+}
+
 /// `--measure`'s choices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum MeasureArg {

@@ -158,6 +158,19 @@ fn parse_percent(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
+/// `--format`'s values: the formats `registry` holds, each with its line of
+/// help, so a format added there is a value here.
+pub(crate) fn formats<K: warpt_export::Input>(
+    registry: &'static warpt_export::Registry<K>,
+) -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        registry
+            .formats()
+            .iter()
+            .map(|f| clap::builder::PossibleValue::new(f.name()).help(f.about())),
+    )
+}
+
 /// A percentage of at least 0 (`--threshold`, `--assume-noise`).
 pub(crate) fn parse_threshold(s: &str) -> Result<f64, String> {
     let v: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;

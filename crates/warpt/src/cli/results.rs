@@ -4,20 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use super::parse_threshold;
-
-/// Formats of `warpt report`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ReportFormat {
-    /// Markdown.
-    Md,
-    /// One self-contained HTML file with SVG charts.
-    Html,
-    /// JSON: the runs and the comparisons with the first.
-    Json,
-    /// PDF: the HTML report printed by headless Chromium (needs `-o`).
-    Pdf,
-}
+use super::{formats, parse_threshold};
 
 /// What `report --by` compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -68,8 +55,8 @@ pub struct ReportArgs {
     #[arg(long, requires = "by", value_name = "FILE")]
     pub machines_file: Option<PathBuf>,
     /// Output format.
-    #[arg(long, value_enum, default_value = "md")]
-    pub format: ReportFormat,
+    #[arg(long, default_value = "md", value_parser = formats(&warpt_export::REPORT))]
+    pub format: String,
     /// Write here instead of stdout.
     #[arg(short = 'o', long = "output", value_name = "PATH")]
     pub output: Option<PathBuf>,
@@ -93,7 +80,7 @@ pub enum ResultsCommand {
     /// Record export files (`benchmark run --export`) made here or elsewhere, or what
     /// hyperfine, criterion, Google Benchmark or pytest-benchmark wrote.
     Import(ResultsImportArgs),
-    /// Write a run for other tools: bmf, gab, junit or csv.
+    /// Write a run for other tools: bmf, gab, junit, csv, or warpt's own json.
     Export(ResultsExportArgs),
     /// A metric over the stored runs with its change points; exit 1 when the
     /// latest run sits after a step in the bad direction (a nightly alert).
@@ -146,27 +133,14 @@ pub struct ResultsTrendArgs {
     pub store: StorePath,
 }
 
-/// Formats of `results export`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum ExportFormat {
-    /// Bencher Metric Format JSON.
-    Bmf,
-    /// github-action-benchmark `customBiggerIsBetter` / `customSmallerIsBetter` JSON.
-    Gab,
-    /// JUnit XML: one testcase per benchmark.
-    Junit,
-    /// CSV: one row per metric.
-    Csv,
-}
-
 /// `warpt results export`
 #[derive(Debug, Args)]
 pub struct ResultsExportArgs {
     /// The run: an export file or a run in the store (id, prefix, `latest`).
     pub run: String,
     /// Output format.
-    #[arg(long, value_enum)]
-    pub format: ExportFormat,
+    #[arg(long, value_parser = formats(&warpt_export::RUN))]
+    pub format: String,
     /// Write here instead of stdout. For gab, two files: PATH with `-bigger`
     /// and `-smaller` before its extension.
     #[arg(short = 'o', long = "output", value_name = "PATH")]

@@ -12,8 +12,9 @@
 
 use anyhow::Result;
 use warpt_ci::{PrCheckouts, PrSide, same_places, split_command};
+use warpt_export::Format;
 use warpt_model::BenchmarkSuiteRun;
-use warpt_report::{Comparison, Options, exports, render};
+use warpt_report::{Comparison, Options, render};
 
 use crate::Outcome;
 use crate::cli::CiPrArgs;
@@ -118,7 +119,11 @@ fn verdict(
         warpt_run::ExportTarget::prepare(path)?.write_text(&text)?;
     }
     if let Some(path) = &args.junit {
-        warpt_run::ExportTarget::prepare(path)?.write_text(&exports::junit(head, Some(&c)))?;
+        let junit = warpt_export::formats::Junit.render(&warpt_export::RunExport {
+            run: head,
+            baseline: Some(&c),
+        })?;
+        warpt_run::ExportTarget::prepare(path)?.write(&junit)?;
     }
     Ok(if failed {
         Outcome::Failures

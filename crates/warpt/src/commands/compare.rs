@@ -2,10 +2,10 @@
 
 use anyhow::Result;
 use warpt_model::BenchmarkSuiteRun;
-use warpt_report::{Options, render};
+use warpt_report::Options;
 
 use crate::Outcome;
-use crate::cli::{CompareArgs, CompareFormat};
+use crate::cli::CompareArgs;
 use warpt_report::compare::Pairing;
 use warpt_run::history;
 use warpt_run::trials::{Rounds, Schedule, Sides};
@@ -77,11 +77,10 @@ pub fn run(args: &CompareArgs) -> Result<Outcome> {
         (&current, &current_label),
         &options,
     );
-    match args.format {
-        CompareFormat::Table => print!("{}", render::text(&c)),
-        CompareFormat::Md => print!("{}", render::markdown(&c)),
-        CompareFormat::Json => println!("{}", render::json(&c)?),
-    }
+    warpt_export::COMPARISON
+        .get(&args.format)?
+        .render(&c)?
+        .write(None)?;
     if c.metrics.is_empty() {
         eprintln!("no metric is in both runs");
     }

@@ -9,10 +9,7 @@ use anyhow::Result;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use warpt_exec::engine::Observer;
 use warpt_exec::session::{Session, calibration_line};
-use warpt_exec::{
-    ExecError, ExecPlan, Job, JobResult, Measure, Output, Parameter, Sample, Shell, ShellCost,
-    hyperfine,
-};
+use warpt_exec::{ExecError, ExecPlan, Job, Measure, Output, Parameter, Sample, Shell, ShellCost};
 
 use crate::cli::ExecArgs;
 use crate::cli::MeasureArg;
@@ -66,9 +63,6 @@ fn plan(args: &ExecArgs) -> Result<ExecPlan> {
     })
 }
 
-/// One of hyperfine's export formats.
-type Render = dyn Fn(&[JobResult]) -> String;
-
 /// A spinner with the runs so far (hidden when stderr is not a terminal).
 struct Spinner {
     bar: ProgressBar,
@@ -98,12 +92,13 @@ pub fn run(args: &ExecArgs) -> Result<Outcome> {
     // Check every destination before spending minutes measuring.
     let prepare =
         |p: &Option<std::path::PathBuf>| p.as_deref().map(ExportTarget::prepare).transpose();
-    let json = |r: &[JobResult]| format!("{:#}\n", hyperfine::json(r));
-    let exports: [(_, &Render); 3] = [
-        (prepare(&args.export_json)?, &json),
-        (prepare(&args.export_markdown)?, &hyperfine::markdown),
-        (prepare(&args.export_csv)?, &hyperfine::csv),
-    ];
+    // hyperfine's formats, each behind its `--export-NAME` flag.
+    let mut exports = Vec::new();
+    for format in warpt_export::EXEC.formats() {
+        if let Some(t) = prepare(args.export_path(format.name()))? {
+            exports.push((t, *format));
+        }
+    }
     let warpt_out = prepare(&args.export_file)?;
     let interrupt = warpt_run::interrupt::install_handler()?;
     let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
@@ -132,14 +127,13 @@ pub fn run(args: &ExecArgs) -> Result<Outcome> {
     } else {
         print!("{text}");
     }
-    for (target, render) in exports {
-        if let Some(t) = target {
-            let path = t.write_text(&render(&session.results))?;
+    for (target, format) in exports {
+        for path in target.write(&format.render(&session.results)?)? {
             eprintln!("wrote {}", path.display());
         }
     }
     if let Some(t) = warpt_out {
-        eprintln!("exported {}", t.write(&session.suite_run)?.display());
+        eprintln!("exported {}", t.write_json(&session.suite_run)?.display());
     }
     warpt_run::history::record_run(&args.store.choice(), None, &session.suite_run);
     Ok(Outcome::of(&session.suite_run))

@@ -20,7 +20,7 @@ fn write(dir: &Path, name: &str, text: &str) -> Result<PathBuf> {
         std::fs::create_dir_all(parent)
             .with_context(|| format!("creating {}", parent.display()))?;
     }
-    warpt_run::ExportTarget::prepare(&path)?.write_text(text)
+    Ok(warpt_run::ExportTarget::prepare(&path)?.write_text(text)?)
 }
 
 fn refused(e: session::Refused) -> anyhow::Error {
@@ -156,8 +156,7 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
     let regressed = reports.regressions.is_some_and(|r| r.count > 0);
     warpt_run::history::record_run(&args.store.choice(), None, &run);
     if let Some(target) = export {
-        let path = target.write(&run)?;
-        eprintln!("exported {}", path.display());
+        eprintln!("exported {}", target.write_json(&run)?.display());
     }
     if args.json {
         println!("{}", serde_json::to_string_pretty(&summary)?);

@@ -3,22 +3,31 @@
 use std::collections::HashMap;
 
 use anyhow::Result;
+use warpt_export::{Document, ExportTarget};
 use warpt_report::fleet;
 use warpt_report::report::{self, Input};
 use warpt_store::CrossFilter;
 
-use crate::cli::{ReportArgs, ReportFormat};
+use crate::cli::ReportArgs;
 use crate::stored::machine_rows;
 use crate::{Outcome, UsageError};
 use warpt_run::history::load_side;
 
 /// Writes the report to stdout or `-o`.
 pub fn run(args: &ReportArgs) -> Result<Outcome> {
-    if args.format == ReportFormat::Pdf && args.output.is_none() {
-        return Err(UsageError("--format pdf writes a file: give -o PATH".into()).into());
+    let needs_file = warpt_export::REPORT.get(&args.format)?.needs_file();
+    if needs_file && args.output.is_none() {
+        let e = format!("--format {} writes a file: give -o PATH", args.format);
+        return Err(UsageError(e).into());
     }
+    // The destination is checked before the store is read or a browser started.
+    let target = args
+        .output
+        .as_deref()
+        .map(ExportTarget::prepare)
+        .transpose()?;
     if args.by.is_some() {
-        return by_machine(args);
+        return by_machine(args, target);
     }
     let mut input = Input::default();
     for what in &args.runs {
@@ -39,33 +48,26 @@ pub fn run(args: &ReportArgs) -> Result<Outcome> {
     let ids = input.runs.iter().map(|(_, r)| r.id.clone()).collect();
     let noise = warpt_run::history::noise_lookup(&flags, None, ids);
     input.comparisons = report::compare_with_first(&input.runs, noise.as_ref());
-    let text = match args.format {
-        ReportFormat::Md => report::markdown(&input),
-        ReportFormat::Html | ReportFormat::Pdf => report::html(&input),
-        ReportFormat::Json => serde_json::to_string_pretty(&report::json(&input))? + "\n",
-    };
-    write(args, &text)
+    write(
+        target,
+        &warpt_export::REPORT.get(&args.format)?.render(&input)?,
+    )
 }
 
-/// Writes `text` (HTML printed to PDF for `--format pdf`) to `-o` or stdout.
-fn write(args: &ReportArgs, text: &str) -> Result<Outcome> {
-    match (&args.output, args.format) {
-        (Some(p), ReportFormat::Pdf) => {
-            warpt_run::ExportTarget::prepare(p)?;
-            crate::pdf::print(text, p)?;
-            eprintln!("wrote {}", p.display());
-        }
-        (Some(p), _) => {
-            warpt_run::ExportTarget::prepare(p)?.write_text(text)?;
-            eprintln!("wrote {}", p.display());
-        }
-        (None, _) => print!("{text}"),
+/// Writes the rendered report to `-o`'s reserved place, or stdout.
+fn write(target: Option<ExportTarget>, doc: &Document) -> Result<Outcome> {
+    let written = match target {
+        Some(t) => t.write(doc)?,
+        None => doc.write(None)?,
+    };
+    for p in written {
+        eprintln!("wrote {}", p.display());
     }
     Ok(Outcome::Success)
 }
 
 /// `warpt report --by machine`.
-fn by_machine(args: &ReportArgs) -> Result<Outcome> {
+fn by_machine(args: &ReportArgs, target: Option<ExportTarget>) -> Result<Outcome> {
     let costs = fleet::costs::load(args.machines_file.as_deref()).map_err(UsageError)?;
     let filter = CrossFilter {
         machines: args.machine.clone(),
@@ -92,10 +94,10 @@ fn by_machine(args: &ReportArgs) -> Result<Outcome> {
     if let Some(e) = failed {
         return Err(e.into());
     }
-    let text = match args.format {
-        ReportFormat::Md => fleet::render::markdown(&analysis),
-        ReportFormat::Html | ReportFormat::Pdf => fleet::render::html(&analysis),
-        ReportFormat::Json => serde_json::to_string_pretty(&analysis)? + "\n",
-    };
-    write(args, &text)
+    write(
+        target,
+        &warpt_export::MACHINES
+            .get(&args.format)?
+            .render(&analysis)?,
+    )
 }

@@ -4,8 +4,7 @@ use anyhow::Result;
 use warpt_store::RunFilter;
 
 use crate::cli::{
-    ExportFormat, ResultsExportArgs, ResultsImportArgs, ResultsListArgs, ResultsQueryArgs,
-    ResultsShowArgs,
+    ResultsExportArgs, ResultsImportArgs, ResultsListArgs, ResultsQueryArgs, ResultsShowArgs,
 };
 use crate::{Outcome, UsageError};
 use warpt_report::terminal as output;
@@ -114,88 +113,35 @@ pub fn import(args: &ResultsImportArgs) -> Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// `path` with `tag` inserted before its extension (`out.json` -> `out-bigger.json`).
-fn tagged(path: &std::path::Path, tag: &str) -> std::path::PathBuf {
-    let stem = path
-        .file_stem()
-        .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
-    let name = match path.extension() {
-        Some(ext) => format!("{stem}-{tag}.{}", ext.to_string_lossy()),
-        None => format!("{stem}-{tag}"),
-    };
-    path.with_file_name(name)
-}
-
-fn emit(text: &str, to: Option<&std::path::Path>) -> Result<()> {
-    match to {
-        Some(p) => {
-            warpt_run::ExportTarget::prepare(p)?.write_text(text)?;
-            eprintln!("wrote {}", p.display());
-        }
-        None => print!("{text}"),
-    }
-    Ok(())
-}
-
 /// `warpt results export`.
 pub fn export(args: &ResultsExportArgs) -> Result<Outcome> {
-    use warpt_report::exports;
+    let format = warpt_export::RUN.get(&args.format)?;
     let store = args.store.store.as_deref();
     let (run, label) = warpt_run::history::load_side(&args.run, store)?;
-    if args.baseline.is_some() && args.format != ExportFormat::Junit {
+    if args.baseline.is_some() && format.name() != "junit" {
         return Err(UsageError("--baseline applies to --format junit only".into()).into());
     }
-    match args.format {
-        ExportFormat::Bmf => emit(
-            &(serde_json::to_string_pretty(&exports::bmf(&run))? + "\n"),
-            args.output.as_deref(),
-        )?,
-        ExportFormat::Gab => {
-            let (bigger, smaller) = exports::gab(&run);
-            match &args.output {
-                Some(p) => {
-                    emit(
-                        &(serde_json::to_string_pretty(&bigger)? + "\n"),
-                        Some(&tagged(p, "bigger")),
-                    )?;
-                    emit(
-                        &(serde_json::to_string_pretty(&smaller)? + "\n"),
-                        Some(&tagged(p, "smaller")),
-                    )?;
-                }
-                None => println!(
-                    "{}",
-                    serde_json::to_string_pretty(&serde_json::json!({
-                        "customBiggerIsBetter": bigger,
-                        "customSmallerIsBetter": smaller,
-                    }))?
-                ),
-            }
+    let baseline = match &args.baseline {
+        Some(b) => {
+            let (base, base_label) = warpt_run::history::load_side(b, store)?;
+            let flags =
+                warpt_run::StoreChoice::from_flags(store.map(std::path::Path::to_path_buf), false);
+            Some(warpt_run::history::compare(
+                &flags,
+                args.assume_noise,
+                (&base, &base_label),
+                (&run, &label),
+                &warpt_report::Options::default(),
+            ))
         }
-        ExportFormat::Junit => {
-            let comparison = match &args.baseline {
-                Some(b) => {
-                    let (base, base_label) = warpt_run::history::load_side(b, store)?;
-                    let flags = warpt_run::StoreChoice::from_flags(
-                        store.map(std::path::Path::to_path_buf),
-                        false,
-                    );
-                    Some(warpt_run::history::compare(
-                        &flags,
-                        args.assume_noise,
-                        (&base, &base_label),
-                        (&run, &label),
-                        &warpt_report::Options::default(),
-                    ))
-                }
-                None => None,
-            };
-            emit(
-                &exports::junit(&run, comparison.as_ref()),
-                args.output.as_deref(),
-            )?;
-        }
-        ExportFormat::Csv => emit(&exports::csv(&run), args.output.as_deref())?,
+        None => None,
+    };
+    let doc = format.render(&warpt_export::RunExport {
+        run: &run,
+        baseline: baseline.as_ref(),
+    })?;
+    for p in doc.write(args.output.as_deref())? {
+        eprintln!("wrote {}", p.display());
     }
     Ok(Outcome::Success)
 }
