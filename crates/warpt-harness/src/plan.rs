@@ -198,6 +198,9 @@ pub enum PlanError {
     InvalidParams {
         /// The benchmark.
         id: BenchmarkId,
+        /// The parameter at fault, when one declaration was broken (a
+        /// range, the choices); none for a rule across parameters.
+        parameter: Option<String>,
         /// What is wrong and what would fix it.
         message: String,
     },
@@ -475,6 +478,7 @@ fn check_entries(registry: &Registry, entries: &[PlannedBenchmark]) -> Result<()
                 .run(&e.params)
                 .map_err(|message| PlanError::InvalidParams {
                     id: e.spec.id.clone(),
+                    parameter: None,
                     message,
                 })?;
         }
@@ -492,6 +496,7 @@ fn check_ranges(e: &PlannedBenchmark) -> Result<(), PlanError> {
         {
             return Err(PlanError::InvalidParams {
                 id: e.spec.id.clone(),
+                parameter: Some(key.clone()),
                 message: format!("parameter '{key}': {v} is not a finite number"),
             });
         }
@@ -511,6 +516,7 @@ fn check_ranges(e: &PlannedBenchmark) -> Result<(), PlanError> {
             };
             return Err(PlanError::InvalidParams {
                 id: e.spec.id.clone(),
+                parameter: Some(key.clone()),
                 message: format!("parameter '{key}' must be {bound}, not {value}"),
             });
         }
@@ -577,6 +583,7 @@ fn check_choice(spec: &BenchmarkSpec, key: &str, value: &ParamValue) -> Result<(
         (Some(choices), ParamValue::Str(v)) if !choices.iter().any(|c| c == v) => {
             Err(PlanError::InvalidParams {
                 id: spec.id.clone(),
+                parameter: Some(key.to_string()),
                 message: format!(
                     "parameter '{key}': '{v}' is not one of {}",
                     choices.join(", ")

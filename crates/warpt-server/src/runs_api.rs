@@ -106,6 +106,7 @@ fn plan_refusal(e: anyhow::Error) -> ApiError {
         Some(PlanError::UnknownParam { key, .. }) => Some(key.clone()),
         Some(PlanError::BadParamName { name, .. }) => Some(name.clone()),
         Some(PlanError::BadParamValue(err)) => Some(err.key.clone()),
+        Some(PlanError::InvalidParams { parameter, .. }) => parameter.clone(),
         _ => None,
     };
     ApiError {
