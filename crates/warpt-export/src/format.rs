@@ -71,16 +71,10 @@ impl Input for Telemetry {
     type Data<'a> = TelemetrySample;
 }
 
-/// An output format for inputs of kind `K`.
+/// An output format for inputs of kind `K`: what it renders. Its name, its
+/// line of help and whether it needs a file are its [`crate::Entry`] in the
+/// kind's registry.
 pub trait Format<K: Input>: Sync {
-    /// The name `--format` takes (for `warpt exec`, the `--export-NAME` flag's).
-    fn name(&self) -> &'static str;
-    /// One line for `--help`: what the file holds.
-    fn about(&self) -> &'static str;
-    /// Whether the format writes a binary file, and so cannot go to stdout.
-    fn needs_file(&self) -> bool {
-        false
-    }
     /// Renders `input`.
     fn render(&self, input: &K::Data<'_>) -> Result<Document, ExportError>;
 }

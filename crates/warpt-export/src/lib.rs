@@ -24,5 +24,5 @@ pub use format::{
     Compared, Document, Exec, ExportError, Format, Input, Machines, Report, Run, RunExport,
     Telemetry,
 };
-pub use registry::{COMPARISON, EXEC, MACHINES, REPORT, RUN, Registry, TELEMETRY};
+pub use registry::{COMPARISON, EXEC, Entry, MACHINES, REPORT, RUN, Registry, TELEMETRY};
 pub use target::{ExportTarget, tagged};

@@ -11,14 +11,6 @@ use crate::format::{Document, ExportError, Format, Run, RunExport};
 pub struct Bmf;
 
 impl Format<Run> for Bmf {
-    fn name(&self) -> &'static str {
-        "bmf"
-    }
-
-    fn about(&self) -> &'static str {
-        "Bencher Metric Format JSON"
-    }
-
     fn render(&self, input: &RunExport<'_>) -> Result<Document, ExportError> {
         let mut out = Map::new();
         for (r, m) in finite_metrics(input.run) {

@@ -9,14 +9,6 @@ use crate::format::{Document, ExportError, Format, Run, RunExport};
 pub struct Csv;
 
 impl Format<Run> for Csv {
-    fn name(&self) -> &'static str {
-        "csv"
-    }
-
-    fn about(&self) -> &'static str {
-        "CSV: one row per metric"
-    }
-
     fn render(&self, input: &RunExport<'_>) -> Result<Document, ExportError> {
         Ok(Document::Text(csv(input.run)))
     }

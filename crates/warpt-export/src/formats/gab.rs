@@ -10,15 +10,6 @@ use crate::format::{Document, ExportError, Format, Run, RunExport};
 pub struct Gab;
 
 impl Format<Run> for Gab {
-    fn name(&self) -> &'static str {
-        "gab"
-    }
-
-    fn about(&self) -> &'static str {
-        "github-action-benchmark customBiggerIsBetter / customSmallerIsBetter JSON \
-         (-o PATH writes PATH-bigger and PATH-smaller)"
-    }
-
     fn render(&self, input: &RunExport<'_>) -> Result<Document, ExportError> {
         let run = input.run;
         let (mut bigger, mut smaller) = (Vec::new(), Vec::new());

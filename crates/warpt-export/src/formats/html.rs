@@ -8,28 +8,12 @@ use crate::format::{Document, ExportError, Format, Machines, Report};
 pub struct Html;
 
 impl Format<Report> for Html {
-    fn name(&self) -> &'static str {
-        "html"
-    }
-
-    fn about(&self) -> &'static str {
-        "one self-contained HTML file with SVG charts"
-    }
-
     fn render(&self, input: &warpt_report::report::Input) -> Result<Document, ExportError> {
         Ok(Document::Text(warpt_report::report::html(input)))
     }
 }
 
 impl Format<Machines> for Html {
-    fn name(&self) -> &'static str {
-        "html"
-    }
-
-    fn about(&self) -> &'static str {
-        "one self-contained HTML file with SVG charts"
-    }
-
     fn render(&self, input: &MachineReport) -> Result<Document, ExportError> {
         Ok(Document::Text(warpt_report::fleet::render::html(input)))
     }

@@ -9,14 +9,6 @@ use crate::format::{Document, Exec, ExportError, Format};
 pub struct HyperfineCsv;
 
 impl Format<Exec> for HyperfineCsv {
-    fn name(&self) -> &'static str {
-        "csv"
-    }
-
-    fn about(&self) -> &'static str {
-        "hyperfine's CSV: one row per command, a column per parameter"
-    }
-
     fn render(&self, input: &[JobResult]) -> Result<Document, ExportError> {
         Ok(Document::Text(csv(input)))
     }

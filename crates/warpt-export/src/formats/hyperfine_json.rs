@@ -12,14 +12,6 @@ use crate::format::{Document, Exec, ExportError, Format};
 pub struct HyperfineJson;
 
 impl Format<Exec> for HyperfineJson {
-    fn name(&self) -> &'static str {
-        "json"
-    }
-
-    fn about(&self) -> &'static str {
-        "hyperfine's JSON: results with command, mean, stddev, median, times, exit codes"
-    }
-
     fn render(&self, input: &[JobResult]) -> Result<Document, ExportError> {
         Ok(Document::Text(format!("{:#}\n", json(input))))
     }

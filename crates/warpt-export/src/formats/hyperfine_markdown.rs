@@ -10,14 +10,6 @@ use crate::format::{Document, Exec, ExportError, Format};
 pub struct HyperfineMarkdown;
 
 impl Format<Exec> for HyperfineMarkdown {
-    fn name(&self) -> &'static str {
-        "markdown"
-    }
-
-    fn about(&self) -> &'static str {
-        "hyperfine's Markdown table"
-    }
-
     fn render(&self, input: &[JobResult]) -> Result<Document, ExportError> {
         Ok(Document::Text(markdown(input)))
     }

@@ -10,56 +10,24 @@ use crate::format::{Compared, Document, ExportError, Format, Machines, Report, R
 pub struct Json;
 
 impl Format<Run> for Json {
-    fn name(&self) -> &'static str {
-        "json"
-    }
-
-    fn about(&self) -> &'static str {
-        "warpt's own export: the suite run, as `benchmark run --export` writes it"
-    }
-
     fn render(&self, input: &RunExport<'_>) -> Result<Document, ExportError> {
         Document::json(input.run)
     }
 }
 
 impl Format<Report> for Json {
-    fn name(&self) -> &'static str {
-        "json"
-    }
-
-    fn about(&self) -> &'static str {
-        "JSON: the runs and the comparisons with the first"
-    }
-
     fn render(&self, input: &warpt_report::report::Input) -> Result<Document, ExportError> {
         Document::json(&warpt_report::report::json(input))
     }
 }
 
 impl Format<Machines> for Json {
-    fn name(&self) -> &'static str {
-        "json"
-    }
-
-    fn about(&self) -> &'static str {
-        "JSON: the machines, the best per workload and the scaling lines"
-    }
-
     fn render(&self, input: &MachineReport) -> Result<Document, ExportError> {
         Document::json(input)
     }
 }
 
 impl Format<Compared> for Json {
-    fn name(&self) -> &'static str {
-        "json"
-    }
-
-    fn about(&self) -> &'static str {
-        "the whole comparison as JSON"
-    }
-
     fn render(&self, input: &Comparison) -> Result<Document, ExportError> {
         Ok(Document::Text(warpt_report::render::json(input)? + "\n"))
     }

@@ -15,14 +15,6 @@ use crate::format::{Document, ExportError, Format, Run, RunExport};
 pub struct Junit;
 
 impl Format<Run> for Junit {
-    fn name(&self) -> &'static str {
-        "junit"
-    }
-
-    fn about(&self) -> &'static str {
-        "JUnit XML: one testcase per benchmark, regressions against --baseline fail"
-    }
-
     fn render(&self, input: &RunExport<'_>) -> Result<Document, ExportError> {
         Ok(Document::Text(junit(input.run, input.baseline)))
     }

@@ -9,42 +9,18 @@ use crate::format::{Compared, Document, ExportError, Format, Machines, Report};
 pub struct Markdown;
 
 impl Format<Report> for Markdown {
-    fn name(&self) -> &'static str {
-        "md"
-    }
-
-    fn about(&self) -> &'static str {
-        "Markdown"
-    }
-
     fn render(&self, input: &warpt_report::report::Input) -> Result<Document, ExportError> {
         Ok(Document::Text(warpt_report::report::markdown(input)))
     }
 }
 
 impl Format<Machines> for Markdown {
-    fn name(&self) -> &'static str {
-        "md"
-    }
-
-    fn about(&self) -> &'static str {
-        "Markdown"
-    }
-
     fn render(&self, input: &MachineReport) -> Result<Document, ExportError> {
         Ok(Document::Text(warpt_report::fleet::render::markdown(input)))
     }
 }
 
 impl Format<Compared> for Markdown {
-    fn name(&self) -> &'static str {
-        "md"
-    }
-
-    fn about(&self) -> &'static str {
-        "a Markdown table (for a pull request comment)"
-    }
-
     fn render(&self, input: &Comparison) -> Result<Document, ExportError> {
         Ok(Document::Text(warpt_report::render::markdown(input)))
     }

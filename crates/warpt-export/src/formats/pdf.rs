@@ -13,36 +13,12 @@ use crate::format::{Document, ExportError, Format, Machines, Report};
 pub struct Pdf;
 
 impl Format<Report> for Pdf {
-    fn name(&self) -> &'static str {
-        "pdf"
-    }
-
-    fn about(&self) -> &'static str {
-        "PDF: the HTML report printed by headless Chromium (needs -o)"
-    }
-
-    fn needs_file(&self) -> bool {
-        true
-    }
-
     fn render(&self, input: &warpt_report::report::Input) -> Result<Document, ExportError> {
         print(&warpt_report::report::html(input))
     }
 }
 
 impl Format<Machines> for Pdf {
-    fn name(&self) -> &'static str {
-        "pdf"
-    }
-
-    fn about(&self) -> &'static str {
-        "PDF: the HTML report printed by headless Chromium (needs -o)"
-    }
-
-    fn needs_file(&self) -> bool {
-        true
-    }
-
     fn render(&self, input: &MachineReport) -> Result<Document, ExportError> {
         print(&warpt_report::fleet::render::html(input))
     }

@@ -92,14 +92,6 @@ impl Prometheus {
 }
 
 impl Format<Telemetry> for Prometheus {
-    fn name(&self) -> &'static str {
-        "prometheus"
-    }
-
-    fn about(&self) -> &'static str {
-        "the Prometheus text exposition format"
-    }
-
     fn render(&self, input: &TelemetrySample) -> Result<Document, ExportError> {
         Ok(Document::Text(self.text(input)))
     }

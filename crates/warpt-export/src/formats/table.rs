@@ -8,14 +8,6 @@ use crate::format::{Compared, Document, ExportError, Format};
 pub struct Table;
 
 impl Format<Compared> for Table {
-    fn name(&self) -> &'static str {
-        "table"
-    }
-
-    fn about(&self) -> &'static str {
-        "aligned columns (benchstat-like)"
-    }
-
     fn render(&self, input: &Comparison) -> Result<Document, ExportError> {
         Ok(Document::Text(warpt_report::render::text(input)))
     }

@@ -96,7 +96,7 @@ pub fn run(args: &ExecArgs) -> Result<Outcome> {
     let mut exports = Vec::new();
     for format in warpt_export::EXEC.formats() {
         if let Some(t) = prepare(args.export_path(format.name()))? {
-            exports.push((t, *format));
+            exports.push((t, format));
         }
     }
     let warpt_out = prepare(&args.export_file)?;
