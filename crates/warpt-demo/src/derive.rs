@@ -10,9 +10,7 @@ use std::collections::BTreeMap;
 use jiff::{SignedDuration, Timestamp};
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use warpt_model::{
-    BenchmarkMetric, BenchmarkSuiteRun, ListOutput, MetricStats, NoiseEntry, Trial, run_id,
-};
+use warpt_model::{BenchmarkMetric, BenchmarkSuiteRun, ListOutput, NoiseEntry, Trial, run_id};
 
 /// A machine of the demo history that does not exist.
 #[derive(Debug, Clone, Copy)]
@@ -138,33 +136,7 @@ fn scale_metric(m: &mut BenchmarkMetric, speed: f64) {
     };
     m.value *= k;
     if let Some(s) = &mut m.stats {
-        scale_stats(s, k);
-    }
-}
-
-fn scale_stats(s: &mut MetricStats, k: f64) {
-    for v in [
-        &mut s.mean,
-        &mut s.median,
-        &mut s.std,
-        &mut s.min,
-        &mut s.max,
-        &mut s.p25,
-        &mut s.p50,
-        &mut s.p75,
-        &mut s.p90,
-        &mut s.p95,
-        &mut s.p99,
-        &mut s.ci95_low,
-        &mut s.ci95_high,
-    ] {
-        *v *= k;
-    }
-    if let Some(p) = &mut s.p999 {
-        *p *= k;
-    }
-    for v in &mut s.samples {
-        *v *= k;
+        s.scale(k);
     }
 }
 
@@ -330,7 +302,7 @@ mod tests {
 
     fn metric(name: &str, unit: &str, value: f64) -> BenchmarkMetric {
         let mut m = BenchmarkMetric::single(name, value, unit, unit != "ms");
-        m.stats = Some(MetricStats {
+        m.stats = Some(warpt_model::MetricStats {
             n: 2,
             mean: value,
             median: value,

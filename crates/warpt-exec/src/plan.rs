@@ -99,7 +99,7 @@ impl Parameter {
 }
 
 /// Everything `warpt exec` needs.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ExecPlan {
     /// The command strings, as given.
     pub commands: Vec<String>,
@@ -175,6 +175,37 @@ fn substitute(text: &str, p: Option<(&str, &str)>) -> String {
 }
 
 impl ExecPlan {
+    /// `commands` with hyperfine's defaults, as `warpt exec` without flags
+    /// plans them: through `sh`, no warm-up, 10 to 100,000 runs within 3 to
+    /// 60 seconds until the median is known within 1%, interleaved, output
+    /// discarded.
+    pub fn new(commands: Vec<String>) -> ExecPlan {
+        ExecPlan {
+            commands,
+            names: Vec::new(),
+            shell: Shell::Path("sh".into()),
+            prepare: Vec::new(),
+            setup: None,
+            cleanup: None,
+            parameter: None,
+            input: None,
+            output: Output::Null,
+            warmup: 0,
+            runs: None,
+            min_runs: 10,
+            max_runs: 100_000,
+            min_time: Duration::from_secs(3),
+            max_time: Duration::from_secs(60),
+            target_rel_ci: 0.01,
+            ignore_failure: false,
+            interleave: true,
+            duet: false,
+            timeout: None,
+            seed: 42,
+            measure: Measure::Time,
+        }
+    }
+
     /// Argv of `text` under the plan's shell.
     pub fn argv(&self, text: &str) -> Result<Vec<String>, ExecError> {
         match &self.shell {

@@ -6,36 +6,19 @@
 use std::time::Duration;
 
 use warpt_exec::engine::Quiet;
-use warpt_exec::plan::{ExecPlan, Measure, Shell};
+use warpt_exec::plan::ExecPlan;
 use warpt_exec::session::Session;
-use warpt_exec::spawn::Output;
 use warpt_export::{Document, EXEC};
 
 /// `true` and `sleep 0.02` through `sh`, one warm-up and five runs each.
 fn session() -> Session {
     let p = ExecPlan {
-        commands: vec!["true".into(), "sleep 0.02".into()],
-        names: Vec::new(),
-        shell: Shell::Path("sh".into()),
-        prepare: Vec::new(),
-        setup: None,
-        cleanup: None,
-        parameter: None,
-        input: None,
-        output: Output::Null,
         warmup: 1,
         runs: Some(5),
         min_runs: 2,
-        max_runs: 1000,
         min_time: Duration::ZERO,
         max_time: Duration::from_secs(30),
-        target_rel_ci: 0.01,
-        ignore_failure: false,
-        interleave: true,
-        duet: false,
-        timeout: None,
-        seed: 1,
-        measure: Measure::Time,
+        ..ExecPlan::new(vec!["true".into(), "sleep 0.02".into()])
     };
     let jobs = p.jobs().unwrap();
     Session::run(&p, jobs, &Quiet, None, vec!["warpt".into(), "exec".into()]).unwrap()

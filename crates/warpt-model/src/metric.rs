@@ -124,6 +124,35 @@ pub struct MetricStats {
 }
 
 impl MetricStats {
+    /// Every figure (and sample) multiplied by `k`: the same measurement in
+    /// another unit, or a derived machine `k` times as fast or slow. The
+    /// count, outliers and stop reason stay.
+    pub fn scale(&mut self, k: f64) {
+        for v in [
+            &mut self.mean,
+            &mut self.median,
+            &mut self.std,
+            &mut self.min,
+            &mut self.max,
+            &mut self.p25,
+            &mut self.p50,
+            &mut self.p75,
+            &mut self.p90,
+            &mut self.p95,
+            &mut self.p99,
+            &mut self.ci95_low,
+            &mut self.ci95_high,
+        ] {
+            *v *= k;
+        }
+        if let Some(p) = &mut self.p999 {
+            *p *= k;
+        }
+        for v in &mut self.samples {
+            *v *= k;
+        }
+    }
+
     /// Half the width of the confidence interval relative to the median:
     /// the precision the stopping rule aims at. Infinite when the median is 0.
     pub fn relative_half_width(&self) -> f64 {

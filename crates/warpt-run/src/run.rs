@@ -27,6 +27,20 @@ pub trait Suites {
     fn plain(&self) -> Registry;
 }
 
+/// Suites fixed when built, declaring nothing from configuration: a
+/// test's registry, or an embedder's own.
+pub struct Fixed(pub fn() -> Registry);
+
+impl Suites for Fixed {
+    fn declaring(&self, _config_file: Option<&Path>) -> Result<Registry> {
+        Ok((self.0)())
+    }
+
+    fn plain(&self) -> Registry {
+        (self.0)()
+    }
+}
+
 /// "debug" or "release": how this warpt was built (recorded in the manifest).
 pub fn build_profile() -> &'static str {
     if cfg!(debug_assertions) {

@@ -8,23 +8,18 @@ use std::path::Path;
 use warpt_harness::{NoProgress, ParamArg, Registry};
 use warpt_run::config::Flags;
 use warpt_run::request::{ExportChoice, PlanSource, Select};
-use warpt_run::run::Suites;
+use warpt_run::run::Fixed;
 use warpt_run::{RunOutcome, RunRequest, StoreChoice};
 
 /// The selftest suite alone.
-struct Selftest;
-
-impl Suites for Selftest {
-    fn declaring(&self, _: Option<&Path>) -> anyhow::Result<Registry> {
-        Ok(self.plain())
-    }
-
-    fn plain(&self) -> Registry {
-        let mut r = Registry::new();
-        r.register(Box::new(warpt_selftest::SelftestSuite));
-        r
-    }
+fn selftest() -> Registry {
+    let mut r = Registry::new();
+    r.register(Box::new(warpt_selftest::SelftestSuite));
+    r
 }
+
+/// What plans are resolved against and workers run.
+const SELFTEST: Fixed = Fixed(selftest);
 
 fn request(benchmarks: &[&str], params: &[(&str, &str)], export: &Path) -> RunRequest {
     RunRequest {
@@ -51,9 +46,9 @@ fn a_request_is_planned_run_exported_and_judged() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("run.json");
     let req = request(&["ok", "work"], &[("iterations", "1000")], &path);
-    let (plan, options) = warpt_run::plan(&req, &Selftest).unwrap();
+    let (plan, options) = warpt_run::plan(&req, &SELFTEST).unwrap();
     assert_eq!(plan.entries.len(), 2);
-    let ran = warpt_run::run(&req, &plan, options, &Selftest, &NoProgress).unwrap();
+    let ran = warpt_run::run(&req, &plan, options, &SELFTEST, &NoProgress).unwrap();
     assert_eq!(ran.outcome, RunOutcome::Success);
     assert_eq!(ran.outcome.exit_code(), 0);
     let text = std::fs::read_to_string(&path).unwrap();
@@ -83,7 +78,7 @@ fn a_bad_request_is_the_users_error_and_nothing_is_written() {
         (&["work"][..], &[("no_such", "1")][..], "no_such"),
     ] {
         let req = request(benchmarks, params, &path);
-        let e = warpt_run::plan(&req, &Selftest).unwrap_err();
+        let e = warpt_run::plan(&req, &SELFTEST).unwrap_err();
         assert!(warpt_run::is_usage_error(&e), "{e:#}");
         assert!(format!("{e:#}").contains(names), "{e:#}");
     }

@@ -16,25 +16,20 @@ use warpt_harness::Registry;
 use warpt_model::BenchmarkSuiteRun;
 use warpt_run::PlanBase;
 use warpt_run::config::Config;
-use warpt_run::run::Suites;
+use warpt_run::run::Fixed;
 use warpt_server::queue::Queue;
 use warpt_server::{Access, AppState};
 use warpt_store::{Location, Source, Store};
 
-/// The selftest suite alone: what submissions are planned against.
-struct Selftest;
-
-impl Suites for Selftest {
-    fn declaring(&self, _: Option<&Path>) -> anyhow::Result<Registry> {
-        Ok(self.plain())
-    }
-
-    fn plain(&self) -> Registry {
-        let mut r = Registry::new();
-        r.register(Box::new(warpt_selftest::SelftestSuite));
-        r
-    }
+/// The selftest suite alone.
+fn selftest() -> Registry {
+    let mut r = Registry::new();
+    r.register(Box::new(warpt_selftest::SelftestSuite));
+    r
 }
+
+/// What plans are resolved against and workers run.
+const SELFTEST: Fixed = Fixed(selftest);
 
 /// The shipped example export, and the same run an hour later with every
 /// figure 1.5 times as large.
@@ -53,25 +48,7 @@ fn two_runs() -> (BenchmarkSuiteRun, BenchmarkSuiteRun) {
     {
         m.value *= 1.5;
         if let Some(s) = m.stats.as_mut() {
-            for v in [
-                &mut s.mean,
-                &mut s.median,
-                &mut s.std,
-                &mut s.min,
-                &mut s.max,
-                &mut s.p25,
-                &mut s.p50,
-                &mut s.p75,
-                &mut s.p90,
-                &mut s.p95,
-                &mut s.p99,
-                &mut s.ci95_low,
-                &mut s.ci95_high,
-            ] {
-                *v *= 1.5;
-            }
-            s.p999 = s.p999.map(|v| v * 1.5);
-            s.samples.iter_mut().for_each(|v| *v *= 1.5);
+            s.scale(1.5);
         }
     }
     (base, later)
@@ -93,10 +70,10 @@ fn server(dir: &Path) -> Server {
     store.record_run(&runs.1, &Source::Run).unwrap();
     let token_file = dir.join("token");
     let token = warpt_server::auth::load_or_create(&token_file, false).unwrap();
-    let registry = Selftest.plain();
+    let registry = selftest();
     let specs = registry.all_specs();
     let base = Arc::new(PlanBase::new(Config::defaults(), registry).unwrap());
-    let queue = Queue::start(Arc::clone(&base), Arc::new(Selftest), location.clone()).unwrap();
+    let queue = Queue::start(Arc::clone(&base), Arc::new(SELFTEST), location.clone()).unwrap();
     let access = Access::new(false, &[], &[], false).unwrap();
     let state = AppState::new(location, specs, token, base, Arc::clone(&queue), 16, access);
     Server {

@@ -138,3 +138,22 @@ pub fn run(args: &ExecArgs) -> Result<Outcome> {
     warpt_run::history::record_run(&args.store.choice(), None, &session.suite_run);
     Ok(Outcome::of(&session.suite_run))
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    /// `warpt exec` without flags plans what `ExecPlan::new` says are the
+    /// defaults: the library's callers and the command line agree.
+    #[test]
+    fn the_flags_defaults_are_the_librarys() {
+        let cli = crate::cli::Cli::try_parse_from(["warpt", "exec", "true", "sleep 0"])
+            .unwrap_or_else(|e| panic!("{e}"));
+        let crate::cli::Command::Exec(args) = cli.command else {
+            panic!("not exec");
+        };
+        let planned = super::plan(&args).unwrap_or_else(|e| panic!("{e}"));
+        let commands = vec!["true".to_string(), "sleep 0".to_string()];
+        assert_eq!(planned, warpt_exec::ExecPlan::new(commands));
+    }
+}
