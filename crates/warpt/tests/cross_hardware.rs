@@ -242,15 +242,7 @@ fn the_best_machine_is_named_per_model_family() {
     // swept `model` would tag the size alike), then as three runs each of
     // two machines, one twice as fast.
     let out = common::stdout_of(
-        common::warpt()
-            .args([
-                "benchmark",
-                "run",
-                "--suite",
-                "pepbench",
-                "--benchmark",
-                "llm_infer",
-            ])
+        common::suite_cmd("pepbench", "llm_infer")
             .args(["--param", "family=llama,gpt2", "--param", "model=tiny"])
             .args(["--param", "prompt_tokens=8", "--param", "gen_tokens=3"])
             .args([

@@ -71,15 +71,7 @@ fn each_result_carries_its_memory_over_time_and_the_report_draws_it() {
     // is its own result's.
     let dir = tempfile::tempdir().unwrap();
     let out = stdout_of(
-        warpt()
-            .args([
-                "benchmark",
-                "run",
-                "--suite",
-                "pepbench",
-                "--benchmark",
-                "embed",
-            ])
+        common::suite_cmd("pepbench", "embed")
             .args([
                 "--param",
                 "model=tiny,base",

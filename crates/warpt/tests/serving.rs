@@ -29,15 +29,7 @@ fn a_concurrency_sweep_draws_latency_against_throughput_with_its_knee() {
     let dir = tempfile::tempdir().unwrap();
     let export = dir.path().join("serve.json");
     let run = suite_run_of(
-        warpt()
-            .args([
-                "benchmark",
-                "run",
-                "--suite",
-                "pepbench",
-                "--benchmark",
-                "llm_serve",
-            ])
+        common::suite_cmd("pepbench", "llm_serve")
             .args([
                 "--no-store",
                 "--json",
@@ -124,15 +116,7 @@ fn a_load_longer_than_the_warm_up_limit_is_held_to_the_measurement_limit() {
     })
     .unwrap();
     let run = suite_run_of(
-        warpt()
-            .args([
-                "benchmark",
-                "run",
-                "--suite",
-                "pepbench",
-                "--benchmark",
-                "llm_serve",
-            ])
+        common::suite_cmd("pepbench", "llm_serve")
             .args(["--no-store", "--json", "--burnin-seconds", "0"])
             .args(["--timeout-multiplier", "0.1"])
             .arg("--param")

@@ -239,6 +239,13 @@ pub fn selftest_run(name: &str) -> [&str; 6] {
     ]
 }
 
+/// `warpt benchmark run --suite SUITE --benchmark NAME` (more arguments to add).
+pub fn suite_cmd(suite: &str, name: &str) -> assert_cmd::Command {
+    let mut cmd = warpt();
+    cmd.args(["benchmark", "run", "--suite", suite, "--benchmark", name]);
+    cmd
+}
+
 /// `warpt benchmark run --benchmark NAME` (more arguments to add).
 pub fn bench_cmd(name: &str) -> assert_cmd::Command {
     let mut cmd = warpt();
