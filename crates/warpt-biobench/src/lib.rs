@@ -56,7 +56,7 @@ pub mod threads;
 pub mod variant_call;
 pub mod vcf;
 
-use warpt_harness::{Benchmark, Suite};
+use warpt_harness::{Benchmark, Listed, Suite};
 use warpt_model::BenchmarkSpec;
 
 /// The suite's name.
@@ -64,6 +64,17 @@ pub const SUITE: &str = "biobench";
 
 /// The biobench suite, for the registry.
 pub struct BiobenchSuite;
+
+/// The suite's benchmarks, in the order `list` shows them.
+const BENCHMARKS: &[Listed] = &[
+    Listed::new(sw_align::spec, || Box::new(sw_align::SwAlign::new())),
+    Listed::new(kmer_count::spec, || Box::new(kmer_count::KmerCount::new())),
+    Listed::new(read_map::spec, || Box::new(read_map::ReadMap::new())),
+    Listed::new(variant_call::spec, || {
+        Box::new(variant_call::VariantCall::new())
+    }),
+    Listed::new(assembly::spec, || Box::new(assembly::Assembly::new())),
+];
 
 impl Suite for BiobenchSuite {
     fn name(&self) -> &'static str {
@@ -75,23 +86,10 @@ impl Suite for BiobenchSuite {
     }
 
     fn specs(&self) -> Vec<BenchmarkSpec> {
-        vec![
-            sw_align::spec(),
-            kmer_count::spec(),
-            read_map::spec(),
-            variant_call::spec(),
-            assembly::spec(),
-        ]
+        Listed::specs(BENCHMARKS)
     }
 
     fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
-        match name {
-            sw_align::NAME => Some(Box::new(sw_align::SwAlign::new())),
-            kmer_count::NAME => Some(Box::new(kmer_count::KmerCount::new())),
-            read_map::NAME => Some(Box::new(read_map::ReadMap::new())),
-            variant_call::NAME => Some(Box::new(variant_call::VariantCall::new())),
-            assembly::NAME => Some(Box::new(assembly::Assembly::new())),
-            _ => None,
-        }
+        Listed::create(BENCHMARKS, name)
     }
 }

@@ -27,7 +27,7 @@ pub mod linpack;
 pub mod stress;
 pub mod transfer;
 
-use warpt_harness::{Benchmark, BenchmarkError, RunContext, Suite};
+use warpt_harness::{Benchmark, BenchmarkError, Listed, RunContext, Suite};
 use warpt_model::{BenchmarkSpec, Param};
 
 pub use device::{AdapterSummary, Gpu, list as adapters};
@@ -88,6 +88,14 @@ pub(crate) fn sized(ctx: &RunContext, gpu: &Gpu, default_mb: u64) -> Result<u64,
 /// The GPU part of the micro suite.
 pub struct GpuBenchmarks;
 
+/// The suite's benchmarks, in the order `list` shows them.
+const BENCHMARKS: &[Listed] = &[
+    Listed::new(flops::spec, || Box::new(flops::GpuFlops::new())),
+    Listed::new(bandwidth::spec, || Box::new(bandwidth::GpuBandwidth::new())),
+    Listed::new(transfer::spec, || Box::new(transfer::GpuTransfer::new())),
+    Listed::new(latency::spec, || Box::new(latency::GpuLatency::new())),
+];
+
 impl Suite for GpuBenchmarks {
     fn name(&self) -> &'static str {
         SUITE
@@ -98,21 +106,10 @@ impl Suite for GpuBenchmarks {
     }
 
     fn specs(&self) -> Vec<BenchmarkSpec> {
-        vec![
-            flops::spec(),
-            bandwidth::spec(),
-            transfer::spec(),
-            latency::spec(),
-        ]
+        Listed::specs(BENCHMARKS)
     }
 
     fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
-        match name {
-            flops::NAME => Some(Box::new(flops::GpuFlops::new())),
-            bandwidth::NAME => Some(Box::new(bandwidth::GpuBandwidth::new())),
-            transfer::NAME => Some(Box::new(transfer::GpuTransfer::new())),
-            latency::NAME => Some(Box::new(latency::GpuLatency::new())),
-            _ => None,
-        }
+        Listed::create(BENCHMARKS, name)
     }
 }

@@ -206,3 +206,31 @@ pub trait Suite: Send + Sync {
         Default::default()
     }
 }
+
+/// One benchmark in a suite's table: its spec, and how to make one.
+/// [`Listed::specs`] and [`Listed::create`] are a table-driven suite's
+/// [`Suite::specs`] and [`Suite::create`].
+pub struct Listed {
+    spec: fn() -> BenchmarkSpec,
+    create: fn() -> Box<dyn Benchmark>,
+}
+
+impl Listed {
+    /// The benchmark `spec` declares, made by `create`.
+    pub const fn new(spec: fn() -> BenchmarkSpec, create: fn() -> Box<dyn Benchmark>) -> Self {
+        Listed { spec, create }
+    }
+
+    /// Every spec of `table`, in order.
+    pub fn specs(table: &[Listed]) -> Vec<BenchmarkSpec> {
+        table.iter().map(|l| (l.spec)()).collect()
+    }
+
+    /// The benchmark of `table` whose spec is called `name`.
+    pub fn create(table: &[Listed], name: &str) -> Option<Box<dyn Benchmark>> {
+        table
+            .iter()
+            .find(|l| (l.spec)().id.name == name)
+            .map(|l| (l.create)())
+    }
+}

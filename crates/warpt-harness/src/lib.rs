@@ -50,7 +50,7 @@ mod supervisor;
 pub mod trials;
 mod worker;
 
-pub use benchmark::{Benchmark, BenchmarkError, Measured, RunContext, Suite};
+pub use benchmark::{Benchmark, BenchmarkError, Listed, Measured, RunContext, Suite};
 pub use execute::{Outcome, execute};
 pub use limits::{
     EffectiveLimits, MEASURE_MARGIN, SETUP_LIMIT, Stage, VALIDATE_LIMIT, WARMUP_MARGIN, WorkLimit,

@@ -22,7 +22,7 @@ mod team;
 
 pub use warpt_system::peak::{Peak, theoretical_peak};
 
-use warpt_harness::{Benchmark, Suite};
+use warpt_harness::{Benchmark, Listed, Suite};
 use warpt_model::BenchmarkSpec;
 
 /// The suite's name.
@@ -30,6 +30,20 @@ pub const SUITE: &str = "micro";
 
 /// The micro suite, for the registry.
 pub struct MicroSuite;
+
+/// The suite's benchmarks, in the order `list` shows them.
+const BENCHMARKS: &[Listed] = &[
+    Listed::new(cpu_flops::spec, || Box::new(cpu_flops::CpuFlops::new())),
+    Listed::new(mem_bandwidth::spec, || {
+        Box::new(mem_bandwidth::MemBandwidth::new())
+    }),
+    Listed::new(mem_latency::spec, || {
+        Box::new(mem_latency::MemLatency::new())
+    }),
+    Listed::new(disk_io::spec, || Box::new(disk_io::DiskIo::new())),
+    Listed::new(net::bandwidth_spec, || Box::new(net::NetBandwidth::new())),
+    Listed::new(net::latency_spec, || Box::new(net::NetLatency::new())),
+];
 
 impl Suite for MicroSuite {
     fn name(&self) -> &'static str {
@@ -41,25 +55,10 @@ impl Suite for MicroSuite {
     }
 
     fn specs(&self) -> Vec<BenchmarkSpec> {
-        vec![
-            cpu_flops::spec(),
-            mem_bandwidth::spec(),
-            mem_latency::spec(),
-            disk_io::spec(),
-            net::bandwidth_spec(),
-            net::latency_spec(),
-        ]
+        Listed::specs(BENCHMARKS)
     }
 
     fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
-        match name {
-            cpu_flops::NAME => Some(Box::new(cpu_flops::CpuFlops::new())),
-            mem_bandwidth::NAME => Some(Box::new(mem_bandwidth::MemBandwidth::new())),
-            mem_latency::NAME => Some(Box::new(mem_latency::MemLatency::new())),
-            disk_io::NAME => Some(Box::new(disk_io::DiskIo::new())),
-            net::BANDWIDTH => Some(Box::new(net::NetBandwidth::new())),
-            net::LATENCY => Some(Box::new(net::NetLatency::new())),
-            _ => None,
-        }
+        Listed::create(BENCHMARKS, name)
     }
 }

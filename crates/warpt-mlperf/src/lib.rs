@@ -35,7 +35,7 @@ pub mod resnet_reference;
 pub mod synthetic;
 pub mod winograd;
 
-use warpt_harness::{Benchmark, Suite};
+use warpt_harness::{Benchmark, Listed, Suite};
 use warpt_model::{BenchmarkSpec, StageLimits};
 
 use crate::loadgen::Summary;
@@ -109,6 +109,21 @@ pub fn check_answers(
 /// The mlperf suite, for the registry.
 pub struct MlperfSuite;
 
+/// The suite's benchmarks, in the order `list` shows them.
+const BENCHMARKS: &[Listed] = &[
+    Listed::new(resnet50_infer::spec, || {
+        Box::new(resnet50_infer::Resnet50Infer::new())
+    }),
+    Listed::new(resnet50_train::spec, || {
+        Box::new(resnet50_train::Resnet50Train::new())
+    }),
+    Listed::new(bert_infer::spec, || Box::new(bert_infer::BertInfer::new())),
+    Listed::new(llm_infer::spec, || Box::new(llm_infer::LlmInfer::new())),
+    Listed::new(llm_serve::spec, || Box::new(llm_serve::LlmServe::new())),
+    Listed::new(synthetic::spec, || Box::new(synthetic::Synthetic::new())),
+    Listed::new(external::spec, || Box::new(external::External::new())),
+];
+
 impl Suite for MlperfSuite {
     fn name(&self) -> &'static str {
         SUITE
@@ -119,27 +134,10 @@ impl Suite for MlperfSuite {
     }
 
     fn specs(&self) -> Vec<BenchmarkSpec> {
-        vec![
-            resnet50_infer::spec(),
-            resnet50_train::spec(),
-            bert_infer::spec(),
-            llm_infer::spec(),
-            llm_serve::spec(),
-            synthetic::spec(),
-            external::spec(),
-        ]
+        Listed::specs(BENCHMARKS)
     }
 
     fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
-        match name {
-            synthetic::NAME => Some(Box::new(synthetic::Synthetic::new())),
-            bert_infer::NAME => Some(Box::new(bert_infer::BertInfer::new())),
-            resnet50_infer::NAME => Some(Box::new(resnet50_infer::Resnet50Infer::new())),
-            resnet50_train::NAME => Some(Box::new(resnet50_train::Resnet50Train::new())),
-            llm_infer::NAME => Some(Box::new(llm_infer::LlmInfer::new())),
-            llm_serve::NAME => Some(Box::new(llm_serve::LlmServe::new())),
-            external::NAME => Some(Box::new(external::External::new())),
-            _ => None,
-        }
+        Listed::create(BENCHMARKS, name)
     }
 }

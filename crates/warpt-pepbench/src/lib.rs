@@ -41,7 +41,7 @@ use warpt_models::{bert, encoder, heap, hf, llm, model, sampling};
 /// shares; kept here under its old name).
 pub use warpt_models::corpus;
 
-use warpt_harness::{Benchmark, Suite};
+use warpt_harness::{Benchmark, Listed, Suite};
 use warpt_model::BenchmarkSpec;
 
 /// The suite's name.
@@ -49,6 +49,24 @@ pub const SUITE: &str = "pepbench";
 
 /// The pepbench suite, for the registry.
 pub struct PepbenchSuite;
+
+/// The suite's benchmarks, in the order `list` shows them.
+const BENCHMARKS: &[Listed] = &[
+    Listed::new(llm_infer::spec, || Box::new(llm_infer::LlmInfer::new())),
+    Listed::new(llm_serve::spec, || Box::new(llm_serve::LlmServe::new())),
+    Listed::new(tokenize::spec, || Box::new(tokenize::Tokenize::new())),
+    Listed::new(embed::spec, || Box::new(embed::Embed::new())),
+    Listed::new(data_pipeline::spec, || {
+        Box::new(data_pipeline::DataPipeline::new())
+    }),
+    Listed::new(end_to_end::spec, || Box::new(end_to_end::EndToEnd::new())),
+    Listed::new(vision_infer::spec, || {
+        Box::new(vision_infer::VisionInfer::new())
+    }),
+    Listed::new(speech_infer::spec, || {
+        Box::new(speech_infer::SpeechInfer::new())
+    }),
+];
 
 impl Suite for PepbenchSuite {
     fn name(&self) -> &'static str {
@@ -60,29 +78,10 @@ impl Suite for PepbenchSuite {
     }
 
     fn specs(&self) -> Vec<BenchmarkSpec> {
-        vec![
-            llm_infer::spec(),
-            llm_serve::spec(),
-            tokenize::spec(),
-            embed::spec(),
-            data_pipeline::spec(),
-            end_to_end::spec(),
-            vision_infer::spec(),
-            speech_infer::spec(),
-        ]
+        Listed::specs(BENCHMARKS)
     }
 
     fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
-        match name {
-            llm_infer::NAME => Some(Box::new(llm_infer::LlmInfer::new())),
-            llm_serve::NAME => Some(Box::new(llm_serve::LlmServe::new())),
-            tokenize::NAME => Some(Box::new(tokenize::Tokenize::new())),
-            embed::NAME => Some(Box::new(embed::Embed::new())),
-            data_pipeline::NAME => Some(Box::new(data_pipeline::DataPipeline::new())),
-            end_to_end::NAME => Some(Box::new(end_to_end::EndToEnd::new())),
-            vision_infer::NAME => Some(Box::new(vision_infer::VisionInfer::new())),
-            speech_infer::NAME => Some(Box::new(speech_infer::SpeechInfer::new())),
-            _ => None,
-        }
+        Listed::create(BENCHMARKS, name)
     }
 }
