@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use rand_core::{RngCore, SeedableRng};
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
+    RunContext, SeriesDef,
 };
 use warpt_model::{
     BenchmarkComponent, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, Param, ParamValue, Params,
@@ -159,15 +160,8 @@ impl Benchmark for Assembly {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
-        let data = self
-            .data
-            .as_ref()
-            .ok_or_else(BenchmarkError::not_prepared)?;
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
+        let data = warpt_harness::prepared(&self.data)?;
         let reads: Vec<&[u8]> = data.reads.all().map(|r| r.seq.as_slice()).collect();
         let bases = data.reads.bases();
         let def = SeriesDef::new(

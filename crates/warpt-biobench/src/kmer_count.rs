@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use rand_core::{RngCore, SeedableRng};
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
+    RunContext, SeriesDef,
 };
 use warpt_model::{
     BenchmarkComponent, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, Param, ParamValue,
@@ -194,15 +195,8 @@ impl Benchmark for KmerCount {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
-        let data = self
-            .data
-            .as_ref()
-            .ok_or_else(BenchmarkError::not_prepared)?;
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
+        let data = warpt_harness::prepared(&self.data)?;
         let bases = data.reads.bases();
         let reads_n = data.reads.len();
         let source = data.source.clone();

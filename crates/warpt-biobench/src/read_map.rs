@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
+    RunContext, SeriesDef,
 };
 use warpt_model::{
     BenchmarkComponent, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, Param, ParamValue,
@@ -154,11 +155,7 @@ impl Benchmark for ReadMap {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         let (Some(data), Some(index)) = (self.data.as_ref(), self.index.as_ref()) else {
             return Err(BenchmarkError::not_prepared());
         };

@@ -8,7 +8,8 @@ use std::time::Instant;
 
 use rayon::prelude::*;
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
+    RunContext, SeriesDef,
 };
 use warpt_model::{
     BenchmarkComponent, BenchmarkKind, BenchmarkSpec, Param, ParamValue, Params, Validation,
@@ -392,11 +393,7 @@ impl Benchmark for SwAlign {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         let cells = self.cells();
         let def = SeriesDef::new(
             "gcups",

@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use rand_core::{RngCore, SeedableRng};
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
+    RunContext, SeriesDef,
 };
 use warpt_model::{
     BenchmarkComponent, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, Param, ParamValue,
@@ -147,15 +148,8 @@ impl Benchmark for VariantCall {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
-        let data = self
-            .data
-            .as_ref()
-            .ok_or_else(BenchmarkError::not_prepared)?;
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
+        let data = warpt_harness::prepared(&self.data)?;
         let reference = &data.genome.seq;
         let aligned = &self.aligned;
         let min_qual = self.min_qual;

@@ -13,7 +13,8 @@
 use wgpu::util::DeviceExt;
 
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
+    RunContext, SeriesDef,
 };
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Validation};
 
@@ -157,16 +158,9 @@ impl Benchmark for GpuBandwidth {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
-        let gpu = self.gpu.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
-        let arrays = self
-            .arrays
-            .as_ref()
-            .ok_or_else(BenchmarkError::not_prepared)?;
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
+        let gpu = warpt_harness::prepared(&self.gpu)?;
+        let arrays = warpt_harness::prepared(&self.arrays)?;
         let bytes = f64::from(self.elements) * 16.0;
         let defs = [
             SeriesDef::new(

@@ -14,7 +14,8 @@ use std::time::Duration;
 use wgpu::util::DeviceExt;
 
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
+    RunContext, SeriesDef,
 };
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Validation};
 
@@ -160,7 +161,7 @@ impl GpuFlops {
         measure: &mut Measure<'_>,
         out: &mut Measured,
     ) -> Result<(), BenchmarkError> {
-        let gpu = self.gpu.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
+        let gpu = warpt_harness::prepared(&self.gpu)?;
         out.details.extend(gpu.details());
         for (salt, &f16) in self.precisions.iter().enumerate() {
             let tag = if f16 { "f16" } else { "f32" };
@@ -293,11 +294,7 @@ impl Benchmark for GpuFlops {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         let policy = MeasurePolicy::share_of(ctx, self.precisions.len() + self.cublas.len());
         let mut out = Measured::default();
         if self.gpu.is_some() {

@@ -6,7 +6,8 @@
 //! better. Validation: the counter equals the number of dispatches made.
 
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
+    RunContext, SeriesDef,
 };
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, Validation};
 
@@ -55,12 +56,8 @@ impl Benchmark for GpuLatency {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
-        let gpu = self.gpu.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
+        let gpu = warpt_harness::prepared(&self.gpu)?;
         let pipeline = gpu.pipeline("touch", kernels::TOUCH);
         let counter = gpu.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("counter"),

@@ -86,16 +86,9 @@ impl Benchmark for GpuLinpack {
     }
 
     #[cfg(feature = "cuda")]
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         use warpt_harness::{Convert, MeasurePolicy, SeriesDef};
-        let (cuda, system) = self
-            .state
-            .as_mut()
-            .ok_or_else(BenchmarkError::not_prepared)?;
+        let (cuda, system) = warpt_harness::prepared_mut(&mut self.state)?;
         let flops = warpt_linpack::hpl::flops(self.n);
         let defs = [
             SeriesDef::new("gflops", "GFLOP/s", true, &[], Convert::Rate(flops / 1e9)),

@@ -12,7 +12,8 @@
 use wgpu::util::DeviceExt;
 
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
+    RunContext, SeriesDef,
 };
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Validation};
 
@@ -105,11 +106,7 @@ impl Benchmark for GpuTransfer {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         #[cfg(feature = "cuda")]
         let parts = usize::from(self.gpu.is_some()) + usize::from(self.cuda.is_some());
         #[cfg(not(feature = "cuda"))]
@@ -176,7 +173,7 @@ impl GpuTransfer {
         measure: &mut Measure<'_>,
         out: &mut Measured,
     ) -> Result<(), BenchmarkError> {
-        let gpu = self.gpu.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
+        let gpu = warpt_harness::prepared(&self.gpu)?;
         let bytes = self.bytes;
         let upload = pattern(bytes, 1);
         let device_side = gpu.device.create_buffer(&wgpu::BufferDescriptor {

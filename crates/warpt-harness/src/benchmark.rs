@@ -128,6 +128,21 @@ impl RunContext {
     }
 }
 
+/// What [`Benchmark::measure`] returns.
+pub type MeasureResult = Result<Measured, BenchmarkError>;
+
+/// What `prepare` left in `slot`, for `measure` and `validate`; a
+/// [`BenchmarkError::not_prepared`] when it left nothing (the stages were
+/// called out of order).
+pub fn prepared<T>(slot: &Option<T>) -> Result<&T, BenchmarkError> {
+    slot.as_ref().ok_or_else(BenchmarkError::not_prepared)
+}
+
+/// [`prepared`], to change.
+pub fn prepared_mut<T>(slot: &mut Option<T>) -> Result<&mut T, BenchmarkError> {
+    slot.as_mut().ok_or_else(BenchmarkError::not_prepared)
+}
+
 /// What a benchmark hands back from its measurement stage.
 #[derive(Debug, Clone, Default)]
 pub struct Measured {
@@ -149,11 +164,7 @@ pub trait Benchmark: Send {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError>;
 
     /// Warms up and measures under `measure`, which owns the stopping rule.
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError>;
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult;
 
     /// Checks that the measured work computed the right answer.
     fn validate(&mut self, ctx: &RunContext) -> Validation;

@@ -50,7 +50,10 @@ mod supervisor;
 pub mod trials;
 mod worker;
 
-pub use benchmark::{Benchmark, BenchmarkError, Listed, Measured, RunContext, Suite};
+pub use benchmark::{
+    Benchmark, BenchmarkError, Listed, MeasureResult, Measured, RunContext, Suite, prepared,
+    prepared_mut,
+};
 pub use execute::{Outcome, execute};
 pub use limits::{
     EffectiveLimits, MEASURE_MARGIN, SETUP_LIMIT, Stage, VALIDATE_LIMIT, WARMUP_MARGIN, WorkLimit,

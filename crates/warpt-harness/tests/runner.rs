@@ -20,11 +20,7 @@ impl Benchmark for Scripted {
         }
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         if self.0 == "panic" {
             panic!("kernel bug");
         }

@@ -6,8 +6,8 @@ use std::time::Instant;
 use faer::linalg::solvers::{PartialPivLu, Solve};
 use faer::{Col, Mat, Par};
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
-    WorkLimit, at_floor_rate,
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
+    RunContext, SeriesDef, WorkLimit, at_floor_rate,
 };
 use warpt_model::{
     BenchmarkComponent, BenchmarkMetric, BenchmarkSpec, Param, ParamValue, Params, Validation,
@@ -452,11 +452,7 @@ impl Benchmark for Linpack {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         let (a, b) = self
             .system
             .take()

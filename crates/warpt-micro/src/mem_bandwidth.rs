@@ -8,8 +8,8 @@
 //! its own contiguous share of the arrays, so its pages are local to it.
 
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
-    WorkLimit, at_floor_rate,
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
+    RunContext, SeriesDef, WorkLimit, at_floor_rate,
 };
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Validation};
 
@@ -168,11 +168,7 @@ impl Benchmark for MemBandwidth {
         ]
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         let threads = self.cpus.len();
         let n = self.elements;
         let share = |i: usize| n / threads + usize::from(i < n % threads);

@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
-    WorkLimit,
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
+    RunContext, SeriesDef, WorkLimit,
 };
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Validation};
 
@@ -382,11 +382,7 @@ impl Benchmark for MemLatency {
         )]
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         let policy = MeasurePolicy::share_of(ctx, self.sizes.len());
         // Ten samples in a size's share of the duration, within bounds.
         let sample_target = (policy.min_time / 10).clamp(SAMPLE_FLOOR, SAMPLE_TARGET);

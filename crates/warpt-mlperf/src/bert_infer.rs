@@ -9,7 +9,7 @@ use candle_core::{Device, Tensor};
 use candle_transformers::models::bert;
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
+use warpt_harness::{Benchmark, BenchmarkError, Measure, MeasureResult, RunContext};
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Params, Validation};
 use warpt_models::bert_dense::DenseBert;
 use warpt_models::device::{self, MemoryPeak};
@@ -381,12 +381,8 @@ impl Benchmark for BertInfer {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
-        let sut = self.sut.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
+        let sut = warpt_harness::prepared(&self.sut)?;
         let settings = bench::settings(ctx, &MODEL, 8)?;
         let outcome = bench::run(ctx, measure, sut, &settings, NAME)?;
         let mut m = crate::metrics::measured(&outcome, measure);

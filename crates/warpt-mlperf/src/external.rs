@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Instant, SystemTime};
 
-use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
+use warpt_harness::{Benchmark, BenchmarkError, Measure, MeasureResult, Measured, RunContext};
 use warpt_model::{
     BenchmarkComponent, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, Param, ParamValue, Params,
     Validation,
@@ -164,11 +164,7 @@ impl Benchmark for External {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        _measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
+    fn measure(&mut self, ctx: &RunContext, _measure: &mut Measure<'_>) -> MeasureResult {
         let command = ctx.str_param("command")?;
         let workdir = match ctx.str_param("workdir")? {
             "" => PathBuf::from("."),

@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
+use warpt_harness::{Benchmark, BenchmarkError, Measure, MeasureResult, RunContext};
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Params, Validation};
 use warpt_models::device::{self, MemoryPeak};
 use warpt_models::llm::{Decoder, Precision, random_prompts};
@@ -178,12 +178,8 @@ impl Benchmark for LlmInfer {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
-        let sut = self.sut.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
+        let sut = warpt_harness::prepared(&self.sut)?;
         let settings = bench::settings(ctx, &MODEL, 8)?;
         let outcome = bench::run(ctx, measure, sut, &settings, NAME)?;
         let mut m = crate::metrics::measured(&outcome, measure);

@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 use warpt_harness::{
-    Benchmark, BenchmarkError, Measure, Measured, RunContext, Stage, WARMUP_MARGIN,
+    Benchmark, BenchmarkError, Measure, MeasureResult, RunContext, Stage, WARMUP_MARGIN,
 };
 use warpt_model::{
     BenchmarkComponent, BenchmarkSpec, Param, ParamKind, ParamValue, Params, Validation,
@@ -248,12 +248,8 @@ impl Benchmark for LlmServe {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
-        let sut = self.sut.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
+        let sut = warpt_harness::prepared(&self.sut)?;
         let settings = bench::settings(ctx, &MODEL, 8)?;
         // The warm-up sends two bursts of `concurrency` requests to a
         // server that may be slow (a CPU llama.cpp): each burst may take up

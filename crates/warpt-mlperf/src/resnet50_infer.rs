@@ -6,7 +6,7 @@
 
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
+use warpt_harness::{Benchmark, BenchmarkError, Measure, MeasureResult, RunContext};
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Params, Validation};
 
 use crate::bench::{self, ModelRules, Outcome, SpecParts};
@@ -317,12 +317,8 @@ impl Benchmark for Resnet50Infer {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
-        let sut = self.sut.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
+        let sut = warpt_harness::prepared(&self.sut)?;
         let mut base = bench::settings(ctx, &MODEL, 8)?;
         if !ctx.str_param("dataset")?.is_empty() && ctx.int_param("samples", 0)? == 0 {
             base.performance_sample_count = sut.library.len() as u64;

@@ -7,7 +7,9 @@ use std::time::Instant;
 
 use candle_core::{DType, Module, Tensor};
 use candle_nn::Optimizer;
-use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
+use warpt_harness::{
+    Benchmark, BenchmarkError, Convert, Measure, MeasureResult, Measured, RunContext, SeriesDef,
+};
 use warpt_model::{
     BenchmarkComponent, BenchmarkKind, BenchmarkSpec, Param, ParamValue, Params, StageLimits,
     Validation,
@@ -116,16 +118,9 @@ impl Benchmark for Resnet50Train {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        _ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
-        let net = self.net.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
-        let (x, labels) = self
-            .batch
-            .as_ref()
-            .ok_or_else(BenchmarkError::not_prepared)?;
+    fn measure(&mut self, _ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
+        let net = warpt_harness::prepared(&self.net)?;
+        let (x, labels) = warpt_harness::prepared(&self.batch)?;
         let before = loss(net, x, labels)
             .and_then(|l| l.to_dtype(DType::F32)?.to_scalar::<f32>())
             .map_err(failed("the loss before training"))?;

@@ -10,7 +10,7 @@
 
 use std::time::{Duration, Instant};
 
-use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext};
+use warpt_harness::{Benchmark, BenchmarkError, Measure, MeasureResult, RunContext};
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Validation};
 
 use crate::bench::{self, ModelRules, Outcome, SpecParts};
@@ -126,12 +126,8 @@ impl Benchmark for Synthetic {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
-        let sut = self.sut.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
+        let sut = warpt_harness::prepared(&self.sut)?;
         let settings = bench::settings(ctx, &MODEL, 8)?;
         let outcome = bench::run(ctx, measure, sut, &settings, NAME)?;
         let mut m = crate::metrics::measured(&outcome, measure);

@@ -9,7 +9,9 @@
 use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use tokenizers::Tokenizer;
-use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
+use warpt_harness::{
+    Benchmark, BenchmarkError, Convert, Measure, MeasureResult, Measured, RunContext, SeriesDef,
+};
 use warpt_model::{
     BenchmarkComponent, BenchmarkKind, BenchmarkSpec, Param, ParamValue, Params, Validation,
 };
@@ -225,15 +227,8 @@ impl Benchmark for DataPipeline {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
-        let tok = self
-            .tokenizer
-            .as_ref()
-            .ok_or_else(BenchmarkError::not_prepared)?;
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
+        let tok = warpt_harness::prepared(&self.tokenizer)?;
         let first = epoch_parallel(tok, &self.jsonl, self.seed, 0, self.batch, self.seq_len)
             .map_err(BenchmarkError::Failed)?;
         let records = first.order.len();

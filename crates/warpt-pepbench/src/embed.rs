@@ -15,7 +15,9 @@ use std::path::Path;
 use candle_core::{DType, Device, Tensor};
 use candle_transformers::models::bert;
 use tokenizers::Tokenizer;
-use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
+use warpt_harness::{
+    Benchmark, BenchmarkError, Convert, Measure, MeasureResult, Measured, RunContext, SeriesDef,
+};
 use warpt_model::{
     BenchmarkComponent, BenchmarkKind, BenchmarkSpec, Param, ParamValue, Params, StageLimits,
     Validation,
@@ -366,15 +368,8 @@ impl Benchmark for Embed {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
-        let encoder = self
-            .encoder
-            .as_ref()
-            .ok_or_else(BenchmarkError::not_prepared)?;
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
+        let encoder = warpt_harness::prepared(&self.encoder)?;
         let batch = self.inputs.len();
         let seq_len = self.inputs.first().map_or(0, Vec::len);
         let defs = [

@@ -12,7 +12,9 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use tokenizers::Tokenizer;
 use warpt_harness::SeriesMetrics;
-use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
+use warpt_harness::{
+    Benchmark, BenchmarkError, Convert, Measure, MeasureResult, Measured, RunContext, SeriesDef,
+};
 use warpt_model::{
     BenchmarkComponent, BenchmarkKind, BenchmarkSpec, Param, ParamValue, Params, StageLimits,
     StopReason, Validation,
@@ -176,19 +178,9 @@ impl Benchmark for EndToEnd {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
-        let decoder = self
-            .decoder
-            .as_ref()
-            .ok_or_else(BenchmarkError::not_prepared)?;
-        let tokenizer = self
-            .tokenizer
-            .as_ref()
-            .ok_or_else(BenchmarkError::not_prepared)?;
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
+        let decoder = warpt_harness::prepared(&self.decoder)?;
+        let tokenizer = warpt_harness::prepared(&self.tokenizer)?;
         let (warm, total) = (ctx.burnin, ctx.burnin + ctx.duration);
         let start = Instant::now();
         // Arrivals: open loop, a seeded Poisson schedule; closed loop, none.

@@ -13,7 +13,8 @@ use std::sync::atomic::Ordering;
 
 use warpt_harness::SeriesMetrics;
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
+    RunContext, SeriesDef,
 };
 use warpt_model::{
     BenchmarkComponent, BenchmarkKind, BenchmarkSpec, Param, ParamValue, StageLimits, Validation,
@@ -138,19 +139,12 @@ impl Benchmark for LlmInfer {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         let c = self
             .config
             .clone()
             .ok_or_else(BenchmarkError::not_prepared)?;
-        let decoder = self
-            .decoder
-            .as_ref()
-            .ok_or_else(BenchmarkError::not_prepared)?;
+        let decoder = warpt_harness::prepared(&self.decoder)?;
         let defs = [
             SeriesDef::new(
                 "output_tokens_per_s",

@@ -11,7 +11,9 @@
 use std::time::Duration;
 
 use tokenizers::Tokenizer;
-use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext, Stage};
+use warpt_harness::{
+    Benchmark, BenchmarkError, Measure, MeasureResult, Measured, RunContext, Stage,
+};
 use warpt_model::{
     BenchmarkComponent, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, Param, ParamKind,
     ParamValue, Params, StageLimits, Validation,
@@ -326,11 +328,7 @@ impl Benchmark for LlmServe {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         let (Some(c), Some(endpoint), Some(inputs)) = (
             self.config.clone(),
             self.endpoint.clone(),

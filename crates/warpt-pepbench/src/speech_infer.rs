@@ -16,7 +16,9 @@ use std::time::Instant;
 
 use candle_core::Device;
 use candle_transformers::models::whisper as w;
-use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
+use warpt_harness::{
+    Benchmark, BenchmarkError, Convert, Measure, MeasureResult, Measured, RunContext, SeriesDef,
+};
 use warpt_model::{
     BenchmarkComponent, BenchmarkKind, BenchmarkSpec, Param, ParamValue, Params, StageLimits,
     Validation,
@@ -173,15 +175,8 @@ impl Benchmark for SpeechInfer {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
-        let model = self
-            .model
-            .as_mut()
-            .ok_or_else(BenchmarkError::not_prepared)?;
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
+        let model = warpt_harness::prepared_mut(&mut self.model)?;
         let defs = [
             SeriesDef::new(
                 "real_time_factor",

@@ -13,7 +13,9 @@ use tokenizers::models::TrainerWrapper;
 use tokenizers::models::bpe::{BPE, BpeTrainer};
 use tokenizers::pre_tokenizers::byte_level::ByteLevel;
 use tokenizers::{AddedToken, Tokenizer};
-use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
+use warpt_harness::{
+    Benchmark, BenchmarkError, Convert, Measure, MeasureResult, Measured, RunContext, SeriesDef,
+};
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Validation};
 
 use crate::corpus;
@@ -193,15 +195,8 @@ impl Benchmark for Tokenize {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
-        let tokenizer = self
-            .tokenizer
-            .as_ref()
-            .ok_or_else(BenchmarkError::not_prepared)?;
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
+        let tokenizer = warpt_harness::prepared(&self.tokenizer)?;
         let batch: Vec<&str> = self.lines[..self.batch]
             .iter()
             .map(String::as_str)

@@ -15,7 +15,9 @@
 //! equal to its row of the batch.
 
 use candle_core::{Device, Tensor};
-use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
+use warpt_harness::{
+    Benchmark, BenchmarkError, Convert, Measure, MeasureResult, Measured, RunContext, SeriesDef,
+};
 use warpt_model::{
     BenchmarkComponent, BenchmarkKind, BenchmarkSpec, Param, ParamValue, Params, StageLimits,
     Validation,
@@ -172,11 +174,7 @@ impl Benchmark for VisionInfer {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         let (Some(model), Some(images)) = (self.model.as_ref(), self.images.as_ref()) else {
             return Err(BenchmarkError::not_prepared());
         };

@@ -22,8 +22,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
-    Suite,
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
+    RunContext, SeriesDef, Suite,
 };
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, Validation};
 
@@ -195,11 +195,7 @@ impl Benchmark for Faulty {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         let policy = MeasurePolicy::share_of(ctx, 1);
         let def = SeriesDef::new("spin", "us", false, &[], Convert::Time(1e6));
         let hang_after = match self.name {

@@ -7,7 +7,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
+    RunContext, SeriesDef,
 };
 use warpt_model::{Param, Validation};
 
@@ -52,11 +53,7 @@ impl Benchmark for Work {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         let policy = MeasurePolicy::share_of(ctx, 1);
         let def = SeriesDef::new("time", "us", false, &[], Convert::Time(1e6));
         let (steps, seed) = (self.steps, self.seed);

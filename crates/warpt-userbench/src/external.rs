@@ -15,7 +15,8 @@ use std::sync::atomic::Ordering;
 use tempfile::TempDir;
 use warpt_harness::SeriesMetrics;
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
+    RunContext, SeriesDef,
 };
 use warpt_model::{BenchmarkMetric, ParamValue, StageError, Validation};
 
@@ -338,7 +339,7 @@ impl Benchmark for ExternalBenchmark {
         if self.run.is_none() {
             self.run = Some(FileRun::from_context(ctx)?);
         }
-        let run = self.run.as_ref().ok_or_else(BenchmarkError::not_prepared)?;
+        let run = warpt_harness::prepared(&self.run)?;
         if run.count {
             // Times alone are not what was asked for: no counts, a skip.
             self.counts = Some(warpt_counts::detect().map_err(|why| {
@@ -349,17 +350,10 @@ impl Benchmark for ExternalBenchmark {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         let run = self.run.clone().ok_or_else(BenchmarkError::not_prepared)?;
         let mut caches = std::mem::take(&mut self.caches);
-        let driver = self
-            .driver
-            .as_mut()
-            .ok_or_else(BenchmarkError::not_prepared)?;
+        let driver = warpt_harness::prepared_mut(&mut self.driver)?;
         let calibrating = std::time::Instant::now();
         let calls = if run.cold_start {
             1

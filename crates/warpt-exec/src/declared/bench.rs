@@ -10,7 +10,8 @@ use std::sync::atomic::Ordering;
 
 use warpt_harness::SeriesMetrics;
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
+    RunContext, SeriesDef,
 };
 use warpt_model::{ParamValue, Validation};
 
@@ -217,15 +218,8 @@ impl Benchmark for DeclaredBenchmark {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
-        let state = self
-            .state
-            .as_mut()
-            .ok_or_else(BenchmarkError::not_prepared)?;
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
+        let state = warpt_harness::prepared_mut(&mut self.state)?;
         let mut defs = vec![SeriesDef::new(
             "wall_time_s",
             "s",

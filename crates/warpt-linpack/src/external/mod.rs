@@ -17,7 +17,9 @@ pub mod follow;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use warpt_harness::{Benchmark, BenchmarkError, Convert, Measure, Measured, RunContext, SeriesDef};
+use warpt_harness::{
+    Benchmark, BenchmarkError, Convert, Measure, MeasureResult, Measured, RunContext, SeriesDef,
+};
 use warpt_model::{
     BenchmarkComponent, BenchmarkMetric, BenchmarkSpec, Param, ParamValue, Validation,
 };
@@ -244,11 +246,7 @@ impl Benchmark for External {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        _: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
+    fn measure(&mut self, _: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         let tool = Tool::of(&self.binary);
         let dir = tempfile::Builder::new()
             .prefix("warpt-hpl-")

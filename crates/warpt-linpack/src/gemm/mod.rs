@@ -23,8 +23,8 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use warpt_gemm::{Bf16, Isa, Kernel, MatMut, MatRef, Scalar};
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
-    Suite, WorkLimit, at_floor_rate,
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
+    RunContext, SeriesDef, Suite, WorkLimit, at_floor_rate,
 };
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Validation};
 
@@ -474,11 +474,7 @@ impl Benchmark for Gemm {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         let pool = self.pool.take().ok_or_else(BenchmarkError::not_prepared)?;
         let threads = self.threads;
         let policy = MeasurePolicy::share_of(ctx, self.plan.len());

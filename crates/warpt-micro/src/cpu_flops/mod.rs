@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use warpt_harness::SeriesMetrics;
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
+    RunContext, SeriesDef,
 };
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Validation};
 
@@ -314,11 +315,7 @@ impl Benchmark for CpuFlops {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         let all = self.threads;
         let mut metrics = Vec::new();
         let cores = warpt_system::physical_cores(&team_cpus(all)) as u32;

@@ -19,8 +19,8 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use warpt_harness::SeriesMetrics;
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
-    WorkLimit, at_floor_rate,
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
+    RunContext, SeriesDef, WorkLimit, at_floor_rate,
 };
 use warpt_model::{
     BenchmarkComponent, BenchmarkMetric, BenchmarkSpec, Param, ParamValue, Params, StageLimits,
@@ -296,11 +296,7 @@ impl Benchmark for DiskIo {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         let c = self
             .config
             .clone()

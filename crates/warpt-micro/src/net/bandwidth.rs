@@ -4,7 +4,8 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
+    RunContext, SeriesDef,
 };
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamKind, ParamValue, Validation};
 
@@ -161,11 +162,7 @@ impl Benchmark for NetBandwidth {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         let mut metrics = vec![self.series(ctx, measure, 1)?];
         if self.streams > 1 {
             metrics.push(self.series(ctx, measure, self.streams)?);

@@ -6,7 +6,8 @@ use std::time::Instant;
 
 use warpt_harness::SeriesMetrics;
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, Measured, RunContext, SeriesDef,
+    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
+    RunContext, SeriesDef,
 };
 use warpt_model::{
     BenchmarkComponent, BenchmarkMetric, BenchmarkSpec, Param, ParamKind, ParamValue, Validation,
@@ -102,15 +103,8 @@ impl Benchmark for NetLatency {
         Ok(())
     }
 
-    fn measure(
-        &mut self,
-        ctx: &RunContext,
-        measure: &mut Measure<'_>,
-    ) -> Result<Measured, BenchmarkError> {
-        let target = self
-            .target
-            .as_ref()
-            .ok_or_else(BenchmarkError::not_prepared)?;
+    fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
+        let target = warpt_harness::prepared(&self.target)?;
         let addr = target.addr;
         let mut conn = TcpStream::connect(addr)
             .map_err(|e| BenchmarkError::Failed(format!("connecting to {addr}: {e}")))?;
