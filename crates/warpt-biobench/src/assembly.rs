@@ -10,10 +10,7 @@ use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
     RunContext, SeriesDef,
 };
-use warpt_model::{
-    BenchmarkComponent, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, Param, ParamValue, Params,
-    Validation,
-};
+use warpt_model::{BenchmarkMetric, BenchmarkSpec, Param, ParamValue, Params, Validation};
 
 use crate::assess::{self, Assessment};
 use crate::dataset::{self, Dataset, Needs};
@@ -47,9 +44,7 @@ fn params() -> Vec<Param> {
 
 /// The spec of `assembly`.
 pub fn spec() -> BenchmarkSpec {
-    BenchmarkSpec::builder(crate::SUITE, NAME)
-        .components([BenchmarkComponent::Cpu, BenchmarkComponent::Ram])
-        .kind(BenchmarkKind::Domain)
+    crate::domain_spec(NAME)
         .description(
             "De Bruijn graph assembly (velvet's job): canonical k-mers of all reads counted on all cores, those \
                  seen fewer than min_count times dropped as errors, maximal non-branching paths spelled as unitigs, \

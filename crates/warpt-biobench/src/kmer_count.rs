@@ -9,10 +9,7 @@ use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
     RunContext, SeriesDef,
 };
-use warpt_model::{
-    BenchmarkComponent, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, Param, ParamValue,
-    Validation,
-};
+use warpt_model::{BenchmarkMetric, BenchmarkSpec, Param, ParamValue, Validation};
 
 use crate::dataset::{self, Dataset, Needs};
 use crate::kmer::{self, CODE, Counts};
@@ -37,9 +34,7 @@ fn params() -> Vec<Param> {
 
 /// The spec of `kmer_count`.
 pub fn spec() -> BenchmarkSpec {
-    BenchmarkSpec::builder(crate::SUITE, NAME)
-        .components([BenchmarkComponent::Cpu, BenchmarkComponent::Ram])
-        .kind(BenchmarkKind::Domain)
+    crate::domain_spec(NAME)
         .description(
             "Canonical k-mer counting (jellyfish's job): every k-mer of every read (forward and reverse complement \
                  rolled together, the smaller kept; k up to 63) into a hash table split in partitions by hash, each \

@@ -65,6 +65,16 @@ pub const SUITE: &str = "biobench";
 /// The biobench suite, for the registry.
 pub struct BiobenchSuite;
 
+/// A biobench spec's start: a domain workload of the CPUs and memory.
+fn domain_spec(name: &str) -> warpt_model::SpecBuilder {
+    BenchmarkSpec::builder(SUITE, name)
+        .components([
+            warpt_model::BenchmarkComponent::Cpu,
+            warpt_model::BenchmarkComponent::Ram,
+        ])
+        .kind(warpt_model::BenchmarkKind::Domain)
+}
+
 /// The suite's benchmarks, in the order `list` shows them.
 const BENCHMARKS: &[Listed] = &[
     Listed::new(sw_align::spec, || Box::new(sw_align::SwAlign::new())),

@@ -10,10 +10,7 @@ use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
     RunContext, SeriesDef,
 };
-use warpt_model::{
-    BenchmarkComponent, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, Param, ParamValue,
-    Validation,
-};
+use warpt_model::{BenchmarkMetric, BenchmarkSpec, Param, ParamValue, Validation};
 
 use crate::align;
 use crate::dataset::{self, Dataset, Needs};
@@ -47,9 +44,7 @@ fn params() -> Vec<Param> {
 
 /// The spec of `read_map`.
 pub fn spec() -> BenchmarkSpec {
-    BenchmarkSpec::builder(crate::SUITE, NAME)
-        .components([BenchmarkComponent::Cpu, BenchmarkComponent::Ram])
-        .kind(BenchmarkKind::Domain)
+    crate::domain_spec(NAME)
         .description(
             "Short-read mapping (minimap2 -ax sr's job): each read's (w,k)-minimizers looked up in an index of \
                  the reference, hits grouped by strand and diagonal, each candidate aligned end to end (ungapped, or \

@@ -9,10 +9,7 @@ use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
     RunContext, SeriesDef,
 };
-use warpt_model::{
-    BenchmarkComponent, BenchmarkKind, BenchmarkMetric, BenchmarkSpec, Param, ParamValue,
-    Validation,
-};
+use warpt_model::{BenchmarkMetric, BenchmarkSpec, Param, ParamValue, Validation};
 
 use crate::caller::{self, Call};
 use crate::dataset::{self, Dataset, Needs};
@@ -46,9 +43,7 @@ fn params() -> Vec<Param> {
 
 /// The spec of `variant_call`.
 pub fn spec() -> BenchmarkSpec {
-    BenchmarkSpec::builder(crate::SUITE, NAME)
-        .components([BenchmarkComponent::Cpu, BenchmarkComponent::Ram])
-        .kind(BenchmarkKind::Domain)
+    crate::domain_spec(NAME)
         .description(
             "Germline variant calling (bcftools mpileup + call's job): reads mapped by read_map's mapper \
                  (beforehand, untimed), piled up column by column in parallel chunks (per-base log-likelihood sums; \
