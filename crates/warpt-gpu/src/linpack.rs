@@ -3,7 +3,7 @@
 //! any other build, or where there is no NVIDIA driver, it is `skipped`
 //! with the reason.
 
-use warpt_harness::{Benchmark, BenchmarkError, Measure, Measured, RunContext, Suite};
+use warpt_harness::{Benchmark, BenchmarkError, Measure, MeasureResult, RunContext, Suite};
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, Validation};
 
 /// The suite it belongs to.
@@ -81,7 +81,7 @@ impl Benchmark for GpuLinpack {
     }
 
     #[cfg(not(feature = "cuda"))]
-    fn measure(&mut self, _: &RunContext, _: &mut Measure<'_>) -> Result<Measured, BenchmarkError> {
+    fn measure(&mut self, _: &RunContext, _: &mut Measure<'_>) -> MeasureResult {
         Err(BenchmarkError::not_prepared())
     }
 
@@ -127,7 +127,7 @@ impl Benchmark for GpuLinpack {
             "scaled_residual".into(),
             warpt_model::ParamValue::Float(residual),
         ));
-        Ok(Measured {
+        Ok(warpt_harness::Measured {
             metrics: m.metrics,
             details,
             warnings: Vec::new(),
