@@ -240,10 +240,6 @@ impl SystemUnderTest for BertSut {
         self.name.clone()
     }
 
-    fn workers(&self) -> usize {
-        1
-    }
-
     fn max_batch(&self) -> usize {
         self.batch
     }

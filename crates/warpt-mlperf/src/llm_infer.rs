@@ -101,10 +101,6 @@ impl SystemUnderTest for LlmSut {
         self.name.clone()
     }
 
-    fn workers(&self) -> usize {
-        1
-    }
-
     fn max_batch(&self) -> usize {
         self.batch
     }

@@ -206,10 +206,6 @@ impl SystemUnderTest for ResnetSut {
         self.name.clone()
     }
 
-    fn workers(&self) -> usize {
-        1
-    }
-
     fn max_batch(&self) -> usize {
         self.batch
     }

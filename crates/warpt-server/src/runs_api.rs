@@ -191,20 +191,18 @@ pub async fn status(
 
 /// `GET /api/v1/queue`: queued and running runs, in the order they run.
 pub async fn queue(State(state): State<Shared>) -> Result<Response, ApiError> {
-    let jobs = with_store(&state, |s| Ok(s.jobs(false, 10_000)?)).await?;
-    let list: Vec<_> = jobs
-        .into_iter()
-        .map(|j| {
-            let p = state.queue.position(&j.id);
-            shown(j, p)
-        })
-        .collect();
-    Ok(axum::Json(json!({"runs": list})).into_response())
+    listed(&state, false, 10_000).await
 }
 
 /// `GET /api/v1/jobs`: the latest submitted runs of any state.
 pub async fn jobs(State(state): State<Shared>) -> Result<Response, ApiError> {
-    let jobs = with_store(&state, |s| Ok(s.jobs(true, 200)?)).await?;
+    listed(&state, true, 200).await
+}
+
+/// Up to `limit` submitted runs (finished ones too with `all`), each with
+/// its place in the queue: `{"runs": [...]}`.
+async fn listed(state: &Shared, all: bool, limit: usize) -> Result<Response, ApiError> {
+    let jobs = with_store(state, move |s| Ok(s.jobs(all, limit)?)).await?;
     let list: Vec<_> = jobs
         .into_iter()
         .map(|j| {

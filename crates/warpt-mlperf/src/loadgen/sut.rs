@@ -33,8 +33,11 @@ pub trait SystemUnderTest: Sync {
     /// The name logged as `SUT name`.
     fn name(&self) -> String;
 
-    /// Worker threads serving the queue.
-    fn workers(&self) -> usize;
+    /// Worker threads serving the queue: one, unless the SUT serves in
+    /// parallel.
+    fn workers(&self) -> usize {
+        1
+    }
 
     /// Most samples one [`process`](Self::process) call takes.
     fn max_batch(&self) -> usize;
