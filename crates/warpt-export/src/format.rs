@@ -98,6 +98,15 @@ pub enum Document {
 }
 
 impl Document {
+    /// The document as text: one text document, or the parts in one; none
+    /// for a binary one.
+    pub fn into_text(self) -> Option<String> {
+        match self {
+            Document::Text(t) | Document::Parts { whole: t, .. } => Some(t),
+            Document::Binary(_) => None,
+        }
+    }
+
     /// Pretty-printed JSON with a final line break.
     pub fn json(value: &impl serde::Serialize) -> Result<Document, ExportError> {
         Ok(Document::Text(serde_json::to_string_pretty(value)? + "\n"))

@@ -312,8 +312,7 @@ async fn compare(State(state): State<Shared>, Query(p): Params) -> Result<Respon
         let (bl, cl) = (format!("run {}", b.id), format!("run {}", c.id));
         let noise = warpt_run::StoreNoise::new(s, exclude);
         let comparison = warpt_report::compare(&b, &bl, &c, &cl, &options, &noise);
-        warpt_report::render::json(&comparison)
-            .map_err(|e| ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()))
+        text(warpt_export::COMPARISON.get("json")?.render(&comparison)?)
     })
     .await?;
     Ok(([(header::CONTENT_TYPE, "application/json")], text).into_response())
@@ -401,6 +400,16 @@ async fn matrix(State(state): State<Shared>, Query(p): Params) -> Result<Respons
     Ok(axum::Json(warpt_report::matrix::build(&rows)).into_response())
 }
 
+/// A rendered text document; a binary one is the server's mistake.
+fn text(doc: warpt_export::Document) -> Result<String, ApiError> {
+    doc.into_text().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "a binary document where text was expected",
+        )
+    })
+}
+
 async fn report(State(state): State<Shared>, Path(id): Path<String>) -> Result<Response, ApiError> {
     let html = with_store(&state, move |s| {
         let run = s.load_run(&id)?;
@@ -409,7 +418,7 @@ async fn report(State(state): State<Shared>, Path(id): Path<String>) -> Result<R
             telemetry: Vec::new(),
             comparisons: Vec::new(),
         };
-        Ok(warpt_report::report::html(&input))
+        text(warpt_export::REPORT.get("html")?.render(&input)?)
     })
     .await?;
     Ok(Html(html).into_response())

@@ -52,6 +52,12 @@ impl ApiError {
     }
 }
 
+impl From<warpt_export::ExportError> for ApiError {
+    fn from(e: warpt_export::ExportError) -> Self {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, e.to_string())
+    }
+}
+
 impl From<StoreError> for ApiError {
     fn from(e: StoreError) -> Self {
         let status = match &e {
