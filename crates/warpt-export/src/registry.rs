@@ -97,9 +97,6 @@ impl<K: Input> Registry<K> {
     }
 }
 
-const PDF: &str = "PDF: the HTML report printed by headless Chromium (needs -o)";
-const HTML: &str = "one self-contained HTML file with SVG charts";
-
 /// One run: `results export --format`.
 pub static RUN: Registry<Run> = Registry {
     kind: "run",
@@ -125,34 +122,45 @@ pub static RUN: Registry<Run> = Registry {
     ],
 };
 
+/// A report's formats, for any kind of report their four types render;
+/// `json` says what the JSON holds.
+const fn reports<K: Input>(json: &'static str) -> [Entry<K>; 4]
+where
+    Markdown: Format<K>,
+    Html: Format<K>,
+    Json: Format<K>,
+    Pdf: Format<K>,
+{
+    [
+        Entry::text("md", "Markdown", &Markdown),
+        Entry::text(
+            "html",
+            "one self-contained HTML file with SVG charts",
+            &Html,
+        ),
+        Entry::text("json", json, &Json),
+        Entry::binary(
+            "pdf",
+            "PDF: the HTML report printed by headless Chromium (needs -o)",
+            &Pdf,
+        ),
+    ]
+}
+
+const REPORTS: [Entry<Report>; 4] = reports("JSON: the runs and the comparisons with the first");
+const MACHINE_REPORTS: [Entry<Machines>; 4] =
+    reports("JSON: the machines, the best per workload, the scaling");
+
 /// Runs compared with the first: `report --format`.
 pub static REPORT: Registry<Report> = Registry {
     kind: "report",
-    entries: &[
-        Entry::text("md", "Markdown", &Markdown),
-        Entry::text("html", HTML, &Html),
-        Entry::text(
-            "json",
-            "JSON: the runs and the comparisons with the first",
-            &Json,
-        ),
-        Entry::binary("pdf", PDF, &Pdf),
-    ],
+    entries: &REPORTS,
 };
 
 /// Machines across stored runs: `report --by machine --format`.
 pub static MACHINES: Registry<Machines> = Registry {
     kind: "report",
-    entries: &[
-        Entry::text("md", "Markdown", &Markdown),
-        Entry::text("html", HTML, &Html),
-        Entry::text(
-            "json",
-            "JSON: the machines, the best per workload, the scaling",
-            &Json,
-        ),
-        Entry::binary("pdf", PDF, &Pdf),
-    ],
+    entries: &MACHINE_REPORTS,
 };
 
 /// A comparison: `benchmark compare --format`.
