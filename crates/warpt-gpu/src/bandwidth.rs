@@ -69,13 +69,6 @@ pub struct GpuBandwidth {
     validation: Option<Validation>,
 }
 
-impl GpuBandwidth {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        GpuBandwidth::default()
-    }
-}
-
 /// The initial `b` and `c` (and copy source): small integers, so the
 /// triad is exact in f32 whatever the rounding of its FMA.
 fn initial(n: u32) -> (Vec<f32>, Vec<f32>) {

@@ -78,13 +78,6 @@ pub struct GpuFlops {
     failure: Option<String>,
 }
 
-impl GpuFlops {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        GpuFlops::default()
-    }
-}
-
 /// A kernel ready to run: pipeline, bindings, output and its size.
 struct Prepared {
     pipeline: wgpu::ComputePipeline,

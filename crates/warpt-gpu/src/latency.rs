@@ -41,13 +41,6 @@ pub struct GpuLatency {
     validation: Option<Validation>,
 }
 
-impl GpuLatency {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        GpuLatency::default()
-    }
-}
-
 impl Benchmark for GpuLatency {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         let (index, allow_software) = gpu_params(ctx)?;

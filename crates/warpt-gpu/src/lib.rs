@@ -90,10 +90,15 @@ pub struct GpuBenchmarks;
 
 /// The suite's benchmarks, in the order `list` shows them.
 const BENCHMARKS: &[Listed] = &[
-    Listed::new(flops::spec, || Box::new(flops::GpuFlops::new())),
-    Listed::new(bandwidth::spec, || Box::new(bandwidth::GpuBandwidth::new())),
-    Listed::new(transfer::spec, || Box::new(transfer::GpuTransfer::new())),
-    Listed::new(latency::spec, || Box::new(latency::GpuLatency::new())),
+    Listed::new(flops::spec, || Box::new(flops::GpuFlops::default())),
+    Listed::new(bandwidth::spec, || {
+        Box::new(bandwidth::GpuBandwidth::default())
+    }),
+    Listed::new(
+        transfer::spec,
+        || Box::new(transfer::GpuTransfer::default()),
+    ),
+    Listed::new(latency::spec, || Box::new(latency::GpuLatency::default())),
 ];
 
 impl Suite for GpuBenchmarks {

@@ -48,13 +48,6 @@ pub struct GpuLinpack {
     validation: Option<Validation>,
 }
 
-impl GpuLinpack {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        GpuLinpack::default()
-    }
-}
-
 impl Benchmark for GpuLinpack {
     #[cfg(not(feature = "cuda"))]
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
@@ -158,6 +151,6 @@ impl Suite for GpuLinpackBenchmarks {
     }
 
     fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
-        (name == NAME).then(|| Box::new(GpuLinpack::new()) as Box<dyn Benchmark>)
+        (name == NAME).then(|| Box::new(GpuLinpack::default()) as Box<dyn Benchmark>)
     }
 }

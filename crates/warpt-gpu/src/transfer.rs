@@ -56,13 +56,6 @@ pub struct GpuTransfer {
     failure: Option<String>,
 }
 
-impl GpuTransfer {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        GpuTransfer::default()
-    }
-}
-
 /// A pattern no copy gets right by accident.
 fn pattern(bytes: u64, seed: u32) -> Vec<u32> {
     (0..(bytes / 4) as u32)

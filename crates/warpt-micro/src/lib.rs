@@ -35,14 +35,14 @@ pub struct MicroSuite;
 const BENCHMARKS: &[Listed] = &[
     Listed::new(cpu_flops::spec, || Box::new(cpu_flops::CpuFlops::new())),
     Listed::new(mem_bandwidth::spec, || {
-        Box::new(mem_bandwidth::MemBandwidth::new())
+        Box::new(mem_bandwidth::MemBandwidth::default())
     }),
     Listed::new(mem_latency::spec, || {
-        Box::new(mem_latency::MemLatency::new())
+        Box::new(mem_latency::MemLatency::default())
     }),
-    Listed::new(disk_io::spec, || Box::new(disk_io::DiskIo::new())),
+    Listed::new(disk_io::spec, || Box::new(disk_io::DiskIo::default())),
     Listed::new(net::bandwidth_spec, || Box::new(net::NetBandwidth::new())),
-    Listed::new(net::latency_spec, || Box::new(net::NetLatency::new())),
+    Listed::new(net::latency_spec, || Box::new(net::NetLatency::default())),
 ];
 
 impl Suite for MicroSuite {

@@ -83,13 +83,6 @@ pub struct MemBandwidth {
     validation: Option<Validation>,
 }
 
-impl MemBandwidth {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        MemBandwidth::default()
-    }
-}
-
 /// Bytes per second assumed for the stage limits: a tenth of a slow VM's
 /// memory bandwidth.
 const FLOOR_BYTES_PER_S: f64 = 0.5e9;

@@ -296,13 +296,6 @@ pub struct MemLatency {
     capped: Option<String>,
 }
 
-impl MemLatency {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        MemLatency::default()
-    }
-}
-
 impl Benchmark for MemLatency {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         let min = (ctx.int_param("min_kb", 1)? as usize * 1024)

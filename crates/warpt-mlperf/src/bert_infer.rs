@@ -289,13 +289,6 @@ pub struct BertInfer {
     outcome: Option<Outcome>,
 }
 
-impl BertInfer {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        BertInfer::default()
-    }
-}
-
 impl Benchmark for BertInfer {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         let dev = device::open(ctx.str_param("device")?)?;

@@ -149,13 +149,6 @@ pub struct External {
     log_dir: Option<PathBuf>,
 }
 
-impl External {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        External::default()
-    }
-}
-
 impl Benchmark for External {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         if ctx.str_param("command")?.trim().is_empty() {

@@ -112,16 +112,21 @@ pub struct MlperfSuite;
 /// The suite's benchmarks, in the order `list` shows them.
 const BENCHMARKS: &[Listed] = &[
     Listed::new(resnet50_infer::spec, || {
-        Box::new(resnet50_infer::Resnet50Infer::new())
+        Box::new(resnet50_infer::Resnet50Infer::default())
     }),
     Listed::new(resnet50_train::spec, || {
-        Box::new(resnet50_train::Resnet50Train::new())
+        Box::new(resnet50_train::Resnet50Train::default())
     }),
-    Listed::new(bert_infer::spec, || Box::new(bert_infer::BertInfer::new())),
-    Listed::new(llm_infer::spec, || Box::new(llm_infer::LlmInfer::new())),
-    Listed::new(llm_serve::spec, || Box::new(llm_serve::LlmServe::new())),
-    Listed::new(synthetic::spec, || Box::new(synthetic::Synthetic::new())),
-    Listed::new(external::spec, || Box::new(external::External::new())),
+    Listed::new(bert_infer::spec, || {
+        Box::new(bert_infer::BertInfer::default())
+    }),
+    Listed::new(llm_infer::spec, || Box::new(llm_infer::LlmInfer::default())),
+    Listed::new(llm_serve::spec, || Box::new(llm_serve::LlmServe::default())),
+    Listed::new(
+        synthetic::spec,
+        || Box::new(synthetic::Synthetic::default()),
+    ),
+    Listed::new(external::spec, || Box::new(external::External::default())),
 ];
 
 impl Suite for MlperfSuite {

@@ -136,13 +136,6 @@ pub struct LlmInfer {
     outcome: Option<Outcome>,
 }
 
-impl LlmInfer {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        LlmInfer::default()
-    }
-}
-
 impl Benchmark for LlmInfer {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         warpt_models::heap::keep_freed_memory();

@@ -186,13 +186,6 @@ pub struct LlmServe {
     outcome: Option<Outcome>,
 }
 
-impl LlmServe {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        LlmServe::default()
-    }
-}
-
 impl Benchmark for LlmServe {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         let invalid = |reason| BenchmarkError::InvalidParam {

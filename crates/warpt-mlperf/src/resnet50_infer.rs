@@ -234,13 +234,6 @@ pub struct Resnet50Infer {
     outcome: Option<Outcome>,
 }
 
-impl Resnet50Infer {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        Resnet50Infer::default()
-    }
-}
-
 /// The weights the context names: `model_dir/model.safetensors` or the seed's.
 pub fn weights(ctx: &RunContext) -> Result<(Weights, &'static str), BenchmarkError> {
     let dir = ctx.str_param("model_dir")?;

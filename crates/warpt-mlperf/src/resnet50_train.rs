@@ -79,13 +79,6 @@ pub struct Resnet50Train {
     steps: usize,
 }
 
-impl Resnet50Train {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        Resnet50Train::default()
-    }
-}
-
 fn loss(net: &Training, x: &Tensor, labels: &Tensor) -> candle_core::Result<Tensor> {
     candle_nn::loss::cross_entropy(&net.forward(x)?, labels)
 }

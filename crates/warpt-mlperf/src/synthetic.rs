@@ -109,13 +109,6 @@ pub struct Synthetic {
     outcome: Option<Outcome>,
 }
 
-impl Synthetic {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        Synthetic::default()
-    }
-}
-
 impl Benchmark for Synthetic {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         self.sut = Some(SyntheticSut {

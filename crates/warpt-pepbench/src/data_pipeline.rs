@@ -202,13 +202,6 @@ pub struct DataPipeline {
     first: Option<Epoch>,
 }
 
-impl DataPipeline {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        DataPipeline::default()
-    }
-}
-
 impl Benchmark for DataPipeline {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         let input = ctx.str_param("input")?;

@@ -277,13 +277,6 @@ pub struct Embed {
     memory: MemoryPeak,
 }
 
-impl Embed {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        Embed::default()
-    }
-}
-
 impl Benchmark for Embed {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         crate::heap::keep_freed_memory();

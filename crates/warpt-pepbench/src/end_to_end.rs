@@ -125,13 +125,6 @@ pub struct EndToEnd {
     memory: MemoryPeak,
 }
 
-impl EndToEnd {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        EndToEnd::default()
-    }
-}
-
 impl Benchmark for EndToEnd {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         crate::heap::keep_freed_memory();

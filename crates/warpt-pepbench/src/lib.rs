@@ -52,19 +52,21 @@ pub struct PepbenchSuite;
 
 /// The suite's benchmarks, in the order `list` shows them.
 const BENCHMARKS: &[Listed] = &[
-    Listed::new(llm_infer::spec, || Box::new(llm_infer::LlmInfer::new())),
-    Listed::new(llm_serve::spec, || Box::new(llm_serve::LlmServe::new())),
-    Listed::new(tokenize::spec, || Box::new(tokenize::Tokenize::new())),
-    Listed::new(embed::spec, || Box::new(embed::Embed::new())),
+    Listed::new(llm_infer::spec, || Box::new(llm_infer::LlmInfer::default())),
+    Listed::new(llm_serve::spec, || Box::new(llm_serve::LlmServe::default())),
+    Listed::new(tokenize::spec, || Box::new(tokenize::Tokenize::default())),
+    Listed::new(embed::spec, || Box::new(embed::Embed::default())),
     Listed::new(data_pipeline::spec, || {
-        Box::new(data_pipeline::DataPipeline::new())
+        Box::new(data_pipeline::DataPipeline::default())
     }),
-    Listed::new(end_to_end::spec, || Box::new(end_to_end::EndToEnd::new())),
+    Listed::new(end_to_end::spec, || {
+        Box::new(end_to_end::EndToEnd::default())
+    }),
     Listed::new(vision_infer::spec, || {
-        Box::new(vision_infer::VisionInfer::new())
+        Box::new(vision_infer::VisionInfer::default())
     }),
     Listed::new(speech_infer::spec, || {
-        Box::new(speech_infer::SpeechInfer::new())
+        Box::new(speech_infer::SpeechInfer::default())
     }),
 ];
 

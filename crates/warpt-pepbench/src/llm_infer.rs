@@ -109,13 +109,6 @@ pub struct LlmInfer {
     memory: MemoryPeak,
 }
 
-impl LlmInfer {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        LlmInfer::default()
-    }
-}
-
 impl Benchmark for LlmInfer {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         crate::heap::keep_freed_memory();

@@ -120,13 +120,6 @@ pub struct SpeechInfer {
     memory: MemoryPeak,
 }
 
-impl SpeechInfer {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        SpeechInfer::default()
-    }
-}
-
 impl Benchmark for SpeechInfer {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         crate::heap::keep_freed_memory();

@@ -142,13 +142,6 @@ pub struct Tokenize {
     batch_ids: Vec<Vec<u32>>,
 }
 
-impl Tokenize {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        Tokenize::default()
-    }
-}
-
 fn failed(what: &str, e: impl std::fmt::Display) -> BenchmarkError {
     BenchmarkError::Failed(format!("{what}: {e}"))
 }

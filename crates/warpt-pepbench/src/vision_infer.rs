@@ -125,13 +125,6 @@ pub struct VisionInfer {
     memory: MemoryPeak,
 }
 
-impl VisionInfer {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        VisionInfer::default()
-    }
-}
-
 impl Benchmark for VisionInfer {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         crate::heap::keep_freed_memory();

@@ -195,13 +195,6 @@ pub struct DiskIo {
     rng: Option<Xoshiro256PlusPlus>,
 }
 
-impl DiskIo {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        DiskIo::default()
-    }
-}
-
 fn io_err(what: &str, e: std::io::Error) -> BenchmarkError {
     BenchmarkError::Failed(format!("{what}: {e}"))
 }

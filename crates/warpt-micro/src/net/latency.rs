@@ -88,13 +88,6 @@ pub struct NetLatency {
     error: Option<String>,
 }
 
-impl NetLatency {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        NetLatency::default()
-    }
-}
-
 impl Benchmark for NetLatency {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         self.message = ctx.int_param("message_bytes", 1)? as usize;
