@@ -47,6 +47,15 @@ impl BenchmarkError {
         }
     }
 
+    /// Parameter `key`'s value refused for `reason`: for `map_err` on a
+    /// parser's `Result<_, String>`.
+    pub fn invalid(key: &str) -> impl FnOnce(String) -> BenchmarkError + '_ {
+        move |reason| BenchmarkError::InvalidParam {
+            key: key.to_string(),
+            reason,
+        }
+    }
+
     /// `measure` or `validate` found nothing `prepare` should have left:
     /// the harness called the stages out of order.
     pub fn not_prepared() -> Self {

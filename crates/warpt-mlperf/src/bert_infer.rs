@@ -304,10 +304,7 @@ impl Benchmark for BertInfer {
             ));
         }
         let precision =
-            bench::precision(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
-                key: "precision".into(),
-                reason,
-            })?;
+            bench::precision(&ctx.params).map_err(BenchmarkError::invalid("precision"))?;
         let encoder = if dev.is_cpu() {
             Encoder::Packed(
                 PackedBert::load(&tensors, &c, precision).map_err(BenchmarkError::Failed)?,

@@ -253,14 +253,8 @@ impl Benchmark for Resnet50Infer {
         let memory = MemoryPeak::new(&dev);
         let (w, source) = weights(ctx)?;
         let precision =
-            bench::precision(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
-                key: "precision".into(),
-                reason,
-            })?;
-        let conv3x3 = conv3x3(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
-            key: "conv3x3".into(),
-            reason,
-        })?;
+            bench::precision(&ctx.params).map_err(BenchmarkError::invalid("precision"))?;
+        let conv3x3 = conv3x3(&ctx.params).map_err(BenchmarkError::invalid("conv3x3"))?;
         let net = if dev.is_cpu() {
             Net::Gemm(Box::new(
                 GemmNet::new(&w, precision, conv3x3).map_err(BenchmarkError::Failed)?,

@@ -285,10 +285,7 @@ pub fn decoder(
     ctx: &RunContext,
     dev: &Device,
 ) -> Result<(Decoder, Precision, bool), BenchmarkError> {
-    let c = config(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
-        key: NAME.into(),
-        reason,
-    })?;
+    let c = config(&ctx.params).map_err(BenchmarkError::invalid(NAME))?;
     let through_gguf = c.precision.quantized().is_some() || matches!(c.source, Source::File(..));
     Ok((build(&c, ctx, dev)?, c.precision, through_gguf))
 }

@@ -280,12 +280,8 @@ pub struct Embed {
 impl Benchmark for Embed {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         crate::heap::keep_freed_memory();
-        let precision = Precision::parse_float(ctx.str_param("precision")?).map_err(|reason| {
-            BenchmarkError::InvalidParam {
-                key: "precision".into(),
-                reason,
-            }
-        })?;
+        let precision = Precision::parse_float(ctx.str_param("precision")?)
+            .map_err(BenchmarkError::invalid("precision"))?;
         let device = warpt_models::device::open(ctx.str_param("device")?)?;
         self.memory = MemoryPeak::new(&device);
         let dir = ctx.str_param("model_dir")?;
@@ -293,13 +289,8 @@ impl Benchmark for Embed {
             ctx.int_param("batch", 1)? as usize,
             ctx.int_param("seq_len", 1)? as usize,
         );
-        let preset =
-            preset_config(ctx.str_param("family")?, ctx.str_param("model")?).map_err(|reason| {
-                BenchmarkError::InvalidParam {
-                    key: NAME.into(),
-                    reason,
-                }
-            })?;
+        let preset = preset_config(ctx.str_param("family")?, ctx.str_param("model")?)
+            .map_err(BenchmarkError::invalid(NAME))?;
         if dir.is_empty() {
             // The weights as generated (f32) and in the engine's format, and
             // a batch's activations (hidden, MLP and one layer's scores).

@@ -112,10 +112,7 @@ pub struct LlmInfer {
 impl Benchmark for LlmInfer {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         crate::heap::keep_freed_memory();
-        let c = config(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
-            key: NAME.into(),
-            reason,
-        })?;
+        let c = config(&ctx.params).map_err(BenchmarkError::invalid(NAME))?;
         let dev = device::open(ctx.str_param("device")?)?;
         self.memory = MemoryPeak::new(&dev);
         let decoder = build(&c, ctx, &dev)?;

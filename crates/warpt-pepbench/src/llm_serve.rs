@@ -289,10 +289,7 @@ fn work_limit(c: &Config, load: &Load, requests: usize) -> Duration {
 
 impl Benchmark for LlmServe {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
-        let c = config(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
-            key: NAME.into(),
-            reason,
-        })?;
+        let c = config(&ctx.params).map_err(BenchmarkError::invalid(NAME))?;
         if c.url.is_empty() {
             return Err(BenchmarkError::Skipped(
                 "no endpoint: give --param endpoint=http://HOST:PORT of an OpenAI-compatible server".into(),

@@ -127,12 +127,8 @@ impl Benchmark for SpeechInfer {
         self.memory = MemoryPeak::new(&device);
         let dir = ctx.str_param("model_dir")?;
         let model = if dir.is_empty() {
-            let preset = WhisperPreset::parse(ctx.str_param("model")?).map_err(|reason| {
-                BenchmarkError::InvalidParam {
-                    key: "model".into(),
-                    reason,
-                }
-            })?;
+            let preset = WhisperPreset::parse(ctx.str_param("model")?)
+                .map_err(BenchmarkError::invalid("model"))?;
             // f32 weights, plus the seeded values while each is made, and
             // the encoder's activations over 1500 positions.
             let c = preset.config();

@@ -148,13 +148,8 @@ fn failed(what: &str, e: impl std::fmt::Display) -> BenchmarkError {
 
 impl Benchmark for Tokenize {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
-        let (tokenizer, source) =
-            load_or_train(ctx.str_param("tokenizer")?, ctx.seed).map_err(|reason| {
-                BenchmarkError::InvalidParam {
-                    key: "tokenizer".into(),
-                    reason,
-                }
-            })?;
+        let (tokenizer, source) = load_or_train(ctx.str_param("tokenizer")?, ctx.seed)
+            .map_err(BenchmarkError::invalid("tokenizer"))?;
         let corpus_path = ctx.str_param("corpus")?;
         self.lines = if corpus_path.is_empty() {
             // Held-out text: a different stream from the training lines.

@@ -128,22 +128,13 @@ pub struct VisionInfer {
 impl Benchmark for VisionInfer {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         crate::heap::keep_freed_memory();
-        let precision = Precision::parse_float(ctx.str_param("precision")?).map_err(|reason| {
-            BenchmarkError::InvalidParam {
-                key: "precision".into(),
-                reason,
-            }
-        })?;
+        let precision = Precision::parse_float(ctx.str_param("precision")?)
+            .map_err(BenchmarkError::invalid("precision"))?;
         let device = device::open(ctx.str_param("device")?)?;
         self.memory = MemoryPeak::new(&device);
         let batch = ctx.int_param("batch", 1)? as usize;
-        let family =
-            family_of(ctx.str_param("model_dir")?, ctx.str_param("family")?).map_err(|reason| {
-                BenchmarkError::InvalidParam {
-                    key: NAME.into(),
-                    reason,
-                }
-            })?;
+        let family = family_of(ctx.str_param("model_dir")?, ctx.str_param("family")?)
+            .map_err(BenchmarkError::invalid(NAME))?;
         if let Some(why) =
             warpt_models::support::refusal(family, precision.name(), ctx.str_param("device")?)
         {

@@ -428,10 +428,7 @@ impl Benchmark for Gemm {
     }
 
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
-        let sizes = sizes(ctx.params.get("n")).map_err(|reason| BenchmarkError::InvalidParam {
-            key: "n".into(),
-            reason,
-        })?;
+        let sizes = sizes(ctx.params.get("n")).map_err(BenchmarkError::invalid("n"))?;
         let wanted = ctx.str_param("precision")?;
         let precisions: Vec<Precision> = match wanted {
             "all" => Precision::ALL.to_vec(),

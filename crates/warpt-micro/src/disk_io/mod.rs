@@ -236,14 +236,8 @@ impl Benchmark for DiskIo {
     }
 
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
-        let c = config(&ctx.params).map_err(|reason| BenchmarkError::InvalidParam {
-            key: "disk_io".into(),
-            reason,
-        })?;
-        check_dir(&c.dir, c.size).map_err(|reason| BenchmarkError::InvalidParam {
-            key: "path".into(),
-            reason,
-        })?;
+        let c = config(&ctx.params).map_err(BenchmarkError::invalid("disk_io"))?;
+        check_dir(&c.dir, c.size).map_err(BenchmarkError::invalid("path"))?;
         let (file, mode) = match file::create(&c.dir, c.direct) {
             Ok(ok) => ok,
             Err((_, true)) => file::create(&c.dir, false).map_err(|(e, _)| {

@@ -44,10 +44,7 @@ impl Target {
             });
         }
         Ok(Target {
-            addr: resolve(host).map_err(|reason| BenchmarkError::InvalidParam {
-                key: "host".into(),
-                reason,
-            })?,
+            addr: resolve(host).map_err(BenchmarkError::invalid("host"))?,
             local: None,
         })
     }
