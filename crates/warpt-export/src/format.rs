@@ -86,7 +86,7 @@ pub enum Document {
     Text(String),
     /// Several files from one input (github-action-benchmark's two lists): on
     /// stdout `whole`, to a path each part beside it, its tag before the
-    /// extension ([`crate::tagged`]).
+    /// extension (`out.json` to `out-bigger.json`).
     Parts {
         /// The parts in one document, for stdout.
         whole: String,

@@ -25,4 +25,4 @@ pub use format::{
     Telemetry,
 };
 pub use registry::{COMPARISON, EXEC, Entry, MACHINES, REPORT, RUN, Registry, TELEMETRY};
-pub use target::{ExportTarget, tagged};
+pub use target::ExportTarget;

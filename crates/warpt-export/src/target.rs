@@ -19,7 +19,7 @@ pub struct ExportTarget {
 }
 
 /// `path` with `tag` inserted before its extension (`out.json` -> `out-bigger.json`).
-pub fn tagged(path: &Path, tag: &str) -> PathBuf {
+fn tagged(path: &Path, tag: &str) -> PathBuf {
     let stem = path
         .file_stem()
         .map_or_else(String::new, |s| s.to_string_lossy().into_owned());

@@ -15,7 +15,7 @@ impl Format<Run> for Csv {
 }
 
 /// The CSV header.
-pub const CSV_HEADER: &str = "run_id,suite,benchmark,status,metric,tags,value,unit,higher_is_better,n,\
+const CSV_HEADER: &str = "run_id,suite,benchmark,status,metric,tags,value,unit,higher_is_better,n,\
 ci95_low,ci95_high,p50,p99,stop_reason";
 
 /// CSV: a header and one row per metric.

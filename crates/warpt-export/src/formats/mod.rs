@@ -29,7 +29,7 @@ mod prometheus;
 mod table;
 
 pub use bmf::Bmf;
-pub use csv::{CSV_HEADER, Csv};
+pub use csv::Csv;
 pub use gab::Gab;
 pub use html::Html;
 pub use hyperfine_csv::HyperfineCsv;
@@ -38,7 +38,7 @@ pub use hyperfine_markdown::HyperfineMarkdown;
 pub use json::Json;
 pub use junit::Junit;
 pub use markdown::Markdown;
-pub use pdf::{Pdf, chromium};
+pub use pdf::Pdf;
 pub use prometheus::Prometheus;
 pub use table::Table;
 

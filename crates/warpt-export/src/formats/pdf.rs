@@ -41,7 +41,7 @@ fn on_path(name: &str) -> Option<PathBuf> {
 
 /// The Chromium to print with: `WARPT_CHROMIUM`, else the first of
 /// [`BROWSERS`] on PATH; an error naming the package otherwise.
-pub fn chromium() -> Result<PathBuf, ExportError> {
+fn chromium() -> Result<PathBuf, ExportError> {
     if let Some(p) = std::env::var_os("WARPT_CHROMIUM").filter(|p| !p.is_empty()) {
         return Ok(PathBuf::from(p));
     }
