@@ -16,13 +16,13 @@ use crate::scratch;
 /// numbers and choices the harness checks for every suite alike.
 pub fn registry(declared: Vec<declared::Declared>) -> Registry {
     let mut r = Registry::new();
-    r.register(Box::new(warpt_micro::MicroSuite));
-    r.extend(Box::new(warpt_linpack::gemm::GemmBenchmarks));
+    r.register(Box::new(warpt_micro::MICRO));
+    r.extend(Box::new(warpt_linpack::gemm::GEMM_BENCHMARKS));
     r.register(Box::new(warpt_linpack::LinpackSuite));
-    r.register(Box::new(warpt_pepbench::PepbenchSuite));
+    r.register(Box::new(warpt_pepbench::PEPBENCH));
     r.register(Box::new(warpt_userbench::suite::HarnessSuite));
-    r.register(Box::new(warpt_mlperf::MlperfSuite));
-    r.register(Box::new(warpt_biobench::BiobenchSuite));
+    r.register(Box::new(warpt_mlperf::MLPERF));
+    r.register(Box::new(warpt_biobench::BIOBENCH));
     r.register(Box::new(UserSuite::new(declared)));
     r
 }

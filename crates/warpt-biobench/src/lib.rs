@@ -56,14 +56,11 @@ pub mod threads;
 pub mod variant_call;
 pub mod vcf;
 
-use warpt_harness::{Benchmark, Listed, Suite};
+use warpt_harness::{Listed, ListedSuite};
 use warpt_model::BenchmarkSpec;
 
 /// The suite's name.
 pub const SUITE: &str = "biobench";
-
-/// The biobench suite, for the registry.
-pub struct BiobenchSuite;
 
 /// A biobench spec's start: a domain workload of the CPUs and memory.
 fn domain_spec(name: &str) -> warpt_model::SpecBuilder {
@@ -86,20 +83,9 @@ const BENCHMARKS: &[Listed] = &[
     Listed::new(assembly::spec, || Box::new(assembly::Assembly::new())),
 ];
 
-impl Suite for BiobenchSuite {
-    fn name(&self) -> &'static str {
-        SUITE
-    }
-
-    fn description(&self) -> &'static str {
-        "Genomics workloads on seeded data with planted truth: Smith-Waterman alignment (GCUPS), k-mer counting, read mapping, variant calling, assembly"
-    }
-
-    fn specs(&self) -> Vec<BenchmarkSpec> {
-        Listed::specs(BENCHMARKS)
-    }
-
-    fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
-        Listed::create(BENCHMARKS, name)
-    }
-}
+/// The biobench suite, for the registry.
+pub const BIOBENCH: ListedSuite = ListedSuite {
+    name: SUITE,
+    description: "Genomics workloads on seeded data with planted truth: Smith-Waterman alignment (GCUPS), k-mer counting, read mapping, variant calling, assembly",
+    benchmarks: BENCHMARKS,
+};

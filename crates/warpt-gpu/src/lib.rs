@@ -13,7 +13,7 @@
 //! - `cuda` (feature `cuda`): cuBLAS GEMM and cuSOLVER LU through cudarc,
 //!   libraries loaded at run time.
 //!
-//! The crate joins the `micro` suite through [`GpuBenchmarks`], registered
+//! The crate joins the `micro` suite through [`GPU_BENCHMARKS`], registered
 //! with `Registry::extend`, so `warpt-micro` does not build wgpu.
 
 pub mod bandwidth;
@@ -27,11 +27,11 @@ pub mod linpack;
 pub mod stress;
 pub mod transfer;
 
-use warpt_harness::{Benchmark, BenchmarkError, Listed, RunContext, Suite};
-use warpt_model::{BenchmarkSpec, Param};
+use warpt_harness::{BenchmarkError, Listed, ListedSuite, RunContext};
+use warpt_model::Param;
 
 pub use device::{AdapterSummary, Gpu, list as adapters};
-pub use linpack::GpuLinpackBenchmarks;
+pub use linpack::GPU_LINPACK;
 
 /// The suite these benchmarks belong to.
 pub const SUITE: &str = "micro";
@@ -85,9 +85,6 @@ pub(crate) fn sized(ctx: &RunContext, gpu: &Gpu, default_mb: u64) -> Result<u64,
     Ok(bytes / 16 * 16)
 }
 
-/// The GPU part of the micro suite.
-pub struct GpuBenchmarks;
-
 /// The suite's benchmarks, in the order `list` shows them.
 const BENCHMARKS: &[Listed] = &[
     Listed::new(flops::spec, || Box::new(flops::GpuFlops::default())),
@@ -101,20 +98,9 @@ const BENCHMARKS: &[Listed] = &[
     Listed::new(latency::spec, || Box::new(latency::GpuLatency::default())),
 ];
 
-impl Suite for GpuBenchmarks {
-    fn name(&self) -> &'static str {
-        SUITE
-    }
-
-    fn description(&self) -> &'static str {
-        "GPU microbenchmarks on wgpu compute"
-    }
-
-    fn specs(&self) -> Vec<BenchmarkSpec> {
-        Listed::specs(BENCHMARKS)
-    }
-
-    fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
-        Listed::create(BENCHMARKS, name)
-    }
-}
+/// The GPU part of the micro suite.
+pub const GPU_BENCHMARKS: ListedSuite = ListedSuite {
+    name: SUITE,
+    description: "GPU microbenchmarks on wgpu compute",
+    benchmarks: BENCHMARKS,
+};

@@ -3,7 +3,9 @@
 //! any other build, or where there is no NVIDIA driver, it is `skipped`
 //! with the reason.
 
-use warpt_harness::{Benchmark, BenchmarkError, Measure, MeasureResult, RunContext, Suite};
+use warpt_harness::{
+    Benchmark, BenchmarkError, Listed, ListedSuite, Measure, MeasureResult, RunContext,
+};
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, Validation};
 
 /// The suite it belongs to.
@@ -135,22 +137,8 @@ impl Benchmark for GpuLinpack {
 }
 
 /// The GPU part of the linpack suite.
-pub struct GpuLinpackBenchmarks;
-
-impl Suite for GpuLinpackBenchmarks {
-    fn name(&self) -> &'static str {
-        SUITE
-    }
-
-    fn description(&self) -> &'static str {
-        "HPL on an NVIDIA GPU through cuSOLVER"
-    }
-
-    fn specs(&self) -> Vec<BenchmarkSpec> {
-        vec![spec()]
-    }
-
-    fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
-        (name == NAME).then(|| Box::new(GpuLinpack::default()) as Box<dyn Benchmark>)
-    }
-}
+pub const GPU_LINPACK: ListedSuite = ListedSuite {
+    name: SUITE,
+    description: "HPL on an NVIDIA GPU through cuSOLVER",
+    benchmarks: &[Listed::new(spec, || Box::new(GpuLinpack::default()))],
+};

@@ -254,3 +254,34 @@ impl Listed {
             .map(|l| (l.create)())
     }
 }
+
+/// A suite that is a name, a line of description and a table of
+/// benchmarks: what most suites are. A crate declares one as a constant
+/// and registers it as it is.
+#[derive(Clone, Copy)]
+pub struct ListedSuite {
+    /// The suite's name, e.g. `micro`.
+    pub name: &'static str,
+    /// One line saying what the suite covers.
+    pub description: &'static str,
+    /// Its benchmarks, in the order `list` shows them.
+    pub benchmarks: &'static [Listed],
+}
+
+impl Suite for ListedSuite {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn description(&self) -> &'static str {
+        self.description
+    }
+
+    fn specs(&self) -> Vec<BenchmarkSpec> {
+        Listed::specs(self.benchmarks)
+    }
+
+    fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
+        Listed::create(self.benchmarks, name)
+    }
+}

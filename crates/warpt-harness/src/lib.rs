@@ -17,13 +17,17 @@
 //!   aggregates, trials in another clock regime left out;
 //! - [`interleave`]: randomized interleaved A/B trials (`compare --rerun`);
 //! - [`duet`]: A and B at the same time on separate CPUs (`--duet`);
-//! - [`Progress`]: the events a run reports while it works.
+//! - [`Progress`]: the events a run reports while it works;
+//! - [`InProcess`]: one suite's benchmarks run briefly in this process
+//!   (a suite's tests).
 
 /// The protocol every benchmark and suite implements.
 mod benchmark;
 pub mod duet;
 /// The stages of one benchmark run, and the clock that times them.
 mod execute;
+/// One suite's benchmarks run briefly in this process, without a worker.
+mod in_process;
 pub mod interference;
 pub mod interleave;
 /// Stage time limits: defaults, overrides, the effective limits.
@@ -51,10 +55,11 @@ pub mod trials;
 mod worker;
 
 pub use benchmark::{
-    Benchmark, BenchmarkError, Listed, MeasureResult, Measured, RunContext, Suite, prepared,
-    prepared_mut,
+    Benchmark, BenchmarkError, Listed, ListedSuite, MeasureResult, Measured, RunContext, Suite,
+    prepared, prepared_mut,
 };
 pub use execute::{Outcome, execute};
+pub use in_process::InProcess;
 pub use limits::{
     EffectiveLimits, MEASURE_MARGIN, SETUP_LIMIT, Stage, VALIDATE_LIMIT, WARMUP_MARGIN, WorkLimit,
     at_floor_rate,

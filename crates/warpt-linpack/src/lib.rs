@@ -7,7 +7,7 @@
 //! - [`solve`]: `linpack_fp64_cpu`, `linpack_fp32_cpu`, `linpack_mxp_cpu`;
 //! - [`external`]: `linpack_external`, HPL itself (xhpl or hpcc) run and parsed;
 //! - [`gemm`]: `micro/gemm`, matrix products in every precision (it joins
-//!   the micro suite through [`gemm::GemmBenchmarks`]).
+//!   the micro suite through [`gemm::GEMM_BENCHMARKS`]).
 
 pub mod external;
 pub mod gemm;

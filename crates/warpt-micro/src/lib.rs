@@ -22,14 +22,10 @@ mod team;
 
 pub use warpt_system::peak::{Peak, theoretical_peak};
 
-use warpt_harness::{Benchmark, Listed, Suite};
-use warpt_model::BenchmarkSpec;
+use warpt_harness::{Listed, ListedSuite};
 
 /// The suite's name.
 pub const SUITE: &str = "micro";
-
-/// The micro suite, for the registry.
-pub struct MicroSuite;
 
 /// The suite's benchmarks, in the order `list` shows them.
 const BENCHMARKS: &[Listed] = &[
@@ -45,20 +41,9 @@ const BENCHMARKS: &[Listed] = &[
     Listed::new(net::latency_spec, || Box::new(net::NetLatency::default())),
 ];
 
-impl Suite for MicroSuite {
-    fn name(&self) -> &'static str {
-        SUITE
-    }
-
-    fn description(&self) -> &'static str {
-        "hardware microbenchmarks: CPU FMA peak, STREAM memory bandwidth, memory latency, disk I/O, network"
-    }
-
-    fn specs(&self) -> Vec<BenchmarkSpec> {
-        Listed::specs(BENCHMARKS)
-    }
-
-    fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
-        Listed::create(BENCHMARKS, name)
-    }
-}
+/// The micro suite, for the registry.
+pub const MICRO: ListedSuite = ListedSuite {
+    name: SUITE,
+    description: "hardware microbenchmarks: CPU FMA peak, STREAM memory bandwidth, memory latency, disk I/O, network",
+    benchmarks: BENCHMARKS,
+};

@@ -5,29 +5,16 @@
 
 use std::time::Duration;
 
-use warpt_harness::{NoProgress, Plan, Registry, RunOptions, Selection, run_plan};
-use warpt_micro::MicroSuite;
+use warpt_harness::InProcess;
+use warpt_micro::MICRO;
 use warpt_model::{ParamValue, RunStatus};
 
 fn run(benchmark: &str, params: &[&str]) -> warpt_model::BenchmarkRunResult {
-    let mut registry = Registry::new();
-    registry.register(Box::new(MicroSuite));
-    let selection = Selection {
-        suite: Some("micro".into()),
-        benchmarks: vec![benchmark.into()],
-        params: params.iter().map(|p| p.parse().unwrap()).collect(),
-        ..Selection::default()
-    };
-    let plan = Plan::resolve(&registry, &selection).expect("valid selection");
     // In-process: the test binary is not warpt and cannot be a worker.
-    let mut options = RunOptions::new("test", "test");
-    options.duration = Some(Duration::from_millis(40));
-    options.burnin = Duration::ZERO;
-    options.seed = 3;
-    options.target_rel_ci = 0.05;
-    options.in_process = true;
-    let mut suite_run = run_plan(&registry, &plan, &options, &NoProgress);
-    let result = suite_run.benchmarks.remove(0);
+    let mut micro = InProcess::new(MICRO, Duration::from_millis(40));
+    micro.options.seed = 3;
+    micro.options.target_rel_ci = 0.05;
+    let result = micro.run(benchmark, params).expect("valid selection");
     assert_eq!(
         result.status,
         RunStatus::Passed,

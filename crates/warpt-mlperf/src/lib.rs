@@ -35,8 +35,8 @@ pub mod resnet_reference;
 pub mod synthetic;
 pub mod winograd;
 
-use warpt_harness::{Benchmark, Listed, Suite};
-use warpt_model::{BenchmarkSpec, StageLimits};
+use warpt_harness::{Listed, ListedSuite};
+use warpt_model::StageLimits;
 
 use crate::loadgen::Summary;
 use crate::loadgen::engine::SampleRecord;
@@ -106,9 +106,6 @@ pub fn check_answers(
     ))
 }
 
-/// The mlperf suite, for the registry.
-pub struct MlperfSuite;
-
 /// The suite's benchmarks, in the order `list` shows them.
 const BENCHMARKS: &[Listed] = &[
     Listed::new(resnet50_infer::spec, || {
@@ -129,20 +126,9 @@ const BENCHMARKS: &[Listed] = &[
     Listed::new(external::spec, || Box::new(external::External::default())),
 ];
 
-impl Suite for MlperfSuite {
-    fn name(&self) -> &'static str {
-        SUITE
-    }
-
-    fn description(&self) -> &'static str {
-        "MLPerf Inference scenarios (SingleStream, MultiStream, Server, Offline) with LoadGen's validity rules and logs; ResNet-50, BERT and LLM SUTs, training throughput, the official harness"
-    }
-
-    fn specs(&self) -> Vec<BenchmarkSpec> {
-        Listed::specs(BENCHMARKS)
-    }
-
-    fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
-        Listed::create(BENCHMARKS, name)
-    }
-}
+/// The mlperf suite, for the registry.
+pub const MLPERF: ListedSuite = ListedSuite {
+    name: SUITE,
+    description: "MLPerf Inference scenarios (SingleStream, MultiStream, Server, Offline) with LoadGen's validity rules and logs; ResNet-50, BERT and LLM SUTs, training throughput, the official harness",
+    benchmarks: BENCHMARKS,
+};

@@ -7,34 +7,19 @@
 
 use std::time::Duration;
 
-use warpt_harness::{NoProgress, Plan, Registry, RunOptions, Selection, run_plan};
-use warpt_mlperf::MlperfSuite;
+use warpt_harness::InProcess;
+use warpt_mlperf::MLPERF;
 use warpt_model::{BenchmarkRunResult, ParamValue, RunStatus};
 use warpt_serving::scripted::{Script, Scripted};
 
 fn run(params: &[String]) -> BenchmarkRunResult {
-    let mut registry = Registry::new();
-    registry.register(Box::new(MlperfSuite));
-    let selection = Selection {
-        suite: Some("mlperf".into()),
-        benchmarks: vec!["llm_serve".into()],
-        params: params.iter().map(|p| p.parse().unwrap()).collect(),
-        ..Selection::default()
-    };
-    let plan = Plan::resolve(&registry, &selection).expect("valid selection");
-    let mut options = RunOptions::new("test", "test");
-    options.duration = Some(Duration::from_secs(1));
-    options.burnin = Duration::ZERO;
-    options.in_process = true;
-    run_plan(&registry, &plan, &options, &NoProgress)
-        .benchmarks
-        .remove(0)
+    InProcess::new(MLPERF, Duration::from_secs(1))
+        .run("llm_serve", params)
+        .expect("valid selection")
 }
 
 fn value(r: &BenchmarkRunResult, name: &str) -> f64 {
-    r.metrics
-        .iter()
-        .find(|m| m.name == name)
+    r.metric(name)
         .unwrap_or_else(|| panic!("{name}: {:?}", r.metrics))
         .value
 }

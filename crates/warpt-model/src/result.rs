@@ -355,4 +355,9 @@ impl BenchmarkRunResult {
         self.status = status;
         self.success = status == RunStatus::Passed;
     }
+
+    /// The first metric called `name`, whatever its tags.
+    pub fn metric(&self, name: &str) -> Option<&BenchmarkMetric> {
+        self.metrics.iter().find(|m| m.name == name)
+    }
 }

@@ -41,14 +41,10 @@ use warpt_models::{bert, encoder, heap, hf, llm, model, sampling};
 /// shares; kept here under its old name).
 pub use warpt_models::corpus;
 
-use warpt_harness::{Benchmark, Listed, Suite};
-use warpt_model::BenchmarkSpec;
+use warpt_harness::{Listed, ListedSuite};
 
 /// The suite's name.
 pub const SUITE: &str = "pepbench";
-
-/// The pepbench suite, for the registry.
-pub struct PepbenchSuite;
 
 /// The suite's benchmarks, in the order `list` shows them.
 const BENCHMARKS: &[Listed] = &[
@@ -70,20 +66,9 @@ const BENCHMARKS: &[Listed] = &[
     }),
 ];
 
-impl Suite for PepbenchSuite {
-    fn name(&self) -> &'static str {
-        SUITE
-    }
-
-    fn description(&self) -> &'static str {
-        "ML inference: LLM TTFT/TPOT and tokens/s (candle), LLM servers under load, tokenization, embedding, vision, speech and input-pipeline throughput"
-    }
-
-    fn specs(&self) -> Vec<BenchmarkSpec> {
-        Listed::specs(BENCHMARKS)
-    }
-
-    fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
-        Listed::create(BENCHMARKS, name)
-    }
-}
+/// The pepbench suite, for the registry.
+pub const PEPBENCH: ListedSuite = ListedSuite {
+    name: SUITE,
+    description: "ML inference: LLM TTFT/TPOT and tokens/s (candle), LLM servers under load, tokenization, embedding, vision, speech and input-pipeline throughput",
+    benchmarks: BENCHMARKS,
+};

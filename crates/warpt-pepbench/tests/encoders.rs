@@ -14,9 +14,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use candle_core::{DType, Device};
-use warpt_harness::{NoProgress, Plan, Registry, RunOptions, Selection, run_plan};
+use warpt_harness::InProcess;
 use warpt_model::{ParamValue, RunStatus};
-use warpt_pepbench::PepbenchSuite;
+use warpt_pepbench::PEPBENCH;
 use warpt_pepbench::embed::Encoder;
 
 #[test]
@@ -118,25 +118,11 @@ fn run_embed(dir: &Path) -> warpt_model::BenchmarkRunResult {
 }
 
 fn run_dir(benchmark: &str, dir: &Path, params: &[&str]) -> warpt_model::BenchmarkRunResult {
-    let mut registry = Registry::new();
-    registry.register(Box::new(PepbenchSuite));
     let mut params: Vec<String> = params.iter().map(|p| p.to_string()).collect();
     params.push(format!("model_dir={}", dir.display()));
-    let selection = Selection {
-        suite: Some("pepbench".into()),
-        benchmarks: vec![benchmark.into()],
-        params: params.iter().map(|p| p.parse().unwrap()).collect(),
-        ..Selection::default()
-    };
-    let plan = Plan::resolve(&registry, &selection).expect("valid selection");
-    let mut options = RunOptions::new("test", "test");
-    options.duration = Some(Duration::from_millis(200));
-    options.burnin = Duration::ZERO;
-    options.seed = 5;
-    options.in_process = true;
-    run_plan(&registry, &plan, &options, &NoProgress)
-        .benchmarks
-        .remove(0)
+    let mut suite = InProcess::new(PEPBENCH, Duration::from_millis(200));
+    suite.options.seed = 5;
+    suite.run(benchmark, &params).expect("valid selection")
 }
 
 #[test]

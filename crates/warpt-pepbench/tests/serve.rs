@@ -15,34 +15,21 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use warpt_harness::{NoProgress, ParamArg, Plan, Registry, RunOptions, Selection, run_plan};
+use warpt_harness::InProcess;
 use warpt_model::{BenchmarkRunResult, ParamValue, RunStatus};
-use warpt_pepbench::PepbenchSuite;
+use warpt_pepbench::PEPBENCH;
 use warpt_serving::scripted::{Script, Scripted};
 
 fn run(params: &[String]) -> BenchmarkRunResult {
-    let mut registry = Registry::new();
-    registry.register(Box::new(PepbenchSuite));
-    let selection = Selection {
-        suite: Some("pepbench".into()),
-        benchmarks: vec!["llm_serve".into()],
-        params: params.iter().map(|p| p.parse().unwrap()).collect(),
-        ..Selection::default()
-    };
-    let plan = Plan::resolve(&registry, &selection).expect("valid selection");
-    let mut options = RunOptions::new("test", "test");
-    options.duration = Some(Duration::from_secs(5));
-    options.burnin = Duration::ZERO;
-    options.in_process = true;
-    run_plan(&registry, &plan, &options, &NoProgress)
-        .benchmarks
-        .remove(0)
+    suite().run("llm_serve", params).expect("valid selection")
+}
+
+fn suite() -> InProcess {
+    InProcess::new(PEPBENCH, Duration::from_secs(5))
 }
 
 fn value(r: &BenchmarkRunResult, name: &str) -> f64 {
-    r.metrics
-        .iter()
-        .find(|m| m.name == name)
+    r.metric(name)
         .unwrap_or_else(|| panic!("{name}: {:?}", r.metrics))
         .value
 }
@@ -270,18 +257,10 @@ fn max_throughput_finds_the_rate_a_server_of_known_capacity_holds() {
     assert!(steps.contains("pass") && steps.contains("fail"), "{steps}");
     assert!(r.details["mode"].as_str().unwrap().starts_with("open loop"));
     // Without an SLO there is nothing to search for: refused before the run.
-    let mut registry = Registry::new();
-    registry.register(Box::new(PepbenchSuite));
-    let selection = Selection {
-        suite: Some("pepbench".into()),
-        benchmarks: vec!["llm_serve".into()],
-        params: vec![
-            ParamArg::new("endpoint", server.url.clone()),
-            "max_throughput=true".parse().unwrap(),
-        ],
-        ..Selection::default()
-    };
-    let e = Plan::resolve(&registry, &selection).unwrap_err();
+    let endpoint = format!("endpoint={}", server.url);
+    let e = suite()
+        .plan("llm_serve", &[endpoint.as_str(), "max_throughput=true"])
+        .unwrap_err();
     assert!(format!("{e:?}").contains("needs an SLO"), "{e:?}");
     // A CA file for a plain-HTTP endpoint, an HTTP that does not exist:
     // refused before the run, naming the parameter.
@@ -289,14 +268,9 @@ fn max_throughput_finds_the_rate_a_server_of_known_capacity_holds() {
         ("ca_file=Cargo.toml", "parameter 'ca_file'"),
         ("http_version=3", "http_version"),
     ] {
-        let selection = Selection {
-            params: vec![
-                ParamArg::new("endpoint", server.url.clone()),
-                bad.parse().unwrap(),
-            ],
-            ..selection.clone()
-        };
-        let e = Plan::resolve(&registry, &selection).unwrap_err();
+        let e = suite()
+            .plan("llm_serve", &[endpoint.as_str(), bad])
+            .unwrap_err();
         assert!(format!("{e:?}").contains(says), "{bad}: {e:?}");
     }
 }

@@ -5,29 +5,21 @@
 
 use std::time::Duration;
 
-use warpt_harness::{NoProgress, ParamArg, Plan, Registry, RunOptions, Selection, run_plan};
+use warpt_harness::InProcess;
 use warpt_model::{BenchmarkRunResult, ParamValue, RunStatus};
 use warpt_models::model::Preset;
-use warpt_pepbench::PepbenchSuite;
+use warpt_pepbench::PEPBENCH;
 
 fn run(benchmark: &str, params: &[&str]) -> BenchmarkRunResult {
-    let mut registry = Registry::new();
-    registry.register(Box::new(PepbenchSuite));
-    let selection = Selection {
-        suite: Some("pepbench".into()),
-        benchmarks: vec![benchmark.into()],
-        params: params.iter().map(|p| p.parse().unwrap()).collect(),
-        ..Selection::default()
-    };
-    let plan = Plan::resolve(&registry, &selection).expect("valid selection");
-    let mut options = RunOptions::new("test", "test");
-    options.duration = Some(Duration::from_millis(200));
-    options.burnin = Duration::ZERO;
-    options.seed = 5;
-    options.target_rel_ci = 0.05;
-    options.in_process = true;
-    let mut suite_run = run_plan(&registry, &plan, &options, &NoProgress);
-    suite_run.benchmarks.remove(0)
+    suite().run(benchmark, params).expect("valid selection")
+}
+
+/// The suite, each benchmark measured for 200 ms in this process.
+fn suite() -> InProcess {
+    let mut suite = InProcess::new(PEPBENCH, Duration::from_millis(200));
+    suite.options.seed = 5;
+    suite.options.target_rel_ci = 0.05;
+    suite
 }
 
 fn passed(r: &BenchmarkRunResult) {
@@ -38,9 +30,7 @@ fn passed(r: &BenchmarkRunResult) {
 }
 
 fn metric<'a>(r: &'a BenchmarkRunResult, name: &str) -> &'a warpt_model::BenchmarkMetric {
-    r.metrics
-        .iter()
-        .find(|m| m.name == name)
+    r.metric(name)
         .unwrap_or_else(|| panic!("{name} missing from {:?}", r.metrics))
 }
 
@@ -190,19 +180,8 @@ fn llm_infer_loads_a_gguf_file_of_the_same_model() {
     assert_eq!(r.details["precision"], ParamValue::from("q8_0"));
     // Refused before anything runs: another precision than the file's, a
     // file that is not GGUF, both model_dir and model_file.
-    let plan_error = |params: Vec<String>| {
-        let mut registry = Registry::new();
-        registry.register(Box::new(PepbenchSuite));
-        let selection = Selection {
-            suite: Some("pepbench".into()),
-            benchmarks: vec!["llm_infer".into()],
-            params: params.iter().map(|p| p.parse().unwrap()).collect(),
-            ..Selection::default()
-        };
-        Plan::resolve(&registry, &selection)
-            .unwrap_err()
-            .to_string()
-    };
+    let plan_error =
+        |params: Vec<String>| suite().plan("llm_infer", &params).unwrap_err().to_string();
     let e = plan_error(vec![format!("model_file={p}"), "precision=q4_0".into()]);
     assert!(e.contains("holds q8_0 weights, not q4_0"), "{e}");
     let fake = dir.path().join("fake.gguf");
@@ -219,19 +198,11 @@ fn llm_infer_loads_a_gguf_file_of_the_same_model() {
 
 #[test]
 fn llm_infer_refuses_what_it_cannot_do() {
-    let mut registry = Registry::new();
-    registry.register(Box::new(PepbenchSuite));
-    let selection = Selection {
-        suite: Some("pepbench".into()),
-        benchmarks: vec!["llm_infer".into()],
-        params: vec![
-            "model=tiny".parse().unwrap(),
-            "prompt_tokens=2040".parse().unwrap(),
-            "gen_tokens=16".parse().unwrap(),
-        ],
-        ..Selection::default()
-    };
-    let e = Plan::resolve(&registry, &selection)
+    let e = suite()
+        .plan(
+            "llm_infer",
+            &["model=tiny", "prompt_tokens=2040", "gen_tokens=16"],
+        )
         .unwrap_err()
         .to_string();
     assert!(
@@ -453,15 +424,8 @@ fn llm_infer_loads_a_hugging_face_directory_of_the_same_model() {
     assert!(v.contains("recomputed without a cache"), "{v}");
     // A directory of another architecture is refused before anything runs.
     std::fs::write(dir.path().join("config.json"), "{\"model_type\": \"bert\"}").unwrap();
-    let mut registry = Registry::new();
-    registry.register(Box::new(PepbenchSuite));
-    let selection = Selection {
-        suite: Some("pepbench".into()),
-        benchmarks: vec!["llm_infer".into()],
-        params: vec![ParamArg::new("model_dir", d)],
-        ..Selection::default()
-    };
-    let e = Plan::resolve(&registry, &selection)
+    let e = suite()
+        .plan("llm_infer", &[format!("model_dir={d}")])
         .unwrap_err()
         .to_string();
     assert!(e.contains("model_type 'bert'"), "{e}");
@@ -480,15 +444,8 @@ fn end_to_end_serves_a_hugging_face_directory_with_its_tokenizer() {
     ];
     let params: Vec<&str> = params.iter().map(String::as_str).collect();
     // Without tokenizer.json: refused before anything runs.
-    let mut registry = Registry::new();
-    registry.register(Box::new(PepbenchSuite));
-    let selection = Selection {
-        suite: Some("pepbench".into()),
-        benchmarks: vec!["end_to_end_infer".into()],
-        params: params.iter().map(|p| p.parse().unwrap()).collect(),
-        ..Selection::default()
-    };
-    let e = Plan::resolve(&registry, &selection)
+    let e = suite()
+        .plan("end_to_end_infer", &params)
         .unwrap_err()
         .to_string();
     assert!(e.contains("has no tokenizer.json"), "{e}");
@@ -601,29 +558,16 @@ fn llm_infer_runs_each_familys_tiny_preset_and_validates_its_cache() {
 
 #[test]
 fn a_sweep_over_families_and_presets_runs_the_matrix_each_result_tagged() {
-    let mut registry = Registry::new();
-    registry.register(Box::new(PepbenchSuite));
-    let selection = Selection {
-        suite: Some("pepbench".into()),
-        benchmarks: vec!["llm_infer".into()],
-        params: [
-            "family=llama,gpt2",
-            "model=tiny",
-            "precision=f32,bf16",
-            "prompt_tokens=8",
-            "gen_tokens=3",
-        ]
-        .iter()
-        .map(|p| p.parse().unwrap())
-        .collect(),
-        ..Selection::default()
-    };
-    let plan = Plan::resolve(&registry, &selection).expect("valid selection");
-    let mut options = RunOptions::new("test", "test");
-    options.duration = Some(Duration::from_millis(100));
-    options.burnin = Duration::ZERO;
-    options.in_process = true;
-    let run = run_plan(&registry, &plan, &options, &NoProgress);
+    let params = [
+        "family=llama,gpt2",
+        "model=tiny",
+        "precision=f32,bf16",
+        "prompt_tokens=8",
+        "gen_tokens=3",
+    ];
+    let run = InProcess::new(PEPBENCH, Duration::from_millis(100))
+        .run_all("llm_infer", &params)
+        .expect("valid selection");
     let mut seen = Vec::new();
     for r in &run.benchmarks {
         passed(r);

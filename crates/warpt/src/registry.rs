@@ -55,15 +55,15 @@ impl warpt_run::run::Suites for Builtin {
 
 fn with_user(user: UserSuite) -> Registry {
     let mut r = Registry::new();
-    r.register(Box::new(warpt_micro::MicroSuite));
-    r.extend(Box::new(warpt_gpu::GpuBenchmarks));
-    r.extend(Box::new(warpt_linpack::gemm::GemmBenchmarks));
+    r.register(Box::new(warpt_micro::MICRO));
+    r.extend(Box::new(warpt_gpu::GPU_BENCHMARKS));
+    r.extend(Box::new(warpt_linpack::gemm::GEMM_BENCHMARKS));
     r.register(Box::new(warpt_linpack::LinpackSuite));
-    r.extend(Box::new(warpt_gpu::GpuLinpackBenchmarks));
-    r.register(Box::new(warpt_pepbench::PepbenchSuite));
+    r.extend(Box::new(warpt_gpu::GPU_LINPACK));
+    r.register(Box::new(warpt_pepbench::PEPBENCH));
     r.register(Box::new(warpt_userbench::suite::HarnessSuite));
-    r.register(Box::new(warpt_mlperf::MlperfSuite));
-    r.register(Box::new(warpt_biobench::BiobenchSuite));
+    r.register(Box::new(warpt_mlperf::MLPERF));
+    r.register(Box::new(warpt_biobench::BIOBENCH));
     r.register(Box::new(user));
     if std::env::var("WARPT_SELFTEST").is_ok_and(|v| v == "1") {
         r.register(Box::new(warpt_selftest::SelftestSuite));

@@ -23,8 +23,8 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use warpt_gemm::{Bf16, Isa, Kernel, MatMut, MatRef, Scalar};
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
-    RunContext, SeriesDef, Suite, WorkLimit, at_floor_rate,
+    Benchmark, BenchmarkError, Convert, Listed, ListedSuite, Measure, MeasurePolicy, MeasureResult,
+    Measured, RunContext, SeriesDef, WorkLimit, at_floor_rate,
 };
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Validation};
 
@@ -578,25 +578,11 @@ pub const SUITE: &str = "micro";
 
 /// `micro/gemm`, added to the micro suite by the registry (it lives here,
 /// beside linpack's kernels, so the micro crate stays light).
-pub struct GemmBenchmarks;
-
-impl Suite for GemmBenchmarks {
-    fn name(&self) -> &'static str {
-        SUITE
-    }
-
-    fn description(&self) -> &'static str {
-        "dense matrix products in every precision"
-    }
-
-    fn specs(&self) -> Vec<BenchmarkSpec> {
-        vec![spec()]
-    }
-
-    fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
-        (name == NAME).then(|| Box::new(Gemm::new()) as Box<dyn Benchmark>)
-    }
-}
+pub const GEMM_BENCHMARKS: ListedSuite = ListedSuite {
+    name: SUITE,
+    description: "dense matrix products in every precision",
+    benchmarks: &[Listed::new(spec, || Box::new(Gemm::new()))],
+};
 
 #[cfg(test)]
 mod tests {
