@@ -107,6 +107,18 @@ const FROM_F: u8 = 2;
 const E_EXTENDS: u8 = 4;
 const F_EXTENDS: u8 = 8;
 
+/// The better way into a gap from the cell before it: opening one after
+/// that cell's score `h`, or extending its gap `gap`; and whether it
+/// extends.
+fn gap(h: i32, gap: i32) -> (i32, bool) {
+    let (open, extend) = (h - GAP_OPEN - GAP_EXTEND, gap - GAP_EXTEND);
+    if extend > open {
+        (extend, true)
+    } else {
+        (open, false)
+    }
+}
+
 /// The best end-to-end alignment of `read` to `reference` whose read
 /// start lies within `band` of `diagonal` (the read's first base at
 /// reference position `diagonal`), gaps kept within the band. `None` if
@@ -139,34 +151,18 @@ pub fn banded(read: &[u8], reference: &[u8], diagonal: i64, band: usize) -> Opti
                 continue;
             }
             let mut bits = 0u8;
-            // F: a gap in the reference (insertion), from (i-1, j): d+1.
-            let (up_h, up_f) = if d + 1 < width {
-                (h[d + 1], f[d + 1])
-            } else {
-                (NEG, NEG)
-            };
-            let open = up_h - GAP_OPEN - GAP_EXTEND;
-            let ext = up_f - GAP_EXTEND;
-            let fv = if ext > open {
-                bits |= F_EXTENDS;
-                ext
-            } else {
-                open
-            };
+            // F: a gap in the reference (insertion), from (i-1, j): d+1;
             // E: a gap in the read (deletion), from (i, j-1): d-1.
-            let (left_h, left_e) = if d > 0 {
-                (hn[d - 1], en[d - 1])
-            } else {
-                (NEG, NEG)
-            };
-            let open = left_h - GAP_OPEN - GAP_EXTEND;
-            let ext = left_e - GAP_EXTEND;
-            let ev = if ext > open {
+            let up = |v: &[i32]| v.get(d + 1).copied().unwrap_or(NEG);
+            let left = |v: &[i32]| d.checked_sub(1).map_or(NEG, |p| v[p]);
+            let (fv, f_extends) = gap(up(&h), up(&f));
+            let (ev, e_extends) = gap(left(&hn), left(&en));
+            if f_extends {
+                bits |= F_EXTENDS;
+            }
+            if e_extends {
                 bits |= E_EXTENDS;
-                ext
-            } else {
-                open
-            };
+            }
             let diag = if j >= 1 {
                 h[d] + pair_score(read[i - 1], reference[(j - 1) as usize])
             } else {

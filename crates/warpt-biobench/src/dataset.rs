@@ -253,13 +253,12 @@ impl Dataset {
         }
         let read_length = ctx.int_param("read_length", 20)? as usize;
         let insert = ctx.int_param("insert_size", 20)? as f64;
-        let spec = ReadSpec {
+        let spec = ReadSpec::new(
             read_length,
-            coverage: ctx.float_param("coverage")?,
-            error_rate: ctx.float_param("error_rate")?,
-            insert_mean: insert,
-            insert_sd: insert / 10.0,
-        };
+            ctx.float_param("coverage")?,
+            ctx.float_param("error_rate")?,
+            insert,
+        );
         if let Some(short) =
             (0..genome.contigs.len()).find(|&i| genome.contig_len(i) < insert as usize * 2)
         {

@@ -263,10 +263,11 @@ pub fn revcomp(seq: &[u8]) -> Vec<u8> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn v(pos: usize, r: &[u8], a: &[u8]) -> Variant {
+    /// A variant at `pos`, `r` to `a` (for vcf's tests too).
+    pub(crate) fn v(pos: usize, r: &[u8], a: &[u8]) -> Variant {
         Variant {
             pos,
             reference: r.to_vec(),

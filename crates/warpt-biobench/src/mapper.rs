@@ -350,13 +350,7 @@ mod tests {
             &donor,
             &[0],
             seq.len(),
-            crate::reads::ReadSpec {
-                read_length: 150,
-                coverage: 2.0,
-                error_rate: 0.005,
-                insert_mean: 400.0,
-                insert_sd: 40.0,
-            },
+            crate::reads::ReadSpec::new(150, 2.0, 0.005, 400.0),
         );
         let origins = reads.origins.as_ref().unwrap();
         let mut scratch = Scratch::default();

@@ -104,6 +104,21 @@ pub struct ReadSpec {
     pub insert_sd: f64,
 }
 
+impl ReadSpec {
+    /// Reads of `read_length` bases at `coverage`, with substitution
+    /// errors at `error_rate`, from fragments of mean length `insert_mean`
+    /// and a standard deviation of a tenth of that.
+    pub fn new(read_length: usize, coverage: f64, error_rate: f64, insert_mean: f64) -> Self {
+        ReadSpec {
+            read_length,
+            coverage,
+            error_rate,
+            insert_mean,
+            insert_sd: insert_mean / 10.0,
+        }
+    }
+}
+
 /// Pairs per parallel chunk (each chunk has its own seeded generator, so
 /// the reads do not depend on the thread count).
 const CHUNK: usize = 2048;
@@ -286,13 +301,7 @@ mod tests {
     fn reads_come_from_where_they_say() {
         let reference = genome::reference(5, 50_000);
         let donor = genome::donor(6, &reference, 0.0, 0.0);
-        let spec = ReadSpec {
-            read_length: 100,
-            coverage: 4.0,
-            error_rate: 0.0,
-            insert_mean: 300.0,
-            insert_sd: 30.0,
-        };
+        let spec = ReadSpec::new(100, 4.0, 0.0, 300.0);
         let set = simulate(7, &donor, &[0], reference.len(), spec);
         assert_eq!(set.first.len(), 1000);
         let origins = set.origins.as_ref().unwrap();
@@ -315,13 +324,7 @@ mod tests {
     fn errors_follow_the_rate_and_rise_along_the_read() {
         let reference = genome::reference(8, 100_000);
         let donor = genome::donor(9, &reference, 0.0, 0.0);
-        let spec = ReadSpec {
-            read_length: 150,
-            coverage: 10.0,
-            error_rate: 0.01,
-            insert_mean: 400.0,
-            insert_sd: 40.0,
-        };
+        let spec = ReadSpec::new(150, 10.0, 0.01, 400.0);
         let set = simulate(10, &donor, &[0], reference.len(), spec);
         let origins = set.origins.as_ref().unwrap();
         let (mut early, mut late, mut bases) = (0usize, 0usize, 0usize);

@@ -140,14 +140,7 @@ fn pct(a: usize, b: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn v(pos: usize, r: &[u8], a: &[u8]) -> Variant {
-        Variant {
-            pos,
-            reference: r.to_vec(),
-            alternate: a.to_vec(),
-        }
-    }
+    use crate::genome::tests::v;
 
     #[test]
     fn accuracy_matches_after_normalisation() {

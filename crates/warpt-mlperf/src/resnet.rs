@@ -66,6 +66,47 @@ pub fn stem() -> ConvSpec {
     conv("conv1", "bn1", 3, 64, 7, 2)
 }
 
+/// A bottleneck block of some kind of convolution: its three
+/// convolutions and its downsampling one, if any.
+pub type Block<C> = ([C; 3], Option<C>);
+
+/// ResNet-50's blocks, each convolution made from its spec by `conv`.
+pub fn build_blocks<C>(
+    conv: impl Fn(&ConvSpec) -> Result<C, String>,
+) -> Result<Vec<Block<C>>, String> {
+    blocks()
+        .iter()
+        .map(|b| {
+            let [a, c2, c3] = &b.convs;
+            Ok((
+                [conv(a)?, conv(c2)?, conv(c3)?],
+                b.down.as_ref().map(&conv).transpose()?,
+            ))
+        })
+        .collect()
+}
+
+/// The residual blocks on candle tensors, `forward` applying one
+/// convolution: in each block the three convolutions (ReLU after the
+/// first two) plus the shortcut, then ReLU.
+pub fn residual<C>(
+    blocks: &[Block<C>],
+    mut x: Tensor,
+    forward: impl Fn(&C, &Tensor) -> candle_core::Result<Tensor>,
+) -> candle_core::Result<Tensor> {
+    for ([a, b, c], down) in blocks {
+        let y = forward(a, &x)?.relu()?;
+        let y = forward(b, &y)?.relu()?;
+        let y = forward(c, &y)?;
+        let shortcut = match down {
+            Some(d) => forward(d, &x)?,
+            None => x.clone(),
+        };
+        x = (y + shortcut)?.relu()?;
+    }
+    Ok(x)
+}
+
 /// Every bottleneck block, in order.
 pub fn blocks() -> Vec<BlockSpec> {
     let mut out = Vec::new();
@@ -313,7 +354,7 @@ impl TrainConv {
 /// every weight is a variable.
 pub struct Training {
     stem: TrainConv,
-    blocks: Vec<([TrainConv; 3], Option<TrainConv>)>,
+    blocks: Vec<Block<TrainConv>>,
     fc: Var,
     fc_bias: Var,
 }
@@ -321,23 +362,7 @@ pub struct Training {
 impl Training {
     /// The network of weights `w` on `device`.
     pub fn new(w: &Weights, device: &Device) -> Result<Self, String> {
-        let blocks = blocks()
-            .iter()
-            .map(|b| {
-                let [a, c2, c3] = &b.convs;
-                Ok((
-                    [
-                        TrainConv::new(w, a, device)?,
-                        TrainConv::new(w, c2, device)?,
-                        TrainConv::new(w, c3, device)?,
-                    ],
-                    b.down
-                        .as_ref()
-                        .map(|d| TrainConv::new(w, d, device))
-                        .transpose()?,
-                ))
-            })
-            .collect::<Result<_, String>>()?;
+        let blocks = build_blocks(|c| TrainConv::new(w, c, device))?;
         let e = |e: candle_core::Error| e.to_string();
         Ok(Training {
             stem: TrainConv::new(w, &stem(), device)?,
@@ -369,17 +394,8 @@ impl Training {
 
 impl Module for Training {
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
-        let mut x = max_pool_differentiable(&self.stem.forward(x)?.relu()?)?;
-        for ([a, b, c], down) in &self.blocks {
-            let y = a.forward(&x)?.relu()?;
-            let y = b.forward(&y)?.relu()?;
-            let y = c.forward(&y)?;
-            let shortcut = match down {
-                Some(d) => d.forward(&x)?,
-                None => x.clone(),
-            };
-            x = (y + shortcut)?.relu()?;
-        }
+        let x = max_pool_differentiable(&self.stem.forward(x)?.relu()?)?;
+        let x = residual(&self.blocks, x, |c, x| c.forward(x))?;
         let pooled = x.mean((2, 3))?;
         pooled
             .matmul(&self.fc.as_tensor().t()?)?

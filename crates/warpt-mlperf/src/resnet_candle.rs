@@ -63,7 +63,7 @@ impl Conv {
 /// The network on a candle device.
 pub struct CandleNet {
     stem: Conv,
-    blocks: Vec<([Conv; 3], Option<Conv>)>,
+    blocks: Vec<resnet::Block<Conv>>,
     fc: Tensor,
     fc_bias: Tensor,
     dtype: DType,
@@ -79,16 +79,7 @@ impl CandleNet {
             Precision::Bf16 => DType::BF16,
         };
         let conv = |c: &ConvSpec| Conv::new(w, c, dtype, dev);
-        let blocks = resnet::blocks()
-            .iter()
-            .map(|b| {
-                let [a, c2, c3] = &b.convs;
-                Ok((
-                    [conv(a)?, conv(c2)?, conv(c3)?],
-                    b.down.as_ref().map(conv).transpose()?,
-                ))
-            })
-            .collect::<Result<_, String>>()?;
+        let blocks = resnet::build_blocks(conv)?;
         let dense = |name: &str, shape: &[usize]| {
             let (_, v) = w
                 .get(name)
@@ -125,20 +116,11 @@ impl CandleNet {
         // The stem, then the 3×3 stride-2 max pool (zero padding: its
         // inputs are ReLU outputs).
         let x = self.stem.forward(&x)?.relu()?;
-        let mut x = x
+        let x = x
             .pad_with_zeros(2, 1, 1)?
             .pad_with_zeros(3, 1, 1)?
             .max_pool2d_with_stride(3, 2)?;
-        for ([a, b, c], down) in &self.blocks {
-            let y = a.forward(&x)?.relu()?;
-            let y = b.forward(&y)?.relu()?;
-            let y = c.forward(&y)?;
-            let shortcut = match down {
-                Some(d) => d.forward(&x)?,
-                None => x.clone(),
-            };
-            x = (y + shortcut)?.relu()?;
-        }
+        let x = resnet::residual(&self.blocks, x, Conv::forward)?;
         let pooled = x.to_dtype(DType::F32)?.mean((2, 3))?.to_dtype(self.dtype)?;
         pooled
             .matmul(&self.fc.t()?)?

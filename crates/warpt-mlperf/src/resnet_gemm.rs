@@ -385,7 +385,7 @@ fn max_pool(x: &Nhwc, pool: &mut Pool) -> Nhwc {
 /// ResNet-50 as a chain of GEMMs.
 pub struct GemmNet {
     stem: Conv,
-    blocks: Vec<([Conv; 3], Option<Conv>)>,
+    blocks: Vec<resnet::Block<Conv>>,
     /// The classifier, its bias included.
     fc: PackedMatrix,
     precision: Precision,
@@ -399,16 +399,7 @@ impl GemmNet {
     /// `precision`, its 3×3 stride-1 convolutions by `conv3x3`.
     pub fn new(w: &Weights, precision: Precision, conv3x3: Conv3x3) -> Result<Self, String> {
         let conv = |c: &ConvSpec| Conv::new(w, c, precision, conv3x3);
-        let blocks = resnet::blocks()
-            .iter()
-            .map(|b| {
-                let [a, c2, c3] = &b.convs;
-                Ok((
-                    [conv(a)?, conv(c2)?, conv(c3)?],
-                    b.down.as_ref().map(conv).transpose()?,
-                ))
-            })
-            .collect::<Result<_, String>>()?;
+        let blocks = resnet::build_blocks(conv)?;
         Ok(GemmNet {
             stem: conv(&resnet::stem())?,
             blocks,

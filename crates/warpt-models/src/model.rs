@@ -270,6 +270,25 @@ impl Shape {
     }
 }
 
+/// The preset of `all` that `name_of` calls `name`, or an error for
+/// parameter `model` that lists the known names.
+pub fn preset_named<P: Copy>(
+    all: &[P],
+    name: &str,
+    name_of: impl Fn(P) -> &'static str,
+) -> Result<P, String> {
+    all.iter()
+        .copied()
+        .find(|p| name_of(*p) == name)
+        .ok_or_else(|| {
+            let known: Vec<&str> = all.iter().map(|p| name_of(*p)).collect();
+            format!(
+                "parameter 'model': unknown preset '{name}' (known: {})",
+                known.join(", ")
+            )
+        })
+}
+
 /// One tensor's values, generated from the seed and the tensor's name alone
 /// (so tensors can be made in any order, in parallel, and again by the
 /// reference): norm weights near 1 (N(1, 0.1²)), everything else N(0, 0.02²).

@@ -36,12 +36,7 @@ impl WhisperPreset {
 
     /// The preset called `name`.
     pub fn parse(name: &str) -> Result<Self, String> {
-        Self::ALL
-            .into_iter()
-            .find(|p| p.name() == name)
-            .ok_or_else(|| {
-                format!("parameter 'model': unknown preset '{name}' (known: tiny, small, base, large, xl)")
-            })
+        crate::model::preset_named(&Self::ALL, name, Self::name)
     }
 
     /// Its name in warpt's size taxonomy.

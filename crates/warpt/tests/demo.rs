@@ -122,12 +122,7 @@ fn demo_fills_a_new_store_with_machines_a_regression_and_sweeps() {
             .arg("--store")
             .arg(&store),
     );
-    let hosts: Vec<&str> = profiles
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| p["hostname"].as_str().unwrap())
-        .collect();
+    let hosts = common::texts(&profiles, "hostname");
     assert_eq!(hosts, ["demo-big", "demo-small"], "{profiles}");
 
     // A store that exists is refused, named, and left as it was.

@@ -22,12 +22,7 @@ fn discover_lists_the_examples_pairs_and_kernel() {
         .args(["harness", "discover", "--json"])
         .arg(examples()));
     let m: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let chapters: Vec<&str> = m["chapters"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let chapters = common::texts(&m["chapters"], "name");
     assert_eq!(chapters, ["ch1_loops", "ch2_containers", "ch3_numpy"]);
     let matmul = &m["chapters"][2]["pairs"][0];
     assert_eq!(matmul["example"], "matmul");

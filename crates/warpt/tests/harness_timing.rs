@@ -334,12 +334,7 @@ fn a_late_failure_keeps_the_samples_and_memory_measured_before_it() {
     assert_eq!(late["status"], "failed", "{late:#}");
     assert!(late["latency_ms"]["n"].as_u64().unwrap() >= 10, "{late:#}");
     assert!(late["peak_rss_bytes"].as_u64().unwrap() > 0, "{late:#}");
-    let stages: Vec<&str> = late["errors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["stage"].as_str().unwrap())
-        .collect();
+    let stages = common::texts(&late["errors"], "stage");
     assert_eq!(stages, ["measure", "teardown"], "{late:#}");
     let first = &late["errors"][0];
     assert_eq!(first["message"], "RuntimeError: gave out");
@@ -354,12 +349,7 @@ fn a_late_failure_keeps_the_samples_and_memory_measured_before_it() {
     );
     let early = entry(&s, "ch1/w/optimized_w_early");
     assert!(early["latency_ms"].is_null(), "{early:#}");
-    let stages: Vec<&str> = early["errors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["stage"].as_str().unwrap())
-        .collect();
+    let stages = common::texts(&early["errors"], "stage");
     assert_eq!(stages, ["measure", "teardown"], "{early:#}");
     // The export carries the same list, `{stage, message, traceback}`.
     let r = result(&export, "ch1/w/optimized_w");

@@ -367,16 +367,7 @@ fn selftest_is_hidden_unless_asked_for() {
         .assert()
         .success();
     let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
-    for name in [
-        "hang_setup",
-        "hang_measure",
-        "segfault",
-        "abort",
-        "alloc",
-        "oom",
-        "garbage",
-        "no_result",
-    ] {
-        assert!(text.contains(name), "{name} missing");
+    for name in warpt_selftest::NAMES {
+        assert!(text.contains(&format!("\"{name}\"")), "{name} missing");
     }
 }

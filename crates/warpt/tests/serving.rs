@@ -80,12 +80,7 @@ fn a_concurrency_sweep_draws_latency_against_throughput_with_its_knee() {
             .arg(&export)
             .arg(&export),
     );
-    let names: Vec<&str> = c["metrics"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| m["metric"].as_str().unwrap())
-        .collect();
+    let names = common::texts(&c["metrics"], "metric");
     for metric in [
         "ttft_ms",
         "itl_ms",

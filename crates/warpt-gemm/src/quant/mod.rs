@@ -347,7 +347,15 @@ impl QMatrix {
             while t < acts.n {
                 let tn = (acts.n - t).min(MAX_TOKENS);
                 let mut tile = [[0f32; MAX_GROUPS * GROUP]; MAX_TOKENS];
-                run(kernel, &panel, g, rg, acts, t, tn, &mut tile);
+                let span = Span {
+                    panel: &panel,
+                    acts,
+                    g,
+                    rg,
+                    t0: t,
+                    tn,
+                };
+                run(kernel, span, &mut tile);
                 let rows = ((g + rg) * GROUP).min(self.rows) - g * GROUP;
                 let col = g * GROUP - first;
                 for (i, row) in tile.iter().take(tn).enumerate() {
@@ -385,47 +393,65 @@ impl Panel<'_> {
     }
 }
 
-/// Groups `g..g + rg` against activation rows `t..t + tn` into `tile`.
-#[allow(clippy::too_many_arguments)]
-fn run(
-    kernel: QKernel,
-    panel: &Panel,
-    g: usize,
-    rg: usize,
-    acts: &QActs,
-    t: usize,
-    tn: usize,
-    tile: &mut Tile,
-) {
+/// What one tile computes: groups `g..g + rg` of `panel` against
+/// activation rows `t0..t0 + tn` of `acts`.
+#[derive(Clone, Copy)]
+pub(crate) struct Span<'a> {
+    pub(crate) panel: &'a Panel<'a>,
+    pub(crate) acts: &'a QActs,
+    pub(crate) g: usize,
+    pub(crate) rg: usize,
+    pub(crate) t0: usize,
+    pub(crate) tn: usize,
+}
+
+/// `span` into `tile` by `kernel`.
+fn run(kernel: QKernel, span: Span, tile: &mut Tile) {
     match kernel {
-        QKernel::Portable => portable::tile(panel, g, rg, acts, t, tn, tile),
+        QKernel::Portable => portable::tile(span, tile),
         #[cfg(target_arch = "x86_64")]
         // SAFETY: `product_with` checked the CPU runs the kernel (and, for
         // AVX2 on q8_0, that no weight is -128); the ranges are within the
         // panel and the activations.
-        QKernel::Avx512Vnni => unsafe { x86::vnni_tile(panel, g, rg, acts, t, tn, tile) },
+        QKernel::Avx512Vnni => unsafe { x86::vnni_tile(span, tile) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as above.
-        QKernel::Avx2 => unsafe { x86::avx2_tile(panel, g, rg, acts, t, tn, tile) },
+        QKernel::Avx2 => unsafe { by_pairs(span, tile, x86::AVX2) },
         #[cfg(target_arch = "aarch64")]
         // SAFETY: as above.
-        QKernel::Neon => unsafe { neon::neon_tile(panel, g, rg, acts, t, tn, tile) },
+        QKernel::Neon => unsafe { by_pairs(span, tile, neon::NEON) },
         #[allow(unreachable_patterns)]
-        _ => portable::tile(panel, g, rg, acts, t, tn, tile),
+        _ => portable::tile(span, tile),
     }
 }
 
-/// Each group of `rg` and each pair of the `tn` rows (one row at an odd
-/// end) as `f(group, first row, two rows)`: how the 8- and 4-lane
-/// kernels walk a tile, one group by two rows at a time.
+/// A kernel for one group of panel `panel`, `T` activation rows (1 or 2)
+/// from row `t0` of `acts`, stored at `tile`'s row `at` on, column `col`
+/// on: `(panel, group, acts, t0, tile, at, col)`.
 #[cfg_attr(
     not(any(target_arch = "x86_64", target_arch = "aarch64")),
     allow(dead_code)
 )]
-pub(crate) fn by_pairs(rg: usize, tn: usize, mut f: impl FnMut(usize, usize, bool)) {
-    for i in 0..rg {
-        for t in (0..tn).step_by(2) {
-            f(i, t, tn - t >= 2);
+pub(crate) type PairKernel = unsafe fn(&Panel, usize, &QActs, usize, &mut Tile, usize, usize);
+
+/// Each group of `span` and each pair of its rows (one row at an odd end)
+/// by `kernels[q4_0][two rows]`: how the 8- and 4-lane kernels walk a
+/// tile, one group by two rows at a time.
+///
+/// # Safety
+/// The CPU runs the kernels; `span` lies within its panel and activations.
+#[cfg_attr(
+    not(any(target_arch = "x86_64", target_arch = "aarch64")),
+    allow(dead_code)
+)]
+unsafe fn by_pairs(span: Span, tile: &mut Tile, kernels: [[PairKernel; 2]; 2]) {
+    let q4 = usize::from(span.panel.qtype == QType::Q4_0);
+    for i in 0..span.rg {
+        for t in (0..span.tn).step_by(2) {
+            let kernel = kernels[q4][usize::from(span.tn - t >= 2)];
+            let (g, t0, col) = (span.g + i, span.t0 + t, GROUP * i);
+            // SAFETY: the caller's.
+            unsafe { kernel(span.panel, g, span.acts, t0, tile, t, col) }
         }
     }
 }

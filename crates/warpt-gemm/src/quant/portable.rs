@@ -2,7 +2,7 @@
 //! arithmetic every other kernel must reproduce (per block an exact
 //! integer sum, then one f32 multiply-add by the two scales).
 
-use super::{BLOCK, GROUP, Panel, QActs, QType, Tile};
+use super::{BLOCK, GROUP, QType, Span, Tile};
 
 /// Row `r`'s weights of a record, unsigned (see [`super::place`]).
 fn weights(qtype: QType, record: &[u8], r: usize) -> [i32; BLOCK] {
@@ -22,16 +22,10 @@ fn weights(qtype: QType, record: &[u8], r: usize) -> [i32; BLOCK] {
     out
 }
 
-/// Groups `g..g + rg` against activation rows `t0..t0 + tn` into `tile`.
-pub(super) fn tile(
-    panel: &Panel,
-    g: usize,
-    rg: usize,
-    acts: &QActs,
-    t0: usize,
-    tn: usize,
-    tile: &mut Tile,
-) {
+/// `span` into `tile`.
+pub(super) fn tile(span: Span, tile: &mut Tile) {
+    let (panel, acts) = (span.panel, span.acts);
+    let (g, rg, t0, tn) = (span.g, span.rg, span.t0, span.tn);
     let offset = panel.qtype.offset();
     for b in 0..panel.blocks {
         for gi in 0..rg {

@@ -10,7 +10,7 @@
 
 use std::arch::x86_64::*;
 
-use super::{GROUP, Panel, QActs, QType, Tile};
+use super::{GROUP, PairKernel, Panel, QActs, QType, Span, Tile};
 
 /// Four consecutive activation values as one i32, for a broadcast.
 ///
@@ -48,15 +48,9 @@ fn rows<const T: usize>(
 /// The CPU runs AVX-512F and AVX512_VNNI; the groups are in the panel and
 /// the rows in `acts`.
 #[target_feature(enable = "avx512f,avx512vnni")]
-pub(super) unsafe fn vnni_tile(
-    panel: &Panel,
-    g: usize,
-    rg: usize,
-    acts: &QActs,
-    t0: usize,
-    tn: usize,
-    tile: &mut Tile,
-) {
+pub(super) unsafe fn vnni_tile(span: Span, tile: &mut Tile) {
+    let (panel, acts) = (span.panel, span.acts);
+    let (g, rg, t0, tn) = (span.g, span.rg, span.t0, span.tn);
     macro_rules! pick {
         ($($rg:literal $tn:literal),*) => {
             match (panel.qtype, rg, tn) {
@@ -147,38 +141,16 @@ unsafe fn vnni<const Q4: bool, const RG: usize, const T: usize>(
     }
 }
 
-/// Groups `g..g + rg` against rows `t0..t0 + tn` into `tile`, on AVX2:
-/// one group by two rows at a time.
-///
-/// # Safety
-/// The CPU runs AVX2, FMA and F16C; the groups are in the panel and the
-/// rows in `acts`; on q8_0, no weight is -128 (`vpsignb` cannot negate it).
-#[target_feature(enable = "avx2,fma,f16c")]
-pub(super) unsafe fn avx2_tile(
-    panel: &Panel,
-    g: usize,
-    rg: usize,
-    acts: &QActs,
-    t0: usize,
-    tn: usize,
-    tile: &mut Tile,
-) {
-    super::by_pairs(rg, tn, |i, t, two| {
-        let (g, t0, col) = (g + i, t0 + t, GROUP * i);
-        // SAFETY: the caller's.
-        unsafe {
-            match (panel.qtype, two) {
-                (QType::Q8_0, false) => avx2::<false, 1>(panel, g, acts, t0, tile, t, col),
-                (QType::Q4_0, false) => avx2::<true, 1>(panel, g, acts, t0, tile, t, col),
-                (QType::Q8_0, true) => avx2::<false, 2>(panel, g, acts, t0, tile, t, col),
-                (QType::Q4_0, true) => avx2::<true, 2>(panel, g, acts, t0, tile, t, col),
-            }
-        }
-    });
-}
+/// The AVX2 kernels by `[q4_0][two rows]`, for [`super::by_pairs`]; each
+/// needs a CPU that runs AVX2, FMA and F16C, and on q8_0 no weight of
+/// -128 (`vpsignb` cannot negate it).
+pub(super) const AVX2: [[PairKernel; 2]; 2] = [
+    [avx2::<false, 1>, avx2::<false, 2>],
+    [avx2::<true, 1>, avx2::<true, 2>],
+];
 
-/// [`avx2_tile`] for group `g` and `T` rows from `t0`, stored at `tile`'s
-/// row `at` on, column `col` on.
+/// One group `g` by `T` rows from `t0`, stored at `tile`'s row `at` on,
+/// column `col` on (a [`PairKernel`]).
 #[target_feature(enable = "avx2,fma,f16c")]
 #[inline]
 unsafe fn avx2<const Q4: bool, const T: usize>(

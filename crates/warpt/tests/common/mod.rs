@@ -179,6 +179,19 @@ pub fn find_in<'a>(list: &'a serde_json::Value, key: &str, want: &str) -> &'a se
         .unwrap_or_else(|| panic!("no {key} = {want} in {list:#}"))
 }
 
+/// The text under `key` of each element of the JSON array `list`.
+pub fn texts<'a>(list: &'a serde_json::Value, key: &str) -> Vec<&'a str> {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"))
+        .iter()
+        .map(|e| {
+            e[key]
+                .as_str()
+                .unwrap_or_else(|| panic!("no text {key} in {e}"))
+        })
+        .collect()
+}
+
 /// The metric named `name` of a result (JSON): the whole metric object.
 pub fn metric_of<'a>(result: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
     find_in(&result["metrics"], "name", name)

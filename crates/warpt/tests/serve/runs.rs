@@ -316,12 +316,7 @@ fn a_benchmark_that_crashes_its_worker_leaves_the_server_answering() {
     assert_eq!(v["message"], "1 of 2 benchmark(s) did not pass", "{v}");
     let (code, full) = get(&server, &format!("/api/v1/runs/{id}"));
     assert_eq!(code, 200, "{full}");
-    let statuses: Vec<&str> = full["benchmarks"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|b| b["status"].as_str().unwrap())
-        .collect();
+    let statuses = crate::common::texts(&full["benchmarks"], "status");
     assert_eq!(statuses, ["crashed", "passed"], "{full}");
     // The server still answers, and runs the next request.
     let (code, _) = get(&server, "/api/v1/queue");
