@@ -242,11 +242,7 @@ impl Benchmark for Assembly {
             first.extend_from_slice(b"ACGTTGCAACGTTGCAACGTTGCAACGTTGCAACGT");
         }
         self.contigs = contigs;
-        Ok(Measured {
-            metrics,
-            details,
-            warnings: Vec::new(),
-        })
+        Ok(Measured::new(metrics, details))
     }
 
     fn validate(&mut self, _: &RunContext) -> Validation {

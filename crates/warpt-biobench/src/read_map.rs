@@ -233,11 +233,7 @@ impl Benchmark for ReadMap {
             p.pos += 1;
         }
         self.mapped = last;
-        Ok(Measured {
-            metrics,
-            details,
-            warnings: Vec::new(),
-        })
+        Ok(Measured::new(metrics, details))
     }
 
     fn validate(&mut self, _: &RunContext) -> Validation {

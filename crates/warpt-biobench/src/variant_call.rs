@@ -241,11 +241,7 @@ impl Benchmark for VariantCall {
         }
         self.pileup = Some(pile);
         self.calls = calls;
-        Ok(Measured {
-            metrics,
-            details,
-            warnings: Vec::new(),
-        })
+        Ok(Measured::new(metrics, details))
     }
 
     fn validate(&mut self, _: &RunContext) -> Validation {

@@ -16,15 +16,25 @@ pub const WORKGROUP: u32 = 256;
 /// Chains per invocation.
 pub const CHAINS: u32 = 8;
 
-/// The f32 FMA kernel.
-pub const FMA_F32: &str = r#"
+/// What every FMA kernel starts with: its uniform, its output and its
+/// entry point, up to the invocation's index `i`.
+macro_rules! fma_prologue {
+    () => {
+        r#"
 struct Params { mul: f32, add: f32, iters: u32, salt: u32 }
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read_write> out: array<vec4<f32>>;
 @compute @workgroup_size(256)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
-    let base = f32((i + p.salt) % 64u);
+"#
+    };
+}
+
+/// The f32 FMA kernel.
+pub const FMA_F32: &str = concat!(
+    fma_prologue!(),
+    r#"    let base = f32((i + p.salt) % 64u);
     var a = vec4<f32>(base, base + 1.0, base + 2.0, base + 3.0);
     var b = a + 4.0; var c = a + 8.0; var d = a + 12.0;
     var e = a + 16.0; var f = a + 20.0; var g = a + 24.0; var h = a + 28.0;
@@ -36,18 +46,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     out[i] = ((a + b) + (c + d)) + ((e + f) + (g + h));
 }
-"#;
+"#
+);
 
 /// The f16 FMA kernel (needs `shader-f16`).
-pub const FMA_F16: &str = r#"
-enable f16;
-struct Params { mul: f32, add: f32, iters: u32, salt: u32 }
-@group(0) @binding(0) var<uniform> p: Params;
-@group(0) @binding(1) var<storage, read_write> out: array<vec4<f32>>;
-@compute @workgroup_size(256)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
-    let base = f16((i + p.salt) % 64u);
+pub const FMA_F16: &str = concat!(
+    "enable f16;\n",
+    fma_prologue!(),
+    r#"    let base = f16((i + p.salt) % 64u);
     var a = vec4<f16>(base, base + 1.0h, base + 2.0h, base + 3.0h);
     var b = a + 4.0h; var c = a + 8.0h; var d = a + 12.0h;
     var e = a + 16.0h; var f = a + 20.0h; var g = a + 24.0h; var h = a + 28.0h;
@@ -59,7 +65,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     out[i] = vec4<f32>(((a + b) + (c + d)) + ((e + f) + (g + h)));
 }
-"#;
+"#
+);
 
 /// The uniform of the FMA kernels: multiplier, addend, iterations, salt.
 pub fn fma_params(f16: bool, iters: u32, salt: u32) -> [u32; 4] {

@@ -89,11 +89,7 @@ impl Benchmark for GpuLatency {
                 "the counter shows {count} dispatches, {dispatches} were made"
             ))
         });
-        Ok(Measured {
-            metrics: m.metrics,
-            details: gpu.details(),
-            warnings: Vec::new(),
-        })
+        Ok(Measured::new(m.metrics, gpu.details()))
     }
 
     fn validate(&mut self, _: &RunContext) -> Validation {

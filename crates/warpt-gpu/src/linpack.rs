@@ -122,11 +122,7 @@ impl Benchmark for GpuLinpack {
             "scaled_residual".into(),
             warpt_model::ParamValue::Float(residual),
         ));
-        Ok(warpt_harness::Measured {
-            metrics: m.metrics,
-            details,
-            warnings: Vec::new(),
-        })
+        Ok(warpt_harness::Measured::new(m.metrics, details))
     }
 
     fn validate(&mut self, _: &RunContext) -> Validation {

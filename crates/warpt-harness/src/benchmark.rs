@@ -163,6 +163,17 @@ pub struct Measured {
     pub warnings: Vec<String>,
 }
 
+impl Measured {
+    /// `metrics` and `details`, with no caveat.
+    pub fn new(metrics: Vec<BenchmarkMetric>, details: Vec<(String, ParamValue)>) -> Self {
+        Measured {
+            metrics,
+            details,
+            warnings: Vec::new(),
+        }
+    }
+}
+
 /// One runnable benchmark, created by its suite for one run.
 ///
 /// The runner calls `prepare`, then `measure`, then `validate`, each once.

@@ -463,13 +463,7 @@ pub fn run(
 mod tests {
     use super::*;
 
-    const MODEL: ModelRules = ModelRules {
-        name: "resnet50",
-        server_latency_ms: 15.0,
-        offline_min_count: 24576,
-        library: 1024,
-        token_bounds_ms: None,
-    };
+    use crate::resnet50_infer::MODEL;
 
     fn ctx(overrides: &[(&str, ParamValue)]) -> RunContext {
         let mut params: Params = common_params(Scenario::SingleStream)

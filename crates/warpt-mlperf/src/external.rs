@@ -230,11 +230,7 @@ impl Benchmark for External {
         ];
         self.log = Some(log);
         self.log_dir = Some(dir);
-        Ok(Measured {
-            metrics,
-            details,
-            warnings: Vec::new(),
-        })
+        Ok(Measured::new(metrics, details))
     }
 
     fn validate(&mut self, _: &RunContext) -> Validation {

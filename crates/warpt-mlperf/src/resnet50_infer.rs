@@ -20,7 +20,8 @@ use warpt_models::packed::Precision;
 /// Benchmark name within the suite.
 pub const NAME: &str = "resnet50_infer";
 
-const MODEL: ModelRules = ModelRules {
+/// ResNet-50's rules in `mlperf.conf`.
+pub(crate) const MODEL: ModelRules = ModelRules {
     name: "resnet50",
     server_latency_ms: 15.0,
     offline_min_count: 24576,

@@ -160,11 +160,7 @@ impl Benchmark for Resnet50Train {
         if let Some(rate) = m.metrics.first() {
             details.push(("gflops".into(), ParamValue::Float(rate.value * gflop)));
         }
-        Ok(Measured {
-            metrics: m.metrics,
-            details,
-            warnings: Vec::new(),
-        })
+        Ok(Measured::new(m.metrics, details))
     }
 
     fn validate(&mut self, _: &RunContext) -> Validation {

@@ -19,12 +19,11 @@ use crate::loadgen::{QuerySample, Responder, Response, Scenario, SystemUnderTest
 /// Benchmark name within the suite.
 pub const NAME: &str = "synthetic";
 
+/// ResNet-50's counts, a tighter Server bound.
 const MODEL: ModelRules = ModelRules {
     name: "synthetic",
     server_latency_ms: 10.0,
-    offline_min_count: 24576,
-    library: 1024,
-    token_bounds_ms: None,
+    ..crate::resnet50_infer::MODEL
 };
 
 /// The spec of `synthetic`.

@@ -51,3 +51,32 @@ pub struct NoiseEntry {
     #[serde(default)]
     pub recorded_at: Option<String>,
 }
+
+impl NoiseEntry {
+    /// The profile of `metric` of `result`: `trials` trial medians around
+    /// `median` with robust CV `cv`; nothing else known yet.
+    pub fn of(
+        result: &crate::BenchmarkRunResult,
+        metric: &crate::BenchmarkMetric,
+        trials: usize,
+        median: f64,
+        cv: f64,
+    ) -> Self {
+        NoiseEntry {
+            suite: result.spec.id.suite.clone(),
+            benchmark: result.spec.id.name.clone(),
+            metric: metric.name.clone(),
+            tags: metric.tags.clone(),
+            params: result.params.clone(),
+            unit: metric.unit.clone(),
+            trials,
+            median,
+            cv,
+            cv_sd: None,
+            within_ci: None,
+            duration_s: None,
+            run_id: None,
+            recorded_at: None,
+        }
+    }
+}

@@ -126,15 +126,8 @@ fn pack(ids: &[&[u32]], order: Vec<usize>, batch: usize, seq_len: usize) -> Epoc
 }
 
 /// The pipeline on all cores.
-fn epoch_parallel(
-    tok: &Tokenizer,
-    jsonl: &str,
-    seed: u64,
-    epoch: u64,
-    batch: usize,
-    seq_len: usize,
-) -> Result<Epoch, String> {
-    let lines: Vec<&str> = jsonl.lines().filter(|l| !l.trim().is_empty()).collect();
+fn epoch_parallel(p: &DataPipeline, tok: &Tokenizer, epoch: u64) -> Result<Epoch, String> {
+    let lines: Vec<&str> = p.jsonl.lines().filter(|l| !l.trim().is_empty()).collect();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let per = lines.len().div_ceil(threads).max(1);
     let texts: Vec<String> = std::thread::scope(|s| {
@@ -166,20 +159,18 @@ fn epoch_parallel(
         .encode_batch(texts, false)
         .map_err(|e| format!("tokenizing: {e}"))?;
     let ids: Vec<&[u32]> = enc.iter().map(|e| e.get_ids()).collect();
-    Ok(pack(&ids, order(seed, epoch, ids.len()), batch, seq_len))
+    Ok(pack(
+        &ids,
+        order(p.seed, epoch, ids.len()),
+        p.batch,
+        p.seq_len,
+    ))
 }
 
 /// The same pipeline, one line at a time: the reference.
-fn epoch_serial(
-    tok: &Tokenizer,
-    jsonl: &str,
-    seed: u64,
-    epoch: u64,
-    batch: usize,
-    seq_len: usize,
-) -> Result<Epoch, String> {
+fn epoch_serial(p: &DataPipeline, tok: &Tokenizer, epoch: u64) -> Result<Epoch, String> {
     let mut ids = Vec::new();
-    for (n, line) in jsonl.lines().filter(|l| !l.trim().is_empty()).enumerate() {
+    for (n, line) in p.jsonl.lines().filter(|l| !l.trim().is_empty()).enumerate() {
         let text = parse(line, n + 1)?;
         let e = tok
             .encode(text.as_str(), false)
@@ -187,7 +178,12 @@ fn epoch_serial(
         ids.push(e.get_ids().to_vec());
     }
     let refs: Vec<&[u32]> = ids.iter().map(Vec::as_slice).collect();
-    Ok(pack(&refs, order(seed, epoch, refs.len()), batch, seq_len))
+    Ok(pack(
+        &refs,
+        order(p.seed, epoch, refs.len()),
+        p.batch,
+        p.seq_len,
+    ))
 }
 
 /// The running benchmark.
@@ -222,8 +218,7 @@ impl Benchmark for DataPipeline {
 
     fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         let tok = warpt_harness::prepared(&self.tokenizer)?;
-        let first = epoch_parallel(tok, &self.jsonl, self.seed, 0, self.batch, self.seq_len)
-            .map_err(BenchmarkError::Failed)?;
+        let first = epoch_parallel(self, tok, 0).map_err(BenchmarkError::Failed)?;
         let records = first.order.len();
         let bytes = self.jsonl.len();
         let defs = [
@@ -245,7 +240,7 @@ impl Benchmark for DataPipeline {
         let mut epoch = 0u64;
         let m = time_each(measure, ctx, NAME, &defs, || {
             epoch += 1;
-            epoch_parallel(tok, &self.jsonl, self.seed, epoch, self.batch, self.seq_len)
+            epoch_parallel(self, tok, epoch)
         })
         .map_err(BenchmarkError::Failed)?;
         let batches = first.checksums.len();
@@ -272,8 +267,7 @@ impl Benchmark for DataPipeline {
         let (Some(tok), Some(first)) = (self.tokenizer.as_ref(), self.first.as_ref()) else {
             return Validation::fail("no epoch ran");
         };
-        let reference = match epoch_serial(tok, &self.jsonl, self.seed, 0, self.batch, self.seq_len)
-        {
+        let reference = match epoch_serial(self, tok, 0) {
             Ok(r) => r,
             Err(e) => return Validation::fail(format!("the reference pipeline failed: {e}")),
         };

@@ -415,11 +415,7 @@ impl Benchmark for Embed {
             ),
         ];
         details.extend(device::details(&encoder.device, &self.memory));
-        Ok(Measured {
-            metrics: m.metrics,
-            details,
-            warnings: Vec::new(),
-        })
+        Ok(Measured::new(m.metrics, details))
     }
 
     fn validate(&mut self, _: &RunContext) -> Validation {

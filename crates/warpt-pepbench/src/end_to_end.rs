@@ -325,11 +325,7 @@ impl Benchmark for EndToEnd {
             ),
         ];
         details.extend(device::details(decoder.device(), &self.memory));
-        Ok(Measured {
-            metrics,
-            details,
-            warnings: Vec::new(),
-        })
+        Ok(Measured::new(metrics, details))
     }
 
     fn validate(&mut self, _: &RunContext) -> Validation {

@@ -250,11 +250,7 @@ impl Benchmark for LlmInfer {
             details.push(("isa".into(), ParamValue::from(isa)));
         }
         details.extend(device::details(decoder.device(), &self.memory));
-        Ok(Measured {
-            metrics,
-            details,
-            warnings: Vec::new(),
-        })
+        Ok(Measured::new(metrics, details))
     }
 
     fn validate(&mut self, _: &RunContext) -> Validation {

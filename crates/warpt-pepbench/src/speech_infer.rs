@@ -240,11 +240,7 @@ impl Benchmark for SpeechInfer {
                 .iter()
                 .flat_map(|d| device::details(d, &self.memory)),
         );
-        Ok(Measured {
-            metrics: m.metrics,
-            details,
-            warnings: Vec::new(),
-        })
+        Ok(Measured::new(m.metrics, details))
     }
 
     fn validate(&mut self, _: &RunContext) -> Validation {

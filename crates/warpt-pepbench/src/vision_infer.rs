@@ -225,11 +225,7 @@ impl Benchmark for VisionInfer {
             ("heap".into(), ParamValue::from(crate::heap::SETTING)),
         ];
         details.extend(device::details(images.device(), &self.memory));
-        Ok(Measured {
-            metrics: m.metrics,
-            details,
-            warnings: Vec::new(),
-        })
+        Ok(Measured::new(m.metrics, details))
     }
 
     fn validate(&mut self, ctx: &RunContext) -> Validation {

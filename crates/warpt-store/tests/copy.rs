@@ -47,20 +47,8 @@ fn source() -> TestStore {
         .record_noise(
             first.system.as_ref().unwrap(),
             &[warpt_model::NoiseEntry {
-                suite: r.spec.id.suite.clone(),
-                benchmark: r.spec.id.name.clone(),
-                metric: m.name.clone(),
-                tags: m.tags.clone(),
-                params: r.params.clone(),
-                unit: m.unit.clone(),
-                trials: 5,
-                median: m.value,
-                cv: 0.02,
-                cv_sd: None,
-                within_ci: None,
-                duration_s: None,
-                run_id: None,
                 recorded_at: Some("2026-11-01T00:00:00Z".into()),
+                ..warpt_model::NoiseEntry::of(r, m, 5, m.value, 0.02)
             }],
         )
         .unwrap();

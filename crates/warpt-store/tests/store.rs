@@ -333,20 +333,12 @@ fn latest_profile(t: &TestStore) {
     let r = &run.benchmarks[0];
     let m = &r.metrics[0];
     let entry = |cv: f64, at: &str| warpt_model::NoiseEntry {
-        suite: r.spec.id.suite.clone(),
-        benchmark: r.spec.id.name.clone(),
-        metric: m.name.clone(),
-        tags: m.tags.clone(),
-        params: r.params.clone(),
-        unit: m.unit.clone(),
-        trials: 5,
-        median: m.value,
-        cv,
         cv_sd: Some(cv * 1.1),
         within_ci: Some(0.004),
         duration_s: Some(2.0),
         run_id: Some("aa".into()),
         recorded_at: Some(at.into()),
+        ..warpt_model::NoiseEntry::of(r, m, 5, m.value, cv)
     };
     store
         .record_noise(&system, &[entry(0.03, "2026-11-01T00:00:00Z")])

@@ -425,14 +425,13 @@ fn run(kernel: QKernel, span: Span, tile: &mut Tile) {
     }
 }
 
-/// A kernel for one group of panel `panel`, `T` activation rows (1 or 2)
-/// from row `t0` of `acts`, stored at `tile`'s row `at` on, column `col`
-/// on: `(panel, group, acts, t0, tile, at, col)`.
+/// A kernel for group `i` of a span and `T` of its rows (1 or 2) from
+/// row `t`, stored at `tile`'s row `t` on, column `GROUP * i` on.
 #[cfg_attr(
     not(any(target_arch = "x86_64", target_arch = "aarch64")),
     allow(dead_code)
 )]
-pub(crate) type PairKernel = unsafe fn(&Panel, usize, &QActs, usize, &mut Tile, usize, usize);
+pub(crate) type PairKernel = unsafe fn(Span, usize, usize, &mut Tile);
 
 /// Each group of `span` and each pair of its rows (one row at an odd end)
 /// by `kernels[q4_0][two rows]`: how the 8- and 4-lane kernels walk a
@@ -449,9 +448,8 @@ unsafe fn by_pairs(span: Span, tile: &mut Tile, kernels: [[PairKernel; 2]; 2]) {
     for i in 0..span.rg {
         for t in (0..span.tn).step_by(2) {
             let kernel = kernels[q4][usize::from(span.tn - t >= 2)];
-            let (g, t0, col) = (span.g + i, span.t0 + t, GROUP * i);
             // SAFETY: the caller's.
-            unsafe { kernel(span.panel, g, span.acts, t0, tile, t, col) }
+            unsafe { kernel(span, i, t, tile) }
         }
     }
 }

@@ -12,7 +12,7 @@
 
 use std::arch::aarch64::*;
 
-use super::{GROUP, PairKernel, Panel, QActs, Tile};
+use super::{GROUP, PairKernel, Span, Tile};
 
 /// The NEON kernels by `[q4_0][two rows]`, for [`super::by_pairs`]; each
 /// needs a CPU that runs NEON.
@@ -21,19 +21,12 @@ pub(super) const NEON: [[PairKernel; 2]; 2] = [
     [neon::<true, 1>, neon::<true, 2>],
 ];
 
-/// One group `g` by `T` rows from `t0`, stored at `tile`'s row `at` on,
-/// column `col` on (a [`PairKernel`]).
+/// A [`PairKernel`].
 #[target_feature(enable = "neon")]
 #[inline]
-unsafe fn neon<const Q4: bool, const T: usize>(
-    panel: &Panel,
-    g: usize,
-    acts: &QActs,
-    t0: usize,
-    tile: &mut Tile,
-    at: usize,
-    col: usize,
-) {
+unsafe fn neon<const Q4: bool, const T: usize>(span: Span, i: usize, t: usize, tile: &mut Tile) {
+    let (panel, acts) = (span.panel, span.acts);
+    let (g, t0, at, col) = (span.g + i, span.t0 + t, t, GROUP * i);
     // q8_0's weights are made signed again here (`smull` multiplies
     // signed by signed), so only q4_0's offset is taken back.
     let offset = if Q4 { panel.qtype.offset() } else { 0 };

@@ -149,19 +149,12 @@ pub(super) const AVX2: [[PairKernel; 2]; 2] = [
     [avx2::<true, 1>, avx2::<true, 2>],
 ];
 
-/// One group `g` by `T` rows from `t0`, stored at `tile`'s row `at` on,
-/// column `col` on (a [`PairKernel`]).
+/// A [`PairKernel`].
 #[target_feature(enable = "avx2,fma,f16c")]
 #[inline]
-unsafe fn avx2<const Q4: bool, const T: usize>(
-    panel: &Panel,
-    g: usize,
-    acts: &QActs,
-    t0: usize,
-    tile: &mut Tile,
-    at: usize,
-    col: usize,
-) {
+unsafe fn avx2<const Q4: bool, const T: usize>(span: Span, i: usize, t: usize, tile: &mut Tile) {
+    let (panel, acts) = (span.panel, span.acts);
+    let (g, t0, at, col) = (span.g + i, span.t0 + t, t, GROUP * i);
     // q8_0's weights are made signed again here (the sign trick needs
     // them so), so only q4_0's offset is taken back.
     let offset = if Q4 { panel.qtype.offset() } else { 0 };

@@ -554,11 +554,7 @@ impl Benchmark for Gemm {
                 ));
             }
         }
-        Ok(Measured {
-            metrics,
-            details,
-            warnings: Vec::new(),
-        })
+        Ok(Measured::new(metrics, details))
     }
 
     fn validate(&mut self, _: &RunContext) -> Validation {

@@ -352,20 +352,11 @@ pub fn profile(run: &BenchmarkSuiteRun) -> Profile {
             }
             let cv_sd = stats::cv(&values);
             out.entries.push(NoiseEntry {
-                suite: agg.spec.id.suite.clone(),
-                benchmark: agg.spec.id.name.clone(),
-                metric: m.name.clone(),
-                tags: m.tags.clone(),
-                params: agg.params.clone(),
-                unit: m.unit.clone(),
-                trials: values.len(),
-                median: stats::median(&values),
-                cv,
                 cv_sd: cv_sd.is_finite().then_some(cv_sd),
                 within_ci: (!within.is_empty()).then(|| stats::median(&within)),
                 duration_s,
                 run_id: Some(run.id.clone()),
-                recorded_at: None,
+                ..NoiseEntry::of(agg, m, values.len(), stats::median(&values), cv)
             });
         }
     }
