@@ -3,7 +3,6 @@
 //! against the reference.
 
 use std::collections::HashMap;
-use std::time::Instant;
 
 use rand_core::{RngCore, SeedableRng};
 use warpt_harness::{
@@ -168,20 +167,11 @@ impl Benchmark for Assembly {
         );
         let (k, min_count, min_contig) = (self.k, self.min_count, self.min_contig);
         let expected = (bases / 4) as usize;
-        let mut last = None;
-        let m = measure.run(
-            &MeasurePolicy::share_of(ctx, 1),
-            NAME,
-            std::slice::from_ref(&def),
-            |out| {
-                let start = Instant::now();
-                let result = threads::install(&self.pool, || {
-                    assemble(&reads, k, min_count, min_contig, expected)
-                });
-                out[0] = start.elapsed().as_secs_f64();
-                last = Some(result);
-            },
-        );
+        let (m, last) = measure.time(&MeasurePolicy::share_of(ctx, 1), NAME, &def, |_| {
+            threads::install(&self.pool, || {
+                assemble(&reads, k, min_count, min_contig, expected)
+            })
+        });
         let (mut contigs, cleaning) =
             last.ok_or_else(|| BenchmarkError::Failed("no timed pass".into()))?;
         if !self.contigs_path.is_empty() {

@@ -2,7 +2,6 @@
 //! table on all cores (jellyfish's job), in Mbases of reads per second.
 
 use std::collections::{BTreeMap, HashMap};
-use std::time::Instant;
 
 use rand_core::{RngCore, SeedableRng};
 use warpt_harness::{
@@ -205,19 +204,15 @@ impl Benchmark for KmerCount {
         );
         // Sized like jellyfish's -s: about one distinct k-mer per 4 bases
         // at first, then what the previous pass found.
-        let mut expected = (bases / 4) as usize;
-        let mut last = None;
+        let first = (bases / 4) as usize;
         let k = self.k;
-        let m = measure.run(
+        let (m, last) = measure.time(
             &MeasurePolicy::share_of(ctx, 1),
             NAME,
-            std::slice::from_ref(&def),
-            |out| {
-                let start = Instant::now();
-                let table = threads::install(&self.pool, || Table::count(&reads, k, expected));
-                out[0] = start.elapsed().as_secs_f64();
-                expected = table.distinct() as usize;
-                last = Some(table);
+            &def,
+            |prev: Option<&Table>| {
+                let expected = prev.map_or(first, |t| t.distinct() as usize);
+                threads::install(&self.pool, || Table::count(&reads, k, expected))
             },
         );
         let mut table = last.ok_or_else(|| BenchmarkError::Failed("no timed pass".into()))?;

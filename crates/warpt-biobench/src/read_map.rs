@@ -3,7 +3,6 @@
 //! reads' true origins.
 
 use std::io::Write;
-use std::time::Instant;
 
 use rayon::prelude::*;
 use warpt_harness::{
@@ -163,18 +162,10 @@ impl Benchmark for ReadMap {
             &[],
             Convert::Rate(reads.len() as f64),
         );
-        let mut last = Vec::new();
-        let m = measure.run(
-            &MeasurePolicy::share_of(ctx, 1),
-            NAME,
-            std::slice::from_ref(&def),
-            |out| {
-                let start = Instant::now();
-                let mapped = threads::install(&self.pool, || map_all(&mapper, reads));
-                out[0] = start.elapsed().as_secs_f64();
-                last = mapped;
-            },
-        );
+        let (m, last) = measure.time(&MeasurePolicy::share_of(ctx, 1), NAME, &def, |_| {
+            threads::install(&self.pool, || map_all(&mapper, reads))
+        });
+        let mut last = last.unwrap_or_default();
         if !self.sam_path.is_empty() {
             write_sam(&self.sam_path, data, &last)?;
         }

@@ -406,18 +406,10 @@ impl Benchmark for SwAlign {
             ],
             Convert::Rate(cells as f64 / 1e9),
         );
-        let mut last = Vec::new();
-        let m = measure.run(
-            &MeasurePolicy::share_of(ctx, 1),
-            NAME,
-            std::slice::from_ref(&def),
-            |out| {
-                let start = Instant::now();
-                last = self.search();
-                out[0] = start.elapsed().as_secs_f64();
-            },
-        );
-        self.scores = last;
+        let (m, last) = measure.time(&MeasurePolicy::share_of(ctx, 1), NAME, &def, |_| {
+            self.search()
+        });
+        self.scores = last.unwrap_or_default();
         if !self.scores_path.is_empty() {
             self.write_scores()?;
         }

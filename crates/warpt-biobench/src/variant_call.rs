@@ -2,8 +2,6 @@
 //! mpileup + call's job), in variants per second, scored against the
 //! planted truth.
 
-use std::time::Instant;
-
 use rand_core::{RngCore, SeedableRng};
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
@@ -160,22 +158,13 @@ impl Benchmark for VariantCall {
             &[],
             Convert::Rate(first.len() as f64),
         );
-        let mut last = None;
-        let m = measure.run(
-            &MeasurePolicy::share_of(ctx, 1),
-            NAME,
-            std::slice::from_ref(&def),
-            |out| {
-                let start = Instant::now();
-                let (p, calls) = threads::install(&self.pool, || {
-                    let p = pileup::pile(reference, aligned);
-                    let calls = caller::call(reference, &p, min_qual);
-                    (p, calls)
-                });
-                out[0] = start.elapsed().as_secs_f64();
-                last = Some((p, calls));
-            },
-        );
+        let (m, last) = measure.time(&MeasurePolicy::share_of(ctx, 1), NAME, &def, |_| {
+            threads::install(&self.pool, || {
+                let p = pileup::pile(reference, aligned);
+                let calls = caller::call(reference, &p, min_qual);
+                (p, calls)
+            })
+        });
         let (mut pile, calls) =
             last.ok_or_else(|| BenchmarkError::Failed("no timed pass".into()))?;
         if calls != first {

@@ -244,6 +244,27 @@ impl<'a> Measure<'a> {
         self.stop.is_some_and(|f| f.load(Ordering::Relaxed))
     }
 
+    /// [`Measure::run`] for one series of seconds: each call of `pass`
+    /// timed on the wall clock. `pass` is handed the previous pass's
+    /// result (to size the next pass by it); the last comes back with the
+    /// measurement, each earlier one dropped outside the timed region.
+    pub fn time<T>(
+        &mut self,
+        policy: &MeasurePolicy,
+        label: &str,
+        def: &SeriesDef,
+        mut pass: impl FnMut(Option<&T>) -> T,
+    ) -> (Measurement, Option<T>) {
+        let mut last: Option<T> = None;
+        let m = self.run(policy, label, std::slice::from_ref(def), |out| {
+            let start = Instant::now();
+            let result = pass(last.as_ref());
+            out[0] = start.elapsed().as_secs_f64();
+            last = Some(result);
+        });
+        (m, last)
+    }
+
     /// Warms up, then samples the series `defs` with `sample` until the
     /// policy says stop. `sample` writes each series' seconds (or value,
     /// for [`Convert::Value`]) into its slot; a non-positive or non-finite
