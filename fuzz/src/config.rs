@@ -18,7 +18,7 @@ pub fn registry(declared: Vec<declared::Declared>) -> Registry {
     let mut r = Registry::new();
     r.register(Box::new(warpt_micro::MICRO));
     r.extend(Box::new(warpt_linpack::gemm::GEMM_BENCHMARKS));
-    r.register(Box::new(warpt_linpack::LinpackSuite));
+    r.register(Box::new(warpt_linpack::LINPACK));
     r.register(Box::new(warpt_pepbench::PEPBENCH));
     r.register(Box::new(warpt_userbench::suite::HarnessSuite));
     r.register(Box::new(warpt_mlperf::MLPERF));

@@ -92,13 +92,6 @@ pub struct Assembly {
     contigs_path: String,
 }
 
-impl Assembly {
-    /// Not yet prepared.
-    pub fn new() -> Self {
-        Self::default()
-    }
-}
-
 /// Assembles `reads`: the contigs of at least `min_contig` bases, longest
 /// first, and what the clean-up removed.
 pub fn assemble(
@@ -131,19 +124,9 @@ impl Benchmark for Assembly {
     }
 
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        // Odd and 15 to 31: the plan checked.
         self.k = ctx.int_param("k", 15)? as usize;
-        if self.k.is_multiple_of(2) || self.k > 31 {
-            return Err(BenchmarkError::InvalidParam {
-                key: "k".into(),
-                reason: "must be odd, 15 to 31".into(),
-            });
-        }
         let data = Dataset::prepare(ctx, Needs::Reads)?;
-        let export = ctx.str_param("export")?;
-        if !export.is_empty() {
-            data.export(std::path::Path::new(export))
-                .map_err(BenchmarkError::Failed)?;
-        }
         self.data = Some(data);
         self.pool = threads::pool(ctx.int_param("threads", 0)? as usize)?;
         self.min_count = ctx.int_param("min_count", 1)? as u32;

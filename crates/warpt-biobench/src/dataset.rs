@@ -189,8 +189,20 @@ fn check_memory(bases: u64, what: &str) -> Result<(), BenchmarkError> {
 }
 
 impl Dataset {
-    /// Loads or generates the data the parameters describe.
+    /// Loads or generates the data the parameters describe, and writes it
+    /// where `export` says (if anywhere).
     pub fn prepare(ctx: &RunContext, needs: Needs) -> Result<Self, BenchmarkError> {
+        let data = Self::load(ctx, needs)?;
+        let export = ctx.str_param("export")?;
+        if !export.is_empty() {
+            data.export(std::path::Path::new(export))
+                .map_err(BenchmarkError::Failed)?;
+        }
+        Ok(data)
+    }
+
+    /// Loads or generates the data the parameters describe.
+    fn load(ctx: &RunContext, needs: Needs) -> Result<Self, BenchmarkError> {
         let reference_path = ctx.str_param("reference")?.to_string();
         let reads_path = ctx.str_param("reads")?.to_string();
         let reads2_path = ctx.str_param("reads2")?.to_string();

@@ -109,11 +109,6 @@ pub struct KmerCount {
 }
 
 impl KmerCount {
-    /// Not yet prepared.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     fn reads(&self) -> Vec<&[u8]> {
         self.data
             .as_ref()
@@ -168,19 +163,9 @@ impl Benchmark for KmerCount {
     }
 
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
+        // At most kmer::MAX_K: the plan checked.
         self.k = ctx.int_param("k", 1)? as usize;
-        if self.k > kmer::MAX_K {
-            return Err(BenchmarkError::InvalidParam {
-                key: "k".into(),
-                reason: format!("at most {}", kmer::MAX_K),
-            });
-        }
         let data = Dataset::prepare(ctx, Needs::Reads)?;
-        let export = ctx.str_param("export")?;
-        if !export.is_empty() {
-            data.export(std::path::Path::new(export))
-                .map_err(BenchmarkError::Failed)?;
-        }
         self.data = Some(data);
         self.pool = threads::pool(ctx.int_param("threads", 0)? as usize)?;
         self.seed = ctx.seed;

@@ -75,12 +75,14 @@ fn domain_spec(name: &str) -> warpt_model::SpecBuilder {
 /// The suite's benchmarks, in the order `list` shows them.
 const BENCHMARKS: &[Listed] = &[
     Listed::new(sw_align::spec, || Box::new(sw_align::SwAlign::new())),
-    Listed::new(kmer_count::spec, || Box::new(kmer_count::KmerCount::new())),
-    Listed::new(read_map::spec, || Box::new(read_map::ReadMap::new())),
-    Listed::new(variant_call::spec, || {
-        Box::new(variant_call::VariantCall::new())
+    Listed::new(kmer_count::spec, || {
+        Box::new(kmer_count::KmerCount::default())
     }),
-    Listed::new(assembly::spec, || Box::new(assembly::Assembly::new())),
+    Listed::new(read_map::spec, || Box::new(read_map::ReadMap::default())),
+    Listed::new(variant_call::spec, || {
+        Box::new(variant_call::VariantCall::default())
+    }),
+    Listed::new(assembly::spec, || Box::new(assembly::Assembly::default())),
 ];
 
 /// The biobench suite, for the registry.

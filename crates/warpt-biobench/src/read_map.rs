@@ -73,13 +73,6 @@ pub struct ReadMap {
     sam_path: String,
 }
 
-impl ReadMap {
-    /// Not yet prepared.
-    pub fn new() -> Self {
-        Self::default()
-    }
-}
-
 /// Maps every pair of `reads` on the current pool.
 pub fn map_all(mapper: &Mapper<'_>, reads: &ReadSet) -> Vec<Mapped> {
     let paired = !reads.second.is_empty();
@@ -134,11 +127,6 @@ impl Benchmark for ReadMap {
         let k = ctx.int_param("k", 10)? as usize;
         let w = ctx.int_param("w", 1)? as usize;
         let data = Dataset::prepare(ctx, Needs::ReadsAndReference)?;
-        let export = ctx.str_param("export")?;
-        if !export.is_empty() {
-            data.export(std::path::Path::new(export))
-                .map_err(BenchmarkError::Failed)?;
-        }
         self.pool = threads::pool(ctx.int_param("threads", 0)? as usize)?;
         self.index = Some(threads::install(&self.pool, || {
             Index::build(&data.genome, k, w)

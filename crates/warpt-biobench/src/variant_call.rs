@@ -76,13 +76,6 @@ pub struct VariantCall {
     vcf_path: String,
 }
 
-impl VariantCall {
-    /// Not yet prepared.
-    pub fn new() -> Self {
-        Self::default()
-    }
-}
-
 /// The mapped reads with MAPQ of at least `min_mapq`, on the reference
 /// strand, sorted by position.
 fn aligned(data: &Dataset, mapped: &[Mapped], min_mapq: u8) -> Vec<Aligned> {
@@ -117,11 +110,6 @@ impl Benchmark for VariantCall {
 
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         let data = Dataset::prepare(ctx, Needs::ReadsAndReference)?;
-        let export = ctx.str_param("export")?;
-        if !export.is_empty() {
-            data.export(std::path::Path::new(export))
-                .map_err(BenchmarkError::Failed)?;
-        }
         self.pool = threads::pool(ctx.int_param("threads", 0)? as usize)?;
         let min_mapq = ctx.int_param("min_mapq", 0)? as u8;
         let mapped = threads::install(&self.pool, || {

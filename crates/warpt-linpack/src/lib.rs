@@ -17,40 +17,22 @@ pub mod lu;
 pub mod refine;
 pub mod solve;
 
-use warpt_harness::{Benchmark, Suite};
-use warpt_model::BenchmarkSpec;
+use warpt_harness::{Listed, ListedSuite};
 
-use solve::{Linpack, Precision};
+use solve::Linpack;
+use solve::Precision::{F32, F64, Mixed};
 
 /// The suite's name.
 pub const SUITE: &str = "linpack";
 
-const ALL: [Precision; 3] = [Precision::F64, Precision::F32, Precision::Mixed];
-
 /// The linpack suite, for the registry.
-pub struct LinpackSuite;
-
-impl Suite for LinpackSuite {
-    fn name(&self) -> &'static str {
-        SUITE
-    }
-
-    fn description(&self) -> &'static str {
-        "HPL-style dense LU solves: fp64, fp32, mixed precision with refinement, and HPL itself"
-    }
-
-    fn specs(&self) -> Vec<BenchmarkSpec> {
-        let mut specs: Vec<BenchmarkSpec> = ALL.iter().map(|p| solve::spec(*p)).collect();
-        specs.push(external::spec());
-        specs
-    }
-
-    fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {
-        if name == external::NAME {
-            return Some(Box::new(external::External::new()));
-        }
-        ALL.iter()
-            .find(|p| p.name() == name)
-            .map(|p| Box::new(Linpack::new(*p)) as Box<dyn Benchmark>)
-    }
-}
+pub const LINPACK: ListedSuite = ListedSuite {
+    name: SUITE,
+    description: "HPL-style dense LU solves: fp64, fp32, mixed precision with refinement, and HPL itself",
+    benchmarks: &[
+        Listed::new(|| solve::spec(F64), || Box::new(Linpack::new(F64))),
+        Listed::new(|| solve::spec(F32), || Box::new(Linpack::new(F32))),
+        Listed::new(|| solve::spec(Mixed), || Box::new(Linpack::new(Mixed))),
+        Listed::new(external::spec, || Box::new(external::External::new())),
+    ],
+};

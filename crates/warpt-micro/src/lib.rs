@@ -37,7 +37,9 @@ const BENCHMARKS: &[Listed] = &[
         Box::new(mem_latency::MemLatency::default())
     }),
     Listed::new(disk_io::spec, || Box::new(disk_io::DiskIo::default())),
-    Listed::new(net::bandwidth_spec, || Box::new(net::NetBandwidth::new())),
+    Listed::new(net::bandwidth_spec, || {
+        Box::new(net::NetBandwidth::default())
+    }),
     Listed::new(net::latency_spec, || Box::new(net::NetLatency::default())),
 ];
 

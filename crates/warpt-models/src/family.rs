@@ -74,17 +74,10 @@ impl Family {
 
     /// The generating families `llm_infer` runs from a `model_dir`: the
     /// decoders and the encoder-decoder.
-    pub const LLM: [Family; 9] = [
-        Family::Llama,
-        Family::Mistral,
-        Family::Qwen2,
-        Family::Qwen3,
-        Family::Phi3,
-        Family::Gemma,
-        Family::Gemma2,
-        Family::Gpt2,
-        Family::T5,
-    ];
+    pub const LLM: [Family; 9] = {
+        use Family::*;
+        [Llama, Mistral, Qwen2, Qwen3, Phi3, Gemma, Gemma2, Gpt2, T5]
+    };
 
     /// The family `config.json`'s `model_type` names, if warpt knows it.
     pub fn from_model_type(model_type: &str) -> Option<Self> {

@@ -58,7 +58,7 @@ fn with_user(user: UserSuite) -> Registry {
     r.register(Box::new(warpt_micro::MICRO));
     r.extend(Box::new(warpt_gpu::GPU_BENCHMARKS));
     r.extend(Box::new(warpt_linpack::gemm::GEMM_BENCHMARKS));
-    r.register(Box::new(warpt_linpack::LinpackSuite));
+    r.register(Box::new(warpt_linpack::LINPACK));
     r.extend(Box::new(warpt_gpu::GPU_LINPACK));
     r.register(Box::new(warpt_pepbench::PEPBENCH));
     r.register(Box::new(warpt_userbench::suite::HarnessSuite));

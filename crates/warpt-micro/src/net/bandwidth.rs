@@ -88,11 +88,6 @@ pub struct NetBandwidth {
 }
 
 impl NetBandwidth {
-    /// A fresh instance.
-    pub fn new() -> Self {
-        NetBandwidth::default()
-    }
-
     fn series(
         &mut self,
         ctx: &RunContext,
