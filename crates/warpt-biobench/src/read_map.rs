@@ -6,8 +6,8 @@ use std::io::Write;
 
 use rayon::prelude::*;
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
-    RunContext, SeriesDef,
+    Benchmark, BenchmarkError, Measure, MeasurePolicy, MeasureResult, Measured, RunContext,
+    SeriesDef,
 };
 use warpt_model::{BenchmarkMetric, BenchmarkSpec, Param, ParamValue, Validation};
 
@@ -143,13 +143,7 @@ impl Benchmark for ReadMap {
         };
         let mapper = Mapper::new(&data.genome, index);
         let reads = &data.reads;
-        let def = SeriesDef::new(
-            "reads_per_s",
-            "reads/s",
-            true,
-            &[],
-            Convert::Rate(reads.len() as f64),
-        );
+        let def = SeriesDef::rate("reads_per_s", "reads/s", reads.len() as f64);
         let (m, last) = measure.time(&MeasurePolicy::share_of(ctx, 1), NAME, &def, |_| {
             threads::install(&self.pool, || map_all(&mapper, reads))
         });

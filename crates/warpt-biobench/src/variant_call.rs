@@ -4,8 +4,8 @@
 
 use rand_core::{RngCore, SeedableRng};
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
-    RunContext, SeriesDef,
+    Benchmark, BenchmarkError, Measure, MeasurePolicy, MeasureResult, Measured, RunContext,
+    SeriesDef,
 };
 use warpt_model::{BenchmarkMetric, BenchmarkSpec, Param, ParamValue, Validation};
 
@@ -139,13 +139,7 @@ impl Benchmark for VariantCall {
         let first = threads::install(&self.pool, || {
             caller::call(reference, &pileup::pile(reference, aligned), min_qual)
         });
-        let def = SeriesDef::new(
-            "variants_per_s",
-            "variants/s",
-            true,
-            &[],
-            Convert::Rate(first.len() as f64),
-        );
+        let def = SeriesDef::rate("variants_per_s", "variants/s", first.len() as f64);
         let (m, last) = measure.time(&MeasurePolicy::share_of(ctx, 1), NAME, &def, |_| {
             threads::install(&self.pool, || {
                 let p = pileup::pile(reference, aligned);

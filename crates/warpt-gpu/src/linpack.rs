@@ -86,7 +86,7 @@ impl Benchmark for GpuLinpack {
         let (cuda, system) = warpt_harness::prepared_mut(&mut self.state)?;
         let flops = warpt_linpack::hpl::flops(self.n);
         let defs = [
-            SeriesDef::new("gflops", "GFLOP/s", true, &[], Convert::Rate(flops / 1e9)),
+            SeriesDef::rate("gflops", "GFLOP/s", flops / 1e9),
             SeriesDef::new("time_s", "s", false, &[], Convert::Time(1.0)),
         ];
         let mut error = None;

@@ -460,7 +460,7 @@ impl Benchmark for Linpack {
         let n = self.n;
         let flops = hpl::flops(n);
         let defs = [
-            SeriesDef::new("gflops", "GFLOP/s", true, &[], Convert::Rate(flops / 1e9)),
+            SeriesDef::rate("gflops", "GFLOP/s", flops / 1e9),
             SeriesDef::new("factor_s", "s", false, &[], Convert::Time(1.0)),
             SeriesDef::new("solve_s", "s", false, &[], Convert::Time(1.0)),
         ];

@@ -403,6 +403,20 @@ pub struct Outcome {
     pub offline_resized: bool,
 }
 
+/// `sut` run under `model`'s rules with the run's settings: warpt's
+/// metrics and details, and the outcome they came from.
+pub fn measure_sut(
+    ctx: &RunContext,
+    measure: &mut Measure<'_>,
+    sut: &dyn SystemUnderTest,
+    model: &ModelRules,
+    bench: &str,
+) -> Result<(warpt_harness::Measured, Outcome), BenchmarkError> {
+    let base = settings(ctx, model, 8)?;
+    let outcome = run(ctx, measure, sut, &base, bench)?;
+    Ok((crate::metrics::measured(&outcome, measure), outcome))
+}
+
 /// Warms up, runs the test (or the peak search) and writes the logs.
 pub fn run(
     ctx: &RunContext,

@@ -169,9 +169,7 @@ impl Benchmark for LlmInfer {
 
     fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         let sut = warpt_harness::prepared(&self.sut)?;
-        let settings = bench::settings(ctx, &MODEL, 8)?;
-        let outcome = bench::run(ctx, measure, sut, &settings, NAME)?;
-        let mut m = crate::metrics::measured(&outcome, measure);
+        let (mut m, outcome) = bench::measure_sut(ctx, measure, sut, &MODEL, NAME)?;
         m.details.push(("sut".into(), ParamValue::from(sut.name())));
         m.details
             .extend(device::details(sut.decoder.device(), &sut.memory));

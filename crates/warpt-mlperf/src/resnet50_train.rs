@@ -8,7 +8,7 @@ use std::time::Instant;
 use candle_core::{DType, Module, Tensor};
 use candle_nn::Optimizer;
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasureResult, Measured, RunContext, SeriesDef,
+    Benchmark, BenchmarkError, Measure, MeasureResult, Measured, RunContext, SeriesDef,
 };
 use warpt_model::{
     BenchmarkComponent, BenchmarkKind, BenchmarkSpec, Param, ParamValue, Params, StageLimits,
@@ -131,13 +131,7 @@ impl Benchmark for Resnet50Train {
             .map(|_| step().map(|s| vec![s]))
             .collect::<Result<_, _>>()?;
         let n = x.dims()[0];
-        let def = SeriesDef::new(
-            "images_per_s",
-            "images/s",
-            true,
-            &[],
-            Convert::Rate(n as f64),
-        );
+        let def = SeriesDef::rate("images_per_s", "images/s", n as f64);
         let m = measure.record(std::slice::from_ref(&def), &rows, 0, start.elapsed());
         self.loss_before = Some(before);
         let size = x.dims()[2];

@@ -120,9 +120,7 @@ impl Benchmark for Synthetic {
 
     fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         let sut = warpt_harness::prepared(&self.sut)?;
-        let settings = bench::settings(ctx, &MODEL, 8)?;
-        let outcome = bench::run(ctx, measure, sut, &settings, NAME)?;
-        let mut m = crate::metrics::measured(&outcome, measure);
+        let (mut m, outcome) = bench::measure_sut(ctx, measure, sut, &MODEL, NAME)?;
         let ideal = sut.workers as f64 / sut.service.as_secs_f64();
         m.details
             .push(("capacity_samples_per_s".into(), ParamValue::Float(ideal)));

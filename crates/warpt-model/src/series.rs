@@ -70,4 +70,10 @@ impl SeriesDef {
             convert,
         }
     }
+
+    /// An untagged rate, higher better: `per_pass` units of work done by
+    /// each timed pass, over its seconds.
+    pub fn rate(name: &str, unit: &str, per_pass: f64) -> Self {
+        SeriesDef::new(name, unit, true, &[], Convert::Rate(per_pass))
+    }
 }

@@ -10,7 +10,7 @@ use rand_core::{RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use tokenizers::Tokenizer;
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasureResult, Measured, RunContext, SeriesDef,
+    Benchmark, BenchmarkError, Measure, MeasureResult, Measured, RunContext, SeriesDef,
 };
 use warpt_model::{
     BenchmarkComponent, BenchmarkKind, BenchmarkSpec, Param, ParamValue, Params, Validation,
@@ -222,20 +222,8 @@ impl Benchmark for DataPipeline {
         let records = first.order.len();
         let bytes = self.jsonl.len();
         let defs = [
-            SeriesDef::new(
-                "samples_per_s",
-                "samples/s",
-                true,
-                &[],
-                Convert::Rate(records as f64),
-            ),
-            SeriesDef::new(
-                "mb_per_s",
-                "MB/s",
-                true,
-                &[],
-                Convert::Rate(bytes as f64 / 1e6),
-            ),
+            SeriesDef::rate("samples_per_s", "samples/s", records as f64),
+            SeriesDef::rate("mb_per_s", "MB/s", bytes as f64 / 1e6),
         ];
         let mut epoch = 0u64;
         let m = time_each(measure, ctx, NAME, &defs, || {

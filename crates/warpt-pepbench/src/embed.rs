@@ -357,13 +357,7 @@ impl Benchmark for Embed {
         let batch = self.inputs.len();
         let seq_len = self.inputs.first().map_or(0, Vec::len);
         let defs = [
-            SeriesDef::new(
-                "sentences_per_s",
-                "sentences/s",
-                true,
-                &[],
-                Convert::Rate(batch as f64),
-            ),
+            SeriesDef::rate("sentences_per_s", "sentences/s", batch as f64),
             SeriesDef::new("batch_latency_ms", "ms", false, &[], Convert::Time(1e3)),
         ];
         let memory = &self.memory;

@@ -266,13 +266,7 @@ impl Benchmark for EndToEnd {
             .step_by(group)
             .map(|w| vec![(w[group].done_s - w[0].done_s).max(1e-9)])
             .collect();
-        let rate = SeriesDef::new(
-            "requests_per_s",
-            "requests/s",
-            true,
-            &[],
-            Convert::Rate(group as f64),
-        );
+        let rate = SeriesDef::rate("requests_per_s", "requests/s", group as f64);
         let m = measure.record(std::slice::from_ref(&rate), &rows, 0, start.elapsed());
         let mut metrics = m.metrics;
         for (name, pick) in [

@@ -130,25 +130,18 @@ impl Benchmark for LlmInfer {
     }
 
     fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
-        let c = self
-            .config
-            .clone()
-            .ok_or_else(BenchmarkError::not_prepared)?;
+        let c = warpt_harness::prepared(&self.config)?.clone();
         let decoder = warpt_harness::prepared(&self.decoder)?;
         let defs = [
-            SeriesDef::new(
+            SeriesDef::rate(
                 "output_tokens_per_s",
                 "tokens/s",
-                true,
-                &[],
-                Convert::Rate((c.batch * (c.n_gen - 1)) as f64),
+                (c.batch * (c.n_gen - 1)) as f64,
             ),
-            SeriesDef::new(
+            SeriesDef::rate(
                 "prefill_tokens_per_s",
                 "tokens/s",
-                true,
-                &[],
-                Convert::Rate((c.batch * c.prompt) as f64),
+                (c.batch * c.prompt) as f64,
             ),
         ];
         let measuring = measure.measuring_flag();

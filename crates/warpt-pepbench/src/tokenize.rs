@@ -14,7 +14,7 @@ use tokenizers::models::bpe::{BPE, BpeTrainer};
 use tokenizers::pre_tokenizers::byte_level::ByteLevel;
 use tokenizers::{AddedToken, Tokenizer};
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasureResult, Measured, RunContext, SeriesDef,
+    Benchmark, BenchmarkError, Measure, MeasureResult, Measured, RunContext, SeriesDef,
 };
 use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Validation};
 
@@ -200,20 +200,8 @@ impl Benchmark for Tokenize {
             .map(|e| e.get_ids().to_vec())
             .collect();
         let defs = [
-            SeriesDef::new(
-                "mb_per_s",
-                "MB/s",
-                true,
-                &[],
-                Convert::Rate(bytes as f64 / 1e6),
-            ),
-            SeriesDef::new(
-                "tokens_per_s",
-                "tokens/s",
-                true,
-                &[],
-                Convert::Rate(tokens as f64),
-            ),
+            SeriesDef::rate("mb_per_s", "MB/s", bytes as f64 / 1e6),
+            SeriesDef::rate("tokens_per_s", "tokens/s", tokens as f64),
         ];
         let m = time_each(measure, ctx, NAME, &defs, || {
             tokenizer

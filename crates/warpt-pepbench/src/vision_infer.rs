@@ -164,13 +164,7 @@ impl Benchmark for VisionInfer {
         };
         let batch = images.dims().first().copied().unwrap_or(0);
         let defs = [
-            SeriesDef::new(
-                "images_per_s",
-                "images/s",
-                true,
-                &[],
-                Convert::Rate(batch as f64),
-            ),
+            SeriesDef::rate("images_per_s", "images/s", batch as f64),
             SeriesDef::new("batch_latency_ms", "ms", false, &[], Convert::Time(1e3)),
         ];
         let memory = &self.memory;

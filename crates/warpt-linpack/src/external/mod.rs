@@ -283,7 +283,7 @@ impl Benchmark for External {
         }
         let flops = hpl::flops(self.input.n);
         let defs = [
-            SeriesDef::new("gflops", "GFLOP/s", true, &[], Convert::Rate(flops / 1e9)),
+            SeriesDef::rate("gflops", "GFLOP/s", flops / 1e9),
             SeriesDef::new("time_s", "s", false, &[], Convert::Time(1.0)),
         ];
         let rows: Vec<Vec<f64>> = results

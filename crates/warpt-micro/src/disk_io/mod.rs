@@ -284,10 +284,7 @@ impl Benchmark for DiskIo {
     }
 
     fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
-        let c = self
-            .config
-            .clone()
-            .ok_or_else(BenchmarkError::not_prepared)?;
+        let c = warpt_harness::prepared(&self.config)?.clone();
         let file = self.file.take().ok_or_else(BenchmarkError::not_prepared)?;
         let mut seq = self.seq.take().ok_or_else(BenchmarkError::not_prepared)?;
         let mut rand = self.rand.take().ok_or_else(BenchmarkError::not_prepared)?;

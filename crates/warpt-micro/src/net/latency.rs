@@ -121,13 +121,7 @@ impl Benchmark for NetLatency {
         let mut rtts: Vec<f64> = Vec::new();
         let (mut echoes, mut mismatches, mut error) = (0u64, 0u64, None::<String>);
         let policy = MeasurePolicy::share_of(ctx, 1);
-        let def = SeriesDef::new(
-            "transactions",
-            "1/s",
-            true,
-            &[],
-            Convert::Rate(PER_SAMPLE as f64),
-        );
+        let def = SeriesDef::rate("transactions", "1/s", PER_SAMPLE as f64);
         let m = measure.run(&policy, "round trips", std::slice::from_ref(&def), |slot| {
             let start = Instant::now();
             for _ in 0..PER_SAMPLE {
