@@ -130,15 +130,8 @@ fn list_shows_every_micro_benchmark() {
 
 #[test]
 fn list_filters_by_suite_and_component() {
-    let specs = json_stdout(warpt().args([
-        "benchmark",
-        "list",
-        "--suite",
-        "micro",
-        "--component",
-        "ram",
-        "--json",
-    ]));
+    let specs =
+        json_stdout(warpt().args("benchmark list --suite micro --component ram --json".split(' ')));
     let names: Vec<&str> = specs
         .as_array()
         .unwrap()
@@ -164,38 +157,18 @@ fn list_filters_by_suite_and_component() {
 #[test]
 fn describe_prints_spec_and_parameters() {
     warpt()
-        .args([
-            "benchmark",
-            "describe",
-            "--suite",
-            "micro",
-            "--benchmark",
-            "mem_bandwidth",
-        ])
+        .args("benchmark describe --suite micro --benchmark mem_bandwidth".split(' '))
         .assert()
         .success()
         .stdout(predicate::str::contains("array_mb").and(predicate::str::contains("STREAM")));
-    let spec = json_stdout(warpt().args([
-        "benchmark",
-        "describe",
-        "--suite",
-        "micro",
-        "--benchmark",
-        "cpu_flops",
-        "--json",
-    ]));
+    let spec = json_stdout(
+        warpt().args("benchmark describe --suite micro --benchmark cpu_flops --json".split(' ')),
+    );
     assert_eq!(spec["id"]["suite"], "micro");
     assert_eq!(spec["params"]["threads"], 0);
     assert_eq!(spec["components"][0], "cpu");
     assert_usage_error(
-        warpt().args([
-            "benchmark",
-            "describe",
-            "--suite",
-            "micro",
-            "--benchmark",
-            "nope",
-        ]),
+        warpt().args("benchmark describe --suite micro --benchmark nope".split(' ')),
         &[
             "unknown benchmark 'nope'",
             "cpu_flops",
@@ -204,32 +177,19 @@ fn describe_prints_spec_and_parameters() {
         ],
     );
     assert_usage_error(
-        warpt().args([
-            "benchmark",
-            "describe",
-            "--suite",
-            "x",
-            "--benchmark",
-            "cpu_flops",
-        ]),
+        warpt().args("benchmark describe --suite x --benchmark cpu_flops".split(' ')),
         &["unknown suite 'x'", "micro"],
     );
 }
 
 #[test]
 fn dry_run_prints_the_plan_with_effective_params() {
-    let plan = json_stdout(warpt().args([
-        "benchmark",
-        "run",
-        "--component",
-        "cpu",
-        "--component",
-        "ram",
-        "--param",
-        "array_mb=64",
-        "--dry-run",
-        "--json",
-    ]));
+    let plan = json_stdout(
+        warpt().args(
+            "benchmark run --component cpu --component ram --param array_mb=64 --dry-run --json"
+                .split(' '),
+        ),
+    );
     let ids: Vec<&str> = plan["benchmarks"]
         .as_array()
         .unwrap()
@@ -240,14 +200,9 @@ fn dry_run_prints_the_plan_with_effective_params() {
     assert_eq!(plan["benchmarks"][1]["params"]["array_mb"], 64);
     assert_eq!(plan["label"], "cpu-ram");
     // Components whose benchmarks do not exist yet are named, not faked.
-    let plan = json_stdout(warpt().args([
-        "benchmark",
-        "run",
-        "--component",
-        "cpu,gpu,system",
-        "--dry-run",
-        "--json",
-    ]));
+    let plan = json_stdout(
+        warpt().args("benchmark run --component cpu,gpu,system --dry-run --json".split(' ')),
+    );
     // cpu: cpu_flops; gpu: gpu_flops; system: pepbench's end_to_end_infer.
     let mut ids: Vec<&str> = plan["benchmarks"]
         .as_array()
@@ -270,29 +225,11 @@ fn dry_run_prints_the_plan_with_effective_params() {
                 .and(predicate::str::contains("micro/gpu_flops")),
         );
     // Suite filtered by component, and repeated --benchmark.
-    let plan = json_stdout(warpt().args([
-        "benchmark",
-        "run",
-        "--suite",
-        "micro",
-        "--component",
-        "ram",
-        "--dry-run",
-        "--json",
-    ]));
+    let plan = json_stdout(
+        warpt().args("benchmark run --suite micro --component ram --dry-run --json".split(' ')),
+    );
     assert_eq!(plan["benchmarks"].as_array().unwrap().len(), 2);
-    let plan = json_stdout(warpt().args([
-        "benchmark",
-        "run",
-        "--suite",
-        "micro",
-        "--benchmark",
-        "mem_latency",
-        "--benchmark",
-        "cpu_flops",
-        "--dry-run",
-        "--json",
-    ]));
+    let plan = json_stdout(warpt().args("benchmark run --suite micro --benchmark mem_latency --benchmark cpu_flops --dry-run --json".split(' ')));
     assert_eq!(plan["benchmarks"][0]["id"]["name"], "mem_latency");
     assert_eq!(plan["benchmarks"][1]["id"]["name"], "cpu_flops");
     assert_eq!(plan["label"], "micro");

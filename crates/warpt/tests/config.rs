@@ -159,16 +159,10 @@ fn configured_params_apply_only_where_a_benchmark_knows_them() {
     );
     assert_eq!(plan["benchmarks"][0]["params"]["array_mb"], 48);
     // A flag still wins over the file.
-    let plan = json_of(warpt(dir.path()).args([
-        "benchmark",
-        "run",
-        "--component",
-        "ram",
-        "--param",
-        "array_mb=96",
-        "--dry-run",
-        "--json",
-    ]));
+    let plan = json_of(
+        warpt(dir.path())
+            .args("benchmark run --component ram --param array_mb=96 --dry-run --json".split(' ')),
+    );
     assert_eq!(plan["benchmarks"][0]["params"]["array_mb"], 96);
 }
 
@@ -247,26 +241,8 @@ fn replay_reproduces_plan_parameters_and_seed() {
     let first = dir.path().join("first.json");
     let second = dir.path().join("second.json");
     warpt(dir.path())
-        .args([
-            "benchmark",
-            "run",
-            "--component",
-            "ram",
-            "--seed",
-            "11",
-            "--duration",
-            "0.05",
-        ])
-        .args([
-            "--burnin-seconds",
-            "0",
-            "--precision",
-            "4",
-            "--param",
-            "array_mb=4",
-            "--param",
-            "max_mb=1",
-        ])
+        .args("benchmark run --component ram --seed 11 --duration 0.05".split(' '))
+        .args("--burnin-seconds 0 --precision 4 --param array_mb=4 --param max_mb=1".split(' '))
         .arg("--export-file")
         .arg(&first)
         .assert()

@@ -232,14 +232,7 @@ fn the_best_machine_is_named_per_model_family() {
         common::suite_cmd("pepbench", "llm_infer")
             .args(["--param", "family=llama,gpt2", "--param", "model=tiny"])
             .args(["--param", "prompt_tokens=8", "--param", "gen_tokens=3"])
-            .args([
-                "--duration",
-                "0.3",
-                "--burnin-seconds",
-                "0",
-                "--no-store",
-                "--json",
-            ]),
+            .args("--duration 0.3 --burnin-seconds 0 --no-store --json".split(' ')),
     );
     let base: Value = serde_json::from_slice(&out).unwrap();
     let dir = tempfile::tempdir().unwrap();

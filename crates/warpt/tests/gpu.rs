@@ -195,16 +195,7 @@ fn stress_gpu_checks_every_result_and_counts_an_injected_error() {
     }
     let stress = |params: &[&str]| {
         let mut cmd = warpt();
-        cmd.args([
-            "stress",
-            "gpu",
-            "--duration",
-            "1",
-            "--burnin-seconds",
-            "0.1",
-            "--json",
-            "--no-store",
-        ]);
+        cmd.args("stress gpu --duration 1 --burnin-seconds 0.1 --json --no-store".split(' '));
         for p in params {
             cmd.args(["--param", p]);
         }

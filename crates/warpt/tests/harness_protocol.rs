@@ -27,15 +27,7 @@ fn run(dir: &Path, out: &Path, cache: &Path) -> (i32, Value, String) {
         .arg(dir)
         .arg("--output-dir")
         .arg(out)
-        .args([
-            "--no-store",
-            "--duration",
-            "0.2",
-            "--burnin-seconds",
-            "0.05",
-            "--rounds",
-            "2",
-        ])
+        .args("--no-store --duration 0.2 --burnin-seconds 0.05 --rounds 2".split(' '))
         .env("XDG_CACHE_HOME", cache)
         .output()
         .unwrap();

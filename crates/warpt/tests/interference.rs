@@ -42,14 +42,7 @@ fn run_ok(extra: &[&str]) -> BenchmarkRunResult {
             .env("WARPT_SELFTEST", "1")
             .env("WARPT_NO_PROGRESS", "1")
             .args(selftest_run("ok"))
-            .args([
-                "--duration",
-                "2",
-                "--burnin-seconds",
-                "0",
-                "--json",
-                "--no-store",
-            ])
+            .args("--duration 2 --burnin-seconds 0 --json --no-store".split(' '))
             .args(extra),
     );
     let mut run = load_suite_run(&String::from_utf8(out).unwrap()).unwrap();

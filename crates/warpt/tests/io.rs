@@ -27,25 +27,9 @@ fn empty(dir: &Path) -> bool {
 
 fn disk(dir: &Path) -> Command {
     let mut cmd = warpt();
-    cmd.args([
-        "benchmark",
-        "run",
-        "--component",
-        "storage",
-        "--duration",
-        "0.4",
-        "--burnin-seconds",
-        "0",
-    ])
-    .args([
-        "--param",
-        "size_mb=16",
-        "--param",
-        "queue_depth=4",
-        "--json",
-        "--param",
-    ])
-    .arg(format!("path={}", dir.display()));
+    cmd.args("benchmark run --component storage --duration 0.4 --burnin-seconds 0".split(' '))
+        .args("--param size_mb=16 --param queue_depth=4 --json --param".split(' '))
+        .arg(format!("path={}", dir.display()));
     cmd
 }
 
@@ -111,16 +95,7 @@ fn storage_leaves_nothing_after_sigint() {
     let dir = tempfile::tempdir().unwrap();
     let child = StdCommand::new(cargo_bin("warpt"))
         .env("WARPT_NO_PROGRESS", "1")
-        .args([
-            "benchmark",
-            "run",
-            "--benchmark",
-            "disk_io",
-            "--duration",
-            "30",
-            "--param",
-            "size_mb=16",
-        ])
+        .args("benchmark run --benchmark disk_io --duration 30 --param size_mb=16".split(' '))
         .arg("--param")
         .arg(format!("path={}", dir.path().display()))
         .stdout(Stdio::null())
@@ -231,13 +206,7 @@ fn net_latency_busy_polls_when_asked_and_still_validates() {
     let run = run_json(
         net_latency()
             .args(["--duration", "0.3", "--burnin-seconds", "0"])
-            .args([
-                "--param",
-                "busy_poll=true",
-                "--param",
-                "message_bytes=100",
-                "--json",
-            ]),
+            .args("--param busy_poll=true --param message_bytes=100 --json".split(' ')),
         0,
     );
     let r = &run.benchmarks[0];

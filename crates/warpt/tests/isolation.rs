@@ -257,15 +257,7 @@ fn sigint_mid_suite_keeps_what_finished() {
     let mut child = StdCommand::new(cargo_bin("warpt"))
         .env("WARPT_SELFTEST", "1")
         .args(SELFTEST_RUN)
-        .args([
-            "--benchmark",
-            "ok",
-            "--benchmark",
-            "hang_measure",
-            "--benchmark",
-            "alloc",
-            "--export-file",
-        ])
+        .args("--benchmark ok --benchmark hang_measure --benchmark alloc --export-file".split(' '))
         .arg(&path)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

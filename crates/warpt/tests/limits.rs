@@ -58,13 +58,9 @@ fn mem_latency_on_a_gigabyte_cache_passes_in_a_short_duration() {
 #[test]
 fn a_bad_cache_override_is_a_usage_error() {
     let err = stderr_of(
-        warpt().env("WARPT_LAST_LEVEL_CACHE", "lots").args([
-            "benchmark",
-            "run",
-            "--benchmark",
-            "mem_latency",
-            "--no-store",
-        ]),
+        warpt()
+            .env("WARPT_LAST_LEVEL_CACHE", "lots")
+            .args("benchmark run --benchmark mem_latency --no-store".split(' ')),
         2,
     );
     assert!(err.contains("WARPT_LAST_LEVEL_CACHE=lots"), "{err}");

@@ -11,16 +11,7 @@ use warpt_model::{BenchmarkSuiteRun, RunStatus};
 fn suite_linpack_solves_validates_and_reports_hpl_metrics() {
     let run = suite_run_of(
         warpt()
-            .args([
-                "benchmark",
-                "run",
-                "--suite",
-                "linpack",
-                "--param",
-                "n=300",
-                "--duration",
-                "0.3",
-            ])
+            .args("benchmark run --suite linpack --param n=300 --duration 0.3".split(' '))
             .args(["--burnin-seconds", "0", "--json"]),
     );
     let names: Vec<&str> = run
@@ -167,13 +158,8 @@ fn run_external(path_env: Option<&std::path::Path>, params: &[&str]) -> Benchmar
     if let Some(p) = path_env {
         cmd.env("PATH", p);
     }
-    cmd.env("WARPT_NO_PROGRESS", "1").args([
-        "benchmark",
-        "run",
-        "--benchmark",
-        "linpack_external",
-        "--json",
-    ]);
+    cmd.env("WARPT_NO_PROGRESS", "1")
+        .args("benchmark run --benchmark linpack_external --json".split(' '));
     for p in params {
         cmd.args(["--param", p]);
     }

@@ -16,13 +16,7 @@ use warpt_model::{BenchmarkRunResult, BenchmarkSuiteRun, ParamValue, RunStatus};
 fn run(env: &[(&str, &str)], params: &[&str], extra: &[&str]) -> (BenchmarkRunResult, i32) {
     let mut cmd = warpt();
     cmd.env_remove("OPENBLAS_CORETYPE")
-        .args([
-            "benchmark",
-            "run",
-            "--benchmark",
-            "linpack_external",
-            "--json",
-        ])
+        .args("benchmark run --benchmark linpack_external --json".split(' '))
         .args(extra);
     for (k, v) in env {
         cmd.env(k, v);

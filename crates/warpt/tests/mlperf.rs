@@ -177,15 +177,7 @@ fn bad_parameters_are_usage_errors() {
         ("service_us=0", "service_us"),
     ] {
         let out = warpt()
-            .args([
-                "benchmark",
-                "run",
-                "--suite",
-                "mlperf",
-                "--benchmark",
-                "synthetic",
-                "--no-store",
-            ])
+            .args("benchmark run --suite mlperf --benchmark synthetic --no-store".split(' '))
             .args(["--param", param])
             .output()
             .unwrap();

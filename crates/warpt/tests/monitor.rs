@@ -13,16 +13,7 @@ fn benchmark_run_attaches_telemetry_and_writes_the_timeline() {
     let timeline = dir.path().join("t.json");
     let run = suite_run_of(
         warpt()
-            .args([
-                "benchmark",
-                "run",
-                "--component",
-                "cpu",
-                "--duration",
-                "1",
-                "--burnin-seconds",
-                "0",
-            ])
+            .args("benchmark run --component cpu --duration 1 --burnin-seconds 0".split(' '))
             .args(["--monitor", "--monitor-interval", "0.1", "--monitor-output"])
             .arg(&timeline)
             .arg("--json"),
@@ -72,14 +63,7 @@ fn each_result_carries_its_memory_over_time_and_the_report_draws_it() {
     let dir = tempfile::tempdir().unwrap();
     let out = stdout_of(
         common::suite_cmd("pepbench", "embed")
-            .args([
-                "--param",
-                "model=tiny,base",
-                "--param",
-                "batch=2",
-                "--param",
-                "seq_len=16",
-            ])
+            .args("--param model=tiny,base --param batch=2 --param seq_len=16".split(' '))
             .args(["--duration", "0.5", "--burnin-seconds", "0", "--no-store"])
             .args(["--monitor", "--monitor-interval", "0.05", "--json"]),
     );
@@ -156,14 +140,7 @@ fn monitor_streams_ndjson_and_serves_prometheus() {
     let addr = listener.local_addr().unwrap();
     drop(listener);
     let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("warpt"))
-        .args([
-            "monitor",
-            "--interval",
-            "0.1",
-            "--duration",
-            "5",
-            "--prometheus",
-        ])
+        .args("monitor --interval 0.1 --duration 5 --prometheus".split(' '))
         .arg(addr.to_string())
         .stderr(std::process::Stdio::null())
         .spawn()

@@ -52,20 +52,7 @@ fn the_wheel_installs_into_a_fresh_venv_and_runs() {
         "{m:#}"
     );
     let run = ok(Command::new(&warpt)
-        .args([
-            "benchmark",
-            "run",
-            "--suite",
-            "micro",
-            "--benchmark",
-            "mem_bandwidth",
-            "--duration",
-            "0.05",
-            "--burnin-seconds",
-            "0",
-            "--no-store",
-            "--json",
-        ])
+        .args("benchmark run --suite micro --benchmark mem_bandwidth --duration 0.05 --burnin-seconds 0 --no-store --json".split(' '))
         .env("WARPT_NO_PROGRESS", "1"));
     let r: serde_json::Value = serde_json::from_str(&run).unwrap();
     assert_eq!(r["benchmarks"][0]["status"], "passed", "{r:#}");

@@ -12,17 +12,9 @@ use warpt_model::{BenchmarkRunResult, BenchmarkSuiteRun, ParamValue, RunStatus};
 
 fn run(params: &[&str]) -> BenchmarkRunResult {
     let mut cmd = warpt();
-    cmd.env("WARPT_NO_PROGRESS", "1").args([
-        "benchmark",
-        "run",
-        "--benchmark",
-        "cpu_flops",
-        "--duration",
-        "0.6",
-        "--burnin-seconds",
-        "0",
-        "--json",
-    ]);
+    cmd.env("WARPT_NO_PROGRESS", "1").args(
+        "benchmark run --benchmark cpu_flops --duration 0.6 --burnin-seconds 0 --json".split(' '),
+    );
     for p in params {
         cmd.args(["--param", p]);
     }
@@ -91,13 +83,11 @@ fn one_precision_runs_alone_and_a_missing_one_is_skipped_with_its_isa() {
 
 #[test]
 fn gemm_multiplies_in_every_precision_and_checks_each_product() {
-    let run = suite_run_of(bench_cmd("gemm").args(["--param", "n=33,70"]).args([
-        "--duration",
-        "0.8",
-        "--burnin-seconds",
-        "0",
-        "--json",
-    ]));
+    let run = suite_run_of(
+        bench_cmd("gemm")
+            .args(["--param", "n=33,70"])
+            .args("--duration 0.8 --burnin-seconds 0 --json".split(' ')),
+    );
     let r = &run.benchmarks[0];
     assert_eq!(r.spec.id.to_string(), "micro/gemm");
     assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
@@ -166,14 +156,7 @@ fn gemm_multiplies_in_every_precision_and_checks_each_product() {
 
     // A size that is not one is refused before anything runs.
     let err = stderr_of(
-        warpt().args([
-            "benchmark",
-            "run",
-            "--benchmark",
-            "gemm",
-            "--param",
-            "n=64,zero",
-        ]),
+        warpt().args("benchmark run --benchmark gemm --param n=64,zero".split(' ')),
         2,
     );
     assert!(err.contains("'zero'"), "{err}");

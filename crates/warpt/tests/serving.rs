@@ -30,13 +30,7 @@ fn a_concurrency_sweep_draws_latency_against_throughput_with_its_knee() {
     let export = dir.path().join("serve.json");
     let run = suite_run_of(
         common::suite_cmd("pepbench", "llm_serve")
-            .args([
-                "--no-store",
-                "--json",
-                "--burnin-seconds",
-                "0",
-                "--export-file",
-            ])
+            .args("--no-store --json --burnin-seconds 0 --export-file".split(' '))
             .arg(&export)
             .arg("--param")
             .arg(format!("endpoint={}", server.url))

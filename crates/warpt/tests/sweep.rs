@@ -13,22 +13,8 @@ fn sweep_run(dir: &std::path::Path, name: &str) -> (BenchmarkSuiteRun, std::path
     let out = stdout_of(
         bench_cmd("linpack_fp64_cpu")
             .args(["--no-store"])
-            .args([
-                "--param",
-                "n=64,96",
-                "--param",
-                "solver=blocked",
-                "--param",
-                "nb=16,32",
-            ])
-            .args([
-                "--duration",
-                "0.1",
-                "--burnin-seconds",
-                "0",
-                "--json",
-                "--export-file",
-            ])
+            .args("--param n=64,96 --param solver=blocked --param nb=16,32".split(' '))
+            .args("--duration 0.1 --burnin-seconds 0 --json --export-file".split(' '))
             .arg(&path),
     );
     (serde_json::from_slice(&out).unwrap(), path)
@@ -95,14 +81,7 @@ fn strings_with_declared_choices_sweep_and_others_do_not() {
             .arg(&export)
             .args(["--param", "model=tiny", "--param", "precision=f32,bf16"])
             .args(["--param", "batch=1,2", "--param", "prompt_tokens=8"])
-            .args([
-                "--param",
-                "gen_tokens=3",
-                "--duration",
-                "0.1",
-                "--burnin-seconds",
-                "0",
-            ]),
+            .args("--param gen_tokens=3 --duration 0.1 --burnin-seconds 0".split(' ')),
     );
     let combos: Vec<(String, String)> = run
         .benchmarks
@@ -160,14 +139,7 @@ fn a_swept_value_clashing_with_a_metric_tag_goes_to_param_dot_name() {
     let run = suite_run_of(
         bench_cmd("cpu_flops")
             .args(["--param", "threads=1,2", "--param", "precision=fp64"])
-            .args([
-                "--duration",
-                "0.05",
-                "--burnin-seconds",
-                "0",
-                "--no-store",
-                "--json",
-            ]),
+            .args("--duration 0.05 --burnin-seconds 0 --no-store --json".split(' ')),
     );
     let mut keys: Vec<String> = run
         .benchmarks

@@ -50,13 +50,8 @@ fn import(dir: &Path, store: &Path, levels: &[f64]) {
 /// `results trend --benchmark cpu_flops --metric` on `store` (the metric next).
 fn cpu_flops_trend(store: &Path) -> assert_cmd::Command {
     let mut cmd = warpt();
-    cmd.env("WARPT_STORE", store).args([
-        "results",
-        "trend",
-        "--benchmark",
-        "cpu_flops",
-        "--metric",
-    ]);
+    cmd.env("WARPT_STORE", store)
+        .args("results trend --benchmark cpu_flops --metric".split(' '));
     cmd
 }
 

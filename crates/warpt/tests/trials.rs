@@ -215,15 +215,7 @@ fn rerun_interleaves_two_configurations_and_judges_the_pairs() {
     let store = dir.path().join("results.db");
     let (base, slow) = configurations(dir.path(), 400.0);
     let out = warpt(&store)
-        .args([
-            "benchmark",
-            "compare",
-            "--rerun",
-            "--trials",
-            "6",
-            "--format",
-            "json",
-        ])
+        .args("benchmark compare --rerun --trials 6 --format json".split(' '))
         .arg(&base)
         .arg(&slow)
         .arg("--")

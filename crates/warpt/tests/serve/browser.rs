@@ -59,14 +59,7 @@ impl Browser {
     /// Starts Chromium (profile in `profile`) and attaches to its page.
     pub(crate) fn launch(profile: &Path) -> Browser {
         let mut child = Command::new(chromium())
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                "--remote-debugging-port=0",
-                "--window-size=1300,1000",
-            ])
+            .args("--headless --no-sandbox --disable-gpu --no-first-run --remote-debugging-port=0 --window-size=1300,1000".split(' '))
             .arg(format!("--user-data-dir={}", profile.display()))
             .arg("about:blank")
             .stderr(Stdio::piped())

@@ -22,15 +22,10 @@ fn exported(dir: &Path) -> Value {
     succeeded(
         warpt()
             .args(crate::TINY_RUN)
-            .args([
-                "--param",
-                "threads=1",
-                "--monitor",
-                "--monitor-interval",
-                "0.05",
-                "--no-store",
-                "--export-file",
-            ])
+            .args(
+                "--param threads=1 --monitor --monitor-interval 0.05 --no-store --export-file"
+                    .split(' '),
+            )
             .arg(&file),
     );
     serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap()
@@ -80,14 +75,7 @@ fn serving_export(dir: &Path) -> PathBuf {
     let file = dir.join("serving.json");
     succeeded(
         warpt()
-            .args([
-                "benchmark",
-                "run",
-                "--suite",
-                "pepbench",
-                "--benchmark",
-                "llm_serve",
-            ])
+            .args("benchmark run --suite pepbench --benchmark llm_serve".split(' '))
             .args(["--burnin-seconds", "0", "--no-store", "--export-file"])
             .arg(&file)
             .arg("--param")
