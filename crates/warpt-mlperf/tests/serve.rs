@@ -18,20 +18,12 @@ fn run(params: &[String]) -> BenchmarkRunResult {
         .expect("valid selection")
 }
 
-fn value(r: &BenchmarkRunResult, name: &str) -> f64 {
-    r.metric(name)
-        .unwrap_or_else(|| panic!("{name}: {:?}", r.metrics))
-        .value
-}
-
 #[test]
 fn server_and_offline_drive_an_endpoint_with_loadgens_rules() {
-    let server = Scripted::start(Script {
-        first: Duration::from_millis(10),
-        every: Duration::from_millis(2),
-        bundle_every: 0,
-        slots: 0,
-    })
+    let server = Scripted::start(Script::steady(
+        Duration::from_millis(10),
+        Duration::from_millis(2),
+    ))
     .unwrap();
     let logs = tempfile::tempdir().unwrap();
     let p = |s: &str| s.to_string();
@@ -54,9 +46,9 @@ fn server_and_offline_drive_an_endpoint_with_loadgens_rules() {
     );
     // Every sample's first token 10 ms after it was sent (plus the wait
     // for a free worker, rare at 100 qps against 8 x 18 ms).
-    let ttft = value(&r, "ttft_ms");
+    let ttft = r.value_of("ttft_ms").unwrap();
     assert!((10.0..20.0).contains(&ttft), "TTFT {ttft}");
-    let tpot = value(&r, "tpot_ms");
+    let tpot = r.value_of("tpot_ms").unwrap();
     assert!((1.5..4.0).contains(&tpot), "TPOT {tpot}");
     assert!(r.details["samples"].as_i64().unwrap() >= 459);
     assert!(logs.path().join("mlperf_log_summary.txt").exists());
@@ -70,9 +62,9 @@ fn server_and_offline_drive_an_endpoint_with_loadgens_rules() {
     ]);
     assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
     // 16 in flight, 18 ms each: at most 889 samples/s.
-    let rate = value(&r, "samples_per_s");
+    let rate = r.value_of("samples_per_s").unwrap();
     assert!(rate > 50.0 && rate < 16.0 / 0.018, "{rate}");
-    assert!(value(&r, "tokens_per_s") > 4.0 * rate);
+    assert!(r.value_of("tokens_per_s").unwrap() > 4.0 * rate);
 
     let r = run(&[]);
     assert_eq!(r.status, RunStatus::Skipped);

@@ -360,4 +360,9 @@ impl BenchmarkRunResult {
     pub fn metric(&self, name: &str) -> Option<&BenchmarkMetric> {
         self.metrics.iter().find(|m| m.name == name)
     }
+
+    /// The value of the first metric called `name`.
+    pub fn value_of(&self, name: &str) -> Option<f64> {
+        self.metric(name).map(|m| m.value)
+    }
 }

@@ -50,6 +50,17 @@ pub struct BenchmarkSuiteRun {
 }
 
 impl BenchmarkSuiteRun {
+    /// The raw samples its metrics keep, all benchmarks together: the rows
+    /// a store's `samples` table gains when it records the run.
+    pub fn sample_count(&self) -> usize {
+        self.benchmarks
+            .iter()
+            .flat_map(|b| &b.metrics)
+            .filter_map(|m| m.stats.as_ref())
+            .map(|s| s.samples.len())
+            .sum()
+    }
+
     /// The first figure of a metric that is not a finite number, named
     /// (`benchmarks[0] exec/sleep: wall_time_s: stats.mean = inf`): JSON
     /// has no infinity or NaN (they are written as `null`, which reads back

@@ -28,20 +28,12 @@ fn suite() -> InProcess {
     InProcess::new(PEPBENCH, Duration::from_secs(5))
 }
 
-fn value(r: &BenchmarkRunResult, name: &str) -> f64 {
-    r.metric(name)
-        .unwrap_or_else(|| panic!("{name}: {:?}", r.metrics))
-        .value
-}
-
 #[test]
 fn llm_serve_measures_a_server_in_closed_and_open_loop() {
-    let server = Scripted::start(Script {
-        first: Duration::from_millis(20),
-        every: Duration::from_millis(5),
-        bundle_every: 0,
-        slots: 0,
-    })
+    let server = Scripted::start(Script::steady(
+        Duration::from_millis(20),
+        Duration::from_millis(5),
+    ))
     .unwrap();
     let p = |s: &str| s.to_string();
     for load in [p("concurrency=4"), p("request_rate=50")] {
@@ -64,17 +56,17 @@ fn llm_serve_measures_a_server_in_closed_and_open_loop() {
             r.details["http_version"],
             ParamValue::Str("HTTP/1.1".into())
         );
-        let ttft = value(&r, "ttft_ms");
+        let ttft = r.value_of("ttft_ms").unwrap();
         assert!((20.0..40.0).contains(&ttft), "{load}: TTFT {ttft}");
-        let itl = value(&r, "itl_ms");
+        let itl = r.value_of("itl_ms").unwrap();
         assert!((4.0..8.0).contains(&itl), "{load}: ITL {itl}");
         // Every request met the loose SLO: goodput is the request rate.
         assert_eq!(
-            value(&r, "goodput_requests_per_s"),
-            value(&r, "requests_per_s")
+            r.value_of("goodput_requests_per_s").unwrap(),
+            r.value_of("requests_per_s").unwrap()
         );
         for name in ["tpot_ms", "request_latency_ms", "output_tokens_per_s"] {
-            assert!(value(&r, name) > 0.0, "{name}");
+            assert!(r.value_of(name).unwrap() > 0.0, "{name}");
         }
     }
     // The user's prompts, each with its own output length.
@@ -107,14 +99,14 @@ fn llm_serve_measures_a_server_in_closed_and_open_loop() {
         "{v:?}"
     );
     assert_eq!(r.details["output_tokens"], ParamValue::Int(32));
-    assert!(value(&r, "ttft_ms") >= 20.0);
+    assert!(r.value_of("ttft_ms").unwrap() >= 20.0);
     // An impossible SLO: no goodput.
     let r = run(&[
         format!("endpoint={}", server.url),
         p("requests=4"),
         p("slo_ttft_ms=1"),
     ]);
-    assert_eq!(value(&r, "goodput_requests_per_s"), 0.0);
+    assert_eq!(r.value_of("goodput_requests_per_s").unwrap(), 0.0);
 }
 
 #[test]
@@ -137,12 +129,10 @@ fn a_refused_server_fails_the_run_with_its_counts_and_no_endpoint_skips() {
 
 #[test]
 fn conversations_a_shared_prefix_and_a_trace() {
-    let server = Scripted::start(Script {
-        first: Duration::from_millis(5),
-        every: Duration::from_millis(1),
-        bundle_every: 0,
-        slots: 0,
-    })
+    let server = Scripted::start(Script::steady(
+        Duration::from_millis(5),
+        Duration::from_millis(1),
+    ))
     .unwrap();
     let p = |s: &str| s.to_string();
     let r = run(&[
@@ -235,10 +225,8 @@ fn max_throughput_finds_the_rate_a_server_of_known_capacity_holds() {
     // of 200 requests (3 s) are long enough for a backlog above capacity to
     // show (60 would hide 5 requests/s too many in 40 ms of slack).
     let server = Scripted::start(Script {
-        first: Duration::from_millis(20),
-        every: Duration::from_millis(2),
-        bundle_every: 0,
         slots: 2,
+        ..Script::steady(Duration::from_millis(20), Duration::from_millis(2))
     })
     .unwrap();
     let p = |s: &str| s.to_string();
@@ -251,7 +239,7 @@ fn max_throughput_finds_the_rate_a_server_of_known_capacity_holds() {
         p("slo_attainment_pct=90"),
     ]);
     assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
-    let best = value(&r, "max_throughput_requests_per_s");
+    let best = r.value_of("max_throughput_requests_per_s").unwrap();
     let steps = r.details["search_steps"].as_str().unwrap().to_string();
     assert!((15.0..=70.0).contains(&best), "{best}: {steps}");
     assert!(steps.contains("pass") && steps.contains("fail"), "{steps}");

@@ -14,12 +14,7 @@ use std::time::Duration;
 use warpt_serving::scripted::{Script, Scripted};
 
 fn main() -> Result<(), String> {
-    let mut script = Script {
-        first: Duration::from_millis(50),
-        every: Duration::from_millis(10),
-        bundle_every: 0,
-        slots: 0,
-    };
+    let mut script = Script::steady(Duration::from_millis(50), Duration::from_millis(10));
     let mut port = 0u16;
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {

@@ -147,13 +147,7 @@ fn ttft_and_itl_are_the_schedule_at_concurrency_1_64_and_512() {
 #[test]
 fn the_open_loop_sends_at_the_rate_asked_up_to_2000_per_second() {
     let _turn = alone();
-    let server = Scripted::start(Script {
-        first: Duration::ZERO,
-        every: Duration::ZERO,
-        bundle_every: 0,
-        slots: 0,
-    })
-    .unwrap();
+    let server = Scripted::start(Script::steady(Duration::ZERO, Duration::ZERO)).unwrap();
     let endpoint = Endpoint::new(
         &server.url,
         Api::Completions,

@@ -13,12 +13,10 @@ use warpt_serving::scripted::{Script, Scripted};
 use warpt_serving::{Api, Endpoint};
 
 fn server() -> Scripted {
-    Scripted::start(Script {
-        first: Duration::from_millis(5),
-        every: Duration::from_millis(1),
-        bundle_every: 0,
-        slots: 0,
-    })
+    Scripted::start(Script::steady(
+        Duration::from_millis(5),
+        Duration::from_millis(1),
+    ))
     .unwrap()
 }
 

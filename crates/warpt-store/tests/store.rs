@@ -59,13 +59,7 @@ fn run_reads_back(t: &TestStore) {
     let machines = query(path, "SELECT count(*) AS n FROM machines").unwrap();
     assert_eq!(machines.rows, vec![vec![serde_json::json!(1)]]);
     let samples = query(path, "SELECT count(*) FROM samples").unwrap();
-    let expected: usize = run
-        .benchmarks
-        .iter()
-        .flat_map(|b| &b.metrics)
-        .filter_map(|m| m.stats.as_ref())
-        .map(|s| s.samples.len())
-        .sum();
+    let expected = run.sample_count();
     assert_eq!(samples.rows[0][0], serde_json::json!(2 * expected));
 
     let store = Store::open(path).unwrap();

@@ -180,9 +180,7 @@ fn sw_align_aligns_the_users_fasta_files() {
 
 #[test]
 fn sw_align_refuses_bad_input() {
-    let dir = tempfile::tempdir().unwrap();
-    let bad = dir.path().join("bad.fa");
-    std::fs::write(&bad, ">q\nMKT\nAC1GT\n").unwrap();
+    let (_dir, bad) = common::file_in("bad.fa", ">q\nMKT\nAC1GT\n");
     let (code, r, _) = run("sw_align", &[&format!("queries={}", bad.display())]);
     assert_ne!(code, Some(0));
     let reason = r["error"].as_str().unwrap_or_default().to_string() + &r.to_string();
@@ -268,15 +266,12 @@ fn kmer_count_counts_what_jellyfish_counts() {
 
 #[test]
 fn kmer_count_reads_the_users_fastq_at_any_width() {
-    let dir = tempfile::tempdir().unwrap();
-    let fq = dir.path().join("r.fq");
     // ACGT repeated: 4 distinct canonical 1-mers collapse to 2 (A/T, C/G);
     // a palindrome-rich read checks the canonical rule at odd and wide k.
-    std::fs::write(
-        &fq,
+    let (_dir, fq) = common::file_in(
+        "r.fq",
         "@r1\nACGTACGTACGTNACGTTTT\n+\nIIIIIIIIIIIIIIIIIIII\n@r2\nGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGGG\n+\nIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIIII\n",
-    )
-    .unwrap();
+    );
     for (k, kmers, distinct) in [(1, 87, 2), (5, 75, 6), (63, 6, 1)] {
         let (code, r, err) = run(
             "kmer_count",
@@ -303,9 +298,7 @@ fn kmer_count_catches_a_wrong_count() {
 
 #[test]
 fn pipeline_input_errors_name_the_file_line_and_reason() {
-    let dir = tempfile::tempdir().unwrap();
-    let bad = dir.path().join("bad.fq");
-    std::fs::write(&bad, "@r1\nACGT\n+\nIIII\nr2\nACGT\n+\nIIII\n").unwrap();
+    let (dir, bad) = common::file_in("bad.fq", "@r1\nACGT\n+\nIIII\nr2\nACGT\n+\nIIII\n");
     let (code, r, _) = run("kmer_count", &[&format!("reads={}", bad.display())]);
     assert_ne!(code, Some(0));
     assert!(
@@ -426,9 +419,7 @@ fn read_map_catches_a_misplaced_alignment() {
 
 #[test]
 fn read_map_needs_a_reference_for_the_users_reads() {
-    let dir = tempfile::tempdir().unwrap();
-    let fq = dir.path().join("r.fq");
-    std::fs::write(&fq, "@r1\nACGTACGTAC\n+\nIIIIIIIIII\n").unwrap();
+    let (_dir, fq) = common::file_in("r.fq", "@r1\nACGTACGTAC\n+\nIIIIIIIIII\n");
     let (code, r, err) = run("read_map", &[&format!("reads={}", fq.display())]);
     assert_ne!(code, Some(0));
     let all = format!("{r}{err}");

@@ -112,9 +112,7 @@ fn storage_leaves_nothing_after_sigint() {
 
 #[test]
 fn each_bad_path_gets_its_error() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("file");
-    std::fs::write(&file, b"x").unwrap();
+    let (dir, file) = common::file_in("file", b"x");
     let cases: [(String, &[&str], &str); 4] = [
         (
             dir.path().join("missing").display().to_string(),

@@ -142,16 +142,13 @@ fn hanging_xhpl(dir: &Path, lines: &str) -> String {
 
 #[test]
 fn a_timeout_names_the_part_of_hpls_run_that_was_slow() {
-    let dir = tempfile::tempdir().unwrap();
     // Limits are reckoned from the work; a tiny multiplier makes them
     // expire at once, so each part's limit is seen to apply (setup, which
     // starts the worker, keeps a minute).
-    let config = dir.path().join("warpt.toml");
-    std::fs::write(
-        &config,
+    let (dir, config) = common::file_in(
+        "warpt.toml",
         "timeout_multiplier = 0.01\n[timeouts]\nsetup = 6000\n",
-    )
-    .unwrap();
+    );
     let fast = ["--config", config.to_str().unwrap()];
     let binary = format!("binary={}", hanging_xhpl(dir.path(), ""));
     let (r, code) = run(&[], &["n=300", &binary], &fast);

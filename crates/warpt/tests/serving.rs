@@ -20,10 +20,8 @@ fn a_concurrency_sweep_draws_latency_against_throughput_with_its_knee() {
     // One client gets half of that at a 20 ms TTFT, two all of it, eight
     // queue three deep and miss the 45 ms TTFT SLO.
     let server = Scripted::start(Script {
-        first: Duration::from_millis(20),
-        every: Duration::from_millis(2),
-        bundle_every: 0,
         slots: 2,
+        ..Script::steady(Duration::from_millis(20), Duration::from_millis(2))
     })
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -97,12 +95,10 @@ fn a_load_longer_than_the_warm_up_limit_is_held_to_the_measurement_limit() {
     // 20 requests of 90 ms one after another: 1.8 s, past the warm-up's
     // limit at a tenth of the margins (1.5 s); the load is the measurement,
     // whose limit llm_serve reckons from its requests' timeouts.
-    let server = Scripted::start(Script {
-        first: Duration::from_millis(50),
-        every: Duration::from_millis(10),
-        bundle_every: 0,
-        slots: 0,
-    })
+    let server = Scripted::start(Script::steady(
+        Duration::from_millis(50),
+        Duration::from_millis(10),
+    ))
     .unwrap();
     let run = suite_run_of(
         common::suite_cmd("pepbench", "llm_serve")

@@ -305,13 +305,7 @@ fn many_writers(t: &TestStore) {
         query(&store, "SELECT count(*) AS n FROM machines")[0]["n"],
         1
     );
-    let per_run: usize = fixture
-        .benchmarks
-        .iter()
-        .flat_map(|b| &b.metrics)
-        .filter_map(|m| m.stats.as_ref())
-        .map(|s| s.samples.len())
-        .sum();
+    let per_run = fixture.sample_count();
     assert_eq!(
         query(&store, "SELECT count(*) AS n FROM samples")[0]["n"],
         WRITERS * RUNS_EACH * per_run

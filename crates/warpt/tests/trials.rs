@@ -257,13 +257,10 @@ fn rerun_interleaves_two_configurations_and_judges_the_pairs() {
 fn rerun_adds_batches_of_rounds_while_a_verdict_is_unresolved() {
     use warpt_run::trials::{Rounds, Schedule, Sides};
     let _one = common::one_at_a_time();
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("nap.toml");
-    std::fs::write(
-        &config,
+    let (_dir, config) = common::file_in(
+        "nap.toml",
         "[[benchmarks]]\nname = \"nap\"\ncommand = \"sleep 0.01\"\n",
-    )
-    .unwrap();
+    );
     let bin = env!("CARGO_BIN_EXE_warpt");
     let args: Vec<String> = [
         "--config",

@@ -45,6 +45,19 @@ pub struct Script {
     pub slots: usize,
 }
 
+impl Script {
+    /// A token `every` apart after the `first`, one per chunk, any number
+    /// of completions at once.
+    pub fn steady(first: Duration, every: Duration) -> Self {
+        Script {
+            first,
+            every,
+            bundle_every: 0,
+            slots: 0,
+        }
+    }
+}
+
 /// Free completion slots, and the signal that one was freed.
 #[derive(Default)]
 struct Slots {

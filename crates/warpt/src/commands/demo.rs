@@ -22,10 +22,8 @@ pub fn run(args: &DemoArgs) -> Result<Outcome> {
     } else {
         Some(
             Scripted::start(Script {
-                first: Duration::from_millis(20),
-                every: Duration::from_millis(2),
-                bundle_every: 0,
                 slots: 2,
+                ..Script::steady(Duration::from_millis(20), Duration::from_millis(2))
             })
             .context("starting the scripted serving endpoint on 127.0.0.1")?,
         )

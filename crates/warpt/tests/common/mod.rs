@@ -228,6 +228,15 @@ pub fn dir_with(name: &str, text: &str) -> tempfile::TempDir {
     dir
 }
 
+/// A temporary directory holding file `name` with `text`: the directory
+/// (the file lives as long as it does) and the file's path.
+pub fn file_in(name: &str, text: impl AsRef<[u8]>) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    (dir, path)
+}
+
 /// `warpt benchmark run --benchmark NAME --param P... --duration SECONDS
 /// --burnin-seconds 0 --json`, which must succeed: the suite run.
 pub fn bench_run(name: &str, params: &[&str], seconds: &str) -> warpt_model::BenchmarkSuiteRun {

@@ -65,11 +65,11 @@ fn imports(dir: &Path, base: &Value) -> Vec<PathBuf> {
 /// holding two completions at a time, exported: its run view draws
 /// latency against throughput with the knee at 2.
 fn serving_export(dir: &Path) -> PathBuf {
-    let server = warpt_serving::scripted::Scripted::start(warpt_serving::scripted::Script {
-        first: std::time::Duration::from_millis(20),
-        every: std::time::Duration::from_millis(2),
-        bundle_every: 0,
+    use std::time::Duration;
+    use warpt_serving::scripted::{Script, Scripted};
+    let server = Scripted::start(Script {
         slots: 2,
+        ..Script::steady(Duration::from_millis(20), Duration::from_millis(2))
     })
     .unwrap();
     let file = dir.join("serving.json");
