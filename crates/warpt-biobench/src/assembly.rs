@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use rand_core::{RngCore, SeedableRng};
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
-    RunContext, SeriesDef,
+    Benchmark, BenchmarkError, Measure, MeasurePolicy, MeasureResult, Measured, RunContext,
+    SeriesDef,
 };
 use warpt_model::{BenchmarkMetric, BenchmarkSpec, Param, ParamValue, Params, Validation};
 
@@ -141,13 +141,8 @@ impl Benchmark for Assembly {
         let data = warpt_harness::prepared(&self.data)?;
         let reads: Vec<&[u8]> = data.reads.all().map(|r| r.seq.as_slice()).collect();
         let bases = data.reads.bases();
-        let def = SeriesDef::new(
-            "mbases_per_s",
-            "Mbases/s",
-            true,
-            &[("k", self.k.to_string())],
-            Convert::Rate(bases as f64 / 1e6),
-        );
+        let def = SeriesDef::rate("mbases_per_s", "Mbases/s", bases as f64 / 1e6)
+            .tag("k", self.k.to_string());
         let (k, min_count, min_contig) = (self.k, self.min_count, self.min_contig);
         let expected = (bases / 4) as usize;
         let (m, last) = measure.time(&MeasurePolicy::share_of(ctx, 1), NAME, &def, |_| {

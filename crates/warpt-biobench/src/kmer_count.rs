@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use rand_core::{RngCore, SeedableRng};
 use warpt_harness::{
-    Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
-    RunContext, SeriesDef,
+    Benchmark, BenchmarkError, Measure, MeasurePolicy, MeasureResult, Measured, RunContext,
+    SeriesDef,
 };
 use warpt_model::{BenchmarkMetric, BenchmarkSpec, Param, ParamValue, Validation};
 
@@ -180,13 +180,8 @@ impl Benchmark for KmerCount {
         let reads_n = data.reads.len();
         let source = data.source.clone();
         let reads = self.reads();
-        let def = SeriesDef::new(
-            "mbases_per_s",
-            "Mbases/s",
-            true,
-            &[("k", self.k.to_string())],
-            Convert::Rate(bases as f64 / 1e6),
-        );
+        let def = SeriesDef::rate("mbases_per_s", "Mbases/s", bases as f64 / 1e6)
+            .tag("k", self.k.to_string());
         // Sized like jellyfish's -s: about one distinct k-mer per 4 bases
         // at first, then what the previous pass found.
         let first = (bases / 4) as usize;

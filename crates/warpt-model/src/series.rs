@@ -76,4 +76,10 @@ impl SeriesDef {
     pub fn rate(name: &str, unit: &str, per_pass: f64) -> Self {
         SeriesDef::new(name, unit, true, &[], Convert::Rate(per_pass))
     }
+
+    /// The series with tag `key` set to `value`.
+    pub fn tag(mut self, key: &str, value: impl Into<String>) -> Self {
+        self.tags.insert(key.to_string(), value.into());
+        self
+    }
 }
