@@ -416,40 +416,26 @@ fn run(kernel: QKernel, span: Span, tile: &mut Tile) {
         QKernel::Avx512Vnni => unsafe { x86::vnni_tile(span, tile) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: as above.
-        QKernel::Avx2 => unsafe { by_pairs(span, tile, x86::AVX2) },
+        QKernel::Avx2 => unsafe { x86::avx2_tile(span, tile) },
         #[cfg(target_arch = "aarch64")]
         // SAFETY: as above.
-        QKernel::Neon => unsafe { by_pairs(span, tile, neon::NEON) },
+        QKernel::Neon => unsafe { neon::neon_tile(span, tile) },
         #[allow(unreachable_patterns)]
         _ => portable::tile(span, tile),
     }
 }
 
-/// A kernel for group `i` of a span and `T` of its rows (1 or 2) from
-/// row `t`, stored at `tile`'s row `t` on, column `GROUP * i` on.
+/// Each group of `rg` and each pair of the `tn` rows (one row at an odd
+/// end) as `f(group, first row, two rows)`: how the 8- and 4-lane
+/// kernels walk a tile, one group by two rows at a time.
 #[cfg_attr(
     not(any(target_arch = "x86_64", target_arch = "aarch64")),
     allow(dead_code)
 )]
-pub(crate) type PairKernel = unsafe fn(Span, usize, usize, &mut Tile);
-
-/// Each group of `span` and each pair of its rows (one row at an odd end)
-/// by `kernels[q4_0][two rows]`: how the 8- and 4-lane kernels walk a
-/// tile, one group by two rows at a time.
-///
-/// # Safety
-/// The CPU runs the kernels; `span` lies within its panel and activations.
-#[cfg_attr(
-    not(any(target_arch = "x86_64", target_arch = "aarch64")),
-    allow(dead_code)
-)]
-unsafe fn by_pairs(span: Span, tile: &mut Tile, kernels: [[PairKernel; 2]; 2]) {
-    let q4 = usize::from(span.panel.qtype == QType::Q4_0);
-    for i in 0..span.rg {
-        for t in (0..span.tn).step_by(2) {
-            let kernel = kernels[q4][usize::from(span.tn - t >= 2)];
-            // SAFETY: the caller's.
-            unsafe { kernel(span, i, t, tile) }
+pub(crate) fn by_pairs(rg: usize, tn: usize, mut f: impl FnMut(usize, usize, bool)) {
+    for i in 0..rg {
+        for t in (0..tn).step_by(2) {
+            f(i, t, tn - t >= 2);
         }
     }
 }

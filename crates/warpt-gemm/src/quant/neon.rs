@@ -12,21 +12,44 @@
 
 use std::arch::aarch64::*;
 
-use super::{GROUP, PairKernel, Span, Tile};
+use super::{GROUP, Panel, QActs, QType, Span, Tile};
 
-/// The NEON kernels by `[q4_0][two rows]`, for [`super::by_pairs`]; each
-/// needs a CPU that runs NEON.
-pub(super) const NEON: [[PairKernel; 2]; 2] = [
-    [neon::<false, 1>, neon::<false, 2>],
-    [neon::<true, 1>, neon::<true, 2>],
-];
+/// Groups `g..g + rg` against rows `t0..t0 + tn` into `tile`: one group
+/// by two rows at a time.
+///
+/// # Safety
+/// The CPU runs NEON; the groups are in the panel and the rows in `acts`.
+#[target_feature(enable = "neon")]
+pub(super) unsafe fn neon_tile(span: Span, tile: &mut Tile) {
+    let (panel, acts) = (span.panel, span.acts);
+    let (g, rg, t0, tn) = (span.g, span.rg, span.t0, span.tn);
+    super::by_pairs(rg, tn, |i, t, two| {
+        let (g, t0, col) = (g + i, t0 + t, GROUP * i);
+        // SAFETY: the caller's.
+        unsafe {
+            match (panel.qtype, two) {
+                (QType::Q8_0, false) => neon::<false, 1>(panel, g, acts, t0, tile, t, col),
+                (QType::Q4_0, false) => neon::<true, 1>(panel, g, acts, t0, tile, t, col),
+                (QType::Q8_0, true) => neon::<false, 2>(panel, g, acts, t0, tile, t, col),
+                (QType::Q4_0, true) => neon::<true, 2>(panel, g, acts, t0, tile, t, col),
+            }
+        }
+    });
+}
 
-/// A [`PairKernel`].
+/// [`neon_tile`] for group `g` and `T` rows from `t0`, stored at `tile`'s
+/// row `at` on, column `col` on.
 #[target_feature(enable = "neon")]
 #[inline]
-unsafe fn neon<const Q4: bool, const T: usize>(span: Span, i: usize, t: usize, tile: &mut Tile) {
-    let (panel, acts) = (span.panel, span.acts);
-    let (g, t0, at, col) = (span.g + i, span.t0 + t, t, GROUP * i);
+unsafe fn neon<const Q4: bool, const T: usize>(
+    panel: &Panel,
+    g: usize,
+    acts: &QActs,
+    t0: usize,
+    tile: &mut Tile,
+    at: usize,
+    col: usize,
+) {
     // q8_0's weights are made signed again here (`smull` multiplies
     // signed by signed), so only q4_0's offset is taken back.
     let offset = if Q4 { panel.qtype.offset() } else { 0 };

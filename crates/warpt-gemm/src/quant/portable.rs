@@ -22,7 +22,7 @@ fn weights(qtype: QType, record: &[u8], r: usize) -> [i32; BLOCK] {
     out
 }
 
-/// `span` into `tile`.
+/// Groups `g..g + rg` against activation rows `t0..t0 + tn` into `tile`.
 pub(super) fn tile(span: Span, tile: &mut Tile) {
     let (panel, acts) = (span.panel, span.acts);
     let (g, rg, t0, tn) = (span.g, span.rg, span.t0, span.tn);

@@ -10,7 +10,7 @@
 
 use std::arch::x86_64::*;
 
-use super::{GROUP, PairKernel, Panel, QActs, QType, Span, Tile};
+use super::{GROUP, Panel, QActs, QType, Span, Tile};
 
 /// Four consecutive activation values as one i32, for a broadcast.
 ///
@@ -141,20 +141,43 @@ unsafe fn vnni<const Q4: bool, const RG: usize, const T: usize>(
     }
 }
 
-/// The AVX2 kernels by `[q4_0][two rows]`, for [`super::by_pairs`]; each
-/// needs a CPU that runs AVX2, FMA and F16C, and on q8_0 no weight of
-/// -128 (`vpsignb` cannot negate it).
-pub(super) const AVX2: [[PairKernel; 2]; 2] = [
-    [avx2::<false, 1>, avx2::<false, 2>],
-    [avx2::<true, 1>, avx2::<true, 2>],
-];
+/// Groups `g..g + rg` against rows `t0..t0 + tn` into `tile`, on AVX2:
+/// one group by two rows at a time.
+///
+/// # Safety
+/// The CPU runs AVX2, FMA and F16C; the groups are in the panel and the
+/// rows in `acts`; on q8_0, no weight is -128 (`vpsignb` cannot negate it).
+#[target_feature(enable = "avx2,fma,f16c")]
+pub(super) unsafe fn avx2_tile(span: Span, tile: &mut Tile) {
+    let (panel, acts) = (span.panel, span.acts);
+    let (g, rg, t0, tn) = (span.g, span.rg, span.t0, span.tn);
+    super::by_pairs(rg, tn, |i, t, two| {
+        let (g, t0, col) = (g + i, t0 + t, GROUP * i);
+        // SAFETY: the caller's.
+        unsafe {
+            match (panel.qtype, two) {
+                (QType::Q8_0, false) => avx2::<false, 1>(panel, g, acts, t0, tile, t, col),
+                (QType::Q4_0, false) => avx2::<true, 1>(panel, g, acts, t0, tile, t, col),
+                (QType::Q8_0, true) => avx2::<false, 2>(panel, g, acts, t0, tile, t, col),
+                (QType::Q4_0, true) => avx2::<true, 2>(panel, g, acts, t0, tile, t, col),
+            }
+        }
+    });
+}
 
-/// A [`PairKernel`].
+/// [`avx2_tile`] for group `g` and `T` rows from `t0`, stored at `tile`'s
+/// row `at` on, column `col` on.
 #[target_feature(enable = "avx2,fma,f16c")]
 #[inline]
-unsafe fn avx2<const Q4: bool, const T: usize>(span: Span, i: usize, t: usize, tile: &mut Tile) {
-    let (panel, acts) = (span.panel, span.acts);
-    let (g, t0, at, col) = (span.g + i, span.t0 + t, t, GROUP * i);
+unsafe fn avx2<const Q4: bool, const T: usize>(
+    panel: &Panel,
+    g: usize,
+    acts: &QActs,
+    t0: usize,
+    tile: &mut Tile,
+    at: usize,
+    col: usize,
+) {
     // q8_0's weights are made signed again here (the sign trick needs
     // them so), so only q4_0's offset is taken back.
     let offset = if Q4 { panel.qtype.offset() } else { 0 };
