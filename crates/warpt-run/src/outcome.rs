@@ -21,6 +21,15 @@ pub enum RunOutcome {
 pub const EXIT_USAGE: u8 = 2;
 
 impl RunOutcome {
+    /// [`RunOutcome::Success`] when `ok`, else [`RunOutcome::Failures`].
+    pub fn success_if(ok: bool) -> Self {
+        if ok {
+            RunOutcome::Success
+        } else {
+            RunOutcome::Failures
+        }
+    }
+
     /// The outcome of a finished suite run.
     pub fn of(run: &BenchmarkSuiteRun) -> RunOutcome {
         if run.interrupted {

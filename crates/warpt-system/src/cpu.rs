@@ -2,6 +2,8 @@
 
 use std::collections::BTreeMap;
 use std::fs;
+
+use crate::sysfs::read_trim;
 use std::path::Path;
 
 use warpt_model::{CacheInfo, CpuInfo};
@@ -122,11 +124,7 @@ fn core_of(cpu: &Path) -> Option<(String, String)> {
 }
 
 fn online_cpu_dirs() -> Vec<std::path::PathBuf> {
-    let Ok(entries) = fs::read_dir("/sys/devices/system/cpu") else {
-        return Vec::new();
-    };
-    let mut dirs: Vec<_> = entries
-        .flatten()
+    let mut dirs: Vec<_> = crate::sysfs::entries("/sys/devices/system/cpu")
         .map(|e| e.path())
         .filter(|p| {
             p.file_name()
@@ -239,13 +237,6 @@ fn parse_size(s: &str) -> Option<u64> {
         _ => (s, 1),
     };
     num.trim().parse::<u64>().ok().map(|n| n * mult)
-}
-
-fn read_trim(path: impl AsRef<Path>) -> Option<String> {
-    fs::read_to_string(path)
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
 }
 
 /// The CPUs this process may run on (its affinity mask), in ascending order.

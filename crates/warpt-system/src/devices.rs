@@ -1,24 +1,14 @@
 //! Block devices, mounted file systems and network interfaces from sysfs and procfs.
 
 use std::fs;
-use std::path::Path;
+
+use crate::sysfs::read_trim;
 
 use warpt_model::{MountInfo, NetworkInterface, StorageDevice};
 
-fn read_trim(path: impl AsRef<Path>) -> Option<String> {
-    fs::read_to_string(path)
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-}
-
 /// Whole block devices with a size, except loop and RAM disks.
 pub fn storage() -> Vec<StorageDevice> {
-    let Ok(entries) = fs::read_dir("/sys/block") else {
-        return Vec::new();
-    };
-    let mut out: Vec<StorageDevice> = entries
-        .flatten()
+    let mut out: Vec<StorageDevice> = crate::sysfs::entries("/sys/block")
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             if name.starts_with("loop") || name.starts_with("ram") {
@@ -141,11 +131,7 @@ fn unescape(s: &str) -> String {
 
 /// Every network interface.
 pub fn network() -> Vec<NetworkInterface> {
-    let Ok(entries) = fs::read_dir("/sys/class/net") else {
-        return Vec::new();
-    };
-    let mut out: Vec<NetworkInterface> = entries
-        .flatten()
+    let mut out: Vec<NetworkInterface> = crate::sysfs::entries("/sys/class/net")
         .map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             let dir = e.path();

@@ -166,11 +166,7 @@ fn nvml_gpus() -> Result<Vec<GpuInfo>, String> {
 
 /// DRM cards (`/sys/class/drm/cardN`) with their PCI ids and driver.
 fn drm_gpus() -> Vec<GpuInfo> {
-    let Ok(entries) = fs::read_dir("/sys/class/drm") else {
-        return Vec::new();
-    };
-    let mut out: Vec<GpuInfo> = entries
-        .flatten()
+    let mut out: Vec<GpuInfo> = crate::sysfs::entries("/sys/class/drm")
         .filter_map(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
             let index: u32 = name.strip_prefix("card")?.parse().ok()?;

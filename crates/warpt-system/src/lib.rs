@@ -36,6 +36,8 @@ pub mod peak;
 mod probes;
 pub mod procstat;
 pub mod rss;
+/// Reading sysfs and procfs files and directories.
+mod sysfs;
 /// Programs on PATH that benchmarks may use, with their versions.
 mod tools;
 /// Whether we run under a hypervisor or inside a container.

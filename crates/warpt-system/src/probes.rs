@@ -3,12 +3,7 @@
 
 use std::fs;
 
-fn read_trim(path: &str) -> Option<String> {
-    fs::read_to_string(path)
-        .ok()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-}
+use crate::sysfs::read_trim;
 
 /// The cpufreq scaling governor of CPU 0 (`performance`, `powersave`, ...),
 /// or `None` where cpufreq is absent (many VMs).
@@ -53,7 +48,7 @@ pub fn current_mhz() -> Option<f64> {
     let from_sysfs: Vec<f64> = cpus
         .iter()
         .filter_map(|c| {
-            read_trim(&format!(
+            read_trim(format!(
                 "/sys/devices/system/cpu/cpu{c}/cpufreq/scaling_cur_freq"
             ))
         })

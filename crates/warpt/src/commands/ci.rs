@@ -125,9 +125,5 @@ fn verdict(
         })?;
         warpt_run::ExportTarget::prepare(path)?.write(&junit)?;
     }
-    Ok(if failed {
-        Outcome::Failures
-    } else {
-        Outcome::Success
-    })
+    Ok(Outcome::success_if(!failed))
 }

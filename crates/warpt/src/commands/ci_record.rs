@@ -57,9 +57,5 @@ pub fn record(args: &CiRecordArgs) -> Result<Outcome> {
         let text = history_view::alert_markdown(&run.id, &commit, &alerts);
         warpt_run::ExportTarget::prepare(path)?.write_text(&text)?;
     }
-    Ok(if alerts.is_empty() {
-        Outcome::Success
-    } else {
-        Outcome::Failures
-    })
+    Ok(Outcome::success_if(alerts.is_empty()))
 }

@@ -52,9 +52,5 @@ pub fn run(args: &DemoArgs) -> Result<Outcome> {
             args.store.display()
         );
     }
-    Ok(if filled.not_passed.is_empty() {
-        Outcome::Success
-    } else {
-        Outcome::Failures
-    })
+    Ok(Outcome::success_if(filled.not_passed.is_empty()))
 }

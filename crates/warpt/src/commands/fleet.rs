@@ -89,11 +89,9 @@ pub fn status(args: &FleetStatusArgs) -> Result<Outcome> {
         );
         return Ok(Outcome::Failures);
     }
-    Ok(if statuses.iter().any(|s| s.phase == Phase::Failed) {
-        Outcome::Failures
-    } else {
-        Outcome::Success
-    })
+    Ok(Outcome::success_if(
+        !statuses.iter().any(|s| s.phase == Phase::Failed),
+    ))
 }
 
 /// `warpt fleet collect`.
@@ -127,9 +125,5 @@ pub fn collect(args: &FleetCollectArgs) -> Result<Outcome> {
             c.missing.len()
         );
     }
-    Ok(if c.missing.is_empty() {
-        Outcome::Success
-    } else {
-        Outcome::Failures
-    })
+    Ok(Outcome::success_if(c.missing.is_empty()))
 }

@@ -57,9 +57,5 @@ pub fn run(args: &FleetOutliersArgs) -> Result<Outcome> {
             result.outliers.len()
         );
     }
-    Ok(if result.outliers.is_empty() {
-        Outcome::Success
-    } else {
-        Outcome::Failures
-    })
+    Ok(Outcome::success_if(result.outliers.is_empty()))
 }

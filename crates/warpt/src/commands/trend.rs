@@ -51,9 +51,5 @@ pub fn run(args: &ResultsTrendArgs) -> Result<Outcome> {
             println!("the latest run sits after a regression");
         }
     }
-    Ok(if latest_regressed {
-        Outcome::Failures
-    } else {
-        Outcome::Success
-    })
+    Ok(Outcome::success_if(!latest_regressed))
 }
