@@ -33,7 +33,7 @@ fn params() -> Vec<Param> {
 
 /// The spec of `kmer_count`.
 pub fn spec() -> BenchmarkSpec {
-    crate::domain_spec(NAME)
+    crate::dataset_spec(NAME, params())
         .description(
             "Canonical k-mer counting (jellyfish's job): every k-mer of every read (forward and reverse complement \
                  rolled together, the smaller kept; k up to 63) into a hash table split in partitions by hash, each \
@@ -42,10 +42,6 @@ pub fn spec() -> BenchmarkSpec {
                  seeded sample of k-mers equal a plain HashMap recount by strings, and the histogram sums to the \
                  number of k-mers in the reads.",
         )
-        .duration(5.0)
-        .params(dataset::params())
-        .params(params())
-        .check(dataset::check_params)
         .metric("mbases_per_s")
         .metric("distinct_kmers")
         .build()

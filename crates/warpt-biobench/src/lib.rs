@@ -72,6 +72,16 @@ fn domain_spec(name: &str) -> warpt_model::SpecBuilder {
         .kind(warpt_model::BenchmarkKind::Domain)
 }
 
+/// A spec of a benchmark on a dataset ([`dataset`]): its parameters and
+/// checks with `own` added.
+fn dataset_spec(name: &str, own: Vec<warpt_model::Param>) -> warpt_model::SpecBuilder {
+    domain_spec(name)
+        .duration(5.0)
+        .params(dataset::params())
+        .params(own)
+        .check(dataset::check_params)
+}
+
 /// The suite's benchmarks, in the order `list` shows them.
 const BENCHMARKS: &[Listed] = &[
     Listed::new(sw_align::spec, || Box::new(sw_align::SwAlign::new())),

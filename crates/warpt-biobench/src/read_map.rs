@@ -43,7 +43,7 @@ fn params() -> Vec<Param> {
 
 /// The spec of `read_map`.
 pub fn spec() -> BenchmarkSpec {
-    crate::domain_spec(NAME)
+    crate::dataset_spec(NAME, params())
         .description(
             "Short-read mapping (minimap2 -ax sr's job): each read's (w,k)-minimizers looked up in an index of \
                  the reference, hits grouped by strand and diagonal, each candidate aligned end to end (ungapped, or \
@@ -53,10 +53,6 @@ pub fn spec() -> BenchmarkSpec {
                  reads; simulated data only), with precision and sensitivity by MAPQ in the details. Validation: \
                  every alignment's score and edit distance recomputed from its CIGAR against the reference.",
         )
-        .duration(5.0)
-        .params(dataset::params())
-        .params(params())
-        .check(dataset::check_params)
         .metric("reads_per_s")
         .metric("mapped_correct_pct")
         .build()

@@ -297,12 +297,18 @@ mod tests {
     use super::*;
     use crate::genome;
 
+    /// A reference of `len` bases from `seed`, a donor without variants,
+    /// and `spec`'s reads of it.
+    fn reads_of(seed: u64, len: usize, spec: ReadSpec) -> (Vec<u8>, ReadSet) {
+        let reference = genome::reference(seed, len);
+        let donor = genome::donor(seed + 1, &reference, 0.0, 0.0);
+        let set = simulate(seed + 2, &donor, &[0], reference.len(), spec);
+        (reference, set)
+    }
+
     #[test]
     fn reads_come_from_where_they_say() {
-        let reference = genome::reference(5, 50_000);
-        let donor = genome::donor(6, &reference, 0.0, 0.0);
-        let spec = ReadSpec::new(100, 4.0, 0.0, 300.0);
-        let set = simulate(7, &donor, &[0], reference.len(), spec);
+        let (reference, set) = reads_of(5, 50_000, ReadSpec::new(100, 4.0, 0.0, 300.0));
         assert_eq!(set.first.len(), 1000);
         let origins = set.origins.as_ref().unwrap();
         for (i, o) in origins.iter().enumerate() {
@@ -322,10 +328,7 @@ mod tests {
 
     #[test]
     fn errors_follow_the_rate_and_rise_along_the_read() {
-        let reference = genome::reference(8, 100_000);
-        let donor = genome::donor(9, &reference, 0.0, 0.0);
-        let spec = ReadSpec::new(150, 10.0, 0.01, 400.0);
-        let set = simulate(10, &donor, &[0], reference.len(), spec);
+        let (reference, set) = reads_of(8, 100_000, ReadSpec::new(150, 10.0, 0.01, 400.0));
         let origins = set.origins.as_ref().unwrap();
         let (mut early, mut late, mut bases) = (0usize, 0usize, 0usize);
         for (i, o) in origins.iter().enumerate() {

@@ -41,7 +41,7 @@ fn params() -> Vec<Param> {
 
 /// The spec of `variant_call`.
 pub fn spec() -> BenchmarkSpec {
-    crate::domain_spec(NAME)
+    crate::dataset_spec(NAME, params())
         .description(
             "Germline variant calling (bcftools mpileup + call's job): reads mapped by read_map's mapper \
                  (beforehand, untimed), piled up column by column in parallel chunks (per-base log-likelihood sums; \
@@ -51,10 +51,6 @@ pub fn spec() -> BenchmarkSpec {
                  position and alleles after left-normalisation (simulated data only). Validation: sampled pileup \
                  columns (every call's and random ones) equal a recount by walking every read's CIGAR.",
         )
-        .duration(5.0)
-        .params(dataset::params())
-        .params(params())
-        .check(dataset::check_params)
         .metric("variants_per_s")
         .metric("precision")
         .metric("recall")

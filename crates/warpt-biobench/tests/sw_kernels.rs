@@ -79,10 +79,7 @@ fn every_score_equals_the_scalar_reference() {
 #[test]
 fn saturation_moves_to_wider_lanes_with_the_same_score() {
     let matrix = Matrix::dnafull();
-    let gaps = Gaps {
-        open: 10,
-        extend: 1,
-    };
+    let gaps = GAPS[0];
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
     let query = random(&mut rng, 1000, 4, None);
     // 1000 matching bases score 5000: past 8 bits, inside 16.
@@ -107,10 +104,7 @@ fn saturation_moves_to_wider_lanes_with_the_same_score() {
 #[test]
 fn empty_sequences_score_zero() {
     let matrix = Matrix::blosum62();
-    let gaps = Gaps {
-        open: 10,
-        extend: 1,
-    };
+    let gaps = GAPS[0];
     for isa in isas() {
         assert_eq!(Aligner::new(isa, &[], &matrix, gaps).score(&[1, 2]).0, 0);
         assert_eq!(Aligner::new(isa, &[1, 2], &matrix, gaps).score(&[]).0, 0);
