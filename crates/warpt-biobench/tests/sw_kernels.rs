@@ -149,8 +149,7 @@ fn a_search_across_targets_equals_the_scalar_reference_for_every_pair() {
 
 #[test]
 fn a_search_moves_saturated_pairs_to_wider_lanes_with_the_same_score() {
-    let matrix = Matrix::dnafull();
-    let gaps = GAPS[0];
+    let (matrix, gaps) = (Matrix::dnafull(), GAPS[0]);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(29);
     let query = random(&mut rng, 7000, 4, None);
     // Self-matches of 20, 1000 and 7000 bases score 100 (8 bits), 5000

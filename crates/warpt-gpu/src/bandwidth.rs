@@ -10,8 +10,6 @@
 //! counted as STREAM counts: 2 arrays moved by copy, 3 by triad. Every
 //! element of both outputs is checked against the host's computation.
 
-use wgpu::util::DeviceExt;
-
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
     RunContext, SeriesDef,
@@ -87,14 +85,7 @@ impl Benchmark for GpuBandwidth {
         let n = (bytes / 16) as u32;
         let (b, c) = initial(n);
         let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC;
-        let init = |label: &str, data: &[f32]| {
-            gpu.device
-                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some(label),
-                    contents: bytemuck::cast_slice(data),
-                    usage: storage,
-                })
-        };
+        let init = |label: &str, data: &[f32]| gpu.filled(label, data, storage);
         let empty = |label: &str| {
             gpu.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some(label),
@@ -112,13 +103,7 @@ impl Benchmark for GpuBandwidth {
         // looping over many elements).
         let bound = |groups: u32| {
             let params = [n, groups * WORKGROUP, SCALAR.to_bits(), 0];
-            let uniform = gpu
-                .device
-                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some("stream-params"),
-                    contents: bytemuck::cast_slice(&params),
-                    usage: wgpu::BufferUsages::UNIFORM,
-                });
+            let uniform = gpu.filled("stream-params", &params, wgpu::BufferUsages::UNIFORM);
             (
                 gpu.bind(&copy, &[&uniform, &bb, &dst]),
                 gpu.bind(&triad, &[&uniform, &bb, &cb, &a]),

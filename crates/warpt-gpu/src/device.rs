@@ -227,6 +227,22 @@ impl Gpu {
             })
     }
 
+    /// A buffer for `usage` holding `data`.
+    pub fn filled<T: bytemuck::Pod>(
+        &self,
+        label: &str,
+        data: &[T],
+        usage: wgpu::BufferUsages,
+    ) -> wgpu::Buffer {
+        use wgpu::util::DeviceExt;
+        self.device
+            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some(label),
+                contents: bytemuck::cast_slice(data),
+                usage,
+            })
+    }
+
     /// A bind group of `buffers` at bindings 0, 1, ... of group 0.
     pub fn bind(
         &self,

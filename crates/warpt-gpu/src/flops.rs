@@ -11,8 +11,6 @@
 
 use std::time::Duration;
 
-use wgpu::util::DeviceExt;
-
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
     RunContext, SeriesDef,
@@ -94,13 +92,11 @@ fn prepare_kernel(gpu: &Gpu, f16: bool, groups: u32, salt: u32) -> Prepared {
         kernels::FMA_F32
     };
     let pipeline = gpu.pipeline(if f16 { "fma-f16" } else { "fma-f32" }, source);
-    let uniform = gpu
-        .device
-        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("fma-params"),
-            contents: bytemuck::cast_slice(&kernels::fma_params(f16, ITERS, salt)),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
+    let uniform = gpu.filled(
+        "fma-params",
+        &kernels::fma_params(f16, ITERS, salt),
+        wgpu::BufferUsages::UNIFORM,
+    );
     let out = gpu.device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("fma-out"),
         size: u64::from(groups * WORKGROUP) * 16,

@@ -10,8 +10,6 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use wgpu::util::DeviceExt;
-
 use warpt_model::{ParamValue, Params, ThroughputPoint};
 use warpt_model::{StressConfig, StressOutcome};
 
@@ -83,13 +81,11 @@ pub fn run(cfg: &StressConfig<'_>) -> Result<StressOutcome, String> {
     let (src, dst) = (make("stress-src"), make("stress-dst"));
     let vec4s = WORDS / 4;
     let copy_groups = vec4s.div_ceil(WORKGROUP).min(4096);
-    let copy_params = gpu
-        .device
-        .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("stress-copy-params"),
-            contents: bytemuck::cast_slice(&[vec4s, copy_groups * WORKGROUP, 0, 0]),
-            usage: wgpu::BufferUsages::UNIFORM,
-        });
+    let copy_params = gpu.filled(
+        "stress-copy-params",
+        &[vec4s, copy_groups * WORKGROUP, 0, 0],
+        wgpu::BufferUsages::UNIFORM,
+    );
     let copy_bind = gpu.bind(&copy, &[&copy_params, &src, &dst]);
 
     let stopped = || cfg.stop.is_some_and(|f| f.load(Ordering::Relaxed));
@@ -123,13 +119,11 @@ pub fn run(cfg: &StressConfig<'_>) -> Result<StressOutcome, String> {
         pass = pass.wrapping_add(1);
         let corrupt = inject && recording.is_some() && points.is_empty() && window.1 == 0.0;
         // Compute: the FMA kernel with this pass's salt.
-        let uniform = gpu
-            .device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("stress-params"),
-                contents: bytemuck::cast_slice(&kernels::fma_params(false, ITERS, pass)),
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
+        let uniform = gpu.filled(
+            "stress-params",
+            &kernels::fma_params(false, ITERS, pass),
+            wgpu::BufferUsages::UNIFORM,
+        );
         let bind = gpu.bind(&fma, &[&uniform, &out]);
         gpu.run(&fma, &bind, GROUPS, 1).map_err(|e| e.to_string())?;
         let mut got: Vec<f32> = bytemuck::cast_slice(

@@ -9,8 +9,6 @@
 //! GB/s = 1e9 bytes/s of the array. Both directions are checked byte for
 //! byte after measuring.
 
-use wgpu::util::DeviceExt;
-
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
     RunContext, SeriesDef,
@@ -176,13 +174,7 @@ impl GpuTransfer {
             mapped_at_creation: false,
         });
         let download = pattern(bytes, 2);
-        let source = gpu
-            .device
-            .create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("d2h-source"),
-                contents: bytemuck::cast_slice(&download),
-                usage: wgpu::BufferUsages::COPY_SRC,
-            });
+        let source = gpu.filled("d2h-source", &download, wgpu::BufferUsages::COPY_SRC);
         let staging = gpu.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("d2h-staging"),
             size: bytes,
