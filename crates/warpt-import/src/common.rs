@@ -38,6 +38,16 @@ pub fn fingerprint(bytes: &[u8]) -> u64 {
     })
 }
 
+/// The array under `key` of a tool's JSON document, or why there is none.
+pub fn array<'a>(
+    doc: &'a serde_json::Value,
+    key: &str,
+) -> Result<&'a Vec<serde_json::Value>, String> {
+    doc.get(key)
+        .and_then(serde_json::Value::as_array)
+        .ok_or_else(|| format!("no '{key}' array"))
+}
+
 /// A run id in warpt's shape (`20261124T181705Z-4c7a1c`) from the time
 /// and the content, so importing the same file twice gives the same id.
 pub fn run_id(at: Timestamp, content: &[u8]) -> String {

@@ -123,10 +123,7 @@ pub fn import(doc: &Value, text: &str, file_time: Timestamp) -> Result<Benchmark
         .and_then(Value::as_str)
         .and_then(|d| d.parse::<Timestamp>().ok())
         .unwrap_or(file_time);
-    let entries = doc
-        .get("benchmarks")
-        .and_then(Value::as_array)
-        .ok_or("no 'benchmarks' array")?;
+    let entries = crate::common::array(doc, "benchmarks")?;
     let mut order: Vec<String> = Vec::new();
     let mut groups: BTreeMap<String, Vec<&Value>> = BTreeMap::new();
     for (i, e) in entries.iter().enumerate() {

@@ -23,10 +23,7 @@ fn numbers(v: &Value, key: &str) -> Vec<f64> {
 
 /// The suite run of hyperfine's JSON `doc` (`text` as read).
 pub fn import(doc: &Value, text: &str, at: Timestamp) -> Result<BenchmarkSuiteRun, String> {
-    let results = doc
-        .get("results")
-        .and_then(Value::as_array)
-        .ok_or("no 'results' array")?;
+    let results = crate::common::array(doc, "results")?;
     let mut out = Vec::new();
     for (i, r) in results.iter().enumerate() {
         let command = r

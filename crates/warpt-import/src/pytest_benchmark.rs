@@ -27,10 +27,7 @@ pub fn import(doc: &Value, text: &str, file_time: Timestamp) -> Result<Benchmark
             })
         })
         .unwrap_or(file_time);
-    let benchmarks = doc
-        .get("benchmarks")
-        .and_then(Value::as_array)
-        .ok_or("no 'benchmarks' array")?;
+    let benchmarks = crate::common::array(doc, "benchmarks")?;
     let mut out = Vec::new();
     for (i, b) in benchmarks.iter().enumerate() {
         let name = b

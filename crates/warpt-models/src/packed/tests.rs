@@ -3,6 +3,14 @@
 #![allow(clippy::unwrap_used)]
 use super::*;
 
+/// A pool of three threads: bands and chunks split unevenly.
+fn three_threads() -> rayon::ThreadPool {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap()
+}
+
 #[test]
 fn equals_the_plain_product() {
     // Sizes off every tile: rows 1, 7, 13, 40 and 400 (tiles of every
@@ -11,10 +19,7 @@ fn equals_the_plain_product() {
     // thread and all. Small integers: every order of summation gives
     // the same float.
     let n = 75;
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(3)
-        .build()
-        .unwrap();
+    let pool = three_threads();
     for k in [37, 900] {
         let w: Vec<f32> = (0..n * k).map(|i| ((i * 5) % 11) as f32 - 5.0).collect();
         let bias: Vec<f32> = (0..n).map(|i| (i % 7) as f32 - 3.0).collect();
@@ -86,10 +91,7 @@ fn matmul_t_add_adds_to_what_is_there() {
     // A residual's start plus the product and the bias, for a few rows
     // (bands) and many (chunks of rows), in a pool of three threads.
     let (n, k) = (70, 40);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(3)
-        .build()
-        .unwrap();
+    let pool = three_threads();
     let w: Vec<f32> = (0..n * k).map(|i| ((i * 3) % 7) as f32 - 3.0).collect();
     let bias: Vec<f32> = (0..n).map(|i| (i % 5) as f32).collect();
     for with_bias in [false, true] {
@@ -143,10 +145,7 @@ fn bf16_multiplies_the_rounded_values_in_f32() {
     // and the same values in f32; a few rows (bands) and many (chunks
     // of rows), with a bias.
     let (n, k) = (70, 300);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(3)
-        .build()
-        .unwrap();
+    let pool = three_threads();
     let (w, bias) = (off_bf16(n * k, 5, 11, 13, 1000.0), thirds(n));
     let r = |v: f32| Bf16::from_f32(v).to_f32() as f64;
     for native in [false, bf16_native()] {
