@@ -419,6 +419,22 @@ pub fn recommend(report: &mut MachineReport, samples: SampleSource<'_>) {
     report.recommendations = out;
 }
 
+/// `test` of `x` against `y` where each has at least `min` values and the
+/// p-value is a number: (p, `basis`, significant).
+fn tested(
+    x: &[f64],
+    y: &[f64],
+    min: usize,
+    test: fn(&[f64], &[f64]) -> f64,
+    basis: &'static str,
+) -> Option<(Option<f64>, &'static str, bool)> {
+    if x.len() < min || y.len() < min {
+        return None;
+    }
+    let p = test(x, y);
+    p.is_finite().then_some((Some(p), basis, p < ALPHA))
+}
+
 /// Tests the winner against the runner-up on per-run figures scaled by
 /// `sa` and `sb`: (p, basis, significant).
 fn margin_test(
@@ -436,12 +452,8 @@ fn margin_test(
             .filter(|v| v.is_finite())
             .collect()
     };
-    let (ra, rb) = (scaled(a, sa), scaled(b, sb));
-    if ra.len() >= 2 && rb.len() >= 2 {
-        let p = welch_t(&ra, &rb);
-        if p.is_finite() {
-            return (Some(p), "runs", p < ALPHA);
-        }
+    if let Some(verdict) = tested(&scaled(a, sa), &scaled(b, sb), 2, welch_t, "runs") {
+        return verdict;
     }
     // One run on a side: the runs' raw samples, each scaled like its run.
     let ids: Vec<i64> = a.metric_ids.iter().chain(&b.metric_ids).copied().collect();
@@ -459,11 +471,8 @@ fn margin_test(
             .collect()
     };
     let (xa, xb) = (pooled(a, sa), pooled(b, sb));
-    if xa.len() >= 3 && xb.len() >= 3 {
-        let p = mann_whitney(&xa, &xb);
-        if p.is_finite() {
-            return (Some(p), "samples", p < ALPHA);
-        }
+    if let Some(verdict) = tested(&xa, &xb, 3, mann_whitney, "samples") {
+        return verdict;
     }
     match (a.ci95, b.ci95, sa.first(), sb.first()) {
         (Some(ca), Some(cb), Some(ka), Some(kb)) if ka.is_finite() && kb.is_finite() => {
