@@ -146,6 +146,7 @@ mod tests {
     use jiff::Timestamp;
 
     use super::*;
+    use Phase::{Done, Failed, Pending, Running};
 
     fn job(state: &str, reason: Option<&str>, nodes: &[&str]) -> JobInfo {
         JobInfo {
@@ -177,17 +178,14 @@ mod tests {
     #[test]
     fn a_pending_job_is_pending_with_slurms_reason() {
         let s = node_statuses(Some(&job("PENDING", Some("Resources"), &[])), &[], &[]);
-        assert_eq!(phases(&s), [("*", Phase::Pending)]);
+        assert_eq!(phases(&s), [("*", Pending)]);
         assert_eq!(s[0].reason.as_deref(), Some("Resources"));
         let named = node_statuses(
             Some(&job("PENDING", Some("Priority"), &[])),
             &["a".into(), "b".into()],
             &[],
         );
-        assert_eq!(
-            phases(&named),
-            [("a", Phase::Pending), ("b", Phase::Pending)]
-        );
+        assert_eq!(phases(&named), [("a", Pending), ("b", Pending)]);
     }
 
     #[test]
@@ -198,28 +196,14 @@ mod tests {
             record("b", NodeState::Running, None),
         ];
         let s = node_statuses(Some(&running), &[], &recs);
-        assert_eq!(
-            phases(&s),
-            [
-                ("a", Phase::Done),
-                ("b", Phase::Running),
-                ("c", Phase::Running)
-            ]
-        );
+        assert_eq!(phases(&s), [("a", Done), ("b", Running), ("c", Running)]);
         assert_eq!(s[0].run_id.as_deref(), Some("run-a"));
         assert_eq!(s[2].reason.as_deref(), Some("starting"));
 
         // The job ends: the node still "running" and the silent one failed.
         let ended = job("TIMEOUT", Some("TimeLimit"), &["a", "b", "c"]);
         let s = node_statuses(Some(&ended), &[], &recs);
-        assert_eq!(
-            phases(&s),
-            [
-                ("a", Phase::Done),
-                ("b", Phase::Failed),
-                ("c", Phase::Failed)
-            ]
-        );
+        assert_eq!(phases(&s), [("a", Done), ("b", Failed), ("c", Failed)]);
         assert!(
             s[1].reason
                 .as_deref()
@@ -241,7 +225,7 @@ mod tests {
     #[test]
     fn a_job_cancelled_while_pending_failed_before_any_node() {
         let s = node_statuses(Some(&job("CANCELLED", None, &[])), &[], &[]);
-        assert_eq!(phases(&s), [("*", Phase::Failed)]);
+        assert_eq!(phases(&s), [("*", Failed)]);
         assert!(node_statuses(None, &[], &[]).is_empty());
     }
 }
