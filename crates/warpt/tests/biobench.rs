@@ -145,14 +145,9 @@ fn sw_align_catches_a_wrong_score() {
 
 #[test]
 fn sw_align_aligns_the_users_fasta_files() {
-    let dir = tempfile::tempdir().unwrap();
-    let q = dir.path().join("q.fa");
+    let queries = ">q1\nMKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQ\n>q2\nACDEFGHIKLMNPQRSTVWY\n";
+    let (dir, q) = common::file_in("q.fa", queries);
     let t = dir.path().join("t.fa");
-    std::fs::write(
-        &q,
-        ">q1\nMKTAYIAKQRQISFVKSHFSRQLEERLGLIEVQ\n>q2\nACDEFGHIKLMNPQRSTVWY\n",
-    )
-    .unwrap();
     std::fs::write(
         &t,
         ">t1 planted\nGGGGMKTAYIAKQRQISFVKSHFSRQGGGG\n>t2\nWWWWWWWW\n>t3\nACDEFGHIKLMNPQ\n",
