@@ -214,17 +214,13 @@ fn count(r: &BenchmarkRunResult, k: &str) -> Option<u64> {
     detail(r, k).and_then(ParamValue::as_i64).map(|v| v as u64)
 }
 
-fn metric<'a>(r: &'a BenchmarkRunResult, name: &str) -> Option<&'a BenchmarkMetric> {
-    r.metrics.iter().find(|m| m.name == name)
-}
-
 fn entry(r: &BenchmarkRunResult) -> Entry {
     let num = |k: &str| detail(r, k).and_then(ParamValue::as_f64);
-    let latency = metric(r, "latency_ms");
+    let latency = r.metric("latency_ms");
     let accuracy = match (
-        metric(r, "rmse"),
-        metric(r, "max_error"),
-        metric(r, "relative_error"),
+        r.metric("rmse"),
+        r.metric("max_error"),
+        r.metric("relative_error"),
     ) {
         (Some(a), Some(b), Some(c)) => Some(AccuracyFigures {
             rmse: a.value,
@@ -253,17 +249,17 @@ fn entry(r: &BenchmarkRunResult) -> Entry {
         error: r.error_message.clone(),
         errors: r.errors.clone(),
         latency_ms: latency.and_then(Figures::of),
-        ttft_ms: metric(r, "ttft_ms").and_then(Figures::of),
-        tpot_ms: metric(r, "tpot_ms").and_then(Figures::of),
+        ttft_ms: r.metric("ttft_ms").and_then(Figures::of),
+        tpot_ms: r.metric("tpot_ms").and_then(Figures::of),
         peak_rss_bytes: count(r, "peak_rss_bytes")
             .or_else(|| r.resources.as_ref().and_then(|x| x.peak_rss_bytes)),
         timing: text(r, "timing"),
         timer_resolution_ns: count(r, "timer_resolution_ns"),
         timing_note: text(r, "timing_note"),
         peak_device_memory_bytes: count(r, "peak_device_memory_bytes"),
-        instructions_per_call: metric(r, "instructions").map(|m| m.value),
+        instructions_per_call: r.metric("instructions").map(|m| m.value),
         trials: count(r, "trials").map(|v| v as u32),
-        speedup: metric(r, "speedup").map(|m| m.value),
+        speedup: r.metric("speedup").map(|m| m.value),
         speedup_ci95: num("speedup_ci95_low")
             .zip(num("speedup_ci95_high"))
             .map(|(a, b)| [a, b]),

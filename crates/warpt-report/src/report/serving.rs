@@ -18,11 +18,7 @@ const LATENCIES: [(&str, &str); 3] = [
 ];
 
 fn metric(r: &BenchmarkRunResult, name: &str) -> Option<f64> {
-    r.metrics
-        .iter()
-        .find(|m| m.name == name)
-        .map(|m| m.value)
-        .filter(|v| v.is_finite())
+    r.value_of(name).filter(|v| v.is_finite())
 }
 
 fn slo(r: &BenchmarkRunResult, key: &str) -> Option<f64> {
@@ -69,7 +65,7 @@ pub(super) fn serving_charts(input: &Input) -> String {
                     .iter()
                     .filter_map(|r| {
                         let x = metric(r, "requests_per_s")?;
-                        let m = r.metrics.iter().find(|m| m.name == name)?;
+                        let m = r.metric(name)?;
                         let st = m.stats.as_ref()?;
                         Some((x, st.p50, st.p99))
                     })

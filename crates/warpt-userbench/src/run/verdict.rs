@@ -36,7 +36,7 @@ pub(super) fn pooled(runs: &[BenchmarkSuiteRun], name: &str) -> Option<Benchmark
     let mut samples = Vec::new();
     for run in runs {
         for r in &run.benchmarks {
-            if let Some(m) = r.metrics.iter().find(|m| m.name == name) {
+            if let Some(m) = r.metric(name) {
                 template.get_or_insert_with(|| m.clone());
                 samples.extend(m.stats.iter().flat_map(|s| s.samples.iter().copied()));
             }
