@@ -225,6 +225,13 @@ pub trait Suite: Send + Sync {
     /// Every benchmark the suite offers, including hidden ones.
     fn specs(&self) -> Vec<BenchmarkSpec>;
 
+    /// The spec of the benchmark called `name`: one of [`Suite::specs`]
+    /// by default; a suite whose benchmarks are named by the run (the
+    /// pytest plugin's tests) makes one for any name it accepts.
+    fn spec_of(&self, name: &str) -> Option<BenchmarkSpec> {
+        self.specs().into_iter().find(|s| s.id.name == name)
+    }
+
     /// Creates the benchmark called `name`, or `None` if there is none.
     fn create(&self, name: &str) -> Option<Box<dyn Benchmark>>;
 

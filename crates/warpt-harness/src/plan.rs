@@ -250,14 +250,14 @@ impl Plan {
                 specs = all.clone();
             } else {
                 for b in &selection.benchmarks {
-                    let spec = all.iter().find(|s| s.id.name == *b).ok_or_else(|| {
-                        PlanError::UnknownBenchmark {
+                    let spec = suite
+                        .spec_of(b)
+                        .ok_or_else(|| PlanError::UnknownBenchmark {
                             name: b.clone(),
                             scope: format!("suite '{name}'"),
                             valid: names(&all),
-                        }
-                    })?;
-                    specs.push(spec.clone());
+                        })?;
+                    specs.push(spec);
                 }
             }
             if !components.is_empty() {

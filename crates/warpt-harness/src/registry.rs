@@ -93,9 +93,8 @@ impl Registry {
     /// The spec of the benchmark `id`, if it exists.
     pub fn spec(&self, id: &BenchmarkId) -> Option<BenchmarkSpec> {
         self.suite(&id.suite)?
-            .specs()
-            .into_iter()
-            .find(|s| s.id == *id)
+            .spec_of(&id.name)
+            .filter(|s| s.id == *id)
     }
 
     /// Every spec of every suite.
@@ -136,6 +135,10 @@ impl Suite for Combined {
 
     fn specs(&self) -> Vec<BenchmarkSpec> {
         self.parts.iter().flat_map(|p| p.specs()).collect()
+    }
+
+    fn spec_of(&self, name: &str) -> Option<BenchmarkSpec> {
+        self.parts.iter().find_map(|p| p.spec_of(name))
     }
 
     fn create(&self, name: &str) -> Option<Box<dyn Benchmark>> {

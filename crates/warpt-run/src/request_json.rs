@@ -44,6 +44,10 @@ struct Body {
     monitor: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     monitor_interval: Option<f64>,
+    /// Every benchmark in the warpt process instead of a worker each (the
+    /// pytest plugin's runs: the measured code lives in pytest's process).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    in_process: Option<bool>,
 }
 
 /// Why a body is not a run request: the field (or parameter) at fault.
@@ -152,6 +156,7 @@ impl RunRequest {
                 seed: b.seed,
                 precision: b.precision,
                 timeout_multiplier: b.timeout_multiplier,
+                in_process: b.in_process.unwrap_or(false),
                 ..Flags::default()
             },
             repeat: b.repeat.unwrap_or(1),
@@ -180,6 +185,7 @@ impl RunRequest {
             repeat: (self.repeat != 1).then_some(self.repeat),
             monitor: self.monitor.is_none().then_some(false),
             monitor_interval: self.monitor.as_ref().map(|m| m.interval),
+            in_process: self.settings.in_process.then_some(true),
             ..Body::default()
         };
         if let PlanSource::Select(s) = &self.plan {

@@ -139,7 +139,7 @@ pub fn document() -> Value {
                 "duration": {"type": "number"}, "burnin_seconds": {"type": "number"},
                 "seed": {"type": "integer"}, "precision": {"type": "number"}, "repeat": {"type": "integer"},
                 "timeout_multiplier": {"type": "number"}, "monitor": {"type": "boolean"},
-                "monitor_interval": {"type": "number"}}}}}},
+                "monitor_interval": {"type": "number"}, "in_process": {"type": "boolean"}}}}}},
         "responses": {"202": {"description": "queued: id, position, links"},
             "400": {"description": "a bad key (named in `field`) or a plan `benchmark run` refuses"},
             "401": {"description": "missing or wrong token"}}});

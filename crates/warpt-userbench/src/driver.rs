@@ -3,16 +3,19 @@
 //! set up, time a number of calls, validate and tear down.
 //!
 //! Requests and replies are JSON objects, one per line, on the adapter's
-//! stdin and stdout; every reply has `ok`, and `error` (with `traceback`
-//! where the language has one) when it is false. The stopping rule stays
+//! stdin and stdout (or, for an adapter that is already running, such as
+//! the pytest plugin's, on a Unix socket it listens on: one connection per
+//! benchmark); every reply has `ok`, and `error` (with `traceback` where
+//! the language has one) when it is false. The stopping rule stays
 //! here, in warpt: the adapter only times the calls it is asked for, with
 //! its language's monotonic clock (Python: `perf_counter_ns`).
 //!
 //! Python's adapter ships inside the binary ([`PYTHON_ADAPTER`]).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::net::UnixStream;
 use std::path::Path;
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 
 use serde_json::{Value, json};
 
@@ -94,9 +97,11 @@ pub struct LoadOptions {
 
 /// A running adapter with one benchmark loaded.
 pub struct Driver {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+    /// The adapter's process, when this driver started it (`None` for a
+    /// socket's adapter, which outlives the connection).
+    child: Option<Child>,
+    requests: Box<dyn Write + Send>,
+    replies: BufReader<Box<dyn Read + Send>>,
     config: Value,
     timing: Option<String>,
     cold_cache: bool,
@@ -174,6 +179,25 @@ impl Driver {
             })
     }
 
+    /// Connects to an adapter listening on the Unix socket `socket` (the
+    /// pytest plugin's) and loads the benchmark it knows as `name`. The
+    /// connection is this benchmark's: [`Driver::finish`] or dropping the
+    /// driver ends it, not the adapter.
+    pub fn connect(socket: &Path, name: &str, options: &LoadOptions) -> Result<Self, DriverError> {
+        let stream = UnixStream::connect(socket).map_err(|source| DriverError::Spawn {
+            program: format!("the adapter at {}", socket.display()),
+            source,
+        })?;
+        let replies = stream.try_clone()?;
+        Self::load(
+            None,
+            Box::new(stream),
+            Box::new(replies),
+            Path::new(name),
+            options,
+        )
+    }
+
     /// Takes over a started adapter and loads `file` in it.
     fn attach(mut child: Child, file: &Path, options: &LoadOptions) -> Result<Self, DriverError> {
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
@@ -181,10 +205,27 @@ impl Driver {
                 "no pipes to the adapter",
             )));
         };
+        Self::load(
+            Some(child),
+            Box::new(stdin),
+            Box::new(stdout),
+            file,
+            options,
+        )
+    }
+
+    /// Sends `load` over a fresh channel and keeps what the reply settles.
+    fn load(
+        child: Option<Child>,
+        requests: Box<dyn Write + Send>,
+        replies: Box<dyn Read + Send>,
+        file: &Path,
+        options: &LoadOptions,
+    ) -> Result<Self, DriverError> {
         let mut driver = Driver {
             child,
-            stdin,
-            stdout: BufReader::new(stdout),
+            requests,
+            replies: BufReader::new(replies),
             config: Value::Null,
             timing: None,
             cold_cache: false,
@@ -285,10 +326,13 @@ impl Driver {
         self.request(json!({"op": "teardown"})).map(drop)
     }
 
-    /// Asks the adapter to exit and waits for it.
+    /// Asks the adapter to exit (a socket's adapter: to end this
+    /// benchmark's connection) and waits for it.
     pub fn finish(mut self) -> Result<(), DriverError> {
         self.request(json!({"op": "exit"}))?;
-        self.child.wait()?;
+        if let Some(child) = self.child.as_mut() {
+            child.wait()?;
+        }
         Ok(())
     }
 
@@ -296,15 +340,15 @@ impl Driver {
     /// [`DriverError::User`].
     fn request(&mut self, request: Value) -> Result<Value, DriverError> {
         let op = request["op"].as_str().unwrap_or("?").to_string();
-        writeln!(self.stdin, "{request}")?;
-        self.stdin.flush()?;
+        writeln!(self.requests, "{request}")?;
+        self.requests.flush()?;
         let mut line = String::new();
-        if self.stdout.read_line(&mut line)? == 0 {
-            let status = self.child.wait()?;
-            return Err(DriverError::Exited {
-                op,
-                status: status.to_string(),
-            });
+        if self.replies.read_line(&mut line)? == 0 {
+            let status = match self.child.as_mut() {
+                Some(child) => child.wait()?.to_string(),
+                None => "it closed the connection".to_string(),
+            };
+            return Err(DriverError::Exited { op, status });
         }
         parse_reply(&op, &line)
     }
@@ -347,10 +391,13 @@ pub fn probe_config(
 
 impl Drop for Driver {
     fn drop(&mut self) {
-        // An adapter left running (an error path) must not outlive us.
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
+        // An adapter left running (an error path) must not outlive us; a
+        // socket's adapter is not ours, and sees the connection close.
+        if let Some(child) = self.child.as_mut()
+            && let Ok(None) = child.try_wait()
+        {
+            let _ = child.kill();
+            let _ = child.wait();
         }
     }
 }
@@ -458,6 +505,71 @@ done
         assert_eq!(d.validate().expect("validate"), None);
         d.teardown().expect("teardown");
         d.finish().expect("exits");
+    }
+
+    /// An adapter that is already running and listens on a Unix socket
+    /// (as the pytest plugin does): one connection per benchmark, `exit`
+    /// ends the connection, not the adapter.
+    const SOCKET_ADAPTER: &str = r#"
+import json, socket, sys, time
+server = socket.socket(socket.AF_UNIX)
+server.bind(sys.argv[1])
+server.listen(1)
+print("listening", flush=True)
+for _ in range(2):
+    conn, _ = server.accept()
+    f = conn.makefile("rw")
+    for line in f:
+        r = json.loads(line)
+        if r["op"] == "load":
+            reply = {"ok": True, "config": {"name": r["path"]}}
+        elif r["op"] == "run":
+            t = time.perf_counter_ns()
+            for _ in range(r["calls"]):
+                time.sleep(0.001)
+            reply = {"ok": True, "samples_ns": [time.perf_counter_ns() - t], "calls": r["calls"]}
+        elif r["op"] == "output":
+            reply = {"ok": True, "details": {"group": "g", "extra_info": {"k": 1}}}
+        else:
+            reply = {"ok": True}
+        f.write(json.dumps(reply) + "\n")
+        f.flush()
+        if r["op"] == "exit":
+            break
+    conn.close()
+"#;
+
+    #[test]
+    fn a_socket_adapter_serves_one_benchmark_per_connection() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let socket = dir.path().join("adapter.sock");
+        let mut adapter = Command::new("python3")
+            .arg("-c")
+            .arg(SOCKET_ADAPTER)
+            .arg(&socket)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3");
+        let mut ready = String::new();
+        BufReader::new(adapter.stdout.take().expect("stdout"))
+            .read_line(&mut ready)
+            .expect("the adapter says it listens");
+        for name in ["tests/a.py::test_one", "tests/a.py::test_two[2]"] {
+            let mut d = Driver::connect(&socket, name, &LoadOptions::default()).expect("connects");
+            assert_eq!(d.config()["name"], name);
+            d.setup().expect("setup");
+            assert!(d.run(3).expect("run") >= 3_000_000);
+            let out = d.output(None).expect("output");
+            assert_eq!(out.details["group"], "g");
+            assert_eq!(out.details["extra_info"]["k"], 1);
+            d.teardown().expect("teardown");
+            d.finish().expect("ends the connection");
+        }
+        assert!(adapter.wait().expect("waits").success());
+        let err = Driver::connect(&socket, "t.py::t", &LoadOptions::default())
+            .err()
+            .expect("nobody listens now");
+        assert!(matches!(err, DriverError::Spawn { .. }), "{err}");
     }
 
     #[test]

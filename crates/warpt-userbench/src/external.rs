@@ -22,6 +22,7 @@ use warpt_model::{BenchmarkMetric, ParamValue, StageError, Validation};
 
 use crate::counted;
 use crate::driver::{Driver, DriverError, LoadOptions, Output};
+use crate::sampling::Sampling;
 
 /// Environment variables of the compiled-graph caches a fresh interpreter
 /// under `--cold-start` gets empty directories for.
@@ -68,6 +69,10 @@ pub struct FileRun {
     /// `measure=instructions`: one call's instructions counted too
     /// ([`crate::counted`]).
     pub count: bool,
+    /// The Unix socket of an adapter that is already running (the pytest
+    /// plugin's, [`crate::pytest`]): `file` is then the name it knows the
+    /// benchmark by (a test's node id), not a file.
+    pub connect: Option<PathBuf>,
 }
 
 impl FileRun {
@@ -127,6 +132,7 @@ impl FileRun {
                 .map(str::to_string),
             // The spec's choices refuse anything but time and instructions.
             count: ctx.str_param("measure")? == "instructions",
+            connect: None,
         })
     }
 
@@ -148,14 +154,15 @@ impl FileRun {
             }
             caches.push(dir);
         }
-        let mut driver = match &self.command {
-            Some(line) => Driver::start_with(
+        let mut driver = match (&self.connect, &self.command) {
+            (Some(socket), _) => Driver::connect(socket, &self.file.to_string_lossy(), &load),
+            (None, Some(line)) => Driver::start_with(
                 Driver::shell_command(line, &self.file, &load),
                 "sh",
                 &self.file,
                 &load,
             ),
-            None => Driver::python_with(&self.python, &self.file, &load),
+            (None, None) => Driver::python_with(&self.python, &self.file, &load),
         }
         .map_err(failed)?;
         driver.setup().map_err(failed)?;
@@ -176,6 +183,9 @@ impl FileRun {
 /// One user benchmark file under the harness.
 pub struct ExternalBenchmark {
     run: Option<FileRun>,
+    /// A test of the pytest plugin's, by node id: its [`FileRun`] comes
+    /// from the run's `socket` parameter at `prepare`.
+    test: Option<String>,
     /// Where `measure=instructions` counts come from (found in `prepare`).
     counts: Option<warpt_counts::Source>,
     driver: Option<Driver>,
@@ -193,6 +203,7 @@ impl ExternalBenchmark {
                 python: python.to_string(),
                 ..FileRun::default()
             }),
+            test: None,
             counts: None,
             driver: None,
             errors: Vec::new(),
@@ -205,10 +216,31 @@ impl ExternalBenchmark {
     pub fn from_params() -> Self {
         ExternalBenchmark {
             run: None,
+            test: None,
             counts: None,
             driver: None,
             errors: Vec::new(),
             caches: Vec::new(),
+        }
+    }
+
+    /// The pytest test `nodeid`, measured through the plugin's socket (the
+    /// run's `socket` parameter, see [`crate::pytest`]).
+    pub fn pytest(nodeid: &str) -> Self {
+        ExternalBenchmark {
+            test: Some(nodeid.to_string()),
+            ..Self::from_params()
+        }
+    }
+
+    /// Ends a socket adapter's connection once its benchmark is done (a
+    /// process adapter ends when the driver drops).
+    fn release(&mut self) {
+        if self.run.as_ref().is_some_and(|r| r.connect.is_some())
+            && let Some(driver) = self.driver.take()
+            && let Err(e) = driver.finish()
+        {
+            self.errors.push(failed(e).at_stage("teardown"));
         }
     }
 
@@ -219,6 +251,7 @@ impl ExternalBenchmark {
         if let Some(Err(t)) = self.driver.as_mut().map(Driver::teardown) {
             self.errors.push(failed(t).at_stage("teardown"));
         }
+        self.release();
         e
     }
 
@@ -304,6 +337,22 @@ fn latency_metrics(out: &Output) -> Vec<BenchmarkMetric> {
     .collect()
 }
 
+/// A detail the adapter named: strings, whole numbers, numbers and
+/// booleans as they are, anything else as its JSON text.
+fn detail_value(v: &serde_json::Value) -> ParamValue {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => ParamValue::Str(s.clone()),
+        Value::Bool(b) => ParamValue::Bool(*b),
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => ParamValue::Int(i),
+            (None, Some(f)) => ParamValue::Float(f),
+            (None, None) => ParamValue::Str(n.to_string()),
+        },
+        other => ParamValue::Str(other.to_string()),
+    }
+}
+
 /// What the adapter reported after the timed calls, as details.
 fn output_details(out: &Output) -> Vec<(String, ParamValue)> {
     let mut d = Vec::new();
@@ -319,6 +368,9 @@ fn output_details(out: &Output) -> Vec<(String, ParamValue)> {
     int("output_count", out.output_count.map(|n| n as u64));
     int("timer_resolution_ns", out.timer_resolution_ns);
     int("peak_device_memory_bytes", out.peak_device_memory_bytes);
+    for (k, v) in &out.details {
+        d.push((k.clone(), detail_value(v)));
+    }
     for (k, v) in [
         ("timing", &out.timing),
         ("timing_requested", &out.timing_requested),
@@ -337,7 +389,10 @@ fn output_details(out: &Output) -> Vec<(String, ParamValue)> {
 impl Benchmark for ExternalBenchmark {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         if self.run.is_none() {
-            self.run = Some(FileRun::from_context(ctx)?);
+            self.run = Some(match &self.test {
+                Some(nodeid) => crate::pytest::file_run(ctx, nodeid)?,
+                None => FileRun::from_context(ctx)?,
+            });
         }
         let run = warpt_harness::prepared(&self.run)?;
         if run.count {
@@ -354,17 +409,38 @@ impl Benchmark for ExternalBenchmark {
         let run = self.run.clone().ok_or_else(BenchmarkError::not_prepared)?;
         let mut caches = std::mem::take(&mut self.caches);
         let driver = warpt_harness::prepared_mut(&mut self.driver)?;
+        let sampling = match Sampling::from_config(driver.config()) {
+            Ok(s) => s,
+            Err(why) => {
+                let e = BenchmarkError::Failed(format!("the benchmark's config: {why}"));
+                return Err(self.nothing_measured(e));
+            }
+        };
+        let mut policy = sampling.policy(MeasurePolicy::share_of(ctx, 1));
+        if run.connect.is_some() {
+            // A test suite's benchmarks: warm-up is at most half the
+            // measurement (pytest-benchmark warms up not at all).
+            policy.warmup = policy.warmup.min(policy.min_time / 2);
+        }
         let calibrating = std::time::Instant::now();
         let calls = if run.cold_start {
             1
+        } else if let Some(calls) = sampling.fixed_calls() {
+            let mut warm = Ok(0);
+            for _ in 0..sampling.extra_warmup_rounds() {
+                warm = warm.and_then(|_| driver.warm(calls));
+            }
+            if let Err(e) = warm {
+                return Err(self.nothing_measured(failed(e)));
+            }
+            calls
         } else {
-            match calibrate(driver, batch_ns(ctx.duration)) {
+            match calibrate(driver, batch_ns(ctx.duration.min(policy.max_time))) {
                 Ok(c) => c,
                 Err(e) => return Err(self.nothing_measured(e)),
             }
         };
         // Calibration ran the function: it counts towards the warm-up.
-        let mut policy = MeasurePolicy::share_of(ctx, 1);
         policy.warmup = policy.warmup.saturating_sub(calibrating.elapsed());
         // Each sample is one call's share of a timed batch (or one call).
         let defs = [SeriesDef::new(
@@ -460,7 +536,12 @@ impl Benchmark for ExternalBenchmark {
         };
         let mut details = vec![
             (
-                "file".into(),
+                if run.connect.is_some() {
+                    "test"
+                } else {
+                    "file"
+                }
+                .into(),
                 ParamValue::Str(run.file.display().to_string()),
             ),
             ("calls_per_sample".into(), per_sample),
@@ -518,6 +599,7 @@ impl Benchmark for ExternalBenchmark {
         if let Err(e) = driver.teardown() {
             self.errors.push(failed(e).at_stage("teardown"));
         }
+        self.release();
         verdict
     }
 

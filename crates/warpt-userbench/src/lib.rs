@@ -10,6 +10,9 @@
 //! - [`counted`]: `--measure instructions`, one call's instructions counted;
 //! - [`suite`]: the `harness` suite, through which the worker process
 //!   creates those benchmarks;
+//! - [`pytest`]: the `pytest` suite, a pytest session's tests measured
+//!   through the plugin's socket;
+//! - [`sampling`]: the rounds, time and warm-up a benchmark's config asks for;
 //! - [`run`]: a whole tree, pairs interleaved, into one suite run;
 //! - [`accuracy`]: an optimized variant's output against its baseline's;
 //! - [`profile`]: `--profile`, one extra run under a profiler;
@@ -24,8 +27,10 @@ pub mod discover;
 pub mod driver;
 pub mod external;
 pub mod profile;
+pub mod pytest;
 pub mod regressions;
 pub mod run;
+pub mod sampling;
 pub mod session;
 pub mod suite;
 pub mod summary;

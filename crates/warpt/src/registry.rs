@@ -62,6 +62,7 @@ fn with_user(user: UserSuite) -> Registry {
     r.extend(Box::new(warpt_gpu::GPU_LINPACK));
     r.register(Box::new(warpt_pepbench::PEPBENCH));
     r.register(Box::new(warpt_userbench::suite::HarnessSuite));
+    r.register(Box::new(warpt_userbench::pytest::PytestSuite));
     r.register(Box::new(warpt_mlperf::MLPERF));
     r.register(Box::new(warpt_biobench::BIOBENCH));
     r.register(Box::new(user));

@@ -476,6 +476,77 @@ fn bad_input_exits_2_naming_the_input() {
 }
 
 #[test]
+fn a_request_file_is_the_servers_json_run_request() {
+    let (dir, request) = common::file_in(
+        "request.json",
+        r#"{"suite": "micro", "benchmarks": ["cpu_flops"], "params": {"threads": 1}, "duration": 0.05}"#,
+    );
+    let plan = json_stdout(
+        warpt()
+            .args(["benchmark", "run", "--dry-run", "--json", "--request"])
+            .arg(&request),
+    );
+    assert_eq!(plan["benchmarks"].as_array().unwrap().len(), 1);
+    assert_eq!(plan["benchmarks"][0]["id"]["name"], "cpu_flops");
+    assert_eq!(plan["benchmarks"][0]["params"]["threads"], 1);
+    // `-`: the request on stdin.
+    let plan = json_stdout(
+        warpt()
+            .args("benchmark run --dry-run --json --request -".split(' '))
+            .write_stdin(r#"{"suite": "micro", "benchmarks": ["mem_latency"]}"#),
+    );
+    assert_eq!(plan["benchmarks"][0]["id"]["name"], "mem_latency");
+    // Any node id is a benchmark of the pytest plugin's suite; its socket
+    // must be given (the plugin gives it) and exist.
+    let socket = dir.path().join("adapter.sock");
+    std::fs::write(&socket, "").unwrap();
+    let pytest = dir.path().join("pytest.json");
+    let body = serde_json::json!({"suite": "pytest", "benchmarks": ["tests/test_a.py::test_x[1]"],
+        "params": {"socket": socket}, "in_process": true});
+    std::fs::write(&pytest, body.to_string()).unwrap();
+    let plan = json_stdout(
+        warpt()
+            .args(["benchmark", "run", "--dry-run", "--json", "--request"])
+            .arg(&pytest),
+    );
+    assert_eq!(plan["benchmarks"][0]["id"]["suite"], "pytest");
+    assert_eq!(
+        plan["benchmarks"][0]["id"]["name"],
+        "tests/test_a.py::test_x[1]"
+    );
+    let run = |text: &str| {
+        std::fs::write(&request, text).unwrap();
+        let mut c = warpt();
+        c.args(["benchmark", "run", "--dry-run", "--request"])
+            .arg(&request);
+        c
+    };
+    assert_usage_error(
+        &mut run(r#"{"suite": "micro", "nope": 1}"#),
+        &["--request", "nope"],
+    );
+    assert_usage_error(&mut run("not json"), &["--request"]);
+    assert_usage_error(
+        &mut run(r#"{"suite": "pytest", "benchmarks": ["t.py::t"]}"#),
+        &["socket", "pytest --warpt"],
+    );
+    assert_usage_error(
+        &mut run(r#"{"suite": "pytest", "benchmarks": ["not_a_node_id"]}"#),
+        &["unknown benchmark 'not_a_node_id'"],
+    );
+    assert_usage_error(
+        warpt()
+            .args(["benchmark", "run", "--suite", "micro", "--request"])
+            .arg(&request),
+        &["--request", "--suite"],
+    );
+    assert_usage_error(
+        warpt().args(["benchmark", "run", "--request", "/no/such/request.json"]),
+        &["--request /no/such/request.json"],
+    );
+}
+
+#[test]
 fn unwritable_export_fails_before_running_and_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("no/such/dir/out.json");

@@ -63,6 +63,11 @@ pub struct Output {
     /// Peak device memory of the benchmark (CUDA: allocated bytes since the
     /// hygiene's reset).
     pub peak_device_memory_bytes: Option<u64>,
+    /// More details for the result, by name (the pytest plugin's `group`
+    /// and `extra_info`): strings, numbers and booleans as they are, other
+    /// values as JSON text.
+    #[serde(default)]
+    pub details: std::collections::BTreeMap<String, Value>,
 }
 
 /// The adapter's reply `line` to request `op`: the reply object when it

@@ -205,6 +205,16 @@ pub struct RunArgs {
         conflicts_with_all = ["suite", "benchmarks", "components", "params", "seed", "duration", "burnin_seconds", "precision", "config", "repeat"]
     )]
     pub replay: Option<PathBuf>,
+    /// Read what to run from this JSON file (`-`: stdin) instead of the
+    /// flags above: the run request of `POST /api/v1/runs` (`suite`,
+    /// `benchmarks`, `components`, `params`, `duration`, ..., docs/serve.md),
+    /// how a program (the Python package) asks for a run.
+    #[arg(
+        long,
+        value_name = "FILE.json",
+        conflicts_with_all = ["replay", "suite", "benchmarks", "components", "params", "seed", "duration", "burnin_seconds", "precision", "timeout_multiplier", "in_process", "repeat"]
+    )]
+    pub request: Option<PathBuf>,
     /// Print the plan (benchmarks and effective parameters) and exit.
     #[arg(long)]
     pub dry_run: bool,

@@ -7,10 +7,12 @@ use warpt_run::config::Flags;
 use warpt_run::request::{ExportChoice, MonitorRequest, PlanSource, Select};
 use warpt_run::{PlanJson, RunRequest};
 
-use crate::Outcome;
+use std::path::Path;
+
 use crate::cli::{PlanArgs, RunArgs};
 use crate::progress::BarProgress;
 use crate::registry::Builtin;
+use crate::{Outcome, UsageError};
 use warpt_report::terminal as output;
 
 /// The configuration-layer flags of a plan.
@@ -36,29 +38,64 @@ pub fn select(args: &PlanArgs) -> Select {
     }
 }
 
-/// The run request `benchmark run`'s flags spell.
-pub fn request(args: &RunArgs) -> RunRequest {
-    RunRequest {
-        plan: match &args.replay {
-            Some(path) => PlanSource::Replay(path.clone()),
-            None => PlanSource::Select(select(&args.plan)),
+/// The run request `benchmark run`'s flags spell (or its `--request`
+/// file, with the flags that say where the run goes).
+pub fn request(args: &RunArgs) -> Result<RunRequest> {
+    let mut request = match &args.request {
+        Some(path) => read_request(path)?,
+        None => RunRequest {
+            plan: match &args.replay {
+                Some(path) => PlanSource::Replay(path.clone()),
+                None => PlanSource::Select(select(&args.plan)),
+            },
+            settings: flags(&args.plan),
+            repeat: args.repeat,
+            monitor: args.monitor.enabled.then(|| MonitorRequest {
+                interval: args.monitor.interval,
+                output: args.monitor.output.clone(),
+            }),
+            ..RunRequest::default()
         },
-        settings: flags(&args.plan),
-        config: args.plan.config.clone(),
-        repeat: args.repeat,
-        store: args.store.choice(),
-        export: match (&args.export_file, args.export) {
-            (Some(path), _) => ExportChoice::File(path.clone()),
-            (None, true) => ExportChoice::Default,
-            (None, false) => ExportChoice::None,
-        },
-        monitor: args.monitor.enabled.then(|| MonitorRequest {
-            interval: args.monitor.interval,
-            output: args.monitor.output.clone(),
-        }),
-        events: args.events,
-        run_id: args.run_id.clone(),
+    };
+    request.config = args.plan.config.clone();
+    request.store = args.store.choice();
+    request.export = match (&args.export_file, args.export) {
+        (Some(path), _) => ExportChoice::File(path.clone()),
+        (None, true) => ExportChoice::Default,
+        (None, false) => ExportChoice::None,
+    };
+    request.events = args.events;
+    request.run_id = args.run_id.clone();
+    Ok(request)
+}
+
+/// `--request FILE` (`-`: stdin): the server's JSON run request, refused
+/// naming the field at fault. Its `monitor` is off unless it says `true`
+/// (`--monitor`'s default, not the server's).
+fn read_request(path: &Path) -> Result<RunRequest> {
+    let text = if path == Path::new("-") {
+        std::io::read_to_string(std::io::stdin())
+            .map_err(|e| UsageError(format!("--request -: reading stdin: {e}")))?
+    } else {
+        std::fs::read_to_string(path)
+            .map_err(|e| UsageError(format!("--request {}: {e}", path.display())))?
+    };
+    let monitor_asked = serde_json::from_str::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v.get("monitor").and_then(serde_json::Value::as_bool))
+        == Some(true);
+    let mut request = RunRequest::from_json(&text).map_err(|e| {
+        UsageError(format!(
+            "--request {}: field '{}': {}",
+            path.display(),
+            e.parameter.as_deref().unwrap_or(&e.field),
+            e.message
+        ))
+    })?;
+    if !monitor_asked {
+        request.monitor = None;
     }
+    Ok(request)
 }
 
 /// The progress display: a bar on stderr unless `WARPT_NO_PROGRESS` is set.
@@ -72,7 +109,7 @@ pub fn progress() -> Box<dyn Progress> {
 
 /// `warpt benchmark run`.
 pub fn run(args: &RunArgs) -> Result<Outcome> {
-    let request = request(args);
+    let request = request(args)?;
     let (plan, options) = warpt_run::plan(&request, &Builtin)?;
     if args.dry_run {
         if args.json {
