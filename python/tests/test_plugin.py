@@ -84,6 +84,9 @@ def _check_run(run: warpt.Run, module: str) -> None:
     assert latency.stats is not None and latency.stats.n >= 10
     assert latency.stats.ci95_low <= latency.value <= latency.stats.ci95_high
     assert ok.details["test"] == f"{module}::test_sum"
+    # The test's code runs in pytest's process, the one that started warpt:
+    # its CPU time is the benchmark's, not another process's interference.
+    assert not [q for q in ok.quality_reasons if "foreign_cpu" in q], ok.quality_reasons
     assert int(ok.details["calls_per_sample"]) > 1, "a fast call is timed in batches"
 
     sleep = by_name[f"{module}::test_sleep"]

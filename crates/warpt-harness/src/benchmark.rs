@@ -212,6 +212,13 @@ pub trait Benchmark: Send {
         let _ = ctx;
         Vec::new()
     }
+
+    /// Whose CPU time is the benchmark's when it runs in warpt's process
+    /// (interference accounting): this process, unless its code runs in
+    /// the process that started warpt (the pytest plugin's tests).
+    fn measured_in(&self) -> warpt_system::procstat::Measured {
+        warpt_system::procstat::Measured::ThisProcess
+    }
 }
 
 /// A named collection of benchmarks.

@@ -243,17 +243,20 @@ pub struct ClockedProgress<'a> {
     inner: &'a dyn Progress,
     /// The stage clock, updated on every stage event.
     pub clock: Mutex<StageClock>,
-    /// Interference accounting of the measurement window (this process is the benchmark).
+    /// Interference accounting of the measurement window.
     pub probe: Mutex<crate::interference::Probe>,
+    /// Whose CPU time is the benchmark's (this process, or with its parent).
+    measured: warpt_system::procstat::Measured,
 }
 
 impl<'a> ClockedProgress<'a> {
-    /// Wraps `inner`.
-    pub fn new(inner: &'a dyn Progress) -> Self {
+    /// Wraps `inner`, for a benchmark whose CPU time is `measured`'s.
+    pub fn new(inner: &'a dyn Progress, measured: warpt_system::procstat::Measured) -> Self {
         ClockedProgress {
             inner,
             clock: Mutex::new(StageClock::new()),
             probe: Mutex::new(crate::interference::Probe::default()),
+            measured,
         }
     }
 }
@@ -266,7 +269,7 @@ impl Progress for ClockedProgress<'_> {
         {
             clock.enter(stage, Instant::now());
             if let Ok(mut probe) = self.probe.lock() {
-                probe.on_stage(stage, warpt_system::procstat::Measured::ThisProcess);
+                probe.on_stage(stage, self.measured);
             }
         }
         self.inner.event(event);

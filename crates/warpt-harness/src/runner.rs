@@ -469,7 +469,7 @@ pub fn run_one(
     };
     let ctx = options.context(planned);
     let limits = limits_for(planned, options);
-    let clocked = ClockedProgress::new(progress);
+    let clocked = ClockedProgress::new(progress, bench.measured_in());
     let stop = options.interrupt.as_deref();
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         execute(bench.as_mut(), &ctx, &clocked, stop)

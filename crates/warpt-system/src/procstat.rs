@@ -183,6 +183,10 @@ pub enum Measured {
     Group(i32),
     /// This process (a benchmark run in-process).
     ThisProcess,
+    /// This process and the one that started it: a benchmark run
+    /// in-process whose code runs in the parent (the pytest plugin's tests,
+    /// which warpt drives over a socket).
+    WithParent,
 }
 
 #[derive(Debug, Clone)]
@@ -199,6 +203,10 @@ impl Snapshot {
         let benchmark = match measured {
             Measured::Group(pgid) => group_ticks(pgid),
             Measured::ThisProcess => own,
+            Measured::WithParent => {
+                let parent = std::os::unix::process::parent_id().to_string();
+                own + ProcessTimes::read(&parent).map_or(0, |p| p.ticks)
+            }
         };
         Some(Snapshot {
             at: std::time::Instant::now(),
@@ -258,7 +266,7 @@ fn attribute(
     // benchmark's nor foreign; in-process it is the benchmark's.
     let own = match measured {
         Measured::Group(_) => end.own.saturating_sub(start.own),
-        Measured::ThisProcess => 0,
+        Measured::ThisProcess | Measured::WithParent => 0,
     };
     let foreign_ticks = d.tasks().saturating_sub(benchmark + own);
     let foreign_cpu_s = foreign_ticks as f64 / hz;

@@ -605,6 +605,14 @@ impl Benchmark for ExternalBenchmark {
     fn take_errors(&mut self) -> Vec<StageError> {
         std::mem::take(&mut self.errors)
     }
+
+    fn measured_in(&self) -> warpt_system::procstat::Measured {
+        // A pytest test runs in the process that started warpt.
+        match self.test {
+            Some(_) => warpt_system::procstat::Measured::WithParent,
+            None => warpt_system::procstat::Measured::ThisProcess,
+        }
+    }
 }
 
 /// What timed the samples, in words, for the `timer` detail.
