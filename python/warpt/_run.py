@@ -15,41 +15,6 @@ from warpt._results import Run
 ParamValue = Union[str, int, float, bool]
 
 
-def request(
-    *,
-    suite: Optional[str] = None,
-    benchmarks: Iterable[str] = (),
-    components: Iterable[str] = (),
-    params: Optional[Mapping[str, ParamValue]] = None,
-    duration: Optional[float] = None,
-    seed: Optional[int] = None,
-    precision: Optional[float] = None,
-    repeat: Optional[int] = None,
-    in_process: Optional[bool] = None,
-) -> Dict[str, Any]:
-    """The run request as warpt reads it (``benchmark run --request``, the
-    server's ``POST /api/v1/runs``): only what was given."""
-    body: Dict[str, Any] = {}
-    if suite is not None:
-        body["suite"] = suite
-    if benchmarks:
-        body["benchmarks"] = list(benchmarks)
-    if components:
-        body["components"] = list(components)
-    if params:
-        body["params"] = dict(params)
-    for key, value in (
-        ("duration", duration),
-        ("seed", seed),
-        ("precision", precision),
-        ("repeat", repeat),
-        ("in_process", in_process),
-    ):
-        if value is not None:
-            body[key] = value
-    return body
-
-
 def run(
     *,
     suite: Optional[str] = None,
@@ -74,16 +39,22 @@ def run(
     :class:`warpt.UsageError`; a run whose benchmarks failed is returned
     (its results say why) unless ``check``, which raises
     :class:`warpt.WarptError` for it."""
-    body = request(
-        suite=suite,
-        benchmarks=benchmarks,
-        components=components,
-        params=params,
-        duration=duration,
-        seed=seed,
-        precision=precision,
-        repeat=repeat,
-    )
+    # The run request as warpt reads it (`benchmark run --request`, the
+    # server's POST /api/v1/runs): only what was given.
+    body: Dict[str, Any] = {
+        key: value
+        for key, value in (
+            ("suite", suite),
+            ("benchmarks", list(benchmarks)),
+            ("components", list(components)),
+            ("params", dict(params or {})),
+            ("duration", duration),
+            ("seed", seed),
+            ("precision", precision),
+            ("repeat", repeat),
+        )
+        if value is not None and value != [] and value != {}
+    }
     with tempfile.TemporaryDirectory(prefix="warpt-run-") as tmp:
         request_file = os.path.join(tmp, "request.json")
         export = os.path.join(tmp, "run.json")
