@@ -156,15 +156,6 @@ class WarptRun:
         with open(self.export_path, encoding="utf-8") as f:
             return Run.from_json(json.load(f))
 
-    def abort(self) -> None:
-        """Stops warpt (pytest itself failed) and removes the socket."""
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-        self._listener.close()
-        self._log.close()
-        self._dir.cleanup()
-
     def log(self) -> str:
         """What warpt printed."""
         try:

@@ -9,7 +9,7 @@ use jiff::Timestamp;
 use serde_json::Value;
 use warpt_model::{
     BenchmarkId, BenchmarkKind, BenchmarkMetric, BenchmarkRunResult, BenchmarkSpec,
-    BenchmarkSuiteRun, ParamValue, Params, RunStatus, StageLimits,
+    BenchmarkSuiteRun, Params, RunStatus, StageLimits,
 };
 
 use crate::ImportError;
@@ -125,20 +125,6 @@ pub fn result(
         })
         .collect();
     r
-}
-
-/// A JSON value as a parameter value (numbers, booleans, strings; anything
-/// else as its JSON text).
-pub fn param(v: &Value) -> ParamValue {
-    match v {
-        Value::Bool(b) => ParamValue::Bool(*b),
-        Value::Number(n) => n
-            .as_i64()
-            .map(ParamValue::Int)
-            .unwrap_or_else(|| ParamValue::Float(n.as_f64().unwrap_or(f64::NAN))),
-        Value::String(s) => ParamValue::Str(s.clone()),
-        other => ParamValue::Str(other.to_string()),
-    }
 }
 
 /// The suite run of imported `benchmarks`, `metadata` saying where from.

@@ -9,7 +9,7 @@ use jiff::Timestamp;
 use serde_json::Value;
 use warpt_model::{BenchmarkSuiteRun, ParamValue, Params, Validation};
 
-use crate::common::{num, param, point, result, sampled, suite_run};
+use crate::common::{num, point, result, sampled, suite_run};
 
 /// The suite hyperfine's results join.
 pub const SUITE: &str = "exec";
@@ -59,7 +59,11 @@ pub fn import(doc: &Value, text: &str, at: Timestamp) -> Result<BenchmarkSuiteRu
         let params: Params = r
             .get("parameters")
             .and_then(Value::as_object)
-            .map(|o| o.iter().map(|(k, v)| (k.clone(), param(v))).collect())
+            .map(|o| {
+                o.iter()
+                    .map(|(k, v)| (k.clone(), ParamValue::from_json(v)))
+                    .collect()
+            })
             .unwrap_or_default();
         let mut res = result(SUITE, command, "hyperfine", params, metrics, at);
         let codes = numbers(r, "exit_codes");

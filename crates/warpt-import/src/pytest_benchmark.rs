@@ -7,7 +7,7 @@ use jiff::Timestamp;
 use serde_json::Value;
 use warpt_model::{BenchmarkSuiteRun, ParamValue, Params, Validation};
 
-use crate::common::{num, param, point, result, sampled, suite_run};
+use crate::common::{num, point, result, sampled, suite_run};
 
 /// The suite pytest-benchmark's results are recorded under.
 pub const SUITE: &str = "pytest-benchmark";
@@ -57,7 +57,11 @@ pub fn import(doc: &Value, text: &str, file_time: Timestamp) -> Result<Benchmark
         let params: Params = b
             .get("params")
             .and_then(Value::as_object)
-            .map(|o| o.iter().map(|(k, v)| (k.clone(), param(v))).collect())
+            .map(|o| {
+                o.iter()
+                    .map(|(k, v)| (k.clone(), ParamValue::from_json(v)))
+                    .collect()
+            })
             .unwrap_or_default();
         let mut r = result(SUITE, name, "pytest-benchmark", params, vec![metric], at);
         for key in [

@@ -46,6 +46,23 @@ pub struct ParamError {
 }
 
 impl ParamValue {
+    /// A JSON value as a parameter value: strings, whole numbers, numbers
+    /// and booleans as they are, anything else as its JSON text (another
+    /// tool's parameters, an adapter's details).
+    pub fn from_json(v: &serde_json::Value) -> Self {
+        use serde_json::Value;
+        match v {
+            Value::String(s) => ParamValue::Str(s.clone()),
+            Value::Bool(b) => ParamValue::Bool(*b),
+            Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+                (Some(i), _) => ParamValue::Int(i),
+                (None, Some(f)) => ParamValue::Float(f),
+                (None, None) => ParamValue::Str(n.to_string()),
+            },
+            other => ParamValue::Str(other.to_string()),
+        }
+    }
+
     /// Which kind of value this is, as a user would read it.
     pub fn type_name(&self) -> &'static str {
         match self {

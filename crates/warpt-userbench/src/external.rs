@@ -337,22 +337,6 @@ fn latency_metrics(out: &Output) -> Vec<BenchmarkMetric> {
     .collect()
 }
 
-/// A detail the adapter named: strings, whole numbers, numbers and
-/// booleans as they are, anything else as its JSON text.
-fn detail_value(v: &serde_json::Value) -> ParamValue {
-    use serde_json::Value;
-    match v {
-        Value::String(s) => ParamValue::Str(s.clone()),
-        Value::Bool(b) => ParamValue::Bool(*b),
-        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
-            (Some(i), _) => ParamValue::Int(i),
-            (None, Some(f)) => ParamValue::Float(f),
-            (None, None) => ParamValue::Str(n.to_string()),
-        },
-        other => ParamValue::Str(other.to_string()),
-    }
-}
-
 /// What the adapter reported after the timed calls, as details.
 fn output_details(out: &Output) -> Vec<(String, ParamValue)> {
     let mut d = Vec::new();
@@ -369,7 +353,7 @@ fn output_details(out: &Output) -> Vec<(String, ParamValue)> {
     int("timer_resolution_ns", out.timer_resolution_ns);
     int("peak_device_memory_bytes", out.peak_device_memory_bytes);
     for (k, v) in &out.details {
-        d.push((k.clone(), detail_value(v)));
+        d.push((k.clone(), ParamValue::from_json(v)));
     }
     for (k, v) in [
         ("timing", &out.timing),
