@@ -53,7 +53,6 @@ class WarptRun:
         body: Dict[str, Any] = {
             "suite": SUITE,
             "benchmarks": nodeids,
-            "params": {"socket": self.socket_path},
             "in_process": True,
         }
         if duration is not None:
@@ -75,8 +74,12 @@ class WarptRun:
         if store is not None:
             args += ["--store", store]
         self._log = open(self.log_path, "w", encoding="utf-8")
+        # The socket is no parameter of the results (a test's results from
+        # two sessions have the same parameters, so they share a noise
+        # history): warpt reads it from the environment.
+        env = dict(os.environ, WARPT_PYTEST_SOCKET=self.socket_path)
         self.process = subprocess.Popen(
-            args, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT
+            args, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT, env=env
         )
 
     def _accept(self, nodeid: str) -> Connection:

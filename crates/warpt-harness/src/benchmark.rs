@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use warpt_model::{BenchmarkMetric, BenchmarkSpec, ParamValue, Params, StageError, Validation};
+use warpt_model::{
+    BenchmarkMetric, BenchmarkSpec, ClockProbe, ParamValue, Params, StageError, Validation,
+};
 
 use crate::Measure;
 
@@ -77,10 +79,10 @@ pub struct RunContext {
     pub burnin: Duration,
     /// Target relative half-width of the median's 95% CI.
     pub target_rel_ci: f64,
-    /// Probe the effective core clock around each series (the harness sets
-    /// it for benchmarks of the CPU or memory; see
-    /// [`warpt_model::RegimeProbes`]).
-    pub clock_probe: bool,
+    /// How to read the core's speed around each series, if at all (the
+    /// harness reads it for benchmarks of the CPU or memory, as their spec
+    /// says; see [`warpt_model::RegimeProbes`]).
+    pub clock_probe: Option<ClockProbe>,
 }
 
 impl RunContext {

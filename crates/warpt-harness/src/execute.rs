@@ -111,8 +111,8 @@ pub fn execute(
     if let Some(flag) = stop {
         measure = measure.with_stop_flag(flag);
     }
-    if ctx.clock_probe {
-        measure = measure.with_clock_probe();
+    if let Some(probe) = ctx.clock_probe {
+        measure = measure.with_clock_probe(probe);
     }
     let measured = match bench.measure(ctx, &mut measure) {
         Ok(m) => m,

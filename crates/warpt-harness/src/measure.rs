@@ -157,10 +157,10 @@ impl<'a> Measure<'a> {
         }
     }
 
-    /// Also read the effective core clock once measuring starts and after
-    /// every series (see [`RegimeRecorder`]).
-    pub fn with_clock_probe(mut self) -> Self {
-        self.regime.clock_probe = true;
+    /// Also read the core's speed, as `probe` says, once measuring starts
+    /// and after every series (see [`RegimeRecorder`]).
+    pub fn with_clock_probe(mut self, probe: warpt_model::ClockProbe) -> Self {
+        self.regime.clock_probe = Some(probe);
         self
     }
 

@@ -2,6 +2,7 @@
 //! state before and during its measurement.
 
 use warpt_model::{BenchmarkRunResult, Quality, RunStatus};
+use warpt_system::procstat::Measured;
 
 use crate::supervisor::FreqTrace;
 
@@ -35,13 +36,30 @@ pub struct HostConditions {
 impl HostConditions {
     /// Reads the host's state now.
     pub fn capture(build_profile: &str) -> Self {
-        HostConditions {
+        Self::capture_while(build_profile, || ()).0
+    }
+
+    /// Reads the host's state now, doing `meanwhile` (this process's other
+    /// start-up work: reading the machine) in the 0.2 s the probe of other
+    /// processes' CPU time waits anyway. That work's CPU time, its reaped
+    /// children's included, is this process's own, never counted as other
+    /// processes'; the probe ends only after it, and no sooner than 0.2 s.
+    pub fn capture_while<T>(build_profile: &str, meanwhile: impl FnOnce() -> T) -> (Self, T) {
+        let started = std::time::Instant::now();
+        let window = warpt_system::procstat::Window::start(Measured::ThisProcess);
+        let out = meanwhile();
+        std::thread::sleep(START_PROBE.saturating_sub(started.elapsed()));
+        let foreign_share = window
+            .and_then(|w| w.finish())
+            .and_then(|f| f.foreign_cpu_share);
+        let host = HostConditions {
             governor: warpt_system::governor(),
             load1: warpt_system::load_average().map(|l| l[0]),
-            foreign_share: warpt_system::procstat::foreign_share_now(START_PROBE),
+            foreign_share,
             cores: warpt_system::allowed_cpus().len(),
             build_profile: build_profile.to_string(),
-        }
+        };
+        (host, out)
     }
 
     /// Warnings about the start state: a governor other than `performance`,

@@ -2,30 +2,41 @@
 //! [`warpt_model::RegimeProbes`]): the harness reads the effective clock
 //! around every series, a benchmark adds its own probes.
 
-use warpt_model::{CanaryReadings, RegimeProbes, ScalingCheck};
+use warpt_model::{CanaryReadings, ClockProbe, RegimeProbes, ScalingCheck};
 
 /// Collects one benchmark's probe readings.
 #[derive(Debug, Default)]
 pub struct RegimeRecorder {
-    /// Read the clock around each series (CPU and memory benchmarks).
-    pub(crate) clock_probe: bool,
+    /// How to read the core's speed around each series, if at all (CPU and
+    /// memory benchmarks).
+    pub(crate) clock_probe: Option<ClockProbe>,
     probes: RegimeProbes,
 }
 
 impl RegimeRecorder {
     /// Reads the core's speed, when this benchmark is probed: the effective
     /// clock ([`warpt_system::clock::measure_mhz`]) and its FP throughput
-    /// ([`warpt_system::clock::measure_fp_gflops`]), about 6 ms each.
+    /// ([`warpt_system::clock::measure_fp_gflops`]), about 6 ms each; or,
+    /// for [`ClockProbe::Brief`], the clock alone in about 1 ms, once
+    /// per benchmark (before its first series).
     pub(crate) fn clock(&mut self) {
-        if !self.clock_probe {
-            return;
+        match self.clock_probe {
+            None => {}
+            Some(ClockProbe::Full) => {
+                self.probes
+                    .clock_mhz
+                    .extend(warpt_system::clock::measure_mhz());
+                self.probes
+                    .fp_gflops
+                    .extend(warpt_system::clock::measure_fp_gflops());
+            }
+            Some(ClockProbe::Brief) if self.probes.clock_mhz.is_empty() => {
+                self.probes
+                    .clock_mhz
+                    .extend(warpt_system::clock::measure_mhz_brief());
+            }
+            Some(ClockProbe::Brief) => {}
         }
-        self.probes
-            .clock_mhz
-            .extend(warpt_system::clock::measure_mhz());
-        self.probes
-            .fp_gflops
-            .extend(warpt_system::clock::measure_fp_gflops());
     }
 
     /// Reads the clock unless it was read already (the start of the first series).
@@ -71,5 +82,33 @@ impl RegimeRecorder {
     pub(crate) fn take(&mut self) -> Option<RegimeProbes> {
         let r = std::mem::take(&mut self.probes);
         (!r.is_empty()).then_some(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn readings(probe: Option<ClockProbe>) -> (usize, usize) {
+        let mut r = RegimeRecorder {
+            clock_probe: probe,
+            ..Default::default()
+        };
+        // A benchmark with two series: the start of the first, then after each.
+        r.first_clock();
+        r.clock();
+        r.clock();
+        r.take()
+            .map_or((0, 0), |p| (p.clock_mhz.len(), p.fp_gflops.len()))
+    }
+
+    #[test]
+    fn each_probe_kind_reads_what_it_says() {
+        assert_eq!(readings(None), (0, 0));
+        #[cfg(target_arch = "x86_64")]
+        {
+            assert_eq!(readings(Some(ClockProbe::Full)), (3, 3));
+            assert_eq!(readings(Some(ClockProbe::Brief)), (1, 0));
+        }
     }
 }

@@ -141,12 +141,17 @@ impl RunOptions {
             duration,
             burnin: self.burnin,
             target_rel_ci: self.target_rel_ci,
-            clock_probe: planned.spec.components.iter().any(|c| {
-                matches!(
-                    c,
-                    warpt_model::BenchmarkComponent::Cpu | warpt_model::BenchmarkComponent::Ram
-                )
-            }),
+            clock_probe: planned
+                .spec
+                .components
+                .iter()
+                .any(|c| {
+                    matches!(
+                        c,
+                        warpt_model::BenchmarkComponent::Cpu | warpt_model::BenchmarkComponent::Ram
+                    )
+                })
+                .then_some(planned.spec.clock_probe),
         }
     }
 

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use warpt_model::{BenchmarkId, Params, StopReason};
+use warpt_model::{BenchmarkId, ClockProbe, Params, StopReason};
 
 use crate::execute::{Outcome, execute};
 use crate::progress::{Progress, ProgressEvent};
@@ -33,9 +33,9 @@ pub struct WorkerRequest {
     pub burnin_s: f64,
     /// Target relative CI half-width.
     pub target_rel_ci: f64,
-    /// Probe the effective clock around each series.
+    /// How to read the core's speed around each series, if at all.
     #[serde(default)]
-    pub clock_probe: bool,
+    pub clock_probe: Option<ClockProbe>,
 }
 
 impl WorkerRequest {

@@ -106,6 +106,7 @@ pub fn result(
         param_ranges: Default::default(),
         param_choices: BTreeMap::new(),
         param_units: Default::default(),
+        clock_probe: Default::default(),
         check: None,
         timeouts: StageLimits::default(),
         metrics: metrics.iter().map(|m| m.name.clone()).collect(),

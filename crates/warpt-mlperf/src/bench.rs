@@ -493,7 +493,7 @@ mod tests {
             duration: Duration::from_secs(7),
             burnin: Duration::from_secs(1),
             target_rel_ci: 0.01,
-            clock_probe: false,
+            clock_probe: None,
         }
     }
 

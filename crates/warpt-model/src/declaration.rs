@@ -15,8 +15,8 @@ use std::ops::{RangeFrom, RangeInclusive};
 use std::sync::Arc;
 
 use crate::{
-    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ParamKind, ParamRange,
-    ParamValue, Params, StageLimits,
+    BenchmarkComponent, BenchmarkId, BenchmarkKind, BenchmarkSpec, ClockProbe, ParamKind,
+    ParamRange, ParamValue, Params, StageLimits,
 };
 
 /// What a parameter's value may be.
@@ -232,6 +232,7 @@ impl BenchmarkSpec {
                 param_units: Default::default(),
                 timeouts: StageLimits::default(),
                 metrics: Vec::new(),
+                clock_probe: ClockProbe::Full,
                 check: None,
             },
         }
@@ -325,6 +326,13 @@ impl SpecBuilder {
     /// Stage time limits instead of the defaults.
     pub fn timeouts(mut self, limits: StageLimits) -> Self {
         self.spec.timeouts = limits;
+        self
+    }
+
+    /// How the core's speed is read around each series (default: a full
+    /// reading).
+    pub fn clock_probe(mut self, probe: ClockProbe) -> Self {
+        self.spec.clock_probe = probe;
         self
     }
 

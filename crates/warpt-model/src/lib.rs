@@ -57,7 +57,7 @@ pub use params::{ParamError, ParamValue, Params};
 pub use redact::{MASK, redact_command_line, redact_secrets, redact_url};
 pub use regime::{
     BANDWIDTH_APART, BANDWIDTH_SWING, CANARY_FACTOR, CLOCK_APART, CLOCK_SWING, CanaryReadings,
-    REGIME_PREFIX, RegimeProbes, RegimeShift, SCALING_FLOOR, ScalingCheck,
+    ClockProbe, REGIME_PREFIX, RegimeProbes, RegimeShift, SCALING_FLOOR, ScalingCheck,
 };
 pub use result::{
     BenchmarkRunResult, CrashInfo, DEBUG_BUILD_REASON, Quality, Resources, RunStatus, StageError,

@@ -38,6 +38,32 @@ pub const BANDWIDTH_SWING: f64 = 0.15;
 /// share: the host's memory bus was in different states.
 pub const BANDWIDTH_APART: f64 = 0.10;
 
+/// How the harness reads the core's speed around the series of a CPU or
+/// memory benchmark.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ClockProbe {
+    /// The effective clock and the FP throughput, each the fastest of 15
+    /// short runs after a 2 ms warm-up: about 12 ms a reading.
+    #[default]
+    Full,
+    /// The effective clock alone, the fastest of 3 short runs without a
+    /// warm-up (about 1 ms), once per benchmark, before its first
+    /// series: enough to compare two runs' regimes, not to see the clock
+    /// move within one. For suites of many short benchmarks whose code
+    /// runs in another process (pytest's tests), where full readings
+    /// before and after each would cost more than the rest of warpt's
+    /// work for it.
+    Brief,
+}
+
+impl ClockProbe {
+    /// Whether this is the default, [`ClockProbe::Full`] (not serialized).
+    pub fn is_full(&self) -> bool {
+        *self == ClockProbe::Full
+    }
+}
+
 /// What the regime probes read while one result measured.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct RegimeProbes {

@@ -6,7 +6,7 @@ use std::fmt;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::{BenchmarkComponent, BenchmarkKind, ParamCheck, Params};
+use crate::{BenchmarkComponent, BenchmarkKind, ClockProbe, ParamCheck, Params};
 
 /// The identity of a benchmark: its suite and its name within the suite.
 #[derive(
@@ -87,6 +87,10 @@ pub struct BenchmarkSpec {
     /// The metric names this benchmark reports.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub metrics: Vec<String>,
+    /// How the core's speed is read around each series, when the harness
+    /// reads it (benchmarks of the CPU or memory).
+    #[serde(default, skip_serializing_if = "ClockProbe::is_full")]
+    pub clock_probe: ClockProbe,
     /// The rule across parameters the plan runs after every declared
     /// constraint is met; behaviour, so never serialized.
     #[serde(skip)]

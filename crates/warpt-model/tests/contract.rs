@@ -61,6 +61,7 @@ fn full_suite_run() -> BenchmarkSuiteRun {
         param_ranges: Default::default(),
         param_choices: Default::default(),
         param_units: Default::default(),
+        clock_probe: ClockProbe::Brief,
         check: None,
         timeouts: StageLimits {
             setup: Some(120.0),

@@ -290,7 +290,14 @@ pub fn execute(
             u.component, u.id, u.reason
         );
     }
-    let host = warpt_harness::HostConditions::capture(build_profile());
+    // The machine is read while the start-up probe of other processes' CPU
+    // time waits (0.2 s), not after it.
+    let (host, system) = warpt_harness::HostConditions::capture_while(build_profile(), || {
+        options.system.is_none().then(warpt_system::snapshot)
+    });
+    if system.is_some() {
+        options.system = system;
+    }
     for w in host.warnings() {
         eprintln!("warning: {w}");
     }

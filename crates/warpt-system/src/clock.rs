@@ -7,6 +7,7 @@
 //! and measured shares come out above 1. There the clock is measured as
 //! peak tools do: a chain of dependent one-cycle integer adds, timed.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 /// Where a clock figure came from.
@@ -122,20 +123,50 @@ fn add_chain(iters: u64) {
     }
 }
 
-/// Timed runs per reading of [`measure_mhz`] or [`measure_fp_gflops`].
-const CHAINS: usize = 15;
+/// How long a reading runs its kernel, untimed, before timing it.
+#[derive(Debug, Clone, Copy)]
+struct Reading {
+    /// Untimed warm-up, for a core that may have been idle.
+    warmup: Duration,
+    /// Timed runs of about 0.25 ms; the fastest counts.
+    chains: usize,
+}
+
+/// A full reading of [`measure_mhz`] or [`measure_fp_gflops`]: 2 ms of
+/// warm-up, the fastest of 15 runs (about 6 ms).
+const FULL: Reading = Reading {
+    warmup: Duration::from_millis(2),
+    chains: 15,
+};
+
+/// A brief reading ([`measure_mhz_brief`]): no warm-up, the fastest of 3
+/// runs (about 1 ms with the length known).
+const BRIEF: Reading = Reading {
+    warmup: Duration::ZERO,
+    chains: 3,
+};
+
+/// Iterations of the add chain that took about 0.25 ms when first found
+/// (0: not yet): later readings start from it instead of doubling up
+/// from 200 again.
+static ADD_CHAIN_ITERS: AtomicU64 = AtomicU64::new(0);
+/// The same for the FP mix.
+static FP_MIX_ITERS: AtomicU64 = AtomicU64::new(0);
 
 /// Units per second of `kernel` (each of its iterations doing `per_iter`
-/// units) on this core now: after 2 ms of it, the fastest of 15 timed runs
-/// of about 0.25 ms (about 6 ms in all), light enough to read around every
-/// series of a benchmark. Interrupts and steal only ever slow a run down,
-/// so the fastest is what the core reaches.
-fn fastest(kernel: fn(u64), per_iter: u64) -> Option<f64> {
+/// units) on this core now: after `reading.warmup` of it, the fastest of
+/// `reading.chains` timed runs of about 0.25 ms, light enough to read around
+/// every series of a benchmark. Interrupts and steal only ever slow a run
+/// down, so the fastest is what the core reaches.
+fn fastest(kernel: fn(u64), per_iter: u64, reading: Reading, known: &AtomicU64) -> Option<f64> {
     let warm = Instant::now();
-    while warm.elapsed() < Duration::from_millis(2) {
+    while warm.elapsed() < reading.warmup {
         kernel(200);
     }
-    let mut iters = 200u64;
+    // The length found before (the core may have run slower then: a run
+    // is then a little longer, never too short to time), or doubled up
+    // from 200 until a run takes 0.25 ms.
+    let mut iters = known.load(Ordering::Relaxed).max(200);
     loop {
         let t = Instant::now();
         kernel(iters);
@@ -144,7 +175,8 @@ fn fastest(kernel: fn(u64), per_iter: u64) -> Option<f64> {
         }
         iters *= 2;
     }
-    let best = (0..CHAINS)
+    known.store(iters, Ordering::Relaxed);
+    let best = (0..reading.chains)
         .map(|_| {
             let t = Instant::now();
             kernel(iters);
@@ -162,12 +194,26 @@ fn fastest(kernel: fn(u64), per_iter: u64) -> Option<f64> {
 /// core runs at now.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub fn measure_mhz() -> Option<f64> {
-    fastest(add_chain, ADDS_PER_ITER).map(|hz| hz / 1e6)
+    fastest(add_chain, ADDS_PER_ITER, FULL, &ADD_CHAIN_ITERS).map(|hz| hz / 1e6)
+}
+
+/// [`measure_mhz`] in about 1 ms: no warm-up, the fastest of 3 runs. For
+/// a core that was just busy (a reading between two of a benchmark's
+/// calls), where the warm-up and the longer tail buy little.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+pub fn measure_mhz_brief() -> Option<f64> {
+    fastest(add_chain, ADDS_PER_ITER, BRIEF, &ADD_CHAIN_ITERS).map(|hz| hz / 1e6)
 }
 
 /// Not measurable on this architecture.
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
 pub fn measure_mhz() -> Option<f64> {
+    None
+}
+
+/// Not measurable on this architecture.
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+pub fn measure_mhz_brief() -> Option<f64> {
     None
 }
 
@@ -229,7 +275,7 @@ fn fp_mix(iters: u64) {
 /// mix ([`fastest`]): the regime probe for another thread sharing the core.
 #[cfg(target_arch = "x86_64")]
 pub fn measure_fp_gflops() -> Option<f64> {
-    fastest(fp_mix, FP_FLOPS_PER_ITER).map(|f| f / 1e9)
+    fastest(fp_mix, FP_FLOPS_PER_ITER, FULL, &FP_MIX_ITERS).map(|f| f / 1e9)
 }
 
 /// Not probed on this architecture (the mix is written for x86-64).
@@ -246,6 +292,8 @@ mod tests {
     fn the_add_chain_runs_at_a_plausible_clock_and_scales_with_length() {
         let mhz = measure_mhz().unwrap();
         assert!((200.0..8000.0).contains(&mhz), "{mhz} MHz");
+        let brief = measure_mhz_brief().unwrap();
+        assert!((200.0..8000.0).contains(&brief), "{brief} MHz (brief)");
         // The FP mix does at least one of its 2-lane operations every
         // fourth cycle and at most 16 flops a cycle (SSE2 on any core).
         #[cfg(target_arch = "x86_64")]

@@ -340,9 +340,14 @@ impl Driver {
     /// [`DriverError::User`].
     fn request(&mut self, request: Value) -> Result<Value, DriverError> {
         let op = request["op"].as_str().unwrap_or("?").to_string();
-        writeln!(self.requests, "{request}")?;
+        // One write per request: `Value`'s Display writes token by token,
+        // which on an unbuffered pipe or socket is a system call (and a
+        // wake-up of the adapter's reader) per token.
+        let mut line = request.to_string();
+        line.push('\n');
+        self.requests.write_all(line.as_bytes())?;
         self.requests.flush()?;
-        let mut line = String::new();
+        line.clear();
         if self.replies.read_line(&mut line)? == 0 {
             let status = match self.child.as_mut() {
                 Some(child) => child.wait()?.to_string(),

@@ -5,9 +5,8 @@
 //! `validate_result()` and then `teardown()`.
 //!
 //! A call of a small function can take less than the clock's resolution,
-//! so one sample times a batch of calls,
-//! doubled until the batch takes at least [`batch_ns`] (as `timeit`
-//! does); `latency_ms` is per call.
+//! so one sample times a batch of calls ([`crate::batch`]); `latency_ms`
+//! is per call.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -20,6 +19,7 @@ use warpt_harness::{
 };
 use warpt_model::{BenchmarkMetric, ParamValue, StageError, Validation};
 
+use crate::batch;
 use crate::counted;
 use crate::driver::{Driver, DriverError, LoadOptions, Output};
 use crate::sampling::Sampling;
@@ -27,25 +27,6 @@ use crate::sampling::Sampling;
 /// Environment variables of the compiled-graph caches a fresh interpreter
 /// under `--cold-start` gets empty directories for.
 const COMPILED_CACHES: [&str; 2] = ["TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"];
-
-/// Shortest batch one sample times: 10 ms, so the clock's resolution, the
-/// adapter's loop and the disturbance of the request between batches
-/// (caches, branch predictors, a sleeping CPU waking) are a small part of
-/// every sample, while a 2 s measurement still holds ~200 samples for the
-/// stopping rule. `timeit` times 0.2 s batches and takes no median.
-pub const MIN_BATCH_NS: u64 = 10_000_000;
-
-/// The batch a sample times for a measurement of `duration`:
-/// [`MIN_BATCH_NS`], or a twentieth of a shorter measurement (at least
-/// 1 ms, still a thousand times a request's round trip), so the stopping
-/// rule's ten samples fit in it.
-pub fn batch_ns(duration: std::time::Duration) -> u64 {
-    let share = (duration.as_nanos() / 20).min(u128::from(MIN_BATCH_NS)) as u64;
-    share.max(1_000_000)
-}
-
-/// Most calls in one sample's batch.
-const MAX_CALLS: u64 = 1 << 24;
 
 /// Per-request latencies kept whole in a metric's samples.
 const KEEP_EVENTS: usize = 10_000;
@@ -294,23 +275,6 @@ fn stage_of(op: &str) -> &str {
     }
 }
 
-/// The smallest batch of calls that takes at least `target_ns` (one call
-/// when the adapter's own timer picks its batches, or when a cache flush
-/// before every call makes each call its own sample).
-fn calibrate(driver: &mut Driver, target_ns: u64) -> Result<u64, BenchmarkError> {
-    if driver.self_batching() || driver.cold_cache() {
-        return Ok(1);
-    }
-    let mut calls = 1u64;
-    loop {
-        let ns = driver.warm(calls).map_err(failed)?;
-        if ns >= target_ns || calls >= MAX_CALLS {
-            return Ok(calls);
-        }
-        calls *= 2;
-    }
-}
-
 /// Best effort: write back dirty pages and drop the page cache (needs
 /// root); the error says why not.
 fn drop_page_cache() -> Result<(), String> {
@@ -374,7 +338,7 @@ impl Benchmark for ExternalBenchmark {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         if self.run.is_none() {
             self.run = Some(match &self.test {
-                Some(nodeid) => crate::pytest::file_run(ctx, nodeid)?,
+                Some(nodeid) => crate::pytest::file_run(nodeid)?,
                 None => FileRun::from_context(ctx)?,
             });
         }
@@ -407,6 +371,9 @@ impl Benchmark for ExternalBenchmark {
             policy.warmup = policy.warmup.min(policy.min_time / 2);
         }
         let calibrating = std::time::Instant::now();
+        // The calibrated batch, where calls are batched by warpt: its
+        // warm-up goes in requests of many batches.
+        let mut calibrated = None;
         let calls = if run.cold_start {
             1
         } else if let Some(calls) = sampling.fixed_calls() {
@@ -417,10 +384,18 @@ impl Benchmark for ExternalBenchmark {
                 }
             }
             calls
+        } else if driver.self_batching() || driver.cold_cache() {
+            // The adapter's own timer picks its batches, or a cache flush
+            // before every call makes each call its own sample.
+            1
         } else {
-            match calibrate(driver, batch_ns(ctx.duration.min(policy.max_time))) {
-                Ok(c) => c,
-                Err(e) => return Err(self.nothing_measured(e)),
+            let target = batch::batch_ns(ctx.duration.min(policy.max_time));
+            match batch::calibrate(target, |calls| driver.warm(calls)) {
+                Ok(c) => {
+                    calibrated = Some(c);
+                    c.calls
+                }
+                Err(e) => return Err(self.nothing_measured(failed(e))),
             }
         };
         // Calibration ran the function: it counts towards the warm-up.
@@ -442,6 +417,8 @@ impl Benchmark for ExternalBenchmark {
         let mut queue = std::collections::VecDeque::new();
         let mut queued_measuring = false;
         let mut batch_calls = std::collections::BTreeSet::new();
+        let warmup = policy.warmup;
+        let mut warm_since: Option<std::time::Instant> = None;
         let (m, error) = measure.run_fallible(
             &policy,
             "latency_ms",
@@ -462,6 +439,14 @@ impl Benchmark for ExternalBenchmark {
                         let t = fresh.timed(1, true);
                         cold = Some(fresh);
                         t
+                    } else if let (false, Some(c)) = (now_measuring, calibrated) {
+                        // Warm-up: the batches that fit in what is left of
+                        // it, in one request (its one sample is discarded).
+                        let since = *warm_since.get_or_insert_with(std::time::Instant::now);
+                        driver.timed(
+                            c.warmup_calls(warmup.saturating_sub(since.elapsed())),
+                            false,
+                        )
                     } else {
                         driver.timed(calls, now_measuring)
                     }
@@ -624,7 +609,7 @@ mod tests {
             duration: Duration::from_millis(200),
             burnin: Duration::from_millis(20),
             target_rel_ci: 0.05,
-            clock_probe: false,
+            clock_probe: None,
         }
     }
 
@@ -642,15 +627,6 @@ mod tests {
         let measured = b.measure(&ctx, &mut measure);
         let v = measured.is_ok().then(|| b.validate(&ctx));
         (measured, v)
-    }
-
-    #[test]
-    fn a_short_measurement_times_shorter_batches() {
-        let ms = |v: u64| Duration::from_millis(v);
-        assert_eq!(batch_ns(ms(2000)), MIN_BATCH_NS);
-        assert_eq!(batch_ns(ms(200)), MIN_BATCH_NS);
-        assert_eq!(batch_ns(ms(50)), 2_500_000);
-        assert_eq!(batch_ns(ms(1)), 1_000_000);
     }
 
     #[test]

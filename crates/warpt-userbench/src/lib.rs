@@ -7,6 +7,7 @@
 //! - [`driver`]: the benchmark protocol's driver side, and the Python
 //!   adapter it ships;
 //! - [`external`]: one benchmark file as a warpt `Benchmark` on the driver;
+//! - [`batch`]: how many calls one request holds (calibration, warm-up);
 //! - [`counted`]: `--measure instructions`, one call's instructions counted;
 //! - [`suite`]: the `harness` suite, through which the worker process
 //!   creates those benchmarks;
@@ -21,6 +22,7 @@
 //! - [`session`]: around a run: `--targets`, `env.json`, `--compare-to`, the report layout.
 
 pub mod accuracy;
+pub mod batch;
 pub mod config;
 pub mod counted;
 pub mod discover;

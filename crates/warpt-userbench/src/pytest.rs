@@ -3,7 +3,9 @@
 //!
 //! The plugin starts one `benchmark run` of this suite for a pytest
 //! session, naming each test that uses the `benchmark` fixture by its node
-//! id and giving the Unix socket it listens on (`socket`). Each benchmark
+//! id, and gives the Unix socket it listens on in [`SOCKET_ENV`]: not a
+//! parameter, so a test's results from two sessions have the same
+//! parameters and share a noise history. Each benchmark
 //! connects there when its turn comes and drives the test's function
 //! through the benchmark protocol (docs/protocol.md), so the stopping
 //! rule, statistics, store and export are the harness's own. The suite has
@@ -11,8 +13,8 @@
 
 use std::path::PathBuf;
 
-use warpt_harness::{Benchmark, BenchmarkError, RunContext, Suite};
-use warpt_model::{BenchmarkComponent, BenchmarkKind, BenchmarkSpec, Param, ParamValue, Params};
+use warpt_harness::{Benchmark, BenchmarkError, Suite};
+use warpt_model::{BenchmarkComponent, BenchmarkKind, BenchmarkSpec, ClockProbe, Params};
 
 use crate::external::{ExternalBenchmark, FileRun};
 
@@ -23,6 +25,11 @@ pub const SUITE: &str = "pytest";
 /// pytest-benchmark's `--benchmark-max-time` default. The stopping rule
 /// may stop sooner, or go on to three times that for a noisy test.
 pub const DEFAULT_DURATION_S: f64 = 1.0;
+
+/// The environment variable naming the Unix socket the plugin listens on.
+/// Only the process that starts warpt sets it (a server's remote caller
+/// cannot), and warpt drives the test's code through it.
+pub const SOCKET_ENV: &str = "WARPT_PYTEST_SOCKET";
 
 /// The pytest plugin's tests.
 #[derive(Debug)]
@@ -39,35 +46,41 @@ pub fn spec(nodeid: &str) -> BenchmarkSpec {
         )
         .duration(DEFAULT_DURATION_S)
         .external_tool("pytest")
-        .params(vec![Param::command("socket", "").help(
-            "the Unix socket the pytest plugin listens on (the plugin sets it); warpt \
-                 drives the test's code through it, so it is a command",
-        )])
-        .check(check_socket)
+        // A test's code runs in pytest's process, and a session has many
+        // short tests: the clock alone, briefly, before and after each.
+        .clock_probe(ClockProbe::Brief)
+        .check(|_: &Params| socket().map(drop))
         .metric("latency_ms")
         .build()
 }
 
-/// The socket is given and exists.
-fn check_socket(params: &Params) -> Result<(), String> {
-    match params.get("socket").and_then(ParamValue::as_str) {
-        Some("") | None => Err(
-            "parameter 'socket': the pytest suite is run by the pytest plugin \
-             (pytest --warpt), which gives it"
-                .into(),
-        ),
-        Some(s) if !std::path::Path::new(s).exists() => {
-            Err(format!("parameter 'socket': {s} does not exist"))
+/// The plugin's socket, from [`SOCKET_ENV`]: given, and it exists.
+fn socket() -> Result<PathBuf, String> {
+    socket_from(std::env::var_os(SOCKET_ENV))
+}
+
+fn socket_from(value: Option<std::ffi::OsString>) -> Result<PathBuf, String> {
+    match value {
+        Some(s) if !s.is_empty() => {
+            let path = PathBuf::from(s);
+            if path.exists() {
+                Ok(path)
+            } else {
+                Err(format!("{SOCKET_ENV}: {} does not exist", path.display()))
+            }
         }
-        Some(_) => Ok(()),
+        _ => Err(format!(
+            "the pytest suite is run by the pytest plugin (pytest --warpt), which sets \
+             {SOCKET_ENV} to the socket it listens on"
+        )),
     }
 }
 
-/// How the test `nodeid` is driven in a run with `ctx`'s parameters.
-pub fn file_run(ctx: &RunContext, nodeid: &str) -> Result<FileRun, BenchmarkError> {
+/// How the test `nodeid` is driven: through the plugin's socket.
+pub fn file_run(nodeid: &str) -> Result<FileRun, BenchmarkError> {
     Ok(FileRun {
         file: PathBuf::from(nodeid),
-        connect: Some(PathBuf::from(ctx.str_param("socket")?)),
+        connect: Some(socket().map_err(BenchmarkError::Failed)?),
         ..FileRun::default()
     })
 }
@@ -113,9 +126,21 @@ mod tests {
 
     #[test]
     fn the_socket_must_be_given_and_exist() {
-        let mut p = spec("t.py::t").params;
-        assert!(check_socket(&p).unwrap_err().contains("pytest --warpt"));
-        p.insert("socket".into(), ParamValue::from("/no/such/socket"));
-        assert!(check_socket(&p).unwrap_err().contains("does not exist"));
+        assert!(spec("t.py::t").params.is_empty());
+        assert!(socket_from(None).unwrap_err().contains("pytest --warpt"));
+        assert!(
+            socket_from(Some("".into()))
+                .unwrap_err()
+                .contains(SOCKET_ENV)
+        );
+        assert!(
+            socket_from(Some("/no/such/socket".into()))
+                .unwrap_err()
+                .contains("does not exist")
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sock");
+        std::fs::write(&path, "").unwrap();
+        assert_eq!(socket_from(Some(path.clone().into())).unwrap(), path);
     }
 }

@@ -251,11 +251,14 @@ pub fn run(
     options.worker_exe = settings.worker_exe.clone();
     options.interrupt = settings.interrupt.clone();
     options.command_line = settings.command_line.clone();
-    options.host = Some(warpt_harness::HostConditions::capture(
+    // Every trial is a one-benchmark plan: the machine is read once, while
+    // the start-up probe of other processes' CPU time waits.
+    let (host, system) = warpt_harness::HostConditions::capture_while(
         &settings.build_profile,
-    ));
-    // Every trial is a one-benchmark plan: the machine is read once.
-    options.system = Some(warpt_system::snapshot());
+        warpt_system::snapshot,
+    );
+    options.host = Some(host);
+    options.system = Some(system);
     let outputs = settings.output_dir.join("outputs");
     // The matrix of each directory, skip checks run once.
     let matrix: BTreeMap<&Path, (Vec<Combination>, Tolerances)> = configs

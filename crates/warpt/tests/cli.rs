@@ -497,23 +497,26 @@ fn a_request_file_is_the_servers_json_run_request() {
     );
     assert_eq!(plan["benchmarks"][0]["id"]["name"], "mem_latency");
     // Any node id is a benchmark of the pytest plugin's suite; its socket
-    // must be given (the plugin gives it) and exist.
+    // must be given (the plugin sets WARPT_PYTEST_SOCKET) and exist, and it
+    // is no parameter (two sessions' results share their noise history).
     let socket = dir.path().join("adapter.sock");
     std::fs::write(&socket, "").unwrap();
     let pytest = dir.path().join("pytest.json");
     let body = serde_json::json!({"suite": "pytest", "benchmarks": ["tests/test_a.py::test_x[1]"],
-        "params": {"socket": socket}, "in_process": true});
+        "in_process": true});
     std::fs::write(&pytest, body.to_string()).unwrap();
     let plan = json_stdout(
         warpt()
             .args(["benchmark", "run", "--dry-run", "--json", "--request"])
-            .arg(&pytest),
+            .arg(&pytest)
+            .env("WARPT_PYTEST_SOCKET", &socket),
     );
     assert_eq!(plan["benchmarks"][0]["id"]["suite"], "pytest");
     assert_eq!(
         plan["benchmarks"][0]["id"]["name"],
         "tests/test_a.py::test_x[1]"
     );
+    assert_eq!(plan["benchmarks"][0]["params"], serde_json::json!({}));
     let run = |text: &str| {
         std::fs::write(&request, text).unwrap();
         let mut c = warpt();
@@ -528,7 +531,12 @@ fn a_request_file_is_the_servers_json_run_request() {
     assert_usage_error(&mut run("not json"), &["--request"]);
     assert_usage_error(
         &mut run(r#"{"suite": "pytest", "benchmarks": ["t.py::t"]}"#),
-        &["socket", "pytest --warpt"],
+        &["WARPT_PYTEST_SOCKET", "pytest --warpt"],
+    );
+    assert_usage_error(
+        run(r#"{"suite": "pytest", "benchmarks": ["t.py::t"]}"#)
+            .env("WARPT_PYTEST_SOCKET", dir.path().join("gone.sock")),
+        &["gone.sock", "does not exist"],
     );
     assert_usage_error(
         &mut run(r#"{"suite": "pytest", "benchmarks": ["not_a_node_id"]}"#),
