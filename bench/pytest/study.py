@@ -197,4 +197,4 @@ def main(warpt, target, rounds):
         run = Runner(python, warpt, Path(d) / "results.db")
         agreement(run, rounds)
         regression(run)
-        overhead(run, max(3, rounds // 2))
+        overhead(run, rounds)
