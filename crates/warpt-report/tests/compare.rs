@@ -472,6 +472,37 @@ fn differing_parameters_are_named() {
             .iter()
             .any(|w| w.contains("parameters differ"))
     );
+    // Two runs of the same sweep (threads=1 and threads=2 of one
+    // benchmark): each point has its counterpart, nothing differs.
+    let sweep = |points: &[i64]| {
+        let mut r = run(&b, true);
+        let one = r.benchmarks[0].clone();
+        r.benchmarks = points
+            .iter()
+            .map(|&t| {
+                let mut p = one.clone();
+                p.params
+                    .insert("threads".into(), warpt_model::ParamValue::Int(t));
+                p
+            })
+            .collect();
+        r
+    };
+    let differs = |a: &[i64], b: &[i64]| {
+        judge(&sweep(a), &sweep(b), &NoNoise)
+            .warnings
+            .into_iter()
+            .filter(|w| w.contains("parameters differ"))
+            .collect::<Vec<_>>()
+    };
+    assert!(differs(&[1, 2], &[1, 2]).is_empty());
+    // A point the base never ran is named.
+    let moved = differs(&[1, 2], &[1, 4]);
+    assert_eq!(moved.len(), 1, "{moved:?}");
+    assert!(
+        moved[0].contains("parameters differ (threads)"),
+        "{moved:?}"
+    );
 }
 
 #[test]

@@ -434,8 +434,12 @@ pub fn differences(base: &BenchmarkSuiteRun, current: &BenchmarkSuiteRun) -> Vec
         );
     }
     for r in &current.benchmarks {
-        if let Some(b) = base.benchmarks.iter().find(|b| b.spec.id == r.spec.id)
-            && b.params != r.params
+        // A sweep holds several results of one benchmark: one with the
+        // same parameters is its counterpart; without one, the first of
+        // that benchmark says which parameters moved.
+        let same_id = || base.benchmarks.iter().filter(|b| b.spec.id == r.spec.id);
+        if !same_id().any(|b| b.params == r.params)
+            && let Some(b) = same_id().next()
         {
             let keys: Vec<&str> = b
                 .params

@@ -133,11 +133,37 @@ pub fn spec_list(specs: &[BenchmarkSpec]) -> String {
     t.to_string()
 }
 
-/// Everything about one benchmark.
+/// Columns prose is wrapped to where the terminal's width is unknown (a
+/// pager, a file).
+const PROSE_WIDTH: u16 = 100;
+
+/// `text` wrapped on spaces to lines of at most `width` characters (a
+/// longer word stays whole on its own line).
+fn wrap(text: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = 0;
+    for word in text.split_whitespace() {
+        let n = word.chars().count();
+        if line > 0 && line + 1 + n > width {
+            out.push('\n');
+            line = 0;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(word);
+        line += n;
+    }
+    out
+}
+
+/// Everything about one benchmark, its prose and parameter table as wide
+/// as the terminal (or [`PROSE_WIDTH`] columns when that is unknown).
 pub fn describe(spec: &BenchmarkSpec) -> String {
+    let width = Table::new().width().unwrap_or(PROSE_WIDTH);
     let mut out = format!("{}\n\n", spec.id);
     if let Some(d) = &spec.description {
-        out.push_str(d);
+        out.push_str(&wrap(d, usize::from(width)));
         out.push_str("\n\n");
     }
     out.push_str(&format!(
@@ -157,6 +183,7 @@ pub fn describe(spec: &BenchmarkSpec) -> String {
     if !spec.params.is_empty() {
         out.push_str("\nparameters (--param key=value):\n");
         let mut t = table(&["name", "default", "meaning"]);
+        t.set_width(width);
         for (k, v) in &spec.params {
             // What the plan checks, and what a remote caller may not set.
             let mut meaning = spec.param_help.get(k).cloned().unwrap_or_default();
@@ -178,4 +205,35 @@ pub fn describe(spec: &BenchmarkSpec) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use warpt_model::Param;
+
+    #[test]
+    fn wrap_breaks_on_spaces_within_the_width() {
+        assert_eq!(wrap("aa bb cc", 5), "aa bb\ncc");
+        assert_eq!(wrap("a  b\nc", 80), "a b c");
+        assert_eq!(wrap("averylongword b", 4), "averylongword\nb");
+        assert_eq!(wrap("", 10), "");
+    }
+
+    #[test]
+    fn describe_stays_within_the_width_off_a_terminal() {
+        let long = "word ".repeat(80);
+        let spec = BenchmarkSpec::builder("s", "b")
+            .description(long.clone())
+            .params(vec![Param::int("n", 1, 0..).help(long)])
+            .build();
+        let text = describe(&spec);
+        // Tests run without a terminal: the fallback width holds.
+        let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
+        assert!(
+            widest <= usize::from(PROSE_WIDTH),
+            "{widest} columns:\n{text}"
+        );
+        assert!(text.contains("(range 0..)"), "{text}");
+    }
 }
