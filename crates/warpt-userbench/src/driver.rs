@@ -167,6 +167,37 @@ impl Driver {
         Self::attach(Self::spawn(cmd, program)?, file, options)
     }
 
+    /// Starts the adapter with `cmd` in a process group of its own and
+    /// hands the driver (or why it failed to load) to `work` on a thread of
+    /// its own; kills the group if `work` has not returned within `limit`
+    /// (a hung import, setup or call): `None` then. `Err` when the adapter
+    /// cannot be started.
+    pub fn start_limited<T: Send + 'static>(
+        mut cmd: Command,
+        program: &str,
+        file: &Path,
+        options: &LoadOptions,
+        limit: std::time::Duration,
+        work: impl FnOnce(Result<Driver, DriverError>) -> T + Send + 'static,
+    ) -> Result<Option<T>, DriverError> {
+        std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        let child = Self::spawn(cmd, program)?;
+        let pid = child.id() as libc::pid_t;
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (file, options) = (file.to_path_buf(), options.clone());
+        std::thread::spawn(move || {
+            let _ = tx.send(work(Self::attach(child, &file, &options)));
+        });
+        match rx.recv_timeout(limit) {
+            Ok(done) => Ok(Some(done)),
+            Err(_) => {
+                // SAFETY: signalling the adapter's own process group.
+                unsafe { libc::kill(-pid, libc::SIGKILL) };
+                Ok(None)
+            }
+        }
+    }
+
     /// Starts the adapter with piped stdin and stdout (stderr inherited
     /// unless `cmd` says otherwise).
     fn spawn(mut cmd: Command, program: &str) -> Result<Child, DriverError> {
@@ -371,26 +402,17 @@ pub fn probe_config(
     options: &LoadOptions,
     limit: std::time::Duration,
 ) -> Result<Value, String> {
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     cmd.stderr(Stdio::null());
-    let child = Driver::spawn(cmd, program).map_err(|e| e.to_string())?;
-    let pid = child.id() as libc::pid_t;
-    let (tx, rx) = std::sync::mpsc::channel();
-    let (file, options) = (file.to_path_buf(), options.clone());
-    std::thread::spawn(move || {
-        let loaded = Driver::attach(child, &file, &options).map(|d| d.config().clone());
-        let _ = tx.send(loaded.map_err(|e| e.to_string()));
-    });
-    match rx.recv_timeout(limit) {
-        Ok(loaded) => loaded,
-        Err(_) => {
-            // SAFETY: signalling the probe's own process group.
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
-            Err(format!(
-                "loading took longer than {:.0} s",
-                limit.as_secs_f64()
-            ))
-        }
+    let loaded = Driver::start_limited(cmd, program, file, options, limit, |d| {
+        d.map(|d| d.config().clone())
+    })
+    .map_err(|e| e.to_string())?;
+    match loaded {
+        Some(loaded) => loaded.map_err(|e| e.to_string()),
+        None => Err(format!(
+            "loading took longer than {:.0} s",
+            limit.as_secs_f64()
+        )),
     }
 }
 

@@ -106,6 +106,9 @@ pub struct Settings {
     pub build_profile: String,
     /// The command line, for the manifest.
     pub command_line: Vec<String>,
+    /// How long `--profile`'s run of one file may take
+    /// ([`crate::profile::DEFAULT_LIMIT`] unless `--profile-timeout` says).
+    pub profile_limit: std::time::Duration,
 }
 
 /// A benchmark's role in the run, in its `role` detail.

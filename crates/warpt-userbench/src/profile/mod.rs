@@ -105,8 +105,14 @@ fn perf_figures(text: &str) -> BTreeMap<String, f64> {
     out
 }
 
+/// How long a profiled run may take when nothing says otherwise
+/// (`--profile-timeout`): a profiler slows what it watches, Nsight
+/// Compute by orders of magnitude.
+pub const DEFAULT_LIMIT: Duration = Duration::from_secs(180);
+
 /// Profiles `file` (loaded with `load`) with `tool`, writing artifacts
-/// named `name.*` in `dir`.
+/// named `name.*` in `dir`; a run past `limit` is stopped (its process
+/// group killed) and says so.
 pub fn profile(
     tool: Profiler,
     file: &Path,
@@ -114,6 +120,7 @@ pub fn profile(
     load: &LoadOptions,
     dir: &Path,
     name: &str,
+    limit: Duration,
 ) -> Profiled {
     let mut p = Profiled {
         file: file.to_path_buf(),
@@ -181,9 +188,8 @@ pub fn profile(
     if let Ok(f) = stderr {
         cmd.stderr(f);
     }
-    let outcome = (|| -> Result<u64, String> {
-        let mut d =
-            Driver::start_with(cmd, tool.program(), file, load).map_err(|e| e.to_string())?;
+    let work = |d: Result<Driver, crate::driver::DriverError>| -> Result<u64, String> {
+        let mut d = d.map_err(|e| e.to_string())?;
         d.setup().map_err(|e| e.to_string())?;
         let start = Instant::now();
         let mut calls = 0u64;
@@ -196,7 +202,19 @@ pub fn profile(
         d.teardown().map_err(|e| e.to_string())?;
         d.finish().map_err(|e| e.to_string())?;
         Ok(calls)
-    })();
+    };
+    let outcome = match Driver::start_limited(cmd, tool.program(), file, load, limit, work) {
+        Ok(Some(done)) => done,
+        Ok(None) => {
+            p.note = Some(format!(
+                "the profiled run took longer than its limit of {:.0} s and was stopped \
+                 (--profile-timeout); nothing profiled",
+                limit.as_secs_f64()
+            ));
+            return p;
+        }
+        Err(e) => Err(e.to_string()),
+    };
     match outcome {
         Ok(calls) => p.calls = calls,
         Err(e) => {
@@ -253,5 +271,31 @@ mod tests {
         assert_eq!(f["context_switches"], 3.0);
         assert_eq!(f["page_faults"], 1234.0);
         assert!(!f.contains_key("cpu_migrations"));
+    }
+
+    #[test]
+    fn a_profiled_run_past_its_limit_is_stopped_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("baseline_hang.py");
+        std::fs::write(
+            &file,
+            "import time\nclass B:\n    def setup(self): time.sleep(600)\n    \
+             def benchmark_fn(self): pass\n    def teardown(self): pass\n",
+        )
+        .unwrap();
+        let p = profile(
+            Profiler::Torch,
+            &file,
+            "python3",
+            &LoadOptions::default(),
+            &dir.path().join("profile"),
+            "hang",
+            Duration::from_millis(500),
+        );
+        let note = p.note.unwrap();
+        assert!(note.contains("longer than its limit"), "{note}");
+        assert!(note.contains("--profile-timeout"), "{note}");
+        assert_eq!(p.calls, 0);
+        assert!(p.artifact.is_none());
     }
 }

@@ -80,6 +80,7 @@ pub fn profile_tree(
             &load,
             &dir,
             &format!("{chapter}__{stem}"),
+            settings.profile_limit,
         );
         let figures: Vec<String> = p.figures.iter().map(|(k, v)| format!("{k} {v}")).collect();
         eprintln!(

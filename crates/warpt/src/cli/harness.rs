@@ -122,6 +122,10 @@ pub struct HarnessRunArgs {
     /// is kept in the output directory.
     #[arg(long, value_enum, value_name = "TOOL")]
     pub profile: Option<ProfilerChoice>,
+    /// Seconds `--profile`'s run of one file may take before it is stopped (a profiler
+    /// slows what it watches; Nsight Compute by orders of magnitude).
+    #[arg(long, value_name = "SECONDS", default_value_t = 180.0, value_parser = super::positive_seconds)]
+    pub profile_timeout: f64,
     /// Print summary.json on stdout.
     #[arg(long)]
     pub json: bool,

@@ -125,6 +125,14 @@ fn parse_seconds(s: &str) -> Result<f64, String> {
     Ok(v)
 }
 
+/// A time limit: seconds, more than none.
+fn positive_seconds(s: &str) -> Result<f64, String> {
+    match parse_seconds(s)? {
+        0.0 => Err(format!("{s}: give a limit of more than 0 seconds")),
+        v => Ok(v),
+    }
+}
+
 fn parse_interval(s: &str) -> Result<f64, String> {
     let v: f64 = s
         .trim()

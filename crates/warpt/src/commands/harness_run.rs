@@ -122,6 +122,7 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
         tool_version: env!("CARGO_PKG_VERSION").into(),
         build_profile: warpt_run::build_profile().into(),
         command_line: std::env::args().collect(),
+        profile_limit: std::time::Duration::from_secs_f64(args.profile_timeout),
     };
     let run = harness::run(&tree.manifest, &tree.configs, &settings, &mut |e| {
         if let Some(line) = e.line() {
