@@ -109,7 +109,7 @@ pub fn write_reports<E: From<serde_json::Error>>(
     );
     write("env.json", &serde_json::to_string_pretty(&env)?)?;
     let summary = Summary::of(run);
-    for (name, text) in report_files(run, &summary)? {
+    for (name, text) in report_files(run, &summary, Some(&env))? {
         write(&name, &text)?;
     }
     let regressions = match before {
@@ -301,6 +301,7 @@ pub fn earlier(
 pub fn report_files(
     run: &BenchmarkSuiteRun,
     summary: &Summary,
+    env: Option<&serde_json::Value>,
 ) -> serde_json::Result<Vec<(String, String)>> {
     let mut files = Vec::new();
     for (r, e) in run.benchmarks.iter().zip(&summary.benchmarks) {
@@ -317,6 +318,6 @@ pub fn report_files(
         "summary.json".into(),
         serde_json::to_string_pretty(summary)?,
     ));
-    files.push(("summary.md".into(), crate::summary::markdown(summary)));
+    files.push(("summary.md".into(), crate::summary::markdown(summary, env)));
     Ok(files)
 }

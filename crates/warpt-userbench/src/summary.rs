@@ -18,6 +18,10 @@ pub struct Figures {
     pub p50: f64,
     /// Mean.
     pub mean: f64,
+    /// Standard deviation of the samples (0 in summaries written before
+    /// it was).
+    #[serde(default)]
+    pub std: f64,
     /// 90th percentile.
     pub p90: f64,
     /// 95th percentile.
@@ -36,6 +40,7 @@ impl Figures {
         Some(Figures {
             p50: s.p50,
             mean: s.mean,
+            std: s.std,
             p90: s.p90,
             p95: s.p95,
             p99: s.p99,

@@ -136,7 +136,15 @@ fn run_on_the_examples_reports_speedups_and_stores_one_harness_run() {
         assert_eq!(matmul["status"], "skipped", "{matmul:#}");
         assert_eq!(matmul["error"], "NumPy is not installed for this Python");
     }
-    assert_eq!(find("kernels/prefix_sum")["status"], "passed");
+    let prefix = find("kernels/prefix_sum");
+    assert_eq!(prefix["status"], "passed");
+    // The samples' standard deviation, beside the percentiles.
+    let latency = &prefix["latency_ms"];
+    let std = latency["std"].as_f64().unwrap();
+    assert!(
+        std > 0.0 && std < latency["p99"].as_f64().unwrap(),
+        "{latency:#}"
+    );
     assert_eq!(s["overall"]["total"], 9);
     let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
     for section in [
@@ -147,6 +155,10 @@ fn run_on_the_examples_reports_speedups_and_stores_one_harness_run() {
         "## Resource usage",
         "## Key findings",
         "## Recommendations",
+        "## Environment",
+        "| std ms |",
+        "| Python | Python 3.",
+        "logical CPUs",
     ] {
         assert!(md.contains(section), "{section} missing:\n{md}");
     }

@@ -35,8 +35,66 @@ fn indent(text: &str) -> String {
         .join("\n")
 }
 
-/// The whole report.
-pub fn markdown(s: &Summary) -> String {
+/// The `## Environment` section from `env.json`'s contents: what ran the
+/// benchmarks (a field not there reads `–`).
+fn environment(env: &serde_json::Value) -> String {
+    let text = |pointer: &str| -> String {
+        match env.pointer(pointer) {
+            Some(serde_json::Value::String(s)) if !s.is_empty() => s.clone(),
+            Some(serde_json::Value::Number(n)) => n.to_string(),
+            _ => "–".into(),
+        }
+    };
+    let gib = env
+        .pointer("/system/memory/total_bytes")
+        .and_then(serde_json::Value::as_f64)
+        .map_or("–".into(), |b| format!("{:.1} GiB", b / 1073741824.0));
+    let dirty = if env.pointer("/git_dirty") == Some(&serde_json::Value::Bool(true)) {
+        " (uncommitted changes)"
+    } else {
+        ""
+    };
+    let rows = [
+        (
+            "warpt",
+            format!("{} ({})", text("/warpt_version"), text("/build_profile")),
+        ),
+        (
+            "Python",
+            format!("{} ({})", text("/python"), text("/python_executable")),
+        ),
+        ("NumPy", text("/numpy")),
+        ("PyTorch", text("/torch")),
+        ("git commit", format!("{}{dirty}", text("/git_commit"))),
+        (
+            "CPU",
+            format!(
+                "{}, {} logical CPUs",
+                text("/system/cpu/model"),
+                text("/system/cpu/logical_cores")
+            ),
+        ),
+        ("memory", gib),
+        (
+            "OS",
+            format!(
+                "{}, kernel {}",
+                text("/system/os/name"),
+                text("/system/os/kernel")
+            ),
+        ),
+        ("host", text("/system/os/hostname")),
+    ];
+    let mut out = String::from("\n## Environment\n\n| | |\n|---|---|\n");
+    for (what, value) in rows {
+        let _ = writeln!(out, "| {what} | {} |", cell(&value));
+    }
+    out
+}
+
+/// The whole report, with the Environment section when `env` (env.json's
+/// contents) is given.
+pub fn markdown(s: &Summary, env: Option<&serde_json::Value>) -> String {
     let mut out = String::new();
     let o = &s.overall;
     let _ = writeln!(out, "# warpt harness: {}\n", cell(&s.root));
@@ -141,20 +199,21 @@ pub fn markdown(s: &Summary) -> String {
         let _ = writeln!(out, "\n## Leaderboard (by p50 latency per call)\n");
         let _ = writeln!(
             out,
-            "| # | benchmark | tags | p50 ms | p90 ms | p99 ms | 95% CI of p50 | samples |"
+            "| # | benchmark | tags | p50 ms | p90 ms | p99 ms | std ms | 95% CI of p50 | samples |"
         );
-        let _ = writeln!(out, "|---:|---|---|---:|---:|---:|---|---:|");
+        let _ = writeln!(out, "|---:|---|---|---:|---:|---:|---:|---|---:|");
         for (i, e) in ranked.iter().enumerate() {
             if let Some(l) = &e.latency_ms {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {} | {} | {} | {}–{} | {} |",
+                    "| {} | {} | {} | {} | {} | {} | {} | {}–{} | {} |",
                     i + 1,
                     cell(&e.id),
                     cell(&tags(e)),
                     ms(l.p50),
                     ms(l.p90),
                     ms(l.p99),
+                    ms(l.std),
                     ms(l.ci95[0]),
                     ms(l.ci95[1]),
                     l.n
@@ -281,6 +340,9 @@ pub fn markdown(s: &Summary) -> String {
     let _ = writeln!(out, "\n## Recommendations\n");
     for r in &s.recommendations {
         let _ = writeln!(out, "- {}", cell(r));
+    }
+    if let Some(env) = env {
+        out.push_str(&environment(env));
     }
     out
 }
