@@ -207,6 +207,42 @@ impl Foreign {
     }
 }
 
+/// `--precision` / `--backends`: the matrix's values to run (empty: all).
+/// A file whose bench.yaml has no such axis runs as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MatrixFilter {
+    /// Precisions kept.
+    pub precisions: Vec<String>,
+    /// Backends kept.
+    pub backends: Vec<String>,
+}
+
+impl MatrixFilter {
+    fn keeps(&self, precision: Option<&String>, backend: Option<&String>) -> bool {
+        let on = |wanted: &[String], value: Option<&String>| {
+            wanted.is_empty() || value.is_none_or(|v| wanted.contains(v))
+        };
+        on(&self.precisions, precision) && on(&self.backends, backend)
+    }
+
+    /// The values asked for that no file of `configs` declares, as
+    /// `--precision X` / `--backends X` (a typo would otherwise run
+    /// nothing, silently).
+    pub fn unknown<'a>(&self, configs: impl IntoIterator<Item = &'a BenchConfig>) -> Vec<String> {
+        let configs: Vec<&BenchConfig> = configs.into_iter().collect();
+        let missing = |wanted: &[String], flag: &str, axis: fn(&BenchConfig) -> &[String]| {
+            wanted
+                .iter()
+                .filter(|w| !configs.iter().any(|c| axis(c).contains(w)))
+                .map(|w| format!("{flag} {w}"))
+                .collect::<Vec<_>>()
+        };
+        let mut out = missing(&self.precisions, "--precision", |c| &c.precisions);
+        out.extend(missing(&self.backends, "--backends", |c| &c.backends));
+        out
+    }
+}
+
 /// One combination of the matrix.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Combination {
@@ -312,9 +348,9 @@ impl BenchConfig {
     }
 
     /// The matrix: every precision × backend (one combination when the
-    /// file names neither), each with its skip verdict (checks run here,
-    /// with `$WARPT_PYTHON` set to `python`).
-    pub fn combinations(&self, python: &str) -> Vec<Combination> {
+    /// file names neither) that `filter` keeps, each with its skip verdict
+    /// (checks run here, with `$WARPT_PYTHON` set to `python`).
+    pub fn combinations(&self, python: &str, filter: &MatrixFilter) -> Vec<Combination> {
         let axis = |v: &[String]| -> Vec<Option<String>> {
             if v.is_empty() {
                 vec![None]
@@ -325,6 +361,9 @@ impl BenchConfig {
         let mut out = Vec::new();
         for precision in axis(&self.precisions) {
             for backend in axis(&self.backends) {
+                if !filter.keeps(precision.as_ref(), backend.as_ref()) {
+                    continue;
+                }
                 let mut tags = BTreeMap::new();
                 let mut kwargs = self.problem_size.clone();
                 if let Some(p) = &precision {
@@ -403,7 +442,7 @@ mod tests {
         );
         let (c, path) = BenchConfig::beside(&dir.path().join("baseline_x.py")).expect("valid");
         assert!(path.is_some());
-        let m = c.combinations("python3");
+        let m = c.combinations("python3", &MatrixFilter::default());
         assert_eq!(m.len(), 4);
         assert_eq!(m[0].kwargs["n"], 64);
         assert_eq!(m[0].kwargs["precision"], "fp32");
@@ -413,6 +452,32 @@ mod tests {
         assert_eq!(m[1].skip.as_deref(), Some("no CUDA"));
         assert_eq!(c.tolerances().rmse, Some(1e-3));
         assert_eq!(c.tolerances().relative_error, None);
+        // --precision / --backends keep their values; a file without the
+        // axis runs as it is; values no file declares are named.
+        let only = |p: &[&str], b: &[&str]| MatrixFilter {
+            precisions: p.iter().map(|s| s.to_string()).collect(),
+            backends: b.iter().map(|s| s.to_string()).collect(),
+        };
+        let tags = |f: &MatrixFilter| {
+            c.combinations("python3", f)
+                .into_iter()
+                .map(|m| warpt_model::tag_label(&m.tags))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            tags(&only(&["fp64"], &["cpu"])),
+            ["backend=cpu,precision=fp64"]
+        );
+        assert_eq!(tags(&only(&["fp32"], &[])).len(), 2);
+        let plain = BenchConfig::default();
+        assert_eq!(
+            plain.combinations("python3", &only(&["fp64"], &[])).len(),
+            1
+        );
+        assert_eq!(
+            only(&["fp64", "fp8"], &["rocm"]).unknown([&c, &plain]),
+            ["--precision fp8", "--backends rocm"]
+        );
     }
 
     #[test]
@@ -452,7 +517,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let (c, path) = BenchConfig::beside(&dir.path().join("x.py")).expect("none");
         assert!(path.is_none());
-        let m = c.combinations("python3");
+        let m = c.combinations("python3", &MatrixFilter::default());
         assert_eq!(m.len(), 1);
         assert!(m[0].tags.is_empty() && m[0].kwargs.is_empty());
         assert_eq!(c.tolerances(), Tolerances::DEFAULT);

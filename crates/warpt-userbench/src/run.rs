@@ -106,6 +106,8 @@ pub struct Settings {
     pub build_profile: String,
     /// The command line, for the manifest.
     pub command_line: Vec<String>,
+    /// `--precision` / `--backends`: the matrix values to run.
+    pub matrix: crate::config::MatrixFilter,
     /// How long `--profile`'s run of one file may take
     /// ([`crate::profile::DEFAULT_LIMIT`] unless `--profile-timeout` says).
     pub profile_limit: std::time::Duration,
@@ -269,12 +271,15 @@ pub fn run(
         .map(|(dir, c)| {
             (
                 dir.as_path(),
-                (c.combinations(&settings.python), c.tolerances()),
+                (
+                    c.combinations(&settings.python, &settings.matrix),
+                    c.tolerances(),
+                ),
             )
         })
         .collect();
     let plain = (
-        BenchConfig::default().combinations(&settings.python),
+        BenchConfig::default().combinations(&settings.python, &settings.matrix),
         Tolerances::DEFAULT,
     );
     let matrix_of = |f: &Path| f.parent().and_then(|d| matrix.get(d)).unwrap_or(&plain);

@@ -294,6 +294,32 @@ fn a_bench_yaml_matrix_with_a_skip_condition() {
     // Each combination has its own per-benchmark file.
     let files = std::fs::read_dir(out.join("benchmarks")).unwrap().count();
     assert_eq!(files, 4);
+    // --precision / --backends run the combinations they name.
+    let out = t.path().join("only");
+    let (code, s, stderr) = run(
+        &root,
+        &out,
+        &[
+            "--targets",
+            "kernels",
+            "--precision",
+            "fp64",
+            "--backends",
+            "cpu",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    let only = s["benchmarks"].as_array().unwrap();
+    assert_eq!(only.len(), 1, "{s:#}");
+    assert_eq!(only[0]["tags"]["precision"], "fp64");
+    assert_eq!(only[0]["tags"]["backend"], "cpu");
+    // A value no bench.yaml declares is a usage error before anything runs.
+    let (code, _, stderr) = run(&root, &t.path().join("typo"), &["--precision", "fp46"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("--precision fp46: no bench.yaml"),
+        "{stderr}"
+    );
 }
 
 #[test]

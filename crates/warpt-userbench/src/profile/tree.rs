@@ -51,7 +51,7 @@ pub fn profile_tree(
         let combos = file
             .parent()
             .and_then(|d| configs.get(d))
-            .map(|c| c.combinations(&settings.python))
+            .map(|c| c.combinations(&settings.python, &settings.matrix))
             .unwrap_or_default();
         let Some(kwargs) = combos
             .into_iter()

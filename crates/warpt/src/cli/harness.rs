@@ -102,6 +102,14 @@ pub struct HarnessRunArgs {
     /// caches), the page cache dropped where permitted, and --cold-cache.
     #[arg(long)]
     pub cold_start: bool,
+    /// Run only these of bench.yaml's `precisions` (comma-separated); a file without
+    /// that axis runs as it is.
+    #[arg(long = "precision", value_delimiter = ',', value_name = "PRECISION")]
+    pub precisions: Vec<String>,
+    /// Run only these of bench.yaml's `backends` (comma-separated); a file without
+    /// that axis runs as it is.
+    #[arg(long = "backends", value_delimiter = ',', value_name = "BACKEND")]
+    pub backends: Vec<String>,
     /// The timer, for every file (beats get_config() and bench.yaml `timing`) [default: host].
     #[arg(long, value_enum, value_name = "MODE")]
     pub timing: Option<TimingChoice>,

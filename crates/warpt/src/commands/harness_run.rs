@@ -40,6 +40,19 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
         TreeError::Refused(r) => refused(r),
         other => other.into(),
     })?;
+    let matrix = warpt_userbench::config::MatrixFilter {
+        precisions: args.precisions.clone(),
+        backends: args.backends.clone(),
+    };
+    let unknown = matrix.unknown(tree.configs.values());
+    if !unknown.is_empty() {
+        return Err(UsageError(format!(
+            "{}: no bench.yaml in {} declares it",
+            unknown.join(", "),
+            args.dir.display()
+        ))
+        .into());
+    }
     if args.rounds < 2 && args.regression_threshold > 0.0 {
         eprintln!("note: --rounds 1 gives no paired test; speedups carry no significance");
     }
@@ -123,6 +136,7 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
         build_profile: warpt_run::build_profile().into(),
         command_line: std::env::args().collect(),
         profile_limit: std::time::Duration::from_secs_f64(args.profile_timeout),
+        matrix,
     };
     let run = harness::run(&tree.manifest, &tree.configs, &settings, &mut |e| {
         if let Some(line) = e.line() {
