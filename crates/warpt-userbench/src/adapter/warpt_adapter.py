@@ -200,6 +200,7 @@ class Timing:
         self.min_run_time = float(setting("min_run_time", flags, config, defaults, 0.05)[0])
         self.triton_warmup = float(setting("triton_warmup_ms", flags, config, defaults, 25)[0])
         self.triton_rep = float(setting("triton_rep_ms", flags, config, defaults, 100)[0])
+        self.block = None  # pytorch timing: the calls per block torch chose
         self.used = None
         self.note = None
         self.flusher = None
@@ -327,10 +328,24 @@ class Timing:
             samples = [round(timer.timeit(1).times[0] * 1e9) for _ in range(max(1, calls))]
             return samples, 1, last[0]
         timer = tb.Timer(stmt="last[0] = fn()", num_threads=threads, globals=names)
-        m = timer.blocked_autorange(min_run_time=self.min_run_time)
-        # m.times are per call; each block of number_per_run calls is a sample.
-        n = int(m.number_per_run)
-        return [round(t * n * 1e9) for t in m.times], n, last[0]
+        if self.block is None:
+            # The first request (a warm-up one) lets torch pick the block:
+            # blocked_autorange's own estimate, then its blocks.
+            m = timer.blocked_autorange(min_run_time=self.min_run_time)
+            self.block = int(m.number_per_run)
+            times = m.times
+        else:
+            # blocked_autorange without estimating the block again (its
+            # estimate alone runs ~1.1 blocks): blocks of the size it
+            # chose until min_run_time has passed.
+            times, spent = [], 0.0
+            while not times or spent < self.min_run_time:
+                t = timer.timeit(self.block).times[0]
+                times.append(t)
+                spent += t * self.block
+        # The times are per call; each block of `block` calls is a sample.
+        n = self.block
+        return [round(t * n * 1e9) for t in times], n, last[0]
 
     def triton(self, fn):
         import triton.testing
