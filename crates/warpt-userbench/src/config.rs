@@ -5,7 +5,15 @@
 //! problem_size: {n: 256, seed: 7}   # keyword arguments for the benchmark
 //! precisions: [fp32, fp64]          # each value one combination ...
 //! backends: [cpu]                   # ... times each of these
-//! tolerances: {rmse: 1.0e-6, relative_error: 1.0e-6, max_error: 1.0e-5}
+//! tolerances: {rmse: 1.0e-6, relative_error: 1.0e-6, max_abs_error: 1.0e-5, max_rel_error: 1.0e-4}
+//! reference: reference.py:matmul   # what a kernel's answer must match: a
+//!                                   # callable (FILE:FUNCTION, or FUNCTION in
+//!                                   # the kernel's own file) called with the
+//!                                   # kernel's arguments, or a JSON file of
+//!                                   # expected numbers ({precision} and
+//!                                   # {backend} in its name are replaced)
+//! function_name: step               # a kernel's function (run_benchmark)
+//! ops_per_call: 2.0e6               # work per call: throughput_ops_per_sec
 //! skip_conditions:
 //!   - backend: cuda                 # which combinations (all without it)
 //!     reason: "no CUDA here"
@@ -29,6 +37,10 @@ use std::process::{Command, Stdio};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+mod reference;
+pub use reference::Reference;
+use reference::identifier;
 
 /// A configuration file that cannot be used: the file, where, and why.
 #[derive(Debug, thiserror::Error)]
@@ -56,8 +68,8 @@ pub enum ConfigError {
     Both(PathBuf),
 }
 
-/// Accuracy tolerances of an optimized variant against its baseline (or
-/// of a kernel's combinations, when there is no baseline).
+/// Accuracy tolerances of an optimized variant against its baseline, or
+/// of a kernel's combinations against the file's `reference`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Tolerances {
@@ -65,8 +77,12 @@ pub struct Tolerances {
     pub rmse: Option<f64>,
     /// ‖optimized − baseline‖₂ / ‖baseline‖₂.
     pub relative_error: Option<f64>,
-    /// Largest absolute difference.
-    pub max_error: Option<f64>,
+    /// Largest absolute difference (`max_error` is its older name).
+    #[serde(alias = "max_error")]
+    pub max_abs_error: Option<f64>,
+    /// Largest relative difference of one number (|a − b| / |b|, over the
+    /// numbers whose expected value is not zero).
+    pub max_rel_error: Option<f64>,
 }
 
 impl Tolerances {
@@ -75,11 +91,15 @@ impl Tolerances {
     pub const DEFAULT: Tolerances = Tolerances {
         rmse: None,
         relative_error: Some(1e-6),
-        max_error: None,
+        max_abs_error: None,
+        max_rel_error: None,
     };
 
     fn is_empty(&self) -> bool {
-        self.rmse.is_none() && self.relative_error.is_none() && self.max_error.is_none()
+        self.rmse.is_none()
+            && self.relative_error.is_none()
+            && self.max_abs_error.is_none()
+            && self.max_rel_error.is_none()
     }
 }
 
@@ -166,11 +186,22 @@ pub struct BenchConfig {
     /// `triton` timing: do_bench's repetition time, milliseconds (100).
     #[serde(default)]
     pub triton_rep_ms: Option<f64>,
-    /// The adapter command for benchmark files in another language (run
+    /// The adapter command for files in another language (run
     /// by `sh -c` in the file's directory, `{file}` replaced by the file's
     /// quoted path): it must speak docs/protocol.md on stdin and stdout.
     #[serde(default)]
     pub command: Option<String>,
+    /// The function a kernel file defines (`run_benchmark` without it).
+    #[serde(default)]
+    pub function_name: Option<String>,
+    /// Units of work one call does (1 without it: a call is an op):
+    /// `throughput_ops_per_sec` is this over the seconds per call. A
+    /// benchmark's `get_config()` may say instead.
+    #[serde(default)]
+    pub ops_per_call: Option<f64>,
+    /// What a kernel's answer is checked against ([`Reference`]).
+    #[serde(default)]
+    pub reference: Option<String>,
     /// The file extensions `command` runs ([`Foreign::DEFAULT_EXTENSIONS`]
     /// when absent).
     #[serde(default)]
@@ -258,6 +289,10 @@ pub struct Combination {
     pub settings: Map<String, Value>,
     /// The adapter command for files in another language, if any.
     pub foreign: Option<Foreign>,
+    /// What the answer must match, for this combination (a file's
+    /// `{precision}` / `{backend}` replaced); relative paths are the
+    /// config's directory's.
+    pub reference: Option<Reference>,
 }
 
 impl BenchConfig {
@@ -288,13 +323,13 @@ impl BenchConfig {
             line,
             message,
         };
-        if path.extension().is_some_and(|e| e == "toml") {
+        let config: BenchConfig = if path.extension().is_some_and(|e| e == "toml") {
             toml::from_str(&text).map_err(|e| {
                 let line = e.span().map_or(0, |s| {
                     text[..s.start.min(text.len())].lines().count().max(1)
                 });
                 invalid(line, e.message().to_string())
-            })
+            })?
         } else {
             if text.trim().is_empty() {
                 return Ok(BenchConfig::default());
@@ -302,8 +337,18 @@ impl BenchConfig {
             serde_yaml_ng::from_str(&text).map_err(|e| {
                 let line = e.location().map_or(0, |l| l.line());
                 invalid(line, e.to_string())
-            })
-        }
+            })?
+        };
+        config.check().map_err(|message| {
+            // The line that sets the key the message starts with.
+            let key = message.split(':').next().unwrap_or_default();
+            let line = text
+                .lines()
+                .position(|l| l.trim_start().starts_with(key))
+                .map_or(0, |i| i + 1);
+            invalid(line, message)
+        })?;
+        Ok(config)
     }
 
     /// The adapter command for files in another language, if the file
@@ -337,7 +382,36 @@ impl BenchConfig {
         put("min_run_time", self.min_run_time.map(Value::from));
         put("triton_warmup_ms", self.triton_warmup_ms.map(Value::from));
         put("triton_rep_ms", self.triton_rep_ms.map(Value::from));
+        put("function_name", self.function_name.clone().map(Value::from));
+        put("ops_per_call", self.ops_per_call.map(Value::from));
         m
+    }
+
+    /// The kernel function's name: `function_name`, else `run_benchmark`.
+    pub fn kernel_function(&self) -> &str {
+        self.function_name.as_deref().unwrap_or("run_benchmark")
+    }
+
+    /// Refuses values serde cannot: a `function_name` that is no Python
+    /// identifier, an `ops_per_call` that is not a positive number, a
+    /// `reference` of neither form.
+    pub fn check(&self) -> Result<(), String> {
+        if let Some(f) = &self.function_name
+            && !identifier(f)
+        {
+            return Err(format!(
+                "function_name: '{f}' is not a Python function name"
+            ));
+        }
+        if let Some(x) = self.ops_per_call
+            && !(x.is_finite() && x > 0.0)
+        {
+            return Err(format!("ops_per_call: {x} is not a number above 0"));
+        }
+        if let Some(r) = &self.reference {
+            Reference::parse(r)?;
+        }
+        Ok(())
     }
 
     /// The tolerances that apply: the file's, else [`Tolerances::DEFAULT`].
@@ -397,6 +471,11 @@ impl BenchConfig {
                     skip,
                     settings: self.run_settings(),
                     foreign: self.foreign(),
+                    reference: self
+                        .reference
+                        .as_deref()
+                        .and_then(|r| Reference::parse(r).ok())
+                        .map(|r| r.for_combination(precision.as_deref(), backend.as_deref())),
                 });
             }
         }
@@ -418,133 +497,4 @@ fn check_holds(command: &str, python: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-        let p = dir.join(name);
-        std::fs::write(&p, text).expect("write");
-        p
-    }
-
-    #[test]
-    fn a_matrix_with_a_skip_condition() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        write(
-            dir.path(),
-            "bench.yaml",
-            concat!(
-                "problem_size:\n  n: 64\nprecisions: [fp32, fp64]\nbackends: [cpu, cuda]\n",
-                "tolerances:\n  rmse: 1.0e-3\nskip_conditions:\n",
-                "  - backend: cuda\n    reason: no CUDA\n    check: \"true\"\n",
-                "  - backend: cpu\n    reason: never\n    check: \"false\"\n",
-            ),
-        );
-        let (c, path) = BenchConfig::beside(&dir.path().join("baseline_x.py")).expect("valid");
-        assert!(path.is_some());
-        let m = c.combinations("python3", &MatrixFilter::default());
-        assert_eq!(m.len(), 4);
-        assert_eq!(m[0].kwargs["n"], 64);
-        assert_eq!(m[0].kwargs["precision"], "fp32");
-        assert_eq!(m[0].tags["backend"], "cpu");
-        assert_eq!(m[0].skip, None);
-        assert_eq!(m[1].tags["backend"], "cuda");
-        assert_eq!(m[1].skip.as_deref(), Some("no CUDA"));
-        assert_eq!(c.tolerances().rmse, Some(1e-3));
-        assert_eq!(c.tolerances().relative_error, None);
-        // --precision / --backends keep their values; a file without the
-        // axis runs as it is; values no file declares are named.
-        let only = |p: &[&str], b: &[&str]| MatrixFilter {
-            precisions: p.iter().map(|s| s.to_string()).collect(),
-            backends: b.iter().map(|s| s.to_string()).collect(),
-        };
-        let tags = |f: &MatrixFilter| {
-            c.combinations("python3", f)
-                .into_iter()
-                .map(|m| warpt_model::tag_label(&m.tags))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(
-            tags(&only(&["fp64"], &["cpu"])),
-            ["backend=cpu,precision=fp64"]
-        );
-        assert_eq!(tags(&only(&["fp32"], &[])).len(), 2);
-        let plain = BenchConfig::default();
-        assert_eq!(
-            plain.combinations("python3", &only(&["fp64"], &[])).len(),
-            1
-        );
-        assert_eq!(
-            only(&["fp64", "fp8"], &["rocm"]).unknown([&c, &plain]),
-            ["--precision fp8", "--backends rocm"]
-        );
-    }
-
-    #[test]
-    fn a_command_runs_its_extensions_with_the_path_quoted() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let y = write(
-            dir.path(),
-            "bench.yaml",
-            "command: \"sh run.sh {file}\"\ntiming: pytorch\ncold_cache: true\n",
-        );
-        let c = BenchConfig::load(&y).expect("valid");
-        let f = c.foreign().expect("a command");
-        assert!(f.runs(Path::new("a/baseline_x.cpp")) && f.runs(Path::new("b.rs")));
-        assert!(!f.runs(Path::new("baseline_x.py")));
-        assert_eq!(
-            f.line_for(Path::new("/t/it's here.cpp")),
-            "sh run.sh '/t/it'\\''s here.cpp'"
-        );
-        let settings = c.run_settings();
-        assert_eq!(settings["timing"], "pytorch");
-        assert_eq!(settings["cold_cache"], true);
-        let only = BenchConfig::load(&write(
-            dir.path(),
-            "bench.yml",
-            "command: ./bench\nextensions: [.go]\n",
-        ))
-        .expect("valid");
-        let f = only.foreign().expect("a command");
-        assert!(f.runs(Path::new("x.go")) && !f.runs(Path::new("x.cpp")));
-        let e = BenchConfig::load(&write(dir.path(), "bench.yaml", "timing: gpu\n"))
-            .expect_err("no such mode");
-        assert!(e.to_string().contains("bench.yaml:1"), "{e}");
-    }
-
-    #[test]
-    fn no_file_is_one_plain_combination_with_default_tolerances() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (c, path) = BenchConfig::beside(&dir.path().join("x.py")).expect("none");
-        assert!(path.is_none());
-        let m = c.combinations("python3", &MatrixFilter::default());
-        assert_eq!(m.len(), 1);
-        assert!(m[0].tags.is_empty() && m[0].kwargs.is_empty());
-        assert_eq!(c.tolerances(), Tolerances::DEFAULT);
-    }
-
-    #[test]
-    fn a_malformed_file_names_its_line_and_key() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let y = write(
-            dir.path(),
-            "bench.yaml",
-            "precisions: [fp32]\nbakends: [cpu]\n",
-        );
-        let e = BenchConfig::load(&y).expect_err("typo");
-        let text = e.to_string();
-        assert!(text.contains("bench.yaml:2:"), "{text}");
-        assert!(text.contains("bakends"), "{text}");
-        let t = write(
-            dir.path(),
-            "bench.toml",
-            "precisions = [\"fp32\"]\n\n[tolerances]\nrmse = \"small\"\n",
-        );
-        let e = BenchConfig::load(&t).expect_err("a string tolerance");
-        let text = e.to_string();
-        assert!(text.contains("bench.toml:4:"), "{text}");
-        assert!(text.contains("rmse") || text.contains("f64"), "{text}");
-        let e = BenchConfig::beside(&y).expect_err("both");
-        assert!(matches!(e, ConfigError::Both(_)), "{e}");
-    }
-}
+mod tests;

@@ -9,8 +9,9 @@
 //!   (`baseline_moe_dense.py` → `moe`), or the whole stem where two
 //!   baselines of a chapter share that word. An optimized file goes to the
 //!   baseline with the longest stem it extends.
-//! - **Kernels.** A Python file defining `run_benchmark(` anywhere under
-//!   `kernels/`, `src/kernels/` or an extra path is a standalone kernel.
+//! - **Kernels.** A Python file defining `run_benchmark(` (or the
+//!   `function_name` its bench.yaml gives) anywhere under `kernels/`,
+//!   `src/kernels/` or an extra path is a standalone kernel.
 //!
 //! A chapter whose bench.yaml names a `command` (an adapter for another
 //! language, docs/protocol.md) pairs files of that command's extensions the
@@ -329,7 +330,13 @@ fn find_kernels(
             path: path.clone(),
             source,
         })?;
-        if text.contains("def run_benchmark(") {
+        // bench.yaml's function_name, else run_benchmark (a bad bench.yaml
+        // is reported when the run reads it).
+        let function = crate::config::BenchConfig::beside(&path)
+            .ok()
+            .and_then(|(c, _)| c.function_name)
+            .unwrap_or_else(|| "run_benchmark".into());
+        if text.contains(&format!("def {function}(")) {
             let rel = path.strip_prefix(base).unwrap_or(&path).with_extension("");
             kernels.push(Kernel {
                 name: rel.to_string_lossy().replace('\\', "/"),
@@ -338,7 +345,7 @@ fn find_kernels(
         } else {
             skipped.push(skip(
                 &path,
-                "in a kernel directory but defines no run_benchmark()",
+                &format!("in a kernel directory but defines no {function}()"),
             ));
         }
     }

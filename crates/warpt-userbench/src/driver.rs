@@ -343,6 +343,27 @@ impl Driver {
         Output::from_reply(&reply)
     }
 
+    /// Calls the reference function `function` (in `file`, else in the
+    /// loaded benchmark's file) with `kwargs` and writes the numbers it
+    /// returns to `out` as a JSON array: how many there were. Python's
+    /// adapter only (bench.yaml `reference`).
+    pub fn reference(
+        &mut self,
+        file: Option<&Path>,
+        function: &str,
+        kwargs: &serde_json::Map<String, Value>,
+        out: &Path,
+    ) -> Result<u64, DriverError> {
+        let reply = self.request(json!({
+            "op": "reference",
+            "file": file,
+            "function": function,
+            "kwargs": kwargs,
+            "path": out,
+        }))?;
+        Ok(reply.get("count").and_then(Value::as_u64).unwrap_or(0))
+    }
+
     /// Runs `validate_result()`: what it says is wrong, if anything.
     pub fn validate(&mut self) -> Result<Option<String>, DriverError> {
         let reply = self.request(json!({"op": "validate"}))?;

@@ -12,12 +12,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
 use tempfile::TempDir;
-use warpt_harness::SeriesMetrics;
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
     RunContext, SeriesDef,
 };
-use warpt_model::{BenchmarkMetric, ParamValue, StageError, Validation};
+use warpt_model::{ParamValue, StageError, Validation};
 
 use crate::batch;
 use crate::counted;
@@ -284,55 +283,8 @@ fn drop_page_cache() -> Result<(), String> {
         .map_err(|e| format!("the page cache was not dropped between samples: {e}"))
 }
 
-/// `ttft_ms` / `tpot_ms` from what the calls returned.
-fn latency_metrics(out: &Output) -> Vec<BenchmarkMetric> {
-    [
-        ("ttft_ms", &out.ttft_times_ms),
-        ("tpot_ms", &out.tpot_times_ms),
-    ]
-    .into_iter()
-    .filter_map(|(name, values)| {
-        SeriesDef::new(name, "ms", false, &[], Convert::Time(1e3)).metric_of_events(
-            values,
-            KEEP_EVENTS,
-            None,
-        )
-    })
-    .collect()
-}
-
-/// What the adapter reported after the timed calls, as details.
-fn output_details(out: &Output) -> Vec<(String, ParamValue)> {
-    let mut d = Vec::new();
-    let mut int = |k: &str, v: Option<u64>| {
-        if let Some(v) = v {
-            d.push((k.to_string(), ParamValue::Int(v as i64)));
-        }
-    };
-    int("peak_rss_bytes", out.peak_rss_bytes);
-    int("cuda_peak_allocated_bytes", out.cuda_peak_allocated_bytes);
-    int("cuda_allocated_bytes", out.cuda_allocated_bytes);
-    int("cuda_reserved_bytes", out.cuda_reserved_bytes);
-    int("output_count", out.output_count.map(|n| n as u64));
-    int("timer_resolution_ns", out.timer_resolution_ns);
-    int("peak_device_memory_bytes", out.peak_device_memory_bytes);
-    for (k, v) in &out.details {
-        d.push((k.clone(), ParamValue::from_json(v)));
-    }
-    for (k, v) in [
-        ("timing", &out.timing),
-        ("timing_requested", &out.timing_requested),
-        ("timing_note", &out.timing_note),
-        ("device_hygiene", &out.device_hygiene),
-        ("cold_cache", &out.cold_cache),
-        ("output_note", &out.output_note),
-    ] {
-        if let Some(v) = v {
-            d.push((k.to_string(), ParamValue::Str(v.clone())));
-        }
-    }
-    d
-}
+mod reported;
+use reported::{latency_metrics, ops_per_call, output_details};
 
 impl Benchmark for ExternalBenchmark {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
@@ -359,6 +311,13 @@ impl Benchmark for ExternalBenchmark {
         let driver = warpt_harness::prepared_mut(&mut self.driver)?;
         let sampling = match Sampling::from_config(driver.config()) {
             Ok(s) => s,
+            Err(why) => {
+                let e = BenchmarkError::Failed(format!("the benchmark's config: {why}"));
+                return Err(self.nothing_measured(e));
+            }
+        };
+        let ops = match ops_per_call(driver.config(), &run.load.defaults) {
+            Ok(ops) => ops,
             Err(why) => {
                 let e = BenchmarkError::Failed(format!("the benchmark's config: {why}"));
                 return Err(self.nothing_measured(e));
@@ -400,14 +359,12 @@ impl Benchmark for ExternalBenchmark {
         };
         // Calibration ran the function: it counts towards the warm-up.
         policy.warmup = policy.warmup.saturating_sub(calibrating.elapsed());
-        // Each sample is one call's share of a timed batch (or one call).
-        let defs = [SeriesDef::new(
-            "latency_ms",
-            "ms",
-            false,
-            &[],
-            Convert::Time(1e3),
-        )];
+        // Each sample is one call's share of a timed batch (or one call);
+        // the throughput is the same seconds as ops per second.
+        let defs = [
+            SeriesDef::new("latency_ms", "ms", false, &[], Convert::Time(1e3)),
+            SeriesDef::rate("throughput_ops_per_sec", "ops/s", ops),
+        ];
         let mut warnings = Vec::new();
         let mut drop_cache = run.cold_start;
         let mut cold: Option<Driver> = None;
@@ -466,6 +423,7 @@ impl Benchmark for ExternalBenchmark {
                 out[0] = queue.pop_front().ok_or_else(|| {
                     BenchmarkError::Failed("the adapter returned no samples".into())
                 })?;
+                out[1] = out[0];
                 Ok(())
             },
         );

@@ -3,7 +3,7 @@
 //! Benchmarks are matched by id and combination. A **latency regression**
 //! is a p50 more than the threshold (10% by default) above the earlier
 //! one, with the two medians' 95% CIs apart; **accuracy drift** is an
-//! accuracy figure (rmse, max_error, relative_error) that moved by more
+//! accuracy figure (rmse, max_abs_error, max_rel_error, relative_error) that moved by more
 //! than its threshold (1e-3); a benchmark that passed before and does not
 //! now is a regression too.
 
@@ -115,7 +115,8 @@ pub fn compare(before: &Summary, after: &Summary, t: &Thresholds) -> Report {
         if let (Some(x), Some(y)) = (&b.accuracy, &a.accuracy) {
             for (name, before, after) in [
                 ("rmse", x.rmse, y.rmse),
-                ("max_error", x.max_error, y.max_error),
+                ("max_abs_error", x.max_abs_error, y.max_abs_error),
+                ("max_rel_error", x.max_rel_error, y.max_rel_error),
                 ("relative_error", x.relative_error, y.relative_error),
             ] {
                 let d = after - before;

@@ -36,6 +36,7 @@ use crate::config::{BenchConfig, Combination, ConfigError, Tolerances};
 use crate::discover::Manifest;
 use crate::suite::{self, HarnessSuite, SUITE};
 
+mod reference;
 mod units;
 mod verdict;
 
@@ -354,7 +355,8 @@ pub fn run(
                     total,
                 });
                 index += 1;
-                let (result, sample) = ctx.kernel(&unit, on_event);
+                let tolerances = matrix_of(&kernel.path).1;
+                let (result, sample) = ctx.kernel(&unit, tolerances, on_event);
                 if first_trial.is_none() {
                     first_trial = sample;
                 }

@@ -55,13 +55,18 @@ impl Figures {
     }
 }
 
-/// An optimized variant's accuracy against its baseline.
+/// An answer's accuracy: an optimized variant's against its baseline, a
+/// kernel's against its reference.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AccuracyFigures {
     /// Root-mean-square error.
     pub rmse: f64,
-    /// Largest absolute error.
-    pub max_error: f64,
+    /// Largest absolute error (`max_error` in summaries before it).
+    #[serde(alias = "max_error")]
+    pub max_abs_error: f64,
+    /// Largest relative error of one number (absent in older summaries).
+    #[serde(default)]
+    pub max_rel_error: f64,
     /// Norm-wise relative error.
     pub relative_error: f64,
 }
@@ -91,6 +96,10 @@ pub struct Entry {
     pub errors: Vec<warpt_model::StageError>,
     /// Per-call latency.
     pub latency_ms: Option<Figures>,
+    /// Median ops per second (`ops_per_call` over the seconds per call; a
+    /// call is one op unless the benchmark says).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub throughput_ops_per_sec: Option<f64>,
     /// Time to first token, from benchmark_fn's returns.
     pub ttft_ms: Option<Figures>,
     /// Time per output token, from benchmark_fn's returns.
@@ -224,12 +233,14 @@ fn entry(r: &BenchmarkRunResult) -> Entry {
     let latency = r.metric("latency_ms");
     let accuracy = match (
         r.metric("rmse"),
-        r.metric("max_error"),
+        r.metric("max_abs_error"),
+        r.metric("max_rel_error"),
         r.metric("relative_error"),
     ) {
-        (Some(a), Some(b), Some(c)) => Some(AccuracyFigures {
+        (Some(a), Some(b), Some(m), Some(c)) => Some(AccuracyFigures {
             rmse: a.value,
-            max_error: b.value,
+            max_abs_error: b.value,
+            max_rel_error: m.value,
             relative_error: c.value,
         }),
         _ => None,
@@ -254,6 +265,7 @@ fn entry(r: &BenchmarkRunResult) -> Entry {
         error: r.error_message.clone(),
         errors: r.errors.clone(),
         latency_ms: latency.and_then(Figures::of),
+        throughput_ops_per_sec: r.metric("throughput_ops_per_sec").map(|m| m.value),
         ttft_ms: r.metric("ttft_ms").and_then(Figures::of),
         tpot_ms: r.metric("tpot_ms").and_then(Figures::of),
         peak_rss_bytes: count(r, "peak_rss_bytes")

@@ -152,7 +152,7 @@ fn every_failure_gets_its_status_and_the_run_completes() {
     failed_with(&s, "ch2/wrong/optimized_wrong", "wrong answer");
     let wrong = entry(&s, "ch2/wrong/optimized_wrong");
     assert!(wrong["speedup"].as_f64().unwrap() > 1.5, "{wrong:#}");
-    assert!((wrong["accuracy"]["max_error"].as_f64().unwrap() - 0.5).abs() < 1e-12);
+    assert!((wrong["accuracy"]["max_abs_error"].as_f64().unwrap() - 0.5).abs() < 1e-12);
     assert_eq!(entry(&s, "ch2/wrong/baseline_wrong")["status"], "passed");
     // Only the eleven pair files ran; no decoy's SystemExit anywhere.
     assert_eq!(s["overall"]["total"], 11, "{s:#}");
@@ -408,7 +408,7 @@ fn cold_start_reproducible_and_profile_runs_complete() {
     // Seeded alike, both sides return the same random number: accurate.
     assert_eq!(code, 0, "{stderr}");
     let e = entry(&s, "ch1/seeded/optimized_seeded");
-    assert_eq!(e["accuracy"]["max_error"], 0.0, "{e:#}");
+    assert_eq!(e["accuracy"]["max_abs_error"], 0.0, "{e:#}");
     let full: Value = serde_json::from_str(
         &std::fs::read_to_string(out.join("benchmarks/ch1__seeded__optimized_seeded.json"))
             .unwrap(),

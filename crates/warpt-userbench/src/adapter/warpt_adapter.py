@@ -62,15 +62,26 @@ class Kernel:
         pass
 
 
-def load(path, kwargs):
+def import_file(path, name):
     directory = os.path.dirname(os.path.abspath(path))
     if directory not in sys.path:
         sys.path.insert(0, directory)
-    spec = importlib.util.spec_from_file_location("warpt_user_benchmark", path)
+    spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f"{path} cannot be imported as Python")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
+    return module
+
+
+def load(path, kwargs, function_name=None):
+    module = import_file(path, "warpt_user_benchmark")
+    if function_name:  # bench.yaml names the kernel's function
+        fn = getattr(module, function_name, None)
+        if not callable(fn):
+            raise LookupError(f"{path}: bench.yaml's function_name is {function_name!r}, "
+                              "which the file does not define")
+        return Kernel(fn, kwargs)
     factory = getattr(module, "get_benchmark", None)
     if callable(factory):
         return factory(**accepted(factory, kwargs))
@@ -87,6 +98,38 @@ def load(path, kwargs):
     raise LookupError(
         f"{path}: no get_benchmark() and {len(classes)} classes defining benchmark_fn "
         "(exactly one is needed)")
+
+
+def reference(request, kernel_path):
+    """Calls bench.yaml's reference function with the kernel's arguments and
+    writes the numbers it returns (as `output` does) to request["path"]."""
+    path = request.get("file") or kernel_path
+    module = import_file(path, "warpt_reference")
+    fn = getattr(module, request["function"], None)
+    if not callable(fn):
+        raise LookupError(f"{path}: the reference {request['function']!r} is not defined there")
+    kwargs = dict(request.get("kwargs") or {}, iterations=1)
+    expected = fn(**accepted(fn, kwargs))
+    settle(expected)
+    values = []
+    if not flatten(expected, values):
+        raise TypeError(f"the reference {request['function']!r} returned a "
+                        f"{type(expected).__name__}, not numbers")
+    with open(request["path"], "w") as f:
+        json.dump([v if math.isfinite(v) else None for v in values], f)
+    return len(values)
+
+
+def settle(value):
+    """Waits until JAX has computed value, when JAX is loaded: its dispatch
+    is asynchronous (a call returns before its work is done), and it runs a
+    device's work in order, so the last call's result being ready means
+    every call before it is done too."""
+    jax = sys.modules.get("jax")
+    if jax is not None and value is not None:
+        jax.block_until_ready(value)
+        return True
+    return False
 
 
 def reproducible(seed):
@@ -201,6 +244,7 @@ class Timing:
         self.triton_warmup = float(setting("triton_warmup_ms", flags, config, defaults, 25)[0])
         self.triton_rep = float(setting("triton_rep_ms", flags, config, defaults, 100)[0])
         self.block = None  # pytorch timing: the calls per block torch chose
+        self.synced = None  # how asynchronous work was waited for, if it was
         self.used = None
         self.note = None
         self.flusher = None
@@ -280,6 +324,7 @@ class Timing:
                 last = fn()
                 if gpu is not None:
                     gpu.synchronize()
+                self.note_sync(settle(last))
                 samples.append(time.perf_counter_ns() - start)
             return samples, 1, last
         start = time.perf_counter_ns()
@@ -289,7 +334,12 @@ class Timing:
             last = fn()
         if gpu is not None:
             gpu.synchronize()
+        self.note_sync(settle(last))
         return [time.perf_counter_ns() - start], calls, last
+
+    def note_sync(self, synced):
+        if synced:
+            self.synced = "jax.block_until_ready on each batch's last result"
 
     def events(self, fn, calls, gpu):
         torch = sys.modules["torch"]
@@ -375,6 +425,8 @@ class Timing:
             reply["device_hygiene"] = self.hygiene_done
         if self.flusher is not None:
             reply["cold_cache"] = self.flusher.what
+        if self.synced:
+            reply["sync"] = self.synced
 
 
 def flatten(value, out):
@@ -457,6 +509,7 @@ def main():
         channel.flush()
 
     bench = None
+    path = None
     timing = None
     last = None
     latencies = {}
@@ -465,7 +518,9 @@ def main():
         op = request.get("op")
         try:
             if op == "load":
-                bench = load(request["path"], request.get("kwargs") or {})
+                path = request["path"]
+                bench = load(path, request.get("kwargs") or {},
+                             (request.get("defaults") or {}).get("function_name"))
                 if request.get("reproducible"):
                     reproducible(int(request.get("seed", 0)))
                 config = bench.get_config() if callable(getattr(bench, "get_config", None)) else {}
@@ -496,6 +551,8 @@ def main():
                        "elapsed_ns": sum(samples)})
             elif op == "output":
                 reply(output(last, latencies, request.get("path"), timing))
+            elif op == "reference":
+                reply({"ok": True, "count": reference(request, path)})
             elif op == "validate":
                 check = getattr(bench, "validate_result", None)
                 problem = check() if callable(check) else None

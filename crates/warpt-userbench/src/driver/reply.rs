@@ -60,6 +60,9 @@ pub struct Output {
     pub device_hygiene: Option<String>,
     /// How the cache was flushed between calls (`cold_cache`).
     pub cold_cache: Option<String>,
+    /// How asynchronous work was waited for before a batch's clock stopped
+    /// (JAX's `block_until_ready`), when it was.
+    pub sync: Option<String>,
     /// Peak device memory of the benchmark (CUDA: allocated bytes since the
     /// hygiene's reset).
     pub peak_device_memory_bytes: Option<u64>,

@@ -149,6 +149,7 @@ impl<'a> Ctx<'a> {
         let limit = warpt_harness::SETUP_LIMIT.mul_f64(s.timeout_multiplier.value.max(0.01));
         let load = crate::driver::LoadOptions {
             kwargs: unit.combo.kwargs.clone(),
+            defaults: unit.combo.settings.clone(),
             ..Default::default()
         };
         let (cmd, program) = match self.command_line(unit) {
@@ -297,7 +298,7 @@ impl<'a> Ctx<'a> {
                     &self.output_file(opt),
                     &tolerances,
                 );
-                apply_accuracy(&mut o, &check);
+                apply_accuracy(&mut o, &check, "the baseline");
             }
             o
         };
@@ -355,9 +356,12 @@ impl<'a> Ctx<'a> {
         c.metrics.into_iter().find(|m| m.metric == "latency_ms")
     }
 
+    /// A kernel's trials as one result, its last answer checked against
+    /// its bench.yaml `reference` (within `tolerances`) when it has one.
     pub(super) fn kernel(
         &'a self,
         unit: &Unit,
+        tolerances: Tolerances,
         on_event: &mut dyn FnMut(Event<'_>),
     ) -> (BenchmarkRunResult, Option<BenchmarkSuiteRun>) {
         if let Some(why) = &unit.combo.skip {
@@ -367,7 +371,26 @@ impl<'a> Ctx<'a> {
         let mut source = self.trials(unit);
         let runs = self.solo(&mut source, &unit.id, on_event);
         let sample = runs.first().cloned();
-        (self.assemble(unit, runs, source.failed.take()), sample)
+        let mut result = self.assemble(unit, runs, source.failed.take());
+        if result.status == RunStatus::Passed && unit.combo.reference.is_some() {
+            let answer = self.output_file(unit);
+            let check = super::reference::expected(
+                unit,
+                &self.settings.python,
+                self.command_line(unit).is_some(),
+                self.reference_limit(),
+                &answer.with_extension("reference.json"),
+            )
+            .and_then(|expected| accuracy::against_reference(&expected, &answer, &tolerances));
+            apply_accuracy(&mut result, &check, "its reference");
+        }
+        (result, sample)
+    }
+
+    /// How long loading a file and calling its reference may take: the
+    /// setup stage's limit.
+    fn reference_limit(&self) -> Duration {
+        warpt_harness::SETUP_LIMIT.mul_f64(self.settings.timeout_multiplier.value.max(0.01))
     }
 
     /// `--rounds` trials of one file, one after the other, until one fails

@@ -159,13 +159,20 @@ fn fmt_ms(v: f64) -> String {
     format!("{v:.4} ms")
 }
 
-/// The accuracy metrics and verdict: a faster wrong answer fails.
-pub(super) fn apply_accuracy(r: &mut BenchmarkRunResult, check: &Result<Accuracy, String>) {
+/// The accuracy metrics and verdict against `expected` (what the answer
+/// must match: "the baseline", "its reference"): a faster wrong answer
+/// fails.
+pub(super) fn apply_accuracy(
+    r: &mut BenchmarkRunResult,
+    check: &Result<Accuracy, String>,
+    expected: &str,
+) {
     match check {
         Ok(a) => {
             for (name, value) in [
                 ("rmse", a.rmse),
-                ("max_error", a.max_error),
+                ("max_abs_error", a.max_abs_error),
+                ("max_rel_error", a.max_rel_error),
                 ("relative_error", a.relative_error),
             ] {
                 r.metrics.push(BenchmarkMetric {
@@ -185,11 +192,9 @@ pub(super) fn apply_accuracy(r: &mut BenchmarkRunResult, check: &Result<Accuracy
                 .insert("accuracy".into(), ParamValue::Str(a.verdict.clone()));
             if !a.passed {
                 r.set_status(RunStatus::Failed);
-                r.validation = Some(Validation::fail(format!(
-                    "wrong answer against the baseline: {}",
-                    a.verdict
-                )));
-                r.error_message = Some(format!("wrong answer against the baseline: {}", a.verdict));
+                let why = format!("wrong answer against {expected}: {}", a.verdict);
+                r.validation = Some(Validation::fail(why.clone()));
+                r.error_message = Some(why);
             }
         }
         Err(note) => {

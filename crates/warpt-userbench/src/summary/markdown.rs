@@ -199,14 +199,14 @@ pub fn markdown(s: &Summary, env: Option<&serde_json::Value>) -> String {
         let _ = writeln!(out, "\n## Leaderboard (by p50 latency per call)\n");
         let _ = writeln!(
             out,
-            "| # | benchmark | tags | p50 ms | p90 ms | p99 ms | std ms | 95% CI of p50 | samples |"
+            "| # | benchmark | tags | p50 ms | p90 ms | p99 ms | std ms | 95% CI of p50 | samples | ops/s |"
         );
-        let _ = writeln!(out, "|---:|---|---|---:|---:|---:|---:|---|---:|");
+        let _ = writeln!(out, "|---:|---|---|---:|---:|---:|---:|---|---:|---:|");
         for (i, e) in ranked.iter().enumerate() {
             if let Some(l) = &e.latency_ms {
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {} | {} | {} | {} | {}–{} | {} |",
+                    "| {} | {} | {} | {} | {} | {} | {} | {}–{} | {} | {} |",
                     i + 1,
                     cell(&e.id),
                     cell(&tags(e)),
@@ -216,7 +216,9 @@ pub fn markdown(s: &Summary, env: Option<&serde_json::Value>) -> String {
                     ms(l.std),
                     ms(l.ci95[0]),
                     ms(l.ci95[1]),
-                    l.n
+                    l.n,
+                    e.throughput_ops_per_sec
+                        .map_or("–".into(), |t| format!("{t:.4e}"))
                 );
             }
         }
