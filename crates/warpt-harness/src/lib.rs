@@ -49,6 +49,8 @@ mod registry;
 /// Runs a plan, benchmark by benchmark, into a suite run.
 mod runner;
 #[cfg(unix)]
+/// A worker's stderr: the tail for crash reports, the whole in a log.
+mod stderr;
 /// The parent side of process isolation: a worker per benchmark, under limits.
 mod supervisor;
 pub mod trials;

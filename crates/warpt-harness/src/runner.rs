@@ -79,6 +79,10 @@ pub struct RunOptions {
     /// The suite run's id, when the caller chose it (`warpt serve` names a
     /// run before it starts); otherwise one is made from the start time.
     pub run_id: Option<String>,
+    /// Where each worker's stderr (the benchmark's own output: its prints,
+    /// its libraries' messages) is appended in full; without it only a
+    /// crash keeps the last lines. A harness run sets it per benchmark.
+    pub output_log: Option<PathBuf>,
 }
 
 impl RunOptions {
@@ -106,6 +110,7 @@ impl RunOptions {
             host: None,
             system: None,
             run_id: None,
+            output_log: None,
         }
     }
 
@@ -436,6 +441,7 @@ fn run_isolated(
         &limits,
         progress,
         options.interrupt.as_deref(),
+        options.output_log.as_deref(),
     );
     let mut result = s.result;
     result.interference = s.interference;

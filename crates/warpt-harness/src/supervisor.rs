@@ -2,14 +2,13 @@
 //! request, follow its events, enforce stage limits, and turn however it
 //! ends into a structured result.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
@@ -33,8 +32,6 @@ pub const WORKER_SUBCOMMAND: &str = "__worker";
 const KILL_GRACE: Duration = Duration::from_secs(2);
 /// How long a worker may take to exit after its result.
 const EXIT_GRACE: Duration = Duration::from_secs(10);
-/// Stderr lines kept for crash reports.
-const STDERR_TAIL: usize = 20;
 
 /// The CPU frequency seen while a benchmark measured.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -94,7 +91,9 @@ struct Reaped {
     rusage: libc::rusage,
 }
 
-/// Runs `request` in a worker started from `exe`, under `limits`.
+/// Runs `request` in a worker started from `exe`, under `limits`; the
+/// worker's stderr (the benchmark's own output) is appended to `log` when
+/// given.
 pub fn supervise(
     exe: &Path,
     spec: &BenchmarkSpec,
@@ -102,6 +101,7 @@ pub fn supervise(
     limits: &EffectiveLimits,
     progress: &dyn Progress,
     interrupt: Option<&AtomicBool>,
+    log: Option<&Path>,
 ) -> Supervised {
     let start_time = Timestamp::now();
     let energy_before = EnergySnapshot::read();
@@ -174,20 +174,13 @@ pub fn supervise(
             }
         });
     }
-    let tail = Arc::new(Mutex::new(VecDeque::<String>::new()));
-    let tail_thread = child.stderr.take().map(|stderr| {
-        let tail = Arc::clone(&tail);
-        std::thread::spawn(move || {
-            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Ok(mut t) = tail.lock() {
-                    if t.len() == STDERR_TAIL {
-                        t.pop_front();
-                    }
-                    t.push_back(line.chars().take(500).collect());
-                }
-            }
-        })
-    });
+    let (tail, tail_thread) = match child.stderr.take() {
+        Some(stderr) => {
+            let (tail, thread) = crate::stderr::follow(stderr, log, &spec.id.name);
+            (tail, Some(thread))
+        }
+        None => (crate::stderr::Tail::default(), None),
+    };
 
     let mut series: BTreeMap<usize, (SeriesDef, Vec<f64>, Option<StopReason>)> = BTreeMap::new();
     let mut outcome: Option<Outcome> = None;

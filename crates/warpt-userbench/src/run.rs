@@ -266,6 +266,15 @@ pub fn run(
     options.host = Some(host);
     options.system = Some(system);
     let outputs = settings.output_dir.join("outputs");
+    // Each benchmark's log is appended to trial by trial: an earlier run's
+    // in the same directory goes first.
+    if let Ok(entries) = std::fs::read_dir(&outputs) {
+        for e in entries.flatten() {
+            if e.path().extension().is_some_and(|x| x == "log") {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
     // The matrix of each directory, skip checks run once.
     let matrix: BTreeMap<&Path, (Vec<Combination>, Tolerances)> = configs
         .iter()

@@ -96,6 +96,10 @@ pub struct Entry {
     pub errors: Vec<warpt_model::StageError>,
     /// Per-call latency.
     pub latency_ms: Option<Figures>,
+    /// The benchmark's own output (its worker's stderr, every trial),
+    /// relative to the summary: `outputs/<benchmark>.log`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_log: Option<String>,
     /// Median ops per second (`ops_per_call` over the seconds per call; a
     /// call is one op unless the benchmark says).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -265,6 +269,11 @@ fn entry(r: &BenchmarkRunResult) -> Entry {
         error: r.error_message.clone(),
         errors: r.errors.clone(),
         latency_ms: latency.and_then(Figures::of),
+        output_log: text(r, "output_log").and_then(|p| {
+            std::path::Path::new(&p)
+                .file_name()
+                .map(|n| format!("outputs/{}", n.to_string_lossy()))
+        }),
         throughput_ops_per_sec: r.metric("throughput_ops_per_sec").map(|m| m.value),
         ttft_ms: r.metric("ttft_ms").and_then(Figures::of),
         tpot_ms: r.metric("tpot_ms").and_then(Figures::of),

@@ -530,3 +530,59 @@ fn measure_instructions_counts_one_call_and_follows_the_work() {
     let e = entry(&s, "ch1/sum/baseline_sum");
     assert_eq!(e["instructions_per_call"].as_f64().unwrap(), b, "{e:#}");
 }
+
+#[test]
+fn a_passing_benchmarks_own_output_is_kept_in_its_log() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("tree");
+    // Python's print and a write to fd 1 underneath it (as C's printf).
+    let talker = |name: &str| {
+        format!(
+            "import os, sys\nclass B:\n    def setup(self):\n        \
+             print('setup of {name}', flush=True)\n        \
+             os.write(1, b'native write of {name}\\n')\n    \
+             def benchmark_fn(self): return 1.0\n    def teardown(self): pass\n"
+        )
+    };
+    put(&root, "ch1/baseline_talk.py", &talker("baseline"));
+    put(&root, "ch1/optimized_talk.py", &talker("optimized"));
+    let out = t.path().join("out");
+    let (code, s, stderr) = run(&root, &out, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    for (id, name) in [
+        ("ch1/talk/baseline_talk", "baseline"),
+        ("ch1/talk/optimized_talk", "optimized"),
+    ] {
+        let e = entry(&s, id);
+        assert_eq!(e["status"], "passed", "{e:#}");
+        let log = e["output_log"].as_str().unwrap();
+        assert!(
+            log.starts_with("outputs/") && log.ends_with(".log"),
+            "{e:#}"
+        );
+        let text = std::fs::read_to_string(out.join(log)).unwrap();
+        // Every trial's worker (2 rounds) appended its output.
+        assert_eq!(
+            text.matches(&format!("setup of {name}")).count(),
+            2,
+            "{text}"
+        );
+        assert_eq!(
+            text.matches(&format!("native write of {name}")).count(),
+            2,
+            "{text}"
+        );
+        assert_eq!(text.matches("worker started").count(), 2, "{text}");
+        let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+        assert!(md.contains(&format!("[log]({log})")), "{md}");
+    }
+    // A second run into the same directory starts the logs afresh.
+    let (code, s, stderr) = run(&root, &out, &[]);
+    assert_eq!(code, 0, "{stderr}");
+    let log = entry(&s, "ch1/talk/baseline_talk")["output_log"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let text = std::fs::read_to_string(out.join(log)).unwrap();
+    assert_eq!(text.matches("setup of baseline").count(), 2, "{text}");
+}

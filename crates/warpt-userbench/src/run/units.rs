@@ -82,6 +82,12 @@ impl<'a> Ctx<'a> {
             .is_some_and(|f| f.load(Ordering::Relaxed))
     }
 
+    /// Where the unit's own output (its worker's stderr, every trial)
+    /// is kept: beside its answer, `.log`.
+    fn log_file(&self, unit: &Unit) -> PathBuf {
+        self.output_file(unit).with_extension("log")
+    }
+
     fn output_file(&self, unit: &Unit) -> PathBuf {
         let key = combo_key(&unit.combo).replace([',', '='], "_");
         let name = if key.is_empty() {
@@ -188,7 +194,8 @@ impl<'a> Ctx<'a> {
     }
 
     fn trials(&'a self, unit: &Unit) -> FileTrials<'a> {
-        let (options, config) = self.layered_options(unit);
+        let (mut options, config) = self.layered_options(unit);
+        options.output_log = Some(self.log_file(unit));
         let mut planned = self.planned(unit);
         planned
             .params
@@ -458,6 +465,13 @@ impl<'a> Ctx<'a> {
             }
         };
         label(&mut result, unit);
+        let log = self.log_file(unit);
+        if log.is_file() {
+            result.details.insert(
+                "output_log".into(),
+                ParamValue::Str(log.display().to_string()),
+            );
+        }
         result
     }
 }

@@ -28,7 +28,8 @@ pub(super) fn absolute(p: &Path) -> String {
 }
 
 /// Metrics whose samples are per call or per request: pooled over trials.
-pub(super) const PER_EVENT: [&str; 3] = ["latency_ms", "ttft_ms", "tpot_ms"];
+pub(super) const PER_EVENT: [&str; 4] =
+    ["latency_ms", "throughput_ops_per_sec", "ttft_ms", "tpot_ms"];
 
 /// Metric `name` over every sample of every trial.
 pub(super) fn pooled(runs: &[BenchmarkSuiteRun], name: &str) -> Option<BenchmarkMetric> {

@@ -265,8 +265,11 @@ pub fn markdown(s: &Summary, env: Option<&serde_json::Value>) -> String {
     } else {
         ("", "")
     };
-    let _ = writeln!(out, "| benchmark | tags | peak RSS MiB | trials |{head}");
-    let _ = writeln!(out, "|---|---|---:|---:|{rule}");
+    let _ = writeln!(
+        out,
+        "| benchmark | tags | peak RSS MiB | trials | output |{head}"
+    );
+    let _ = writeln!(out, "|---|---|---:|---:|---|{rule}");
     for e in &s.benchmarks {
         let instructions = if counted {
             format!(" {} |", opt(e.instructions_per_call, |n| format!("{n:.0}")))
@@ -275,14 +278,17 @@ pub fn markdown(s: &Summary, env: Option<&serde_json::Value>) -> String {
         };
         let _ = writeln!(
             out,
-            "| {} | {} | {} | {} |{instructions}",
+            "| {} | {} | {} | {} | {} |{instructions}",
             cell(&e.id),
             cell(&tags(e)),
             opt(e.peak_rss_bytes.map(|b| b as f64), |b| format!(
                 "{:.1}",
                 b / (1024.0 * 1024.0)
             )),
-            e.trials.map_or("–".into(), |t| t.to_string())
+            e.trials.map_or("–".into(), |t| t.to_string()),
+            e.output_log
+                .as_deref()
+                .map_or("–".into(), |l| format!("[log]({l})"))
         );
     }
 
