@@ -63,8 +63,8 @@ pub use benchmark::{
 pub use execute::{Outcome, execute};
 pub use in_process::InProcess;
 pub use limits::{
-    EffectiveLimits, MEASURE_MARGIN, SETUP_LIMIT, Stage, VALIDATE_LIMIT, WARMUP_MARGIN, WorkLimit,
-    at_floor_rate,
+    EffectiveLimits, MEASURE_MARGIN, SETUP_LIMIT, SUITE_LIMIT, Stage, SuiteLimit, VALIDATE_LIMIT,
+    WARMUP_MARGIN, WorkLimit, at_floor_rate,
 };
 pub use manifest::{build_manifest, new_run_id, random_suffix};
 pub use measure::{

@@ -1,7 +1,7 @@
 //! Stage time limits: defaults, per-benchmark and configured overrides, and
-//! the multiplier for slow machines.
+//! the multiplier for slow machines; and the whole suite's limit.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use warpt_model::StageLimits;
 
@@ -16,6 +16,40 @@ pub const WARMUP_MARGIN: Duration = Duration::from_secs(15);
 pub const MEASURE_MARGIN: Duration = Duration::from_secs(30);
 /// Default limit of the validation stage.
 pub const VALIDATE_LIMIT: Duration = Duration::from_secs(30);
+
+/// Default limit of a whole suite run (seed 002's 4 hours): past it the
+/// benchmark running is stopped and the rest are not started, each a
+/// `timeout` result; what finished is kept.
+pub const SUITE_LIMIT: Duration = Duration::from_secs(4 * 3600);
+
+/// A suite run's time limit, counted from when the run started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SuiteLimit {
+    /// The limit, for messages.
+    pub limit: Duration,
+    /// When it passes.
+    pub deadline: Instant,
+}
+
+impl SuiteLimit {
+    /// A limit of `limit` from now.
+    pub fn starting_now(limit: Duration) -> Self {
+        SuiteLimit {
+            limit,
+            deadline: Instant::now() + limit,
+        }
+    }
+
+    /// Whether it has passed.
+    pub fn passed(&self) -> bool {
+        Instant::now() >= self.deadline
+    }
+
+    /// `--suite-timeout 14400 s`, for messages.
+    pub fn describe(&self) -> String {
+        format!("--suite-timeout {} s", self.limit.as_secs_f64())
+    }
+}
 
 /// The effective limit of each stage for one benchmark run.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -83,6 +83,10 @@ pub struct RunOptions {
     /// its libraries' messages) is appended in full; without it only a
     /// crash keeps the last lines. A harness run sets it per benchmark.
     pub output_log: Option<PathBuf>,
+    /// The whole run's time limit (`--suite-timeout`): past it the
+    /// benchmark running is stopped and the rest are not started, each
+    /// `timeout`; `None` for none.
+    pub suite_limit: Option<crate::SuiteLimit>,
 }
 
 impl RunOptions {
@@ -111,6 +115,7 @@ impl RunOptions {
             system: None,
             run_id: None,
             output_log: None,
+            suite_limit: None,
         }
     }
 
@@ -221,7 +226,10 @@ pub fn run_plan(
                 total,
             });
             done += 1;
-            let result = run_entry(registry, entry, options, &host, progress);
+            let result = match options.suite_limit.filter(crate::SuiteLimit::passed) {
+                Some(limit) => not_started(entry, &limit),
+                None => run_entry(registry, entry, options, &host, progress),
+            };
             progress.event(ProgressEvent::BenchmarkFinished { result: &result });
             let stop = result.interrupted;
             trial.order.push(position);
@@ -268,6 +276,23 @@ pub fn run_plan(
 
 /// Runs one planned benchmark (in a worker unless `in_process`) and
 /// completes its result: telemetry, sweep tags, interference and quality.
+/// The `timeout` result of a benchmark the suite's limit left unstarted.
+fn not_started(planned: &PlannedBenchmark, limit: &crate::SuiteLimit) -> BenchmarkRunResult {
+    let now = Timestamp::now();
+    let mut r = BenchmarkRunResult::new(
+        planned.spec.clone(),
+        planned.params.clone(),
+        RunStatus::Timeout,
+        now,
+    );
+    r.end_time = now;
+    r.error_message = Some(format!(
+        "TIMEOUT: not started: the suite's time limit ({}) had passed",
+        limit.describe()
+    ));
+    r
+}
+
 fn run_entry(
     registry: &Registry,
     planned: &PlannedBenchmark,
@@ -440,8 +465,11 @@ fn run_isolated(
         &request,
         &limits,
         progress,
-        options.interrupt.as_deref(),
-        options.output_log.as_deref(),
+        &crate::supervisor::Control {
+            interrupt: options.interrupt.as_deref(),
+            suite_limit: options.suite_limit,
+            log: options.output_log.as_deref(),
+        },
     );
     let mut result = s.result;
     result.interference = s.interference;

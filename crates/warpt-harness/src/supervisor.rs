@@ -77,6 +77,8 @@ enum Ending {
     Timeout(Stage, Duration),
     /// The user interrupted the run.
     Interrupted,
+    /// The suite's time limit passed during this stage.
+    SuiteLimit(Stage, crate::SuiteLimit),
 }
 
 /// How the worker process ended.
@@ -91,18 +93,32 @@ struct Reaped {
     rusage: libc::rusage,
 }
 
-/// Runs `request` in a worker started from `exe`, under `limits`; the
-/// worker's stderr (the benchmark's own output) is appended to `log` when
-/// given.
+/// What the run tells the supervisor beside the benchmark: when to stop it
+/// and where its output goes.
+pub struct Control<'a> {
+    /// Set when the user stops the run.
+    pub interrupt: Option<&'a AtomicBool>,
+    /// The whole run's time limit.
+    pub suite_limit: Option<crate::SuiteLimit>,
+    /// Where the worker's stderr (the benchmark's own output) is appended.
+    pub log: Option<&'a Path>,
+}
+
+/// Runs `request` in a worker started from `exe`, under `limits` and
+/// `control`.
 pub fn supervise(
     exe: &Path,
     spec: &BenchmarkSpec,
     request: &WorkerRequest,
     limits: &EffectiveLimits,
     progress: &dyn Progress,
-    interrupt: Option<&AtomicBool>,
-    log: Option<&Path>,
+    control: &Control<'_>,
 ) -> Supervised {
+    let Control {
+        interrupt,
+        suite_limit,
+        log,
+    } = *control;
     let start_time = Timestamp::now();
     let energy_before = EnergySnapshot::read();
     let mut result = BenchmarkRunResult::new(
@@ -231,6 +247,11 @@ pub fn supervise(
         if interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
             break Ending::Interrupted;
         }
+        if let (Some(limit), Some(stage)) = (suite_limit, clock.current())
+            && limit.passed()
+        {
+            break Ending::SuiteLimit(stage, limit);
+        }
         if clock.current() == Some(Stage::Measure)
             && now.duration_since(last_freq) >= Duration::from_millis(250)
         {
@@ -296,6 +317,17 @@ pub fn supervise(
                 stage.name(),
                 elapsed.as_secs_f64(),
                 limits.of(stage).as_secs_f64()
+            ));
+            result.metrics = partial_metrics();
+            ended_in = Some((stage, StageStatus::Timeout));
+        }
+        Ending::SuiteLimit(stage, limit) => {
+            result.set_status(RunStatus::Timeout);
+            result.error_message = Some(format!(
+                "TIMEOUT: the suite's time limit ({}) passed during stage '{}'; the worker was \
+                 stopped",
+                limit.describe(),
+                stage.name()
             ));
             result.metrics = partial_metrics();
             ended_in = Some((stage, StageStatus::Timeout));

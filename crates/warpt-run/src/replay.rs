@@ -84,6 +84,11 @@ pub fn from_export(path: &Path, reg: &Registry, flags: &Flags) -> Result<(Plan, 
     options.benchmark_timeouts = cfg.benchmark_timeouts.clone();
     options.timeout_multiplier = flags.timeout_multiplier.unwrap_or(cfg.timeout_multiplier);
     options.in_process = flags.in_process || cfg.in_process;
+    options.suite_limit = crate::run::suite_limit(
+        flags
+            .suite_timeout
+            .unwrap_or(warpt_harness::SUITE_LIMIT.as_secs_f64()),
+    );
     options.replay_of = Some(shown.to_string());
     options.repeat = cfg.repeat.max(1);
     plan.overrides = cfg.param_overrides.clone();

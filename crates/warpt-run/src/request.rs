@@ -123,6 +123,7 @@ impl RunRequest {
         let at_least_0 = [
             ("duration", f.duration),
             ("burnin_seconds", f.burnin_seconds),
+            ("suite_timeout", f.suite_timeout),
         ];
         for (field, v) in at_least_0 {
             if let Some(v) = v.filter(|v| !v.is_finite() || *v < 0.0) {
@@ -224,6 +225,9 @@ impl RunRequest {
         }
         if let Some(v) = f.timeout_multiplier {
             flag("timeout-multiplier", v.to_string().into());
+        }
+        if let Some(v) = f.suite_timeout {
+            flag("suite-timeout", v.to_string().into());
         }
         if let Some(c) = &self.config {
             flag("config", c.into());

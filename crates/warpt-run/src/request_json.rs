@@ -39,6 +39,9 @@ struct Body {
     repeat: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     timeout_multiplier: Option<f64>,
+    /// Seconds the whole run may take (0: no limit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    suite_timeout: Option<f64>,
     /// Telemetry streamed with the events: on unless false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     monitor: Option<bool>,
@@ -156,6 +159,7 @@ impl RunRequest {
                 seed: b.seed,
                 precision: b.precision,
                 timeout_multiplier: b.timeout_multiplier,
+                suite_timeout: b.suite_timeout,
                 in_process: b.in_process.unwrap_or(false),
                 ..Flags::default()
             },
@@ -182,6 +186,7 @@ impl RunRequest {
             seed: self.settings.seed,
             precision: self.settings.precision,
             timeout_multiplier: self.settings.timeout_multiplier,
+            suite_timeout: self.settings.suite_timeout,
             repeat: (self.repeat != 1).then_some(self.repeat),
             monitor: self.monitor.is_none().then_some(false),
             monitor_interval: self.monitor.as_ref().map(|m| m.interval),
@@ -214,7 +219,7 @@ mod tests {
     #[test]
     fn a_body_becomes_the_typed_request_and_back() {
         let r = RunRequest::from_json(
-            r#"{"suite":"micro","benchmarks":["cpu_flops"],"params":{"threads":1,"precision":"fp64"},"duration":0.5,"monitor":false}"#,
+            r#"{"suite":"micro","benchmarks":["cpu_flops"],"params":{"threads":1,"precision":"fp64"},"duration":0.5,"suite_timeout":600,"monitor":false}"#,
         )
         .unwrap();
         let PlanSource::Select(s) = &r.plan else {
@@ -228,6 +233,7 @@ mod tests {
             ]
         );
         assert_eq!(r.settings.duration, Some(0.5));
+        assert_eq!(r.settings.suite_timeout, Some(600.0));
         assert_eq!(r.monitor, None);
         let again = RunRequest::from_json(&r.to_json().to_string()).unwrap();
         assert_eq!(again, r);
@@ -250,6 +256,7 @@ mod tests {
             (r#"{"duration":-1}"#, "duration"),
             (r#"{"duration":1e300}"#, "duration"),
             (r#"{"timeout_multiplier":1e300}"#, "timeout_multiplier"),
+            (r#"{"suite_timeout":-1}"#, "suite_timeout"),
             (r#"{"monitor_interval":0.001}"#, "monitor_interval"),
             (r#"{"components":["cpu","tpu"]}"#, "components"),
         ] {

@@ -180,6 +180,8 @@ pub fn options_of(config: &Config) -> RunOptions {
     options.seed = config.seed.value;
     options.target_rel_ci = config.precision.value / 100.0;
     options.timeout_multiplier = config.timeout_multiplier.value;
+    // The run starts when its options are made.
+    options.suite_limit = suite_limit(config.suite_timeout.value);
     options.in_process = config.in_process.value;
     options.timeouts = config.timeouts.value;
     options.benchmark_timeouts = config
@@ -189,6 +191,12 @@ pub fn options_of(config: &Config) -> RunOptions {
         .collect();
     options.config_file = config.file.clone();
     options
+}
+
+/// The limit `--suite-timeout SECONDS` sets from now (`None` for 0).
+pub fn suite_limit(seconds: f64) -> Option<warpt_harness::SuiteLimit> {
+    (seconds > 0.0)
+        .then(|| warpt_harness::SuiteLimit::starting_now(Duration::from_secs_f64(seconds)))
 }
 
 /// What `--dry-run` prints.

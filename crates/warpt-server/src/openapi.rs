@@ -138,7 +138,7 @@ pub fn document() -> Value {
                 "params": {"type": "object", "additionalProperties": {}},
                 "duration": {"type": "number"}, "burnin_seconds": {"type": "number"},
                 "seed": {"type": "integer"}, "precision": {"type": "number"}, "repeat": {"type": "integer"},
-                "timeout_multiplier": {"type": "number"}, "monitor": {"type": "boolean"},
+                "timeout_multiplier": {"type": "number"}, "suite_timeout": {"type": "number", "minimum": 0}, "monitor": {"type": "boolean"},
                 "monitor_interval": {"type": "number"}, "in_process": {"type": "boolean"}}}}}},
         "responses": {"202": {"description": "queued: id, position, links"},
             "400": {"description": "a bad key (named in `field`) or a plan `benchmark run` refuses"},

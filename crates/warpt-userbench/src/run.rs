@@ -109,6 +109,10 @@ pub struct Settings {
     pub command_line: Vec<String>,
     /// `--precision` / `--backends`: the matrix values to run.
     pub matrix: crate::config::MatrixFilter,
+    /// The whole run's time limit (`--suite-timeout`), counted from its
+    /// start: past it the running file is stopped and the rest are
+    /// `timeout` results.
+    pub suite_limit: Option<warpt_harness::SuiteLimit>,
     /// How long `--profile`'s run of one file may take
     /// ([`crate::profile::DEFAULT_LIMIT`] unless `--profile-timeout` says).
     pub profile_limit: std::time::Duration,
@@ -257,6 +261,7 @@ pub fn run(
     options.worker_exe = settings.worker_exe.clone();
     options.interrupt = settings.interrupt.clone();
     options.command_line = settings.command_line.clone();
+    options.suite_limit = settings.suite_limit;
     // Every trial is a one-benchmark plan: the machine is read once, while
     // the start-up probe of other processes' CPU time waits.
     let (host, system) = warpt_harness::HostConditions::capture_while(

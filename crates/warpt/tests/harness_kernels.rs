@@ -261,3 +261,36 @@ fn jax_results_are_waited_for_before_the_clock_stops() {
         "{details:#}"
     );
 }
+
+/// `harness run --suite-timeout`: the file running when the limit passes is
+/// stopped, every file after it is not started, each a `timeout` saying
+/// why; the run completes with its reports.
+#[test]
+fn the_suite_limit_ends_a_harness_run_cleanly() {
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("tree");
+    let hang = "import time\nclass B:\n    def setup(self): pass\n    \
+                def benchmark_fn(self): time.sleep(3600)\n    def teardown(self): pass\n";
+    put(&root, "ch1/baseline_hang.py", hang);
+    put(&root, "ch1/optimized_hang.py", hang);
+    put(
+        &root,
+        "kernels/k.py",
+        "def run_benchmark(problem_size=1):\n    return [1.0]\n",
+    );
+    let out = t.path().join("out");
+    let (code, s, _, stderr) = run(&root, &out, &["--suite-timeout", "2"]);
+    assert_eq!(code, 1, "{stderr}");
+    let all = s["benchmarks"].as_array().unwrap();
+    assert_eq!(all.len(), 3, "{s:#}");
+    for e in all {
+        assert_eq!(e["status"], "timeout", "{e:#}");
+        let why = e["error"].as_str().unwrap();
+        assert!(why.contains("--suite-timeout 2 s"), "{e:#}");
+    }
+    let kernel = common::find_in(&s["benchmarks"], "id", "kernels/k");
+    assert!(
+        kernel["error"].as_str().unwrap().contains("not started"),
+        "{kernel:#}"
+    );
+}

@@ -363,3 +363,43 @@ fn selftest_is_hidden_unless_asked_for() {
         assert!(text.contains(&format!("\"{name}\"")), "{name} missing");
     }
 }
+
+/// `--suite-timeout`: the benchmark running when the limit passes is
+/// stopped (its stage limit was tens of seconds away) and the one after it
+/// is not started; both are `timeout` results saying why, the one before
+/// passed and is kept.
+#[test]
+fn the_suite_limit_stops_the_run_and_keeps_what_finished() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("run.json");
+    selftest(
+        &["ok", "hang_measure", "alloc"],
+        &["--suite-timeout", "5"],
+        &path,
+    )
+    .code(1);
+    let run = load(&path);
+    let by = |name: &str| {
+        run.benchmarks
+            .iter()
+            .find(|r| r.spec.id.name == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    assert_eq!(by("ok").status, RunStatus::Passed);
+    let hung = by("hang_measure");
+    assert_eq!(hung.status, RunStatus::Timeout);
+    let why = hung.error_message.as_deref().unwrap();
+    assert!(
+        why.contains("suite's time limit (--suite-timeout 5 s) passed during stage 'measure'"),
+        "{why}"
+    );
+    let rest = by("alloc");
+    assert_eq!(rest.status, RunStatus::Timeout);
+    assert!(
+        rest.error_message
+            .as_deref()
+            .unwrap()
+            .contains("not started: the suite's time limit"),
+        "{rest:?}"
+    );
+}

@@ -284,7 +284,9 @@ impl<'a> Ctx<'a> {
         } else if let Some(why) = &done.failure {
             self.not_run(
                 opt,
-                if base
+                if self.past_suite_limit() {
+                    RunStatus::Timeout
+                } else if base
                     .failed
                     .as_ref()
                     .is_some_and(|r| r.status == RunStatus::Skipped)
@@ -392,6 +394,11 @@ impl<'a> Ctx<'a> {
             apply_accuracy(&mut result, &check, "its reference");
         }
         (result, sample)
+    }
+
+    /// Whether the run's `--suite-timeout` has passed.
+    fn past_suite_limit(&self) -> bool {
+        self.settings.suite_limit.is_some_and(|l| l.passed())
     }
 
     /// How long loading a file and calling its reference may take: the

@@ -171,6 +171,11 @@ pub struct PlanArgs {
     /// measurement 3 x duration + 30 s, validation 30 s) by this [default: 1].
     #[arg(long, value_name = "FACTOR", value_parser = parse_multiplier)]
     pub timeout_multiplier: Option<f64>,
+    /// Seconds the whole run may take: past them the benchmark running is
+    /// stopped and the rest are not started, each a `timeout` result, and
+    /// every finished result is kept; 0 for no limit [default: 14400 (4 h)].
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = parse_seconds)]
+    pub suite_timeout: Option<f64>,
     /// Run benchmarks inside this process instead of a worker process each
     /// (for debugging: no time limits, and a crash ends the whole run).
     #[arg(long)]
@@ -212,7 +217,7 @@ pub struct RunArgs {
     #[arg(
         long,
         value_name = "FILE.json",
-        conflicts_with_all = ["replay", "suite", "benchmarks", "components", "params", "seed", "duration", "burnin_seconds", "precision", "timeout_multiplier", "in_process", "repeat"]
+        conflicts_with_all = ["replay", "suite", "benchmarks", "components", "params", "seed", "duration", "burnin_seconds", "precision", "timeout_multiplier", "suite_timeout", "in_process", "repeat"]
     )]
     pub request: Option<PathBuf>,
     /// Print the plan (benchmarks and effective parameters) and exit.

@@ -88,6 +88,10 @@ pub struct HarnessRunArgs {
     /// Scale every stage limit (setup 30 s, warm-up 15 s beyond the warm-up time, ...).
     #[arg(long, value_name = "X")]
     pub timeout_multiplier: Option<f64>,
+    /// Seconds the whole run may take: past them the file running is stopped and the rest
+    /// are not started, each a `timeout` result; 0 for no limit [default: 14400 (4 h)].
+    #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = crate::cli::parse_seconds)]
+    pub suite_timeout: Option<f64>,
     /// Seed of the round order (and, with --reproducible, of the benchmarks' generators).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,

@@ -112,7 +112,7 @@ fn parse_param(s: &str) -> Result<warpt_harness::ParamArg, String> {
         .map_err(|e: warpt_harness::PlanError| e.to_string())
 }
 
-fn parse_seconds(s: &str) -> Result<f64, String> {
+pub(crate) fn parse_seconds(s: &str) -> Result<f64, String> {
     let v: f64 = s
         .trim()
         .parse()

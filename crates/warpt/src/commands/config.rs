@@ -48,6 +48,13 @@ pub fn show(args: &ConfigShowArgs) -> Result<Outcome> {
         &config.timeout_multiplier,
         |v| v.to_string(),
     );
+    row(&mut t, "suite_timeout", &config.suite_timeout, |v| {
+        if *v > 0.0 {
+            format!("{v} s")
+        } else {
+            "none".into()
+        }
+    });
     row(&mut t, "in_process", &config.in_process, |v| v.to_string());
     row(&mut t, "store", &config.store, |v| {
         v.clone().unwrap_or_else(|| {

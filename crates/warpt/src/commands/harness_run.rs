@@ -61,6 +61,7 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
         burnin_seconds: args.burnin,
         seed: args.seed,
         timeout_multiplier: args.timeout_multiplier,
+        suite_timeout: args.suite_timeout,
         store: args.store.store.clone(),
         ..Flags::default()
     };
@@ -136,6 +137,7 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
         build_profile: warpt_run::build_profile().into(),
         command_line: std::env::args().collect(),
         profile_limit: std::time::Duration::from_secs_f64(args.profile_timeout),
+        suite_limit: warpt_run::run::suite_limit(cfg.suite_timeout.value),
         matrix,
     };
     let run = harness::run(&tree.manifest, &tree.configs, &settings, &mut |e| {

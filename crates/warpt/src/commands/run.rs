@@ -23,6 +23,7 @@ pub fn flags(args: &PlanArgs) -> Flags {
         seed: args.seed,
         precision: args.precision,
         timeout_multiplier: args.timeout_multiplier,
+        suite_timeout: args.suite_timeout,
         in_process: args.in_process,
         store: None,
     }
