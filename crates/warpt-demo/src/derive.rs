@@ -322,6 +322,7 @@ mod tests {
             stop_reason: None,
             samples: vec![value - 1.0, value + 1.0],
             samples_stride: None,
+            percentiles: Default::default(),
         });
         m
     }

@@ -78,7 +78,7 @@ pub use progress::{NoProgress, Progress, ProgressEvent};
 pub use quality::{Assessment, HostConditions, assess};
 pub use regime::RegimeRecorder;
 pub use registry::Registry;
-pub use runner::{FALLBACK_DURATION, RunOptions, limits_for, run_one, run_plan};
+pub use runner::{FALLBACK_DURATION, RunOptions, add_percentiles, limits_for, run_one, run_plan};
 #[cfg(unix)]
 pub use supervisor::{FreqTrace, WORKER_SUBCOMMAND, signal_name, supervise};
 pub use worker::{WorkerError, WorkerEvent, WorkerRequest, worker_main};

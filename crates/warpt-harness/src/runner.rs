@@ -87,6 +87,8 @@ pub struct RunOptions {
     /// benchmark running is stopped and the rest are not started, each
     /// `timeout`; `None` for none.
     pub suite_limit: Option<crate::SuiteLimit>,
+    /// Percentiles added to every metric's stats (`--percentiles`).
+    pub percentiles: warpt_model::Percentiles,
 }
 
 impl RunOptions {
@@ -116,6 +118,7 @@ impl RunOptions {
             run_id: None,
             output_log: None,
             suite_limit: None,
+            percentiles: warpt_model::Percentiles::default(),
         }
     }
 
@@ -252,6 +255,14 @@ pub fn run_plan(
         crate::trials::mark_regimes_across_trials(&mut trials, planned);
         (aggregate_trials(&trials, planned), trials)
     };
+    let mut benchmarks = benchmarks;
+    let mut trials = trials;
+    for r in benchmarks
+        .iter_mut()
+        .chain(trials.iter_mut().flat_map(|t| t.benchmarks.iter_mut()))
+    {
+        add_percentiles(r, &options.percentiles);
+    }
     let mut metadata = BTreeMap::new();
     for u in &plan.unavailable {
         metadata.insert(format!("unavailable.{}", u.id), u.reason.clone());
@@ -276,6 +287,15 @@ pub fn run_plan(
 
 /// Runs one planned benchmark (in a worker unless `in_process`) and
 /// completes its result: telemetry, sweep tags, interference and quality.
+/// Adds `ps` to the stats of every metric of `r`.
+pub fn add_percentiles(r: &mut BenchmarkRunResult, ps: &warpt_model::Percentiles) {
+    for m in &mut r.metrics {
+        if let Some(st) = m.stats.as_mut() {
+            st.add_percentiles(ps);
+        }
+    }
+}
+
 /// The `timeout` result of a benchmark the suite's limit left unstarted.
 fn not_started(planned: &PlannedBenchmark, limit: &crate::SuiteLimit) -> BenchmarkRunResult {
     let now = Timestamp::now();

@@ -41,6 +41,7 @@ mod stress;
 mod suite_run;
 /// `MetricStats::summarize`: the statistics every metric carries.
 mod summary;
+pub use summary::Percentiles;
 /// A snapshot of the machine, stored once per suite run.
 mod system;
 /// Resource telemetry sampled while benchmarks run, and its summary.

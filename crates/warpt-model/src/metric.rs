@@ -121,6 +121,10 @@ pub struct MetricStats {
     /// (per-I/O latencies): k.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub samples_stride: Option<usize>,
+    /// Percentiles asked for beyond the fields above (`--percentiles`),
+    /// keyed `p<q>` (`p99.9`, `p10`), each in the stats object itself.
+    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub percentiles: BTreeMap<String, f64>,
 }
 
 impl MetricStats {
@@ -147,6 +151,9 @@ impl MetricStats {
         }
         if let Some(p) = &mut self.p999 {
             *p *= k;
+        }
+        for v in self.percentiles.values_mut() {
+            *v *= k;
         }
         for v in &mut self.samples {
             *v *= k;

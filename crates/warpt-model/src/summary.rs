@@ -13,6 +13,99 @@ use warpt_stats::{mean_var, median_ci, percentile_sorted};
 
 use crate::MetricStats;
 
+/// The percentiles every stats object carries as fields (`p25` ... `p99`).
+const FIELDS: [f64; 6] = [25.0, 50.0, 75.0, 90.0, 95.0, 99.0];
+
+/// Percentiles to add to every metric's stats (`--percentiles 50,90,99.9`,
+/// seed 002's `percentiles`): each above 0 and below 100, in order, once.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Percentiles(Vec<f64>);
+
+impl Percentiles {
+    /// The list `qs`, checked, sorted and without repeats.
+    pub fn new(qs: &[f64]) -> Result<Percentiles, String> {
+        let mut out: Vec<f64> = Vec::new();
+        for &q in qs {
+            if !(q.is_finite() && q > 0.0 && q < 100.0) {
+                return Err(format!(
+                    "percentile {q} is not between 0 and 100 (exclusive)"
+                ));
+            }
+            out.push(q);
+        }
+        out.sort_by(f64::total_cmp);
+        out.dedup();
+        Ok(Percentiles(out))
+    }
+
+    /// `50,90,99.9` as a list.
+    pub fn parse(text: &str) -> Result<Percentiles, String> {
+        let qs = text
+            .split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(|t| {
+                t.trim_start_matches('p')
+                    .parse::<f64>()
+                    .map_err(|_| format!("'{t}' is not a percentile (a number like 99.9)"))
+            })
+            .collect::<Result<Vec<f64>, String>>()?;
+        Percentiles::new(&qs)
+    }
+
+    /// The percentiles, ascending.
+    pub fn values(&self) -> &[f64] {
+        &self.0
+    }
+
+    /// Whether none was asked for.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The stats key of percentile `q`: `p99.9`, `p50`.
+    pub fn key(q: f64) -> String {
+        format!("p{q}")
+    }
+}
+
+impl MetricStats {
+    /// Adds each of `ps` that is not already a field (`p50`, `p90`, ...)
+    /// under its key ([`Percentiles::key`]), from the kept samples (every
+    /// k-th of a strided series, so an estimate there).
+    pub fn add_percentiles(&mut self, ps: &Percentiles) {
+        if ps.is_empty() || self.samples.is_empty() {
+            return;
+        }
+        let mut sorted = self.samples.clone();
+        sorted.sort_by(f64::total_cmp);
+        for &q in ps.values() {
+            if !FIELDS.contains(&q) {
+                self.percentiles
+                    .insert(Percentiles::key(q), percentile_sorted(&sorted, q / 100.0));
+            }
+        }
+    }
+
+    /// The value of percentile `q`: a field's, or one added by
+    /// [`MetricStats::add_percentiles`].
+    pub fn percentile(&self, q: f64) -> Option<f64> {
+        let field = [
+            (25.0, self.p25),
+            (50.0, self.p50),
+            (75.0, self.p75),
+            (90.0, self.p90),
+            (95.0, self.p95),
+            (99.0, self.p99),
+        ];
+        field
+            .iter()
+            .find(|(f, _)| *f == q)
+            .map(|(_, v)| *v)
+            .or_else(|| self.percentiles.get(&Percentiles::key(q)).copied())
+    }
+}
+
 impl MetricStats {
     /// Summarises `samples` (in the order taken). `None` for an empty slice
     /// or one holding a NaN or an infinity: such a sample is a bug upstream,
@@ -55,6 +148,7 @@ impl MetricStats {
             stop_reason: None,
             samples: samples.to_vec(),
             samples_stride: None,
+            percentiles: Default::default(),
         })
     }
 
@@ -103,6 +197,28 @@ mod tests {
         assert!(close(s.p90, 9.1));
         assert!(close(s.p95, 9.55));
         assert!(close(s.p99, 9.91));
+    }
+
+    #[test]
+    fn asked_percentiles_are_added_under_their_keys_and_survive_json() {
+        let xs: Vec<f64> = (1..=10).map(f64::from).collect();
+        let mut s = MetricStats::summarize(&xs).unwrap();
+        let ps = Percentiles::parse("99.9, 50,p10,99.9").unwrap();
+        assert_eq!(ps.values(), &[10.0, 50.0, 99.9]);
+        s.add_percentiles(&ps);
+        // numpy.percentile(range(1, 11), [10, 99.9]) = 1.9, 9.991
+        assert!(close(s.percentiles["p10"], 1.9), "{:?}", s.percentiles);
+        assert!(close(s.percentiles["p99.9"], 9.991));
+        assert!(!s.percentiles.contains_key("p50"), "a field already");
+        assert_eq!(s.percentile(50.0), Some(5.5));
+        assert!(close(s.percentile(99.9).unwrap(), 9.991));
+        let json = serde_json::to_value(&s).unwrap();
+        assert!(close(json["p99.9"].as_f64().unwrap(), 9.991), "{json}");
+        let back: MetricStats = serde_json::from_value(json).unwrap();
+        assert_eq!(back, s);
+        for bad in ["0", "100", "x", "-5"] {
+            assert!(Percentiles::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

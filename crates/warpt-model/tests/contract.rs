@@ -41,6 +41,7 @@ fn full_suite_run() -> BenchmarkSuiteRun {
         stop_reason: Some(StopReason::SampleCap),
         samples: vec![1.0, 2.0, 3.0],
         samples_stride: Some(1),
+        percentiles: [("p99.9".to_string(), 2.998)].into(),
     };
     let spec = BenchmarkSpec {
         id: BenchmarkId::new("micro", "cpu_flops"),

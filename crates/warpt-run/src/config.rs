@@ -12,6 +12,7 @@
 //! precision = 1.0           # percent: target half-width of the median's 95% CI
 //! timeout_multiplier = 1.5
 //! suite_timeout = 14400     # seconds the whole run may take (0: no limit)
+//! percentiles = [50, 90, 99.9]  # added to every metric's stats (`p99.9`)
 //! in_process = false
 //! store = "results.db"      # the result history (default: $XDG_DATA_HOME/warpt/results.db)
 //!
@@ -105,6 +106,8 @@ pub struct Config {
     pub timeout_multiplier: Setting<f64>,
     /// Seconds the whole run may take (0: no limit).
     pub suite_timeout: Setting<f64>,
+    /// Percentiles added to every metric's stats.
+    pub percentiles: Setting<warpt_model::Percentiles>,
     /// Run benchmarks in-process.
     pub in_process: Setting<bool>,
     /// Stage limits for every benchmark.
@@ -132,6 +135,8 @@ pub struct Flags {
     pub timeout_multiplier: Option<f64>,
     /// `--suite-timeout`.
     pub suite_timeout: Option<f64>,
+    /// `--percentiles`.
+    pub percentiles: Option<warpt_model::Percentiles>,
     /// `--in-process` (only ever turns it on).
     pub in_process: bool,
     /// `--store`.
@@ -148,6 +153,7 @@ struct FileConfig {
     precision: Option<Spanned<f64>>,
     timeout_multiplier: Option<Spanned<f64>>,
     suite_timeout: Option<Spanned<f64>>,
+    percentiles: Option<Spanned<Vec<f64>>>,
     in_process: Option<bool>,
     store: Option<String>,
     timeouts: Option<FileLimits>,
@@ -181,6 +187,7 @@ impl Config {
             precision: Setting::default(1.0),
             timeout_multiplier: Setting::default(1.0),
             suite_timeout: Setting::default(warpt_harness::SUITE_LIMIT.as_secs_f64()),
+            percentiles: Setting::default(warpt_model::Percentiles::default()),
             in_process: Setting::default(false),
             timeouts: Setting::default(StageLimits::default()),
             benchmark_timeouts: BTreeMap::new(),
@@ -255,6 +262,15 @@ impl Config {
         if let Some(v) = &file.suite_timeout {
             self.suite_timeout
                 .set(check("suite_timeout", v, false)?, src());
+        }
+        if let Some(v) = &file.percentiles {
+            let ps = warpt_model::Percentiles::new(v.get_ref()).map_err(|why| {
+                UsageError(format!(
+                    "{shown}{}: key 'percentiles': {why}",
+                    position(&text, v.span().start)
+                ))
+            })?;
+            self.percentiles.set(ps, src());
         }
         if let Some(v) = file.in_process {
             self.in_process.set(v, src());
@@ -366,6 +382,14 @@ impl Config {
                 src("WARPT_SUITE_TIMEOUT"),
             );
         }
+        if let Some(t) = env("WARPT_PERCENTILES") {
+            let ps = warpt_model::Percentiles::parse(&t).map_err(|why| {
+                UsageError(format!(
+                    "environment variable WARPT_PERCENTILES='{t}': {why}"
+                ))
+            })?;
+            self.percentiles.set(ps, src("WARPT_PERCENTILES"));
+        }
         if let Some(t) = env("WARPT_STORE").filter(|t| !t.is_empty()) {
             self.store.set(Some(t), src("WARPT_STORE"));
         }
@@ -428,6 +452,9 @@ impl Config {
         }
         if let Some(v) = flags.suite_timeout {
             self.suite_timeout.set(v, src("--suite-timeout"));
+        }
+        if let Some(v) = &flags.percentiles {
+            self.percentiles.set(v.clone(), src("--percentiles"));
         }
         if flags.in_process {
             self.in_process.set(true, src("--in-process"));

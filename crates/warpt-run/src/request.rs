@@ -229,6 +229,10 @@ impl RunRequest {
         if let Some(v) = f.suite_timeout {
             flag("suite-timeout", v.to_string().into());
         }
+        if let Some(ps) = f.percentiles.as_ref().filter(|p| !p.is_empty()) {
+            let list: Vec<String> = ps.values().iter().map(f64::to_string).collect();
+            flag("percentiles", list.join(",").into());
+        }
         if let Some(c) = &self.config {
             flag("config", c.into());
         }

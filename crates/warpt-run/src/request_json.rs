@@ -42,6 +42,9 @@ struct Body {
     /// Seconds the whole run may take (0: no limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     suite_timeout: Option<f64>,
+    /// Percentiles added to every metric's stats (`[50, 90, 99.9]`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    percentiles: Option<Vec<f64>>,
     /// Telemetry streamed with the events: on unless false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     monitor: Option<bool>,
@@ -160,6 +163,12 @@ impl RunRequest {
                 precision: b.precision,
                 timeout_multiplier: b.timeout_multiplier,
                 suite_timeout: b.suite_timeout,
+                percentiles: b
+                    .percentiles
+                    .as_deref()
+                    .map(warpt_model::Percentiles::new)
+                    .transpose()
+                    .map_err(|why| BadBody::field("percentiles", why))?,
                 in_process: b.in_process.unwrap_or(false),
                 ..Flags::default()
             },
@@ -187,6 +196,11 @@ impl RunRequest {
             precision: self.settings.precision,
             timeout_multiplier: self.settings.timeout_multiplier,
             suite_timeout: self.settings.suite_timeout,
+            percentiles: self
+                .settings
+                .percentiles
+                .as_ref()
+                .map(|p| p.values().to_vec()),
             repeat: (self.repeat != 1).then_some(self.repeat),
             monitor: self.monitor.is_none().then_some(false),
             monitor_interval: self.monitor.as_ref().map(|m| m.interval),

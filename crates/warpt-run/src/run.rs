@@ -182,6 +182,7 @@ pub fn options_of(config: &Config) -> RunOptions {
     options.timeout_multiplier = config.timeout_multiplier.value;
     // The run starts when its options are made.
     options.suite_limit = suite_limit(config.suite_timeout.value);
+    options.percentiles = config.percentiles.value.clone();
     options.in_process = config.in_process.value;
     options.timeouts = config.timeouts.value;
     options.benchmark_timeouts = config

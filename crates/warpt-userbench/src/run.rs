@@ -113,6 +113,8 @@ pub struct Settings {
     /// start: past it the running file is stopped and the rest are
     /// `timeout` results.
     pub suite_limit: Option<warpt_harness::SuiteLimit>,
+    /// Percentiles added to every metric's stats (`--percentiles`).
+    pub percentiles: warpt_model::Percentiles,
     /// How long `--profile`'s run of one file may take
     /// ([`crate::profile::DEFAULT_LIMIT`] unless `--profile-timeout` says).
     pub profile_limit: std::time::Duration,
@@ -262,6 +264,7 @@ pub fn run(
     options.interrupt = settings.interrupt.clone();
     options.command_line = settings.command_line.clone();
     options.suite_limit = settings.suite_limit;
+    options.percentiles = settings.percentiles.clone();
     // Every trial is a one-benchmark plan: the machine is read once, while
     // the start-up probe of other processes' CPU time waits.
     let (host, system) = warpt_harness::HostConditions::capture_while(
@@ -381,6 +384,11 @@ pub fn run(
                 }
             }
         }
+    }
+    // Pooling summarised the trials' samples afresh: the percentiles asked
+    // for are added to what each result reports.
+    for r in &mut results {
+        warpt_harness::add_percentiles(r, &settings.percentiles);
     }
     verdict::judge_regressions(&mut results, compare::Options::default().alpha);
     // Baselines first within each example, as people read a pair.

@@ -32,6 +32,10 @@ pub struct Figures {
     pub ci95: [f64; 2],
     /// Samples.
     pub n: usize,
+    /// Percentiles asked for with `--percentiles` beyond those above
+    /// (`p99.9`, `p10`).
+    #[serde(flatten, default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub percentiles: BTreeMap<String, f64>,
 }
 
 impl Figures {
@@ -46,6 +50,7 @@ impl Figures {
             p99: s.p99,
             ci95: [s.ci95_low, s.ci95_high],
             n: s.n,
+            percentiles: s.percentiles.clone(),
         })
     }
 

@@ -291,3 +291,35 @@ fn replay_reproduces_plan_parameters_and_seed() {
     );
     assert!(out.contains("bogus.json"));
 }
+
+#[test]
+fn asked_percentiles_reach_every_metric_from_each_layer() {
+    let dir = with_config("duration = 0.1\nburnin_seconds = 0\npercentiles = [10, 99.9]\n");
+    let keys = |run: &BenchmarkSuiteRun| -> Vec<String> {
+        let stats = run.benchmarks[0].metrics[0].stats.as_ref().unwrap();
+        stats.percentiles.keys().cloned().collect()
+    };
+    let run = run_json(&mut ok_run(dir.path()));
+    assert_eq!(keys(&run), ["p10", "p99.9"], "from the file");
+    let run = run_json(ok_run(dir.path()).env("WARPT_PERCENTILES", "5"));
+    assert_eq!(keys(&run), ["p5"], "env over file");
+    let run = run_json(
+        ok_run(dir.path())
+            .env("WARPT_PERCENTILES", "5")
+            .args(["--percentiles", "99.99,50"]),
+    );
+    // p50 is a field already: only the new one is added.
+    assert_eq!(keys(&run), ["p99.99"], "flag over env");
+    // The results table gives them.
+    let mut cmd = warpt(dir.path());
+    cmd.env("WARPT_SELFTEST", "1").args(selftest_run("ok"));
+    let text = String::from_utf8(stdout_of(&mut cmd)).unwrap();
+    assert!(text.contains("percentiles asked for"), "{text}");
+    assert!(text.contains("p99.9"), "{text}");
+    // Out of range: a usage error, from a flag and from the file.
+    let e = stderr_of(ok_run(dir.path()).args(["--percentiles", "100"]), 2);
+    assert!(e.contains("between 0 and 100"), "{e}");
+    let bad = with_config("percentiles = [0]\n");
+    let e = stderr_of(&mut ok_run(bad.path()), 2);
+    assert!(e.contains("percentiles"), "{e}");
+}

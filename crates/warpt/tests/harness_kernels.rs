@@ -97,7 +97,11 @@ fn kernels_are_checked_against_their_reference_at_every_combination() {
         "[[1, 2], [3, 4.5]]",
     );
     let out = t.path().join("out");
-    let (code, s, export, stderr) = run(&root, &out, &["--targets", "kernels"]);
+    let (code, s, export, stderr) = run(
+        &root,
+        &out,
+        &["--targets", "kernels", "--percentiles", "99.9"],
+    );
     // The wrong answer fails the run.
     assert_eq!(code, 1, "{stderr}");
 
@@ -128,6 +132,8 @@ fn kernels_are_checked_against_their_reference_at_every_combination() {
                 .contains("64 numbers match: max_rel_error"),
             "{e:#}"
         );
+        // --percentiles: beside p50, p90 and p99.
+        assert!(e["latency_ms"]["p99.9"].as_f64().unwrap() > 0.0, "{e:#}");
         // 64 ops per call over the seconds per call.
         let per_call_s = e["latency_ms"]["p50"].as_f64().unwrap() / 1e3;
         let ops = e["throughput_ops_per_sec"].as_f64().unwrap();
@@ -170,6 +176,7 @@ fn kernels_are_checked_against_their_reference_at_every_combination() {
     // summary.md's leaderboard gives the throughput.
     let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
     assert!(md.contains("| ops/s |"), "{md}");
+    assert!(md.contains("| p99 ms | p99.9 ms |"), "{md}");
 }
 
 #[test]

@@ -78,6 +78,7 @@ mod tests {
             stop_reason: None,
             samples: values.to_vec(),
             samples_stride: None,
+            percentiles: Default::default(),
         });
         m
     }

@@ -65,6 +65,7 @@ pub fn results(run: &BenchmarkSuiteRun) -> String {
     }
     let mut out = t.to_string();
     out.push('\n');
+    out.push_str(&asked_percentiles(run));
     if !run.trials.is_empty() {
         out.push_str(&format!(
             "{} trials: each value is the median of the trial medians, n the trials, ±CI95 the \
@@ -102,6 +103,50 @@ pub fn results(run: &BenchmarkSuiteRun) -> String {
         }
     }
     out
+}
+
+/// A table of the percentiles asked for with `--percentiles` beyond the
+/// standard ones (`p99.9`, `p10`), one row per metric that has them; empty
+/// when none was asked for.
+fn asked_percentiles(run: &BenchmarkSuiteRun) -> String {
+    let mut keys: Vec<(f64, &str)> = run
+        .benchmarks
+        .iter()
+        .flat_map(|r| &r.metrics)
+        .filter_map(|m| m.stats.as_ref())
+        .flat_map(|s| s.percentiles.keys())
+        .filter_map(|k| {
+            k.trim_start_matches('p')
+                .parse()
+                .ok()
+                .map(|q: f64| (q, k.as_str()))
+        })
+        .collect();
+    if keys.is_empty() {
+        return String::new();
+    }
+    keys.sort_by(|a, b| a.0.total_cmp(&b.0));
+    keys.dedup_by(|a, b| a.1 == b.1);
+    let mut header = vec!["benchmark", "metric", "tags"];
+    header.extend(keys.iter().map(|(_, k)| *k));
+    header.push("unit");
+    let mut t = table(&header);
+    for r in &run.benchmarks {
+        for m in &r.metrics {
+            let Some(st) = m.stats.as_ref().filter(|s| !s.percentiles.is_empty()) else {
+                continue;
+            };
+            let mut row = vec![r.spec.id.to_string(), m.name.clone(), m.tag_label()];
+            row.extend(keys.iter().map(|(_, k)| {
+                st.percentiles
+                    .get(*k)
+                    .map_or("-".into(), |v| crate::render::num(*v))
+            }));
+            row.push(m.unit.clone());
+            t.add_row(row);
+        }
+    }
+    format!("percentiles asked for (--percentiles):\n{t}\n")
 }
 
 /// The benchmark listing.

@@ -170,4 +170,3 @@ fn the_suite_limit_comes_from_every_layer_and_zero_means_none() {
     let e = Config::load(Some(bad.path()), &env_of(&[]), &Flags::default()).unwrap_err();
     assert!(e.to_string().contains("suite_timeout"), "{e}");
 }
-

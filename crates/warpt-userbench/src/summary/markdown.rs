@@ -196,17 +196,42 @@ pub fn markdown(s: &Summary, env: Option<&serde_json::Value>) -> String {
         p(a).total_cmp(&p(b))
     });
     if !ranked.is_empty() {
+        // The percentiles asked for with --percentiles, in order.
+        let mut extra: Vec<(f64, String)> = ranked
+            .iter()
+            .filter_map(|e| e.latency_ms.as_ref())
+            .flat_map(|l| l.percentiles.keys())
+            .filter_map(|k| {
+                k.trim_start_matches('p')
+                    .parse()
+                    .ok()
+                    .map(|q: f64| (q, k.clone()))
+            })
+            .collect();
+        extra.sort_by(|a, b| a.0.total_cmp(&b.0));
+        extra.dedup_by(|a, b| a.1 == b.1);
+        let extra_head: String = extra.iter().map(|(_, k)| format!(" {k} ms |")).collect();
+        let extra_rule = "---:|".repeat(extra.len());
         let _ = writeln!(out, "\n## Leaderboard (by p50 latency per call)\n");
         let _ = writeln!(
             out,
-            "| # | benchmark | tags | p50 ms | p90 ms | p99 ms | std ms | 95% CI of p50 | samples | ops/s |"
+            "| # | benchmark | tags | p50 ms | p90 ms | p99 ms |{extra_head} std ms | 95% CI of p50 | samples | ops/s |"
         );
-        let _ = writeln!(out, "|---:|---|---|---:|---:|---:|---:|---|---:|---:|");
+        let _ = writeln!(
+            out,
+            "|---:|---|---|---:|---:|---:|{extra_rule}---:|---|---:|---:|"
+        );
         for (i, e) in ranked.iter().enumerate() {
             if let Some(l) = &e.latency_ms {
+                let extra_cells: String = extra
+                    .iter()
+                    .map(|(_, k)| {
+                        format!(" {} |", l.percentiles.get(k).map_or("–".into(), |v| ms(*v)))
+                    })
+                    .collect();
                 let _ = writeln!(
                     out,
-                    "| {} | {} | {} | {} | {} | {} | {} | {}–{} | {} | {} |",
+                    "| {} | {} | {} | {} | {} | {} |{extra_cells} {} | {}–{} | {} | {} |",
                     i + 1,
                     cell(&e.id),
                     cell(&tags(e)),

@@ -8,7 +8,7 @@ use warpt_model::BenchmarkComponent;
 
 use super::{
     MonitorFlags, StoreFlags, StorePath, formats, parse_multiplier, parse_param, parse_percent,
-    parse_seconds, parse_threshold,
+    parse_percentiles, parse_seconds, parse_threshold,
 };
 
 /// `warpt benchmark ...`
@@ -176,6 +176,10 @@ pub struct PlanArgs {
     /// every finished result is kept; 0 for no limit [default: 14400 (4 h)].
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = parse_seconds)]
     pub suite_timeout: Option<f64>,
+    /// Percentiles to add to every metric's stats, exports and tables, comma-separated
+    /// (`50,90,99.9` gives stats keys p50, p90, p99.9) [default: p25 p50 p75 p90 p95 p99].
+    #[arg(long, value_name = "LIST", value_parser = parse_percentiles)]
+    pub percentiles: Option<warpt_model::Percentiles>,
     /// Run benchmarks inside this process instead of a worker process each
     /// (for debugging: no time limits, and a crash ends the whole run).
     #[arg(long)]
@@ -217,7 +221,7 @@ pub struct RunArgs {
     #[arg(
         long,
         value_name = "FILE.json",
-        conflicts_with_all = ["replay", "suite", "benchmarks", "components", "params", "seed", "duration", "burnin_seconds", "precision", "timeout_multiplier", "suite_timeout", "in_process", "repeat"]
+        conflicts_with_all = ["replay", "suite", "benchmarks", "components", "params", "seed", "duration", "burnin_seconds", "precision", "timeout_multiplier", "suite_timeout", "percentiles", "in_process", "repeat"]
     )]
     pub request: Option<PathBuf>,
     /// Print the plan (benchmarks and effective parameters) and exit.

@@ -92,6 +92,10 @@ pub struct HarnessRunArgs {
     /// are not started, each a `timeout` result; 0 for no limit [default: 14400 (4 h)].
     #[arg(long, value_name = "SECONDS", allow_negative_numbers = true, value_parser = crate::cli::parse_seconds)]
     pub suite_timeout: Option<f64>,
+    /// Percentiles to add to every metric's stats, summary.json's figures and summary.md's
+    /// leaderboard, comma-separated (`50,90,99.9`: keys p50, p90, p99.9).
+    #[arg(long, value_name = "LIST", value_parser = crate::cli::parse_percentiles)]
+    pub percentiles: Option<warpt_model::Percentiles>,
     /// Seed of the round order (and, with --reproducible, of the benchmarks' generators).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,

@@ -112,6 +112,10 @@ fn parse_param(s: &str) -> Result<warpt_harness::ParamArg, String> {
         .map_err(|e: warpt_harness::PlanError| e.to_string())
 }
 
+pub(crate) fn parse_percentiles(s: &str) -> Result<warpt_model::Percentiles, String> {
+    warpt_model::Percentiles::parse(s)
+}
+
 pub(crate) fn parse_seconds(s: &str) -> Result<f64, String> {
     let v: f64 = s
         .trim()

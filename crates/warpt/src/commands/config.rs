@@ -55,6 +55,17 @@ pub fn show(args: &ConfigShowArgs) -> Result<Outcome> {
             "none".into()
         }
     });
+    row(&mut t, "percentiles", &config.percentiles, |v| {
+        if v.is_empty() {
+            "the standard ones (p25 p50 p75 p90 p95 p99)".into()
+        } else {
+            v.values()
+                .iter()
+                .map(|q| warpt_model::Percentiles::key(*q))
+                .collect::<Vec<_>>()
+                .join(" ")
+        }
+    });
     row(&mut t, "in_process", &config.in_process, |v| v.to_string());
     row(&mut t, "store", &config.store, |v| {
         v.clone().unwrap_or_else(|| {

@@ -62,6 +62,7 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
         seed: args.seed,
         timeout_multiplier: args.timeout_multiplier,
         suite_timeout: args.suite_timeout,
+        percentiles: args.percentiles.clone(),
         store: args.store.store.clone(),
         ..Flags::default()
     };
@@ -138,6 +139,7 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
         command_line: std::env::args().collect(),
         profile_limit: std::time::Duration::from_secs_f64(args.profile_timeout),
         suite_limit: warpt_run::run::suite_limit(cfg.suite_timeout.value),
+        percentiles: cfg.percentiles.value.clone(),
         matrix,
     };
     let run = harness::run(&tree.manifest, &tree.configs, &settings, &mut |e| {

@@ -24,6 +24,7 @@ pub fn flags(args: &PlanArgs) -> Flags {
         precision: args.precision,
         timeout_multiplier: args.timeout_multiplier,
         suite_timeout: args.suite_timeout,
+        percentiles: args.percentiles.clone(),
         in_process: args.in_process,
         store: None,
     }
