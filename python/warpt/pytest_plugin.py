@@ -11,13 +11,13 @@ from __future__ import annotations
 import importlib.metadata
 import json
 import os
-from typing import Any, Callable, Dict, Generator, Iterator, List, Optional
+from typing import Any, Callable, Dict, Generator, Iterable, Iterator, List, Optional
 
 import pytest
 
 from warpt import _binary, _gitref
 from warpt._adapter import Target
-from warpt._compare import Comparison, compare
+from warpt._compare import Comparison, Verdict, compare
 from warpt._errors import WarptError
 from warpt._pytest_json import benchmark_json
 from warpt._results import Result, Run
@@ -466,7 +466,7 @@ class WarptPlugin:
                     assume_noise=_option(self.config, "warpt_assume_noise"),
                     store=self._store(),
                 )
-                if self.comparison.regressed:
+                if _timed(self.comparison.regressions):
                     session.exitstatus = pytest.ExitCode.TESTS_FAILED
         return (yield)
 
@@ -484,7 +484,7 @@ class WarptPlugin:
         if self.comparison is not None:
             c = self.comparison
             tr.write_sep("-", f"warpt: compared with {c.base} (threshold {c.threshold_pct:g}%)")
-            for v in c.verdicts:
+            for v in _timed(c.verdicts):
                 why = f": {v.reason}" if v.verdict == "inconclusive" and v.reason else ""
                 tr.write_line(
                     f"{v.verdict:>12}  {v.change_pct:+7.1f}%  {v.benchmark}  "
@@ -492,15 +492,22 @@ class WarptPlugin:
                     red=v.verdict == "regressed",
                     green=v.verdict == "improved",
                 )
-            if any(v.verdict == "inconclusive" for v in c.verdicts):
+            if any(v.verdict == "inconclusive" for v in _timed(c.verdicts)):
                 tr.write_line(
                     "warpt: inconclusive verdicts never fail the session; for a verdict, record "
                     "this machine's noise (five or more stored runs, or `warpt noise`) or state "
                     "it with --warpt-assume-noise PCT"
                 )
-            if c.regressed:
-                names = ", ".join(v.benchmark for v in c.regressions)
+            regressed = _timed(c.regressions)
+            if regressed:
+                names = ", ".join(v.benchmark for v in regressed)
                 tr.write_line(f"warpt: regressed: {names}", red=True, bold=True)
+
+
+def _timed(verdicts: Iterable[Verdict]) -> List[Verdict]:
+    """The verdicts on the time per call: what pytest-benchmark measures
+    (each result's throughput is the same samples inverted, judged alike)."""
+    return [v for v in verdicts if v.metric == "latency_ms"]
 
 
 def _time(ms: float) -> str:
