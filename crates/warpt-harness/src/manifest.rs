@@ -88,6 +88,8 @@ pub fn build_manifest(options: &RunOptions, plan: &Plan) -> Manifest {
         load_average: warpt_system::load_average(),
         warnings: Vec::new(),
         extra: BTreeMap::new(),
+        labels: options.labels.clone(),
+        description: options.description.clone(),
     }
 }
 

@@ -89,6 +89,10 @@ pub struct RunOptions {
     pub suite_limit: Option<crate::SuiteLimit>,
     /// Percentiles added to every metric's stats (`--percentiles`).
     pub percentiles: warpt_model::Percentiles,
+    /// The run's labels (`--label`), for its manifest.
+    pub labels: BTreeMap<String, String>,
+    /// The run's description (`--description`), for its manifest.
+    pub description: Option<String>,
 }
 
 impl RunOptions {
@@ -119,6 +123,8 @@ impl RunOptions {
             output_log: None,
             suite_limit: None,
             percentiles: warpt_model::Percentiles::default(),
+            labels: BTreeMap::new(),
+            description: None,
         }
     }
 

@@ -17,6 +17,8 @@ mod declaration;
 pub mod escape;
 /// The events of a run as it happens (`--events`, the server's WebSocket).
 mod events;
+/// A run's labels and description: their rules and their text.
+pub mod labels;
 /// Metrics and their summary statistics.
 mod metric;
 /// A machine's noise profile entry.

@@ -111,4 +111,10 @@ pub struct RunSummary {
     pub source: String,
     /// How many times the plan ran (`--repeat`); 1 for a single run.
     pub trials: i64,
+    /// The run's labels (`--label`; none for a stress run).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub labels: std::collections::BTreeMap<String, String>,
+    /// The run's description (`--description`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }

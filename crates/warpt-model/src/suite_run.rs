@@ -227,6 +227,13 @@ pub struct Manifest {
     /// Further facts (git state, governor, ...) added by later versions.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub extra: BTreeMap<String, ParamValue>,
+    /// What the person who ran it says about the run (`--label key=value`):
+    /// stored, shown and filtered on ([`crate::labels`]).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+    /// A sentence about the run (`--description`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }
 
 /// A suite run that could not be loaded.

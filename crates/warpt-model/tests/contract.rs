@@ -227,6 +227,8 @@ fn full_suite_run() -> BenchmarkSuiteRun {
             load_average: Some([0.5, 0.25, 0.125]),
             warnings: vec!["load".into()],
             extra: [("git_dirty".to_string(), ParamValue::Bool(false))].into(),
+            labels: [("bios".to_string(), "1.2".to_string())].into(),
+            description: Some("before the BIOS update".into()),
         }),
         system: Some(ListOutput {
             cpu: CpuInfo {

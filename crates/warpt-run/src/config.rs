@@ -13,6 +13,10 @@
 //! timeout_multiplier = 1.5
 //! suite_timeout = 14400     # seconds the whole run may take (0: no limit)
 //! percentiles = [50, 90, 99.9]  # added to every metric's stats (`p99.9`)
+//! description = "after the BIOS update"   # recorded with every run
+//!
+//! [labels]                  # like --label, recorded with every run
+//! rack = "b7"
 //! in_process = false
 //! store = "results.db"      # the result history (default: $XDG_DATA_HOME/warpt/results.db)
 //!
@@ -108,6 +112,10 @@ pub struct Config {
     pub suite_timeout: Setting<f64>,
     /// Percentiles added to every metric's stats.
     pub percentiles: Setting<warpt_model::Percentiles>,
+    /// Labels recorded with the run, each from its layer.
+    pub labels: BTreeMap<String, Setting<String>>,
+    /// The run's description.
+    pub description: Setting<Option<String>>,
     /// Run benchmarks in-process.
     pub in_process: Setting<bool>,
     /// Stage limits for every benchmark.
@@ -137,6 +145,10 @@ pub struct Flags {
     pub suite_timeout: Option<f64>,
     /// `--percentiles`.
     pub percentiles: Option<warpt_model::Percentiles>,
+    /// `--label key=value`, repeated (each checked already).
+    pub labels: Vec<(String, String)>,
+    /// `--description`.
+    pub description: Option<String>,
     /// `--in-process` (only ever turns it on).
     pub in_process: bool,
     /// `--store`.
@@ -154,6 +166,9 @@ struct FileConfig {
     timeout_multiplier: Option<Spanned<f64>>,
     suite_timeout: Option<Spanned<f64>>,
     percentiles: Option<Spanned<Vec<f64>>>,
+    description: Option<Spanned<String>>,
+    #[serde(default)]
+    labels: BTreeMap<String, Spanned<String>>,
     in_process: Option<bool>,
     store: Option<String>,
     timeouts: Option<FileLimits>,
@@ -188,6 +203,8 @@ impl Config {
             timeout_multiplier: Setting::default(1.0),
             suite_timeout: Setting::default(warpt_harness::SUITE_LIMIT.as_secs_f64()),
             percentiles: Setting::default(warpt_model::Percentiles::default()),
+            labels: BTreeMap::new(),
+            description: Setting::default(None),
             in_process: Setting::default(false),
             timeouts: Setting::default(StageLimits::default()),
             benchmark_timeouts: BTreeMap::new(),
@@ -271,6 +288,33 @@ impl Config {
                 ))
             })?;
             self.percentiles.set(ps, src());
+        }
+        if let Some(v) = &file.description {
+            if let Some(why) = warpt_model::labels::description_problem(v.get_ref()) {
+                return Err(UsageError(format!(
+                    "{shown}{}: key 'description': {why}",
+                    position(&text, v.span().start)
+                ))
+                .into());
+            }
+            self.description.set(Some(v.get_ref().clone()), src());
+        }
+        for (k, v) in &file.labels {
+            use warpt_model::labels::{key_problem, value_problem};
+            if let Some(why) = key_problem(k).or_else(|| value_problem(k, v.get_ref())) {
+                return Err(UsageError(format!(
+                    "{shown}{}: labels.{k}: {why}",
+                    position(&text, v.span().start)
+                ))
+                .into());
+            }
+            self.labels.insert(
+                k.clone(),
+                Setting {
+                    value: v.get_ref().clone(),
+                    source: src(),
+                },
+            );
         }
         if let Some(v) = file.in_process {
             self.in_process.set(v, src());
@@ -455,6 +499,18 @@ impl Config {
         }
         if let Some(v) = &flags.percentiles {
             self.percentiles.set(v.clone(), src("--percentiles"));
+        }
+        for (k, v) in &flags.labels {
+            self.labels.insert(
+                k.clone(),
+                Setting {
+                    value: v.clone(),
+                    source: src("--label"),
+                },
+            );
+        }
+        if let Some(v) = &flags.description {
+            self.description.set(Some(v.clone()), src("--description"));
         }
         if flags.in_process {
             self.in_process.set(true, src("--in-process"));

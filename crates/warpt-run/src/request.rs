@@ -1,6 +1,7 @@
 //! The typed run request: what every front end asks for, however it was
 //! spelt (flags, configuration layers, the server's JSON, a stored run).
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
@@ -173,6 +174,17 @@ impl RunRequest {
                 ),
             );
         }
+        let labels: BTreeMap<String, String> = f.labels.iter().cloned().collect();
+        if let Some(why) = warpt_model::labels::labels_problem(&labels) {
+            return bad("labels", why);
+        }
+        if let Some(why) = f
+            .description
+            .as_deref()
+            .and_then(warpt_model::labels::description_problem)
+        {
+            return bad("description", why);
+        }
         if let PlanSource::Select(s) = &self.plan {
             for p in &s.params {
                 if let Some(why) = warpt_harness::param_name_problem(&p.name) {
@@ -228,6 +240,12 @@ impl RunRequest {
         }
         if let Some(v) = f.suite_timeout {
             flag("suite-timeout", v.to_string().into());
+        }
+        for (k, v) in &f.labels {
+            flag("label", format!("{k}={v}").into());
+        }
+        if let Some(d) = &f.description {
+            flag("description", d.into());
         }
         if let Some(ps) = f.percentiles.as_ref().filter(|p| !p.is_empty()) {
             let list: Vec<String> = ps.values().iter().map(f64::to_string).collect();

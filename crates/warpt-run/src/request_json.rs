@@ -45,6 +45,12 @@ struct Body {
     /// Percentiles added to every metric's stats (`[50, 90, 99.9]`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     percentiles: Option<Vec<f64>>,
+    /// The run's labels (`{"bios": "1.2"}`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    labels: BTreeMap<String, String>,
+    /// The run's description.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    description: Option<String>,
     /// Telemetry streamed with the events: on unless false.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     monitor: Option<bool>,
@@ -169,6 +175,8 @@ impl RunRequest {
                     .map(warpt_model::Percentiles::new)
                     .transpose()
                     .map_err(|why| BadBody::field("percentiles", why))?,
+                labels: b.labels.into_iter().collect(),
+                description: b.description,
                 in_process: b.in_process.unwrap_or(false),
                 ..Flags::default()
             },
@@ -201,6 +209,8 @@ impl RunRequest {
                 .percentiles
                 .as_ref()
                 .map(|p| p.values().to_vec()),
+            labels: self.settings.labels.iter().cloned().collect(),
+            description: self.settings.description.clone(),
             repeat: (self.repeat != 1).then_some(self.repeat),
             monitor: self.monitor.is_none().then_some(false),
             monitor_interval: self.monitor.as_ref().map(|m| m.interval),
@@ -233,7 +243,7 @@ mod tests {
     #[test]
     fn a_body_becomes_the_typed_request_and_back() {
         let r = RunRequest::from_json(
-            r#"{"suite":"micro","benchmarks":["cpu_flops"],"params":{"threads":1,"precision":"fp64"},"duration":0.5,"suite_timeout":600,"monitor":false}"#,
+            r#"{"suite":"micro","benchmarks":["cpu_flops"],"params":{"threads":1,"precision":"fp64"},"duration":0.5,"suite_timeout":600,"labels":{"bios":"1.2"},"description":"before","monitor":false}"#,
         )
         .unwrap();
         let PlanSource::Select(s) = &r.plan else {
@@ -248,6 +258,8 @@ mod tests {
         );
         assert_eq!(r.settings.duration, Some(0.5));
         assert_eq!(r.settings.suite_timeout, Some(600.0));
+        assert_eq!(r.settings.labels, [("bios".to_string(), "1.2".to_string())]);
+        assert_eq!(r.settings.description.as_deref(), Some("before"));
         assert_eq!(r.monitor, None);
         let again = RunRequest::from_json(&r.to_json().to_string()).unwrap();
         assert_eq!(again, r);
@@ -271,6 +283,7 @@ mod tests {
             (r#"{"duration":1e300}"#, "duration"),
             (r#"{"timeout_multiplier":1e300}"#, "timeout_multiplier"),
             (r#"{"suite_timeout":-1}"#, "suite_timeout"),
+            (r#"{"labels":{"a b":"1"}}"#, "labels"),
             (r#"{"monitor_interval":0.001}"#, "monitor_interval"),
             (r#"{"components":["cpu","tpu"]}"#, "components"),
         ] {

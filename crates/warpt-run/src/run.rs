@@ -183,6 +183,12 @@ pub fn options_of(config: &Config) -> RunOptions {
     // The run starts when its options are made.
     options.suite_limit = suite_limit(config.suite_timeout.value);
     options.percentiles = config.percentiles.value.clone();
+    options.labels = config
+        .labels
+        .iter()
+        .map(|(k, s)| (k.clone(), s.value.clone()))
+        .collect();
+    options.description = config.description.value.clone();
     options.in_process = config.in_process.value;
     options.timeouts = config.timeouts.value;
     options.benchmark_timeouts = config

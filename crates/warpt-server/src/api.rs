@@ -236,6 +236,7 @@ async fn runs(State(state): State<Shared>, Query(p): Params) -> Result<Response,
             "until",
             "limit",
             "offset",
+            "label",
         ],
     )?;
     let limit = number(&f, "limit")?.unwrap_or(50);
@@ -254,6 +255,14 @@ async fn runs(State(state): State<Shared>, Query(p): Params) -> Result<Response,
         until: time(&f, "until")?,
         limit: Some(limit),
         offset: Some(offset),
+        // `label=key=value`: runs carrying that label.
+        labels: f
+            .get("label")
+            .map(|l| warpt_model::labels::parse_label(l))
+            .transpose()
+            .map_err(|why| ApiError::bad_field("label", why))?
+            .into_iter()
+            .collect(),
     };
     let runs = with_store(&state, move |s| Ok(s.list_runs(&filter)?)).await?;
     Ok(axum::Json(json!({"runs": runs, "limit": limit, "offset": offset})).into_response())

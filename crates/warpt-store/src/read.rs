@@ -152,6 +152,9 @@ pub struct RunFilter {
     pub limit: Option<usize>,
     /// Skip this many of the newest first (paging with `limit`).
     pub offset: Option<usize>,
+    /// Only runs carrying every one of these labels (`--label key=value`);
+    /// stress runs carry none.
+    pub labels: Vec<(String, String)>,
 }
 
 /// How many runs the store holds (suite runs and stress runs), counted by
@@ -212,6 +215,13 @@ pub fn list_runs(conn: &Db, filter: &RunFilter) -> Result<Vec<RunSummary>, Store
         suite_where.push(format!("r.start_time < {p}"));
         stress_where.push(format!("s.start_time < {p}"));
     }
+    for (k, v) in &filter.labels {
+        let (pk, pv) = (bind(k), bind(v));
+        suite_where.push(format!(
+            "EXISTS (SELECT 1 FROM run_labels l WHERE l.run_id = r.id AND l.key = {pk} AND l.value = {pv})"
+        ));
+        stress_where.push("1 = 0".into());
+    }
     let clause = |w: &[String]| {
         if w.is_empty() {
             String::new()
@@ -240,7 +250,8 @@ pub fn list_runs(conn: &Db, filter: &RunFilter) -> Result<Vec<RunSummary>, Store
             CASE p.kind WHEN 'benchmark' THEN (SELECT count(*) FROM results x WHERE x.run_id = p.id AND x.trial IS NULL
                  AND x.status = 'passed') ELSE p.passed END,
             p.source,
-            CASE p.kind WHEN 'benchmark' THEN (SELECT t.trials FROM suite_runs t WHERE t.id = p.id) ELSE 1 END
+            CASE p.kind WHEN 'benchmark' THEN (SELECT t.trials FROM suite_runs t WHERE t.id = p.id) ELSE 1 END,
+            CASE p.kind WHEN 'benchmark' THEN (SELECT t.description FROM suite_runs t WHERE t.id = p.id) END
          FROM (SELECT * FROM (
                  SELECT * FROM (SELECT r.id, 'benchmark' AS kind, r.suite, r.start_time, r.machine_id,
                                        CAST(NULL AS INTEGER) AS passed, r.source, r.recorded_at
@@ -258,7 +269,8 @@ pub fn list_runs(conn: &Db, filter: &RunFilter) -> Result<Vec<RunSummary>, Store
         sw = clause(&suite_where),
         tw = clause(&stress_where),
     );
-    conn.rows(&sql, &params)?
+    let mut runs = conn
+        .rows(&sql, &params)?
         .iter()
         .map(|r| {
             Ok(RunSummary {
@@ -272,9 +284,37 @@ pub fn list_runs(conn: &Db, filter: &RunFilter) -> Result<Vec<RunSummary>, Store
                 passed: r.get(7)?,
                 source: r.get(8)?,
                 trials: r.get(9)?,
+                labels: Default::default(),
+                description: r.get(10)?,
             })
         })
-        .collect()
+        .collect::<Result<Vec<RunSummary>, StoreError>>()?;
+    add_labels(conn, &mut runs)?;
+    Ok(runs)
+}
+
+/// Fills in the labels of `runs` (one query for the page).
+fn add_labels(conn: &Db, runs: &mut [RunSummary]) -> Result<(), StoreError> {
+    let ids: Vec<Value> = runs
+        .iter()
+        .filter(|r| r.kind == "benchmark")
+        .map(|r| Value::from(&r.id))
+        .collect();
+    if ids.is_empty() {
+        return Ok(());
+    }
+    let marks: Vec<String> = (1..=ids.len()).map(|i| format!("?{i}")).collect();
+    let sql = format!(
+        "SELECT run_id, key, value FROM run_labels WHERE run_id IN ({}) ORDER BY run_id, key",
+        marks.join(", ")
+    );
+    for row in conn.rows(&sql, &ids)? {
+        let (id, key, value): (String, String, String) = (row.get(0)?, row.get(1)?, row.get(2)?);
+        if let Some(run) = runs.iter_mut().find(|r| r.id == id) {
+            run.labels.insert(key, value);
+        }
+    }
+    Ok(())
 }
 
 /// A machine that has recorded runs.

@@ -159,6 +159,16 @@ pub const MIGRATIONS: &[&str] = &[
     UPDATE suite_runs SET slurm_job = json_extract(manifest_json, '$.env.SLURM_JOB_ID')
         WHERE manifest_json IS NOT NULL;
     CREATE INDEX runs_by_slurm_job ON suite_runs (slurm_job);",
+    // 7: a run's labels (`--label key=value`), one row each so `results
+    // list --label` and SQL find runs by them, and its description.
+    "CREATE TABLE run_labels (
+        run_id TEXT NOT NULL REFERENCES suite_runs(id) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (run_id, key)
+    );
+    CREATE INDEX run_labels_by_label ON run_labels (key, value);
+    ALTER TABLE suite_runs ADD COLUMN description TEXT;",
 ];
 
 /// Migrations whose PostgreSQL form is not the translated SQLite one:

@@ -129,8 +129,9 @@ pub(crate) fn record_run_at(
     };
     let added = tx.execute(
         "INSERT INTO suite_runs (id, suite, start_time, end_time, machine_id, interrupted, source, recorded_at, \
-         warpt_version, git_commit, manifest_json, system_json, run_json, imported_from, trials, slurm_job) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16) \
+         warpt_version, git_commit, manifest_json, system_json, run_json, imported_from, trials, slurm_job, \
+         description) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17) \
          ON CONFLICT (id) DO NOTHING",
         &vals![
             &run.id,
@@ -157,11 +158,18 @@ pub(crate) fn record_run_at(
             run.manifest
                 .as_ref()
                 .and_then(|m| m.env.get("SLURM_JOB_ID").cloned()),
+            run.manifest.as_ref().and_then(|m| m.description.clone()),
         ],
     )?;
     if added == 0 {
         // Recorded by another writer since the check above.
         return Ok(Recorded::AlreadyStored);
+    }
+    for (key, value) in run.manifest.iter().flat_map(|m| &m.labels) {
+        tx.execute(
+            "INSERT INTO run_labels (run_id, key, value) VALUES (?1, ?2, ?3)",
+            &vals![&run.id, key, value],
+        )?;
     }
     // Aggregates (or a single run's results) first, with no trial; then
     // every trial's results, numbered on.

@@ -411,3 +411,69 @@ fn sqlite_queries_are_bounded_in_time_and_bytes() {
     );
     assert!(matches!(slow, Err(StoreError::TimedOut(_))), "{slow:?}");
 }
+
+#[test]
+fn runs_are_found_by_their_labels_and_carry_their_description() {
+    on_both(found_by_labels);
+}
+
+fn found_by_labels(t: &TestStore) {
+    let mut store = Store::open(&t.location).unwrap();
+    let labelled = |id: &str, bios: &str, description: Option<&str>| {
+        let mut run = example();
+        run.id = id.into();
+        let m = run.manifest.get_or_insert_with(Default::default);
+        m.labels = [
+            ("bios".to_string(), bios.to_string()),
+            ("rack".to_string(), "b7".to_string()),
+        ]
+        .into();
+        m.description = description.map(str::to_string);
+        run
+    };
+    store
+        .record_run(
+            &labelled("before", "1.2", Some("before the BIOS update")),
+            &Source::Run,
+        )
+        .unwrap();
+    store
+        .record_run(&labelled("after", "1.3", None), &Source::Run)
+        .unwrap();
+    let with = |labels: &[(&str, &str)]| {
+        store
+            .list_runs(&RunFilter {
+                labels: labels
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect(),
+                ..Default::default()
+            })
+            .unwrap()
+    };
+    let before = with(&[("bios", "1.2")]);
+    assert_eq!(before.len(), 1);
+    assert_eq!(before[0].id, "before");
+    assert_eq!(before[0].labels["rack"], "b7");
+    assert_eq!(
+        before[0].description.as_deref(),
+        Some("before the BIOS update")
+    );
+    assert_eq!(with(&[("rack", "b7")]).len(), 2);
+    assert!(
+        with(&[("rack", "b7"), ("bios", "1.4")]).is_empty(),
+        "all of them"
+    );
+    // Read back whole, and as rows SQL can join.
+    assert_eq!(
+        store.load_run("after").unwrap(),
+        labelled("after", "1.3", None)
+    );
+    drop(store);
+    let rows = query(
+        &t.location,
+        "SELECT run_id FROM run_labels WHERE key = 'bios' AND value = '1.3'",
+    )
+    .unwrap();
+    assert_eq!(rows.rows, vec![vec![serde_json::json!("after")]]);
+}

@@ -115,6 +115,10 @@ pub struct Settings {
     pub suite_limit: Option<warpt_harness::SuiteLimit>,
     /// Percentiles added to every metric's stats (`--percentiles`).
     pub percentiles: warpt_model::Percentiles,
+    /// The run's labels (`--label`).
+    pub labels: BTreeMap<String, String>,
+    /// The run's description (`--description`).
+    pub description: Option<String>,
     /// How long `--profile`'s run of one file may take
     /// ([`crate::profile::DEFAULT_LIMIT`] unless `--profile-timeout` says).
     pub profile_limit: std::time::Duration,
@@ -265,6 +269,8 @@ pub fn run(
     options.command_line = settings.command_line.clone();
     options.suite_limit = settings.suite_limit;
     options.percentiles = settings.percentiles.clone();
+    options.labels = settings.labels.clone();
+    options.description = settings.description.clone();
     // Every trial is a one-benchmark plan: the machine is read once, while
     // the start-up probe of other processes' CPU time waits.
     let (host, system) = warpt_harness::HostConditions::capture_while(
@@ -405,7 +411,20 @@ pub fn run(
             d("role").as_deref() != Some("baseline"),
         )
     });
-    let manifest_rec = first_trial.as_ref().and_then(|t| t.manifest.clone());
+    // The first trial's manifest; where none ran, the labels still go with
+    // the run.
+    let manifest_rec = first_trial
+        .as_ref()
+        .and_then(|t| t.manifest.clone())
+        .or_else(|| {
+            (!settings.labels.is_empty() || settings.description.is_some()).then(|| {
+                warpt_model::Manifest {
+                    labels: settings.labels.clone(),
+                    description: settings.description.clone(),
+                    ..Default::default()
+                }
+            })
+        });
     let mut metadata = BTreeMap::new();
     metadata.insert("root".into(), manifest.root.display().to_string());
     metadata.insert("rounds".into(), settings.rounds.to_string());

@@ -323,3 +323,73 @@ fn asked_percentiles_reach_every_metric_from_each_layer() {
     let e = stderr_of(&mut ok_run(bad.path()), 2);
     assert!(e.contains("percentiles"), "{e}");
 }
+
+#[test]
+fn labels_and_a_description_are_recorded_listed_and_filtered_on() {
+    let dir = with_config("duration = 0.05\nburnin_seconds = 0\n[labels]\nrack = \"b7\"\n");
+    let store = dir.path().join("results.db");
+    let record = |extra: &[&str]| {
+        let mut cmd = warpt(dir.path());
+        cmd.env("WARPT_SELFTEST", "1")
+            .args(selftest_run("ok"))
+            .arg("--store")
+            .arg(&store)
+            .args(extra);
+        cmd.assert().success();
+    };
+    record(&[
+        "--label",
+        "bios=1.2",
+        "--description",
+        "before the BIOS update",
+        "--export-file",
+        "before.json",
+    ]);
+    record(&["--label", "bios=1.3", "--label", "rack=b8"]);
+    // The export's manifest holds them; the file's label joins the flag's.
+    let before = common::load_export(&dir.path().join("before.json"));
+    let m = before.manifest.unwrap();
+    assert_eq!(m.labels["bios"], "1.2");
+    assert_eq!(m.labels["rack"], "b7", "from warpt.toml");
+    assert_eq!(m.description.as_deref(), Some("before the BIOS update"));
+    let list = |args: &[&str]| {
+        json_of(
+            warpt(dir.path())
+                .args(["results", "list", "--json", "--store"])
+                .arg(&store)
+                .args(args),
+        )
+    };
+    let found = list(&["--label", "bios=1.2"]);
+    assert_eq!(found.as_array().unwrap().len(), 1, "{found:#}");
+    assert_eq!(found[0]["labels"]["rack"], "b7");
+    assert_eq!(found[0]["description"], "before the BIOS update");
+    assert_eq!(list(&["--label", "rack=b8"]).as_array().unwrap().len(), 1);
+    assert_eq!(list(&[]).as_array().unwrap().len(), 2);
+    let text = String::from_utf8(stdout_of(
+        warpt(dir.path())
+            .args(["results", "list", "--store"])
+            .arg(&store),
+    ))
+    .unwrap();
+    assert!(
+        text.contains("bios=1.2 rack=b7 — before the BIOS update"),
+        "{text}"
+    );
+    let shown = String::from_utf8(stdout_of(
+        warpt(dir.path())
+            .args(["results", "show", &before.id, "--store"])
+            .arg(&store),
+    ))
+    .unwrap();
+    assert!(
+        shown.contains("description: before the BIOS update"),
+        "{shown}"
+    );
+    assert!(shown.contains("labels: bios=1.2 rack=b7"), "{shown}");
+    // A label that is not key=value, and a key with a space: usage errors.
+    for bad in ["nokey", "a b=1"] {
+        let e = stderr_of(ok_run(dir.path()).args(["--label", bad]), 2);
+        assert!(e.contains("--label"), "{e}");
+    }
+}

@@ -286,8 +286,26 @@ fn the_suite_limit_ends_a_harness_run_cleanly() {
         "def run_benchmark(problem_size=1):\n    return [1.0]\n",
     );
     let out = t.path().join("out");
-    let (code, s, _, stderr) = run(&root, &out, &["--suite-timeout", "2"]);
+    let (code, s, export, stderr) = run(
+        &root,
+        &out,
+        &[
+            "--suite-timeout",
+            "2",
+            "--label",
+            "limit=2s",
+            "--description",
+            "a run cut short",
+        ],
+    );
     assert_eq!(code, 1, "{stderr}");
+    // The run's labels and description are in its manifest.
+    assert_eq!(
+        export["manifest"]["labels"]["limit"], "2s",
+        "{:#}",
+        export["manifest"]
+    );
+    assert_eq!(export["manifest"]["description"], "a run cut short");
     let all = s["benchmarks"].as_array().unwrap();
     assert_eq!(all.len(), 3, "{s:#}");
     for e in all {

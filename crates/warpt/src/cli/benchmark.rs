@@ -7,8 +7,8 @@ use clap::{Args, Subcommand};
 use warpt_model::BenchmarkComponent;
 
 use super::{
-    MonitorFlags, StoreFlags, StorePath, formats, parse_multiplier, parse_param, parse_percent,
-    parse_percentiles, parse_seconds, parse_threshold,
+    MonitorFlags, StoreFlags, StorePath, formats, parse_description, parse_label, parse_multiplier,
+    parse_param, parse_percent, parse_percentiles, parse_seconds, parse_threshold,
 };
 
 /// `warpt benchmark ...`
@@ -180,6 +180,13 @@ pub struct PlanArgs {
     /// (`50,90,99.9` gives stats keys p50, p90, p99.9) [default: p25 p50 p75 p90 p95 p99].
     #[arg(long, value_name = "LIST", value_parser = parse_percentiles)]
     pub percentiles: Option<warpt_model::Percentiles>,
+    /// A label recorded with the run (repeatable): `results list --label KEY=VALUE` finds it;
+    /// shown by `results list/show`, exports and reports.
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = parse_label)]
+    pub labels: Vec<(String, String)>,
+    /// A sentence recorded with the run ("before the BIOS update").
+    #[arg(long, value_name = "TEXT", value_parser = parse_description)]
+    pub description: Option<String>,
     /// Run benchmarks inside this process instead of a worker process each
     /// (for debugging: no time limits, and a crash ends the whole run).
     #[arg(long)]
@@ -221,7 +228,7 @@ pub struct RunArgs {
     #[arg(
         long,
         value_name = "FILE.json",
-        conflicts_with_all = ["replay", "suite", "benchmarks", "components", "params", "seed", "duration", "burnin_seconds", "precision", "timeout_multiplier", "suite_timeout", "percentiles", "in_process", "repeat"]
+        conflicts_with_all = ["replay", "suite", "benchmarks", "components", "params", "seed", "duration", "burnin_seconds", "precision", "timeout_multiplier", "suite_timeout", "percentiles", "labels", "description", "in_process", "repeat"]
     )]
     pub request: Option<PathBuf>,
     /// Print the plan (benchmarks and effective parameters) and exit.

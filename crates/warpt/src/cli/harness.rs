@@ -96,6 +96,12 @@ pub struct HarnessRunArgs {
     /// leaderboard, comma-separated (`50,90,99.9`: keys p50, p90, p99.9).
     #[arg(long, value_name = "LIST", value_parser = crate::cli::parse_percentiles)]
     pub percentiles: Option<warpt_model::Percentiles>,
+    /// A label recorded with the run (repeatable); `results list --label KEY=VALUE` finds it.
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = crate::cli::parse_label)]
+    pub labels: Vec<(String, String)>,
+    /// A sentence recorded with the run.
+    #[arg(long, value_name = "TEXT", value_parser = crate::cli::parse_description)]
+    pub description: Option<String>,
     /// Seed of the round order (and, with --reproducible, of the benchmarks' generators).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,

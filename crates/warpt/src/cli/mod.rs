@@ -112,6 +112,17 @@ fn parse_param(s: &str) -> Result<warpt_harness::ParamArg, String> {
         .map_err(|e: warpt_harness::PlanError| e.to_string())
 }
 
+pub(crate) fn parse_label(s: &str) -> Result<(String, String), String> {
+    warpt_model::labels::parse_label(s)
+}
+
+pub(crate) fn parse_description(s: &str) -> Result<String, String> {
+    match warpt_model::labels::description_problem(s) {
+        Some(why) => Err(why),
+        None => Ok(s.to_string()),
+    }
+}
+
 pub(crate) fn parse_percentiles(s: &str) -> Result<warpt_model::Percentiles, String> {
     warpt_model::Percentiles::parse(s)
 }

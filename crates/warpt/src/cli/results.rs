@@ -187,6 +187,9 @@ pub struct ResultsListArgs {
     /// At most this many runs.
     #[arg(long, value_name = "N")]
     pub limit: Option<usize>,
+    /// Only runs recorded with this label (`--label` of the run; repeatable: all of them).
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = crate::cli::parse_label)]
+    pub labels: Vec<(String, String)>,
     /// JSON on stdout.
     #[arg(long)]
     pub json: bool,

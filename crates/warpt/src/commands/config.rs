@@ -67,6 +67,12 @@ pub fn show(args: &ConfigShowArgs) -> Result<Outcome> {
         }
     });
     row(&mut t, "in_process", &config.in_process, |v| v.to_string());
+    row(&mut t, "description", &config.description, |v| {
+        v.clone().unwrap_or_else(|| "(none)".into())
+    });
+    for (k, s) in &config.labels {
+        row(&mut t, &format!("labels.{k}"), s, |v| v.clone());
+    }
     row(&mut t, "store", &config.store, |v| {
         v.clone().unwrap_or_else(|| {
             warpt_store::default_path()

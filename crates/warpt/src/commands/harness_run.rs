@@ -63,6 +63,8 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
         timeout_multiplier: args.timeout_multiplier,
         suite_timeout: args.suite_timeout,
         percentiles: args.percentiles.clone(),
+        labels: args.labels.clone(),
+        description: args.description.clone(),
         store: args.store.store.clone(),
         ..Flags::default()
     };
@@ -140,6 +142,12 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
         profile_limit: std::time::Duration::from_secs_f64(args.profile_timeout),
         suite_limit: warpt_run::run::suite_limit(cfg.suite_timeout.value),
         percentiles: cfg.percentiles.value.clone(),
+        labels: cfg
+            .labels
+            .iter()
+            .map(|(k, s)| (k.clone(), s.value.clone()))
+            .collect(),
+        description: cfg.description.value.clone(),
         matrix,
     };
     let run = harness::run(&tree.manifest, &tree.configs, &settings, &mut |e| {

@@ -21,6 +21,7 @@ pub fn list(args: &ResultsListArgs) -> Result<Outcome> {
         until: args.until.clone(),
         limit: args.limit,
         offset: None,
+        labels: args.labels.clone(),
     })?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&runs)?);
@@ -60,6 +61,14 @@ pub fn show(args: &ResultsShowArgs) -> Result<Outcome> {
             run.suite,
             run.start_time.map_or("-".into(), |t| t.to_string())
         );
+        if let Some(m) = &run.manifest {
+            if let Some(d) = &m.description {
+                println!("description: {d}");
+            }
+            if !m.labels.is_empty() {
+                println!("labels: {}", warpt_model::labels::label_text(&m.labels));
+            }
+        }
         print!("{}", output::results(&run));
     }
     Ok(Outcome::Success)

@@ -25,6 +25,8 @@ pub fn flags(args: &PlanArgs) -> Flags {
         timeout_multiplier: args.timeout_multiplier,
         suite_timeout: args.suite_timeout,
         percentiles: args.percentiles.clone(),
+        labels: args.labels.clone(),
+        description: args.description.clone(),
         in_process: args.in_process,
         store: None,
     }
