@@ -163,9 +163,17 @@ def test_dash_p_warpt_turns_it_on_with_its_own_options(
         "def test_other():\n    pass\n"
     )
     # pytest-benchmark blocked: these --benchmark-* options are warpt's own.
-    result = pytester.runpytest_subprocess("-p", "no:benchmark", "-p", "warpt", *QUICK, "--benchmark-only")
+    result = pytester.runpytest_subprocess(
+        "-p", "no:benchmark", "-p", "warpt", *QUICK, "--benchmark-only",
+        "--warpt-label", "branch=main", "--warpt-description", "nightly",
+    )
     result.assert_outcomes(passed=1, skipped=1)
     assert [r.benchmark for r in _stored_run(store).results] == ["test_one.py::test_sum"]
+    # The labels and description are the run's, and find it.
+    labelled = warpt.history(store).runs(labels={"branch": "main"})
+    assert len(labelled) == 1
+    assert labelled[0]["labels"] == {"branch": "main"} and labelled[0]["description"] == "nightly"
+    assert len(warpt.history(store).runs(labels={"branch": "dev"})) == 0
     result = pytester.runpytest_subprocess("-p", "no:benchmark", "--warpt", "--benchmark-skip")
     result.assert_outcomes(passed=1, skipped=1)
     assert len(warpt.history(store).runs(suite="pytest")) == 1, "nothing measured, nothing stored"

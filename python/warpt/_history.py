@@ -40,9 +40,13 @@ class History:
         since: Optional[str] = None,
         until: Optional[str] = None,
         limit: Optional[int] = None,
+        labels: Optional[Mapping[str, str]] = None,
     ) -> Rows:
-        """One row per stored run, newest first (``warpt results list``)."""
+        """One row per stored run, newest first (``warpt results list``);
+        ``labels``: only the runs carrying every one of them."""
         args = ["results", "list", "--json", *store_args(self.store)]
+        for key, label in (labels or {}).items():
+            args += ["--label", f"{key}={label}"]
         for flag, value in (
             ("--suite", suite),
             ("--benchmark", benchmark),

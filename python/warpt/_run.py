@@ -25,6 +25,8 @@ def run(
     seed: Optional[int] = None,
     precision: Optional[float] = None,
     repeat: Optional[int] = None,
+    labels: Optional[Mapping[str, str]] = None,
+    description: Optional[str] = None,
     store: Union[StoreArg, bool] = None,
     progress: bool = True,
     check: bool = False,
@@ -33,7 +35,8 @@ def run(
 
     ``suite``/``benchmarks``/``components``/``params`` select what runs
     (``params`` values as ``--param`` takes them); ``duration`` is the
-    measurement seconds per benchmark. ``store``: a path or URL, ``None``
+    measurement seconds per benchmark. ``labels`` and ``description`` are
+    recorded with the run (``--label``, ``--description``). ``store``: a path or URL, ``None``
     for warpt's default, ``False`` to record nothing. ``progress`` shows
     warpt's progress on stderr. A refused request raises
     :class:`warpt.UsageError`; a run whose benchmarks failed is returned
@@ -52,6 +55,8 @@ def run(
             ("seed", seed),
             ("precision", precision),
             ("repeat", repeat),
+            ("labels", dict(labels or {})),
+            ("description", description),
         )
         if value is not None and value != [] and value != {}
     }

@@ -37,6 +37,8 @@ class WarptRun:
         store: Optional[str],
         duration: Optional[float],
         seed: Optional[int],
+        labels: Optional[Dict[str, str]] = None,
+        description: Optional[str] = None,
     ) -> None:
         self.nodeids = nodeids
         self.pending = list(nodeids)
@@ -59,6 +61,10 @@ class WarptRun:
             body["duration"] = duration
         if seed is not None:
             body["seed"] = seed
+        if labels:
+            body["labels"] = labels
+        if description is not None:
+            body["description"] = description
         request = os.path.join(self._dir.name, "request.json")
         with open(request, "w", encoding="utf-8") as f:
             json.dump(body, f)

@@ -92,6 +92,19 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         help="the store the run is recorded in (default: WARPT_STORE, then warpt's own)",
     )
     group.addoption(
+        "--warpt-label",
+        metavar="KEY=VALUE",
+        action="append",
+        default=[],
+        help="a label recorded with the run (repeatable); `warpt results list --label` finds it",
+    )
+    group.addoption(
+        "--warpt-description",
+        metavar="TEXT",
+        default=None,
+        help="a sentence recorded with the run",
+    )
+    group.addoption(
         "--warpt-seed",
         metavar="N",
         type=int,
@@ -379,6 +392,8 @@ class WarptPlugin:
                 store=self._store(),
                 duration=None if max_time is None else float(max_time),
                 seed=_option(self.config, "warpt_seed"),
+                labels=_labels(_option(self.config, "warpt_label") or []),
+                description=_option(self.config, "warpt_description"),
             )
         except WarptError as e:
             raise pytest.UsageError(f"warpt: {e}") from None
@@ -502,6 +517,18 @@ class WarptPlugin:
             if regressed:
                 names = ", ".join(v.benchmark for v in regressed)
                 tr.write_line(f"warpt: regressed: {names}", red=True, bold=True)
+
+
+def _labels(given: List[str]) -> Dict[str, str]:
+    """``--warpt-label KEY=VALUE`` options as a mapping (warpt checks the
+    keys and values: a bad one is its usage error)."""
+    out: Dict[str, str] = {}
+    for text in given:
+        key, sep, value = text.partition("=")
+        if not sep:
+            raise pytest.UsageError(f"warpt: --warpt-label {text!r} is not KEY=VALUE")
+        out[key.strip()] = value
+    return out
 
 
 def _timed(verdicts: Iterable[Verdict]) -> List[Verdict]:

@@ -146,6 +146,10 @@ pub struct ExecPlan {
     pub seed: u64,
     /// `--measure`: time alone, or instructions too.
     pub measure: Measure,
+    /// `--label key=value`: recorded in the run's manifest.
+    pub labels: BTreeMap<String, String>,
+    /// `--description`: recorded in the run's manifest.
+    pub description: Option<String>,
 }
 
 /// One command at one parameter value: a benchmark of the `exec` suite.
@@ -203,6 +207,8 @@ impl ExecPlan {
             timeout: None,
             seed: 42,
             measure: Measure::Time,
+            labels: BTreeMap::new(),
+            description: None,
         }
     }
 

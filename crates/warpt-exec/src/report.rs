@@ -184,6 +184,8 @@ pub fn suite_run(
     );
     options.seed = plan.seed;
     options.command_line = command_line;
+    options.labels = plan.labels.clone();
+    options.description = plan.description.clone();
     let empty = warpt_harness::Plan {
         suite: SUITE.into(),
         components: Vec::new(),

@@ -399,3 +399,38 @@ fn a_duet_runs_two_commands_at_once_and_judges_their_pairs() {
     assert_ne!(second["duet_verdict"], "~", "{second}");
     assert!(stderr.contains("run at the same time"), "{stderr}");
 }
+
+#[test]
+fn an_exec_run_records_its_labels_and_description() {
+    let dir = tempfile::tempdir().unwrap();
+    let (code, run, stderr) = exec(
+        dir.path(),
+        &[
+            "--runs",
+            "2",
+            "--label",
+            "compiler=gcc-13",
+            "--description",
+            "the -O3 build",
+            "true",
+        ],
+    );
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(run["manifest"]["labels"]["compiler"], "gcc-13");
+    assert_eq!(run["manifest"]["description"], "the -O3 build");
+    let listed = Command::new(assert_cmd::cargo::cargo_bin("warpt"))
+        .args([
+            "results",
+            "list",
+            "--json",
+            "--label",
+            "compiler=gcc-13",
+            "--store",
+        ])
+        .arg(dir.path().join("store.db"))
+        .output()
+        .unwrap();
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(listed.as_array().unwrap().len(), 1, "{listed:#}");
+    assert_eq!(listed[0]["description"], "the -O3 build");
+}

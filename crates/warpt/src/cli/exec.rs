@@ -91,6 +91,12 @@ pub struct ExecArgs {
     /// Seed of the interleaving order.
     #[arg(long, value_name = "N", default_value_t = 42)]
     pub seed: u64,
+    /// A label recorded with the run (repeatable); `results list --label KEY=VALUE` finds it.
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = crate::cli::parse_label)]
+    pub labels: Vec<(String, String)>,
+    /// A sentence recorded with the run.
+    #[arg(long, value_name = "TEXT", value_parser = crate::cli::parse_description)]
+    pub description: Option<String>,
     /// Write hyperfine's JSON (its field names) to this file.
     #[arg(long, value_name = "FILE")]
     pub export_json: Option<PathBuf>,

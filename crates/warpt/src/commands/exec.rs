@@ -60,6 +60,8 @@ fn plan(args: &ExecArgs) -> Result<ExecPlan> {
             MeasureArg::Time => Measure::Time,
             MeasureArg::Instructions => Measure::Instructions,
         },
+        labels: args.labels.iter().cloned().collect(),
+        description: args.description.clone(),
     })
 }
 
