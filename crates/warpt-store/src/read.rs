@@ -8,8 +8,27 @@ use warpt_model::{
 use crate::db::{Db, Value};
 use crate::{StoreError, vals};
 
-/// The id a user's `RUN` names: an exact id, a unique prefix, or `latest`.
+/// The id a user's `RUN` names: an exact id, a unique prefix, `latest`,
+/// or `label:KEY=VALUE` (the latest suite run carrying that label).
 pub fn resolve(conn: &Db, table: &str, run: &str) -> Result<String, StoreError> {
+    if let Some(label) = run.strip_prefix("label:")
+        && table == "suite_runs"
+    {
+        let (key, value) = warpt_model::labels::parse_label(label)
+            .map_err(|why| StoreError::NotFound(format!("{run}: {why}")))?;
+        let nl = nulls_last(conn);
+        return conn
+            .row(
+                &format!(
+                    "SELECT r.id FROM suite_runs r JOIN run_labels l ON l.run_id = r.id \
+                     WHERE l.key = ?1 AND l.value = ?2 \
+                     ORDER BY r.start_time DESC{nl}, r.recorded_at DESC LIMIT 1"
+                ),
+                &vals![&key, &value],
+            )?
+            .ok_or_else(|| StoreError::NotFound(format!("{run} (no stored run carries it)")))?
+            .get(0);
+    }
     if run == "latest" {
         let nl = nulls_last(conn);
         return conn

@@ -464,6 +464,17 @@ fn found_by_labels(t: &TestStore) {
         with(&[("rack", "b7"), ("bios", "1.4")]).is_empty(),
         "all of them"
     );
+    // `label:KEY=VALUE` names the latest run carrying it.
+    assert_eq!(store.load_run("label:bios=1.2").unwrap().id, "before");
+    assert_eq!(
+        store.load_run("label:rack=b7").unwrap().id,
+        "after",
+        "the latest"
+    );
+    assert!(matches!(
+        store.load_run("label:bios=9"),
+        Err(StoreError::NotFound(_))
+    ));
     // Read back whole, and as rows SQL can join.
     assert_eq!(
         store.load_run("after").unwrap(),

@@ -387,6 +387,29 @@ fn labels_and_a_description_are_recorded_listed_and_filtered_on() {
         "{shown}"
     );
     assert!(shown.contains("labels: bios=1.2 rack=b7"), "{shown}");
+    // `label:KEY=VALUE` names the latest run carrying it, wherever a run is
+    // named: compare before and after.
+    let compared = warpt(dir.path())
+        .args([
+            "benchmark",
+            "compare",
+            "label:bios=1.2",
+            "label:bios=1.3",
+            "--format",
+            "json",
+            "--store",
+        ])
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert!(
+        matches!(compared.status.code(), Some(0 | 1)),
+        "{}",
+        String::from_utf8_lossy(&compared.stderr)
+    );
+    let c: serde_json::Value = serde_json::from_slice(&compared.stdout).unwrap();
+    assert_eq!(c["base"], format!("run {}", before.id).as_str(), "{c:#}");
+    assert_ne!(c["current"], c["base"], "{c:#}");
     // A label that is not key=value, and a key with a space: usage errors.
     for bad in ["nokey", "a b=1"] {
         let e = stderr_of(ok_run(dir.path()).args(["--label", bad]), 2);
