@@ -20,6 +20,9 @@ fn two_runs(dir: &Path) -> (PathBuf, PathBuf) {
     let mut run: BenchmarkSuiteRun =
         serde_json::from_str(&std::fs::read_to_string(fixture()).unwrap()).unwrap();
     run.id = "second".into();
+    let m = run.manifest.get_or_insert_with(Default::default);
+    m.labels = [("bios".to_string(), "1.3".to_string())].into();
+    m.description = Some("after the BIOS update".into());
     for b in &mut run.benchmarks {
         for m in &mut b.metrics {
             m.value *= 1.1;
@@ -52,6 +55,9 @@ fn markdown_and_json_cover_environment_results_and_comparison() {
         "## Comparison: ",
         "| benchmark | metric |",
         "validation passed",
+        // The second run's labels and description, beside the first's none.
+        "after the BIOS update",
+        "bios=1.3",
     ] {
         assert!(md.contains(needle), "{needle}\n{md}");
     }

@@ -54,6 +54,19 @@ fn environment(input: &Input) -> Vec<(&'static str, Vec<String>)> {
     };
     vec![
         ("run", field(&|r| Some(r.id.clone()))),
+        (
+            "description",
+            field(&|r| r.manifest.as_ref().and_then(|m| m.description.clone())),
+        ),
+        (
+            "labels",
+            field(&|r| {
+                r.manifest
+                    .as_ref()
+                    .filter(|m| !m.labels.is_empty())
+                    .map(|m| warpt_model::labels::label_text(&m.labels))
+            }),
+        ),
         ("suite", field(&|r| Some(r.suite.clone()))),
         ("started", field(&|r| r.start_time.map(|t| t.to_string()))),
         (
