@@ -6,6 +6,12 @@ import { api, qs, hashParams, setHashParams } from "../api.js";
 
 const PAGE = 50;
 
+// A run's labels (`--label`) and description (`--description`), as text.
+function about(r) {
+  const labels = Object.entries(r.labels || {}).map(([k, v]) => `${k}=${v}`).join(" ");
+  return [labels, r.description].filter(Boolean).join(" — ") || "–";
+}
+
 export async function render(main) {
   const p = hashParams();
   const [specs, machines] = await Promise.all([api("benchmarks"), api("machines")]);
@@ -20,6 +26,7 @@ export async function render(main) {
     field("machine", select("machine", machines.map(m => [m.fingerprint, `${m.hostname} (${m.fingerprint.slice(0, 8)})`]))),
     field("since", input("since", { type: "date" })),
     field("until", input("until", { type: "date" })),
+    field("label", input("label", { placeholder: "key=value", size: 14 })),
     h("button", { type: "submit" }, "Filter"));
   const out = h("div");
   const picked = new Set();
@@ -46,10 +53,10 @@ export async function render(main) {
       } });
       return [box, h("a", { href: `#/run/${encodeURIComponent(r.id)}` }, r.id), r.suite, when(r.start_time),
         r.hostname || "–", { v: `${r.passed}/${r.benchmarks}`, cls: r.passed === r.benchmarks ? "num good" : "num bad" },
-        { v: r.trials, cls: "num" }, r.source];
+        { v: r.trials, cls: "num" }, r.source, about(r)];
     });
     fill(out,
-      rows.length ? table(["", "run", "suite", "started (UTC)", "machine", { v: "passed", cls: "num" }, { v: "trials", cls: "num" }, "source"], rows, { id: "runs-table" })
+      rows.length ? table(["", "run", "suite", "started (UTC)", "machine", { v: "passed", cls: "num" }, { v: "trials", cls: "num" }, "source", "labels"], rows, { id: "runs-table" })
         : h("p", { class: "muted" }, "No runs match. Record some with `warpt benchmark run`, or start one in Live."),
       h("div", { class: "toolbar" },
         h("button", { class: "secondary", disabled: offset === 0, onclick: () => { offset = Math.max(0, offset - PAGE); load(); } }, "← newer"),

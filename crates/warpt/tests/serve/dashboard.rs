@@ -102,7 +102,19 @@ pub(crate) fn live_run(b: &mut Browser, root: &str) {
 fn every_page_renders_in_chromium_without_errors_and_markup_stays_text() {
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("store.db");
-    record_runs(&store, 2);
+    record_runs(&store, 1);
+    succeeded(
+        warpt()
+            .args(crate::TINY_RUN)
+            .args([
+                "--label",
+                "bios=1.2",
+                "--description",
+                "before the BIOS update",
+            ])
+            .arg("--store")
+            .arg(&store),
+    );
     let base = exported(dir.path());
     let serving = serving_export(dir.path());
     let serving_id = serde_json::from_str::<Value>(&std::fs::read_to_string(&serving).unwrap())
@@ -131,6 +143,20 @@ fn every_page_renders_in_chromium_without_errors_and_markup_stays_text() {
         12
     );
     b.screenshot(&shots.join("runs.png"));
+    // The labelled run says so, and the label filter finds it alone.
+    let table = b.eval("document.querySelector('#runs-table').textContent");
+    assert!(
+        table
+            .as_str()
+            .is_some_and(|t| t.contains("bios=1.2 — before the BIOS update")),
+        "{table}"
+    );
+    b.eval(
+        "document.querySelector('input[name=label]').value = 'bios=1.2'; \
+         document.querySelector('form.filters button[type=submit]').click()",
+    );
+    b.wait("document.querySelectorAll('#runs-table tbody tr').length === 1");
+    b.open(&format!("{root}#/runs"), "runs");
     let ids: Vec<String> = serde_json::from_value(
         b.eval("[...document.querySelectorAll('#runs-table tbody a')].map(a => a.textContent)"),
     )
