@@ -67,6 +67,22 @@ impl Percentiles {
     pub fn key(q: f64) -> String {
         format!("p{q}")
     }
+
+    /// The distinct percentile keys among `keys` (`p99.9`, `p10`, ...), in
+    /// the order of their percentiles: the columns of a table of them.
+    pub fn ordered_keys<'a>(keys: impl IntoIterator<Item = &'a String>) -> Vec<String> {
+        let mut found: Vec<(f64, &String)> = keys
+            .into_iter()
+            .filter_map(|k| {
+                k.strip_prefix('p')
+                    .and_then(|q| q.parse().ok())
+                    .map(|q: f64| (q, k))
+            })
+            .collect();
+        found.sort_by(|a, b| a.0.total_cmp(&b.0));
+        found.dedup_by(|a, b| a.1 == b.1);
+        found.into_iter().map(|(_, k)| k.clone()).collect()
+    }
 }
 
 impl MetricStats {
@@ -210,6 +226,8 @@ mod tests {
         assert!(close(s.percentiles["p10"], 1.9), "{:?}", s.percentiles);
         assert!(close(s.percentiles["p99.9"], 9.991));
         assert!(!s.percentiles.contains_key("p50"), "a field already");
+        let keys = ["p99.9", "p10", "p99.9", "x"].map(String::from);
+        assert_eq!(Percentiles::ordered_keys(&keys), ["p10", "p99.9"]);
         assert_eq!(s.percentile(50.0), Some(5.5));
         assert!(close(s.percentile(99.9).unwrap(), 9.991));
         let json = serde_json::to_value(&s).unwrap();

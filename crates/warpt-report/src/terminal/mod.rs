@@ -109,26 +109,18 @@ pub fn results(run: &BenchmarkSuiteRun) -> String {
 /// standard ones (`p99.9`, `p10`), one row per metric that has them; empty
 /// when none was asked for.
 fn asked_percentiles(run: &BenchmarkSuiteRun) -> String {
-    let mut keys: Vec<(f64, &str)> = run
-        .benchmarks
-        .iter()
-        .flat_map(|r| &r.metrics)
-        .filter_map(|m| m.stats.as_ref())
-        .flat_map(|s| s.percentiles.keys())
-        .filter_map(|k| {
-            k.trim_start_matches('p')
-                .parse()
-                .ok()
-                .map(|q: f64| (q, k.as_str()))
-        })
-        .collect();
+    let keys = warpt_model::Percentiles::ordered_keys(
+        run.benchmarks
+            .iter()
+            .flat_map(|r| &r.metrics)
+            .filter_map(|m| m.stats.as_ref())
+            .flat_map(|s| s.percentiles.keys()),
+    );
     if keys.is_empty() {
         return String::new();
     }
-    keys.sort_by(|a, b| a.0.total_cmp(&b.0));
-    keys.dedup_by(|a, b| a.1 == b.1);
     let mut header = vec!["benchmark", "metric", "tags"];
-    header.extend(keys.iter().map(|(_, k)| *k));
+    header.extend(keys.iter().map(String::as_str));
     header.push("unit");
     let mut t = table(&header);
     for r in &run.benchmarks {
@@ -137,9 +129,9 @@ fn asked_percentiles(run: &BenchmarkSuiteRun) -> String {
                 continue;
             };
             let mut row = vec![r.spec.id.to_string(), m.name.clone(), m.tag_label()];
-            row.extend(keys.iter().map(|(_, k)| {
+            row.extend(keys.iter().map(|k| {
                 st.percentiles
-                    .get(*k)
+                    .get(k)
                     .map_or("-".into(), |v| crate::render::num(*v))
             }));
             row.push(m.unit.clone());

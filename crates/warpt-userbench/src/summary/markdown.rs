@@ -197,20 +197,13 @@ pub fn markdown(s: &Summary, env: Option<&serde_json::Value>) -> String {
     });
     if !ranked.is_empty() {
         // The percentiles asked for with --percentiles, in order.
-        let mut extra: Vec<(f64, String)> = ranked
-            .iter()
-            .filter_map(|e| e.latency_ms.as_ref())
-            .flat_map(|l| l.percentiles.keys())
-            .filter_map(|k| {
-                k.trim_start_matches('p')
-                    .parse()
-                    .ok()
-                    .map(|q: f64| (q, k.clone()))
-            })
-            .collect();
-        extra.sort_by(|a, b| a.0.total_cmp(&b.0));
-        extra.dedup_by(|a, b| a.1 == b.1);
-        let extra_head: String = extra.iter().map(|(_, k)| format!(" {k} ms |")).collect();
+        let extra = warpt_model::Percentiles::ordered_keys(
+            ranked
+                .iter()
+                .filter_map(|e| e.latency_ms.as_ref())
+                .flat_map(|l| l.percentiles.keys()),
+        );
+        let extra_head: String = extra.iter().map(|k| format!(" {k} ms |")).collect();
         let extra_rule = "---:|".repeat(extra.len());
         let _ = writeln!(out, "\n## Leaderboard (by p50 latency per call)\n");
         let _ = writeln!(
@@ -225,9 +218,7 @@ pub fn markdown(s: &Summary, env: Option<&serde_json::Value>) -> String {
             if let Some(l) = &e.latency_ms {
                 let extra_cells: String = extra
                     .iter()
-                    .map(|(_, k)| {
-                        format!(" {} |", l.percentiles.get(k).map_or("–".into(), |v| ms(*v)))
-                    })
+                    .map(|k| format!(" {} |", l.percentiles.get(k).map_or("–".into(), |v| ms(*v))))
                     .collect();
                 let _ = writeln!(
                     out,
