@@ -642,3 +642,58 @@ fn bash_completes_commands_and_flags_and_the_man_page_renders() {
         assert!(out.status.success() && err.is_empty(), "{args:?}: {err}");
     }
 }
+
+/// `COLUMNS` (a script's, a pager's or CI's width) bounds every table and
+/// paragraph: long cells wrap inside their column.
+#[test]
+fn tables_fit_the_width_columns_gives() {
+    let widest = |args: &[&str]| {
+        let out = warpt()
+            .env("COLUMNS", "60")
+            .env("WARPT_SELFTEST", "1")
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        // The tables' lines (and describe's paragraphs, wrapped to the width).
+        let w = text
+            .lines()
+            .filter(|l| !l.contains(": ") || l.starts_with(['│', '┌', '└', '╞', '├']))
+            .map(|l| l.chars().count())
+            .max()
+            .unwrap_or(0);
+        (w, text)
+    };
+    for args in [
+        &["benchmark", "list"][..],
+        &[
+            "benchmark",
+            "describe",
+            "--suite",
+            "micro",
+            "--benchmark",
+            "cpu_flops",
+        ][..],
+        &[
+            "benchmark",
+            "run",
+            "--suite",
+            "selftest",
+            "--benchmark",
+            "ok",
+            "--duration",
+            "0.05",
+            "--burnin-seconds",
+            "0",
+            "--no-store",
+        ][..],
+    ] {
+        let (w, text) = widest(args);
+        assert!(w <= 60, "{args:?}: {w} columns\n{text}");
+    }
+}

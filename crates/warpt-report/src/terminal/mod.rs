@@ -17,12 +17,30 @@ use comfy_table::presets::UTF8_BORDERS_ONLY;
 use comfy_table::{Cell, CellAlignment, ContentArrangement, Table};
 use warpt_model::{BenchmarkSpec, BenchmarkSuiteRun};
 
-/// A table in warpt's style with `header`.
+/// Narrowest `COLUMNS` honoured: below it a table cannot hold its borders.
+const MIN_COLUMNS: u16 = 20;
+
+/// The width tables and prose fit: `COLUMNS` when it holds a number (a
+/// script's, a pager's or CI's choice), else the terminal's; `None` for a
+/// file or a pipe without `COLUMNS`.
+pub fn width() -> Option<u16> {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<u16>().ok())
+        .filter(|w| *w >= MIN_COLUMNS)
+        .or_else(|| Table::new().width())
+}
+
+/// A table in warpt's style with `header`, as wide as [`width`] allows
+/// (long cells wrap inside their column).
 pub fn table(header: &[&str]) -> Table {
     let mut t = Table::new();
     t.load_preset(UTF8_BORDERS_ONLY)
         .set_content_arrangement(ContentArrangement::Dynamic)
         .set_header(header.iter().map(Cell::new));
+    if let Some(w) = width() {
+        t.set_width(w);
+    }
     t
 }
 
@@ -197,7 +215,7 @@ fn wrap(text: &str, width: usize) -> String {
 /// Everything about one benchmark, its prose and parameter table as wide
 /// as the terminal (or [`PROSE_WIDTH`] columns when that is unknown).
 pub fn describe(spec: &BenchmarkSpec) -> String {
-    let width = Table::new().width().unwrap_or(PROSE_WIDTH);
+    let width = width().unwrap_or(PROSE_WIDTH);
     let mut out = format!("{}\n\n", spec.id);
     if let Some(d) = &spec.description {
         out.push_str(&wrap(d, usize::from(width)));
@@ -267,10 +285,8 @@ mod tests {
         let text = describe(&spec);
         // Tests run without a terminal: the fallback width holds.
         let widest = text.lines().map(|l| l.chars().count()).max().unwrap();
-        assert!(
-            widest <= usize::from(PROSE_WIDTH),
-            "{widest} columns:\n{text}"
-        );
+        let limit = width().unwrap_or(PROSE_WIDTH);
+        assert!(widest <= usize::from(limit), "{widest} columns:\n{text}");
         assert!(text.contains("(range 0..)"), "{text}");
     }
 }
