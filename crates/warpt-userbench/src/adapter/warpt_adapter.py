@@ -115,8 +115,7 @@ def reference(request, kernel_path):
     if not flatten(expected, values):
         raise TypeError(f"the reference {request['function']!r} returned a "
                         f"{type(expected).__name__}, not numbers")
-    with open(request["path"], "w") as f:
-        json.dump([v if math.isfinite(v) else None for v in values], f)
+    write_numbers(request["path"], values)
     return len(values)
 
 
@@ -324,8 +323,9 @@ class Timing:
                 last = fn()
                 if gpu is not None:
                     gpu.synchronize()
-                self.note_sync(settle(last))
+                synced = settle(last)
                 samples.append(time.perf_counter_ns() - start)
+                self.note_sync(synced)
             return samples, 1, last
         start = time.perf_counter_ns()
         # itertools.repeat, as timeit's loop: range() would allocate an int
@@ -334,8 +334,10 @@ class Timing:
             last = fn()
         if gpu is not None:
             gpu.synchronize()
-        self.note_sync(settle(last))
-        return [time.perf_counter_ns() - start], calls, last
+        synced = settle(last)
+        elapsed = time.perf_counter_ns() - start
+        self.note_sync(synced)
+        return [elapsed], calls, last
 
     def note_sync(self, synced):
         if synced:
@@ -449,6 +451,13 @@ def flatten(value, out):
     return False
 
 
+def write_numbers(path, values):
+    """The numbers an answer holds, as the JSON array warpt compares
+    (null for a non-finite one)."""
+    with open(path, "w") as f:
+        json.dump([v if math.isfinite(v) else None for v in values], f)
+
+
 def output(last, latencies, path, timing):
     """The reply to 'output': what the benchmark returned and what it used."""
     reply = {"ok": True, "peak_rss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}
@@ -459,8 +468,7 @@ def output(last, latencies, path, timing):
     values = []
     if last is not None and not isinstance(last, dict) and flatten(last, values):
         if path:
-            with open(path, "w") as f:
-                json.dump([v if math.isfinite(v) else None for v in values], f)
+            write_numbers(path, values)
         reply["output_count"] = len(values)
     elif last is not None and not isinstance(last, dict):
         reply["output_note"] = f"benchmark_fn returned a {type(last).__name__}, not numbers"
