@@ -254,15 +254,13 @@ pub fn run_plan(
             break;
         }
     }
-    let (benchmarks, trials) = if repeat == 1 {
+    let (mut benchmarks, mut trials) = if repeat == 1 {
         let only = trials.pop().map(|t| t.benchmarks).unwrap_or_default();
         (only, Vec::new())
     } else {
         crate::trials::mark_regimes_across_trials(&mut trials, planned);
         (aggregate_trials(&trials, planned), trials)
     };
-    let mut benchmarks = benchmarks;
-    let mut trials = trials;
     for r in benchmarks
         .iter_mut()
         .chain(trials.iter_mut().flat_map(|t| t.benchmarks.iter_mut()))
@@ -291,8 +289,6 @@ pub fn run_plan(
     }
 }
 
-/// Runs one planned benchmark (in a worker unless `in_process`) and
-/// completes its result: telemetry, sweep tags, interference and quality.
 /// Adds `ps` to the stats of every metric of `r`.
 pub fn add_percentiles(r: &mut BenchmarkRunResult, ps: &warpt_model::Percentiles) {
     for m in &mut r.metrics {
@@ -319,6 +315,8 @@ fn not_started(planned: &PlannedBenchmark, limit: &crate::SuiteLimit) -> Benchma
     r
 }
 
+/// Runs one planned benchmark (in a worker unless `in_process`) and
+/// completes its result: telemetry, sweep tags, interference and quality.
 fn run_entry(
     registry: &Registry,
     planned: &PlannedBenchmark,

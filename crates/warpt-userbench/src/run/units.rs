@@ -152,7 +152,7 @@ impl<'a> Ctx<'a> {
     /// probe) as run options and a line for its details.
     fn layered_options(&self, unit: &Unit) -> (RunOptions, String) {
         let s = self.settings;
-        let limit = warpt_harness::SETUP_LIMIT.mul_f64(s.timeout_multiplier.value.max(0.01));
+        let limit = self.load_limit();
         let load = crate::driver::LoadOptions {
             kwargs: unit.combo.kwargs.clone(),
             defaults: unit.combo.settings.clone(),
@@ -387,7 +387,7 @@ impl<'a> Ctx<'a> {
                 unit,
                 &self.settings.python,
                 self.command_line(unit).is_some(),
-                self.reference_limit(),
+                self.load_limit(),
                 &answer.with_extension("reference.json"),
             )
             .and_then(|expected| accuracy::against_reference(&expected, &answer, &tolerances));
@@ -401,9 +401,9 @@ impl<'a> Ctx<'a> {
         self.settings.suite_limit.is_some_and(|l| l.passed())
     }
 
-    /// How long loading a file and calling its reference may take: the
-    /// setup stage's limit.
-    fn reference_limit(&self) -> Duration {
+    /// How long loading a file (to read its `get_config()`, or to call its
+    /// reference) may take: the setup stage's limit.
+    fn load_limit(&self) -> Duration {
         warpt_harness::SETUP_LIMIT.mul_f64(self.settings.timeout_multiplier.value.max(0.01))
     }
 
