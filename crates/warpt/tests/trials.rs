@@ -299,7 +299,10 @@ fn rerun_adds_batches_of_rounds_while_a_verdict_is_unresolved() {
     );
 }
 
-/// A planted fivefold slowdown is decided by the default rounds: no more.
+/// A planted fivefold slowdown is decided by the default rounds: no more,
+/// unless the host disturbed more than half of a side's rounds (their
+/// aggregate is then `unreliable`, which more rounds can outvote: a loaded
+/// CI runner did so once), which the line announcing more rounds must say.
 #[test]
 fn a_rerun_decided_by_its_first_rounds_adds_none() {
     let _one = common::one_at_a_time();
@@ -318,9 +321,19 @@ fn a_rerun_decided_by_its_first_rounds_adds_none() {
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     let c: serde_json::Value =
         serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {stderr}"));
-    assert_eq!(c["trials"], serde_json::json!([5, 5]), "{stderr}");
     assert_eq!(c["metrics"][0]["verdict"], "regressed", "{c}");
-    assert!(!stderr.contains("rounds leave"), "{stderr}");
+    let more = stderr
+        .lines()
+        .find(|l| l.starts_with("5 rounds leave"))
+        .map(str::to_string);
+    match more {
+        None => assert_eq!(c["trials"], serde_json::json!([5, 5]), "{stderr}"),
+        Some(line) => assert!(
+            line.contains("inconclusive, base unreliable:")
+                || line.contains("inconclusive, current unreliable:"),
+            "more rounds for a reason other than a disturbed host: {stderr}"
+        ),
+    }
 }
 
 #[test]

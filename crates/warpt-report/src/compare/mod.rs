@@ -288,13 +288,18 @@ impl Comparison {
     }
 
     /// The metrics more trials could sharpen
-    /// ([`MetricComparison::unresolved`]), each as `label: what`.
+    /// ([`MetricComparison::unresolved`]), each as `label: what` (an
+    /// inconclusive one with its reason, so the user sees why more rounds
+    /// run: a side the host disturbed, a band the trials could not narrow).
     pub fn unresolved(&self) -> Vec<String> {
         self.metrics
             .iter()
             .filter(|m| m.unresolved(self.threshold_pct))
             .map(|m| match m.verdict {
-                Verdict::Inconclusive => format!("{}: inconclusive", m.label()),
+                Verdict::Inconclusive => match &m.reason {
+                    Some(why) => format!("{}: inconclusive, {why}", m.label()),
+                    None => format!("{}: inconclusive", m.label()),
+                },
                 _ => format!(
                     "{}: ~ within the trials' band of ±{:.1}%",
                     m.label(),
