@@ -18,12 +18,15 @@
 //! - [`interleave`]: randomized interleaved A/B trials (`compare --rerun`);
 //! - [`duet`]: A and B at the same time on separate CPUs (`--duet`);
 //! - [`Progress`]: the events a run reports while it works;
+//! - [`energy`]: a monitored result's energy as metrics (`energy_j`,
+//!   `mean_power_w`, `energy_per_<unit>`);
 //! - [`InProcess`]: one suite's benchmarks run briefly in this process
 //!   (a suite's tests).
 
 /// The protocol every benchmark and suite implements.
 mod benchmark;
 pub mod duet;
+pub mod energy;
 /// The stages of one benchmark run, and the clock that times them.
 mod execute;
 /// One suite's benchmarks run briefly in this process, without a worker.

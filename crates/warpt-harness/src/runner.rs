@@ -336,23 +336,11 @@ fn run_entry(
         let samples = monitor.window(from, to);
         let mut summary =
             warpt_system::monitor::summarize(&samples, Some(from), seconds, monitor.missing());
-        let power = match (summary.mean_power_w, summary.gpu_mean_power_w) {
-            (None, None) => None,
-            (cpu, gpu) => Some(cpu.unwrap_or(0.0) + gpu.unwrap_or(0.0)),
-        };
-        if let Some(power) = power {
-            // Rate metrics (unit "X/s" or IOPS): joules per X = watts / (X per second).
-            for m in result
-                .metrics
-                .iter()
-                .filter(|m| m.higher_is_better && m.value > 0.0)
-            {
-                if m.unit.ends_with("/s") || m.unit == "IOPS" {
-                    let key = format!("{} {}", m.name, m.tag_label()).trim().to_string();
-                    summary.energy_per_unit.insert(key, power / m.value);
-                }
-            }
+        let energy = crate::energy::energy_metrics(&mut summary, &result.metrics);
+        if energy.is_empty() {
+            result.warnings.push(crate::energy::unmeasured(&summary));
         }
+        result.metrics.extend(energy);
         result.telemetry = Some(summary);
     }
     sweep_tags(&mut result.metrics, &planned.sweep);

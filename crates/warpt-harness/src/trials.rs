@@ -294,7 +294,16 @@ fn sum_resources(results: &[&BenchmarkRunResult]) -> Resources {
         cpu_sys_s: sum(|r| r.cpu_sys_s),
         energy_j: sum(|r| r.energy_j),
         gpu_memory_peak_bytes: all.iter().filter_map(|r| r.gpu_memory_peak_bytes).max(),
-        notes: vec!["the sum over every trial (peak RSS: the largest)".into()],
+        // Each trial's own notes once (why energy_j is absent, and how to
+        // read it), after what the sums are.
+        notes: std::iter::once("the sum over every trial (peak RSS: the largest)".to_string())
+            .chain(all.iter().flat_map(|r| r.notes.iter().cloned()))
+            .fold(Vec::new(), |mut v, n| {
+                if !v.contains(&n) {
+                    v.push(n);
+                }
+                v
+            }),
     }
 }
 

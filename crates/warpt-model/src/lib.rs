@@ -78,7 +78,8 @@ pub use system::{
     MountInfo, NetworkInterface, OsInfo, StorageDevice, ToolInfo,
 };
 pub use telemetry::{
-    GpuSample, MemoryPoint, TelemetrySample, TelemetrySummary, TemperatureReading,
+    ENERGY_SOURCES, GpuSample, MemoryPoint, SourceEnergy, TelemetrySample, TelemetrySummary,
+    TemperatureReading,
 };
 pub use trial::{Interference, Trial, results_at};
 

@@ -88,27 +88,43 @@ pub struct TemperatureReading {
     pub celsius: f64,
 }
 
+/// The power sources the monitor integrates, in the order tables show them.
+pub const ENERGY_SOURCES: [&str; 3] = ["cpu_package", "dram", "gpu"];
+
+/// One power source's share of a window.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SourceEnergy {
+    /// Joules over the window.
+    pub energy_j: f64,
+    /// Mean power, watts (the joules over the window's seconds).
+    pub mean_power_w: f64,
+    /// Samples that read the source.
+    pub samples: usize,
+}
+
 /// What the monitor saw during one result's measurement window.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TelemetrySummary {
     /// Samples in the window.
     pub samples: usize,
-    /// Mean CPU package (+ DRAM) power, watts, where RAPL is readable.
+    /// Mean power over the window, watts: every source the monitor read
+    /// ([`TelemetrySummary::energy_sources`]) summed. Runs stored before
+    /// GPUs were counted hold the CPU package and DRAM alone.
     #[serde(default)]
     pub mean_power_w: Option<f64>,
-    /// Highest power seen, watts.
+    /// Highest power of one sample, every source summed, watts.
     #[serde(default)]
     pub max_power_w: Option<f64>,
-    /// Energy over the window, joules (mean power x window length).
+    /// Energy over the window, joules: every source summed.
     #[serde(default)]
     pub energy_j: Option<f64>,
-    /// Mean power of all NVIDIA GPUs together, watts (NVML, per sample).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_mean_power_w: Option<f64>,
-    /// The GPUs' energy over the window, joules (their mean power x window
-    /// length).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gpu_energy_j: Option<f64>,
+    /// The energy of each source the monitor read, by name
+    /// ([`ENERGY_SOURCES`]): `cpu_package` and `dram` (RAPL), `gpu` (every
+    /// NVIDIA GPU's board power, NVML). Each is the trapezoid integral of
+    /// the source's samples over their timestamps, the first and last
+    /// sample's power held to the window's edges.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub energy_sources: std::collections::BTreeMap<String, SourceEnergy>,
     /// Highest temperature of any sensor, Celsius.
     #[serde(default)]
     pub max_temp_c: Option<f64>,
@@ -122,9 +138,9 @@ pub struct TelemetrySummary {
     /// more than 10% below the window's first sample).
     pub throttled: bool,
     /// Energy per unit of work, joules, for every rate metric of the result
-    /// (e.g. `gflops precision=fp64,threads=all` -> J/GFLOP): mean power
-    /// (CPU package and DRAM, plus the GPUs where NVML reads them) divided
-    /// by the metric's median rate. Empty without a power reading.
+    /// (e.g. `gflops precision=fp64,threads=all` -> J/GFLOP): the mean
+    /// power of every source divided by the metric's median rate. Empty
+    /// without a power reading.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub energy_per_unit: std::collections::BTreeMap<String, f64>,
     /// Mean CPU utilisation, percent.

@@ -127,11 +127,26 @@ fn full_suite_run() -> BenchmarkSuiteRun {
     });
     result.telemetry = Some(TelemetrySummary {
         samples: 3,
-        mean_power_w: Some(100.0),
-        max_power_w: Some(120.0),
-        energy_j: Some(300.0),
-        gpu_mean_power_w: Some(650.0),
-        gpu_energy_j: Some(1950.0),
+        mean_power_w: Some(750.0),
+        max_power_w: Some(820.0),
+        energy_j: Some(2250.0),
+        energy_sources: [
+            ("cpu_package", 270.0, 90.0),
+            ("dram", 30.0, 10.0),
+            ("gpu", 1950.0, 650.0),
+        ]
+        .into_iter()
+        .map(|(k, energy_j, mean_power_w)| {
+            (
+                k.to_string(),
+                warpt_model::SourceEnergy {
+                    energy_j,
+                    mean_power_w,
+                    samples: 3,
+                },
+            )
+        })
+        .collect(),
         max_temp_c: Some(70.0),
         min_freq_mhz: Some(2900.0),
         mean_freq_mhz: Some(3000.0),

@@ -1,7 +1,27 @@
 //! Package energy from RAPL counters in the powercap interface.
 
 use std::fs;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// Where the kernel's powercap interface lives.
+pub const POWERCAP: &str = "/sys/class/powercap";
+
+/// The environment variable naming another powercap tree: sysfs mounted
+/// elsewhere (a container), or a tree a test writes.
+pub const POWERCAP_ENV: &str = "WARPT_POWERCAP";
+
+/// The powercap tree read: [`POWERCAP_ENV`]'s, else [`POWERCAP`].
+fn root() -> PathBuf {
+    std::env::var_os(POWERCAP_ENV).map_or_else(|| PathBuf::from(POWERCAP), PathBuf::from)
+}
+
+/// How to let warpt read the counters when they are root-only (Linux made
+/// `energy_uj` readable by root alone in 5.10, after the PLATYPUS power
+/// side channel, CVE-2020-8694).
+pub const RAPL_FIX: &str = "run as root, give warpt the capability to read them \
+     (`sudo setcap cap_dac_read_search+ep \"$(command -v warpt)\"`), or make them readable at \
+     boot with a udev rule (/etc/udev/rules.d/99-rapl.rules: `ACTION==\"add\", \
+     SUBSYSTEM==\"powercap\", RUN+=\"/bin/chmod o+r /sys%p/energy_uj\"`)";
 
 /// One RAPL domain's counter at one moment.
 #[derive(Debug, Clone, PartialEq)]
@@ -21,10 +41,10 @@ pub struct EnergySnapshot {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum EnergyUnavailable {
     /// The powercap interface has no RAPL domain (VMs, non-x86, no driver).
-    #[error("no RAPL domain under /sys/class/powercap on this machine")]
+    #[error("no RAPL domain under /sys/class/powercap (or $WARPT_POWERCAP) on this machine")]
     NoDomain,
     /// Domains exist but their counters cannot be read (permissions).
-    #[error("RAPL counters are not readable: {0}")]
+    #[error("RAPL counters are not readable ({0}): {fix}", fix = RAPL_FIX)]
     Unreadable(String),
 }
 
@@ -32,22 +52,33 @@ impl EnergySnapshot {
     /// Reads every package-level `intel-rapl:N` domain (AMD exposes its
     /// counters under the same name).
     pub fn read() -> Result<EnergySnapshot, EnergyUnavailable> {
-        Self::read_where(|name, _| !name.contains(':'))
+        Self::read_in(&root())
     }
 
     /// Reads the DRAM subdomains (`intel-rapl:N:M` named `dram`).
     pub fn read_dram() -> Result<EnergySnapshot, EnergyUnavailable> {
-        Self::read_where(|name, path| {
+        Self::read_dram_in(&root())
+    }
+
+    /// [`EnergySnapshot::read`] of a powercap tree at `root` (a copy of
+    /// `/sys/class/powercap` in tests).
+    pub fn read_in(root: &Path) -> Result<EnergySnapshot, EnergyUnavailable> {
+        Self::read_where(root, |name, _| !name.contains(':'))
+    }
+
+    /// [`EnergySnapshot::read_dram`] of a powercap tree at `root`.
+    pub fn read_dram_in(root: &Path) -> Result<EnergySnapshot, EnergyUnavailable> {
+        Self::read_where(root, |name, path| {
             name.contains(':')
                 && fs::read_to_string(path.join("name")).is_ok_and(|n| n.trim() == "dram")
         })
     }
 
     fn read_where(
-        keep: impl Fn(&str, &std::path::Path) -> bool,
+        root: &Path,
+        keep: impl Fn(&str, &Path) -> bool,
     ) -> Result<EnergySnapshot, EnergyUnavailable> {
-        let entries =
-            fs::read_dir("/sys/class/powercap").map_err(|_| EnergyUnavailable::NoDomain)?;
+        let entries = fs::read_dir(root).map_err(|_| EnergyUnavailable::NoDomain)?;
         let mut domains: Vec<PathBuf> = entries
             .flatten()
             .map(|e| e.path())

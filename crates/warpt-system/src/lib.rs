@@ -32,6 +32,8 @@ pub mod isa;
 pub mod monitor;
 /// The theoretical FMA peak of this machine, and how it was derived.
 pub mod peak;
+/// Energy over a window from the monitor's power samples, per source.
+pub mod power;
 /// Host state that changes how fast things run: governor, SMT, turbo.
 mod probes;
 pub mod procstat;
@@ -48,7 +50,7 @@ pub use cpu::{
     last_level_cache_bytes, physical_cores, pin_current_thread, pin_current_thread_to,
 };
 pub use devices::{mounts, network, storage};
-pub use energy::{EnergySnapshot, EnergyUnavailable};
+pub use energy::{EnergySnapshot, EnergyUnavailable, POWERCAP, POWERCAP_ENV, RAPL_FIX};
 pub use git::git_state;
 pub use gpu::gpus;
 pub use host::{hostname, memory_info, memory_quick, os_info};

@@ -92,20 +92,8 @@ impl Sampler {
         self.prev_cpu = cpu;
         let mem = crate::memory_quick();
         let (swap_total, swap_free) = swap();
-        let package_power_w = self.prev_energy.take().and_then(|(before, at)| {
-            let now = EnergySnapshot::read().ok()?;
-            let secs = at.elapsed().as_secs_f64();
-            let joules = before.joules_until(&now);
-            self.prev_energy = Some((now, Instant::now()));
-            joules.filter(|_| secs > 0.0).map(|j| j / secs)
-        });
-        let dram_power_w = self.prev_dram.take().and_then(|(before, at)| {
-            let now = EnergySnapshot::read_dram().ok()?;
-            let secs = at.elapsed().as_secs_f64();
-            let joules = before.joules_until(&now);
-            self.prev_dram = Some((now, Instant::now()));
-            joules.filter(|_| secs > 0.0).map(|j| j / secs)
-        });
+        let package_power_w = power_since(&mut self.prev_energy, EnergySnapshot::read);
+        let dram_power_w = power_since(&mut self.prev_dram, EnergySnapshot::read_dram);
         let used = mem.total_bytes.saturating_sub(mem.available_bytes);
         TelemetrySample {
             timestamp: Some(Timestamp::now()),
@@ -171,6 +159,22 @@ impl Sampler {
             })
             .collect()
     }
+}
+
+/// The mean power since `prev` (its snapshot and when it was read), from a
+/// fresh `read`, which becomes `prev`. A read that fails (a counter being
+/// rewritten) gives no figure this time and keeps `prev`, so the next
+/// sample covers both intervals.
+fn power_since(
+    prev: &mut Option<(EnergySnapshot, Instant)>,
+    read: fn() -> Result<EnergySnapshot, crate::EnergyUnavailable>,
+) -> Option<f64> {
+    let (before, at) = prev.as_ref()?;
+    let now = read().ok()?;
+    let secs = at.elapsed().as_secs_f64();
+    let joules = before.joules_until(&now);
+    *prev = Some((now, Instant::now()));
+    joules.filter(|_| secs > 0.0).map(|j| j / secs)
 }
 
 /// (busy, total) jiffies per CPU from /proc/stat.
@@ -387,21 +391,12 @@ pub fn summarize(
     seconds: f64,
     missing: &[String],
 ) -> TelemetrySummary {
-    let powers: Vec<f64> = samples
-        .iter()
-        .filter_map(|s| s.package_power_w.map(|p| p + s.dram_power_w.unwrap_or(0.0)))
-        .collect();
     let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-    let mean_power = mean(&powers);
-    // All GPUs' board power together, in the samples where NVML read it.
-    let gpu_powers: Vec<f64> = samples
-        .iter()
-        .filter_map(|s| {
-            let w: Vec<f64> = s.gpu_usage.iter().filter_map(|g| g.power_watts).collect();
-            (!w.is_empty()).then(|| w.iter().sum())
-        })
-        .collect();
-    let gpu_mean_power = mean(&gpu_powers);
+    let energy_sources = crate::power::by_source(samples, start, seconds);
+    let energy_j = (!energy_sources.is_empty())
+        .then(|| energy_sources.values().map(|e| e.energy_j).sum::<f64>());
+    let mean_power_w = (!energy_sources.is_empty())
+        .then(|| energy_sources.values().map(|e| e.mean_power_w).sum::<f64>());
     let freqs: Vec<f64> = samples
         .iter()
         .filter_map(|s| mean(&s.per_core_freq_mhz))
@@ -433,11 +428,10 @@ pub fn summarize(
         .max();
     TelemetrySummary {
         samples: samples.len(),
-        mean_power_w: mean_power,
-        max_power_w: powers.iter().copied().reduce(f64::max),
-        energy_j: mean_power.map(|p| p * seconds),
-        gpu_mean_power_w: gpu_mean_power,
-        gpu_energy_j: gpu_mean_power.map(|p| p * seconds),
+        mean_power_w,
+        max_power_w: crate::power::max_power(samples),
+        energy_j,
+        energy_sources,
         max_temp_c: samples
             .iter()
             .flat_map(|s| s.temperatures.iter().map(|t| t.celsius))
@@ -523,24 +517,31 @@ mod tests {
     }
 
     #[test]
-    fn gpu_power_becomes_gpu_energy() {
+    fn every_source_is_summed_and_a_missing_one_is_absent() {
+        let t0: Timestamp = "2026-12-02T00:00:00Z".parse().unwrap();
         let gpu = |w: f64| GpuSample {
             power_watts: Some(w),
             ..GpuSample::default()
         };
-        let samples: Vec<TelemetrySample> = [(300.0, 100.0), (500.0, 100.0)]
+        let samples: Vec<TelemetrySample> = [(0, 300.0, 100.0), (1000, 500.0, 100.0)]
             .into_iter()
-            .map(|(a, b)| TelemetrySample {
+            .map(|(ms, a, b)| TelemetrySample {
+                timestamp: Some(t0 + jiff::SignedDuration::from_millis(ms)),
+                package_power_w: Some(50.0),
                 gpu_usage: vec![gpu(a), gpu(b)],
                 ..TelemetrySample::default()
             })
-            .chain(std::iter::once(TelemetrySample::default()))
             .collect();
-        let s = summarize(&samples, None, 2.0, &[]);
-        // Two GPUs' powers add up per sample (400 and 600 W); a sample
-        // without a reading does not count as 0 W.
-        assert_eq!(s.gpu_mean_power_w, Some(500.0));
-        assert_eq!(s.gpu_energy_j, Some(1000.0));
-        assert_eq!(summarize(&[], None, 2.0, &[]).gpu_energy_j, None);
+        let s = summarize(&samples, Some(t0), 2.0, &[]);
+        // GPUs 400 W then 600 W over 0..1 s, 600 W held to 2 s: 1100 J;
+        // the package 50 W throughout: 100 J. No DRAM reading: no entry.
+        assert_eq!(s.energy_sources["gpu"].energy_j, 1100.0);
+        assert_eq!(s.energy_sources["cpu_package"].energy_j, 100.0);
+        assert!(!s.energy_sources.contains_key("dram"));
+        assert_eq!(s.energy_j, Some(1200.0));
+        assert_eq!(s.mean_power_w, Some(600.0));
+        assert_eq!(s.max_power_w, Some(650.0));
+        let none = summarize(&[], None, 2.0, &[]);
+        assert_eq!((none.energy_j, none.mean_power_w), (None, None));
     }
 }

@@ -122,6 +122,10 @@ pub struct Settings {
     /// How long `--profile`'s run of one file may take
     /// ([`crate::profile::DEFAULT_LIMIT`] unless `--profile-timeout` says).
     pub profile_limit: std::time::Duration,
+    /// The background monitor (`--monitor`), started and finished by the
+    /// caller: each trial's result gets the telemetry and the energy
+    /// metrics of its measurement window.
+    pub monitor: Option<Arc<warpt_system::monitor::Monitor>>,
 }
 
 /// A benchmark's role in the run, in its `role` detail.
@@ -271,6 +275,7 @@ pub fn run(
     options.percentiles = settings.percentiles.clone();
     options.labels = settings.labels.clone();
     options.description = settings.description.clone();
+    options.monitor = settings.monitor.clone();
     // Every trial is a one-benchmark plan: the machine is read once, while
     // the start-up probe of other processes' CPU time waits.
     let (host, system) = warpt_harness::HostConditions::capture_while(

@@ -76,6 +76,52 @@ pub struct AccuracyFigures {
     pub relative_error: f64,
 }
 
+/// A benchmark's energy over its measurement window (the monitor's power
+/// samples integrated; see `warpt_model::TelemetrySummary`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EnergyFigures {
+    /// Joules, every source summed.
+    pub energy_j: f64,
+    /// Mean power, watts, every source summed.
+    pub mean_power_w: f64,
+    /// Joules per op (per call unless `ops_per_call` says).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_per_op: Option<f64>,
+    /// Joules by source: `cpu_package`, `dram`, `gpu`.
+    #[serde(default)]
+    pub sources: BTreeMap<String, f64>,
+}
+
+impl EnergyFigures {
+    fn of(r: &BenchmarkRunResult) -> Option<EnergyFigures> {
+        let total = |name: &str| {
+            r.metrics
+                .iter()
+                .find(|m| m.name == name && !m.tags.contains_key("source"))
+                .map(|m| m.value)
+        };
+        Some(EnergyFigures {
+            energy_j: total("energy_j")?,
+            mean_power_w: total("mean_power_w")?,
+            energy_per_op: r.metric("energy_per_op").map(|m| m.value),
+            sources: r
+                .metrics
+                .iter()
+                .filter(|m| m.name == "energy_j")
+                .filter_map(|m| Some((m.tags.get("source")?.clone(), m.value)))
+                .collect(),
+        })
+    }
+}
+
+/// Why a monitored result measured no energy (its warning).
+fn energy_note(r: &BenchmarkRunResult) -> Option<String> {
+    r.warnings
+        .iter()
+        .find_map(|w| w.strip_prefix(warpt_harness::energy::UNMEASURED))
+        .map(str::to_string)
+}
+
 /// One benchmark (a file at a combination).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
@@ -109,6 +155,14 @@ pub struct Entry {
     /// call is one op unless the benchmark says).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub throughput_ops_per_sec: Option<f64>,
+    /// Energy over the measurement, where the monitor read power
+    /// (`--monitor`): the median over the trials.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy: Option<EnergyFigures>,
+    /// Why there is no energy figure though the monitor ran (RAPL
+    /// unreadable, and how to make it readable; no NVIDIA GPU).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_note: Option<String>,
     /// Time to first token, from benchmark_fn's returns.
     pub ttft_ms: Option<Figures>,
     /// Time per output token, from benchmark_fn's returns.
@@ -280,6 +334,11 @@ fn entry(r: &BenchmarkRunResult) -> Entry {
                 .map(|n| format!("outputs/{}", n.to_string_lossy()))
         }),
         throughput_ops_per_sec: r.metric("throughput_ops_per_sec").map(|m| m.value),
+        energy: EnergyFigures::of(r),
+        energy_note: EnergyFigures::of(r)
+            .is_none()
+            .then(|| energy_note(r))
+            .flatten(),
         ttft_ms: r.metric("ttft_ms").and_then(Figures::of),
         tpot_ms: r.metric("tpot_ms").and_then(Figures::of),
         peak_rss_bytes: count(r, "peak_rss_bytes")

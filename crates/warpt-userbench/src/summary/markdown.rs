@@ -35,6 +35,56 @@ fn indent(text: &str) -> String {
         .join("\n")
 }
 
+/// The `## Energy` section (`--monitor`): each benchmark's joules and
+/// watts, by source, and joules per op; or why none was measured.
+fn energy(out: &mut String, s: &Summary) {
+    let measured: Vec<(&Entry, &crate::summary::EnergyFigures)> = s
+        .benchmarks
+        .iter()
+        .filter_map(|e| Some((e, e.energy.as_ref()?)))
+        .collect();
+    if measured.is_empty() {
+        if let Some(why) = s.benchmarks.iter().find_map(|e| e.energy_note.as_ref()) {
+            let _ = writeln!(out, "\n## Energy\n\nNot measured: {}", cell(why));
+        }
+        return;
+    }
+    let mut sources: Vec<&str> = Vec::new();
+    for source in warpt_model::ENERGY_SOURCES {
+        if measured.iter().any(|(_, f)| f.sources.contains_key(source)) {
+            sources.push(source);
+        }
+    }
+    let _ = writeln!(out, "\n## Energy\n");
+    let heads: String = sources.iter().map(|s| format!(" {s} J |")).collect();
+    let rules: String = sources.iter().map(|_| "---:|").collect();
+    let _ = writeln!(
+        out,
+        "| benchmark | tags | energy J | mean power W | J / op |{heads}"
+    );
+    let _ = writeln!(out, "|---|---|---:|---:|---:|{rules}");
+    for (e, f) in measured {
+        let split: String = sources
+            .iter()
+            .map(|src| {
+                format!(
+                    " {} |",
+                    opt(f.sources.get(*src).copied(), |j| format!("{j:.3}"))
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {:.3} | {:.1} | {} |{split}",
+            cell(&e.id),
+            cell(&tags(e)),
+            f.energy_j,
+            f.mean_power_w,
+            opt(f.energy_per_op, |j| format!("{j:.3e}")),
+        );
+    }
+}
+
 /// The `## Environment` section from `env.json`'s contents: what ran the
 /// benchmarks (a field not there reads `–`).
 fn environment(env: &serde_json::Value) -> String {
@@ -307,6 +357,8 @@ pub fn markdown(s: &Summary, env: Option<&serde_json::Value>) -> String {
                 .map_or("–".into(), |l| format!("[log]({l})"))
         );
     }
+
+    energy(&mut out, s);
 
     let problems: Vec<&Entry> = s
         .benchmarks

@@ -157,6 +157,8 @@ pub struct HarnessRunArgs {
     pub export_file: Option<PathBuf>,
     #[command(flatten)]
     pub store: crate::cli::StoreFlags,
+    #[command(flatten)]
+    pub monitor: crate::cli::MonitorFlags,
 }
 
 /// `warpt harness discover`

@@ -115,11 +115,12 @@ impl StoreFlags {
 }
 
 /// `--monitor`, `--monitor-interval`, `--monitor-output`, shared by
-/// `benchmark run` and `stress`.
+/// `benchmark run`, `harness run` and `stress`.
 #[derive(Debug, Args)]
 pub struct MonitorFlags {
     /// Sample CPU, memory, temperatures, power and GPUs in the background
-    /// (each benchmark result gets a telemetry summary of its measurement window).
+    /// (each benchmark result gets a telemetry summary of its measurement window,
+    /// and its energy: energy_j, mean_power_w, energy_per_<unit>).
     #[arg(long = "monitor")]
     pub enabled: bool,
     /// Seconds between monitor samples (at least 0.05).

@@ -110,7 +110,20 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
         &serde_json::to_string_pretty(&tree.manifest)?,
     )?;
     let interrupt = warpt_run::interrupt::install_handler()?;
-    let settings = Settings {
+    let monitor_target = match &args.monitor.output {
+        Some(path) => Some(warpt_run::ExportTarget::prepare(path)?),
+        None => None,
+    };
+    let monitor = args.monitor.enabled.then(|| {
+        let m = warpt_system::monitor::Monitor::start(std::time::Duration::from_secs_f64(
+            args.monitor.interval,
+        ));
+        for missing in m.missing() {
+            eprintln!("monitor: {missing}");
+        }
+        std::sync::Arc::new(m)
+    });
+    let mut settings = Settings {
         python: args.python.clone(),
         rounds: args.rounds,
         duration: layered(&cfg.duration),
@@ -149,12 +162,21 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
             .collect(),
         description: cfg.description.value.clone(),
         matrix,
+        monitor,
     };
     let run = harness::run(&tree.manifest, &tree.configs, &settings, &mut |e| {
         if let Some(line) = e.line() {
             eprintln!("{line}");
         }
     });
+    if let Some(monitor) = settings
+        .monitor
+        .take()
+        .and_then(|m| std::sync::Arc::try_unwrap(m).ok())
+    {
+        let (timeline, overhead) = monitor.finish();
+        warpt_run::export::finish_timeline(&timeline, overhead, monitor_target)?;
+    }
     let profiler = args.profile.map(|tool| match tool {
         ProfilerChoice::Perf => Profiler::Perf,
         ProfilerChoice::PySpy => Profiler::PySpy,
