@@ -7,6 +7,7 @@
 //! - [`render`]: a comparison as terminal text, Markdown or JSON;
 //! - [`report`]: Markdown, self-contained HTML with SVG charts, and JSON reports of runs;
 //! - [`trend`]: change points in a metric's history (PELT);
+//! - [`score`]: one number per component and suite against a reference run;
 //! - [`matrix`]: machine × workload figures normalised to the best, and the pick per workload;
 //! - [`fleet`]: many machines: the best machine per workload (throughput, per
 //!   watt, per cost) with the margin's significance, and sick nodes.
@@ -21,6 +22,7 @@ pub mod history;
 pub mod matrix;
 pub mod render;
 pub mod report;
+pub mod score;
 /// Text for the terminal: results, lists, noise and stress tables.
 pub mod terminal;
 pub mod trend;

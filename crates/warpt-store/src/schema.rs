@@ -169,14 +169,45 @@ pub const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX run_labels_by_label ON run_labels (key, value);
     ALTER TABLE suite_runs ADD COLUMN description TEXT;",
+    // 8: `model_results`, the ML results' metrics with the model's facts as
+    // columns (from the result's details, else its parameters), so SQL can
+    // group and filter by model, family, precision, batch.
+    "CREATE VIEW model_results AS
+    SELECT r.run_id AS run_id, s.start_time AS start_time, m.hostname AS machine,
+        r.suite AS suite, r.benchmark AS benchmark,
+        coalesce(json_extract(r.result_json, '$.details.model'),
+            json_extract(r.params_json, '$.model')) AS model,
+        coalesce(json_extract(r.result_json, '$.details.family'),
+            json_extract(r.params_json, '$.family')) AS family,
+        coalesce(json_extract(r.params_json, '$.device'),
+            json_extract(r.result_json, '$.details.device')) AS device,
+        json_extract(r.params_json, '$.batch') AS batch,
+        coalesce(json_extract(r.params_json, '$.seq_len'), json_extract(r.params_json, '$.seq'),
+            json_extract(r.params_json, '$.prompt_tokens'),
+            json_extract(r.params_json, '$.input_tokens')) AS sequence_length,
+        coalesce(json_extract(r.result_json, '$.details.precision'),
+            json_extract(r.params_json, '$.precision')) AS precision,
+        json_extract(r.result_json, '$.details.parameters') AS parameters,
+        x.name AS metric, x.tags_json AS tags, x.value AS value, x.unit AS unit,
+        r.status AS status
+    FROM metrics x
+    JOIN results r ON r.id = x.result_id
+    JOIN suite_runs s ON s.id = r.run_id
+    LEFT JOIN machines m ON m.id = s.machine_id
+    WHERE r.trial IS NULL
+        AND (json_extract(r.result_json, '$.details.model') IS NOT NULL
+            OR json_extract(r.params_json, '$.model') IS NOT NULL
+            OR json_extract(r.result_json, '$.details.family') IS NOT NULL);",
 ];
 
 /// Migrations whose PostgreSQL form is not the translated SQLite one:
 /// migration 5's covering indexes keep SQLite from walking the overflow
 /// pages of the large JSON documents; PostgreSQL keeps those out of line
 /// (TOAST), and an index entry holding `params_json` could pass its 2.7 kB
-/// limit. It gets plain indexes for the same queries instead. Migration 6
-/// reads JSON with PostgreSQL's operators.
+/// limit. It gets plain indexes for the same queries instead. Migrations 6
+/// and 8 read JSON with PostgreSQL's operators (8's numbers through
+/// `warpt_bigint`, NULL for a value that is not an integer, where SQLite's
+/// `json_extract` keeps the JSON type).
 const POSTGRES_OVERRIDES: &[(usize, &str)] = &[
     (
         4,
@@ -189,6 +220,37 @@ const POSTGRES_OVERRIDES: &[(usize, &str)] = &[
         UPDATE suite_runs SET slurm_job = manifest_json::json -> 'env' ->> 'SLURM_JOB_ID'
             WHERE manifest_json IS NOT NULL;
         CREATE INDEX runs_by_slurm_job ON suite_runs (slurm_job);",
+    ),
+    (
+        7,
+        "CREATE FUNCTION warpt_bigint(t TEXT) RETURNS BIGINT LANGUAGE SQL IMMUTABLE
+            AS $$ SELECT CASE WHEN t ~ '^-?[0-9]+$' THEN t::BIGINT END $$;
+        CREATE VIEW model_results AS
+        SELECT r.run_id AS run_id, s.start_time AS start_time, m.hostname AS machine,
+            r.suite AS suite, r.benchmark AS benchmark,
+            coalesce(r.result_json::json -> 'details' ->> 'model',
+                r.params_json::json ->> 'model') AS model,
+            coalesce(r.result_json::json -> 'details' ->> 'family',
+                r.params_json::json ->> 'family') AS family,
+            coalesce(r.params_json::json ->> 'device',
+                r.result_json::json -> 'details' ->> 'device') AS device,
+            warpt_bigint(r.params_json::json ->> 'batch') AS batch,
+            warpt_bigint(coalesce(r.params_json::json ->> 'seq_len', r.params_json::json ->> 'seq',
+                r.params_json::json ->> 'prompt_tokens',
+                r.params_json::json ->> 'input_tokens')) AS sequence_length,
+            coalesce(r.result_json::json -> 'details' ->> 'precision',
+                r.params_json::json ->> 'precision') AS precision,
+            warpt_bigint(r.result_json::json -> 'details' ->> 'parameters') AS parameters,
+            x.name AS metric, x.tags_json AS tags, x.value AS value, x.unit AS unit,
+            r.status AS status
+        FROM metrics x
+        JOIN results r ON r.id = x.result_id
+        JOIN suite_runs s ON s.id = r.run_id
+        LEFT JOIN machines m ON m.id = s.machine_id
+        WHERE r.trial IS NULL
+            AND (r.result_json::json -> 'details' ->> 'model' IS NOT NULL
+                OR r.params_json::json ->> 'model' IS NOT NULL
+                OR r.result_json::json -> 'details' ->> 'family' IS NOT NULL);",
     ),
 ];
 

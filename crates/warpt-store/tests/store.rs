@@ -488,3 +488,100 @@ fn found_by_labels(t: &TestStore) {
     .unwrap();
     assert_eq!(rows.rows, vec![vec![serde_json::json!("after")]]);
 }
+
+#[test]
+fn model_results_has_one_row_per_ml_metric_with_the_models_facts() {
+    on_both(model_rows);
+}
+
+fn model_rows(t: &TestStore) {
+    use warpt_model::ParamValue;
+    let mut store = Store::open(&t.location).unwrap();
+    let mut run = example();
+    run.id = "ml".into();
+    // The first result as an LLM's: the model's facts in its details and
+    // parameters, as pepbench writes them.
+    let r = &mut run.benchmarks[0];
+    r.params = [
+        ("model".to_string(), ParamValue::from("small")),
+        ("device".to_string(), ParamValue::from("cpu")),
+        ("batch".to_string(), ParamValue::Int(8)),
+        ("prompt_tokens".to_string(), ParamValue::Int(128)),
+        ("precision".to_string(), ParamValue::from("bf16")),
+    ]
+    .into();
+    r.details = [
+        ("model".to_string(), ParamValue::from("small")),
+        ("family".to_string(), ParamValue::from("llama")),
+        ("precision".to_string(), ParamValue::from("bf16")),
+        ("parameters".to_string(), ParamValue::Int(33_554_432)),
+    ]
+    .into();
+    let ml_metrics = r.metrics.len();
+    // The other results (not ML) stay out of the view.
+    for other in &mut run.benchmarks[1..] {
+        other.params.remove("model");
+        other.details.remove("model");
+        other.details.remove("family");
+    }
+    store.record_run(&run, &Source::Run).unwrap();
+    let out = query(
+        &t.location,
+        "SELECT model, family, device, batch, sequence_length, precision, parameters, \
+         metric, value, unit FROM model_results ORDER BY metric",
+    )
+    .unwrap();
+    assert_eq!(
+        out.columns,
+        [
+            "model",
+            "family",
+            "device",
+            "batch",
+            "sequence_length",
+            "precision",
+            "parameters",
+            "metric",
+            "value",
+            "unit"
+        ]
+    );
+    assert_eq!(out.rows.len(), ml_metrics, "{:?}", out.rows);
+    let row = &out.rows[0];
+    assert_eq!(row[0], "small");
+    assert_eq!(row[1], "llama");
+    assert_eq!(row[2], "cpu");
+    assert_eq!(row[3], 8);
+    assert_eq!(row[4], 128);
+    assert_eq!(row[5], "bf16");
+    assert_eq!(row[6], 33_554_432);
+    let mut names: Vec<&str> = run.benchmarks[0]
+        .metrics
+        .iter()
+        .map(|m| m.name.as_str())
+        .collect();
+    names.sort_unstable();
+    let got: Vec<&str> = out.rows.iter().map(|r| r[7].as_str().unwrap()).collect();
+    assert_eq!(got, names);
+    // A model whose batch is not a number gets none, not an error.
+    let mut odd = example();
+    odd.id = "odd".into();
+    odd.benchmarks.truncate(1);
+    odd.benchmarks[0].params = [
+        ("model".to_string(), ParamValue::from("mine")),
+        ("batch".to_string(), ParamValue::from("auto")),
+    ]
+    .into();
+    store.record_run(&odd, &Source::Run).unwrap();
+    let out = query(
+        &t.location,
+        "SELECT DISTINCT batch FROM model_results WHERE model = 'mine'",
+    )
+    .unwrap();
+    assert_eq!(out.rows.len(), 1);
+    assert!(
+        out.rows[0][0].is_null() || out.rows[0][0] == "auto",
+        "{:?}",
+        out.rows
+    );
+}

@@ -54,6 +54,7 @@ fn main() -> ExitCode {
             ResultsCommand::Migrate(args) => commands::migrate::run(&args),
         },
         Command::Report(args) => commands::report::run(&args),
+        Command::Score(args) => commands::score::run(&args),
         Command::Ci { action } => match action {
             CiCommand::Pr(args) => commands::ci::pr(&args),
             CiCommand::Record(args) => commands::ci_record::record(&args),

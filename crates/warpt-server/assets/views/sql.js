@@ -5,9 +5,13 @@ import { h, fill, table } from "../dom.js";
 import { api, hashParams, setHashParams } from "../api.js";
 import { tokenField } from "./token.js";
 
-const EXAMPLE = `SELECT r.benchmark, x.name, x.unit, count(*) AS runs, round(avg(x.value), 3) AS mean
-FROM metrics x JOIN results r ON r.id = x.result_id
-GROUP BY 1, 2, 3 ORDER BY runs DESC LIMIT 50`;
+// The ML results with the model's facts as columns (the model_results view,
+// docs/store.md); the same SQL on SQLite and PostgreSQL.
+const EXAMPLE = `SELECT model, family, precision, batch, sequence_length, metric, unit,
+  count(*) AS runs, round(CAST(avg(value) AS NUMERIC), 3) AS mean
+FROM model_results WHERE status = 'passed'
+GROUP BY model, family, precision, batch, sequence_length, metric, unit
+ORDER BY model, metric LIMIT 50`;
 
 function csvCell(v) {
   const t = v === null || v === undefined ? "" : typeof v === "object" ? JSON.stringify(v) : String(v);

@@ -70,6 +70,9 @@ pub enum Command {
     },
     /// Report runs for people (Markdown, HTML with charts) or tools (JSON).
     Report(ReportArgs),
+    /// One number per component and suite: a run's headline figures against a
+    /// reference run's (geometric mean of the ratios, 95% CI, what is missing).
+    Score(ScoreArgs),
     /// Many machines: benchmark runs dispatched through Slurm, their status,
     /// their exports collected, and the machines slower than their peers.
     Fleet {

@@ -246,3 +246,25 @@ pub struct ResultsImportArgs {
     #[command(flatten)]
     pub store: StorePath,
 }
+
+/// `warpt score`
+#[derive(Debug, Args)]
+pub struct ScoreArgs {
+    /// The run to score: id, unique prefix, `latest` or `label:KEY=VALUE`.
+    #[arg(default_value = "latest")]
+    pub run: String,
+    /// What 1.0 means: a stored run (id, prefix, `latest`, `label:KEY=VALUE`) or a file (a
+    /// reference written by --save-reference, or a run's JSON export)
+    /// [default: the reference shipped with warpt, docs/score.md].
+    #[arg(long, value_name = "RUN|FILE")]
+    pub reference: Option<String>,
+    /// Also write RUN's headline figures as a reference file (for --reference on other machines).
+    #[arg(long, value_name = "PATH")]
+    pub save_reference: Option<PathBuf>,
+    /// The score as JSON on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// The store.
+    #[command(flatten)]
+    pub store: StorePath,
+}

@@ -21,6 +21,7 @@ pub mod report;
 pub mod results;
 pub mod run;
 pub mod schema;
+pub mod score;
 pub mod serve;
 pub mod shell;
 pub mod stress;

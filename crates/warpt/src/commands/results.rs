@@ -70,6 +70,10 @@ pub fn show(args: &ResultsShowArgs) -> Result<Outcome> {
             }
         }
         print!("{}", output::results(&run));
+        // Against the shipped reference (`warpt score --reference` for another).
+        if let Ok(reference) = warpt_report::score::Reference::shipped() {
+            println!("{}", warpt_report::score::score(&run, &reference).line());
+        }
     }
     Ok(Outcome::Success)
 }
