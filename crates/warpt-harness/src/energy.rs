@@ -93,31 +93,36 @@ pub fn energy_metrics(
     out
 }
 
-/// How the warning that a monitored result has no energy begins.
+/// How the run's warning that the CPU's energy cannot be read begins.
 pub const UNMEASURED: &str = "energy not measured: ";
 
-/// The warning of a monitored result without energy: why each power
-/// source could not be read (the monitor's notes), with the fix it names.
-pub fn unmeasured(summary: &TelemetrySummary) -> String {
-    let why: Vec<&str> = summary
-        .notes
+/// The run's warning when the monitor cannot read the CPU's energy (RAPL
+/// absent or root-only), from the monitor's `missing` sources: the reason
+/// and, when it is a permission, how to grant it. None when it reads.
+pub fn unmeasured(missing: &[String]) -> Option<String> {
+    missing
         .iter()
-        .map(String::as_str)
-        .filter(|n| n.starts_with("power: ") || n.starts_with("GPU: "))
-        .collect();
-    if why.is_empty() {
-        format!(
-            "{UNMEASURED}no power sample fell in the measurement window (raise the monitor's rate with --monitor-interval)"
-        )
-    } else {
-        format!("{UNMEASURED}{}", why.join("; "))
-    }
+        .find_map(|n| n.strip_prefix("power: "))
+        .map(|why| format!("{UNMEASURED}{why}"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use warpt_model::SourceEnergy;
+
+    #[test]
+    fn unreadable_power_is_one_warning_with_its_reason() {
+        let missing = vec![
+            "GPU: NVML unavailable (no driver)".to_string(),
+            "power: RAPL counters are not readable (x): fix".to_string(),
+        ];
+        assert_eq!(
+            unmeasured(&missing).as_deref(),
+            Some("energy not measured: RAPL counters are not readable (x): fix")
+        );
+        assert_eq!(unmeasured(&missing[..1]), None);
+    }
 
     #[test]
     fn work_units_from_rate_units() {

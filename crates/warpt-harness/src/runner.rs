@@ -200,6 +200,14 @@ pub fn run_plan(
         .unwrap_or_else(|| HostConditions::capture(&options.build_profile));
     let mut manifest = build_manifest(options, plan);
     manifest.warnings = host.warnings();
+    // Power the monitor cannot read, said once with its fix.
+    if let Some(why) = options
+        .monitor
+        .as_ref()
+        .and_then(|m| crate::energy::unmeasured(m.missing()))
+    {
+        manifest.warnings.push(why);
+    }
     let system = options
         .system
         .clone()
@@ -337,9 +345,6 @@ fn run_entry(
         let mut summary =
             warpt_system::monitor::summarize(&samples, Some(from), seconds, monitor.missing());
         let energy = crate::energy::energy_metrics(&mut summary, &result.metrics);
-        if energy.is_empty() {
-            result.warnings.push(crate::energy::unmeasured(&summary));
-        }
         result.metrics.extend(energy);
         result.telemetry = Some(summary);
     }

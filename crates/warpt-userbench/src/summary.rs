@@ -114,14 +114,6 @@ impl EnergyFigures {
     }
 }
 
-/// Why a monitored result measured no energy (its warning).
-fn energy_note(r: &BenchmarkRunResult) -> Option<String> {
-    r.warnings
-        .iter()
-        .find_map(|w| w.strip_prefix(warpt_harness::energy::UNMEASURED))
-        .map(str::to_string)
-}
-
 /// One benchmark (a file at a combination).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Entry {
@@ -159,10 +151,6 @@ pub struct Entry {
     /// (`--monitor`): the median over the trials.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub energy: Option<EnergyFigures>,
-    /// Why there is no energy figure though the monitor ran (RAPL
-    /// unreadable, and how to make it readable; no NVIDIA GPU).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub energy_note: Option<String>,
     /// Time to first token, from benchmark_fn's returns.
     pub ttft_ms: Option<Figures>,
     /// Time per output token, from benchmark_fn's returns.
@@ -266,6 +254,10 @@ pub struct Summary {
     pub findings: Vec<String>,
     /// What to do about it.
     pub recommendations: Vec<String>,
+    /// Why no energy was measured though the monitor ran (`--monitor`):
+    /// RAPL absent, or root-only and how to make it readable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub energy_note: Option<String>,
 }
 
 fn detail<'a>(r: &'a BenchmarkRunResult, k: &str) -> Option<&'a ParamValue> {
@@ -335,10 +327,6 @@ fn entry(r: &BenchmarkRunResult) -> Entry {
         }),
         throughput_ops_per_sec: r.metric("throughput_ops_per_sec").map(|m| m.value),
         energy: EnergyFigures::of(r),
-        energy_note: EnergyFigures::of(r)
-            .is_none()
-            .then(|| energy_note(r))
-            .flatten(),
         ttft_ms: r.metric("ttft_ms").and_then(Figures::of),
         tpot_ms: r.metric("tpot_ms").and_then(Figures::of),
         peak_rss_bytes: count(r, "peak_rss_bytes")
@@ -429,6 +417,12 @@ impl Summary {
             benchmarks,
             findings: Vec::new(),
             recommendations: Vec::new(),
+            energy_note: run.manifest.as_ref().and_then(|m| {
+                m.warnings
+                    .iter()
+                    .find_map(|w| w.strip_prefix(warpt_harness::energy::UNMEASURED))
+                    .map(str::to_string)
+            }),
         };
         findings::fill(&mut s);
         s

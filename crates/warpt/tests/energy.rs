@@ -208,7 +208,7 @@ fn harness_summaries_carry_each_benchmarks_energy_or_why_there_is_none() {
     let (s, md, _) = harness(&tree, &t.path().join("out2"), broken.path());
     let e = &s["benchmarks"][0];
     assert!(e.get("energy").is_none(), "{e:#}");
-    let note = e["energy_note"].as_str().unwrap();
+    let note = s["energy_note"].as_str().unwrap();
     assert!(
         note.contains("not readable") && note.contains("cap_dac_read_search"),
         "{note}"

@@ -44,7 +44,7 @@ fn energy(out: &mut String, s: &Summary) {
         .filter_map(|e| Some((e, e.energy.as_ref()?)))
         .collect();
     if measured.is_empty() {
-        if let Some(why) = s.benchmarks.iter().find_map(|e| e.energy_note.as_ref()) {
+        if let Some(why) = &s.energy_note {
             let _ = writeln!(out, "\n## Energy\n\nNot measured: {}", cell(why));
         }
         return;
