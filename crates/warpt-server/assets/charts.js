@@ -89,6 +89,22 @@ export function lines(series, title, unit, opts = {}) {
   return fig;
 }
 
+/** A sparkline of `values` (oldest first), the last point marked; `bad`
+ *  draws it in the regression colour. Its title says what it holds. */
+export function spark(values, title, bad) {
+  const w = 96, ht = 22, pad = 2;
+  if (values.length < 2) return h("span", { class: "muted", title }, values.length ? "1 run" : "–");
+  const lo = Math.min(...values), hi = Math.max(...values);
+  const x = scale(0, values.length - 1, pad, w - pad);
+  const y = scale(lo, hi === lo ? lo + 1 : hi, ht - pad, pad);
+  const pts = values.map((v, i) => `${x(i).toFixed(1)},${y(v).toFixed(1)}`).join(" ");
+  const last = values.length - 1;
+  return s("svg", { class: `spark${bad ? " bad" : ""}`, viewBox: `0 0 ${w} ${ht}`, width: w, height: ht, role: "img" },
+    s("title", {}, title),
+    s("polyline", { points: pts }),
+    s("circle", { cx: x(last), cy: y(values[last]), r: 2 }));
+}
+
 /** A background colour for a score in [0, 1] (1 = best): red to green. */
 export function heat(score) {
   const v = Math.max(0, Math.min(1, score));

@@ -45,9 +45,24 @@ export function when(t) {
   return t ? String(t).replace("T", " ").slice(0, 16) : "–";
 }
 
-/** `k=v,...` of a tag map. */
+/** `k=v,...` of a tag map. A swept parameter whose name a metric tag
+ *  also has (`param.threads=1` beside cpu_flops's `threads=all`) is one
+ *  label: `threads=all (swept: 1)`. */
 export function tags(t) {
-  return Object.entries(t || {}).map(([k, v]) => `${k}=${v}`).join(",");
+  const m = t || {};
+  return Object.entries(m)
+    .filter(([k]) => !(k.startsWith("param.") && k.slice(6) in m))
+    .map(([k, v]) => (`param.${k}` in m ? `${k}=${v} (swept: ${m[`param.${k}`]})` : `${k}=${v}`))
+    .join(",");
+}
+
+/** A tag label as the API writes it (`k=v,k=v`) shown as `tags` shows a map. */
+export function tagLabel(label) {
+  if (!label) return "";
+  return tags(Object.fromEntries(String(label).split(",").map(p => {
+    const i = p.indexOf("=");
+    return i < 0 ? [p, ""] : [p.slice(0, i), p.slice(i + 1)];
+  })));
 }
 
 /** A table from column headers and rows of cells (strings, nodes or {v, cls}). */

@@ -43,6 +43,7 @@ pub fn router(state: Shared) -> Router {
         .route("/api/v1/jobs", get(runs_api::jobs))
         .route("/api/v1/runs/{id}/results", get(results))
         .route("/api/v1/machines", get(machines))
+        .route("/api/v1/overview", get(overview))
         .route("/api/v1/compare", get(compare))
         .route("/api/v1/series", get(series))
         .route("/api/v1/matrix", get(matrix))
@@ -84,7 +85,7 @@ fn cacheable(path: &str) -> bool {
     let first = rest.split('/').next().unwrap_or("");
     matches!(
         first,
-        "runs" | "machines" | "compare" | "series" | "matrix" | "report"
+        "runs" | "machines" | "overview" | "compare" | "series" | "matrix" | "report"
     ) && !rest.ends_with("/status")
         && !rest.ends_with("/events")
 }
@@ -284,6 +285,11 @@ async fn results(
 async fn machines(State(state): State<Shared>) -> Result<Response, ApiError> {
     let list = with_store(&state, |s| Ok(s.list_machines()?)).await?;
     Ok(axum::Json(list).into_response())
+}
+
+async fn overview(State(state): State<Shared>) -> Result<Response, ApiError> {
+    let lines = with_store(&state, |s| Ok(crate::overview::overview(s)?)).await?;
+    Ok(axum::Json(lines).into_response())
 }
 
 async fn compare(State(state): State<Shared>, Query(p): Params) -> Result<Response, ApiError> {

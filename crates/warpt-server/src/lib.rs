@@ -13,6 +13,7 @@
 //! - [`cache`]: read answers kept until the store changes;
 //! - [`error`]: API errors as JSON with their status and the field at fault;
 //! - [`api`]: the `/api/v1` read routes;
+//! - [`overview`]: one line per machine for the dashboard's first view;
 //! - [`queue`]: submitted runs, planned and run in process one at a time
 //!   (their benchmarks in worker processes);
 //! - [`runs_api`]: starting, following (WebSocket) and cancelling runs;
@@ -30,6 +31,7 @@ pub mod exporter;
 pub mod guard;
 pub mod listen;
 pub mod openapi;
+pub mod overview;
 pub mod queue;
 pub mod runs_api;
 pub mod state;

@@ -52,6 +52,13 @@ pub fn document() -> Value {
         ),
         ("/api/v1/machines", get("Machines with recorded runs", &[])),
         (
+            "/api/v1/overview",
+            get(
+                "One line per machine: its latest run, headline figures with their recent history, regressions",
+                &[],
+            ),
+        ),
+        (
             "/api/v1/compare",
             get(
                 "Verdicts of `benchmark compare` between two stored runs",

@@ -22,7 +22,8 @@ pub struct TrendQuery<'a> {
     pub machine: Option<&'a str>,
 }
 
-/// The rows of `q`, oldest first. Trials are left out (their run's
+/// The rows of `q`, oldest first (within a run, in the order its results
+/// and metrics were reported). Trials are left out (their run's
 /// aggregate stands for them), and so are results that did not pass.
 pub fn rows(conn: &Db, q: &TrendQuery<'_>) -> Result<Vec<TrendRow>, StoreError> {
     let raw = conn.rows(
@@ -36,7 +37,7 @@ pub fn rows(conn: &Db, q: &TrendQuery<'_>) -> Result<Vec<TrendRow>, StoreError> 
            AND (CAST(?3 AS TEXT) IS NULL OR r.suite = ?3) \
            AND (CAST(?4 AS TEXT) IS NULL OR m.hostname = ?4 OR substr(m.fingerprint, 1, length(?4)) = ?4) \
            AND x.value IS NOT NULL \
-         ORDER BY s.start_time, s.id",
+         ORDER BY s.start_time, s.id, r.position, x.position",
         &vals![q.benchmark, q.metric, q.suite, q.machine],
     )?;
     let mut out = Vec::new();

@@ -1,13 +1,28 @@
 // Any two runs side by side: the verdicts of `warpt benchmark compare`
 // (same statistics, same noise bands), and each metric's ratio with its CI.
+// Opened without a choice, it compares the latest run that has a
+// predecessor on the same machine and suite with that predecessor.
 
 import { h, fill, table, field, num, tags, when } from "../dom.js";
 import { api, qs, hashParams, setHashParams } from "../api.js";
 import { bars } from "../charts.js";
 
+/** The latest run that has an earlier one of the same machine and suite,
+ *  and that earlier one (the list is newest first): what a first look at
+ *  Compare shows ({} when no two runs are comparable). */
+function latestPair(list) {
+  const runs = list.filter(r => r.kind !== "stress");
+  for (const [i, current] of runs.entries()) {
+    const base = runs.slice(i + 1).find(r => r.machine === current.machine && r.suite === current.suite);
+    if (base) return { base: base.id, current: current.id };
+  }
+  return {};
+}
+
 export async function render(main) {
-  const p = hashParams();
   const list = (await api("runs?limit=200")).runs;
+  const given = hashParams();
+  const p = given.base || given.current ? given : { ...given, ...latestPair(list) };
   const pick = (name, chosen) => h("select", { name, required: true },
     h("option", { value: "" }, "choose a run"),
     list.map(r => h("option", { value: r.id, selected: r.id === chosen }, `${r.id} · ${r.suite} · ${r.hostname || ""} · ${when(r.start_time)}`)));

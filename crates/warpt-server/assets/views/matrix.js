@@ -2,7 +2,7 @@
 // to the best machine (1 = best), and the machine to pick per workload by
 // speed and, where power was measured, by speed per watt.
 
-import { h, fill, table, field, num } from "../dom.js";
+import { h, fill, table, field, num, tagLabel } from "../dom.js";
 import { api, qs, hashParams, setHashParams } from "../api.js";
 import { heat } from "../charts.js";
 
@@ -23,7 +23,7 @@ export async function render(main) {
       fill(out, h("p", { class: "muted" }, "No passed results yet."));
       return;
     }
-    const label = w => `${w.benchmark} ${w.metric}${w.tags ? ` [${w.tags}]` : ""}`;
+    const label = w => `${w.benchmark} ${w.metric}${w.tags ? ` [${tagLabel(w.tags)}]` : ""}`;
     const heatRows = m.workloads.map(w => [label(w), w.unit,
       ...w.cells.map(c => c ? { v: `${num(c.score)}`, cls: "cell", title: `${num(c.value)} ${w.unit}, ${c.runs} run(s)` } : { v: "–", cls: "cell muted" })]);
     const tbl = table(["workload", "unit", ...m.machines.map(x => x.hostname)], heatRows, { id: "heatmap", class: "heat" });

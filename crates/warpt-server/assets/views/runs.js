@@ -1,8 +1,11 @@
-// The runs table: filters as `warpt results list` takes them, pages of
-// 50, two runs picked for the compare view.
+// The runs page: first one line per machine (its latest run, headline
+// figures with their recent history, regressions flagged), then the runs
+// table: filters as `warpt results list` takes them, pages of 50, two
+// runs picked for the compare view.
 
-import { h, fill, table, field, when } from "../dom.js";
+import { h, fill, table, field, when, num, tags } from "../dom.js";
 import { api, qs, hashParams, setHashParams } from "../api.js";
+import { spark } from "../charts.js";
 
 const PAGE = 50;
 
@@ -10,6 +13,37 @@ const PAGE = 50;
 function about(r) {
   const labels = Object.entries(r.labels || {}).map(([k, v]) => `${k}=${v}`).join(" ");
   return [labels, r.description].filter(Boolean).join(" — ") || "–";
+}
+
+/** One headline figure as a row: what, the latest value, its sparkline,
+ *  and a flag linking to the trend where its history ends in a regression
+ *  step (else a plain link to the trend). */
+function figureRow(m, f) {
+  const what = `${f.benchmark} ${f.metric}${Object.keys(f.tags).length ? ` [${tags(f.tags)}]` : ""}`;
+  const trend = `#/trends${qs({ benchmark: `${f.suite}/${f.benchmark}`, metric: f.metric, machine: m.fingerprint,
+    tags: Object.entries(f.tags).map(([k, v]) => `${k}=${v}`).join(",") })}`;
+  const r = f.regression;
+  return h("tr", { class: "figure-line" },
+    h("td", { class: "what" }, what),
+    h("td", { class: "num" }, h("b", {}, `${num(f.value)} ${f.unit}`)),
+    h("td", {}, spark(f.spark, `${what}: the last ${f.spark.length} of ${f.runs} runs on ${m.hostname} (${f.higher_is_better ? "higher" : "lower"} is better)`, Boolean(r))),
+    h("td", {}, r ? h("a", { class: "flag", href: trend, title: `a step of ${num(r.change_pct)}% at run ${r.run_id}` },
+      `regressed ${r.change_pct >= 0 ? "+" : ""}${num(r.change_pct)}%`) : h("a", { class: "muted", href: trend }, "trend")));
+}
+
+/** The machines' overview table, or nothing without runs. */
+async function overview() {
+  const lines = await api("overview");
+  if (!lines.length) return null;
+  const rows = lines.map(m => [
+    h("div", {}, h("b", {}, m.hostname), h("div", { class: "muted" }, `${m.cpu_model}, ${m.logical_cores} CPUs`)),
+    h("div", {}, h("a", { href: `#/run/${encodeURIComponent(m.latest.id)}` }, m.latest.id),
+      h("div", { class: "muted" }, `${m.latest.suite} · ${when(m.latest.start_time)} · ${m.latest.passed}/${m.latest.benchmarks} passed`)),
+    h("table", { class: "figures" }, h("tbody", {}, m.figures.map(f => figureRow(m, f)))),
+    { v: m.regressions ? `${m.regressions} regressed` : "none", cls: m.regressions ? "bad" : "good" },
+  ]);
+  return [h("h2", {}, "Machines"),
+    table(["machine", "latest run", "headline figures (latest, recent history)", "regressions"], rows, { id: "machines-overview" })];
 }
 
 export async function render(main) {
@@ -65,6 +99,6 @@ export async function render(main) {
         compareBtn));
   }
   form.addEventListener("submit", ev => { ev.preventDefault(); offset = 0; load(); });
-  fill(main, h("h1", {}, "Runs"), form, out);
+  fill(main, h("h1", {}, "Runs"), await overview(), h("h2", {}, "Every run"), form, out);
   await load();
 }

@@ -1,7 +1,12 @@
-// One metric over time, a line per machine (and tag combination), with
-// the change points `warpt results trend` finds marked where they step.
+// One metric over time, a line per machine, with the change points
+// `warpt results trend` finds marked where they step. The metric's headline
+// tags (those its latest run reports first) get the large chart; every
+// other tag combination a small chart of its own below, so a metric with
+// many series reads as small multiples, not one tangle. Opened without a
+// choice, it shows the most recently measured machine with a history and
+// its first headline figure that has one.
 
-import { h, fill, table, field, num, when } from "../dom.js";
+import { h, fill, table, field, num, when, tagLabel } from "../dom.js";
 import { api, qs, hashParams, setHashParams } from "../api.js";
 import { lines } from "../charts.js";
 
@@ -12,8 +17,21 @@ function ci(pt) {
   return `run ${pt.run_id}${lo !== undefined && lo !== null ? `, 95% CI ${num(lo)}–${num(hi)}` : ""}`;
 }
 
+/** The first view's choice: the most recently measured machine with a
+ *  headline figure that has a history (three runs or more), and that
+ *  figure; else the latest machine's first figure ({} without runs). */
+async function firstLook() {
+  const lines = await api("overview");
+  const pick = lines.flatMap(m => m.figures.map(f => [m, f])).find(([, f]) => f.runs >= 3)
+    || lines.flatMap(m => m.figures.map(f => [m, f]))[0];
+  if (!pick) return {};
+  const [m, f] = pick;
+  return { benchmark: `${f.suite}/${f.benchmark}`, metric: f.metric, machine: m.fingerprint };
+}
+
 export async function render(main) {
-  const p = hashParams();
+  const given = hashParams();
+  const p = Object.keys(given).length ? given : await firstLook();
   const [specs, machines] = await Promise.all([api("benchmarks"), api("machines")]);
   const key = s => `${s.id.suite}/${s.id.name}`;
   const benchSel = h("select", { name: "benchmark" }, specs.map(s =>
@@ -56,17 +74,34 @@ export async function render(main) {
       return;
     }
     const unit = pts[0].unit;
-    const series = data.series.map(se => ({
-      name: `${se.hostname}${se.tags ? ` [${se.tags}]` : ""}`,
+    const toLines = list => list.map(se => ({
+      name: se.hostname,
       points: se.points.map(i => ({ x: Date.parse(pts[i].start_time), y: pts[i].value, title: ci(pts[i]) })),
       marks: se.change_points.map(c => ({ x: Date.parse(c.start_time), label: `${c.change_pct >= 0 ? "+" : ""}${num(c.change_pct)}%` })),
     }));
-    const steps = data.series.flatMap(se => se.change_points.map(c => [se.hostname, se.tags, when(c.start_time),
+    // The series by tag combination; the headline one is what the latest
+    // run reports first.
+    const groups = new Map();
+    for (const se of data.series) {
+      if (!groups.has(se.tags)) groups.set(se.tags, []);
+      groups.get(se.tags).push(se);
+    }
+    const latest = pts[pts.length - 1].run_id;
+    const first = pts.find(pt => pt.run_id === latest);
+    const own = Object.entries(first.tags || {}).map(([k, v]) => `${k}=${v}`).join(",");
+    const head = groups.has(own) ? own : [...groups.keys()][0];
+    const opts = { time: true, calendar: f.axis === "calendar", log: f.scale === "log" };
+    const better = `${pts[0].higher_is_better ? "higher" : "lower"} is better`;
+    const runs = new Set(pts.map(pt => pt.run_id)).size;
+    const others = [...groups.keys()].filter(k => k !== head);
+    const steps = data.series.flatMap(se => se.change_points.map(c => [se.hostname, tagLabel(se.tags), when(c.start_time),
       h("a", { href: `#/run/${encodeURIComponent(c.run_id)}` }, c.run_id), { v: num(c.before), cls: "num" }, { v: num(c.after), cls: "num" },
       { v: `${c.change_pct >= 0 ? "+" : ""}${num(c.change_pct)}%`, cls: "num" }, { v: num(c.p_value), cls: "num" }]));
     fill(out,
-      lines(series, `${f.benchmark} ${f.metric} (${pts[0].higher_is_better ? "higher" : "lower"} is better), ${pts.length} runs`, unit,
-        { time: true, calendar: f.axis === "calendar", log: f.scale === "log" }),
+      lines(toLines(groups.get(head)), `${f.benchmark} ${f.metric}${head ? ` [${tagLabel(head)}]` : ""} (${better}), ${runs} runs`, unit, opts),
+      others.length ? [h("h2", {}, `The other series (${others.length})`),
+        h("div", { class: "multiples", id: "multiples" }, others.map(k =>
+          lines(toLines(groups.get(k)), tagLabel(k) || "(no tags)", unit, { ...opts, width: 420, height: 170 })))] : null,
       h("h2", {}, "Change points"),
       steps.length ? table(["machine", "tags", "at (UTC)", "first run after", { v: "before", cls: "num" }, { v: "after", cls: "num" }, { v: "step", cls: "num" }, { v: "p", cls: "num" }], steps, { id: "steps-table" })
         : h("p", { class: "muted" }, "No change points: the series holds steady within its own noise."));

@@ -64,11 +64,40 @@ fn the_demo_history_fills_every_page_and_its_charts_explain_themselves() {
         hosts.contains("demo-big") || hosts.contains("demo-small"),
         "{hosts}"
     );
+    // It opens on one line per machine: each machine's headline figures
+    // with a sparkline of their history, and demo-small's mem_bandwidth
+    // step flagged as a regression.
+    assert_eq!(b.count("#machines-overview > tbody > tr"), 3);
+    assert!(b.count("#machines-overview svg.spark") >= 6);
+    let flagged: Vec<String> = serde_json::from_value(b.eval(
+        "[...document.querySelectorAll('#machines-overview > tbody > tr')] \
+           .filter(r => r.querySelector('td').textContent.includes('demo-small')) \
+           .flatMap(r => [...r.querySelectorAll('.figure-line')]) \
+           .filter(l => l.querySelector('.flag')).map(l => l.querySelector('.what').textContent)",
+    ))
+    .unwrap();
+    assert!(
+        flagged.iter().any(|w| w.starts_with("mem_bandwidth ")),
+        "{flagged:?}"
+    );
     b.screenshot(&shots.join("serve-runs.png"));
+    b.screenshot_at(
+        &shots.join("serve-overview.png"),
+        "#machines-overview",
+        1200.0,
+    );
 
     // The micro run: results, CI bars and boxes with labels apart, telemetry.
     b.open(&format!("{root}#/run/{micro}"), "run");
     assert!(b.count("#results-table tbody tr") >= 7);
+    // The thread sweep over cpu_flops's own `threads` series reads as one
+    // label saying what was varied.
+    let results = b.eval("document.querySelector('main').textContent");
+    let results = results.as_str().unwrap();
+    assert!(
+        results.contains("threads=all (swept: 1)") && !results.contains("param.threads"),
+        "{results}"
+    );
     assert!(b.count("svg .whisker") >= 4);
     assert!(b.count("#telemetry-table tbody tr") >= 1);
     labels_apart(&mut b, 7, "run");
@@ -128,6 +157,79 @@ fn the_demo_history_fills_every_page_and_its_charts_explain_themselves() {
         json!(true)
     );
     b.screenshot(&shots.join("serve-trends-calendar.png"));
+
+    // Opened bare, Trends shows one machine (the most recently measured
+    // with a history: demo-small, as this machine has one run of each) and
+    // its first headline figure with a history: one line of its runs.
+    b.open(&format!("{root}#/trends"), "trends");
+    b.wait(
+        "document.querySelector('figure.chart') && document.querySelector('figure.chart').uplot",
+    );
+    assert_ne!(
+        b.eval("document.querySelector('select[name=machine]').value"),
+        json!("")
+    );
+    assert_eq!(
+        b.eval("document.querySelector('figure.chart').uplot.series.length"),
+        json!(2),
+        "the run axis and one line"
+    );
+    assert_eq!(
+        b.eval("document.querySelector('select[name=machine]').selectedOptions[0].textContent"),
+        json!("demo-small")
+    );
+    assert!(
+        b.eval("document.querySelector('figure.chart').uplot.data[0].length")
+            .as_u64()
+            .unwrap()
+            >= 3
+    );
+    b.screenshot(&shots.join("serve-trends-first.png"));
+    // cpu_flops on one machine: fp64 and fp32 at each thread count, each
+    // combination its own small chart beside the headline one.
+    let (_, machines) = get(&server, "/api/v1/machines");
+    let big = machines
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["hostname"] == "demo-big")
+        .unwrap()["fingerprint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let cpu = format!("benchmark=micro/cpu_flops&metric=gflops&machine={big}");
+    b.open(&format!("{root}#/trends?{cpu}"), "trends");
+    b.wait("document.querySelectorAll('#multiples figure.chart').length >= 3");
+    assert!(
+        b.eval("[...document.querySelectorAll('#multiples figure.chart')].every(f => f.uplot.series.length === 2)")
+            == json!(true)
+    );
+    b.screenshot(&shots.join("serve-trends-multiples.png"));
+
+    // Opened bare, Compare picks the latest run that has an earlier one on
+    // the same machine and suite, and that one.
+    b.open(&format!("{root}#/compare"), "compare");
+    b.wait("document.querySelectorAll('#compare-table tbody tr').length > 0");
+    let picked: Vec<String> = serde_json::from_value(
+        b.eval("['base', 'current'].map(n => document.querySelector(`select[name=${n}]`).value)"),
+    )
+    .unwrap();
+    let (_, runs) = get(&server, "/api/v1/runs?limit=200");
+    let runs = runs["runs"].as_array().unwrap();
+    let runs: Vec<&Value> = runs.iter().filter(|r| r["kind"] != "stress").collect();
+    let same = |a: &Value, b: &Value| a["machine"] == b["machine"] && a["suite"] == b["suite"];
+    let want = runs
+        .iter()
+        .enumerate()
+        .find_map(|(i, c)| {
+            let b = runs[i + 1..].iter().find(|b| same(b, c))?;
+            Some(vec![
+                b["id"].as_str().unwrap().to_string(),
+                c["id"].as_str().unwrap().to_string(),
+            ])
+        })
+        .unwrap();
+    assert_eq!(picked, want);
 
     // Compare demo-small's last run before the step with the first after:
     // mem_bandwidth about 22% down, cpu_flops within the jitter. (Whether
