@@ -36,7 +36,8 @@ pub fn minilm_config() -> bert::Config {
 /// differs in its vocabulary, one token type, and 512 usable positions):
 /// tiny = bert-tiny (128 wide, 2 layers), small = all-MiniLM-L6-v2 (384,
 /// 6), base = bert-base (768, 12), large = bert-large (1024, 24), xl =
-/// XLM-RoBERTa-XL's shape (2560, 36).
+/// XLM-RoBERTa-XL's shape (2560, 36), xxl = XLM-RoBERTa-XXL's (4096, 48;
+/// the largest released encoder of the three families).
 pub fn encoder_preset(family: crate::family::Family, name: &str) -> Result<bert::Config, String> {
     use crate::family::Family;
     let (hidden, layers, heads, inner) = match name {
@@ -45,9 +46,10 @@ pub fn encoder_preset(family: crate::family::Family, name: &str) -> Result<bert:
         "base" => (768, 12, 12, 3072),
         "large" => (1024, 24, 16, 4096),
         "xl" => (2560, 36, 32, 10240),
+        "xxl" => (4096, 48, 32, 16384),
         other => {
             return Err(format!(
-                "parameter 'model': '{other}' is not one of tiny, small, base, large, xl"
+                "parameter 'model': '{other}' is not one of tiny, small, base, large, xl, xxl"
             ));
         }
     };

@@ -10,18 +10,56 @@
 //! - GPT-2 takes GPT-2's released sizes: small = gpt2 (124 M), base =
 //!   gpt2-medium, large = gpt2-large, xl = gpt2-xl (1.5 B);
 //! - T5 takes T5's: small = t5-small, base = t5-base, large = t5-large,
-//!   xl = t5-3b.
+//!   xl = t5-3b, xxl = t5-11b;
+//! - `xxl` is each family's largest released dense model (Llama 3.1 405B,
+//!   Mistral Large 2, Qwen2-72B, Qwen3-32B, Phi-3-medium, Gemma 7B, Gemma
+//!   2 27B; GPT-2's is gpt2-xl, the same as `xl`), which few machines hold:
+//!   `llm_infer` skips it with the memory it needs where it does not fit.
 
 use crate::family::Family;
 use crate::model::{Preset, Shape};
 
 /// The config.json of `family`'s `preset`.
 pub fn preset_config(family: Family, preset: Preset) -> serde_json::Value {
-    let shape = preset.shape();
+    let shape = match preset {
+        Preset::Xxl => largest(family),
+        _ => preset.shape(),
+    };
     match family {
         Family::Gpt2 => gpt2(preset),
         Family::T5 => t5(preset),
         _ => decoder(family, &shape),
+    }
+}
+
+/// `family`'s largest released dense model, from its config.json (`xxl`;
+/// GPT-2 and T5 have their own tables below).
+fn largest(family: Family) -> Shape {
+    let (vocab, hidden, intermediate, layers, heads, kv_heads, head_dim) = match family {
+        // Mistral Large 2 (Mistral-Large-Instruct-2407, 123 B).
+        Family::Mistral => (32_768, 12_288, 28_672, 88, 96, 8, 128),
+        // Qwen2-72B.
+        Family::Qwen2 => (152_064, 8192, 29_568, 80, 64, 8, 128),
+        // Qwen3-32B (the larger Qwen3 are mixtures of experts).
+        Family::Qwen3 => (151_936, 5120, 25_600, 64, 64, 8, 128),
+        // Phi-3-medium (14 B).
+        Family::Phi3 => (32_064, 5120, 17_920, 40, 40, 10, 128),
+        // Gemma 7B.
+        Family::Gemma => (256_000, 3072, 24_576, 28, 16, 16, 256),
+        // Gemma 2 27B.
+        Family::Gemma2 => (256_000, 4608, 36_864, 46, 32, 16, 128),
+        // Llama 3.1 405B.
+        _ => return Preset::Xxl.shape(),
+    };
+    Shape {
+        vocab,
+        hidden,
+        intermediate,
+        layers,
+        heads,
+        kv_heads,
+        head_dim,
+        context: Preset::Xxl.shape().context,
     }
 }
 
@@ -65,7 +103,8 @@ fn gpt2(preset: Preset) -> serde_json::Value {
         Preset::Small => (50257, 768, 12, 12),
         Preset::Base => (50257, 1024, 24, 16),
         Preset::Large => (50257, 1280, 36, 20),
-        Preset::Xl => (50257, 1600, 48, 25),
+        // gpt2-xl is GPT-2's largest release.
+        Preset::Xl | Preset::Xxl => (50257, 1600, 48, 25),
     };
     serde_json::json!({
         "model_type": "gpt2", "vocab_size": vocab, "n_positions": 1024, "n_embd": width,
@@ -83,6 +122,8 @@ fn t5(preset: Preset) -> serde_json::Value {
         Preset::Base => (768, 64, 3072, 12, 12),
         Preset::Large => (1024, 64, 4096, 24, 16),
         Preset::Xl => (1024, 128, 16384, 24, 32),
+        // t5-11b.
+        Preset::Xxl => (1024, 128, 65536, 24, 128),
     };
     serde_json::json!({
         "model_type": "t5", "vocab_size": 32128, "d_model": d_model, "d_kv": d_kv, "d_ff": d_ff,

@@ -77,22 +77,28 @@ pub enum Preset {
     Large,
     /// About 13 B parameters: Llama-2-13B's shape.
     Xl,
+    /// The family's largest released dense shape (Llama 3.1 405B, Mistral
+    /// Large 2, Qwen2-72B, Qwen3-32B, Phi-3-medium, Gemma 7B, Gemma 2 27B,
+    /// gpt2-xl, T5-11B; see [`crate::family_presets`]): what a data-centre
+    /// node serves, refused with the memory it needs where it does not fit.
+    Xxl,
 }
 
 impl Preset {
     /// Every preset, smallest first.
-    pub const ALL: [Preset; 6] = [
+    pub const ALL: [Preset; 7] = [
         Preset::Tiny,
         Preset::Mini,
         Preset::Small,
         Preset::Base,
         Preset::Large,
         Preset::Xl,
+        Preset::Xxl,
     ];
 
     /// Every preset's name, smallest first (the `model` parameter's
     /// choices).
-    pub const NAMES: [&'static str; 6] = ["tiny", "mini", "small", "base", "large", "xl"];
+    pub const NAMES: [&'static str; 7] = ["tiny", "mini", "small", "base", "large", "xl", "xxl"];
 
     /// The preset called `name`.
     pub fn parse(name: &str) -> Result<Self, String> {
@@ -103,6 +109,7 @@ impl Preset {
             "base" => Ok(Preset::Base),
             "large" => Ok(Preset::Large),
             "xl" => Ok(Preset::Xl),
+            "xxl" => Ok(Preset::Xxl),
             other => Err(format!(
                 "parameter 'model': unknown preset '{other}' (known: {})",
                 Preset::NAMES.join(", ")
@@ -119,6 +126,7 @@ impl Preset {
             Preset::Base => "base",
             Preset::Large => "large",
             Preset::Xl => "xl",
+            Preset::Xxl => "xxl",
         }
     }
 
@@ -186,6 +194,17 @@ impl Preset {
                 kv_heads: 40,
                 head_dim: 128,
                 context: 4096,
+            },
+            // Llama 3.1 405B's config.json.
+            Preset::Xxl => Shape {
+                vocab: 128_256,
+                hidden: 16_384,
+                intermediate: 53_248,
+                layers: 126,
+                heads: 128,
+                kv_heads: 8,
+                head_dim: 128,
+                context: 131_072,
             },
         }
     }

@@ -8,7 +8,7 @@ use warpt_harness::{Measure, MeasurePolicy, Measurement, RunContext, SeriesDef};
 /// Model presets, precisions and devices: the values `model`,
 /// `precision` and `device` take wherever they appear (the encoders'
 /// presets; the decoders' are [`LLM_MODELS`]).
-pub const MODELS: &[&str] = &["tiny", "small", "base", "large", "xl"];
+pub const MODELS: &[&str] = &["tiny", "small", "base", "large", "xl", "xxl"];
 /// The decoders' presets ([`crate::model::Preset`]): [`MODELS`] and the
 /// ~34 M `mini`.
 pub const LLM_MODELS: &[&str] = &crate::model::Preset::NAMES;

@@ -53,7 +53,8 @@ pub fn spec() -> BenchmarkSpec {
              `sentences_per_s` and `batch_latency_ms`. Presets, weights from the seed (`family` bert, roberta \
              or xlm-roberta: their vocabularies): tiny = bert-tiny's shape, small = all-MiniLM-L6-v2's (384 wide, \
              6 layers, 12 heads, 22.6 M parameters without the unused pooler), base = bert-base's, large = \
-             bert-large's, xl = XLM-RoBERTa-XL's (2560 wide, 36 layers); a preset the free memory cannot hold \
+             bert-large's, xl = XLM-RoBERTa-XL's (2560 wide, 36 layers), xxl = XLM-RoBERTa-XXL's (4096 wide, \
+             48 layers, the largest released encoder); a preset the free memory cannot hold \
              is skipped before it is generated. Or `model_dir` = a Hugging \
              Face bert, roberta or xlm-roberta directory (config.json, model.safetensors, tokenizer.json; \
              `details.family`). Validation: the seeded \
@@ -67,7 +68,7 @@ pub fn spec() -> BenchmarkSpec {
                 .help("the presets' family: bert, roberta or xlm-roberta (details.family)"),
         )
         .param(Param::choice("model", "small", warpt_models::sampling::MODELS).help(
-            "preset: tiny (bert-tiny), small (all-MiniLM-L6-v2), base (bert-base), large (bert-large), xl (XLM-RoBERTa-XL)",
+            "preset: tiny (bert-tiny), small (all-MiniLM-L6-v2), base (bert-base), large (bert-large), xl (XLM-RoBERTa-XL), xxl (XLM-RoBERTa-XXL)",
         ))
         .param(Param::input_path("model_dir", "").help(
             "a Hugging Face encoder directory (model_type bert, roberta or xlm-roberta); overrides family and model",

@@ -659,6 +659,51 @@ fn llm_infer_skips_a_preset_the_memory_cannot_hold_naming_one_that_fits() {
 }
 
 #[test]
+fn every_familys_xxl_preset_is_its_largest_release_refused_with_what_it_needs() {
+    // Each family's largest released dense model, at its own size: the
+    // parameter count in the refusal is the released model's.
+    for (family, billions) in [
+        ("llama", "405.85"),
+        ("mistral", "122.61"),
+        ("qwen2", "72.71"),
+        ("qwen3", "32.76"),
+        ("phi3", "13.96"),
+        ("gemma", "8.54"),
+        ("gemma2", "27.23"),
+        ("t5", "11.31"),
+    ] {
+        let r = run(
+            "llm_infer",
+            &[
+                &format!("family={family}"),
+                "model=xxl",
+                "batch=1024",
+                "prompt_tokens=256",
+                "gen_tokens=2",
+            ],
+        );
+        assert_eq!(
+            r.status,
+            RunStatus::Skipped,
+            "{family}: {:?}",
+            r.error_message
+        );
+        let why = r.error_message.unwrap_or_default();
+        assert!(
+            why.contains(&format!(
+                "the {family} xxl preset ({billions} B parameters)"
+            )),
+            "{family}: {why}"
+        );
+    }
+    // The encoders' xxl is XLM-RoBERTa-XXL's shape (10.7 B).
+    let xxl = warpt_models::bert::encoder_preset(warpt_models::family::Family::XlmRoberta, "xxl")
+        .unwrap();
+    let b = warpt_models::bert::parameter_count(&xxl) as f64 / 1e9;
+    assert!((10.5..10.9).contains(&b), "{b}");
+}
+
+#[test]
 fn speech_infer_tiny_whisper_transcribes_and_validates() {
     let r = run(
         "speech_infer",
