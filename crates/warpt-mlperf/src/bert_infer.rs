@@ -43,11 +43,19 @@ pub fn spec() -> BenchmarkSpec {
              from the seed, or `model_dir` (Hugging Face config.json + model.safetensors). Validation: the encoder \
              against a plain f64 forward on a short input, a sample served in a batch equals it served alone, and \
              the QA head against an f64 product. `precision=bf16` rounds the operands of every product (linear layers and attention's) to bf16 \
-             (products summed in f32, as PyTorch's autocast; AVX512_BF16 where the CPU has it).",
+             (products summed in f32, as PyTorch's autocast; AVX512_BF16 where the CPU has it). `dataset=FILE` (SQuAD v1.1 \
+             JSON) makes its questions the samples; an accuracy run over it scores the answers' F1 (SQuAD's \
+             evaluation) and fails below 99% of `reference_accuracy` (MLPerf's quality target).",
         devices: &["cpu", "cuda", "metal"],
         params: vec![
             Param::choice("model", "base", &["base", "large"]).help("base or large (BERT's shapes)"),
             Param::int("seq", 384, 8..=512).help("tokens per sample, padded (SQuAD: 384)"),
+            Param::input_path("dataset", "").help(
+                "a SQuAD v1.1 JSON file: its questions are the samples (words hashed to token ids); with accuracy=true the answers are scored (f1)",
+            ),
+            Param::float("reference_accuracy", 0.0, 0.0..=100.0).help(
+                "the reference model's F1 (90.874 for BERT-large in FP32): an F1 below 99% of it fails (MLPerf's quality target); 0 = no target",
+            ),
             Param::choice("precision", "f32", Precision::NAMES).help(
                 "f32 or bf16: the operands of every product, linear layers' and attention's (bf16: rounded, sums in f32; softmax, norms and GELU in f32)",
             ),
@@ -78,6 +86,24 @@ pub fn check_params(params: &Params) -> Result<(), String> {
     let s = |k: &str| params.get(k).and_then(ParamValue::as_str).unwrap_or("");
     config(s("model"))?;
     bench::precision(params)?;
+    let dataset = s("dataset");
+    if !dataset.is_empty() && !std::path::Path::new(dataset).is_file() {
+        return Err(format!("parameter 'dataset': {dataset} is not a file"));
+    }
+    let accuracy = params
+        .get("accuracy")
+        .and_then(ParamValue::as_bool)
+        .unwrap_or(false);
+    let reference = params
+        .get("reference_accuracy")
+        .and_then(ParamValue::as_f64)
+        .unwrap_or(0.0);
+    if reference > 0.0 && (!accuracy || dataset.is_empty()) {
+        return Err(
+            "parameter 'reference_accuracy': F1 is scored in an accuracy run (accuracy=true) over a SQuAD dataset (dataset=FILE)"
+                .into(),
+        );
+    }
     Ok(())
 }
 
@@ -169,6 +195,8 @@ pub struct BertSut {
     batch: usize,
     seed: u64,
     name: String,
+    /// The dataset's questions (`dataset`), else none: seeded samples.
+    examples: Vec<crate::squad::Example>,
 }
 
 /// SQuAD's special token ids (bert-base-uncased's vocabulary).
@@ -178,6 +206,9 @@ const SEP: u32 = 102;
 impl BertSut {
     /// Library sample `index`: token ids and attention mask, `seq` long.
     pub fn sample(&self, index: usize) -> (Vec<u32>, Vec<u32>) {
+        if let Some(e) = self.examples.get(index) {
+            return (e.ids.clone(), e.mask.clone());
+        }
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(
             self.seed ^ (index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
         );
@@ -287,6 +318,39 @@ pub struct BertInfer {
     sut: Option<BertSut>,
     config: Option<bert::Config>,
     outcome: Option<Outcome>,
+    /// The accuracy run's F1 x 100 over the dataset's questions.
+    f1: Option<f64>,
+}
+
+/// An accuracy run's F1 x 100 over the dataset's questions (none for
+/// seeded samples or a performance run).
+fn f1(
+    sut: &BertSut,
+    outcome: &Outcome,
+) -> Result<Option<crate::quality::Accuracy>, BenchmarkError> {
+    if sut.examples.is_empty()
+        || outcome.summary.settings.mode != crate::loadgen::Mode::AccuracyOnly
+    {
+        return Ok(None);
+    }
+    let answered: Vec<(String, Vec<String>)> = outcome
+        .summary
+        .result
+        .samples
+        .iter()
+        .filter_map(|r| {
+            let e = sut.examples.get(r.index)?;
+            let logits: Vec<f32> = r
+                .data
+                .chunks_exact(4)
+                .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                .collect();
+            (logits.len() == sut.seq * 2).then(|| (e.answer(&logits), e.answers.clone()))
+        })
+        .collect();
+    crate::quality::squad_f1(&answered)
+        .map(Some)
+        .map_err(BenchmarkError::Failed)
 }
 
 impl Benchmark for BertInfer {
@@ -341,6 +405,17 @@ impl Benchmark for BertInfer {
             ));
         }
         let seq = ctx.int_param("seq", 8)? as usize;
+        let dataset = ctx.str_param("dataset")?;
+        let examples = if dataset.is_empty() {
+            Vec::new()
+        } else {
+            crate::squad::load(std::path::Path::new(dataset), seq).map_err(|e| {
+                BenchmarkError::InvalidParam {
+                    key: "dataset".into(),
+                    reason: e,
+                }
+            })?
+        };
         self.sut = Some(BertSut {
             encoder,
             memory,
@@ -351,10 +426,16 @@ impl Benchmark for BertInfer {
             batch: ctx.int_param("batch", 1)? as usize,
             seed: ctx.seed,
             name: format!(
-                "warpt BERT-{model} ({source} weights, {} layers, hidden {h}, seq {seq}, {})",
+                "warpt BERT-{model} ({source} weights, {} layers, hidden {h}, seq {seq}, {}{})",
                 c.num_hidden_layers,
-                precision.name()
+                precision.name(),
+                if examples.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {} SQuAD questions from {dataset}", examples.len())
+                }
             ),
+            examples,
         });
         if let Some(sut) = &self.sut {
             device::settle(&dev, || {
@@ -369,7 +450,21 @@ impl Benchmark for BertInfer {
 
     fn measure(&mut self, ctx: &RunContext, measure: &mut Measure<'_>) -> MeasureResult {
         let sut = warpt_harness::prepared(&self.sut)?;
-        let (mut m, outcome) = bench::measure_sut(ctx, measure, sut, &MODEL, NAME)?;
+        let mut base = bench::settings(ctx, &MODEL, 8)?;
+        if !sut.examples.is_empty() && ctx.int_param("samples", 0)? == 0 {
+            base.performance_sample_count = sut.examples.len() as u64;
+            base.total_sample_count = sut.examples.len() as u64;
+        }
+        let outcome = bench::run(ctx, measure, sut, &base, NAME)?;
+        let mut m = crate::metrics::measured(&outcome, measure);
+        if let Some(f1) = f1(sut, &outcome)? {
+            m.metrics.push(warpt_model::BenchmarkMetric::single(
+                "f1", f1.value, "%", true,
+            ));
+            m.details
+                .push(("accuracy_scored".into(), ParamValue::Int(f1.scored as i64)));
+            self.f1 = Some(f1.value);
+        }
         m.details.push(("sut".into(), ParamValue::from(sut.name())));
         let precision = sut.encoder.precision();
         match &sut.encoder {
@@ -405,13 +500,26 @@ impl Benchmark for BertInfer {
         let (Some(sut), Some(c), Some(outcome)) = (&self.sut, &self.config, &self.outcome) else {
             return Validation::fail("nothing was measured");
         };
-        match check(
+        let checked = check(
             sut,
             c,
             outcome,
             ctx.seed,
             ctx.str_param("model_dir").unwrap_or("").is_empty(),
-        ) {
+        )
+        .and_then(|msg| {
+            let reference = ctx.float_param("reference_accuracy").unwrap_or(0.0);
+            match self.f1 {
+                Some(f1) if reference > 0.0 => {
+                    crate::quality::verdict("F1", f1, reference).map(|v| format!("{msg}; {v}"))
+                }
+                Some(f1) => Ok(format!(
+                    "{msg}; F1 {f1:.3} (no reference_accuracy, no quality target)"
+                )),
+                None => Ok(msg),
+            }
+        });
+        match checked {
             Ok(msg) => Validation::pass(msg),
             Err(msg) => Validation::fail(msg),
         }

@@ -9,8 +9,9 @@ use image::imageops::FilterType;
 /// File extensions read.
 pub const EXTENSIONS: [&str; 5] = ["jpg", "jpeg", "png", "ppm", "pnm"];
 
-/// Every image in `dir` (sorted by name), as 3 × size × size bytes.
-pub fn load_dir(dir: &Path, size: usize) -> Result<Vec<Vec<u8>>, String> {
+/// Every image in `dir` (sorted by name), as 3 × size × size bytes, with
+/// its file name (what a labels file names it by).
+pub fn load_dir(dir: &Path, size: usize) -> Result<Vec<(String, Vec<u8>)>, String> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -28,7 +29,16 @@ pub fn load_dir(dir: &Path, size: usize) -> Result<Vec<Vec<u8>>, String> {
             EXTENSIONS.join(", ")
         ));
     }
-    files.iter().map(|f| load(f, size)).collect()
+    files
+        .iter()
+        .map(|f| {
+            let name = f
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            Ok((name, load(f, size)?))
+        })
+        .collect()
 }
 
 /// One image, preprocessed.

@@ -26,12 +26,14 @@ pub mod llm_infer;
 pub mod llm_serve;
 pub mod loadgen;
 pub mod metrics;
+pub mod quality;
 pub mod resnet;
 pub mod resnet50_infer;
 pub mod resnet50_train;
 pub mod resnet_candle;
 pub mod resnet_gemm;
 pub mod resnet_reference;
+pub mod squad;
 pub mod synthetic;
 pub mod winograd;
 

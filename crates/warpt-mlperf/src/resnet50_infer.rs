@@ -44,12 +44,20 @@ pub fn spec() -> BenchmarkSpec {
              up to `batch` at once, under the chosen LoadGen scenario (default Offline: samples/s). Weights from the \
              seed or `model_dir` (model.safetensors with torchvision's names). Validation: the network against a plain \
              f64 forward pass on a 32x32 image (within 1e-4 of the largest logit in f32, 5e-2 in bf16), and a sample \
-             served in a batch classified as it is alone.",
+             served in a batch classified as it is alone. An accuracy run (accuracy=true) over a labelled dataset \
+             (`labels`, or the dataset's val_map.txt) scores top1_accuracy, and fails below 99% of \
+             `reference_accuracy` (MLPerf's quality target).",
         devices: &["cpu", "cuda"],
         params: vec![
             Param::int("image_size", 224, 32..=1024).help("image height and width (MLPerf: 224)"),
             Param::input_path("dataset", "").help(
                 "a directory of images (JPEG, PNG, PPM), resized and center-cropped to image_size; empty = seeded images",
+            ),
+            Param::input_path("labels", "").help(
+                "with accuracy=true: the dataset's labels, `NAME CLASS` lines (MLPerf's val_map.txt; default: the dataset's val_map.txt when there is one): top1_accuracy is scored",
+            ),
+            Param::float("reference_accuracy", 0.0, 0.0..=100.0).unit("%").help(
+                "the reference model's top-1 (76.46 for ResNet-50 v1.5 in FP32): a top-1 below 99% of it fails (MLPerf's quality target); 0 = no target",
             ),
             Param::choice("precision", "f32", Precision::NAMES).help(
                 "f32 or bf16: the convolutions' weights and inputs (bf16 as PyTorch's autocast: rounded, products summed in f32; AVX512_BF16 where the CPU has it)",
@@ -75,7 +83,43 @@ pub fn check_params(params: &Params) -> Result<(), String> {
     }
     bench::precision(params)?;
     conv3x3(params)?;
+    let text = |k: &str| params.get(k).and_then(ParamValue::as_str).unwrap_or("");
+    let accuracy = params
+        .get("accuracy")
+        .and_then(ParamValue::as_bool)
+        .unwrap_or(false);
+    let reference = params
+        .get("reference_accuracy")
+        .and_then(ParamValue::as_f64)
+        .unwrap_or(0.0);
+    if !accuracy && (!text("labels").is_empty() || reference > 0.0) {
+        return Err(
+            "parameters 'labels' and 'reference_accuracy': top-1 is scored in an accuracy run (accuracy=true)"
+                .into(),
+        );
+    }
+    if !text("labels").is_empty() && dataset.is_empty() {
+        return Err("parameter 'labels': labels name the images of a dataset (dataset=DIR)".into());
+    }
+    if reference > 0.0 && labels_file(params).is_none() {
+        return Err(
+            "parameter 'reference_accuracy': top-1 needs labels (labels=FILE, or val_map.txt in the dataset)"
+                .into(),
+        );
+    }
     Ok(())
+}
+
+/// The labels file of an accuracy run: `labels`, else the dataset's
+/// `val_map.txt` when there is one.
+fn labels_file(params: &Params) -> Option<std::path::PathBuf> {
+    let text = |k: &str| params.get(k).and_then(ParamValue::as_str).unwrap_or("");
+    if !text("labels").is_empty() {
+        return Some(text("labels").into());
+    }
+    let dataset = text("dataset");
+    let default = std::path::Path::new(dataset).join("val_map.txt");
+    (!dataset.is_empty() && default.is_file()).then_some(default)
 }
 
 /// The `conv3x3` parameter (winograd when absent).
@@ -91,6 +135,8 @@ pub struct Library {
     /// Height and width.
     pub size: usize,
     images: Vec<Vec<u8>>,
+    /// Each image's file name (a dataset's; empty for seeded images).
+    pub names: Vec<String>,
 }
 
 impl Library {
@@ -116,14 +162,22 @@ impl Library {
                 img
             })
             .collect();
-        Library { size, images }
+        Library {
+            size,
+            images,
+            names: Vec::new(),
+        }
     }
 
     /// Images loaded from a directory (see [`crate::images`]).
     pub fn from_dir(dir: &str, size: usize) -> Result<Self, String> {
+        let (names, images) = crate::images::load_dir(std::path::Path::new(dir), size)?
+            .into_iter()
+            .unzip();
         Ok(Library {
             size,
-            images: crate::images::load_dir(std::path::Path::new(dir), size)?,
+            images,
+            names,
         })
     }
 
@@ -233,6 +287,47 @@ pub struct Resnet50Infer {
     sut: Option<ResnetSut>,
     weights: Option<Weights>,
     outcome: Option<Outcome>,
+    /// The accuracy run's top-1, percent, where labels were given.
+    top1: Option<f64>,
+}
+
+impl Resnet50Infer {
+    /// An accuracy run's top-1 against the labels (none without labels or
+    /// outside an accuracy run).
+    fn top1(
+        &self,
+        ctx: &RunContext,
+        sut: &ResnetSut,
+        outcome: &Outcome,
+    ) -> Result<Option<crate::quality::Accuracy>, BenchmarkError> {
+        if outcome.summary.settings.mode != crate::loadgen::Mode::AccuracyOnly {
+            return Ok(None);
+        }
+        let Some(file) = labels_file(&ctx.params) else {
+            return Ok(None);
+        };
+        let labels =
+            crate::quality::read_labels(&file).map_err(|e| BenchmarkError::InvalidParam {
+                key: "labels".into(),
+                reason: e,
+            })?;
+        let answers: Vec<(usize, i32)> = outcome
+            .summary
+            .result
+            .samples
+            .iter()
+            .filter(|r| r.data.len() == 4)
+            .map(|r| {
+                (
+                    r.index,
+                    i32::from_le_bytes([r.data[0], r.data[1], r.data[2], r.data[3]]),
+                )
+            })
+            .collect();
+        crate::quality::top1(&sut.library.names, &labels, &answers)
+            .map(Some)
+            .map_err(BenchmarkError::Failed)
+    }
 }
 
 /// The weights the context names: `model_dir/model.safetensors` or the seed's.
@@ -343,6 +438,19 @@ impl Benchmark for Resnet50Infer {
             m.details
                 .push(("gflops".into(), ParamValue::Float(rate.value * gflop)));
         }
+        if let Some(top1) = self.top1(ctx, sut, &outcome)? {
+            m.metrics.push(warpt_model::BenchmarkMetric::single(
+                "top1_accuracy",
+                top1.value,
+                "%",
+                true,
+            ));
+            m.details.push((
+                "accuracy_scored".into(),
+                ParamValue::Int(top1.scored as i64),
+            ));
+            self.top1 = Some(top1.value);
+        }
         self.outcome = Some(outcome);
         Ok(m)
     }
@@ -351,7 +459,19 @@ impl Benchmark for Resnet50Infer {
         let (Some(sut), Some(w), Some(outcome)) = (&self.sut, &self.weights, &self.outcome) else {
             return Validation::fail("nothing was measured");
         };
-        match check(sut, w, outcome, ctx.seed) {
+        let checked = check(sut, w, outcome, ctx.seed).and_then(|m| {
+            let reference = ctx.float_param("reference_accuracy").unwrap_or(0.0);
+            match self.top1 {
+                Some(top1) if reference > 0.0 => {
+                    crate::quality::verdict("top-1 %", top1, reference).map(|v| format!("{m}; {v}"))
+                }
+                Some(top1) => Ok(format!(
+                    "{m}; top-1 {top1:.3}% (no reference_accuracy, no quality target)"
+                )),
+                None => Ok(m),
+            }
+        });
+        match checked {
             Ok(m) => Validation::pass(m),
             Err(e) => Validation::fail(e),
         }
