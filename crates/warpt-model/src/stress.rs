@@ -56,6 +56,13 @@ pub struct StressRun {
     /// The machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub system: Option<ListOutput>,
+    /// What the person who ran it says about the run (`--label key=value`):
+    /// stored, shown and filtered on, as a suite run's ([`crate::labels`]).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub labels: std::collections::BTreeMap<String, String>,
+    /// A sentence about the run (`--description`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
 }
 
 /// How to run a stress test.

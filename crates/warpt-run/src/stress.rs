@@ -30,6 +30,10 @@ pub struct StressRequest {
     pub export: ExportChoice,
     /// Where it is recorded.
     pub store: StoreChoice,
+    /// The run's labels (`--label`).
+    pub labels: std::collections::BTreeMap<String, String>,
+    /// The run's description (`--description`).
+    pub description: Option<String>,
 }
 
 /// The target's load: checks its configuration (notes to print, or a
@@ -138,6 +142,8 @@ pub fn stress(
         telemetry,
         warnings: outcome.warnings,
         system: Some(warpt_system::snapshot()),
+        labels: request.labels.clone(),
+        description: request.description.clone(),
     };
     if let Some(t) = export {
         let shown = t.path().display().to_string();

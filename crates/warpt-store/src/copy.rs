@@ -96,12 +96,27 @@ pub fn copy(from: &Store, to: &Store, progress: Progress<'_>) -> Result<CopyRepo
         let added = dst.transaction(|tx| {
             let mut values = s.0.clone();
             values[4] = mapped_machine(tx, &s, 4)?;
-            tx.execute(
+            let added = tx.execute(
                 "INSERT INTO stress_runs (id, target, start_time, end_time, machine_id, passed, checks, \
                  errors, unit, recorded_at, run_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
                  ON CONFLICT (id) DO NOTHING",
                 &values,
-            )
+            )?;
+            if added > 0 {
+                // Its labels and description, from the run itself.
+                let run: warpt_model::StressRun = serde_json::from_str(&s.get::<String>(10)?)?;
+                tx.execute(
+                    "UPDATE stress_runs SET description = ?1 WHERE id = ?2",
+                    &crate::vals![&run.description, &run.id],
+                )?;
+                for (key, value) in &run.labels {
+                    tx.execute(
+                        "INSERT INTO stress_labels (run_id, key, value) VALUES (?1, ?2, ?3)",
+                        &crate::vals![&run.id, key, value],
+                    )?;
+                }
+            }
+            Ok(added)
         })?;
         if added > 0 {
             report.stress_runs += 1;

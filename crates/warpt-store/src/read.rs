@@ -171,8 +171,7 @@ pub struct RunFilter {
     pub limit: Option<usize>,
     /// Skip this many of the newest first (paging with `limit`).
     pub offset: Option<usize>,
-    /// Only runs carrying every one of these labels (`--label key=value`);
-    /// stress runs carry none.
+    /// Only runs carrying every one of these labels (`--label key=value`).
     pub labels: Vec<(String, String)>,
 }
 
@@ -239,7 +238,9 @@ pub fn list_runs(conn: &Db, filter: &RunFilter) -> Result<Vec<RunSummary>, Store
         suite_where.push(format!(
             "EXISTS (SELECT 1 FROM run_labels l WHERE l.run_id = r.id AND l.key = {pk} AND l.value = {pv})"
         ));
-        stress_where.push("1 = 0".into());
+        stress_where.push(format!(
+            "EXISTS (SELECT 1 FROM stress_labels l WHERE l.run_id = s.id AND l.key = {pk} AND l.value = {pv})"
+        ));
     }
     let clause = |w: &[String]| {
         if w.is_empty() {
@@ -270,7 +271,8 @@ pub fn list_runs(conn: &Db, filter: &RunFilter) -> Result<Vec<RunSummary>, Store
                  AND x.status = 'passed') ELSE p.passed END,
             p.source,
             CASE p.kind WHEN 'benchmark' THEN (SELECT t.trials FROM suite_runs t WHERE t.id = p.id) ELSE 1 END,
-            CASE p.kind WHEN 'benchmark' THEN (SELECT t.description FROM suite_runs t WHERE t.id = p.id) END
+            CASE p.kind WHEN 'benchmark' THEN (SELECT t.description FROM suite_runs t WHERE t.id = p.id)
+                 ELSE (SELECT t.description FROM stress_runs t WHERE t.id = p.id) END
          FROM (SELECT * FROM (
                  SELECT * FROM (SELECT r.id, 'benchmark' AS kind, r.suite, r.start_time, r.machine_id,
                                        CAST(NULL AS INTEGER) AS passed, r.source, r.recorded_at
@@ -312,25 +314,28 @@ pub fn list_runs(conn: &Db, filter: &RunFilter) -> Result<Vec<RunSummary>, Store
     Ok(runs)
 }
 
-/// Fills in the labels of `runs` (one query for the page).
+/// Fills in the labels of `runs` (one query a kind for the page).
 fn add_labels(conn: &Db, runs: &mut [RunSummary]) -> Result<(), StoreError> {
-    let ids: Vec<Value> = runs
-        .iter()
-        .filter(|r| r.kind == "benchmark")
-        .map(|r| Value::from(&r.id))
-        .collect();
-    if ids.is_empty() {
-        return Ok(());
-    }
-    let marks: Vec<String> = (1..=ids.len()).map(|i| format!("?{i}")).collect();
-    let sql = format!(
-        "SELECT run_id, key, value FROM run_labels WHERE run_id IN ({}) ORDER BY run_id, key",
-        marks.join(", ")
-    );
-    for row in conn.rows(&sql, &ids)? {
-        let (id, key, value): (String, String, String) = (row.get(0)?, row.get(1)?, row.get(2)?);
-        if let Some(run) = runs.iter_mut().find(|r| r.id == id) {
-            run.labels.insert(key, value);
+    for (kind, table) in [("benchmark", "run_labels"), ("stress", "stress_labels")] {
+        let ids: Vec<Value> = runs
+            .iter()
+            .filter(|r| r.kind == kind)
+            .map(|r| Value::from(&r.id))
+            .collect();
+        if ids.is_empty() {
+            continue;
+        }
+        let marks: Vec<String> = (1..=ids.len()).map(|i| format!("?{i}")).collect();
+        let sql = format!(
+            "SELECT run_id, key, value FROM {table} WHERE run_id IN ({}) ORDER BY run_id, key",
+            marks.join(", ")
+        );
+        for row in conn.rows(&sql, &ids)? {
+            let (id, key, value): (String, String, String) =
+                (row.get(0)?, row.get(1)?, row.get(2)?);
+            if let Some(run) = runs.iter_mut().find(|r| r.id == id && r.kind == kind) {
+                run.labels.insert(key, value);
+            }
         }
     }
     Ok(())

@@ -198,6 +198,16 @@ pub const MIGRATIONS: &[&str] = &[
         AND (json_extract(r.result_json, '$.details.model') IS NOT NULL
             OR json_extract(r.params_json, '$.model') IS NOT NULL
             OR json_extract(r.result_json, '$.details.family') IS NOT NULL);",
+    // 9: a stress run's labels and description (`warpt stress --label`),
+    // found by `results list --label` as a suite run's are.
+    "CREATE TABLE stress_labels (
+        run_id TEXT NOT NULL REFERENCES stress_runs(id) ON DELETE CASCADE,
+        key TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (run_id, key)
+    );
+    CREATE INDEX stress_labels_by_label ON stress_labels (key, value);
+    ALTER TABLE stress_runs ADD COLUMN description TEXT;",
 ];
 
 /// Migrations whose PostgreSQL form is not the translated SQLite one:

@@ -329,7 +329,7 @@ pub fn record_stress(
         .map(|(id, _)| id);
     let added = tx.execute(
         "INSERT INTO stress_runs (id, target, start_time, end_time, machine_id, passed, checks, errors, unit, \
-         recorded_at, run_json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11) \
+         recorded_at, run_json, description) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) \
          ON CONFLICT (id) DO NOTHING",
         &vals![
             &run.id,
@@ -343,11 +343,17 @@ pub fn record_stress(
             &run.unit,
             now(),
             serde_json::to_string(run)?,
+            &run.description,
         ],
     )?;
-    Ok(if added == 0 {
-        Recorded::AlreadyStored
-    } else {
-        Recorded::Added
-    })
+    if added == 0 {
+        return Ok(Recorded::AlreadyStored);
+    }
+    for (key, value) in &run.labels {
+        tx.execute(
+            "INSERT INTO stress_labels (run_id, key, value) VALUES (?1, ?2, ?3)",
+            &vals![&run.id, key, value],
+        )?;
+    }
+    Ok(Recorded::Added)
 }

@@ -36,6 +36,8 @@ fn source() -> TestStore {
         checks: 10,
         passed: true,
         system: first.system.clone(),
+        labels: [("burn-in".to_string(), "rack7".to_string())].into(),
+        description: Some("after the fan swap".into()),
         ..StressRun::default()
     };
     store
@@ -94,6 +96,15 @@ fn a_history_is_copied_whole_and_a_second_copy_adds_nothing() {
         let sql = "SELECT id || ' ' || recorded_at || ' ' || source || ' ' || coalesce(imported_from, '-') \
                    FROM suite_runs ORDER BY id";
         assert_eq!(column(dst, sql), column(&src, sql));
+        // A stress run's labels and description travel with it.
+        let sql = "SELECT s.id || ' ' || s.description || ' ' || l.key || '=' || l.value \
+                   FROM stress_runs s JOIN stress_labels l ON l.run_id = s.id";
+        assert_eq!(
+            column(dst, sql),
+            [serde_json::json!(
+                "stress-1 after the fan swap burn-in=rack7"
+            )]
+        );
         let sql = "SELECT fingerprint || ' ' || first_seen FROM machines ORDER BY fingerprint";
         assert_eq!(column(dst, sql), column(&src, sql));
         let sql = "SELECT suite || benchmark || metric || recorded_at FROM noise_profiles";

@@ -487,6 +487,27 @@ fn found_by_labels(t: &TestStore) {
     )
     .unwrap();
     assert_eq!(rows.rows, vec![vec![serde_json::json!("after")]]);
+    // A stress run's labels are found the same way.
+    let mut store = Store::open(&t.location).unwrap();
+    let stress = warpt_model::StressRun {
+        id: "burn".into(),
+        target: "cpu".into(),
+        labels: [("rack".to_string(), "b7".to_string())].into(),
+        description: Some("after the fan swap".into()),
+        ..warpt_model::StressRun::default()
+    };
+    store.record_stress(&stress, None).unwrap();
+    let found = store
+        .list_runs(&RunFilter {
+            labels: vec![("rack".into(), "b7".into())],
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(found.len(), 3);
+    let burn = found.iter().find(|r| r.kind == "stress").unwrap();
+    assert_eq!(burn.labels["rack"], "b7");
+    assert_eq!(burn.description.as_deref(), Some("after the fan swap"));
+    assert_eq!(store.load_stress("burn").unwrap(), stress);
 }
 
 #[test]

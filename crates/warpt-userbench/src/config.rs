@@ -24,6 +24,7 @@
 //! timing: device                    # host | device | pytorch | triton
 //! cold_cache: false                 # flush the cache before every call
 //! device_hygiene: true              # gc, CUDA synchronize/empty_cache/peak reset
+//! labels: {team: vision, dataset: imagenet}  # labels of every run of the tree
 //! ```
 //!
 //! The run settings (`timing` and below) are the lowest layer: a
@@ -206,6 +207,38 @@ pub struct BenchConfig {
     /// when absent).
     #[serde(default)]
     pub extensions: Option<Vec<String>>,
+    /// Labels every run of the tree carries ([`run_labels`]): what the
+    /// code is, said where it lives (`--label` on the command line wins).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<String, String>,
+}
+
+/// The labels the bench.yaml files of a run (`configs`, by directory)
+/// give it, merged: a key two files set to different values is an error
+/// naming both.
+pub fn run_labels(
+    configs: &BTreeMap<PathBuf, BenchConfig>,
+) -> Result<BTreeMap<String, String>, String> {
+    let mut out: BTreeMap<String, (String, &Path)> = BTreeMap::new();
+    for (dir, c) in configs {
+        for (k, v) in &c.labels {
+            match out.get(k) {
+                Some((other, at)) if other != v => {
+                    return Err(format!(
+                        "label {k}: {} says '{other}' and {} says '{v}' (bench.yaml labels are the whole run's; \
+                         give them once, or with --label)",
+                        at.display(),
+                        dir.display()
+                    ));
+                }
+                Some(_) => {}
+                None => {
+                    out.insert(k.clone(), (v.clone(), dir.as_path()));
+                }
+            }
+        }
+    }
+    Ok(out.into_iter().map(|(k, (v, _))| (k, v)).collect())
 }
 
 /// Benchmark files in another language and the adapter command that runs
@@ -410,6 +443,9 @@ impl BenchConfig {
         }
         if let Some(r) = &self.reference {
             Reference::parse(r)?;
+        }
+        if let Some(why) = warpt_model::labels::labels_problem(&self.labels) {
+            return Err(format!("labels: {why}"));
         }
         Ok(())
     }

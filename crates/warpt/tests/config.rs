@@ -410,6 +410,32 @@ fn labels_and_a_description_are_recorded_listed_and_filtered_on() {
     let c: serde_json::Value = serde_json::from_slice(&compared.stdout).unwrap();
     assert_eq!(c["base"], format!("run {}", before.id).as_str(), "{c:#}");
     assert_ne!(c["current"], c["base"], "{c:#}");
+    // `--label KEY`: the sides are the label's values, the same two runs.
+    let by_key = warpt(dir.path())
+        .args(["benchmark", "compare", "--label", "bios", "1.2", "1.3"])
+        .args(["--format", "json", "--store"])
+        .arg(&store)
+        .output()
+        .unwrap();
+    let k: serde_json::Value = serde_json::from_slice(&by_key.stdout).unwrap();
+    assert_eq!((&k["base"], &k["current"]), (&c["base"], &c["current"]));
+    // A value no run carries is named.
+    let missing = warpt(dir.path())
+        .args([
+            "benchmark",
+            "compare",
+            "--label",
+            "bios",
+            "1.2",
+            "9.9",
+            "--store",
+        ])
+        .arg(&store)
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&missing.stderr);
+    assert!(e.contains("label:bios=9.9"), "{e}");
     // A label that is not key=value, and a key with a space: usage errors.
     for bad in ["nokey", "a b=1"] {
         let e = stderr_of(ok_run(dir.path()).args(["--label", bad]), 2);

@@ -196,6 +196,7 @@ fn bad_kernel_settings_are_usage_errors_naming_the_line() {
         ),
         ("ops_per_call: -3\n", 1, "ops_per_call"),
         ("reference: lib:fn\n", 1, "none of FILE.json"),
+        ("labels:\n  a b: 1\n", 1, "label key 'a b'"),
     ] {
         put(&root, "kernels/bench.yaml", yaml);
         let (code, _, _, stderr) = run(&root, &t.path().join("out"), &["--targets", "kernels"]);
@@ -285,6 +286,9 @@ fn the_suite_limit_ends_a_harness_run_cleanly() {
         "kernels/k.py",
         "def run_benchmark(problem_size=1):\n    return [1.0]\n",
     );
+    // bench.yaml labels are the whole run's; --label wins over them.
+    put(&root, "ch1/bench.yaml", "labels: {team: ml, limit: none}\n");
+    put(&root, "kernels/bench.yaml", "labels: {team: ml}\n");
     let out = t.path().join("out");
     let (code, s, export, stderr) = run(
         &root,
@@ -305,6 +309,7 @@ fn the_suite_limit_ends_a_harness_run_cleanly() {
         "{:#}",
         export["manifest"]
     );
+    assert_eq!(export["manifest"]["labels"]["team"], "ml");
     assert_eq!(export["manifest"]["description"], "a run cut short");
     let all = s["benchmarks"].as_array().unwrap();
     assert_eq!(all.len(), 3, "{s:#}");

@@ -113,4 +113,37 @@ fn clean_runs_pass_and_bad_requests_are_refused() {
     stress(&["disk"]).assert().code(2);
     // No hardware GPU here (lavapipe at most): refused, not faked.
     stress(&["gpu"]).assert().code(2);
+    stress(&["ram", "--label", "no value"]).assert().code(2);
+}
+
+#[test]
+fn a_stress_run_keeps_its_labels_and_results_list_finds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("results.db");
+    let out = stdout_of(
+        stress(&["ram", "--duration", "1", "--param", "mb=32", "--json"])
+            .args(["--label", "rack=b7", "--description", "after the fan swap"])
+            .arg("--store")
+            .arg(&store),
+    );
+    let run: StressRun = serde_json::from_slice(&out).unwrap();
+    assert_eq!(run.labels["rack"], "b7");
+    let listed: Value = serde_json::from_slice(&stdout_of(
+        warpt()
+            .args(["results", "list", "--label", "rack=b7", "--json", "--store"])
+            .arg(&store),
+    ))
+    .unwrap();
+    let listed = listed.as_array().unwrap();
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0]["kind"], "stress");
+    assert_eq!(listed[0]["id"], run.id.as_str());
+    assert_eq!(listed[0]["description"], "after the fan swap");
+    let shown = stdout_of(
+        warpt()
+            .args(["results", "show", &run.id, "--store"])
+            .arg(&store),
+    );
+    let shown: StressRun = serde_json::from_slice(&shown).unwrap();
+    assert_eq!(shown, run);
 }

@@ -157,3 +157,29 @@ fn references_are_a_file_a_function_elsewhere_or_one_beside() {
         assert!(Reference::parse(bad).is_err(), "{bad}");
     }
 }
+
+#[test]
+fn bench_yaml_labels_merge_and_a_conflict_names_both_files() {
+    let config = |labels: &[(&str, &str)]| BenchConfig {
+        labels: labels
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        ..BenchConfig::default()
+    };
+    let mut configs = BTreeMap::new();
+    configs.insert(PathBuf::from("tree/ch1"), config(&[("team", "ml")]));
+    configs.insert(
+        PathBuf::from("tree/kernels"),
+        config(&[("team", "ml"), ("dataset", "imagenet")]),
+    );
+    let labels = run_labels(&configs).unwrap();
+    assert_eq!(labels.len(), 2);
+    assert_eq!(labels["dataset"], "imagenet");
+    configs.insert(PathBuf::from("tree/ch2"), config(&[("team", "hpc")]));
+    let e = run_labels(&configs).unwrap_err();
+    assert!(
+        e.contains("label team") && e.contains("tree/ch1") && e.contains("tree/ch2"),
+        "{e}"
+    );
+}

@@ -7,8 +7,9 @@ use clap::{Args, Subcommand};
 use warpt_model::BenchmarkComponent;
 
 use super::{
-    MonitorFlags, StoreFlags, StorePath, formats, parse_description, parse_label, parse_multiplier,
-    parse_param, parse_percent, parse_percentiles, parse_seconds, parse_threshold,
+    MonitorFlags, StoreFlags, StorePath, formats, parse_description, parse_label, parse_label_key,
+    parse_multiplier, parse_param, parse_percent, parse_percentiles, parse_seconds,
+    parse_threshold,
 };
 
 /// `warpt benchmark ...`
@@ -32,12 +33,18 @@ pub enum BenchmarkCommand {
 --fail-on-inconclusive for an inconclusive metric too."
 )]
 pub struct CompareArgs {
-    /// The baseline: an export file or a run in the store (id, prefix, `latest`);
-    /// with --rerun, a warpt executable or a configuration file (.toml).
+    /// The baseline: an export file or a run in the store (id, prefix, `latest`,
+    /// `label:KEY=VALUE`); with --label KEY, a value of that label; with --rerun, a
+    /// warpt executable or a configuration file (.toml).
     pub base: String,
     /// The run compared with it: an export file or a run in the store; with
-    /// --rerun, a warpt executable or a configuration file.
+    /// --label KEY, a value of that label; with --rerun, a warpt executable or a
+    /// configuration file.
     pub current: String,
+    /// BASE and CURRENT are values of this label: the latest stored run carrying
+    /// each (`--label bios 1.2 1.3`: before and after the BIOS update).
+    #[arg(long = "label", value_name = "KEY", conflicts_with = "rerun", value_parser = parse_label_key)]
+    pub label: Option<String>,
     /// Run BASE and CURRENT (two warpt binaries, or two configuration files for
     /// this warpt) again now, in randomized interleaved trials (A B, B A, ...),
     /// and judge the paired per-round differences. The `benchmark run`

@@ -78,6 +78,12 @@ pub struct StressArgs {
     #[arg(long, default_value_t = 42)]
     pub seed: u64,
     /// Background telemetry.
+    /// A label recorded with the run (repeatable): `results list --label KEY=VALUE` finds it.
+    #[arg(long = "label", value_name = "KEY=VALUE", value_parser = super::parse_label)]
+    pub labels: Vec<(String, String)>,
+    /// A sentence about the run, stored and shown with it.
+    #[arg(long, value_name = "TEXT", value_parser = super::parse_description)]
+    pub description: Option<String>,
     #[command(flatten)]
     pub monitor: MonitorFlags,
     /// Where the run is recorded.

@@ -119,6 +119,14 @@ pub(crate) fn parse_label(s: &str) -> Result<(String, String), String> {
     warpt_model::labels::parse_label(s)
 }
 
+/// A label's key alone (`compare --label KEY`).
+pub(crate) fn parse_label_key(s: &str) -> Result<String, String> {
+    match warpt_model::labels::key_problem(s) {
+        Some(why) => Err(why),
+        None => Ok(s.to_string()),
+    }
+}
+
 pub(crate) fn parse_description(s: &str) -> Result<String, String> {
     match warpt_model::labels::description_problem(s) {
         Some(why) => Err(why),

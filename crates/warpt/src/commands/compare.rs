@@ -65,9 +65,14 @@ pub fn run(args: &CompareArgs) -> Result<Outcome> {
         }
         ((b, bl), (c, cl))
     } else {
+        // With --label KEY the sides are values of that label.
+        let side = |given: &str| match &args.label {
+            Some(key) => format!("label:{key}={given}"),
+            None => given.to_string(),
+        };
         (
-            history::load_side(&args.base, store)?,
-            history::load_side(&args.current, store)?,
+            history::load_side(&side(&args.base), store)?,
+            history::load_side(&side(&args.current), store)?,
         )
     };
     let c = history::compare(

@@ -155,11 +155,16 @@ pub fn run(args: &HarnessRunArgs) -> Result<Outcome> {
         profile_limit: std::time::Duration::from_secs_f64(args.profile_timeout),
         suite_limit: warpt_run::run::suite_limit(cfg.suite_timeout.value),
         percentiles: cfg.percentiles.value.clone(),
-        labels: cfg
-            .labels
-            .iter()
-            .map(|(k, s)| (k.clone(), s.value.clone()))
-            .collect(),
+        // bench.yaml's labels, then warpt.toml's and the command line's.
+        labels: {
+            let mut labels =
+                warpt_userbench::config::run_labels(&tree.configs).map_err(UsageError)?;
+            labels.extend(cfg.labels.iter().map(|(k, s)| (k.clone(), s.value.clone())));
+            if let Some(why) = warpt_model::labels::labels_problem(&labels) {
+                return Err(UsageError(why).into());
+            }
+            labels
+        },
         description: cfg.description.value.clone(),
         matrix,
         monitor,

@@ -66,7 +66,12 @@ pub fn run(args: &StressArgs) -> Result<Outcome> {
             (None, false) => ExportChoice::None,
         },
         store: args.store.choice(),
+        labels: args.labels.iter().cloned().collect(),
+        description: args.description.clone(),
     };
+    if let Some(why) = warpt_model::labels::labels_problem(&request.labels) {
+        return Err(UsageError(why).into());
+    }
     let micro = Micro(target);
     let load: &dyn Load = if target == "gpu" { &Gpu } else { &micro };
     let (run, outcome) = warpt_run::stress::stress(&request, params, load)?;
