@@ -509,15 +509,7 @@ impl Benchmark for BertInfer {
         )
         .and_then(|msg| {
             let reference = ctx.float_param("reference_accuracy").unwrap_or(0.0);
-            match self.f1 {
-                Some(f1) if reference > 0.0 => {
-                    crate::quality::verdict("F1", f1, reference).map(|v| format!("{msg}; {v}"))
-                }
-                Some(f1) => Ok(format!(
-                    "{msg}; F1 {f1:.3} (no reference_accuracy, no quality target)"
-                )),
-                None => Ok(msg),
-            }
+            crate::quality::with_accuracy(msg, "F1", self.f1, reference)
         });
         match checked {
             Ok(msg) => Validation::pass(msg),

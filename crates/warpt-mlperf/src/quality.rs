@@ -157,6 +157,26 @@ pub fn verdict(what: &str, value: f64, reference: f64) -> Result<String, String>
     }
 }
 
+/// A validation `message` with an accuracy run's figure appended (`value`,
+/// named `what`): the quality target's verdict when `reference` is set
+/// (above 0), else the figure alone; the message as it was without one.
+pub fn with_accuracy(
+    message: String,
+    what: &str,
+    value: Option<f64>,
+    reference: f64,
+) -> Result<String, String> {
+    match value {
+        Some(v) if reference > 0.0 => {
+            verdict(what, v, reference).map(|t| format!("{message}; {t}"))
+        }
+        Some(v) => Ok(format!(
+            "{message}; {what} {v:.3} (no reference_accuracy, no quality target)"
+        )),
+        None => Ok(message),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -461,15 +461,7 @@ impl Benchmark for Resnet50Infer {
         };
         let checked = check(sut, w, outcome, ctx.seed).and_then(|m| {
             let reference = ctx.float_param("reference_accuracy").unwrap_or(0.0);
-            match self.top1 {
-                Some(top1) if reference > 0.0 => {
-                    crate::quality::verdict("top-1 %", top1, reference).map(|v| format!("{m}; {v}"))
-                }
-                Some(top1) => Ok(format!(
-                    "{m}; top-1 {top1:.3}% (no reference_accuracy, no quality target)"
-                )),
-                None => Ok(m),
-            }
+            crate::quality::with_accuracy(m, "top-1 %", self.top1, reference)
         });
         match checked {
             Ok(m) => Validation::pass(m),
