@@ -20,7 +20,7 @@ pub fn work_unit(rate_unit: &str) -> Option<(String, String)> {
     }
     // `tokens` -> `token`; `GB`, `bytes`... as said, bar a plural `s`.
     let singular = match what.strip_suffix('s') {
-        Some(stem) if stem.len() > 1 && !stem.ends_with('s') && !stem.ends_with('/') => stem,
+        Some(stem) if stem.len() > 1 && !stem.ends_with('s') => stem,
         _ => what,
     };
     let word: String = singular

@@ -90,14 +90,7 @@ pub fn check_params(params: &Params) -> Result<(), String> {
     if !dataset.is_empty() && !std::path::Path::new(dataset).is_file() {
         return Err(format!("parameter 'dataset': {dataset} is not a file"));
     }
-    let accuracy = params
-        .get("accuracy")
-        .and_then(ParamValue::as_bool)
-        .unwrap_or(false);
-    let reference = params
-        .get("reference_accuracy")
-        .and_then(ParamValue::as_f64)
-        .unwrap_or(0.0);
+    let (accuracy, reference) = crate::quality::requested(params);
     if reference > 0.0 && (!accuracy || dataset.is_empty()) {
         return Err(
             "parameter 'reference_accuracy': F1 is scored in an accuracy run (accuracy=true) over a SQuAD dataset (dataset=FILE)"

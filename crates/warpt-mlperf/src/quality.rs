@@ -157,6 +157,20 @@ pub fn verdict(what: &str, value: f64, reference: f64) -> Result<String, String>
     }
 }
 
+/// What the parameters ask of accuracy: whether this is an accuracy run
+/// (`accuracy`) and the reference figure (`reference_accuracy`, 0 none).
+pub fn requested(params: &warpt_model::Params) -> (bool, f64) {
+    let accuracy = params
+        .get("accuracy")
+        .and_then(warpt_model::ParamValue::as_bool)
+        .unwrap_or(false);
+    let reference = params
+        .get("reference_accuracy")
+        .and_then(warpt_model::ParamValue::as_f64)
+        .unwrap_or(0.0);
+    (accuracy, reference)
+}
+
 /// A validation `message` with an accuracy run's figure appended (`value`,
 /// named `what`): the quality target's verdict when `reference` is set
 /// (above 0), else the figure alone; the message as it was without one.

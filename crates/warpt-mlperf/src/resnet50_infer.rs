@@ -84,14 +84,7 @@ pub fn check_params(params: &Params) -> Result<(), String> {
     bench::precision(params)?;
     conv3x3(params)?;
     let text = |k: &str| params.get(k).and_then(ParamValue::as_str).unwrap_or("");
-    let accuracy = params
-        .get("accuracy")
-        .and_then(ParamValue::as_bool)
-        .unwrap_or(false);
-    let reference = params
-        .get("reference_accuracy")
-        .and_then(ParamValue::as_f64)
-        .unwrap_or(0.0);
+    let (accuracy, reference) = crate::quality::requested(params);
     if !accuracy && (!text("labels").is_empty() || reference > 0.0) {
         return Err(
             "parameters 'labels' and 'reference_accuracy': top-1 is scored in an accuracy run (accuracy=true)"
