@@ -25,6 +25,7 @@
 //!   this CPU's widest vectors;
 //! - `blocking`: block sizes (a packed block's depth, even blocks);
 //! - `out`: C as the threads write it, a tile at a time;
+//! - `prefetch`: cache lines asked for ahead of the tiles that read them;
 //! - `tile`: one thread's tile of C, as the microkernels write it;
 //! - `scratch`: packing buffers each thread keeps from product to product;
 //! - `shared`: what a row-split product's threads share (B's packed
@@ -39,6 +40,7 @@ pub mod mat;
 mod out;
 pub mod pack;
 pub mod packed;
+mod prefetch;
 pub mod quant;
 mod scratch;
 mod shared;

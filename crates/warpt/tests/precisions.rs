@@ -91,11 +91,11 @@ fn gemm_multiplies_in_every_precision_and_checks_each_product() {
     let r = &run.benchmarks[0];
     assert_eq!(r.spec.id.to_string(), "micro/gemm");
     assert_eq!(r.status, RunStatus::Passed, "{:?}", r.error_message);
-    let mut seen: Vec<(String, String, String)> = r
-        .metrics
+    let rates: Vec<_> = r.metrics.iter().filter(|m| m.name == "gflops").collect();
+    let mut seen: Vec<(String, String, String)> = rates
         .iter()
         .map(|m| {
-            assert!(m.name == "gflops" && m.value > 0.0);
+            assert!(m.value > 0.0);
             (
                 m.tags["precision"].clone(),
                 m.tags["n"].clone(),
@@ -113,6 +113,22 @@ fn gemm_multiplies_in_every_precision_and_checks_each_product() {
         .collect();
     want.sort();
     assert_eq!(seen, want);
+    // fp64 and fp32 rates also as a share of the FMA peak of the same
+    // precision, the peak measured once per precision and named.
+    let shares: Vec<_> = r.metrics.iter().filter(|m| m.name != "gflops").collect();
+    assert_eq!(shares.len(), 4, "{shares:?}");
+    for share in shares {
+        assert_eq!(
+            (share.name.as_str(), share.unit.as_str()),
+            ("peak_share", "%")
+        );
+        let p = &share.tags["precision"];
+        assert!(p == "fp64" || p == "fp32", "{p}");
+        let peak = r.details[&format!("fma_peak_gflops_{p}")].as_f64().unwrap();
+        let rate = rates.iter().find(|m| m.tags == share.tags).unwrap();
+        assert!(peak > 0.0 && (share.value - 100.0 * rate.value / peak).abs() < 1e-9);
+    }
+    assert!(r.details.contains_key("method_peak_share"));
     for p in ["fp64", "fp32", "bf16", "int8"] {
         assert!(r.details.contains_key(&format!("tolerance_{p}")));
         assert!(r.details.contains_key(&format!("method_{p}")));

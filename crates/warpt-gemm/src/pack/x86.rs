@@ -5,8 +5,10 @@
 //!   units (an f32, a bf16 pair, an int8 four) or a 4 x 4 block of 64-bit
 //!   ones (an f64) per round of loads, unpacks and 128-bit lane swaps.
 //!   Runs left over past the last whole block (a panel of 6 or 12
-//!   columns, a narrow last one) go half a block at a time, then one unit
-//!   at a time;
+//!   columns, a narrow last one) go half a block at a time, then two
+//!   32-bit runs at a time, then one unit at a time;
+//! - [`copy_block`]: a column-major block of plain elements into its
+//!   panels, depth by depth, 32 bytes a move;
 //! - [`interleave`]: two runs of 16-bit elements (bf16) or four of 8-bit
 //!   ones (int8) into 4-byte groups, 32 bytes of each run at a time, then
 //!   16 (a 48-row step of int8 is one and a half vectors).
@@ -52,6 +54,11 @@ pub(super) unsafe fn transpose(
             unsafe { block(src, stride, j, q, width, unit, &f, dst, side / 2) };
             j += side / 2;
         }
+        if unit == 4 && j + 2 <= runs {
+            // A 6-wide panel of f32 (or bf16 pairs) ends in two runs.
+            unsafe { block(src, stride, j, q, width, unit, &f, dst, 2) };
+            j += 2;
+        }
         for j in j..runs {
             for u in q..q + side {
                 unsafe { copy_unit(src, stride, j, u, width, unit, f.1, dst) };
@@ -85,15 +92,25 @@ unsafe fn copy_unit(
     flip: u8,
     dst: *mut u8,
 ) {
-    for b in 0..unit {
-        // SAFETY: the caller's bounds (byte b < unit of the unit).
-        unsafe {
-            *dst.add((u * width + j) * unit + b) = *src.add(j * stride + u * unit + b) ^ flip
-        };
+    // SAFETY: the unit's bytes at both places are inside the caller's
+    // bounds; `unit` is 4 or 8, moved as one word.
+    unsafe {
+        let (from, to) = (
+            src.add(j * stride + u * unit),
+            dst.add((u * width + j) * unit),
+        );
+        if unit == 4 {
+            let w = from.cast::<u32>().read_unaligned() ^ u32::from_ne_bytes([flip; 4]);
+            to.cast::<u32>().write_unaligned(w);
+        } else {
+            let w = from.cast::<u64>().read_unaligned() ^ u64::from_ne_bytes([flip; 8]);
+            to.cast::<u64>().write_unaligned(w);
+        }
     }
 }
 
-/// Runs `j..j + rows` (`rows`: a whole side, or half of one), units
+/// Runs `j..j + rows` (`rows`: a whole side, half of one, or two 32-bit
+/// runs), units
 /// `q..q + side`, transposed into place.
 ///
 /// # Safety
@@ -138,6 +155,22 @@ unsafe fn block(
                 _mm256_storeu_si256(at(i).cast(), lo);
                 _mm256_storeu_si256(at(i + 4).cast(), hi);
             }
+        }
+    } else if unit == 4 && rows == 2 {
+        // Two runs: row t of the block is 64 bits, unit t of each run.
+        let (r0, r1) = (load(0), load(1));
+        let mut pairs = [0u64; 8];
+        // SAFETY: `pairs` is 64 bytes; these are its two halves.
+        unsafe {
+            // Units 0, 1, 4, 5 of the pair, then 2, 3, 6, 7.
+            _mm256_storeu_si256(pairs.as_mut_ptr().cast(), _mm256_unpacklo_epi32(r0, r1));
+            _mm256_storeu_si256(
+                pairs.as_mut_ptr().add(4).cast(),
+                _mm256_unpackhi_epi32(r0, r1),
+            );
+        }
+        for (t, i) in [0, 1, 4, 5, 2, 3, 6, 7].into_iter().enumerate() {
+            unsafe { at(t).cast::<u64>().write_unaligned(pairs[i]) };
         }
     } else if unit == 4 {
         // Four runs: row t of the block is 128 bits.
@@ -320,5 +353,83 @@ pub(super) unsafe fn interleave_steps(
         });
         // SAFETY: as the caller promises for step q.
         unsafe { interleave(runs, g, len, flip, dst.add(q * dst_step)) };
+    }
+}
+
+/// Runs ahead of the one being copied that [`copy_block`] asks for.
+const COPY_AHEAD: usize = 2;
+
+/// A block of column-major panels of plain elements, depth by depth:
+/// step `q`'s source is one run at `src + q·stride` holding every panel's
+/// rows side by side (`panel_len` bytes each, the last panel's
+/// `last_len`), and panel `r`'s copy of it goes to `dst + r·panel_step +
+/// q·panel_len`. Each source run is read once, front to back, so the
+/// hardware prefetchers follow it; a panel at a time would read one line
+/// from each of `steps` rows before moving on.
+///
+/// # Safety
+/// Every run `src + q·stride .. + (panels - 1)·panel_len + last_len` is
+/// readable, every copy writable and apart from the source, `last_len <=
+/// panel_len`, `panels >= 1`, and the CPU runs AVX2.
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn copy_block(
+    src: *const u8,
+    stride: usize,
+    steps: usize,
+    panels: usize,
+    panel_len: usize,
+    last_len: usize,
+    dst: *mut u8,
+    panel_step: usize,
+) {
+    let run = (panels - 1) * panel_len + last_len;
+    for q in 0..steps {
+        // Run q + AHEAD asked for now: each run is a new stretch of
+        // memory (a row of a row-major matrix) the prefetchers would
+        // otherwise find only after its first misses.
+        let ahead = src.wrapping_add((q + COPY_AHEAD) * stride);
+        for line in (0..run).step_by(64) {
+            // SAFETY: a prefetch neither reads nor writes memory.
+            _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(line).cast());
+        }
+        for r in 0..panels {
+            let len = if r + 1 == panels { last_len } else { panel_len };
+            // SAFETY: run q's panel r and its copy, as the caller promised.
+            unsafe {
+                copy(
+                    src.add(q * stride + r * panel_len),
+                    dst.add(r * panel_step + q * panel_len),
+                    len,
+                )
+            };
+        }
+    }
+}
+
+/// `len` bytes from `from` to `to`: 32 bytes a move, then 8, then one.
+///
+/// # Safety
+/// `from .. + len` readable, `to .. + len` writable, apart; AVX2.
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn copy(from: *const u8, to: *mut u8, len: usize) {
+    let wide = len - len % 32;
+    let words = len - len % 8;
+    // SAFETY (every access): offsets below `len`, as the caller promised.
+    for at in (0..wide).step_by(32) {
+        unsafe {
+            let v = _mm256_loadu_si256(from.add(at).cast());
+            _mm256_storeu_si256(to.add(at).cast(), v);
+        }
+    }
+    for at in (wide..words).step_by(8) {
+        unsafe {
+            let w = from.add(at).cast::<u64>().read_unaligned();
+            to.add(at).cast::<u64>().write_unaligned(w);
+        }
+    }
+    for at in words..len {
+        unsafe { *to.add(at) = *from.add(at) };
     }
 }

@@ -13,9 +13,14 @@
 //! matrices; validation recomputes sampled entries of C in fp64 (exactly,
 //! for int8) and holds each to a bound stated per precision.
 //!
-//! - [`int8`]: the int8 GEMM.
+//! Each fp64 and fp32 rate is also stated as a share of the FMA peak of
+//! its precision on the same threads (`peak_share`, [`peak`]).
+//!
+//! - [`int8`]: the int8 GEMM;
+//! - [`peak`]: the rates as shares of the FMA peak.
 
 pub mod int8;
+pub mod peak;
 
 use std::time::Instant;
 
@@ -123,7 +128,9 @@ pub fn spec() -> BenchmarkSpec {
             "C = A·B for square n x n matrices at each size in n, in fp64, fp32, bf16 with fp32 \
              accumulation and int8 with int32 accumulation (warpt's GEMM engine), on every allowed CPU. 2 n^3 \
              operations per product (GFLOP/s; GOP/s for int8). Validation: sampled entries of C against an \
-             fp64 (for int8 exact) recomputation, within a bound stated per precision.",
+             fp64 (for int8 exact) recomputation, within a bound stated per precision. fp64 and fp32 \
+             rates are also stated as a share of the FMA peak of the same precision and threads \
+             (peak_share, percent).",
         )
         .duration(6.0)
         .param(Param::text("n", DEFAULT_SIZES).help("matrix orders, comma-separated (each >= 1)"))
@@ -138,6 +145,7 @@ pub fn spec() -> BenchmarkSpec {
                 .map_err(|e| format!("parameter 'n': {e}"))
         })
         .metric("gflops")
+        .metric("peak_share")
         .build()
 }
 
@@ -530,6 +538,8 @@ impl Benchmark for Gemm {
             .iter()
             .map(|(p, names)| format!("{}: {}", p.tag(), kernels_by_size(names)))
             .collect();
+        let (shares, peaks) = peak::shares(&metrics, threads);
+        metrics.extend(shares);
         let mut details = vec![
             ("engine".to_string(), ParamValue::from("warpt-gemm")),
             ("isa".to_string(), ParamValue::from(Isa::best().name())),
@@ -543,6 +553,7 @@ impl Benchmark for Gemm {
                 ParamValue::from("2 n^3 operations per product (a multiply and an add)"),
             ),
         ];
+        details.extend(peaks);
         let mut seen = Vec::new();
         for (p, _) in &self.plan {
             if !seen.contains(p) {

@@ -4,6 +4,7 @@
 mod amx;
 mod kernels;
 mod low;
+mod probe;
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -17,6 +18,7 @@ use warpt_model::{BenchmarkComponent, BenchmarkSpec, Param, ParamValue, Validati
 
 pub use kernels::{Isa, IsaKernels, MAX_ITERS};
 pub use low::{LowKernel, LowPrecision};
+pub use probe::{FmaPrecision, fma_peak, scaling_probe};
 
 use crate::team::{run_team, team_cpus};
 
@@ -209,56 +211,6 @@ impl CpuFlops {
             .next()
             .unwrap_or_else(|| def.metric(&[], None))
     }
-}
-
-/// Rounds of the fp64 kernel [`scaling_probe`] times per team.
-const PROBE_ROUNDS: usize = 7;
-
-/// The scaling check for a benchmark without a one-thread series of its
-/// own: all of `cpus` together against `cpus[0]` alone running the fp64
-/// peak kernel in a few short rounds (about 10 ms), recorded as `what`.
-/// Pinned to separate physical cores the rate multiplies; pinned to CPUs
-/// that share a core right now (a hypervisor's choice the guest cannot
-/// see) it does not.
-pub fn scaling_probe(cpus: &[usize], what: &str) -> Option<warpt_model::ScalingCheck> {
-    if cpus.len() < 2 {
-        return None;
-    }
-    let isa = Isa::detect();
-    let mut iters = 1u64 << 10;
-    while iters < MAX_ITERS {
-        let t = Instant::now();
-        black_box(isa.fma_f64(iters, black_box(1.0), black_box(0.5)));
-        if t.elapsed() >= Duration::from_micros(500) {
-            break;
-        }
-        iters *= 2;
-    }
-    let iters = iters.min(MAX_ITERS);
-    let fastest = |team: &[usize]| {
-        run_team(
-            team,
-            |_| (),
-            |_, _, n| {
-                black_box(isa.fma_f64(n, black_box(1.0), black_box(0.5)));
-            },
-            |rounds| {
-                (0..PROBE_ROUNDS)
-                    .map(|_| rounds.round(iters).as_secs_f64())
-                    .fold(f64::INFINITY, f64::min)
-            },
-        )
-        .0
-    };
-    let one = fastest(&cpus[..1]);
-    let all = fastest(cpus);
-    let ratio = cpus.len() as f64 * one / all;
-    ratio.is_finite().then(|| warpt_model::ScalingCheck {
-        what: what.to_string(),
-        threads: cpus.len() as u32,
-        cores: warpt_system::physical_cores(cpus) as u32,
-        ratio,
-    })
 }
 
 impl Default for CpuFlops {
