@@ -69,7 +69,7 @@ pub use limits::{
     EffectiveLimits, MEASURE_MARGIN, SETUP_LIMIT, SUITE_LIMIT, Stage, SuiteLimit, VALIDATE_LIMIT,
     WARMUP_MARGIN, WorkLimit, at_floor_rate,
 };
-pub use manifest::{build_manifest, new_run_id, random_suffix};
+pub use manifest::{MachineFacts, build_manifest, new_run_id, random_suffix};
 pub use measure::{
     Convert, MAX_TIME_FACTOR, Measure, MeasurePolicy, Measurement, SeriesDef, SeriesMetrics,
 };

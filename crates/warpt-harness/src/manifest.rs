@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::hash::{BuildHasher, RandomState};
 
-use warpt_model::Manifest;
+use warpt_model::{GitState, Manifest};
 
 use crate::{Plan, RunOptions};
 
@@ -54,9 +54,47 @@ const SLURM_VARS: &[&str] = &[
     "SLURM_ARRAY_TASK_ID",
 ];
 
-/// Captures the manifest for running `plan` with `options` on this machine.
+/// What a manifest says about the machine and the source tree: the same
+/// for every plan of one front end's run, so one that runs many
+/// one-benchmark plans (`harness run`, a plan per trial) captures it once
+/// ([`RunOptions::machine`]): `systemd-detect-virt` and `git` started for
+/// every trial cost 25-30 ms of each.
+#[derive(Debug, Clone)]
+pub struct MachineFacts {
+    os: warpt_model::OsInfo,
+    cpu_model: String,
+    git: Option<GitState>,
+    microcode: Option<String>,
+    governor: Option<String>,
+    boost: Option<bool>,
+    smt: Option<String>,
+}
+
+impl MachineFacts {
+    /// Reads them now (the source tree: the current directory's).
+    pub fn capture() -> Self {
+        MachineFacts {
+            os: warpt_system::os_info(),
+            cpu_model: warpt_system::cpu_info().model,
+            git: std::env::current_dir()
+                .ok()
+                .and_then(|d| warpt_system::git_state(&d)),
+            microcode: warpt_system::microcode(),
+            governor: warpt_system::governor(),
+            boost: warpt_system::boost(),
+            smt: warpt_system::smt(),
+        }
+    }
+}
+
+/// Captures the manifest for running `plan` with `options` on this machine
+/// (its facts as [`RunOptions::machine`] holds them, else read now).
 pub fn build_manifest(options: &RunOptions, plan: &Plan) -> Manifest {
-    let os = warpt_system::os_info();
+    let facts = options
+        .machine
+        .clone()
+        .unwrap_or_else(MachineFacts::capture);
+    let os = facts.os;
     let env: BTreeMap<String, String> = std::env::vars()
         .filter(|(k, _)| {
             ENV_PREFIXES.iter().any(|p| k.starts_with(p)) || SLURM_VARS.contains(&k.as_str())
@@ -74,17 +112,15 @@ pub fn build_manifest(options: &RunOptions, plan: &Plan) -> Manifest {
         hostname: os.hostname,
         os: os.name,
         kernel: os.kernel,
-        cpu_model: warpt_system::cpu_info().model,
+        cpu_model: facts.cpu_model,
         seed: options.seed,
         config: options.config(plan),
         env,
-        git: std::env::current_dir()
-            .ok()
-            .and_then(|d| warpt_system::git_state(&d)),
-        microcode: warpt_system::microcode(),
-        governor: warpt_system::governor(),
-        boost: warpt_system::boost(),
-        smt: warpt_system::smt(),
+        git: facts.git,
+        microcode: facts.microcode,
+        governor: facts.governor,
+        boost: facts.boost,
+        smt: facts.smt,
         load_average: warpt_system::load_average(),
         warnings: Vec::new(),
         extra: BTreeMap::new(),

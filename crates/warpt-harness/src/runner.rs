@@ -76,6 +76,9 @@ pub struct RunOptions {
     /// running many one-benchmark plans takes it once: it starts every
     /// tool on the PATH to read its version).
     pub system: Option<warpt_model::ListOutput>,
+    /// The manifest's machine and source facts, if the caller captured
+    /// them already (as `system`, once for many one-benchmark plans).
+    pub machine: Option<crate::MachineFacts>,
     /// The suite run's id, when the caller chose it (`warpt serve` names a
     /// run before it starts); otherwise one is made from the start time.
     pub run_id: Option<String>,
@@ -119,6 +122,7 @@ impl RunOptions {
             repeat: 1,
             host: None,
             system: None,
+            machine: None,
             run_id: None,
             output_log: None,
             suite_limit: None,

@@ -97,7 +97,12 @@ impl FileRun {
         let output = ctx.str_param("output_file")?;
         Ok(FileRun {
             file: PathBuf::from(ctx.str_param("file")?),
-            python: ctx.str_param("python")?.to_string(),
+            // The interpreter the run resolved `python` to, else `python`.
+            python: match ctx.str_param("python_executable")? {
+                "" => ctx.str_param("python")?,
+                resolved => resolved,
+            }
+            .to_string(),
             load: LoadOptions {
                 kwargs,
                 reproducible: ctx.bool_param("reproducible")?.then_some(ctx.seed),

@@ -7,6 +7,7 @@
 //! - [`driver`]: the benchmark protocol's driver side, and the Python
 //!   adapter it ships;
 //! - [`external`]: one benchmark file as a warpt `Benchmark` on the driver;
+//! - [`interpreter`]: the Python a run's trials start, a launcher resolved once;
 //! - [`batch`]: how many calls one request holds (calibration, warm-up);
 //! - [`counted`]: `--measure instructions`, one call's instructions counted;
 //! - [`suite`]: the `harness` suite, through which the worker process
@@ -28,6 +29,7 @@ pub mod counted;
 pub mod discover;
 pub mod driver;
 pub mod external;
+pub mod interpreter;
 pub mod profile;
 pub mod pytest;
 pub mod regressions;

@@ -284,6 +284,7 @@ pub fn run(
     );
     options.host = Some(host);
     options.system = Some(system);
+    options.machine = Some(warpt_harness::MachineFacts::capture());
     let outputs = settings.output_dir.join("outputs");
     // Each benchmark's log is appended to trial by trial: an earlier run's
     // in the same directory goes first.
@@ -312,11 +313,15 @@ pub fn run(
         Tolerances::DEFAULT,
     );
     let matrix_of = |f: &Path| f.parent().and_then(|d| matrix.get(d)).unwrap_or(&plain);
+    // Asked once: a launcher (pyenv's shim) would otherwise run per trial.
+    let resolved =
+        crate::interpreter::resolve(&settings.python).and_then(|p| p.to_str().map(str::to_string));
     let ctx = Ctx {
         registry: &registry,
         options: &options,
         settings,
         outputs: &outputs,
+        python_executable: resolved.as_deref(),
     };
     let total: usize = manifest
         .chapters

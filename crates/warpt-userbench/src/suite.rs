@@ -22,6 +22,9 @@ fn params() -> Vec<Param> {
     vec![
         Param::command("file", "").help("the benchmark file"),
         Param::command("python", "python3").help("the Python interpreter"),
+        Param::command("python_executable", "").help(
+            "the file `python` runs (its sys.executable), asked once per run and started by every trial, so a launcher such as pyenv's shim runs once; empty: `python` itself",
+        ),
         Param::text("kwargs", "").help(
             "a JSON object of keyword arguments for get_benchmark(), the class or run_benchmark()",
         ),

@@ -502,6 +502,11 @@ fn measure_instructions_counts_one_call_and_follows_the_work() {
             .clone()
     };
     let base = &named(&run["benchmarks"], "ch1/sum/baseline_sum");
+    // `python3` was asked once which file it runs (a launcher such as
+    // pyenv's shim then runs once, not per trial), and that is recorded.
+    assert_eq!(base["params"]["python"], "python3");
+    let exe = std::path::Path::new(base["params"]["python_executable"].as_str().unwrap());
+    assert!(exe.is_absolute() && exe.is_file(), "{exe:?}");
     if base["status"] == "skipped" {
         // Neither the CPU's counters nor valgrind here: it says so.
         let why = base["error_message"].as_str().unwrap();

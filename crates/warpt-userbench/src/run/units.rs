@@ -40,6 +40,9 @@ pub(super) struct Ctx<'a> {
     pub(super) options: &'a RunOptions,
     pub(super) settings: &'a Settings,
     pub(super) outputs: &'a Path,
+    /// The file `settings.python` runs, asked once for the whole run
+    /// ([`crate::interpreter`]); `None`: `settings.python` as named.
+    pub(super) python_executable: Option<&'a str>,
 }
 
 /// One file's trials: each a one-benchmark plan through `run_plan`, so
@@ -75,6 +78,12 @@ impl TrialSource for FileTrials<'_> {
 }
 
 impl<'a> Ctx<'a> {
+    /// The interpreter the parent itself starts (`get_config()` probes,
+    /// references): the resolved file, else `python` as named.
+    fn python(&self) -> &'a str {
+        self.python_executable.unwrap_or(&self.settings.python)
+    }
+
     pub(super) fn interrupted(&self) -> bool {
         self.settings
             .interrupt
@@ -105,6 +114,9 @@ impl<'a> Ctx<'a> {
         };
         set("file", ParamValue::Str(absolute(&unit.file)));
         set("python", ParamValue::Str(self.settings.python.clone()));
+        if let Some(resolved) = self.python_executable {
+            set("python_executable", ParamValue::from(resolved));
+        }
         set(
             "kwargs",
             ParamValue::Str(Value::Object(unit.combo.kwargs.clone()).to_string()),
@@ -164,8 +176,8 @@ impl<'a> Ctx<'a> {
                 "sh",
             ),
             None => (
-                crate::driver::Driver::python_command(&s.python, &load),
-                s.python.as_str(),
+                crate::driver::Driver::python_command(self.python(), &load),
+                self.python(),
             ),
         };
         let own = crate::driver::probe_config(cmd, program, &unit.file, &load, limit)
@@ -385,7 +397,7 @@ impl<'a> Ctx<'a> {
             let answer = self.output_file(unit);
             let check = super::reference::expected(
                 unit,
-                &self.settings.python,
+                self.python(),
                 self.command_line(unit).is_some(),
                 self.load_limit(),
                 &answer.with_extension("reference.json"),
