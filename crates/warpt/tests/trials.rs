@@ -143,13 +143,35 @@ fn a_noise_profile_sets_the_band_and_a_known_slowdown_is_caught() {
         .args(["benchmark", "compare"])
         .args([&base, &slow])
         .args(["--format", "json"])
-        .assert()
-        .code(if disturbed { 0 } else { 1 })
-        .get_output()
-        .stdout
-        .clone();
-    let c: serde_json::Value = serde_json::from_slice(&out).unwrap();
+        .output()
+        .unwrap();
+    let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let m = &c["metrics"][0];
+    // A trial the host slowed by half again or more (the selftest's own
+    // spread is a few percent) widens its side's CI so far that three
+    // trials a side may not settle Welch's test: the verdict is then held
+    // back as too noisy, though the change is still measured.
+    let wide = |side: &str| {
+        let ci = &m[side]["ci95"];
+        ci[1].as_f64().unwrap() > 1.5 * ci[0].as_f64().unwrap()
+    };
+    let too_noisy = !disturbed
+        && (wide("base") || wide("current"))
+        && m["verdict"] == "inconclusive"
+        && m["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("too noisy to tell");
+    if too_noisy {
+        let change = m["change_pct"].as_f64().unwrap();
+        assert!((600.0..1200.0).contains(&change), "{c}");
+        return;
+    }
+    assert_eq!(
+        out.status.code(),
+        Some(if disturbed { 0 } else { 1 }),
+        "{c}"
+    );
     assert_eq!(m["noise_source"], "profile", "{c}");
     let band = m["noise_band_pct"].as_f64().unwrap();
     // k x the larger CV x its upper 90% bound factor for the profile's
