@@ -155,4 +155,29 @@ mod tests {
         assert_eq!(recorded_value("OMP_NUM_THREADS", "4"), "4");
         assert!(!recorded_value("CUDA_X", "postgres://u:pw@h/db").contains("pw"));
     }
+
+    #[test]
+    fn facts_captured_once_are_the_manifest_s() {
+        let plan = Plan {
+            suite: "s".into(),
+            components: Vec::new(),
+            label: "s".into(),
+            entries: Vec::new(),
+            unavailable: Vec::new(),
+            overrides: BTreeMap::new(),
+        };
+        let mut options = RunOptions::new("0", "debug");
+        let mut facts = MachineFacts::capture();
+        facts.cpu_model = "planted".into();
+        facts.smt = Some("planted".into());
+        options.machine = Some(facts);
+        let m = build_manifest(&options, &plan);
+        assert_eq!(
+            (m.cpu_model.as_str(), m.smt.as_deref()),
+            ("planted", Some("planted"))
+        );
+        // Without them the manifest reads the machine itself.
+        options.machine = None;
+        assert_ne!(build_manifest(&options, &plan).cpu_model, "planted");
+    }
 }

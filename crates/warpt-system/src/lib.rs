@@ -55,7 +55,7 @@ pub use git::git_state;
 pub use gpu::gpus;
 pub use host::{hostname, memory_info, memory_quick, os_info};
 pub use probes::{boost, current_mhz, governor, load_average, microcode, smt};
-pub use tools::{run_with_timeout, tools, which};
+pub use tools::{run_with_timeout, run_within, tools, which};
 pub use virt::{container, virtualization};
 
 use warpt_model::ListOutput;

@@ -39,6 +39,11 @@ pub fn which(name: &str) -> Option<PathBuf> {
 /// Runs `program args`, returning its stdout (or stderr, if stdout is
 /// empty) when it exits 0 within two seconds; kills it otherwise.
 pub fn run_with_timeout(program: &str, args: &[&str]) -> Option<String> {
+    run_within(program, args, VERSION_TIMEOUT)
+}
+
+/// [`run_with_timeout`] with the time it may take: `limit`.
+pub fn run_within(program: &str, args: &[&str], limit: Duration) -> Option<String> {
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::null())
@@ -46,7 +51,7 @@ pub fn run_with_timeout(program: &str, args: &[&str]) -> Option<String> {
         .stderr(Stdio::piped())
         .spawn()
         .ok()?;
-    let deadline = Instant::now() + VERSION_TIMEOUT;
+    let deadline = Instant::now() + limit;
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,

@@ -7,8 +7,7 @@
 //! for every trial.
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long the question may take before `python` is started as named.
 const LIMIT: Duration = Duration::from_secs(30);
@@ -18,28 +17,13 @@ const LIMIT: Duration = Duration::from_secs(30);
 /// names none: the trials then start `python` itself and report whatever
 /// is wrong with it.
 pub fn resolve(python: &str) -> Option<PathBuf> {
-    let mut child = Command::new(python)
-        .args(["-c", "import sys; sys.stdout.write(sys.executable or '')"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let start = Instant::now();
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => break,
-            Ok(None) if start.elapsed() < LIMIT => std::thread::sleep(Duration::from_millis(5)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    }
-    let out = child.wait_with_output().ok()?;
-    let path = PathBuf::from(String::from_utf8(out.stdout).ok()?);
-    (out.status.success() && path.is_absolute() && path.is_file()).then_some(path)
+    let said = warpt_system::run_within(
+        python,
+        &["-c", "import sys; sys.stdout.write(sys.executable or '')"],
+        LIMIT,
+    )?;
+    let path = PathBuf::from(said);
+    (path.is_absolute() && path.is_file()).then_some(path)
 }
 
 #[cfg(test)]

@@ -129,6 +129,11 @@ fn gemm_multiplies_in_every_precision_and_checks_each_product() {
         assert!(peak > 0.0 && (share.value - 100.0 * rate.value / peak).abs() < 1e-9);
     }
     assert!(r.details.contains_key("method_peak_share"));
+    // The same FMA kernel with lanes half as wide: fp32's peak is twice
+    // fp64's (a miscounted precision would be off by 2x or more).
+    let peak = |p: &str| r.details[&format!("fma_peak_gflops_{p}")].as_f64().unwrap();
+    let lanes = peak("fp32") / peak("fp64");
+    assert!((1.5..2.5).contains(&lanes), "fp32 / fp64 peak {lanes}");
     for p in ["fp64", "fp32", "bf16", "int8"] {
         assert!(r.details.contains_key(&format!("tolerance_{p}")));
         assert!(r.details.contains_key(&format!("method_{p}")));

@@ -357,7 +357,7 @@ pub(super) unsafe fn interleave_steps(
 }
 
 /// Runs ahead of the one being copied that [`copy_block`] asks for.
-const COPY_AHEAD: usize = 2;
+const COPY_AHEAD: usize = 4;
 
 /// A block of column-major panels of plain elements, depth by depth:
 /// step `q`'s source is one run at `src + q·stride` holding every panel's

@@ -21,28 +21,9 @@ pub fn scaling_probe(cpus: &[usize], what: &str) -> Option<warpt_model::ScalingC
     if cpus.len() < 2 {
         return None;
     }
-    let isa = Isa::detect();
-    let iters = calibrated(
-        |n| {
-            black_box(isa.fma_f64(n, black_box(1.0), black_box(0.5)));
-        },
-        Duration::from_micros(500),
-    );
-    let fastest = |team: &[usize]| {
-        run_team(
-            team,
-            |_| (),
-            |_, _, n| {
-                black_box(isa.fma_f64(n, black_box(1.0), black_box(0.5)));
-            },
-            |rounds| {
-                (0..PROBE_ROUNDS)
-                    .map(|_| rounds.round(iters).as_secs_f64())
-                    .fold(f64::INFINITY, f64::min)
-            },
-        )
-        .0
-    };
+    let call = fma_call(FmaPrecision::Fp64);
+    let iters = calibrated(call, Duration::from_micros(500));
+    let fastest = |team: &[usize]| fastest_round(team, iters, PROBE_ROUNDS, call);
     let one = fastest(&cpus[..1]);
     let all = fastest(cpus);
     let ratio = cpus.len() as f64 * one / all;
@@ -73,33 +54,44 @@ const PEAK_ROUNDS: usize = 20;
 /// (`micro/gemm`'s `peak_share`); a peak, so the fastest round, not the
 /// median.
 pub fn fma_peak(precision: FmaPrecision, threads: usize) -> f64 {
+    let call = fma_call(precision);
+    let iters = calibrated(call, Duration::from_millis(1));
+    let cpus = team_cpus(threads);
+    let fastest = fastest_round(&cpus, iters, PEAK_ROUNDS, call);
+    let bytes = match precision {
+        FmaPrecision::Fp64 => 8,
+        FmaPrecision::Fp32 => 4,
+    };
+    (Isa::detect().flops_per_iter(bytes) * iters * cpus.len() as u64) as f64 / fastest / 1e9
+}
+
+/// One call of this CPU's FMA kernel of `precision` for `n` iterations.
+fn fma_call(precision: FmaPrecision) -> impl Fn(u64) + Copy + Sync {
     let isa = Isa::detect();
-    let call = move |n: u64| match precision {
+    move |n| match precision {
         FmaPrecision::Fp64 => {
             black_box(isa.fma_f64(n, black_box(1.0), black_box(0.5)));
         }
         FmaPrecision::Fp32 => {
             black_box(isa.fma_f32(n, black_box(1.0), black_box(0.5)));
         }
-    };
-    let iters = calibrated(call, Duration::from_millis(1));
-    let cpus = team_cpus(threads);
-    let fastest = run_team(
-        &cpus,
+    }
+}
+
+/// The fastest of `rounds` rounds (seconds) of `call(iters)` on every one
+/// of `cpus` at once.
+fn fastest_round(cpus: &[usize], iters: u64, rounds: usize, call: impl Fn(u64) + Sync) -> f64 {
+    run_team(
+        cpus,
         |_| (),
         |_, _, n| call(n),
-        |rounds| {
-            (0..PEAK_ROUNDS)
-                .map(|_| rounds.round(iters).as_secs_f64())
+        |team| {
+            (0..rounds)
+                .map(|_| team.round(iters).as_secs_f64())
                 .fold(f64::INFINITY, f64::min)
         },
     )
-    .0;
-    let bytes = match precision {
-        FmaPrecision::Fp64 => 8,
-        FmaPrecision::Fp32 => 4,
-    };
-    (isa.flops_per_iter(bytes) * iters * cpus.len() as u64) as f64 / fastest / 1e9
+    .0
 }
 
 /// The iterations (a power of two, at most [`MAX_ITERS`]) one call of
