@@ -400,6 +400,7 @@ impl<T: Element> Job<'_, T> {
                 };
                 correct_panels(kr, kp, nb, mine.start, dst, corr);
             }
+            kr.arrange_b(kp, nb, mine.start, dst);
             team.barrier.wait();
             // SAFETY: every thread has packed its panels of this slot
             // (barrier above), and none writes it again before every
@@ -447,10 +448,11 @@ impl<T: Element> Job<'_, T> {
                 let kb = kcb.min(k - pc);
                 if !self.direct {
                     pack_b(&self.b, pc, kb, jc, nb, kr.nr, 0..panels, &mut b_buf);
+                    let kp = kb.next_multiple_of(T::GROUP);
                     if T::CORRECTED {
-                        let kp = kb.next_multiple_of(T::GROUP);
                         correct_panels(kr, kp, nb, 0, &b_buf[..panels * kp * kr.nr], &mut corr);
                     }
+                    kr.arrange_b(kp, nb, 0, &mut b_buf[..panels * kp * kr.nr]);
                 }
                 for ic in (0..m).step_by(mcb) {
                     let mb = mcb.min(m - ic);

@@ -9,6 +9,7 @@
 //! - [`portable`]: plain Rust for any CPU;
 //! - `tile`: the register tile as macros, for each ISA's vectors;
 //! - `x86`: AVX2+FMA and AVX-512 register tiles (x86-64 only);
+//! - `amx`: AMX tiles for bf16 and int8 (x86-64 only);
 //! - `neon`: NEON register tiles (aarch64 only).
 
 // First: its macros are in scope only in the modules declared after it.
@@ -16,6 +17,8 @@
 #[macro_use]
 mod tile;
 
+#[cfg(target_arch = "x86_64")]
+mod amx;
 #[cfg(target_arch = "aarch64")]
 mod neon;
 pub mod portable;
@@ -95,6 +98,18 @@ pub(crate) enum Dest<'a, A> {
     C(TileMut<A>, Store),
 }
 
+/// How a kernel reads a packed micro-panel of B.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PanelOrder {
+    /// Step by step: each step's columns side by side, as packed
+    /// ([`crate::pack::pack_b`]); every register tile.
+    Steps,
+    /// In chunks of 16 steps, each column's groups of a chunk side by side
+    /// (a last chunk of fewer steps likewise): an AMX tile's row is one
+    /// column's 16 groups ([`crate::pack::chunk_panels`]).
+    Chunks,
+}
+
 /// A microkernel and its blocking.
 #[derive(Debug)]
 pub struct Kernel<T: Element> {
@@ -116,6 +131,8 @@ pub struct Kernel<T: Element> {
     run: MicroKernel<T>,
     /// The same tile reading a column-major B in place, where there is one.
     direct: Option<DirectKernel<T>>,
+    /// How it reads B's packed panels.
+    order: PanelOrder,
 }
 
 impl<T: Element> Clone for Kernel<T> {
@@ -177,6 +194,14 @@ impl<T: Element> Kernel<T> {
         k.mc = k.mc.max(1).next_multiple_of(k.mr);
         k.nc = k.nc.max(1).next_multiple_of(k.nr);
         k
+    }
+
+    /// Puts B's packed panels (`kp` deep, from panel `first` of a block of
+    /// `nb` columns, NR apart) in the order the kernel reads them.
+    pub(crate) fn arrange_b(&self, kp: usize, nb: usize, first: usize, panels: &mut [T]) {
+        if self.order == PanelOrder::Chunks {
+            crate::pack::chunk_panels(kp, self.nr, nb, first, panels);
+        }
     }
 
     /// Whether it can read a column-major B in place ([`Kernel::run_direct`]).
@@ -399,9 +424,9 @@ unsafe impl Element for i8 {
     fn correct(b_panel: &[Self], width: usize, out: &mut [i32]) {
         // One sum per byte of a step (column j's four depths at 4j..4j+4),
         // the steps added lane by lane, the four of each column added
-        // last. No kernel is wider than 16 columns.
+        // last. No kernel is wider than 32 columns (AMX's).
         let bytes = width * 4;
-        let mut sums = [0i32; 64];
+        let mut sums = [0i32; 128];
         assert!(bytes <= sums.len(), "a panel of {width} columns");
         for step in b_panel.chunks_exact(bytes) {
             for (sum, &b) in sums[..bytes].iter_mut().zip(step) {
@@ -415,7 +440,7 @@ unsafe impl Element for i8 {
 }
 
 #[cfg(target_arch = "x86_64")]
-static I8: [Kernel<i8>; 3] = [
+static I8: [Kernel<i8>; 4] = [
     portable::I8,
     // For rows a multiple of 32 but not of 48 (as fp32's 32x12).
     Kernel {
@@ -428,6 +453,7 @@ static I8: [Kernel<i8>; 3] = [
         nc: 3072,
         run: x86::i8_avx512vnni_32x12,
         direct: None,
+        order: PanelOrder::Steps,
     },
     Kernel {
         name: "avx512_vnni i8 48x8",
@@ -439,6 +465,21 @@ static I8: [Kernel<i8>; 3] = [
         nc: 3072,
         run: x86::i8_avx512vnni,
         direct: None,
+        order: PanelOrder::Steps,
+    },
+    // 1024 deep (256 fours): a micro-panel of B (32 columns, 32 KiB)
+    // stays in L1 beside the tiles of A it meets.
+    Kernel {
+        name: "amx i8 32x32",
+        isa: Isa::Amx,
+        mr: 32,
+        nr: 32,
+        kc: 1024,
+        mc: 256,
+        nc: 3072,
+        run: amx::i8_amx,
+        direct: None,
+        order: PanelOrder::Chunks,
     },
 ];
 
@@ -449,7 +490,7 @@ static I8: [Kernel<i8>; 1] = [portable::I8];
 // bf16's depth blocks are 1024 deep (512 pairs, as int8's 1024 are 256
 // fours: the same bytes): against 512, 1-3% faster at n = 1024-2048 on
 // one and two threads (Zen 4, `--example rate`), fewer updates of C.
-static BF16: [Kernel<Bf16>; 3] = [
+static BF16: [Kernel<Bf16>; 4] = [
     portable::BF16,
     // For rows a multiple of 32 but not of 48 (as fp32's 32x12).
     Kernel {
@@ -462,6 +503,7 @@ static BF16: [Kernel<Bf16>; 3] = [
         nc: 3072,
         run: x86::bf16_avx512_32x12,
         direct: None,
+        order: PanelOrder::Steps,
     },
     Kernel {
         name: "avx512_bf16 bf16 48x8",
@@ -473,6 +515,20 @@ static BF16: [Kernel<Bf16>; 3] = [
         nc: 3072,
         run: x86::bf16_avx512,
         direct: None,
+        order: PanelOrder::Steps,
+    },
+    // 512 deep (256 pairs): as int8's.
+    Kernel {
+        name: "amx bf16 32x32",
+        isa: Isa::Amx,
+        mr: 32,
+        nr: 32,
+        kc: 512,
+        mc: 256,
+        nc: 3072,
+        run: amx::bf16_amx,
+        direct: None,
+        order: PanelOrder::Chunks,
     },
 ];
 
@@ -492,6 +548,7 @@ static F64: [Kernel<f64>; 3] = [
         nc: 2040,
         run: x86::f64_avx2,
         direct: Some(x86::f64_avx2_direct),
+        order: PanelOrder::Steps,
     },
     // 512 deep: B's micro-panel (24 KiB) still fits L1 beside A's stream,
     // and C is updated a third less often than at 384: 1-4% faster at
@@ -506,6 +563,7 @@ static F64: [Kernel<f64>; 3] = [
         nc: 4080,
         run: x86::f64_avx512,
         direct: Some(x86::f64_avx512_direct),
+        order: PanelOrder::Steps,
     },
 ];
 
@@ -522,6 +580,7 @@ static F32: [Kernel<f32>; 4] = [
         nc: 3072,
         run: x86::f32_avx2,
         direct: Some(x86::f32_avx2_direct),
+        order: PanelOrder::Steps,
     },
     // A shorter tile for products whose rows are a multiple of 32 but not
     // of 48 (64, 128, 256 channels: 48 rows would pad 64 to 96).
@@ -535,6 +594,7 @@ static F32: [Kernel<f32>; 4] = [
         nc: 3072,
         run: x86::f32_avx512_32x12,
         direct: Some(x86::f32_avx512_32x12_direct),
+        order: PanelOrder::Steps,
     },
     Kernel {
         name: "avx512f f32 48x8",
@@ -546,6 +606,7 @@ static F32: [Kernel<f32>; 4] = [
         nc: 3072,
         run: x86::f32_avx512,
         direct: Some(x86::f32_avx512_direct),
+        order: PanelOrder::Steps,
     },
 ];
 
@@ -562,6 +623,7 @@ static F64: [Kernel<f64>; 2] = [
         nc: 3072,
         run: neon::f64_neon,
         direct: Some(neon::f64_neon_direct),
+        order: PanelOrder::Steps,
     },
 ];
 
@@ -578,6 +640,7 @@ static F32: [Kernel<f32>; 2] = [
         nc: 3072,
         run: neon::f32_neon,
         direct: Some(neon::f32_neon_direct),
+        order: PanelOrder::Steps,
     },
 ];
 

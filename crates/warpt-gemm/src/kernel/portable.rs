@@ -3,7 +3,7 @@
 //! no hand-tiled kernel runs, and the reference the others are tested
 //! against.
 
-use super::{Bf16, Element, Kernel, MicroKernel, Scalar, Store};
+use super::{Bf16, Element, Kernel, MicroKernel, PanelOrder, Scalar, Store};
 use crate::isa::Isa;
 
 const MR: usize = 8;
@@ -21,6 +21,7 @@ const fn portable<T: Element>(name: &'static str, kc: usize, run: MicroKernel<T>
         nc: 1024,
         run,
         direct: None,
+        order: PanelOrder::Steps,
     }
 }
 

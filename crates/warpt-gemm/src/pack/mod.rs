@@ -142,6 +142,65 @@ pub fn pack_b<T: Element>(
     }
 }
 
+/// Steps of depth in a chunk of [`chunk_panels`]' order.
+pub(crate) const CHUNK: usize = 16;
+
+/// Arranges packed panels of B ([`pack_b`]'s, each `kp` deep, `nr` apart;
+/// from panel `first` of a block of `nb` columns, so a last one is as
+/// narrow as it was packed) in chunks of [`CHUNK`] steps: in chunk `q`
+/// (steps `16q ..`, `s` of them: 16, or fewer in the last), column `j`'s
+/// `s` groups side by side at group `16q·w + j·s` — the order AMX's
+/// kernels read, a tile row being one column's groups. A chunk holds the
+/// same steps in either order, so each is rearranged in place.
+pub(crate) fn chunk_panels<T: Element>(
+    kp: usize,
+    nr: usize,
+    nb: usize,
+    first: usize,
+    panels: &mut [T],
+) {
+    let steps = kp / T::GROUP;
+    if steps == 0 || kp * nr == 0 {
+        return;
+    }
+    let size = std::mem::size_of::<T>();
+    // SAFETY: Element's types are plain bits (any bytes moved elsewhere
+    // are the same value); the view covers exactly `panels`.
+    let bytes: &mut [u8] = unsafe {
+        std::slice::from_raw_parts_mut(panels.as_mut_ptr().cast(), std::mem::size_of_val(panels))
+    };
+    // Bytes of a group.
+    let gb = T::GROUP * size;
+    let mut temp = vec![0u8; CHUNK * nr * gb];
+    for (c, panel) in bytes.chunks_exact_mut(kp * nr * size).enumerate() {
+        let w = nr.min(nb - (first + c) * nr);
+        for (q, chunk) in panel[..kp * w * size]
+            .chunks_mut(CHUNK * w * gb)
+            .enumerate()
+        {
+            let s = CHUNK.min(steps - q * CHUNK);
+            let temp = &mut temp[..s * w * gb];
+            temp.copy_from_slice(chunk);
+            if gb == 4 {
+                // Groups of 4 bytes (bf16 pairs, int8 fours): as words.
+                for (t, step) in temp.chunks_exact(w * 4).enumerate() {
+                    for (j, group) in step.chunks_exact(4).enumerate() {
+                        let at = (j * s + t) * 4;
+                        chunk[at..at + 4].copy_from_slice(group);
+                    }
+                }
+            } else {
+                for (t, step) in temp.chunks_exact(w * gb).enumerate() {
+                    for (j, group) in step.chunks_exact(gb).enumerate() {
+                        let at = (j * s + t) * gb;
+                        chunk[at..at + gb].copy_from_slice(group);
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// One panel: rows `top..top + rows` and depths `p0..p0 + k` of the matrix
 /// `(data, rs, cs)`, `width >= rows` wide (the rest padding), element
 /// `(i, p)` at `(p / G·width + i)·G + p % G` (through the element's A map

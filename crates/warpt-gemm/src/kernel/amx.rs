@@ -1,0 +1,370 @@
+//! The AMX tiles (Intel Sapphire Rapids and later): bf16 (`tdpbf16ps`,
+//! pairs of depths into fp32) and int8 (`tdpbsud`, fours into int32) on
+//! eight tile registers of 16 rows x 64 bytes, a 32 x 32 tile of C in four
+//! accumulators (the 2 x 2 blocking Intel's optimisation manual gives for
+//! peak: each loaded tile meets two others).
+//!
+//! A tile product `C[m][n] += Σ A[m][g]·B[g][n]` walks A's rows and B's
+//! columns, each 16 groups of 4 bytes deep (a bf16 pair, an int8 four).
+//! The engine's C is column-major and its packed A holds, step by step,
+//! every row's group side by side: sixteen steps of A are already an AMX
+//! right-hand tile (rows = steps, 64 bytes = 16 rows of C). So the kernel
+//! computes `Cᵀ = Bᵀ·Aᵀ`: the left-hand tiles are B's columns, one column's
+//! 16 groups in a row — B's panels arranged in chunks of 16 steps
+//! ([`super::PanelOrder::Chunks`], [`crate::pack::chunk_panels`]) — and a
+//! row of an accumulator is 16 rows of one column of C, stored (and, to
+//! add to C, loaded) straight from C's columns.
+//!
+//! int8 runs `tdpbsud` (signed B times unsigned A) on the A the VNNI
+//! kernels read, stored 128 too high (`vpdpbusd` wants an unsigned
+//! side): the driver's correction is the same, the sums exact in int32 as
+//! `tdpbssd`'s on the unflipped A.
+//!
+//! A depth that is not a whole number of chunks ends in a chunk of fewer
+//! steps, copied into zeroed tiles and added by a second pass. The tile
+//! state is configured and released by each call: nothing of it lives
+//! between calls. Linux grants the tile data per process
+//! ([`crate::isa::amx_permission`]); the instructions are inline assembly
+//! (Rust's AMX intrinsics are not stable).
+
+use super::{Bf16, Store};
+
+/// Steps of depth in a chunk: a tile row's 64 bytes of 4-byte groups.
+pub(crate) const CHUNK: usize = 16;
+/// Rows of the tile of C.
+const MR: usize = 32;
+/// Columns of the tile of C.
+const NR: usize = 32;
+/// Bytes of one step of A's micro-panel (MR groups).
+const A_STEP: usize = MR * 4;
+
+/// A tile configuration (palette 1): C's accumulators `tmm0`-`tmm3` (rows
+/// 0-15 and 16-31 of C for the low columns, then the high ones), B's
+/// tiles `tmm4` (low columns) and `tmm5` (high), A's `tmm6` (rows 0-15)
+/// and `tmm7` (16-31).
+#[repr(C, align(64))]
+struct Config([u8; 64]);
+
+impl Config {
+    /// `lo` and `hi` columns in the two column tiles (1 to 16 each).
+    fn new(lo: u8, hi: u8) -> Self {
+        let mut c = [0u8; 64];
+        c[0] = 1;
+        let rows = [lo, lo, hi, hi, lo, hi, 16, 16];
+        for (t, &r) in rows.iter().enumerate() {
+            // colsb[t] (u16 at 16 + 2t) and rows[t] (u8 at 48 + t).
+            c[16 + 2 * t..18 + 2 * t].copy_from_slice(&64u16.to_le_bytes());
+            c[48 + t] = r;
+        }
+        Config(c)
+    }
+}
+
+/// One pass of the tile over `chunks` whole chunks, as the asm blocks
+/// take it.
+struct Pass {
+    /// C's tile (or a buffer): column j at `out + j·ld` bytes.
+    out: *mut u8,
+    /// The high columns' first (column 16), or null for a tile of 16
+    /// columns or fewer (neither loaded nor stored).
+    out_hi: *mut u8,
+    /// Bytes from one column of `out` to the next.
+    ld: usize,
+    /// Chunks to run.
+    chunks: usize,
+    /// A's first chunk: 16 steps of A_STEP bytes.
+    a: *const u8,
+    /// B's first chunk: the low columns, 64 bytes each.
+    b: *const u8,
+    /// B's high columns' first chunk (`b` itself, one row read and the
+    /// result dropped, in a tile of 16 columns or fewer).
+    b_hi: *const u8,
+    /// Bytes from one chunk of B to the next.
+    b_step: usize,
+    /// The same for `b_hi` (0 when it is `b`'s dummy row).
+    b_hi_step: usize,
+}
+
+/// The asm of a pass: `$op` is the tile product; `$init` loads C
+/// (`tileloadd`) or zeroes it.
+macro_rules! pass {
+    ($name:ident, $op:literal, load: $load:literal) => {
+        /// # Safety
+        /// The CPU runs AMX, the process holds the tile permission, and
+        /// every pointer of `p` covers what its field says for its rows.
+        #[inline]
+        unsafe fn $name(cfg: &Config, p: &Pass) {
+            // SAFETY: the caller's promise; the tiles are configured,
+            // loaded from and stored to the pass's buffers, and released
+            // before the block ends (no Rust value lives in a tile).
+            unsafe {
+                std::arch::asm!(
+                    "ldtilecfg [{cfg}]",
+                    "tilezero tmm0", "tilezero tmm1", "tilezero tmm2", "tilezero tmm3",
+                    // Load C when asked (the high columns when they exist).
+                    concat!("mov {t}, ", $load),
+                    "test {t}, {t}",
+                    "jz 3f",
+                    "tileloadd tmm0, [{out} + {ld}*1]",
+                    "tileloadd tmm1, [{out} + {ld}*1 + 64]",
+                    "test {hi}, {hi}",
+                    "jz 3f",
+                    "tileloadd tmm2, [{hi} + {ld}*1]",
+                    "tileloadd tmm3, [{hi} + {ld}*1 + 64]",
+                    "3:",
+                    "test {n}, {n}",
+                    "jz 5f",
+                    "mov {t}, 64",
+                    "4:",
+                    "tileloadd tmm4, [{b} + {t}*1]",
+                    "tileloadd tmm6, [{a} + {sa}*1]",
+                    "tileloadd tmm7, [{a} + {sa}*1 + 64]",
+                    "tileloadd tmm5, [{bh} + {t}*1]",
+                    concat!($op, " tmm0, tmm4, tmm6"),
+                    concat!($op, " tmm1, tmm4, tmm7"),
+                    concat!($op, " tmm2, tmm5, tmm6"),
+                    concat!($op, " tmm3, tmm5, tmm7"),
+                    "add {a}, {astep}",
+                    "add {b}, {bs}",
+                    "add {bh}, {bhs}",
+                    "dec {n}",
+                    "jnz 4b",
+                    "5:",
+                    "tilestored [{out} + {ld}*1], tmm0",
+                    "tilestored [{out} + {ld}*1 + 64], tmm1",
+                    "test {hi}, {hi}",
+                    "jz 6f",
+                    "tilestored [{hi} + {ld}*1], tmm2",
+                    "tilestored [{hi} + {ld}*1 + 64], tmm3",
+                    "6:",
+                    "tilerelease",
+                    cfg = in(reg) cfg.0.as_ptr(),
+                    out = in(reg) p.out,
+                    hi = in(reg) p.out_hi,
+                    ld = in(reg) p.ld,
+                    n = inout(reg) p.chunks => _,
+                    a = inout(reg) p.a => _,
+                    sa = in(reg) A_STEP,
+                    astep = const CHUNK * A_STEP,
+                    b = inout(reg) p.b => _,
+                    bs = in(reg) p.b_step,
+                    bh = inout(reg) p.b_hi => _,
+                    bhs = in(reg) p.b_hi_step,
+                    t = out(reg) _,
+                    options(nostack),
+                )
+            }
+        }
+    };
+}
+
+pass!(bf16_set, "tdpbf16ps", load: "0");
+pass!(bf16_add, "tdpbf16ps", load: "1");
+pass!(i8_set, "tdpbsud", load: "0");
+pass!(i8_add, "tdpbsud", load: "1");
+
+/// The two products.
+#[derive(Clone, Copy)]
+enum Op {
+    /// `tdpbf16ps`, fp32 accumulators.
+    Bf16,
+    /// `tdpbsud`, int32 accumulators.
+    Int8,
+}
+
+impl Op {
+    /// One pass, C loaded first when `load`.
+    ///
+    /// # Safety
+    /// As the passes'.
+    unsafe fn pass(self, load: bool, cfg: &Config, p: &Pass) {
+        // SAFETY: the caller's promise.
+        unsafe {
+            match (self, load) {
+                (Op::Bf16, false) => bf16_set(cfg, p),
+                (Op::Bf16, true) => bf16_add(cfg, p),
+                (Op::Int8, false) => i8_set(cfg, p),
+                (Op::Int8, true) => i8_add(cfg, p),
+            }
+        }
+    }
+
+    /// `*c -= x`, `x` an accumulator's bits.
+    ///
+    /// # Safety
+    /// `c` points at a writable accumulator of this product's kind.
+    unsafe fn sub(self, c: *mut u8, x: u32) {
+        // SAFETY (both): the caller's value, read and written unaligned.
+        match self {
+            Op::Bf16 => unsafe {
+                let c = c.cast::<f32>();
+                c.write_unaligned(c.read_unaligned() - f32::from_bits(x));
+            },
+            Op::Int8 => unsafe {
+                let c = c.cast::<i32>();
+                c.write_unaligned(c.read_unaligned().wrapping_sub(x as i32));
+            },
+        }
+    }
+}
+
+/// The tile: `groups` steps of `a` (packed, MR groups a step) and `b`
+/// (`cols` columns arranged in chunks), as [`super::MicroKernel`].
+///
+/// # Safety
+/// As [`super::MicroKernel`] for MR = NR = 32 and 4-byte groups, B
+/// arranged in chunks, on a CPU that runs AMX in a process that holds the
+/// tile permission.
+#[allow(clippy::too_many_arguments)]
+unsafe fn tile(
+    op: Op,
+    groups: usize,
+    a: *const u8,
+    b: *const u8,
+    cols: usize,
+    out: *mut u8,
+    ldo: usize,
+    store: Store,
+) {
+    let (lo, hi) = (cols.min(16), cols.saturating_sub(16));
+    let cfg = Config::new(lo as u8, hi.max(1) as u8);
+    // Sub goes through a buffer, subtracted from C below.
+    let mut buffer = [0u32; MR * NR];
+    let (dst, ld) = match store {
+        Store::Sub => (buffer.as_mut_ptr().cast::<u8>(), MR * 4),
+        Store::Set | Store::Add => (out, ldo * 4),
+    };
+    let chunks = groups / CHUNK;
+    let tail = groups % CHUNK;
+    let b_step = CHUNK * cols * 4;
+    // SAFETY (pointer offsets): column 16 of C's tile exists when hi > 0,
+    // and B's chunks hold `cols` columns of 64 bytes each (the high ones
+    // from byte 1024).
+    let (out_hi, b_hi, b_hi_step) = if hi > 0 {
+        (
+            unsafe { dst.add(16 * ld) },
+            unsafe { b.add(16 * 64) },
+            b_step,
+        )
+    } else {
+        (std::ptr::null_mut(), b, 0)
+    };
+    let whole = Pass {
+        out: dst,
+        out_hi,
+        ld,
+        chunks,
+        a,
+        b,
+        b_hi,
+        b_step,
+        b_hi_step,
+    };
+    // SAFETY: the caller's promise: `chunks` whole chunks of A and B, C's
+    // tile of MR rows by `cols` columns.
+    unsafe { op.pass(store == Store::Add, &cfg, &whole) };
+    if tail > 0 {
+        // The last steps, zero-padded to a chunk: A's are contiguous, B's
+        // `tail` groups a column.
+        let mut a_tail = [0u8; CHUNK * A_STEP];
+        let mut b_tail = [0u8; NR * 64];
+        // SAFETY: the caller's panels end with these steps.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                a.add(chunks * CHUNK * A_STEP),
+                a_tail.as_mut_ptr(),
+                tail * A_STEP,
+            );
+            let b_last = b.add(chunks * b_step);
+            for j in 0..cols {
+                std::ptr::copy_nonoverlapping(
+                    b_last.add(j * tail * 4),
+                    b_tail.as_mut_ptr().add(j * 64),
+                    tail * 4,
+                );
+            }
+        }
+        let last = Pass {
+            chunks: 1,
+            a: a_tail.as_ptr(),
+            b: b_tail.as_ptr(),
+            // SAFETY: inside b_tail (NR columns of 64 bytes).
+            b_hi: unsafe { b_tail.as_ptr().add(16 * 64) },
+            b_step: 0,
+            b_hi_step: 0,
+            ..whole
+        };
+        // SAFETY: as above, on the padded copies.
+        unsafe { op.pass(true, &cfg, &last) };
+    }
+    if store == Store::Sub {
+        for j in 0..cols {
+            for i in 0..MR {
+                // SAFETY: column j < cols of C's tile holds MR values.
+                unsafe { op.sub(out.add((j * ldo + i) * 4), buffer[j * MR + i]) };
+            }
+        }
+    }
+}
+
+/// The bf16 kernel, 32 x 32.
+///
+/// # Safety
+/// As [`super::MicroKernel`], B arranged in chunks, on a CPU and process
+/// that run AMX.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn bf16_amx(
+    groups: usize,
+    a: *const Bf16,
+    b: *const Bf16,
+    _rows: usize,
+    cols: usize,
+    out: *mut f32,
+    ldo: usize,
+    store: Store,
+) {
+    // SAFETY: the caller's promise.
+    unsafe {
+        tile(
+            Op::Bf16,
+            groups,
+            a.cast(),
+            b.cast(),
+            cols,
+            out.cast(),
+            ldo,
+            store,
+        )
+    }
+}
+
+/// The int8 kernel, 32 x 32 (A stored 128 too high, corrected by the
+/// driver).
+///
+/// # Safety
+/// As [`bf16_amx`].
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn i8_amx(
+    groups: usize,
+    a: *const i8,
+    b: *const i8,
+    _rows: usize,
+    cols: usize,
+    out: *mut i32,
+    ldo: usize,
+    store: Store,
+) {
+    // SAFETY: the caller's promise.
+    unsafe {
+        tile(
+            Op::Int8,
+            groups,
+            a.cast(),
+            b.cast(),
+            cols,
+            out.cast(),
+            ldo,
+            store,
+        )
+    }
+}
