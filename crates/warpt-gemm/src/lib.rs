@@ -27,7 +27,8 @@
 //! - `out`: C as the threads write it, a tile at a time;
 //! - `prefetch`: cache lines asked for ahead of the tiles that read them;
 //! - `tile`: one thread's tile of C, as the microkernels write it;
-//! - `scratch`: packing buffers each thread keeps from product to product;
+//! - `scratch`: packing buffers each thread keeps from product to product,
+//!   and a packed A's storage, both from cache-line boundaries;
 //! - `shared`: what a row-split product's threads share (B's packed
 //!   block, the barrier);
 //! - `team`: the threads a product runs on.

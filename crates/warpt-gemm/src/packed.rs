@@ -13,6 +13,7 @@ use crate::blocking::balanced;
 use crate::kernel::{Element, Kernel};
 use crate::mat::MatRef;
 use crate::pack::pack_a;
+use crate::scratch::Aligned;
 
 /// An `m x k` matrix packed for one kernel.
 #[derive(Debug, Clone)]
@@ -22,7 +23,8 @@ pub struct PackedA<T: Element> {
     depth: usize,
     /// The depth of each slice but the last.
     kcb: usize,
-    data: Vec<T>,
+    /// From a cache line's boundary, as the packing buffers.
+    data: Aligned<T>,
 }
 
 impl<T: Element> PackedA<T> {
@@ -38,7 +40,7 @@ impl<T: Element> PackedA<T> {
         let (m, k) = (a.rows(), a.cols());
         let kcb = balanced(k, kernel.kc, T::GROUP);
         let panels = m.div_ceil(kernel.mr);
-        let mut data = vec![T::PAD; panels * kernel.mr * k.next_multiple_of(T::GROUP)];
+        let mut data = Aligned::zeroed(panels * kernel.mr * k.next_multiple_of(T::GROUP));
         for pc in (0..k).step_by(kcb) {
             let kb = kcb.min(k - pc);
             let len = panels * kernel.mr * kb.next_multiple_of(T::GROUP);
