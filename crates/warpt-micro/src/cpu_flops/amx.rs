@@ -12,7 +12,8 @@
 //! element, a `tdpbssd` 64 (K = 64 int8) to each int32 element.
 //!
 //! Linux hands out the tile data state only on request
-//! (`arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)`, kernel 5.16+);
+//! (`arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)`, kernel 5.16+,
+//! asked by [`warpt_gemm::isa::amx_permission`] for the whole process);
 //! a CPU, kernel or hypervisor that does not allow it makes the precision
 //! unavailable, with the reason. The instructions are written in inline
 //! assembly: Rust's AMX intrinsics are not stable.
@@ -86,7 +87,7 @@ impl AmxOp {
             if !has(24) || !has(bit) {
                 return Err(format!("not available: this CPU has no {feature}"));
             }
-            permission().clone()
+            warpt_gemm::isa::amx_permission()
         }
         #[cfg(not(all(target_arch = "x86_64", target_os = "linux")))]
         {
@@ -104,35 +105,6 @@ impl AmxOp {
         // SAFETY: the caller checked the CPU and the tile permission.
         unsafe { x86::run(self, iters, one) }
     }
-}
-
-/// The tile data permission, requested once per process.
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
-fn permission() -> &'static Result<(), String> {
-    static ASKED: std::sync::OnceLock<Result<(), String>> = std::sync::OnceLock::new();
-    ASKED.get_or_init(|| {
-        const ARCH_REQ_XCOMP_PERM: libc::c_long = 0x1023;
-        const XFEATURE_XTILEDATA: libc::c_long = 18;
-        // SAFETY: arch_prctl with an integer argument; it changes only which
-        // register state this process may use.
-        let rc = unsafe {
-            libc::syscall(
-                libc::SYS_arch_prctl,
-                ARCH_REQ_XCOMP_PERM,
-                XFEATURE_XTILEDATA,
-            )
-        };
-        if rc == 0 {
-            Ok(())
-        } else {
-            Err(format!(
-                "not available: the kernel refused the AMX tile state \
-                 (arch_prctl ARCH_REQ_XCOMP_PERM: {}; Linux 5.16+ and a hypervisor that \
-                 passes AMX through are needed)",
-                std::io::Error::last_os_error()
-            ))
-        }
-    })
 }
 
 #[cfg(target_arch = "x86_64")]
