@@ -228,11 +228,12 @@ unsafe fn tile(
 ) {
     let (lo, hi) = (cols.min(16), cols.saturating_sub(16));
     let cfg = Config::new(lo as u8, hi.max(1) as u8);
-    // Sub goes through a buffer, subtracted from C below.
-    let mut buffer = [0u32; MR * NR];
-    let (dst, ld) = match store {
-        Store::Sub => (buffer.as_mut_ptr().cast::<u8>(), MR * 4),
-        Store::Set | Store::Add => (out, ldo * 4),
+    // Sub goes through a buffer, subtracted from C below (made only then,
+    // not 4 KiB zeroed on every call).
+    let mut buffer = (store == Store::Sub).then(|| [0u32; MR * NR]);
+    let (dst, ld) = match &mut buffer {
+        Some(buffer) => (buffer.as_mut_ptr().cast::<u8>(), MR * 4),
+        None => (out, ldo * 4),
     };
     let chunks = groups / CHUNK;
     let tail = groups % CHUNK;
@@ -297,7 +298,7 @@ unsafe fn tile(
         // SAFETY: as above, on the padded copies.
         unsafe { op.pass(true, &cfg, &last) };
     }
-    if store == Store::Sub {
+    if let Some(buffer) = buffer {
         for j in 0..cols {
             for i in 0..MR {
                 // SAFETY: column j < cols of C's tile holds MR values.
