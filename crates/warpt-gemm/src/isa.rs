@@ -15,6 +15,9 @@ pub enum Isa {
     /// AVX-512 with the bf16 dot products (`vdpbf16ps`): Cooper Lake,
     /// Sapphire Rapids and later, Zen 4 and later.
     Avx512Bf16,
+    /// AVX-512 with half-precision arithmetic (`vfmadd231ph`, fp16
+    /// accumulators): Sapphire Rapids and later.
+    Avx512Fp16,
     /// AMX tiles with bf16 and int8 products (`tdpbf16ps`, `tdpbsud`),
     /// beside AVX-512: Sapphire Rapids and later, in a process Linux has
     /// granted the tile data ([`amx_permission`]).
@@ -25,12 +28,13 @@ pub enum Isa {
 
 impl Isa {
     /// Every level, in order.
-    pub const ALL: [Isa; 7] = [
+    pub const ALL: [Isa; 8] = [
         Isa::Portable,
         Isa::Avx2,
         Isa::Avx512,
         Isa::Avx512Vnni,
         Isa::Avx512Bf16,
+        Isa::Avx512Fp16,
         Isa::Amx,
         Isa::Neon,
     ];
@@ -55,6 +59,12 @@ impl Isa {
             Isa::Avx512Bf16 => {
                 std::arch::is_x86_feature_detected!("avx512f")
                     && std::arch::is_x86_feature_detected!("avx512bf16")
+            }
+            #[cfg(target_arch = "x86_64")]
+            Isa::Avx512Fp16 => {
+                std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512bw")
+                    && std::arch::is_x86_feature_detected!("avx512fp16")
             }
             #[cfg(target_arch = "x86_64")]
             Isa::Amx => {
@@ -87,6 +97,7 @@ impl Isa {
             Isa::Avx512 => "avx512f",
             Isa::Avx512Vnni => "avx512_vnni",
             Isa::Avx512Bf16 => "avx512_bf16",
+            Isa::Avx512Fp16 => "avx512_fp16",
             Isa::Amx => "amx",
             Isa::Neon => "neon",
         }

@@ -6,7 +6,10 @@
 //! time into `NR`-wide micro-panels the threads share, each thread packs
 //! its own `MC x KC` blocks of A into `MR`-tall micro-panels, and the
 //! microkernel multiplies one micro-panel pair into an `MR x NR` tile held
-//! in registers. The ISA is detected at run time and the fastest kernel
+//! in registers (on AMX, in tile registers: `Cᵀ = Bᵀ·Aᵀ` a 32 x 32 tile
+//! at a time, B's panels arranged in chunks of 16 depths). Elements: f64,
+//! f32, [`f16`] (AVX512_FP16, fp16 accumulators), [`Bf16`] and i8 (fp32
+//! and int32 accumulators). The ISA is detected at run time and the fastest kernel
 //! this CPU runs is taken; every kernel is exact to the same rounding
 //! bound, and [`Kernel::all`] lists those this CPU can run so tests check
 //! each.
@@ -50,6 +53,7 @@ mod team;
 mod tile;
 
 pub use driver::{Error, gemm, gemm_packed, gemm_packed_rows, gemm_with};
+pub use half::f16;
 pub use isa::Isa;
 pub use kernel::{Bf16, Element, Kernel, Scalar};
 pub use mat::{MatMut, MatRef};

@@ -10,15 +10,22 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 use warpt_gemm::{
-    Bf16, Element, Isa, Kernel, MatMut, MatRef, PackedA, gemm, gemm_packed, gemm_with,
+    Bf16, Element, Isa, Kernel, MatMut, MatRef, PackedA, f16, gemm, gemm_packed, gemm_with,
 };
 
-/// A seeded small integer in -4..=4.
-fn small(seed: &mut u64) -> i64 {
+/// A seeded small integer in -span..=span.
+fn small(seed: &mut u64, span: i64) -> i64 {
     *seed = seed
         .wrapping_mul(6364136223846793005)
         .wrapping_add(1442695040888963407);
-    ((*seed >> 33) % 9) as i64 - 4
+    ((*seed >> 33) % (2 * span as u64 + 1)) as i64 - span
+}
+
+/// The values' span for `T`: -4..=4, or -1..=1 for fp16, whose
+/// accumulators hold integers exactly only up to 2048 (a depth of 1027
+/// sums at most 1027 such products).
+fn span<T: Element>() -> i64 {
+    if T::NAME == "f16" { 1 } else { 4 }
 }
 
 /// How a matrix is laid out in its slice.
@@ -72,9 +79,10 @@ fn check<T: Element>(
     T::Acc: std::fmt::Debug,
 {
     let mut seed = (m * 31 + n * 17 + k) as u64;
-    let a: Vec<i64> = (0..m * k).map(|_| small(&mut seed)).collect();
-    let b: Vec<i64> = (0..k * n).map(|_| small(&mut seed)).collect();
-    let c0: Vec<i64> = (0..m * n).map(|_| small(&mut seed)).collect();
+    let span = span::<T>();
+    let a: Vec<i64> = (0..m * k).map(|_| small(&mut seed, span)).collect();
+    let b: Vec<i64> = (0..k * n).map(|_| small(&mut seed, span)).collect();
+    let c0: Vec<i64> = (0..m * n).map(|_| small(&mut seed, span)).collect();
     let (ad, ars, acs) = store(&a, m, k, layouts[0], from);
     let (bd, brs, bcs) = store(&b, k, n, layouts[1], from);
     let av = MatRef::new(&ad, m, k, ars, acs).unwrap();
@@ -252,6 +260,18 @@ fn every_int8_kernel_is_exact_on_every_edge_layout_and_split() {
 }
 
 #[test]
+fn every_fp16_kernel_is_exact_on_every_edge_layout_and_split() {
+    let f = |x| {
+        if x == i64::MAX {
+            f16::NAN
+        } else {
+            f16::from_f32(x as f32)
+        }
+    };
+    every_kernel::<f16>(f, f);
+}
+
+#[test]
 fn every_bf16_kernel_is_exact_on_every_edge_layout_and_split() {
     let f = |x| if x == i64::MAX { f32::NAN } else { x as f32 };
     every_kernel::<Bf16>(|x| Bf16::from_f32(f(x)), f);
@@ -350,8 +370,8 @@ where
 {
     let (m, n, k) = (3 * kernel.mr + 5, 9, 2 * kernel.kc + 3);
     let mut seed = 7;
-    let a: Vec<i64> = (0..m * k).map(|_| small(&mut seed)).collect();
-    let b: Vec<i64> = (0..k * n).map(|_| small(&mut seed)).collect();
+    let a: Vec<i64> = (0..m * k).map(|_| small(&mut seed, 4)).collect();
+    let b: Vec<i64> = (0..k * n).map(|_| small(&mut seed, 4)).collect();
     let ad: Vec<T> = a.iter().map(|&v| from(v)).collect();
     let bd: Vec<T> = b.iter().map(|&v| from(v)).collect();
     let pa = PackedA::with_kernel(kernel, MatRef::row_major(&ad, m, k).unwrap());

@@ -230,7 +230,11 @@ unsafe fn tile(
     let cfg = Config::new(lo as u8, hi.max(1) as u8);
     // Sub goes through a buffer, subtracted from C below (made only then,
     // not 4 KiB zeroed on every call).
-    let mut buffer = (store == Store::Sub).then(|| [0u32; MR * NR]);
+    let mut buffer = if store == Store::Sub {
+        Some([0u32; MR * NR])
+    } else {
+        None
+    };
     let (dst, ld) = match &mut buffer {
         Some(buffer) => (buffer.as_mut_ptr().cast::<u8>(), MR * 4),
         None => (out, ldo * 4),

@@ -312,6 +312,11 @@ impl Scalar for f32 {
     const ONE: Self = 1.0;
 }
 
+impl Scalar for half::f16 {
+    const ZERO: Self = half::f16::ZERO;
+    const ONE: Self = half::f16::ONE;
+}
+
 impl Scalar for i32 {
     const ZERO: Self = 0;
     const ONE: Self = 1;
@@ -373,6 +378,17 @@ unsafe impl Element for f32 {
     const NAME: &'static str = "f32";
     fn kernels() -> &'static [Kernel<Self>] {
         &F32
+    }
+}
+
+// SAFETY: plain bits (a f16 is a u16).
+unsafe impl Element for half::f16 {
+    type Acc = half::f16;
+    const GROUP: usize = 1;
+    const PAD: Self = half::f16::ZERO;
+    const NAME: &'static str = "f16";
+    fn kernels() -> &'static [Kernel<Self>] {
+        &F16
     }
 }
 
@@ -609,6 +625,28 @@ static F32: [Kernel<f32>; 4] = [
         order: PanelOrder::Steps,
     },
 ];
+
+// fp16 in, fp16 accumulated and out (AVX512_FP16 has no wider
+// accumulation): 32 lanes a vector, 2 x 12 of them as fp32's 32x12.
+#[cfg(target_arch = "x86_64")]
+static F16: [Kernel<half::f16>; 2] = [
+    portable::F16,
+    Kernel {
+        name: "avx512_fp16 f16 64x12",
+        isa: Isa::Avx512Fp16,
+        mr: 64,
+        nr: 12,
+        kc: 512,
+        mc: 192,
+        nc: 3072,
+        run: x86::f16_avx512fp16,
+        direct: Some(x86::f16_avx512fp16_direct),
+        order: PanelOrder::Steps,
+    },
+];
+
+#[cfg(not(target_arch = "x86_64"))]
+static F16: [Kernel<half::f16>; 1] = [portable::F16];
 
 #[cfg(target_arch = "aarch64")]
 static F64: [Kernel<f64>; 2] = [

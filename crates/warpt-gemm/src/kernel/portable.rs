@@ -31,6 +31,11 @@ pub const F64: Kernel<f64> = portable("portable f64 8x4", 256, tile::<f64>);
 /// The fp32 portable kernel.
 pub const F32: Kernel<f32> = portable("portable f32 8x4", 256, tile::<f32>);
 
+/// The fp16 portable kernel (fp16 accumulators, each operation rounded
+/// through fp32 as `half` does: one rounding, as a fused multiply-add's
+/// on exact small products).
+pub const F16: Kernel<half::f16> = portable("portable f16 8x4", 256, tile::<half::f16>);
+
 /// The bf16 portable kernel: pairs of depths, products added in fp32.
 pub const BF16: Kernel<Bf16> = portable("portable bf16 8x4", 256, tile_bf16);
 

@@ -105,6 +105,83 @@ tile_kernel!(
     6:1
 );
 
+/// `__m512h` helpers on `half::f16` (the intrinsics' own `f16` scalar is
+/// not stable): loads, stores and broadcasts move the bits.
+mod ph {
+    use std::arch::x86_64::*;
+
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512fp16")]
+    pub(super) fn zero() -> __m512h {
+        _mm512_setzero_ph()
+    }
+
+    /// # Safety
+    /// 32 values at `p`.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512fp16")]
+    pub(super) unsafe fn load(p: *const half::f16) -> __m512h {
+        // SAFETY: the caller's 64 bytes.
+        _mm512_castsi512_ph(unsafe { _mm512_loadu_si512(p.cast()) })
+    }
+
+    /// # Safety
+    /// Room for 32 values at `p`.
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512fp16")]
+    pub(super) unsafe fn store(p: *mut half::f16, v: __m512h) {
+        // SAFETY: the caller's 64 bytes.
+        unsafe { _mm512_storeu_si512(p.cast(), _mm512_castph_si512(v)) }
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512fp16")]
+    pub(super) fn set1(x: half::f16) -> __m512h {
+        _mm512_castsi512_ph(_mm512_set1_epi16(x.to_bits() as i16))
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512fp16")]
+    pub(super) fn fma(a: __m512h, b: __m512h, c: __m512h) -> __m512h {
+        _mm512_fmadd_ph(a, b, c)
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512fp16")]
+    pub(super) fn add(a: __m512h, b: __m512h) -> __m512h {
+        _mm512_add_ph(a, b)
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512fp16")]
+    pub(super) fn sub(a: __m512h, b: __m512h) -> __m512h {
+        _mm512_sub_ph(a, b)
+    }
+}
+use ph::{add as add_ph, fma as fma_ph, load as load_ph, set1 as set1_ph, store as store_ph};
+use ph::{sub as sub_ph, zero as zero_ph};
+
+// 64 x 12: two vectors of 32 fp16 rows by 12 columns.
+tile_kernel!(
+    f16_avx512fp16,
+    f16_avx512fp16_direct,
+    "avx512f,avx512bw,avx512fp16",
+    half::f16,
+    __m512h,
+    32,
+    2,
+    zero_ph,
+    load_ph,
+    set1_ph,
+    fma_ph,
+    store_ph,
+    add_ph,
+    sub_ph,
+    [1:4 2:2 3:2 4:1 5:1 6:1 7:1 8:1 9:1 10:1 11:1 12:1],
+    short: [1],
+    12:1
+);
+
 /// A tile of dot-product steps (bf16's and int8's): each step takes a
 /// group of 4 bytes of depth per row and column (a bf16 pair, an int8
 /// four), A's micro-panel holding each row's group side by side and B's
