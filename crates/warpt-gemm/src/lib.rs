@@ -8,7 +8,7 @@
 //! microkernel multiplies one micro-panel pair into an `MR x NR` tile held
 //! in registers (on AMX, in tile registers: `Cᵀ = Bᵀ·Aᵀ` a 32 x 32 tile
 //! at a time, B's panels arranged in chunks of 16 depths). Elements: f64,
-//! f32, [`f16`] (AVX512_FP16, fp16 accumulators), [`Bf16`] and i8 (fp32
+//! f32, [`struct@f16`] (AVX512_FP16, fp16 accumulators), [`Bf16`] and i8 (fp32
 //! and int32 accumulators). The ISA is detected at run time and the fastest kernel
 //! this CPU runs is taken; every kernel is exact to the same rounding
 //! bound, and [`Kernel::all`] lists those this CPU can run so tests check
