@@ -23,7 +23,7 @@ use crate::blocking::{balanced, depth};
 use crate::kernel::{Dest, Element, Kernel, Scalar, Store};
 use crate::mat::{MatMut, MatRef};
 use crate::out::Out;
-use crate::pack::{pack_a, pack_b};
+use crate::pack::{pack_a, pack_b_in};
 use crate::packed::PackedA;
 use crate::scratch::Scratch;
 use crate::shared::{Shared, SpinBarrier};
@@ -390,7 +390,17 @@ impl<T: Element> Job<'_, T> {
                     .b
                     .get_mut(b_at + mine.start * kp * kr.nr, mine.len() * kp * kr.nr)
             };
-            pack_b(&self.b, pc, kb, jc, nb, kr.nr, mine.clone(), dst);
+            pack_b_in(
+                kr.order(),
+                &self.b,
+                pc,
+                kb,
+                jc,
+                nb,
+                kr.nr,
+                mine.clone(),
+                dst,
+            );
             if T::CORRECTED {
                 // SAFETY: as the panels above.
                 let corr = unsafe {
@@ -400,7 +410,6 @@ impl<T: Element> Job<'_, T> {
                 };
                 correct_panels(kr, kp, nb, mine.start, dst, corr);
             }
-            kr.arrange_b(kp, nb, mine.start, dst);
             team.barrier.wait();
             // SAFETY: every thread has packed its panels of this slot
             // (barrier above), and none writes it again before every
@@ -447,12 +456,12 @@ impl<T: Element> Job<'_, T> {
             for pc in (0..k).step_by(kcb) {
                 let kb = kcb.min(k - pc);
                 if !self.direct {
-                    pack_b(&self.b, pc, kb, jc, nb, kr.nr, 0..panels, &mut b_buf);
-                    let kp = kb.next_multiple_of(T::GROUP);
+                    let order = kr.order();
+                    pack_b_in(order, &self.b, pc, kb, jc, nb, kr.nr, 0..panels, &mut b_buf);
                     if T::CORRECTED {
+                        let kp = kb.next_multiple_of(T::GROUP);
                         correct_panels(kr, kp, nb, 0, &b_buf[..panels * kp * kr.nr], &mut corr);
                     }
-                    kr.arrange_b(kp, nb, 0, &mut b_buf[..panels * kp * kr.nr]);
                 }
                 for ic in (0..m).step_by(mcb) {
                     let mb = mcb.min(m - ic);
@@ -620,7 +629,7 @@ fn correct_panels<T: Element>(
         .enumerate()
     {
         let width = kr.nr.min(nb - (first + i) * kr.nr);
-        T::correct(&panel[..kp * width], width, o);
+        T::correct(&panel[..kp * width], width, kr.order(), o);
     }
 }
 

@@ -11,7 +11,7 @@
 //! right-hand tile (rows = steps, 64 bytes = 16 rows of C). So the kernel
 //! computes `Cᵀ = Bᵀ·Aᵀ`: the left-hand tiles are B's columns, one column's
 //! 16 groups in a row — B's panels arranged in chunks of 16 steps
-//! ([`super::PanelOrder::Chunks`], [`crate::pack::chunk_panels`]) — and a
+//! ([`super::PanelOrder::Chunks`], packed so by `pack::pack_b_in`) — and a
 //! row of an accumulator is 16 rows of one column of C, stored (and, to
 //! add to C, loaded) straight from C's columns.
 //!

@@ -106,7 +106,7 @@ pub enum PanelOrder {
     Steps,
     /// In chunks of 16 steps, each column's groups of a chunk side by side
     /// (a last chunk of fewer steps likewise): an AMX tile's row is one
-    /// column's 16 groups ([`crate::pack::chunk_panels`]).
+    /// column's 16 groups (packed so by `pack::pack_b_in`).
     Chunks,
 }
 
@@ -196,12 +196,9 @@ impl<T: Element> Kernel<T> {
         k
     }
 
-    /// Puts B's packed panels (`kp` deep, from panel `first` of a block of
-    /// `nb` columns, NR apart) in the order the kernel reads them.
-    pub(crate) fn arrange_b(&self, kp: usize, nb: usize, first: usize, panels: &mut [T]) {
-        if self.order == PanelOrder::Chunks {
-            crate::pack::chunk_panels(kp, self.nr, nb, first, panels);
-        }
+    /// How it reads B's packed panels.
+    pub(crate) fn order(&self) -> PanelOrder {
+        self.order
     }
 
     /// Whether it can read a column-major B in place ([`Kernel::run_direct`]).
@@ -353,10 +350,10 @@ pub unsafe trait Element: Copy + Send + Sync + 'static {
     /// Whether a product's tiles need [`Element::correct`]'s correction.
     const CORRECTED: bool = false;
     /// The correction the stored A needs (when [`Element::CORRECTED`]),
-    /// for each column of a packed micro-panel of B (`width` columns) into
-    /// `out[..width]`: added to the tile's columns. int8's A was stored 128
-    /// too high: `-128 Σ b`.
-    fn correct(_b_panel: &[Self], _width: usize, _out: &mut [Self::Acc]) {}
+    /// for each column of a packed micro-panel of B (`width` columns, in
+    /// `order`) into `out[..width]`: added to the tile's columns. int8's A
+    /// was stored 128 too high: `-128 Σ b`.
+    fn correct(_b_panel: &[Self], _width: usize, _order: PanelOrder, _out: &mut [Self::Acc]) {}
 }
 
 // SAFETY: plain bits (a f64 has no padding).
@@ -437,7 +434,18 @@ unsafe impl Element for i8 {
         (x as u8 ^ 0x80) as i8
     }
     const CORRECTED: bool = true;
-    fn correct(b_panel: &[Self], width: usize, out: &mut [i32]) {
+    fn correct(b_panel: &[Self], width: usize, order: PanelOrder, out: &mut [i32]) {
+        if order == PanelOrder::Chunks {
+            // Chunks of s steps: column j's 4s bytes side by side in each.
+            out[..width].fill(0);
+            for chunk in b_panel.chunks(crate::pack::CHUNK * width * 4) {
+                let s = chunk.len() / (width * 4);
+                for (o, run) in out.iter_mut().zip(chunk.chunks_exact(s * 4)) {
+                    *o -= 128 * run.iter().map(|&b| i32::from(b)).sum::<i32>();
+                }
+            }
+            return;
+        }
         // One sum per byte of a step (column j's four depths at 4j..4j+4),
         // the steps added lane by lane, the four of each column added
         // last. No kernel is wider than 32 columns (AMX's).

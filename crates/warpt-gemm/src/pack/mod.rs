@@ -19,7 +19,7 @@
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
-use crate::kernel::Element;
+use crate::kernel::{Element, PanelOrder};
 use crate::mat::MatRef;
 
 /// Groups of a strided operand transposed per block by the portable loop:
@@ -142,6 +142,75 @@ pub fn pack_b<T: Element>(
     }
 }
 
+/// [`pack_b`] into the order `order` says: a [`PanelOrder::Chunks`]
+/// kernel's panels are copied straight into chunks from a B whose columns
+/// are contiguous (a column-major B, or the `Aᵀ` of a row-major product:
+/// each column's 16 groups of a chunk are one run of its storage), else
+/// packed step by step and rearranged ([`chunk_panels`]). `out` holds
+/// the panels `panels` (from the first, `k'·nr` apart) and may be longer.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn pack_b_in<T: Element>(
+    order: PanelOrder,
+    b: &MatRef<'_, T>,
+    p0: usize,
+    k: usize,
+    j0: usize,
+    n: usize,
+    nr: usize,
+    panels: std::ops::Range<usize>,
+    out: &mut [T],
+) {
+    let kp = k.next_multiple_of(T::GROUP);
+    let out = &mut out[..panels.len() * kp * nr];
+    match order {
+        PanelOrder::Steps => pack_b(b, p0, k, j0, n, nr, panels, out),
+        PanelOrder::Chunks if b.raw().1 == 1 => copy_chunks(b, p0, k, j0, n, nr, panels, out),
+        PanelOrder::Chunks => {
+            let first = panels.start;
+            pack_b(b, p0, k, j0, n, nr, panels, out);
+            chunk_panels(kp, nr, n, first, out);
+        }
+    }
+}
+
+/// [`pack_b_in`]'s copy of a B with contiguous columns into chunks: panel
+/// `c` of `panels` at `c'·k'·nr` (`c'` counted from the first), chunk `q`
+/// of it (`s` groups) at group `16q·w`, column `j`'s run at `j·s` within.
+#[allow(clippy::too_many_arguments)]
+fn copy_chunks<T: Element>(
+    b: &MatRef<'_, T>,
+    p0: usize,
+    k: usize,
+    j0: usize,
+    n: usize,
+    nr: usize,
+    panels: std::ops::Range<usize>,
+    out: &mut [T],
+) {
+    let (data, _, cs) = b.raw();
+    let g = T::GROUP;
+    let kp = k.next_multiple_of(g);
+    let groups = kp / g;
+    if !k.is_multiple_of(g) {
+        // The last group's depths past k stay zero.
+        out.fill(T::PAD);
+    }
+    for (c, slot) in panels.zip(out.chunks_exact_mut(kp * nr)) {
+        let w = (n - c * nr).min(nr);
+        for (q, chunk) in slot[..kp * w].chunks_mut(CHUNK * w * g).enumerate() {
+            let s = CHUNK.min(groups - q * CHUNK);
+            let depth = q * CHUNK * g;
+            // The depths of this chunk that exist (all but a partial
+            // last group's).
+            let have = (s * g).min(k - depth);
+            for (jj, run) in chunk.chunks_exact_mut(s * g).enumerate() {
+                let col = (j0 + c * nr + jj) * cs + p0 + depth;
+                run[..have].copy_from_slice(&data[col..col + have]);
+            }
+        }
+    }
+}
+
 /// Steps of depth in a chunk of [`chunk_panels`]' order.
 pub(crate) const CHUNK: usize = 16;
 
@@ -152,13 +221,7 @@ pub(crate) const CHUNK: usize = 16;
 /// `s` groups side by side at group `16q·w + j·s` — the order AMX's
 /// kernels read, a tile row being one column's groups. A chunk holds the
 /// same steps in either order, so each is rearranged in place.
-pub(crate) fn chunk_panels<T: Element>(
-    kp: usize,
-    nr: usize,
-    nb: usize,
-    first: usize,
-    panels: &mut [T],
-) {
+fn chunk_panels<T: Element>(kp: usize, nr: usize, nb: usize, first: usize, panels: &mut [T]) {
     let steps = kp / T::GROUP;
     if steps == 0 || kp * nr == 0 {
         return;
