@@ -284,6 +284,7 @@ pub(crate) fn execute<T: Element>(
                 barrier: &barrier,
             };
             job.rows(share(m, kernel.mr, threads, t), &alone, &shared);
+            kernel.finish();
         });
     } else if by_rows {
         let shared = Shared::new(kernel, k, n, threads);
@@ -295,9 +296,13 @@ pub(crate) fn execute<T: Element>(
                 barrier: &barrier,
             };
             job.rows(share(m, kernel.mr, threads, t), &team, &shared);
+            kernel.finish();
         });
     } else {
-        crate::team::run(threads, &|t| job.columns(share(n, kernel.nr, threads, t)));
+        crate::team::run(threads, &|t| {
+            job.columns(share(n, kernel.nr, threads, t));
+            kernel.finish();
+        });
     }
     Ok(())
 }

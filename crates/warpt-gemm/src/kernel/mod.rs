@@ -201,6 +201,17 @@ impl<T: Element> Kernel<T> {
         self.order
     }
 
+    /// What a thread does when its share of a product on this kernel is
+    /// done: AMX's tiles, left configured from call to call, are released.
+    pub(crate) fn finish(&self) {
+        #[cfg(target_arch = "x86_64")]
+        if self.isa == Isa::Amx {
+            // SAFETY: a kernel of this ISA was handed out (`Kernel::all`),
+            // so the CPU runs AMX.
+            unsafe { amx::release() };
+        }
+    }
+
     /// Whether it can read a column-major B in place ([`Kernel::run_direct`]).
     pub(crate) fn has_direct(&self) -> bool {
         self.direct.is_some()
