@@ -263,7 +263,15 @@ fn embed_seeded_minilm_matches_the_f64_reference() {
     assert_eq!(r.details["engine"], ParamValue::Str("warpt-gemm".into()));
     let isa = r.details["isa"].as_str().unwrap();
     assert!(
-        ["avx512_bf16", "avx512f", "avx2+fma", "neon", "portable"].contains(&isa),
+        [
+            "amx",
+            "avx512_bf16",
+            "avx512f",
+            "avx2+fma",
+            "neon",
+            "portable"
+        ]
+        .contains(&isa),
         "{isa}"
     );
     let r = run("embed", &["batch=4", "seq_len=16", "precision=f16"]);

@@ -142,7 +142,7 @@ fn gemm_multiplies_in_every_precision_and_checks_each_product() {
     assert_eq!(r.details["engine"], ParamValue::from("warpt-gemm"));
     let isa = r.details["isa"].as_str().unwrap();
     assert!(
-        ["portable", "avx2+fma", "avx512f", "avx512_bf16"].contains(&isa),
+        warpt_gemm::Isa::ALL.iter().any(|i| i.name() == isa),
         "{isa}"
     );
     let kernels = r.details["gemm_kernel"].as_str().unwrap();
@@ -152,25 +152,33 @@ fn gemm_multiplies_in_every_precision_and_checks_each_product() {
             .all(|p| kernels.contains(p)),
         "{kernels}"
     );
-    // bf16 on its own instructions where the CPU has them, and said so.
+    // bf16 on its own instructions where the CPU has them (AMX's tiles
+    // first), and said so.
     let bf16 = r.details["method_bf16"].as_str().unwrap();
-    if isa == "avx512_bf16" {
-        assert!(kernels.contains("bf16: avx512_bf16 bf16"), "{kernels}");
-        assert!(bf16.contains("vdpbf16ps"), "{bf16}");
-    } else {
-        assert!(bf16.contains("widened to fp32"), "{bf16}");
-    }
-    // int8 on vpdpbusd where the CPU has VNNI, else on the AVX2 kernel.
     let int8 = r.details["method_int8"].as_str().unwrap();
     #[cfg(target_arch = "x86_64")]
     let vnni = std::arch::is_x86_feature_detected!("avx512vnni");
     #[cfg(not(target_arch = "x86_64"))]
     let vnni = false;
-    if vnni {
-        assert!(kernels.contains("int8: avx512_vnni i8"), "{kernels}");
-        assert!(int8.contains("vpdpbusd"), "{int8}");
+    if isa == "amx" {
+        assert!(kernels.contains("bf16: amx bf16"), "{kernels}");
+        assert!(bf16.contains("tdpbf16ps"), "{bf16}");
+        assert!(kernels.contains("int8: amx i8"), "{kernels}");
+        assert!(int8.contains("tdpbsud"), "{int8}");
     } else {
-        assert!(int8.contains("vpmaddwd"), "{int8}");
+        if isa == "avx512_bf16" || isa == "avx512_fp16" {
+            assert!(kernels.contains("bf16: avx512_bf16 bf16"), "{kernels}");
+            assert!(bf16.contains("vdpbf16ps"), "{bf16}");
+        } else {
+            assert!(bf16.contains("widened to fp32"), "{bf16}");
+        }
+        // int8 on vpdpbusd where the CPU has VNNI, else on the AVX2 kernel.
+        if vnni {
+            assert!(kernels.contains("int8: avx512_vnni i8"), "{kernels}");
+            assert!(int8.contains("vpdpbusd"), "{int8}");
+        } else {
+            assert!(int8.contains("vpmaddwd"), "{int8}");
+        }
     }
     let message = &r.validation.as_ref().unwrap().message;
     assert!(message.contains("8 products"), "{message}");

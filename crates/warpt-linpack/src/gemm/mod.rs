@@ -88,14 +88,18 @@ impl Precision {
             Precision::Fp64 => "warpt-gemm f64",
             Precision::Fp32 => "warpt-gemm f32",
             Precision::Bf16 => {
-                if bf16_kernel() {
+                if bf16_kernel() && Kernel::<Bf16>::best().isa == Isa::Amx {
+                    "warpt-gemm bf16 (AMX tdpbf16ps tiles, fp32 accumulate)"
+                } else if bf16_kernel() {
                     "warpt-gemm bf16 (vdpbf16ps, fp32 accumulate)"
                 } else {
                     "bf16 widened to fp32 (exact), warpt-gemm f32: this CPU has no AVX512_BF16"
                 }
             }
             Precision::Int8 => {
-                if int8_kernel() {
+                if int8_kernel() && Kernel::<i8>::best().isa == Isa::Amx {
+                    "warpt-gemm int8 (AMX tdpbsud tiles on A offset to unsigned, corrected; exact)"
+                } else if int8_kernel() {
                     "warpt-gemm int8 (vpdpbusd on A offset to unsigned, corrected; exact)"
                 } else {
                     "warpt's blocked int8 GEMM (AVX2 vpmaddwd on i16-widened operands, exact): this CPU has no AVX512_VNNI"
