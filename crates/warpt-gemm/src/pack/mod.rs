@@ -244,20 +244,10 @@ fn chunk_panels<T: Element>(kp: usize, nr: usize, nb: usize, first: usize, panel
             let s = CHUNK.min(steps - q * CHUNK);
             let temp = &mut temp[..s * w * gb];
             temp.copy_from_slice(chunk);
-            if gb == 4 {
-                // Groups of 4 bytes (bf16 pairs, int8 fours): as words.
-                for (t, step) in temp.chunks_exact(w * 4).enumerate() {
-                    for (j, group) in step.chunks_exact(4).enumerate() {
-                        let at = (j * s + t) * 4;
-                        chunk[at..at + 4].copy_from_slice(group);
-                    }
-                }
-            } else {
-                for (t, step) in temp.chunks_exact(w * gb).enumerate() {
-                    for (j, group) in step.chunks_exact(gb).enumerate() {
-                        let at = (j * s + t) * gb;
-                        chunk[at..at + gb].copy_from_slice(group);
-                    }
+            for (t, step) in temp.chunks_exact(w * gb).enumerate() {
+                for (j, group) in step.chunks_exact(gb).enumerate() {
+                    let at = (j * s + t) * gb;
+                    chunk[at..at + gb].copy_from_slice(group);
                 }
             }
         }
