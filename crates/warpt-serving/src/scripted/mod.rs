@@ -144,7 +144,51 @@ pub struct Scripted {
     pub url: String,
     stop: Arc<AtomicBool>,
     requests: Arc<AtomicU64>,
-    truths: Arc<Mutex<Vec<Truth>>>,
+    truths: Arc<Ledger>,
+}
+
+/// The truths recorded so far, and how many completions are still
+/// streaming. A completion's truth is complete only after its last write,
+/// which its client may read before the serving thread records it: asking
+/// for the truths waits (a while) for those still in flight, so a client
+/// that has read every response sees every truth.
+#[derive(Default)]
+struct Ledger {
+    book: Mutex<(Vec<Truth>, usize)>,
+    settled: Condvar,
+}
+
+impl Ledger {
+    /// How long [`Ledger::take`] waits for completions still streaming.
+    const SETTLE: Duration = Duration::from_secs(5);
+
+    /// A completion has started streaming.
+    fn open(&self) {
+        if let Ok(mut b) = self.book.lock() {
+            b.1 += 1;
+        }
+    }
+
+    /// A completion has ended, with its truth when it streamed.
+    fn close(&self, truth: Option<Truth>) {
+        if let Ok(mut b) = self.book.lock() {
+            b.1 = b.1.saturating_sub(1);
+            b.0.extend(truth);
+        }
+        self.settled.notify_all();
+    }
+
+    /// Every truth so far, once no completion is streaming (or after
+    /// [`Ledger::SETTLE`]), and forgets them.
+    fn take(&self) -> Vec<Truth> {
+        let Ok(book) = self.book.lock() else {
+            return Vec::new();
+        };
+        self.settled
+            .wait_timeout_while(book, Self::SETTLE, |b| b.1 > 0)
+            .map(|(mut b, _)| std::mem::take(&mut b.0))
+            .unwrap_or_default()
+    }
 }
 
 impl Scripted {
@@ -159,7 +203,7 @@ impl Scripted {
         let url = format!("http://{}", listener.local_addr()?);
         let stop = Arc::new(AtomicBool::new(false));
         let requests = Arc::new(AtomicU64::new(0));
-        let truths = Arc::new(Mutex::new(Vec::new()));
+        let truths = Arc::new(Ledger::default());
         let (s, r, t) = (stop.clone(), requests.clone(), truths.clone());
         let slots = Arc::new(Slots::default());
         let (writer, streams) = std::sync::mpsc::channel();
@@ -187,12 +231,11 @@ impl Scripted {
         self.requests.load(Ordering::Relaxed)
     }
 
-    /// What the server did for every completion so far, and forgets it.
+    /// What the server did for every completion so far, and forgets it;
+    /// waits for completions still streaming (their last write may have
+    /// reached the client before its truth was recorded).
     pub fn take_truths(&self) -> Vec<Truth> {
-        self.truths
-            .lock()
-            .map(|mut t| std::mem::take(&mut *t))
-            .unwrap_or_default()
+        self.truths.take()
     }
 }
 
@@ -209,7 +252,7 @@ fn serve(
     conn: TcpStream,
     script: Script,
     requests: &AtomicU64,
-    truths: &Mutex<Vec<Truth>>,
+    truths: &Ledger,
     slots: &Slots,
     writer: &Sender<ticker::Stream>,
 ) {
@@ -252,10 +295,7 @@ fn serve(
             // GET /truth: what was streamed since the last time asked;
             // any other GET: the model list.
             let json = if line.split_whitespace().nth(1) == Some("/truth") {
-                truths
-                    .lock()
-                    .map(|mut t| truth_json(&std::mem::take(&mut *t)))
-                    .unwrap_or_default()
+                truth_json(&truths.take())
             } else {
                 r#"{"object":"list","data":[{"id":"scripted","object":"model"}]}"#.to_string()
             };
@@ -279,6 +319,7 @@ fn serve(
                 Instant::now()
             };
             let (done, ended) = std::sync::mpsc::channel();
+            truths.open();
             let handed = out.try_clone().ok().and_then(|out| {
                 writer
                     .send(ticker::Stream {
@@ -291,16 +332,10 @@ fn serve(
             });
             let ended = handed.and_then(|()| ended.recv().ok());
             slots.give_back();
-            match ended {
-                Some((ok, truth)) => {
-                    if let Ok(mut t) = truths.lock() {
-                        t.push(truth);
-                    }
-                    ok
-                }
-                // The writer is gone (the server is stopping).
-                None => false,
-            }
+            // None: the writer is gone (the server is stopping).
+            let ok = ended.as_ref().is_some_and(|(ok, _)| *ok);
+            truths.close(ended.map(|(_, truth)| truth));
+            ok
         };
         if !ok {
             return;
