@@ -58,7 +58,7 @@ fn truth_figures(truths: &[warpt_serving::scripted::Truth]) -> (Vec<f64>, Vec<f6
 
 /// One closed-loop run at `concurrency` against `server`: the structural
 /// checks are asserted, the timing ones returned as the failure found.
-fn schedule_kept(server: &Scripted, concurrency: usize, api: Api) -> Result<(), String> {
+fn schedule_kept(server: &Scripted, concurrency: usize, api: Api) -> Result<(), Miss> {
     let words = |s: &str| s.split_whitespace().count();
     let endpoint = Endpoint::new(&server.url, api, "scripted", "", Duration::from_secs(30))
         .expect("the scripted server's endpoint");
@@ -95,19 +95,27 @@ fn schedule_kept(server: &Scripted, concurrency: usize, api: Api) -> Result<(), 
         t > tt - 1.0,
         "concurrency {concurrency}: TTFT p50 {t} before the server's {tt}"
     );
+    // A host that stalled the server itself past its own schedule (a
+    // neighbour took the cores: CI once saw it 28 ms late at 512 streams)
+    // stalled the client too; that attempt says nothing of the client.
+    if (tt - 50.0).abs() >= 1.0 || (0..3).any(|k| (ti[k] - 10.0).abs() >= 1.0) {
+        return Err(Miss::Host(format!(
+            "concurrency {concurrency}: the server itself off its schedule: TTFT p50 {tt}, ITL {ti:?}"
+        )));
+    }
     // The client sees what the server did, within 1 ms: TTFT p50 and
     // the ITL's p10, p50 and p90 (measured on a 2-core Zen 4: TTFT
     // 0.10-0.25 ms off at every concurrency, the ITL's quantiles at
     // most 0.3 ms off at 512 streams).
     if (t - tt).abs() >= 1.0 {
-        return Err(format!(
+        return Err(Miss::Client(format!(
             "concurrency {concurrency}: TTFT p50 {t} vs the server's {tt}"
-        ));
+        )));
     }
     if (0..3).any(|k| (i[k] - ti[k]).abs() >= 1.0) {
-        return Err(format!(
+        return Err(Miss::Client(format!(
             "concurrency {concurrency}: ITL p10/p50/p90 {i:?} vs the server's {ti:?}"
-        ));
+        )));
     }
     Ok(())
 }
@@ -117,6 +125,20 @@ fn schedule_kept(server: &Scripted, concurrency: usize, api: Api) -> Result<(), 
 /// streams): a concurrency fails only when three runs in a row miss, which
 /// a client that is really late or early always does.
 const ATTEMPTS: usize = 3;
+
+/// Attempts at most whose server itself missed its schedule (they do not
+/// count against the client; a host that never lets the server keep it
+/// fails the test, saying so).
+const HOST_ATTEMPTS: usize = 10;
+
+/// Why an attempt did not hold the client to the schedule.
+#[derive(Debug)]
+enum Miss {
+    /// The client saw other times than the server wrote.
+    Client(String),
+    /// The server did not keep its own schedule.
+    Host(String),
+}
 
 #[test]
 fn ttft_and_itl_are_the_schedule_at_concurrency_1_64_and_512() {
@@ -133,14 +155,16 @@ fn ttft_and_itl_are_the_schedule_at_concurrency_1_64_and_512() {
         (64, Api::Chat),
         (512, Api::Completions),
     ] {
-        let mut misses = Vec::new();
-        while misses.len() < ATTEMPTS {
+        let (mut misses, mut host) = (Vec::new(), Vec::new());
+        while misses.len() < ATTEMPTS && host.len() < HOST_ATTEMPTS {
             match schedule_kept(&server, concurrency, api) {
                 Ok(()) => break,
-                Err(miss) => misses.push(miss),
+                Err(Miss::Client(m)) => misses.push(m),
+                Err(Miss::Host(m)) => host.push(m),
             }
         }
         assert!(misses.len() < ATTEMPTS, "{misses:#?}");
+        assert!(host.len() < HOST_ATTEMPTS, "{host:#?}");
     }
 }
 
