@@ -251,10 +251,31 @@ fn grade(
     out.measurement_quality = Some(worst(|r| r.measurement_quality.or(r.quality)));
     if !enough {
         let undisturbed = all.iter().filter(|(_, r)| r.undisturbed()).count();
+        // The first disturbed trial's cause, so that a verdict quoting
+        // this reason alone still says what disturbed the host.
+        let cause = all
+            .iter()
+            .filter(|(_, r)| !r.undisturbed())
+            .find_map(|(i, r)| {
+                // A trial that is itself an aggregate (`--repeat` inside a
+                // trial) names its own trials' causes after its summary.
+                r.quality_reasons
+                    .iter()
+                    .find(|w| {
+                        w.as_str() != warpt_model::DEBUG_BUILD_REASON && !w.starts_with("only ")
+                    })
+                    .map(|w| {
+                        let w = w.strip_prefix("trial ").map_or(w.as_str(), |rest| {
+                            rest.split_once(": ").map_or(w.as_str(), |(_, why)| why)
+                        });
+                        format!(" (trial {i}: {w})")
+                    })
+            })
+            .unwrap_or_default();
         out.quality = Some(Quality::Unreliable);
         out.measurement_quality = Some(Quality::Unreliable);
         out.quality_reasons.push(format!(
-            "only {undisturbed} of {} trials were undisturbed: the aggregate uses them all",
+            "only {undisturbed} of {} trials were undisturbed{cause}: the aggregate uses them all",
             all.len()
         ));
     }
@@ -388,7 +409,11 @@ mod tests {
         let agg = aggregate(&refs).unwrap();
         assert_eq!(agg.metrics[0].stats.as_ref().unwrap().n, 3);
         assert_eq!(agg.quality, Some(Quality::Unreliable));
-        assert!(agg.quality_reasons[0].starts_with("only 1 of 3 trials were undisturbed"));
+        assert_eq!(
+            agg.quality_reasons[0],
+            "only 1 of 3 trials were undisturbed (trial 1: foreign_cpu: busy): \
+             the aggregate uses them all"
+        );
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
-use warpt_model::{BenchmarkSuiteRun, Quality, RunStatus};
+use warpt_model::{BenchmarkSuiteRun, Quality};
 use warpt_report::compare::noise::Noise;
 use warpt_report::{AssumedNoise, NoNoise, NoiseLookup, NoiseSource, Options, Verdict, compare};
 
@@ -118,37 +118,6 @@ fn the_noise_band_absorbs_what_the_machine_moves_by() {
     let json: serde_json::Value =
         serde_json::from_str(&warpt_report::render::json(&c).unwrap()).unwrap();
     assert!((json["metrics"][0]["noise_band_pct"].as_f64().unwrap() - 4.0).abs() < 1e-9);
-}
-
-#[test]
-fn an_unreliable_or_failed_side_is_inconclusive_whatever_the_change() {
-    let b = base(30);
-    let down: Vec<f64> = (0..30).map(|i| 80.0 + noise(i + 2000)).collect();
-    let mut cur = run(&down, true);
-    cur.benchmarks[0].quality = Some(Quality::Unreliable);
-    cur.benchmarks[0]
-        .quality_reasons
-        .push("foreign_cpu: other processes used 48% of the 2 CPUs".into());
-    let c = judge(&run(&b, true), &cur, &trusting());
-    let m = &c.metrics[0];
-    assert_eq!(m.verdict, Verdict::Inconclusive);
-    assert_eq!(
-        m.reason.as_deref(),
-        Some("current unreliable: foreign_cpu: other processes used 48% of the 2 CPUs")
-    );
-    let mut old = run(&b, true);
-    old.benchmarks[0].set_status(RunStatus::Failed);
-    old.benchmarks[0].error_message = Some("validation failed".into());
-    let c = judge(&old, &run(&down, true), &trusting());
-    assert!(
-        c.metrics[0]
-            .reason
-            .as_deref()
-            .unwrap()
-            .starts_with("base failed: validation failed"),
-        "{:?}",
-        c.metrics[0].reason
-    );
 }
 
 /// `run` with a second metric (other tags) whose samples are `second`.

@@ -134,9 +134,10 @@ fn an_unchanged_head_passes_and_says_so() {
     let (tmp, head) = repository_at("0.03", "0.03");
     let dir = tmp.path();
     let comment = dir.join("c.md");
-    // A shared host can disturb most of a side's trials (the harness
-    // marks them unreliable and the verdict is then, rightly,
-    // inconclusive): that alone earns another attempt, anything else
+    // Interleaved rounds are judged by their ratios, also on a host that
+    // disturbs every trial (steal on each wake-up from idle); a round a
+    // burst moved widens the band, and the verdict is then, rightly,
+    // too noisy to tell: that alone earns another attempt, anything else
     // but "no change" fails.
     for attempt in 1..=3 {
         let out = ci_pr(
@@ -155,9 +156,8 @@ fn an_unchanged_head_passes_and_says_so() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let text = std::fs::read_to_string(&comment).unwrap();
         std::fs::remove_file(&comment).unwrap();
-        let disturbed = text.starts_with("### warpt: **inconclusive**")
-            && text.contains("trials were undisturbed");
-        if disturbed && attempt < 3 {
+        let noisy = text.starts_with("### warpt: **inconclusive**: too noisy");
+        if noisy && attempt < 3 {
             continue;
         }
         assert_eq!(out.status.code(), Some(0), "{stderr}");

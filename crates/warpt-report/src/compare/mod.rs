@@ -31,7 +31,7 @@ use evidence::Kind;
 pub use evidence::Pairing;
 pub use noise::{MetricRef, NOISE_K, Noise, NoiseLookup, NoiseSource};
 pub use verdict::BYTES_RESOLUTION;
-use verdict::{judge, unusable};
+use verdict::{Conditions, judge, unusable};
 use warpt_stats as stats;
 
 /// How a comparison judges.
@@ -593,9 +593,16 @@ pub fn compare(
             key,
             ev.kind,
         );
+        let held = if ev.kind == Kind::Paired || cur.value == old.value {
+            Conditions::Waived
+        } else if single {
+            Conditions::RegimeJudged
+        } else {
+            Conditions::Held
+        };
         let unusable = [
-            unusable("base", old_r, old, tb.len(), debug, single),
-            unusable("current", cur_r, cur, tc.len(), (debug.1, debug.0), single),
+            unusable("base", old_r, old, tb.len(), debug, held),
+            unusable("current", cur_r, cur, tc.len(), (debug.1, debug.0), held),
         ]
         .into_iter()
         .flatten()

@@ -7,29 +7,48 @@ use warpt_model::{BenchmarkMetric, BenchmarkRunResult, Quality, RunStatus};
 use super::evidence::{self, Kind};
 use super::{MetricComparison, Options, Verdict};
 
+/// How a side's measurement conditions (interference, throttling, a host
+/// regime) weigh on a metric's verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Conditions {
+    /// Unreliable conditions leave the metric inconclusive (unpaired
+    /// trials a side).
+    Held,
+    /// As `Held`, except unreliable only for a regime (the core's speed
+    /// swung while measuring): one run a side, whose host regimes widen
+    /// the band instead (see [`warpt_model::RegimeProbes::shift`]). The
+    /// harness lists the conditions' unreliable reasons first and the
+    /// regime's last among them (`warpt_harness::quality`), so the first
+    /// reason says whether anything else made them unreliable.
+    RegimeJudged,
+    /// They do not count. Paired rounds (interleaved A/B or duet couples,
+    /// judged by the per-round ratios): both runs of a round shared the
+    /// host, the pairing cancels what they shared, a round that one side's
+    /// disturbance moved widens the band the ratios' spread gives, and
+    /// disturbed trials are left out where most were not; a cloud host
+    /// that steals a steady tenth of every trial (a wake-up from idle
+    /// accrues steal on KVM) would otherwise leave every comparison there
+    /// inconclusive. Or a figure both sides read exactly alike (a computed
+    /// error of zero): what disturbed the host did not move it.
+    Waived,
+}
+
 /// Why one side's figure cannot be judged, if it cannot: the benchmark did
 /// not pass, its measurement conditions were unreliable (interference,
-/// throttling), its build differs from the other side's (one debug build),
-/// or this metric's own median is known too poorly within its one run.
-/// Another metric's poor precision does not count against this one, and
-/// a side with trials is not held to it: its statistics are the spread of
-/// the trial medians, which the test across trials already weighs. A
-/// counted metric is held to neither: interference slows a program down
-/// but does not change what it executes.
-///
-/// With `regime_judged` (one run a side, whose host regimes widen the band
-/// instead, see [`warpt_model::RegimeProbes::shift`]), conditions that were
-/// unreliable only for a regime (the core's speed swung while measuring)
-/// do not count here. The harness lists the conditions' unreliable reasons
-/// first and the regime's last among them (`warpt_harness::quality`), so
-/// the first reason says whether anything else made them unreliable.
+/// throttling; see [`Conditions`]), its build differs from the other
+/// side's (one debug build), or this metric's own median is known too
+/// poorly within its one run. Another metric's poor precision does not
+/// count against this one, and a side with trials is not held to it: its
+/// statistics are the spread of the trial medians, which the test across
+/// trials already weighs. A counted metric is held to neither:
+/// interference slows a program down but does not change what it executes.
 pub(super) fn unusable(
     side: &str,
     r: &BenchmarkRunResult,
     m: &BenchmarkMetric,
     trials: usize,
     debug: (bool, bool),
-    regime_judged: bool,
+    held: Conditions,
 ) -> Option<String> {
     let counted = m.is_counted();
     if r.status != RunStatus::Passed {
@@ -47,13 +66,13 @@ pub(super) fn unusable(
     if counted {
         return None;
     }
-    if conditions == Some(Quality::Unreliable) {
+    if conditions == Some(Quality::Unreliable) && held != Conditions::Waived {
         let why = r
             .quality_reasons
             .iter()
             .find(|w| !w.ends_with(warpt_model::DEBUG_BUILD_REASON))
             .map_or("no reason recorded", String::as_str);
-        if !(regime_judged && why.starts_with(warpt_model::REGIME_PREFIX)) {
+        if !(held == Conditions::RegimeJudged && why.starts_with(warpt_model::REGIME_PREFIX)) {
             return Some(format!("{side} unreliable: {why}"));
         }
     }
