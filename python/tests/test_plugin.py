@@ -256,20 +256,33 @@ def test_compare_with_a_git_ref_measures_it_in_a_worktree(
     (pytester.path / "test_slow.py").write_text(
         SLOWABLE.replace('float(os.environ.get("SLOWER", "1"))', "1.5")
     )
-    result = pytester.runpytest_subprocess(
-        "--warpt",
-        "--benchmark-max-time",
-        "0.3",
-        "--warpt-compare",
-        "HEAD",
-        "--warpt-threshold",
-        "10",
-        "--warpt-assume-noise",
-        "2",
-    )
+    # One run a side: where the host's clock differed between the two runs
+    # (a regime the probes name), the answer is, by design, inconclusive
+    # for that regime; that alone earns another attempt, anything but the
+    # regression fails.
+    for attempt in range(1, 4):
+        result = pytester.runpytest_subprocess(
+            "--warpt",
+            "--benchmark-max-time",
+            "0.3",
+            "--warpt-compare",
+            "HEAD",
+            "--warpt-threshold",
+            "10",
+            "--warpt-assume-noise",
+            "2",
+        )
+        out = result.stdout.str()
+        regime = any(
+            "inconclusive" in line and "::test_slowed" in line and "regime:" in line
+            for line in out.splitlines()
+        )
+        if result.ret == pytest.ExitCode.OK and regime and attempt < 3:
+            continue
+        break
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     result.stdout.fnmatch_lines(["*warpt: regressed: test_slow.py::test_slowed"])
     runs = warpt.history(store).runs(suite="pytest")
-    assert len(runs) == 2, "the base's run and the head's"
+    assert len(runs) == 2 * attempt, "the base's run and the head's, each attempt"
     worktrees = pytester.run("git", "worktree", "list").stdout.lines
     assert len(worktrees) == 1, worktrees

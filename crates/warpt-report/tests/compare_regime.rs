@@ -101,9 +101,14 @@ fn a_clock_regime_widens_the_band_by_what_it_explains() {
         "{why}"
     );
     assert!(
-        why.contains("beyond the band it widens to (±11.3%)"),
+        why.contains("beyond the band it widens to (±11.3%) but within 3 times that reach"),
         "{why}"
     );
+    // 40% is beyond three times what the clock explains: no 10% slower
+    // clock makes that, and it is judged as usual.
+    let m = judge(&b, &slow_clock(60.0), &trusting()).metrics[0].clone();
+    assert_eq!(m.verdict, Verdict::Regressed, "{:?}", m.reason);
+    assert!(m.regime.is_some(), "{m:?}");
     // The text output says which band a regime widened.
     let c = judge(&b, &slow_clock(91.0), &trusting());
     let text = warpt_report::render::text(&c);

@@ -30,7 +30,7 @@ pub use counted::DEFAULT_COUNT_THRESHOLD_PCT;
 use evidence::Kind;
 pub use evidence::Pairing;
 pub use noise::{MetricRef, NOISE_K, Noise, NoiseLookup, NoiseSource};
-pub use verdict::BYTES_RESOLUTION;
+pub use verdict::{BYTES_RESOLUTION, REGIME_REACH_MARGIN};
 use verdict::{Conditions, judge, unusable};
 use warpt_stats as stats;
 

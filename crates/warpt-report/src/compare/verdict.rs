@@ -90,6 +90,13 @@ pub(super) fn unusable(
 /// of KiB (a no-op pull request's 18 MiB command read +3.3%, p = 0.015).
 pub const BYTES_RESOLUTION: f64 = 1024.0 * 1024.0;
 
+/// How many times its estimated reach a host regime may move a metric, for
+/// holding back the verdict on one run a side: the probes' readings
+/// understate a regime's effect (a memory-bus canary read +22% for a run
+/// 27% slow), but a clock 5.4% apart does not make a sleep 49.5% longer,
+/// which the uncapped rule left inconclusive.
+pub const REGIME_REACH_MARGIN: f64 = 3.0;
+
 /// The verdict on one metric whose q-value is set (see the module docs);
 /// sets `reason` when it is inconclusive.
 pub(super) fn judge(
@@ -112,22 +119,25 @@ pub(super) fn judge(
     }
     // The band already holds what the difference between the sides' probes
     // can explain. One run a side: inside it `~`; beyond it, a regime (a
-    // difference past the probes' thresholds) still holds the verdict back,
-    // as its reach is an estimate and one run has no other evidence; a
-    // smaller difference is judged as usual. Trials are judged as usual
-    // against the widened band: their test carries the evidence one run
-    // lacks, and `~` must still pass their equivalence check (below).
+    // difference past the probes' thresholds) still holds the verdict back
+    // up to [`REGIME_REACH_MARGIN`] times its estimated reach, as the reach
+    // is an estimate and one run has no other evidence; a smaller
+    // difference, or a change beyond that, is judged as usual. Trials are
+    // judged as usual against the widened band: their test carries the
+    // evidence one run lacks, and `~` must still pass their equivalence
+    // check (below).
     let trials = matches!(ev.kind, Kind::Trials | Kind::Paired);
     if let (Some(shift), false) = (m.regime_shift_pct, trials) {
         if m.change_pct.abs() <= m.band_pct {
             return Verdict::Unchanged;
         }
-        if let Some(regime) = &m.regime {
+        let within_reach = m.change_pct.abs() <= m.band_pct + (REGIME_REACH_MARGIN - 1.0) * shift;
+        if let (Some(regime), true) = (&m.regime, within_reach) {
             m.reason = Some(format!(
                 "{regime}; this can move the metric by about ±{shift:.1}%, and the change of \
-                 {:+.1}% lies beyond the band it widens to (±{:.1}%): compare runs made with \
-                 --repeat 3 or more, or compare --rerun",
-                m.change_pct, m.band_pct
+                 {:+.1}% lies beyond the band it widens to (±{:.1}%) but within {} times that \
+                 reach: compare runs made with --repeat 3 or more, or compare --rerun",
+                m.change_pct, m.band_pct, REGIME_REACH_MARGIN
             ));
             return Verdict::Inconclusive;
         }
