@@ -341,8 +341,11 @@ fn metrics_of(run: &BenchmarkSuiteRun) -> Vec<(Key, &BenchmarkRunResult, &Benchm
 /// it (every passed one when fewer than half were undisturbed, as the
 /// harness's aggregation does; see
 /// [`warpt_model::BenchmarkRunResult::undisturbed`]), with the trial's
-/// number; a single run gives its own value.
-fn trial_values(run: &BenchmarkSuiteRun, key: &Key, value: f64) -> Vec<(u32, f64)> {
+/// number; a single run gives its own value. With `paired` every passed
+/// trial: the pairing is the defence against the host, and leaving out
+/// each side's disturbed trials apart broke pairs (six rounds of a 5x
+/// slowdown kept two pairs on a stolen-from guest, p = 0.053).
+fn trial_values(run: &BenchmarkSuiteRun, key: &Key, value: f64, paired: bool) -> Vec<(u32, f64)> {
     if run.trials.is_empty() {
         return vec![(1, value)];
     }
@@ -363,7 +366,7 @@ fn trial_values(run: &BenchmarkSuiteRun, key: &Key, value: f64) -> Vec<(u32, f64
         .filter(|(_, _, v)| v.is_finite() && *v != 0.0)
         .collect();
     let undisturbed = found.iter().filter(|(_, r, _)| r.undisturbed()).count();
-    let all = undisturbed == 0 || undisturbed * 2 < found.len();
+    let all = paired || undisturbed == 0 || undisturbed * 2 < found.len();
     found
         .into_iter()
         .filter(|(_, r, _)| {
@@ -492,8 +495,9 @@ pub fn compare(
             only_current.push(label(key));
             continue;
         };
-        let mut tb = trial_values(base, key, old.value);
-        let mut tc = trial_values(current, key, cur.value);
+        let paired = options.pairing != Pairing::None;
+        let mut tb = trial_values(base, key, old.value, paired);
+        let mut tc = trial_values(current, key, cur.value, paired);
         if options.pairing != Pairing::None {
             // Pair by round: keep the trials both sides measured.
             tb.retain(|(i, _)| tc.iter().any(|(j, _)| i == j));

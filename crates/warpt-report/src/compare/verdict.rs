@@ -23,9 +23,9 @@ pub(super) enum Conditions {
     RegimeJudged,
     /// They do not count. Paired rounds (interleaved A/B or duet couples,
     /// judged by the per-round ratios): both runs of a round shared the
-    /// host, the pairing cancels what they shared, a round that one side's
-    /// disturbance moved widens the band the ratios' spread gives, and
-    /// disturbed trials are left out where most were not; a cloud host
+    /// host, the pairing cancels what they shared, and a round that one
+    /// side's disturbance moved widens the band the ratios' spread gives
+    /// (every passed round is kept: see `trial_values`); a cloud host
     /// that steals a steady tenth of every trial (a wake-up from idle
     /// accrues steal on KVM) would otherwise leave every comparison there
     /// inconclusive. Or a figure both sides read exactly alike (a computed
