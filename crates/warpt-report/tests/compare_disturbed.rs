@@ -7,7 +7,7 @@ use warpt_model::{BenchmarkSuiteRun, Quality, RunStatus};
 use warpt_report::{NoNoise, Options, Verdict, compare};
 
 mod common;
-use common::{base, judge, noise, run, trusting};
+use common::{base, judge, noise, run, trials_as, trusting};
 
 const STEAL: &str =
     "steal: the hypervisor took 12.6% of CPU time during measurement (1.2 s window)";
@@ -56,22 +56,12 @@ fn an_unreliable_or_failed_side_is_inconclusive_whatever_the_change() {
 /// Trials at `medians` (lower is better), every one of them graded
 /// unreliable for steal, as a cloud host with steady steal grades them.
 fn stolen_trials(medians: &[f64]) -> BenchmarkSuiteRun {
-    let runs: Vec<BenchmarkSuiteRun> = medians
-        .iter()
-        .enumerate()
-        .map(|(t, m)| {
-            let samples: Vec<f64> = (0..20)
-                .map(|i| m * (1.0 + 0.005 * noise(i + 100 * t)))
-                .collect();
-            let mut r = run(&samples, false);
-            let b = &mut r.benchmarks[0];
-            b.quality = Some(Quality::Unreliable);
-            b.measurement_quality = Some(Quality::Unreliable);
-            b.quality_reasons.push(STEAL.into());
-            r
-        })
-        .collect();
-    warpt_harness::interleave::combine(runs, "test").unwrap()
+    trials_as(medians, false, |r| {
+        let b = &mut r.benchmarks[0];
+        b.quality = Some(Quality::Unreliable);
+        b.measurement_quality = Some(Quality::Unreliable);
+        b.quality_reasons.push(STEAL.into());
+    })
 }
 
 #[test]

@@ -33,6 +33,16 @@ pub fn run(samples: &[f64], higher_is_better: bool) -> BenchmarkSuiteRun {
 /// A run with one trial per entry of `medians`, each trial's samples
 /// spread ±0.5% around its median.
 pub fn trials(medians: &[f64], higher_is_better: bool) -> BenchmarkSuiteRun {
+    trials_as(medians, higher_is_better, |_| {})
+}
+
+/// [`trials`], each trial's run changed by `edit` before they are combined
+/// (its grading, say).
+pub fn trials_as(
+    medians: &[f64],
+    higher_is_better: bool,
+    edit: impl Fn(&mut BenchmarkSuiteRun),
+) -> BenchmarkSuiteRun {
     let runs: Vec<BenchmarkSuiteRun> = medians
         .iter()
         .enumerate()
@@ -40,7 +50,9 @@ pub fn trials(medians: &[f64], higher_is_better: bool) -> BenchmarkSuiteRun {
             let samples: Vec<f64> = (0..20)
                 .map(|i| m * (1.0 + 0.005 * noise(i + 100 * t)))
                 .collect();
-            run(&samples, higher_is_better)
+            let mut r = run(&samples, higher_is_better);
+            edit(&mut r);
+            r
         })
         .collect();
     warpt_harness::interleave::combine(runs, "test").unwrap()
