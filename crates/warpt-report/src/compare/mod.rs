@@ -498,7 +498,7 @@ pub fn compare(
         let paired = options.pairing != Pairing::None;
         let mut tb = trial_values(base, key, old.value, paired);
         let mut tc = trial_values(current, key, cur.value, paired);
-        if options.pairing != Pairing::None {
+        if paired {
             // Pair by round: keep the trials both sides measured.
             tb.retain(|(i, _)| tc.iter().any(|(j, _)| i == j));
             tc.retain(|(j, _)| tb.iter().any(|(i, _)| i == j));

@@ -84,9 +84,8 @@ pub(super) fn shift(
 /// departs from the rounds' centre (the Hodges-Lehmann estimate of their
 /// log ratios): a regime that differed between a round's two runs moved
 /// that round's ratio, or it did not reach the metric at all. On a loaded
-/// 2-vCPU guest a round's probes can read threads short of their cores
-/// and a clock 17% apart while every round's ratio agrees to 1%, and the
-/// uncapped shift widened the band past a 2.9x speedup.
+/// 2-vCPU guest a 2.9x speedup whose four rounds agreed to 1% was called
+/// `~`: only a round's uncapped regime can widen a band that far.
 fn per_round(base: &Side<'_>, current: &Side<'_>, key: &Key) -> Option<RegimeShift> {
     let ratios: Vec<(u32, f64)> = base
         .used
