@@ -53,11 +53,22 @@ fn single_stream_p90_is_the_service_time() {
     let s = settings(Scenario::SingleStream);
     let summary = run_test(&sut(2.0, 1), &s).expect("run");
     assert!(summary.valid(), "{:?}", summary.early_stopping_text);
-    let p90 = summary.early_stopping_latency_ss.expect("estimate") as f64 / 1e6;
+    // The estimate is one of the measured latencies, at or above their p90
+    // (early stopping discards some of the slowest queries, never a faster
+    // one), and no faster than the service. How far above 2 ms the OS's
+    // wake-ups put it is the host's, not the engine's: no upper bound here.
+    let p90 = summary.early_stopping_latency_ss.expect("estimate");
     assert!(
-        (2.0..2.0 * 1.5).contains(&p90),
-        "p90 {p90} ms for a 2 ms service"
+        summary.samples.sorted.binary_search(&p90).is_ok(),
+        "the p90 estimate {p90} ns is not a measured latency"
     );
+    assert!(
+        p90 >= summary.samples.percentile(0.9) && p90 <= summary.samples.max(),
+        "p90 estimate {p90} ns outside [p90 {}, max {}]",
+        summary.samples.percentile(0.9),
+        summary.samples.max()
+    );
+    assert!(p90 >= 2_000_000, "p90 {p90} ns for a 2 ms service");
     // One query at a time: as many queries as samples, and at least the
     // minimum count and duration.
     assert_eq!(summary.result.queries_issued, summary.sample_count());
@@ -80,7 +91,13 @@ fn offline_throughput_is_workers_over_service_time() {
         rate <= ideal * 1.001,
         "{rate} samples/s beats the ideal {ideal}"
     );
-    assert!(rate >= ideal * 0.7, "{rate} samples/s, ideal {ideal}");
+    // The four workers serve at once: a serial engine could not beat one
+    // worker's ceiling (each sample sleeps at least its service time).
+    let one_worker = 1.0 / 2e-3;
+    assert!(
+        rate > one_worker * 1.5,
+        "{rate} samples/s: not above one worker's ceiling {one_worker}"
+    );
     assert!(summary.valid());
 }
 
@@ -94,10 +111,21 @@ fn multi_stream_latency_is_the_slowest_sample_of_each_query() {
     assert_eq!(r.samples.len() as u64, 8 * r.queries_issued);
     assert!(r.queries_issued >= 662);
     assert!(summary.valid(), "{:?}", summary.early_stopping_text);
-    // Eight workers serve the eight samples at once: a typical query takes
-    // about one service time; the p99 estimate holds the OS's tail too.
+    // Eight workers serve the eight samples at once: no query is faster
+    // than one service time (how much slower is the OS's wake-ups); the p99
+    // estimate holds the tail.
     let median = summary.queries.percentile(0.5) as f64 / 1e6;
-    assert!((1.0..3.0).contains(&median), "median {median} ms");
+    assert!(
+        summary.queries.min() >= 1_000_000,
+        "min {} ns",
+        summary.queries.min()
+    );
+    // ...and they run at once: eight samples in series could not finish a
+    // query in under 8 ms.
+    assert!(
+        median < 6.0,
+        "median {median} ms: the samples ran in series"
+    );
     let p99 = summary.early_stopping_latency_ms.expect("estimate") as f64 / 1e6;
     assert!(p99 >= median, "p99 {p99} ms");
     // A query is as slow as its slowest sample.
