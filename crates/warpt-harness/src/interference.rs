@@ -7,7 +7,7 @@
 //! run queue. A load average would still hold the previous benchmark's
 //! load; these are measured over the window itself.
 
-use warpt_model::Interference;
+use warpt_model::{Interference, STEAL_PREFIX};
 use warpt_system::procstat::{Measured, Window};
 
 use crate::limits::Stage;
@@ -80,24 +80,15 @@ impl Probe {
 }
 
 /// Quality reasons from a window's figures: `(noisy, unreliable)`. Each
-/// reason starts with the name of what was seen (`steal`, `foreign_cpu`),
-/// so scripts can match it.
+/// reason starts with the name of what was seen (`foreign_cpu`, `steal`),
+/// so scripts can match it; other processes' before the hypervisor's steal
+/// (a comparison of one run a side weighs steal, and a regime, by what
+/// they can explain, but holds back on anything else: see
+/// `warpt_harness::quality`'s order of reasons).
 pub fn grade(i: &Interference) -> (Vec<String>, Vec<String>) {
     let mut noisy = Vec::new();
     let mut unreliable = Vec::new();
     let capacity = i.window_s * i.cpus as f64;
-    if let Some(steal) = i.steal_share.filter(|s| s * capacity >= MIN_GRADED_S) {
-        let msg = format!(
-            "steal: the hypervisor took {:.1}% of CPU time during measurement ({:.1} s window)",
-            steal * 100.0,
-            i.window_s
-        );
-        if steal > STEAL_UNRELIABLE {
-            unreliable.push(msg);
-        } else if steal > STEAL_NOISY {
-            noisy.push(msg);
-        }
-    }
     if let (Some(share), Some(secs)) = (
         i.foreign_cpu_share,
         i.foreign_cpu_s.filter(|s| *s >= MIN_GRADED_S),
@@ -116,6 +107,18 @@ pub fn grade(i: &Interference) -> (Vec<String>, Vec<String>) {
         if share > FOREIGN_UNRELIABLE {
             unreliable.push(msg);
         } else if share > FOREIGN_NOISY {
+            noisy.push(msg);
+        }
+    }
+    if let Some(steal) = i.steal_share.filter(|s| s * capacity >= MIN_GRADED_S) {
+        let msg = format!(
+            "{STEAL_PREFIX}the hypervisor took {:.1}% of CPU time during measurement ({:.1} s window)",
+            steal * 100.0,
+            i.window_s
+        );
+        if steal > STEAL_UNRELIABLE {
+            unreliable.push(msg);
+        } else if steal > STEAL_NOISY {
             noisy.push(msg);
         }
     }

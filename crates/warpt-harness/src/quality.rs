@@ -132,10 +132,20 @@ fn conditions(result: &BenchmarkRunResult, host: &HostConditions, freq: FreqTrac
         g.noisy
             .push(format!("governor '{gov}' is not 'performance'"));
     }
+    // The unreliable reasons in the order `compare` reads them: first what
+    // holds back a verdict on one run a side (other processes, the clock
+    // falling), then what it weighs by its reach instead (the hypervisor's
+    // steal, a regime), so the first reason says whether anything of the
+    // first kind was seen.
+    let mut steal = Vec::new();
     if let Some(i) = &result.interference {
         let (n, u) = crate::interference::grade(i);
         g.noisy.extend(n);
-        g.unreliable.extend(u);
+        let (s, rest): (Vec<String>, Vec<String>) = u
+            .into_iter()
+            .partition(|r| r.starts_with(warpt_model::STEAL_PREFIX));
+        g.unreliable.extend(rest);
+        steal = s;
     }
     if let (Some(start), Some(min)) = (freq.start_mhz, freq.min_mhz)
         && start > 0.0
@@ -151,6 +161,7 @@ fn conditions(result: &BenchmarkRunResult, host: &HostConditions, freq: FreqTrac
             g.noisy.push(msg);
         }
     }
+    g.unreliable.extend(steal);
     if let Some(regime) = &result.regime {
         // A clock swing moves every figure; a shortfall of threads or a
         // moved cache canary moves some, and `compare` holds back those.

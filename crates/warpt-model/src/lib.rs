@@ -81,7 +81,7 @@ pub use telemetry::{
     ENERGY_SOURCES, GpuSample, MemoryPoint, SourceEnergy, TelemetrySample, TelemetrySummary,
     TemperatureReading,
 };
-pub use trial::{Interference, Trial, results_at};
+pub use trial::{Interference, STEAL_PREFIX, Trial, results_at};
 
 /// The JSON Schema of a suite run, the shape of every export (`warpt schema`).
 pub fn suite_run_schema() -> schemars::Schema {

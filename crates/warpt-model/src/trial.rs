@@ -32,6 +32,12 @@ pub struct Trial {
     pub benchmarks: Vec<BenchmarkRunResult>,
 }
 
+/// How a quality reason about the hypervisor's steal time begins (see
+/// [`Interference::steal_share`]): `compare` weighs steal that differed
+/// between one run a side by how far it can move a figure, as it weighs a
+/// host regime, instead of holding the verdict back.
+pub const STEAL_PREFIX: &str = "steal: ";
+
 /// What else used the machine while a benchmark measured, read from
 /// `/proc/stat` and the benchmark's own CPU time over its measurement window.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -114,3 +114,128 @@ fn paired_rounds_are_judged_by_their_ratios_on_a_host_that_disturbs_every_trial(
     assert_ne!(m.verdict, Verdict::Regressed, "{m:?}");
     assert!(m.band_pct > 5.0, "{m:?}");
 }
+
+/// One run at `level` (lower is better) whose measurement the hypervisor
+/// stole `share` of, graded unreliable for it when past 10%.
+fn stolen_run(level: f64, share: f64) -> BenchmarkSuiteRun {
+    let samples: Vec<f64> = (0..30).map(|i| level + noise(i + 3000)).collect();
+    let mut r = run(&samples, false);
+    let b = &mut r.benchmarks[0];
+    b.interference = Some(warpt_model::Interference {
+        window_s: 0.9,
+        cpus: 2,
+        steal_share: Some(share),
+        ..Default::default()
+    });
+    if share > 0.10 {
+        b.quality = Some(Quality::Unreliable);
+        b.measurement_quality = Some(Quality::Unreliable);
+        b.quality_reasons.push(format!(
+            "steal: the hypervisor took {:.1}% of CPU time during measurement (0.9 s window)",
+            share * 100.0
+        ));
+    }
+    r
+}
+
+#[test]
+fn one_run_a_side_weighs_the_difference_in_steal_not_the_grade() {
+    // A cloud guest's steady steal (11.4% both sides, as CI's runner read)
+    // slowed both runs alike: a 1.5x slower test is a regression.
+    let opts = Options {
+        threshold_pct: 10.0,
+        ..Options::default()
+    };
+    let stated = warpt_report::AssumedNoise(0.02);
+    let c = compare(
+        &stolen_run(100.0, 0.114),
+        "base",
+        &stolen_run(150.0, 0.114),
+        "current",
+        &opts,
+        &stated,
+    );
+    let m = &c.metrics[0];
+    assert_eq!(m.verdict, Verdict::Regressed, "{m:?}");
+    assert_eq!(m.regime_shift_pct, Some(0.0));
+    // Steal on the current side only: 0.134 / 0.866 = 15.5% of the figure
+    // widens the band (10% + 15.5%); a change of +30% lies beyond it but
+    // within three times the reach (10% + 46.4%), so no verdict ...
+    let m = compare(
+        &stolen_run(100.0, 0.0),
+        "base",
+        &stolen_run(130.0, 0.134),
+        "current",
+        &opts,
+        &stated,
+    )
+    .metrics[0]
+        .clone();
+    assert_eq!(m.verdict, Verdict::Inconclusive, "{m:?}");
+    let why = m.reason.as_deref().unwrap();
+    assert!(
+        why.starts_with("steal: the hypervisor took 0.0% of CPU time while the base"),
+        "{why}"
+    );
+    // ... a change of +12% lies inside it: `~` ...
+    let m = compare(
+        &stolen_run(100.0, 0.0),
+        "base",
+        &stolen_run(112.0, 0.134),
+        "current",
+        &opts,
+        &stated,
+    )
+    .metrics[0]
+        .clone();
+    assert_eq!(m.verdict, Verdict::Unchanged, "{m:?}");
+    // ... and +60% is beyond what that steal can explain.
+    let m = compare(
+        &stolen_run(100.0, 0.0),
+        "base",
+        &stolen_run(160.0, 0.134),
+        "current",
+        &opts,
+        &stated,
+    )
+    .metrics[0]
+        .clone();
+    assert_eq!(m.verdict, Verdict::Regressed, "{m:?}");
+    // Steal the base saw more of cannot make the current side look worse:
+    // the band widens by it (a change it hid), the verdict is not held.
+    let m = compare(
+        &stolen_run(100.0, 0.134),
+        "base",
+        &stolen_run(130.0, 0.0),
+        "current",
+        &opts,
+        &stated,
+    )
+    .metrics[0]
+        .clone();
+    assert_eq!(m.verdict, Verdict::Regressed, "{m:?}");
+    assert!((m.band_pct - (10.0 + 1340.0 / 86.6)).abs() < 1e-9, "{m:?}");
+    // Another disturbance graded first still holds the verdict back.
+    let mut busy = stolen_run(160.0, 0.134);
+    busy.benchmarks[0].quality_reasons.insert(
+        0,
+        "foreign_cpu: other processes used 48% of the 2 CPUs".into(),
+    );
+    let m = compare(
+        &stolen_run(100.0, 0.0),
+        "base",
+        &busy,
+        "current",
+        &opts,
+        &stated,
+    )
+    .metrics[0]
+        .clone();
+    assert_eq!(m.verdict, Verdict::Inconclusive, "{m:?}");
+    assert!(
+        m.reason
+            .as_deref()
+            .unwrap()
+            .starts_with("current unreliable: foreign_cpu")
+    );
+}

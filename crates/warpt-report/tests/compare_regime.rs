@@ -155,21 +155,27 @@ fn a_cache_share_that_differs_reaches_only_the_sizes_it_covers() {
 fn a_swing_within_a_run_widens_the_band_and_other_unreliable_conditions_still_hold_back() {
     // The current run's clock swung 9% while measuring: its quality says
     // unreliable for that regime alone.
-    let swung = |steal: bool| {
+    let swung = |steal: Option<Option<f64>>| {
         let mut r = in_regime(run(&at(95.0), true), 3200.0, 18.0);
         let b = &mut r.benchmarks[0];
         b.regime.as_mut().unwrap().clock_mhz = vec![3200.0, 2930.0];
         b.measurement_quality = Some(Quality::Unreliable);
-        if steal {
+        if let Some(share) = steal {
             b.quality_reasons
                 .push("steal: the hypervisor took 14.0% of CPU time during measurement".into());
+            b.interference = Some(warpt_model::Interference {
+                window_s: 1.0,
+                cpus: 2,
+                steal_share: share,
+                ..Default::default()
+            });
         }
         b.quality_reasons
             .push("regime: the effective clock moved 9% while measuring (2930 to 3200 MHz)".into());
         r
     };
     let b = in_regime(run(&base(30), true), 3200.0, 18.0);
-    let m = judge(&b, &swung(false), &trusting()).metrics[0].clone();
+    let m = judge(&b, &swung(None), &trusting()).metrics[0].clone();
     assert_eq!(m.verdict, Verdict::Unchanged, "{:?}", m.reason);
     assert!(
         m.regime
@@ -184,8 +190,22 @@ fn a_swing_within_a_run_widens_the_band_and_other_unreliable_conditions_still_ho
         "{}",
         m.band_pct
     );
-    // Steal made it unreliable too: no band can say what steal did.
-    let m = judge(&b, &swung(true), &trusting()).metrics[0].clone();
+    // Steal made it unreliable too: the band widens by what its share can
+    // explain besides (0.14 / 0.86 of the figure, the base read none).
+    let m = judge(&b, &swung(Some(Some(0.14))), &trusting()).metrics[0].clone();
+    assert_eq!(m.verdict, Verdict::Unchanged, "{:?}", m.reason);
+    assert!(
+        (m.band_pct - (1.0 + 270.0 / 29.30 + 1400.0 / 86.0)).abs() < 1e-9,
+        "{}",
+        m.band_pct
+    );
+    assert!(
+        m.regime.as_deref().unwrap().contains("steal: "),
+        "{:?}",
+        m.regime
+    );
+    // Steal graded without its share recorded: nothing says what it did.
+    let m = judge(&b, &swung(Some(None)), &trusting()).metrics[0].clone();
     assert_eq!(m.verdict, Verdict::Inconclusive);
     assert!(
         m.reason

@@ -9,8 +9,10 @@
 //! A metric is `improved` or `regressed` only when the evidence says the
 //! sides differ *and* the change is outside the band: the larger of
 //! `--threshold` and the [`noise`] band (k x the machine's run-to-run
-//! spread, narrowed by the number of trials). It is `inconclusive` when
-//! either side's result is unreliable or did not pass, or when one run a
+//! spread, narrowed by the number of trials; on one run a side widened by
+//! what a host regime or a difference in the hypervisor's steal can
+//! explain). It is `inconclusive` when either side's result did not pass
+//! or is unreliable (for anything but a regime or steal), or when one run a
 //! side shows a change beyond the threshold but the machine's noise is
 //! unknown: a single run cannot tell a change of the code from the next
 //! run landing elsewhere. Otherwise it is `~`.
@@ -19,6 +21,7 @@ pub mod counted;
 pub mod evidence;
 pub mod noise;
 mod regime;
+mod steal;
 mod verdict;
 
 use std::collections::BTreeMap;
@@ -162,14 +165,17 @@ pub struct MetricComparison {
     pub band_pct: f64,
     /// One run a side, or unpaired trials: the host regimes that reached
     /// this metric (the probes' reasons, each starting with the side and
-    /// `regime: `); none when the probes differed by less than a regime.
+    /// `regime: `), and on one run a side the hypervisor's steal where it
+    /// graded a side unreliable (`steal: `, both sides' shares); none when
+    /// the probes differed by less than a regime.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub regime: Option<String>,
     /// One run a side, or unpaired trials (each side's trials' readings
     /// together): how far the difference between the two sides' regime
     /// probes (clock, FP throughput, scaling, cache and bandwidth canaries)
-    /// can move the metric, percent, below the regime thresholds too; the
-    /// band is widened by it (see [`warpt_model::RegimeShift`]).
+    /// can move the metric, percent, below the regime thresholds too, plus
+    /// what the difference in steal can (see `regime`); the band is widened
+    /// by it (see [`warpt_model::RegimeShift`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub regime_shift_pct: Option<f64>,
     /// The judgement.
@@ -597,6 +603,30 @@ pub fn compare(
             key,
             ev.kind,
         );
+        // So does the hypervisor's steal where it graded a side unreliable:
+        // what differed between the runs widens the band, and only what
+        // can explain the change's direction holds back its verdict (see
+        // [`steal`]).
+        let stolen = (single && matches!(ev.kind, Kind::Samples | Kind::Band))
+            .then(|| steal::shift(old_r, cur_r))
+            .flatten();
+        let regime_reach = regime.as_ref().map(|r| r.shift);
+        let reach = match &stolen {
+            Some(s) => Some(regime_reach.unwrap_or(0.0) + s.toward(speedup < 1.0)),
+            None => regime_reach,
+        };
+        let regime = match (regime, stolen) {
+            (Some(mut r), Some(s)) => {
+                r.reasons.push(s.reason.clone());
+                r.shift += s.reach();
+                Some(r)
+            }
+            (r, None) => r,
+            (None, Some(s)) => Some(warpt_model::RegimeShift {
+                reasons: vec![s.reason.clone()],
+                shift: s.reach(),
+            }),
+        };
         let held = if ev.kind == Kind::Paired || cur.value == old.value {
             Conditions::Waived
         } else if single {
@@ -652,7 +682,7 @@ pub fn compare(
             verdict: Verdict::Unchanged,
             reason: (!unusable.is_empty()).then(|| unusable.join("; ")),
         });
-        judged.push(ev);
+        judged.push((ev, reach.map(|r| r * 100.0)));
     }
     let ps: Vec<f64> = metrics
         .iter()
@@ -660,9 +690,9 @@ pub fn compare(
         .collect();
     let qs = stats::benjamini_hochberg(&ps);
     let mut counts = Counts::default();
-    for ((m, q), ev) in metrics.iter_mut().zip(qs).zip(judged) {
+    for ((m, q), (ev, reach)) in metrics.iter_mut().zip(qs).zip(judged) {
         m.q_value = q.is_finite().then_some(q);
-        m.verdict = judge(m, &ev, options);
+        m.verdict = judge(m, &ev, reach, options);
         match m.verdict {
             Verdict::Improved => counts.improved += 1,
             Verdict::Regressed => counts.regressed += 1,

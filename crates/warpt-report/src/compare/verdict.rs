@@ -15,9 +15,10 @@ pub(super) enum Conditions {
     /// trials a side).
     Held,
     /// As `Held`, except unreliable only for a regime (the core's speed
-    /// swung while measuring): one run a side, whose host regimes widen
-    /// the band instead (see [`warpt_model::RegimeProbes::shift`]). The
-    /// harness lists the conditions' unreliable reasons first and the
+    /// swung while measuring) or the hypervisor's steal: one run a side,
+    /// whose host regimes and difference in steal widen the band instead
+    /// (see [`warpt_model::RegimeProbes::shift`] and `steal`). The harness
+    /// lists the conditions' unreliable reasons first, steal's and the
     /// regime's last among them (`warpt_harness::quality`), so the first
     /// reason says whether anything else made them unreliable.
     RegimeJudged,
@@ -72,7 +73,9 @@ pub(super) fn unusable(
             .iter()
             .find(|w| !w.ends_with(warpt_model::DEBUG_BUILD_REASON))
             .map_or("no reason recorded", String::as_str);
-        if !(held == Conditions::RegimeJudged && why.starts_with(warpt_model::REGIME_PREFIX)) {
+        let weighed =
+            why.starts_with(warpt_model::REGIME_PREFIX) || super::steal::unreliable_for_steal(r);
+        if !(held == Conditions::RegimeJudged && weighed) {
             return Some(format!("{side} unreliable: {why}"));
         }
     }
@@ -98,10 +101,13 @@ pub const BYTES_RESOLUTION: f64 = 1024.0 * 1024.0;
 pub const REGIME_REACH_MARGIN: f64 = 3.0;
 
 /// The verdict on one metric whose q-value is set (see the module docs);
-/// sets `reason` when it is inconclusive.
+/// sets `reason` when it is inconclusive. `reach_pct` is the part of
+/// `regime_shift_pct` that can explain a change in the observed direction
+/// (a regime's all of it; steal only on the side it slowed).
 pub(super) fn judge(
     m: &mut MetricComparison,
     ev: &evidence::Evidence,
+    reach_pct: Option<f64>,
     options: &Options,
 ) -> Verdict {
     if m.reason.is_some() {
@@ -131,7 +137,8 @@ pub(super) fn judge(
         if m.change_pct.abs() <= m.band_pct {
             return Verdict::Unchanged;
         }
-        let within_reach = m.change_pct.abs() <= m.band_pct + (REGIME_REACH_MARGIN - 1.0) * shift;
+        let reach = reach_pct.unwrap_or(shift);
+        let within_reach = m.change_pct.abs() <= m.band_pct + (REGIME_REACH_MARGIN - 1.0) * reach;
         if let (Some(regime), true) = (&m.regime, within_reach) {
             m.reason = Some(format!(
                 "{regime}; this can move the metric by about ±{shift:.1}%, and the change of \
