@@ -200,6 +200,18 @@ fn copy(
     rng: &mut Xoshiro256PlusPlus,
 ) -> BenchmarkSuiteRun {
     let mut run = seed.clone();
+    // Graded as the harness grades a result, for the conditions of a
+    // machine that does not exist: none were measured there. This host's
+    // steal, other processes and clock are not the made-up machine's (a
+    // cloud guest that stole a tenth of every seed run left the derived
+    // histories without an undisturbed run, so without a noise profile).
+    let (profile, target) = run.manifest.as_ref().map_or(("release".into(), 0.01), |m| {
+        (m.build_profile.clone(), m.config.target_rel_ci)
+    });
+    let unmeasured = warpt_harness::HostConditions {
+        build_profile: profile,
+        ..Default::default()
+    };
     for b in &mut run.benchmarks {
         let mut run_factor = jitter(rng);
         if let Some(st) = stepped.filter(|st| b.spec.id.name == st.benchmark) {
@@ -215,6 +227,11 @@ fn copy(
         // seed's readings copied to both sides of a comparison would widen
         // its band by a swing neither made-up run had.
         b.regime = None;
+        b.interference = None;
+        let grade = warpt_harness::assess(b, &unmeasured, Default::default(), target);
+        b.quality = Some(grade.quality);
+        b.measurement_quality = Some(grade.measurement_quality);
+        b.quality_reasons = grade.reasons;
     }
     run.start_time = run.start_time.map(|t| shifted(t, earlier));
     run.end_time = run.end_time.map(|t| shifted(t, earlier));
@@ -361,6 +378,38 @@ mod tests {
         swept.tags.insert("param.threads".into(), "1".into());
         assert_eq!(big.speed_of("cpu_flops", &swept), big.per_core);
         assert_ne!(big.per_core, big.speed);
+    }
+
+    #[test]
+    fn the_made_up_machines_do_not_inherit_this_hosts_disturbance() {
+        let text = include_str!("../../warpt-model/tests/data/example_export.json");
+        let mut seed: BenchmarkSuiteRun = serde_json::from_str(text).unwrap();
+        // Every result measured here while the hypervisor stole 14%.
+        for b in &mut seed.benchmarks {
+            b.interference = Some(warpt_model::Interference {
+                window_s: 1.0,
+                cpus: 2,
+                steal_share: Some(0.14),
+                ..Default::default()
+            });
+            b.measurement_quality = Some(warpt_model::Quality::Unreliable);
+            b.quality = Some(warpt_model::Quality::Unreliable);
+            b.quality_reasons = vec!["steal: the hypervisor took 14.0% of CPU time".into()];
+        }
+        let derived = derive(std::slice::from_ref(&seed));
+        for b in derived.runs.iter().flat_map(|r| &r.benchmarks) {
+            assert!(b.interference.is_none());
+            assert_ne!(
+                b.measurement_quality,
+                Some(warpt_model::Quality::Unreliable)
+            );
+            assert!(
+                b.quality_reasons.iter().all(|w| !w.starts_with("steal")),
+                "{b:?}"
+            );
+        }
+        // So each made-up machine has its noise profile.
+        assert_eq!(derived.profiles.len(), MACHINES.len());
     }
 
     #[test]
