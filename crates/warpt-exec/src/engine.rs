@@ -23,14 +23,9 @@ pub fn calibrate(plan: &ExecPlan) -> Result<Option<ShellCost>, ExecError> {
     shell_cost(sh, CALIBRATION_RUNS, true).map(Some)
 }
 
-/// The typical cost of `runs` spawns of `sh -c ''` (after three
-/// unmeasured ones), in or out of a process group of its own as the
-/// measured commands will be: the median of each time. The mean (what
-/// hyperfine subtracts) carries every spawn the host delayed: on a 2-vCPU
-/// cloud guest one late wake-up among twenty calibration runs took a
-/// millisecond more than the shell costs off every run, and `sleep 0.002`
-/// measured 1.03 ms. The result is a median of runs too, so the median is
-/// what is subtracted from it.
+/// The mean cost of `runs` spawns of `sh -c ''` (after three unmeasured
+/// ones), in or out of a process group of its own as the measured
+/// commands will be.
 pub fn shell_cost(sh: &str, runs: usize, own_group: bool) -> Result<ShellCost, ExecError> {
     let empty = Spawn {
         argv: vec![sh.to_string(), "-c".into(), String::new()],
@@ -42,7 +37,7 @@ pub fn shell_cost(sh: &str, runs: usize, own_group: bool) -> Result<ShellCost, E
     for _ in 0..3 {
         empty.run(None)?;
     }
-    let (mut wall, mut user, mut sys) = (Vec::new(), Vec::new(), Vec::new());
+    let mut cost = ShellCost::default();
     for _ in 0..runs.max(1) {
         let s = empty.run(None)?;
         if !s.exit.success() {
@@ -51,16 +46,16 @@ pub fn shell_cost(sh: &str, runs: usize, own_group: bool) -> Result<ShellCost, E
                 s.exit
             )));
         }
-        wall.push(s.wall_s);
-        user.push(s.user_s);
-        sys.push(s.sys_s);
+        cost.wall_s += s.wall_s;
+        cost.user_s += s.user_s;
+        cost.sys_s += s.sys_s;
+        cost.runs += 1;
     }
-    Ok(ShellCost {
-        wall_s: warpt_stats::median(&wall),
-        user_s: warpt_stats::median(&user),
-        sys_s: warpt_stats::median(&sys),
-        runs: wall.len(),
-    })
+    let n = cost.runs as f64;
+    cost.wall_s /= n;
+    cost.user_s /= n;
+    cost.sys_s /= n;
+    Ok(cost)
 }
 
 /// Runs every job of `plan` to its stopping rule; with `duet`, the two

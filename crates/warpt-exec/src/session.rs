@@ -117,7 +117,7 @@ pub const DUET_THRESHOLD_PCT: f64 = warpt_report::compare::DEFAULT_THRESHOLD_PCT
 /// The line that reports the shell's spawn time.
 pub fn calibration_line(c: &ShellCost) -> String {
     format!(
-        "shell spawn time (subtracted from every run): {} wall, {} user, {} system (median of {} runs of an empty command)",
+        "shell spawn time (subtracted from every run): {} wall, {} user, {} system (mean of {} runs of an empty command)",
         hyperfine::time(c.wall_s),
         hyperfine::time(c.user_s),
         hyperfine::time(c.sys_s),

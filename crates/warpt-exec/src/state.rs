@@ -10,7 +10,7 @@ use crate::ExecError;
 use crate::plan::{ExecPlan, Job};
 use crate::spawn::{Exit, Sample, Spawn};
 
-/// The shell's own cost per run (medians over the runs of an empty command
+/// The shell's own cost per run (means over the runs of an empty command
 /// [`crate::engine::calibrate`] times), subtracted from every measured run.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct ShellCost {

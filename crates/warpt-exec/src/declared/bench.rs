@@ -303,7 +303,9 @@ impl Benchmark for DeclaredBenchmark {
             ("runs".into(), ParamValue::Int(state.runs as i64)),
             (
                 "timer".into(),
-                ParamValue::from("spawn to reap (wait4), the shell's median spawn time subtracted"),
+                ParamValue::from(
+                    "spawn to reap (wait4), the shell's mean spawn time subtracted, as hyperfine",
+                ),
             ),
         ];
         Ok(Measured {
