@@ -8,62 +8,32 @@ use warpt_model::RunStatus;
 
 use crate::ExecError;
 use crate::plan::{ExecPlan, Job, Shell};
-use crate::spawn::{Exit, Output, Spawn};
-pub use crate::state::{JobResult, Observer, Quiet, ShellCost};
+use crate::spawn::Exit;
+pub use crate::state::{Calibration, JobResult, Observer, Quiet, ShellCost};
 use crate::state::{State, auxiliary};
 
-/// Runs of the empty command that measure the shell's own spawn time.
+/// Runs of the empty command that measure the shell's spawn time before
+/// any job runs (one more then runs each round).
 const CALIBRATION_RUNS: usize = 50;
 
-/// Measures the shell's spawn time on the empty command.
-pub fn calibrate(plan: &ExecPlan) -> Result<Option<ShellCost>, ExecError> {
+/// Measures the shell's spawn time on the empty command, before the jobs
+/// (none without a shell).
+pub fn calibrate(plan: &ExecPlan) -> Result<Option<Calibration>, ExecError> {
     let Shell::Path(sh) = &plan.shell else {
         return Ok(None);
     };
-    shell_cost(sh, CALIBRATION_RUNS, true).map(Some)
-}
-
-/// The mean cost of `runs` spawns of `sh -c ''` (after three unmeasured
-/// ones), in or out of a process group of its own as the measured
-/// commands will be.
-pub fn shell_cost(sh: &str, runs: usize, own_group: bool) -> Result<ShellCost, ExecError> {
-    let empty = Spawn {
-        argv: vec![sh.to_string(), "-c".into(), String::new()],
-        input: None,
-        output: Output::Null,
-        own_group,
-        cwd: None,
-    };
-    for _ in 0..3 {
-        empty.run(None)?;
-    }
-    let mut cost = ShellCost::default();
-    for _ in 0..runs.max(1) {
-        let s = empty.run(None)?;
-        if !s.exit.success() {
-            return Err(ExecError::Usage(format!(
-                "the shell '{sh}' fails on an empty command ({})",
-                s.exit
-            )));
-        }
-        cost.wall_s += s.wall_s;
-        cost.user_s += s.user_s;
-        cost.sys_s += s.sys_s;
-        cost.runs += 1;
-    }
-    let n = cost.runs as f64;
-    cost.wall_s /= n;
-    cost.user_s /= n;
-    cost.sys_s /= n;
-    Ok(cost)
+    Calibration::measure(sh, CALIBRATION_RUNS, true).map(Some)
 }
 
 /// Runs every job of `plan` to its stopping rule; with `duet`, the two
-/// jobs at the same time on those CPUs ([`crate::duet`]).
+/// jobs at the same time on those CPUs ([`crate::duet`]). With a shell's
+/// `calibration`, its empty command runs once a round too, at a shuffled
+/// place among the jobs (not in a duet, whose CPUs the pair holds), and
+/// every run ends with the cost of all its runs taken off.
 pub fn measure(
     plan: &ExecPlan,
     jobs: Vec<Job>,
-    cost: Option<ShellCost>,
+    mut calibration: Option<&mut Calibration>,
     observer: &dyn Observer,
     interrupt: Option<&std::sync::atomic::AtomicBool>,
     duet: Option<&crate::duet::Cpus>,
@@ -113,6 +83,8 @@ pub fn measure(
     }
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(plan.seed);
     let mut order: Vec<usize> = (0..states.len()).collect();
+    // The calibration's run goes where this index falls in a round.
+    let empty = states.len();
     // Interleaved: every job once per round, shuffled each round.
     // Sequential: one job to its end, then the next.
     let mut sequential_at = 0;
@@ -120,6 +92,7 @@ pub fn measure(
         if interrupted() {
             break;
         }
+        let cost = calibration.as_deref().map(Calibration::cost);
         if let Some(cpus) = duet {
             if !crate::duet::round(&mut states, cpus, plan, cost, observer) {
                 break;
@@ -144,7 +117,24 @@ pub fn measure(
         if round.is_empty() {
             break;
         }
+        let mut round = round;
+        if calibration.is_some() {
+            let at = (rng.next_u64() % (round.len() as u64 + 1)) as usize;
+            round.insert(at, empty);
+        }
         for i in round {
+            if i == empty {
+                if let Some(c) = calibration.as_deref_mut()
+                    && let Err(e) = c.run_once()
+                {
+                    // The shell ran an empty command a moment ago: what
+                    // fails now fails every job's run too, and says so.
+                    for st in states.iter_mut().filter(|st| !st.done) {
+                        st.fail(RunStatus::Failed, e.to_string());
+                    }
+                }
+                continue;
+            }
             let st = &mut states[i];
             if !st.before_run(limit) {
                 continue;
@@ -152,6 +142,10 @@ pub fn measure(
             let outcome = st.result.job.spawn.run(limit);
             st.record(outcome, plan, cost, observer);
         }
+    }
+    if let Some(c) = calibration.as_deref() {
+        let cost = c.cost();
+        states.iter_mut().for_each(|st| st.recorrect(&cost));
     }
     for st in &mut states {
         let job = st.result.job.clone();

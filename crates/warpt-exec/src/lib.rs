@@ -29,7 +29,7 @@ pub mod session;
 pub mod spawn;
 pub mod state;
 
-pub use engine::{JobResult, ShellCost, calibrate, measure, shell_cost};
+pub use engine::{Calibration, JobResult, ShellCost, calibrate, measure};
 pub use plan::Measure;
 pub use plan::{ExecPlan, Job, Parameter, Shell};
 pub use spawn::{Captured, Exit, Output, Sample, Spawn};

@@ -7,7 +7,7 @@ use warpt_model::BenchmarkSuiteRun;
 
 use crate::counts;
 use crate::duet::{self, Cpus, Paired};
-use crate::engine::{JobResult, Observer, ShellCost, calibrate, measure};
+use crate::engine::{Calibration, JobResult, Observer, ShellCost, calibrate, measure};
 use crate::plan::{ExecPlan, Job, Measure};
 use crate::{ExecError, hyperfine, report};
 
@@ -60,11 +60,20 @@ impl Session {
             .then(Cpus::split)
             .transpose()
             .map_err(ExecError::Usage)?;
-        let cost = calibrate(plan)?;
-        if let Some(c) = &cost {
-            observer.calibrated(c);
+        let mut calibration = calibrate(plan)?;
+        if let Some(c) = &calibration {
+            observer.calibrated(&c.cost());
         }
-        let mut results = measure(plan, jobs, cost, observer, interrupt, cpus.as_ref());
+        let mut results = measure(
+            plan,
+            jobs,
+            calibration.as_mut(),
+            observer,
+            interrupt,
+            cpus.as_ref(),
+        );
+        // The cost every run had taken off: before the jobs and among them.
+        let cost = calibration.as_ref().map(Calibration::cost);
         let interrupted = interrupt.is_some_and(|i| i.load(Ordering::Relaxed));
         if let Some(source) = &source
             && !interrupted
@@ -117,7 +126,7 @@ pub const DUET_THRESHOLD_PCT: f64 = warpt_report::compare::DEFAULT_THRESHOLD_PCT
 /// The line that reports the shell's spawn time.
 pub fn calibration_line(c: &ShellCost) -> String {
     format!(
-        "shell spawn time (subtracted from every run): {} wall, {} user, {} system (mean of {} runs of an empty command)",
+        "shell spawn time (subtracted from every run): {} wall, {} user, {} system (median of {} runs of an empty command; one more runs each round, and the results subtract the median of all)",
         hyperfine::time(c.wall_s),
         hyperfine::time(c.user_s),
         hyperfine::time(c.sys_s),

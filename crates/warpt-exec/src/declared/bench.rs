@@ -17,10 +17,11 @@ use warpt_model::{ParamValue, Validation};
 
 use super::file::{Declared, FILE_PARAM, Skip};
 use super::parse::{compare, extract};
-use crate::engine::shell_cost;
+use crate::engine::Calibration;
 use crate::spawn::{Captured, Output, Sample, Spawn};
 
-/// Spawns of the empty shell command that price the shell's own start.
+/// Spawns of the empty shell command that price the shell's own start
+/// before measuring (one more then runs before each measured run).
 const SHELL_CALIBRATION_RUNS: usize = 20;
 
 /// A benchmark declared in a file, created by name; what it runs is read
@@ -35,8 +36,10 @@ struct State {
     /// Parameter values by name, for `{NAME}`.
     values: BTreeMap<String, String>,
     command: Spawn,
-    /// The shell's spawn cost: wall, user, system seconds.
-    shell: (f64, f64, f64),
+    /// The shell's empty command: runs before measuring and one before
+    /// each measured run, whose median so far each run has taken off (see
+    /// [`Calibration`]).
+    shell: Calibration,
     last: Option<Captured>,
     runs: usize,
     teardown: Option<Spawn>,
@@ -140,8 +143,12 @@ impl State {
         }
     }
 
-    /// One run: its sample (shell cost subtracted) and parsed numbers.
+    /// One run: its sample (shell cost subtracted) and parsed numbers;
+    /// the shell's empty command runs just before it.
     fn run_once(&mut self) -> Result<(Sample, Vec<f64>), String> {
+        self.shell
+            .run_once()
+            .map_err(|e| format!("key 'shell': {e}"))?;
         let (mut s, c) = self
             .command
             .run_captured(self.decl.timeout)
@@ -158,9 +165,10 @@ impl State {
             Some(p) => extract(p, &c)?,
             None => Vec::new(),
         };
-        s.wall_s = (s.wall_s - self.shell.0).max(1e-9);
-        s.user_s = (s.user_s - self.shell.1).max(0.0);
-        s.sys_s = (s.sys_s - self.shell.2).max(0.0);
+        let cost = self.shell.cost();
+        s.wall_s = (s.wall_s - cost.wall_s).max(1e-9);
+        s.user_s = (s.user_s - cost.user_s).max(0.0);
+        s.sys_s = (s.sys_s - cost.sys_s).max(0.0);
         self.runs += 1;
         self.last = Some(c);
         Ok((s, numbers))
@@ -201,7 +209,7 @@ impl Benchmark for DeclaredBenchmark {
                 )));
             }
         }
-        let cost = shell_cost(&decl.shell, SHELL_CALIBRATION_RUNS, false)
+        let shell = Calibration::measure(&decl.shell, SHELL_CALIBRATION_RUNS, false)
             .map_err(|e| BenchmarkError::Failed(format!("key 'shell': {e}")))?;
         self.state = Some(State {
             command: shell_spawn(&decl, &substitute(&decl.command, &values)),
@@ -209,7 +217,7 @@ impl Benchmark for DeclaredBenchmark {
                 .teardown
                 .as_ref()
                 .map(|t| shell_spawn(&decl, &substitute(t, &values))),
-            shell: (cost.wall_s, cost.user_s, cost.sys_s),
+            shell,
             last: None,
             runs: 0,
             values,
@@ -277,10 +285,11 @@ impl Benchmark for DeclaredBenchmark {
         let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
         let mut warnings = Vec::new();
         let wall = metrics.first().map_or(0.0, |w| w.value);
-        if wall < state.shell.0 {
+        let spawn = state.shell.cost().wall_s;
+        if wall < spawn {
             warnings.push(format!(
                 "the command takes less time ({wall:.3e} s) than the shell's own spawn ({:.3e} s, subtracted): its time is within the calibration's noise",
-                state.shell.0
+                spawn
             ));
         }
         let d = &state.decl;
@@ -296,15 +305,12 @@ impl Benchmark for DeclaredBenchmark {
                 ParamValue::Str(state.command.argv[2].clone()),
             ),
             ("shell".into(), ParamValue::Str(d.shell.clone())),
-            (
-                "shell_spawn_wall_s".into(),
-                ParamValue::Float(state.shell.0),
-            ),
+            ("shell_spawn_wall_s".into(), ParamValue::Float(spawn)),
             ("runs".into(), ParamValue::Int(state.runs as i64)),
             (
                 "timer".into(),
                 ParamValue::from(
-                    "spawn to reap (wait4), the shell's mean spawn time subtracted, as hyperfine",
+                    "spawn to reap (wait4), the shell's spawn time subtracted (the median of its empty command's runs, one before each run)",
                 ),
             ),
         ];
