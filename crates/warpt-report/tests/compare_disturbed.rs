@@ -147,30 +147,16 @@ fn one_run_a_side_weighs_the_difference_in_steal_not_the_grade() {
         ..Options::default()
     };
     let stated = warpt_report::AssumedNoise(0.02);
-    let c = compare(
-        &stolen_run(100.0, 0.114),
-        "base",
-        &stolen_run(150.0, 0.114),
-        "current",
-        &opts,
-        &stated,
-    );
-    let m = &c.metrics[0];
+    let judged = |b: &BenchmarkSuiteRun, c: &BenchmarkSuiteRun| {
+        compare(b, "base", c, "current", &opts, &stated).metrics[0].clone()
+    };
+    let m = judged(&stolen_run(100.0, 0.114), &stolen_run(150.0, 0.114));
     assert_eq!(m.verdict, Verdict::Regressed, "{m:?}");
     assert_eq!(m.regime_shift_pct, Some(0.0));
     // Steal on the current side only: 0.134 / 0.866 = 15.5% of the figure
     // widens the band (10% + 15.5%); a change of +30% lies beyond it but
     // within three times the reach (10% + 46.4%), so no verdict ...
-    let m = compare(
-        &stolen_run(100.0, 0.0),
-        "base",
-        &stolen_run(130.0, 0.134),
-        "current",
-        &opts,
-        &stated,
-    )
-    .metrics[0]
-        .clone();
+    let m = judged(&stolen_run(100.0, 0.0), &stolen_run(130.0, 0.134));
     assert_eq!(m.verdict, Verdict::Inconclusive, "{m:?}");
     let why = m.reason.as_deref().unwrap();
     assert!(
@@ -178,41 +164,14 @@ fn one_run_a_side_weighs_the_difference_in_steal_not_the_grade() {
         "{why}"
     );
     // ... a change of +12% lies inside it: `~` ...
-    let m = compare(
-        &stolen_run(100.0, 0.0),
-        "base",
-        &stolen_run(112.0, 0.134),
-        "current",
-        &opts,
-        &stated,
-    )
-    .metrics[0]
-        .clone();
+    let m = judged(&stolen_run(100.0, 0.0), &stolen_run(112.0, 0.134));
     assert_eq!(m.verdict, Verdict::Unchanged, "{m:?}");
     // ... and +60% is beyond what that steal can explain.
-    let m = compare(
-        &stolen_run(100.0, 0.0),
-        "base",
-        &stolen_run(160.0, 0.134),
-        "current",
-        &opts,
-        &stated,
-    )
-    .metrics[0]
-        .clone();
+    let m = judged(&stolen_run(100.0, 0.0), &stolen_run(160.0, 0.134));
     assert_eq!(m.verdict, Verdict::Regressed, "{m:?}");
     // Steal the base saw more of cannot make the current side look worse:
     // the band widens by it (a change it hid), the verdict is not held.
-    let m = compare(
-        &stolen_run(100.0, 0.134),
-        "base",
-        &stolen_run(130.0, 0.0),
-        "current",
-        &opts,
-        &stated,
-    )
-    .metrics[0]
-        .clone();
+    let m = judged(&stolen_run(100.0, 0.134), &stolen_run(130.0, 0.0));
     assert_eq!(m.verdict, Verdict::Regressed, "{m:?}");
     assert!((m.band_pct - (10.0 + 1340.0 / 86.6)).abs() < 1e-9, "{m:?}");
     // Another disturbance graded first still holds the verdict back.
@@ -221,16 +180,7 @@ fn one_run_a_side_weighs_the_difference_in_steal_not_the_grade() {
         0,
         "foreign_cpu: other processes used 48% of the 2 CPUs".into(),
     );
-    let m = compare(
-        &stolen_run(100.0, 0.0),
-        "base",
-        &busy,
-        "current",
-        &opts,
-        &stated,
-    )
-    .metrics[0]
-        .clone();
+    let m = judged(&stolen_run(100.0, 0.0), &busy);
     assert_eq!(m.verdict, Verdict::Inconclusive, "{m:?}");
     assert!(
         m.reason
