@@ -305,6 +305,21 @@ pub(crate) mod tests {
             "the build is not noise"
         );
         assert_eq!(a.reasons, vec![warpt_model::DEBUG_BUILD_REASON]);
+        // Steal comes after what `compare` holds back on (other processes,
+        // a falling clock): its first reason says whether only steal was seen.
+        r.interference = Some(warpt_model::Interference {
+            window_s: 2.0,
+            cpus: 2,
+            steal_share: Some(0.14),
+            foreign_cpu_s: Some(2.0),
+            foreign_cpu_share: Some(0.5),
+            ..Default::default()
+        });
+        let why = assess(&r, &host(), throttled, 0.01).reasons;
+        assert!(why[0].starts_with("foreign_cpu: "), "{why:?}");
+        assert!(why[1].starts_with("CPU frequency fell"), "{why:?}");
+        assert!(why[2].starts_with(warpt_model::STEAL_PREFIX), "{why:?}");
+        r.interference = None;
         // A regime the probes saw makes the conditions unreliable.
         r.regime = Some(warpt_model::RegimeProbes {
             clock_mhz: vec![3200.0, 2800.0],
