@@ -280,13 +280,17 @@ impl PackedBert {
                 PackedMatrix::from_cols_in(&v, d, seq, self.precision).matmul_t_serial(&scores, seq)
             })
             .collect();
+        // Each sequence's heads side by side, the sequences in parallel.
         let mut ctx = vec![0f32; batch * seq * h];
-        for (task, block) in blocks.iter().enumerate() {
-            let (b, head) = (task / heads, task % heads);
-            for (t, row) in block.chunks_exact(d).enumerate() {
-                ctx[(b * seq + t) * h + head * d..][..d].copy_from_slice(row);
-            }
-        }
+        ctx.par_chunks_mut(seq * h)
+            .zip(blocks.par_chunks(heads))
+            .for_each(|(out, blocks)| {
+                for (head, block) in blocks.iter().enumerate() {
+                    for (t, row) in block.chunks_exact(d).enumerate() {
+                        out[t * h + head * d..][..d].copy_from_slice(row);
+                    }
+                }
+            });
         ctx
     }
 }
@@ -295,17 +299,7 @@ impl PackedBert {
 fn layer_norm(x: &mut [f32], residual: Option<&[f32]>, norm: &Norm, eps: f32) {
     let h = norm.weight.len();
     x.par_chunks_mut(h).enumerate().for_each(|(r, row)| {
-        if let Some(res) = residual {
-            row.iter_mut()
-                .zip(&res[r * h..][..h])
-                .for_each(|(v, a)| *v += a);
-        }
-        let mean = row.iter().map(|&v| v as f64).sum::<f64>() / h as f64;
-        let var = row.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / h as f64;
-        let inv = (1.0 / (var + eps as f64).sqrt()) as f32;
-        let mean = mean as f32;
-        for ((v, g), b) in row.iter_mut().zip(&norm.weight).zip(&norm.bias) {
-            *v = (*v - mean) * inv * g + b;
-        }
+        let residual = residual.map(|res| &res[r * h..][..h]);
+        fastmath::layer_norm(row, residual, &norm.weight, &norm.bias, eps);
     });
 }

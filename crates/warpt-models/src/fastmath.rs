@@ -1,7 +1,7 @@
 //! The elementwise functions of a transformer's forward pass in f32, written
 //! branch-free so the compiler vectorizes them, and compiled for the widest
 //! vectors the CPU has (AVX-512, AVX2, else the baseline): GELU with erf,
-//! as BERT defines it, and a masked softmax.
+//! as BERT defines it, a masked softmax and LayerNorm.
 //!
 //! libm's `erff` and `expf` are exact to the last bit but one call per
 //! element; in an encoder's feed-forward layer that was a seventh of the
@@ -56,6 +56,25 @@ pub fn dot(a: &[f32], b: &[f32]) -> f32 {
     dispatch!(dot_body, a, b)
 }
 
+/// `row = LayerNorm(row + residual)`: the row (plus the residual, when
+/// given) less its mean, over its standard deviation (`eps` added to the
+/// variance), times `weight` plus `bias`. The sums run in 16 lanes of f32
+/// (two passes: the mean, then the squared deviations from it), as
+/// PyTorch's CPU LayerNorm sums in f32; an f64 sum is one long chain of
+/// dependent additions per row.
+pub fn layer_norm(
+    row: &mut [f32],
+    residual: Option<&[f32]>,
+    weight: &[f32],
+    bias: &[f32],
+    eps: f32,
+) {
+    debug_assert_eq!(row.len(), weight.len());
+    debug_assert_eq!(row.len(), bias.len());
+    debug_assert!(residual.is_none_or(|r| r.len() == row.len()));
+    dispatch!(layer_norm_body, row, residual, weight, bias, eps)
+}
+
 /// `y += alpha · x`, elementwise.
 pub fn axpy(alpha: f32, x: &[f32], y: &mut [f32]) {
     debug_assert_eq!(x.len(), y.len());
@@ -86,6 +105,41 @@ fn dot_body(a: &[f32], b: &[f32]) -> f32 {
 fn axpy_body(alpha: f32, x: &[f32], y: &mut [f32]) {
     for (y, x) in y.iter_mut().zip(x) {
         *y += alpha * x;
+    }
+}
+
+/// See [`layer_norm`].
+#[inline(always)]
+fn layer_norm_body(
+    row: &mut [f32],
+    residual: Option<&[f32]>,
+    weight: &[f32],
+    bias: &[f32],
+    eps: f32,
+) {
+    if let Some(residual) = residual {
+        for (v, r) in row.iter_mut().zip(residual) {
+            *v += r;
+        }
+    }
+    let n = row.len() as f32;
+    let mean = sum(row) / n;
+    let mut lanes = [0f32; 16];
+    let chunks = row.chunks_exact(16);
+    let tail: f32 = chunks
+        .remainder()
+        .iter()
+        .map(|v| (v - mean) * (v - mean))
+        .sum();
+    for c in chunks {
+        for (l, v) in lanes.iter_mut().zip(c) {
+            *l += (v - mean) * (v - mean);
+        }
+    }
+    let var = (lanes.iter().sum::<f32>() + tail) / n;
+    let inv = 1.0 / (var + eps).sqrt();
+    for ((v, g), b) in row.iter_mut().zip(weight).zip(bias) {
+        *v = (*v - mean) * inv * g + b;
     }
 }
 
@@ -232,6 +286,13 @@ mod x86 {
     versions!(exp_shifted_body(xs: &mut [f32], shift: f32) -> f32);
     versions!(dot_body(a: &[f32], b: &[f32]) -> f32);
     versions!(axpy_body(alpha: f32, x: &[f32], y: &mut [f32]));
+    versions!(layer_norm_body(
+        row: &mut [f32],
+        residual: Option<&[f32]>,
+        weight: &[f32],
+        bias: &[f32],
+        eps: f32
+    ));
 }
 
 #[cfg(test)]
@@ -354,5 +415,55 @@ mod tests {
         for (a, b) in high.iter().zip(&s) {
             assert!((a - b).abs() < 1e-6, "{a} vs {b} with high masked values");
         }
+    }
+
+    #[test]
+    fn layer_norm_matches_f64_on_every_path() {
+        // 397 elements (a tail past every vector width), off-centre and
+        // spread as a hidden state is, with a residual.
+        let h = 397;
+        let xs: Vec<f32> = (0..h)
+            .map(|i| 3.0 + ((i * 37 % 101) as f32 - 50.0) * 0.21)
+            .collect();
+        let res: Vec<f32> = (0..h).map(|i| ((i * 11 % 13) as f32 - 6.0) * 0.5).collect();
+        let weight: Vec<f32> = (0..h).map(|i| 0.5 + (i % 7) as f32 * 0.1).collect();
+        let bias: Vec<f32> = (0..h).map(|i| (i % 5) as f32 * 0.01 - 0.02).collect();
+        let eps = 1e-12f32;
+        let summed: Vec<f64> = xs.iter().zip(&res).map(|(x, r)| f64::from(x + r)).collect();
+        let mean = summed.iter().sum::<f64>() / h as f64;
+        let var = summed.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / h as f64;
+        let mut got = xs.clone();
+        layer_norm(&mut got, Some(&res), &weight, &bias, eps);
+        let mut plain = xs.clone();
+        layer_norm_body(&mut plain, Some(&res), &weight, &bias, eps);
+        for i in 0..h {
+            let want = (summed[i] - mean) / (var + f64::from(eps)).sqrt() * f64::from(weight[i])
+                + f64::from(bias[i]);
+            assert!(
+                (f64::from(got[i]) - want).abs() < 1e-5,
+                "element {i}: {}, not {want}",
+                got[i]
+            );
+            assert!(
+                (got[i] - plain[i]).abs() < 1e-5,
+                "vector and baseline differ at {i}"
+            );
+        }
+        // Without a residual: the row alone.
+        let mut alone = xs.clone();
+        layer_norm(&mut alone, None, &weight, &bias, eps);
+        let mean = xs.iter().map(|&v| f64::from(v)).sum::<f64>() / h as f64;
+        let var = xs
+            .iter()
+            .map(|&v| (f64::from(v) - mean).powi(2))
+            .sum::<f64>()
+            / h as f64;
+        let want = (f64::from(xs[5]) - mean) / (var + f64::from(eps)).sqrt() * f64::from(weight[5])
+            + f64::from(bias[5]);
+        assert!(
+            (f64::from(alone[5]) - want).abs() < 1e-5,
+            "{} vs {want}",
+            alone[5]
+        );
     }
 }
