@@ -33,7 +33,11 @@ use std::cell::RefCell;
 use std::thread::LocalKey;
 
 use rayon::prelude::*;
-use warpt_gemm::{Bf16, Element, Isa, Kernel, MatMut, MatRef, PackedA, gemm_packed_rows};
+use warpt_gemm::{Bf16, Element, Isa, Kernel, MatRef, PackedA};
+
+mod product;
+
+use product::{Product, Start};
 
 /// The engine every [`PackedMatrix`] multiplies on, as results name it
 /// (`details.engine`).
@@ -101,10 +105,6 @@ fn bf16_native() -> bool {
 /// Output features per band at least: bands thinner than this cost more
 /// in per-product overhead than they gain in balance.
 const BAND_MIN: usize = 64;
-
-/// Activation rows per task at least for a product to split its rows
-/// rather than its bands: enough for the engine's tiles to be full.
-const ROWS_PER_TASK: usize = 16;
 
 /// A matrix packed once, cut into bands of output features (runs of its
 /// rows, each starting on a micro-panel): a decode step's tasks.
@@ -355,11 +355,10 @@ impl PackedMatrix {
     }
 
     /// `out` set to the product of `x` (and the bias): the bias is C's
-    /// start (beta 1); without one C is not read.
+    /// start; without one C is not read.
     fn overwrite(&self, x: &[f32], rows: usize, out: &mut [f32], parallel: bool) {
         assert_eq!(out.len(), rows * self.n, "{rows} rows of {}", self.n);
-        let beta = self.start_from_bias(out);
-        self.product_into(x, rows, out, beta, parallel);
+        self.product_into(x, rows, out, self.start(), parallel);
     }
 
     /// Whether its products multiply bf16 as bf16 (AVX512_BF16): a caller
@@ -379,12 +378,11 @@ impl PackedMatrix {
     pub fn matmul_t_into_serial_bf16(&self, x: &[Bf16], rows: usize, out: &mut [f32]) {
         assert_eq!(x.len(), rows * self.k, "{rows} rows of {}", self.k);
         assert_eq!(out.len(), rows * self.n, "{rows} rows of {}", self.n);
-        let beta = self.start_from_bias(out);
         let product = Product {
             n: self.n,
             k: self.k,
             rows,
-            beta,
+            start: self.start(),
             parallel: false,
         };
         match &self.bands {
@@ -396,18 +394,10 @@ impl PackedMatrix {
         }
     }
 
-    /// Each row of `out` set to the bias, and the beta a product into
-    /// `out` then takes (1 with a bias; 0, `out` unread, without).
-    fn start_from_bias(&self, out: &mut [f32]) -> f32 {
-        match &self.bias {
-            Some(bias) => {
-                for row in out.chunks_exact_mut(self.n) {
-                    row.copy_from_slice(bias);
-                }
-                1.0
-            }
-            None => 0.0,
-        }
+    /// What a product's C starts from: the bias in every row, else
+    /// nothing (C not read).
+    fn start(&self) -> Start<'_> {
+        self.bias.as_deref().map_or(Start::Zero, Start::Bias)
     }
 
     /// `out` (`rows × n`, row-major) plus `x` (`rows × k`, row-major)
@@ -424,30 +414,33 @@ impl PackedMatrix {
                 row.iter_mut().zip(bias).for_each(|(o, b)| *o += b);
             }
         }
-        self.product_into(x, rows, out, 1.0, true);
+        self.product_into(x, rows, out, Start::Out, true);
     }
 
     /// The product into a new matrix: on the calling thread, or as rayon
     /// tasks when `parallel`.
     fn product(&self, x: &[f32], rows: usize, parallel: bool) -> Vec<f32> {
-        // The bias is C's start (beta 1); without one C is not read.
-        let (mut out, beta) = match &self.bias {
-            Some(bias) => (bias.repeat(rows), 1.0),
-            None => (vec![0f32; rows * self.n], 0.0),
-        };
-        self.product_into(x, rows, &mut out, beta, parallel);
+        let mut out = vec![0f32; rows * self.n];
+        self.overwrite(x, rows, &mut out, parallel);
         out
     }
 
-    /// `out = x · wᵀ + beta · out`, `x` rounded first when the matrix is
-    /// bf16 (once, for every band).
-    fn product_into(&self, x: &[f32], rows: usize, out: &mut [f32], beta: f32, parallel: bool) {
+    /// `out = x · wᵀ + start`, `x` rounded first when the matrix is bf16
+    /// (once, for every band).
+    fn product_into(
+        &self,
+        x: &[f32],
+        rows: usize,
+        out: &mut [f32],
+        start: Start<'_>,
+        parallel: bool,
+    ) {
         assert_eq!(x.len(), rows * self.k, "{rows} rows of {}", self.k);
         let product = Product {
             n: self.n,
             k: self.k,
             rows,
-            beta,
+            start,
             parallel,
         };
         match &self.bands {
@@ -484,92 +477,6 @@ fn banded_from<T: Element>(w: PackedA<T>) -> Banded<T> {
         .filter(|r| !r.is_empty())
         .collect();
     Banded { w, bands }
-}
-
-/// One call's product: `out = x · wᵀ + beta · out` for `x` of `rows × k`.
-struct Product {
-    n: usize,
-    k: usize,
-    rows: usize,
-    beta: f32,
-    /// As rayon tasks (bands of features for a few rows, chunks of rows
-    /// for many), or on the calling thread.
-    parallel: bool,
-}
-
-impl Product {
-    /// The product on `m`, `x` already in its element.
-    fn run<T: Element<Acc = f32>>(&self, m: &Banded<T>, x: &[T], out: &mut [f32]) {
-        let (n, k, rows) = (self.n, self.k, self.rows);
-        if rows == 0 || n == 0 || k == 0 {
-            if self.beta == 0.0 {
-                out.fill(0.0);
-            }
-            return;
-        }
-        let tasks = if self.parallel {
-            rayon::current_num_threads()
-        } else {
-            1
-        };
-        if tasks == 1 {
-            self.rows_into(&m.w, 0..n, out, n, x, rows);
-        } else if rows < ROWS_PER_TASK * tasks {
-            // A decode step: the weights' bands in parallel (each reads
-            // its share of them once), each into a buffer of its own.
-            let parts: Vec<Vec<f32>> = m
-                .bands
-                .par_iter()
-                .map(|band| {
-                    // C's start, where the product reads it.
-                    let mut c: Vec<f32> = if self.beta == 0.0 {
-                        vec![0.0; band.len() * rows]
-                    } else {
-                        out.chunks_exact(n)
-                            .flat_map(|row| &row[band.clone()])
-                            .copied()
-                            .collect()
-                    };
-                    self.rows_into(&m.w, band.clone(), &mut c, band.len(), x, rows);
-                    c
-                })
-                .collect();
-            for (band, part) in m.bands.iter().zip(&parts) {
-                for (dst, src) in out.chunks_exact_mut(n).zip(part.chunks_exact(band.len())) {
-                    dst[band.clone()].copy_from_slice(src);
-                }
-            }
-        } else {
-            // A prefill or a batch: chunks of rows in parallel, each one
-            // product with the whole matrix (its activations packed once).
-            let chunk = rows.div_ceil(2 * tasks);
-            out.par_chunks_mut(chunk * n)
-                .zip(x.par_chunks(chunk * k))
-                .for_each(|(o, xs)| self.rows_into(&m.w, 0..n, o, n, xs, o.len() / n));
-        }
-    }
-
-    /// Output features `features` (rows of `w`) of the product of `x`'s
-    /// `rows` rows into `c` (row `r` at `c[r * ldc..]`, holding C's start
-    /// times `beta`), on this thread.
-    fn rows_into<T: Element<Acc = f32>>(
-        &self,
-        w: &PackedA<T>,
-        features: std::ops::Range<usize>,
-        c: &mut [f32],
-        ldc: usize,
-        x: &[T],
-        rows: usize,
-    ) {
-        let (len, k) = (features.len(), self.k);
-        // Cᵀ (len × rows, column-major) is the features' columns of the
-        // result, row-major; B = xᵀ (k × rows) reads x's rows as its
-        // columns.
-        let view = MatMut::new(c, len, rows, 1, ldc).expect("c holds rows of ldc from the band");
-        let b = MatRef::new(x, k, rows, 1, k).expect("x holds rows x k (asserted)");
-        gemm_packed_rows(view, 1.0, w, features, b, self.beta, 1)
-            .expect("C (len x rows) = W (len x k) · xᵀ (k x rows) chains, bands start on panels");
-    }
 }
 
 #[cfg(test)]
