@@ -440,15 +440,37 @@ pub fn check(
             "the measured model's last decode step differs from the same tokens recomputed without a cache by {cache_off:.2e} of the largest logit (tolerance {cache_tol:.0e})"
         ));
     }
+    // Batched and alone, a request's products run in other shapes and
+    // sum in other orders; below f32 a last-bit difference can round an
+    // activation the other way, so where two tokens' logits are closer
+    // than the precision's tolerance the two runs may rightly choose
+    // differently (a random bf16 model's request parted at its second
+    // token). Tokens must agree up to such a close call.
+    let mut close_calls = 0;
     if short.len() > 1 {
         for (i, p) in short.iter().enumerate() {
             let alone = decoder.generate(std::slice::from_ref(p), 4).map_err(err)?;
-            if alone.tokens[0] != a.tokens[i] {
+            let (batched, alone) = (&a.tokens[i], &alone.tokens[0]);
+            let Some(at) = batched.iter().zip(alone).position(|(x, y)| x != y) else {
+                continue;
+            };
+            let logits = decoder
+                .uncached_last_logits(p, &alone[..=at])
+                .map_err(err)?
+                .to_vec2::<f32>()
+                .map_err(|e| format!("reading logits for validation: {e}"))?
+                .swap_remove(0);
+            let scale = logits.iter().fold(0f32, |m, x| m.max(x.abs()));
+            let logit = |t: u32| logits.get(t as usize).copied().unwrap_or(f32::NAN);
+            let gap = f64::from((logit(alone[at]) - logit(batched[at])).abs() / scale);
+            if gap.is_nan() || gap > cache_tol {
                 return Err(format!(
-                    "request {i} generated {:?} in the batch but {:?} alone",
-                    a.tokens[i], alone.tokens[0]
+                    "request {i} generated {batched:?} in the batch but {alone:?} alone: at token {at} its \
+                     logits alone prefer {} to {} by {gap:.2e} of the largest (tolerance {cache_tol:.0e})",
+                    alone[at], batched[at]
                 ));
             }
+            close_calls += 1;
         }
     }
     Ok(format!(
@@ -459,8 +481,14 @@ pub fn check(
         precision.name(),
         if short.len() > 1 {
             format!(
-                " and each of the {} batched requests equals it run alone",
-                short.len()
+                " and each of the {} batched requests equals it run alone{}",
+                short.len(),
+                match close_calls {
+                    0 => String::new(),
+                    n => format!(
+                        " ({n} up to a close call: two tokens within the tolerance of each other)"
+                    ),
+                }
             )
         } else {
             String::new()
