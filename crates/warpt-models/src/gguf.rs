@@ -121,6 +121,7 @@ pub fn write<W: Write + Seek>(
         GgmlDType::Q8_0 => 7,
         GgmlDType::Q4_0 => 2,
         GgmlDType::F16 => 1,
+        GgmlDType::BF16 => 32,
         _ => 0,
     };
     let metadata: Vec<(&str, Value)> = vec![

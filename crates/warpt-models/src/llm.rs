@@ -91,20 +91,22 @@ impl Precision {
     }
 
     /// The GGML type the weights are held in when the model runs on the
-    /// GGUF engine ([`QLlama`]): the quantized formats, and f32, whose
-    /// decode steps use the few-rows kernel of [`crate::packed`]. bf16 and
-    /// f16 run on candle-transformers' Llama.
+    /// GGUF engine ([`QLlama`]): the quantized formats, and f32 and bf16,
+    /// whose products run on [`crate::packed`] (bf16: the weights held in
+    /// bf16, the activations rounded per product, sums in f32; norms and
+    /// attention in f32). f16 runs on candle-transformers' Llama.
     pub fn gguf_type(self) -> Option<GgmlDType> {
         match self {
             Precision::F32 => Some(GgmlDType::F32),
+            Precision::Bf16 => Some(GgmlDType::BF16),
             other => other.quantized(),
         }
     }
 
     /// [`Self::gguf_type`] on `device`: on a GPU only the quantized
     /// formats take the GGUF engine (its products on candle's GGML
-    /// kernels there); f32 runs on candle-transformers' Llama, as bf16 and
-    /// f16 do.
+    /// kernels there); f32 and bf16 run on candle-transformers' Llama, as
+    /// f16 does.
     pub fn engine_gguf_type(self, device: &Device) -> Option<GgmlDType> {
         match device.is_cpu() {
             true => self.gguf_type(),

@@ -1,5 +1,5 @@
 //! The forward pass's products by a weight matrix, whatever its storage:
-//! f32 packed for warpt's engine ([`crate::packed`]), q8_0 and q4_0
+//! f32 and bf16 packed for warpt's engine ([`crate::packed`]), q8_0 and q4_0
 //! repacked for its integer kernels ([`warpt_gemm::quant`]: the
 //! activations quantized to 8-bit blocks per call, as llama.cpp does, and
 //! no f32 copy of a weight ever made), other GGML block types on candle's
@@ -13,13 +13,13 @@ use candle_core::{Device, Module, Tensor};
 use rayon::prelude::*;
 use warpt_gemm::quant::{GROUP, QActs, QMatrix, QType};
 
-use crate::packed::PackedMatrix;
+use crate::packed::{PackedMatrix, Precision};
 
 /// A weight matrix `[out, in]`: f32 packed for warpt's kernel, q8_0 and
 /// q4_0 repacked for its integer kernels, anything else in its GGUF
 /// blocks.
 pub(crate) enum QLinear {
-    /// f32 weights on the CPU ([`crate::packed`]).
+    /// f32 or bf16 weights on the CPU ([`crate::packed`]).
     Packed(PackedMatrix),
     /// q8_0 or q4_0 weights on the CPU ([`warpt_gemm::quant`]).
     Quant(QMatrix),
@@ -37,7 +37,7 @@ impl QLinear {
     /// candle's.
     pub(crate) fn isa(&self) -> Option<&'static str> {
         match self {
-            QLinear::Packed(_) => Some(crate::packed::isa()),
+            QLinear::Packed(w) => Some(w.precision().isa()),
             QLinear::Quant(m) => Some(m.kernel().isa().name()),
             QLinear::Blocks { .. } => None,
         }
@@ -45,10 +45,18 @@ impl QLinear {
 
     /// The matrix `t` as the forward pass multiplies by it.
     pub(crate) fn new(t: QTensor, device: &Device) -> candle_core::Result<Self> {
-        if t.dtype() == GgmlDType::F32 && device.is_cpu() {
+        let dense = match t.dtype() {
+            GgmlDType::F32 => Some(Precision::F32),
+            GgmlDType::BF16 => Some(Precision::Bf16),
+            _ => None,
+        };
+        if let (Some(precision), true) = (dense, device.is_cpu()) {
             let (out, inp) = t.shape().dims2()?;
+            // bf16 widens to f32 exactly, and packs back to the same bf16.
             let w = t.dequantize(device)?.flatten_all()?.to_vec1::<f32>()?;
-            return Ok(QLinear::Packed(PackedMatrix::from_rows(&w, out, inp)));
+            return Ok(QLinear::Packed(PackedMatrix::from_rows_in(
+                &w, out, inp, precision,
+            )));
         }
         let qtype = match t.dtype() {
             GgmlDType::Q8_0 => Some(QType::Q8_0),
