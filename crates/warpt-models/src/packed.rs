@@ -43,12 +43,6 @@ use product::{Product, Start};
 /// (`details.engine`).
 pub const ENGINE: &str = "warpt-gemm";
 
-/// The instruction set the engine's f32 tiles use on this CPU, as results
-/// name it (`details.isa`: `avx512f`, `avx2+fma`, `neon`, `portable`).
-pub fn isa() -> &'static str {
-    Precision::F32.isa()
-}
-
 /// The element a [`PackedMatrix`] holds its weights and multiplies in
 /// (always adding in f32 and returning f32).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
