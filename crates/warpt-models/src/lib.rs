@@ -13,6 +13,7 @@
 //! - [`packed`]: f32 weights packed once, and the product of decode steps and prefills;
 //! - [`qllama`]: the batched Llama forward pass on GGUF weights (f32, q8_0, q4_0);
 //! - `qlinear`: a layer's product by f32, q8_0, q4_0 or other GGUF weights;
+//! - `projections`: several products of one input (Q, K, V; gate and up), stacked;
 //! - [`attention`]: causal attention over a KV cache, blocked (flash-style);
 //! - [`gguf`]: quantized GGUF models, read and written;
 //! - [`hf`]: Hugging Face model directories, read and written;
@@ -24,7 +25,7 @@
 //! - [`whisper`]: Whisper speech recognition: presets, mel front end, greedy transcription;
 //! - [`seeded`]: seeded weights for any candle model, built at its configuration's size;
 //! - [`support`]: which family runs in which precision on which device here;
-//! - [`fastmath`]: vectorized GELU, exp and softmax;
+//! - [`fastmath`]: vectorized GELU, exp, softmax, LayerNorm and SwiGLU;
 //! - [`heap`]: keeping freed memory in the process, as inference engines do;
 //! - [`sampling`]: timing one piece of work per sample, shared parameter values;
 //! - [`corpus`]: seeded English-like text (prompts, sentences, documents).
@@ -46,6 +47,7 @@ pub mod hf;
 pub mod llm;
 pub mod model;
 pub mod packed;
+mod projections;
 mod qlinear;
 pub mod qllama;
 pub mod reference;

@@ -190,9 +190,9 @@ pub(crate) fn forward_shared(ws: &[&QLinear], x: &Tensor) -> candle_core::Result
 }
 
 /// `x` `(batch, n, in)` times `w` transposed on the packed kernel.
-fn packed_forward(w: &PackedMatrix, x: &Tensor) -> candle_core::Result<Tensor> {
+pub(crate) fn packed_forward(w: &PackedMatrix, x: &Tensor) -> candle_core::Result<Tensor> {
     let (b, n, _) = x.dims3()?;
-    let y = w.matmul_t(&x.flatten_all()?.to_vec1::<f32>()?, b * n);
+    let y = with_f32(x, |x| w.matmul_t(x, b * n))?;
     Tensor::from_vec(y, (b, n, w.rows()), x.device())
 }
 

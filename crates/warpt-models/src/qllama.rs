@@ -11,8 +11,10 @@
 //! smaller) and a prefill's (many tokens: an integer GEMM), quantizes the
 //! activations to 8-bit blocks and multiplies on the blocks, as
 //! llama.cpp does; no f32 copy of a weight is ever made. Other block
-//! types run on candle's GGML kernels; f32 weights (GGUF type F32) are
-//! packed at load for warpt's f32 engine ([`crate::packed`]).
+//! types run on candle's GGML kernels; f32 and bf16 weights (GGUF types
+//! F32, BF16) are packed at load for warpt's engine ([`crate::packed`]),
+//! a layer's query, key and value projections stacked into one matrix, and
+//! its gate and up projections into another (`crate::projections`).
 
 use std::io::{Read, Seek};
 
@@ -21,18 +23,18 @@ use candle_core::{DType, Device, IndexOp, Tensor};
 
 use crate::attention::{self, Dims, KvBuffer};
 use crate::model::Shape;
-use crate::qlinear::{QLinear, forward_shared, with_f32};
+use crate::projections::Projections;
+use crate::qlinear::{QLinear, with_f32};
 
 /// One decoder layer's weights.
 struct Layer {
     attn_norm: Tensor,
-    wq: QLinear,
-    wk: QLinear,
-    wv: QLinear,
+    /// The query, key and value projections.
+    qkv: Projections,
     wo: QLinear,
     ffn_norm: Tensor,
-    gate: QLinear,
-    up: QLinear,
+    /// The MLP's gate and up projections.
+    gate_up: Projections,
     down: QLinear,
 }
 
@@ -207,20 +209,15 @@ impl QLlama {
         };
         let mut layers = Vec::with_capacity(shape.layers);
         for i in 0..shape.layers {
-            let mut q = |part: &str| -> candle_core::Result<QLinear> {
-                QLinear::new(
-                    content.tensor(r, &format!("blk.{i}.{part}.weight"), device)?,
-                    device,
-                )
-            };
+            let mut t = |part: &str| content.tensor(r, &format!("blk.{i}.{part}.weight"), device);
+            let qkv = vec![t("attn_q")?, t("attn_k")?, t("attn_v")?];
+            let gate_up = vec![t("ffn_gate")?, t("ffn_up")?];
+            let (wo, down) = (t("attn_output")?, t("ffn_down")?);
             layers.push(Layer {
-                wq: q("attn_q")?,
-                wk: q("attn_k")?,
-                wv: q("attn_v")?,
-                wo: q("attn_output")?,
-                gate: q("ffn_gate")?,
-                up: q("ffn_up")?,
-                down: q("ffn_down")?,
+                qkv: Projections::new(qkv, device)?,
+                wo: QLinear::new(wo, device)?,
+                gate_up: Projections::new(gate_up, device)?,
+                down: QLinear::new(down, device)?,
                 attn_norm: content
                     .tensor(r, &format!("blk.{i}.attn_norm.weight"), device)?
                     .dequantize(device)?,
@@ -289,22 +286,19 @@ impl QLlama {
             .reshape((b, n, h))?;
         for (i, layer) in self.layers.iter().enumerate() {
             let y = candle_nn::ops::rms_norm(&x, &layer.attn_norm, self.eps)?;
-            let heads = |t: Tensor, count: usize| -> candle_core::Result<Tensor> {
-                t.reshape((b, n, count, hd))?.transpose(1, 2)?.contiguous()
-            };
-            let [q, k, v]: [Tensor; 3] = forward_shared(&[&layer.wq, &layer.wk, &layer.wv], &y)?
+            let counts = [s.heads, s.kv_heads, s.kv_heads];
+            let [q, k, v]: [Tensor; 3] = layer
+                .qkv
+                .forward(&y)?
+                .heads((b, n), &counts, hd, y.device())?
                 .try_into()
                 .map_err(|_| candle_core::Error::Msg("three projections".into()))?;
-            let q = candle_nn::rotary_emb::rope_i(&heads(q, s.heads)?, &cos, &sin)?;
-            let k = candle_nn::rotary_emb::rope_i(&heads(k, s.kv_heads)?, &cos, &sin)?;
-            let v = heads(v, s.kv_heads)?;
+            let q = candle_nn::rotary_emb::rope_i(&q, &cos, &sin)?;
+            let k = candle_nn::rotary_emb::rope_i(&k, &cos, &sin)?;
             let o = cache.attend(i, (&q, &k, &v), pos, &s)?;
             x = (x + layer.wo.forward(&o)?)?;
             let y = candle_nn::ops::rms_norm(&x, &layer.ffn_norm, self.eps)?;
-            let [gate, up]: [Tensor; 2] = forward_shared(&[&layer.gate, &layer.up], &y)?
-                .try_into()
-                .map_err(|_| candle_core::Error::Msg("two projections".into()))?;
-            let act = (candle_nn::ops::silu(&gate)? * up)?;
+            let act = layer.gate_up.forward(&y)?.swiglu(y.device())?;
             x = (x + layer.down.forward(&act)?)?;
         }
         let last = x.i((.., n - 1, ..))?.contiguous()?;
