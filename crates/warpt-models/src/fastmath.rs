@@ -1,12 +1,17 @@
 //! The elementwise functions of a transformer's forward pass in f32, written
 //! branch-free so the compiler vectorizes them, and compiled for the widest
 //! vectors the CPU has (AVX-512, AVX2, else the baseline): GELU with erf,
-//! as BERT defines it, a masked softmax, LayerNorm and Llama's gated SiLU.
+//! as BERT defines it, a masked softmax, LayerNorm, and Llama's RMSNorm and
+//! gated SiLU.
 //!
 //! libm's `erff` and `expf` are exact to the last bit but one call per
 //! element; in an encoder's feed-forward layer that was a seventh of the
 //! time. These are accurate to a few units in the last place (the tests
 //! bound them against f64), far inside every tolerance the benchmarks check.
+
+use std::mem::MaybeUninit;
+
+use crate::uninit::assume_init;
 
 /// Runs `$body` compiled for the best vector extension this CPU has.
 macro_rules! dispatch {
@@ -76,11 +81,58 @@ pub fn layer_norm(
 }
 
 /// `out = silu(gate) · up` elementwise (SwiGLU, a Llama MLP's
-/// activation), `silu(g) = g / (1 + e^-g)`.
-pub fn silu_mul(gate: &[f32], up: &[f32], out: &mut [f32]) {
-    debug_assert_eq!(gate.len(), up.len());
-    debug_assert_eq!(gate.len(), out.len());
+/// activation), `silu(g) = g / (1 + e^-g)`: every slot of `out` written,
+/// and returned as the values.
+///
+/// # Panics
+/// When the three lengths differ.
+pub fn silu_mul<'a>(gate: &[f32], up: &[f32], out: &'a mut [MaybeUninit<f32>]) -> &'a mut [f32] {
+    assert!(
+        gate.len() == out.len() && up.len() == out.len(),
+        "silu_mul of {} and {} into {}",
+        gate.len(),
+        up.len(),
+        out.len()
+    );
+    silu_mul_into(gate, up, out);
+    // SAFETY: the body writes each slot, zipped with gate and up, which
+    // are as long (asserted).
+    unsafe { assume_init(out) }
+}
+
+/// See [`silu_mul`].
+fn silu_mul_into(gate: &[f32], up: &[f32], out: &mut [MaybeUninit<f32>]) {
     dispatch!(silu_mul_body, gate, up, out)
+}
+
+/// `out = x / √(mean(x²) + eps) · weight` (RMSNorm, as Llama normalizes
+/// its hidden states; the sum of squares in 16 lanes of f32): every slot
+/// of `out` written, and returned as the values.
+///
+/// # Panics
+/// When the three lengths differ.
+pub fn rms_norm<'a>(
+    x: &[f32],
+    weight: &[f32],
+    eps: f32,
+    out: &'a mut [MaybeUninit<f32>],
+) -> &'a mut [f32] {
+    assert!(
+        weight.len() == x.len() && out.len() == x.len(),
+        "rms_norm of {} by {} into {}",
+        x.len(),
+        weight.len(),
+        out.len()
+    );
+    rms_norm_into(x, weight, eps, out);
+    // SAFETY: the body writes each slot, zipped with x and weight, which
+    // are as long (asserted).
+    unsafe { assume_init(out) }
+}
+
+/// See [`rms_norm`].
+fn rms_norm_into(x: &[f32], weight: &[f32], eps: f32, out: &mut [MaybeUninit<f32>]) {
+    dispatch!(rms_norm_body, x, weight, eps, out)
 }
 
 /// `y += alpha · x`, elementwise.
@@ -110,11 +162,29 @@ fn dot_body(a: &[f32], b: &[f32]) -> f32 {
 
 /// See [`silu_mul`].
 #[inline(always)]
-fn silu_mul_body(gate: &[f32], up: &[f32], out: &mut [f32]) {
+fn silu_mul_body(gate: &[f32], up: &[f32], out: &mut [MaybeUninit<f32>]) {
     for ((o, g), u) in out.iter_mut().zip(gate).zip(up) {
         // e^-g clamps at e^87 for g far below 0: silu is then g / 6e37,
         // a -0 or a denormal's worth, as exactly as f32 holds it.
-        *o = *g / (1.0 + exp(-*g)) * *u;
+        o.write(*g / (1.0 + exp(-*g)) * *u);
+    }
+}
+
+/// See [`rms_norm`].
+#[inline(always)]
+fn rms_norm_body(x: &[f32], weight: &[f32], eps: f32, out: &mut [MaybeUninit<f32>]) {
+    let mut lanes = [0f32; 16];
+    let chunks = x.chunks_exact(16);
+    let tail: f32 = chunks.remainder().iter().map(|v| v * v).sum();
+    for c in chunks {
+        for (l, v) in lanes.iter_mut().zip(c) {
+            *l += v * v;
+        }
+    }
+    let mean = (lanes.iter().sum::<f32>() + tail) / x.len() as f32;
+    let inv = 1.0 / (mean + eps).sqrt();
+    for ((o, v), w) in out.iter_mut().zip(x).zip(weight) {
+        o.write(v * inv * w);
     }
 }
 
@@ -304,7 +374,17 @@ mod x86 {
     versions!(exp_shifted_body(xs: &mut [f32], shift: f32) -> f32);
     versions!(dot_body(a: &[f32], b: &[f32]) -> f32);
     versions!(axpy_body(alpha: f32, x: &[f32], y: &mut [f32]));
-    versions!(silu_mul_body(gate: &[f32], up: &[f32], out: &mut [f32]));
+    versions!(silu_mul_body(
+        gate: &[f32],
+        up: &[f32],
+        out: &mut [std::mem::MaybeUninit<f32>]
+    ));
+    versions!(rms_norm_body(
+        x: &[f32],
+        weight: &[f32],
+        eps: f32,
+        out: &mut [std::mem::MaybeUninit<f32>]
+    ));
     versions!(layer_norm_body(
         row: &mut [f32],
         residual: Option<&[f32]>,
@@ -390,10 +470,12 @@ mod tests {
         // (where e^-g overflows f32) to far above.
         let gate: Vec<f32> = (0..37).map(|i| (i as f32 - 18.0) * 6.1).collect();
         let up: Vec<f32> = (0..37).map(|i| ((i * 7 % 11) as f32 - 5.0) * 0.3).collect();
-        let mut got = vec![0f32; 37];
-        silu_mul(&gate, &up, &mut got);
-        let mut plain = vec![0f32; 37];
-        silu_mul_body(&gate, &up, &mut plain);
+        let mut slots = vec![MaybeUninit::uninit(); 37];
+        let got = silu_mul(&gate, &up, &mut slots).to_vec();
+        let mut slots = vec![MaybeUninit::uninit(); 37];
+        silu_mul_body(&gate, &up, &mut slots);
+        // SAFETY: the body wrote all 37.
+        let plain = unsafe { assume_init(&mut slots) }.to_vec();
         for i in 0..37 {
             let g = f64::from(gate[i]);
             let want = g / (1.0 + (-g).exp()) * f64::from(up[i]);
@@ -409,6 +491,34 @@ mod tests {
                 (got[i] - plain[i]).abs() <= 1e-6 * got[i].abs(),
                 "vector and baseline differ at {i}"
             );
+        }
+    }
+
+    #[test]
+    fn rms_norm_matches_f64_on_every_path() {
+        // 397 elements: a tail past every vector width.
+        let h = 397;
+        let xs: Vec<f32> = (0..h)
+            .map(|i| 0.4 + ((i * 37 % 101) as f32 - 50.0) * 0.03)
+            .collect();
+        let weight: Vec<f32> = (0..h).map(|i| 0.5 + (i % 7) as f32 * 0.1).collect();
+        let eps = 1e-5f32;
+        let ms = xs.iter().map(|&v| f64::from(v).powi(2)).sum::<f64>() / h as f64;
+        let inv = 1.0 / (ms + f64::from(eps)).sqrt();
+        let mut slots = vec![MaybeUninit::uninit(); h];
+        let got = rms_norm(&xs, &weight, eps, &mut slots).to_vec();
+        let mut slots = vec![MaybeUninit::uninit(); h];
+        rms_norm_body(&xs, &weight, eps, &mut slots);
+        // SAFETY: the body wrote all h.
+        let plain = unsafe { assume_init(&mut slots) }.to_vec();
+        for i in 0..h {
+            let want = f64::from(xs[i]) * inv * f64::from(weight[i]);
+            assert!(
+                (f64::from(got[i]) - want).abs() < 1e-6,
+                "element {i}: {}, not {want}",
+                got[i]
+            );
+            assert!((got[i] - plain[i]).abs() < 1e-6, "paths differ at {i}");
         }
     }
 

@@ -14,6 +14,7 @@
 //! - [`qllama`]: the batched Llama forward pass on GGUF weights (f32, q8_0, q4_0);
 //! - `qlinear`: a layer's product by f32, q8_0, q4_0 or other GGUF weights;
 //! - `projections`: several products of one input (Q, K, V; gate and up), stacked;
+//! - `residual`: a decoder's residual stream, products added into it in place;
 //! - [`attention`]: causal attention over a KV cache, blocked (flash-style);
 //! - [`gguf`]: quantized GGUF models, read and written;
 //! - [`hf`]: Hugging Face model directories, read and written;
@@ -27,6 +28,7 @@
 //! - [`support`]: which family runs in which precision on which device here;
 //! - [`fastmath`]: vectorized GELU, exp, softmax, LayerNorm and SwiGLU;
 //! - [`heap`]: keeping freed memory in the process, as inference engines do;
+//! - `uninit`: vectors a pass fills, built without zeroing them first;
 //! - [`sampling`]: timing one piece of work per sample, shared parameter values;
 //! - [`corpus`]: seeded English-like text (prompts, sentences, documents).
 
@@ -51,10 +53,12 @@ mod projections;
 mod qlinear;
 pub mod qllama;
 pub mod reference;
+mod residual;
 pub mod sampling;
 pub mod seeded;
 pub mod select;
 pub mod support;
 pub mod t5;
+mod uninit;
 pub mod vision;
 pub mod whisper;

@@ -17,11 +17,11 @@
 
 use candle_core::quantized::{GgmlDType, QTensor};
 use candle_core::{Device, Tensor};
-use rayon::prelude::*;
 
 use crate::fastmath;
 use crate::packed::{PackedMatrix, Precision};
 use crate::qlinear::{QLinear, forward_shared, packed_forward, with_f32};
+use crate::uninit::{init, par_rows};
 
 /// The projections of one input.
 pub(crate) enum Projections {
@@ -248,16 +248,10 @@ fn silu_mul(gate: Place<'_>, up: Place<'_>) -> candle_core::Result<Vec<f32>> {
             gate.width, up.width
         )));
     }
-    let width = gate.width;
     let tokens = gate.values.len() / gate.stride.max(1);
-    let mut act = vec![0f32; tokens * width];
-    if width == 0 {
-        return Ok(act);
-    }
-    act.par_chunks_mut(width)
-        .enumerate()
-        .for_each(|(t, out)| fastmath::silu_mul(gate.row(t), up.row(t), out));
-    Ok(act)
+    Ok(par_rows(tokens, gate.width, |t, slots| {
+        fastmath::silu_mul(gate.row(t), up.row(t), slots)
+    }))
 }
 
 /// One output's `(b, n, count · head_dim)` columns as `(b, count, n,
@@ -274,21 +268,12 @@ fn to_heads(
             place.width
         )));
     }
-    let mut out = vec![0f32; b * count * n * head_dim];
-    if out.is_empty() {
-        return Ok(out);
-    }
-    // One task a (sequence, head): n rows of head_dim each.
-    out.par_chunks_mut(n * head_dim)
-        .enumerate()
-        .for_each(|(task, dst)| {
-            let (seq, head) = (task / count, task % count);
-            for (i, row) in dst.chunks_exact_mut(head_dim).enumerate() {
-                let src = place.row(seq * n + i);
-                row.copy_from_slice(&src[head * head_dim..(head + 1) * head_dim]);
-            }
-        });
-    Ok(out)
+    // One row a (sequence, head, token): head_dim values.
+    Ok(par_rows(b * count * n, head_dim, |r, slots| {
+        let (seq, head, i) = (r / (count * n), r / n % count, r % n);
+        let src = &place.row(seq * n + i)[head * head_dim..(head + 1) * head_dim];
+        init(slots, src.iter().copied())
+    }))
 }
 
 #[cfg(test)]

@@ -19,12 +19,13 @@
 use std::io::{Read, Seek};
 
 use candle_core::quantized::gguf_file;
-use candle_core::{DType, Device, IndexOp, Tensor};
+use candle_core::{DType, Device, Tensor};
 
 use crate::attention::{self, Dims, KvBuffer};
 use crate::model::Shape;
 use crate::projections::Projections;
 use crate::qlinear::{QLinear, with_f32};
+use crate::residual::Residual;
 
 /// One decoder layer's weights.
 struct Layer {
@@ -280,12 +281,13 @@ impl QLlama {
         let s = self.shape;
         let (hd, h) = (s.head_dim, s.hidden);
         let (cos, sin) = (self.cos.narrow(0, pos, n)?, self.sin.narrow(0, pos, n)?);
-        let mut x = self
-            .embed
-            .index_select(&ids.flatten_all()?, 0)?
-            .reshape((b, n, h))?;
+        let mut x = Residual::new(
+            self.embed
+                .index_select(&ids.flatten_all()?, 0)?
+                .reshape((b, n, h))?,
+        )?;
         for (i, layer) in self.layers.iter().enumerate() {
-            let y = candle_nn::ops::rms_norm(&x, &layer.attn_norm, self.eps)?;
+            let y = x.rms_norm(&layer.attn_norm, self.eps)?;
             let counts = [s.heads, s.kv_heads, s.kv_heads];
             let [q, k, v]: [Tensor; 3] = layer
                 .qkv
@@ -296,13 +298,12 @@ impl QLlama {
             let q = candle_nn::rotary_emb::rope_i(&q, &cos, &sin)?;
             let k = candle_nn::rotary_emb::rope_i(&k, &cos, &sin)?;
             let o = cache.attend(i, (&q, &k, &v), pos, &s)?;
-            x = (x + layer.wo.forward(&o)?)?;
-            let y = candle_nn::ops::rms_norm(&x, &layer.ffn_norm, self.eps)?;
+            x.add_product(&layer.wo, &o)?;
+            let y = x.rms_norm(&layer.ffn_norm, self.eps)?;
             let act = layer.gate_up.forward(&y)?.swiglu(y.device())?;
-            x = (x + layer.down.forward(&act)?)?;
+            x.add_product(&layer.down, &act)?;
         }
-        let last = x.i((.., n - 1, ..))?.contiguous()?;
-        let last = candle_nn::ops::rms_norm(&last, &self.norm, self.eps)?;
+        let last = candle_nn::ops::rms_norm(&x.last()?, &self.norm, self.eps)?;
         self.output.forward(&last.unsqueeze(1)?)?.squeeze(1)
     }
 }
