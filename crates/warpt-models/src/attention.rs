@@ -16,6 +16,7 @@ use rayon::prelude::*;
 use warpt_gemm::{MatMut, MatRef, gemm};
 
 use crate::fastmath;
+use crate::uninit::{init, par_rows};
 
 /// Queries per block: enough rows for the engine's tile.
 const BR: usize = 64;
@@ -205,16 +206,18 @@ pub fn causal(q: &[f32], k: &[f32], v: &[f32], dims: Dims) -> Vec<f32> {
             )
         })
         .collect();
-    let mut out = vec![0f32; batch * queries * heads * hd];
-    for (task, o) in blocks.iter().enumerate() {
-        let (bh, qb) = (task / qblocks, task % qblocks);
-        let (b, h) = (bh / heads, bh % heads);
-        for (i, row) in o.chunks_exact(hd).enumerate() {
-            let at = ((b * queries + qb * BR + i) * heads + h) * hd;
-            out[at..at + hd].copy_from_slice(row);
-        }
-    }
-    out
+    // Each position's heads side by side, gathered from the blocks in
+    // parallel (into a vector nothing zeroes first).
+    par_rows(batch * queries, heads * hd, |r, slots| {
+        let (b, i) = (r / queries, r % queries);
+        init(
+            slots,
+            (0..heads).flat_map(|h| {
+                let block = &blocks[(b * heads + h) * qblocks + i / BR];
+                block[(i % BR) * hd..][..hd].iter().copied()
+            }),
+        )
+    })
 }
 
 /// One query (a decode step's, at position `first`) over every key up to

@@ -23,6 +23,19 @@ use crate::packed::{PackedMatrix, Precision};
 use crate::qlinear::{QLinear, forward_shared, packed_forward, with_f32};
 use crate::uninit::{init, par_rows};
 
+/// Rotary position embeddings, as candle's `rope_i` applies them
+/// (interleaved pairs): `cos` and `sin` `(n, head_dim / 2)`, for the
+/// first `outputs` outputs of [`Outputs::heads`] (the queries and keys).
+#[derive(Clone, Copy)]
+pub(crate) struct Rope<'a> {
+    /// How many outputs, from the first, are rotated.
+    pub(crate) outputs: usize,
+    /// The cosines, a row per position.
+    pub(crate) cos: &'a Tensor,
+    /// The sines, a row per position.
+    pub(crate) sin: &'a Tensor,
+}
+
 /// The projections of one input.
 pub(crate) enum Projections {
     /// One packed matrix holding every projection's rows, and each one's
@@ -158,12 +171,14 @@ impl Outputs {
     }
 
     /// The outputs as attention heads: output `i` `(batch, n, counts[i] ·
-    /// head_dim)` becomes `(batch, counts[i], n, head_dim)`, contiguous.
+    /// head_dim)` becomes `(batch, counts[i], n, head_dim)`, contiguous,
+    /// the first `rope.outputs` of them rotated by `rope`.
     pub(crate) fn heads(
         &self,
         (b, n): (usize, usize),
         counts: &[usize],
         head_dim: usize,
+        rope: Rope<'_>,
         device: &Device,
     ) -> candle_core::Result<Vec<Tensor>> {
         if counts.len() != self.len() {
@@ -177,22 +192,34 @@ impl Outputs {
             return ts
                 .iter()
                 .zip(counts)
-                .map(|(t, &count)| {
-                    t.reshape((b, n, count, head_dim))?
+                .enumerate()
+                .map(|(i, (t, &count))| {
+                    let t = t
+                        .reshape((b, n, count, head_dim))?
                         .transpose(1, 2)?
-                        .contiguous()
+                        .contiguous()?;
+                    match i < rope.outputs {
+                        true => candle_nn::rotary_emb::rope_i(&t, rope.cos, rope.sin),
+                        false => Ok(t),
+                    }
                 })
                 .collect();
         }
-        counts
-            .iter()
-            .enumerate()
-            .map(|(i, &count)| {
-                let values =
-                    self.with_place(i, |place| to_heads(place, (b, n), count, head_dim))??;
-                Tensor::from_vec(values, (b, count, n, head_dim), device)
+        with_f32(rope.cos, |cos| {
+            with_f32(rope.sin, |sin| {
+                counts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &count)| {
+                        let turn = (i < rope.outputs).then_some((cos, sin));
+                        let values = self.with_place(i, |place| {
+                            to_heads(place, (b, n), count, head_dim, turn)
+                        })??;
+                        Tensor::from_vec(values, (b, count, n, head_dim), device)
+                    })
+                    .collect()
             })
-            .collect()
+        })??
     }
 
     /// `silu(gate) · up` of the two outputs (gate first), `(batch, n,
@@ -255,12 +282,15 @@ fn silu_mul(gate: Place<'_>, up: Place<'_>) -> candle_core::Result<Vec<f32>> {
 }
 
 /// One output's `(b, n, count · head_dim)` columns as `(b, count, n,
-/// head_dim)` values.
+/// head_dim)` values, each head's pairs `(x₂ⱼ, x₂ⱼ₊₁)` at token `i`
+/// rotated by the angle whose cosine and sine are `turn`'s `[i · head_dim
+/// / 2 + j]` when given (in the same pass, not a second one).
 fn to_heads(
     place: Place<'_>,
     (b, n): (usize, usize),
     count: usize,
     head_dim: usize,
+    turn: Option<(&[f32], &[f32])>,
 ) -> candle_core::Result<Vec<f32>> {
     if place.width != count * head_dim {
         return Err(candle_core::Error::Msg(format!(
@@ -268,11 +298,39 @@ fn to_heads(
             place.width
         )));
     }
+    let half = head_dim / 2;
+    if let Some((cos, sin)) = turn
+        && (!head_dim.is_multiple_of(2) || cos.len() != n * half || sin.len() != n * half)
+    {
+        return Err(candle_core::Error::Msg(format!(
+            "RoPE tables of {} and {} for {n} positions of {head_dim}",
+            cos.len(),
+            sin.len()
+        )));
+    }
     // One row a (sequence, head, token): head_dim values.
     Ok(par_rows(b * count * n, head_dim, |r, slots| {
         let (seq, head, i) = (r / (count * n), r / n % count, r % n);
         let src = &place.row(seq * n + i)[head * head_dim..(head + 1) * head_dim];
-        init(slots, src.iter().copied())
+        match turn {
+            None => init(slots, src.iter().copied()),
+            Some((cos, sin)) => {
+                let (cos, sin) = (
+                    &cos[i * half..(i + 1) * half],
+                    &sin[i * half..(i + 1) * half],
+                );
+                init(
+                    slots,
+                    (0..head_dim).map(|d| {
+                        let (j, x, y) = (d / 2, src[d & !1], src[d | 1]);
+                        match d % 2 {
+                            0 => x * cos[j] - y * sin[j],
+                            _ => x * sin[j] + y * cos[j],
+                        }
+                    }),
+                )
+            }
+        }
     }))
 }
 
@@ -331,12 +389,26 @@ mod tests {
                 dtype == GgmlDType::F32,
                 "{dtype:?}: f32 matrices stack, q8_0 ones do not"
             );
+            // Angles of position i and pair j: i · (j + 1) / 3.
+            let angle = |i: usize, j: usize| (i * (j + 1)) as f64 / 3.0;
+            let table = |f: fn(f64) -> f64| {
+                let v: Vec<f32> = (0..n * hd / 2)
+                    .map(|ij| f(angle(ij / (hd / 2), ij % (hd / 2))) as f32)
+                    .collect();
+                Tensor::from_vec(v, (n, hd / 2), &Device::Cpu).expect("table")
+            };
+            let (cos, sin) = (table(f64::cos), table(f64::sin));
+            let rope = Rope {
+                outputs: 2,
+                cos: &cos,
+                sin: &sin,
+            };
             let heads = qkv
                 .forward(&xt)
                 .expect("forward")
-                .heads((b, n), &counts, hd, &Device::Cpu)
+                .heads((b, n), &counts, hd, rope, &Device::Cpu)
                 .expect("heads");
-            for ((w, &count), got) in ws.iter().zip(&counts).zip(&heads) {
+            for (o, ((w, &count), got)) in ws.iter().zip(&counts).zip(&heads).enumerate() {
                 let want = product(&x, w, b * n, count * hd, inp);
                 let got: Vec<f32> = got.flatten_all().and_then(|t| t.to_vec1()).expect("values");
                 for seq in 0..b {
@@ -344,7 +416,14 @@ mod tests {
                         for i in 0..n {
                             for d in 0..hd {
                                 let g = got[((seq * count + h) * n + i) * hd + d];
-                                let e = want[(seq * n + i) * count * hd + h * hd + d];
+                                let at = (seq * n + i) * count * hd + h * hd;
+                                let (x0, x1) = (want[at + (d & !1)], want[at + (d | 1)]);
+                                let (c, s) = (angle(i, d / 2).cos(), angle(i, d / 2).sin());
+                                let e = match (o < 2, d % 2) {
+                                    (false, _) => want[at + d],
+                                    (true, 0) => x0 * c - x1 * s,
+                                    (true, _) => x0 * s + x1 * c,
+                                };
                                 assert!(
                                     (f64::from(g) - e).abs() <= tol,
                                     "{dtype:?} head {h} of sequence {seq}, token {i}: {g} vs {e}"

@@ -23,7 +23,7 @@ use candle_core::{DType, Device, Tensor};
 
 use crate::attention::{self, Dims, KvBuffer};
 use crate::model::Shape;
-use crate::projections::Projections;
+use crate::projections::{Projections, Rope};
 use crate::qlinear::{QLinear, with_f32};
 use crate::residual::Residual;
 
@@ -281,6 +281,12 @@ impl QLlama {
         let s = self.shape;
         let (hd, h) = (s.head_dim, s.hidden);
         let (cos, sin) = (self.cos.narrow(0, pos, n)?, self.sin.narrow(0, pos, n)?);
+        // The queries and keys rotated, not the values.
+        let rope = Rope {
+            outputs: 2,
+            cos: &cos,
+            sin: &sin,
+        };
         let mut x = Residual::new(
             self.embed
                 .index_select(&ids.flatten_all()?, 0)?
@@ -292,11 +298,9 @@ impl QLlama {
             let [q, k, v]: [Tensor; 3] = layer
                 .qkv
                 .forward(&y)?
-                .heads((b, n), &counts, hd, y.device())?
+                .heads((b, n), &counts, hd, rope, y.device())?
                 .try_into()
                 .map_err(|_| candle_core::Error::Msg("three projections".into()))?;
-            let q = candle_nn::rotary_emb::rope_i(&q, &cos, &sin)?;
-            let k = candle_nn::rotary_emb::rope_i(&k, &cos, &sin)?;
             let o = cache.attend(i, (&q, &k, &v), pos, &s)?;
             x.add_product(&layer.wo, &o)?;
             let y = x.rms_norm(&layer.ffn_norm, self.eps)?;

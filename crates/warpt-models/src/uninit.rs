@@ -47,18 +47,23 @@ where
 /// slots.
 ///
 /// # Panics
-/// When the lengths differ.
+/// When `values` holds more or fewer values than there are slots.
 pub(crate) fn init(
     slots: &mut [MaybeUninit<f32>],
-    values: impl ExactSizeIterator<Item = f32>,
+    values: impl IntoIterator<Item = f32>,
 ) -> &mut [f32] {
-    assert_eq!(slots.len(), values.len(), "one value per slot");
+    let mut values = values.into_iter();
     let mut written = 0;
-    for (slot, v) in slots.iter_mut().zip(values) {
+    for slot in slots.iter_mut() {
+        let Some(v) = values.next() else { break };
         slot.write(v);
         written += 1;
     }
-    assert_eq!(written, slots.len(), "the iterator ran short of its length");
+    assert!(
+        written == slots.len() && values.next().is_none(),
+        "one value per slot: {written} values (or more) for {} slots",
+        slots.len()
+    );
     // SAFETY: every one of the slots was written just above (counted).
     unsafe { assume_init(slots) }
 }
@@ -86,13 +91,19 @@ mod tests {
         for (i, x) in v.iter().enumerate() {
             assert_eq!(*x, ((i / 5) * 10 + i % 5) as f32);
         }
-        assert!(par_rows(0, 5, |_, s| init(s, std::iter::empty())).is_empty());
+        assert!(par_rows(0, 5, |_, s| init(s, [])).is_empty());
     }
 
     #[test]
     #[should_panic(expected = "one value per slot")]
     fn a_short_row_is_refused() {
-        par_rows(2, 4, |_, slots| init(slots, [1.0f32, 2.0].into_iter()));
+        par_rows(2, 4, |_, slots| init(slots, [1.0f32, 2.0]));
+    }
+
+    #[test]
+    #[should_panic(expected = "one value per slot")]
+    fn a_long_row_is_refused() {
+        par_rows(1, 2, |_, slots| init(slots, [1.0f32, 2.0, 3.0]));
     }
 
     #[test]
