@@ -16,7 +16,7 @@ use rayon::prelude::*;
 use warpt_gemm::{MatMut, MatRef, gemm};
 
 use crate::fastmath;
-use crate::uninit::{init, par_rows};
+use crate::uninit::{chunks, copy, par_rows};
 
 /// Queries per block: enough rows for the engine's tile.
 const BR: usize = 64;
@@ -210,13 +210,10 @@ pub fn causal(q: &[f32], k: &[f32], v: &[f32], dims: Dims) -> Vec<f32> {
     // parallel (into a vector nothing zeroes first).
     par_rows(batch * queries, heads * hd, |r, slots| {
         let (b, i) = (r / queries, r % queries);
-        init(
-            slots,
-            (0..heads).flat_map(|h| {
-                let block = &blocks[(b * heads + h) * qblocks + i / BR];
-                block[(i % BR) * hd..][..hd].iter().copied()
-            }),
-        )
+        chunks(slots, hd, |h, head| {
+            let block = &blocks[(b * heads + h) * qblocks + i / BR];
+            copy(head, &block[(i % BR) * hd..][..hd])
+        })
     })
 }
 

@@ -105,6 +105,41 @@ fn silu_mul_into(gate: &[f32], up: &[f32], out: &mut [MaybeUninit<f32>]) {
     dispatch!(silu_mul_body, gate, up, out)
 }
 
+/// Rotary position embedding of one head's `x` at one position, pairs
+/// interleaved (as candle's `rope_i`): `(x₂ⱼ, x₂ⱼ₊₁)` turned by the angle
+/// whose cosine and sine are `cos[j]`, `sin[j]`. Every slot of `out`
+/// written, and returned as the values.
+///
+/// # Panics
+/// When `x` and `out` are not twice as long as `cos` and `sin`.
+pub fn rope_pairs<'a>(
+    x: &[f32],
+    cos: &[f32],
+    sin: &[f32],
+    out: &'a mut [MaybeUninit<f32>],
+) -> &'a mut [f32] {
+    assert!(
+        x.len() == out.len() && x.len() == 2 * cos.len() && cos.len() == sin.len(),
+        "RoPE of {} values by {} and {} angles into {}",
+        x.len(),
+        cos.len(),
+        sin.len(),
+        out.len()
+    );
+    for (((o, x), c), s) in out
+        .chunks_exact_mut(2)
+        .zip(x.chunks_exact(2))
+        .zip(cos)
+        .zip(sin)
+    {
+        o[0].write(x[0] * c - x[1] * s);
+        o[1].write(x[0] * s + x[1] * c);
+    }
+    // SAFETY: out is even (twice cos's length, asserted) and each of its
+    // pairs was written, zipped with cos, as many.
+    unsafe { assume_init(out) }
+}
+
 /// `out = x / √(mean(x²) + eps) · weight` (RMSNorm, as Llama normalizes
 /// its hidden states; the sum of squares in 16 lanes of f32): every slot
 /// of `out` written, and returned as the values.
@@ -491,6 +526,23 @@ mod tests {
                 (got[i] - plain[i]).abs() <= 1e-6 * got[i].abs(),
                 "vector and baseline differ at {i}"
             );
+        }
+    }
+
+    #[test]
+    fn rope_pairs_turn_each_pair_by_its_angle() {
+        let x: Vec<f32> = (0..8).map(|i| i as f32 - 3.5).collect();
+        let angles = [0.0f64, 0.5, 1.5, -2.0];
+        let cos: Vec<f32> = angles.iter().map(|a| a.cos() as f32).collect();
+        let sin: Vec<f32> = angles.iter().map(|a| a.sin() as f32).collect();
+        let mut slots = vec![MaybeUninit::uninit(); 8];
+        let got = rope_pairs(&x, &cos, &sin, &mut slots);
+        for (j, a) in angles.iter().enumerate() {
+            let (x0, x1) = (f64::from(x[2 * j]), f64::from(x[2 * j + 1]));
+            let want = [x0 * a.cos() - x1 * a.sin(), x0 * a.sin() + x1 * a.cos()];
+            for (g, w) in got[2 * j..2 * j + 2].iter().zip(want) {
+                assert!((f64::from(*g) - w).abs() < 1e-6, "pair {j}: {g} vs {w}");
+            }
         }
     }
 

@@ -21,7 +21,7 @@ use candle_core::{Device, Tensor};
 use crate::fastmath;
 use crate::packed::{PackedMatrix, Precision};
 use crate::qlinear::{QLinear, forward_shared, packed_forward, with_f32};
-use crate::uninit::{init, par_rows};
+use crate::uninit::{copy, par_rows};
 
 /// Rotary position embeddings, as candle's `rope_i` applies them
 /// (interleaved pairs): `cos` and `sin` `(n, head_dim / 2)`, for the
@@ -313,23 +313,13 @@ fn to_heads(
         let (seq, head, i) = (r / (count * n), r / n % count, r % n);
         let src = &place.row(seq * n + i)[head * head_dim..(head + 1) * head_dim];
         match turn {
-            None => init(slots, src.iter().copied()),
-            Some((cos, sin)) => {
-                let (cos, sin) = (
-                    &cos[i * half..(i + 1) * half],
-                    &sin[i * half..(i + 1) * half],
-                );
-                init(
-                    slots,
-                    (0..head_dim).map(|d| {
-                        let (j, x, y) = (d / 2, src[d & !1], src[d | 1]);
-                        match d % 2 {
-                            0 => x * cos[j] - y * sin[j],
-                            _ => x * sin[j] + y * cos[j],
-                        }
-                    }),
-                )
-            }
+            None => copy(slots, src),
+            Some((cos, sin)) => fastmath::rope_pairs(
+                src,
+                &cos[i * half..(i + 1) * half],
+                &sin[i * half..(i + 1) * half],
+                slots,
+            ),
         }
     }))
 }
