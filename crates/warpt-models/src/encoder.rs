@@ -18,6 +18,7 @@ use rayon::prelude::*;
 
 use crate::fastmath;
 use crate::packed::{PackedMatrix, Precision};
+use crate::uninit::{chunks, copy, par_rows};
 
 /// A LayerNorm's scale and shift.
 struct Norm {
@@ -230,7 +231,7 @@ impl PackedBert {
                 *o = w + p + t;
             }
         });
-        layer_norm(&mut x, None, &self.embed_norm, self.eps);
+        layer_norm(&mut x, &self.embed_norm, self.eps);
         let keep: Vec<f32> = mask
             .iter()
             .map(|&m| if m != 0 { 1.0 } else { 0.0 })
@@ -238,13 +239,14 @@ impl PackedBert {
         for layer in &self.layers {
             let qkv = layer.qkv.matmul_t(&x, rows);
             let ctx = self.attention(&qkv, &keep, batch, seq);
-            let mut a = layer.attn_out.matmul_t(&ctx, rows);
-            layer_norm(&mut a, Some(&x), &layer.attn_norm, self.eps);
-            let mut inter = layer.inter.matmul_t(&a, rows);
+            // The residual is the product's start (x += ctx · Wᵀ + b): no
+            // output zeroed, no pass adding it before the norm.
+            layer.attn_out.matmul_t_add(&ctx, rows, &mut x);
+            layer_norm(&mut x, &layer.attn_norm, self.eps);
+            let mut inter = layer.inter.matmul_t(&x, rows);
             inter.par_chunks_mut(1 << 14).for_each(fastmath::gelu_erf);
-            let mut out = layer.out.matmul_t(&inter, rows);
-            layer_norm(&mut out, Some(&a), &layer.out_norm, self.eps);
-            x = out;
+            layer.out.matmul_t_add(&inter, rows, &mut x);
+            layer_norm(&mut x, &layer.out_norm, self.eps);
         }
         Ok(x)
     }
@@ -280,26 +282,21 @@ impl PackedBert {
                 PackedMatrix::from_cols_in(&v, d, seq, self.precision).matmul_t_serial(&scores, seq)
             })
             .collect();
-        // Each sequence's heads side by side, the sequences in parallel.
-        let mut ctx = vec![0f32; batch * seq * h];
-        ctx.par_chunks_mut(seq * h)
-            .zip(blocks.par_chunks(heads))
-            .for_each(|(out, blocks)| {
-                for (head, block) in blocks.iter().enumerate() {
-                    for (t, row) in block.chunks_exact(d).enumerate() {
-                        out[t * h + head * d..][..d].copy_from_slice(row);
-                    }
-                }
-            });
-        ctx
+        // Each token's heads side by side, the tokens in parallel (into a
+        // vector nothing zeroes first).
+        par_rows(batch * seq, h, |r, slots| {
+            let (b, t) = (r / seq, r % seq);
+            chunks(slots, d, |head, s| {
+                copy(s, &blocks[b * heads + head][t * d..][..d])
+            })
+        })
     }
 }
 
-/// `x = LayerNorm(x + residual)` row by row (rows of the norm's width).
-fn layer_norm(x: &mut [f32], residual: Option<&[f32]>, norm: &Norm, eps: f32) {
+/// `x = LayerNorm(x)` row by row (rows of the norm's width).
+fn layer_norm(x: &mut [f32], norm: &Norm, eps: f32) {
     let h = norm.weight.len();
-    x.par_chunks_mut(h).enumerate().for_each(|(r, row)| {
-        let residual = residual.map(|res| &res[r * h..][..h]);
-        fastmath::layer_norm(row, residual, &norm.weight, &norm.bias, eps);
+    x.par_chunks_mut(h).for_each(|row| {
+        fastmath::layer_norm(row, None, &norm.weight, &norm.bias, eps);
     });
 }

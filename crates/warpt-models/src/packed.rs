@@ -403,12 +403,8 @@ impl PackedMatrix {
     /// If `x.len() != rows * k` or `out.len() != rows * n`.
     pub fn matmul_t_add(&self, x: &[f32], rows: usize, out: &mut [f32]) {
         assert_eq!(out.len(), rows * self.n, "{rows} rows of {}", self.n);
-        if let Some(bias) = &self.bias {
-            for row in out.chunks_exact_mut(self.n) {
-                row.iter_mut().zip(bias).for_each(|(o, b)| *o += b);
-            }
-        }
-        self.product_into(x, rows, out, Start::Out, true);
+        let start = self.bias.as_deref().map_or(Start::Out, Start::OutBias);
+        self.product_into(x, rows, out, start, true);
     }
 
     /// The product into a new matrix: on the calling thread, or as rayon

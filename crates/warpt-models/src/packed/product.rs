@@ -6,6 +6,7 @@ use rayon::prelude::*;
 use warpt_gemm::{Element, MatMut, MatRef, PackedA, gemm_packed_rows};
 
 use super::Banded;
+use crate::fastmath;
 
 /// Activation rows per task at least for a product to split its rows
 /// rather than its bands: enough for the engine's tiles to be full.
@@ -23,6 +24,9 @@ pub(super) enum Start<'a> {
     /// one thread beforehand was most of the 8% a bf16 encoder spent
     /// in memmove).
     Bias(&'a [f32]),
+    /// What `out` holds plus the bias, added by each task to its own rows
+    /// (`matmul_t_add` of a matrix with a bias: a residual stream).
+    OutBias(&'a [f32]),
 }
 
 impl Start<'_> {
@@ -30,16 +34,24 @@ impl Start<'_> {
     fn beta(self) -> f32 {
         match self {
             Start::Zero => 0.0,
-            Start::Out | Start::Bias(_) => 1.0,
+            Start::Out | Start::Bias(_) | Start::OutBias(_) => 1.0,
         }
     }
 
     /// Rows of `c` (`ldc` apart) made ready for a product of the
     /// `features` columns: the bias's share written, else untouched.
     fn prepare(self, c: &mut [f32], ldc: usize, features: std::ops::Range<usize>) {
-        if let Start::Bias(bias) = self {
-            for row in c.chunks_mut(ldc) {
-                row[..features.len()].copy_from_slice(&bias[features.clone()]);
+        match self {
+            Start::Zero | Start::Out => {}
+            Start::Bias(bias) => {
+                for row in c.chunks_mut(ldc) {
+                    row[..features.len()].copy_from_slice(&bias[features.clone()]);
+                }
+            }
+            Start::OutBias(bias) => {
+                for row in c.chunks_mut(ldc) {
+                    fastmath::axpy(1.0, &bias[features.clone()], &mut row[..features.len()]);
+                }
             }
         }
     }
@@ -64,7 +76,7 @@ impl Product<'_> {
             match self.start {
                 Start::Zero => out.fill(0.0),
                 Start::Out => {}
-                Start::Bias(_) => self.start.prepare(out, n, 0..n),
+                Start::Bias(_) | Start::OutBias(_) => self.start.prepare(out, n, 0..n),
             }
             return;
         }
@@ -85,7 +97,7 @@ impl Product<'_> {
                 .map(|band| {
                     // C's start, where the product reads it.
                     let mut c: Vec<f32> = match self.start {
-                        Start::Out => out
+                        Start::Out | Start::OutBias(_) => out
                             .chunks_exact(n)
                             .flat_map(|row| &row[band.clone()])
                             .copied()
