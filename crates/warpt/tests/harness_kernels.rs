@@ -251,7 +251,14 @@ fn jax_results_are_waited_for_before_the_clock_stops() {
     put(&root, "ch1/baseline_mm.py", &class(".block_until_ready()"));
     put(&root, "ch1/optimized_mm.py", &class(""));
     let out = t.path().join("out");
-    let (code, s, export, stderr) = run(&root, &out, &["--python", &python]);
+    // The two time the same matmul: on a noisy host either can read a few
+    // percent slower, which the default 5% threshold would call a
+    // regression (exit 1). What is tested is the speedup near 1.
+    let (code, s, export, stderr) = run(
+        &root,
+        &out,
+        &["--python", &python, "--regression-threshold", "50"],
+    );
     assert_eq!(code, 0, "{stderr}");
     let e = common::find_in(&s["benchmarks"], "id", "ch1/mm/optimized_mm");
     let speedup = e["speedup"].as_f64().unwrap();
