@@ -224,21 +224,39 @@ def test_compare_fails_on_the_regressed_test_alone(
     unknown_noise = pytester.runpytest_subprocess(*args, "--warpt-compare", base)
     assert unknown_noise.ret == pytest.ExitCode.OK, unknown_noise.stdout.str()
     unknown_noise.stdout.fnmatch_lines(["*inconclusive*test_slowed*", "*--warpt-assume-noise*"])
-    second = pytester.runpytest_subprocess(
-        *args, "--warpt-compare", base, "--warpt-threshold", "10", "--warpt-assume-noise", "2"
-    )
-    assert second.ret == pytest.ExitCode.TESTS_FAILED
+    # On a busy VM the brief clock probe can read the two runs' clocks 10-20%
+    # apart: the comparison then widens its band by that and calls even
+    # +48% inconclusive ("regime: ..."), as `benchmark compare` would. A
+    # user reruns; so does this test, up to three times, only for that.
+    for _ in range(3):
+        second = pytester.runpytest_subprocess(
+            *args, "--warpt-compare", base, "--warpt-threshold", "10", "--warpt-assume-noise", "2"
+        )
+        regime = any(
+            "test_slowed  (" in line and "inconclusive" in line and "regime:" in line
+            for line in second.stdout.lines
+        )
+        if not regime:
+            break
+    assert second.ret == pytest.ExitCode.TESTS_FAILED, second.stdout.str()
     second.stdout.fnmatch_lines([f"*compared with*{base}*", "*warpt: regressed: test_slow.py::test_slowed"])
     regressed = [line for line in second.stdout.lines if line.strip().startswith("regressed")]
     assert len(regressed) == 1 and "test_slowed" in regressed[0], regressed
 
+    slowed = str(warpt.history(store).runs(suite="pytest")[0]["id"])
     monkeypatch.setenv("SLOWER", "1")
-    # `latest`: the last stored run (the slowed one), which this one beats.
+    # `latest`: the last stored run (the slowed one), which this one beats:
+    # improved, or (when the host's effective clock moved between the two
+    # runs, as it does on a busy VM) inconclusive saying so; never a failure.
     third = pytester.runpytest_subprocess(
         *args, "--warpt-compare", "latest", "--warpt-threshold", "10", "--warpt-assume-noise", "2"
     )
     assert third.ret == pytest.ExitCode.OK, third.stdout.str()
-    third.stdout.fnmatch_lines(["*improved*test_slow.py::test_slowed*"])
+    third.stdout.fnmatch_lines([f"*compared with*{slowed}*"])
+    verdict = next(line for line in third.stdout.lines if "test_slowed  (" in line)
+    assert "improved" in verdict or (
+        "inconclusive" in verdict and " -" in verdict and "effective clock" in verdict
+    ), verdict
 
     unknown = pytester.runpytest_subprocess(*args, "--warpt-compare", "no-such-run")
     assert unknown.ret == pytest.ExitCode.USAGE_ERROR
