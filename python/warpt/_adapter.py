@@ -48,9 +48,10 @@ class Target:
         args, kwargs = made
         return tuple(args), dict(kwargs)
 
-    def time(self, calls: int) -> Tuple[List[int], int]:
-        """Times ``calls`` calls: one sample for the batch, or one per call
-        when a pedantic ``setup`` must run (untimed) before each."""
+    def time(self, calls: int, batches: int = 1) -> Tuple[List[int], int]:
+        """Times ``batches`` batches of ``calls`` calls, back to back: a
+        sample per batch, or one per call when a pedantic ``setup`` must
+        run (untimed) before each."""
         clock = time.perf_counter_ns
         fn = self.fn
         if self.setup is not None:
@@ -64,12 +65,14 @@ class Target:
             return samples, 1
         args, kwargs = self.args, self.kwargs
         result = None
-        start = clock()
-        for _ in range(calls):
-            result = fn(*args, **kwargs)
-        elapsed = clock() - start
+        samples = []
+        for _ in range(max(1, batches)):
+            start = clock()
+            for _ in range(calls):
+                result = fn(*args, **kwargs)
+            samples.append(clock() - start)
         self.result, self.called = result, True
-        return [elapsed], calls
+        return samples, calls
 
 
 class Connection:
@@ -171,7 +174,7 @@ def _measure(
         elif op == "run":
             calls = max(1, int(request.get("calls", 1)))
             try:
-                samples, per_sample = target.time(calls)
+                samples, per_sample = target.time(calls, int(request.get("samples", 1)))
             except Exception as e:  # the user's code: reported, then re-raised in the test
                 target.error = e
                 conn.reply(_failure(e))

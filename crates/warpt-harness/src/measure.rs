@@ -291,7 +291,25 @@ impl<'a> Measure<'a> {
         policy: &MeasurePolicy,
         label: &str,
         defs: &[SeriesDef],
+        sample: impl FnMut(&mut [f64]) -> Result<(), E>,
+    ) -> (Measurement, Option<E>) {
+        self.run_fallible_ahead(policy, label, defs, sample, |_| None)
+    }
+
+    /// [`Measure::run_fallible`] for a `sample` that starts the next
+    /// sample before it returns this one (a request sent ahead to another
+    /// process, so that process never waits for this one between
+    /// samples). Once the policy has stopped, `ahead` hands over the
+    /// samples already started, one per call (`None`: no more): they were
+    /// measured like the rest and count in the series, unless sampling
+    /// stopped at the sample cap, by an interrupt or by an error.
+    pub fn run_fallible_ahead<E>(
+        &mut self,
+        policy: &MeasurePolicy,
+        label: &str,
+        defs: &[SeriesDef],
         mut sample: impl FnMut(&mut [f64]) -> Result<(), E>,
+        mut ahead: impl FnMut(&mut [f64]) -> Option<Result<(), E>>,
     ) -> (Measurement, Option<E>) {
         assert!(!defs.is_empty(), "a measurement needs at least one series");
         let mut error = None;
@@ -329,19 +347,7 @@ impl<'a> Measure<'a> {
                 error = Some(e);
                 break StopReason::Error;
             }
-            for (s, &t) in slot.iter().enumerate() {
-                assert!(
-                    t.is_finite() && (t > 0.0 || !defs[s].convert.is_time()),
-                    "sample {t} of series {s} in '{label}' is not a positive time or a finite value"
-                );
-                let v = defs[s].convert.apply(t);
-                seconds[s].push(t);
-                values[s].push(v);
-                self.progress.event(ProgressEvent::Sample {
-                    key: first_key + s,
-                    value: v,
-                });
-            }
+            self.keep(label, defs, &slot, first_key, &mut seconds, &mut values);
             let n = values[0].len();
             let elapsed = start.elapsed();
             if last_report.elapsed() >= Duration::from_millis(100) {
@@ -374,6 +380,15 @@ impl<'a> Measure<'a> {
                 break StopReason::SampleCap;
             }
         };
+        if matches!(stop_reason, StopReason::TargetMet | StopReason::TimeCap) && !self.stopped() {
+            while let Some(taken) = ahead(&mut slot) {
+                if let Err(e) = taken {
+                    error = Some(e);
+                    break;
+                }
+                self.keep(label, defs, &slot, first_key, &mut seconds, &mut values);
+            }
+        }
         self.measuring.store(false, Ordering::Relaxed);
         let elapsed = start.elapsed();
         self.regime.clock();
@@ -394,6 +409,31 @@ impl<'a> Measure<'a> {
             warmup_samples,
         );
         (m, error)
+    }
+
+    /// Adds one sample (`slot`: a value per series) to the series.
+    fn keep(
+        &self,
+        label: &str,
+        defs: &[SeriesDef],
+        slot: &[f64],
+        first_key: usize,
+        seconds: &mut [Vec<f64>],
+        values: &mut [Vec<f64>],
+    ) {
+        for (s, &t) in slot.iter().enumerate() {
+            assert!(
+                t.is_finite() && (t > 0.0 || !defs[s].convert.is_time()),
+                "sample {t} of series {s} in '{label}' is not a positive time or a finite value"
+            );
+            let v = defs[s].convert.apply(t);
+            seconds[s].push(t);
+            values[s].push(v);
+            self.progress.event(ProgressEvent::Sample {
+                key: first_key + s,
+                value: v,
+            });
+        }
     }
 
     /// Records samples timed by an external tool (HPL's own timer): `rows[i]`

@@ -17,7 +17,7 @@ impl RegimeRecorder {
     /// Reads the core's speed, when this benchmark is probed: the effective
     /// clock ([`warpt_system::clock::measure_mhz`]) and its FP throughput
     /// ([`warpt_system::clock::measure_fp_gflops`]), about 6 ms each; or,
-    /// for [`ClockProbe::Brief`], the clock alone in about 1 ms, once
+    /// for [`ClockProbe::Brief`], the clock alone in about 3 ms, once
     /// per benchmark (before its first series).
     pub(crate) fn clock(&mut self) {
         match self.clock_probe {
@@ -39,8 +39,10 @@ impl RegimeRecorder {
         }
     }
 
-    /// Reads the clock unless it was read already (the start of the first series).
-    pub(crate) fn first_clock(&mut self) {
+    /// Reads the clock unless it was read already: the harness calls it at
+    /// the start of the first series; a benchmark whose warm-up runs in
+    /// another process reads it sooner, while that process warms up.
+    pub fn first_clock(&mut self) {
         if self.probes.clock_mhz.is_empty() {
             self.clock();
         }

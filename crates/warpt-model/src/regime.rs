@@ -47,13 +47,14 @@ pub enum ClockProbe {
     /// short runs after a 2 ms warm-up: about 12 ms a reading.
     #[default]
     Full,
-    /// The effective clock alone, the fastest of 3 short runs without a
-    /// warm-up (about 1 ms), once per benchmark, before its first
+    /// The effective clock alone, the fastest of 5 short runs after a
+    /// 2 ms warm-up (about 3.3 ms), once per benchmark, before its first
     /// series: enough to compare two runs' regimes, not to see the clock
     /// move within one. For suites of many short benchmarks whose code
     /// runs in another process (pytest's tests), where full readings
-    /// before and after each would cost more than the rest of warpt's
-    /// work for it.
+    /// before and after each series would cost more than the rest of
+    /// warpt's work for it (the reading is taken while that process warms
+    /// up, so it does not wait for it).
     Brief,
 }
 

@@ -139,11 +139,14 @@ const FULL: Reading = Reading {
     chains: 15,
 };
 
-/// A brief reading ([`measure_mhz_brief`]): no warm-up, the fastest of 3
-/// runs (about 1 ms with the length known).
+/// A brief reading ([`measure_mhz_brief`]): the full reading's 2 ms of
+/// warm-up, the fastest of 5 runs (about 3.3 ms with the length known).
+/// Without the warm-up, a core that had idled while another process ran
+/// read 13-18% slow on a KVM guest (2278 against 2694 MHz in the next
+/// session): a gap between two runs' clocks that was not there.
 const BRIEF: Reading = Reading {
-    warmup: Duration::ZERO,
-    chains: 3,
+    warmup: Duration::from_millis(2),
+    chains: 5,
 };
 
 /// Iterations of the add chain that took about 0.25 ms when first found
@@ -197,9 +200,9 @@ pub fn measure_mhz() -> Option<f64> {
     fastest(add_chain, ADDS_PER_ITER, FULL, &ADD_CHAIN_ITERS).map(|hz| hz / 1e6)
 }
 
-/// [`measure_mhz`] in about 1 ms: no warm-up, the fastest of 3 runs. For
-/// a core that was just busy (a reading between two of a benchmark's
-/// calls), where the warm-up and the longer tail buy little.
+/// [`measure_mhz`] in about 3.3 ms: the same warm-up, the fastest of 5
+/// runs instead of 15. For a reading once per benchmark where there are many short ones
+/// (a pytest session's tests).
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 pub fn measure_mhz_brief() -> Option<f64> {
     fastest(add_chain, ADDS_PER_ITER, BRIEF, &ADD_CHAIN_ITERS).map(|hz| hz / 1e6)

@@ -25,6 +25,10 @@ pub const MAX_CALLS: u64 = 1 << 24;
 /// an interrupt or a stage's time limit is noticed between requests.
 const MAX_WARMUP_BATCHES: u64 = 25;
 
+/// Most samples one measuring request holds (about 0.25 s of 10 ms
+/// batches): as for the warm-up, an interrupt is noticed between requests.
+pub const MAX_SAMPLES_PER_REQUEST: u64 = 25;
+
 /// Most a calibration step grows the batch by: a first call much faster
 /// than the rest (or a clock reading of nearly nothing) must not make the
 /// next batch absurdly long.
@@ -60,6 +64,17 @@ impl Calibrated {
             .saturating_mul(batches.clamp(1, MAX_WARMUP_BATCHES))
             .min(MAX_CALLS)
     }
+}
+
+/// Samples of a series the stopping rule cannot stop short of: it stops no
+/// sooner than `min_samples` samples and `min_time` of measuring, and a
+/// batch that took `batch_ns` when calibrated may run up to a quarter
+/// slower (so fewer of them fill `min_time`). That many samples can be
+/// asked for in few requests without timing one the rule would not take.
+pub fn sure_samples(min_time: Duration, min_samples: usize, batch_ns: u64) -> u64 {
+    let slow_batch = batch_ns.max(1) as f64 * 1.25;
+    let by_time = (min_time.as_nanos() as f64 / slow_batch).floor() as u64;
+    by_time.max(min_samples as u64)
 }
 
 /// The next batch to try after `calls` calls took `ns`, short of
@@ -132,6 +147,17 @@ mod tests {
         assert_eq!(next_calls(10, 9_999_999, MIN_BATCH_NS), 20);
         // Errors stop it.
         assert_eq!(calibrate(MIN_BATCH_NS, |_| Err("gone")), Err("gone"));
+    }
+
+    #[test]
+    fn the_samples_a_series_surely_takes() {
+        let ms = |v: u64| Duration::from_millis(v);
+        // 0.2 s of 10 ms batches: 16 even if they run 25% slower.
+        assert_eq!(sure_samples(ms(200), 10, 10_000_000), 16);
+        // The fewest samples count where the time holds fewer.
+        assert_eq!(sure_samples(ms(20), 10, 10_000_000), 10);
+        // A batch of nothing cannot make it infinite.
+        assert_eq!(sure_samples(ms(1), 1, 0), 800_000);
     }
 
     #[test]

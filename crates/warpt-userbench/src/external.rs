@@ -16,7 +16,7 @@ use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
     RunContext, SeriesDef,
 };
-use warpt_model::{ParamValue, StageError, Validation};
+use warpt_model::{ClockProbe, ParamValue, StageError, Validation};
 
 use crate::batch;
 use crate::counted;
@@ -384,17 +384,55 @@ impl Benchmark for ExternalBenchmark {
         let measuring = measure.measuring_flag();
         // A request can bring several samples (a cold-cache batch, a
         // blocked_autorange); warm-up's leftovers are not measured ones.
-        let mut queue = std::collections::VecDeque::new();
+        let queue = std::cell::RefCell::new(std::collections::VecDeque::new());
         let mut queued_measuring = false;
         let mut batch_calls = std::collections::BTreeSet::new();
         let warmup = policy.warmup;
         let mut warm_since: Option<std::time::Instant> = None;
-        let (m, error) = measure.run_fallible(
+        // While measuring, calibrated batches are asked for while the ones
+        // before run ([`Driver::send_ahead`]), as many a request as the
+        // stopping rule will surely take ([`batch::sure_samples`]), then
+        // one: the adapter goes from one batch to the next without waiting
+        // for warpt, and the ones under way when the rule ends the series
+        // count in it. Not for a fixed count of samples (pedantic rounds,
+        // each after its own setup).
+        let ahead = calibrated.is_some() && !run.cold_start;
+        let mut taken = 0usize;
+        if let (Some(c), false) = (calibrated, run.cold_start) {
+            // The warm-up's first request is on its way while the harness
+            // starts sampling; a brief clock probe (pytest's tests) reads
+            // the core meanwhile, the adapter busy with its own warm-up
+            // rather than waiting for warpt. (A full probe also reads the
+            // FP pipes, which the adapter's calls on a sibling thread would
+            // slow: it waits for the end of the warm-up.)
+            warm_since = Some(std::time::Instant::now());
+            if let Err(e) = driver.send_ahead(c.warmup_calls(warmup), 1, false) {
+                return Err(self.nothing_measured(failed(e)));
+            }
+            if ctx.clock_probe == Some(ClockProbe::Brief) {
+                measure.regime().first_clock();
+            }
+        }
+        let sure = calibrated.map_or(0, |c| {
+            batch::sure_samples(policy.min_time, policy.min_samples, c.ns)
+        });
+        // Samples for the next request sent ahead: the rule's sure ones not
+        // yet taken or asked for, at least one, within the sample cap.
+        let next_ask = |taken: usize, asked: u64| -> u64 {
+            let planned = taken as u64 + asked;
+            let cap = policy.max_samples as u64;
+            sure.saturating_sub(planned)
+                .clamp(1, batch::MAX_SAMPLES_PER_REQUEST)
+                .min(cap.saturating_sub(planned))
+        };
+        let driver = std::cell::RefCell::new(driver);
+        let (m, error) = measure.run_fallible_ahead(
             &policy,
             "latency_ms",
             &defs,
             |out| -> Result<(), BenchmarkError> {
                 let now_measuring = measuring.load(Ordering::Relaxed);
+                let mut queue = queue.borrow_mut();
                 if now_measuring != queued_measuring {
                     queue.clear();
                     queued_measuring = now_measuring;
@@ -411,14 +449,35 @@ impl Benchmark for ExternalBenchmark {
                         t
                     } else if let (false, Some(c)) = (now_measuring, calibrated) {
                         // Warm-up: the batches that fit in what is left of
-                        // it, in one request (its one sample is discarded).
+                        // it, in one request (its one sample is discarded);
+                        // the first was sent before sampling began.
                         let since = *warm_since.get_or_insert_with(std::time::Instant::now);
-                        driver.timed(
-                            c.warmup_calls(warmup.saturating_sub(since.elapsed())),
-                            false,
-                        )
+                        let mut d = driver.borrow_mut();
+                        match d.take_ahead() {
+                            Some(t) => t,
+                            None => d.timed(
+                                c.warmup_calls(warmup.saturating_sub(since.elapsed())),
+                                false,
+                            ),
+                        }
+                    } else if ahead && now_measuring {
+                        let mut d = driver.borrow_mut();
+                        if d.ahead() == 0 {
+                            let ask = next_ask(taken, 0).max(1);
+                            d.send_ahead(calls, ask, true).map_err(failed)?;
+                        }
+                        // The next request waits behind this one (unless
+                        // the sample cap is reached).
+                        let ask = next_ask(taken, d.ahead());
+                        if ask > 0 {
+                            d.send_ahead(calls, ask, true).map_err(failed)?;
+                        }
+                        match d.take_ahead() {
+                            Some(t) => t,
+                            None => d.timed(calls, true),
+                        }
                     } else {
-                        driver.timed(calls, now_measuring)
+                        driver.borrow_mut().timed(calls, now_measuring)
                     }
                     .map_err(failed)?;
                     if now_measuring {
@@ -436,11 +495,38 @@ impl Benchmark for ExternalBenchmark {
                 out[0] = queue.pop_front().ok_or_else(|| {
                     BenchmarkError::Failed("the adapter returned no samples".into())
                 })?;
+                taken += usize::from(now_measuring);
                 let seconds = out[0];
                 if let Some(throughput) = out.get_mut(1) {
                     *throughput = seconds;
                 }
                 Ok(())
+            },
+            |out| {
+                // The samples measured or under way when the series stopped.
+                if !ahead {
+                    return None;
+                }
+                let mut queue = queue.borrow_mut();
+                if queue.is_empty() {
+                    let timed = match driver.borrow_mut().take_ahead()? {
+                        Ok(t) => t,
+                        Err(e) => return Some(Err(failed(e))),
+                    };
+                    let per_call = 1e9 * timed.calls as f64;
+                    queue.extend(
+                        timed
+                            .samples_ns
+                            .iter()
+                            .map(|&ns| ns.max(1) as f64 / per_call),
+                    );
+                }
+                out[0] = queue.pop_front()?;
+                let seconds = out[0];
+                if let Some(throughput) = out.get_mut(1) {
+                    *throughput = seconds;
+                }
+                Some(Ok(()))
             },
         );
         self.caches = caches;

@@ -139,6 +139,61 @@ fn a_failing_sample_stops_sampling_and_keeps_the_samples_before_it() {
 }
 
 #[test]
+fn samples_under_way_at_the_stop_count_unless_the_sample_cap_stopped_it() {
+    // Constant samples meet the target at 10 (the fewest); two more were
+    // under way then: they are kept.
+    let mut m = Measure::new(&NoProgress);
+    let mut ahead = 2;
+    let (r, err) = m.run_fallible_ahead(
+        &policy(0, 10_000, 1_000),
+        "ahead",
+        &defs(1),
+        |out| -> Result<(), ()> {
+            out[0] = 1.0;
+            Ok(())
+        },
+        |out| {
+            (ahead > 0).then(|| {
+                ahead -= 1;
+                out[0] = 1.0;
+                Ok(())
+            })
+        },
+    );
+    assert_eq!((r.stop_reason, err), (StopReason::TargetMet, None));
+    assert_eq!(r.metrics[0].stats.as_ref().unwrap().n, 12);
+    assert_eq!(ahead, 0);
+    // An error in one under way fails the measurement, keeping the rest.
+    let (r, err) = m.run_fallible_ahead(
+        &policy(0, 10_000, 1_000),
+        "ahead fails",
+        &defs(1),
+        |out| {
+            out[0] = 1.0;
+            Ok(())
+        },
+        |_| Some(Err("raised under way")),
+    );
+    assert_eq!(err, Some("raised under way"));
+    assert_eq!(r.metrics[0].stats.as_ref().unwrap().n, 10);
+    // At the sample cap nothing more is taken.
+    let mut asked = false;
+    let (r, _) = m.run_fallible_ahead(
+        &policy(0, 60_000, 20),
+        "capped",
+        &defs(1),
+        |out| -> Result<(), ()> {
+            out[0] = if asked { 1.0 } else { 3.0 };
+            asked = !asked;
+            Ok(())
+        },
+        |_| panic!("taken past the sample cap"),
+    );
+    assert_eq!(r.stop_reason, StopReason::SampleCap);
+    assert_eq!(r.metrics[0].stats.as_ref().unwrap().n, 20);
+}
+
+#[test]
 fn a_stop_flag_ends_sampling_early() {
     let flag = AtomicBool::new(false);
     let mut m = Measure::new(&NoProgress).with_stop_flag(&flag);

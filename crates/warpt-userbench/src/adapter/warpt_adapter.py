@@ -547,6 +547,13 @@ def main():
                 torch = sys.modules.get("torch") if trace else None
                 if torch is None:
                     samples, per, last = timing.run(fn, calls)
+                    # `samples`: that many batches, back to back (a timer
+                    # that picks its own batches already gave its samples).
+                    for _ in range(int(request.get("samples", 1)) - 1):
+                        if per != calls:
+                            break
+                        more, per, last = timing.run(fn, calls)
+                        samples += more
                 else:  # --profile torch: never a timed run
                     with torch.profiler.profile() as prof:
                         samples, per, last = timing.run(fn, calls)
