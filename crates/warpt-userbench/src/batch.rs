@@ -25,8 +25,9 @@ pub const MAX_CALLS: u64 = 1 << 24;
 /// an interrupt or a stage's time limit is noticed between requests.
 const MAX_WARMUP_BATCHES: u64 = 25;
 
-/// Most samples one measuring request holds (about 0.25 s of 10 ms
-/// batches): as for the warm-up, an interrupt is noticed between requests.
+/// Most samples one measuring request holds (0.25 s of 10 ms batches; of
+/// longer ones, fewer: [`samples_per_request`]): as for the warm-up, an
+/// interrupt is noticed between requests.
 pub const MAX_SAMPLES_PER_REQUEST: u64 = 25;
 
 /// Most a calibration step grows the batch by: a first call much faster
@@ -64,6 +65,12 @@ impl Calibrated {
             .saturating_mul(batches.clamp(1, MAX_WARMUP_BATCHES))
             .min(MAX_CALLS)
     }
+}
+
+/// Most samples of `batch_ns` one request may hold: about 0.25 s of them
+/// ([`MAX_SAMPLES_PER_REQUEST`] of 10 ms batches), at least one.
+pub fn samples_per_request(batch_ns: u64) -> u64 {
+    (250_000_000 / batch_ns.max(1)).clamp(1, MAX_SAMPLES_PER_REQUEST)
 }
 
 /// Samples of a series the stopping rule cannot stop short of: it stops no
@@ -158,6 +165,11 @@ mod tests {
         assert_eq!(sure_samples(ms(20), 10, 10_000_000), 10);
         // A batch of nothing cannot make it infinite.
         assert_eq!(sure_samples(ms(1), 1, 0), 800_000);
+        // A request holds about a quarter of a second of them.
+        assert_eq!(samples_per_request(10_000_000), 25);
+        assert_eq!(samples_per_request(50_000_000), 5);
+        assert_eq!(samples_per_request(2_000_000_000), 1);
+        assert_eq!(samples_per_request(0), 25);
     }
 
     #[test]

@@ -413,8 +413,11 @@ impl Benchmark for ExternalBenchmark {
                 measure.regime().first_clock();
             }
         }
-        let sure = calibrated.map_or(0, |c| {
-            batch::sure_samples(policy.min_time, policy.min_samples, c.ns)
+        let (sure, most) = calibrated.map_or((0, 1), |c| {
+            (
+                batch::sure_samples(policy.min_time, policy.min_samples, c.ns),
+                batch::samples_per_request(c.ns),
+            )
         });
         // Samples for the next request sent ahead: the rule's sure ones not
         // yet taken or asked for, at least one, within the sample cap.
@@ -422,7 +425,7 @@ impl Benchmark for ExternalBenchmark {
             let planned = taken as u64 + asked;
             let cap = policy.max_samples as u64;
             sure.saturating_sub(planned)
-                .clamp(1, batch::MAX_SAMPLES_PER_REQUEST)
+                .clamp(1, most)
                 .min(cap.saturating_sub(planned))
         };
         let driver = std::cell::RefCell::new(driver);

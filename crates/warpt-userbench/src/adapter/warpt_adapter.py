@@ -484,6 +484,14 @@ def output(last, latencies, path, timing):
 LATENCY_KEYS = ("ttft_times_ms", "tpot_times_ms")
 
 
+def keep_latencies(last, latencies):
+    """Adds the per-request latencies a batch's last call returned."""
+    if isinstance(last, dict):
+        for key in LATENCY_KEYS:
+            if key in last:
+                latencies.setdefault(key, []).extend(float(v) for v in last[key])
+
+
 def user_traceback(e):
     """The traceback from the user's first frame on: the adapter's own
     frames (compiled from the "<string>" given to python -c) left out."""
@@ -545,23 +553,24 @@ def main():
                 fn = bench.benchmark_fn
                 trace = os.environ.get("WARPT_TORCH_PROFILE")
                 torch = sys.modules.get("torch") if trace else None
+                record = request.get("record", True)
                 if torch is None:
-                    samples, per, last = timing.run(fn, calls)
                     # `samples`: that many batches, back to back (a timer
-                    # that picks its own batches already gave its samples).
-                    for _ in range(int(request.get("samples", 1)) - 1):
-                        if per != calls:
-                            break
+                    # that picks its own batches gives its samples at once).
+                    samples = []
+                    for _ in range(max(1, int(request.get("samples", 1)))):
                         more, per, last = timing.run(fn, calls)
                         samples += more
+                        if record:
+                            keep_latencies(last, latencies)
+                        if per != calls:
+                            break
                 else:  # --profile torch: never a timed run
                     with torch.profiler.profile() as prof:
                         samples, per, last = timing.run(fn, calls)
                     prof.export_chrome_trace(trace)
-                if isinstance(last, dict) and request.get("record", True):
-                    for key in LATENCY_KEYS:
-                        if key in last:
-                            latencies.setdefault(key, []).extend(float(v) for v in last[key])
+                    if record:
+                        keep_latencies(last, latencies)
                 reply({"ok": True, "samples_ns": samples, "calls": per,
                        "elapsed_ns": sum(samples)})
             elif op == "output":
