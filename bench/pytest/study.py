@@ -15,12 +15,14 @@ pytest-benchmark on the same machine, interleaved.
    of two): `--warpt-compare` against the last run must fail naming
    test_hash alone, in each of TRIALS sessions (each against the same
    stored runs).
-4. Overhead (test_overhead.py: tests of a ~50 us function that times
+4. Overhead (test_overhead.py: tests of a ~1 ms function that times
    itself, sessions of 5 and of 25): the session's wall time less the calls
    (the time inside the function, and each call's cost beyond it measured
    in a plain loop), less the same for pytest alone (--benchmark-disable);
    its growth from 5 to 25 tests over 20 is the cost per test, the rest the
-   cost per session. Goal: warpt's per test no more than pytest-benchmark's.
+   cost per session. Each round gives a per-test figure per tool; the table
+   shows their median and its 95% CI. Goal: warpt's per test no more than
+   pytest-benchmark's.
 
 A virtual environment under the target directory gets pytest,
 pytest-benchmark and NumPy; the plugin is this checkout's python/ (on
@@ -199,18 +201,27 @@ def overhead(run, rounds):
                 spent = counted["spent_ns"] / 1e9 + counted["calls"] * per_call_s
                 over[side, n].append(wall - spent)
     small, large = SIZES
+
+    def slope(side, r):
+        """One round's cost per test of `side`, pytest's own taken off, s."""
+        grew = over[side, large][r] - over[side, small][r]
+        base = over["baseline", large][r] - over["baseline", small][r]
+        return (grew - base) / (large - small)
+
     med = {k: statistics.median(v) for k, v in over.items()}
-    base_slope = (med["baseline", large] - med["baseline", small]) / (large - small)
     print(f"\n| overhead ({rounds} rounds; wall - the calls (each {per_call_s * 1e9:.0f} ns beyond "
-          "its timed region); pytest alone subtracted) | per test, ms | per session, s |")
-    print("|---|---:|---:|")
+          "its timed region); pytest alone subtracted) | per test, ms (median of rounds) "
+          "| 95% CI | per session, s |")
+    print("|---|---:|---:|---:|")
     per_test = {}
     for side in ("pytest-benchmark", "warpt"):
-        slope = (med[side, large] - med[side, small]) / (large - small) - base_slope
-        session = med[side, small] - med["baseline", small] - small * slope
-        per_test[side] = slope * 1e3
-        print(f"| {side} | {slope * 1e3:.1f} | {session:.2f} |")
-    print(f"| (pytest alone: start-up and collection, s) | {base_slope * 1e3:.1f} "
+        slopes = [slope(side, r) * 1e3 for r in range(rounds)]
+        per_test[side] = statistics.median(slopes)
+        lo, hi = median_ci(slopes)
+        session = med[side, small] - med["baseline", small] - small * per_test[side] / 1e3
+        print(f"| {side} | {per_test[side]:.1f} | [{lo:.1f}, {hi:.1f}] | {session:.2f} |")
+    base_slope = (med["baseline", large] - med["baseline", small]) / (large - small)
+    print(f"| (pytest alone: start-up and collection, s) | {base_slope * 1e3:.1f} | "
           f"| {med['baseline', small]:.2f} |")
     verdict = "within" if per_test["warpt"] <= per_test["pytest-benchmark"] else "ABOVE"
     print(f"\nwarpt's overhead per test is {verdict} pytest-benchmark's")
