@@ -249,6 +249,14 @@ impl ExternalBenchmark {
 
 /// A protocol failure as the harness reports it, the user's traceback
 /// included.
+/// A sample's slots: the seconds per call, and the same seconds for the
+/// throughput series where there is one (its conversion inverts them).
+fn fill(out: &mut [f64], seconds: f64) {
+    for slot in out.iter_mut().take(2) {
+        *slot = seconds;
+    }
+}
+
 fn failed(e: DriverError) -> BenchmarkError {
     match e {
         DriverError::User {
@@ -486,23 +494,14 @@ impl Benchmark for ExternalBenchmark {
                     if now_measuring {
                         batch_calls.insert(timed.calls);
                     }
-                    let per_call = 1e9 * timed.calls as f64;
-                    queue.extend(
-                        timed
-                            .samples_ns
-                            .iter()
-                            .map(|&ns| ns.max(1) as f64 / per_call),
-                    );
+                    queue.extend(timed.seconds_per_call());
                 }
                 // Driver::timed refuses a reply without samples.
-                out[0] = queue.pop_front().ok_or_else(|| {
+                let seconds = queue.pop_front().ok_or_else(|| {
                     BenchmarkError::Failed("the adapter returned no samples".into())
                 })?;
                 taken += usize::from(now_measuring);
-                let seconds = out[0];
-                if let Some(throughput) = out.get_mut(1) {
-                    *throughput = seconds;
-                }
+                fill(out, seconds);
                 Ok(())
             },
             |out| {
@@ -516,19 +515,9 @@ impl Benchmark for ExternalBenchmark {
                         Ok(t) => t,
                         Err(e) => return Some(Err(failed(e))),
                     };
-                    let per_call = 1e9 * timed.calls as f64;
-                    queue.extend(
-                        timed
-                            .samples_ns
-                            .iter()
-                            .map(|&ns| ns.max(1) as f64 / per_call),
-                    );
+                    queue.extend(timed.seconds_per_call());
                 }
-                out[0] = queue.pop_front()?;
-                let seconds = out[0];
-                if let Some(throughput) = out.get_mut(1) {
-                    *throughput = seconds;
-                }
+                fill(out, queue.pop_front()?);
                 Some(Ok(()))
             },
         );

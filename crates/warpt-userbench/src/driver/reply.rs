@@ -101,6 +101,14 @@ pub fn parse_reply(op: &str, line: &str) -> Result<Value, DriverError> {
 }
 
 impl Timed {
+    /// Each sample's seconds per call (at least a nanosecond a batch).
+    pub fn seconds_per_call(&self) -> impl Iterator<Item = f64> + '_ {
+        let per_call = 1e9 * self.calls as f64;
+        self.samples_ns
+            .iter()
+            .map(move |&ns| ns.max(1) as f64 / per_call)
+    }
+
     /// The samples a `run` reply for `calls` calls holds: `samples_ns` with
     /// their `calls` (an adapter that batches itself), or one `elapsed_ns`.
     /// No samples, no calls, or nanoseconds that overflow together are
