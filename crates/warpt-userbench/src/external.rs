@@ -247,8 +247,6 @@ impl ExternalBenchmark {
     }
 }
 
-/// A protocol failure as the harness reports it, the user's traceback
-/// included.
 /// A sample's slots: the seconds per call, and the same seconds for the
 /// throughput series where there is one (its conversion inverts them).
 fn fill(out: &mut [f64], seconds: f64) {
@@ -257,6 +255,8 @@ fn fill(out: &mut [f64], seconds: f64) {
     }
 }
 
+/// A protocol failure as the harness reports it, the user's traceback
+/// included.
 fn failed(e: DriverError) -> BenchmarkError {
     match e {
         DriverError::User {
@@ -403,10 +403,11 @@ impl Benchmark for ExternalBenchmark {
         // one: the adapter goes from one batch to the next without waiting
         // for warpt, and the ones under way when the rule ends the series
         // count in it. Not for a fixed count of samples (pedantic rounds,
-        // each after its own setup).
-        let ahead = calibrated.is_some() && !run.cold_start;
+        // each after its own setup), nor a fresh interpreter per sample:
+        // neither is calibrated.
+        let ahead = calibrated.is_some();
         let mut taken = 0usize;
-        if let (Some(c), false) = (calibrated, run.cold_start) {
+        if let Some(c) = calibrated {
             // The warm-up's first request is on its way while the harness
             // starts sampling; a brief clock probe (pytest's tests) reads
             // the core meanwhile, the adapter busy with its own warm-up
