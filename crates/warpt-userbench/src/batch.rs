@@ -84,6 +84,40 @@ pub fn sure_samples(min_time: Duration, min_samples: usize, batch_ns: u64) -> u6
     by_time.max(min_samples as u64)
 }
 
+/// Past the samples the rule surely takes, a measuring request holds this
+/// many'th part of the samples taken or asked for: a long series costs few
+/// replies, and with a request under way and one queued behind it, at most
+/// about a quarter more samples than the rule wanted are timed (they count).
+const SHARE_OF_PLANNED: u64 = 8;
+
+/// How many samples each measuring request of a series holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Requests {
+    /// Samples the stopping rule surely takes ([`sure_samples`]).
+    pub sure: u64,
+    /// Most samples one request holds ([`samples_per_request`]).
+    pub most: u64,
+    /// The series' sample cap.
+    pub cap: u64,
+}
+
+impl Requests {
+    /// Samples for the next request with `planned` samples taken or asked
+    /// for and room for `fit` more before the series' time cap: the sure
+    /// ones not yet asked for, then an eighth of those planned (at least
+    /// one), never past the sample cap or the time cap (0: ask no more).
+    pub fn next(&self, planned: u64, fit: u64) -> u64 {
+        let want = if planned < self.sure {
+            self.sure - planned
+        } else {
+            (planned / SHARE_OF_PLANNED).max(1)
+        };
+        want.min(self.most)
+            .min(fit)
+            .min(self.cap.saturating_sub(planned))
+    }
+}
+
 /// The next batch to try after `calls` calls took `ns`, short of
 /// `target_ns`: grown by the estimate of what reaches the target, plus a
 /// tenth so the next batch likely does, at least doubled, at most
@@ -170,6 +204,36 @@ mod tests {
         assert_eq!(samples_per_request(50_000_000), 5);
         assert_eq!(samples_per_request(2_000_000_000), 1);
         assert_eq!(samples_per_request(0), 25);
+    }
+
+    #[test]
+    fn requests_grow_with_the_series_within_its_caps() {
+        let r = Requests {
+            sure: 16,
+            most: 25,
+            cap: 100,
+        };
+        // The sure samples in one request, then an eighth of those planned.
+        assert_eq!(r.next(0, 1000), 16);
+        assert_eq!(r.next(10, 1000), 6);
+        assert_eq!(r.next(16, 1000), 2);
+        assert_eq!(r.next(4, 1000), 12);
+        assert_eq!(r.next(80, 1000), 10);
+        assert_eq!(r.next(96, 1000), 4);
+        assert_eq!(r.next(100, 1000), 0);
+        // At least one, at most a request's worth.
+        let r = Requests {
+            sure: 1,
+            most: 25,
+            cap: 10_000,
+        };
+        assert_eq!(r.next(3, 1000), 1);
+        assert_eq!(r.next(5000, 1000), 25);
+        // Nothing past the time cap or the sample cap.
+        assert_eq!(r.next(80, 3), 3);
+        assert_eq!(r.next(80, 0), 0);
+        assert_eq!(r.next(9_995, 1000), 5);
+        assert_eq!(r.next(10_000, 1000), 0);
     }
 
     #[test]

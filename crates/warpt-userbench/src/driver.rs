@@ -16,6 +16,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -106,8 +107,23 @@ pub struct Driver {
     timing: Option<String>,
     cold_cache: bool,
     /// Each `run` request sent ahead ([`Driver::send_ahead`]) whose reply
-    /// is not read yet, oldest first: its calls per sample and samples.
-    ahead: std::collections::VecDeque<(u64, u64)>,
+    /// is not read yet, oldest first.
+    ahead: std::collections::VecDeque<Ahead>,
+    /// When the oldest request sent ahead began to run, as far as warpt
+    /// can tell: when it was sent, or when the one before it ended by its
+    /// own samples.
+    ahead_since: Option<Instant>,
+}
+
+/// A `run` request sent ahead.
+#[derive(Debug, Clone, Copy)]
+struct Ahead {
+    /// Calls per sample.
+    calls: u64,
+    /// Samples asked for.
+    samples: u64,
+    /// When it was sent.
+    sent: Instant,
 }
 
 impl Driver {
@@ -264,6 +280,7 @@ impl Driver {
             timing: None,
             cold_cache: false,
             ahead: Default::default(),
+            ahead_since: None,
         };
         let reply = driver.request(Self::load_request(file, options))?;
         driver.config = reply.get("config").cloned().unwrap_or(Value::Null);
@@ -363,24 +380,64 @@ impl Driver {
             request["samples"] = json!(samples);
         }
         self.send(&request)?;
-        self.ahead.push_back((calls, samples.max(1)));
+        let sent = Instant::now();
+        if self.ahead.is_empty() {
+            self.ahead_since = Some(sent);
+        }
+        self.ahead.push_back(Ahead {
+            calls,
+            samples: samples.max(1),
+            sent,
+        });
         Ok(())
     }
 
     /// The samples asked for by requests sent ahead whose replies are not
     /// read yet.
     pub fn ahead(&self) -> u64 {
-        self.ahead.iter().map(|&(_, samples)| samples).sum()
+        self.ahead.iter().map(|a| a.samples).sum()
     }
 
     /// The reply to the oldest `run` sent ahead, if one is unread: what
     /// [`Driver::timed`] would have returned for it.
     pub fn take_ahead(&mut self) -> Option<Result<Timed, DriverError>> {
-        let (calls, _) = self.ahead.pop_front()?;
-        Some(
-            self.receive("run")
-                .and_then(|reply| Timed::from_reply(&reply, calls)),
-        )
+        let taken = self.ahead.pop_front()?;
+        let timed = self
+            .receive("run")
+            .and_then(|reply| Timed::from_reply(&reply, taken.calls));
+        // The next one started when it was sent or when this one's samples
+        // ended, whichever came later: not when this reply was read, which
+        // may be late by a sleep's margin (and the margins would add up).
+        let ended = match (&timed, self.ahead_since) {
+            (Ok(t), Some(since)) => since + Duration::from_nanos(t.total_ns()),
+            _ => Instant::now(),
+        };
+        self.ahead_since = self.ahead.front().map(|next| next.sent.max(ended));
+        Some(timed)
+    }
+
+    /// [`Driver::take_ahead`] for samples that take at least `sample`
+    /// each: sleeps until the oldest request could be done, then reads its
+    /// reply. A reader blocked on the connection is woken by the adapter's
+    /// write, and on a virtual machine that wake-up (an interrupt to an
+    /// idle vCPU, through the host) costs the adapter 0.1-0.3 ms per reply,
+    /// in the middle of its timing; a reply written while warpt sleeps
+    /// wakes nobody. The adapter does not wait meanwhile: the next request
+    /// is already queued behind this one (without one, it reads at once).
+    pub fn take_ahead_due(&mut self, sample: Duration) -> Option<Result<Timed, DriverError>> {
+        // With nothing queued behind it, the adapter would idle through a
+        // late wake-up: read at once.
+        let queued = self.ahead.len() > 1;
+        if let (true, Some(since), Some(oldest)) = (queued, self.ahead_since, self.ahead.front()) {
+            let samples = u32::try_from(oldest.samples).unwrap_or(u32::MAX);
+            let expected = sample.saturating_mul(samples);
+            let due = since + expected;
+            let now = Instant::now();
+            if due > now {
+                std::thread::sleep(due - now);
+            }
+        }
+        self.take_ahead()
     }
 
     /// Reads and drops the replies to requests sent ahead (a measurement
@@ -576,7 +633,12 @@ class Sleepy:
         d.send_ahead(2, 3, true).expect("sent");
         d.send_ahead(1, 1, true).expect("sent");
         assert_eq!(d.ahead(), 4);
-        let first = d.take_ahead().expect("one ahead").expect("timed");
+        // Read once the three samples could be done at 1 ms each (the
+        // one-call request queued behind it keeps the adapter busy).
+        let first = d
+            .take_ahead_due(Duration::from_millis(1))
+            .expect("one ahead")
+            .expect("timed");
         assert_eq!((first.samples_ns.len(), first.calls), (3, 2));
         assert!(
             first.samples_ns.iter().all(|&ns| ns >= 2_000_000),

@@ -10,6 +10,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use tempfile::TempDir;
 use warpt_harness::{
@@ -398,45 +399,50 @@ impl Benchmark for ExternalBenchmark {
         let warmup = policy.warmup;
         let mut warm_since: Option<std::time::Instant> = None;
         // While measuring, calibrated batches are asked for while the ones
-        // before run ([`Driver::send_ahead`]), as many a request as the
-        // stopping rule will surely take ([`batch::sure_samples`]), then
-        // one: the adapter goes from one batch to the next without waiting
-        // for warpt, and the ones under way when the rule ends the series
-        // count in it. Not for a fixed count of samples (pedantic rounds,
-        // each after its own setup), nor a fresh interpreter per sample:
-        // neither is calibrated.
-        let ahead = calibrated.is_some();
+        // before run ([`Driver::send_ahead`]): first as many as the
+        // stopping rule will surely take, then a growing share
+        // ([`batch::Requests`]). The adapter goes from one batch to the
+        // next without waiting for warpt, few replies wake warpt (which
+        // sleeps until each is due, [`Driver::take_ahead_due`]), and the
+        // samples under way when the rule ends the series count in it. Not
+        // for a fixed count of samples (pedantic rounds, each after its own
+        // setup), nor a fresh interpreter per sample: neither is calibrated.
+        let requests = calibrated.map(|c| batch::Requests {
+            sure: batch::sure_samples(policy.min_time, policy.min_samples, c.ns),
+            most: batch::samples_per_request(c.ns),
+            cap: policy.max_samples as u64,
+        });
+        let ahead = requests.is_some();
         let mut taken = 0usize;
-        if let Some(c) = calibrated {
-            // The warm-up's first request is on its way while the harness
-            // starts sampling; a brief clock probe (pytest's tests) reads
-            // the core meanwhile, the adapter busy with its own warm-up
-            // rather than waiting for warpt. (A full probe also reads the
-            // FP pipes, which the adapter's calls on a sibling thread would
-            // slow: it waits for the end of the warm-up.)
+        // A sample's time at the pace of the latest reply, and the fastest
+        // sample yet: warpt sleeps until a request could be done at that
+        // speed, since waking early costs the adapter a wake-up while waking
+        // late (the host's noise can halve a batch's time from one request
+        // to the next) may leave it idle.
+        let mut pace = Duration::from_nanos(calibrated.map_or(0, |c| c.ns));
+        let mut fastest = pace;
+        let mut measuring_since: Option<std::time::Instant> = None;
+        if let (Some(c), Some(r)) = (calibrated, requests) {
+            // The warm-up is one request, and the first measuring one waits
+            // behind it, so the adapter goes straight from one to the other;
+            // a brief clock probe (pytest's tests) reads the core meanwhile,
+            // the adapter busy with its own warm-up rather than waiting for
+            // warpt. (A full probe also reads the FP pipes, which the
+            // adapter's calls on a sibling thread would slow: it waits for
+            // the end of the warm-up.)
             warm_since = Some(std::time::Instant::now());
-            if let Err(e) = driver.send_ahead(c.warmup_calls(warmup), 1, false) {
+            let sent = driver
+                .send_ahead(c.warmup_calls(warmup), 1, false)
+                .and_then(|()| driver.send_ahead(calls, r.next(0, u64::MAX), true));
+            if let Err(e) = sent {
                 return Err(self.nothing_measured(failed(e)));
             }
             if ctx.clock_probe == Some(ClockProbe::Brief) {
                 measure.regime().first_clock();
             }
+            // Measure's warm-up is that request's one sample.
+            policy.warmup = Duration::ZERO;
         }
-        let (sure, most) = calibrated.map_or((0, 1), |c| {
-            (
-                batch::sure_samples(policy.min_time, policy.min_samples, c.ns),
-                batch::samples_per_request(c.ns),
-            )
-        });
-        // Samples for the next request sent ahead: the rule's sure ones not
-        // yet taken or asked for, at least one, within the sample cap.
-        let next_ask = |taken: usize, asked: u64| -> u64 {
-            let planned = taken as u64 + asked;
-            let cap = policy.max_samples as u64;
-            sure.saturating_sub(planned)
-                .clamp(1, most)
-                .min(cap.saturating_sub(planned))
-        };
         let driver = std::cell::RefCell::new(driver);
         let (m, error) = measure.run_fallible_ahead(
             &policy,
@@ -472,22 +478,36 @@ impl Benchmark for ExternalBenchmark {
                                 false,
                             ),
                         }
-                    } else if ahead && now_measuring {
+                    } else if let (true, Some(r)) = (now_measuring, requests) {
                         let mut d = driver.borrow_mut();
+                        let since = *measuring_since.get_or_insert_with(std::time::Instant::now);
+                        // Samples that fit before the time cap after those
+                        // asked for.
+                        let fit = |asked: u64| {
+                            let left = policy.max_time.saturating_sub(since.elapsed());
+                            let fit = left.as_nanos() / pace.as_nanos().max(1);
+                            u64::try_from(fit).unwrap_or(u64::MAX).saturating_sub(asked)
+                        };
                         if d.ahead() == 0 {
-                            let ask = next_ask(taken, 0).max(1);
+                            let ask = r.next(taken as u64, fit(0)).max(1);
                             d.send_ahead(calls, ask, true).map_err(failed)?;
                         }
-                        // The next request waits behind this one (unless
-                        // the sample cap is reached).
-                        let ask = next_ask(taken, d.ahead());
+                        // The next request waits behind this one (unless a
+                        // cap is reached).
+                        let ask = r.next(taken as u64 + d.ahead(), fit(d.ahead()));
                         if ask > 0 {
                             d.send_ahead(calls, ask, true).map_err(failed)?;
                         }
-                        match d.take_ahead() {
+                        let t = match d.take_ahead_due(fastest) {
                             Some(t) => t,
                             None => d.timed(calls, true),
                         }
+                        .map_err(failed)?;
+                        let n = t.samples_ns.len().max(1) as u64;
+                        pace = Duration::from_nanos(t.total_ns() / n);
+                        let least = t.samples_ns.iter().copied().min().unwrap_or(0);
+                        fastest = fastest.min(Duration::from_nanos(least));
+                        Ok(t)
                     } else {
                         driver.borrow_mut().timed(calls, now_measuring)
                     }
