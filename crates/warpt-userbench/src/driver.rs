@@ -230,9 +230,11 @@ impl Driver {
     }
 
     /// Connects to an adapter listening on the Unix socket `socket` (the
-    /// pytest plugin's) and loads the benchmark it knows as `name`. The
-    /// connection is this benchmark's: [`Driver::finish`] or dropping the
-    /// driver ends it, not the adapter.
+    /// pytest plugin's), loads the benchmark it knows as `name` and sets it
+    /// up: both requests sent at once, since such an adapter's `setup` runs
+    /// nothing of the user's (after a failed `load` it closes the
+    /// connection unread). The connection is this benchmark's:
+    /// [`Driver::finish`] or dropping the driver ends it, not the adapter.
     pub fn connect(socket: &Path, name: &str, options: &LoadOptions) -> Result<Self, DriverError> {
         let stream = UnixStream::connect(socket).map_err(|source| DriverError::Spawn {
             program: format!("the adapter at {}", socket.display()),
@@ -245,6 +247,7 @@ impl Driver {
             Box::new(replies),
             Path::new(name),
             options,
+            true,
         )
     }
 
@@ -261,16 +264,19 @@ impl Driver {
             Box::new(stdout),
             file,
             options,
+            false,
         )
     }
 
-    /// Sends `load` over a fresh channel and keeps what the reply settles.
+    /// Sends `load` over a fresh channel (with `setup` right behind it when
+    /// `set_up`) and keeps what the reply settles.
     fn load(
         child: Option<Child>,
         requests: Box<dyn Write + Send>,
         replies: Box<dyn Read + Send>,
         file: &Path,
         options: &LoadOptions,
+        set_up: bool,
     ) -> Result<Self, DriverError> {
         let mut driver = Driver {
             child,
@@ -282,7 +288,17 @@ impl Driver {
             ahead: Default::default(),
             ahead_since: None,
         };
-        let reply = driver.request(Self::load_request(file, options))?;
+        let mut ops = vec![Self::load_request(file, options)];
+        if set_up {
+            ops.push(json!({"op": "setup"}));
+        }
+        let mut replies = driver.requests(&ops).into_iter();
+        let reply = replies
+            .next()
+            .unwrap_or_else(|| Err(DriverError::Io(std::io::Error::other("no reply to load"))))?;
+        if let Some(setup) = replies.next() {
+            setup?;
+        }
         driver.config = reply.get("config").cloned().unwrap_or(Value::Null);
         driver.timing = reply
             .get("timing")
@@ -491,6 +507,39 @@ impl Driver {
         self.request(json!({"op": "teardown"})).map(drop)
     }
 
+    /// Runs `validate_result()` and `teardown()`, and with `exit` ends the
+    /// connection (a socket's adapter, [`Driver::finish`]): the requests
+    /// sent at once, so the adapter answers one after the other without
+    /// waiting for warpt (teardown runs whatever validation said). What
+    /// validation says is wrong, if anything; then teardown's outcome (and
+    /// exit's).
+    pub fn validate_and_teardown(
+        &mut self,
+        exit: bool,
+    ) -> (Result<Option<String>, DriverError>, Result<(), DriverError>) {
+        let mut ops = vec![json!({"op": "validate"}), json!({"op": "teardown"})];
+        if exit {
+            ops.push(json!({"op": "exit"}));
+        }
+        let mut replies = self.requests(&ops).into_iter();
+        let mut next = || {
+            replies
+                .next()
+                .unwrap_or_else(|| Err(DriverError::Io(std::io::Error::other("no reply"))))
+        };
+        let problem = next().map(|reply| {
+            reply
+                .get("problem")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        });
+        let mut closed = next().map(drop);
+        if exit {
+            closed = closed.and(next().map(drop));
+        }
+        (problem, closed)
+    }
+
     /// Asks the adapter to exit (a socket's adapter: to end this
     /// benchmark's connection) and waits for it.
     pub fn finish(mut self) -> Result<(), DriverError> {
@@ -507,6 +556,30 @@ impl Driver {
         self.settle();
         self.send(&request)?;
         self.receive(request["op"].as_str().unwrap_or("?"))
+    }
+
+    /// Sends `ops` at once, then reads their replies in turn (an error
+    /// reply is [`DriverError::User`] for that request alone): the adapter
+    /// answers them back to back instead of waiting for warpt between them.
+    fn requests(&mut self, ops: &[Value]) -> Vec<Result<Value, DriverError>> {
+        self.settle();
+        let mut sent = 0;
+        let mut replies = Vec::with_capacity(ops.len());
+        for op in ops {
+            match self.send(op) {
+                Ok(()) => sent += 1,
+                Err(e) => {
+                    replies.push(Err(e));
+                    break;
+                }
+            }
+        }
+        let mut read: Vec<_> = ops[..sent]
+            .iter()
+            .map(|op| self.receive(op["op"].as_str().unwrap_or("?")))
+            .collect();
+        read.append(&mut replies);
+        read
     }
 
     /// Writes one request line.
@@ -726,7 +799,9 @@ server.listen(1)
 print("listening", flush=True)
 for _ in range(2):
     conn, _ = server.accept()
-    f = conn.makefile("rw")
+    # Separate streams: a text stream opened "rw" drops what it read
+    # ahead on a write, and warpt sends some requests together.
+    f, out = conn.makefile("r"), conn.makefile("w")
     for line in f:
         r = json.loads(line)
         if r["op"] == "load":
@@ -740,8 +815,8 @@ for _ in range(2):
             reply = {"ok": True, "details": {"group": "g", "extra_info": {"k": 1}}}
         else:
             reply = {"ok": True}
-        f.write(json.dumps(reply) + "\n")
-        f.flush()
+        out.write(json.dumps(reply) + "\n")
+        out.flush()
         if r["op"] == "exit":
             break
     conn.close()
@@ -763,15 +838,22 @@ for _ in range(2):
             .read_line(&mut ready)
             .expect("the adapter says it listens");
         for name in ["tests/a.py::test_one", "tests/a.py::test_two[2]"] {
+            // Loaded and set up.
             let mut d = Driver::connect(&socket, name, &LoadOptions::default()).expect("connects");
             assert_eq!(d.config()["name"], name);
-            d.setup().expect("setup");
             assert!(d.run(3).expect("run") >= 3_000_000);
             let out = d.output(None).expect("output");
             assert_eq!(out.details["group"], "g");
             assert_eq!(out.details["extra_info"]["k"], 1);
-            d.teardown().expect("teardown");
-            d.finish().expect("ends the connection");
+            if name.ends_with("test_one") {
+                d.teardown().expect("teardown");
+                d.finish().expect("ends the connection");
+            } else {
+                // Validate, teardown and exit sent at once, answered in turn.
+                let (problem, closed) = d.validate_and_teardown(true);
+                assert_eq!(problem.expect("validates"), None);
+                closed.expect("tears down and ends the connection");
+            }
         }
         assert!(adapter.wait().expect("waits").success());
         let err = Driver::connect(&socket, "t.py::t", &LoadOptions::default())

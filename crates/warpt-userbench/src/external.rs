@@ -151,7 +151,10 @@ impl FileRun {
             (None, None) => Driver::python_with(&self.python, &self.file, &load),
         }
         .map_err(failed)?;
-        driver.setup().map_err(failed)?;
+        // A socket's adapter was set up with the load.
+        if self.connect.is_none() {
+            driver.setup().map_err(failed)?;
+        }
         Ok(driver)
     }
 }
@@ -625,7 +628,9 @@ impl Benchmark for ExternalBenchmark {
         let Some(driver) = self.driver.as_mut() else {
             return Validation::fail("nothing was run");
         };
-        let verdict = match driver.validate() {
+        let connected = self.run.as_ref().is_some_and(|r| r.connect.is_some());
+        let (problem, closed) = driver.validate_and_teardown(connected);
+        let verdict = match problem {
             Ok(None) => {
                 Validation::pass("validate_result() found nothing wrong (or is not defined)")
             }
@@ -637,10 +642,13 @@ impl Benchmark for ExternalBenchmark {
                 v
             }
         };
-        if let Err(e) = driver.teardown() {
+        if let Err(e) = closed {
             self.errors.push(failed(e).at_stage("teardown"));
         }
-        self.release();
+        if connected {
+            // The connection is ended.
+            self.driver = None;
+        }
         verdict
     }
 
