@@ -1,8 +1,9 @@
 """Identical tests for scripts/bench-harness's overhead study
 (OVERHEAD_TESTS of them, 20 unless set): each benchmarks a ~1 ms function
-that adds its own running time to SPENT (and counts its calls), so a pytest
-session's wall time less the time inside the function (and less pytest's
-own, measured with --benchmark-disable) is what the plugin costs.
+that adds its own running time to SPENT (and counts its calls), so a test's
+wall time (conftest.py records it) less the time inside the function (and
+less pytest's own, measured with --benchmark-disable) is what the plugin
+costs.
 
 A millisecond, not less: each call also costs a little outside its timed
 region (the loop's step, the call itself: 0.2-0.4 us, measured apart and
