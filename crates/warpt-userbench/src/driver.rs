@@ -293,11 +293,9 @@ impl Driver {
             ops.push(json!({"op": "setup"}));
         }
         let mut replies = driver.requests(&ops).into_iter();
-        let reply = replies
-            .next()
-            .unwrap_or_else(|| Err(DriverError::Io(std::io::Error::other("no reply to load"))))?;
-        if let Some(setup) = replies.next() {
-            setup?;
+        let reply = next_reply(&mut replies)?;
+        if set_up {
+            next_reply(&mut replies)?;
         }
         driver.config = reply.get("config").cloned().unwrap_or(Value::Null);
         driver.timing = reply
@@ -522,20 +520,15 @@ impl Driver {
             ops.push(json!({"op": "exit"}));
         }
         let mut replies = self.requests(&ops).into_iter();
-        let mut next = || {
-            replies
-                .next()
-                .unwrap_or_else(|| Err(DriverError::Io(std::io::Error::other("no reply"))))
-        };
-        let problem = next().map(|reply| {
+        let problem = next_reply(&mut replies).map(|reply| {
             reply
                 .get("problem")
                 .and_then(Value::as_str)
                 .map(str::to_string)
         });
-        let mut closed = next().map(drop);
+        let mut closed = next_reply(&mut replies).map(drop);
         if exit {
-            closed = closed.and(next().map(drop));
+            closed = closed.and(next_reply(&mut replies).map(drop));
         }
         (problem, closed)
     }
@@ -633,6 +626,16 @@ pub fn probe_config(
             limit.as_secs_f64()
         )),
     }
+}
+
+/// The next of [`Driver::requests`]' replies (it gives one per request
+/// sent, then the send's failure, so running out is never expected).
+fn next_reply(
+    replies: &mut impl Iterator<Item = Result<Value, DriverError>>,
+) -> Result<Value, DriverError> {
+    replies
+        .next()
+        .unwrap_or_else(|| Err(DriverError::Io(std::io::Error::other("no reply"))))
 }
 
 impl Drop for Driver {
