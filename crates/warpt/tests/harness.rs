@@ -115,10 +115,28 @@ fn run_on_the_examples_reports_speedups_and_stores_one_harness_run() {
     let store = t.path().join("results.db");
     let o = quick_run(&out, &store).output().unwrap();
     let stderr = String::from_utf8_lossy(&o.stderr);
-    assert_eq!(o.status.code(), Some(0), "{stderr}");
     let s: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     let find = |id: &str| common::find_in(&s["benchmarks"], "id", id).clone();
+    // optimized_sum (a generator against a loop) is a near tie that a noisy
+    // host can read 2x either way between neighbouring seconds, past any
+    // threshold: it alone may regress, and the exit status must say so.
+    let regressed: Vec<&str> = s["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["regression"] == true)
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert!(
+        regressed
+            .iter()
+            .all(|id| *id == "ch1_loops/sum/optimized_sum"),
+        "{regressed:?}\n{stderr}"
+    );
+    let expected = if regressed.is_empty() { 0 } else { 1 };
+    assert_eq!(o.status.code(), Some(expected), "{stderr}");
+    assert_eq!(s["overall"]["regressed"], regressed.len(), "{stderr}");
     // A closed form against a loop over 100 000 numbers, a set against a list.
     for id in [
         "ch1_loops/sum/optimized_sum_formula",
