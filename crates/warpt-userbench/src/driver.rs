@@ -113,6 +113,9 @@ pub struct Driver {
     /// can tell: when it was sent, or when the one before it ended by its
     /// own samples.
     ahead_since: Option<Instant>,
+    /// The closing requests sent ahead ([`Driver::send_closing`]) whose
+    /// replies are not read yet, in order (after those of `ahead`).
+    closing: std::collections::VecDeque<&'static str>,
 }
 
 /// A `run` request sent ahead.
@@ -287,6 +290,7 @@ impl Driver {
             cold_cache: false,
             ahead: Default::default(),
             ahead_since: None,
+            closing: Default::default(),
         };
         let mut ops = vec![Self::load_request(file, options)];
         if set_up {
@@ -463,10 +467,68 @@ impl Driver {
         while self.take_ahead().is_some() {}
     }
 
+    /// [`Driver::settle`], and the closing requests' replies too, so a
+    /// request after them reads its own reply.
+    fn settle_all(&mut self) {
+        self.settle();
+        while let Some(sent) = self.closing.pop_front() {
+            // As for the runs: an error shows again in the next request.
+            let _ = self.receive(sent);
+        }
+    }
+
+    /// Sends what follows a measurement (`output` to `path`, `validate`,
+    /// `teardown` and, with `exit`, a socket's `exit`) behind the runs
+    /// still under way, without waiting: when the adapter is done timing
+    /// it finds them queued instead of waiting for warpt to notice the end
+    /// of its last run, finish the series' statistics and ask. Their
+    /// replies are read by [`Driver::output`], [`Driver::validate_and_teardown`],
+    /// [`Driver::teardown`] and [`Driver::finish`], whichever comes first
+    /// reading (and dropping) those before it. Only where nothing else is
+    /// asked of the adapter between output and validation (not a harness
+    /// file, whose accuracy check calls its reference in between).
+    pub fn send_closing(&mut self, path: Option<&Path>, exit: bool) -> Result<(), DriverError> {
+        let mut ops: Vec<(&'static str, Value)> = vec![
+            ("output", json!({"op": "output", "path": path})),
+            ("validate", json!({"op": "validate"})),
+            ("teardown", json!({"op": "teardown"})),
+        ];
+        if exit {
+            ops.push(("exit", json!({"op": "exit"})));
+        }
+        // One write: one wake-up of the adapter's reader, not four.
+        let mut lines = String::new();
+        for (_, op) in &ops {
+            lines.push_str(&op.to_string());
+            lines.push('\n');
+        }
+        self.requests.write_all(lines.as_bytes())?;
+        self.requests.flush()?;
+        self.closing.extend(ops.into_iter().map(|(name, _)| name));
+        Ok(())
+    }
+
+    /// The reply to the closing request `op` if it was sent
+    /// ([`Driver::send_closing`]): the runs and closing requests before it
+    /// are read and dropped first. `None` when it was not sent.
+    fn take_closing(&mut self, op: &str) -> Option<Result<Value, DriverError>> {
+        self.settle();
+        while let Some(sent) = self.closing.pop_front() {
+            let reply = self.receive(sent);
+            if sent == op {
+                return Some(reply);
+            }
+        }
+        None
+    }
+
     /// What the benchmark returned and used: latency lists, peak memory,
     /// and the last call's numbers, written as a JSON array to `path`.
     pub fn output(&mut self, path: Option<&Path>) -> Result<Output, DriverError> {
-        let reply = self.request(json!({"op": "output", "path": path}))?;
+        let reply = match self.take_closing("output") {
+            Some(reply) => reply?,
+            None => self.request(json!({"op": "output", "path": path}))?,
+        };
         Output::from_reply(&reply)
     }
 
@@ -502,7 +564,10 @@ impl Driver {
 
     /// Runs `teardown()`.
     pub fn teardown(&mut self) -> Result<(), DriverError> {
-        self.request(json!({"op": "teardown"})).map(drop)
+        match self.take_closing("teardown") {
+            Some(reply) => reply.map(drop),
+            None => self.request(json!({"op": "teardown"})).map(drop),
+        }
     }
 
     /// Runs `validate_result()` and `teardown()`, and with `exit` ends the
@@ -515,17 +580,26 @@ impl Driver {
         &mut self,
         exit: bool,
     ) -> (Result<Option<String>, DriverError>, Result<(), DriverError>) {
+        let problem_of = |reply: Value| {
+            reply
+                .get("problem")
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        if let Some(validated) = self.take_closing("validate") {
+            // Sent at the measurement's end (the exit with them, if asked).
+            let mut closed = self.teardown();
+            if exit {
+                closed = closed.and(self.take_exit());
+            }
+            return (validated.map(problem_of), closed);
+        }
         let mut ops = vec![json!({"op": "validate"}), json!({"op": "teardown"})];
         if exit {
             ops.push(json!({"op": "exit"}));
         }
         let mut replies = self.requests(&ops).into_iter();
-        let problem = next_reply(&mut replies).map(|reply| {
-            reply
-                .get("problem")
-                .and_then(Value::as_str)
-                .map(str::to_string)
-        });
+        let problem = next_reply(&mut replies).map(problem_of);
         let mut closed = next_reply(&mut replies).map(drop);
         if exit {
             closed = closed.and(next_reply(&mut replies).map(drop));
@@ -536,17 +610,26 @@ impl Driver {
     /// Asks the adapter to exit (a socket's adapter: to end this
     /// benchmark's connection) and waits for it.
     pub fn finish(mut self) -> Result<(), DriverError> {
-        self.request(json!({"op": "exit"}))?;
+        self.take_exit()?;
         if let Some(child) = self.child.as_mut() {
             child.wait()?;
         }
         Ok(())
     }
 
+    /// Ends the connection or the adapter: the reply to the `exit` sent
+    /// with the closing requests, else a fresh `exit`'s.
+    fn take_exit(&mut self) -> Result<(), DriverError> {
+        match self.take_closing("exit") {
+            Some(reply) => reply.map(drop),
+            None => self.request(json!({"op": "exit"})).map(drop),
+        }
+    }
+
     /// Sends one request and reads its reply; an error reply becomes
     /// [`DriverError::User`].
     fn request(&mut self, request: Value) -> Result<Value, DriverError> {
-        self.settle();
+        self.settle_all();
         self.send(&request)?;
         self.receive(request["op"].as_str().unwrap_or("?"))
     }
@@ -555,7 +638,7 @@ impl Driver {
     /// reply is [`DriverError::User`] for that request alone): the adapter
     /// answers them back to back instead of waiting for warpt between them.
     fn requests(&mut self, ops: &[Value]) -> Vec<Result<Value, DriverError>> {
-        self.settle();
+        self.settle_all();
         let mut sent = 0;
         let mut replies = Vec::with_capacity(ops.len());
         for op in ops {
