@@ -13,6 +13,7 @@
 //! Python's adapter ships inside the binary ([`PYTHON_ADAPTER`]).
 
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -103,9 +104,15 @@ pub struct Driver {
     child: Option<Child>,
     requests: Box<dyn Write + Send>,
     replies: BufReader<Box<dyn Read + Send>>,
+    /// The descriptor `replies` reads, to ask whether a reply is waiting
+    /// without reading it ([`Driver::reply_waiting`]).
+    reply_fd: std::os::fd::RawFd,
     config: Value,
     timing: Option<String>,
     cold_cache: bool,
+    /// The adapter takes a `run`'s samples through a shared file
+    /// ([`crate::shared`]): its `load` reply said `shared_samples`.
+    shares_samples: bool,
     /// Each `run` request sent ahead ([`Driver::send_ahead`]) whose reply
     /// is not read yet, oldest first.
     ahead: std::collections::VecDeque<Ahead>,
@@ -244,10 +251,11 @@ impl Driver {
             source,
         })?;
         let replies = stream.try_clone()?;
+        let fd = replies.as_raw_fd();
         Self::load(
             None,
             Box::new(stream),
-            Box::new(replies),
+            (Box::new(replies), fd),
             Path::new(name),
             options,
             true,
@@ -261,10 +269,11 @@ impl Driver {
                 "no pipes to the adapter",
             )));
         };
+        let fd = stdout.as_raw_fd();
         Self::load(
             Some(child),
             Box::new(stdin),
-            Box::new(stdout),
+            (Box::new(stdout), fd),
             file,
             options,
             false,
@@ -276,7 +285,7 @@ impl Driver {
     fn load(
         child: Option<Child>,
         requests: Box<dyn Write + Send>,
-        replies: Box<dyn Read + Send>,
+        (replies, reply_fd): (Box<dyn Read + Send>, std::os::fd::RawFd),
         file: &Path,
         options: &LoadOptions,
         set_up: bool,
@@ -285,9 +294,11 @@ impl Driver {
             child,
             requests,
             replies: BufReader::new(replies),
+            reply_fd,
             config: Value::Null,
             timing: None,
             cold_cache: false,
+            shares_samples: false,
             ahead: Default::default(),
             ahead_since: None,
             closing: Default::default(),
@@ -308,6 +319,10 @@ impl Driver {
             .map(str::to_string);
         driver.cold_cache = reply
             .get("cold_cache")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        driver.shares_samples = reply
+            .get("shared_samples")
             .and_then(Value::as_bool)
             .unwrap_or(false);
         Ok(driver)
@@ -342,6 +357,12 @@ impl Driver {
     /// calibration is moot.
     pub fn self_batching(&self) -> bool {
         matches!(self.timing(), Some("pytorch" | "triton"))
+    }
+
+    /// Whether the adapter takes a `run`'s samples through a shared file
+    /// ([`Driver::send_shared`]).
+    pub fn shares_samples(&self) -> bool {
+        self.shares_samples
     }
 
     /// Whether the adapter flushes the cache before every call
@@ -408,6 +429,53 @@ impl Driver {
             sent,
         });
         Ok(())
+    }
+
+    /// [`Driver::send_ahead`] of a measuring `run` whose samples the
+    /// adapter also writes to `shared` as it takes them, going on while
+    /// they number fewer than the limit written there (which warpt may
+    /// raise meanwhile), `limit` at first; its reply holds them all. The
+    /// file is reset for it.
+    pub fn send_shared(
+        &mut self,
+        calls: u64,
+        limit: u64,
+        shared: &crate::shared::SharedSamples,
+    ) -> Result<(), DriverError> {
+        shared.reset(limit);
+        let request = json!({"op": "run", "calls": calls, "record": true,
+            "samples": limit.max(1), "shared": shared.path()});
+        self.send(&request)?;
+        let sent = Instant::now();
+        if self.ahead.is_empty() {
+            self.ahead_since = Some(sent);
+        }
+        self.ahead.push_back(Ahead {
+            calls,
+            samples: limit.max(1),
+            sent,
+        });
+        Ok(())
+    }
+
+    /// Whether a reply (or the end of the channel) is waiting to be read,
+    /// waiting up to `within` for one (without reading it).
+    pub fn reply_waiting(&self, within: Duration) -> bool {
+        if !self.replies.buffer().is_empty() {
+            return true;
+        }
+        let mut fd = libc::pollfd {
+            fd: self.reply_fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let timeout = libc::timespec {
+            tv_sec: within.as_secs() as libc::time_t,
+            tv_nsec: libc::c_long::from(within.subsec_nanos() as i32),
+        };
+        // SAFETY: one valid pollfd, for a descriptor `replies` owns, and a
+        // valid timeout; no signal mask given.
+        unsafe { libc::ppoll(&mut fd, 1, &timeout, std::ptr::null()) > 0 }
     }
 
     /// The samples asked for by requests sent ahead whose replies are not

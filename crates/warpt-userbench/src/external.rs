@@ -259,6 +259,33 @@ fn fill(out: &mut [f64], seconds: f64) {
     }
 }
 
+/// The next measuring reply when the adapter takes requests sent ahead:
+/// one under way and the next queued behind it, of the samples
+/// `requests` says for `taken` so far (`fit(asked)`: those that fit before
+/// the time cap after `asked`), read when due at the `fastest` pace seen.
+fn next_ahead(
+    d: &mut Driver,
+    calls: u64,
+    requests: batch::Requests,
+    taken: u64,
+    fit: impl Fn(u64) -> u64,
+    fastest: Duration,
+) -> Result<crate::driver::Timed, DriverError> {
+    if d.ahead() == 0 {
+        let ask = requests.next(taken, fit(0)).max(1);
+        d.send_ahead(calls, ask, true)?;
+    }
+    // The next request waits behind this one (unless a cap is reached).
+    let ask = requests.next(taken + d.ahead(), fit(d.ahead()));
+    if ask > 0 {
+        d.send_ahead(calls, ask, true)?;
+    }
+    match d.take_ahead_due(fastest) {
+        Some(t) => t,
+        None => d.timed(calls, true),
+    }
+}
+
 /// A protocol failure as the harness reports it, the user's traceback
 /// included.
 fn failed(e: DriverError) -> BenchmarkError {
@@ -301,7 +328,9 @@ fn drop_page_cache() -> Result<(), String> {
 }
 
 mod reported;
+mod sharing;
 use reported::{latency_metrics, ops_per_call, output_details};
+use sharing::Sharing;
 
 impl Benchmark for ExternalBenchmark {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
@@ -425,6 +454,20 @@ impl Benchmark for ExternalBenchmark {
         let mut pace = Duration::from_nanos(calibrated.map_or(0, |c| c.ns));
         let mut fastest = pace;
         let mut measuring_since: Option<std::time::Instant> = None;
+        // An adapter that shares its samples through a file takes one
+        // measuring request for the whole series, warpt raising its limit
+        // as the rule wants more ([`sharing`]); others get the requests
+        // above.
+        let mut sharing = None;
+        if requests.is_some() && driver.shares_samples() {
+            match Sharing::new(policy.max_samples.clamp(1, 1 << 16)) {
+                Ok(s) => sharing = Some(s),
+                Err(e) => warnings.push(format!(
+                    "no file to share the samples through ({e}): measured with a request every \
+                     few samples"
+                )),
+            }
+        }
         if let (Some(c), Some(r)) = (calibrated, requests) {
             // The warm-up is one request, and the first measuring one waits
             // behind it, so the adapter goes straight from one to the other;
@@ -436,7 +479,10 @@ impl Benchmark for ExternalBenchmark {
             warm_since = Some(std::time::Instant::now());
             let sent = driver
                 .send_ahead(c.warmup_calls(warmup), 1, false)
-                .and_then(|()| driver.send_ahead(calls, r.next(0, u64::MAX), true));
+                .and_then(|()| match sharing.as_mut() {
+                    Some(s) => s.start(driver, calls, r.next(0, u64::MAX)),
+                    None => driver.send_ahead(calls, r.next(0, u64::MAX), true),
+                });
             if let Err(e) = sent {
                 return Err(self.nothing_measured(failed(e)));
             }
@@ -447,7 +493,8 @@ impl Benchmark for ExternalBenchmark {
             policy.warmup = Duration::ZERO;
         }
         let driver = std::cell::RefCell::new(driver);
-        let mut closing_sent = false;
+        let sharing = std::cell::RefCell::new(sharing);
+        let mut stopped = false;
         let (m, error) = measure.run_fallible_ahead(
             &policy,
             "latency_ms",
@@ -492,19 +539,17 @@ impl Benchmark for ExternalBenchmark {
                             let fit = left.as_nanos() / pace.as_nanos().max(1);
                             u64::try_from(fit).unwrap_or(u64::MAX).saturating_sub(asked)
                         };
-                        if d.ahead() == 0 {
-                            let ask = r.next(taken as u64, fit(0)).max(1);
-                            d.send_ahead(calls, ask, true).map_err(failed)?;
-                        }
-                        // The next request waits behind this one (unless a
-                        // cap is reached).
-                        let ask = r.next(taken as u64 + d.ahead(), fit(d.ahead()));
-                        if ask > 0 {
-                            d.send_ahead(calls, ask, true).map_err(failed)?;
-                        }
-                        let t = match d.take_ahead_due(fastest) {
-                            Some(t) => t,
-                            None => d.timed(calls, true),
+                        let t = if let Some(s) = sharing.borrow_mut().as_mut() {
+                            // The adapter may go on to the samples that
+                            // fit before the time cap (within the sample
+                            // cap), at least two past those it took, so it
+                            // never waits for warpt to raise the limit: the
+                            // series' end stops it after the batch under way.
+                            s.next(&mut d, calls, taken as u64, fastest, |planned| {
+                                fit(0).min(r.cap.saturating_sub(planned)).max(2)
+                            })
+                        } else {
+                            next_ahead(&mut d, calls, r, taken as u64, fit, fastest)
                         }
                         .map_err(failed)?;
                         let n = t.samples_ns.len().max(1) as u64;
@@ -534,28 +579,44 @@ impl Benchmark for ExternalBenchmark {
                 if !ahead {
                     return None;
                 }
-                if run.connect.is_some() && !closing_sent {
-                    // A test's output, validation and the connection's end
-                    // go behind the runs under way, so pytest finds them
-                    // queued when the last run is done. Should the write
-                    // fail, `output` asks again and reports why.
-                    closing_sent = true;
-                    let _ = driver
-                        .borrow_mut()
-                        .send_closing(run.output_file.as_deref(), true);
+                if !stopped {
+                    stopped = true;
+                    // A shared series' adapter stops after the batch under
+                    // way.
+                    if let Some(s) = sharing.borrow().as_ref() {
+                        s.halt();
+                    }
+                    if run.connect.is_some() {
+                        // A test's output, validation and the connection's
+                        // end go behind the runs under way, so pytest finds
+                        // them queued when the last run is done. Should the
+                        // write fail, `output` asks again and reports why.
+                        let _ = driver
+                            .borrow_mut()
+                            .send_closing(run.output_file.as_deref(), true);
+                    }
                 }
                 let mut queue = queue.borrow_mut();
                 if queue.is_empty() {
-                    let timed = match driver.borrow_mut().take_ahead()? {
-                        Ok(t) => t,
-                        Err(e) => return Some(Err(failed(e))),
+                    let mut d = driver.borrow_mut();
+                    let taken = match sharing.borrow_mut().as_mut() {
+                        Some(s) => s.stop(&mut d)?,
+                        None => d.take_ahead()?,
                     };
-                    queue.extend(timed.seconds_per_call());
+                    match taken {
+                        Ok(t) => queue.extend(t.seconds_per_call()),
+                        Err(e) => return Some(Err(failed(e))),
+                    }
                 }
                 fill(out, queue.pop_front()?);
                 Some(Ok(()))
             },
         );
+        // Stopped another way (the sample cap, an error): the adapter
+        // stops after the batch under way.
+        if let Some(s) = sharing.borrow().as_ref() {
+            s.halt();
+        }
         self.caches = caches;
         let samples = m.metrics[0].stats.as_ref().map_or(0, |s| s.n);
         if let Some(e) = error {

@@ -9,6 +9,8 @@
 //! - [`external`]: one benchmark file as a warpt `Benchmark` on the driver;
 //! - [`interpreter`]: the Python a run's trials start, a launcher resolved once;
 //! - [`batch`]: how many calls one request holds (calibration, warm-up);
+//! - [`shared`]: samples an adapter shares through a mapped file while it
+//!   measures, so it replies once rather than per few samples;
 //! - [`counted`]: `--measure instructions`, one call's instructions counted;
 //! - [`suite`]: the `harness` suite, through which the worker process
 //!   creates those benchmarks;
@@ -36,5 +38,6 @@ pub mod regressions;
 pub mod run;
 pub mod sampling;
 pub mod session;
+pub mod shared;
 pub mod suite;
 pub mod summary;
