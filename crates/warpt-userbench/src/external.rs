@@ -259,6 +259,20 @@ fn fill(out: &mut [f64], seconds: f64) {
     }
 }
 
+/// The series has stopped: a shared series' adapter stops after the
+/// batch under way, and a test's output, validation and the connection's
+/// end go behind whatever runs are under way, so pytest finds them queued
+/// when its last run is done (should the write fail, `output` asks again
+/// and reports why).
+fn end_series(sharing: Option<&Sharing>, driver: &mut Driver, run: &FileRun) {
+    if let Some(s) = sharing {
+        s.halt();
+    }
+    if run.connect.is_some() {
+        let _ = driver.send_closing(run.output_file.as_deref(), true);
+    }
+}
+
 /// The next measuring reply when the adapter takes requests sent ahead:
 /// one under way and the next queued behind it, of the samples
 /// `requests` says for `taken` so far (`fit(asked)`: those that fit before
@@ -581,20 +595,7 @@ impl Benchmark for ExternalBenchmark {
                 }
                 if !stopped {
                     stopped = true;
-                    // A shared series' adapter stops after the batch under
-                    // way.
-                    if let Some(s) = sharing.borrow().as_ref() {
-                        s.halt();
-                    }
-                    if run.connect.is_some() {
-                        // A test's output, validation and the connection's
-                        // end go behind the runs under way, so pytest finds
-                        // them queued when the last run is done. Should the
-                        // write fail, `output` asks again and reports why.
-                        let _ = driver
-                            .borrow_mut()
-                            .send_closing(run.output_file.as_deref(), true);
-                    }
+                    end_series(sharing.borrow().as_ref(), &mut driver.borrow_mut(), &run);
                 }
                 let mut queue = queue.borrow_mut();
                 if queue.is_empty() {
@@ -612,10 +613,9 @@ impl Benchmark for ExternalBenchmark {
                 Some(Ok(()))
             },
         );
-        // Stopped another way (the sample cap, an error): the adapter
-        // stops after the batch under way.
-        if let Some(s) = sharing.borrow().as_ref() {
-            s.halt();
+        // Stopped another way (the sample cap, an error, a fixed count).
+        if !stopped {
+            end_series(sharing.borrow().as_ref(), &mut driver.borrow_mut(), &run);
         }
         self.caches = caches;
         let samples = m.metrics[0].stats.as_ref().map_or(0, |s| s.n);
