@@ -8,7 +8,7 @@
 //! so one sample times a batch of calls ([`crate::batch`]); `latency_ms`
 //! is per call.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
@@ -21,153 +21,11 @@ use warpt_model::{ClockProbe, ParamValue, StageError, Validation};
 
 use crate::batch;
 use crate::counted;
-use crate::driver::{Driver, DriverError, LoadOptions, Output};
+use crate::driver::{Driver, DriverError, Output};
 use crate::sampling::Sampling;
-
-/// Environment variables of the compiled-graph caches a fresh interpreter
-/// under `--cold-start` gets empty directories for.
-const COMPILED_CACHES: [&str; 2] = ["TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR"];
 
 /// Per-request latencies kept whole in a metric's samples.
 const KEEP_EVENTS: usize = 10_000;
-
-/// What one benchmark file runs with: the harness suite's parameters.
-#[derive(Debug, Clone, Default)]
-pub struct FileRun {
-    /// The benchmark file.
-    pub file: PathBuf,
-    /// The interpreter.
-    pub python: String,
-    /// How the adapter loads it.
-    pub load: LoadOptions,
-    /// Where the last call's output goes (a JSON array), if anywhere.
-    pub output_file: Option<PathBuf>,
-    /// A fresh interpreter (load and setup untimed) for every sample.
-    pub cold_start: bool,
-    /// The adapter command line for a file in another language (bench.yaml
-    /// `command`, `{file}` replaced); Python's adapter without one.
-    pub command: Option<String>,
-    /// `measure=instructions`: one call's instructions counted too
-    /// ([`crate::counted`]).
-    pub count: bool,
-    /// The Unix socket of an adapter that is already running (the pytest
-    /// plugin's, [`crate::pytest`]): `file` is then the name it knows the
-    /// benchmark by (a test's node id), not a file.
-    pub connect: Option<PathBuf>,
-}
-
-impl FileRun {
-    /// The run the parameters of a `harness` benchmark describe.
-    pub fn from_context(ctx: &RunContext) -> Result<Self, BenchmarkError> {
-        let object =
-            |key: &str| -> Result<serde_json::Map<String, serde_json::Value>, BenchmarkError> {
-                match ctx.str_param(key)? {
-                    "" => Ok(serde_json::Map::new()),
-                    text => serde_json::from_str(text).map_err(|e| BenchmarkError::InvalidParam {
-                        key: key.into(),
-                        reason: format!("not a JSON object: {e}"),
-                    }),
-                }
-            };
-        let kwargs = object("kwargs")?;
-        let defaults = object("defaults")?;
-        let cold_start = ctx.bool_param("cold_start")?;
-        let mut settings = serde_json::Map::new();
-        // The spec's choices (crate::suite) refuse any other value.
-        let timing = ctx.str_param("timing")?;
-        if !timing.is_empty() {
-            settings.insert("timing".into(), timing.into());
-        }
-        for key in ["cold_cache", "device_hygiene"] {
-            match ctx.str_param(key)? {
-                "" => {}
-                "true" => drop(settings.insert(key.into(), true.into())),
-                "false" => drop(settings.insert(key.into(), false.into())),
-                other => {
-                    return Err(BenchmarkError::InvalidParam {
-                        key: key.into(),
-                        reason: format!("'{other}' is not true or false"),
-                    });
-                }
-            }
-        }
-        if cold_start {
-            // --cold-start asks for cold caches too, unless said otherwise.
-            settings.entry("cold_cache").or_insert(true.into());
-        }
-        let output = ctx.str_param("output_file")?;
-        Ok(FileRun {
-            file: PathBuf::from(ctx.str_param("file")?),
-            // The interpreter the run resolved `python` to, else `python`.
-            python: match ctx.str_param("python_executable")? {
-                "" => ctx.str_param("python")?,
-                resolved => resolved,
-            }
-            .to_string(),
-            load: LoadOptions {
-                kwargs,
-                reproducible: ctx.bool_param("reproducible")?.then_some(ctx.seed),
-                settings,
-                defaults,
-                env: Vec::new(),
-            },
-            output_file: (!output.is_empty()).then(|| PathBuf::from(output)),
-            cold_start,
-            command: Some(ctx.str_param("command")?)
-                .filter(|c| !c.is_empty())
-                .map(str::to_string),
-            // The spec's choices refuse anything but time and instructions.
-            count: ctx.str_param("measure")? == "instructions",
-            connect: None,
-        })
-    }
-
-    /// A fresh adapter with the file loaded and set up; under
-    /// `--cold-start` with empty compiled-graph cache directories, kept in
-    /// `caches` until the run ends.
-    fn start(&self, caches: &mut Vec<TempDir>) -> Result<Driver, BenchmarkError> {
-        let mut load = self.load.clone();
-        if self.cold_start {
-            let dir = tempfile::Builder::new()
-                .prefix("warpt-cold-caches")
-                .tempdir()
-                .map_err(|e| {
-                    BenchmarkError::Failed(format!("a fresh compiled-cache directory: {e}"))
-                })?;
-            for var in COMPILED_CACHES {
-                load.env
-                    .push((var.to_string(), dir.path().join(var.to_lowercase())));
-            }
-            caches.push(dir);
-        }
-        let mut driver = match (&self.connect, &self.command) {
-            (Some(socket), _) => Driver::connect(socket, &self.file.to_string_lossy(), &load),
-            (None, Some(line)) => Driver::start_with(
-                Driver::shell_command(line, &self.file, &load),
-                "sh",
-                &self.file,
-                &load,
-            ),
-            (None, None) => Driver::python_with(&self.python, &self.file, &load),
-        }
-        .map_err(failed)?;
-        // A socket's adapter was set up with the load.
-        if self.connect.is_none() {
-            driver.setup().map_err(failed)?;
-        }
-        Ok(driver)
-    }
-}
-
-impl FileRun {
-    /// How a counted session of this file starts.
-    fn session(&self) -> counted::Session {
-        match &self.command {
-            Some(line) => counted::Session::command(line, &self.file, &self.load),
-            None => counted::Session::python(&self.python, &self.load),
-        }
-    }
-}
 
 /// One user benchmark file under the harness.
 pub struct ExternalBenchmark {
@@ -341,8 +199,10 @@ fn drop_page_cache() -> Result<(), String> {
         .map_err(|e| format!("the page cache was not dropped between samples: {e}"))
 }
 
+mod file_run;
 mod reported;
 mod sharing;
+pub use file_run::FileRun;
 use reported::{latency_metrics, ops_per_call, output_details};
 use sharing::Sharing;
 
