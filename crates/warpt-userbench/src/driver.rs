@@ -418,17 +418,7 @@ impl Driver {
             // still a sample: warpt asks again for the rest.
             request["samples"] = json!(samples);
         }
-        self.send(&request)?;
-        let sent = Instant::now();
-        if self.ahead.is_empty() {
-            self.ahead_since = Some(sent);
-        }
-        self.ahead.push_back(Ahead {
-            calls,
-            samples: samples.max(1),
-            sent,
-        });
-        Ok(())
+        self.send_run(&request, calls, samples)
     }
 
     /// [`Driver::send_ahead`] of a measuring `run` whose samples the
@@ -445,14 +435,20 @@ impl Driver {
         shared.reset(limit);
         let request = json!({"op": "run", "calls": calls, "record": true,
             "samples": limit.max(1), "shared": shared.path()});
-        self.send(&request)?;
+        self.send_run(&request, calls, limit)
+    }
+
+    /// Sends the `run` request `request` (of `samples` samples of `calls`
+    /// calls) and counts it as sent ahead.
+    fn send_run(&mut self, request: &Value, calls: u64, samples: u64) -> Result<(), DriverError> {
+        self.send(request)?;
         let sent = Instant::now();
         if self.ahead.is_empty() {
             self.ahead_since = Some(sent);
         }
         self.ahead.push_back(Ahead {
             calls,
-            samples: limit.max(1),
+            samples: samples.max(1),
             sent,
         });
         Ok(())
