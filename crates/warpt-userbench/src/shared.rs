@@ -81,11 +81,6 @@ impl SharedSamples {
         self.file.path()
     }
 
-    /// Most samples the file holds.
-    pub fn capacity(&self) -> usize {
-        self.capacity
-    }
-
     fn word(&self, i: usize) -> &AtomicU64 {
         assert!(i < HEADER + self.capacity, "word {i} is past the file");
         // SAFETY: the mapping is page-aligned and holds HEADER + capacity
