@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import mmap
+import os
+import platform
 import socket
 import threading
 import time
@@ -69,87 +71,165 @@ class Target:
         result = None
         samples = []
         for _ in range(max(1, batches)):
-            start = clock()
-            for _ in range(calls):
-                result = fn(*args, **kwargs)
-            samples.append(clock() - start)
+            if args or kwargs:
+                start = clock()
+                for _ in range(calls):
+                    result = fn(*args, **kwargs)
+                samples.append(clock() - start)
+            else:
+                start = clock()
+                for _ in range(calls):
+                    result = fn()
+                samples.append(clock() - start)
         self.result, self.called = result, True
         return samples, calls
 
 
 #: Words before the samples in a shared file (docs/protocol.md): the
-#: limit warpt writes, the count of samples taken, two reserved.
+#: limit warpt writes, the count of samples taken, the calls of the next
+#: batch (warpt writes it), one reserved.
 _HEADER = 4
 
+#: Whether this CPU keeps stores in program order (x86's TSO): a sample's
+#: stores then reach warpt before the count's with no barrier. Elsewhere an
+#: uncontended lock's release is the barrier; on a virtual machine even that
+#: costs microseconds a batch, after milliseconds of the test's code.
+_ORDERED_STORES = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686", "x86")
 
-def _time_shared(target: "Target", calls: int, path: str) -> Tuple[List[int], int]:
-    """Times batches of ``calls`` calls back to back, writing each sample
-    to the file warpt maps at ``path`` (docs/protocol.md, ``shared``) and
-    going on while they number fewer than the limit warpt keeps there:
-    no system call between batches, where a reply after each few costs
-    tens of microseconds on a virtual machine."""
-    with open(path, "r+b") as f:
-        mapped = mmap.mmap(f.fileno(), 0)
-    words = memoryview(mapped).cast("Q")
+
+#: The shared file mapped last, by path: warpt lends the same file to each
+#: test of a session, mapped here once (``release_shared`` at the end).
+_mapped: Dict[str, Tuple[mmap.mmap, memoryview]] = {}
+
+
+def _shared_words(path: str) -> memoryview:
+    """The 64-bit words of the shared file at ``path``, mapped once."""
+    held = _mapped.get(path)
+    if held is not None:
+        return held[1]
+    release_shared()
+    fd = os.open(path, os.O_RDWR)
     try:
-        capacity = len(words) - _HEADER
-        # An uncontended lock's release orders the sample's store before
-        # the count's (on any CPU: x86 keeps stores in order anyway).
-        fence = threading.Lock()
-        clock = time.perf_counter_ns
-        fn, args, kwargs = target.fn, target.args, target.kwargs
-        samples: List[int] = []
-        result = None
-        taken = 0
-        while True:
-            start = clock()
-            for _ in range(calls):
-                result = fn(*args, **kwargs)
-            elapsed = clock() - start
-            samples.append(elapsed)
-            if taken < capacity:
-                words[_HEADER + taken] = elapsed
-            taken += 1
-            with fence:
-                pass
-            words[1] = min(taken, capacity)
-            target.result, target.called = result, True
-            if taken >= words[0] or taken >= capacity:
-                return samples, calls
+        mapped = mmap.mmap(fd, 0)
     finally:
+        os.close(fd)
+    words = memoryview(mapped).cast("Q")
+    _mapped[path] = (mapped, words)
+    return words
+
+
+def release_shared() -> None:
+    """Unmaps the shared file kept mapped (the session's end)."""
+    for mapped, words in _mapped.values():
         words.release()
         mapped.close()
+    _mapped.clear()
+
+
+def _time_shared(target: "Target", calls: int, path: str) -> int:
+    """Times batches back to back, each of the calls warpt keeps in the
+    file it maps at ``path`` (docs/protocol.md, ``shared``; ``calls`` if
+    that word is 0), writing each sample and its calls to the file's ring
+    and going on while they number fewer than the limit warpt keeps there:
+    no system call between batches, where a reply after each few costs
+    tens of microseconds on a virtual machine, and as little else as can
+    be (each step after the test's code costs cache misses). Returns the
+    samples taken."""
+    words = _shared_words(path)
+    fence = None if _ORDERED_STORES else threading.Lock()
+    clock = time.perf_counter_ns
+    fn, args, kwargs = target.fn, target.args, target.kwargs
+    ring = (len(words) - _HEADER) // 2
+    result = None
+    taken = 0
+    try:
+        while True:
+            n = words[2] or calls
+            if args or kwargs:
+                start = clock()
+                for _ in range(n):
+                    result = fn(*args, **kwargs)
+                elapsed = clock() - start
+            else:
+                # A call without arguments to unpack: as cheap a loop as
+                # Python has (timeit's), which a batch's time includes.
+                start = clock()
+                for _ in range(n):
+                    result = fn()
+                elapsed = clock() - start
+            slot = _HEADER + 2 * (taken % ring)
+            words[slot] = elapsed
+            words[slot + 1] = n
+            taken += 1
+            if fence is not None:
+                with fence:
+                    pass
+            words[1] = taken
+            if taken >= words[0]:
+                return taken
+    finally:
+        if taken:
+            target.result, target.called = result, True
 
 
 class Connection:
-    """One accepted connection from warpt: requests in, replies out."""
+    """One accepted connection from warpt: requests in, replies out.
+
+    Replies wait in a buffer while more requests are already in: they go
+    in one write when the next request would have to be waited for, before
+    a ``run`` starts timing, and at the end. On a virtual machine each
+    system call after a while of computing costs tens of microseconds, and
+    a test's closing requests (``output``, ``validate``, ``teardown``,
+    ``exit``) come in one write: their four replies, and the measuring
+    ``run``'s before them, go back in one."""
 
     def __init__(self, conn: socket.socket) -> None:
         self._conn = conn
-        self._reader = conn.makefile("r", encoding="utf-8", newline="\n")
-        self._writer = conn.makefile("w", encoding="utf-8", newline="\n")
+        self._in = b""
+        self._out: List[bytes] = []
 
     def request(self) -> Optional[Dict[str, Any]]:
         """The next request; ``None`` when warpt closed the connection."""
-        line = self._reader.readline()
-        if not line:
-            return None
-        parsed: Dict[str, Any] = json.loads(line)
-        return parsed
+        while True:
+            end = self._in.find(b"\n")
+            if end >= 0:
+                line, self._in = self._in[:end], self._in[end + 1 :]
+                parsed: Dict[str, Any] = json.loads(line)
+                return parsed
+            chunk = self._receive()
+            if not chunk:
+                return None
+            self._in += chunk
+
+    def _receive(self) -> bytes:
+        if self._out:
+            # What is already there needs no flush; what must be waited for
+            # may wait on these replies.
+            try:
+                return self._conn.recv(1 << 16, socket.MSG_DONTWAIT)
+            except BlockingIOError:
+                self.flush()
+        return self._conn.recv(1 << 16)
 
     def reply(self, reply: Dict[str, Any]) -> None:
-        """Sends one reply line."""
+        """Queues one reply line (sent by :meth:`flush`, or before the next
+        request is waited for)."""
         # default=str: a test's extra_info may hold values JSON cannot.
-        self._writer.write(json.dumps(reply, default=str) + "\n")
-        self._writer.flush()
+        self._out.append(json.dumps(reply, default=str).encode() + b"\n")
+
+    def flush(self) -> None:
+        """Sends the replies queued."""
+        if self._out:
+            data = b"".join(self._out)
+            self._out.clear()
+            self._conn.sendall(data)
 
     def close(self) -> None:
-        """Closes both directions."""
-        for f in (self._reader, self._writer):
-            try:
-                f.close()
-            except OSError:
-                pass
+        """Sends what is queued, then closes both directions."""
+        try:
+            self.flush()
+        except OSError:
+            pass
         self._conn.close()
 
 
@@ -196,6 +276,9 @@ def measure(
 def _measure(
     conn: Connection, nodeid: str, config: Dict[str, Any], target: Target
 ) -> Optional[Dict[str, Any]]:
+    # Pedantic's rounds are a fixed count (each after its own setup): only
+    # a calibrated series goes through a shared file.
+    sharing = target.setup is None and "pedantic" not in config
     while True:
         request = conn.request()
         if request is None:
@@ -220,7 +303,7 @@ def _measure(
                     "config": config,
                     "timing": "host",
                     "cold_cache": False,
-                    "shared_samples": True,
+                    "shared_samples": sharing,
                 }
             )
         elif op == "setup":
@@ -228,16 +311,25 @@ def _measure(
         elif op == "run":
             calls = max(1, int(request.get("calls", 1)))
             shared = request.get("shared")
+            if request.get("speculative") and not sharing:
+                # Sent before warpt read the load reply: pedantic's rounds
+                # are warpt's to ask for.
+                conn.reply({"ok": True, "taken": 0})
+                continue
+            conn.flush()
+            done: Dict[str, Any]
             try:
-                if shared and target.setup is None:
-                    samples, per_sample = _time_shared(target, calls, str(shared))
+                if shared and sharing:
+                    # The samples are in the file: the reply says how many.
+                    done = {"ok": True, "taken": _time_shared(target, calls, str(shared))}
                 else:
                     samples, per_sample = target.time(calls, int(request.get("samples", 1)))
+                    done = {"ok": True, "samples_ns": samples, "calls": per_sample}
             except Exception as e:  # the user's code: reported, then re-raised in the test
                 target.error = e
                 conn.reply(_failure(e))
                 continue
-            conn.reply({"ok": True, "samples_ns": samples, "calls": per_sample})
+            conn.reply(done)
         else:
             return request
 

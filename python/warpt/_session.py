@@ -16,7 +16,7 @@ import time
 from typing import Any, Dict, List, Optional, Tuple
 
 from warpt import _binary
-from warpt._adapter import Connection, Target, complete, decline, measure
+from warpt._adapter import Connection, Target, complete, decline, measure, release_shared
 from warpt._errors import WarptError
 from warpt._results import Run
 
@@ -178,5 +178,6 @@ class WarptRun:
         return "\n".join(self.log().splitlines()[-lines:])
 
     def cleanup(self) -> None:
-        """Removes the temporary directory."""
+        """Unmaps the shared file and removes the temporary directory."""
+        release_shared()
         self._dir.cleanup()

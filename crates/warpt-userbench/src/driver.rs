@@ -136,6 +136,17 @@ struct Ahead {
     sent: Instant,
 }
 
+/// How a channel to an adapter opens ([`Driver::load`]).
+enum Opening<'a> {
+    /// A started process: `load`, and `setup` later on its own.
+    Process,
+    /// A listening adapter's socket: `load` and `setup` in one write, and
+    /// with `first` the speculative shared run behind them.
+    Socket {
+        first: Option<&'a crate::shared::SharedSamples>,
+    },
+}
+
 impl Driver {
     /// Starts `python` (e.g. `python3`) on the embedded adapter and loads
     /// the benchmark in `file`.
@@ -246,6 +257,23 @@ impl Driver {
     /// connection unread). The connection is this benchmark's:
     /// [`Driver::finish`] or dropping the driver ends it, not the adapter.
     pub fn connect(socket: &Path, name: &str, options: &LoadOptions) -> Result<Self, DriverError> {
+        Self::connect_sharing(socket, name, options, None)
+    }
+
+    /// [`Driver::connect`], and with `first` a speculative shared `run`
+    /// of one call behind `load` and `setup`, in the same write
+    /// (docs/protocol.md): an adapter whose `load` reply says
+    /// `shared_samples` starts timing as soon as it is set up, and warpt
+    /// raises the limit (one sample) while that first call runs; any
+    /// other answers it without calling anything (or, predating it, times
+    /// the one call). Either way its reply waits among the runs sent
+    /// ahead.
+    pub fn connect_sharing(
+        socket: &Path,
+        name: &str,
+        options: &LoadOptions,
+        first: Option<&crate::shared::SharedSamples>,
+    ) -> Result<Self, DriverError> {
         let stream = UnixStream::connect(socket).map_err(|source| DriverError::Spawn {
             program: format!("the adapter at {}", socket.display()),
             source,
@@ -258,7 +286,7 @@ impl Driver {
             (Box::new(replies), fd),
             Path::new(name),
             options,
-            true,
+            Opening::Socket { first },
         )
     }
 
@@ -276,20 +304,25 @@ impl Driver {
             (Box::new(stdout), fd),
             file,
             options,
-            false,
+            Opening::Process,
         )
     }
 
-    /// Sends `load` over a fresh channel (with `setup` right behind it when
-    /// `set_up`) and keeps what the reply settles.
+    /// Sends `load` over a fresh channel (on a socket with `setup` and the
+    /// speculative first run right behind it, see [`Opening`]) and keeps
+    /// what the reply settles.
     fn load(
         child: Option<Child>,
         requests: Box<dyn Write + Send>,
         (replies, reply_fd): (Box<dyn Read + Send>, std::os::fd::RawFd),
         file: &Path,
         options: &LoadOptions,
-        set_up: bool,
+        opening: Opening<'_>,
     ) -> Result<Self, DriverError> {
+        let (set_up, first) = match opening {
+            Opening::Process => (false, None),
+            Opening::Socket { first } => (true, first),
+        };
         let mut driver = Driver {
             child,
             requests,
@@ -307,7 +340,7 @@ impl Driver {
         if set_up {
             ops.push(json!({"op": "setup"}));
         }
-        let mut replies = driver.requests(&ops).into_iter();
+        let mut replies = driver.requests(&ops, first).into_iter();
         let reply = next_reply(&mut replies)?;
         if set_up {
             next_reply(&mut replies)?;
@@ -421,27 +454,51 @@ impl Driver {
         self.send_run(&request, calls, samples)
     }
 
-    /// [`Driver::send_ahead`] of a measuring `run` whose samples the
-    /// adapter also writes to `shared` as it takes them, going on while
-    /// they number fewer than the limit written there (which warpt may
-    /// raise meanwhile), `limit` at first; its reply holds them all. The
-    /// file is reset for it.
+    /// [`Driver::send_ahead`] of a `run` whose samples the adapter writes
+    /// to `shared` as it takes them (docs/protocol.md), going on while they
+    /// number fewer than the limit written there (which warpt may raise
+    /// meanwhile), `limit` at first, each batch of the calls written there
+    /// (`calls` at first); its reply says how many it took
+    /// ([`Driver::take_shared`]). The file is reset for it.
     pub fn send_shared(
         &mut self,
         calls: u64,
         limit: u64,
         shared: &crate::shared::SharedSamples,
     ) -> Result<(), DriverError> {
-        shared.reset(limit);
+        shared.reset(limit, calls);
         let request = json!({"op": "run", "calls": calls, "record": true,
             "samples": limit.max(1), "shared": shared.path()});
         self.send_run(&request, calls, limit)
+    }
+
+    /// The reply to the oldest `run` sent ahead, read as a shared one's
+    /// ([`Driver::send_shared`]): the samples the adapter took.
+    pub fn take_shared(&mut self) -> Option<Result<u64, DriverError>> {
+        self.ahead.pop_front()?;
+        self.ahead_since = self.ahead.front().map(|next| next.sent);
+        Some(self.receive("run").and_then(|reply| {
+            reply
+                .get("taken")
+                .and_then(Value::as_u64)
+                .ok_or_else(|| DriverError::Garbled {
+                    op: "run".into(),
+                    reply: reply.to_string(),
+                })
+        }))
     }
 
     /// Sends the `run` request `request` (of `samples` samples of `calls`
     /// calls) and counts it as sent ahead.
     fn send_run(&mut self, request: &Value, calls: u64, samples: u64) -> Result<(), DriverError> {
         self.send(request)?;
+        self.count_ahead(calls, samples);
+        Ok(())
+    }
+
+    /// Counts a `run` just sent (of `samples` samples of `calls` calls)
+    /// as sent ahead.
+    fn count_ahead(&mut self, calls: u64, samples: u64) {
         let sent = Instant::now();
         if self.ahead.is_empty() {
             self.ahead_since = Some(sent);
@@ -451,7 +508,6 @@ impl Driver {
             samples: samples.max(1),
             sent,
         });
-        Ok(())
     }
 
     /// Whether a reply (or the end of the channel) is waiting to be read,
@@ -662,7 +718,7 @@ impl Driver {
         if exit {
             ops.push(json!({"op": "exit"}));
         }
-        let mut replies = self.requests(&ops).into_iter();
+        let mut replies = self.requests(&ops, None).into_iter();
         let problem = next_reply(&mut replies).map(problem_of);
         let mut closed = next_reply(&mut replies).map(drop);
         if exit {
@@ -701,25 +757,38 @@ impl Driver {
     /// Sends `ops` at once, then reads their replies in turn (an error
     /// reply is [`DriverError::User`] for that request alone): the adapter
     /// answers them back to back instead of waiting for warpt between them.
-    fn requests(&mut self, ops: &[Value]) -> Vec<Result<Value, DriverError>> {
+    fn requests(
+        &mut self,
+        ops: &[Value],
+        first: Option<&crate::shared::SharedSamples>,
+    ) -> Vec<Result<Value, DriverError>> {
         self.settle_all();
-        let mut sent = 0;
-        let mut replies = Vec::with_capacity(ops.len());
+        // One write: one wake-up of the adapter's reader.
+        let mut lines = String::new();
         for op in ops {
-            match self.send(op) {
-                Ok(()) => sent += 1,
-                Err(e) => {
-                    replies.push(Err(e));
-                    break;
-                }
-            }
+            lines.push_str(&op.to_string());
+            lines.push('\n');
         }
-        let mut read: Vec<_> = ops[..sent]
-            .iter()
+        if let Some(shared) = first {
+            shared.reset(1, 1);
+            let run = json!({"op": "run", "calls": 1, "record": true, "samples": 1,
+                "shared": shared.path(), "speculative": true});
+            lines.push_str(&run.to_string());
+            lines.push('\n');
+        }
+        if let Err(e) = self
+            .requests
+            .write_all(lines.as_bytes())
+            .and_then(|()| self.requests.flush())
+        {
+            return vec![Err(e.into())];
+        }
+        if first.is_some() {
+            self.count_ahead(1, 1);
+        }
+        ops.iter()
             .map(|op| self.receive(op["op"].as_str().unwrap_or("?")))
-            .collect();
-        read.append(&mut replies);
-        read
+            .collect()
     }
 
     /// Writes one request line.

@@ -23,9 +23,14 @@ use crate::batch;
 use crate::counted;
 use crate::driver::{Driver, DriverError, Output};
 use crate::sampling::Sampling;
+use crate::shared::Lent;
 
 /// Per-request latencies kept whole in a metric's samples.
 const KEEP_EVENTS: usize = 10_000;
+
+/// Samples a shared file's ring holds (16 bytes each): warpt reads them
+/// far more often than the adapter could fill it.
+const SHARED_RING: usize = 4096;
 
 /// One user benchmark file under the harness.
 pub struct ExternalBenchmark {
@@ -36,6 +41,9 @@ pub struct ExternalBenchmark {
     /// Where `measure=instructions` counts come from (found in `prepare`).
     counts: Option<warpt_counts::Source>,
     driver: Option<Driver>,
+    /// A pytest test's shared series, started behind `load` and `setup`
+    /// ([`Driver::connect_sharing`]) and taken up by `measure`.
+    sharing: Option<Sharing>,
     /// Errors met that did not stop the stages (see [`Benchmark::take_errors`]).
     errors: Vec<StageError>,
     caches: Vec<TempDir>,
@@ -53,6 +61,7 @@ impl ExternalBenchmark {
             test: None,
             counts: None,
             driver: None,
+            sharing: None,
             errors: Vec::new(),
             caches: Vec::new(),
         }
@@ -66,6 +75,7 @@ impl ExternalBenchmark {
             test: None,
             counts: None,
             driver: None,
+            sharing: None,
             errors: Vec::new(),
             caches: Vec::new(),
         }
@@ -95,6 +105,9 @@ impl ExternalBenchmark {
     /// keep, but teardown still runs (its error kept) before `e` is
     /// reported.
     fn nothing_measured(&mut self, e: BenchmarkError) -> BenchmarkError {
+        if let Some(s) = self.sharing.take() {
+            s.halt();
+        }
         if let Some(Err(t)) = self.driver.as_mut().map(Driver::teardown) {
             self.errors.push(failed(t).at_stage("teardown"));
         }
@@ -123,11 +136,12 @@ fn fill(out: &mut [f64], seconds: f64) {
 /// when its last run is done (should the write fail, `output` asks again
 /// and reports why).
 fn end_series(sharing: Option<&Sharing>, driver: &mut Driver, run: &FileRun) {
-    if let Some(s) = sharing {
-        s.halt();
-    }
+    // Queued first, so they are there when the adapter stops.
     if run.connect.is_some() {
         let _ = driver.send_closing(run.output_file.as_deref(), true);
+    }
+    if let Some(s) = sharing {
+        s.halt();
     }
 }
 
@@ -221,7 +235,19 @@ impl Benchmark for ExternalBenchmark {
                 BenchmarkError::Skipped(format!("--measure instructions: {why}"))
             })?);
         }
-        self.driver = Some(run.start(&mut self.caches)?);
+        // A pytest test's first call goes with its load: the adapter need
+        // not wait for warpt to read the reply and ask.
+        let first = match self.test {
+            Some(_) => Lent::take(SHARED_RING).ok(),
+            None => None,
+        };
+        let driver = run.start(&mut self.caches, first.as_deref())?;
+        if let Some(samples) = first
+            && driver.shares_samples()
+        {
+            self.sharing = Some(Sharing::under_way(samples));
+        }
+        self.driver = Some(driver);
         Ok(())
     }
 
@@ -250,9 +276,15 @@ impl Benchmark for ExternalBenchmark {
             policy.warmup = policy.warmup.min(policy.min_time / 2);
         }
         let calibrating = std::time::Instant::now();
+        let mut warnings = Vec::new();
         // The calibrated batch, where calls are batched by warpt: its
         // warm-up goes in requests of many batches.
         let mut calibrated = None;
+        // An adapter that shares its samples through a file takes one
+        // request for the whole series, calibration and warm-up included,
+        // warpt growing the batch and then raising the limit as the rule
+        // wants more ([`sharing`]); others get the requests below.
+        let mut sharing = self.sharing.take();
         let calls = if run.cold_start {
             1
         } else if let Some(calls) = sampling.fixed_calls() {
@@ -269,14 +301,38 @@ impl Benchmark for ExternalBenchmark {
             1
         } else {
             let target = batch::batch_ns(ctx.duration.min(policy.max_time));
-            match batch::calibrate(target, |calls| driver.warm(calls)) {
+            if sharing.is_none() && driver.shares_samples() {
+                match Sharing::new(SHARED_RING) {
+                    Ok(s) => sharing = Some(s),
+                    Err(e) => warnings.push(format!(
+                        "no file to share the samples through ({e}): measured with a request \
+                         every few samples"
+                    )),
+                }
+            }
+            let found = match sharing.as_mut() {
+                Some(s) => s.calibrate(driver, target),
+                None => batch::calibrate(target, |calls| driver.warm(calls)),
+            };
+            match found {
                 Ok(c) => {
                     calibrated = Some(c);
                     c.calls
                 }
-                Err(e) => return Err(self.nothing_measured(failed(e))),
+                Err(e) => {
+                    if let Some(s) = &sharing {
+                        s.halt();
+                    }
+                    return Err(self.nothing_measured(failed(e)));
+                }
             }
         };
+        if calibrated.is_none()
+            && let Some(s) = sharing.take()
+        {
+            // Started with the load, but not how this one is measured.
+            s.halt();
+        }
         // Calibration ran the function: it counts towards the warm-up.
         policy.warmup = policy.warmup.saturating_sub(calibrating.elapsed());
         // Each sample is one call's share of a timed batch (or one call);
@@ -293,7 +349,6 @@ impl Benchmark for ExternalBenchmark {
         if run.connect.is_none() {
             defs.push(SeriesDef::rate("throughput_ops_per_sec", "ops/s", ops));
         }
-        let mut warnings = Vec::new();
         let mut drop_cache = run.cold_start;
         let mut cold: Option<Driver> = None;
         let measuring = measure.measuring_flag();
@@ -328,21 +383,14 @@ impl Benchmark for ExternalBenchmark {
         let mut pace = Duration::from_nanos(calibrated.map_or(0, |c| c.ns));
         let mut fastest = pace;
         let mut measuring_since: Option<std::time::Instant> = None;
-        // An adapter that shares its samples through a file takes one
-        // measuring request for the whole series, warpt raising its limit
-        // as the rule wants more ([`sharing`]); others get the requests
-        // above.
-        let mut sharing = None;
-        if requests.is_some() && driver.shares_samples() {
-            match Sharing::new(policy.max_samples.clamp(1, 1 << 16)) {
-                Ok(s) => sharing = Some(s),
-                Err(e) => warnings.push(format!(
-                    "no file to share the samples through ({e}): measured with a request every \
-                     few samples"
-                )),
+        if sharing.is_some() {
+            // The series is under way: Measure's warm-up takes its samples
+            // (and discards them) until what is left of the warm-up is
+            // spent; the brief clock probe runs meanwhile.
+            if ctx.clock_probe == Some(ClockProbe::Brief) {
+                measure.regime().first_clock();
             }
-        }
-        if let (Some(c), Some(r)) = (calibrated, requests) {
+        } else if let (Some(c), Some(r)) = (calibrated, requests) {
             // The warm-up is one request, and the first measuring one waits
             // behind it, so the adapter goes straight from one to the other;
             // a brief clock probe (pytest's tests) reads the core meanwhile,
@@ -353,10 +401,7 @@ impl Benchmark for ExternalBenchmark {
             warm_since = Some(std::time::Instant::now());
             let sent = driver
                 .send_ahead(c.warmup_calls(warmup), 1, false)
-                .and_then(|()| match sharing.as_mut() {
-                    Some(s) => s.start(driver, calls, r.next(0, u64::MAX)),
-                    None => driver.send_ahead(calls, r.next(0, u64::MAX), true),
-                });
+                .and_then(|()| driver.send_ahead(calls, r.next(0, u64::MAX), true));
             if let Err(e) = sent {
                 return Err(self.nothing_measured(failed(e)));
             }
@@ -367,6 +412,7 @@ impl Benchmark for ExternalBenchmark {
             policy.warmup = Duration::ZERO;
         }
         let driver = std::cell::RefCell::new(driver);
+        let shared = sharing.is_some();
         let sharing = std::cell::RefCell::new(sharing);
         let mut stopped = false;
         let (m, error) = measure.run_fallible_ahead(
@@ -386,11 +432,11 @@ impl Benchmark for ExternalBenchmark {
                             warnings.push(why);
                             drop_cache = false;
                         }
-                        let mut fresh = run.start(&mut caches)?;
+                        let mut fresh = run.start(&mut caches, None)?;
                         let t = fresh.timed(1, true);
                         cold = Some(fresh);
                         t
-                    } else if let (false, Some(c)) = (now_measuring, calibrated) {
+                    } else if let (false, Some(c), false) = (now_measuring, calibrated, shared) {
                         // Warm-up: the batches that fit in what is left of
                         // it, in one request (its one sample is discarded);
                         // the first was sent before sampling began.
@@ -403,13 +449,19 @@ impl Benchmark for ExternalBenchmark {
                                 false,
                             ),
                         }
-                    } else if let (true, Some(r)) = (now_measuring, requests) {
+                    } else if let (true, Some(r)) = (now_measuring || shared, requests) {
+                        // Measuring, or a shared series' warm-up.
                         let mut d = driver.borrow_mut();
-                        let since = *measuring_since.get_or_insert_with(std::time::Instant::now);
+                        let left = if now_measuring {
+                            let since =
+                                *measuring_since.get_or_insert_with(std::time::Instant::now);
+                            policy.max_time.saturating_sub(since.elapsed())
+                        } else {
+                            policy.max_time + warmup
+                        };
                         // Samples that fit before the time cap after those
                         // asked for.
                         let fit = |asked: u64| {
-                            let left = policy.max_time.saturating_sub(since.elapsed());
                             let fit = left.as_nanos() / pace.as_nanos().max(1);
                             u64::try_from(fit).unwrap_or(u64::MAX).saturating_sub(asked)
                         };
@@ -419,7 +471,7 @@ impl Benchmark for ExternalBenchmark {
                             // cap), at least two past those it took, so it
                             // never waits for warpt to raise the limit: the
                             // series' end stops it after the batch under way.
-                            s.next(&mut d, calls, taken as u64, fastest, |planned| {
+                            s.timed(&mut d, taken as u64, fastest, |planned| {
                                 fit(0).min(r.cap.saturating_sub(planned)).max(2)
                             })
                         } else {

@@ -14,10 +14,15 @@
 //!
 //! The file holds native-endian 64-bit words: the limit (warpt writes it;
 //! the adapter stops once its samples reach it), the samples taken so far
-//! (the adapter writes it after each sample), two words reserved, then
-//! one word per sample (nanoseconds).
+//! (the adapter writes it after each sample), the calls for the next batch
+//! (warpt writes it: calibration grows the batch while the series runs),
+//! one word reserved, then a ring of slots of two words per sample: its
+//! nanoseconds and its calls. Sample `i` is in slot `i % capacity`; warpt
+//! keeps the limit within a ring's length of the samples it has read, so
+//! the adapter never overwrites one unread.
 
 use std::path::Path;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use memmap2::MmapMut;
@@ -29,6 +34,19 @@ const HEADER: usize = 4;
 const LIMIT: usize = 0;
 /// The word counting the samples taken.
 const TAKEN: usize = 1;
+/// The word with the calls for the adapter's next batch.
+const CALLS: usize = 2;
+/// Words per sample's slot: nanoseconds, calls.
+const SLOT: usize = 2;
+
+/// One shared sample: a batch's nanoseconds and its calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sample {
+    /// Nanoseconds the batch took.
+    pub ns: u64,
+    /// Calls in the batch.
+    pub calls: u64,
+}
 
 /// One measurement's shared samples: the mapped file, removed on drop.
 pub struct SharedSamples {
@@ -47,7 +65,7 @@ impl std::fmt::Debug for SharedSamples {
 }
 
 impl SharedSamples {
-    /// A zeroed file for up to `capacity` samples, in memory where the
+    /// A zeroed file for a ring of `capacity` samples, in memory where the
     /// system has a tmpfs for it (`/dev/shm`), else in the temporary
     /// directory; readable by this user only.
     pub fn create(capacity: usize) -> std::io::Result<Self> {
@@ -63,11 +81,11 @@ impl SharedSamples {
                 .tempfile()?
         };
         let capacity = capacity.max(1);
-        let bytes = (HEADER + capacity) * 8;
+        let bytes = (HEADER + SLOT * capacity) * 8;
         file.as_file().set_len(bytes as u64)?;
         // SAFETY: the file is this process's own temporary file, sized
-        // above; the adapter writes only the counter and the sample words
-        // (through aligned 8-byte stores), which are read as atomics below.
+        // above; the adapter writes only the counter and the slots (through
+        // aligned 8-byte stores), which are read as atomics below.
         let map = unsafe { MmapMut::map_mut(file.as_file())? };
         Ok(SharedSamples {
             file,
@@ -82,36 +100,119 @@ impl SharedSamples {
     }
 
     fn word(&self, i: usize) -> &AtomicU64 {
-        assert!(i < HEADER + self.capacity, "word {i} is past the file");
-        // SAFETY: the mapping is page-aligned and holds HEADER + capacity
-        // words (checked above), so word i is an aligned u64 inside it,
+        assert!(
+            i < HEADER + SLOT * self.capacity,
+            "word {i} is past the file"
+        );
+        // SAFETY: the mapping is page-aligned and holds HEADER + SLOT *
+        // capacity words (checked above), so word i is an aligned u64 inside it,
         // valid for the mapping's lifetime, which `&self` bounds; other
         // processes touch it only through single aligned stores.
         unsafe { &*(self.map.as_ptr().cast::<AtomicU64>().add(i)) }
     }
 
-    /// Starts a request: no samples taken, at most `limit`.
-    pub fn reset(&self, limit: u64) {
+    /// Samples the ring holds: the limit stays within this many of the
+    /// samples read.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Starts a request: no samples taken, at most `limit`, batches of
+    /// `calls` calls.
+    pub fn reset(&self, limit: u64, calls: u64) {
         self.word(TAKEN).store(0, Ordering::Relaxed);
-        self.set_limit(limit);
+        self.set_calls(calls);
+        self.word(LIMIT).store(limit, Ordering::Release);
     }
 
     /// Lets the adapter go on to `limit` samples in all (or stop after the
-    /// batch under way, with a limit it has reached).
-    pub fn set_limit(&self, limit: u64) {
-        let limit = limit.min(self.capacity as u64);
+    /// batch under way, with a limit it has reached); never more than a
+    /// ring's length past `read`, the samples read so far.
+    pub fn set_limit(&self, limit: u64, read: usize) {
+        let limit = limit.min((read + self.capacity) as u64);
         self.word(LIMIT).store(limit, Ordering::Release);
+    }
+
+    /// The calls of the adapter's batches from the next one on.
+    pub fn set_calls(&self, calls: u64) {
+        self.word(CALLS).store(calls.max(1), Ordering::Release);
     }
 
     /// The samples the adapter has taken in this request.
     pub fn taken(&self) -> usize {
-        let n = self.word(TAKEN).load(Ordering::Acquire);
-        (n as usize).min(self.capacity)
+        self.word(TAKEN).load(Ordering::Acquire) as usize
     }
 
-    /// Sample `i` (nanoseconds), for `i` below [`SharedSamples::taken`].
-    pub fn sample(&self, i: usize) -> u64 {
-        self.word(HEADER + i).load(Ordering::Relaxed)
+    /// Sample `i`, for `i` below [`SharedSamples::taken`] and not a ring's
+    /// length behind the limit.
+    pub fn sample(&self, i: usize) -> Sample {
+        let at = HEADER + SLOT * (i % self.capacity);
+        Sample {
+            ns: self.word(at).load(Ordering::Relaxed),
+            calls: self.word(at + 1).load(Ordering::Relaxed),
+        }
+    }
+}
+
+/// The file the last measurement of this process gave back, kept for the
+/// next one: a pytest session's tests run one after another in one warpt,
+/// and an adapter that keeps its mapping of a path (the pytest plugin's)
+/// then maps it once a session instead of once a test (on a virtual
+/// machine a mapping's setup and teardown, right after the test's own
+/// code, cost it a few hundred microseconds).
+static SPARE: Mutex<Option<SharedSamples>> = Mutex::new(None);
+
+/// Removes the spare file when the process exits (statics are not
+/// dropped).
+extern "C" fn remove_spare() {
+    if let Ok(mut spare) = SPARE.lock() {
+        spare.take();
+    }
+}
+
+/// A shared file lent to one measurement: the process's spare
+/// ([`Lent::take`]) or a new one, given back when dropped.
+#[derive(Debug)]
+pub struct Lent(Option<SharedSamples>);
+
+impl Lent {
+    /// The spare file if it holds `capacity` samples, else a new one
+    /// ([`SharedSamples::create`]).
+    pub fn take(capacity: usize) -> std::io::Result<Lent> {
+        let spare = SPARE.lock().ok().and_then(|mut s| s.take());
+        let samples = match spare {
+            Some(s) if s.capacity == capacity.max(1) => s,
+            _ => SharedSamples::create(capacity)?,
+        };
+        Ok(Lent(Some(samples)))
+    }
+}
+
+impl std::ops::Deref for Lent {
+    type Target = SharedSamples;
+
+    fn deref(&self) -> &SharedSamples {
+        // Some from `take` until `drop`.
+        self.0.as_ref().expect("a lent file is held until dropped")
+    }
+}
+
+impl Drop for Lent {
+    fn drop(&mut self) {
+        static REGISTERED: std::sync::Once = std::sync::Once::new();
+        let Some(samples) = self.0.take() else {
+            return;
+        };
+        // SAFETY: `remove_spare` is a plain function that neither unwinds
+        // (a poisoned lock is skipped) nor needs anything atexit lacks.
+        REGISTERED.call_once(|| unsafe {
+            libc::atexit(remove_spare);
+        });
+        if let Ok(mut spare) = SPARE.lock() {
+            // A spare already there (two measurements at once) is dropped:
+            // its file removed.
+            *spare = Some(samples);
+        }
     }
 }
 
@@ -120,9 +221,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn another_mapping_sees_the_limit_and_its_samples_are_read_back() {
-        let s = SharedSamples::create(8).unwrap();
-        s.reset(3);
+    fn another_mapping_sees_the_limit_and_calls_and_its_samples_are_read_back() {
+        let s = SharedSamples::create(2).unwrap();
+        s.reset(3, 7);
         // A second mapping of the same file plays the adapter.
         let f = std::fs::OpenOptions::new()
             .read(true)
@@ -131,25 +232,51 @@ mod tests {
             .unwrap();
         // SAFETY: a test's own file, mapped twice on purpose.
         let mut other = unsafe { MmapMut::map_mut(&f) }.unwrap();
-        assert_eq!(&other[0..8], &3u64.to_ne_bytes());
+        let word =
+            |m: &MmapMut, i: usize| u64::from_ne_bytes(m[i * 8..i * 8 + 8].try_into().unwrap());
+        assert_eq!((word(&other, LIMIT), word(&other, CALLS)), (3, 7));
         for (i, ns) in [10u64, 20, 30].into_iter().enumerate() {
-            let at = (HEADER + i) * 8;
+            // Slots of a ring of two: the third sample takes the first's.
+            let at = (HEADER + SLOT * (i % 2)) * 8;
             other[at..at + 8].copy_from_slice(&ns.to_ne_bytes());
+            other[at + 8..at + 16].copy_from_slice(&(i as u64 + 1).to_ne_bytes());
             other[8..16].copy_from_slice(&(i as u64 + 1).to_ne_bytes());
+            assert_eq!(
+                s.sample(i),
+                Sample {
+                    ns,
+                    calls: i as u64 + 1
+                }
+            );
         }
         assert_eq!(s.taken(), 3);
-        assert_eq!(
-            (0..3).map(|i| s.sample(i)).collect::<Vec<_>>(),
-            [10, 20, 30]
-        );
-        s.set_limit(100);
-        // Capped at the capacity.
-        assert_eq!(&other[0..8], &8u64.to_ne_bytes());
-        s.reset(1);
+        assert_eq!(s.sample(2), Sample { ns: 30, calls: 3 });
+        // Never past a ring's length beyond the samples read.
+        s.set_limit(100, 3);
+        assert_eq!(word(&other, LIMIT), 5);
+        s.set_calls(40);
+        assert_eq!(word(&other, CALLS), 40);
+        s.reset(1, 1);
         assert_eq!(s.taken(), 0);
         assert!(s.path().exists());
         let path = s.path().to_path_buf();
         drop(s);
         assert!(!path.exists(), "the file is removed with it");
+    }
+
+    #[test]
+    fn a_lent_file_is_lent_again_to_the_next_measurement_of_its_size() {
+        let first = Lent::take(16).unwrap();
+        let path = first.path().to_path_buf();
+        drop(first);
+        assert!(path.exists(), "kept as the spare");
+        let again = Lent::take(16).unwrap();
+        assert_eq!(again.path(), path);
+        // Another size gets a file of its own; the spare of the wrong size
+        // goes.
+        drop(again);
+        let other = Lent::take(8).unwrap();
+        assert_ne!(other.path(), path);
+        assert!(!path.exists());
     }
 }

@@ -109,7 +109,13 @@ impl FileRun {
     /// A fresh adapter with the file loaded and set up; under
     /// `--cold-start` with empty compiled-graph cache directories, kept in
     /// `caches` until the run ends.
-    pub(super) fn start(&self, caches: &mut Vec<TempDir>) -> Result<Driver, BenchmarkError> {
+    /// `first`: a socket's adapter is sent the speculative shared run
+    /// ([`Driver::connect_sharing`]).
+    pub(super) fn start(
+        &self,
+        caches: &mut Vec<TempDir>,
+        first: Option<&crate::shared::SharedSamples>,
+    ) -> Result<Driver, BenchmarkError> {
         let mut load = self.load.clone();
         if self.cold_start {
             let dir = tempfile::Builder::new()
@@ -125,7 +131,9 @@ impl FileRun {
             caches.push(dir);
         }
         let mut driver = match (&self.connect, &self.command) {
-            (Some(socket), _) => Driver::connect(socket, &self.file.to_string_lossy(), &load),
+            (Some(socket), _) => {
+                Driver::connect_sharing(socket, &self.file.to_string_lossy(), &load, first)
+            }
             (None, Some(line)) => Driver::start_with(
                 Driver::shell_command(line, &self.file, &load),
                 "sh",
