@@ -28,10 +28,6 @@ use crate::shared::Lent;
 /// Per-request latencies kept whole in a metric's samples.
 const KEEP_EVENTS: usize = 10_000;
 
-/// Samples a shared file's ring holds (16 bytes each): warpt reads them
-/// far more often than the adapter could fill it.
-const SHARED_RING: usize = 4096;
-
 /// One user benchmark file under the harness.
 pub struct ExternalBenchmark {
     run: Option<FileRun>,
@@ -130,48 +126,6 @@ fn fill(out: &mut [f64], seconds: f64) {
     }
 }
 
-/// The series has stopped: a shared series' adapter stops after the
-/// batch under way, and a test's output, validation and the connection's
-/// end go behind whatever runs are under way, so pytest finds them queued
-/// when its last run is done (should the write fail, `output` asks again
-/// and reports why).
-fn end_series(sharing: Option<&Sharing>, driver: &mut Driver, run: &FileRun) {
-    // Queued first, so they are there when the adapter stops.
-    if run.connect.is_some() {
-        let _ = driver.send_closing(run.output_file.as_deref(), true);
-    }
-    if let Some(s) = sharing {
-        s.halt();
-    }
-}
-
-/// The next measuring reply when the adapter takes requests sent ahead:
-/// one under way and the next queued behind it, of the samples
-/// `requests` says for `taken` so far (`fit(asked)`: those that fit before
-/// the time cap after `asked`), read when due at the `fastest` pace seen.
-fn next_ahead(
-    d: &mut Driver,
-    calls: u64,
-    requests: batch::Requests,
-    taken: u64,
-    fit: impl Fn(u64) -> u64,
-    fastest: Duration,
-) -> Result<crate::driver::Timed, DriverError> {
-    if d.ahead() == 0 {
-        let ask = requests.next(taken, fit(0)).max(1);
-        d.send_ahead(calls, ask, true)?;
-    }
-    // The next request waits behind this one (unless a cap is reached).
-    let ask = requests.next(taken + d.ahead(), fit(d.ahead()));
-    if ask > 0 {
-        d.send_ahead(calls, ask, true)?;
-    }
-    match d.take_ahead_due(fastest) {
-        Some(t) => t,
-        None => d.timed(calls, true),
-    }
-}
-
 /// A protocol failure as the harness reports it, the user's traceback
 /// included.
 fn failed(e: DriverError) -> BenchmarkError {
@@ -215,9 +169,11 @@ fn drop_page_cache() -> Result<(), String> {
 
 mod file_run;
 mod reported;
+mod series;
 mod sharing;
 pub use file_run::FileRun;
 use reported::{latency_metrics, ops_per_call, output_details};
+use series::{SHARED_RING, end_series, next_ahead};
 use sharing::Sharing;
 
 impl Benchmark for ExternalBenchmark {
@@ -301,30 +257,12 @@ impl Benchmark for ExternalBenchmark {
             1
         } else {
             let target = batch::batch_ns(ctx.duration.min(policy.max_time));
-            if sharing.is_none() && driver.shares_samples() {
-                match Sharing::new(SHARED_RING) {
-                    Ok(s) => sharing = Some(s),
-                    Err(e) => warnings.push(format!(
-                        "no file to share the samples through ({e}): measured with a request \
-                         every few samples"
-                    )),
-                }
-            }
-            let found = match sharing.as_mut() {
-                Some(s) => s.calibrate(driver, target),
-                None => batch::calibrate(target, |calls| driver.warm(calls)),
-            };
-            match found {
+            match series::calibrate(driver, &mut sharing, target, &mut warnings) {
                 Ok(c) => {
                     calibrated = Some(c);
                     c.calls
                 }
-                Err(e) => {
-                    if let Some(s) = &sharing {
-                        s.halt();
-                    }
-                    return Err(self.nothing_measured(failed(e)));
-                }
+                Err(e) => return Err(self.nothing_measured(failed(e))),
             }
         };
         if calibrated.is_none()
