@@ -67,22 +67,32 @@ class Target:
                 samples.append(clock() - start)
                 self.called = True
             return samples, 1
-        args, kwargs = self.args, self.kwargs
-        result = None
         samples = []
         for _ in range(max(1, batches)):
-            if args or kwargs:
-                start = clock()
-                for _ in range(calls):
-                    result = fn(*args, **kwargs)
-                samples.append(clock() - start)
-            else:
-                start = clock()
-                for _ in range(calls):
-                    result = fn()
-                samples.append(clock() - start)
-        self.result, self.called = result, True
+            elapsed, self.result = _batch(fn, self.args, self.kwargs, calls)
+            samples.append(elapsed)
+        self.called = True
         return samples, calls
+
+
+def _batch(
+    fn: Callable[..., Any], args: Tuple[Any, ...], kwargs: Dict[str, Any], calls: int
+) -> Tuple[int, Any]:
+    """Times ``calls`` calls back to back: nanoseconds, and the last call's
+    result."""
+    clock = time.perf_counter_ns
+    result = None
+    if args or kwargs:
+        start = clock()
+        for _ in range(calls):
+            result = fn(*args, **kwargs)
+        return clock() - start, result
+    # A call without arguments to unpack: as cheap a loop as Python has
+    # (timeit's), which a batch's time includes.
+    start = clock()
+    for _ in range(calls):
+        result = fn()
+    return clock() - start, result
 
 
 #: Words before the samples in a shared file (docs/protocol.md): the
@@ -137,28 +147,15 @@ def _time_shared(target: "Target", calls: int, path: str) -> int:
     samples taken."""
     words = _shared_words(path)
     fence = None if _ORDERED_STORES else threading.Lock()
-    clock = time.perf_counter_ns
     fn, args, kwargs = target.fn, target.args, target.kwargs
     first = slot = _HEADER
     end = len(words) - 1
-    plain = not args and not kwargs
     result = None
     taken = 0
     try:
         while True:
             n = words[2] or calls
-            if plain:
-                # A call without arguments to unpack: as cheap a loop as
-                # Python has (timeit's), which a batch's time includes.
-                start = clock()
-                for _ in range(n):
-                    result = fn()
-                elapsed = clock() - start
-            else:
-                start = clock()
-                for _ in range(n):
-                    result = fn(*args, **kwargs)
-                elapsed = clock() - start
+            elapsed, result = _batch(fn, args, kwargs, n)
             words[slot] = elapsed
             words[slot + 1] = n
             taken += 1

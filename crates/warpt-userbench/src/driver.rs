@@ -340,7 +340,13 @@ impl Driver {
         if set_up {
             ops.push(json!({"op": "setup"}));
         }
-        let mut replies = driver.requests(&ops, first).into_iter();
+        // The speculative run: one sample of one call to begin with.
+        let ahead = first.map(|shared| {
+            let mut run = Self::shared_run(1, 1, shared);
+            run["speculative"] = json!(true);
+            run
+        });
+        let mut replies = driver.requests(&ops, ahead.as_ref()).into_iter();
         let reply = next_reply(&mut replies)?;
         if set_up {
             next_reply(&mut replies)?;
@@ -466,10 +472,15 @@ impl Driver {
         limit: u64,
         shared: &crate::shared::SharedSamples,
     ) -> Result<(), DriverError> {
-        shared.reset(limit, calls);
-        let request = json!({"op": "run", "calls": calls, "record": true,
-            "samples": limit.max(1), "shared": shared.path()});
+        let request = Self::shared_run(calls, limit, shared);
         self.send_run(&request, calls, limit)
+    }
+
+    /// The `run` of [`Driver::send_shared`], its file reset for it.
+    fn shared_run(calls: u64, limit: u64, shared: &crate::shared::SharedSamples) -> Value {
+        shared.reset(limit, calls);
+        json!({"op": "run", "calls": calls, "record": true, "samples": limit.max(1),
+            "shared": shared.path()})
     }
 
     /// The reply to the oldest `run` sent ahead, read as a shared one's
@@ -757,23 +768,18 @@ impl Driver {
     /// Sends `ops` at once, then reads their replies in turn (an error
     /// reply is [`DriverError::User`] for that request alone): the adapter
     /// answers them back to back instead of waiting for warpt between them.
+    /// With `ahead`, a `run` goes in the same write behind them, its reply
+    /// left among the runs sent ahead.
     fn requests(
         &mut self,
         ops: &[Value],
-        first: Option<&crate::shared::SharedSamples>,
+        ahead: Option<&Value>,
     ) -> Vec<Result<Value, DriverError>> {
         self.settle_all();
         // One write: one wake-up of the adapter's reader.
         let mut lines = String::new();
-        for op in ops {
+        for op in ops.iter().chain(ahead) {
             lines.push_str(&op.to_string());
-            lines.push('\n');
-        }
-        if let Some(shared) = first {
-            shared.reset(1, 1);
-            let run = json!({"op": "run", "calls": 1, "record": true, "samples": 1,
-                "shared": shared.path(), "speculative": true});
-            lines.push_str(&run.to_string());
             lines.push('\n');
         }
         if let Err(e) = self
@@ -783,8 +789,9 @@ impl Driver {
         {
             return vec![Err(e.into())];
         }
-        if first.is_some() {
-            self.count_ahead(1, 1);
+        if let Some(run) = ahead {
+            let count = |key: &str| run.get(key).and_then(Value::as_u64).unwrap_or(1);
+            self.count_ahead(count("calls"), count("samples"));
         }
         ops.iter()
             .map(|op| self.receive(op["op"].as_str().unwrap_or("?")))
