@@ -5,7 +5,10 @@ pytest-benchmark on the same machine, interleaved.
    alternating which goes first; per test the median over rounds of
    warpt's median / pytest-benchmark's, and whether the two medians'
    95% CIs overlap (order-statistic intervals from each tool's samples).
-   Goal: within 5%, or the CIs overlap.
+   Goal: within 5%, or the CIs overlap. A control session of
+   pytest-benchmark on warpt's opposite side each round, judged the same
+   way against pytest-benchmark, gives the host's noise floor: on a host
+   whose speed drifts between sessions, what no tool could do better.
 2. The 2x pair (test_sort_twice / test_sort) in warpt's runs: the ratio of
    medians in each round, and the 95% CI of its median over the rounds.
    Goal: that CI holds 2.0. (Each round's interval from the two medians'
@@ -89,6 +92,7 @@ class Runner:
         return done, time.perf_counter() - t0
 
     def measured(self, side, out):
+        # "control": pytest-benchmark again.
         done, _ = self.pytest(AGREEMENT, "--benchmark-json", str(out), warpt=side == "warpt")
         if done.returncode != 0:
             sys.exit(f"{side} failed:\n{done.stdout[-3000:]}\n{done.stderr[-2000:]}")
@@ -97,33 +101,55 @@ class Runner:
                 for b in doc["benchmarks"]}
 
 
+def _agrees(rows):
+    """The per-test verdict over rounds of (ratio, CIs overlap) rows: the
+    median ratio, the rounds whose CIs overlap, and whether it agrees."""
+    ratio = statistics.median(r for r, _ in rows)
+    overlaps = sum(1 for _, o in rows if o)
+    return ratio, overlaps, abs(ratio - 1) <= 0.05 or overlaps * 2 > len(rows)
+
+
+def _pair(a, b):
+    """(a's median / b's, whether their CIs overlap)."""
+    (ma, ca), (mb, cb) = a, b
+    return ma / mb, ca[0] <= cb[1] and cb[0] <= ca[1]
+
+
 def agreement(run, rounds):
+    """Each round runs the file under warpt, pytest-benchmark, and
+    pytest-benchmark again (the control), warpt and the control on either
+    side of pytest-benchmark, alternating ends: the control's agreement with
+    pytest-benchmark is the host's noise floor for the same schedule."""
     per_test = {}
     twice = []
     with tempfile.TemporaryDirectory() as d:
         for r in range(rounds):
-            order = ["warpt", "pytest-benchmark"] if r % 2 == 0 else ["pytest-benchmark", "warpt"]
+            order = ["warpt", "pytest-benchmark", "control"]
+            if r % 2:
+                order.reverse()
             got = {side: run.measured(side, Path(d) / f"{side}.json") for side in order}
-            for name, (w, wci) in got["warpt"].items():
-                p, pci = got["pytest-benchmark"][name]
-                overlap = wci[0] <= pci[1] and pci[0] <= wci[1]
-                per_test.setdefault(name, []).append((w / p, overlap, w, p))
+            for name, pb in got["pytest-benchmark"].items():
+                w, c = got["warpt"][name], got["control"][name]
+                per_test.setdefault(name, []).append((_pair(w, pb), _pair(c, pb), w[0], pb[0]))
             (s1, ci1), (s2, ci2) = got["warpt"]["test_sort"], got["warpt"]["test_sort_twice"]
             twice.append((s2 / s1, ci2[0] / ci1[1], ci2[1] / ci1[0]))
             print(f"round {r + 1}/{rounds} done ({', '.join(order)})", flush=True)
     print("\n| test | warpt median | pytest-benchmark median | warpt / p-b (median of rounds) "
-          "| CIs overlap (rounds) | agrees |")
-    print("|---|---:|---:|---:|---:|---|")
-    agreed = 0
+          "| CIs overlap (rounds) | agrees | control: p-b again / p-b | CIs overlap | agrees |")
+    print("|---|---:|---:|---:|---:|---|---:|---:|---|")
+    agreed = controlled = 0
     for name, rows in per_test.items():
-        ratio = statistics.median(r for r, _, _, _ in rows)
-        overlaps = sum(1 for _, o, _, _ in rows if o)
-        ok = abs(ratio - 1) <= 0.05 or overlaps * 2 > len(rows)
+        ratio, overlaps, ok = _agrees([w for w, _, _, _ in rows])
+        cratio, coverlaps, cok = _agrees([c for _, c, _, _ in rows])
         agreed += ok
+        controlled += cok
         print(f"| {name} | {statistics.median(w for _, _, w, _ in rows) * 1e6:.2f} us "
               f"| {statistics.median(p for _, _, _, p in rows) * 1e6:.2f} us | {ratio:.3f} "
-              f"| {overlaps}/{len(rows)} | {'yes' if ok else 'NO'} |")
-    print(f"\n{agreed} of {len(per_test)} tests agree (within 5%, or CIs overlapping in most rounds)")
+              f"| {overlaps}/{len(rows)} | {'yes' if ok else 'NO'} "
+              f"| {cratio:.3f} | {coverlaps}/{len(rows)} | {'yes' if cok else 'NO'} |")
+    print(f"\n{agreed} of {len(per_test)} tests agree (within 5%, or CIs overlapping in most "
+          f"rounds); pytest-benchmark against itself on the same schedule (the host's noise "
+          f"floor): {controlled} of {len(per_test)}")
     ratios = [t for t, _, _ in twice]
     ratio = statistics.median(ratios)
     lo, hi = median_ci(ratios)

@@ -590,9 +590,9 @@ impl Driver {
     }
 
     /// Reads and drops the replies to requests sent ahead (a measurement
-    /// that stopped without them), so the next reply read is the next
-    /// request's.
-    fn settle(&mut self) {
+    /// that stopped without them, or a speculative run the adapter
+    /// declined), so the next reply read is the next request's.
+    pub fn settle(&mut self) {
         // Their calls ran and nobody takes the time; an error in them (the
         // user's code, or the adapter gone) shows again in the next request.
         while self.take_ahead().is_some() {}

@@ -173,7 +173,7 @@ mod series;
 mod sharing;
 pub use file_run::FileRun;
 use reported::{latency_metrics, ops_per_call, output_details};
-use series::{SHARED_RING, end_series, next_ahead};
+use series::{SHARED_RING, end_series, next_ahead, send_rounds};
 use sharing::Sharing;
 
 impl Benchmark for ExternalBenchmark {
@@ -244,11 +244,14 @@ impl Benchmark for ExternalBenchmark {
         let calls = if run.cold_start {
             1
         } else if let Some(calls) = sampling.fixed_calls() {
-            // Pedantic's warm-up rounds beyond the one Measure discards.
-            for _ in 0..sampling.extra_warmup_rounds() {
-                if let Err(e) = driver.warm(calls) {
-                    return Err(self.nothing_measured(failed(e)));
-                }
+            // Pedantic: its warm-up rounds, the one Measure discards and
+            // its rounds go at once, so the adapter times them back to
+            // back as pytest-benchmark does (a request a round timed each
+            // right after the adapter woke for it); the clock probe runs
+            // first, while the adapter waits.
+            measure.regime().first_clock();
+            if let Err(e) = send_rounds(driver, calls, &sampling, policy.max_samples) {
+                return Err(self.nothing_measured(failed(e)));
             }
             calls
         } else if driver.self_batching() || driver.cold_cache() {
@@ -422,7 +425,12 @@ impl Benchmark for ExternalBenchmark {
                         fastest = fastest.min(Duration::from_nanos(least));
                         Ok(t)
                     } else {
-                        driver.borrow_mut().timed(calls, now_measuring)
+                        // Pedantic's rounds sent at once, else a request.
+                        let mut d = driver.borrow_mut();
+                        match d.take_ahead() {
+                            Some(t) => t,
+                            None => d.timed(calls, now_measuring),
+                        }
                     }
                     .map_err(failed)?;
                     if now_measuring {

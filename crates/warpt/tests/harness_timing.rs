@@ -424,3 +424,39 @@ fn timing_comes_from_the_flag_then_get_config_then_bench_yaml() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("bench.yaml:1"), "{stderr}");
 }
+
+/// A benchmark whose `get_config()` fixes its rounds (pytest-benchmark's
+/// `pedantic`) gets exactly those samples, of its iterations each, after
+/// its warm-up rounds (warpt's discarded one among them), all sent to the
+/// adapter at once: every call is counted, none beyond.
+#[test]
+fn pedantic_rounds_from_get_config_are_exactly_the_rounds_asked() {
+    let _alone = alone();
+    let t = tempfile::tempdir().unwrap();
+    let root = t.path().join("tree");
+    let counted = "import os\nclass B:\n    def get_config(self):\n        \
+                   return {'pedantic': {'rounds': 6, 'iterations': 3, 'warmup_rounds': 2}}\n    \
+                   def setup(self): self.calls = 0\n    def benchmark_fn(self):\n        \
+                   self.calls += 1\n        return 1\n    def teardown(self):\n        \
+                   with open(os.path.join(os.path.dirname(__file__), 'calls.txt'), 'a') as f:\n\
+                   \x20           f.write(f'{self.calls}\\n')\n";
+    put(&root, "ped/baseline_ped.py", counted);
+    put(&root, "ped/optimized_ped.py", counted);
+    let quick = ["--duration", "0.2", "--rounds", "1"];
+    let (code, _, export, stderr) = run(&root, &t.path().join("a"), &quick);
+    assert_eq!(code, 0, "{stderr}");
+    for id in ["ped/ped/baseline_ped", "ped/ped/optimized_ped"] {
+        let r = result(&export, id);
+        assert_eq!(r["details"]["calls_per_sample"], 3, "{r:#}");
+        let latency = r["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == "latency_ms")
+            .unwrap();
+        assert_eq!(latency["stats"]["n"], 6, "{latency:#}");
+    }
+    // Two warm-up rounds and six measured ones, of three calls each.
+    let calls = std::fs::read_to_string(root.join("ped/calls.txt")).unwrap();
+    assert_eq!(calls.lines().collect::<Vec<_>>(), ["24", "24"], "{calls}");
+}

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use crate::batch::{self, Calibrated};
 use crate::driver::{Driver, DriverError, Timed};
+use crate::sampling::Sampling;
 
 use super::FileRun;
 use super::sharing::Sharing;
@@ -14,11 +15,20 @@ use super::sharing::Sharing;
 /// far more often than the adapter could fill it.
 pub(super) const SHARED_RING: usize = 4096;
 
+/// Longest batch a sample of a shared series times: 1 ms. Batches are
+/// long where a request goes between every few of them; a shared series
+/// sends none (the adapter's bookkeeping between two batches is about a
+/// microsecond, outside their timed region), and the median of short
+/// batches leaves out interference that comes and goes where each 10 ms
+/// batch would carry its share of it. A call of 1 ms or more is a sample
+/// on its own, as in pytest-benchmark's rounds.
+pub(super) const SHARED_BATCH_NS: u64 = 1_000_000;
+
 /// The calibrated batch for batches of `target_ns`: in the shared series
 /// where the adapter shares its samples (`sharing`: under way since
 /// `prepare`, or started here; without a file, a warning and requests),
-/// else by a request per batch size tried. On an error a shared series is
-/// told to stop.
+/// of at most [`SHARED_BATCH_NS`], else by a request per batch size tried.
+/// On an error a shared series is told to stop.
 pub(super) fn calibrate(
     driver: &mut Driver,
     sharing: &mut Option<Sharing>,
@@ -35,7 +45,7 @@ pub(super) fn calibrate(
         }
     }
     let found = match sharing.as_mut() {
-        Some(s) => s.calibrate(driver, target_ns),
+        Some(s) => s.calibrate(driver, target_ns.min(SHARED_BATCH_NS)),
         None => batch::calibrate(target_ns, |calls| driver.warm(calls)),
     };
     if found.is_err()
@@ -86,4 +96,31 @@ pub(super) fn next_ahead(
         Some(t) => t,
         None => d.timed(calls, true),
     }
+}
+
+/// Sends a fixed count of rounds (pedantic) at once, of `calls` calls
+/// each: its warm-up rounds (a request each, read here), the round Measure
+/// discards, then the `rounds` in one request, so the adapter goes from one
+/// to the next without waiting for warpt. An adapter that ignores
+/// `samples` times one of them, and warpt asks again for the rest.
+pub(super) fn send_rounds(
+    driver: &mut Driver,
+    calls: u64,
+    sampling: &Sampling,
+    rounds: usize,
+) -> Result<(), DriverError> {
+    // The speculative first run an adapter declined comes back first.
+    driver.settle();
+    let extra = sampling.extra_warmup_rounds();
+    for _ in 0..extra {
+        driver.send_ahead(calls, 1, false)?;
+    }
+    driver.send_ahead(calls, 1, false)?;
+    driver.send_ahead(calls, rounds as u64, true)?;
+    for _ in 0..extra {
+        if let Some(reply) = driver.take_ahead() {
+            reply?;
+        }
+    }
+    Ok(())
 }
