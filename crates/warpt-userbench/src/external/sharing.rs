@@ -17,6 +17,13 @@ const MAX_NAP: Duration = Duration::from_millis(20);
 /// least this (warpt's wake-ups are the host's work too).
 const MIN_NAP: Duration = Duration::from_micros(20);
 
+/// Most often warpt reads a measuring series' samples: the adapter never
+/// waits for it (its limit stays far ahead), so reading every 1 ms sample
+/// as it comes would only add wake-ups, each the host's work on a small
+/// virtual machine beside the adapter's timing; the stopping rule sees a
+/// few samples at a time instead.
+const LOOK_EVERY: Duration = Duration::from_millis(5);
+
 /// The series' shared file and where its request stands.
 pub(super) struct Sharing {
     samples: Lent,
@@ -103,7 +110,8 @@ impl Sharing {
     }
 
     /// The samples of the calibrated batch taken since the last call, at
-    /// least one (see [`Sharing::next`]).
+    /// least one (see [`Sharing::next`]), looked for a sample's time or
+    /// [`LOOK_EVERY`] after the last, whichever is longer.
     pub(super) fn timed(
         &mut self,
         driver: &mut Driver,
@@ -111,8 +119,9 @@ impl Sharing {
         sample: Duration,
         more: impl Fn(u64) -> u64,
     ) -> Result<Timed, DriverError> {
+        let look = sample.max(LOOK_EVERY);
         loop {
-            let fresh = self.next(driver, done, sample, &more)?;
+            let fresh = self.next(driver, done, look, &more)?;
             if let Some(t) = self.batch(&fresh) {
                 return Ok(t);
             }
