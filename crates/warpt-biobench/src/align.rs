@@ -71,7 +71,12 @@ impl Alignment {
 
 #[inline(always)]
 fn pair_score(a: u8, b: u8) -> i32 {
-    let (a, b) = (a.to_ascii_uppercase(), b.to_ascii_uppercase());
+    upper_pair_score(a.to_ascii_uppercase(), b.to_ascii_uppercase())
+}
+
+/// [`pair_score`] of two bases already upper-cased.
+#[inline(always)]
+fn upper_pair_score(a: u8, b: u8) -> i32 {
     if a == b'N' || b == b'N' {
         -AMBIGUOUS
     } else if a == b {
@@ -130,41 +135,48 @@ pub fn banded(read: &[u8], reference: &[u8], diagonal: i64, band: usize) -> Opti
     // Cell (i, d) is read prefix i against reference prefix j = i + lo + d.
     let lo = diagonal - band as i64;
     let col = |i: usize, d: usize| i as i64 + lo + d as i64;
-    let (mut h, mut e, mut f) = (vec![NEG; width], vec![NEG; width], vec![NEG; width]);
+    // The previous row's H and F and the current row's, one cell longer
+    // than the band: the last, never written, is the NEG above-right of
+    // the band's last diagonal. (E comes from the cell to the left in the
+    // same row: carried along the row.)
+    let (mut h, mut f) = (vec![NEG; width + 1], vec![NEG; width + 1]);
+    let (mut hn, mut fn_) = (vec![NEG; width + 1], vec![NEG; width + 1]);
     let mut trace = vec![0u8; (m + 1) * width];
-    for (d, cell) in h.iter_mut().enumerate() {
+    for (d, cell) in h[..width].iter_mut().enumerate() {
         let j = col(0, d);
         if (0..=n).contains(&j) {
             *cell = 0; // free start in the reference
         }
     }
-    let (mut hn, mut en, mut fn_) = (vec![NEG; width], vec![NEG; width], vec![NEG; width]);
+    // The read and the reference bases the band reaches, upper-cased once
+    // rather than in every cell.
+    let upper = |s: &[u8]| s.iter().map(u8::to_ascii_uppercase).collect::<Vec<u8>>();
+    let read_up = upper(read);
+    let ref_lo = lo.clamp(0, n) as usize;
+    let ref_hi = (lo + (m + width) as i64).clamp(0, n) as usize;
+    let ref_up = upper(&reference[ref_lo..ref_hi]);
     for i in 1..=m {
         let row = &mut trace[i * width..(i + 1) * width];
-        for d in 0..width {
-            let j = col(i, d);
-            if !(1..=n).contains(&j) && j != 0 {
-                hn[d] = NEG;
-                en[d] = NEG;
-                fn_[d] = NEG;
-                row[d] = 0;
-                continue;
-            }
-            let mut bits = 0u8;
+        // Cells whose reference prefix j = base + d lies in 0..=n.
+        let base = i as i64 + lo;
+        let first = (-base).clamp(0, width as i64) as usize;
+        let last = (n - base + 1).clamp(first as i64, width as i64) as usize;
+        hn[..first].fill(NEG);
+        fn_[..first].fill(NEG);
+        hn[last..width].fill(NEG);
+        fn_[last..width].fill(NEG);
+        let a = read_up[i - 1];
+        // H and E of the cell to the left (NEG left of the first cell).
+        let (mut left_h, mut left_e) = (NEG, NEG);
+        for d in first..last {
+            let j = base + d as i64;
             // F: a gap in the reference (insertion), from (i-1, j): d+1;
             // E: a gap in the read (deletion), from (i, j-1): d-1.
-            let up = |v: &[i32]| v.get(d + 1).copied().unwrap_or(NEG);
-            let left = |v: &[i32]| d.checked_sub(1).map_or(NEG, |p| v[p]);
-            let (fv, f_extends) = gap(up(&h), up(&f));
-            let (ev, e_extends) = gap(left(&hn), left(&en));
-            if f_extends {
-                bits |= F_EXTENDS;
-            }
-            if e_extends {
-                bits |= E_EXTENDS;
-            }
+            let (fv, f_extends) = gap(h[d + 1], f[d + 1]);
+            let (ev, e_extends) = gap(left_h, left_e);
+            let mut bits = (u8::from(f_extends) * F_EXTENDS) | (u8::from(e_extends) * E_EXTENDS);
             let diag = if j >= 1 {
-                h[d] + pair_score(read[i - 1], reference[(j - 1) as usize])
+                h[d] + upper_pair_score(a, ref_up[(j - 1) as usize - ref_lo])
             } else {
                 NEG
             };
@@ -178,12 +190,11 @@ pub fn banded(read: &[u8], reference: &[u8], diagonal: i64, band: usize) -> Opti
                 bits = (bits & !3) | FROM_F;
             }
             hn[d] = hv;
-            en[d] = ev;
             fn_[d] = fv;
             row[d] = bits;
+            (left_h, left_e) = (hv, ev);
         }
         std::mem::swap(&mut h, &mut hn);
-        std::mem::swap(&mut e, &mut en);
         std::mem::swap(&mut f, &mut fn_);
     }
     // Free end in the reference: the best cell of the last row.
@@ -343,6 +354,47 @@ mod tests {
             );
             let (score, edits) = rescore(&read, &reference, &got).unwrap();
             assert_eq!((score, edits), (got.score, got.mismatches), "{got:?}");
+        }
+        // At both ends of the reference, where the band hangs over them,
+        // soft-masked (lower-case) bases among them, edits anywhere.
+        let mut masked = reference.clone();
+        masked[..40].make_ascii_lowercase();
+        masked[560..].make_ascii_lowercase();
+        let mut state = 7u64;
+        let mut next = |below: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize % below
+        };
+        for case in 0..60 {
+            let len = 60 + next(60);
+            let start = match case % 3 {
+                0 => next(8),
+                1 => masked.len() - len - next(8),
+                _ => next(masked.len() - len),
+            };
+            let mut read = masked[start..start + len].to_vec();
+            for _ in 0..next(4) {
+                let at = next(read.len());
+                match next(3) {
+                    0 => read[at] = b"ACGTN"[next(5)],
+                    1 => {
+                        read.remove(at);
+                    }
+                    _ => read.insert(at, b"ACGT"[next(4)]),
+                }
+            }
+            let got = banded(&read, &masked, start as i64, 10).unwrap();
+            let lo = start.saturating_sub(10);
+            let hi = (start + read.len() + 21).min(masked.len());
+            assert_eq!(
+                got.score,
+                full(&read, &masked[lo..hi]),
+                "case {case}: {got:?}"
+            );
+            let (score, edits) = rescore(&read, &masked, &got).unwrap();
+            assert_eq!((score, edits), (got.score, got.mismatches), "case {case}");
         }
         let exact = banded(&reference[100..250], &reference, 100, 8).unwrap();
         assert_eq!(exact.cigar_string(), "150M");
