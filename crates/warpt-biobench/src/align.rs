@@ -150,11 +150,10 @@ pub fn banded(read: &[u8], reference: &[u8], diagonal: i64, band: usize) -> Opti
     }
     // The read and the reference bases the band reaches, upper-cased once
     // rather than in every cell.
-    let upper = |s: &[u8]| s.iter().map(u8::to_ascii_uppercase).collect::<Vec<u8>>();
-    let read_up = upper(read);
+    let read_up = read.to_ascii_uppercase();
     let ref_lo = lo.clamp(0, n) as usize;
     let ref_hi = (lo + (m + width) as i64).clamp(0, n) as usize;
-    let ref_up = upper(&reference[ref_lo..ref_hi]);
+    let ref_up = reference[ref_lo..ref_hi].to_ascii_uppercase();
     for i in 1..=m {
         let row = &mut trace[i * width..(i + 1) * width];
         // Cells whose reference prefix j = base + d lies in 0..=n.
