@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! export llama PRESET SEED DIR          Hugging Face directory (config.json, model.safetensors, f32)
-//! export gguf PRESET SEED TYPE FILE     GGUF file, TYPE q8_0 | q4_0 | f32
+//! export gguf PRESET SEED TYPE FILE     GGUF file, TYPE q8_0 | q4_0 | f32 | f16 | bf16
 //! export tokenizer SEED FILE            the in-process BPE tokenizer, as tokenizer.json
 //! export corpus SEED LINES FILE         held-out corpus text, one line per record
 //! ```
@@ -39,7 +39,13 @@ fn run(args: &[String]) -> Result<(), String> {
                 "q8_0" => GgmlDType::Q8_0,
                 "q4_0" => GgmlDType::Q4_0,
                 "f32" => GgmlDType::F32,
-                other => return Err(format!("type '{other}' is not one of q8_0, q4_0, f32")),
+                "f16" => GgmlDType::F16,
+                "bf16" => GgmlDType::BF16,
+                other => {
+                    return Err(format!(
+                        "type '{other}' is not one of q8_0, q4_0, f32, f16, bf16"
+                    ));
+                }
             };
             let tensors = model::generate(&shape, num(seed)?, &candle_core::Device::Cpu)
                 .map_err(|e| e.to_string())?;

@@ -14,7 +14,7 @@ use std::sync::atomic::Ordering;
 use warpt_harness::SeriesMetrics;
 use warpt_harness::{
     Benchmark, BenchmarkError, Convert, Measure, MeasurePolicy, MeasureResult, Measured,
-    RunContext, SeriesDef,
+    RunContext, SeriesDef, WorkLimit, at_floor_rate,
 };
 use warpt_model::{
     BenchmarkComponent, BenchmarkKind, BenchmarkSpec, Param, ParamValue, StageLimits, Validation,
@@ -23,7 +23,7 @@ use warpt_model::{
 use warpt_models::device::{self, MemoryPeak};
 use warpt_models::family::Family;
 use warpt_models::llm::{Decoder, random_prompts};
-use warpt_models::model::Preset;
+use warpt_models::model::{Preset, Shape};
 use warpt_models::sampling::{DEVICES, LLM_MODELS, PRECISIONS};
 use warpt_models::select::{Config, Source, build, check, config};
 
@@ -31,6 +31,31 @@ use warpt_models::select::{Config, Source, build, check, config};
 pub const NAME: &str = "llm_infer";
 /// Per-request TTFT/TPOT values kept in a metric's `samples`.
 const EVENTS_KEPT: usize = 20_000;
+/// The rate a generation is held to before it counts as stuck (GFLOP/s):
+/// far below any CPU's, so a long prompt or a big batch is given the time
+/// its work needs rather than the default warm-up limit.
+const FLOOR_GFLOPS: f64 = 1.0;
+
+/// The arithmetic of one `generate` (GFLOP): every weight once per token
+/// fed (2 flops a multiply-add; the prompt's, then `n_gen - 1` decode steps:
+/// the first token comes from the prefill) and attention's scores and
+/// weighted sums over the positions up to each token fed.
+fn generate_gflop(
+    parameters: usize,
+    shape: &Shape,
+    batch: usize,
+    prompt: usize,
+    n_gen: usize,
+) -> f64 {
+    let tokens = (batch * (prompt + n_gen - 1)) as f64;
+    let (p, steps) = (prompt as f64, n_gen as f64 - 1.0);
+    // Positions attended to, summed over a request's tokens: 1..=p for the
+    // prompt, then p + 1, p + 2, ... for the decode steps.
+    let attended = p * (p + 1.0) / 2.0 + steps * p + steps * (steps + 1.0) / 2.0;
+    let attention =
+        4.0 * (shape.layers * shape.heads * shape.head_dim) as f64 * attended * batch as f64;
+    (2.0 * parameters as f64 * tokens + attention) / 1e9
+}
 
 /// The spec of `llm_infer`.
 pub fn spec() -> BenchmarkSpec {
@@ -110,6 +135,28 @@ pub struct LlmInfer {
 }
 
 impl Benchmark for LlmInfer {
+    fn work_limits(&self, ctx: &RunContext) -> Vec<WorkLimit> {
+        // Whatever the duration, the warm-up and the measurement each take
+        // at least one whole generation (batch 8 of 2,048 tokens on a small
+        // model is seconds to minutes).
+        let (Some(c), Some(d)) = (&self.config, &self.decoder) else {
+            return Vec::new();
+        };
+        let gflop = generate_gflop(d.parameters, &d.shape, c.batch, c.prompt, c.n_gen);
+        let one = at_floor_rate(gflop, FLOOR_GFLOPS);
+        let part = format!(
+            "generations of {} x {} + {} tokens: {gflop:.0} GFLOP each, {:.0} s at a floor of {FLOOR_GFLOPS} GFLOP/s",
+            c.batch,
+            c.prompt,
+            c.n_gen,
+            one.as_secs_f64()
+        );
+        vec![
+            WorkLimit::warmup(ctx.burnin, one, part.clone()),
+            WorkLimit::measure(ctx.duration, one, part),
+        ]
+    }
+
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
         crate::heap::keep_freed_memory();
         let c = config(&ctx.params).map_err(BenchmarkError::invalid(NAME))?;
@@ -256,5 +303,29 @@ impl Benchmark for LlmInfer {
             Ok(msg) => Validation::pass(msg),
             Err(msg) => Validation::fail(msg),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_generation_counts_its_weights_and_the_positions_attended() {
+        let shape = Preset::Tiny.shape();
+        let per_position = 4.0 * (shape.layers * shape.heads * shape.head_dim) as f64;
+        // A 1-token prompt and 2 generated: 2 tokens fed (the prompt's, one
+        // decode step), attending 1 and then 2 positions.
+        let got = generate_gflop(1000, &shape, 1, 1, 2) * 1e9;
+        let want = 2.0 * 1000.0 * 2.0 + per_position * 3.0;
+        assert!((got - want).abs() < 1e-6, "{got} vs {want}");
+        // A batch multiplies everything; a prompt's attention grows as its square.
+        let batched = generate_gflop(1000, &shape, 8, 1, 2) * 1e9;
+        assert!((batched - 8.0 * want).abs() < 1e-6, "{batched}");
+        let long = generate_gflop(0, &shape, 1, 2048, 2) * 1e9;
+        assert!(
+            (long - per_position * (2048.0 * 2049.0 / 2.0 + 2049.0)).abs() < 1e-3,
+            "{long}"
+        );
     }
 }
