@@ -149,9 +149,10 @@ fn pytorch_timing_agrees_with_host_timing_on_a_cpu_matmul_pair() {
     let t = tempfile::tempdir().unwrap();
     let root = t.path().join("tree");
     matmul_pair(&root);
-    // The two modes' runs are minutes apart on a shared host: a CI that
-    // misses the other's is measured again (twice at most) before it
-    // counts as a disagreement.
+    // The two modes' runs are minutes apart on a shared host: a pair that
+    // disagrees (CIs apart, or one matmul's time off by 2x: a 16 us call
+    // read 37 us once on a busy host) is measured again (twice at most)
+    // before it counts as a disagreement.
     let mut seen = Vec::new();
     for attempt in 0..3 {
         let out = |m: &str| t.path().join(format!("{m}-{attempt}"));
@@ -161,16 +162,16 @@ fn pytorch_timing_agrees_with_host_timing_on_a_cpu_matmul_pair() {
             assert!((2.0..8.0).contains(&v), "4 matmuls over 1: {v}");
         }
         // Both are per call: Timer's blocks are divided by their calls.
-        assert!(
-            (0.5..2.0).contains(&(p_ms / h_ms)),
-            "one matmul: {p_ms} ms (pytorch) against {h_ms} ms (host)"
-        );
-        if h_ci[0] <= p_ci[1] && p_ci[0] <= h_ci[1] {
+        let per_call_agrees = (0.5..2.0).contains(&(p_ms / h_ms));
+        if per_call_agrees && h_ci[0] <= p_ci[1] && p_ci[0] <= h_ci[1] {
             return;
         }
-        seen.push(format!("host {h:.3} {h_ci:?}, pytorch {p:.3} {p_ci:?}"));
+        seen.push(format!(
+            "host {h:.3} {h_ci:?}, pytorch {p:.3} {p_ci:?}; one matmul {p_ms} ms (pytorch) \
+             against {h_ms} ms (host)"
+        ));
     }
-    panic!("the speedup CIs never overlapped: {seen:#?}");
+    panic!("the two timings never agreed: {seen:#?}");
 }
 
 #[test]
