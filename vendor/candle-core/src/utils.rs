@@ -418,7 +418,11 @@ fn candle_num_threads() -> usize {
 
 pub fn get_num_threads() -> usize {
     // Respond to the same environment variable as rayon.
-    rayon_num_threads()
+    // warpt: worked out once; without RAYON_NUM_THREADS it parses /proc/cpuinfo
+    // (num_cpus::get_physical), and every CPU matmul asks: 10% of an f16
+    // Llama run's samples on a 2-vCPU host were the kernel formatting it.
+    static THREADS: OnceLock<usize> = OnceLock::new();
+    *THREADS.get_or_init(rayon_num_threads)
 }
 
 /// On Apple Silicon: P-core count via `hw.perflevel0.logicalcpu`.
