@@ -1,5 +1,5 @@
 //! The engine's rate on square row-major products, for tuning:
-//! `rate f64|f32|bf16|i8 N REPS SAMPLES [THREADS] [KERNEL-ISA]`; prints
+//! `rate f64|f32|bf16|f16|i8 N REPS SAMPLES [THREADS] [KERNEL-ISA]`; prints
 //! `precision=.. n=.. median_gflops=.. best_gflops=.. kernel=..` as
 //! bench/gemm_peer.c does for OpenBLAS. Environment `M` and `K` make the
 //! product `M x K` times `K x N` instead (row-major, as a layer's
@@ -7,7 +7,7 @@
 
 use std::time::Instant;
 
-use warpt_gemm::{Bf16, Element, Isa, Kernel, MatMut, MatRef, Scalar, gemm_with};
+use warpt_gemm::{Bf16, Element, Half, Isa, Kernel, MatMut, MatRef, Scalar, gemm_with};
 
 fn run<T: Element>(
     n: usize,
@@ -85,6 +85,7 @@ fn main() {
     match args.get(1).map(String::as_str) {
         Some("f32") => run::<f32>(n, reps, samples, threads, isa, |x| x as f32),
         Some("bf16") => run::<Bf16>(n, reps, samples, threads, isa, |x| Bf16::from_f32(x as f32)),
+        Some("f16") => run::<Half>(n, reps, samples, threads, isa, |x| Half::from_f32(x as f32)),
         Some("i8") => run::<i8>(n, reps, samples, threads, isa, |x| (x * 255.0) as i8),
         _ => run::<f64>(n, reps, samples, threads, isa, |x| x),
     }

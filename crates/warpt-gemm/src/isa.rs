@@ -44,9 +44,12 @@ impl Isa {
         match self {
             Isa::Portable => true,
             #[cfg(target_arch = "x86_64")]
+            // F16C too ([`crate::Half`]'s tiles widen with it): every
+            // AVX2 CPU has it.
             Isa::Avx2 => {
                 std::arch::is_x86_feature_detected!("avx2")
                     && std::arch::is_x86_feature_detected!("fma")
+                    && std::arch::is_x86_feature_detected!("f16c")
             }
             #[cfg(target_arch = "x86_64")]
             Isa::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),

@@ -8,8 +8,9 @@
 //! microkernel multiplies one micro-panel pair into an `MR x NR` tile held
 //! in registers (on AMX, in tile registers: `Cᵀ = Bᵀ·Aᵀ` a 32 x 32 tile
 //! at a time, B's panels arranged in chunks of 16 depths). Elements: f64,
-//! f32, [`struct@f16`] (AVX512_FP16, fp16 accumulators), [`Bf16`] and i8 (fp32
-//! and int32 accumulators). The ISA is detected at run time and the fastest kernel
+//! f32, [`struct@f16`] (AVX512_FP16, fp16 accumulators), [`Half`] (fp16
+//! widened to fp32 as it is loaded), [`Bf16`] and i8 (fp32 and int32
+//! accumulators). The ISA is detected at run time and the fastest kernel
 //! this CPU runs is taken; every kernel is exact to the same rounding
 //! bound, and [`Kernel::all`] lists those this CPU can run so tests check
 //! each.
@@ -55,6 +56,6 @@ mod tile;
 pub use driver::{Error, gemm, gemm_packed, gemm_packed_rows, gemm_with};
 pub use half::f16;
 pub use isa::Isa;
-pub use kernel::{Bf16, Element, Kernel, Scalar};
+pub use kernel::{Bf16, Element, Half, Kernel, Scalar};
 pub use mat::{MatMut, MatRef};
 pub use packed::PackedA;

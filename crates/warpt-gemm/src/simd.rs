@@ -3,7 +3,9 @@
 //! vectorizes there runs on 128-bit registers unless it is compiled again
 //! for the CPU's features and chosen at run time, as the kernels are.
 
-use crate::kernel::Bf16;
+use half::slice::HalfFloatSliceExt;
+
+use crate::kernel::{Bf16, Half};
 
 /// `f()` compiled for AVX-512 (else AVX2 with FMA) where the CPU has it:
 /// for a loop that converts, transforms or copies (a Winograd transform,
@@ -53,6 +55,20 @@ pub fn bf16_from_f32(src: &[f32], dst: &mut [Bf16]) {
                 .for_each(|(d, s)| *d = Bf16::from_f32(*s))
         },
     )
+}
+
+/// Each of `src` rounded to the nearest fp16, ties to even, into `dst`
+/// (as [`Half::from_f32`]; by F16C's `vcvtps2ph` where the CPU has it,
+/// through the `half` crate's slice conversion).
+///
+/// # Panics
+/// If the slices differ in length.
+pub fn half_from_f32(src: &[f32], dst: &mut [Half]) {
+    assert_eq!(src.len(), dst.len(), "as many fp16 as f32");
+    // SAFETY: a Half is a `repr(transparent)` u16, as `half::f16` is: the
+    // same size and alignment, and any bits are a value of either.
+    let dst = unsafe { std::slice::from_raw_parts_mut(dst.as_mut_ptr().cast(), dst.len()) };
+    <[half::f16]>::convert_from_f32_slice(dst, src);
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -110,6 +126,28 @@ mod x86 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fp16_conversion_rounds_as_the_scalar_one() {
+        // Ties, values past fp16's range and below its normals, lengths
+        // off every multiple of 8.
+        let src: Vec<f32> = (0..1000u32)
+            .map(|i| match i % 5 {
+                0 => 1.0 + (2 * i + 1) as f32 / 4096.0,
+                1 => -(i as f32) * 1.000_123,
+                2 => 70000.0 * i as f32,
+                3 => 1e-6 / (i + 1) as f32,
+                _ => 1.0 / (i as f32 + 0.37),
+            })
+            .collect();
+        for len in [0, 1, 7, 8, 9, 999, 1000] {
+            let mut dst = vec![Half(0xFFFF); len];
+            half_from_f32(&src[..len], &mut dst);
+            for (j, (d, s)) in dst.iter().zip(&src).enumerate() {
+                assert_eq!(d.0, Half::from_f32(*s).0, "{len}: value {j}: {s}");
+            }
+        }
+    }
 
     #[test]
     fn bf16_conversion_rounds_as_the_scalar_one() {

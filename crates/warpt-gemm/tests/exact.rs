@@ -10,7 +10,7 @@
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
 use warpt_gemm::{
-    Bf16, Element, Isa, Kernel, MatMut, MatRef, PackedA, f16, gemm, gemm_packed, gemm_with,
+    Bf16, Element, Half, Isa, Kernel, MatMut, MatRef, PackedA, f16, gemm, gemm_packed, gemm_with,
 };
 
 /// A seeded small integer in -span..=span.
@@ -284,6 +284,35 @@ fn every_bf16_kernel_is_exact_on_every_edge_layout_and_split() {
 }
 
 #[test]
+fn every_widened_fp16_kernel_is_exact_on_every_edge_layout_and_split() {
+    let f = |x| if x == i64::MAX { f32::NAN } else { x as f32 };
+    every_kernel::<Half>(|x| Half::from_f32(f(x)), f);
+    // Summed in fp32, not fp16: 4099 ones add up to 4099 (an fp16
+    // accumulator stops at 2048), on every tile width and in place.
+    for kernel in Kernel::<Half>::all() {
+        for n in [1, kernel.nr] {
+            let (m, k) = (kernel.mr + 1, 4099);
+            let a = vec![Half::from_f32(1.0); m * k];
+            let b = vec![Half::from_f32(1.0); k * n];
+            let mut c = vec![0f32; m * n];
+            let cv = MatMut::row_major(&mut c, m, n).unwrap();
+            let (av, bv) = (
+                MatRef::row_major(&a, m, k).unwrap(),
+                MatRef::col_major(&b, k, n).unwrap(),
+            );
+            gemm_with(kernel, cv, 1.0, av, bv, 0.0, 1).unwrap();
+            assert!(c.iter().all(|&x| x == 4099.0), "{} n {n}", kernel.name);
+        }
+    }
+    // Rounding to fp16: to nearest, ties to even.
+    assert_eq!(Half::from_f32(1.0 + 1.0 / 2048.0).to_f32(), 1.0);
+    assert_eq!(
+        Half::from_f32(1.0 + 3.0 / 2048.0).to_f32(),
+        1.0 + 4.0 / 2048.0
+    );
+}
+
+#[test]
 fn blocking_changed_by_the_caller_is_made_whole() {
     // MC not a whole number of tiles, KC not of bf16's pairs, NC not of
     // tiles: every row, depth and column still counts.
@@ -427,5 +456,8 @@ fn a_packed_matrix_multiplies_any_run_of_its_panels() {
     }
     for kernel in Kernel::<Bf16>::all() {
         check_rows(kernel, |v| Bf16::from_f32(v as f32));
+    }
+    for kernel in Kernel::<Half>::all() {
+        check_rows(kernel, |v| Half::from_f32(v as f32));
     }
 }

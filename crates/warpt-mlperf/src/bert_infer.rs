@@ -57,7 +57,7 @@ pub fn spec() -> BenchmarkSpec {
                 "the reference model's F1 (90.874 for BERT-large in FP32): an F1 below 99% of it fails (MLPerf's quality target); 0 = no target",
             ),
             Param::choice("precision", "f32", Precision::NAMES).help(
-                "f32 or bf16: the operands of every product, linear layers' and attention's (bf16: rounded, sums in f32; softmax, norms and GELU in f32)",
+                "f32, bf16 or f16: the operands of every product, linear layers' and attention's (bf16, f16: rounded, sums in f32; softmax, norms and GELU in f32)",
             ),
         ],
         check: check_params,
@@ -172,6 +172,10 @@ impl Encoder {
             (_, Precision::F32) => 2e-4,
             (Encoder::Packed(_), Precision::Bf16) => 5e-3,
             (Encoder::Dense { .. }, Precision::Bf16) => 5e-2,
+            // Eleven significant bits to bf16's eight: an eighth of its
+            // rounding, with a margin.
+            (Encoder::Packed(_), Precision::F16) => 1e-3,
+            (Encoder::Dense { .. }, Precision::F16) => 1e-2,
         }
     }
 }
@@ -370,6 +374,7 @@ impl Benchmark for BertInfer {
             let dtype = match precision {
                 Precision::F32 => candle_core::DType::F32,
                 Precision::Bf16 => candle_core::DType::BF16,
+                Precision::F16 => candle_core::DType::F16,
             };
             Encoder::Dense {
                 model: DenseBert::load(tensors.clone(), &c, dtype, &dev)
@@ -569,9 +574,9 @@ fn check(
     // every product, so a last-bit difference can become one of bf16's
     // (1.6e-2 on that encoder where bf16 is emulated on the f32 tiles,
     // CPUs without AVX512_BF16, whose bf16 kernel is 1024 deep): bf16 is
-    // held to its own tolerance.
+    // held to its own tolerance, as f16 is.
     let batch_tol = match sut.encoder.precision() {
-        Precision::Bf16 => sut.encoder.tolerance() as f32,
+        Precision::Bf16 | Precision::F16 => sut.encoder.tolerance() as f32,
         Precision::F32 => 1e-4,
     };
     if off > batch_tol {

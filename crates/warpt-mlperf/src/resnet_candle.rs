@@ -77,6 +77,7 @@ impl CandleNet {
         let dtype = match precision {
             Precision::F32 => DType::F32,
             Precision::Bf16 => DType::BF16,
+            Precision::F16 => DType::F16,
         };
         let conv = |c: &ConvSpec| Conv::new(w, c, dtype, dev);
         let blocks = resnet::build_blocks(conv)?;

@@ -91,22 +91,23 @@ impl Precision {
     }
 
     /// The GGML type the weights are held in when the model runs on the
-    /// GGUF engine ([`QLlama`]): the quantized formats, and f32 and bf16,
-    /// whose products run on [`crate::packed`] (bf16: the weights held in
-    /// bf16, the activations rounded per product, sums in f32; norms and
-    /// attention in f32). f16 runs on candle-transformers' Llama.
+    /// GGUF engine ([`QLlama`]): the quantized formats, and f32, bf16 and
+    /// f16, whose products run on [`crate::packed`] (bf16 and f16: the
+    /// weights held so, the activations rounded per product, sums in f32,
+    /// as llama.cpp multiplies them; norms and attention in f32).
     pub fn gguf_type(self) -> Option<GgmlDType> {
         match self {
             Precision::F32 => Some(GgmlDType::F32),
             Precision::Bf16 => Some(GgmlDType::BF16),
+            Precision::F16 => Some(GgmlDType::F16),
             other => other.quantized(),
         }
     }
 
     /// [`Self::gguf_type`] on `device`: on a GPU only the quantized
     /// formats take the GGUF engine (its products on candle's GGML
-    /// kernels there); f32 and bf16 run on candle-transformers' Llama, as
-    /// f16 does.
+    /// kernels there); f32, bf16 and f16 run on candle-transformers'
+    /// Llama.
     pub fn engine_gguf_type(self, device: &Device) -> Option<GgmlDType> {
         match device.is_cpu() {
             true => self.gguf_type(),
@@ -138,8 +139,9 @@ impl Precision {
     }
 }
 
-/// The ways a decoder runs: candle-transformers' `llama` (bf16, f16),
-/// warpt's batched GGUF engine ([`QLlama`]: f32 and the quantized blocks),
+/// The ways a decoder runs: candle-transformers' `llama` (f32, bf16 and
+/// f16 on a GPU), warpt's batched GGUF engine ([`QLlama`]: on the CPU f32,
+/// bf16, f16 and the quantized blocks; on a GPU the quantized blocks),
 /// another family's candle-transformers model, which keeps its KV cache
 /// inside (so one generation holds it at a time), or T5, which encodes the
 /// prompt and decodes from its start token.

@@ -21,7 +21,9 @@
 //! A matrix is held in f32 or, for [`Precision::Bf16`], in bf16: its
 //! weights rounded once at load, each call's activations rounded once
 //! per product, the products summed in f32 (AVX512_BF16's `vdpbf16ps`
-//! where the CPU has it), as PyTorch's bf16 autocast multiplies.
+//! where the CPU has it), as PyTorch's bf16 autocast multiplies. For
+//! [`Precision::F16`], likewise in fp16, widened to f32 as the tiles load
+//! them ([`Half`]), as llama.cpp multiplies fp16 weights on a CPU.
 //!
 //! Bands and chunks run as rayon tasks, each an engine product on one thread:
 //! the model's own parallel work (candle's, attention's) runs on the same
@@ -33,7 +35,7 @@ use std::cell::RefCell;
 use std::thread::LocalKey;
 
 use rayon::prelude::*;
-use warpt_gemm::{Bf16, Element, Isa, Kernel, MatRef, PackedA};
+use warpt_gemm::{Bf16, Element, Half, Isa, Kernel, MatRef, PackedA};
 
 mod product;
 
@@ -53,19 +55,23 @@ pub enum Precision {
     /// bf16 weights (rounded once, at load) and activations (rounded per
     /// product), their products summed in f32.
     Bf16,
+    /// fp16 weights (rounded once, at load) and activations (rounded per
+    /// product), their products summed in f32.
+    F16,
 }
 
 impl Precision {
     /// The names a `precision` parameter takes, in [`Self::parse`]'s
     /// spelling.
-    pub const NAMES: &[&str] = &["f32", "bf16"];
+    pub const NAMES: &[&str] = &["f32", "bf16", "f16"];
 
-    /// The precision a parameter names (`f32` or `bf16`).
+    /// The precision a parameter names (`f32`, `bf16` or `f16`).
     pub fn parse(name: &str) -> Result<Self, String> {
         match name {
             "f32" => Ok(Precision::F32),
             "bf16" => Ok(Precision::Bf16),
-            other => Err(format!("precision '{other}' is not f32 or bf16")),
+            "f16" => Ok(Precision::F16),
+            other => Err(format!("precision '{other}' is not f32, bf16 or f16")),
         }
     }
 
@@ -74,26 +80,32 @@ impl Precision {
         match self {
             Precision::F32 => "f32",
             Precision::Bf16 => "bf16",
+            Precision::F16 => "f16",
         }
     }
 
     /// The instruction set the engine's tiles of this precision use on
     /// this CPU (`details.isa`: for bf16 `avx512_bf16` where the CPU has
-    /// it, else the portable kernel).
+    /// it, for fp16 the tiles that widen it, else the f32 tiles').
     pub fn isa(self) -> &'static str {
         match self {
-            Precision::Bf16 if bf16_native() => Kernel::<Bf16>::best().isa.name(),
-            // bf16 values in f32 where the CPU has no bf16 products.
-            Precision::F32 | Precision::Bf16 => Kernel::<f32>::best().isa.name(),
+            Precision::Bf16 if self.native() => Kernel::<Bf16>::best().isa.name(),
+            Precision::F16 if self.native() => Kernel::<Half>::best().isa.name(),
+            // Their values in f32 where the CPU has no tiles of their own.
+            Precision::F32 | Precision::Bf16 | Precision::F16 => Kernel::<f32>::best().isa.name(),
         }
     }
-}
 
-/// Whether this CPU multiplies bf16 in hardware (AVX512_BF16): elsewhere
-/// the engine's bf16 kernel is portable code, slower than the f32 tiles
-/// on the same values.
-fn bf16_native() -> bool {
-    Kernel::<Bf16>::best().isa != Isa::Portable
+    /// Whether this CPU has tiles of the precision's own (bf16:
+    /// AVX512_BF16; fp16: AVX2 with F16C): elsewhere its kernel is
+    /// portable code, slower than the f32 tiles on the same values.
+    fn native(self) -> bool {
+        match self {
+            Precision::F32 => true,
+            Precision::Bf16 => Kernel::<Bf16>::best().isa != Isa::Portable,
+            Precision::F16 => Kernel::<Half>::best().isa != Isa::Portable,
+        }
+    }
 }
 
 /// Output features per band at least: bands thinner than this cost more
@@ -111,12 +123,17 @@ struct Banded<T: Element> {
 
 /// A matrix's bands, in the element its products run in.
 enum Bands {
-    /// f32 bands; `round` when they hold bf16 values on a CPU without
-    /// AVX512_BF16 (the activations are then rounded to bf16 too, and
-    /// the f32 kernel computes what the bf16 one would).
-    F32 { bands: Banded<f32>, round: bool },
+    /// f32 bands holding values of `holds`: f32, or bf16 or fp16 values
+    /// on a CPU without that precision's tiles (the activations are then
+    /// rounded likewise, and the f32 kernel computes what the other would).
+    F32 {
+        bands: Banded<f32>,
+        holds: Precision,
+    },
     /// bf16 bands, for the engine's bf16 kernel.
     Bf16(Banded<Bf16>),
+    /// fp16 bands, for the engine's tiles that widen them.
+    Half(Banded<Half>),
 }
 
 /// A weight matrix packed for the engine (see the module doc).
@@ -134,6 +151,11 @@ pub struct PackedMatrix {
 /// `x` rounded to the nearest bf16 (ties to even), held as f32.
 fn round_bf16(x: f32) -> f32 {
     Bf16::from_f32(x).to_f32()
+}
+
+/// `x` rounded to the nearest fp16 (ties to even), held as f32.
+fn round_f16(x: f32) -> f32 {
+    Half::from_f32(x).to_f32()
 }
 
 /// Values per conversion task: below this a conversion stays on its
@@ -154,6 +176,27 @@ const ROUND_BF16: Convert<f32> = |x, out| {
         || out.iter_mut().zip(x).for_each(|(o, x)| *o = round_bf16(*x)),
     )
 };
+
+/// To fp16 (`vcvtps2ph` where the CPU has it).
+const TO_HALF: Convert<Half> = warpt_gemm::simd::half_from_f32;
+
+/// To the nearest fp16, held in f32.
+const ROUND_F16: Convert<f32> = |x, out| {
+    warpt_gemm::simd::vectorized(
+        #[inline(always)]
+        || out.iter_mut().zip(x).for_each(|(o, x)| *o = round_f16(*x)),
+    )
+};
+
+/// How values of `precision` held in f32 are made from f32 ones (None:
+/// f32's own, not converted).
+fn rounding(precision: Precision) -> Option<Convert<f32>> {
+    match precision {
+        Precision::F32 => None,
+        Precision::Bf16 => Some(ROUND_BF16),
+        Precision::F16 => Some(ROUND_F16),
+    }
+}
 
 /// `x` converted by `f`, across cores when it is long.
 fn convert<T: Copy + Default + Send>(x: &[f32], f: Convert<T>) -> Vec<T> {
@@ -180,7 +223,10 @@ thread_local! {
     /// per product cost its page faults, zeroing and unmapping: 3% of a
     /// bf16 ResNet-50). Grows to the largest input the thread converts.
     static BF16_X: RefCell<Vec<Bf16>> = const { RefCell::new(Vec::new()) };
-    /// The same, for bf16 values held in f32 (a CPU without AVX512_BF16).
+    /// The same, for fp16.
+    static HALF_X: RefCell<Vec<Half>> = const { RefCell::new(Vec::new()) };
+    /// The same, for bf16 or fp16 values held in f32 (a CPU without their
+    /// tiles).
     static ROUNDED_X: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -218,26 +264,26 @@ impl PackedMatrix {
         Self::from_rows_in(w, n, k, Precision::F32)
     }
 
-    /// `w` (`n × k`, row-major) packed in `precision`: for bf16, rounded
-    /// to bf16 once, here, and held as bf16 for the engine's bf16 kernel
-    /// (or, on a CPU without AVX512_BF16, as the same values in f32).
+    /// `w` (`n × k`, row-major) packed in `precision`: for bf16 and fp16,
+    /// rounded once, here, and held so for the engine's tiles of that
+    /// precision (or, on a CPU without them, as the same values in f32).
     ///
     /// # Panics
     /// If `w.len() != n * k`.
     pub fn from_rows_in(w: &[f32], n: usize, k: usize, precision: Precision) -> Self {
-        Self::from_rows_on(w, n, k, precision, bf16_native())
+        Self::from_rows_on(w, n, k, precision, precision.native())
     }
 
-    /// [`Self::from_rows_in`], bf16 held as bf16 when `native` (else as
-    /// f32 values).
+    /// [`Self::from_rows_in`], bf16 and fp16 held as themselves when
+    /// `native` (else as f32 values).
     fn from_rows_on(w: &[f32], n: usize, k: usize, precision: Precision, native: bool) -> Self {
         assert_eq!(w.len(), n * k, "a {n} x {k} matrix");
         Self::from_strided(w, n, k, (k, 1), precision, native)
     }
 
     /// The `n × k` matrix whose element `(i, p)` is `src[i·rs + p·cs]`,
-    /// packed in `precision` (bf16 held as bf16 when `native`): `src`
-    /// rounded once, as a whole, then packed once.
+    /// packed in `precision` (bf16 and fp16 held as themselves when
+    /// `native`): `src` rounded once, as a whole, then packed once.
     fn from_strided(
         src: &[f32],
         n: usize,
@@ -250,15 +296,20 @@ impl PackedMatrix {
             let view = MatRef::new(src, n, k, rs, cs).expect("src holds n x k (asserted)");
             banded_from(PackedA::new(view))
         }
-        let bands = match precision {
-            Precision::F32 => Bands::F32 {
+        let bands = match (precision, rounding(precision)) {
+            (Precision::Bf16, _) if native => {
+                Bands::Bf16(banded(&convert(src, TO_BF16), n, k, rs, cs))
+            }
+            (Precision::F16, _) if native => {
+                Bands::Half(banded(&convert(src, TO_HALF), n, k, rs, cs))
+            }
+            (holds, None) => Bands::F32 {
                 bands: banded(src, n, k, rs, cs),
-                round: false,
+                holds,
             },
-            Precision::Bf16 if native => Bands::Bf16(banded(&convert(src, TO_BF16), n, k, rs, cs)),
-            Precision::Bf16 => Bands::F32 {
-                bands: banded(&convert(src, ROUND_BF16), n, k, rs, cs),
-                round: true,
+            (holds, Some(round)) => Bands::F32 {
+                bands: banded(&convert(src, round), n, k, rs, cs),
+                holds,
             },
         };
         PackedMatrix {
@@ -286,7 +337,7 @@ impl PackedMatrix {
     pub fn from_cols_in(wt: &[f32], n: usize, k: usize, precision: Precision) -> Self {
         assert_eq!(wt.len(), n * k, "a {k} x {n} matrix");
         // Row i is column i of wt: stride 1 down, n across.
-        Self::from_strided(wt, n, k, (1, n), precision, bf16_native())
+        Self::from_strided(wt, n, k, (1, n), precision, precision.native())
     }
 
     /// The same matrix adding `bias` (one value per output feature) to
@@ -308,8 +359,9 @@ impl PackedMatrix {
     /// The precision its products run in.
     pub fn precision(&self) -> Precision {
         match self.bands {
-            Bands::F32 { round: false, .. } => Precision::F32,
-            Bands::F32 { round: true, .. } | Bands::Bf16(_) => Precision::Bf16,
+            Bands::F32 { holds, .. } => holds,
+            Bands::Bf16(_) => Precision::Bf16,
+            Bands::Half(_) => Precision::F16,
         }
     }
 
@@ -381,9 +433,9 @@ impl PackedMatrix {
         };
         match &self.bands {
             Bands::Bf16(bands) => product.run(bands, x, out),
-            Bands::F32 { bands, .. } => {
+            Bands::F32 { .. } | Bands::Half(_) => {
                 let wide: Vec<f32> = x.iter().map(|v| v.to_f32()).collect();
-                product.run(bands, &wide, out)
+                self.product_into(&wide, rows, out, self.start(), false)
             }
         }
     }
@@ -416,7 +468,7 @@ impl PackedMatrix {
     }
 
     /// `out = x · wᵀ + start`, `x` rounded first when the matrix is bf16
-    /// (once, for every band).
+    /// or fp16 (once, for every band).
     fn product_into(
         &self,
         x: &[f32],
@@ -434,16 +486,16 @@ impl PackedMatrix {
             parallel,
         };
         match &self.bands {
-            Bands::F32 {
-                bands,
-                round: false,
-            } => product.run(bands, x, out),
-            Bands::F32 { bands, round: true } => {
-                with_converted(&ROUNDED_X, x, ROUND_BF16, parallel, |x| {
+            Bands::F32 { bands, holds } => match rounding(*holds) {
+                None => product.run(bands, x, out),
+                Some(round) => with_converted(&ROUNDED_X, x, round, parallel, |x| {
                     product.run(bands, x, out)
-                })
-            }
+                }),
+            },
             Bands::Bf16(bands) => with_converted(&BF16_X, x, TO_BF16, parallel, |x| {
+                product.run(bands, x, out)
+            }),
+            Bands::Half(bands) => with_converted(&HALF_X, x, TO_HALF, parallel, |x| {
                 product.run(bands, x, out)
             }),
         }

@@ -57,12 +57,13 @@ pub(crate) enum Outputs {
 
 impl Projections {
     /// The projections by `parts` (`[out, in]` matrices of the same input
-    /// width): stacked when all are f32, or all bf16, on the CPU.
+    /// width): stacked when all are f32, all bf16 or all f16, on the CPU.
     pub(crate) fn new(parts: Vec<QTensor>, device: &Device) -> candle_core::Result<Self> {
         let dtype = parts.first().map(QTensor::dtype);
         let dense = match dtype {
             Some(GgmlDType::F32) => Some(Precision::F32),
             Some(GgmlDType::BF16) => Some(Precision::Bf16),
+            Some(GgmlDType::F16) => Some(Precision::F16),
             _ => None,
         };
         let same = parts.iter().all(|p| Some(p.dtype()) == dtype);

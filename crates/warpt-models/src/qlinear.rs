@@ -1,5 +1,5 @@
 //! The forward pass's products by a weight matrix, whatever its storage:
-//! f32 and bf16 packed for warpt's engine ([`crate::packed`]), q8_0 and q4_0
+//! f32, bf16 and f16 packed for warpt's engine ([`crate::packed`]), q8_0 and q4_0
 //! repacked for its integer kernels ([`warpt_gemm::quant`]: the
 //! activations quantized to 8-bit blocks per call, as llama.cpp does, and
 //! no f32 copy of a weight ever made), other GGML block types on candle's
@@ -19,7 +19,7 @@ use crate::packed::{PackedMatrix, Precision};
 /// q4_0 repacked for its integer kernels, anything else in its GGUF
 /// blocks.
 pub(crate) enum QLinear {
-    /// f32 or bf16 weights on the CPU ([`crate::packed`]).
+    /// f32, bf16 or f16 weights on the CPU ([`crate::packed`]).
     Packed(PackedMatrix),
     /// q8_0 or q4_0 weights on the CPU ([`warpt_gemm::quant`]).
     Quant(QMatrix),
@@ -48,11 +48,13 @@ impl QLinear {
         let dense = match t.dtype() {
             GgmlDType::F32 => Some(Precision::F32),
             GgmlDType::BF16 => Some(Precision::Bf16),
+            GgmlDType::F16 => Some(Precision::F16),
             _ => None,
         };
         if let (Some(precision), true) = (dense, device.is_cpu()) {
             let (out, inp) = t.shape().dims2()?;
-            // bf16 widens to f32 exactly, and packs back to the same bf16.
+            // bf16 and f16 widen to f32 exactly, and pack back to the
+            // same values.
             let w = t.dequantize(device)?.flatten_all()?.to_vec1::<f32>()?;
             return Ok(QLinear::Packed(PackedMatrix::from_rows_in(
                 &w, out, inp, precision,

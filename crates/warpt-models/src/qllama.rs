@@ -11,8 +11,8 @@
 //! smaller) and a prefill's (many tokens: an integer GEMM), quantizes the
 //! activations to 8-bit blocks and multiplies on the blocks, as
 //! llama.cpp does; no f32 copy of a weight is ever made. Other block
-//! types run on candle's GGML kernels; f32 and bf16 weights (GGUF types
-//! F32, BF16) are packed at load for warpt's engine ([`crate::packed`]),
+//! types run on candle's GGML kernels; f32, bf16 and f16 weights (GGUF
+//! types F32, BF16, F16) are packed at load for warpt's engine ([`crate::packed`]),
 //! a layer's query, key and value projections stacked into one matrix, and
 //! its gate and up projections into another (`crate::projections`).
 

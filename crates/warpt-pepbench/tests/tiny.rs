@@ -79,15 +79,14 @@ fn llm_infer_in_bf16_and_f16_holds_its_tolerance() {
         passed(&r);
         eprintln!("{}", r.validation.as_ref().unwrap().message);
         let params = r.details["parameters"].as_i64().unwrap();
-        // bf16 runs on warpt's engine through the GGUF path, its norm
+        // Both run on warpt's engine through the GGUF path, their norm
         // weights kept f32 ((2 x 6 layers + 1) x 256 of them, 2 bytes more
-        // each); f16 on candle's Llama, every weight in f16.
-        let (engine, bytes) = match precision {
-            "bf16" => ("warpt-gemm", 2 * params + 2 * 13 * 256),
-            _ => ("candle", 2 * params),
-        };
-        assert_eq!(r.details["engine"], ParamValue::from(engine));
-        assert_eq!(r.details["model_bytes"], ParamValue::Int(bytes));
+        // each).
+        assert_eq!(r.details["engine"], ParamValue::from("warpt-gemm"));
+        assert_eq!(
+            r.details["model_bytes"],
+            ParamValue::Int(2 * params + 2 * 13 * 256)
+        );
         assert_eq!(r.details["precision"], ParamValue::from(precision));
     }
 }

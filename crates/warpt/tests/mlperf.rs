@@ -388,7 +388,7 @@ fn deviation(message: &str) -> f64 {
 }
 
 #[test]
-fn resnet50_and_bert_run_in_bf16() {
+fn resnet50_and_bert_run_in_bf16_and_f16() {
     for (bench, params) in [
         (
             "resnet50_infer",
@@ -400,7 +400,7 @@ fn resnet50_and_bert_run_in_bf16() {
         ),
     ] {
         let mut deviations = vec![];
-        for precision in ["f32", "bf16"] {
+        for precision in ["f32", "bf16", "f16"] {
             let mut all = params.to_vec();
             let p = format!("precision={precision}");
             all.push(&p);
@@ -417,10 +417,19 @@ fn resnet50_and_bert_run_in_bf16() {
             deviations[1] > 10.0 * deviations[0],
             "{bench}: f32 and bf16 within {deviations:?} of the reference"
         );
+        // f16's eleven fall between the two.
+        assert!(
+            deviations[2] > 2.0 * deviations[0] && deviations[2] < deviations[1],
+            "{bench}: f32, bf16 and f16 within {deviations:?} of the reference"
+        );
     }
     for (bench, param, says) in [
-        ("bert_infer", "precision=f16", "is not one of f32, bf16"),
-        ("resnet50_infer", "precision=f16", "is not one of f32, bf16"),
+        ("bert_infer", "precision=f8", "is not one of f32, bf16, f16"),
+        (
+            "resnet50_infer",
+            "precision=f8",
+            "is not one of f32, bf16, f16",
+        ),
         (
             "resnet50_infer",
             "conv3x3=fft",

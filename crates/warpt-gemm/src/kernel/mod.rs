@@ -10,6 +10,8 @@
 //! - `tile`: the register tile as macros, for each ISA's vectors;
 //! - `x86`: AVX2+FMA and AVX-512 register tiles (x86-64 only);
 //! - `amx`: AMX tiles for bf16 and int8 (x86-64 only);
+//! - `widen`: tiles for [`Half`], fp16 widened to fp32 as it is loaded
+//!   (x86-64 only);
 //! - `neon`: NEON register tiles (aarch64 only).
 
 // First: its macros are in scope only in the modules declared after it.
@@ -22,6 +24,8 @@ mod amx;
 #[cfg(target_arch = "aarch64")]
 mod neon;
 pub mod portable;
+#[cfg(target_arch = "x86_64")]
+mod widen;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
@@ -431,6 +435,38 @@ unsafe impl Element for Bf16 {
     }
 }
 
+/// An IEEE binary16 multiplied as fp32: widened exactly as a kernel loads
+/// it (F16C's `vcvtph2ps`), products and sums in fp32, as llama.cpp
+/// multiplies fp16 weights on a CPU. Unlike [`struct@half::f16`]'s kernels
+/// (AVX512_FP16, fp16 accumulators), nothing is rounded to fp16 but the
+/// operands: half the bytes of fp32 to read, fp32's accuracy in the sums.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(transparent)]
+pub struct Half(pub u16);
+
+impl Half {
+    /// The nearest fp16 to `x` (ties to even; past fp16's range, infinity).
+    pub fn from_f32(x: f32) -> Self {
+        Half(half::f16::from_f32(x).to_bits())
+    }
+
+    /// The fp32 it stands for (exact).
+    pub fn to_f32(self) -> f32 {
+        half::f16::from_bits(self.0).to_f32()
+    }
+}
+
+// SAFETY: plain bits (a Half has no padding).
+unsafe impl Element for Half {
+    type Acc = f32;
+    const GROUP: usize = 1;
+    const PAD: Self = Half(0);
+    const NAME: &'static str = "f16>f32";
+    fn kernels() -> &'static [Kernel<Self>] {
+        &HALF
+    }
+}
+
 // SAFETY: plain bits (a i8 has no padding).
 unsafe impl Element for i8 {
     type Acc = i32;
@@ -669,6 +705,40 @@ static F16: [Kernel<half::f16>; 2] = [
 
 #[cfg(not(target_arch = "x86_64"))]
 static F16: [Kernel<half::f16>; 1] = [portable::F16];
+
+// fp16 widened to fp32 as loaded: fp32's tiles, A's vectors and B's
+// values converted on the way in (a decode step reads half fp32's bytes).
+#[cfg(target_arch = "x86_64")]
+static HALF: [Kernel<Half>; 3] = [
+    portable::HALF,
+    Kernel {
+        name: "avx2+f16c f16>f32 16x6",
+        isa: Isa::Avx2,
+        mr: 16,
+        nr: 6,
+        kc: 384,
+        mc: 144,
+        nc: 3072,
+        run: widen::half_avx2,
+        direct: Some(widen::half_avx2_direct),
+        order: PanelOrder::Steps,
+    },
+    Kernel {
+        name: "avx512f f16>f32 48x8",
+        isa: Isa::Avx512,
+        mr: 48,
+        nr: 8,
+        kc: 384,
+        mc: 144,
+        nc: 3072,
+        run: widen::half_avx512,
+        direct: Some(widen::half_avx512_direct),
+        order: PanelOrder::Steps,
+    },
+];
+
+#[cfg(not(target_arch = "x86_64"))]
+static HALF: [Kernel<Half>; 1] = [portable::HALF];
 
 #[cfg(target_arch = "aarch64")]
 static F64: [Kernel<f64>; 2] = [

@@ -3,7 +3,7 @@
 //! no hand-tiled kernel runs, and the reference the others are tested
 //! against.
 
-use super::{Bf16, Element, Kernel, MicroKernel, PanelOrder, Scalar, Store};
+use super::{Bf16, Element, Half, Kernel, MicroKernel, PanelOrder, Scalar, Store};
 use crate::isa::Isa;
 
 const MR: usize = 8;
@@ -97,6 +97,42 @@ unsafe fn tile_bf16(
         for (col, bj) in acc.iter_mut().zip(bp.chunks_exact(2)) {
             for (c, ai) in col.iter_mut().zip(ap.chunks_exact(2)) {
                 *c += ai[0].to_f32() * bj[0].to_f32() + ai[1].to_f32() * bj[1].to_f32();
+            }
+        }
+    }
+    // SAFETY: as the caller promises for `cols`, `out` and `ldo`.
+    unsafe { put(&acc, cols, out, ldo, store) };
+}
+
+/// The fp16-in, fp32-sums portable kernel ([`Half`]).
+pub const HALF: Kernel<Half> = portable("portable f16>f32 8x4", 256, tile_half);
+
+/// # Safety
+/// As [`super::MicroKernel`]: `a` holds `k * 8`, `b` `k * cols`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn tile_half(
+    k: usize,
+    a: *const Half,
+    b: *const Half,
+    _rows: usize,
+    cols: usize,
+    out: *mut f32,
+    ldo: usize,
+    store: Store,
+) {
+    // SAFETY: the caller gives the lengths above.
+    let (a, b) = unsafe {
+        (
+            std::slice::from_raw_parts(a, k * MR),
+            std::slice::from_raw_parts(b, k * cols),
+        )
+    };
+    let mut acc = [[0f32; MR]; NR];
+    for (ap, bp) in a.chunks_exact(MR).zip(b.chunks_exact(cols)) {
+        for (col, bj) in acc.iter_mut().zip(bp) {
+            let bj = bj.to_f32();
+            for (c, ai) in col.iter_mut().zip(ap) {
+                *c += ai.to_f32() * bj;
             }
         }
     }

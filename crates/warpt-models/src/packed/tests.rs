@@ -1,4 +1,4 @@
-//! PackedMatrix against the plain product, in f32 and bf16.
+//! PackedMatrix against the plain product, in f32, bf16 and fp16.
 
 #![allow(clippy::unwrap_used)]
 use super::*;
@@ -71,6 +71,17 @@ fn a_transpose_packs_to_the_same_matrix() {
     );
     assert_eq!(b.precision(), Precision::Bf16);
     assert_eq!(a.matmul_t(&x, rows), b.matmul_t(&x, rows));
+    // And fp16.
+    let (a, b) = (
+        PackedMatrix::from_rows_in(&w, n, k, Precision::F16),
+        PackedMatrix::from_cols_in(&wt, n, k, Precision::F16),
+    );
+    assert_eq!(b.precision(), Precision::F16);
+    assert_eq!(a.matmul_t(&x, rows), b.matmul_t(&x, rows));
+    assert_eq!(
+        a.matmul_t(&x, rows),
+        PackedMatrix::from_rows(&w, n, k).matmul_t(&x, rows)
+    );
 }
 
 #[test]
@@ -136,22 +147,33 @@ fn thirds(n: usize) -> Vec<f32> {
     (0..n).map(|i| (i % 7) as f32 / 3.0).collect()
 }
 
+/// A value rounded to a precision, held in f32.
+type Round = fn(f32) -> f32;
+
 #[test]
-fn bf16_multiplies_the_rounded_values_in_f32() {
-    // Values bf16 cannot hold (eight significant bits): the product
-    // is the f64 one of the rounded weights and activations, to f32's
-    // rounding of the sums, and differs from the unrounded product.
-    // Both holdings: bf16 for the bf16 kernel (where this CPU has it)
-    // and the same values in f32; a few rows (bands) and many (chunks
-    // of rows), with a bias.
+fn bf16_and_fp16_multiply_the_rounded_values_in_f32() {
+    // Values neither format holds (eight and eleven significant bits):
+    // the product is the f64 one of the rounded weights and activations,
+    // to f32's rounding of the sums, and differs from the unrounded
+    // product. Both holdings: the format itself for its own tiles (where
+    // this CPU has them) and the same values in f32; a few rows (bands)
+    // and many (chunks of rows), with a bias.
     let (n, k) = (70, 300);
     let pool = three_threads();
     let (w, bias) = (off_bf16(n * k, 5, 11, 13, 1000.0), thirds(n));
-    let r = |v: f32| Bf16::from_f32(v).to_f32() as f64;
-    for native in [false, bf16_native()] {
-        let m = PackedMatrix::from_rows_on(&w, n, k, Precision::Bf16, native).with_bias(&bias);
-        assert_eq!(m.precision(), Precision::Bf16);
-        assert_eq!(matches!(m.bands, Bands::Bf16(_)), native);
+    let cases: [(Precision, Round); 2] = [
+        (Precision::Bf16, |v| Bf16::from_f32(v).to_f32()),
+        (Precision::F16, |v| Half::from_f32(v).to_f32()),
+    ];
+    for ((precision, round), native) in cases
+        .into_iter()
+        .flat_map(|c| [(c, false), (c, c.0.native())])
+    {
+        let r = |v: f32| round(v) as f64;
+        let m = PackedMatrix::from_rows_on(&w, n, k, precision, native).with_bias(&bias);
+        assert_eq!(m.precision(), precision);
+        let own = matches!(m.bands, Bands::Bf16(_) | Bands::Half(_));
+        assert_eq!(own, native, "{precision:?}");
         for rows in [3, 300] {
             let x = off_bf16(rows * k, 7, 9, 17, 700.0);
             let got = pool.install(|| m.matmul_t(&x, rows));
@@ -178,12 +200,15 @@ fn bf16_multiplies_the_rounded_values_in_f32() {
                     let g = got[row * n + c] as f64;
                     assert!(
                         (g - want).abs() <= 1e-5 * magnitude,
-                        "native {native}, {rows} rows: row {row} column {c}: {g} vs {want}"
+                        "{precision:?} native {native}, {rows} rows: row {row} column {c}: {g} vs {want}"
                     );
                     unrounded_differs |= (exact - want).abs() > 1e-5 * magnitude;
                 }
             }
-            assert!(unrounded_differs, "the test's values are all bf16's");
+            assert!(
+                unrounded_differs,
+                "the test's values are all {precision:?}'s"
+            );
         }
     }
 }
@@ -192,7 +217,7 @@ fn bf16_multiplies_the_rounded_values_in_f32() {
 fn activations_given_in_bf16_multiply_as_rounded_ones() {
     // matmul_t_into_serial_bf16 on x already in bf16 is the product on
     // x rounded by the matrix itself (bf16 matrices, both holdings), and
-    // on an f32 matrix the f32 product of the same values; the serial
+    // on an f32 or fp16 matrix its product of the same values; the serial
     // f32 entry point agrees with the parallel one. Into a dirty output.
     let (n, k, rows) = (70, 300, 29);
     let (w, bias) = (off_bf16(n * k, 5, 11, 13, 1000.0), thirds(n));
@@ -201,8 +226,10 @@ fn activations_given_in_bf16_multiply_as_rounded_ones() {
     let xr: Vec<f32> = xb.iter().map(|v| v.to_f32()).collect();
     let matrices = [
         PackedMatrix::from_rows_on(&w, n, k, Precision::Bf16, false),
-        PackedMatrix::from_rows_on(&w, n, k, Precision::Bf16, bf16_native()),
+        PackedMatrix::from_rows_on(&w, n, k, Precision::Bf16, Precision::Bf16.native()),
         PackedMatrix::from_rows_in(&w, n, k, Precision::F32),
+        PackedMatrix::from_rows_on(&w, n, k, Precision::F16, false),
+        PackedMatrix::from_rows_in(&w, n, k, Precision::F16),
     ];
     for m in matrices.map(|m| m.with_bias(&bias)) {
         let (mut serial, mut given) = (vec![f32::NAN; rows * n], vec![f32::NAN; rows * n]);
@@ -238,7 +265,7 @@ fn precisions_parse_by_name() {
     for name in Precision::NAMES {
         assert_eq!(Precision::parse(name).unwrap().name(), *name);
     }
-    assert!(Precision::parse("f16").unwrap_err().contains("'f16'"));
+    assert!(Precision::parse("q8_0").unwrap_err().contains("'q8_0'"));
     assert_eq!(
         PackedMatrix::from_rows(&[1.0], 1, 1).precision(),
         Precision::F32
