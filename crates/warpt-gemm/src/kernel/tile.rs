@@ -102,6 +102,24 @@ macro_rules! store_tile {
     };
 }
 
+/// Adds the sets of accumulators `sets` (each `W` columns of vectors;
+/// a narrow tile's steps alternate between them) into the first and
+/// stores it as [`store_tile!`] does.
+macro_rules! store_sets {
+    ($sets:expr, $out:expr, $ldo:expr, $store:expr, $lanes:literal, $load:ident, $put:ident,
+     $add:ident, $sub:ident) => {
+        let mut acc = $sets[0];
+        for set in &$sets[1..] {
+            for (col, more) in acc.iter_mut().zip(set) {
+                for (c, m) in col.iter_mut().zip(more) {
+                    *c = $add(*c, *m);
+                }
+            }
+        }
+        store_tile!(acc, $out, $ldo, $store, $lanes, $load, $put, $add, $sub);
+    };
+}
+
 /// One tile kernel: `$name` (B packed) and `$direct` (B read in place),
 /// target feature `$feat`, vector type `$v` of `$lanes` elements of `$t`,
 /// `$mv` vectors of A, tiles `$w` columns wide (the last, `$nr`, is NR),
@@ -172,15 +190,7 @@ macro_rules! tile_kernel {
                 for p in whole..k {
                     step(p, &mut sets[0]);
                 }
-                let mut acc = sets[0];
-                for set in &sets[1..] {
-                    for (col, more) in acc.iter_mut().zip(set) {
-                        for (c, m) in col.iter_mut().zip(more) {
-                            *c = $add(*c, *m);
-                        }
-                    }
-                }
-                store_tile!(acc, out, ldo, store, $lanes, $load, $store, $add, $sub);
+                store_sets!(sets, out, ldo, store, $lanes, $load, $store, $add, $sub);
             }
             let vecs = rows.div_ceil($lanes);
             if cols == $nr && vecs < $mv {

@@ -149,15 +149,7 @@ macro_rules! widen_kernel {
                         step(p0 + p, &wide[p], &mut sets[0]);
                     }
                 }
-                let mut acc = sets[0];
-                for set in &sets[1..] {
-                    for (col, more) in acc.iter_mut().zip(set) {
-                        for (c, m) in col.iter_mut().zip(more) {
-                            *c = $add(*c, *m);
-                        }
-                    }
-                }
-                store_tile!(acc, out, ldo, store, $lanes, $load, $store, $add, $sub);
+                store_sets!(sets, out, ldo, store, $lanes, $load, $store, $add, $sub);
             }
             let vecs = rows.div_ceil($lanes);
             if cols == $nr && vecs < $mv {
@@ -229,15 +221,7 @@ macro_rules! widen_kernel {
                 for p in whole..k {
                     step(p, &mut sets[0]);
                 }
-                let mut acc = sets[0];
-                for set in &sets[1..] {
-                    for (col, more) in acc.iter_mut().zip(set) {
-                        for (c, m) in col.iter_mut().zip(more) {
-                            *c = $add(*c, *m);
-                        }
-                    }
-                }
-                store_tile!(acc, out, ldo, store, $lanes, $load, $store, $add, $sub);
+                store_sets!(sets, out, ldo, store, $lanes, $load, $store, $add, $sub);
             }
             // SAFETY: as the caller promises, for W = cols columns.
             unsafe { by_width!(cols, tile, (k, a, b, ldb, out, ldo, store), $($w : $u)*) }
