@@ -57,7 +57,7 @@ def _session(path):
 def _fused(path, heads, hidden):
     """The graph through ORT's transformer optimizer (BERT fusions)."""
     from onnxruntime.transformers import optimizer
-    with contextlib.redirect_stdout(io.StringIO()):
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         model = optimizer.optimize_model(str(path), model_type="bert", num_heads=heads,
                                          hidden_size=hidden)
     out = Path(path).with_suffix(".fused.onnx")

@@ -28,6 +28,7 @@
 //! - [`simd`]: the work around the products (conversions, transforms) on
 //!   this CPU's widest vectors;
 //! - `blocking`: block sizes (a packed block's depth, even blocks);
+//! - `cache`: the L2 size the blocking is chosen for (x86-64);
 //! - `out`: C as the threads write it, a tile at a time;
 //! - `prefetch`: cache lines asked for ahead of the tiles that read them;
 //! - `tile`: one thread's tile of C, as the microkernels write it;
@@ -38,6 +39,8 @@
 //! - `team`: the threads a product runs on.
 
 mod blocking;
+#[cfg(target_arch = "x86_64")]
+mod cache;
 pub mod driver;
 pub mod isa;
 pub mod kernel;
