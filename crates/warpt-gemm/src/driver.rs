@@ -20,6 +20,7 @@
 //! threads split the columns.
 
 use crate::blocking::{balanced, depth};
+use crate::epilogue::Epilogue;
 use crate::kernel::{Dest, Element, Kernel, Scalar, Store};
 use crate::mat::{MatMut, MatRef};
 use crate::out::Out;
@@ -63,6 +64,12 @@ pub enum Error {
         b_rows: usize,
         /// B's columns.
         b_cols: usize,
+    },
+    /// An epilogue's operand that does not fit C.
+    #[error("the epilogue has {what}")]
+    Epilogue {
+        /// Which operand, and its shape.
+        what: String,
     },
 }
 
@@ -126,10 +133,20 @@ pub fn gemm_with<T: Element>(
             Left::Plain(b.t()),
             a.t(),
             beta,
+            Epilogue::NONE,
             threads,
         )
     } else {
-        execute(kernel, c, alpha, Left::Plain(a), b, beta, threads)
+        execute(
+            kernel,
+            c,
+            alpha,
+            Left::Plain(a),
+            b,
+            beta,
+            Epilogue::NONE,
+            threads,
+        )
     }
 }
 
@@ -205,6 +222,7 @@ impl<T: Element> Left<'_, T> {
 }
 
 /// The product itself, C in tiles as it is laid out.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn execute<T: Element>(
     kernel: &Kernel<T>,
     mut c: MatMut<'_, T::Acc>,
@@ -212,6 +230,7 @@ pub(crate) fn execute<T: Element>(
     a: Left<'_, T>,
     b: MatRef<'_, T>,
     beta: T::Acc,
+    epilogue: Epilogue<'_, T::Acc>,
     threads: usize,
 ) -> Result<(), Error> {
     let (m, n, k) = (c.rows(), c.cols(), a.cols());
@@ -225,6 +244,7 @@ pub(crate) fn execute<T: Element>(
             b_cols: b.cols(),
         });
     }
+    epilogue.check(m, n)?;
     if m == 0 || n == 0 {
         return Ok(());
     }
@@ -236,6 +256,7 @@ pub(crate) fn execute<T: Element>(
     let out = Out::new(&mut c);
     if k == 0 || alpha == T::Acc::ZERO {
         out.scale(0..m, 0..n, beta);
+        out.finish(0..m, 0..n, &epilogue);
         return Ok(());
     }
     let threads = if threads == 0 {
@@ -262,6 +283,7 @@ pub(crate) fn execute<T: Element>(
         out,
         alpha,
         beta,
+        epilogue: (!epilogue.is_none()).then_some(epilogue),
         direct,
     };
     // By columns, each thread packing its own panels of B and all of A,
@@ -322,6 +344,8 @@ struct Job<'a, T: Element> {
     out: Out<'a, T::Acc>,
     alpha: T::Acc,
     beta: T::Acc,
+    /// Applied to each tile after its last slice of the depth.
+    epilogue: Option<Epilogue<'a, T::Acc>>,
     /// B read in place, not packed (column split only).
     direct: bool,
 }
@@ -542,29 +566,32 @@ impl<T: Element> Job<'_, T> {
             for (ir, a_panel) in a_block.chunks_exact(kp * kr.mr).take(tiles).enumerate() {
                 let (rows, cols) = at.tile(kr, ir, jr);
                 self.out.prefetch(rows.clone(), cols.clone());
+                self.prefetch_epilogue(at, &rows, &cols);
                 if let Some(part) = next.chunks(share.max(1)).nth(ir) {
                     crate::prefetch::into_l2(part);
                 }
                 if let Some(dest) = self.in_c(store, &rows, &cols) {
                     kr.run(groups, a_panel, b_panel, rows.len(), cols.len(), dest);
-                    continue;
-                }
-                kr.run(
-                    groups,
-                    a_panel,
-                    b_panel,
-                    rows.len(),
-                    cols.len(),
-                    Dest::Buffer(tile),
-                );
-                if let Some(correction) = correction {
-                    for (col, &c) in tile.chunks_exact_mut(kr.mr).zip(correction) {
-                        for t in col {
-                            *t = *t + c;
+                } else {
+                    kr.run(
+                        groups,
+                        a_panel,
+                        b_panel,
+                        rows.len(),
+                        cols.len(),
+                        Dest::Buffer(tile),
+                    );
+                    if let Some(correction) = correction {
+                        for (col, &c) in tile.chunks_exact_mut(kr.mr).zip(correction) {
+                            for t in col {
+                                *t = *t + c;
+                            }
                         }
                     }
+                    self.out
+                        .update(rows.clone(), cols.clone(), kr.mr, tile, self.alpha, beta);
                 }
-                self.out.update(rows, cols, kr.mr, tile, self.alpha, beta);
+                self.finish(at, rows, cols);
             }
         }
     }
@@ -605,14 +632,42 @@ impl<T: Element> Job<'_, T> {
             {
                 let (rows, cols) = at.tile(kr, ir, jr);
                 self.out.prefetch(rows.clone(), cols.clone());
+                self.prefetch_epilogue(at, &rows, &cols);
                 let dest = self.in_c(store, &rows, &cols);
                 let buffered = dest.is_none();
                 let dest = dest.unwrap_or(Dest::Buffer(&mut *tile));
                 kr.run_direct(kb, a_panel, b, cols.len(), dest);
                 if buffered {
-                    self.out.update(rows, cols, kr.mr, tile, self.alpha, beta);
+                    self.out
+                        .update(rows.clone(), cols.clone(), kr.mr, tile, self.alpha, beta);
                 }
+                self.finish(at, rows, cols);
             }
+        }
+    }
+
+    /// The epilogue's operands of a tile about to be computed, asked into
+    /// cache when its block is the depth's last slice.
+    fn prefetch_epilogue(
+        &self,
+        at: Span,
+        rows: &std::ops::Range<usize>,
+        cols: &std::ops::Range<usize>,
+    ) {
+        if let Some(epilogue) = &self.epilogue
+            && at.pc + at.kb == self.a.cols()
+        {
+            epilogue.prefetch(rows.clone(), cols.clone());
+        }
+    }
+
+    /// The epilogue on a tile just stored, when its block was the depth's
+    /// last slice (the tile is complete, and still in L1).
+    fn finish(&self, at: Span, rows: std::ops::Range<usize>, cols: std::ops::Range<usize>) {
+        if let Some(epilogue) = &self.epilogue
+            && at.pc + at.kb == self.a.cols()
+        {
+            self.out.finish(rows, cols, epilogue);
         }
     }
 }
@@ -666,6 +721,22 @@ pub fn gemm_packed_rows<T: Element>(
     beta: T::Acc,
     threads: usize,
 ) -> Result<(), Error> {
+    gemm_packed_rows_then(c, alpha, a, rows, b, beta, Epilogue::NONE, threads)
+}
+
+/// [`gemm_packed_rows`], then `epilogue` on C (a bias per row of C, a
+/// matrix added, a ReLU), each tile as it is completed.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_packed_rows_then<T: Element>(
+    c: MatMut<'_, T::Acc>,
+    alpha: T::Acc,
+    a: &PackedA<T>,
+    rows: std::ops::Range<usize>,
+    b: MatRef<'_, T>,
+    beta: T::Acc,
+    epilogue: Epilogue<'_, T::Acc>,
+    threads: usize,
+) -> Result<(), Error> {
     let misaligned = !rows.is_empty() && !rows.start.is_multiple_of(a.kernel().mr);
     if rows.start > rows.end || rows.end > a.rows() || misaligned {
         return Err(Error::Rows {
@@ -680,5 +751,5 @@ pub fn gemm_packed_rows<T: Element>(
         first: rows.start,
         rows: rows.len(),
     };
-    execute(a.kernel(), c, alpha, left, b, beta, threads)
+    execute(a.kernel(), c, alpha, left, b, beta, epilogue, threads)
 }

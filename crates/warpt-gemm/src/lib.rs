@@ -21,6 +21,8 @@
 //! - [`kernel`]: the microkernels and their blocking, per element and ISA;
 //! - [`pack`]: A and B into micro-panels;
 //! - [`driver`]: the loops, the split of the work and the tile updates;
+//! - [`epilogue`]: a bias, a matrix and a ReLU applied to each tile of C
+//!   once it is complete;
 //! - [`packed`]: a left operand packed once for many products (an LU
 //!   panel, a layer's weights), multiplied by [`gemm_packed`];
 //! - [`quant`]: products on GGML's q8_0 and q4_0 blocks, repacked for
@@ -42,6 +44,7 @@ mod blocking;
 #[cfg(target_arch = "x86_64")]
 mod cache;
 pub mod driver;
+pub mod epilogue;
 pub mod isa;
 pub mod kernel;
 pub mod mat;
@@ -56,7 +59,8 @@ pub mod simd;
 mod team;
 mod tile;
 
-pub use driver::{Error, gemm, gemm_packed, gemm_packed_rows, gemm_with};
+pub use driver::{Error, gemm, gemm_packed, gemm_packed_rows, gemm_packed_rows_then, gemm_with};
+pub use epilogue::Epilogue;
 pub use half::f16;
 pub use isa::Isa;
 pub use kernel::{Bf16, Element, Half, Kernel, Scalar};

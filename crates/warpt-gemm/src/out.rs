@@ -2,6 +2,7 @@
 //! kernel's buffer, in the widest vectors the CPU has, its lines fetched
 //! while the kernel runs.
 
+use crate::epilogue::Epilogue;
 use crate::kernel::Scalar;
 use crate::mat::MatMut;
 use crate::tile::TileMut;
@@ -138,6 +139,40 @@ impl<'a, T: Scalar> Out<'a, T> {
         // Elsewhere the hardware prefetchers are left to it.
         #[cfg(not(target_arch = "x86_64"))]
         let _ = (rows, cols);
+    }
+
+    /// `epilogue` on `C[rows, cols]`.
+    pub(crate) fn finish(
+        &self,
+        rows: std::ops::Range<usize>,
+        cols: std::ops::Range<usize>,
+        epilogue: &Epilogue<'_, T>,
+    ) {
+        assert!(rows.end <= self.rows && cols.end <= self.cols);
+        if rows.is_empty() || cols.is_empty() {
+            return;
+        }
+        if self.rs == 1 {
+            // SAFETY: with a row stride of 1 each column's rows are
+            // contiguous, `cs` apart, in range (asserted), and this tile
+            // is this thread's alone.
+            unsafe { epilogue.tile(self.at(rows.start, cols.start), self.cs, rows, cols) };
+            return;
+        }
+        // Elsewhere a column at a time through a contiguous copy.
+        let mut col = vec![T::ZERO; rows.len()];
+        for j in cols {
+            // SAFETY (both loops): in range (asserted above), on the
+            // calling thread alone.
+            for (v, i) in col.iter_mut().zip(rows.clone()) {
+                *v = unsafe { *self.at(i, j) };
+            }
+            // SAFETY: `col` holds the column's rows, contiguous.
+            unsafe { epilogue.tile(col.as_mut_ptr(), 0, rows.clone(), j..j + 1) };
+            for (v, i) in col.iter().zip(rows.clone()) {
+                unsafe { *self.at(i, j) = *v };
+            }
+        }
     }
 
     /// `C[rows, cols] = beta·C[rows, cols]` (zeros when beta is 0).

@@ -4,8 +4,10 @@
 //! ones by Winograd's F(2×2, 3×3) ([`crate::winograd`], 16 GEMMs), strided
 //! 3×3 and the 7×7 stem through an im2col in the (ky, kx, channel) order
 //! the weights are laid out in), batch norms folded into the weights and
-//! biases. Each GEMM starts from its bias (and a block's last one from
-//! the shortcut too), and layer buffers are reused from batch to batch.
+//! biases. Each GEMM adds its bias (and a block's last one the shortcut
+//! and its ReLU) to each tile of its result as the tile is finished (the
+//! engine's epilogue: no pass over the output of its own), and layer
+//! buffers are reused from batch to batch.
 //! candle's NCHW convolution ran at 6 images/s on a Zen 4 host where
 //! the first version of this ran at 18 (docs/mlperf.md has today's
 //! figures, f32 and bf16, against PyTorch).
@@ -61,30 +63,6 @@ impl Pool {
 
     fn give(&mut self, v: Vec<f32>) {
         self.free.push(v);
-    }
-}
-
-/// Each row of `out` (rows of `bias.len()`) set to `bias`, plus the same
-/// row of `add` when given.
-fn init_rows(out: &mut [f32], bias: &[f32], add: Option<&[f32]>) {
-    let n = bias.len();
-    match add {
-        None => out
-            .par_chunks_mut(n)
-            .for_each(|row| row.copy_from_slice(bias)),
-        Some(add) => out
-            .par_chunks_mut(n)
-            .zip(add.par_chunks(n))
-            .for_each(|(row, a)| {
-                vectorized(
-                    #[inline(always)]
-                    || {
-                        row.iter_mut()
-                            .zip(a.iter().zip(bias))
-                            .for_each(|(o, (a, b))| *o = a + b)
-                    },
-                )
-            }),
     }
 }
 
@@ -192,9 +170,9 @@ impl Conv {
                         }
                     }
                 });
-            Method::Gemm(PackedMatrix::from_rows_in(
-                &weights, c.c_out, width, precision,
-            ))
+            Method::Gemm(
+                PackedMatrix::from_rows_in(&weights, c.c_out, width, precision).with_bias(&bias),
+            )
         };
         Ok(Conv {
             method,
@@ -225,7 +203,8 @@ impl Conv {
         let rows = x.n * oh * ow;
         let n_out = self.bias.len();
         let mut v = pool.take(rows * n_out);
-        let mut relu_left = relu_out;
+        // The output's ReLU, when no pass of the convolution's applied it.
+        let relu_left;
         match &self.method {
             Method::Winograd(wg) => {
                 let shape = winograd::Shape {
@@ -253,8 +232,11 @@ impl Conv {
                         });
                 }
             }
+            // The bias, the shortcut and the ReLU are the product's
+            // epilogue: each tile finished while it is in cache.
             Method::Gemm(weights) if k == 1 && s == 1 => {
-                init_rows(&mut v, &self.bias, shortcut.map(|s| s.v.as_slice()));
+                let add = shortcut.map(|s| s.v.as_slice());
+                relu_left = false;
                 if relu_in {
                     let mut positive = pool.take(x.v.len());
                     positive
@@ -266,21 +248,22 @@ impl Conv {
                                 || o.iter_mut().zip(i).for_each(|(o, i)| *o = i.max(0.0)),
                             )
                         });
-                    weights.matmul_t_add(&positive, rows, &mut v);
+                    weights.matmul_t_then(&positive, rows, &mut v, add, relu_out);
                     pool.give(positive);
                 } else {
-                    weights.matmul_t_add(&x.v, rows, &mut v);
+                    weights.matmul_t_then(&x.v, rows, &mut v, add, relu_out);
                 }
             }
             Method::Gemm(weights) => {
-                init_rows(&mut v, &self.bias, shortcut.map(|s| s.v.as_slice()));
+                let add = shortcut.map(|s| s.v.as_slice());
+                relu_left = false;
                 let mut cols = pool.take(rows * k * k * x.c);
                 if relu_in {
                     self.im2col::<true>(x, oh, ow, &mut cols);
                 } else {
                     self.im2col::<false>(x, oh, ow, &mut cols);
                 }
-                weights.matmul_t_add(&cols, rows, &mut v);
+                weights.matmul_t_then(&cols, rows, &mut v, add, relu_out);
                 pool.give(cols);
             }
         }

@@ -39,7 +39,7 @@ use warpt_gemm::{Bf16, Element, Half, Isa, Kernel, MatRef, PackedA};
 
 mod product;
 
-use product::{Product, Start};
+use product::{Product, Start, Then};
 
 /// The engine every [`PackedMatrix`] multiplies on, as results name it
 /// (`details.engine`).
@@ -404,7 +404,7 @@ impl PackedMatrix {
     /// start; without one C is not read.
     fn overwrite(&self, x: &[f32], rows: usize, out: &mut [f32], parallel: bool) {
         assert_eq!(out.len(), rows * self.n, "{rows} rows of {}", self.n);
-        self.product_into(x, rows, out, self.start(), parallel);
+        self.product_into(x, rows, out, self.start(), Then::default(), parallel);
     }
 
     /// Whether its products multiply bf16 as bf16 (AVX512_BF16): a caller
@@ -429,13 +429,14 @@ impl PackedMatrix {
             k: self.k,
             rows,
             start: self.start(),
+            then: Then::default(),
             parallel: false,
         };
         match &self.bands {
             Bands::Bf16(bands) => product.run(bands, x, out),
             Bands::F32 { .. } | Bands::Half(_) => {
                 let wide: Vec<f32> = x.iter().map(|v| v.to_f32()).collect();
-                self.product_into(&wide, rows, out, self.start(), false)
+                self.product_into(&wide, rows, out, self.start(), Then::default(), false)
             }
         }
     }
@@ -456,7 +457,29 @@ impl PackedMatrix {
     pub fn matmul_t_add(&self, x: &[f32], rows: usize, out: &mut [f32]) {
         assert_eq!(out.len(), rows * self.n, "{rows} rows of {}", self.n);
         let start = self.bias.as_deref().map_or(Start::Out, Start::OutBias);
-        self.product_into(x, rows, out, start, true);
+        self.product_into(x, rows, out, start, Then::default(), true);
+    }
+
+    /// `out` (`rows × n`, row-major, overwritten) set to `x · wᵀ` plus the
+    /// bias, plus `add` (`rows × n`, row-major) when given, its negative
+    /// values zeroed when `relu`, on every core: a residual block's last
+    /// convolution (its folded batch norm's shift, the shortcut and the
+    /// ReLU) without a pass of its own for any of them: each tile of the
+    /// result is finished while it is in cache.
+    ///
+    /// # Panics
+    /// If `x.len() != rows * k`, or `out` or `add` is not `rows × n`.
+    pub fn matmul_t_then(
+        &self,
+        x: &[f32],
+        rows: usize,
+        out: &mut [f32],
+        add: Option<&[f32]>,
+        relu: bool,
+    ) {
+        assert_eq!(out.len(), rows * self.n, "{rows} rows of {}", self.n);
+        let then = Then { add, relu };
+        self.product_into(x, rows, out, self.start(), then, true);
     }
 
     /// The product into a new matrix: on the calling thread, or as rayon
@@ -475,6 +498,7 @@ impl PackedMatrix {
         rows: usize,
         out: &mut [f32],
         start: Start<'_>,
+        then: Then<'_>,
         parallel: bool,
     ) {
         assert_eq!(x.len(), rows * self.k, "{rows} rows of {}", self.k);
@@ -483,6 +507,7 @@ impl PackedMatrix {
             k: self.k,
             rows,
             start,
+            then,
             parallel,
         };
         match &self.bands {

@@ -306,6 +306,7 @@ pub trait Scalar:
     + Send
     + Sync
     + PartialEq
+    + PartialOrd
     + Default
     + Add<Output = Self>
     + Sub<Output = Self>

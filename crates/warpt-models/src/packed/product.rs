@@ -3,10 +3,9 @@
 //! chunks of rows for many (a prefill, an encoder batch).
 
 use rayon::prelude::*;
-use warpt_gemm::{Element, MatMut, MatRef, PackedA, gemm_packed_rows};
+use warpt_gemm::{Element, Epilogue, MatMut, MatRef, PackedA, gemm_packed_rows_then};
 
 use super::Banded;
-use crate::fastmath;
 
 /// Activation rows per task at least for a product to split its rows
 /// rather than its bands: enough for the engine's tiles to be full.
@@ -19,42 +18,43 @@ pub(super) enum Start<'a> {
     Zero,
     /// What `out` holds (a shortcut, a folded batch norm's shift).
     Out,
-    /// The bias in every row, written by the task that computes the row,
-    /// just before its product reads it (a pass over the whole result on
-    /// one thread beforehand was most of the 8% a bf16 encoder spent
-    /// in memmove).
+    /// The bias in every row, added to each tile of the product by the
+    /// thread that computed it, as the engine's epilogue (written into C
+    /// before the product it cost a pass over the whole result: most of
+    /// the 8% a bf16 encoder spent in memmove, then still a pass a task).
     Bias(&'a [f32]),
-    /// What `out` holds plus the bias, added by each task to its own rows
-    /// (`matmul_t_add` of a matrix with a bias: a residual stream).
+    /// What `out` holds plus the bias (`matmul_t_add` of a matrix with a
+    /// bias: a residual stream).
     OutBias(&'a [f32]),
 }
 
-impl Start<'_> {
+impl<'a> Start<'a> {
     /// The engine's beta: C read (1) or not (0).
     fn beta(self) -> f32 {
         match self {
-            Start::Zero => 0.0,
-            Start::Out | Start::Bias(_) | Start::OutBias(_) => 1.0,
+            Start::Zero | Start::Bias(_) => 0.0,
+            Start::Out | Start::OutBias(_) => 1.0,
         }
     }
 
-    /// Rows of `c` (`ldc` apart) made ready for a product of the
-    /// `features` columns: the bias's share written, else untouched.
-    fn prepare(self, c: &mut [f32], ldc: usize, features: std::ops::Range<usize>) {
+    /// The bias the epilogue adds, if any.
+    fn bias(self) -> Option<&'a [f32]> {
         match self {
-            Start::Zero | Start::Out => {}
-            Start::Bias(bias) => {
-                for row in c.chunks_mut(ldc) {
-                    row[..features.len()].copy_from_slice(&bias[features.clone()]);
-                }
-            }
-            Start::OutBias(bias) => {
-                for row in c.chunks_mut(ldc) {
-                    fastmath::axpy(1.0, &bias[features.clone()], &mut row[..features.len()]);
-                }
-            }
+            Start::Zero | Start::Out => None,
+            Start::Bias(b) | Start::OutBias(b) => Some(b),
         }
     }
+}
+
+/// What each element of the result gets after the product and its bias,
+/// in the engine's epilogue: a matrix of the result's shape added (a
+/// residual block's shortcut) and a ReLU.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Then<'a> {
+    /// `rows × n`, row-major, as the result.
+    pub(super) add: Option<&'a [f32]>,
+    /// Negative values set to zero, last.
+    pub(super) relu: bool,
 }
 
 /// One call's product: `out = x · wᵀ + start` for `x` of `rows × k`.
@@ -63,6 +63,7 @@ pub(super) struct Product<'a> {
     pub(super) k: usize,
     pub(super) rows: usize,
     pub(super) start: Start<'a>,
+    pub(super) then: Then<'a>,
     /// As rayon tasks (bands of features for a few rows, chunks of rows
     /// for many), or on the calling thread.
     pub(super) parallel: bool,
@@ -72,12 +73,11 @@ impl Product<'_> {
     /// The product on `m`, `x` already in its element.
     pub(super) fn run<T: Element<Acc = f32>>(&self, m: &Banded<T>, x: &[T], out: &mut [f32]) {
         let (n, k, rows) = (self.n, self.k, self.rows);
+        if let Some(add) = self.then.add {
+            assert_eq!(add.len(), rows * n, "the added matrix: {rows} rows of {n}");
+        }
         if rows == 0 || n == 0 || k == 0 {
-            match self.start {
-                Start::Zero => out.fill(0.0),
-                Start::Out => {}
-                Start::Bias(_) | Start::OutBias(_) => self.start.prepare(out, n, 0..n),
-            }
+            self.without_product(out);
             return;
         }
         let tasks = if self.parallel {
@@ -86,8 +86,7 @@ impl Product<'_> {
             1
         };
         if tasks == 1 {
-            self.start.prepare(out, n, 0..n);
-            self.rows_into(&m.w, 0..n, out, n, x, rows);
+            self.rows_into(&m.w, 0..n, out, n, x, rows, self.then.add.map(|a| (a, n)));
         } else if rows < ROWS_PER_TASK * tasks {
             // A decode step: the weights' bands in parallel (each reads
             // its share of them once), each into a buffer of its own.
@@ -104,8 +103,8 @@ impl Product<'_> {
                             .collect(),
                         Start::Zero | Start::Bias(_) => vec![0.0; band.len() * rows],
                     };
-                    self.start.prepare(&mut c, band.len(), band.clone());
-                    self.rows_into(&m.w, band.clone(), &mut c, band.len(), x, rows);
+                    let add = self.then.add.map(|a| (&a[band.start..], n));
+                    self.rows_into(&m.w, band.clone(), &mut c, band.len(), x, rows, add);
                     c
                 })
                 .collect();
@@ -120,16 +119,39 @@ impl Product<'_> {
             let chunk = rows.div_ceil(2 * tasks);
             out.par_chunks_mut(chunk * n)
                 .zip(x.par_chunks(chunk * k))
-                .for_each(|(o, xs)| {
-                    self.start.prepare(o, n, 0..n);
-                    self.rows_into(&m.w, 0..n, o, n, xs, o.len() / n)
+                .enumerate()
+                .for_each(|(i, (o, xs))| {
+                    let add = self.then.add.map(|a| (&a[i * chunk * n..][..o.len()], n));
+                    self.rows_into(&m.w, 0..n, o, n, xs, o.len() / n, add)
                 });
+        }
+    }
+
+    /// The result of a product with nothing to multiply (no depth): its
+    /// start, the added matrix and the ReLU.
+    fn without_product(&self, out: &mut [f32]) {
+        let n = self.n.max(1);
+        for (r, row) in out.chunks_exact_mut(n).enumerate() {
+            match self.start {
+                Start::Zero => row.fill(0.0),
+                Start::Out => {}
+                Start::Bias(b) => row.copy_from_slice(b),
+                Start::OutBias(b) => row.iter_mut().zip(b).for_each(|(o, b)| *o += b),
+            }
+            if let Some(add) = self.then.add {
+                row.iter_mut().zip(&add[r * n..]).for_each(|(o, a)| *o += a);
+            }
+            if self.then.relu {
+                row.iter_mut().for_each(|o| *o = o.max(0.0));
+            }
         }
     }
 
     /// Output features `features` (rows of `w`) of the product of `x`'s
     /// `rows` rows into `c` (row `r` at `c[r * ldc..]`, holding C's start
-    /// when it is read), on this thread.
+    /// when it is read), on this thread; `add`: the added matrix's values
+    /// from this call's first, and its rows' length.
+    #[allow(clippy::too_many_arguments)]
     fn rows_into<T: Element<Acc = f32>>(
         &self,
         w: &PackedA<T>,
@@ -138,6 +160,7 @@ impl Product<'_> {
         ldc: usize,
         x: &[T],
         rows: usize,
+        add: Option<(&[f32], usize)>,
     ) {
         let (len, k) = (features.len(), self.k);
         // Cᵀ (len × rows, column-major) is the features' columns of the
@@ -145,7 +168,14 @@ impl Product<'_> {
         // columns.
         let view = MatMut::new(c, len, rows, 1, ldc).expect("c holds rows of ldc from the band");
         let b = MatRef::new(x, k, rows, 1, k).expect("x holds rows x k (asserted)");
-        gemm_packed_rows(view, 1.0, w, features, b, self.start.beta(), 1)
+        let epilogue = Epilogue {
+            row_bias: self.start.bias().map(|bias| &bias[features.clone()]),
+            add: add.map(|(a, ld)| {
+                MatRef::new(a, len, rows, 1, ld).expect("the added matrix is the result's shape")
+            }),
+            relu: self.then.relu,
+        };
+        gemm_packed_rows_then(view, 1.0, w, features, b, self.start.beta(), epilogue, 1)
             .expect("C (len x rows) = W (len x k) · xᵀ (k x rows) chains, bands start on panels");
     }
 }

@@ -134,6 +134,61 @@ fn matmul_t_add_adds_to_what_is_there() {
     }
 }
 
+#[test]
+fn matmul_t_then_adds_the_bias_the_matrix_and_the_relu() {
+    // A residual block's last convolution: x·wᵀ + bias + shortcut, then
+    // the ReLU, for a few rows (bands), many (chunks), and without depth;
+    // one slice of the depth and several; on three threads and one; in
+    // every precision (small integers: exact in each).
+    let n = 70;
+    let pool = three_threads();
+    for (k, precision) in [
+        (40, Precision::F32),
+        (900, Precision::F32),
+        (40, Precision::Bf16),
+        (40, Precision::F16),
+        (0, Precision::F32),
+    ] {
+        let w: Vec<f32> = (0..n * k).map(|i| ((i * 3) % 7) as f32 - 3.0).collect();
+        let bias: Vec<f32> = (0..n).map(|i| (i % 5) as f32 - 2.0).collect();
+        for with_bias in [false, true] {
+            let mut m = PackedMatrix::from_rows_in(&w, n, k, precision);
+            if with_bias {
+                m = m.with_bias(&bias);
+            }
+            for rows in [3, 300] {
+                let x: Vec<f32> = (0..rows * k).map(|i| ((i * 7) % 9) as f32 - 4.0).collect();
+                let add: Vec<f32> = (0..rows * n).map(|i| (i % 23) as f32 - 11.0).collect();
+                for (shortcut, relu) in [(true, true), (true, false), (false, true)] {
+                    let add = shortcut.then_some(&add[..]);
+                    let mut parallel = vec![f32::NAN; rows * n];
+                    pool.install(|| m.matmul_t_then(&x, rows, &mut parallel, add, relu));
+                    let mut alone = vec![f32::NAN; rows * n];
+                    m.matmul_t_then(&x, rows, &mut alone, add, relu);
+                    for got in [&parallel, &alone] {
+                        for r in 0..rows {
+                            for c in 0..n {
+                                let b = if with_bias { bias[c] } else { 0.0 };
+                                let dot: f32 = (0..k).map(|i| x[r * k + i] * w[c * k + i]).sum();
+                                let mut want = dot + b + add.map_or(0.0, |a| a[r * n + c]);
+                                if relu {
+                                    want = want.max(0.0);
+                                }
+                                assert_eq!(
+                                    got[r * n + c],
+                                    want,
+                                    "k {k} {precision:?} bias {with_bias} {rows} rows, shortcut \
+                                     {shortcut}, relu {relu}: row {r} col {c}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// `len` values bf16 cannot hold (eight significant bits): small
 /// integers `(i·a) mod m`, centred, plus `(i mod f) / d`.
 fn off_bf16(len: usize, a: usize, m: usize, f: usize, d: f32) -> Vec<f32> {
