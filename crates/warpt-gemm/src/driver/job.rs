@@ -1,0 +1,371 @@
+//! One product's work once it is split: the blocks of A and B a thread
+//! packs or shares, and the microkernel over each pair of them, tile by
+//! tile, each tile stored into C (in place or through the tile buffer)
+//! and finished by the epilogue after the depth's last slice.
+
+use super::{Left, share};
+use crate::blocking::{balanced, depth};
+use crate::epilogue::Epilogue;
+use crate::kernel::{Dest, Element, Kernel, Scalar, Store};
+use crate::mat::MatRef;
+use crate::out::Out;
+use crate::pack::pack_b_in;
+use crate::scratch::Scratch;
+use crate::shared::{Shared, SpinBarrier};
+
+/// One product's operands.
+pub(super) struct Job<'a, T: Element> {
+    pub(super) kernel: &'a Kernel<T>,
+    pub(super) a: Left<'a, T>,
+    pub(super) b: MatRef<'a, T>,
+    pub(super) out: Out<'a, T::Acc>,
+    pub(super) alpha: T::Acc,
+    pub(super) beta: T::Acc,
+    /// Applied to each tile after its last slice of the depth.
+    pub(super) epilogue: Option<Epilogue<'a, T::Acc>>,
+    /// B read in place, not packed (column split only).
+    pub(super) direct: bool,
+}
+
+/// Where a pair of packed blocks sits in the product: rows `ic..ic + mb`,
+/// columns `jc..jc + nb`, depths `pc..pc + kb`.
+#[derive(Clone, Copy)]
+struct Span {
+    ic: usize,
+    mb: usize,
+    jc: usize,
+    nb: usize,
+    pc: usize,
+    kb: usize,
+}
+
+impl Span {
+    /// The rows and columns of C that tile `(ir, jr)` of the blocks covers.
+    fn tile<T: Element>(
+        &self,
+        kr: &Kernel<T>,
+        ir: usize,
+        jr: usize,
+    ) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
+        let (i0, j0) = (self.ic + ir * kr.mr, self.jc + jr * kr.nr);
+        (
+            i0..(i0 + kr.mr).min(self.ic + self.mb),
+            j0..(j0 + kr.nr).min(self.jc + self.nb),
+        )
+    }
+}
+
+/// The threads of a row-split product, and which one this is.
+pub(super) struct Team<'a> {
+    pub(super) t: usize,
+    pub(super) threads: usize,
+    pub(super) barrier: &'a SpinBarrier,
+}
+
+impl<T: Element> Job<'_, T> {
+    /// Rows `rows` of C, B's blocks packed with the team into `shared`.
+    pub(super) fn rows(&self, rows: std::ops::Range<usize>, team: &Team<'_>, shared: &Shared<T>) {
+        let kr = self.kernel;
+        let (n, k) = (self.b.cols(), self.a.cols());
+        let (kcb, mcb) = (
+            balanced(k, kr.kc, T::GROUP),
+            balanced(rows.len(), kr.mc, kr.mr),
+        );
+        let mut a_buf = self.a.buffer(kr, mcb);
+        let mut tile = vec![T::Acc::ZERO; kr.mr * kr.nr];
+        let ncb = balanced(n, kr.nc, kr.nr);
+        let steps = (0..n)
+            .step_by(ncb)
+            .flat_map(|jc| (0..k).step_by(kcb).map(move |pc| (jc, pc)));
+        for (step, (jc, pc)) in steps.enumerate() {
+            let (nb, kb) = (ncb.min(n - jc), kcb.min(k - pc));
+            let panels = nb.div_ceil(kr.nr);
+            let kp = kb.next_multiple_of(T::GROUP);
+            let mine = share(panels, 1, team.threads, team.t);
+            // This step's slot of the shared blocks.
+            let (b_at, corr_at) = shared.slot(step);
+            // SAFETY: each thread writes only its own panels of this step's
+            // slot, which no thread reads until all have passed the barrier
+            // below, and which the last step to read it is done with: a
+            // thread alone read it in its previous step; in a team that was
+            // `step - 2`, which every thread finished before packing
+            // `step - 1` and passing that step's barrier, which this thread
+            // has passed.
+            let dst = unsafe {
+                shared
+                    .b
+                    .get_mut(b_at + mine.start * kp * kr.nr, mine.len() * kp * kr.nr)
+            };
+            pack_b_in(
+                kr.order(),
+                &self.b,
+                pc,
+                kb,
+                jc,
+                nb,
+                kr.nr,
+                mine.clone(),
+                dst,
+            );
+            if T::CORRECTED {
+                // SAFETY: as the panels above.
+                let corr = unsafe {
+                    shared
+                        .corr
+                        .get_mut(corr_at + mine.start * kr.nr, mine.len() * kr.nr)
+                };
+                correct_panels(kr, kp, nb, mine.start, dst, corr);
+            }
+            team.barrier.wait();
+            // SAFETY: every thread has packed its panels of this slot
+            // (barrier above), and none writes it again before every
+            // thread has passed the next step's barrier.
+            let b_block = unsafe { shared.b.get(b_at, panels * kp * kr.nr) };
+            // SAFETY: as B's block.
+            let corr = T::CORRECTED.then(|| unsafe { shared.corr.get(corr_at, panels * kr.nr) });
+            for ic in rows.clone().step_by(mcb) {
+                let mb = mcb.min(rows.end - ic);
+                let a_block = self.a.panels(ic, mb, pc, kb, kr.mr, &mut a_buf);
+                let at = Span {
+                    ic,
+                    mb,
+                    jc,
+                    nb,
+                    pc,
+                    kb,
+                };
+                self.block(at, a_block, b_block, corr, &mut tile);
+            }
+        }
+    }
+
+    /// Columns `cols` of C, every panel packed by this thread.
+    pub(super) fn columns(&self, cols: std::ops::Range<usize>) {
+        let kr = self.kernel;
+        let (m, k) = (self.a.rows(), self.a.cols());
+        let mut b_buf = Scratch::new(if self.direct { 0 } else { kr.nc * depth(kr, k) });
+        let mut tile = vec![T::Acc::ZERO; kr.mr * kr.nr];
+        // B read in place is read once per block of A's rows: A (a few
+        // panels, as `direct` requires) is taken whole.
+        let mc = if self.direct {
+            m.next_multiple_of(kr.mr)
+        } else {
+            kr.mc
+        };
+        let (kcb, mcb) = (balanced(k, kr.kc, T::GROUP), balanced(m, mc, kr.mr));
+        let mut a_buf = self.a.buffer(kr, mcb);
+        let ncb = balanced(cols.len(), kr.nc, kr.nr);
+        let mut corr = vec![T::Acc::ZERO; if T::CORRECTED { ncb } else { 0 }];
+        for jc in cols.clone().step_by(ncb) {
+            let nb = ncb.min(cols.end - jc);
+            let panels = nb.div_ceil(kr.nr);
+            for pc in (0..k).step_by(kcb) {
+                let kb = kcb.min(k - pc);
+                if !self.direct {
+                    let order = kr.order();
+                    pack_b_in(order, &self.b, pc, kb, jc, nb, kr.nr, 0..panels, &mut b_buf);
+                    if T::CORRECTED {
+                        let kp = kb.next_multiple_of(T::GROUP);
+                        correct_panels(kr, kp, nb, 0, &b_buf[..panels * kp * kr.nr], &mut corr);
+                    }
+                }
+                for ic in (0..m).step_by(mcb) {
+                    let mb = mcb.min(m - ic);
+                    let a_block = self.a.panels(ic, mb, pc, kb, kr.mr, &mut a_buf);
+                    let at = Span {
+                        ic,
+                        mb,
+                        jc,
+                        nb,
+                        pc,
+                        kb,
+                    };
+                    if self.direct {
+                        self.block_in_place(at, a_block, &mut tile);
+                    } else {
+                        let corr = T::CORRECTED.then_some(&corr[..]);
+                        self.block(at, a_block, &b_buf, corr, &mut tile);
+                    }
+                }
+            }
+        }
+    }
+
+    /// How a kernel may store its tile of this block straight into C:
+    /// for `alpha = ±1` and `beta ∈ {0, 1}` (this block's), with no
+    /// correction to add. None: through the tile buffer.
+    fn store(&self, beta: T::Acc, corrected: bool) -> Option<Store> {
+        let (one, zero) = (T::Acc::ONE, T::Acc::ZERO);
+        match (self.alpha, beta) {
+            _ if corrected => None,
+            (a, b) if a == one && b == zero => Some(Store::Set),
+            (a, b) if a == one && b == one => Some(Store::Add),
+            (a, b) if a == zero - one && b == one => Some(Store::Sub),
+            _ => None,
+        }
+    }
+
+    /// The microkernel over one packed block pair, each tile added into C
+    /// (with its columns' `corr`ections, NR per panel of B, where the
+    /// element needs them).
+    fn block(
+        &self,
+        at: Span,
+        a_block: &[T],
+        b_block: &[T],
+        corr: Option<&[T::Acc]>,
+        tile: &mut [T::Acc],
+    ) {
+        let Span { mb, nb, pc, kb, .. } = at;
+        let kr = self.kernel;
+        // The first slice of the depth applies beta; later ones add.
+        let beta = if pc == 0 { self.beta } else { T::Acc::ONE };
+        let groups = kb.div_ceil(T::GROUP);
+        let kp = groups * T::GROUP;
+        for (jr, b_panel) in b_block
+            .chunks_exact(kp * kr.nr)
+            .take(nb.div_ceil(kr.nr))
+            .enumerate()
+        {
+            // What the stored A needs for this panel's columns (int8).
+            let correction = corr.map(|c| &c[jr * kr.nr..][..kr.nr.min(nb - jr * kr.nr)]);
+            let store = self.store(beta, correction.is_some());
+            let tiles = mb.div_ceil(kr.mr);
+            // The next panel of B asked into L2, a share of it with each
+            // tile of this one: the block was packed for every block of
+            // A's rows and lives in L3, where the prefetchers find a new
+            // panel only after its first misses (+7% at n = 2048, f32, one
+            // thread, Zen 3 with busy neighbours; level when quiet).
+            let next = b_block
+                .get((jr + 1) * kp * kr.nr..(jr + 2) * kp * kr.nr)
+                .unwrap_or(&[]);
+            let share = next.len().div_ceil(tiles);
+            for (ir, a_panel) in a_block.chunks_exact(kp * kr.mr).take(tiles).enumerate() {
+                let (rows, cols) = at.tile(kr, ir, jr);
+                self.out.prefetch(rows.clone(), cols.clone());
+                self.prefetch_epilogue(at, &rows, &cols);
+                if let Some(part) = next.chunks(share.max(1)).nth(ir) {
+                    crate::prefetch::into_l2(part);
+                }
+                if let Some(dest) = self.in_c(store, &rows, &cols) {
+                    kr.run(groups, a_panel, b_panel, rows.len(), cols.len(), dest);
+                } else {
+                    kr.run(
+                        groups,
+                        a_panel,
+                        b_panel,
+                        rows.len(),
+                        cols.len(),
+                        Dest::Buffer(tile),
+                    );
+                    if let Some(correction) = correction {
+                        for (col, &c) in tile.chunks_exact_mut(kr.mr).zip(correction) {
+                            for t in col {
+                                *t = *t + c;
+                            }
+                        }
+                    }
+                    self.out
+                        .update(rows.clone(), cols.clone(), kr.mr, tile, self.alpha, beta);
+                }
+                self.finish(at, rows, cols);
+            }
+        }
+    }
+
+    /// The tile `rows x cols` of C as a kernel's destination, when `store`
+    /// allows and C's layout lets the kernel write it in place.
+    fn in_c<'t>(
+        &self,
+        store: Option<Store>,
+        rows: &std::ops::Range<usize>,
+        cols: &std::ops::Range<usize>,
+    ) -> Option<Dest<'t, T::Acc>> {
+        let store = store?;
+        let tile = self
+            .out
+            .tile_mut(rows.clone(), cols.clone(), self.kernel.mr)?;
+        Some(Dest::C(tile, store))
+    }
+
+    /// [`Self::block`] reading B's columns where they lie (the job is
+    /// `direct`: B column-major, elements one depth each, and the kernel
+    /// has an in-place variant).
+    fn block_in_place(&self, at: Span, a_block: &[T], tile: &mut [T::Acc]) {
+        let Span {
+            mb, jc, nb, pc, kb, ..
+        } = at;
+        let kr = self.kernel;
+        let beta = if pc == 0 { self.beta } else { T::Acc::ONE };
+        let store = self.store(beta, false);
+        let (data, rs, cs) = self.b.raw();
+        debug_assert!(rs == 1 && T::GROUP == 1);
+        for jr in 0..nb.div_ceil(kr.nr) {
+            let b = (&data[pc + (jc + jr * kr.nr) * cs..], cs);
+            for (ir, a_panel) in a_block
+                .chunks_exact(kb * kr.mr)
+                .take(mb.div_ceil(kr.mr))
+                .enumerate()
+            {
+                let (rows, cols) = at.tile(kr, ir, jr);
+                self.out.prefetch(rows.clone(), cols.clone());
+                self.prefetch_epilogue(at, &rows, &cols);
+                let dest = self.in_c(store, &rows, &cols);
+                let buffered = dest.is_none();
+                let dest = dest.unwrap_or(Dest::Buffer(&mut *tile));
+                kr.run_direct(kb, a_panel, b, cols.len(), dest);
+                if buffered {
+                    self.out
+                        .update(rows.clone(), cols.clone(), kr.mr, tile, self.alpha, beta);
+                }
+                self.finish(at, rows, cols);
+            }
+        }
+    }
+
+    /// The epilogue's operands of a tile about to be computed, asked into
+    /// cache when its block is the depth's last slice.
+    fn prefetch_epilogue(
+        &self,
+        at: Span,
+        rows: &std::ops::Range<usize>,
+        cols: &std::ops::Range<usize>,
+    ) {
+        if let Some(epilogue) = &self.epilogue
+            && at.pc + at.kb == self.a.cols()
+        {
+            epilogue.prefetch(rows.clone(), cols.clone());
+        }
+    }
+
+    /// The epilogue on a tile just stored, when its block was the depth's
+    /// last slice (the tile is complete, and still in L1).
+    fn finish(&self, at: Span, rows: std::ops::Range<usize>, cols: std::ops::Range<usize>) {
+        if let Some(epilogue) = &self.epilogue
+            && at.pc + at.kb == self.a.cols()
+        {
+            self.out.finish(rows, cols, epilogue);
+        }
+    }
+}
+
+/// The correction of each column of packed panels (`nb` columns from
+/// panel `first` of the block on, `kp` deep): [`Element::correct`] of
+/// each, NR entries per panel (a last panel packed narrow fills its width).
+fn correct_panels<T: Element>(
+    kr: &Kernel<T>,
+    kp: usize,
+    nb: usize,
+    first: usize,
+    packed: &[T],
+    out: &mut [T::Acc],
+) {
+    for (i, (panel, o)) in packed
+        .chunks_exact(kp * kr.nr)
+        .zip(out.chunks_exact_mut(kr.nr))
+        .enumerate()
+    {
+        let width = kr.nr.min(nb - (first + i) * kr.nr);
+        T::correct(&panel[..kp * width], width, kr.order(), o);
+    }
+}
