@@ -178,9 +178,10 @@ impl Measured {
 
 /// One runnable benchmark, created by its suite for one run.
 ///
-/// The runner calls `prepare`, then `measure`, then `validate`, each once.
-/// A benchmark keeps whatever state `validate` needs to check the answer of
-/// the work that was timed.
+/// The runner calls `prepare`, then `measure`, then `validate`, each once
+/// (and, where [`Benchmark::runs_again`] says so, again for the next trial
+/// in the same worker). A benchmark keeps whatever state `validate` needs
+/// to check the answer of the work that was timed.
 pub trait Benchmark: Send {
     /// Checks prerequisites, generates data from the seed, allocates.
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError>;
@@ -220,6 +221,26 @@ pub trait Benchmark: Send {
     /// the process that started warpt (the pytest plugin's tests).
     fn measured_in(&self) -> warpt_system::procstat::Measured {
         warpt_system::procstat::Measured::ThisProcess
+    }
+
+    /// Whether this instance, its `validate` done, can run another trial
+    /// (`prepare`, `measure`, `validate` again) in the same worker, keeping
+    /// what is costly to start (a user file's interpreter, loaded). `false`
+    /// (the default): each trial gets a fresh instance.
+    fn runs_again(&self) -> bool {
+        false
+    }
+
+    /// The benchmark's own settings, read before it is planned (a user
+    /// file's `get_config()`): loads what it needs and stops short of
+    /// `prepare`, keeping it for the `prepare` that follows in the same
+    /// worker when [`Benchmark::runs_again`] says so. `None`: it has none.
+    fn own_config(
+        &mut self,
+        ctx: &RunContext,
+    ) -> Result<Option<serde_json::Value>, BenchmarkError> {
+        let _ = ctx;
+        Ok(None)
     }
 }
 

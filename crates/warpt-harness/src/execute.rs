@@ -43,7 +43,23 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    fn from_error(e: BenchmarkError, stage: &str) -> Outcome {
+    /// A stage that passed with nothing to report (a probe's).
+    pub(crate) fn passed() -> Outcome {
+        Outcome {
+            status: RunStatus::Passed,
+            error_message: None,
+            metrics: Vec::new(),
+            details: BTreeMap::new(),
+            warnings: Vec::new(),
+            stop_reason: None,
+            validation: None,
+            regime: None,
+            errors: Vec::new(),
+        }
+    }
+
+    /// `e`, met in `stage`, as the outcome.
+    pub(crate) fn from_error(e: BenchmarkError, stage: &str) -> Outcome {
         let errors = match &e {
             BenchmarkError::Skipped(_) => Vec::new(),
             other => vec![other.at_stage(stage)],

@@ -81,9 +81,13 @@ pub use progress::{NoProgress, Progress, ProgressEvent};
 pub use quality::{Assessment, HostConditions, assess};
 pub use regime::RegimeRecorder;
 pub use registry::Registry;
+#[cfg(unix)]
+pub use runner::probe_config;
 pub use runner::{FALLBACK_DURATION, RunOptions, add_percentiles, limits_for, run_one, run_plan};
 #[cfg(unix)]
-pub use supervisor::{FreqTrace, WORKER_SUBCOMMAND, signal_name, supervise};
+pub use supervisor::{
+    FreqTrace, KeptWorker, WORKER_SUBCOMMAND, signal_name, supervise, supervise_in,
+};
 pub use worker::{WorkerError, WorkerEvent, WorkerRequest, worker_main};
 
 /// docs/architecture.md, whose worked example (a complete benchmark) is

@@ -96,6 +96,12 @@ pub struct RunOptions {
     pub labels: BTreeMap<String, String>,
     /// The run's description (`--description`), for its manifest.
     pub description: Option<String>,
+    /// One worker for every run of this (one-benchmark) plan: a front end
+    /// that runs a benchmark's trials as one-benchmark plans keeps its
+    /// worker here, so each trial after the first skips starting one
+    /// (and whatever the benchmark keeps, see [`crate::Benchmark::runs_again`]).
+    /// `None`: a fresh worker per benchmark run.
+    pub kept_worker: Option<crate::KeptWorker>,
 }
 
 impl RunOptions {
@@ -129,6 +135,7 @@ impl RunOptions {
             percentiles: warpt_model::Percentiles::default(),
             labels: BTreeMap::new(),
             description: None,
+            kept_worker: None,
         }
     }
 
@@ -449,22 +456,8 @@ fn run_isolated(
     options: &RunOptions,
     progress: &dyn Progress,
 ) -> Isolated {
-    let ctx = options.context(planned);
-    let request = WorkerRequest {
-        id: planned.spec.id.clone(),
-        params: planned.params.clone(),
-        seed: ctx.seed,
-        duration_s: ctx.duration.as_secs_f64(),
-        burnin_s: ctx.burnin.as_secs_f64(),
-        target_rel_ci: ctx.target_rel_ci,
-        clock_probe: ctx.clock_probe,
-    };
-    let exe = match options
-        .worker_exe
-        .clone()
-        .map(Ok)
-        .unwrap_or_else(std::env::current_exe)
-    {
+    let request = worker_request(planned, options);
+    let exe = match worker_exe(options) {
         Ok(exe) => exe,
         Err(e) => {
             let mut r = BenchmarkRunResult::new(
@@ -480,7 +473,8 @@ fn run_isolated(
         }
     };
     let limits = limits_for(planned, options);
-    let s = crate::supervisor::supervise(
+    let s = crate::supervisor::supervise_in(
+        options.kept_worker.as_ref(),
         &exe,
         &planned.spec,
         &request,
@@ -495,6 +489,65 @@ fn run_isolated(
     let mut result = s.result;
     result.interference = s.interference;
     (result, s.freq, s.window)
+}
+
+/// The request a worker gets for `planned`.
+fn worker_request(planned: &PlannedBenchmark, options: &RunOptions) -> WorkerRequest {
+    let ctx = options.context(planned);
+    WorkerRequest {
+        id: planned.spec.id.clone(),
+        params: planned.params.clone(),
+        seed: ctx.seed,
+        duration_s: ctx.duration.as_secs_f64(),
+        burnin_s: ctx.burnin.as_secs_f64(),
+        target_rel_ci: ctx.target_rel_ci,
+        clock_probe: ctx.clock_probe,
+        probe: false,
+    }
+}
+
+/// The executable workers start from: the configured one, else this one.
+fn worker_exe(options: &RunOptions) -> std::io::Result<PathBuf> {
+    options
+        .worker_exe
+        .clone()
+        .map(Ok)
+        .unwrap_or_else(std::env::current_exe)
+}
+
+/// The benchmark's own configuration ([`crate::Benchmark::own_config`]),
+/// read in a worker under the setup stage's limit (in `options`' kept
+/// worker when it has one, which then stays for the runs that follow):
+/// `Ok(None)` when it has none, `Err` with why it could not be read.
+#[cfg(unix)]
+pub fn probe_config(
+    planned: &PlannedBenchmark,
+    options: &RunOptions,
+) -> Result<Option<serde_json::Value>, String> {
+    let mut request = worker_request(planned, options);
+    request.probe = true;
+    let exe = worker_exe(options)
+        .map_err(|e| format!("cannot locate the warpt executable to start a worker: {e}"))?;
+    let s = crate::supervisor::supervise_in(
+        options.kept_worker.as_ref(),
+        &exe,
+        &planned.spec,
+        &request,
+        &limits_for(planned, options),
+        &crate::NoProgress,
+        &crate::supervisor::Control {
+            interrupt: options.interrupt.as_deref(),
+            suite_limit: options.suite_limit,
+            log: options.output_log.as_deref(),
+        },
+    );
+    match s.result.status {
+        RunStatus::Passed => Ok(s.config.filter(|c| !c.is_null())),
+        _ => Err(s
+            .result
+            .error_message
+            .unwrap_or_else(|| s.result.status.as_str().to_string())),
+    }
 }
 
 #[cfg(not(unix))]

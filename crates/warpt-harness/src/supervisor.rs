@@ -3,20 +3,17 @@
 //! ends into a structured result.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::mpsc::RecvTimeoutError;
 use std::time::{Duration, Instant};
 
 use jiff::Timestamp;
 use warpt_model::{
-    BenchmarkRunResult, BenchmarkSpec, CrashInfo, Resources, RunStatus, StageStatus, StopReason,
+    BenchmarkRunResult, BenchmarkSpec, CrashInfo, RunStatus, StageStatus, StopReason,
 };
 use warpt_system::EnergySnapshot;
-use warpt_system::procstat::Measured;
+use warpt_system::procstat::{GroupUsage, Measured};
 
 use crate::SeriesDef;
 use crate::SeriesMetrics;
@@ -26,12 +23,22 @@ use crate::limits::{EffectiveLimits, Stage};
 use crate::progress::{Progress, ProgressEvent};
 use crate::worker::{WorkerEvent, WorkerRequest};
 
+/// The worker process: reaping, stopping, what it used.
+mod process;
+/// A worker and its channels, used once or kept.
+mod session;
+
+pub use process::signal_name;
+use process::{Exit, crash_message, gpu_memory_peak, kept_resources, resources};
+pub use session::KeptWorker;
+use session::Session;
+
 /// The hidden subcommand that makes the warpt binary a worker.
 pub const WORKER_SUBCOMMAND: &str = "__worker";
 /// Time between SIGTERM and SIGKILL when stopping a worker.
-const KILL_GRACE: Duration = Duration::from_secs(2);
+pub(crate) const KILL_GRACE: Duration = Duration::from_secs(2);
 /// How long a worker may take to exit after its result.
-const EXIT_GRACE: Duration = Duration::from_secs(10);
+pub(crate) const EXIT_GRACE: Duration = Duration::from_secs(10);
 
 /// The CPU frequency seen while a benchmark measured.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -65,12 +72,16 @@ pub struct Supervised {
     /// Steal, other processes' CPU time and the run queue over the
     /// measurement window.
     pub interference: Option<warpt_model::Interference>,
+    /// A probe request's answer: the benchmark's own configuration.
+    pub config: Option<serde_json::Value>,
 }
 
 /// How the event loop ended.
 enum Ending {
     /// stdout closed (normally after the result).
     Closed,
+    /// The result came from a worker that stays for the next request.
+    Answered,
     /// A line that is not a protocol event.
     Garbage(String),
     /// A stage ran past its limit.
@@ -79,18 +90,6 @@ enum Ending {
     Interrupted,
     /// The suite's time limit passed during this stage.
     SuiteLimit(Stage, crate::SuiteLimit),
-}
-
-/// How the worker process ended.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Exit {
-    Code(i32),
-    Signal(i32),
-}
-
-struct Reaped {
-    exit: Exit,
-    rusage: libc::rusage,
 }
 
 /// What the run tells the supervisor beside the benchmark: when to stop it
@@ -105,8 +104,24 @@ pub struct Control<'a> {
 }
 
 /// Runs `request` in a worker started from `exe`, under `limits` and
-/// `control`.
+/// `control`; the worker ends with it.
 pub fn supervise(
+    exe: &Path,
+    spec: &BenchmarkSpec,
+    request: &WorkerRequest,
+    limits: &EffectiveLimits,
+    progress: &dyn Progress,
+    control: &Control<'_>,
+) -> Supervised {
+    supervise_in(None, exe, spec, request, limits, progress, control)
+}
+
+/// As [`supervise`], in `kept`'s worker when given (started from `exe` if
+/// it has none): a request answered with a result leaves the worker there
+/// for the next; any other ending stops it, and the next request starts a
+/// fresh one.
+pub fn supervise_in(
+    kept: Option<&KeptWorker>,
     exe: &Path,
     spec: &BenchmarkSpec,
     request: &WorkerRequest,
@@ -135,19 +150,10 @@ pub fn supervise(
     let mut limits = *limits;
     let mut parts: BTreeMap<&'static str, String> = BTreeMap::new();
 
-    let spawned = Command::new(exe)
-        .arg(WORKER_SUBCOMMAND)
-        // A worker never records anything: the store's location (a URL
-        // may carry a password) stays with the parent, out of reach of
-        // the benchmark's code and the commands it runs.
-        .env_remove("WARPT_STORE")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn();
-    let mut child = match spawned {
-        Ok(c) => c,
+    let mut slot = kept.map(KeptWorker::slot);
+    let reused = slot.as_mut().and_then(|s| s.take());
+    let mut session = match reused.map_or_else(|| Session::start(exe, log, &spec.id.name), Ok) {
+        Ok(s) => s,
         Err(e) => {
             result.error_message = Some(format!(
                 "cannot start a worker process from {}: {e}",
@@ -160,44 +166,17 @@ pub fn supervise(
                 freq: FreqTrace::default(),
                 window: None,
                 interference: None,
+                config: None,
             };
         }
     };
-    let pid = child.id() as libc::pid_t;
-    if let Some(mut stdin) = child.stdin.take() {
-        // A worker that dies before reading shows up as a crash below.
-        if let Ok(line) = serde_json::to_string(request) {
-            let _ = stdin
-                .write_all(line.as_bytes())
-                .and_then(|_| stdin.write_all(b"\n"));
-        }
-    }
-    let (tx, rx) = mpsc::channel::<String>();
-    if let Some(stdout) = child.stdout.take() {
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                match line {
-                    Ok(l) => {
-                        if tx.send(l).is_err() {
-                            break;
-                        }
-                    }
-                    Err(e) => {
-                        let _ = tx.send(format!("<unreadable output: {e}>"));
-                        break;
-                    }
-                }
-            }
-        });
-    }
-    let (tail, tail_thread) = match child.stderr.take() {
-        Some(stderr) => {
-            let (tail, thread) = crate::stderr::follow(stderr, log, &spec.id.name);
-            (tail, Some(thread))
-        }
-        None => (crate::stderr::Tail::default(), None),
-    };
-
+    let pid = session.pid;
+    session.clear_tail();
+    // A kept worker's use is read from /proc before and after; a worker
+    // used once is reaped, and its rusage says.
+    let used_before = slot.is_some().then(|| GroupUsage::read(pid));
+    session.send(request, slot.is_none());
+    let mut config = None;
     let mut series: BTreeMap<usize, (SeriesDef, Vec<f64>, Option<StopReason>)> = BTreeMap::new();
     let mut outcome: Option<Outcome> = None;
     let mut freq = FreqTrace::default();
@@ -205,9 +184,13 @@ pub fn supervise(
     let measured = Measured::Group(pid);
     let mut last_freq = t0;
     let ending = loop {
-        match rx.recv_timeout(Duration::from_millis(50)) {
+        match session.lines.recv_timeout(Duration::from_millis(50)) {
             Ok(line) => match serde_json::from_str::<WorkerEvent>(&line) {
                 Ok(event) => {
+                    let answered = matches!(event, WorkerEvent::Result { .. });
+                    if let WorkerEvent::Config { config: c } = &event {
+                        config = Some(c.clone());
+                    }
                     if let WorkerEvent::Stage { stage } = &event
                         && let Some(s) = Stage::from_name(stage)
                     {
@@ -231,7 +214,10 @@ pub fn supervise(
                         &mut outcome,
                         &mut freq,
                         progress,
-                    )
+                    );
+                    if answered && slot.is_some() {
+                        break Ending::Answered;
+                    }
                 }
                 Err(_) => break Ending::Garbage(line),
             },
@@ -262,22 +248,16 @@ pub fn supervise(
     };
     // Before the worker is reaped: its group's CPU time is read from /proc.
     probe.close();
+    let used_after = used_before.map(|_| GroupUsage::read(pid));
     let stop_stage = clock.current();
+    let keep = matches!(ending, Ending::Answered);
     let reaped = match ending {
-        Ending::Closed => wait_or_kill(pid, EXIT_GRACE),
-        _ => kill_group(pid),
+        Ending::Answered => None,
+        Ending::Closed => session.end(true),
+        _ => session.end(false),
     };
     clock.close(Instant::now());
-    // Whatever the worker left behind in its group goes too.
-    // SAFETY: kill with a negative pid signals the process group; ESRCH is harmless.
-    unsafe { libc::kill(-pid, libc::SIGKILL) };
-    if let Some(t) = tail_thread {
-        let _ = t.join();
-    }
-    let stderr_tail: Vec<String> = tail
-        .lock()
-        .map(|t| t.iter().cloned().collect())
-        .unwrap_or_default();
+    let stderr_tail = session.tail();
 
     let partial_metrics = || {
         series
@@ -301,7 +281,12 @@ pub fn supervise(
         },
         stderr_tail: stderr_tail.clone(),
     };
-    let exit = reaped.as_ref().map(|r| r.exit);
+    // A kept worker that answered is still running, as sound as one that
+    // answered and exited 0.
+    let exit = match ending {
+        Ending::Answered => Some(Exit::Code(0)),
+        _ => reaped.as_ref().map(|r| r.exit),
+    };
     let mut ended_in: Option<(Stage, StageStatus)> = None;
     let mut interrupted = false;
     match ending {
@@ -350,7 +335,7 @@ pub fn supervise(
             result.crash = Some(crash(exit));
             ended_in = stop_stage.map(|s| (s, StageStatus::Failed));
         }
-        Ending::Closed => match (outcome, exit) {
+        Ending::Closed | Ending::Answered => match (outcome, exit) {
             (Some(o), Some(Exit::Code(0))) => {
                 if o.status == RunStatus::Failed && o.validation.is_none() {
                     ended_in = stop_stage.map(|s| (s, StageStatus::Failed));
@@ -380,18 +365,25 @@ pub fn supervise(
     }
     result.interrupted = interrupted;
     result.watchdog = Some(clock.watchdog(Instant::now(), Some(&limits), ended_in));
-    let mut used = resources(reaped.as_ref(), energy_before);
+    let mut used = match (used_before, used_after) {
+        (Some(before), Some(after)) => kept_resources(before, after, energy_before),
+        _ => resources(reaped.as_ref(), energy_before),
+    };
     // A GPU benchmark reports its device memory peak as a detail (the
     // supervisor cannot see into the device); it belongs with the rest.
     used.gpu_memory_peak_bytes = gpu_memory_peak(&result.details);
     result.resources = Some(used);
     result.end_time = Timestamp::now();
+    if let (true, Some(slot)) = (keep, slot.as_mut()) {
+        **slot = Some(session);
+    }
     Supervised {
         result,
         interrupted,
         freq,
         window: clock.measure_window(),
         interference: probe.finish(),
+        config,
     }
 }
 
@@ -455,173 +447,7 @@ fn handle(
             clock.close(Instant::now());
             *outcome = Some(o);
         }
-    }
-}
-
-fn crash_message(exit: Option<Exit>, had_result: bool, stderr: &[String]) -> String {
-    let last_words = stderr
-        .iter()
-        .rev()
-        .find(|l| {
-            l.contains("panicked at") || l.contains("memory allocation of") || l.contains("error")
-        })
-        .or(stderr.last());
-    let oom = stderr
-        .iter()
-        .any(|l| l.contains("memory allocation of") && l.contains("failed"));
-    let how = match exit {
-        Some(Exit::Code(0)) => "exited with status 0 without a result".to_string(),
-        Some(Exit::Code(c)) => format!("exited with status {c}"),
-        Some(Exit::Signal(s)) if s == libc::SIGKILL => {
-            "was killed by SIGKILL (the kernel's out-of-memory killer does this when memory runs out)".to_string()
-        }
-        Some(Exit::Signal(s)) => format!("was killed by {}", signal_name(s)),
-        None => "could not be waited for".to_string(),
-    };
-    let mut msg = format!(
-        "{}the worker {how}{}",
-        if oom { "out of memory: " } else { "" },
-        if had_result {
-            " after reporting its result"
-        } else {
-            ""
-        }
-    );
-    if let Some(l) = last_words {
-        msg.push_str(&format!("; last stderr line: {l}"));
-    }
-    msg
-}
-
-/// The GPU memory peak a benchmark reported in its details, if any.
-fn gpu_memory_peak(
-    details: &std::collections::BTreeMap<String, warpt_model::ParamValue>,
-) -> Option<u64> {
-    details
-        .get("gpu_memory_peak_bytes")
-        .and_then(warpt_model::ParamValue::as_i64)
-        .and_then(|b| u64::try_from(b).ok())
-}
-
-fn resources(
-    reaped: Option<&Reaped>,
-    before: Result<EnergySnapshot, warpt_system::EnergyUnavailable>,
-) -> Resources {
-    let mut r = Resources::default();
-    if let Some(reaped) = reaped {
-        let ru = &reaped.rusage;
-        let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
-        // Linux reports ru_maxrss in KiB.
-        r.peak_rss_bytes = Some(ru.ru_maxrss as u64 * 1024);
-        r.cpu_user_s = Some(secs(ru.ru_utime));
-        r.cpu_sys_s = Some(secs(ru.ru_stime));
-    } else {
-        r.notes
-            .push("the worker could not be reaped, so its rusage is unknown".into());
-    }
-    match before.and_then(|b| EnergySnapshot::read().map(|a| b.joules_until(&a))) {
-        Ok(Some(j)) => {
-            r.energy_j = Some(j);
-            r.notes
-                .push("energy_j: RAPL package energy over the worker's lifetime, whole package (all processes)".into());
-        }
-        Ok(None) => r
-            .notes
-            .push("energy_j: RAPL domains changed during the run".into()),
-        Err(e) => r.notes.push(format!("energy_j: {e}")),
-    }
-    r
-}
-
-/// Reaps `pid` if it has exited, without blocking.
-fn try_reap(pid: libc::pid_t) -> Option<Reaped> {
-    let mut status = 0;
-    // SAFETY: zeroed rusage is a valid out-parameter; wait4 fills it.
-    let mut rusage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: pid is our child; status and rusage are valid pointers.
-    let rc = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut rusage) };
-    if rc != pid {
-        return None;
-    }
-    let exit = if libc::WIFSIGNALED(status) {
-        Exit::Signal(libc::WTERMSIG(status))
-    } else {
-        Exit::Code(libc::WEXITSTATUS(status))
-    };
-    Some(Reaped { exit, rusage })
-}
-
-/// Waits up to `grace` for `pid` to exit by itself, then kills its group.
-fn wait_or_kill(pid: libc::pid_t, grace: Duration) -> Option<Reaped> {
-    let deadline = Instant::now() + grace;
-    while Instant::now() < deadline {
-        if let Some(r) = try_reap(pid) {
-            return Some(r);
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    kill_group(pid)
-}
-
-/// SIGTERM to the worker's process group, SIGKILL after a grace period;
-/// returns once the worker is reaped.
-fn kill_group(pid: libc::pid_t) -> Option<Reaped> {
-    // SAFETY: signalling our child's process group.
-    unsafe { libc::kill(-pid, libc::SIGTERM) };
-    let deadline = Instant::now() + KILL_GRACE;
-    while Instant::now() < deadline {
-        if let Some(r) = try_reap(pid) {
-            return Some(r);
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    // SAFETY: as above.
-    unsafe { libc::kill(-pid, libc::SIGKILL) };
-    for _ in 0..2000 {
-        if let Some(r) = try_reap(pid) {
-            return Some(r);
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    None
-}
-
-/// The conventional name of signal `s`.
-pub fn signal_name(s: i32) -> String {
-    let name = match s {
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        libc::SIGQUIT => "SIGQUIT",
-        libc::SIGILL => "SIGILL",
-        libc::SIGTRAP => "SIGTRAP",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGXCPU => "SIGXCPU",
-        _ => return format!("signal {s}"),
-    };
-    name.to_string()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use warpt_model::ParamValue;
-
-    #[test]
-    fn a_reported_gpu_memory_peak_moves_into_resources() {
-        let mut details = std::collections::BTreeMap::new();
-        assert_eq!(gpu_memory_peak(&details), None);
-        details.insert(
-            "gpu_memory_peak_bytes".to_string(),
-            ParamValue::Int(3 << 30),
-        );
-        assert_eq!(gpu_memory_peak(&details), Some(3 << 30));
-        details.insert("gpu_memory_peak_bytes".to_string(), ParamValue::Int(-1));
-        assert_eq!(gpu_memory_peak(&details), None);
+        // A probe's answer: the caller takes it from the event.
+        WorkerEvent::Config { .. } => {}
     }
 }

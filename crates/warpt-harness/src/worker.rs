@@ -1,11 +1,14 @@
 //! The worker side of process isolation: the protocol between warpt and
 //! the worker it starts for each benchmark, and the worker's main loop.
 //!
-//! The parent writes one [`WorkerRequest`] as JSON on the worker's stdin and
-//! closes it. The worker answers with newline-delimited [`WorkerEvent`]s on
-//! stdout, ending with exactly one `result`, then exits 0. Anything else on
-//! stdout is a protocol violation; stderr is free-form and kept for crash
-//! reports.
+//! The parent writes [`WorkerRequest`]s as JSON, one per line, on the
+//! worker's stdin. The worker answers each with newline-delimited
+//! [`WorkerEvent`]s on stdout, ending with exactly one `result`, then reads
+//! the next request; it exits 0 when stdin closes. A parent that runs one
+//! benchmark once writes one request and closes stdin; one that runs a
+//! benchmark's trials in one worker ([`crate::KeptWorker`]) keeps it open
+//! and writes the next request after each result. Anything else on stdout
+//! is a protocol violation; stderr is free-form and kept for crash reports.
 
 use std::io::{BufRead, Write};
 use std::sync::Mutex;
@@ -36,6 +39,11 @@ pub struct WorkerRequest {
     /// How to read the core's speed around each series, if at all.
     #[serde(default)]
     pub clock_probe: Option<ClockProbe>,
+    /// Only read the benchmark's own configuration
+    /// ([`crate::Benchmark::own_config`]), answered with a `config` event
+    /// before the result; nothing is measured.
+    #[serde(default)]
+    pub probe: bool,
 }
 
 impl WorkerRequest {
@@ -100,7 +108,13 @@ pub enum WorkerEvent {
         /// Why.
         stop_reason: StopReason,
     },
-    /// The benchmark's outcome; the last event.
+    /// The benchmark's own configuration, the answer to a probe request
+    /// (`null`: it has none).
+    Config {
+        /// What it said.
+        config: serde_json::Value,
+    },
+    /// The benchmark's outcome; the last event of each request.
     Result {
         /// What it produced.
         outcome: Outcome,
@@ -203,18 +217,51 @@ pub enum WorkerError {
     Unknown(BenchmarkId),
 }
 
-/// The worker's main: reads the request from `input`, runs the benchmark,
-/// and writes events to stdout. Panics propagate (the parent reports the
-/// crash with the panic message from stderr).
+/// The worker's main: reads requests from `input`, one per line, runs each
+/// and writes its events to stdout, until `input` ends. The benchmark of
+/// one request stays for the next of the same id when it says it can run
+/// again ([`crate::Benchmark::runs_again`]); otherwise each request gets a
+/// fresh one. Panics propagate (the parent reports the crash with the
+/// panic message from stderr).
 pub fn worker_main(registry: &Registry, input: impl BufRead) -> Result<(), WorkerError> {
-    let request: WorkerRequest =
-        serde_json::from_reader(input).map_err(|e| WorkerError::Request(e.to_string()))?;
-    let mut bench = registry
-        .create(&request.id)
-        .ok_or_else(|| WorkerError::Unknown(request.id.clone()))?;
     let writer = EventWriter {
         pending: Mutex::new(String::new()),
     };
+    let mut kept: Option<(BenchmarkId, Box<dyn crate::Benchmark>)> = None;
+    let mut any = false;
+    for line in input.lines() {
+        let line = line.map_err(|e| WorkerError::Request(e.to_string()))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        any = true;
+        let request: WorkerRequest =
+            serde_json::from_str(&line).map_err(|e| WorkerError::Request(e.to_string()))?;
+        let mut bench = match kept.take() {
+            Some((id, bench)) if id == request.id => bench,
+            _ => registry
+                .create(&request.id)
+                .ok_or_else(|| WorkerError::Unknown(request.id.clone()))?,
+        };
+        if request.probe {
+            probe(bench.as_mut(), &request, &writer);
+        } else {
+            run(bench.as_mut(), &request, &writer);
+        }
+        if bench.runs_again() {
+            kept = Some((request.id, bench));
+        }
+    }
+    if any {
+        Ok(())
+    } else {
+        Err(WorkerError::Request("stdin held no request".into()))
+    }
+}
+
+/// One request's stages, its events written as they come (samples by a
+/// flusher thread, see [`EventWriter`]).
+fn run(bench: &mut dyn crate::Benchmark, request: &WorkerRequest, writer: &EventWriter) {
     let done = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
         let flusher = scope.spawn(|| {
@@ -223,10 +270,27 @@ pub fn worker_main(registry: &Registry, input: impl BufRead) -> Result<(), Worke
                 writer.flush();
             }
         });
-        let outcome = execute(bench.as_mut(), &request.context(), &writer, None);
+        let outcome = execute(bench, &request.context(), writer, None);
         writer.send(&WorkerEvent::Result { outcome });
         done.store(true, std::sync::atomic::Ordering::Relaxed);
         flusher.thread().unpark();
     });
-    Ok(())
+}
+
+/// A probe request: the benchmark's own configuration, then a result
+/// (passed, or the error that stopped it).
+fn probe(bench: &mut dyn crate::Benchmark, request: &WorkerRequest, writer: &EventWriter) {
+    writer.send(&WorkerEvent::Stage {
+        stage: "setup".into(),
+    });
+    let outcome = match bench.own_config(&request.context()) {
+        Ok(config) => {
+            writer.send(&WorkerEvent::Config {
+                config: config.unwrap_or(serde_json::Value::Null),
+            });
+            Outcome::passed()
+        }
+        Err(e) => Outcome::from_error(e, "setup"),
+    };
+    writer.send(&WorkerEvent::Result { outcome });
 }

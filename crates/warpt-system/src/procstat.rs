@@ -136,6 +136,10 @@ pub struct ProcessTimes {
     /// utime + stime of every thread, plus cutime + cstime of reaped
     /// children, in ticks.
     pub ticks: u64,
+    /// The user-mode part of `ticks` (utime + cutime).
+    pub user: u64,
+    /// The kernel-mode part of `ticks` (stime + cstime).
+    pub system: u64,
 }
 
 impl ProcessTimes {
@@ -146,9 +150,12 @@ impl ProcessTimes {
         let f: Vec<&str> = after.split_whitespace().collect();
         // After the name: state(3) ppid(4) pgrp(5) ... utime(14) stime(15) cutime(16) cstime(17).
         let num = |field: usize| f.get(field - 3).and_then(|v| v.parse::<u64>().ok());
+        let (user, system) = (num(14)? + num(16)?, num(15)? + num(17)?);
         Some(ProcessTimes {
             pgrp: f.get(2)?.parse().ok()?,
-            ticks: num(14)? + num(15)? + num(16)? + num(17)?,
+            ticks: user + system,
+            user,
+            system,
         })
     }
 
@@ -161,19 +168,56 @@ impl ProcessTimes {
 /// CPU ticks used by every live process in process group `pgid`
 /// (their reaped children included).
 pub fn group_ticks(pgid: i32) -> u64 {
-    let Ok(dir) = fs::read_dir("/proc") else {
-        return 0;
-    };
-    dir.filter_map(Result::ok)
-        .filter(|e| {
-            e.file_name()
-                .to_str()
-                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
-        })
-        .filter_map(|e| ProcessTimes::read(e.file_name().to_str()?))
-        .filter(|p| p.pgrp == pgid)
-        .map(|p| p.ticks)
-        .sum()
+    group(pgid).map(|(_, p)| p.ticks).sum()
+}
+
+/// What the live processes of group `pgid` have used so far: user and
+/// kernel seconds (their reaped children included), and the largest peak
+/// resident set (`VmHWM`) of any of them, in bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct GroupUsage {
+    /// User-mode CPU seconds.
+    pub user_s: f64,
+    /// Kernel-mode CPU seconds.
+    pub system_s: f64,
+    /// The largest of the processes' peak resident sets, bytes.
+    pub peak_rss_bytes: Option<u64>,
+}
+
+impl GroupUsage {
+    /// Reads group `pgid`'s usage now.
+    pub fn read(pgid: i32) -> Self {
+        let hz = ticks_per_second();
+        let mut u = GroupUsage::default();
+        for (pid, p) in group(pgid) {
+            u.user_s += p.user as f64 / hz;
+            u.system_s += p.system as f64 / hz;
+            let peak = fs::read_to_string(format!("/proc/{pid}/status"))
+                .ok()
+                .and_then(|s| vm_hwm(&s));
+            u.peak_rss_bytes = u.peak_rss_bytes.max(peak);
+        }
+        u
+    }
+}
+
+/// `VmHWM` of a `/proc/PID/status` text, in bytes.
+fn vm_hwm(status: &str) -> Option<u64> {
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// The live processes of group `pgid`, each with its pid.
+fn group(pgid: i32) -> impl Iterator<Item = (String, ProcessTimes)> {
+    fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        .filter_map(|pid| ProcessTimes::read(&pid).map(|p| (pid, p)))
+        .filter(move |(_, p)| p.pgrp == pgid)
 }
 
 /// Whose CPU time is the benchmark's.
@@ -327,9 +371,25 @@ procs_blocked 0
         let p = ProcessTimes::parse(line).expect("parses");
         assert_eq!(p.pgrp, 4242);
         assert_eq!(p.ticks, 250 + 50 + 7 + 3);
+        assert_eq!((p.user, p.system), (250 + 7, 50 + 3));
         let me = ProcessTimes::read("self").expect("own stat");
         // SAFETY: getpgrp has no preconditions.
         assert_eq!(me.pgrp, unsafe { libc::getpgrp() });
+    }
+
+    #[test]
+    fn reads_a_group_s_usage_and_peak() {
+        assert_eq!(
+            vm_hwm("Name:\tx\nVmHWM:\t  2048 kB\nVmRSS:\t1 kB\n"),
+            Some(2 << 20)
+        );
+        assert_eq!(vm_hwm("Name:\tx\n"), None);
+        // This test's own group: at least this process, which has a peak.
+        // SAFETY: getpgrp has no preconditions.
+        let u = GroupUsage::read(unsafe { libc::getpgrp() });
+        assert!(u.peak_rss_bytes.is_some_and(|b| b > 0), "{u:?}");
+        assert!(u.user_s >= 0.0 && u.system_s >= 0.0);
+        assert_eq!(GroupUsage::read(-7), GroupUsage::default());
     }
 
     #[test]

@@ -693,6 +693,15 @@ impl Driver {
             .map(str::to_string))
     }
 
+    /// Runs `setup()` again in an adapter whose earlier trial was torn
+    /// down, its last output and per-request latencies forgotten, and with
+    /// `seed` (`--reproducible`) the generators the file imported seeded
+    /// again first, as its load seeded them.
+    pub fn setup_again(&mut self, seed: Option<u64>) -> Result<(), DriverError> {
+        self.request(json!({"op": "setup", "again": true, "seed": seed}))
+            .map(drop)
+    }
+
     /// Runs `teardown()`.
     pub fn teardown(&mut self) -> Result<(), DriverError> {
         match self.take_closing("teardown") {
@@ -822,32 +831,6 @@ impl Driver {
             return Err(DriverError::Exited { op, status });
         }
         parse_reply(&op, &line)
-    }
-}
-
-/// `get_config()` of the benchmark in `file`, read by loading it in a
-/// throwaway adapter started by `cmd` (no setup) that is killed, with its process group,
-/// if the load takes longer than `limit`. `Err` says why there is none;
-/// the real run reports the same fault properly, so callers fall back to
-/// defaults.
-pub fn probe_config(
-    mut cmd: Command,
-    program: &str,
-    file: &Path,
-    options: &LoadOptions,
-    limit: std::time::Duration,
-) -> Result<Value, String> {
-    cmd.stderr(Stdio::null());
-    let loaded = Driver::start_limited(cmd, program, file, options, limit, |d| {
-        d.map(|d| d.config().clone())
-    })
-    .map_err(|e| e.to_string())?;
-    match loaded {
-        Some(loaded) => loaded.map_err(|e| e.to_string()),
-        None => Err(format!(
-            "loading took longer than {:.0} s",
-            limit.as_secs_f64()
-        )),
     }
 }
 

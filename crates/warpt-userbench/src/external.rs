@@ -43,6 +43,10 @@ pub struct ExternalBenchmark {
     /// Errors met that did not stop the stages (see [`Benchmark::take_errors`]).
     errors: Vec<StageError>,
     caches: Vec<TempDir>,
+    /// `driver` holds the file loaded and not set up: read by
+    /// [`Benchmark::own_config`], or torn down after a trial, ready for
+    /// the next trial's `setup()` in the same adapter.
+    idle: bool,
 }
 
 impl ExternalBenchmark {
@@ -60,6 +64,7 @@ impl ExternalBenchmark {
             sharing: None,
             errors: Vec::new(),
             caches: Vec::new(),
+            idle: false,
         }
     }
 
@@ -74,6 +79,7 @@ impl ExternalBenchmark {
             sharing: None,
             errors: Vec::new(),
             caches: Vec::new(),
+            idle: false,
         }
     }
 
@@ -109,6 +115,17 @@ impl ExternalBenchmark {
         }
         self.release();
         e
+    }
+
+    /// The run its parameters (or its pytest test) describe, found once.
+    fn file_run(&mut self, ctx: &RunContext) -> Result<&FileRun, BenchmarkError> {
+        if self.run.is_none() {
+            self.run = Some(match &self.test {
+                Some(nodeid) => crate::pytest::file_run(nodeid)?,
+                None => FileRun::from_context(ctx)?,
+            });
+        }
+        warpt_harness::prepared(&self.run)
     }
 
     fn driver(&mut self) -> Result<&mut Driver, BenchmarkError> {
@@ -178,13 +195,14 @@ use sharing::Sharing;
 
 impl Benchmark for ExternalBenchmark {
     fn prepare(&mut self, ctx: &RunContext) -> Result<(), BenchmarkError> {
-        if self.run.is_none() {
-            self.run = Some(match &self.test {
-                Some(nodeid) => crate::pytest::file_run(nodeid)?,
-                None => FileRun::from_context(ctx)?,
-            });
+        let run = self.file_run(ctx)?.clone();
+        if std::mem::take(&mut self.idle)
+            && let Some(driver) = self.driver.as_mut()
+        {
+            // Loaded already (by the probe, or for an earlier trial): the
+            // generators seeded afresh, as after a load, then set up.
+            return driver.setup_again(run.load.reproducible).map_err(failed);
         }
-        let run = warpt_harness::prepared(&self.run)?;
         if run.count {
             // Times alone are not what was asked for: no counts, a skip.
             self.counts = Some(warpt_counts::detect().map_err(|why| {
@@ -560,6 +578,8 @@ impl Benchmark for ExternalBenchmark {
         };
         let connected = self.run.as_ref().is_some_and(|r| r.connect.is_some());
         let (problem, closed) = driver.validate_and_teardown(connected);
+        // Torn down cleanly: the adapter can serve the next trial.
+        self.idle = closed.is_ok() && self.run.as_ref().is_some_and(FileRun::serves_trials);
         let verdict = match problem {
             Ok(None) => {
                 Validation::pass("validate_result() found nothing wrong (or is not defined)")
@@ -584,6 +604,24 @@ impl Benchmark for ExternalBenchmark {
 
     fn take_errors(&mut self) -> Vec<StageError> {
         std::mem::take(&mut self.errors)
+    }
+
+    fn runs_again(&self) -> bool {
+        self.idle && self.driver.is_some()
+    }
+
+    fn own_config(
+        &mut self,
+        ctx: &RunContext,
+    ) -> Result<Option<serde_json::Value>, BenchmarkError> {
+        let run = self.file_run(ctx)?.clone();
+        let driver = run.open(&mut self.caches, None)?;
+        let config = driver.config().clone();
+        if run.serves_trials() {
+            self.driver = Some(driver);
+            self.idle = true;
+        }
+        Ok(Some(config))
     }
 
     fn measured_in(&self) -> warpt_system::procstat::Measured {

@@ -546,6 +546,13 @@ def main():
                 reply({"ok": True, "config": config or {}, "timing": timing.requested,
                        "cold_cache": timing.cold_cache})
             elif op == "setup":
+                if request.get("again"):
+                    # The next trial in this interpreter: nothing of the
+                    # last one's answer or requests carries over.
+                    last = None
+                    latencies = {}
+                    if request.get("seed") is not None:
+                        reproducible(int(request["seed"]))
                 bench.setup()
                 reply({"ok": True})
             elif op == "run":

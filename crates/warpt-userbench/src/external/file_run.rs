@@ -106,12 +106,36 @@ impl FileRun {
         })
     }
 
-    /// A fresh adapter with the file loaded and set up; under
+    /// A fresh adapter with the file loaded and set up (see
+    /// [`FileRun::open`]).
+    pub(super) fn start(
+        &self,
+        caches: &mut Vec<TempDir>,
+        first: Option<&crate::shared::SharedSamples>,
+    ) -> Result<Driver, BenchmarkError> {
+        let mut driver = self.open(caches, first)?;
+        // A socket's adapter was set up with the load.
+        if self.connect.is_none() {
+            driver.setup().map_err(failed)?;
+        }
+        Ok(driver)
+    }
+
+    /// Whether one adapter can serve this file's trials one after another
+    /// (set up again after each teardown): Python's adapter in a process of
+    /// its own — not a socket's, nor another language's (whose adapter the
+    /// protocol does not ask to set up twice) — and neither `--cold-start`
+    /// (a fresh interpreter per sample) nor a counted run.
+    pub(super) fn serves_trials(&self) -> bool {
+        self.connect.is_none() && self.command.is_none() && !self.cold_start && !self.count
+    }
+
+    /// A fresh adapter with the file loaded, not set up; under
     /// `--cold-start` with empty compiled-graph cache directories, kept in
     /// `caches` until the run ends.
     /// `first`: a socket's adapter is sent the speculative shared run
     /// ([`Driver::connect_sharing`]).
-    pub(super) fn start(
+    pub(super) fn open(
         &self,
         caches: &mut Vec<TempDir>,
         first: Option<&crate::shared::SharedSamples>,
@@ -130,7 +154,7 @@ impl FileRun {
             }
             caches.push(dir);
         }
-        let mut driver = match (&self.connect, &self.command) {
+        match (&self.connect, &self.command) {
             (Some(socket), _) => {
                 Driver::connect_sharing(socket, &self.file.to_string_lossy(), &load, first)
             }
@@ -142,12 +166,7 @@ impl FileRun {
             ),
             (None, None) => Driver::python_with(&self.python, &self.file, &load),
         }
-        .map_err(failed)?;
-        // A socket's adapter was set up with the load.
-        if self.connect.is_none() {
-            driver.setup().map_err(failed)?;
-        }
-        Ok(driver)
+        .map_err(failed)
     }
 }
 

@@ -160,27 +160,21 @@ impl<'a> Ctx<'a> {
         Some(foreign.line_for(Path::new(&absolute(&unit.file))))
     }
 
-    /// The unit's effective configuration (its `get_config()` read by a
-    /// probe) as run options and a line for its details.
-    fn layered_options(&self, unit: &Unit) -> (RunOptions, String) {
+    /// The unit's effective configuration: its `get_config()` (read by a
+    /// probe in the unit's worker, which stays for its trials unless each
+    /// sample needs a fresh interpreter) layered with the flags, as run
+    /// options and a line for its details.
+    fn layered_options(&self, planned: &PlannedBenchmark, unit: &Unit) -> (RunOptions, String) {
         let s = self.settings;
-        let limit = self.load_limit();
-        let load = crate::driver::LoadOptions {
-            kwargs: unit.combo.kwargs.clone(),
-            defaults: unit.combo.settings.clone(),
-            ..Default::default()
-        };
-        let (cmd, program) = match self.command_line(unit) {
-            Some(line) => (
-                crate::driver::Driver::shell_command(&line, &unit.file, &load),
-                "sh",
-            ),
-            None => (
-                crate::driver::Driver::python_command(self.python(), &load),
-                self.python(),
-            ),
-        };
-        let own = crate::driver::probe_config(cmd, program, &unit.file, &load, limit)
+        let mut options = self.options.clone();
+        options.output_log = Some(self.log_file(unit));
+        options.timeout_multiplier = s.timeout_multiplier.value;
+        if !s.cold_start {
+            options.kept_worker = Some(warpt_harness::KeptWorker::new());
+        }
+        let own = warpt_harness::probe_config(planned, &options)
+            .ok()
+            .flatten()
             .unwrap_or(Value::Null);
         let num = |k: &str| own.get(k).and_then(Value::as_f64).filter(|v| *v >= 0.0);
         let (duration, d_src) = s.duration.with(num("duration_s").map(Some));
@@ -194,7 +188,6 @@ impl<'a> Ctx<'a> {
                 "default, at most the duration",
             ),
         };
-        let mut options = self.options.clone();
         options.duration = Some(Duration::from_secs_f64(duration));
         options.burnin = Duration::from_secs_f64(burnin);
         options.timeout_multiplier = mult;
@@ -206,9 +199,8 @@ impl<'a> Ctx<'a> {
     }
 
     fn trials(&'a self, unit: &Unit) -> FileTrials<'a> {
-        let (mut options, config) = self.layered_options(unit);
-        options.output_log = Some(self.log_file(unit));
         let mut planned = self.planned(unit);
+        let (options, config) = self.layered_options(&planned, unit);
         planned
             .params
             .insert("config".into(), ParamValue::Str(config));
