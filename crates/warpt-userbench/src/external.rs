@@ -21,7 +21,7 @@ use warpt_model::{ClockProbe, ParamValue, StageError, Validation};
 
 use crate::batch;
 use crate::counted;
-use crate::driver::{Driver, DriverError, Output};
+use crate::driver::{Driver, Output};
 use crate::sampling::Sampling;
 use crate::shared::Lent;
 
@@ -143,38 +143,6 @@ fn fill(out: &mut [f64], seconds: f64) {
     }
 }
 
-/// A protocol failure as the harness reports it, the user's traceback
-/// included.
-fn failed(e: DriverError) -> BenchmarkError {
-    match e {
-        DriverError::User {
-            op,
-            message,
-            traceback,
-        } => BenchmarkError::Raised(StageError {
-            stage: stage_of(&op).to_string(),
-            message,
-            traceback,
-        }),
-        DriverError::Skipped { reason, .. } => BenchmarkError::Skipped(reason),
-        DriverError::Spawn { program, source } if source.kind() == std::io::ErrorKind::NotFound => {
-            BenchmarkError::Skipped(format!(
-                "no {program} on this machine to run this benchmark"
-            ))
-        }
-        other => BenchmarkError::Failed(other.to_string()),
-    }
-}
-
-/// The stage a protocol request belongs to, in a result's `errors`.
-fn stage_of(op: &str) -> &str {
-    match op {
-        "load" | "setup" => "setup",
-        "run" => "measure",
-        other => other,
-    }
-}
-
 /// Best effort: write back dirty pages and drop the page cache (needs
 /// root); the error says why not.
 fn drop_page_cache() -> Result<(), String> {
@@ -184,12 +152,14 @@ fn drop_page_cache() -> Result<(), String> {
         .map_err(|e| format!("the page cache was not dropped between samples: {e}"))
 }
 
+mod failure;
 mod file_run;
 mod reported;
 mod series;
 mod sharing;
+use failure::failed;
 pub use file_run::FileRun;
-use reported::{latency_metrics, ops_per_call, output_details};
+use reported::{latency_metrics, ops_per_call, output_details, timer_text};
 use series::{SHARED_RING, end_series, next_ahead, send_rounds};
 use sharing::Sharing;
 
@@ -630,18 +600,6 @@ impl Benchmark for ExternalBenchmark {
             Some(_) => warpt_system::procstat::Measured::WithParent,
             None => warpt_system::procstat::Measured::ThisProcess,
         }
-    }
-}
-
-/// What timed the samples, in words, for the `timer` detail.
-fn timer_text(timing: Option<&str>) -> &'static str {
-    match timing {
-        Some("device") => "CUDA events around the batch, in the adapter",
-        Some("pytorch") => {
-            "torch.utils.benchmark.Timer.blocked_autorange in the adapter, one block per sample"
-        }
-        Some("triton") => "triton.testing.do_bench in the adapter, one call per sample",
-        _ => "time.perf_counter_ns around the batch, in the adapter",
     }
 }
 

@@ -77,3 +77,15 @@ pub(super) fn output_details(out: &Output) -> Vec<(String, ParamValue)> {
     }
     d
 }
+
+/// What timed the samples, in words, for the `timer` detail.
+pub(super) fn timer_text(timing: Option<&str>) -> &'static str {
+    match timing {
+        Some("device") => "CUDA events around the batch, in the adapter",
+        Some("pytorch") => {
+            "torch.utils.benchmark.Timer.blocked_autorange in the adapter, one block per sample"
+        }
+        Some("triton") => "triton.testing.do_bench in the adapter, one call per sample",
+        _ => "time.perf_counter_ns around the batch, in the adapter",
+    }
+}
