@@ -151,7 +151,10 @@ pub fn supervise_in(
     let mut parts: BTreeMap<&'static str, String> = BTreeMap::new();
 
     let mut slot = kept.map(KeptWorker::slot);
-    let reused = slot.as_mut().and_then(|s| s.take());
+    let reused = slot
+        .as_mut()
+        .and_then(|s| s.take())
+        .and_then(|mut s| s.running().then_some(s));
     let mut session = match reused.map_or_else(|| Session::start(exe, log, &spec.id.name), Ok) {
         Ok(s) => s,
         Err(e) => {

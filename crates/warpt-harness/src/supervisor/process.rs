@@ -132,7 +132,7 @@ fn add_energy(
 }
 
 /// Reaps `pid` if it has exited, without blocking.
-fn try_reap(pid: libc::pid_t) -> Option<Reaped> {
+pub(super) fn try_reap(pid: libc::pid_t) -> Option<Reaped> {
     let mut status = 0;
     // SAFETY: zeroed rusage is a valid out-parameter; wait4 fills it.
     let mut rusage: libc::rusage = unsafe { std::mem::zeroed() };

@@ -9,7 +9,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
-use super::process::{Reaped, kill_group, wait_or_kill};
+use super::process::{Reaped, kill_group, try_reap, wait_or_kill};
 use super::{EXIT_GRACE, WORKER_SUBCOMMAND};
 use crate::worker::WorkerRequest;
 
@@ -25,6 +25,8 @@ pub(super) struct Session {
     tail_thread: Option<JoinHandle<()>>,
     /// Reaped (or given up on): nothing left to stop.
     ended: bool,
+    /// It exited by itself, between requests, and was reaped.
+    exited: bool,
 }
 
 impl Session {
@@ -74,6 +76,7 @@ impl Session {
             tail,
             tail_thread,
             ended: false,
+            exited: false,
         })
     }
 
@@ -90,6 +93,18 @@ impl Session {
         if last {
             self.stdin = None;
         }
+    }
+
+    /// Whether the worker is still running. One that exited while it
+    /// waited for a request (its benchmark's code crashing the interpreter
+    /// at shutdown, say) is reaped here: the next request goes to a fresh
+    /// worker rather than reporting that exit as its own crash.
+    pub(super) fn running(&mut self) -> bool {
+        if self.ended || self.exited {
+            return false;
+        }
+        self.exited = try_reap(self.pid).is_some();
+        !self.exited
     }
 
     /// The stderr lines kept so far.
@@ -118,7 +133,9 @@ impl Session {
         }
         self.ended = true;
         self.stdin = None;
-        let reaped = if gently {
+        let reaped = if self.exited {
+            None
+        } else if gently {
             wait_or_kill(self.pid, EXIT_GRACE)
         } else {
             kill_group(self.pid)
@@ -177,5 +194,71 @@ impl std::fmt::Debug for KeptWorker {
         f.debug_struct("KeptWorker")
             .field("pid", &self.pid())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+    use crate::supervisor::process::Exit;
+
+    /// A stand-in worker that echoes its requests until stdin closes.
+    fn echo_worker(dir: &Path) -> std::path::PathBuf {
+        let exe = dir.join("worker.sh");
+        std::fs::write(&exe, "#!/bin/sh\nexec cat\n").unwrap();
+        std::fs::set_permissions(&exe, std::fs::Permissions::from_mode(0o755)).unwrap();
+        exe
+    }
+
+    fn request() -> WorkerRequest {
+        WorkerRequest {
+            id: warpt_model::BenchmarkId::new("s", "b"),
+            params: Default::default(),
+            seed: 1,
+            duration_s: 0.1,
+            burnin_s: 0.0,
+            target_rel_ci: 0.05,
+            clock_probe: None,
+            probe: false,
+        }
+    }
+
+    #[test]
+    fn a_kept_worker_takes_requests_until_its_stdin_closes() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Session::start(&echo_worker(dir.path()), None, "b").unwrap();
+        for _ in 0..2 {
+            s.send(&request(), false);
+            let line = s.lines.recv().unwrap();
+            assert_eq!(
+                serde_json::from_str::<WorkerRequest>(&line).unwrap(),
+                request()
+            );
+            assert!(s.running());
+        }
+        // Closing stdin lets it exit by itself, with status 0.
+        let reaped = s.end(true).unwrap();
+        assert_eq!(reaped.exit, Exit::Code(0));
+        assert!(!s.running());
+    }
+
+    #[test]
+    fn a_worker_that_died_between_requests_is_not_running() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut s = Session::start(&echo_worker(dir.path()), None, "b").unwrap();
+        assert!(s.running());
+        // SAFETY: signalling the child this test started.
+        unsafe { libc::kill(s.pid, libc::SIGKILL) };
+        let mut checks = 0;
+        while s.running() {
+            checks += 1;
+            assert!(checks < 100_000, "a killed worker still runs");
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+        // Reaped already: ending it has nothing to wait for.
+        assert!(s.end(true).is_none());
     }
 }
