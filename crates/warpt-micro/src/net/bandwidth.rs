@@ -19,7 +19,7 @@ pub const NAME: &str = "net_bandwidth";
 /// Bytes each stream sends per acknowledged round (one sample).
 const ROUND: u32 = 32 << 20;
 /// Write size.
-const CHUNK: usize = 128 << 10;
+const CHUNK: usize = protocol::BLOCK;
 
 /// The spec of `net_bandwidth`.
 pub fn spec() -> BenchmarkSpec {

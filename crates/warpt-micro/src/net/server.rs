@@ -143,7 +143,7 @@ fn session(mut stream: TcpStream, limits: Limits) -> io::Result<u64> {
     match mode {
         Mode::Sink { round } => {
             let round = round as u64;
-            let mut buf = vec![0u8; 256 << 10];
+            let mut buf = vec![0u8; super::protocol::BLOCK];
             let mut next_ack = round;
             while within(received) {
                 let n = stream.read(&mut buf)?;
