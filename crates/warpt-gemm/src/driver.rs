@@ -311,8 +311,8 @@ pub(crate) fn execute<T: Element>(
                 threads: 1,
                 barrier: &barrier,
             };
+            let _share = kernel.share();
             job.rows(share(m, kernel.mr, threads, t), &alone, &shared);
-            kernel.finish();
         });
     } else if by_rows {
         let shared = Shared::new(kernel, k, n, threads);
@@ -323,13 +323,13 @@ pub(crate) fn execute<T: Element>(
                 threads,
                 barrier: &barrier,
             };
+            let _share = kernel.share();
             job.rows(share(m, kernel.mr, threads, t), &team, &shared);
-            kernel.finish();
         });
     } else {
         crate::team::run(threads, &|t| {
+            let _share = kernel.share();
             job.columns(share(n, kernel.nr, threads, t));
-            kernel.finish();
         });
     }
     Ok(())

@@ -220,6 +220,13 @@ impl<T: Element> Kernel<T> {
         }
     }
 
+    /// A guard that calls [`Kernel::finish`] when dropped: at the end of a
+    /// thread's share, also when the share unwinds (AMX's configuration,
+    /// which the kernel remembers per thread, never outlives the share).
+    pub(crate) fn share(&self) -> Share<'_, T> {
+        Share(self)
+    }
+
     /// Whether it can read a column-major B in place ([`Kernel::run_direct`]).
     pub(crate) fn has_direct(&self) -> bool {
         self.direct.is_some()
@@ -512,5 +519,15 @@ unsafe impl Element for i8 {
         for (o, four) in out[..width].iter_mut().zip(sums.chunks_exact(4)) {
             *o = -128 * four.iter().sum::<i32>();
         }
+    }
+}
+
+/// A thread's share of a product on a kernel: [`Kernel::finish`] when it
+/// ends, however it ends ([`Kernel::share`]).
+pub(crate) struct Share<'k, T: Element>(&'k Kernel<T>);
+
+impl<T: Element> Drop for Share<'_, T> {
+    fn drop(&mut self) {
+        self.0.finish();
     }
 }
