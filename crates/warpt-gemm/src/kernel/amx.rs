@@ -142,9 +142,15 @@ struct Pass {
 macro_rules! ahead {
     ($base:literal, $ahead:literal, $from:literal) => {
         concat!(
-            ".set wline, ", $from, "\n",
+            ".set wline, ",
+            $from,
+            "\n",
             ".rept 16\n",
-            "prefetcht0 [", $base, " + ", $ahead, " + wline]\n",
+            "prefetcht0 [",
+            $base,
+            " + ",
+            $ahead,
+            " + wline]\n",
             ".set wline, wline + 64\n",
             ".endr"
         )
