@@ -135,10 +135,10 @@ struct Pass {
     b_hi_step: usize,
 }
 
-/// Sixteen `prefetcht0`s, one a line, of the kilobyte at `base + ahead
-/// + from` (an operand's chunk two ahead: the tile loads cannot
-/// be followed by the hardware prefetchers as vector loads are),
-/// interleaved with the products.
+/// Sixteen `prefetcht0`s, one a line, of the kilobyte `from` bytes past
+/// `base + ahead` (an operand's chunk two ahead: the tile loads cannot be
+/// followed by the hardware prefetchers as vector loads are), placed
+/// between the products.
 macro_rules! ahead {
     ($base:literal, $ahead:literal, $from:literal) => {
         concat!(
