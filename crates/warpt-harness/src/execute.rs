@@ -72,12 +72,7 @@ impl Outcome {
             status,
             errors,
             error_message: Some(msg),
-            metrics: Vec::new(),
-            details: BTreeMap::new(),
-            warnings: Vec::new(),
-            stop_reason: None,
-            validation: None,
-            regime: None,
+            ..Outcome::passed()
         }
     }
 
