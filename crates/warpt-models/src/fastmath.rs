@@ -13,8 +13,24 @@ use std::mem::MaybeUninit;
 
 use crate::uninit::assume_init;
 
-/// Runs `$body` compiled for the best vector extension this CPU has.
+/// Runs `$body` compiled for the best vector extension this CPU has; a
+/// `fused` body takes `F = true` there (its multiply-adds fused: every CPU
+/// with AVX2 or AVX-512 this runs on has FMA) and `false` on the baseline.
 macro_rules! dispatch {
+    (fused $body:ident, $($arg:expr),*) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma") {
+                // SAFETY: the CPU has AVX-512F and FMA.
+                return unsafe { x86::$body::avx512($($arg),*) };
+            }
+            if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+                // SAFETY: the CPU has AVX2 and FMA.
+                return unsafe { x86::$body::avx2($($arg),*) };
+            }
+        }
+        $body::<false>($($arg),*)
+    }};
     ($body:ident, $($arg:expr),*) => {{
         #[cfg(target_arch = "x86_64")]
         {
@@ -33,26 +49,26 @@ macro_rules! dispatch {
 
 /// `gelu(x) = x / 2 · (1 + erf(x / √2))` of every element, in place.
 pub fn gelu_erf(xs: &mut [f32]) {
-    dispatch!(gelu_body, xs)
+    dispatch!(fused gelu_body, xs)
 }
 
 /// The softmax of `xs` over the positions where `keep` is 1 (0 elsewhere),
 /// in place; `keep` holds 0.0 or 1.0 per position, at least one 1.0.
 pub fn softmax_masked(xs: &mut [f32], keep: &[f32]) {
     debug_assert_eq!(xs.len(), keep.len());
-    dispatch!(softmax_body, xs, keep)
+    dispatch!(fused softmax_body, xs, keep)
 }
 
 /// e^x of one value, as [`exp_shifted`] computes it (an online softmax's
 /// rescaling factor).
 pub fn exp_of(x: f32) -> f32 {
-    exp(x)
+    exp::<false>(x)
 }
 
 /// Every element replaced by `e^(x - shift)`; returns their sum (an
 /// online softmax's step, `shift` the running maximum).
 pub fn exp_shifted(xs: &mut [f32], shift: f32) -> f32 {
-    dispatch!(exp_shifted_body, xs, shift)
+    dispatch!(fused exp_shifted_body, xs, shift)
 }
 
 /// `Σ a·b` of two equally long slices, in 16 lanes so it vectorizes.
@@ -102,7 +118,7 @@ pub fn silu_mul<'a>(gate: &[f32], up: &[f32], out: &'a mut [MaybeUninit<f32>]) -
 
 /// See [`silu_mul`].
 fn silu_mul_into(gate: &[f32], up: &[f32], out: &mut [MaybeUninit<f32>]) {
-    dispatch!(silu_mul_body, gate, up, out)
+    dispatch!(fused silu_mul_body, gate, up, out)
 }
 
 /// Rotary position embedding of one head's `x` at one position, pairs
@@ -197,11 +213,11 @@ fn dot_body(a: &[f32], b: &[f32]) -> f32 {
 
 /// See [`silu_mul`].
 #[inline(always)]
-fn silu_mul_body(gate: &[f32], up: &[f32], out: &mut [MaybeUninit<f32>]) {
+fn silu_mul_body<const F: bool>(gate: &[f32], up: &[f32], out: &mut [MaybeUninit<f32>]) {
     for ((o, g), u) in out.iter_mut().zip(gate).zip(up) {
         // e^-g clamps at e^87 for g far below 0: silu is then g / 6e37,
         // a -0 or a denormal's worth, as exactly as f32 holds it.
-        o.write(*g / (1.0 + exp(-*g)) * *u);
+        o.write(*g / (1.0 + exp::<F>(-*g)) * *u);
     }
 }
 
@@ -268,24 +284,24 @@ fn layer_norm_body(
 
 /// See [`exp_shifted`].
 #[inline(always)]
-fn exp_shifted_body(xs: &mut [f32], shift: f32) -> f32 {
+fn exp_shifted_body<const F: bool>(xs: &mut [f32], shift: f32) -> f32 {
     for x in xs.iter_mut() {
-        *x = exp(*x - shift);
+        *x = exp::<F>(*x - shift);
     }
     sum(xs)
 }
 
 /// See [`gelu_erf`].
 #[inline(always)]
-fn gelu_body(xs: &mut [f32]) {
+fn gelu_body<const F: bool>(xs: &mut [f32]) {
     for x in xs {
-        *x = 0.5 * *x * (1.0 + erf(*x * std::f32::consts::FRAC_1_SQRT_2));
+        *x = 0.5 * *x * (1.0 + erf::<F>(*x * std::f32::consts::FRAC_1_SQRT_2));
     }
 }
 
 /// See [`softmax_masked`].
 #[inline(always)]
-fn softmax_body(xs: &mut [f32], keep: &[f32]) {
+fn softmax_body<const F: bool>(xs: &mut [f32], keep: &[f32]) {
     // The maximum in 16 lanes, each a select and a compare (f32::max's
     // NaN rule and a branch per element kept it scalar).
     let kept = |x: f32, k: f32| if k != 0.0 { x } else { f32::NEG_INFINITY };
@@ -304,7 +320,7 @@ fn softmax_body(xs: &mut [f32], keep: &[f32]) {
     }
     max = lanes.into_iter().fold(max, larger);
     for (x, k) in xs.iter_mut().zip(keep) {
-        *x = exp(*x - max) * k;
+        *x = exp::<F>(*x - max) * k;
     }
     let sum = sum(xs);
     let inv = 1.0 / sum;
@@ -327,23 +343,31 @@ fn sum(xs: &[f32]) -> f32 {
     lanes.iter().sum::<f32>() + tail
 }
 
+/// `a·b + c`, rounded once where the body is compiled for FMA (`F`),
+/// else a product and a sum (without FMA, `mul_add` is a libm call): the
+/// polynomials below in half the instructions.
+#[inline(always)]
+fn madd<const F: bool>(a: f32, b: f32, c: f32) -> f32 {
+    if F { a.mul_add(b, c) } else { a * b + c }
+}
+
 /// erf by the rational approximation Eigen and XLA use for f32 (odd
 /// degree-13 numerator over even degree-8 denominator on [-4, 4], ±1
 /// beyond, where f32 rounds to it anyway).
 #[inline(always)]
-fn erf(x: f32) -> f32 {
+fn erf<const F: bool>(x: f32) -> f32 {
     let x = x.clamp(-4.0, 4.0);
     let x2 = x * x;
-    let mut p = x2 * -2.726_142_3e-10 + 2.770_681_4e-8;
-    p = x2 * p + -2.101_024e-6;
-    p = x2 * p + -5.692_506_4e-5;
-    p = x2 * p + -7.349_906_3e-4;
-    p = x2 * p + -2.954_600_1e-3;
-    p = x2 * p + -1.609_603_3e-2;
-    let mut q = x2 * -1.456_607_2e-5 + -2.133_740_6e-4;
-    q = x2 * q + -1.682_827e-3;
-    q = x2 * q + -7.373_329e-3;
-    q = x2 * q + -1.426_474e-2;
+    let mut p = madd::<F>(x2, -2.726_142_3e-10, 2.770_681_4e-8);
+    p = madd::<F>(x2, p, -2.101_024e-6);
+    p = madd::<F>(x2, p, -5.692_506_4e-5);
+    p = madd::<F>(x2, p, -7.349_906_3e-4);
+    p = madd::<F>(x2, p, -2.954_600_1e-3);
+    p = madd::<F>(x2, p, -1.609_603_3e-2);
+    let mut q = madd::<F>(x2, -1.456_607_2e-5, -2.133_740_6e-4);
+    q = madd::<F>(x2, q, -1.682_827e-3);
+    q = madd::<F>(x2, q, -7.373_329e-3);
+    q = madd::<F>(x2, q, -1.426_474e-2);
     x * p / q
 }
 
@@ -351,7 +375,7 @@ fn erf(x: f32) -> f32 {
 /// polynomial, 2^n put in the exponent bits. Inputs below -87 give about
 /// 1e-38 (callers mask what must be 0), above 88 about 1.6e38.
 #[inline(always)]
-fn exp(x: f32) -> f32 {
+fn exp<const F: bool>(x: f32) -> f32 {
     const LOG2E: f32 = std::f32::consts::LOG2_E;
     // ln 2 split so n · LN2_HI is exact for the n that occur.
     const LN2_HI: f32 = 0.693_359_4;
@@ -360,16 +384,16 @@ fn exp(x: f32) -> f32 {
     // rounding instruction the baseline lacks.
     const ROUND: f32 = 12_582_912.0;
     let x = x.clamp(-87.0, 88.0);
-    let t = x * LOG2E + ROUND;
+    let t = madd::<F>(x, LOG2E, ROUND);
     let n = t - ROUND;
-    let r = x - n * LN2_HI - n * LN2_LO;
+    let r = madd::<F>(-n, LN2_LO, madd::<F>(-n, LN2_HI, x));
     let mut p = 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = p * r + 1.0;
-    p = p * r + 1.0;
+    p = madd::<F>(p, r, 1.0 / 120.0);
+    p = madd::<F>(p, r, 1.0 / 24.0);
+    p = madd::<F>(p, r, 1.0 / 6.0);
+    p = madd::<F>(p, r, 0.5);
+    p = madd::<F>(p, r, 1.0);
+    p = madd::<F>(p, r, 1.0);
     // n, an integer in [-126, 127], sits in t's low mantissa bits: n + 127
     // is a normal float's biased exponent.
     let biased = t.to_bits().wrapping_sub(ROUND.to_bits()).wrapping_add(127);
@@ -383,8 +407,25 @@ mod x86 {
     //! take on the features of the function they are inlined into.
 
     /// Generates `avx512` and `avx2` versions of a body in a module of its
-    /// name.
+    /// name (of a `fused` body, its `F = true` instance).
     macro_rules! versions {
+        (fused $body:ident ($($arg:ident: $ty:ty),*) $(-> $ret:ty)?) => {
+            pub(super) mod $body {
+                /// # Safety
+                /// The CPU has AVX-512F and FMA.
+                #[target_feature(enable = "avx512f,fma")]
+                pub unsafe fn avx512($($arg: $ty),*) $(-> $ret)? {
+                    super::super::$body::<true>($($arg),*)
+                }
+
+                /// # Safety
+                /// The CPU has AVX2 and FMA.
+                #[target_feature(enable = "avx2,fma")]
+                pub unsafe fn avx2($($arg: $ty),*) $(-> $ret)? {
+                    super::super::$body::<true>($($arg),*)
+                }
+            }
+        };
         ($body:ident ($($arg:ident: $ty:ty),*) $(-> $ret:ty)?) => {
             pub(super) mod $body {
                 /// # Safety
@@ -404,12 +445,12 @@ mod x86 {
         };
     }
 
-    versions!(gelu_body(xs: &mut [f32]));
-    versions!(softmax_body(xs: &mut [f32], keep: &[f32]));
-    versions!(exp_shifted_body(xs: &mut [f32], shift: f32) -> f32);
+    versions!(fused gelu_body(xs: &mut [f32]));
+    versions!(fused softmax_body(xs: &mut [f32], keep: &[f32]));
+    versions!(fused exp_shifted_body(xs: &mut [f32], shift: f32) -> f32);
     versions!(dot_body(a: &[f32], b: &[f32]) -> f32);
     versions!(axpy_body(alpha: f32, x: &[f32], y: &mut [f32]));
-    versions!(silu_mul_body(
+    versions!(fused silu_mul_body(
         gate: &[f32],
         up: &[f32],
         out: &mut [std::mem::MaybeUninit<f32>]
@@ -453,9 +494,9 @@ mod tests {
         let mut worst_exp = 0f64;
         for i in -6000..=6000 {
             let x = i as f32 / 1000.0;
-            worst_erf = worst_erf.max((erf(x) as f64 - erf64(x as f64)).abs());
+            worst_erf = worst_erf.max((erf::<false>(x) as f64 - erf64(x as f64)).abs());
             let a = x * 14.0;
-            let (want, got) = ((a as f64).exp(), exp(a) as f64);
+            let (want, got) = ((a as f64).exp(), exp::<false>(a) as f64);
             worst_exp = worst_exp.max(((got - want) / want).abs());
         }
         assert!(worst_erf < 1e-6, "erf off by {worst_erf:e}");
@@ -508,7 +549,7 @@ mod tests {
         let mut slots = vec![MaybeUninit::uninit(); 37];
         let got = silu_mul(&gate, &up, &mut slots).to_vec();
         let mut slots = vec![MaybeUninit::uninit(); 37];
-        silu_mul_body(&gate, &up, &mut slots);
+        silu_mul_body::<false>(&gate, &up, &mut slots);
         // SAFETY: the body wrote all 37.
         let plain = unsafe { assume_init(&mut slots) }.to_vec();
         for i in 0..37 {
@@ -581,7 +622,7 @@ mod tests {
         let mut g = xs.clone();
         gelu_erf(&mut g);
         let mut plain = xs.clone();
-        gelu_body(&mut plain);
+        gelu_body::<false>(&mut plain);
         for ((x, a), b) in xs.iter().zip(&g).zip(&plain) {
             let want = 0.5 * *x as f64 * (1.0 + erf64(*x as f64 / std::f64::consts::SQRT_2));
             assert!(
