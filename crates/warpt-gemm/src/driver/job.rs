@@ -254,7 +254,11 @@ impl<T: Element> Job<'_, T> {
                 if let Some(part) = next.chunks(share.max(1)).nth(ir) {
                     crate::prefetch::into_l2(part);
                 }
-                if let Some(dest) = self.in_c(store, &rows, &cols) {
+                if let Some(bias) = self.folded_bias(&rows, &cols).filter(|_| pc == 0)
+                    && let Some(tile) = self.out.tile_mut(rows.clone(), cols.clone(), kr.mr)
+                {
+                    kr.run_biased(groups, a_panel, b_panel, bias, tile);
+                } else if let Some(dest) = self.in_c(store, &rows, &cols) {
                     kr.run(groups, a_panel, b_panel, rows.len(), cols.len(), dest);
                 } else {
                     kr.run(
@@ -278,6 +282,31 @@ impl<T: Element> Job<'_, T> {
                 self.finish(at, rows, cols);
             }
         }
+    }
+
+    /// The row biases of tile `rows x cols` when the kernel starts its
+    /// accumulators from them (its first slice of the depth) rather than
+    /// the epilogue adding them to the stored tile: a kernel that can, the
+    /// epilogue's bias, `alpha = 1` and `beta = 0`, the tile whole and
+    /// written in place. The same for every slice of a tile, so the
+    /// epilogue leaves out what the kernel added ([`Self::finish`]).
+    fn folded_bias(
+        &self,
+        rows: &std::ops::Range<usize>,
+        cols: &std::ops::Range<usize>,
+    ) -> Option<&[T::Acc]> {
+        let kr = self.kernel;
+        if !kr.has_biased() || self.direct || T::CORRECTED {
+            return None;
+        }
+        let bias = self.epilogue.as_ref()?.row_bias?;
+        (self.store(self.beta, false) == Some(Store::Set)
+            && rows.len() == kr.mr
+            && self
+                .out
+                .tile_mut(rows.clone(), cols.clone(), kr.mr)
+                .is_some())
+        .then(|| &bias[rows.clone()])
     }
 
     /// The tile `rows x cols` of C as a kernel's destination, when `store`
@@ -351,7 +380,17 @@ impl<T: Element> Job<'_, T> {
         if let Some(epilogue) = &self.epilogue
             && at.pc + at.kb == self.a.cols()
         {
-            self.out.finish(rows, cols, epilogue);
+            // Without the bias when the kernel started from it.
+            let epilogue = match self.folded_bias(&rows, &cols) {
+                Some(_) => Epilogue {
+                    row_bias: None,
+                    ..*epilogue
+                },
+                None => *epilogue,
+            };
+            if !epilogue.is_none() {
+                self.out.finish(rows, cols, &epilogue);
+            }
         }
     }
 }

@@ -133,6 +133,45 @@ struct Pass {
     b_step: usize,
     /// The same for `b_hi` (0 when it is `b`'s dummy row).
     b_hi_step: usize,
+    /// The tile's 32 row biases (fp32), the accumulators' start in a
+    /// pass that starts from them (else unread).
+    bias: *const u8,
+}
+
+/// The start of a pass that loads C: its accumulators (the high columns'
+/// when they exist).
+macro_rules! from_c {
+    () => {
+        concat!(
+            "tileloadd tmm0, [{out} + {ld}*1]\n",
+            "tileloadd tmm1, [{out} + {ld}*1 + 64]\n",
+            "test {hi}, {hi}\n",
+            "jz 3f\n",
+            "tileloadd tmm2, [{hi} + {ld}*1]\n",
+            "tileloadd tmm3, [{hi} + {ld}*1 + 64]\n",
+        )
+    };
+}
+
+/// The start of a pass from the row biases: each accumulator row (a
+/// column of C) their 16 values, loaded with a stride of 0.
+macro_rules! from_bias {
+    () => {
+        concat!(
+            "xor {t:e}, {t:e}\n",
+            "tileloadd tmm0, [{bias} + {t}*1]\n",
+            "tileloadd tmm1, [{bias} + {t}*1 + 64]\n",
+            "tileloadd tmm2, [{bias} + {t}*1]\n",
+            "tileloadd tmm3, [{bias} + {t}*1 + 64]\n",
+        )
+    };
+}
+
+/// The start of a pass from zero (the accumulators zeroed already).
+macro_rules! from_zero {
+    () => {
+        ""
+    };
 }
 
 /// Sixteen `prefetcht0`s, one a line, of the kilobyte `from` bytes past
@@ -157,10 +196,10 @@ macro_rules! ahead {
     };
 }
 
-/// The asm of a pass: `$op` is the tile product; `$init` loads C
-/// (`tileloadd`) or zeroes it.
+/// The asm of a pass: `$op` is the tile product; `$start` what the
+/// accumulators start from ([`from_zero`], [`from_c`], [`from_bias`]).
 macro_rules! pass {
-    ($name:ident, $op:literal, load: $load:literal) => {
+    ($name:ident, $op:literal, $start:ident) => {
         /// # Safety
         /// The tiles are configured as `Config` says ([`configure`]), and
         /// every pointer of `p` covers what its field says for its rows.
@@ -171,16 +210,9 @@ macro_rules! pass {
             unsafe {
                 std::arch::asm!(
                     "tilezero tmm0", "tilezero tmm1", "tilezero tmm2", "tilezero tmm3",
-                    // Load C when asked (the high columns when they exist).
-                    concat!("mov {t}, ", $load),
-                    "test {t}, {t}",
-                    "jz 3f",
-                    "tileloadd tmm0, [{out} + {ld}*1]",
-                    "tileloadd tmm1, [{out} + {ld}*1 + 64]",
-                    "test {hi}, {hi}",
-                    "jz 3f",
-                    "tileloadd tmm2, [{hi} + {ld}*1]",
-                    "tileloadd tmm3, [{hi} + {ld}*1 + 64]",
+                    // (Every operand named, whichever start this is.)
+                    "/* {bias} */",
+                    $start!(),
                     "3:",
                     "test {n}, {n}",
                     "jz 5f",
@@ -223,6 +255,7 @@ macro_rules! pass {
                     bh = inout(reg) p.b_hi => _,
                     bhs = in(reg) p.b_hi_step,
                     pa = const 2 * CHUNK * A_STEP,
+                    bias = in(reg) p.bias,
                     t = out(reg) _,
                     options(nostack),
                 )
@@ -231,10 +264,11 @@ macro_rules! pass {
     };
 }
 
-pass!(bf16_set, "tdpbf16ps", load: "0");
-pass!(bf16_add, "tdpbf16ps", load: "1");
-pass!(i8_set, "tdpbsud", load: "0");
-pass!(i8_add, "tdpbsud", load: "1");
+pass!(bf16_set, "tdpbf16ps", from_zero);
+pass!(bf16_add, "tdpbf16ps", from_c);
+pass!(bf16_bias, "tdpbf16ps", from_bias);
+pass!(i8_set, "tdpbsud", from_zero);
+pass!(i8_add, "tdpbsud", from_c);
 
 /// The two products.
 #[derive(Clone, Copy)]
@@ -245,19 +279,32 @@ enum Op {
     Int8,
 }
 
+/// What a pass's accumulators start from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Start {
+    /// Zero.
+    Zero,
+    /// C's tile.
+    C,
+    /// The row biases ([`Pass::bias`]; bf16's fp32 accumulators only).
+    Bias,
+}
+
 impl Op {
-    /// One pass, C loaded first when `load`.
+    /// One pass from `start`.
     ///
     /// # Safety
-    /// As the passes'.
-    unsafe fn pass(self, load: bool, p: &Pass) {
+    /// As the passes'; `start` is not [`Start::Bias`] for int8.
+    unsafe fn pass(self, start: Start, p: &Pass) {
         // SAFETY: the caller's promise.
         unsafe {
-            match (self, load) {
-                (Op::Bf16, false) => bf16_set(p),
-                (Op::Bf16, true) => bf16_add(p),
-                (Op::Int8, false) => i8_set(p),
-                (Op::Int8, true) => i8_add(p),
+            match (self, start) {
+                (Op::Bf16, Start::Zero) => bf16_set(p),
+                (Op::Bf16, Start::C) => bf16_add(p),
+                (Op::Bf16, Start::Bias) => bf16_bias(p),
+                (Op::Int8, Start::Zero) => i8_set(p),
+                (Op::Int8, Start::C) => i8_add(p),
+                (Op::Int8, Start::Bias) => unreachable!("int8's tiles take no bias"),
             }
         }
     }
@@ -333,6 +380,7 @@ unsafe fn tile(
     out: *mut u8,
     ldo: usize,
     store: Store,
+    bias: Option<*const u8>,
 ) {
     let (lo, hi) = (cols.min(16), cols.saturating_sub(16));
     // Sub goes through a buffer, subtracted from C below (made only then,
@@ -371,12 +419,18 @@ unsafe fn tile(
         b_hi,
         b_step,
         b_hi_step,
+        bias: bias.unwrap_or(std::ptr::null()),
+    };
+    let start = match (bias, store) {
+        (Some(_), _) => Start::Bias,
+        (None, Store::Add) => Start::C,
+        (None, _) => Start::Zero,
     };
     // SAFETY: the caller's promise: AMX runs, `chunks` whole chunks of A
-    // and B, C's tile of MR rows by `cols` columns.
+    // and B, C's tile of MR rows by `cols` columns (and MR biases).
     unsafe {
         configure(lo as u8, hi.max(1) as u8);
-        op.pass(store == Store::Add, &whole);
+        op.pass(start, &whole);
     }
     if tail > 0 {
         // The last steps, zero-padded to a chunk: A's are contiguous, B's
@@ -410,7 +464,7 @@ unsafe fn tile(
             ..whole
         };
         // SAFETY: as above, on the padded copies.
-        unsafe { op.pass(true, &last) };
+        unsafe { op.pass(Start::C, &last) };
     }
     if let Some(buffer) = buffer {
         // SAFETY: C's tile holds `cols` columns of MR values, ldo apart.
@@ -445,6 +499,7 @@ pub(super) unsafe fn bf16_amx(
             out.cast(),
             ldo,
             store,
+            None,
         )
     }
 }
@@ -476,6 +531,39 @@ pub(super) unsafe fn i8_amx(
             out.cast(),
             ldo,
             store,
+            None,
+        )
+    }
+}
+
+/// The bf16 kernel, 32 x 32, its tile of C set to the product plus
+/// `bias[i]` in each row i (a layer's bias, added as the accumulators'
+/// start rather than to the stored tile by the epilogue, whose loads
+/// waited on the tile's stores: 8% of a MiniLM forward pass).
+///
+/// # Safety
+/// As [`bf16_amx`] with [`Store::Set`], and `bias` holds 32 values.
+pub(super) unsafe fn bf16_amx_bias(
+    groups: usize,
+    a: *const Bf16,
+    b: *const Bf16,
+    cols: usize,
+    out: *mut f32,
+    ldo: usize,
+    bias: *const f32,
+) {
+    // SAFETY: the caller's promise.
+    unsafe {
+        tile(
+            Op::Bf16,
+            groups,
+            a.cast(),
+            b.cast(),
+            cols,
+            out.cast(),
+            ldo,
+            Store::Set,
+            Some(bias.cast()),
         )
     }
 }

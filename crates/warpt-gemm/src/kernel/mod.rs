@@ -84,6 +84,24 @@ pub type DirectKernel<T> = unsafe fn(
     store: Store,
 );
 
+/// A microkernel that sets a whole tile of C (`MR` rows, `cols`
+/// columns, `ldo` apart) to its product plus `bias[i]` in each row `i`,
+/// the product's first slice of the depth with a row bias to add
+/// (`alpha = 1`, `beta = 0`): the bias is where the accumulators start.
+///
+/// # Safety
+/// As [`MicroKernel`] with [`Store::Set`] and `rows = MR`; `bias` holds
+/// `MR` values.
+pub type BiasedKernel<T> = unsafe fn(
+    groups: usize,
+    a: *const T,
+    b: *const T,
+    cols: usize,
+    out: *mut <T as Element>::Acc,
+    ldo: usize,
+    bias: *const <T as Element>::Acc,
+);
+
 /// How a kernel leaves its tile where it goes: `C = tile`, `C += tile`
 /// or `C -= tile`, the three updates a product with `alpha = ±1` and
 /// `beta ∈ {0, 1}` makes of each block of the depth (others go through
@@ -139,6 +157,8 @@ pub struct Kernel<T: Element> {
     run: MicroKernel<T>,
     /// The same tile reading a column-major B in place, where there is one.
     direct: Option<DirectKernel<T>>,
+    /// The same tile starting from a bias per row, where there is one.
+    biased: Option<BiasedKernel<T>>,
     /// How it reads B's packed panels.
     order: PanelOrder,
 }
@@ -225,6 +245,51 @@ impl<T: Element> Kernel<T> {
     /// which the kernel remembers per thread, never outlives the share).
     pub(crate) fn share(&self) -> Share<'_, T> {
         Share(self)
+    }
+
+    /// Whether it can start a tile from row biases ([`Kernel::run_biased`]).
+    pub(crate) fn has_biased(&self) -> bool {
+        self.biased.is_some()
+    }
+
+    /// Sets `tile` (a whole tile of C, `mr` rows) to the product of the
+    /// packed `a` and `b` (as [`Kernel::run`] takes them) plus `bias[i]`
+    /// in each of its rows.
+    ///
+    /// # Panics
+    /// If the kernel has no such variant ([`Kernel::has_biased`]), or the
+    /// operands are shorter than the tile needs.
+    pub(crate) fn run_biased(
+        &self,
+        groups: usize,
+        a: &[T],
+        b: &[T],
+        bias: &[T::Acc],
+        tile: TileMut<T::Acc>,
+    ) {
+        let biased = self.biased.expect("a kernel with a biased variant");
+        let (g, cols) = (T::GROUP, tile.cols());
+        assert!(
+            a.len() >= groups * self.mr * g
+                && b.len() >= groups * cols * g
+                && bias.len() >= self.mr
+                && tile.rows() == self.mr
+                && (1..=self.nr).contains(&cols)
+        );
+        // SAFETY: the lengths and the tile's shape were checked above (a
+        // `TileMut` covers its columns of C, this thread's alone);
+        // `Kernel::all` hands out only kernels whose ISA this CPU runs.
+        unsafe {
+            biased(
+                groups,
+                a.as_ptr(),
+                b.as_ptr(),
+                cols,
+                tile.ptr(),
+                tile.ld(),
+                bias.as_ptr(),
+            )
+        }
     }
 
     /// Whether it can read a column-major B in place ([`Kernel::run_direct`]).

@@ -21,6 +21,7 @@ const fn portable<T: Element>(name: &'static str, kc: usize, run: MicroKernel<T>
         nc: 1024,
         run,
         direct: None,
+        biased: None,
         order: PanelOrder::Steps,
     }
 }

@@ -23,6 +23,7 @@ pub(super) static I8: [Kernel<i8>; 4] = [
         nc: 3072,
         run: x86::i8_avx512vnni_32x12,
         direct: None,
+        biased: None,
         order: PanelOrder::Steps,
     },
     Kernel {
@@ -35,6 +36,7 @@ pub(super) static I8: [Kernel<i8>; 4] = [
         nc: 3072,
         run: x86::i8_avx512vnni,
         direct: None,
+        biased: None,
         order: PanelOrder::Steps,
     },
     // 4096 deep (1024 fours): as bf16's 2048.
@@ -48,6 +50,7 @@ pub(super) static I8: [Kernel<i8>; 4] = [
         nc: 3072,
         run: amx::i8_amx,
         direct: None,
+        biased: None,
         order: PanelOrder::Chunks,
     },
 ];
@@ -72,6 +75,7 @@ pub(super) static BF16: [Kernel<Bf16>; 4] = [
         nc: 3072,
         run: x86::bf16_avx512_32x12,
         direct: None,
+        biased: None,
         order: PanelOrder::Steps,
     },
     Kernel {
@@ -84,6 +88,7 @@ pub(super) static BF16: [Kernel<Bf16>; 4] = [
         nc: 3072,
         run: x86::bf16_avx512,
         direct: None,
+        biased: None,
         order: PanelOrder::Steps,
     },
     // 2048 deep (1024 pairs; a micro-panel of B is 128 KiB, read from
@@ -101,6 +106,7 @@ pub(super) static BF16: [Kernel<Bf16>; 4] = [
         nc: 3072,
         run: amx::bf16_amx,
         direct: None,
+        biased: Some(amx::bf16_amx_bias),
         order: PanelOrder::Chunks,
     },
 ];
@@ -121,6 +127,7 @@ pub(super) static F64: [Kernel<f64>; 3] = [
         nc: 2040,
         run: x86::f64_avx2,
         direct: Some(x86::f64_avx2_direct),
+        biased: None,
         order: PanelOrder::Steps,
     },
     // 512 deep: B's micro-panel (24 KiB) still fits L1 beside A's stream,
@@ -136,6 +143,7 @@ pub(super) static F64: [Kernel<f64>; 3] = [
         nc: 4080,
         run: x86::f64_avx512,
         direct: Some(x86::f64_avx512_direct),
+        biased: None,
         order: PanelOrder::Steps,
     },
 ];
@@ -153,6 +161,7 @@ const F32_TILES: [Kernel<f32>; 4] = [
         nc: 3072,
         run: x86::f32_avx2,
         direct: Some(x86::f32_avx2_direct),
+        biased: None,
         order: PanelOrder::Steps,
     },
     // A shorter tile for products whose rows are a multiple of 32 but not
@@ -167,6 +176,7 @@ const F32_TILES: [Kernel<f32>; 4] = [
         nc: 3072,
         run: x86::f32_avx512_32x12,
         direct: Some(x86::f32_avx512_32x12_direct),
+        biased: None,
         order: PanelOrder::Steps,
     },
     Kernel {
@@ -179,6 +189,7 @@ const F32_TILES: [Kernel<f32>; 4] = [
         nc: 3072,
         run: x86::f32_avx512,
         direct: Some(x86::f32_avx512_direct),
+        biased: None,
         order: PanelOrder::Steps,
     },
 ];
@@ -226,6 +237,7 @@ pub(super) static F16: [Kernel<half::f16>; 2] = [
         nc: 3072,
         run: x86::f16_avx512fp16,
         direct: Some(x86::f16_avx512fp16_direct),
+        biased: None,
         order: PanelOrder::Steps,
     },
 ];
@@ -248,6 +260,7 @@ pub(super) static HALF: [Kernel<Half>; 3] = [
         nc: 3072,
         run: widen::half_avx2,
         direct: Some(widen::half_avx2_direct),
+        biased: None,
         order: PanelOrder::Steps,
     },
     Kernel {
@@ -260,6 +273,7 @@ pub(super) static HALF: [Kernel<Half>; 3] = [
         nc: 3072,
         run: widen::half_avx512,
         direct: Some(widen::half_avx512_direct),
+        biased: None,
         order: PanelOrder::Steps,
     },
 ];
@@ -280,6 +294,7 @@ pub(super) static F64: [Kernel<f64>; 2] = [
         nc: 3072,
         run: neon::f64_neon,
         direct: Some(neon::f64_neon_direct),
+        biased: None,
         order: PanelOrder::Steps,
     },
 ];
@@ -297,6 +312,7 @@ pub(super) static F32: [Kernel<f32>; 2] = [
         nc: 3072,
         run: neon::f32_neon,
         direct: Some(neon::f32_neon_direct),
+        biased: None,
         order: PanelOrder::Steps,
     },
 ];
