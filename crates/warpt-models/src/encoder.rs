@@ -19,6 +19,7 @@ use rayon::prelude::*;
 use crate::fastmath;
 use crate::packed::{PackedMatrix, Precision};
 use crate::uninit::{chunks, copy, par_rows};
+use warpt_gemm::Bf16;
 
 /// A LayerNorm's scale and shift.
 struct Norm {
@@ -246,6 +247,7 @@ impl PackedBert {
             ),
             None => (Vec::new(), Vec::new()),
         };
+        let mut inter16: Vec<Bf16> = Vec::new();
         for layer in &self.layers {
             qkv.resize(rows * layer.qkv.rows(), 0.0);
             layer.qkv.matmul_t_into(&x, rows, &mut qkv);
@@ -256,8 +258,19 @@ impl PackedBert {
             layer_norm(&mut x, &layer.attn_norm, self.eps);
             inter.resize(rows * layer.inter.rows(), 0.0);
             layer.inter.matmul_t_into(&x, rows, &mut inter);
-            inter.par_chunks_mut(1 << 14).for_each(fastmath::gelu_erf);
-            layer.out.matmul_t_add(&inter, rows, &mut x);
+            if layer.out.multiplies_bf16() {
+                // GELU written in bf16 as the next product reads it: the
+                // same values, one pass instead of three over them.
+                inter16.resize(inter.len(), Bf16(0));
+                inter16
+                    .par_chunks_mut(1 << 14)
+                    .zip(inter.par_chunks(1 << 14))
+                    .for_each(|(o, i)| fastmath::gelu_erf_to_bf16(i, o));
+                layer.out.matmul_t_add_bf16(&inter16, rows, &mut x);
+            } else {
+                inter.par_chunks_mut(1 << 14).for_each(fastmath::gelu_erf);
+                layer.out.matmul_t_add(&inter, rows, &mut x);
+            }
             layer_norm(&mut x, &layer.out_norm, self.eps);
         }
         Ok(x)

@@ -52,6 +52,30 @@ pub fn gelu_erf(xs: &mut [f32]) {
     dispatch!(fused gelu_body, xs)
 }
 
+/// [`gelu_erf`] of `xs` rounded to bf16 into `out` (as long): one pass
+/// that reads the f32 values and writes only the bf16 ones, a few
+/// kilobytes at a time through a buffer in L1, for a product that
+/// multiplies bf16 (an encoder's feed-forward output: GELU in place and
+/// then a conversion read and wrote its 25 MB a layer twice more).
+///
+/// # Panics
+/// When the lengths differ.
+pub fn gelu_erf_to_bf16(xs: &[f32], out: &mut [warpt_gemm::Bf16]) {
+    assert_eq!(xs.len(), out.len(), "one bf16 per value");
+    let mut buf = [0f32; 1024];
+    for (x, o) in xs.chunks(buf.len()).zip(out.chunks_mut(buf.len())) {
+        let buf = &mut buf[..x.len()];
+        gelu_erf_into(x, buf);
+        warpt_gemm::simd::bf16_from_f32(buf, o);
+    }
+}
+
+/// [`gelu_erf`] of `xs` into `out` (as long).
+fn gelu_erf_into(xs: &[f32], out: &mut [f32]) {
+    debug_assert_eq!(xs.len(), out.len());
+    dispatch!(fused gelu_into_body, xs, out)
+}
+
 /// The softmax of `xs` over the positions where `keep` is 1 (0 elsewhere),
 /// in place; `keep` holds 0.0 or 1.0 per position, at least one 1.0.
 pub fn softmax_masked(xs: &mut [f32], keep: &[f32]) {
@@ -295,8 +319,22 @@ fn exp_shifted_body<const F: bool>(xs: &mut [f32], shift: f32) -> f32 {
 #[inline(always)]
 fn gelu_body<const F: bool>(xs: &mut [f32]) {
     for x in xs {
-        *x = 0.5 * *x * (1.0 + erf::<F>(*x * std::f32::consts::FRAC_1_SQRT_2));
+        *x = gelu::<F>(*x);
     }
+}
+
+/// See [`gelu_erf_into`].
+#[inline(always)]
+fn gelu_into_body<const F: bool>(xs: &[f32], out: &mut [f32]) {
+    for (o, x) in out.iter_mut().zip(xs) {
+        *o = gelu::<F>(*x);
+    }
+}
+
+/// GELU of one value.
+#[inline(always)]
+fn gelu<const F: bool>(x: f32) -> f32 {
+    0.5 * x * (1.0 + erf::<F>(x * std::f32::consts::FRAC_1_SQRT_2))
 }
 
 /// See [`softmax_masked`].
@@ -446,6 +484,7 @@ mod x86 {
     }
 
     versions!(fused gelu_body(xs: &mut [f32]));
+    versions!(fused gelu_into_body(xs: &[f32], out: &mut [f32]));
     versions!(fused softmax_body(xs: &mut [f32], keep: &[f32]));
     versions!(fused exp_shifted_body(xs: &mut [f32], shift: f32) -> f32);
     versions!(dot_body(a: &[f32], b: &[f32]) -> f32);
@@ -665,6 +704,22 @@ mod tests {
         for (a, b) in high.iter().zip(&s) {
             assert!((a - b).abs() < 1e-6, "{a} vs {b} with high masked values");
         }
+    }
+
+    #[test]
+    fn gelu_to_bf16_is_gelu_then_the_rounding() {
+        // 2500 values: chunks of the buffer and a tail.
+        let xs: Vec<f32> = (0..2500).map(|i| (i as f32 - 1250.0) * 0.0043).collect();
+        let mut want = xs.clone();
+        gelu_erf(&mut want);
+        let want: Vec<u16> = want
+            .iter()
+            .map(|v| warpt_gemm::Bf16::from_f32(*v).0)
+            .collect();
+        let mut got = vec![warpt_gemm::Bf16(0); xs.len()];
+        gelu_erf_to_bf16(&xs, &mut got);
+        let got: Vec<u16> = got.iter().map(|v| v.0).collect();
+        assert_eq!(got, want);
     }
 
     #[test]

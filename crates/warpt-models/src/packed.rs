@@ -422,21 +422,44 @@ impl PackedMatrix {
     /// # Panics
     /// If `x.len() != rows * k` or `out.len() != rows * n`.
     pub fn matmul_t_into_serial_bf16(&self, x: &[Bf16], rows: usize, out: &mut [f32]) {
-        assert_eq!(x.len(), rows * self.k, "{rows} rows of {}", self.k);
         assert_eq!(out.len(), rows * self.n, "{rows} rows of {}", self.n);
+        self.product_bf16(x, rows, out, self.start(), false);
+    }
+
+    /// [`Self::matmul_t_add`] on activations already in bf16 (on a matrix
+    /// that does not [`Self::multiplies_bf16`], their f32 values).
+    ///
+    /// # Panics
+    /// If `x.len() != rows * k` or `out.len() != rows * n`.
+    pub fn matmul_t_add_bf16(&self, x: &[Bf16], rows: usize, out: &mut [f32]) {
+        assert_eq!(out.len(), rows * self.n, "{rows} rows of {}", self.n);
+        let start = self.bias.as_deref().map_or(Start::Out, Start::OutBias);
+        self.product_bf16(x, rows, out, start, true);
+    }
+
+    /// `out = x · wᵀ + start` for bf16 activations `x`.
+    fn product_bf16(
+        &self,
+        x: &[Bf16],
+        rows: usize,
+        out: &mut [f32],
+        start: Start<'_>,
+        parallel: bool,
+    ) {
+        assert_eq!(x.len(), rows * self.k, "{rows} rows of {}", self.k);
         let product = Product {
             n: self.n,
             k: self.k,
             rows,
-            start: self.start(),
+            start,
             then: Then::default(),
-            parallel: false,
+            parallel,
         };
         match &self.bands {
             Bands::Bf16(bands) => product.run(bands, x, out),
             Bands::F32 { .. } | Bands::Half(_) => {
                 let wide: Vec<f32> = x.iter().map(|v| v.to_f32()).collect();
-                self.product_into(&wide, rows, out, self.start(), Then::default(), false)
+                self.product_into(&wide, rows, out, start, Then::default(), parallel)
             }
         }
     }

@@ -308,6 +308,33 @@ fn activations_given_in_bf16_multiply_as_rounded_ones() {
     );
 }
 
+#[test]
+fn activations_given_in_bf16_add_as_rounded_ones() {
+    // matmul_t_add_bf16 is matmul_t_add on the bf16 values (rounded by a
+    // bf16 matrix itself), for a few rows (bands) and many (chunks of
+    // rows), in a pool of three threads.
+    let (n, k) = (70, 300);
+    let pool = three_threads();
+    let (w, bias) = (off_bf16(n * k, 5, 11, 13, 1000.0), thirds(n));
+    let matrices = [
+        PackedMatrix::from_rows_on(&w, n, k, Precision::Bf16, Precision::Bf16.native()),
+        PackedMatrix::from_rows_in(&w, n, k, Precision::F32),
+    ];
+    for m in matrices.map(|m| m.with_bias(&bias)) {
+        for rows in [29, 300] {
+            let x = off_bf16(rows * k, 7, 9, 17, 700.0);
+            let xb: Vec<Bf16> = x.iter().map(|v| Bf16::from_f32(*v)).collect();
+            let xr: Vec<f32> = xb.iter().map(|v| v.to_f32()).collect();
+            let start: Vec<f32> = (0..rows * n).map(|i| (i % 11) as f32).collect();
+            let (mut got, mut want) = (start.clone(), start.clone());
+            pool.install(|| m.matmul_t_add_bf16(&xb, rows, &mut got));
+            pool.install(|| m.matmul_t_add(&xr, rows, &mut want));
+            assert_eq!(got, want, "{:?}, {rows} rows", m.precision());
+            assert_ne!(got, start, "nothing was added");
+        }
+    }
+}
+
 /// The f32 product of `x` with `w` and its bias.
 fn f32_product(w: &[f32], bias: &[f32], x: &[f32], n: usize, k: usize, rows: usize) -> Vec<f32> {
     PackedMatrix::from_rows(w, n, k)
