@@ -294,18 +294,36 @@ impl PackedBert {
                     }
                     out
                 };
-                let (q, k, v) = (part(0, scale), part(h, 1.0), part(2 * h, 1.0));
+                // In bf16, written so once from qkv (the same values the
+                // products would round them to, without f32 copies).
+                let part16 = |offset: usize, scale: f32| -> Vec<Bf16> {
+                    let mut out = vec![Bf16(0); seq * d];
+                    let mut row = vec![0f32; d];
+                    for (t, o) in out.chunks_exact_mut(d).enumerate() {
+                        let src = &qkv[(b * seq + t) * 3 * h + offset + head * d..][..d];
+                        row.iter_mut().zip(src).for_each(|(r, v)| *r = v * scale);
+                        warpt_gemm::simd::bf16_from_f32(&row, o);
+                    }
+                    out
+                };
                 // Both products in the linear layers' precision (bf16:
                 // as PyTorch's autocast multiplies them), the softmax in
                 // f32.
-                let keys = PackedMatrix::from_rows_in(&k, seq, d, self.precision);
-                let values = PackedMatrix::from_cols_in(&v, d, seq, self.precision);
                 SCORES.with_borrow_mut(|scores| {
                     // Each thread's scores in one buffer for all its tasks
                     // (zeroed when it grows, not per task).
                     scores.resize(scores.len().max(seq * seq), 0.0);
                     let scores = &mut scores[..seq * seq];
-                    keys.matmul_t_into_serial(&q, seq, scores);
+                    let values = if self.precision == Precision::Bf16 {
+                        let keys = PackedMatrix::from_rows_bf16(&part16(h, 1.0), seq, d);
+                        keys.matmul_t_into_serial_bf16(&part16(0, scale), seq, scores);
+                        PackedMatrix::from_cols_bf16(&part16(2 * h, 1.0), d, seq)
+                    } else {
+                        let keys =
+                            PackedMatrix::from_rows_in(&part(h, 1.0), seq, d, self.precision);
+                        keys.matmul_t_into_serial(&part(0, scale), seq, scores);
+                        PackedMatrix::from_cols_in(&part(2 * h, 1.0), d, seq, self.precision)
+                    };
                     let keep = &keep[b * seq..][..seq];
                     for row in scores.chunks_exact_mut(seq) {
                         fastmath::softmax_masked(row, keep);

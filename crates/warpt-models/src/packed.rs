@@ -320,6 +320,43 @@ impl PackedMatrix {
         }
     }
 
+    /// `w` (`n × k`, row-major) already in bf16, packed in bf16: held so
+    /// for the engine's bf16 tiles (or, on a CPU without them, as the same
+    /// values in f32). For a caller that writes its operands in bf16
+    /// itself (attention's keys).
+    ///
+    /// # Panics
+    /// If `w.len() != n * k`.
+    pub fn from_rows_bf16(w: &[Bf16], n: usize, k: usize) -> Self {
+        assert_eq!(w.len(), n * k, "a {n} x {k} matrix");
+        Self::from_bf16_strided(w, n, k, (k, 1))
+    }
+
+    /// [`Self::from_cols_in`] of values already in bf16: the matrix whose
+    /// transpose `wt` (`k × n`, row-major) is (attention's values).
+    ///
+    /// # Panics
+    /// If `wt.len() != n * k`.
+    pub fn from_cols_bf16(wt: &[Bf16], n: usize, k: usize) -> Self {
+        assert_eq!(wt.len(), n * k, "a {k} x {n} matrix");
+        Self::from_bf16_strided(wt, n, k, (1, n))
+    }
+
+    /// The `n × k` bf16 matrix whose element `(i, p)` is `src[i·rs + p·cs]`.
+    fn from_bf16_strided(src: &[Bf16], n: usize, k: usize, (rs, cs): (usize, usize)) -> Self {
+        if !Precision::Bf16.native() {
+            let wide: Vec<f32> = src.iter().map(|v| v.to_f32()).collect();
+            return Self::from_strided(&wide, n, k, (rs, cs), Precision::Bf16, false);
+        }
+        let view = MatRef::new(src, n, k, rs, cs).expect("src holds n x k (asserted)");
+        PackedMatrix {
+            n,
+            k,
+            bands: Bands::Bf16(banded_from(PackedA::new(view))),
+            bias: None,
+        }
+    }
+
     /// The matrix whose transpose `wt` (`k × n`, row-major: one row per
     /// input feature) is, packed in f32: what `x · wt` needs, as
     /// attention's product of probabilities with values does.

@@ -335,6 +335,30 @@ fn activations_given_in_bf16_add_as_rounded_ones() {
     }
 }
 
+#[test]
+fn matrices_given_in_bf16_pack_as_rounded_ones() {
+    // from_rows_bf16 and from_cols_bf16 are from_rows_in and from_cols_in
+    // in bf16 on the values (their products equal, to the bit).
+    let (n, k, rows) = (37, 70, 29);
+    let w = off_bf16(n * k, 5, 11, 13, 1000.0);
+    let wb: Vec<Bf16> = w.iter().map(|v| Bf16::from_f32(*v)).collect();
+    let x = off_bf16(rows * k, 7, 9, 17, 700.0);
+    let pairs = [
+        (
+            PackedMatrix::from_rows_bf16(&wb, n, k),
+            PackedMatrix::from_rows_in(&w, n, k, Precision::Bf16),
+        ),
+        (
+            PackedMatrix::from_cols_bf16(&wb, n, k),
+            PackedMatrix::from_cols_in(&w, n, k, Precision::Bf16),
+        ),
+    ];
+    for (given, rounded) in pairs {
+        assert_eq!(given.precision(), Precision::Bf16);
+        assert_eq!(given.matmul_t(&x, rows), rounded.matmul_t(&x, rows));
+    }
+}
+
 /// The f32 product of `x` with `w` and its bias.
 fn f32_product(w: &[f32], bias: &[f32], x: &[f32], n: usize, k: usize, rows: usize) -> Vec<f32> {
     PackedMatrix::from_rows(w, n, k)
