@@ -15,11 +15,11 @@ use std::collections::HashMap;
 use candle_core::{DType, Tensor};
 use candle_transformers::models::bert;
 use rayon::prelude::*;
+use warpt_gemm::Bf16;
 
 use crate::fastmath;
 use crate::packed::{PackedMatrix, Precision};
 use crate::uninit::{chunks, copy, par_rows};
-use warpt_gemm::Bf16;
 
 /// A LayerNorm's scale and shift.
 struct Norm {
@@ -240,14 +240,7 @@ impl PackedBert {
         // The products' outputs, made (and zeroed) once for every layer:
         // a new vector per product was a memset of 44 MB a layer at batch
         // 32 x 128 tokens on MiniLM, 7% of a bf16 forward pass.
-        let (mut qkv, mut inter) = match self.layers.first() {
-            Some(l) => (
-                vec![0f32; rows * l.qkv.rows()],
-                vec![0f32; rows * l.inter.rows()],
-            ),
-            None => (Vec::new(), Vec::new()),
-        };
-        let mut inter16: Vec<Bf16> = Vec::new();
+        let (mut qkv, mut inter, mut inter16) = (Vec::new(), Vec::new(), Vec::new());
         for layer in &self.layers {
             qkv.resize(rows * layer.qkv.rows(), 0.0);
             layer.qkv.matmul_t_into(&x, rows, &mut qkv);

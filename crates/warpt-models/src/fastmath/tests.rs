@@ -1,0 +1,260 @@
+use super::*;
+
+/// erf in f64 by its Taylor series (|x| < 3) or its asymptotic
+/// continued fraction's limit, 1 (beyond, where f32 cannot tell).
+fn erf64(x: f64) -> f64 {
+    if x.abs() >= 3.5 {
+        return x.signum();
+    }
+    let (mut term, mut sum) = (x, x);
+    for n in 1..200 {
+        term *= -x * x / n as f64;
+        sum += term / (2 * n + 1) as f64;
+    }
+    sum * 2.0 / std::f64::consts::PI.sqrt()
+}
+
+#[test]
+fn erf_and_exp_are_within_a_few_ulps_of_f64() {
+    let mut worst_erf = 0f64;
+    let mut worst_exp = 0f64;
+    for i in -6000..=6000 {
+        let x = i as f32 / 1000.0;
+        worst_erf = worst_erf.max((erf::<false>(x) as f64 - erf64(x as f64)).abs());
+        let a = x * 14.0;
+        let (want, got) = ((a as f64).exp(), exp::<false>(a) as f64);
+        worst_exp = worst_exp.max(((got - want) / want).abs());
+    }
+    assert!(worst_erf < 1e-6, "erf off by {worst_erf:e}");
+    assert!(worst_exp < 1e-6, "exp off by {worst_exp:e} (relative)");
+}
+
+#[test]
+fn dot_and_axpy_are_the_plain_sums() {
+    // 37 elements: a tail past every vector width; small integers, so
+    // every order of summation gives the same float.
+    let a: Vec<f32> = (0..37).map(|i| (i % 7) as f32 - 3.0).collect();
+    let b: Vec<f32> = (0..37).map(|i| (i % 5) as f32 - 2.0).collect();
+    let want: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+    assert_eq!(dot(&a, &b), want);
+    let mut y = b.clone();
+    axpy(2.0, &a, &mut y);
+    for ((y, a), b) in y.iter().zip(&a).zip(&b) {
+        assert_eq!(*y, b + 2.0 * a);
+    }
+}
+
+#[test]
+fn exp_shifted_is_exp_and_its_sum() {
+    // 37 elements: a tail past every vector width.
+    let xs: Vec<f32> = (0..37).map(|i| (i as f32 - 18.0) * 0.53).collect();
+    let mut e = xs.clone();
+    let sum = exp_shifted(&mut e, 2.5);
+    let mut want_sum = 0f64;
+    for (x, got) in xs.iter().zip(&e) {
+        let want = (f64::from(*x) - 2.5).exp();
+        want_sum += want;
+        assert!(
+            ((f64::from(*got) - want) / want).abs() < 1e-6,
+            "e^({x} - 2.5) = {got}"
+        );
+    }
+    assert!(
+        (f64::from(sum) - want_sum).abs() < 1e-5 * want_sum,
+        "{sum} vs {want_sum}"
+    );
+    assert!((f64::from(exp_of(-1.5)) - (-1.5f64).exp()).abs() < 1e-7);
+}
+
+#[test]
+fn silu_mul_matches_f64_on_every_path() {
+    // 37 elements (a tail past every vector width), from far below 0
+    // (where e^-g overflows f32) to far above.
+    let gate: Vec<f32> = (0..37).map(|i| (i as f32 - 18.0) * 6.1).collect();
+    let up: Vec<f32> = (0..37).map(|i| ((i * 7 % 11) as f32 - 5.0) * 0.3).collect();
+    let mut slots = vec![MaybeUninit::uninit(); 37];
+    let got = silu_mul(&gate, &up, &mut slots).to_vec();
+    let mut slots = vec![MaybeUninit::uninit(); 37];
+    silu_mul_body::<false>(&gate, &up, &mut slots);
+    // SAFETY: the body wrote all 37.
+    let plain = unsafe { assume_init(&mut slots) }.to_vec();
+    for i in 0..37 {
+        let g = f64::from(gate[i]);
+        let want = g / (1.0 + (-g).exp()) * f64::from(up[i]);
+        let tol = 1e-6 * want.abs().max(1e-3);
+        assert!(
+            (f64::from(got[i]) - want).abs() <= tol,
+            "silu({}) * {} = {}, not {want}",
+            gate[i],
+            up[i],
+            got[i]
+        );
+        assert!(
+            (got[i] - plain[i]).abs() <= 1e-6 * got[i].abs(),
+            "vector and baseline differ at {i}"
+        );
+    }
+}
+
+#[test]
+fn rope_pairs_turn_each_pair_by_its_angle() {
+    let x: Vec<f32> = (0..8).map(|i| i as f32 - 3.5).collect();
+    let angles = [0.0f64, 0.5, 1.5, -2.0];
+    let cos: Vec<f32> = angles.iter().map(|a| a.cos() as f32).collect();
+    let sin: Vec<f32> = angles.iter().map(|a| a.sin() as f32).collect();
+    let mut slots = vec![MaybeUninit::uninit(); 8];
+    let got = rope_pairs(&x, &cos, &sin, &mut slots);
+    for (j, a) in angles.iter().enumerate() {
+        let (x0, x1) = (f64::from(x[2 * j]), f64::from(x[2 * j + 1]));
+        let want = [x0 * a.cos() - x1 * a.sin(), x0 * a.sin() + x1 * a.cos()];
+        for (g, w) in got[2 * j..2 * j + 2].iter().zip(want) {
+            assert!((f64::from(*g) - w).abs() < 1e-6, "pair {j}: {g} vs {w}");
+        }
+    }
+}
+
+#[test]
+fn rms_norm_matches_f64_on_every_path() {
+    // 397 elements: a tail past every vector width.
+    let h = 397;
+    let xs: Vec<f32> = (0..h)
+        .map(|i| 0.4 + ((i * 37 % 101) as f32 - 50.0) * 0.03)
+        .collect();
+    let weight: Vec<f32> = (0..h).map(|i| 0.5 + (i % 7) as f32 * 0.1).collect();
+    let eps = 1e-5f32;
+    let ms = xs.iter().map(|&v| f64::from(v).powi(2)).sum::<f64>() / h as f64;
+    let inv = 1.0 / (ms + f64::from(eps)).sqrt();
+    let mut slots = vec![MaybeUninit::uninit(); h];
+    let got = rms_norm(&xs, &weight, eps, &mut slots).to_vec();
+    let mut slots = vec![MaybeUninit::uninit(); h];
+    rms_norm_body(&xs, &weight, eps, &mut slots);
+    // SAFETY: the body wrote all h.
+    let plain = unsafe { assume_init(&mut slots) }.to_vec();
+    for i in 0..h {
+        let want = f64::from(xs[i]) * inv * f64::from(weight[i]);
+        assert!(
+            (f64::from(got[i]) - want).abs() < 1e-6,
+            "element {i}: {}, not {want}",
+            got[i]
+        );
+        assert!((got[i] - plain[i]).abs() < 1e-6, "paths differ at {i}");
+    }
+}
+
+#[test]
+fn gelu_and_softmax_match_f64_on_every_path() {
+    // 37 elements: a tail past every vector width.
+    let xs: Vec<f32> = (0..37).map(|i| (i as f32 - 18.0) * 0.37).collect();
+    let mut g = xs.clone();
+    gelu_erf(&mut g);
+    let mut plain = xs.clone();
+    gelu_body::<false>(&mut plain);
+    for ((x, a), b) in xs.iter().zip(&g).zip(&plain) {
+        let want = 0.5 * *x as f64 * (1.0 + erf64(*x as f64 / std::f64::consts::SQRT_2));
+        assert!(
+            (*a as f64 - want).abs() < 1e-5,
+            "gelu({x}) = {a}, not {want}"
+        );
+        assert!((a - b).abs() < 1e-6, "vector and baseline gelu({x}) differ");
+    }
+    let keep: Vec<f32> = (0..37)
+        .map(|i| if i % 5 == 3 { 0.0 } else { 1.0 })
+        .collect();
+    let mut s = xs.clone();
+    softmax_masked(&mut s, &keep);
+    let max = xs.iter().copied().fold(f32::MIN, f32::max) as f64;
+    let denom: f64 = xs
+        .iter()
+        .zip(&keep)
+        .map(|(x, k)| (*x as f64 - max).exp() * *k as f64)
+        .sum();
+    for ((x, k), got) in xs.iter().zip(&keep).zip(&s) {
+        let want = (*x as f64 - max).exp() * *k as f64 / denom;
+        assert!(
+            (*got as f64 - want).abs() < 1e-6,
+            "softmax at {x}: {got}, not {want}"
+        );
+        if *k == 0.0 {
+            assert_eq!(*got, 0.0, "a masked position has weight");
+        }
+    }
+    // Masked positions far above the rest (in a vector's lanes and
+    // the tail) are not the shift: e^(x - 200) of the kept ones would
+    // vanish.
+    let mut high = xs.clone();
+    for (x, k) in high.iter_mut().zip(&keep) {
+        if *k == 0.0 {
+            *x = 200.0;
+        }
+    }
+    softmax_masked(&mut high, &keep);
+    for (a, b) in high.iter().zip(&s) {
+        assert!((a - b).abs() < 1e-6, "{a} vs {b} with high masked values");
+    }
+}
+
+#[test]
+fn gelu_to_bf16_is_gelu_then_the_rounding() {
+    // 2500 values: chunks of the buffer and a tail.
+    let xs: Vec<f32> = (0..2500).map(|i| (i as f32 - 1250.0) * 0.0043).collect();
+    let mut want = xs.clone();
+    gelu_erf(&mut want);
+    let want: Vec<u16> = want
+        .iter()
+        .map(|v| warpt_gemm::Bf16::from_f32(*v).0)
+        .collect();
+    let mut got = vec![warpt_gemm::Bf16(0); xs.len()];
+    gelu_erf_to_bf16(&xs, &mut got);
+    let got: Vec<u16> = got.iter().map(|v| v.0).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn layer_norm_matches_f64_on_every_path() {
+    // 397 elements (a tail past every vector width), off-centre and
+    // spread as a hidden state is, with a residual.
+    let h = 397;
+    let xs: Vec<f32> = (0..h)
+        .map(|i| 3.0 + ((i * 37 % 101) as f32 - 50.0) * 0.21)
+        .collect();
+    let res: Vec<f32> = (0..h).map(|i| ((i * 11 % 13) as f32 - 6.0) * 0.5).collect();
+    let weight: Vec<f32> = (0..h).map(|i| 0.5 + (i % 7) as f32 * 0.1).collect();
+    let bias: Vec<f32> = (0..h).map(|i| (i % 5) as f32 * 0.01 - 0.02).collect();
+    let eps = 1e-12f32;
+    let summed: Vec<f64> = xs.iter().zip(&res).map(|(x, r)| f64::from(x + r)).collect();
+    let mean = summed.iter().sum::<f64>() / h as f64;
+    let var = summed.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / h as f64;
+    let mut got = xs.clone();
+    layer_norm(&mut got, Some(&res), &weight, &bias, eps);
+    let mut plain = xs.clone();
+    layer_norm_body(&mut plain, Some(&res), &weight, &bias, eps);
+    for i in 0..h {
+        let want = (summed[i] - mean) / (var + f64::from(eps)).sqrt() * f64::from(weight[i])
+            + f64::from(bias[i]);
+        assert!(
+            (f64::from(got[i]) - want).abs() < 1e-5,
+            "element {i}: {}, not {want}",
+            got[i]
+        );
+        assert!(
+            (got[i] - plain[i]).abs() < 1e-5,
+            "vector and baseline differ at {i}"
+        );
+    }
+    // Without a residual: the row alone.
+    let mut alone = xs.clone();
+    layer_norm(&mut alone, None, &weight, &bias, eps);
+    let mean = xs.iter().map(|&v| f64::from(v)).sum::<f64>() / h as f64;
+    let var = xs
+        .iter()
+        .map(|&v| (f64::from(v) - mean).powi(2))
+        .sum::<f64>()
+        / h as f64;
+    let want = (f64::from(xs[5]) - mean) / (var + f64::from(eps)).sqrt() * f64::from(weight[5])
+        + f64::from(bias[5]);
+    assert!(
+        (f64::from(alone[5]) - want).abs() < 1e-5,
+        "{} vs {want}",
+        alone[5]
+    );
+}
