@@ -15,6 +15,8 @@
 //! bound, and [`Kernel::all`] lists those this CPU can run so tests check
 //! each.
 //!
+//! - [`attention`]: a head's two small products on AMX tiles, sixteen
+//!   queries at a time;
 //! - [`mat`]: matrix views with any strides (row- or column-major),
 //!   checked against their storage;
 //! - [`isa`]: what this CPU runs;
@@ -40,6 +42,7 @@
 //!   block, the barrier);
 //! - `team`: the threads a product runs on.
 
+pub mod attention;
 mod blocking;
 #[cfg(target_arch = "x86_64")]
 mod cache;

@@ -7,8 +7,9 @@
 //! products, and GELU calls libm's erf per element. Here each layer is
 //! three packed products with the bias added in the kernel (query, key
 //! and value fused into one), attention runs one task per sequence and head
-//! with both of its products on the packed kernel, and GELU and softmax are
-//! vectorized ([`crate::fastmath`]).
+//! with both of its products on the packed kernel (in bf16 on AMX, its
+//! own tile loop: [`tiled`]), and GELU and softmax are vectorized
+//! ([`crate::fastmath`]).
 
 use std::collections::HashMap;
 
@@ -20,6 +21,8 @@ use warpt_gemm::Bf16;
 use crate::fastmath;
 use crate::packed::{PackedMatrix, Precision};
 use crate::uninit::{chunks, copy, par_rows};
+
+mod tiled;
 
 /// A LayerNorm's scale and shift.
 struct Norm {
@@ -240,11 +243,12 @@ impl PackedBert {
         // The products' outputs, made (and zeroed) once for every layer:
         // a new vector per product was a memset of 44 MB a layer at batch
         // 32 x 128 tokens on MiniLM, 7% of a bf16 forward pass.
-        let (mut qkv, mut inter, mut inter16) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut qkv, mut ctx, mut inter, mut inter16) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for layer in &self.layers {
             qkv.resize(rows * layer.qkv.rows(), 0.0);
             layer.qkv.matmul_t_into(&x, rows, &mut qkv);
-            let ctx = self.attention(&qkv, &keep, batch, seq);
+            self.attention(&qkv, &keep, batch, seq, &mut ctx);
             // The residual is the product's start (x += ctx · Wᵀ + b): no
             // output zeroed, no pass adding it before the norm.
             layer.attn_out.matmul_t_add(&ctx, rows, &mut x);
@@ -269,12 +273,26 @@ impl PackedBert {
         Ok(x)
     }
 
-    /// Scaled dot-product attention over `qkv` (`rows × 3 hidden`), one
-    /// task per sequence and head: `rows × hidden` of context.
-    fn attention(&self, qkv: &[f32], keep: &[f32], batch: usize, seq: usize) -> Vec<f32> {
+    /// Scaled dot-product attention over `qkv` (`rows × 3 hidden`) into
+    /// `ctx` (`rows × hidden`): in bf16 on the AMX tiles where they exist
+    /// ([`tiled`]), else one task per sequence and head on the packed
+    /// kernel.
+    fn attention(&self, qkv: &[f32], keep: &[f32], batch: usize, seq: usize, ctx: &mut Vec<f32>) {
         let (h, heads) = (self.hidden, self.heads);
         let d = h / heads;
         let scale = 1.0 / (d as f32).sqrt();
+        if self.precision == Precision::Bf16 {
+            let shape = tiled::Shape {
+                hidden: h,
+                heads,
+                dim: d,
+                scale,
+            };
+            ctx.resize(batch * seq * h, 0.0);
+            if tiled::attention(qkv, keep, seq, &shape, ctx) {
+                return;
+            }
+        }
         let blocks: Vec<Vec<f32>> = (0..batch * heads)
             .into_par_iter()
             .map(|task| {
@@ -327,7 +345,7 @@ impl PackedBert {
             .collect();
         // Each token's heads side by side, the tokens in parallel (into a
         // vector nothing zeroes first).
-        par_rows(batch * seq, h, |r, slots| {
+        *ctx = par_rows(batch * seq, h, |r, slots| {
             let (b, t) = (r / seq, r % seq);
             chunks(slots, d, |head, s| {
                 copy(s, &blocks[b * heads + head][t * d..][..d])

@@ -83,6 +83,32 @@ pub fn softmax_masked(xs: &mut [f32], keep: &[f32]) {
     dispatch!(fused softmax_body, xs, keep)
 }
 
+/// Attention's weights for a block of rows of scores, before their
+/// normalisation, in bf16 as a product takes them: for each row of
+/// `keep.len()` scores, `e^(scale·(x − max))` where `keep` is 1 (0
+/// elsewhere), `max` the row's largest kept score, rounded to bf16 into
+/// `weights`, and their sum (of the f32 values) into `sums`: one row each.
+/// One pass over a row after its maximum's, one call for the block.
+///
+/// # Panics
+/// When `scores` and `weights` are not `sums.len()` rows of `keep.len()`.
+pub fn attention_weights(
+    scores: &[f32],
+    keep: &[f32],
+    scale: f32,
+    weights: &mut [warpt_gemm::Bf16],
+    sums: &mut [f32],
+) {
+    let rows = sums.len() * keep.len();
+    assert!(
+        scores.len() == rows && weights.len() == rows,
+        "{} rows of {} scores and weights",
+        sums.len(),
+        keep.len()
+    );
+    dispatch!(fused weights_body, scores, keep, scale, weights, sums)
+}
+
 /// e^x of one value, as [`exp_shifted`] computes it (an online softmax's
 /// rescaling factor).
 pub fn exp_of(x: f32) -> f32 {
@@ -337,16 +363,16 @@ fn gelu<const F: bool>(x: f32) -> f32 {
     0.5 * x * (1.0 + erf::<F>(x * std::f32::consts::FRAC_1_SQRT_2))
 }
 
-/// See [`softmax_masked`].
+/// The largest of `xs` where `keep` is 1 (minus infinity if none).
 #[inline(always)]
-fn softmax_body<const F: bool>(xs: &mut [f32], keep: &[f32]) {
+fn masked_max(xs: &[f32], keep: &[f32]) -> f32 {
     // The maximum in 16 lanes, each a select and a compare (f32::max's
     // NaN rule and a branch per element kept it scalar).
     let kept = |x: f32, k: f32| if k != 0.0 { x } else { f32::NEG_INFINITY };
     let larger = |a: f32, b: f32| if b > a { b } else { a };
     let mut lanes = [f32::NEG_INFINITY; 16];
     let (cx, ck) = (xs.chunks_exact(16), keep.chunks_exact(16));
-    let mut max = cx
+    let max = cx
         .remainder()
         .iter()
         .zip(ck.remainder())
@@ -356,12 +382,73 @@ fn softmax_body<const F: bool>(xs: &mut [f32], keep: &[f32]) {
             *l = larger(*l, kept(*x, *k));
         }
     }
-    max = lanes.into_iter().fold(max, larger);
+    lanes.into_iter().fold(max, larger)
+}
+
+/// Every element replaced by `e^(x - max)` where `keep` is 1 (0
+/// elsewhere), `max` the largest kept; returns their sum.
+#[inline(always)]
+fn exp_masked_body<const F: bool>(xs: &mut [f32], keep: &[f32]) -> f32 {
+    let max = masked_max(xs, keep);
     for (x, k) in xs.iter_mut().zip(keep) {
         *x = exp::<F>(*x - max) * k;
     }
-    let sum = sum(xs);
-    let inv = 1.0 / sum;
+    sum(xs)
+}
+
+/// See [`attention_weights`].
+#[inline(always)]
+fn weights_body<const F: bool>(
+    scores: &[f32],
+    keep: &[f32],
+    scale: f32,
+    weights: &mut [warpt_gemm::Bf16],
+    sums: &mut [f32],
+) {
+    // Round to nearest, ties to even, as `Bf16::from_f32` (not inlined
+    // from another crate, and one conversion call per row cost more than
+    // its vectors).
+    let bf16 = |x: f32| {
+        let bits = x.to_bits();
+        warpt_gemm::Bf16((bits.wrapping_add(0x7FFF + ((bits >> 16) & 1)) >> 16) as u16)
+    };
+    let len = keep.len();
+    for ((row, out), sum) in scores
+        .chunks_exact(len)
+        .zip(weights.chunks_exact_mut(len))
+        .zip(sums)
+    {
+        let shift = masked_max(row, keep) * scale;
+        let weight = |x: f32, k: f32| exp::<F>(madd::<F>(x, scale, -shift)) * k;
+        let mut lanes = [0f32; 16];
+        let (cx, ck) = (row.chunks_exact(16), keep.chunks_exact(16));
+        let mut tail = 0.0;
+        let rest = out.len() - cx.remainder().len();
+        for ((x, k), o) in cx
+            .remainder()
+            .iter()
+            .zip(ck.remainder())
+            .zip(&mut out[rest..])
+        {
+            let w = weight(*x, *k);
+            tail += w;
+            *o = bf16(w);
+        }
+        for ((x, k), o) in cx.zip(ck).zip(out.chunks_exact_mut(16)) {
+            for (((l, x), k), o) in lanes.iter_mut().zip(x).zip(k).zip(o) {
+                let w = weight(*x, *k);
+                *l += w;
+                *o = bf16(w);
+            }
+        }
+        *sum = lanes.iter().sum::<f32>() + tail;
+    }
+}
+
+/// See [`softmax_masked`].
+#[inline(always)]
+fn softmax_body<const F: bool>(xs: &mut [f32], keep: &[f32]) {
+    let inv = 1.0 / exp_masked_body::<F>(xs, keep);
     for x in xs {
         *x *= inv;
     }
@@ -486,6 +573,13 @@ mod x86 {
     versions!(fused gelu_body(xs: &mut [f32]));
     versions!(fused gelu_into_body(xs: &[f32], out: &mut [f32]));
     versions!(fused softmax_body(xs: &mut [f32], keep: &[f32]));
+    versions!(fused weights_body(
+        scores: &[f32],
+        keep: &[f32],
+        scale: f32,
+        weights: &mut [warpt_gemm::Bf16],
+        sums: &mut [f32]
+    ));
     versions!(fused exp_shifted_body(xs: &mut [f32], shift: f32) -> f32);
     versions!(dot_body(a: &[f32], b: &[f32]) -> f32);
     versions!(axpy_body(alpha: f32, x: &[f32], y: &mut [f32]));

@@ -82,7 +82,7 @@ thread_local! {
 /// code on this thread loads a tile configuration between this call and
 /// [`release`] (only this module's kernels run AMX in between).
 #[inline]
-unsafe fn configure(lo: u8, hi: u8) {
+pub(super) unsafe fn configure(lo: u8, hi: u8) {
     if LOADED.get() == Some((lo, hi)) {
         return;
     }

@@ -10,6 +10,8 @@
 //! - `tile`: the register tile as macros, for each ISA's vectors;
 //! - `x86`: AVX2+FMA and AVX-512 register tiles (x86-64 only);
 //! - `amx`: AMX tiles for bf16 and int8 (x86-64 only);
+//! - `amx_rows`: sixteen rows of a small bf16 product on the AMX tiles,
+//!   both operands already laid out as tiles (attention's products);
 //! - `widen`: tiles for [`Half`], fp16 widened to fp32 as it is loaded
 //!   (x86-64 only);
 //! - `neon`: NEON register tiles (aarch64 only);
@@ -23,6 +25,8 @@ mod tile;
 
 #[cfg(target_arch = "x86_64")]
 mod amx;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod amx_rows;
 #[cfg(target_arch = "aarch64")]
 mod neon;
 pub mod portable;

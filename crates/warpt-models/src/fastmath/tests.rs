@@ -187,9 +187,26 @@ fn gelu_and_softmax_match_f64_on_every_path() {
             *x = 200.0;
         }
     }
+    let weights = high.clone();
     softmax_masked(&mut high, &keep);
     for (a, b) in high.iter().zip(&s) {
         assert!((a - b).abs() < 1e-6, "{a} vs {b} with high masked values");
+    }
+    // Attention's weights: the same softmax before its division, in
+    // bf16, for a block of two rows of the scores doubled at a scale of a
+    // half; 0 where masked (the masked values still far above), at most 1.
+    let scores: Vec<f32> = weights.iter().chain(&weights).map(|x| 2.0 * x).collect();
+    let mut out = vec![warpt_gemm::Bf16(0); 74];
+    let mut sums = [0f32; 2];
+    attention_weights(&scores, &keep, 0.5, &mut out, &mut sums);
+    for (row, sum) in out.chunks_exact(37).zip(sums) {
+        assert!(sum >= 1.0, "the sum {sum} misses the maximum's e^0");
+        for ((w, k), p) in row.iter().zip(&keep).zip(&s) {
+            let w = w.to_f32();
+            assert!(w <= 1.0 && (*k != 0.0 || w == 0.0), "weight {w}");
+            // bf16 rounds to half its spacing: at most 2^-8 of a weight.
+            assert!((w / sum - p).abs() <= p * 4e-3 + 1e-7, "{w} / {sum} vs {p}");
+        }
     }
 }
 

@@ -1,0 +1,290 @@
+//! Attention's two products for one sequence and head in bf16 on the AMX
+//! tiles, sixteen queries at a time: the scores `Q·Kᵀ` of a block of
+//! queries against every key, then, once the caller has turned them into
+//! probabilities (its softmax, in fp32, rounded to bf16), their context
+//! `P·V`. A head's keys and values are laid out as tiles once
+//! ([`Keys`], [`Values`]); a block of queries never leaves the tiles'
+//! reach between them: its scores are 16 rows of the sequence's length.
+//!
+//! The engine's products ([`crate::gemm`]) pay a packing and a driver's
+//! setup per call: at MiniLM's 128 tokens and 32 dimensions a head's two
+//! products are 16 and 32 tile products, and through the engine attention
+//! was 28% of a bf16 forward pass.
+//!
+//! The sequence is padded to a multiple of 32 (a pair-interleaved tile's
+//! depth) and the head's dimension too: padded keys score 0 (the caller's
+//! mask drops them), padded values and dimensions are 0.
+
+use std::marker::PhantomData;
+
+use crate::kernel::Bf16;
+
+/// Bytes of one tile (16 rows of 64).
+const TILE: usize = 1024;
+/// A tile's u32 pairs.
+const PAIRS: usize = TILE / 4;
+
+/// `n` rounded up to a multiple of 32.
+fn padded(n: usize) -> usize {
+    n.div_ceil(32) * 32
+}
+
+/// Panics unless `x` holds `seq` rows of `dim`, `stride` apart.
+fn check(x: &[Bf16], stride: usize, seq: usize, dim: usize) {
+    assert!(seq > 0 && dim > 0, "rows of {seq} x {dim}");
+    assert!(stride >= dim, "rows of {dim} values {stride} apart");
+    assert!(
+        x.len() >= (seq - 1) * stride + dim,
+        "{seq} rows of {dim} values {stride} apart in {}",
+        x.len()
+    );
+}
+
+/// Two bf16 as one 4-byte pair, `lo` at the lower address.
+fn pair(lo: Bf16, hi: Bf16) -> u32 {
+    lo.0 as u32 | (hi.0 as u32) << 16
+}
+
+/// A head's keys as the scores' right-hand tiles: for each block of 16
+/// keys and each 32 of the head's dimensions, a tile whose row `p` holds
+/// the dimensions `2p, 2p + 1` of each key (the keys' rows transposed, a
+/// pair at a time). Tile (block `kb`, step `s`) is the `(s·blocks + kb)`th.
+#[derive(Debug, Default, Clone)]
+pub struct Keys {
+    tiles: Vec<u32>,
+    seq: usize,
+    dim: usize,
+}
+
+impl Keys {
+    /// Lays out `seq` keys of `dim` values as tiles, key `j` at
+    /// `k[j·stride..][..dim]`, reusing this value's storage.
+    ///
+    /// # Panics
+    /// If `k` is too short for them, `stride < dim`, or `seq` or `dim` is 0.
+    pub fn pack(&mut self, k: &[Bf16], stride: usize, seq: usize, dim: usize) {
+        check(k, stride, seq, dim);
+        let (len, depth) = (padded(seq), padded(dim));
+        let blocks = len / 16;
+        self.tiles.clear();
+        self.tiles.resize(blocks * (depth / 32) * PAIRS, 0);
+        let at = |j: usize, i: usize| k.get(j * stride + i).filter(|_| i < dim).copied();
+        // A tile at a time: its row p is the pair p of 16 keys, written
+        // in order, the keys' rows read across (16 of them stay in L1).
+        for kb in 0..seq.div_ceil(16) {
+            let keys = (seq - 16 * kb).min(16);
+            for s in 0..depth / 32 {
+                let tile = &mut self.tiles[(s * blocks + kb) * PAIRS..][..PAIRS];
+                for (p, row) in tile.chunks_exact_mut(16).enumerate() {
+                    let i = 32 * s + 2 * p;
+                    if i >= dim {
+                        break;
+                    }
+                    for (c, o) in row[..keys].iter_mut().enumerate() {
+                        let j = 16 * kb + c;
+                        *o = pair(k[j * stride + i], at(j, i + 1).unwrap_or_default());
+                    }
+                }
+            }
+        }
+        (self.seq, self.dim) = (seq, dim);
+    }
+
+    /// The keys, padded to a multiple of 32: a row of scores.
+    pub fn len(&self) -> usize {
+        padded(self.seq)
+    }
+
+    /// Whether nothing was packed yet.
+    pub fn is_empty(&self) -> bool {
+        self.seq == 0
+    }
+
+    /// The head's dimension padded to a multiple of 32: a query's row.
+    pub fn depth(&self) -> usize {
+        padded(self.dim)
+    }
+}
+
+/// A head's values as the context's right-hand tiles: for each 32 keys
+/// and each 16 of the head's dimensions, a tile whose row `p` holds keys
+/// `2p, 2p + 1`'s values of each dimension (two rows interleaved). Tile
+/// (dimensions `nb`, step `t`) is the `(t·dim_tiles + nb)`th.
+#[derive(Debug, Default, Clone)]
+pub struct Values {
+    tiles: Vec<u32>,
+    seq: usize,
+    dim: usize,
+}
+
+impl Values {
+    /// Lays out `seq` values of `dim` as tiles, key `j`'s at
+    /// `v[j·stride..][..dim]`, reusing this value's storage.
+    ///
+    /// # Panics
+    /// If `v` is too short for them, `stride < dim`, or `seq` or `dim` is 0.
+    pub fn pack(&mut self, v: &[Bf16], stride: usize, seq: usize, dim: usize) {
+        check(v, stride, seq, dim);
+        let (len, depth) = (padded(seq), padded(dim));
+        let dim_tiles = depth / 16;
+        self.tiles.clear();
+        self.tiles.resize((len / 32) * dim_tiles * PAIRS, 0);
+        let zero = vec![Bf16(0); dim];
+        for tp in 0..seq.div_ceil(2) {
+            let lo = &v[2 * tp * stride..][..dim];
+            let hi = if 2 * tp + 1 < seq {
+                &v[(2 * tp + 1) * stride..][..dim]
+            } else {
+                &zero[..]
+            };
+            let (t, p) = (tp / 16, tp % 16);
+            for (nb, (lo, hi)) in lo.chunks(16).zip(hi.chunks(16)).enumerate() {
+                let at = ((t * dim_tiles + nb) * 16 + p) * 16;
+                for (o, (l, h)) in self.tiles[at..].iter_mut().zip(lo.iter().zip(hi)) {
+                    *o = pair(*l, *h);
+                }
+            }
+        }
+        (self.seq, self.dim) = (seq, dim);
+    }
+
+    /// The keys, padded to a multiple of 32: a row of probabilities.
+    pub fn len(&self) -> usize {
+        padded(self.seq)
+    }
+
+    /// Whether nothing was packed yet.
+    pub fn is_empty(&self) -> bool {
+        self.seq == 0
+    }
+
+    /// The head's dimension padded to a multiple of 32: a row of context.
+    pub fn depth(&self) -> usize {
+        padded(self.dim)
+    }
+}
+
+/// This thread's AMX tiles, held for attention's products: made where
+/// the CPU and the process run AMX, released when dropped. Not `Send`:
+/// the tiles are a thread's.
+#[derive(Debug)]
+pub struct Tiles {
+    _thread: PhantomData<*const ()>,
+}
+
+impl Tiles {
+    /// The tiles, or `None` where this CPU (or Linux's grant to this
+    /// process) has no AMX.
+    pub fn new() -> Option<Tiles> {
+        crate::Isa::Amx.available().then_some(Tiles {
+            _thread: PhantomData,
+        })
+    }
+
+    /// The scores of 16 queries (`q`: 16 rows of `keys.depth()` bf16, the
+    /// head's dimensions then zeros) against every key: `out`, 16 rows of
+    /// `keys.len()` fp32 (0 for the padded keys).
+    ///
+    /// # Panics
+    /// If `keys` is empty or a slice's length is not the one it should be.
+    pub fn scores(&self, q: &[Bf16], keys: &Keys, out: &mut [f32]) {
+        assert!(!keys.is_empty(), "keys packed");
+        let (len, depth) = (keys.len(), keys.depth());
+        assert_eq!(q.len(), 16 * depth, "16 queries of {depth}");
+        assert_eq!(out.len(), 16 * len, "16 rows of {len} scores");
+        // SAFETY: AMX runs (this value exists); q holds 16 rows of
+        // `depth / 32` steps, keys `len / 16` tiles per step (1 KiB
+        // each), out 16 rows of `len` fp32, all checked above.
+        unsafe {
+            rows16(&Operands {
+                steps: depth / 32,
+                tiles: len / 16,
+                a: q.as_ptr().cast(),
+                lda: 2 * depth,
+                b: keys.tiles.as_ptr().cast(),
+                b_step: TILE * (len / 16),
+                c: out.as_mut_ptr().cast(),
+                ldc: 4 * len,
+            })
+        }
+    }
+
+    /// The context of 16 queries from their probabilities (`p`: 16 rows
+    /// of `values.len()` bf16, 0 on the padded keys): `out`, 16 rows of
+    /// `values.depth()` fp32 (the head's dimensions, then zeros).
+    ///
+    /// # Panics
+    /// If `values` is empty or a slice's length is not the one it should be.
+    pub fn context(&self, p: &[Bf16], values: &Values, out: &mut [f32]) {
+        assert!(!values.is_empty(), "values packed");
+        let (len, depth) = (values.len(), values.depth());
+        assert_eq!(p.len(), 16 * len, "16 rows of {len} probabilities");
+        assert_eq!(out.len(), 16 * depth, "16 rows of {depth}");
+        // SAFETY: as in `scores`: p holds 16 rows of `len / 32` steps,
+        // values `depth / 16` tiles per step, out 16 rows of `depth`.
+        unsafe {
+            rows16(&Operands {
+                steps: len / 32,
+                tiles: depth / 16,
+                a: p.as_ptr().cast(),
+                lda: 2 * len,
+                b: values.tiles.as_ptr().cast(),
+                b_step: TILE * (depth / 16),
+                c: out.as_mut_ptr().cast(),
+                ldc: 4 * depth,
+            })
+        }
+    }
+}
+
+impl Drop for Tiles {
+    fn drop(&mut self) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: the value was made, so AMX runs.
+        unsafe {
+            crate::kernel::amx_rows::release()
+        };
+    }
+}
+
+/// One call's operands of the tile products (the layout of
+/// `kernel::amx_rows`): 16 rows of A, `steps` deep, times `tiles` tiles
+/// of B into 16 rows of C.
+pub(crate) struct Operands {
+    /// Steps of 32 depths.
+    pub steps: usize,
+    /// Tiles of C (an even number).
+    pub tiles: usize,
+    /// A's first row: step s at `a + 64·s`.
+    pub a: *const u8,
+    /// Bytes from one row of A to the next.
+    pub lda: usize,
+    /// B's first tile: tile i of step s at `b + 1024·i + b_step·s`.
+    pub b: *const u8,
+    /// Bytes from one step of B to the next.
+    pub b_step: usize,
+    /// C's first row: tile i at `c + 64·i`.
+    pub c: *mut u8,
+    /// Bytes from one row of C to the next.
+    pub ldc: usize,
+}
+
+/// The tile products, where they exist.
+///
+/// # Safety
+/// As `kernel::amx_rows::rows16`.
+unsafe fn rows16(o: &Operands) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the caller's promise.
+    unsafe {
+        crate::kernel::amx_rows::rows16(o)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = o;
+        unreachable!("no Tiles are made without AMX");
+    }
+}
+
+#[cfg(test)]
+mod tests;
