@@ -24,13 +24,16 @@ use crate::uninit::{chunks, copy, par_rows};
 
 mod tiled;
 
-/// The feed-forward layer's expansion a block of rows at a time holds
-/// about this many bytes (f32): MiniLM's 4096 rows x 1536 in three
-/// blocks, BERT-base's 1536 x 3072 in two. Measured on a 2-core Xeon
-/// (L2 2 MiB a core): MiniLM bf16 at batch 32 x 128 in blocks of 1024 to
-/// 1536 rows 1.2x the whole, BERT-base in blocks of 768 1.09x (512:
-/// 1.06x).
-const FFN_BLOCK: usize = 12 << 20;
+/// About how many bytes (f32) a product's output in a block of the
+/// encoder's rows holds: the QKV product's, the feed-forward expansion's.
+/// Whole, at MiniLM's batch of 32 x 128 tokens, the expansion was 25 MB
+/// written by one product, read by GELU and read again by the next, the
+/// QKV output 19 MB read back by attention, both far past the L2. Measured
+/// on a 2-core Xeon (L2 2 MiB a core, bf16 on AMX): MiniLM in blocks of
+/// 16 sequences, the expansion in two of 1024 rows, 1.25x the whole;
+/// BERT-base at batch 4 x 384, the expansion in two blocks of 768 rows,
+/// 1.09x (512 rows: 1.06x; two sequences a block: no change).
+const BLOCK: usize = 12 << 20;
 
 /// A LayerNorm's scale and shift.
 struct Norm {
@@ -65,8 +68,8 @@ pub struct PackedBert {
     token_type: Vec<f32>,
     embed_norm: Norm,
     layers: Vec<Layer>,
-    /// Bytes of the feed-forward expansion's block ([`FFN_BLOCK`]).
-    ffn_block: usize,
+    /// Bytes of a product's output in a block of rows ([`BLOCK`]).
+    block: usize,
 }
 
 /// The mean over the unmasked tokens of each of `batch` sequences of
@@ -185,7 +188,7 @@ impl PackedBert {
             token_type: token_types[..h].to_vec(),
             embed_norm: norm("embeddings.LayerNorm")?,
             layers,
-            ffn_block: FFN_BLOCK,
+            block: BLOCK,
         })
     }
 
@@ -256,26 +259,31 @@ impl PackedBert {
         // 32 x 128 tokens on MiniLM, 7% of a bf16 forward pass.
         let (mut qkv, mut ctx, mut inter, mut inter16) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        // Each layer a block of whole sequences at a time (attention
+        // stays inside a sequence), the QKV product's output about
+        // `block` bytes, but as many sequences as threads (attention's
+        // split); the feed-forward layer within it a block of rows at a
+        // time, its expansion (GELU's input and output) about as large.
+        let per_sequence = seq * 3 * h * 4;
+        let most = (self.block / per_sequence).max(rayon::current_num_threads());
+        let seqs = batch.div_ceil(batch.div_ceil(most.max(1)));
         for layer in &self.layers {
-            qkv.resize(rows * layer.qkv.rows(), 0.0);
-            layer.qkv.matmul_t_into(&x, rows, &mut qkv);
-            self.attention(&qkv, &keep, batch, seq, &mut ctx);
-            // The residual is the product's start (x += ctx · Wᵀ + b): no
-            // output zeroed, no pass adding it before the norm.
-            layer.attn_out.matmul_t_add(&ctx, rows, &mut x);
-            layer_norm(&mut x, &layer.attn_norm, self.eps);
-            // The feed-forward layer a block of rows at a time, its
-            // expansion (GELU's input and output) about FFN_BLOCK bytes:
-            // whole, at MiniLM's 4096 rows, it was 25 MB written by one
-            // product, read by GELU and read again by the next (20% of a
-            // bf16 forward pass more than in blocks).
-            let width = layer.inter.rows();
-            let blocks = (rows * width * 4).div_ceil(self.ffn_block).max(1);
-            let block = rows.div_ceil(blocks);
-            for x in x.chunks_mut(block * h) {
-                self.feed_forward(layer, x, &mut inter, &mut inter16);
+            for (x, keep) in x.chunks_mut(seqs * seq * h).zip(keep.chunks(seqs * seq)) {
+                let rows = keep.len();
+                qkv.resize(rows * layer.qkv.rows(), 0.0);
+                layer.qkv.matmul_t_into(x, rows, &mut qkv);
+                self.attention(&qkv, keep, rows / seq, seq, &mut ctx);
+                // The residual is the product's start (x += ctx · Wᵀ + b):
+                // no output zeroed, no pass adding it before the norm.
+                layer.attn_out.matmul_t_add(&ctx, rows, x);
+                layer_norm(x, &layer.attn_norm, self.eps);
+                let width = layer.inter.rows();
+                let blocks = (rows * width * 4).div_ceil(self.block).max(1);
+                for x in x.chunks_mut(rows.div_ceil(blocks) * h) {
+                    self.feed_forward(layer, x, &mut inter, &mut inter16);
+                }
+                layer_norm(x, &layer.out_norm, self.eps);
             }
-            layer_norm(&mut x, &layer.out_norm, self.eps);
         }
         Ok(x)
     }

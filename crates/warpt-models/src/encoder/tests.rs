@@ -8,7 +8,7 @@ use super::*;
 fn tiny(precision: Precision) -> PackedBert {
     let c: bert::Config = serde_json::from_str(
         r#"{"vocab_size": 50, "hidden_size": 64, "num_hidden_layers": 2,
-            "num_attention_heads": 2, "intermediate_size": 160,
+            "num_attention_heads": 2, "intermediate_size": 256,
             "hidden_act": "gelu", "hidden_dropout_prob": 0.0,
             "max_position_embeddings": 64, "type_vocab_size": 2,
             "initializer_range": 0.02, "layer_norm_eps": 1e-12,
@@ -28,7 +28,7 @@ fn tiny(precision: Precision) -> PackedBert {
             .collect();
         Tensor::from_vec(v, shape, &candle_core::Device::Cpu).expect("a tensor")
     };
-    let (h, i) = (64, 160);
+    let (h, i) = (64, 256);
     let mut t = HashMap::new();
     t.insert(
         "embeddings.word_embeddings.weight".into(),
@@ -83,13 +83,14 @@ fn batch() -> (Vec<u32>, Vec<u32>) {
 }
 
 #[test]
-fn feed_forward_blocks_and_the_batch_change_no_value() {
+fn blocks_and_the_batch_change_no_value() {
     let (ids, mask) = batch();
     for precision in [Precision::F32, Precision::Bf16] {
         let mut bert = tiny(precision);
         let whole = bert.forward(&ids, &mask, 3, 37).expect("a forward pass");
-        // Blocks of 43 rows: three, across the sequences' boundaries.
-        bert.ffn_block = 43 * 160 * 4;
+        // Blocks of two sequences (the QKV output of 74 rows), their
+        // feed-forward expansion (256 wide) in blocks of 37 rows.
+        bert.block = 74 * 3 * 64 * 4;
         let blocks = bert.forward(&ids, &mask, 3, 37).expect("a forward pass");
         assert!(whole == blocks, "{precision:?}: the blocks changed values");
         // Each sequence alone (fewer sequences than threads: attention's
