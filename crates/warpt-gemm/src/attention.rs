@@ -1,14 +1,14 @@
 //! Attention's two products for one sequence and head in bf16 on the AMX
 //! tiles, sixteen queries at a time: the scores `Q·Kᵀ` of a block of
 //! queries against every key, then, once the caller has turned them into
-//! probabilities (its softmax, in fp32, rounded to bf16), their context
-//! `P·V`. A head's keys and values are laid out as tiles once
-//! ([`Keys`], [`Values`]); a block of queries never leaves the tiles'
-//! reach between them: its scores are 16 rows of the sequence's length.
+//! weights (its softmax's exponentials in fp32, rounded to bf16), their
+//! context `P·V`. A head's keys and values are laid out as tiles once
+//! ([`Head`]); a block of queries' scores are 16 rows of the sequence's
+//! length, never more.
 //!
 //! The engine's products ([`crate::gemm`]) pay a packing and a driver's
 //! setup per call: at MiniLM's 128 tokens and 32 dimensions a head's two
-//! products are 16 and 32 tile products, and through the engine attention
+//! products are 64 tile products each, and through the engine attention
 //! was 28% of a bf16 forward pass.
 //!
 //! The sequence is padded to a multiple of 32 (a pair-interleaved tile's
@@ -45,36 +45,47 @@ fn pair(lo: Bf16, hi: Bf16) -> u32 {
     lo.0 as u32 | (hi.0 as u32) << 16
 }
 
-/// A head's keys as the scores' right-hand tiles: for each block of 16
-/// keys and each 32 of the head's dimensions, a tile whose row `p` holds
-/// the dimensions `2p, 2p + 1` of each key (the keys' rows transposed, a
-/// pair at a time). Tile (block `kb`, step `s`) is the `(s·blocks + kb)`th.
+/// A head's keys and values laid out as the tiles' right-hand operands.
+///
+/// The keys for the scores: for each block of 16 keys and each 32 of the
+/// head's dimensions, a tile whose row `p` holds the dimensions `2p, 2p +
+/// 1` of each key (the keys' rows transposed, a pair at a time); tile
+/// (block `kb`, step `s`) is the `(s·blocks + kb)`th. The values for the
+/// context: for each 32 keys and each 16 of the head's dimensions, a tile
+/// whose row `p` holds keys `2p, 2p + 1`'s values of each dimension (two
+/// rows interleaved); tile (dimensions `nb`, step `t`) is the
+/// `(t·dim_tiles + nb)`th.
 #[derive(Debug, Default, Clone)]
-pub struct Keys {
-    tiles: Vec<u32>,
+pub struct Head {
+    keys: Vec<u32>,
+    values: Vec<u32>,
     seq: usize,
     dim: usize,
 }
 
-impl Keys {
-    /// Lays out `seq` keys of `dim` values as tiles, key `j` at
-    /// `k[j·stride..][..dim]`, reusing this value's storage.
+impl Head {
+    /// Lays out `seq` keys and values of `dim` as tiles, token `j`'s at
+    /// `k[j·stride..][..dim]` and `v[j·stride..][..dim]` (a head's columns
+    /// of the QKV product), reusing this value's storage.
     ///
     /// # Panics
-    /// If `k` is too short for them, `stride < dim`, or `seq` or `dim` is 0.
-    pub fn pack(&mut self, k: &[Bf16], stride: usize, seq: usize, dim: usize) {
+    /// If `k` or `v` is too short for them, `stride < dim`, or `seq` or
+    /// `dim` is 0.
+    pub fn pack(&mut self, k: &[Bf16], v: &[Bf16], stride: usize, seq: usize, dim: usize) {
         check(k, stride, seq, dim);
-        let (len, depth) = (padded(seq), padded(dim));
+        check(v, stride, seq, dim);
+        (self.seq, self.dim) = (seq, dim);
+        let (len, depth) = (self.len(), self.depth());
         let blocks = len / 16;
-        self.tiles.clear();
-        self.tiles.resize(blocks * (depth / 32) * PAIRS, 0);
+        self.keys.clear();
+        self.keys.resize(blocks * (depth / 32) * PAIRS, 0);
         let at = |j: usize, i: usize| k.get(j * stride + i).filter(|_| i < dim).copied();
         // A tile at a time: its row p is the pair p of 16 keys, written
         // in order, the keys' rows read across (16 of them stay in L1).
         for kb in 0..seq.div_ceil(16) {
             let keys = (seq - 16 * kb).min(16);
             for s in 0..depth / 32 {
-                let tile = &mut self.tiles[(s * blocks + kb) * PAIRS..][..PAIRS];
+                let tile = &mut self.keys[(s * blocks + kb) * PAIRS..][..PAIRS];
                 for (p, row) in tile.chunks_exact_mut(16).enumerate() {
                     let i = 32 * s + 2 * p;
                     if i >= dim {
@@ -87,48 +98,9 @@ impl Keys {
                 }
             }
         }
-        (self.seq, self.dim) = (seq, dim);
-    }
-
-    /// The keys, padded to a multiple of 32: a row of scores.
-    pub fn len(&self) -> usize {
-        padded(self.seq)
-    }
-
-    /// Whether nothing was packed yet.
-    pub fn is_empty(&self) -> bool {
-        self.seq == 0
-    }
-
-    /// The head's dimension padded to a multiple of 32: a query's row.
-    pub fn depth(&self) -> usize {
-        padded(self.dim)
-    }
-}
-
-/// A head's values as the context's right-hand tiles: for each 32 keys
-/// and each 16 of the head's dimensions, a tile whose row `p` holds keys
-/// `2p, 2p + 1`'s values of each dimension (two rows interleaved). Tile
-/// (dimensions `nb`, step `t`) is the `(t·dim_tiles + nb)`th.
-#[derive(Debug, Default, Clone)]
-pub struct Values {
-    tiles: Vec<u32>,
-    seq: usize,
-    dim: usize,
-}
-
-impl Values {
-    /// Lays out `seq` values of `dim` as tiles, key `j`'s at
-    /// `v[j·stride..][..dim]`, reusing this value's storage.
-    ///
-    /// # Panics
-    /// If `v` is too short for them, `stride < dim`, or `seq` or `dim` is 0.
-    pub fn pack(&mut self, v: &[Bf16], stride: usize, seq: usize, dim: usize) {
-        check(v, stride, seq, dim);
-        let (len, depth) = (padded(seq), padded(dim));
         let dim_tiles = depth / 16;
-        self.tiles.clear();
-        self.tiles.resize((len / 32) * dim_tiles * PAIRS, 0);
+        self.values.clear();
+        self.values.resize((len / 32) * dim_tiles * PAIRS, 0);
         let zero = vec![Bf16(0); dim];
         for tp in 0..seq.div_ceil(2) {
             let lo = &v[2 * tp * stride..][..dim];
@@ -140,15 +112,14 @@ impl Values {
             let (t, p) = (tp / 16, tp % 16);
             for (nb, (lo, hi)) in lo.chunks(16).zip(hi.chunks(16)).enumerate() {
                 let at = ((t * dim_tiles + nb) * 16 + p) * 16;
-                for (o, (l, h)) in self.tiles[at..].iter_mut().zip(lo.iter().zip(hi)) {
+                for (o, (l, h)) in self.values[at..].iter_mut().zip(lo.iter().zip(hi)) {
                     *o = pair(*l, *h);
                 }
             }
         }
-        (self.seq, self.dim) = (seq, dim);
     }
 
-    /// The keys, padded to a multiple of 32: a row of probabilities.
+    /// The tokens, padded to a multiple of 32: a row of scores.
     pub fn len(&self) -> usize {
         padded(self.seq)
     }
@@ -158,7 +129,8 @@ impl Values {
         self.seq == 0
     }
 
-    /// The head's dimension padded to a multiple of 32: a row of context.
+    /// The head's dimension padded to a multiple of 32: a query's row, a
+    /// row of context.
     pub fn depth(&self) -> usize {
         padded(self.dim)
     }
@@ -181,57 +153,51 @@ impl Tiles {
         })
     }
 
-    /// The scores of 16 queries (`q`: 16 rows of `keys.depth()` bf16, the
+    /// The scores of 16 queries (`q`: 16 rows of `head.depth()` bf16, the
     /// head's dimensions then zeros) against every key: `out`, 16 rows of
-    /// `keys.len()` fp32 (0 for the padded keys).
+    /// `head.len()` fp32 (0 for the padded keys).
     ///
     /// # Panics
-    /// If `keys` is empty or a slice's length is not the one it should be.
-    pub fn scores(&self, q: &[Bf16], keys: &Keys, out: &mut [f32]) {
-        assert!(!keys.is_empty(), "keys packed");
-        let (len, depth) = (keys.len(), keys.depth());
-        assert_eq!(q.len(), 16 * depth, "16 queries of {depth}");
-        assert_eq!(out.len(), 16 * len, "16 rows of {len} scores");
-        // SAFETY: AMX runs (this value exists); q holds 16 rows of
-        // `depth / 32` steps, keys `len / 16` tiles per step (1 KiB
-        // each), out 16 rows of `len` fp32, all checked above.
-        unsafe {
-            rows16(&Operands {
-                steps: depth / 32,
-                tiles: len / 16,
-                a: q.as_ptr().cast(),
-                lda: 2 * depth,
-                b: keys.tiles.as_ptr().cast(),
-                b_step: TILE * (len / 16),
-                c: out.as_mut_ptr().cast(),
-                ldc: 4 * len,
-            })
-        }
+    /// If `head` is empty or a slice's length is not the one it should be.
+    pub fn scores(&self, q: &[Bf16], head: &Head, out: &mut [f32]) {
+        assert!(!head.is_empty(), "a head packed");
+        self.product(q, head.depth(), &head.keys, out, head.len());
     }
 
-    /// The context of 16 queries from their probabilities (`p`: 16 rows
-    /// of `values.len()` bf16, 0 on the padded keys): `out`, 16 rows of
-    /// `values.depth()` fp32 (the head's dimensions, then zeros).
+    /// The context of 16 queries from their weights (`p`: 16 rows of
+    /// `head.len()` bf16, 0 on the padded keys): `out`, 16 rows of
+    /// `head.depth()` fp32 (the head's dimensions, then zeros).
     ///
     /// # Panics
-    /// If `values` is empty or a slice's length is not the one it should be.
-    pub fn context(&self, p: &[Bf16], values: &Values, out: &mut [f32]) {
-        assert!(!values.is_empty(), "values packed");
-        let (len, depth) = (values.len(), values.depth());
-        assert_eq!(p.len(), 16 * len, "16 rows of {len} probabilities");
-        assert_eq!(out.len(), 16 * depth, "16 rows of {depth}");
-        // SAFETY: as in `scores`: p holds 16 rows of `len / 32` steps,
-        // values `depth / 16` tiles per step, out 16 rows of `depth`.
+    /// If `head` is empty or a slice's length is not the one it should be.
+    pub fn context(&self, p: &[Bf16], head: &Head, out: &mut [f32]) {
+        assert!(!head.is_empty(), "a head packed");
+        self.product(p, head.len(), &head.values, out, head.depth());
+    }
+
+    /// `out` (16 rows of `cols` fp32) = `a` (16 rows of `width` bf16) times
+    /// `b`, `width / 32` steps of `cols / 16` tiles laid out as [`Head`]'s.
+    fn product(&self, a: &[Bf16], width: usize, b: &[u32], out: &mut [f32], cols: usize) {
+        assert!(
+            width >= 32 && cols >= 32,
+            "whole tiles: {width} deep, {cols} wide"
+        );
+        assert_eq!(a.len(), 16 * width, "16 rows of {width}");
+        assert_eq!(out.len(), 16 * cols, "16 rows of {cols}");
+        assert_eq!(b.len(), (width / 32) * (cols / 16) * PAIRS, "the tiles");
+        // SAFETY: AMX runs (this value exists); a holds 16 rows of
+        // `width / 32` steps, b that many steps of `cols / 16` tiles (1 KiB
+        // each), out 16 rows of `cols` fp32, all checked above.
         unsafe {
             rows16(&Operands {
-                steps: len / 32,
-                tiles: depth / 16,
-                a: p.as_ptr().cast(),
-                lda: 2 * len,
-                b: values.tiles.as_ptr().cast(),
-                b_step: TILE * (depth / 16),
+                steps: width / 32,
+                tiles: cols / 16,
+                a: a.as_ptr().cast(),
+                lda: 2 * width,
+                b: b.as_ptr().cast(),
+                b_step: TILE * (cols / 16),
                 c: out.as_mut_ptr().cast(),
-                ldc: 4 * depth,
+                ldc: 4 * cols,
             })
         }
     }

@@ -30,7 +30,7 @@ fn scores_and_context_match_their_sums() {
         eprintln!("attention tiles: not run here (this CPU lacks AMX)");
         return;
     };
-    let (mut keys, mut vals) = (Keys::default(), Values::default());
+    let mut head = Head::default();
     for (seq, dim) in [
         (128, 32),
         (128, 64),
@@ -53,10 +53,8 @@ fn scores_and_context_match_their_sums() {
             kw[j * stride + dim..][..dim].copy_from_slice(&k[j * dim..][..dim]);
             vw[j * stride + 2 * dim..][..dim].copy_from_slice(&v[j * dim..][..dim]);
         }
-        keys.pack(&kw[dim..], stride, seq, dim);
-        vals.pack(&vw[2 * dim..], stride, seq, dim);
-        let (len, depth) = (keys.len(), keys.depth());
-        assert_eq!((vals.len(), vals.depth()), (len, depth));
+        head.pack(&kw[dim..], &vw[2 * dim..], stride, seq, dim);
+        let (len, depth) = (head.len(), head.depth());
         assert!(len >= seq && len % 32 == 0 && depth >= dim && depth % 32 == 0);
         let mut qb = vec![Bf16(0); 16 * depth];
         let mut scores = vec![f32::NAN; 16 * len];
@@ -69,7 +67,7 @@ fn scores_and_context_match_their_sums() {
                 let src = &q[(16 * block + r) * dim..][..dim];
                 qb[r * depth..][..dim].copy_from_slice(src);
             }
-            tiles.scores(&qb, &keys, &mut scores);
+            tiles.scores(&qb, &head, &mut scores);
             for r in 0..16 {
                 for j in 0..len {
                     let want: f64 = if r < rows && j < seq {
@@ -97,7 +95,7 @@ fn scores_and_context_match_their_sums() {
                     Bf16(0)
                 };
             }
-            tiles.context(&p, &vals, &mut ctx);
+            tiles.context(&p, &head, &mut ctx);
             for r in 0..16 {
                 for d in 0..depth {
                     let want: f64 = if d < dim {

@@ -14,7 +14,7 @@ use std::cell::RefCell;
 
 use rayon::prelude::*;
 use warpt_gemm::Bf16;
-use warpt_gemm::attention::{Keys, Tiles, Values};
+use warpt_gemm::attention::{Head, Tiles};
 use warpt_gemm::simd::bf16_from_f32;
 
 use crate::fastmath;
@@ -39,8 +39,7 @@ struct Scratch {
     qkv: Vec<Bf16>,
     /// Sixteen queries, each padded to the tiles' depth.
     q: Vec<Bf16>,
-    keys: Keys,
-    values: Values,
+    head: Head,
     /// The mask padded to the keys' tiles.
     mask: Vec<f32>,
     scores: Vec<f32>,
@@ -143,9 +142,9 @@ fn attend(
     let seq = keep.len();
     let at = head * d;
     SCRATCH.with_borrow_mut(|s| {
-        s.keys.pack(&qkv[h + at..], 3 * h, seq, d);
-        s.values.pack(&qkv[2 * h + at..], 3 * h, seq, d);
-        let (len, depth) = (s.keys.len(), s.keys.depth());
+        s.head
+            .pack(&qkv[h + at..], &qkv[2 * h + at..], 3 * h, seq, d);
+        let (len, depth) = (s.head.len(), s.head.depth());
         s.mask.clear();
         s.mask.extend_from_slice(keep);
         s.mask.resize(len, 0.0);
@@ -163,7 +162,7 @@ fn attend(
                 q[..d].copy_from_slice(&qkv[t * 3 * h + at..][..d]);
                 q[d..].fill(Bf16(0));
             }
-            tiles.scores(&s.q, &s.keys, &mut s.scores);
+            tiles.scores(&s.q, &s.head, &mut s.scores);
             let mut sums = [0f32; 16];
             fastmath::attention_weights(
                 &s.scores[..rows * len],
@@ -172,7 +171,7 @@ fn attend(
                 &mut s.weights[..rows * len],
                 &mut sums[..rows],
             );
-            tiles.context(&s.weights, &s.values, &mut s.ctx);
+            tiles.context(&s.weights, &s.head, &mut s.ctx);
             for (r, (ctx, sum)) in s.ctx.chunks_exact(depth).zip(sums).take(rows).enumerate() {
                 let inv = 1.0 / sum;
                 let o = &mut out[(16 * block + r) * stride..][..d];
