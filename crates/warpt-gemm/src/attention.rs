@@ -216,6 +216,8 @@ impl Drop for Tiles {
 /// One call's operands of the tile products (the layout of
 /// `kernel::amx_rows`): 16 rows of A, `steps` deep, times `tiles` tiles
 /// of B into 16 rows of C.
+// (Read by the x86-64 kernel only: elsewhere no Tiles exist to call it.)
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 pub(crate) struct Operands {
     /// Steps of 32 depths.
     pub steps: usize,
