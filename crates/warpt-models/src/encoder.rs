@@ -241,6 +241,10 @@ impl PackedBert {
                 "token id {bad} is outside the vocabulary of {vocab}"
             ));
         }
+        if rows == 0 {
+            // No tokens: no blocks of them to cut.
+            return Ok(Vec::new());
+        }
         let mut x = vec![0f32; rows * h];
         x.par_chunks_mut(h).enumerate().for_each(|(r, row)| {
             let word = &self.word[ids[r] as usize * h..][..h];

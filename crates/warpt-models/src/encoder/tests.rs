@@ -93,6 +93,9 @@ fn blocks_and_the_batch_change_no_value() {
         bert.block = 74 * 3 * 64 * 4;
         let blocks = bert.forward(&ids, &mask, 3, 37).expect("a forward pass");
         assert!(whole == blocks, "{precision:?}: the blocks changed values");
+        // No sequences, or sequences of no tokens: nothing, not a panic.
+        assert!(bert.forward(&[], &[], 0, 37).expect("no rows").is_empty());
+        assert!(bert.forward(&[], &[], 3, 0).expect("no rows").is_empty());
         // Each sequence alone (fewer sequences than threads: attention's
         // other split) as its rows of the batch.
         for b in 0..3 {
