@@ -160,8 +160,25 @@ impl Tiles {
     /// # Panics
     /// If `head` is empty or a slice's length is not the one it should be.
     pub fn scores(&self, q: &[Bf16], head: &Head, out: &mut [f32]) {
+        self.scores_first(q, head, head.len(), out);
+    }
+
+    /// [`Self::scores`] against the first `keys` keys only (a multiple of
+    /// 32 up to `head.len()`: a causal block's queries see no later key):
+    /// `out`, 16 rows of `keys` fp32.
+    ///
+    /// # Panics
+    /// If `head` is empty, `keys` is not such a count, or a slice's length
+    /// is not the one it should be.
+    pub fn scores_first(&self, q: &[Bf16], head: &Head, keys: usize, out: &mut [f32]) {
         assert!(!head.is_empty(), "a head packed");
-        self.product(q, head.depth(), &head.keys, out, head.len());
+        let (len, depth) = (head.len(), head.depth());
+        assert!(
+            keys > 0 && keys.is_multiple_of(32) && keys <= len,
+            "{keys} of {len} keys"
+        );
+        // Step s's tiles start at s·(len / 16): the first keys / 16 of them.
+        self.product(q, depth, &head.keys, len / 16, out, keys);
     }
 
     /// The context of 16 queries from their weights (`p`: 16 rows of
@@ -171,31 +188,62 @@ impl Tiles {
     /// # Panics
     /// If `head` is empty or a slice's length is not the one it should be.
     pub fn context(&self, p: &[Bf16], head: &Head, out: &mut [f32]) {
+        self.context_first(p, head, head.len(), out);
+    }
+
+    /// [`Self::context`] from the weights of the first `keys` keys only
+    /// (`p`: 16 rows of `keys` bf16; `keys` a multiple of 32 up to
+    /// `head.len()`).
+    ///
+    /// # Panics
+    /// If `head` is empty, `keys` is not such a count, or a slice's length
+    /// is not the one it should be.
+    pub fn context_first(&self, p: &[Bf16], head: &Head, keys: usize, out: &mut [f32]) {
         assert!(!head.is_empty(), "a head packed");
-        self.product(p, head.len(), &head.values, out, head.depth());
+        let (len, depth) = (head.len(), head.depth());
+        assert!(
+            keys > 0 && keys.is_multiple_of(32) && keys <= len,
+            "{keys} of {len} keys"
+        );
+        // The values' steps are 32 keys each: the first keys / 32 of them.
+        self.product(p, keys, &head.values, depth / 16, out, depth);
     }
 
     /// `out` (16 rows of `cols` fp32) = `a` (16 rows of `width` bf16) times
-    /// `b`, `width / 32` steps of `cols / 16` tiles laid out as [`Head`]'s.
-    fn product(&self, a: &[Bf16], width: usize, b: &[u32], out: &mut [f32], cols: usize) {
+    /// `b`, `width / 32` steps of tiles laid out as [`Head`]'s, step `s`'s
+    /// first tile the `s·per_step`th, `cols / 16` of them read.
+    fn product(
+        &self,
+        a: &[Bf16],
+        width: usize,
+        b: &[u32],
+        per_step: usize,
+        out: &mut [f32],
+        cols: usize,
+    ) {
         assert!(
-            width >= 32 && cols >= 32,
+            width >= 32 && cols >= 32 && width.is_multiple_of(32) && cols.is_multiple_of(32),
             "whole tiles: {width} deep, {cols} wide"
         );
         assert_eq!(a.len(), 16 * width, "16 rows of {width}");
         assert_eq!(out.len(), 16 * cols, "16 rows of {cols}");
-        assert_eq!(b.len(), (width / 32) * (cols / 16) * PAIRS, "the tiles");
+        let steps = width / 32;
+        assert!(
+            cols / 16 <= per_step && b.len() >= ((steps - 1) * per_step + cols / 16) * PAIRS,
+            "the tiles"
+        );
         // SAFETY: AMX runs (this value exists); a holds 16 rows of
-        // `width / 32` steps, b that many steps of `cols / 16` tiles (1 KiB
-        // each), out 16 rows of `cols` fp32, all checked above.
+        // `steps` steps, b that many steps of `per_step` tiles (1 KiB
+        // each) of which the first `cols / 16` are read, out 16 rows of
+        // `cols` fp32, all checked above.
         unsafe {
             rows16(&Operands {
-                steps: width / 32,
+                steps,
                 tiles: cols / 16,
                 a: a.as_ptr().cast(),
                 lda: 2 * width,
                 b: b.as_ptr().cast(),
-                b_step: TILE * (cols / 16),
+                b_step: TILE * per_step,
                 c: out.as_mut_ptr().cast(),
                 ldc: 4 * cols,
             })

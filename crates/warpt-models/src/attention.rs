@@ -18,6 +18,10 @@ use warpt_gemm::{MatMut, MatRef, gemm};
 use crate::fastmath;
 use crate::uninit::{chunks, copy, par_rows};
 
+mod tiled;
+
+pub use tiled::causal_bf16;
+
 /// Queries per block: enough rows for the engine's tile.
 const BR: usize = 64;
 
@@ -168,6 +172,7 @@ impl KvBuffer {
 /// If the slices are not the sizes `dims` gives, `heads` is not a multiple
 /// of `kv_heads`, `keys < queries` or `stride < keys`.
 pub fn causal(q: &[f32], k: &[f32], v: &[f32], dims: Dims) -> Vec<f32> {
+    check(q, k, v, &dims);
     let Dims {
         batch,
         heads,
@@ -177,15 +182,6 @@ pub fn causal(q: &[f32], k: &[f32], v: &[f32], dims: Dims) -> Vec<f32> {
         stride,
         head_dim: hd,
     } = dims;
-    assert!(
-        kv_heads > 0 && heads % kv_heads == 0,
-        "{heads} heads, {kv_heads} kv heads"
-    );
-    assert!(keys >= queries, "{queries} queries over {keys} keys");
-    assert!(stride >= keys, "{keys} keys in room for {stride}");
-    assert_eq!(q.len(), batch * heads * queries * hd, "queries");
-    assert_eq!(k.len(), batch * kv_heads * stride * hd, "keys");
-    assert_eq!(v.len(), batch * kv_heads * stride * hd, "values");
     let group = heads / kv_heads;
     let qblocks = queries.div_ceil(BR);
     let blocks: Vec<Vec<f32>> = (0..batch * heads * qblocks)
@@ -206,13 +202,44 @@ pub fn causal(q: &[f32], k: &[f32], v: &[f32], dims: Dims) -> Vec<f32> {
             )
         })
         .collect();
-    // Each position's heads side by side, gathered from the blocks in
-    // parallel (into a vector nothing zeroes first).
-    par_rows(batch * queries, heads * hd, |r, slots| {
+    gather(&blocks, &dims, BR)
+}
+
+/// Panics unless the slices are the sizes `dims` gives, `heads` a
+/// multiple of `kv_heads`, `keys >= queries` and `stride >= keys`.
+fn check(q: &[f32], k: &[f32], v: &[f32], dims: &Dims) {
+    let Dims {
+        batch,
+        heads,
+        kv_heads,
+        queries,
+        keys,
+        stride,
+        head_dim: hd,
+    } = *dims;
+    assert!(
+        kv_heads > 0 && heads % kv_heads == 0,
+        "{heads} heads, {kv_heads} kv heads"
+    );
+    assert!(keys >= queries, "{queries} queries over {keys} keys");
+    assert!(stride >= keys, "{keys} keys in room for {stride}");
+    assert_eq!(q.len(), batch * heads * queries * hd, "queries");
+    assert_eq!(k.len(), batch * kv_heads * stride * hd, "keys");
+    assert_eq!(v.len(), batch * kv_heads * stride * hd, "values");
+}
+
+/// The output `batch × queries × heads × head_dim` from the blocks of
+/// `per_block` queries each task wrote (`(sequence, head, block)` in that
+/// order, each block's rows of `head_dim`): each position's heads side by
+/// side, gathered in parallel into a vector nothing zeroes first.
+fn gather(blocks: &[Vec<f32>], dims: &Dims, per_block: usize) -> Vec<f32> {
+    let (heads, queries, hd) = (dims.heads, dims.queries, dims.head_dim);
+    let qblocks = queries.div_ceil(per_block);
+    par_rows(dims.batch * queries, heads * hd, |r, slots| {
         let (b, i) = (r / queries, r % queries);
         chunks(slots, hd, |h, head| {
-            let block = &blocks[(b * heads + h) * qblocks + i / BR];
-            copy(head, &block[(i % BR) * hd..][..hd])
+            let block = &blocks[(b * heads + h) * qblocks + i / per_block];
+            copy(head, &block[(i % per_block) * hd..][..hd])
         })
     })
 }
@@ -395,6 +422,72 @@ mod tests {
             for (i, (g, w)) in got.iter().zip(&want).enumerate() {
                 assert!(
                     (f64::from(*g) - w).abs() < 1e-4 * (1.0 + w.abs()),
+                    "{d:?} [{i}]: {g} vs {w}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn bf16_attention_is_the_definition_over_its_rounded_operands() {
+        // On the tiles where AMX runs (else the f32 path): prefills of
+        // one and several blocks of 16 and 64 queries, uneven edges, a
+        // cache before the new positions, grouped-query heads, head
+        // dimensions short of and past the tiles' 32; a decode step.
+        let round = |x: Vec<f32>| -> Vec<f32> {
+            x.into_iter()
+                .map(|x| warpt_gemm::Bf16::from_f32(x).to_f32())
+                .collect()
+        };
+        for d in [
+            Dims {
+                batch: 1,
+                heads: 2,
+                kv_heads: 2,
+                queries: 300,
+                keys: 300,
+                stride: 300,
+                head_dim: 16,
+            },
+            Dims {
+                batch: 2,
+                heads: 4,
+                kv_heads: 2,
+                queries: 70,
+                keys: 200,
+                stride: 256,
+                head_dim: 64,
+            },
+            Dims {
+                batch: 1,
+                heads: 3,
+                kv_heads: 1,
+                queries: 17,
+                keys: 17,
+                stride: 20,
+                head_dim: 96,
+            },
+            Dims {
+                batch: 2,
+                heads: 2,
+                kv_heads: 2,
+                queries: 1,
+                keys: 40,
+                stride: 64,
+                head_dim: 32,
+            },
+        ] {
+            let q = round(values(d.batch * d.heads * d.queries * d.head_dim, 1));
+            let k = round(values(d.batch * d.kv_heads * d.stride * d.head_dim, 2));
+            let v = round(values(d.batch * d.kv_heads * d.stride * d.head_dim, 3));
+            let got = causal_bf16(&q, &k, &v, d);
+            let want = naive(&q, &k, &v, d);
+            assert_eq!(got.len(), want.len());
+            // The weights rounded to bf16 (2^-9 of each) before their sum
+            // of values of at most 2.
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert!(
+                    (f64::from(*g) - w).abs() < 8e-3 * (1.0 + w.abs()),
                     "{d:?} [{i}]: {g} vs {w}"
                 );
             }

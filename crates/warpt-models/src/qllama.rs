@@ -18,7 +18,7 @@
 
 use std::io::{Read, Seek};
 
-use candle_core::quantized::gguf_file;
+use candle_core::quantized::{GgmlDType, gguf_file};
 use candle_core::{DType, Device, Tensor};
 
 use crate::attention::{self, Dims, KvBuffer};
@@ -50,6 +50,9 @@ pub struct QLlama {
     eps: f32,
     cos: Tensor,
     sin: Tensor,
+    /// Whether a prefill's attention runs with bf16 operands (its layers'
+    /// weights are bf16: the precision a bf16 model's peers attend in).
+    attention_bf16: bool,
 }
 
 /// Keys and values of the positions seen so far, per layer: in warpt's
@@ -92,13 +95,15 @@ impl Cache {
     /// Layer `layer`'s attention of the new positions' queries `q`
     /// `(b, heads, n, hd)` over the cache after appending their keys `k`
     /// and values `v` `(b, kv_heads, n, hd)` at position `pos`: the
-    /// output `(b, n, heads · hd)`.
+    /// output `(b, n, heads · hd)`; on the host with bf16 operands where
+    /// `bf16` ([`attention::causal_bf16`]: a prefill on the AMX tiles).
     fn attend(
         &mut self,
         layer: usize,
         (q, k, v): (&Tensor, &Tensor, &Tensor),
         pos: usize,
         s: &Shape,
+        bf16: bool,
     ) -> candle_core::Result<Tensor> {
         let (b, _, n, hd) = q.dims4()?;
         match &mut self.layers {
@@ -116,7 +121,12 @@ impl Cache {
                     stride: kv.stride(),
                     head_dim: hd,
                 };
-                let o = with_f32(q, |q| attention::causal(q, kv.keys(), kv.values(), dims))?;
+                let attend = if bf16 {
+                    attention::causal_bf16
+                } else {
+                    attention::causal
+                };
+                let o = with_f32(q, |q| attend(q, kv.keys(), kv.values(), dims))?;
                 Tensor::from_vec(o, (b, n, s.heads * hd), q.device())
             }
             Layers::Device(kvs) => {
@@ -245,6 +255,10 @@ impl QLlama {
             eps,
             cos: angles.cos()?,
             sin: angles.sin()?,
+            attention_bf16: content
+                .tensor_infos
+                .get("blk.0.attn_q.weight")
+                .is_some_and(|t| t.ggml_dtype == GgmlDType::BF16),
         })
     }
 
@@ -301,7 +315,7 @@ impl QLlama {
                 .heads((b, n), &counts, hd, rope, y.device())?
                 .try_into()
                 .map_err(|_| candle_core::Error::Msg("three projections".into()))?;
-            let o = cache.attend(i, (&q, &k, &v), pos, &s)?;
+            let o = cache.attend(i, (&q, &k, &v), pos, &s, self.attention_bf16)?;
             x.add_product(&layer.wo, &o)?;
             let y = x.rms_norm(&layer.ffn_norm, self.eps)?;
             let act = layer.gate_up.forward(&y)?.swiglu(y.device())?;

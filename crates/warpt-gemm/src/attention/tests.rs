@@ -117,3 +117,54 @@ fn scores_and_context_match_their_sums() {
         }
     }
 }
+
+#[test]
+fn a_prefix_of_the_keys_is_the_same_columns_and_sums() {
+    let Some(tiles) = Tiles::new() else {
+        eprintln!("attention tiles: not run here (this CPU lacks AMX)");
+        return;
+    };
+    let (seq, dim) = (100, 48);
+    let mut head = Head::default();
+    let (k, v) = (values(seq * dim, 2), values(seq * dim, 3));
+    head.pack(&k, &v, dim, seq, dim);
+    let (len, depth) = (head.len(), head.depth());
+    let q = values(16 * depth, 1);
+    let mut all = vec![f32::NAN; 16 * len];
+    tiles.scores(&q, &head, &mut all);
+    let p = values(16 * len, 4);
+    for keys in (32..=len).step_by(32) {
+        // The scores of the first keys: the same columns, bit for bit.
+        let mut first = vec![f32::NAN; 16 * keys];
+        tiles.scores_first(&q, &head, keys, &mut first);
+        for r in 0..16 {
+            assert_eq!(
+                first[r * keys..][..keys]
+                    .iter()
+                    .map(|x| x.to_bits())
+                    .collect::<Vec<_>>(),
+                all[r * len..][..keys]
+                    .iter()
+                    .map(|x| x.to_bits())
+                    .collect::<Vec<_>>(),
+                "{keys} keys, row {r}"
+            );
+        }
+        // The context of weights on the first keys: the whole context of
+        // the same weights with zeros after them.
+        let mut short = vec![Bf16(0); 16 * keys];
+        let mut padded = vec![Bf16(0); 16 * len];
+        for r in 0..16 {
+            short[r * keys..][..keys].copy_from_slice(&p[r * len..][..keys]);
+            padded[r * len..][..keys].copy_from_slice(&p[r * len..][..keys]);
+        }
+        let (mut got, mut want) = (vec![f32::NAN; 16 * depth], vec![f32::NAN; 16 * depth]);
+        tiles.context_first(&short, &head, keys, &mut got);
+        tiles.context(&padded, &head, &mut want);
+        assert_eq!(
+            got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            want.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            "{keys} keys: the context"
+        );
+    }
+}
