@@ -440,6 +440,9 @@ impl Decoder {
     /// How attention runs (`details.attention`).
     pub fn attention(&self) -> &'static str {
         match &self.engine {
+            Engine::Quantized(model) if self.device.is_cpu() && model.prefill_attends_in_bf16() => {
+                "a prefill's in bf16 on the AMX tiles (16 queries at a time against the keys up to them, the causal mask a window); decode steps blocked in f32"
+            }
             Engine::Quantized(_) if self.device.is_cpu() => {
                 "blocked (flash-style): online softmax, the causal mask never built"
             }

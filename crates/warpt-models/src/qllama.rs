@@ -185,6 +185,14 @@ fn device_attention(
 }
 
 impl QLlama {
+    /// Whether a prefill's attention runs in bf16 on the AMX tiles
+    /// ([`attention::causal_bf16`]): bf16 weights, on a CPU with AMX.
+    pub fn prefill_attends_in_bf16(&self) -> bool {
+        self.attention_bf16
+            && self.embed.device().is_cpu()
+            && warpt_gemm::attention::Tiles::new().is_some()
+    }
+
     /// The instruction set of warpt's kernels its matrices multiply on
     /// (the output projection's, which every layer's storage matches),
     /// `None` when candle's kernels run them.
