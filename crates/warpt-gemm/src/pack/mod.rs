@@ -16,6 +16,7 @@
 //! multiplies transposed) is transposed in blocks of a few steps, each
 //! source run read once, front to back.
 
+mod block;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
@@ -40,7 +41,10 @@ pub fn pack_a<T: Element>(
     out: &mut [T],
 ) {
     let kp = k.next_multiple_of(T::GROUP);
-    if m > 0 && k > 0 && copy_block(a, i0, m, p0, k, mr, out) {
+    if m > 0
+        && k > 0
+        && (block::copy(a, i0, m, p0, k, mr, out) || block::interleave(a, i0, m, p0, k, mr, out))
+    {
         return;
     }
     for (r, panel) in out
@@ -50,57 +54,6 @@ pub fn pack_a<T: Element>(
     {
         let rows = (m - r * mr).min(mr);
         pack_panel(a.raw(), i0 + r * mr, rows, mr, p0, k, true, panel);
-    }
-}
-
-/// [`pack_a`] of a column-major block of plain elements (groups of one,
-/// unflipped) where AVX2 copies it: depth by depth, each depth's rows of
-/// every panel read in one run ([`x86::copy_block`]). Whether it did.
-fn copy_block<T: Element>(
-    a: &MatRef<'_, T>,
-    i0: usize,
-    m: usize,
-    p0: usize,
-    k: usize,
-    mr: usize,
-    out: &mut [T],
-) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let (data, rs, cs) = a.raw();
-        if rs != 1 || T::GROUP != 1 || T::A_FLIP != 0 || !crate::isa::Isa::Avx2.available() {
-            return false;
-        }
-        let panels = m.div_ceil(mr);
-        let last = m - (panels - 1) * mr;
-        let panel = &mut out[(panels - 1) * k * mr..][..k * mr];
-        if last < mr {
-            panel.fill(T::PAD);
-        }
-        // The last depth's last row, and the last panel's last step.
-        assert!(i0 + (p0 + k - 1) * cs + m <= data.len() && panels * k * mr <= out.len());
-        let size = std::mem::size_of::<T>();
-        // SAFETY: every depth's run of rows ends inside `data` and every
-        // panel's steps inside `out` (asserted); Element's types are plain
-        // bits, copied unchanged (no flip: asserted above); AVX2 runs.
-        unsafe {
-            x86::copy_block(
-                data.as_ptr().add(i0 + p0 * cs).cast(),
-                cs * size,
-                k,
-                panels,
-                mr * size,
-                last * size,
-                out.as_mut_ptr().cast(),
-                k * mr * size,
-            )
-        };
-        true
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (a, i0, m, p0, k, mr, out);
-        false
     }
 }
 

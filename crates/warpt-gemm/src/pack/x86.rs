@@ -356,6 +356,65 @@ pub(super) unsafe fn interleave_steps(
     }
 }
 
+/// [`interleave`] for a block of panels a step at a time: step `q`'s run
+/// `s < g` at `src + (q·g + s)·stride` bytes holds `rows` elements, every
+/// panel's rows side by side (`mr` each, the last panel's what is left);
+/// panel `r`'s groups of step `q` go to `dst + r·panel_step + q·mr·4`.
+/// Each run is read once, front to back, and the runs `COPY_AHEAD` steps
+/// on are asked for while this step's are moved.
+///
+/// # Safety
+/// Every run `src + (q·g + s)·stride .. + rows·4/g` bytes is readable for
+/// `q < steps`, `s < g`; every panel's steps writable and apart from
+/// them; `g` is 2 or 4, `rows >= 1`, and the CPU runs AVX2.
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn interleave_block(
+    src: *const u8,
+    stride: usize,
+    steps: usize,
+    g: usize,
+    rows: usize,
+    mr: usize,
+    flip: u8,
+    dst: *mut u8,
+    panel_step: usize,
+) {
+    let size = 4 / g;
+    let run = rows * size;
+    for q in 0..steps {
+        let ahead = src.wrapping_add((q + COPY_AHEAD) * g * stride);
+        for s in 0..g {
+            for line in (0..run).step_by(64) {
+                // SAFETY: a prefetch neither reads nor writes memory.
+                _mm_prefetch::<_MM_HINT_T0>(ahead.wrapping_add(s * stride + line).cast());
+            }
+        }
+        for (r, top) in (0..rows).step_by(mr).enumerate() {
+            let runs: [*const u8; 4] = std::array::from_fn(|s| {
+                // SAFETY: run s < g of step q, from panel r's first row,
+                // is inside the caller's bounds; the others are never read.
+                if s < g {
+                    unsafe { src.add((q * g + s) * stride + top * size) }
+                } else {
+                    src
+                }
+            });
+            // SAFETY: panel r's rows of step q and its groups, as the
+            // caller promised.
+            unsafe {
+                interleave(
+                    runs,
+                    g,
+                    mr.min(rows - top),
+                    flip,
+                    dst.add(r * panel_step + q * mr * 4),
+                )
+            };
+        }
+    }
+}
+
 /// Runs ahead of the one being copied that [`copy_block`] asks for.
 const COPY_AHEAD: usize = 4;
 
