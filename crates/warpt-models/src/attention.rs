@@ -173,6 +173,9 @@ impl KvBuffer {
 /// of `kv_heads`, `keys < queries` or `stride < keys`.
 pub fn causal(q: &[f32], k: &[f32], v: &[f32], dims: Dims) -> Vec<f32> {
     check(q, k, v, &dims);
+    if dims.queries == 1 {
+        return decode(q, k, v, &dims);
+    }
     let Dims {
         batch,
         heads,
@@ -244,23 +247,55 @@ fn gather(blocks: &[Vec<f32>], dims: &Dims, per_block: usize) -> Vec<f32> {
     })
 }
 
-/// One query (a decode step's, at position `first`) over every key up to
-/// it: a dot product per key and a scaled sum of the values, with no
+/// One query (at position `first`) over every key up to it, with no
 /// engine product (packing a block of keys for one row cost more than
-/// the row).
+/// the row): [`fastmath::attend_one`] for a group of one.
 fn one(q: &[f32], k: &[f32], v: &[f32], first: usize, hd: usize) -> Vec<f32> {
-    let scale = 1.0 / (hd as f32).sqrt();
     let keys = first + 1;
-    let mut s: Vec<f32> = k[..keys * hd]
-        .chunks_exact(hd)
-        .map(|kj| fastmath::dot(q, kj) * scale)
-        .collect();
-    let max = s.iter().fold(f32::NEG_INFINITY, |m, x| m.max(*x));
-    let sum = fastmath::exp_shifted(&mut s, max);
+    let mut scores = vec![0f32; keys];
     let mut out = vec![0f32; hd];
-    for (p, vj) in s.iter().zip(v[..keys * hd].chunks_exact(hd)) {
-        fastmath::axpy(p / sum, vj, &mut out);
-    }
+    let scale = 1.0 / (hd as f32).sqrt();
+    let (k, v) = (&k[..keys * hd], &v[..keys * hd]);
+    fastmath::attend_one(q, k, v, hd, scale, &mut scores, &mut out);
+    out
+}
+
+/// [`causal`] for a decode step (one query a sequence): a task per
+/// sequence and key-value head, the query heads that share it attended
+/// together ([`fastmath::attend_one`]: each cached key and value read
+/// once for the group, not once a head), each group's output written
+/// where it goes (a step's output is `batch × heads × head_dim`, a
+/// group's heads side by side).
+fn decode(q: &[f32], k: &[f32], v: &[f32], dims: &Dims) -> Vec<f32> {
+    let Dims {
+        batch,
+        heads,
+        kv_heads,
+        keys,
+        stride,
+        head_dim: hd,
+        ..
+    } = *dims;
+    let group = heads / kv_heads;
+    let scale = 1.0 / (hd as f32).sqrt();
+    let mut out = vec![0f32; batch * heads * hd];
+    out.par_chunks_mut(group * hd)
+        .enumerate()
+        .for_each_init(Vec::new, |scores, (t, o)| {
+            // Task t is sequence t / kv_heads's key-value head t %
+            // kv_heads, whose query heads are t·group.. of all of them.
+            let kv_at = t * stride * hd;
+            scores.resize(group * keys, 0.0);
+            fastmath::attend_one(
+                &q[t * group * hd..][..group * hd],
+                &k[kv_at..][..keys * hd],
+                &v[kv_at..][..keys * hd],
+                hd,
+                scale,
+                scores,
+                o,
+            );
+        });
     out
 }
 

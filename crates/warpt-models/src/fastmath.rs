@@ -83,32 +83,6 @@ pub fn softmax_masked(xs: &mut [f32], keep: &[f32]) {
     dispatch!(fused softmax_body, xs, keep)
 }
 
-/// Attention's weights for a block of rows of scores, before their
-/// normalisation, in bf16 as a product takes them: for each row of
-/// `keep.len()` scores, `e^(scale·(x − max))` where `keep` is 1 (0
-/// elsewhere), `max` the row's largest kept score, rounded to bf16 into
-/// `weights`, and their sum (of the f32 values) into `sums`: one row each.
-/// One pass over a row after its maximum's, one call for the block.
-///
-/// # Panics
-/// When `scores` and `weights` are not `sums.len()` rows of `keep.len()`.
-pub fn attention_weights(
-    scores: &[f32],
-    keep: &[f32],
-    scale: f32,
-    weights: &mut [warpt_gemm::Bf16],
-    sums: &mut [f32],
-) {
-    let rows = sums.len() * keep.len();
-    assert!(
-        scores.len() == rows && weights.len() == rows,
-        "{} rows of {} scores and weights",
-        sums.len(),
-        keep.len()
-    );
-    dispatch!(fused weights_body, scores, keep, scale, weights, sums)
-}
-
 /// e^x of one value, as [`exp_shifted`] computes it (an online softmax's
 /// rescaling factor).
 pub fn exp_of(x: f32) -> f32 {
@@ -396,55 +370,6 @@ fn exp_masked_body<const F: bool>(xs: &mut [f32], keep: &[f32]) -> f32 {
     sum(xs)
 }
 
-/// See [`attention_weights`].
-#[inline(always)]
-fn weights_body<const F: bool>(
-    scores: &[f32],
-    keep: &[f32],
-    scale: f32,
-    weights: &mut [warpt_gemm::Bf16],
-    sums: &mut [f32],
-) {
-    // Round to nearest, ties to even, as `Bf16::from_f32` (not inlined
-    // from another crate, and one conversion call per row cost more than
-    // its vectors).
-    let bf16 = |x: f32| {
-        let bits = x.to_bits();
-        warpt_gemm::Bf16((bits.wrapping_add(0x7FFF + ((bits >> 16) & 1)) >> 16) as u16)
-    };
-    let len = keep.len();
-    for ((row, out), sum) in scores
-        .chunks_exact(len)
-        .zip(weights.chunks_exact_mut(len))
-        .zip(sums)
-    {
-        let shift = masked_max(row, keep) * scale;
-        let weight = |x: f32, k: f32| exp::<F>(madd::<F>(x, scale, -shift)) * k;
-        let mut lanes = [0f32; 16];
-        let (cx, ck) = (row.chunks_exact(16), keep.chunks_exact(16));
-        let mut tail = 0.0;
-        let rest = out.len() - cx.remainder().len();
-        for ((x, k), o) in cx
-            .remainder()
-            .iter()
-            .zip(ck.remainder())
-            .zip(&mut out[rest..])
-        {
-            let w = weight(*x, *k);
-            tail += w;
-            *o = bf16(w);
-        }
-        for ((x, k), o) in cx.zip(ck).zip(out.chunks_exact_mut(16)) {
-            for (((l, x), k), o) in lanes.iter_mut().zip(x).zip(k).zip(o) {
-                let w = weight(*x, *k);
-                *l += w;
-                *o = bf16(w);
-            }
-        }
-        *sum = lanes.iter().sum::<f32>() + tail;
-    }
-}
-
 /// See [`softmax_masked`].
 #[inline(always)]
 fn softmax_body<const F: bool>(xs: &mut [f32], keep: &[f32]) {
@@ -526,6 +451,12 @@ fn exp<const F: bool>(x: f32) -> f32 {
     p * scale
 }
 
+mod attention;
+
+pub use attention::{attend_one, attention_weights};
+#[cfg(target_arch = "x86_64")]
+use attention::{attend_one_body, weights_body};
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     //! The bodies compiled with wider vectors. `#[inline(always)]` bodies
@@ -579,6 +510,15 @@ mod x86 {
         scale: f32,
         weights: &mut [warpt_gemm::Bf16],
         sums: &mut [f32]
+    ));
+    versions!(fused attend_one_body(
+        q: &[f32],
+        k: &[f32],
+        v: &[f32],
+        hd: usize,
+        scale: f32,
+        scores: &mut [f32],
+        out: &mut [f32]
     ));
     versions!(fused exp_shifted_body(xs: &mut [f32], shift: f32) -> f32);
     versions!(dot_body(a: &[f32], b: &[f32]) -> f32);

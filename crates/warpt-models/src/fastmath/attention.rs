@@ -1,0 +1,174 @@
+//! Attention's pieces on vectors: a block's softmax weights for the
+//! tiles' product, and a decode step's whole attention.
+
+#[cfg(target_arch = "x86_64")]
+use super::x86;
+use super::{exp, exp_shifted_body, madd, masked_max};
+
+/// Attention's weights for a block of rows of scores, before their
+/// normalisation, in bf16 as a product takes them: for each row of
+/// `keep.len()` scores, `e^(scale·(x − max))` where `keep` is 1 (0
+/// elsewhere), `max` the row's largest kept score, rounded to bf16 into
+/// `weights`, and their sum (of the f32 values) into `sums`: one row each.
+/// One pass over a row after its maximum's, one call for the block.
+///
+/// # Panics
+/// When `scores` and `weights` are not `sums.len()` rows of `keep.len()`.
+pub fn attention_weights(
+    scores: &[f32],
+    keep: &[f32],
+    scale: f32,
+    weights: &mut [warpt_gemm::Bf16],
+    sums: &mut [f32],
+) {
+    let rows = sums.len() * keep.len();
+    assert!(
+        scores.len() == rows && weights.len() == rows,
+        "{} rows of {} scores and weights",
+        sums.len(),
+        keep.len()
+    );
+    dispatch!(fused weights_body, scores, keep, scale, weights, sums)
+}
+
+/// One decode step's attention for the `g` query heads that share a
+/// key-value head: `q` their queries (`g` rows of `hd`), `k` and `v` the
+/// keys and values up to the step's position (rows of `hd`), scores
+/// scaled by `scale`; `scores` (`g` rows of one per key) is the scratch,
+/// `out` (`g` rows of `hd`) the softmax-weighted sums of the values. Each
+/// key and value row is read once for the whole group, from L1 for all
+/// but the first of it: a head at a time read the cache `g` times.
+///
+/// # Panics
+/// When the slices are not those sizes, or there is no key.
+pub fn attend_one(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    hd: usize,
+    scale: f32,
+    scores: &mut [f32],
+    out: &mut [f32],
+) {
+    assert!(hd > 0 && !k.is_empty(), "keys of {hd}");
+    let (g, keys) = (q.len() / hd, k.len() / hd);
+    assert!(
+        q.len() == g * hd
+            && k.len() == keys * hd
+            && v.len() == k.len()
+            && scores.len() == g * keys
+            && out.len() == q.len(),
+        "{g} queries of {hd} over {keys} keys"
+    );
+    dispatch!(fused attend_one_body, q, k, v, hd, scale, scores, out)
+}
+
+/// See [`attention_weights`].
+#[inline(always)]
+pub(super) fn weights_body<const F: bool>(
+    scores: &[f32],
+    keep: &[f32],
+    scale: f32,
+    weights: &mut [warpt_gemm::Bf16],
+    sums: &mut [f32],
+) {
+    // Round to nearest, ties to even, as `Bf16::from_f32` (not inlined
+    // from another crate, and one conversion call per row cost more than
+    // its vectors).
+    let bf16 = |x: f32| {
+        let bits = x.to_bits();
+        warpt_gemm::Bf16((bits.wrapping_add(0x7FFF + ((bits >> 16) & 1)) >> 16) as u16)
+    };
+    let len = keep.len();
+    for ((row, out), sum) in scores
+        .chunks_exact(len)
+        .zip(weights.chunks_exact_mut(len))
+        .zip(sums)
+    {
+        let shift = masked_max(row, keep) * scale;
+        let weight = |x: f32, k: f32| exp::<F>(madd::<F>(x, scale, -shift)) * k;
+        let mut lanes = [0f32; 16];
+        let (cx, ck) = (row.chunks_exact(16), keep.chunks_exact(16));
+        let mut tail = 0.0;
+        let rest = out.len() - cx.remainder().len();
+        for ((x, k), o) in cx
+            .remainder()
+            .iter()
+            .zip(ck.remainder())
+            .zip(&mut out[rest..])
+        {
+            let w = weight(*x, *k);
+            tail += w;
+            *o = bf16(w);
+        }
+        for ((x, k), o) in cx.zip(ck).zip(out.chunks_exact_mut(16)) {
+            for (((l, x), k), o) in lanes.iter_mut().zip(x).zip(k).zip(o) {
+                let w = weight(*x, *k);
+                *l += w;
+                *o = bf16(w);
+            }
+        }
+        *sum = lanes.iter().sum::<f32>() + tail;
+    }
+}
+
+/// `x·y` in 16 lanes, the lanes summed as a tree (16 to 8 to 4, then
+/// two pairs), not as one chain of fifteen dependent additions a key.
+#[inline(always)]
+fn dot<const F: bool>(x: &[f32], y: &[f32]) -> f32 {
+    let mut lanes = [0f32; 16];
+    let ((cx, rx), (cy, ry)) = (x.as_chunks::<16>(), y.as_chunks::<16>());
+    let tail = rx
+        .iter()
+        .zip(ry)
+        .fold(0.0, |s, (a, b)| madd::<F>(*a, *b, s));
+    for (a, b) in cx.iter().zip(cy) {
+        for i in 0..16 {
+            lanes[i] = madd::<F>(a[i], b[i], lanes[i]);
+        }
+    }
+    let mut half = [0f32; 8];
+    for i in 0..8 {
+        half[i] = lanes[i] + lanes[i + 8];
+    }
+    let mut quarter = [0f32; 4];
+    for i in 0..4 {
+        quarter[i] = half[i] + half[i + 4];
+    }
+    (quarter[0] + quarter[2]) + (quarter[1] + quarter[3]) + tail
+}
+
+/// See [`attend_one`].
+#[inline(always)]
+pub(super) fn attend_one_body<const F: bool>(
+    q: &[f32],
+    k: &[f32],
+    v: &[f32],
+    hd: usize,
+    scale: f32,
+    scores: &mut [f32],
+    out: &mut [f32],
+) {
+    let keys = k.len() / hd;
+    for (j, kj) in k.chunks_exact(hd).enumerate() {
+        for (r, qr) in q.chunks_exact(hd).enumerate() {
+            scores[r * keys + j] = dot::<F>(qr, kj) * scale;
+        }
+    }
+    for row in scores.chunks_exact_mut(keys) {
+        let max = row
+            .iter()
+            .fold(f32::NEG_INFINITY, |m, &x| if x > m { x } else { m });
+        let inv = 1.0 / exp_shifted_body::<F>(row, max);
+        row.iter_mut().for_each(|x| *x *= inv);
+    }
+    out.fill(0.0);
+    for (j, vj) in v.chunks_exact(hd).enumerate() {
+        for (r, o) in out.chunks_exact_mut(hd).enumerate() {
+            let w = scores[r * keys + j];
+            for (o, x) in o.iter_mut().zip(vj) {
+                *o = madd::<F>(w, *x, *o);
+            }
+        }
+    }
+}
