@@ -27,17 +27,10 @@ pub(super) fn copy<T: Element>(
         if rs != 1 || T::GROUP != 1 || T::A_FLIP != 0 || !crate::isa::Isa::Avx2.available() {
             return false;
         }
-        let panels = m.div_ceil(mr);
-        let last = m - (panels - 1) * mr;
-        let panel = &mut out[(panels - 1) * k * mr..][..k * mr];
-        if last < mr {
-            panel.fill(T::PAD);
-        }
-        // The last depth's last row, and the last panel's last step.
-        assert!(i0 + (p0 + k - 1) * cs + m <= data.len() && panels * k * mr <= out.len());
+        let (panels, last) = prepare(data.len(), cs, i0, m, p0, k, mr, out);
         let size = std::mem::size_of::<T>();
         // SAFETY: every depth's run of rows ends inside `data` and every
-        // panel's steps inside `out` (asserted); Element's types are plain
+        // panel's steps inside `out` (`prepare` asserts it); Element's types are plain
         // bits, copied unchanged (no flip: asserted above); AVX2 runs.
         unsafe {
             x86::copy_block(
@@ -87,16 +80,9 @@ pub(super) fn interleave<T: Element>(
         {
             return false;
         }
-        let panels = m.div_ceil(mr);
-        let last = m - (panels - 1) * mr;
-        let panel = &mut out[(panels - 1) * k * mr..][..k * mr];
-        if last < mr {
-            panel.fill(T::PAD);
-        }
-        // The last depth's last row, and the last panel's last step.
-        assert!(i0 + (p0 + k - 1) * cs + m <= data.len() && panels * k * mr <= out.len());
+        prepare(data.len(), cs, i0, m, p0, k, mr, out);
         // SAFETY: every depth's run of rows ends inside `data` and every
-        // panel's steps inside `out` (asserted); Element's types are plain
+        // panel's steps inside `out` (`prepare` asserts it); Element's types are plain
         // bits, moved a group (4 bytes) at a time, A's flipped as its
         // packing says; AVX2 runs.
         unsafe {
@@ -119,4 +105,33 @@ pub(super) fn interleave<T: Element>(
         let _ = (a, i0, m, p0, k, mr, out);
         false
     }
+}
+
+/// The block's panels and its last panel's rows, that panel's padding
+/// rows set to `T::PAD` (the step loops write only the rows that exist).
+///
+/// # Panics
+/// Unless every depth's run of rows (`m` from `i0`, depth `p` at `(p0 +
+/// p)·cs`) lies inside the `data_len` elements, and every panel inside
+/// `out`: what the step loops' safety rests on.
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+fn prepare<T: Element>(
+    data_len: usize,
+    cs: usize,
+    i0: usize,
+    m: usize,
+    p0: usize,
+    k: usize,
+    mr: usize,
+    out: &mut [T],
+) -> (usize, usize) {
+    let panels = m.div_ceil(mr);
+    let last = m - (panels - 1) * mr;
+    // The last depth's last row, and the last panel's last step.
+    assert!(i0 + (p0 + k - 1) * cs + m <= data_len && panels * k * mr <= out.len());
+    if last < mr {
+        out[(panels - 1) * k * mr..][..k * mr].fill(T::PAD);
+    }
+    (panels, last)
 }
