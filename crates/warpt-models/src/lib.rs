@@ -15,7 +15,8 @@
 //! - `qlinear`: a layer's product by f32, q8_0, q4_0 or other GGUF weights;
 //! - `projections`: several products of one input (Q, K, V; gate and up), stacked;
 //! - `residual`: a decoder's residual stream, products added into it in place;
-//! - [`attention`]: causal attention over a KV cache, blocked (flash-style);
+//! - [`attention`]: causal attention over a KV cache, blocked (flash-style), a
+//!   bf16 prefill on the AMX tiles;
 //! - [`gguf`]: quantized GGUF models, read and written;
 //! - [`hf`]: Hugging Face model directories, read and written;
 //! - [`bert`]: the MiniLM-shaped encoder's weights and its f64 reference;
