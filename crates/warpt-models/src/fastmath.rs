@@ -95,12 +95,6 @@ pub fn exp_shifted(xs: &mut [f32], shift: f32) -> f32 {
     dispatch!(fused exp_shifted_body, xs, shift)
 }
 
-/// `Σ a·b` of two equally long slices, in 16 lanes so it vectorizes.
-pub fn dot(a: &[f32], b: &[f32]) -> f32 {
-    debug_assert_eq!(a.len(), b.len());
-    dispatch!(dot_body, a, b)
-}
-
 /// `row = LayerNorm(row + residual)`: the row (plus the residual, when
 /// given) less its mean, over its standard deviation (`eps` added to the
 /// variance), times `weight` plus `bias`. The sums run in 16 lanes of f32
@@ -214,25 +208,6 @@ fn rms_norm_into(x: &[f32], weight: &[f32], eps: f32, out: &mut [MaybeUninit<f32
 pub fn axpy(alpha: f32, x: &[f32], y: &mut [f32]) {
     debug_assert_eq!(x.len(), y.len());
     dispatch!(axpy_body, alpha, x, y)
-}
-
-/// See [`dot`].
-#[inline(always)]
-fn dot_body(a: &[f32], b: &[f32]) -> f32 {
-    let mut lanes = [0f32; 16];
-    let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
-    let tail: f32 = ca
-        .remainder()
-        .iter()
-        .zip(cb.remainder())
-        .map(|(x, y)| x * y)
-        .sum();
-    for (x, y) in ca.zip(cb) {
-        for ((l, x), y) in lanes.iter_mut().zip(x).zip(y) {
-            *l += x * y;
-        }
-    }
-    lanes.iter().sum::<f32>() + tail
 }
 
 /// See [`silu_mul`].
@@ -521,7 +496,6 @@ mod x86 {
         out: &mut [f32]
     ));
     versions!(fused exp_shifted_body(xs: &mut [f32], shift: f32) -> f32);
-    versions!(dot_body(a: &[f32], b: &[f32]) -> f32);
     versions!(axpy_body(alpha: f32, x: &[f32], y: &mut [f32]));
     versions!(fused silu_mul_body(
         gate: &[f32],

@@ -30,13 +30,11 @@ fn erf_and_exp_are_within_a_few_ulps_of_f64() {
 }
 
 #[test]
-fn dot_and_axpy_are_the_plain_sums() {
+fn axpy_is_the_plain_sum() {
     // 37 elements: a tail past every vector width; small integers, so
-    // every order of summation gives the same float.
+    // every rounding gives the same float.
     let a: Vec<f32> = (0..37).map(|i| (i % 7) as f32 - 3.0).collect();
     let b: Vec<f32> = (0..37).map(|i| (i % 5) as f32 - 2.0).collect();
-    let want: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
-    assert_eq!(dot(&a, &b), want);
     let mut y = b.clone();
     axpy(2.0, &a, &mut y);
     for ((y, a), b) in y.iter().zip(&a).zip(&b) {
