@@ -21,7 +21,9 @@
 //! `tdpbssd`'s on the unflipped A.
 //!
 //! A depth that is not a whole number of chunks ends in a chunk of fewer
-//! steps, copied into zeroed tiles and added by a second pass. A call
+//! steps, copied into zero-padded tiles and run by the same pass before
+//! C's tile is stored (a second pass, C stored and loaded again between,
+//! made a product 1040 deep a quarter slower than one 1024 deep). A call
 //! configures the tiles only when they are not configured as it needs
 //! (nothing but the configuration lives between calls), and the driver
 //! releases them at the end of each thread's share of a product. Linux grants the tile data per process
@@ -110,8 +112,12 @@ pub(super) unsafe fn release() {
     unsafe { std::arch::asm!("tilerelease", options(nostack, nomem)) }
 }
 
-/// One pass of the tile over `chunks` whole chunks, as the asm blocks
-/// take it.
+/// One pass of the tile over `chunks` whole chunks and, where the depth
+/// ends in a partial one, that chunk's copy, as the asm blocks take it.
+/// `#[repr(C)]`: the asm reads `chunks`, `bias` and the tail's two
+/// pointers from it (the pass needs more addresses than x86-64 has free
+/// registers).
+#[repr(C)]
 struct Pass {
     /// C's tile (or a buffer): column j at `out + j·ld` bytes.
     out: *mut u8,
@@ -136,6 +142,12 @@ struct Pass {
     /// The tile's 32 row biases (fp32), the accumulators' start in a
     /// pass that starts from them (else unread).
     bias: *const u8,
+    /// A last, partial chunk of A zero-padded to 16 steps, run after the
+    /// whole ones before C's tile is stored; null when there is none.
+    a_tail: *const u8,
+    /// That chunk of B: 32 columns of 64 bytes, each zero-padded (read
+    /// only when `a_tail` is not null).
+    b_tail: *const u8,
 }
 
 /// The start of a pass that loads C: its accumulators (the high columns'
@@ -158,11 +170,12 @@ macro_rules! from_c {
 macro_rules! from_bias {
     () => {
         concat!(
+            "mov {n}, [{p} + {at_bias}]\n",
             "xor {t:e}, {t:e}\n",
-            "tileloadd tmm0, [{bias} + {t}*1]\n",
-            "tileloadd tmm1, [{bias} + {t}*1 + 64]\n",
-            "tileloadd tmm2, [{bias} + {t}*1]\n",
-            "tileloadd tmm3, [{bias} + {t}*1 + 64]\n",
+            "tileloadd tmm0, [{n} + {t}*1]\n",
+            "tileloadd tmm1, [{n} + {t}*1 + 64]\n",
+            "tileloadd tmm2, [{n} + {t}*1]\n",
+            "tileloadd tmm3, [{n} + {t}*1 + 64]\n",
         )
     };
 }
@@ -211,12 +224,13 @@ macro_rules! pass {
                 std::arch::asm!(
                     "tilezero tmm0", "tilezero tmm1", "tilezero tmm2", "tilezero tmm3",
                     // (Every operand named, whichever start this is.)
-                    "/* {bias} */",
+                    "/* {at_bias} */",
                     $start!(),
                     "3:",
+                    "mov {n}, [{p} + {at_chunks}]",
+                    "mov {t}, 64",
                     "test {n}, {n}",
                     "jz 5f",
-                    "mov {t}, 64",
                     "4:",
                     "tileloadd tmm4, [{b} + {t}*1]",
                     "tileloadd tmm6, [{a} + {sa}*1]",
@@ -236,17 +250,33 @@ macro_rules! pass {
                     "dec {n}",
                     "jnz 4b",
                     "5:",
+                    // The partial last chunk, from its padded copies,
+                    // into the same accumulators.
+                    "mov {a}, [{p} + {at_a_tail}]",
+                    "test {a}, {a}",
+                    "jz 6f",
+                    "mov {b}, [{p} + {at_b_tail}]",
+                    "tileloadd tmm4, [{b} + {t}*1]",
+                    "tileloadd tmm6, [{a} + {sa}*1]",
+                    "tileloadd tmm7, [{a} + {sa}*1 + 64]",
+                    "tileloadd tmm5, [{b} + {t}*1 + 1024]",
+                    concat!($op, " tmm0, tmm4, tmm6"),
+                    concat!($op, " tmm1, tmm4, tmm7"),
+                    concat!($op, " tmm2, tmm5, tmm6"),
+                    concat!($op, " tmm3, tmm5, tmm7"),
+                    "6:",
                     "tilestored [{out} + {ld}*1], tmm0",
                     "tilestored [{out} + {ld}*1 + 64], tmm1",
                     "test {hi}, {hi}",
-                    "jz 6f",
+                    "jz 7f",
                     "tilestored [{hi} + {ld}*1], tmm2",
                     "tilestored [{hi} + {ld}*1 + 64], tmm3",
-                    "6:",
+                    "7:",
+                    p = in(reg) std::ptr::from_ref(p),
                     out = in(reg) p.out,
                     hi = in(reg) p.out_hi,
                     ld = in(reg) p.ld,
-                    n = inout(reg) p.chunks => _,
+                    n = out(reg) _,
                     a = inout(reg) p.a => _,
                     sa = in(reg) A_STEP,
                     astep = const CHUNK * A_STEP,
@@ -255,7 +285,10 @@ macro_rules! pass {
                     bh = inout(reg) p.b_hi => _,
                     bhs = in(reg) p.b_hi_step,
                     pa = const 2 * CHUNK * A_STEP,
-                    bias = in(reg) p.bias,
+                    at_chunks = const std::mem::offset_of!(Pass, chunks),
+                    at_bias = const std::mem::offset_of!(Pass, bias),
+                    at_a_tail = const std::mem::offset_of!(Pass, a_tail),
+                    at_b_tail = const std::mem::offset_of!(Pass, b_tail),
                     t = out(reg) _,
                     options(nostack),
                 )
@@ -363,6 +396,57 @@ unsafe fn subtract<A: Accumulator>(c: *mut A, ldo: usize, x: &[u32; MR * NR], co
     }
 }
 
+/// A depth's last, partial chunk copied into whole tiles, zero past its
+/// steps: A's steps (16 of A_STEP bytes) and B's 32 columns (64 bytes,
+/// `tail` groups each).
+#[repr(C, align(64))]
+struct Tails {
+    /// A's 16 steps.
+    a: [u8; CHUNK * A_STEP],
+    /// B's 32 columns.
+    b: [u8; NR * 64],
+}
+
+impl Tails {
+    /// Writes every byte of `to`: `tail` steps of A from `a` (A_STEP
+    /// bytes each) and `cols` columns of B from `b` (`tail` groups each,
+    /// side by side), zeros past them. Vector moves, not copies of a
+    /// length known only here (each a call to memcpy: a sixth of a
+    /// product 1040 deep).
+    ///
+    /// # Safety
+    /// `a` and `b` hold what is read; `tail` < 16, `cols` <= 32.
+    #[target_feature(enable = "avx512f")]
+    unsafe fn fill(to: *mut Tails, a: *const u8, b: *const u8, tail: usize, cols: usize) {
+        use std::arch::x86_64::{
+            _mm512_loadu_si512, _mm512_maskz_loadu_epi32, _mm512_setzero_si512, _mm512_store_si512,
+        };
+        // SAFETY: the caller's promise; `to`'s fields are 64-byte aligned
+        // and each store is one whole line of them.
+        unsafe {
+            let ta = std::ptr::addr_of_mut!((*to).a).cast::<u8>();
+            for line in 0..CHUNK * A_STEP / 64 {
+                let v = if line * 64 < tail * A_STEP {
+                    _mm512_loadu_si512(a.add(line * 64).cast())
+                } else {
+                    _mm512_setzero_si512()
+                };
+                _mm512_store_si512(ta.add(line * 64).cast(), v);
+            }
+            let tb = std::ptr::addr_of_mut!((*to).b).cast::<u8>();
+            let groups = ((1u32 << tail) - 1) as u16;
+            for j in 0..NR {
+                let v = if j < cols {
+                    _mm512_maskz_loadu_epi32(groups, b.add(j * tail * 4).cast())
+                } else {
+                    _mm512_setzero_si512()
+                };
+                _mm512_store_si512(tb.add(j * 64).cast(), v);
+            }
+        }
+    }
+}
+
 /// The tile: `groups` steps of `a` (packed, MR groups a step) and `b`
 /// (`cols` columns arranged in chunks), as [`super::MicroKernel`].
 ///
@@ -409,7 +493,28 @@ unsafe fn tile(
     } else {
         (std::ptr::null_mut(), b, 0)
     };
-    let whole = Pass {
+    // The last steps, zero-padded to a chunk (only then: 4 KiB written).
+    let mut tails = std::mem::MaybeUninit::<Tails>::uninit();
+    let (a_tail, b_tail) = if tail > 0 {
+        // SAFETY: the caller's panels end with these steps (A's `tail`
+        // steps of A_STEP bytes, `cols` columns of `tail` groups in B's
+        // last chunk); AMX runs, so AVX-512 does; `fill` writes every
+        // byte of `tails`.
+        let tails = unsafe {
+            Tails::fill(
+                tails.as_mut_ptr(),
+                a.add(chunks * CHUNK * A_STEP),
+                b.add(chunks * b_step),
+                tail,
+                cols,
+            );
+            tails.assume_init_ref()
+        };
+        (tails.a.as_ptr(), tails.b.as_ptr())
+    } else {
+        (std::ptr::null(), std::ptr::null())
+    };
+    let pass = Pass {
         out: dst,
         out_hi,
         ld,
@@ -420,6 +525,8 @@ unsafe fn tile(
         b_step,
         b_hi_step,
         bias: bias.unwrap_or(std::ptr::null()),
+        a_tail,
+        b_tail,
     };
     let start = match (bias, store) {
         (Some(_), _) => Start::Bias,
@@ -427,44 +534,11 @@ unsafe fn tile(
         (None, _) => Start::Zero,
     };
     // SAFETY: the caller's promise: AMX runs, `chunks` whole chunks of A
-    // and B, C's tile of MR rows by `cols` columns (and MR biases).
+    // and B (and the tail's padded copies), C's tile of MR rows by `cols`
+    // columns (and MR biases).
     unsafe {
         configure(lo as u8, hi.max(1) as u8);
-        op.pass(start, &whole);
-    }
-    if tail > 0 {
-        // The last steps, zero-padded to a chunk: A's are contiguous, B's
-        // `tail` groups a column.
-        let mut a_tail = [0u8; CHUNK * A_STEP];
-        let mut b_tail = [0u8; NR * 64];
-        // SAFETY: the caller's panels end with these steps.
-        unsafe {
-            std::ptr::copy_nonoverlapping(
-                a.add(chunks * CHUNK * A_STEP),
-                a_tail.as_mut_ptr(),
-                tail * A_STEP,
-            );
-            let b_last = b.add(chunks * b_step);
-            for j in 0..cols {
-                std::ptr::copy_nonoverlapping(
-                    b_last.add(j * tail * 4),
-                    b_tail.as_mut_ptr().add(j * 64),
-                    tail * 4,
-                );
-            }
-        }
-        let last = Pass {
-            chunks: 1,
-            a: a_tail.as_ptr(),
-            b: b_tail.as_ptr(),
-            // SAFETY: inside b_tail (NR columns of 64 bytes).
-            b_hi: unsafe { b_tail.as_ptr().add(16 * 64) },
-            b_step: 0,
-            b_hi_step: 0,
-            ..whole
-        };
-        // SAFETY: as above, on the padded copies.
-        unsafe { op.pass(Start::C, &last) };
+        op.pass(start, &pass);
     }
     if let Some(buffer) = buffer {
         // SAFETY: C's tile holds `cols` columns of MR values, ldo apart.
