@@ -32,3 +32,40 @@ pub(crate) fn rows<T: Element>(kernel: &Kernel<T>, kcb: usize) -> usize {
     }
     (kernel.mc * kernel.kc / kcb / kernel.mr * kernel.mr).max(kernel.mc)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Bf16, Isa};
+
+    /// A kernel of `isa` with MR 32, KC 2048, MC 256 (the AMX bf16
+    /// tile's shape), whatever this CPU runs: only its numbers are read.
+    fn shaped(isa: Isa) -> Kernel<Bf16> {
+        let mut k = *Kernel::<Bf16>::all().next().expect("the portable kernel");
+        (k.isa, k.mr, k.kc, k.mc) = (isa, 32, 2048, 256);
+        k
+    }
+
+    #[test]
+    fn amx_blocks_of_a_keep_their_bytes_at_shallow_depths() {
+        let amx = shaped(Isa::Amx);
+        // At the tile's own depth (and deeper blocks never occur), MC.
+        assert_eq!(rows(&amx, 2048), 256);
+        // Shallower: MC x KC's elements, in whole tiles of rows.
+        assert_eq!(rows(&amx, 1024), 512);
+        assert_eq!(rows(&amx, 384), 1344);
+        assert_eq!(rows(&amx, 1000) % 32, 0);
+        assert!(rows(&amx, 1000) * 1000 <= 256 * 2048);
+        // Never fewer than MC, whatever the depth.
+        assert_eq!(rows(&amx, 0), 256);
+        assert_eq!(rows(&amx, 4096), 256);
+    }
+
+    #[test]
+    fn other_kernels_keep_mc_at_every_depth() {
+        let avx = shaped(Isa::Avx512);
+        for kcb in [0, 2, 384, 2048] {
+            assert_eq!(rows(&avx, kcb), 256);
+        }
+    }
+}
