@@ -11,8 +11,8 @@
 //! to keep freed memory. glibc maps anything above 32 MiB (the highest
 //! threshold it takes) whatever the threshold, so mapping is turned off
 //! too: a prefill of 8 x 2048 tokens has activations of 50-150 MB a
-//! layer, and their first touches each pass were a sixth of its time in
-//! the kernel (bf16, small model, AMX host: TTFT 4.8-5.0 -> 4.4-4.7 s,
+//! layer, and faulting them in afresh each pass put a third of a run's
+//! samples in the kernel (bf16, small model, AMX host: TTFT 4.8-5.0 -> 4.4-4.7 s,
 //! peak resident 1.45 -> 1.91 GB).
 
 /// What [`keep_freed_memory`] set, for a result's details.

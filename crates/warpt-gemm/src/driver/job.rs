@@ -252,6 +252,9 @@ impl<T: Element> Job<'_, T> {
             // of a pass find C's lines no later without them (bf16, one
             // thread, `--example rate`, three interleaved rounds: 1.03-1.08x
             // without, n = 1024 and 2048 and 4096 rows 384 or 768 deep).
+            // Not free: ResNet-50 in bf16 ran 8-10% slower without them
+            // (docs/peers.md, session 33); which products want them is
+            // still to be settled.
             let amx = kr.isa == crate::Isa::Amx;
             for (ir, a_panel) in a_block.chunks_exact(kp * kr.mr).take(tiles).enumerate() {
                 let (rows, cols) = at.tile(kr, ir, jr);
