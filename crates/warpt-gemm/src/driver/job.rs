@@ -246,19 +246,13 @@ impl<T: Element> Job<'_, T> {
                 PanelOrder::Chunks => &[],
             };
             let share = next.len().div_ceil(tiles);
-            // C's tile asked into L1 before the kernel runs, but not for
-            // AMX's tiles either: the prefetches wait on the line-fill
-            // buffers the tile loads hold, and the tile's stores at the end
-            // of a pass find C's lines no later without them (bf16, one
-            // thread, `--example rate`, three interleaved rounds: 1.03-1.08x
-            // without, n = 1024 and 2048 and 4096 rows 384 or 768 deep).
-            // Not free: ResNet-50 in bf16 ran 8-10% slower without them
-            // (docs/peers.md, session 33); which products want them is
-            // still to be settled.
-            let amx = kr.isa == crate::Isa::Amx;
+            // C's tile asked into L1 before the kernel runs, where the
+            // kernel wants it (`Kernel::prefetches_c`: not AMX's tiles over
+            // whole deep chunks).
+            let prefetch_c = kr.prefetches_c(groups);
             for (ir, a_panel) in a_block.chunks_exact(kp * kr.mr).take(tiles).enumerate() {
                 let (rows, cols) = at.tile(kr, ir, jr);
-                if !amx {
+                if prefetch_c {
                     self.out.prefetch(rows.clone(), cols.clone());
                 }
                 self.prefetch_epilogue(at, &rows, &cols);

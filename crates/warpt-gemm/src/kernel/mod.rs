@@ -233,6 +233,29 @@ impl<T: Element> Kernel<T> {
         self.order
     }
 
+    /// Whether C's tile is best asked into cache before a call over
+    /// `groups` steps of depth: always, but for AMX's tiles over at least
+    /// four whole chunks. There the prefetches wait on the line-fill
+    /// buffers the tile loads hold, and the stores at the end of the pass
+    /// find C's lines no later without them (bf16, one thread, `--example
+    /// rate`, interleaved: 1.03-1.08x without at n = 1024, 2048, and 4096 x
+    /// 384 or 768 deep; 6272 x 256 at depths 192-576: 1.02-1.15x). A
+    /// shallow pass has too little work to hide C's misses behind (64 deep:
+    /// 1.35-1.45x with them, 1.43x on two threads; 96: 1.12x; 128: level),
+    /// and one with a partial chunk gains from them too (147, 200, 400 and
+    /// 1040 deep: 1.05-1.20x; not profiled). ResNet-50 in bf16 has both
+    /// (64-deep 1x1 convolutions, a 147-deep stem): never prefetching cost
+    /// it 7-8%, this rule nothing (`--suite mlperf`, three interleaved
+    /// rounds).
+    pub(crate) fn prefetches_c(&self, groups: usize) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if self.isa == Isa::Amx {
+            return groups < 4 * amx::CHUNK || !groups.is_multiple_of(amx::CHUNK);
+        }
+        let _ = groups;
+        true
+    }
+
     /// What a thread does when its share of a product on this kernel is
     /// done: AMX's tiles, left configured from call to call, are released.
     pub(crate) fn finish(&self) {
