@@ -12,6 +12,14 @@ pub fn l2_bytes() -> Option<usize> {
     *L2.get_or_init(read_l2)
 }
 
+/// Whether a core's L2 holds 2 MiB or more: Intel's server cores since
+/// Sapphire Rapids, where the blocking (fp32's) and the driver's
+/// prefetches ([`crate::kernel::Kernel`]) differ from the AMD cores they
+/// were first tuned on (512 KiB - 1 MiB).
+pub(crate) fn large_l2() -> bool {
+    l2_bytes().is_some_and(|l2| l2 >= 2 << 20)
+}
+
 fn read_l2() -> Option<usize> {
     let caches = std::fs::read_dir("/sys/devices/system/cpu/cpu0/cache").ok()?;
     caches.flatten().find_map(|entry| {

@@ -234,16 +234,17 @@ impl<T: Element> Job<'_, T> {
             // tile of this one: the block was packed for every block of
             // A's rows and lives in L3, where the prefetchers find a new
             // panel only after its first misses (+7% at n = 2048, f32, one
-            // thread, Zen 3 with busy neighbours; level when quiet).
-            // Not for AMX's tiles: their loads wait on the line-fill buffers
-            // these prefetches hold (bf16, one thread, `--example rate`:
-            // 1.05x at n = 1024, 1.15x at 2048 without them, 3 interleaved
-            // rounds on a Xeon with AMX).
+            // thread, Zen 3 with busy neighbours; level when quiet). Where
+            // the kernel wants it (`Kernel::prefetches_next_b`): not AMX's
+            // tiles, whose loads wait on the line-fill buffers these
+            // prefetches hold (bf16, one thread, `--example rate`: 1.05x at
+            // n = 1024, 1.15x at 2048 without them, 3 interleaved rounds on
+            // a Xeon with AMX), nor cores with a large L2.
             let next = match kr.order() {
-                PanelOrder::Steps => b_block
+                PanelOrder::Steps if kr.prefetches_next_b() => b_block
                     .get((jr + 1) * kp * kr.nr..(jr + 2) * kp * kr.nr)
                     .unwrap_or(&[]),
-                PanelOrder::Chunks => &[],
+                _ => &[],
             };
             let share = next.len().div_ceil(tiles);
             // C's tile asked into L1 before the kernel runs, where the

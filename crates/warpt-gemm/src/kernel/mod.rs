@@ -234,25 +234,48 @@ impl<T: Element> Kernel<T> {
     }
 
     /// Whether C's tile is best asked into cache before a call over
-    /// `groups` steps of depth: always, but for AMX's tiles over at least
-    /// four whole chunks. There the prefetches wait on the line-fill
-    /// buffers the tile loads hold, and the stores at the end of the pass
-    /// find C's lines no later without them (bf16, one thread, `--example
-    /// rate`, interleaved: 1.03-1.08x without at n = 1024, 2048, and 4096 x
-    /// 384 or 768 deep; 6272 x 256 at depths 192-576: 1.02-1.15x). A
-    /// shallow pass has too little work to hide C's misses behind (64 deep:
-    /// 1.35-1.45x with them, 1.43x on two threads; 96: 1.12x; 128: level),
-    /// and one with a partial chunk gains from them too (147, 200, 400 and
-    /// 1040 deep: 1.05-1.20x; not profiled). ResNet-50 in bf16 has both
-    /// (64-deep 1x1 convolutions, a 147-deep stem): never prefetching cost
-    /// it 7-8%, this rule nothing (`--suite mlperf`, three interleaved
-    /// rounds).
+    /// `groups` steps of depth.
+    ///
+    /// AMX's tiles: only for a shallow pass or one with a partial chunk.
+    /// Over at least four whole chunks the prefetches wait on the
+    /// line-fill buffers the tile loads hold, and the stores at the end of
+    /// the pass find C's lines no later without them (bf16, one thread,
+    /// `--example rate`, interleaved: 1.03-1.08x without at n = 1024,
+    /// 2048, and 4096 x 384 or 768 deep; 6272 x 256 at depths 192-576:
+    /// 1.02-1.15x). A shallow pass has too little work to hide C's misses
+    /// behind (64 deep: 1.35-1.45x with them, 1.43x on two threads; 96:
+    /// 1.12x; 128: level), and one with a partial chunk gains from them too
+    /// (147, 200, 400 and 1040 deep: 1.05-1.20x; not profiled). ResNet-50
+    /// in bf16 has both (64-deep 1x1 convolutions, a 147-deep stem): never
+    /// prefetching cost it 7-8%, this rule nothing (`--suite mlperf`,
+    /// three interleaved rounds).
+    ///
+    /// The SIMD tiles: as [`Kernel::prefetches_next_b`].
     pub(crate) fn prefetches_c(&self, groups: usize) -> bool {
         #[cfg(target_arch = "x86_64")]
         if self.isa == Isa::Amx {
             return groups < 4 * amx::CHUNK || !groups.is_multiple_of(amx::CHUNK);
         }
         let _ = groups;
+        self.prefetches_next_b()
+    }
+
+    /// Whether the driver asks B's next micro-panel into L2 (and C's tile
+    /// into L1, [`Kernel::prefetches_c`]) while this kernel runs: not
+    /// where a core's L2 is large ([`crate::cache::large_l2`]). There the
+    /// prefetch instructions were 7.7% of a product's samples (`perf`,
+    /// fp64 at n = 2048: each waits for a line-fill buffer the kernel's
+    /// loads hold), and the hardware's streams find the panels anyway.
+    /// Without them, on an Intel Xeon (family 6 model 167, 2 MiB L2,
+    /// `--example rate`, three interleaved rounds, medians): n = 1024
+    /// fp64 1.039x / 1.024x (one / two threads), fp32 1.021x / 1.034x;
+    /// n = 384 and 2048 within 0.976-1.019x; the LLM's and ResNet-50's f32
+    /// runs level. On Zen 3 (512 KiB) B's prefetch gained 7% at n = 2048
+    /// with busy neighbours.
+    pub(crate) fn prefetches_next_b(&self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        return !crate::cache::large_l2();
+        #[cfg(not(target_arch = "x86_64"))]
         true
     }
 

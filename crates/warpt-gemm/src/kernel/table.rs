@@ -194,13 +194,8 @@ const F32_TILES: [Kernel<f32>; 4] = [
     },
 ];
 
-/// Where a core's L2 holds this many bytes or more (Intel's server cores
-/// since Sapphire Rapids: 2 MiB), fp32's AVX-512 tiles take
-/// [`LARGE_L2_BLOCKING`].
-#[cfg(target_arch = "x86_64")]
-const LARGE_L2: usize = 2 << 20;
-
-/// fp32's AVX-512 depth and rows with a large L2: an A block of 480 x 512
+/// fp32's AVX-512 depth and rows with a large L2 ([`crate::cache::large_l2`]):
+/// an A block of 480 x 512
 /// (960 KiB, about fp64's 256 x 512), each micro-panel of B read from L3
 /// once for ten tiles instead of three. On an Intel Xeon (family 6 model
 /// 207, 2 MiB L2, `--example rate`, interleaved) against 384 x 144:
@@ -214,7 +209,7 @@ const LARGE_L2_BLOCKING: (usize, usize) = (512, 480);
 #[cfg(target_arch = "x86_64")]
 pub(super) static F32: std::sync::LazyLock<[Kernel<f32>; 4]> = std::sync::LazyLock::new(|| {
     let mut tiles = F32_TILES;
-    if crate::cache::l2_bytes().is_some_and(|l2| l2 >= LARGE_L2) {
+    if crate::cache::large_l2() {
         for k in tiles.iter_mut().filter(|k| k.isa == Isa::Avx512) {
             (k.kc, k.mc) = LARGE_L2_BLOCKING;
         }
