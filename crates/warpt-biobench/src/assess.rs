@@ -1,6 +1,10 @@
 //! Contigs held against the reference, QUAST's way cut down to k-mers:
 //! each contig's k-mers that occur once in the reference anchor it there;
-//! anchors in a row on one strand and diagonal form an aligned block.
+//! anchors in a row on one strand and diagonal form an aligned block,
+//! which counts when it spans QUAST's shortest alignment (65 bases): a
+//! shorter one is a repeat copy's few differing bases, which QUAST reads
+//! as mismatches in the alignment around them, not as a place the contig
+//! jumps to.
 //! Genome fraction is the share of reference bases inside some block;
 //! a misassembly is a break between consecutive blocks of one contig
 //! that jumps more than 1 kb, flips strand or changes contig (QUAST's
@@ -17,6 +21,9 @@ pub const ANCHOR_K: usize = 31;
 pub const RELOCATION: i64 = 1000;
 /// Anchors a block needs to count (fewer: chance or a repeat's edge).
 const MIN_ANCHORS: usize = 5;
+/// Reference bases a block must span to count: QUAST's default
+/// `--min-alignment`.
+pub const MIN_SPAN: usize = 65;
 /// Diagonal drift allowed within a block (the donor's indels).
 const DRIFT: i64 = 50;
 
@@ -88,7 +95,7 @@ pub fn assess(genome: &Genome, contigs: &[Vec<u8>]) -> Assessment {
                 _ => blocks.push((same, diagonal, r, r, 1)),
             }
         });
-        blocks.retain(|b| b.4 >= MIN_ANCHORS);
+        blocks.retain(|b| b.4 >= MIN_ANCHORS && b.3 + ANCHOR_K - b.2 >= MIN_SPAN);
         if blocks.is_empty() {
             unaligned += 1;
             continue;
@@ -133,5 +140,16 @@ mod tests {
         let bad = assess(&genome, &[chimera, b"ACGTTGCA".repeat(10)]);
         assert_eq!(bad.misassemblies, 1, "{bad:?}");
         assert_eq!(bad.unaligned, 1);
+        // 61 bases from elsewhere (a repeat copy's variant, spelled where
+        // this copy's own was not assembled) are mismatches, not a jump;
+        // 70 are a jump there and back.
+        for (piece, jumps) in [(61, 0), (70, 2)] {
+            let mut patched = seq[1000..4000].to_vec();
+            patched.splice(
+                2000..2000 + piece,
+                seq[15_000..15_000 + piece].iter().copied(),
+            );
+            assert_eq!(assess(&genome, &[patched]).misassemblies, jumps, "{piece}");
+        }
     }
 }

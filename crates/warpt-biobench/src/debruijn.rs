@@ -11,6 +11,10 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::kmer::{CODE, Counts, fmix};
 
+/// Unitigs covered below this multiple of the median coverage hold one
+/// copy of their sequence (a bubble's branches together too).
+pub const ONE_COPY: f64 = 1.5;
+
 /// A hasher for k-mers that are already well-mixed by [`fmix`].
 #[derive(Default)]
 pub struct KmerHasher(u64);
@@ -34,16 +38,16 @@ type KmerSet = HashSet<u64, BuildHasherDefault<KmerHasher>>;
 /// A k-mer read in one direction: its 2-bit word and its reverse
 /// complement's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct Oriented {
-    fwd: u64,
-    rev: u64,
+pub(crate) struct Oriented {
+    pub(crate) fwd: u64,
+    pub(crate) rev: u64,
 }
 
 impl Oriented {
     fn canonical(self) -> u64 {
         self.fwd.min(self.rev)
     }
-    fn flip(self) -> Self {
+    pub(crate) fn flip(self) -> Self {
         Oriented {
             fwd: self.rev,
             rev: self.fwd,
@@ -58,8 +62,10 @@ pub struct Unitig {
     pub seq: Vec<u8>,
     /// Mean count of its k-mers.
     pub coverage: f64,
-    first: Oriented,
-    last: Oriented,
+    /// Its first k-mer, as it is read in `seq`.
+    pub(crate) first: Oriented,
+    /// Its last k-mer, as it is read in `seq`.
+    pub(crate) last: Oriented,
 }
 
 /// The graph of one assembly.
@@ -95,6 +101,11 @@ impl<'c> Graph<'c> {
         self.counts.get(canonical) >= self.min_count && !self.removed.contains(&canonical)
     }
 
+    /// k.
+    pub fn k(&self) -> usize {
+        self.k
+    }
+
     fn mask(&self) -> u64 {
         if self.k == 32 {
             u64::MAX
@@ -104,7 +115,7 @@ impl<'c> Graph<'c> {
     }
 
     /// The live k-mers that follow `o`.
-    fn next(&self, o: Oriented) -> impl Iterator<Item = Oriented> + '_ {
+    pub(crate) fn next(&self, o: Oriented) -> impl Iterator<Item = Oriented> + '_ {
         let mask = self.mask();
         let shift = 2 * (self.k as u32 - 1);
         (0..4u64)
@@ -236,7 +247,13 @@ impl<'c> Graph<'c> {
             }
             // Bubbles: unitigs with one k-mer before and one after, keyed
             // by those two (in one orientation for both spellings).
-            let mut groups: HashMap<(u64, u64), Vec<&Unitig>> = HashMap::new();
+            // The coverage of the unitigs each end k-mer closes.
+            let mut ends: HashMap<u64, f64> = HashMap::with_capacity(2 * unitigs.len());
+            for u in &unitigs {
+                ends.insert(u.first.canonical(), u.coverage);
+                ends.insert(u.last.canonical(), u.coverage);
+            }
+            let mut groups: HashMap<(u64, u64), (Vec<&Unitig>, f64)> = HashMap::new();
             for u in &unitigs {
                 let mut before = self.next(u.first.flip());
                 let mut after = self.next(u.last);
@@ -247,10 +264,19 @@ impl<'c> Graph<'c> {
                 };
                 let b = b.flip();
                 let key = (b.fwd, a.fwd).min((a.rev, b.rev));
-                groups.entry(key).or_default().push(u);
+                let flank = |o: Oriented| ends.get(&o.canonical()).copied().unwrap_or(f64::MAX);
+                groups
+                    .entry(key)
+                    .or_insert_with(|| (Vec::new(), flank(b).max(flank(a))))
+                    .0
+                    .push(u);
             }
-            for members in groups.values() {
-                if members.len() < 2 {
+            let one_copy = ONE_COPY * median_coverage(&unitigs, self.k);
+            for (members, flank) in groups.values() {
+                // Branches between single-copy flanks: a heterozygous site
+                // or an error. Between a repeat's flanks they can be its
+                // copies' differences, all real.
+                if members.len() < 2 || *flank >= one_copy {
                     continue;
                 }
                 let best = members
@@ -281,6 +307,26 @@ fn decode(w: u64, k: usize) -> Vec<u8> {
         .rev()
         .map(|i| b"ACGT"[((w >> (2 * i)) & 3) as usize])
         .collect()
+}
+
+/// The coverage half of the unitigs' k-mers lie below: that of sequence
+/// present once in the genome (heterozygous sites at half of it, repeats
+/// at a multiple).
+pub fn median_coverage(unitigs: &[Unitig], k: usize) -> f64 {
+    let mut by: Vec<(f64, usize)> = unitigs
+        .iter()
+        .map(|u| (u.coverage, u.seq.len() + 1 - k))
+        .collect();
+    by.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let half = by.iter().map(|b| b.1).sum::<usize>() / 2;
+    let mut acc = 0;
+    for (c, n) in by {
+        acc += n;
+        if acc > half {
+            return c;
+        }
+    }
+    0.0
 }
 
 /// N50: the length of the contig at which the contigs, longest first,

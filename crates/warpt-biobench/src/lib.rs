@@ -22,8 +22,9 @@
 //! - [`minimizer`], [`index`], [`align`], [`mapper`], [`sam`]: the read
 //!   mapper's sketch, reference index, banded aligner, pairing and output;
 //! - [`pileup`], [`caller`]: reads stacked per column, diploid genotypes;
-//! - [`debruijn`], [`assess`]: the assembly graph, and contigs held
-//!   against the reference;
+//! - [`debruijn`], [`threading`], [`extend`], [`assess`]: the assembly
+//!   graph, the reads threaded on its unitigs, walks that join unitigs
+//!   where read pairs say how, and contigs held against the reference;
 //! - [`params`], [`threads`]: parameter tables and their checks, the
 //!   thread pool.
 
@@ -33,6 +34,7 @@ pub mod assess;
 pub mod caller;
 pub mod dataset;
 pub mod debruijn;
+pub mod extend;
 pub mod fasta;
 pub mod fastq;
 pub mod genome;
@@ -52,6 +54,7 @@ pub mod sw_inter;
 mod sw_lanes;
 pub mod sw_scalar;
 pub mod sw_striped;
+pub mod threading;
 pub mod threads;
 pub mod variant_call;
 pub mod vcf;
