@@ -148,7 +148,10 @@ impl Tiles {
     /// The tiles, or `None` where this CPU (or Linux's grant to this
     /// process) has no AMX.
     pub fn new() -> Option<Tiles> {
-        crate::Isa::Amx.available().then_some(Tiles {
+        // Lazily: `then_some` would build the value first and, where AMX
+        // is missing, drop it, whose `tilerelease` is an illegal
+        // instruction there (every bf16 attention crashed on Zen 4).
+        crate::Isa::Amx.available().then(|| Tiles {
             _thread: PhantomData,
         })
     }
