@@ -217,6 +217,11 @@ impl Benchmark for Assembly {
                 int(steps.extension.by_pairs as u64),
             ),
             (
+                "tangles_bridged".into(),
+                int(steps.extension.bridges as u64),
+            ),
+            ("tandem_loops".into(), int(steps.extension.by_loop as u64)),
+            (
                 "bubbles_crossed".into(),
                 int(steps.extension.by_bubble as u64),
             ),

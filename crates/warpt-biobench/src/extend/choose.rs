@@ -110,8 +110,8 @@ impl Extender<'_> {
         None
     }
 
-    /// A tandem repeat, collapsed into a cycle: one option leads back to
-    /// the walk's end, the others out. Round the cycle as many times as
+    /// A tandem repeat, collapsed into a cycle: one option leads back into
+    /// the walk's last few unitigs, the others out. Round the cycle as many times as
     /// its coverage says the genome holds its copies, then out (the way
     /// pairs vouch for where there are several).
     fn round_the_loop(&self, walk: &Walk, options: &[Node]) -> Option<Node> {
@@ -152,7 +152,7 @@ impl Extender<'_> {
         seen
     }
 
-    /// Whether every branch of one same unitig within
+    /// Whether every branch of `options` reaches one same unitig within
     /// [`BUBBLE_STEPS`] unitigs (a bubble, however its branches split).
     fn meet(&self, options: &[Node]) -> bool {
         let mut common = self.reach(options[0]);
