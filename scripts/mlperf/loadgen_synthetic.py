@@ -110,6 +110,12 @@ def main():
     print(f"wall_s {time.perf_counter() - t0:.3f}")
     for _ in threads:
         work.put(None)
+    # StartTest can return while a worker is still inside
+    # QuerySamplesComplete for the last sample; the SUT is destroyed only
+    # after every worker is out (one run segfaulted at exit, 139, on a
+    # Zen 4 host: this race is the suspect, not proven).
+    for t in threads:
+        t.join()
     lg.DestroyQSL(qsl)
     lg.DestroySUT(sut)
 
