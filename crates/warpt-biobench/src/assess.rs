@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 
 use crate::dataset::Genome;
-use crate::kmer::{CODE, Word};
+use crate::kmer::for_each_kmer;
 
 /// k-mer length of the anchors.
 pub const ANCHOR_K: usize = 31;
@@ -41,22 +41,11 @@ pub struct Assessment {
 /// Each k-mer of `seq` as (position, canonical word, on the forward
 /// strand).
 fn kmers(seq: &[u8], mut f: impl FnMut(usize, u64, bool)) {
-    let mask = u64::mask(ANCHOR_K);
-    let shift = 2 * (ANCHOR_K as u32 - 1);
-    let (mut fwd, mut rev, mut valid) = (0u64, 0u64, 0usize);
-    for (i, &c) in seq.iter().enumerate() {
-        let code = CODE[c as usize];
-        if code > 3 {
-            valid = 0;
-            continue;
+    for_each_kmer::<u64>(seq, ANCHOR_K, |at, fwd, rev| {
+        if fwd != rev {
+            f(at, fwd.min(rev), fwd <= rev);
         }
-        fwd = fwd.push(code, mask);
-        rev = rev.push_front(3 - code, shift);
-        valid += 1;
-        if valid >= ANCHOR_K && fwd != rev {
-            f(i + 1 - ANCHOR_K, fwd.min(rev), fwd <= rev);
-        }
-    }
+    });
 }
 
 /// Assesses `contigs` against `genome`.

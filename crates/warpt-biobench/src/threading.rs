@@ -11,7 +11,7 @@ use std::hash::BuildHasherDefault;
 use rayon::prelude::*;
 
 use crate::debruijn::{KmerHasher, Unitig};
-use crate::kmer::{CODE, Word};
+use crate::kmer::for_each_kmer;
 
 /// Unitigs one read is placed on at most (a read spans a few short ones).
 const MAX_HITS: usize = 16;
@@ -72,32 +72,11 @@ pub struct Threads {
 /// unitig spells it canonically.
 type Index = HashMap<u64, (u32, u32, bool), BuildHasherDefault<KmerHasher>>;
 
-/// Calls `f(start, forward word, reverse word)` for each k-mer of `seq`
-/// made only of ACGT.
-fn each_kmer(seq: &[u8], k: usize, mut f: impl FnMut(usize, u64, u64)) {
-    let mask = u64::mask(k);
-    let shift = 2 * (k as u32 - 1);
-    let (mut fwd, mut rev, mut valid) = (0u64, 0u64, 0usize);
-    for (i, &c) in seq.iter().enumerate() {
-        let code = CODE[c as usize];
-        if code > 3 {
-            valid = 0;
-            continue;
-        }
-        fwd = fwd.push(code, mask);
-        rev = rev.push_front(3 - code, shift);
-        valid += 1;
-        if valid >= k {
-            f(i + 1 - k, fwd, rev);
-        }
-    }
-}
-
 fn index(unitigs: &[Unitig], k: usize) -> Index {
     let total = unitigs.iter().map(|u| u.seq.len() + 1 - k).sum();
     let mut index = Index::with_capacity_and_hasher(total, Default::default());
     for (id, u) in unitigs.iter().enumerate() {
-        each_kmer(&u.seq, k, |at, fwd, rev| {
+        for_each_kmer::<u64>(&u.seq, k, |at, fwd, rev| {
             index.insert(fwd.min(rev), (id as u32, at as u32, fwd <= rev));
         });
     }
@@ -107,7 +86,7 @@ fn index(unitigs: &[Unitig], k: usize) -> Index {
 /// The unitigs `read` touches, the first k-mer on each placing it.
 fn place(index: &Index, lengths: &[u32], read: &[u8], k: usize) -> Vec<Hit> {
     let mut hits: Vec<Hit> = Vec::new();
-    each_kmer(read, k, |at, fwd, rev| {
+    for_each_kmer::<u64>(read, k, |at, fwd, rev| {
         let Some(&(unitig, off, canonical_fwd)) = index.get(&fwd.min(rev)) else {
             return;
         };
