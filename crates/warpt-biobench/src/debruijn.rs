@@ -347,6 +347,8 @@ pub fn n50(lengths: &[usize]) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use rand_core::SeedableRng;
+
     use super::*;
     use crate::genome::revcomp;
 
@@ -405,5 +407,45 @@ mod tests {
         assert!(cleaned.bubbles >= 1 && cleaned.tips >= 1, "{cleaned:?}");
         let after = graph.unitigs();
         assert!(after.len() < before, "{} -> {}", before, after.len());
+    }
+
+    #[test]
+    fn a_repeats_copies_differing_by_a_base_both_stay() {
+        // A, R, B, R', C: R' is R with one base changed, so the graph has
+        // a bubble between the copies' shared (twice-covered) stretches.
+        // It is two copies' difference, not an error: both branches stay.
+        let mut rng = rand_xoshiro::Xoshiro256PlusPlus::seed_from_u64(5);
+        let piece = |rng: &mut _, n| crate::seqgen::sequence(rng, crate::seqgen::Alphabet::Dna, n);
+        let (a, r, b, c) = (
+            piece(&mut rng, 600),
+            piece(&mut rng, 300),
+            piece(&mut rng, 600),
+            piece(&mut rng, 600),
+        );
+        let mut r2 = r.clone();
+        r2[150] = if r2[150] == b'A' { b'C' } else { b'A' };
+        let genome: Vec<u8> = [&a, &r, &b, &r2, &c]
+            .into_iter()
+            .flatten()
+            .copied()
+            .collect();
+        let reads: Vec<Vec<u8>> = (0..genome.len() - 100)
+            .step_by(3)
+            .map(|s| genome[s..s + 100].to_vec())
+            .collect();
+        let refs: Vec<&[u8]> = reads.iter().map(|r| r.as_slice()).collect();
+        let counts = Counts::<u64>::count(&refs, 31, 10_000);
+        let mut graph = Graph::new(&counts, 2);
+        graph.clean(4);
+        let text: Vec<String> = graph
+            .unitigs()
+            .iter()
+            .flat_map(|u| [u.seq.clone(), revcomp(&u.seq)])
+            .map(|s| String::from_utf8(s).unwrap())
+            .collect();
+        for copy in [&r, &r2] {
+            let around = String::from_utf8(copy[140..161].to_vec()).unwrap();
+            assert!(text.iter().any(|t| t.contains(&around)), "{around} lost");
+        }
     }
 }
