@@ -102,29 +102,13 @@ impl Word for u128 {
 /// letter other than ACGT are skipped).
 #[inline]
 pub fn for_each_canonical<W: Word>(seq: &[u8], k: usize, mut f: impl FnMut(W)) {
-    let mask = W::mask(k);
-    let shift = 2 * (k as u32 - 1);
-    let (mut fwd, mut rc) = (W::default(), W::default());
-    let mut valid = 0usize;
-    for &c in seq {
-        let code = CODE[c as usize];
-        if code > 3 {
-            valid = 0;
-            continue;
-        }
-        fwd = fwd.push(code, mask);
-        rc = rc.push_front(3 - code, shift);
-        valid += 1;
-        if valid >= k {
-            f(fwd.min(rc));
-        }
-    }
+    for_each_kmer(seq, k, |_, fwd: W, rc: W| f(fwd.min(rc)));
 }
 
 /// Calls `f(start, forward, reverse complement)` with the 2-bit words of
 /// every k-mer of `seq` and where it starts (windows holding a letter
 /// other than ACGT are skipped): for callers that need the strand or the
-/// place, where [`for_each_canonical`] is the counting loop's.
+/// place ([`for_each_canonical`] is this, for the counting loop).
 #[inline]
 pub fn for_each_kmer<W: Word>(seq: &[u8], k: usize, mut f: impl FnMut(usize, W, W)) {
     let mask = W::mask(k);
