@@ -60,6 +60,11 @@ pub fn attend_one(
             && out.len() == q.len(),
         "{g} queries of {hd} over {keys} keys"
     );
+    #[cfg(target_arch = "x86_64")]
+    if super::decode_avx512::takes(hd) && std::is_x86_feature_detected!("avx512f") {
+        // SAFETY: the CPU has AVX-512F; the sizes were checked above.
+        return unsafe { super::decode_avx512::attend(q, k, v, hd, scale, scores, out) };
+    }
     dispatch!(fused attend_one_body, q, k, v, hd, scale, scores, out)
 }
 

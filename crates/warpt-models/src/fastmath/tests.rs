@@ -273,3 +273,68 @@ fn layer_norm_matches_f64_on_every_path() {
         alone[5]
     );
 }
+
+/// A decode step's attention in f64: each query's softmax-weighted sum
+/// of the values.
+fn attend_one_f64(q: &[f32], k: &[f32], v: &[f32], hd: usize, scale: f32) -> Vec<f64> {
+    let keys = k.len() / hd;
+    let mut out = Vec::new();
+    for qr in q.chunks_exact(hd) {
+        let s: Vec<f64> = k
+            .chunks_exact(hd)
+            .map(|kj| {
+                qr.iter()
+                    .zip(kj)
+                    .map(|(a, b)| f64::from(*a) * f64::from(*b))
+                    .sum::<f64>()
+            })
+            .map(|d| d * f64::from(scale))
+            .collect();
+        let max = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let e: Vec<f64> = s.iter().map(|x| (x - max).exp()).collect();
+        let total: f64 = e.iter().sum();
+        out.extend((0..hd).map(|d| {
+            (0..keys)
+                .map(|j| e[j] / total * f64::from(v[j * hd + d]))
+                .sum::<f64>()
+        }));
+    }
+    out
+}
+
+#[test]
+fn attend_one_matches_f64_on_every_path() {
+    // Heads the AVX-512 blocks take (16 to 128 values, multiples of 16)
+    // and two they leave to the generic body; key counts below, at and
+    // past a block of 16; groups of one to four queries.
+    for hd in [16, 64, 80, 128, 40, 256] {
+        for keys in [1, 15, 16, 17, 100] {
+            for g in [1, 3, 4] {
+                let val = |i: usize, m: usize| ((i * m % 97) as f32 - 48.0) * 0.02;
+                let q: Vec<f32> = (0..g * hd).map(|i| val(i, 31)).collect();
+                let k: Vec<f32> = (0..keys * hd).map(|i| val(i, 17)).collect();
+                let v: Vec<f32> = (0..keys * hd).map(|i| val(i, 13)).collect();
+                let scale = 1.0 / (hd as f32).sqrt();
+                let mut scores = vec![0f32; g * keys];
+                let mut got = vec![f32::NAN; g * hd];
+                attend_one(&q, &k, &v, hd, scale, &mut scores, &mut got);
+                let mut plain = vec![f32::NAN; g * hd];
+                attention::attend_one_body::<false>(&q, &k, &v, hd, scale, &mut scores, &mut plain);
+                let want = attend_one_f64(&q, &k, &v, hd, scale);
+                for (i, w) in want.iter().enumerate() {
+                    let what = format!("hd {hd}, {keys} keys, {g} queries, value {i}");
+                    assert!(
+                        (f64::from(got[i]) - w).abs() < 1e-5,
+                        "{what}: {}, not {w}",
+                        got[i]
+                    );
+                    assert!(
+                        (f64::from(plain[i]) - w).abs() < 1e-5,
+                        "{what}, generic body: {}",
+                        plain[i]
+                    );
+                }
+            }
+        }
+    }
+}
