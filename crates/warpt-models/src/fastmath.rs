@@ -428,6 +428,8 @@ fn exp<const F: bool>(x: f32) -> f32 {
 
 mod attention;
 #[cfg(target_arch = "x86_64")]
+mod decode_avx2;
+#[cfg(target_arch = "x86_64")]
 mod decode_avx512;
 
 pub use attention::{attend_one, attention_weights};

@@ -61,9 +61,19 @@ pub fn attend_one(
         "{g} queries of {hd} over {keys} keys"
     );
     #[cfg(target_arch = "x86_64")]
-    if super::decode_avx512::takes(hd) && std::is_x86_feature_detected!("avx512f") {
-        // SAFETY: the CPU has AVX-512F; the sizes were checked above.
-        return unsafe { super::decode_avx512::attend(q, k, v, hd, scale, scores, out) };
+    {
+        use super::{decode_avx2, decode_avx512};
+        if decode_avx512::takes(hd) && std::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F; the sizes were checked above.
+            return unsafe { decode_avx512::attend(q, k, v, hd, scale, scores, out) };
+        }
+        if decode_avx2::takes(hd)
+            && std::is_x86_feature_detected!("avx2")
+            && std::is_x86_feature_detected!("fma")
+        {
+            // SAFETY: the CPU has AVX2 and FMA; the sizes were checked above.
+            return unsafe { decode_avx2::attend(q, k, v, hd, scale, scores, out) };
+        }
     }
     dispatch!(fused attend_one_body, q, k, v, hd, scale, scores, out)
 }

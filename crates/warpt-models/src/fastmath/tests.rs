@@ -304,35 +304,67 @@ fn attend_one_f64(q: &[f32], k: &[f32], v: &[f32], hd: usize, scale: f32) -> Vec
 
 #[test]
 fn attend_one_matches_f64_on_every_path() {
-    // Heads the AVX-512 blocks take (16 to 128 values, multiples of 16)
-    // and two they leave to the generic body; key counts below, at and
-    // past a block of 16; groups of one to four queries.
-    for hd in [16, 64, 80, 128, 40, 256] {
-        for keys in [1, 15, 16, 17, 100] {
+    // Every path this CPU runs: the dispatched one, the generic body, and
+    // on x86 each block kernel the CPU has (whatever attend_one picks).
+    type Path = fn(&[f32], &[f32], &[f32], usize, f32, &mut [f32], &mut [f32]) -> bool;
+    let paths: [(&str, Path); 4] = [
+        ("attend_one", |q, k, v, hd, s, sc, o| {
+            attend_one(q, k, v, hd, s, sc, o);
+            true
+        }),
+        ("generic body", |q, k, v, hd, s, sc, o| {
+            attention::attend_one_body::<false>(q, k, v, hd, s, sc, o);
+            true
+        }),
+        ("AVX-512 blocks", |q, k, v, hd, s, sc, o| {
+            #[cfg(target_arch = "x86_64")]
+            if decode_avx512::takes(hd) && std::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the CPU has AVX-512F; the sizes are attend_one's.
+                unsafe { decode_avx512::attend(q, k, v, hd, s, sc, o) };
+                return true;
+            }
+            let _ = (q, k, v, hd, s, sc, o);
+            false
+        }),
+        ("AVX2 blocks", |q, k, v, hd, s, sc, o| {
+            #[cfg(target_arch = "x86_64")]
+            if decode_avx2::takes(hd)
+                && std::is_x86_feature_detected!("avx2")
+                && std::is_x86_feature_detected!("fma")
+            {
+                // SAFETY: the CPU has AVX2 and FMA; the sizes are attend_one's.
+                unsafe { decode_avx2::attend(q, k, v, hd, s, sc, o) };
+                return true;
+            }
+            let _ = (q, k, v, hd, s, sc, o);
+            false
+        }),
+    ];
+    // Heads the blocks take (multiples of 8 or 16 up to 128) and some
+    // they leave to the generic body; key counts below, at and past a
+    // block of 8 and of 16; groups of one to four queries.
+    for hd in [8, 16, 40, 64, 80, 128, 136, 256] {
+        for keys in [1, 7, 8, 9, 15, 16, 17, 100] {
             for g in [1, 3, 4] {
                 let val = |i: usize, m: usize| ((i * m % 97) as f32 - 48.0) * 0.02;
                 let q: Vec<f32> = (0..g * hd).map(|i| val(i, 31)).collect();
                 let k: Vec<f32> = (0..keys * hd).map(|i| val(i, 17)).collect();
                 let v: Vec<f32> = (0..keys * hd).map(|i| val(i, 13)).collect();
                 let scale = 1.0 / (hd as f32).sqrt();
-                let mut scores = vec![0f32; g * keys];
-                let mut got = vec![f32::NAN; g * hd];
-                attend_one(&q, &k, &v, hd, scale, &mut scores, &mut got);
-                let mut plain = vec![f32::NAN; g * hd];
-                attention::attend_one_body::<false>(&q, &k, &v, hd, scale, &mut scores, &mut plain);
                 let want = attend_one_f64(&q, &k, &v, hd, scale);
-                for (i, w) in want.iter().enumerate() {
-                    let what = format!("hd {hd}, {keys} keys, {g} queries, value {i}");
-                    assert!(
-                        (f64::from(got[i]) - w).abs() < 1e-5,
-                        "{what}: {}, not {w}",
-                        got[i]
-                    );
-                    assert!(
-                        (f64::from(plain[i]) - w).abs() < 1e-5,
-                        "{what}, generic body: {}",
-                        plain[i]
-                    );
+                for (name, path) in paths {
+                    let mut scores = vec![0f32; g * keys];
+                    let mut got = vec![f32::NAN; g * hd];
+                    if !path(&q, &k, &v, hd, scale, &mut scores, &mut got) {
+                        continue;
+                    }
+                    for (i, w) in want.iter().enumerate() {
+                        assert!(
+                            (f64::from(got[i]) - w).abs() < 1e-5,
+                            "{name}: hd {hd}, {keys} keys, {g} queries, value {i}: {}, not {w}",
+                            got[i]
+                        );
+                    }
                 }
             }
         }
