@@ -170,13 +170,7 @@ pub(super) fn attend_one_body<const F: bool>(
             scores[r * keys + j] = dot::<F>(qr, kj) * scale;
         }
     }
-    for row in scores.chunks_exact_mut(keys) {
-        let max = row
-            .iter()
-            .fold(f32::NEG_INFINITY, |m, &x| if x > m { x } else { m });
-        let inv = 1.0 / exp_shifted_body::<F>(row, max);
-        row.iter_mut().for_each(|x| *x *= inv);
-    }
+    softmax_rows::<F>(scores, keys);
     out.fill(0.0);
     for (j, vj) in v.chunks_exact(hd).enumerate() {
         for (r, o) in out.chunks_exact_mut(hd).enumerate() {
@@ -185,5 +179,31 @@ pub(super) fn attend_one_body<const F: bool>(
                 *o = madd::<F>(w, *x, *o);
             }
         }
+    }
+}
+
+/// The softmax of each row of `keys` scores, in place: a decode step's
+/// attention weights (the generic body's and the block kernels', each
+/// compiled at its caller's vector width).
+#[inline(always)]
+pub(super) fn softmax_rows<const F: bool>(scores: &mut [f32], keys: usize) {
+    // The maximum in 16 lanes, a compare and a select each (a fold over
+    // the row stays scalar).
+    let larger = |a: f32, b: f32| if b > a { b } else { a };
+    for row in scores.chunks_exact_mut(keys) {
+        let mut lanes = [f32::NEG_INFINITY; 16];
+        let chunks = row.chunks_exact(16);
+        let tail = chunks
+            .remainder()
+            .iter()
+            .fold(f32::NEG_INFINITY, |m, &x| larger(m, x));
+        for c in chunks {
+            for (l, x) in lanes.iter_mut().zip(c) {
+                *l = larger(*l, *x);
+            }
+        }
+        let max = lanes.iter().fold(tail, |m, &x| larger(m, x));
+        let inv = 1.0 / exp_shifted_body::<F>(row, max);
+        row.iter_mut().for_each(|x| *x *= inv);
     }
 }

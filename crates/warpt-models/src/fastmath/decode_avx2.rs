@@ -97,19 +97,7 @@ unsafe fn attend_c<const C: usize>(
             }
         }
         // Each row's softmax.
-        for row in scores.chunks_exact_mut(keys) {
-            let max = row_max(row);
-            let inv = 1.0 / super::exp_shifted_body::<true>(row, max);
-            let inv_v = _mm256_set1_ps(inv);
-            let mut chunks = row.chunks_exact_mut(8);
-            for c in &mut chunks {
-                _mm256_storeu_ps(
-                    c.as_mut_ptr(),
-                    _mm256_mul_ps(_mm256_loadu_ps(c.as_ptr()), inv_v),
-                );
-            }
-            chunks.into_remainder().iter_mut().for_each(|x| *x *= inv);
-        }
+        super::attention::softmax_rows::<true>(scores, keys);
         // The weighted values, a block of them at a time into every
         // query's output, PART registers of it at most kept across the
         // block.
@@ -213,23 +201,4 @@ fn lanes_sum(x: __m256) -> f32 {
     let h = _mm_add_ps(h, _mm_movehl_ps(h, h));
     let h = _mm_add_ss(h, _mm_movehdup_ps(h));
     _mm_cvtss_f32(h)
-}
-
-/// The largest of `row` (minus infinity if empty).
-#[target_feature(enable = "avx2,fma")]
-#[inline]
-fn row_max(row: &[f32]) -> f32 {
-    let mut chunks = row.chunks_exact(8);
-    let mut m = _mm256_set1_ps(f32::NEG_INFINITY);
-    for c in &mut chunks {
-        // SAFETY: c holds 8 values.
-        m = _mm256_max_ps(m, unsafe { _mm256_loadu_ps(c.as_ptr()) });
-    }
-    let h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps::<1>(m));
-    let h = _mm_max_ps(h, _mm_movehl_ps(h, h));
-    let h = _mm_max_ss(h, _mm_movehdup_ps(h));
-    chunks
-        .remainder()
-        .iter()
-        .fold(_mm_cvtss_f32(h), |m, &x| if x > m { x } else { m })
 }

@@ -92,19 +92,7 @@ unsafe fn attend_c<const C: usize>(
             }
         }
         // Each row's softmax.
-        for row in scores.chunks_exact_mut(keys) {
-            let max = row_max(row);
-            let inv = 1.0 / super::exp_shifted_body::<true>(row, max);
-            let inv_v = _mm512_set1_ps(inv);
-            let mut chunks = row.chunks_exact_mut(16);
-            for c in &mut chunks {
-                _mm512_storeu_ps(
-                    c.as_mut_ptr(),
-                    _mm512_mul_ps(_mm512_loadu_ps(c.as_ptr()), inv_v),
-                );
-            }
-            chunks.into_remainder().iter_mut().for_each(|x| *x *= inv);
-        }
+        super::attention::softmax_rows::<true>(scores, keys);
         // The weighted values, a block of them at a time into every
         // query's output, its C registers kept across the block.
         let (vp, op, sp) = (v.as_ptr(), out.as_mut_ptr(), scores.as_ptr());
@@ -189,20 +177,4 @@ fn across16(x: [__m512; 16]) -> __m512 {
     // Lane t = 4e + l takes lane 4l + e.
     let order = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
     _mm512_permutexvar_ps(order, s)
-}
-
-/// The largest of `row` (minus infinity if empty).
-#[target_feature(enable = "avx512f")]
-#[inline]
-fn row_max(row: &[f32]) -> f32 {
-    let mut chunks = row.chunks_exact(16);
-    let mut m = _mm512_set1_ps(f32::NEG_INFINITY);
-    for c in &mut chunks {
-        // SAFETY: c holds 16 values.
-        m = _mm512_max_ps(m, unsafe { _mm512_loadu_ps(c.as_ptr()) });
-    }
-    chunks
-        .remainder()
-        .iter()
-        .fold(_mm512_reduce_max_ps(m), |m, &x| if x > m { x } else { m })
 }
