@@ -61,7 +61,56 @@ impl<A> Epilogue<'_, A> {
     }
 }
 
+/// The epilogue of one tile of C, as a finishing kernel applies it in its
+/// registers while it stores the tile ([`crate::kernel::FinishingKernel`]):
+/// no second pass over the tile.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TileEpilogue<'a, A> {
+    /// The row bias's values of the tile's rows.
+    pub(crate) bias: Option<&'a [A]>,
+    /// The added matrix from the tile's first element, and its columns'
+    /// distance: column `j` of the tile at `j * ld`, its rows contiguous.
+    pub(crate) add: Option<(&'a [A], usize)>,
+    /// The ReLU after the additions.
+    pub(crate) relu: bool,
+}
+
+impl<A> TileEpilogue<'_, A> {
+    /// Panics unless it holds what a tile of `rows x cols` reads: a bias
+    /// of `rows` values, `rows` added values in each of `cols` columns.
+    pub(crate) fn check(&self, rows: usize, cols: usize) {
+        assert!(self.bias.is_none_or(|b| b.len() >= rows));
+        assert!(
+            self.add
+                .is_none_or(|(m, ld)| cols == 0 || m.len() >= (cols - 1) * ld + rows)
+        );
+    }
+}
+
 impl<A: Scalar> Epilogue<'_, A> {
+    /// Its part on C's tile `rows x cols`, for a kernel to apply as it
+    /// stores the tile; None when the added matrix's columns are not
+    /// contiguous (the kernels read each as vectors).
+    pub(crate) fn for_tile(
+        &self,
+        rows: std::ops::Range<usize>,
+        cols: std::ops::Range<usize>,
+    ) -> Option<TileEpilogue<'_, A>> {
+        let add = match self.add.map(|m| m.raw()) {
+            None => None,
+            Some((data, 1, cs)) if !cols.is_empty() => {
+                let len = (cols.len() - 1) * cs + rows.len();
+                Some((&data[rows.start + cols.start * cs..][..len], cs))
+            }
+            Some(_) => return None,
+        };
+        Some(TileEpilogue {
+            bias: self.row_bias.map(|b| &b[rows]),
+            add,
+            relu: self.relu,
+        })
+    }
+
     /// Asks the CPU for the added matrix's lines of a tile while the
     /// kernel computes it (read a tile at a time, they are not the
     /// stream the hardware prefetchers follow).

@@ -5,13 +5,14 @@
 
 use super::{Left, share};
 use crate::blocking::{balanced, depth, rows as block_rows};
-use crate::epilogue::Epilogue;
+use crate::epilogue::{Epilogue, TileEpilogue};
 use crate::kernel::{Dest, Element, Kernel, PanelOrder, Scalar, Store};
 use crate::mat::MatRef;
 use crate::out::Out;
 use crate::pack::pack_b_in;
 use crate::scratch::Scratch;
 use crate::shared::{Shared, SpinBarrier};
+use crate::tile::TileMut;
 
 /// One product's operands.
 pub(super) struct Job<'a, T: Element> {
@@ -260,10 +261,14 @@ impl<T: Element> Job<'_, T> {
                 if let Some(part) = next.chunks(share.max(1)).nth(ir) {
                     crate::prefetch::into_l2(part);
                 }
+                let finishing = self.finishing(at, store, &rows, &cols, false);
+                let finished = finishing.is_some();
                 if let Some(bias) = self.folded_bias(&rows, &cols).filter(|_| pc == 0)
                     && let Some(tile) = self.out.tile_mut(rows.clone(), cols.clone(), kr.mr)
                 {
                     kr.run_biased(groups, a_panel, b_panel, bias, tile);
+                } else if let Some(f) = finishing {
+                    kr.run_finishing(groups, a_panel, b_panel, f.tile, f.store, &f.epilogue);
                 } else if let Some(dest) = self.in_c(store, &rows, &cols) {
                     kr.run(groups, a_panel, b_panel, rows.len(), cols.len(), dest);
                 } else {
@@ -285,9 +290,42 @@ impl<T: Element> Job<'_, T> {
                     self.out
                         .update(rows.clone(), cols.clone(), kr.mr, tile, self.alpha, beta);
                 }
-                self.finish(at, rows, cols);
+                if !finished {
+                    self.finish(at, rows, cols);
+                }
             }
         }
+    }
+
+    /// The tile `rows x cols` of C, how to store into it and its epilogue,
+    /// when the kernel applies the epilogue as it stores the tile (reading
+    /// B in place when `direct`): the depth's last slice, an epilogue to
+    /// apply, the tile whole and written in place by `store`, the added
+    /// matrix's columns contiguous. [`Self::finish`] then has nothing left
+    /// to do for the tile: a ResNet-50 convolution's bias, shortcut and
+    /// ReLU went through a pass of their own over each stored tile.
+    fn finishing(
+        &self,
+        at: Span,
+        store: Option<Store>,
+        rows: &std::ops::Range<usize>,
+        cols: &std::ops::Range<usize>,
+        direct: bool,
+    ) -> Option<Finished<'_, T::Acc>> {
+        let kr = self.kernel;
+        if !kr.has_finishing(direct) || at.pc + at.kb != self.a.cols() {
+            return None;
+        }
+        let fin = self
+            .epilogue
+            .as_ref()?
+            .for_tile(rows.clone(), cols.clone())?;
+        let tile = self.out.tile_mut(rows.clone(), cols.clone(), kr.mr)?;
+        Some(Finished {
+            tile,
+            store: store?,
+            epilogue: fin,
+        })
     }
 
     /// The row biases of tile `rows x cols` when the kernel starts its
@@ -352,6 +390,10 @@ impl<T: Element> Job<'_, T> {
                 let (rows, cols) = at.tile(kr, ir, jr);
                 self.out.prefetch(rows.clone(), cols.clone());
                 self.prefetch_epilogue(at, &rows, &cols);
+                if let Some(f) = self.finishing(at, store, &rows, &cols, true) {
+                    kr.run_direct_finishing(kb, a_panel, b, f.tile, f.store, &f.epilogue);
+                    continue;
+                }
                 let dest = self.in_c(store, &rows, &cols);
                 let buffered = dest.is_none();
                 let dest = dest.unwrap_or(Dest::Buffer(&mut *tile));
@@ -420,4 +462,15 @@ fn correct_panels<T: Element>(
         let width = kr.nr.min(nb - (first + i) * kr.nr);
         T::correct(&panel[..kp * width], width, kr.order(), o);
     }
+}
+
+/// A tile of C whose kernel applies the epilogue as it stores the tile
+/// ([`Job::finishing`]).
+struct Finished<'e, A> {
+    /// The tile, whole, in C.
+    tile: TileMut<A>,
+    /// How the product goes into it.
+    store: Store,
+    /// The tile's part of the epilogue.
+    epilogue: TileEpilogue<'e, A>,
 }

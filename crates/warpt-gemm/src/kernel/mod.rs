@@ -27,6 +27,7 @@ mod tile;
 mod amx;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod amx_rows;
+mod finishing;
 #[cfg(target_arch = "aarch64")]
 mod neon;
 pub mod portable;
@@ -40,6 +41,7 @@ use std::ops::{Add, Mul, Sub};
 
 use crate::isa::Isa;
 use crate::tile::TileMut;
+pub(crate) use finishing::Finishing;
 use table::{BF16, F16, F32, F64, HALF, I8};
 
 /// The microkernel's signature: `groups` steps over `a` (`groups x MR x
@@ -163,6 +165,9 @@ pub struct Kernel<T: Element> {
     direct: Option<DirectKernel<T>>,
     /// The same tile starting from a bias per row, where there is one.
     biased: Option<BiasedKernel<T>>,
+    /// The same tile applying its epilogue as it stores, where there is
+    /// one (the register tiles).
+    finishing: Option<Finishing<T>>,
     /// How it reads B's packed panels.
     order: PanelOrder,
 }

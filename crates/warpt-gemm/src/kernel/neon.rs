@@ -52,6 +52,7 @@ tile_kernel!(
     vst1q_f64,
     vaddq_f64,
     vsubq_f64,
+    vmaxnmq_f64,
     [1:2 2:1 3:1 4:1 5:1 6:1],
     short: [1 2 3],
     6:1
@@ -71,6 +72,7 @@ tile_kernel!(
     vst1q_f32,
     vaddq_f32,
     vsubq_f32,
+    vmaxnmq_f32,
     [1:2 2:1 3:1 4:1 5:1 6:1],
     short: [1 2 3],
     6:1

@@ -22,6 +22,7 @@ const fn portable<T: Element>(name: &'static str, kc: usize, run: MicroKernel<T>
         run,
         direct: None,
         biased: None,
+        finishing: None,
         order: PanelOrder::Steps,
     }
 }

@@ -4,7 +4,7 @@
 
 #[cfg(target_arch = "aarch64")]
 use super::neon;
-use super::{Bf16, Half, Kernel, PanelOrder, portable};
+use super::{Bf16, Finishing, Half, Kernel, PanelOrder, portable};
 #[cfg(target_arch = "x86_64")]
 use super::{amx, widen, x86};
 use crate::isa::Isa;
@@ -24,6 +24,7 @@ pub(super) static I8: [Kernel<i8>; 4] = [
         run: x86::i8_avx512vnni_32x12,
         direct: None,
         biased: None,
+        finishing: None,
         order: PanelOrder::Steps,
     },
     Kernel {
@@ -37,6 +38,7 @@ pub(super) static I8: [Kernel<i8>; 4] = [
         run: x86::i8_avx512vnni,
         direct: None,
         biased: None,
+        finishing: None,
         order: PanelOrder::Steps,
     },
     // 4096 deep (1024 fours): as bf16's 2048.
@@ -51,6 +53,7 @@ pub(super) static I8: [Kernel<i8>; 4] = [
         run: amx::i8_amx,
         direct: None,
         biased: None,
+        finishing: None,
         order: PanelOrder::Chunks,
     },
 ];
@@ -76,6 +79,7 @@ pub(super) static BF16: [Kernel<Bf16>; 4] = [
         run: x86::bf16_avx512_32x12,
         direct: None,
         biased: None,
+        finishing: None,
         order: PanelOrder::Steps,
     },
     Kernel {
@@ -89,6 +93,7 @@ pub(super) static BF16: [Kernel<Bf16>; 4] = [
         run: x86::bf16_avx512,
         direct: None,
         biased: None,
+        finishing: None,
         order: PanelOrder::Steps,
     },
     // 2048 deep (1024 pairs; a micro-panel of B is 128 KiB, read from
@@ -107,6 +112,7 @@ pub(super) static BF16: [Kernel<Bf16>; 4] = [
         run: amx::bf16_amx,
         direct: None,
         biased: Some(amx::bf16_amx_bias),
+        finishing: None,
         order: PanelOrder::Chunks,
     },
 ];
@@ -128,6 +134,10 @@ pub(super) static F64: [Kernel<f64>; 3] = [
         run: x86::f64_avx2,
         direct: Some(x86::f64_avx2_direct),
         biased: None,
+        finishing: Some(Finishing {
+            packed: x86::f64_avx2::finishing,
+            direct: x86::f64_avx2::direct_finishing,
+        }),
         order: PanelOrder::Steps,
     },
     // 512 deep: B's micro-panel (24 KiB) still fits L1 beside A's stream,
@@ -144,6 +154,10 @@ pub(super) static F64: [Kernel<f64>; 3] = [
         run: x86::f64_avx512,
         direct: Some(x86::f64_avx512_direct),
         biased: None,
+        finishing: Some(Finishing {
+            packed: x86::f64_avx512::finishing,
+            direct: x86::f64_avx512::direct_finishing,
+        }),
         order: PanelOrder::Steps,
     },
 ];
@@ -162,6 +176,10 @@ const F32_TILES: [Kernel<f32>; 4] = [
         run: x86::f32_avx2,
         direct: Some(x86::f32_avx2_direct),
         biased: None,
+        finishing: Some(Finishing {
+            packed: x86::f32_avx2::finishing,
+            direct: x86::f32_avx2::direct_finishing,
+        }),
         order: PanelOrder::Steps,
     },
     // A shorter tile for products whose rows are a multiple of 32 but not
@@ -177,6 +195,10 @@ const F32_TILES: [Kernel<f32>; 4] = [
         run: x86::f32_avx512_32x12,
         direct: Some(x86::f32_avx512_32x12_direct),
         biased: None,
+        finishing: Some(Finishing {
+            packed: x86::f32_avx512_32x12::finishing,
+            direct: x86::f32_avx512_32x12::direct_finishing,
+        }),
         order: PanelOrder::Steps,
     },
     Kernel {
@@ -190,6 +212,10 @@ const F32_TILES: [Kernel<f32>; 4] = [
         run: x86::f32_avx512,
         direct: Some(x86::f32_avx512_direct),
         biased: None,
+        finishing: Some(Finishing {
+            packed: x86::f32_avx512::finishing,
+            direct: x86::f32_avx512::direct_finishing,
+        }),
         order: PanelOrder::Steps,
     },
 ];
@@ -233,6 +259,10 @@ pub(super) static F16: [Kernel<half::f16>; 2] = [
         run: x86::f16_avx512fp16,
         direct: Some(x86::f16_avx512fp16_direct),
         biased: None,
+        finishing: Some(Finishing {
+            packed: x86::f16_avx512fp16::finishing,
+            direct: x86::f16_avx512fp16::direct_finishing,
+        }),
         order: PanelOrder::Steps,
     },
 ];
@@ -256,6 +286,7 @@ pub(super) static HALF: [Kernel<Half>; 3] = [
         run: widen::half_avx2,
         direct: Some(widen::half_avx2_direct),
         biased: None,
+        finishing: None,
         order: PanelOrder::Steps,
     },
     Kernel {
@@ -269,6 +300,7 @@ pub(super) static HALF: [Kernel<Half>; 3] = [
         run: widen::half_avx512,
         direct: Some(widen::half_avx512_direct),
         biased: None,
+        finishing: None,
         order: PanelOrder::Steps,
     },
 ];
@@ -290,6 +322,10 @@ pub(super) static F64: [Kernel<f64>; 2] = [
         run: neon::f64_neon,
         direct: Some(neon::f64_neon_direct),
         biased: None,
+        finishing: Some(Finishing {
+            packed: neon::f64_neon::finishing,
+            direct: neon::f64_neon::direct_finishing,
+        }),
         order: PanelOrder::Steps,
     },
 ];
@@ -308,6 +344,10 @@ pub(super) static F32: [Kernel<f32>; 2] = [
         run: neon::f32_neon,
         direct: Some(neon::f32_neon_direct),
         biased: None,
+        finishing: Some(Finishing {
+            packed: neon::f32_neon::finishing,
+            direct: neon::f32_neon::direct_finishing,
+        }),
         order: PanelOrder::Steps,
     },
 ];

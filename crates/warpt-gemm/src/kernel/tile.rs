@@ -120,35 +120,94 @@ macro_rules! store_sets {
     };
 }
 
+/// Combines the sets of accumulators `sets` into the first and stores
+/// it as [`finish_tile!`] does.
+macro_rules! finish_sets {
+    ($sets:expr, $out:expr, $ldo:expr, $store:expr, $fin:expr, $lanes:literal, $load:ident,
+     $put:ident, $add:ident, $sub:ident, $max:ident, $zero:ident) => {
+        let mut acc = $sets[0];
+        for set in &$sets[1..] {
+            for (col, more) in acc.iter_mut().zip(set) {
+                for (c, m) in col.iter_mut().zip(more) {
+                    *c = $add(*c, *m);
+                }
+            }
+        }
+        finish_tile!(
+            acc, $out, $ldo, $store, $fin, $lanes, $load, $put, $add, $sub, $max, $zero
+        );
+    };
+}
+
+/// Stores the accumulators `acc` as [`store_tile!`] does, with the tile's
+/// epilogue `$fin` (a [`TileEpilogue`](crate::epilogue::TileEpilogue))
+/// applied in the registers on the way: each value plus its row's bias
+/// and the added matrix's element, then the ReLU. The tile is written
+/// once, not stored, read back and written again by a pass of its own.
+macro_rules! finish_tile {
+    ($acc:expr, $out:expr, $ldo:expr, $store:expr, $fin:expr, $lanes:literal, $load:ident,
+     $put:ident, $add:ident, $sub:ident, $max:ident, $zero:ident) => {
+        let fin = $fin;
+        let bias = fin.bias.map(|b| b.as_ptr());
+        let added = fin.add.map(|(m, ld)| (m.as_ptr(), ld));
+        // SAFETY (every access): column j < W of the destination holds MR
+        // values from j * ldo, the bias MR values and the added matrix's
+        // column j MR values from j * ld (the caller's promise), and
+        // v * lanes + lanes <= MR.
+        for (j, col) in $acc.iter().enumerate() {
+            for (v, c) in col.iter().enumerate() {
+                let p = unsafe { $out.add(j * $ldo + v * $lanes) };
+                let mut x = match $store {
+                    Store::Set => *c,
+                    Store::Add => $add(unsafe { $load(p) }, *c),
+                    Store::Sub => $sub(unsafe { $load(p) }, *c),
+                };
+                if let Some(b) = bias {
+                    x = $add(x, unsafe { $load(b.add(v * $lanes)) });
+                }
+                if let Some((m, ld)) = added {
+                    x = $add(x, unsafe { $load(m.add(j * ld + v * $lanes)) });
+                }
+                if fin.relu {
+                    x = $max(x, $zero());
+                }
+                unsafe { $put(p, x) };
+            }
+        }
+    };
+}
+
 /// One tile kernel: `$name` (B packed) and `$direct` (B read in place),
 /// target feature `$feat`, vector type `$v` of `$lanes` elements of `$t`,
 /// `$mv` vectors of A, tiles `$w` columns wide (the last, `$nr`, is NR),
 /// and at that width tiles of `$short` vectors of rows (each count below
-/// `$mv`) for a last panel of rows that fills fewer.
+/// `$mv`) for a last panel of rows that fills fewer. `$max(x, $zero())`
+/// is the ReLU (zero for a NaN, as `_mm512_max_ps` with zero second).
+///
+/// The tiles live in a module named `$name`, with `finishing` and
+/// `direct_finishing`: the same two kernels applying a tile's epilogue
+/// as they store it ([`FinishingKernel`](super::finishing::FinishingKernel)).
 macro_rules! tile_kernel {
     ($name:ident, $direct:ident, $feat:literal, $t:ty, $v:ty, $lanes:literal, $mv:literal,
      $zero:ident, $load:ident, $set1:ident, $fma:ident, $store:ident,
-     $add:ident, $sub:ident, [$($w:literal : $u:literal)*],
+     $add:ident, $sub:ident, $max:ident, [$($w:literal : $u:literal)*],
      short: [$($short:literal)*], $nr:literal : $unr:literal) => {
-        /// # Safety
-        /// As [`super::MicroKernel`], with this kernel's MR and NR, on a CPU
-        /// with the target feature.
-        #[target_feature(enable = $feat)]
-        #[allow(clippy::too_many_arguments)]
-        pub(super) unsafe fn $name(
-            k: usize,
-            a: *const $t,
-            b: *const $t,
-            rows: usize,
-            cols: usize,
-            out: *mut $t,
-            ldo: usize,
-            store: Store,
-        ) {
-            // U sets of accumulators, step p adding into set p % U: a
-            // narrow tile (a decode step's single column) has too few
-            // accumulators to hide the multiply-add's latency otherwise.
-            // V of the MV vectors of rows computed and stored.
+        pub(super) use $name::direct as $direct;
+        pub(super) use $name::run as $name;
+
+        /// The tile's kernels.
+        pub(super) mod $name {
+            use super::*;
+            use crate::epilogue::TileEpilogue;
+
+            /// `W` columns, `V` of the MV vectors of rows computed and
+            /// stored, `U` sets of accumulators: step p adds into set
+            /// p % U (a narrow tile, a decode step's single column, has
+            /// too few accumulators to hide the multiply-add's latency
+            /// otherwise). With `fin`, its epilogue applied as it stores.
+            ///
+            /// # Safety
+            /// As [`run`] (and [`finishing`] with `fin`) for W columns.
             #[target_feature(enable = $feat)]
             unsafe fn tile<const W: usize, const U: usize, const V: usize>(
                 k: usize,
@@ -157,6 +216,7 @@ macro_rules! tile_kernel {
                 out: *mut $t,
                 ldo: usize,
                 store: Store,
+                fin: Option<&TileEpilogue<'_, $t>>,
             ) {
                 const MR: usize = $lanes * $mv;
                 let mut sets: [[[$v; V]; W]; U] = [[[$zero(); V]; W]; U];
@@ -190,38 +250,28 @@ macro_rules! tile_kernel {
                 for p in whole..k {
                     step(p, &mut sets[0]);
                 }
-                store_sets!(sets, out, ldo, store, $lanes, $load, $store, $add, $sub);
+                match fin {
+                    None => {
+                        store_sets!(sets, out, ldo, store, $lanes, $load, $store, $add, $sub);
+                    }
+                    Some(fin) => {
+                        finish_sets!(
+                            sets, out, ldo, store, fin, $lanes, $load, $store, $add, $sub, $max,
+                            $zero
+                        );
+                    }
+                }
             }
-            let vecs = rows.div_ceil($lanes);
-            if cols == $nr && vecs < $mv {
-                // SAFETY: as the caller promises, for NR columns; the
-                // first `vecs` vectors hold every row asked for.
-                unsafe { by_vecs!(vecs, tile, (k, a, b, out, ldo, store), $nr : $unr, $($short)*) }
-            } else {
-                // SAFETY: as the caller promises, for W = cols columns.
-                unsafe { by_width!(cols, tile, (k, a, b, out, ldo, store), $mv; $($w : $u)*) }
-            }
-        }
 
-        // The same tile reading B where it lies: column `j`'s depths are
-        // consecutive, columns `ldb` apart.
-        /// # Safety
-        /// As [`super::DirectKernel`], with this kernel's MR and NR, on a
-        /// CPU with the target feature.
-        #[target_feature(enable = $feat)]
-        #[allow(clippy::too_many_arguments)]
-        pub(super) unsafe fn $direct(
-            k: usize,
-            a: *const $t,
-            b: *const $t,
-            ldb: usize,
-            cols: usize,
-            out: *mut $t,
-            ldo: usize,
-            store: Store,
-        ) {
+            /// The tile reading B where it lies: column `j`'s depths are
+            /// consecutive, columns `ldb` apart.
+            ///
+            /// # Safety
+            /// As [`direct`] (and [`direct_finishing`] with `fin`) for W
+            /// columns.
             #[target_feature(enable = $feat)]
-            unsafe fn tile<const W: usize>(
+            #[allow(clippy::too_many_arguments)]
+            unsafe fn tile_direct<const W: usize>(
                 k: usize,
                 a: *const $t,
                 b: *const $t,
@@ -229,6 +279,7 @@ macro_rules! tile_kernel {
                 out: *mut $t,
                 ldo: usize,
                 store: Store,
+                fin: Option<&TileEpilogue<'_, $t>>,
             ) {
                 const MR: usize = $lanes * $mv;
                 let mut acc: [[$v; $mv]; W] = [[$zero(); $mv]; W];
@@ -254,10 +305,119 @@ macro_rules! tile_kernel {
                         }
                     }
                 }
-                store_tile!(acc, out, ldo, store, $lanes, $load, $store, $add, $sub);
+                match fin {
+                    None => {
+                        store_tile!(acc, out, ldo, store, $lanes, $load, $store, $add, $sub);
+                    }
+                    Some(fin) => {
+                        finish_tile!(
+                            acc, out, ldo, store, fin, $lanes, $load, $store, $add, $sub, $max,
+                            $zero
+                        );
+                    }
+                }
             }
-            // SAFETY: as the caller promises, for W = cols columns.
-            unsafe { by_width!(cols, tile, (k, a, b, ldb, out, ldo, store), $($w)*) }
+
+            /// # Safety
+            /// As [`super::super::MicroKernel`], with this kernel's MR and
+            /// NR, on a CPU with the target feature.
+            #[target_feature(enable = $feat)]
+            #[allow(clippy::too_many_arguments)]
+            pub(crate) unsafe fn run(
+                k: usize,
+                a: *const $t,
+                b: *const $t,
+                rows: usize,
+                cols: usize,
+                out: *mut $t,
+                ldo: usize,
+                store: Store,
+            ) {
+                let vecs = rows.div_ceil($lanes);
+                if cols == $nr && vecs < $mv {
+                    // SAFETY: as the caller promises, for NR columns; the
+                    // first `vecs` vectors hold every row asked for.
+                    unsafe {
+                        by_vecs!(vecs, tile, (k, a, b, out, ldo, store, None), $nr : $unr, $($short)*)
+                    }
+                } else {
+                    // SAFETY: as the caller promises, for W = cols columns.
+                    unsafe {
+                        by_width!(cols, tile, (k, a, b, out, ldo, store, None), $mv; $($w : $u)*)
+                    }
+                }
+            }
+
+            /// # Safety
+            /// As [`FinishingKernel`](super::super::finishing::FinishingKernel), with this kernel's MR
+            /// and NR, on a CPU with the target feature.
+            #[target_feature(enable = $feat)]
+            #[allow(clippy::too_many_arguments)]
+            pub(crate) unsafe fn finishing(
+                k: usize,
+                a: *const $t,
+                b: *const $t,
+                cols: usize,
+                out: *mut $t,
+                ldo: usize,
+                store: Store,
+                fin: &TileEpilogue<'_, $t>,
+            ) {
+                // SAFETY: as the caller promises, for W = cols columns of
+                // MR rows.
+                unsafe {
+                    by_width!(cols, tile, (k, a, b, out, ldo, store, Some(fin)), $mv; $($w : $u)*)
+                }
+            }
+
+            /// # Safety
+            /// As [`super::super::DirectKernel`], with this kernel's MR and
+            /// NR, on a CPU with the target feature.
+            #[target_feature(enable = $feat)]
+            #[allow(clippy::too_many_arguments)]
+            pub(crate) unsafe fn direct(
+                k: usize,
+                a: *const $t,
+                b: *const $t,
+                ldb: usize,
+                cols: usize,
+                out: *mut $t,
+                ldo: usize,
+                store: Store,
+            ) {
+                // SAFETY: as the caller promises, for W = cols columns.
+                unsafe {
+                    by_width!(cols, tile_direct, (k, a, b, ldb, out, ldo, store, None), $($w)*)
+                }
+            }
+
+            /// # Safety
+            /// As [`FinishingDirectKernel`](super::super::finishing::FinishingDirectKernel), with this
+            /// kernel's MR and NR, on a CPU with the target feature.
+            #[target_feature(enable = $feat)]
+            #[allow(clippy::too_many_arguments)]
+            pub(crate) unsafe fn direct_finishing(
+                k: usize,
+                a: *const $t,
+                b: *const $t,
+                ldb: usize,
+                cols: usize,
+                out: *mut $t,
+                ldo: usize,
+                store: Store,
+                fin: &TileEpilogue<'_, $t>,
+            ) {
+                // SAFETY: as the caller promises, for W = cols columns of
+                // MR rows.
+                unsafe {
+                    by_width!(
+                        cols,
+                        tile_direct,
+                        (k, a, b, ldb, out, ldo, store, Some(fin)),
+                        $($w)*
+                    )
+                }
+            }
         }
     };
 }

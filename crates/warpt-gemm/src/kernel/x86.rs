@@ -24,6 +24,7 @@ tile_kernel!(
     _mm512_storeu_ps,
     _mm512_add_ps,
     _mm512_sub_ps,
+    _mm512_max_ps,
     [1:3 2:2 3:1 4:1 5:1 6:1 7:1 8:1],
     short: [1 2],
     8:1
@@ -43,6 +44,7 @@ tile_kernel!(
     _mm512_storeu_ps,
     _mm512_add_ps,
     _mm512_sub_ps,
+    _mm512_max_ps,
     [1:4 2:2 3:2 4:1 5:1 6:1 7:1 8:1 9:1 10:1 11:1 12:1],
     short: [1],
     12:1
@@ -62,6 +64,7 @@ tile_kernel!(
     _mm256_storeu_pd,
     _mm256_add_pd,
     _mm256_sub_pd,
+    _mm256_max_pd,
     [1:4 2:2 3:1 4:1 5:1 6:1],
     short: [1],
     6:1
@@ -81,6 +84,7 @@ tile_kernel!(
     _mm256_storeu_ps,
     _mm256_add_ps,
     _mm256_sub_ps,
+    _mm256_max_ps,
     [1:4 2:2 3:1 4:1 5:1 6:1],
     short: [1],
     6:1
@@ -100,6 +104,7 @@ tile_kernel!(
     _mm512_storeu_pd,
     _mm512_add_pd,
     _mm512_sub_pd,
+    _mm512_max_pd,
     [1:2 2:1 3:1 4:1 5:1 6:1],
     short: [1 2 3],
     6:1
@@ -157,9 +162,15 @@ mod ph {
     pub(super) fn sub(a: __m512h, b: __m512h) -> __m512h {
         _mm512_sub_ph(a, b)
     }
+
+    #[inline]
+    #[target_feature(enable = "avx512f,avx512bw,avx512fp16")]
+    pub(super) fn max(a: __m512h, b: __m512h) -> __m512h {
+        _mm512_max_ph(a, b)
+    }
 }
 use ph::{add as add_ph, fma as fma_ph, load as load_ph, set1 as set1_ph, store as store_ph};
-use ph::{sub as sub_ph, zero as zero_ph};
+use ph::{max as max_ph, sub as sub_ph, zero as zero_ph};
 
 // 64 x 12: two vectors of 32 fp16 rows by 12 columns.
 tile_kernel!(
@@ -177,6 +188,7 @@ tile_kernel!(
     store_ph,
     add_ph,
     sub_ph,
+    max_ph,
     [1:4 2:2 3:2 4:1 5:1 6:1 7:1 8:1 9:1 10:1 11:1 12:1],
     short: [1],
     12:1
