@@ -186,15 +186,21 @@ impl Library {
 
     /// The normalised pixels of image `index` (3 × size × size).
     pub fn normalised(&self, index: usize) -> Vec<f32> {
+        let mut out = Vec::with_capacity(3 * self.size * self.size);
+        self.normalise_into(index, &mut out);
+        out
+    }
+
+    /// [`Self::normalised`] appended to `out`: a plane per channel, no
+    /// division per pixel (a batch's inputs are made on the SUT's thread
+    /// while the cores wait).
+    fn normalise_into(&self, index: usize, out: &mut Vec<f32>) {
         let plane = self.size * self.size;
-        self.images[index % self.images.len()]
-            .iter()
-            .enumerate()
-            .map(|(i, &p)| {
-                let c = i / plane;
-                (p as f32 - MEAN[c]) / STD[c]
-            })
-            .collect()
+        let image = &self.images[index % self.images.len()];
+        for (c, channel) in image.chunks(plane).enumerate() {
+            let (mean, std) = (MEAN[c], STD[c]);
+            out.extend(channel.iter().map(|&p| (p as f32 - mean) / std));
+        }
     }
 }
 
@@ -239,10 +245,11 @@ pub struct ResnetSut {
 impl ResnetSut {
     /// Logits of `indices`, one row of 1000 each.
     pub fn logits(&self, indices: &[usize]) -> Result<Vec<f32>, String> {
-        let pixels: Vec<f32> = indices
-            .iter()
-            .flat_map(|&i| self.library.normalised(i))
-            .collect();
+        let size = self.library.size;
+        let mut pixels = Vec::with_capacity(indices.len() * 3 * size * size);
+        for &i in indices {
+            self.library.normalise_into(i, &mut pixels);
+        }
         let logits = self.net.forward(&pixels, indices.len(), self.library.size);
         self.memory.sample();
         logits
