@@ -62,7 +62,8 @@ impl<A> Epilogue<'_, A> {
 }
 
 /// The epilogue of one tile of C, as a finishing kernel applies it in its
-/// registers while it stores the tile ([`crate::kernel::FinishingKernel`]):
+/// registers while it stores the tile
+/// ([`Kernel::run_finishing`](crate::kernel::Kernel::run_finishing)):
 /// no second pass over the tile.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct TileEpilogue<'a, A> {

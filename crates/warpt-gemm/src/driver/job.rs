@@ -261,14 +261,14 @@ impl<T: Element> Job<'_, T> {
                 if let Some(part) = next.chunks(share.max(1)).nth(ir) {
                     crate::prefetch::into_l2(part);
                 }
-                let finishing = self.finishing(at, store, &rows, &cols, false);
-                let finished = finishing.is_some();
                 if let Some(bias) = self.folded_bias(&rows, &cols).filter(|_| pc == 0)
                     && let Some(tile) = self.out.tile_mut(rows.clone(), cols.clone(), kr.mr)
                 {
                     kr.run_biased(groups, a_panel, b_panel, bias, tile);
-                } else if let Some(f) = finishing {
+                } else if let Some(f) = self.finishing(at, store, &rows, &cols, false) {
                     kr.run_finishing(groups, a_panel, b_panel, f.tile, f.store, &f.epilogue);
+                    // The epilogue is applied: nothing left for `finish`.
+                    continue;
                 } else if let Some(dest) = self.in_c(store, &rows, &cols) {
                     kr.run(groups, a_panel, b_panel, rows.len(), cols.len(), dest);
                 } else {
@@ -290,9 +290,7 @@ impl<T: Element> Job<'_, T> {
                     self.out
                         .update(rows.clone(), cols.clone(), kr.mr, tile, self.alpha, beta);
                 }
-                if !finished {
-                    self.finish(at, rows, cols);
-                }
+                self.finish(at, rows, cols);
             }
         }
     }
