@@ -54,7 +54,8 @@ impl Peak {
 ///
 /// The number of FMA pipes is not exposed by CPUID or sysfs; warpt assumes
 /// two (true of current server cores from Intel since Skylake-SP Gold/Platinum
-/// and AMD since Zen 1 for 256-bit, Zen 5 for 512-bit) and says so. The
+/// and AMD since Zen 1 for 256-bit, Zen 5 for 512-bit; Zen 4 runs 512-bit
+/// operations on its two 256-bit pipes, [`datapath_bytes`]) and says so. The
 /// clock is cpufreq's maximum where present, else measured (a timed chain of
 /// dependent adds: under a hypervisor /proc/cpuinfo gives the nominal clock,
 /// not the boost clock the core runs at), else the nominal one: see
@@ -63,12 +64,23 @@ impl Peak {
 pub fn theoretical_peak(isa: Isa, threads: usize, clock: Clock) -> Peak {
     let mhz = clock.mhz;
     let pipes = 2.0;
-    let lanes64 = (isa.vector_bytes() / 8) as f64;
+    let core = x86_core();
+    let datapath = datapath_bytes(isa, core.as_ref().map(|(v, f)| (v.as_str(), *f)));
+    let halves = if datapath < isa.vector_bytes() {
+        format!(
+            ", each {}-bit operation on two {}-bit halves (AMD family 25)",
+            isa.vector_bytes() * 8,
+            datapath * 8
+        )
+    } else {
+        String::new()
+    };
+    let lanes64 = (datapath / 8) as f64;
     let per_cycle64 = lanes64 * pipes * 2.0;
     let fp64 = threads as f64 * mhz * 1e6 * per_cycle64 / 1e9;
     let op = if isa.fused() { "FMA" } else { "mul+add" };
     let derivation = format!(
-        "{threads} threads x {mhz:.0} MHz ({src}) x {lanes64} fp64 lanes ({isa}) x {pipes} vector {op} pipes \
+        "{threads} threads x {mhz:.0} MHz ({src}) x {lanes64} fp64 lanes ({isa}{halves}) x {pipes} vector {op} pipes \
          (assumed; not readable from the CPU) x 2 flops = {fp64:.1} GFLOP/s fp64, twice that fp32",
         src = match clock.source {
             ClockSource::Cpufreq => "cpufreq max",
@@ -82,5 +94,48 @@ pub fn theoretical_peak(isa: Isa, threads: usize, clock: Clock) -> Peak {
         fp32_gflops: fp64 * 2.0,
         derivation,
         clock,
+    }
+}
+
+/// Bytes an FMA pipe multiplies a cycle for `isa` on a core of `core`
+/// (vendor and family, as /proc/cpuinfo gives them): the ISA's vector,
+/// except on AMD's family 25, whose Zen 4 cores run AVX-512 on two 256-bit
+/// pipes, each 512-bit operation in two halves (Zen 3, the same family,
+/// has no AVX-512; Zen 5, family 26, has 512-bit pipes). `cpu_flops`'
+/// measured FMA loop on Zen 4 reaches half the two-512-bit-pipe figure.
+pub fn datapath_bytes(isa: Isa, core: Option<(&str, u32)>) -> usize {
+    let width = isa.vector_bytes();
+    match core {
+        Some(("AuthenticAMD", 25)) => width.min(32),
+        _ => width,
+    }
+}
+
+/// This CPU's vendor and family from /proc/cpuinfo (x86 only; None
+/// elsewhere or unreadable).
+fn x86_core() -> Option<(String, u32)> {
+    let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
+    let field = |name: &str| {
+        text.lines()
+            .find(|l| l.split(':').next().is_some_and(|k| k.trim() == name))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+    };
+    Some((field("vendor_id")?, field("cpu family")?.parse().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn zen_4_runs_avx512_on_256_bit_pipes_and_others_on_their_full_width() {
+        let amd = |family| Some(("AuthenticAMD", family));
+        assert_eq!(datapath_bytes(Isa::Avx512, amd(25)), 32);
+        assert_eq!(datapath_bytes(Isa::Avx2Fma, amd(25)), 32);
+        assert_eq!(datapath_bytes(Isa::Avx512, amd(26)), 64);
+        assert_eq!(datapath_bytes(Isa::Avx512, Some(("GenuineIntel", 6))), 64);
+        assert_eq!(datapath_bytes(Isa::Avx512, None), 64);
     }
 }
