@@ -30,15 +30,19 @@ const INTERESTING_FLAGS: &[&str] = &[
     "sve2",
 ];
 
+/// The value of field `name` in /proc/cpuinfo's `text` (the first
+/// processor's).
+pub(crate) fn cpuinfo_field(text: &str, name: &str) -> Option<String> {
+    text.lines()
+        .find(|l| l.split(':').next().is_some_and(|k| k.trim() == name))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string())
+}
+
 /// The processor as /proc/cpuinfo, sysfs and the affinity mask describe it.
 pub fn cpu_info() -> CpuInfo {
     let text = fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let field = |name: &str| {
-        text.lines()
-            .find(|l| l.split(':').next().is_some_and(|k| k.trim() == name))
-            .and_then(|l| l.split_once(':'))
-            .map(|(_, v)| v.trim().to_string())
-    };
+    let field = |name: &str| cpuinfo_field(&text, name);
     let model = field("model name")
         .or_else(|| field("Model"))
         .or_else(|| field("CPU part"))

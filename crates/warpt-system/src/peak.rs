@@ -115,12 +115,7 @@ pub fn datapath_bytes(isa: Isa, core: Option<(&str, u32)>) -> usize {
 /// elsewhere or unreadable).
 fn x86_core() -> Option<(String, u32)> {
     let text = std::fs::read_to_string("/proc/cpuinfo").ok()?;
-    let field = |name: &str| {
-        text.lines()
-            .find(|l| l.split(':').next().is_some_and(|k| k.trim() == name))
-            .and_then(|l| l.split_once(':'))
-            .map(|(_, v)| v.trim().to_string())
-    };
+    let field = |name: &str| crate::cpu::cpuinfo_field(&text, name);
     Some((field("vendor_id")?, field("cpu family")?.parse().ok()?))
 }
 
