@@ -542,6 +542,26 @@ impl PackedMatrix {
         self.product_into(x, rows, out, self.start(), then, true);
     }
 
+    /// [`Self::matmul_t_then`] on the calling thread alone: for a caller
+    /// that cuts a large product into pieces of its own and runs them as
+    /// rayon tasks (a convolution gathering each piece's receptive fields
+    /// into a buffer that stays in the core's cache).
+    ///
+    /// # Panics
+    /// If `x.len() != rows * k`, or `out` or `add` is not `rows × n`.
+    pub fn matmul_t_then_serial(
+        &self,
+        x: &[f32],
+        rows: usize,
+        out: &mut [f32],
+        add: Option<&[f32]>,
+        relu: bool,
+    ) {
+        assert_eq!(out.len(), rows * self.n, "{rows} rows of {}", self.n);
+        let then = Then { add, relu };
+        self.product_into(x, rows, out, self.start(), then, false);
+    }
+
     /// The product into a new matrix: on the calling thread, or as rayon
     /// tasks when `parallel`.
     fn product(&self, x: &[f32], rows: usize, parallel: bool) -> Vec<f32> {
