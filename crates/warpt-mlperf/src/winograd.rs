@@ -17,6 +17,15 @@
 //! products, 16 matrices of `tiles × c_out`. A tile row of an image is a
 //! run of consecutive rows in each, so both transforms go a tile row per
 //! task.
+//!
+//! A convolution whose transformed kernels stay in the last-level cache
+//! runs in pieces: each task transforms a few tile rows of one image into
+//! buffers of its thread's, multiplies them and transforms them back while
+//! they are in its L2 (ResNet-50's 64- to 256-channel layers); a larger
+//! one runs each step over the whole batch, as the products then read the
+//! kernels once (`transform.rs` holds the transforms of both).
+
+use std::sync::Mutex;
 
 use rayon::prelude::*;
 
@@ -24,10 +33,25 @@ use warpt_gemm::Bf16;
 use warpt_gemm::simd::vectorized;
 use warpt_models::packed::{PackedMatrix, Precision};
 
+use transform::{RowScratch, input_row, input_transform, output_row, output_transform, tile_rows};
+
+mod transform;
+
 /// Tiles per task of a convolution's products at most: the 16 products of
 /// a small layer are enough tasks already; a large layer's are cut so the
 /// threads share them evenly.
 const PRODUCT_ROWS: usize = 512;
+
+/// Bytes of transformed input and products a piece of a convolution
+/// holds at most: half a Zen 4 core's L2, where they are made, multiplied
+/// and transformed back without going to memory (the same budget as the
+/// im2col's pieces, `resnet_gemm`).
+const PIECE_BYTES: usize = 512 << 10;
+
+/// Bytes of transformed kernels at most for a convolution to run in
+/// pieces: a share of the last-level cache they can stay in while every
+/// piece reads them.
+const KERNELS_IN_PIECES: usize = 4 << 20;
 
 /// A convolution's kernels, transformed and packed: one matrix per
 /// position of the 4×4 transform.
@@ -121,6 +145,19 @@ impl Winograd {
         out: &mut [f32],
         scratch: &mut Scratch,
     ) {
+        self.forward_as(x, shape, fused, out, scratch, self.in_pieces());
+    }
+
+    /// [`Self::forward`], in pieces or not as told.
+    fn forward_as(
+        &self,
+        x: &[f32],
+        shape: Shape,
+        fused: Fused<'_>,
+        out: &mut [f32],
+        scratch: &mut Scratch,
+        in_pieces: bool,
+    ) {
         let (ci, co) = (self.c_in, self.c_out);
         assert_eq!(x.len(), shape.n * shape.h * shape.w * ci, "input shape");
         assert_eq!(out.len(), shape.n * shape.h * shape.w * co, "output shape");
@@ -135,16 +172,40 @@ impl Winograd {
             }
             return;
         }
-        let m = sized(&mut scratch.m, 16 * tiles * co);
+        if in_pieces {
+            let pieces = scratch.pieces(rayon::current_num_threads());
+            if self.u.iter().all(PackedMatrix::multiplies_bf16) {
+                self.forward_in_pieces(
+                    x,
+                    shape,
+                    fused,
+                    out,
+                    pieces,
+                    PackedMatrix::matmul_t_into_serial_bf16,
+                );
+            } else {
+                self.forward_in_pieces(
+                    x,
+                    shape,
+                    fused,
+                    out,
+                    pieces,
+                    PackedMatrix::matmul_t_into_serial,
+                );
+            }
+            return;
+        }
+        let whole = &mut scratch.whole;
+        let m = sized(&mut whole.m, 16 * tiles * co);
         let dims = (tiles, ci, co);
         // Where the products multiply bf16, the input transform writes
         // bf16: no f32 copy of the transformed input is written and read.
         if self.u.iter().all(PackedMatrix::multiplies_bf16) {
-            let v = sized(&mut scratch.v_bf16, 16 * tiles * ci);
+            let v = sized(&mut whole.v_bf16, 16 * tiles * ci);
             input_transform(x, shape, ci, fused.relu_in, v);
             products(&self.u, v, m, dims, PackedMatrix::matmul_t_into_serial_bf16);
         } else {
-            let v = sized(&mut scratch.v, 16 * tiles * ci);
+            let v = sized(&mut whole.v, 16 * tiles * ci);
             input_transform(x, shape, ci, fused.relu_in, v);
             products(&self.u, v, m, dims, PackedMatrix::matmul_t_into_serial);
         }
@@ -154,6 +215,107 @@ impl Winograd {
             output_transform::<false>(m, shape, fused.bias, out);
         }
     }
+
+    /// Whether the convolution runs a few tile rows at a time, each
+    /// piece's transforms and products in its thread's cache, or a whole
+    /// batch a step (the transformed input and the products, 128 bytes a
+    /// tile and channel, written to memory and read back). Each piece
+    /// reads the 16 transformed kernels again: worth it while they stay in
+    /// the last-level cache ([`KERNELS_IN_PIECES`]). ResNet-50 at batch 8 on
+    /// a Zen 4 host, milliseconds a batch for its 3×3 layers whole / in
+    /// pieces: 64 channels at 56² 35.7 / 24.5, 128 at 28² 24.6 / 18.1,
+    /// 256 at 14² 30.2 / 25.4, 512 at 7² (16 MB of kernels) 13.3 / 13.9.
+    fn in_pieces(&self) -> bool {
+        16 * self.c_in * self.c_out * size_of::<f32>() <= KERNELS_IN_PIECES
+    }
+
+    /// [`Self::forward`] a few tile rows of an image a task, each task's
+    /// transformed input and products in `pieces[its thread]`.
+    fn forward_in_pieces<E: Held>(
+        &self,
+        x: &[f32],
+        shape: Shape,
+        fused: Fused<'_>,
+        out: &mut [f32],
+        pieces: &[Mutex<Buffers>],
+        multiply: fn(&PackedMatrix, &[E], usize, &mut [f32]),
+    ) {
+        let (ci, co) = (self.c_in, self.c_out);
+        let (th, tw) = shape.tiles();
+        let (h, w) = (shape.h, shape.w);
+        // Tile rows a piece: as many as the budget holds, at least one.
+        let rows = (PIECE_BYTES / (64 * tw * (ci + co)).max(1)).clamp(1, th.max(1));
+        out.par_chunks_mut(h * w * co)
+            .enumerate()
+            .flat_map(|(img, image)| {
+                image
+                    .par_chunks_mut(2 * rows * w * co)
+                    .enumerate()
+                    .map(move |(i, part)| (img, i * rows, part))
+            })
+            .for_each(|(img, ty0, part)| {
+                let here = rows.min(th - ty0);
+                let tiles = here * tw;
+                let mine = rayon::current_thread_index().unwrap_or(0) % pieces.len();
+                let mut guard = pieces[mine].lock().unwrap_or_else(|e| e.into_inner());
+                let Buffers { v, v_bf16, m } = &mut *guard;
+                let v = sized(E::held(v, v_bf16), 16 * tiles * ci);
+                let m = sized(m, 16 * tiles * co);
+                vectorized(
+                    #[inline(always)]
+                    || {
+                        let mut rs = RowScratch::new(ci);
+                        for (r, mut dst) in tile_rows(v, tw * ci).into_iter().enumerate() {
+                            if fused.relu_in {
+                                input_row::<E, true>(x, shape, ci, img, ty0 + r, &mut dst, &mut rs);
+                            } else {
+                                input_row::<E, false>(
+                                    x,
+                                    shape,
+                                    ci,
+                                    img,
+                                    ty0 + r,
+                                    &mut dst,
+                                    &mut rs,
+                                );
+                            }
+                        }
+                        let mut t = vec![0f32; 8 * co];
+                        for ((u, vp), mp) in self
+                            .u
+                            .iter()
+                            .zip(v.chunks_exact(tiles * ci))
+                            .zip(m.chunks_exact_mut(tiles * co))
+                        {
+                            multiply(u, vp, tiles, mp);
+                        }
+                        for (r, out_rows) in part.chunks_mut(2 * w * co).enumerate() {
+                            if fused.relu_out {
+                                output_row::<true>(
+                                    m,
+                                    tiles,
+                                    r * tw,
+                                    w,
+                                    fused.bias,
+                                    out_rows,
+                                    &mut t,
+                                );
+                            } else {
+                                output_row::<false>(
+                                    m,
+                                    tiles,
+                                    r * tw,
+                                    w,
+                                    fused.bias,
+                                    out_rows,
+                                    &mut t,
+                                );
+                            }
+                        }
+                    },
+                )
+            });
+    }
 }
 
 /// The buffers a convolution transforms into, kept from call to call (a
@@ -161,6 +323,23 @@ impl Winograd {
 /// more than a small layer's products).
 #[derive(Default)]
 pub struct Scratch {
+    /// A whole batch's.
+    whole: Buffers,
+    /// A piece's, one per thread.
+    pieces: Vec<Mutex<Buffers>>,
+}
+
+impl Scratch {
+    /// One piece's buffers for each of `threads` threads.
+    fn pieces(&mut self, threads: usize) -> &[Mutex<Buffers>] {
+        self.pieces.resize_with(threads.max(1), Mutex::default);
+        &self.pieces
+    }
+}
+
+/// A convolution's transformed input and products.
+#[derive(Default)]
+struct Buffers {
     /// The transformed input, in f32.
     v: Vec<f32>,
     /// The same, in bf16.
@@ -206,20 +385,32 @@ fn products<E: Sync>(
 
 /// What the transformed input is held in: f32, or bf16 for products that
 /// multiply bf16.
-trait Held: Copy + Send + Sync {
+trait Held: Copy + Send + Sync + Default {
     /// `src` into `dst` (as long), rounded to this element.
     fn put(src: &[f32], dst: &mut [Self]);
+
+    /// Of a piece's two buffers for the transformed input, the one of
+    /// this element.
+    fn held<'a>(f32s: &'a mut Vec<f32>, bf16s: &'a mut Vec<Bf16>) -> &'a mut Vec<Self>;
 }
 
 impl Held for f32 {
     fn put(src: &[f32], dst: &mut [f32]) {
         dst.copy_from_slice(src);
     }
+
+    fn held<'a>(f32s: &'a mut Vec<f32>, _: &'a mut Vec<Bf16>) -> &'a mut Vec<f32> {
+        f32s
+    }
 }
 
 impl Held for Bf16 {
     fn put(src: &[f32], dst: &mut [Bf16]) {
         warpt_gemm::simd::bf16_from_f32(src, dst);
+    }
+
+    fn held<'a>(_: &'a mut Vec<f32>, bf16s: &'a mut Vec<Bf16>) -> &'a mut Vec<Bf16> {
+        bf16s
     }
 }
 
@@ -238,318 +429,5 @@ pub struct Fused<'a> {
     pub relu_out: bool,
 }
 
-/// A tile row's slices of the 16 matrices of `buf`: for each task
-/// (image, tile row), its `run` values (`tw × c`) in each matrix.
-fn tile_rows<E>(buf: &mut [E], run: usize) -> Vec<Vec<&mut [E]>> {
-    let per = buf.len() / 16;
-    if run == 0 || per == 0 {
-        return Vec::new();
-    }
-    let mut tasks: Vec<Vec<&mut [E]>> = (0..per / run).map(|_| Vec::with_capacity(16)).collect();
-    for matrix in buf.chunks_exact_mut(per) {
-        for (task, part) in tasks.iter_mut().zip(matrix.chunks_exact_mut(run)) {
-            task.push(part);
-        }
-    }
-    tasks
-}
-
-/// The four runs of `c` values (one per column of a 4×4) that a row of
-/// the transforms' scratch holds.
-fn quarters(row: &[f32], c: usize) -> [&[f32]; 4] {
-    std::array::from_fn(|i| &row[i * c..][..c])
-}
-
-/// `V = Bᵀ d B` of every 4×4 window `d` (zero outside the image; with
-/// `relu`, of the input's positive part), per channel, into `v` (16
-/// matrices of `tiles × c`).
-/// `Bᵀ = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]`.
-fn input_transform<E: Held>(x: &[f32], shape: Shape, c: usize, relu: bool, v: &mut [E]) {
-    if relu {
-        input_transform_as::<E, true>(x, shape, c, v);
-    } else {
-        input_transform_as::<E, false>(x, shape, c, v);
-    }
-}
-
-/// [`input_transform`], the ReLU decided at compile time.
-fn input_transform_as<E: Held, const RELU: bool>(x: &[f32], shape: Shape, c: usize, v: &mut [E]) {
-    let act = |v: f32| if RELU { v.max(0.0) } else { v };
-    let (th, tw) = shape.tiles();
-    let (h, w) = (shape.h, shape.w);
-    let zeros = vec![0f32; c];
-    tile_rows(v, tw * c)
-        .into_par_iter()
-        .enumerate()
-        .for_each(|(task, mut dst)| {
-            vectorized(
-                #[inline(always)]
-                || {
-                    let (img, ty) = (task / th, task % th);
-                    // Bᵀ d, row-major 4×4 runs of c; then a row of
-                    // (Bᵀ d) B, before it is put in its element.
-                    let mut t = vec![0f32; 16 * c];
-                    let mut q = vec![0f32; 4 * c];
-                    for tx in 0..tw {
-                        let pixel = |r: usize, col: usize| -> &[f32] {
-                            let (y, xx) = ((2 * ty + r) as isize - 1, (2 * tx + col) as isize - 1);
-                            if y < 0 || y >= h as isize || xx < 0 || xx >= w as isize {
-                                &zeros
-                            } else {
-                                &x[((img * h + y as usize) * w + xx as usize) * c..][..c]
-                            }
-                        };
-                        for col in 0..4 {
-                            let [d0, d1, d2, d3] = [0, 1, 2, 3].map(|r| pixel(r, col));
-                            let (r0, rest) = t.split_at_mut(4 * c);
-                            let (r1, rest) = rest.split_at_mut(4 * c);
-                            let (r2, r3) = rest.split_at_mut(4 * c);
-                            let [r0, r1, r2, r3] = [r0, r1, r2, r3].map(|r| &mut r[col * c..][..c]);
-                            for k in 0..c {
-                                let [d0, d1, d2, d3] = [d0[k], d1[k], d2[k], d3[k]].map(act);
-                                r0[k] = d0 - d2;
-                                r1[k] = d1 + d2;
-                                r2[k] = d2 - d1;
-                                r3[k] = d1 - d3;
-                            }
-                        }
-                        // (Bᵀ d) B, into the tile's run of each matrix.
-                        for r in 0..4 {
-                            let [a, b, cc, d] = quarters(&t[r * 4 * c..][..4 * c], c);
-                            let (q0, rest) = q.split_at_mut(c);
-                            let (q1, rest) = rest.split_at_mut(c);
-                            let (q2, q3) = rest.split_at_mut(c);
-                            for k in 0..c {
-                                q0[k] = a[k] - cc[k];
-                                q1[k] = b[k] + cc[k];
-                                q2[k] = cc[k] - b[k];
-                                q3[k] = b[k] - d[k];
-                            }
-                            for (p, part) in q.chunks_exact(c).enumerate() {
-                                E::put(part, &mut dst[r * 4 + p][tx * c..][..c]);
-                            }
-                        }
-                    }
-                },
-            )
-        });
-}
-
-/// `out = bias + Aᵀ m A` of every tile (the part of its 2×2 inside the
-/// image; with `RELU`, its positive part), per channel, from `m` (16
-/// matrices of `tiles × c`, `c` the bias's length).
-/// `Aᵀ = [1 1 1 0; 0 1 -1 -1]`.
-fn output_transform<const RELU: bool>(m: &[f32], shape: Shape, bias: &[f32], out: &mut [f32]) {
-    let c = bias.len();
-    let act = |v: f32| if RELU { v.max(0.0) } else { v };
-    let (th, tw) = shape.tiles();
-    let (h, w) = (shape.h, shape.w);
-    let tiles = shape.tile_count();
-    let at = |p: usize, tile: usize| &m[(p * tiles + tile) * c..][..c];
-    out.par_chunks_mut(h * w * c)
-        .enumerate()
-        .flat_map(|(img, image)| {
-            image
-                .par_chunks_mut(2 * w * c)
-                .enumerate()
-                .map(move |(ty, rows)| (img, ty, rows))
-        })
-        .for_each(|(img, ty, rows)| {
-            vectorized(
-                #[inline(always)]
-                || {
-                    let height = rows.len() / (w * c);
-                    let mut t = vec![0f32; 8 * c];
-                    for tx in 0..tw {
-                        let tile = (img * th + ty) * tw + tx;
-                        // Aᵀ m: two rows of four, into t.
-                        for col in 0..4 {
-                            let (m0, m1, m2, m3) = (
-                                at(col, tile),
-                                at(4 + col, tile),
-                                at(8 + col, tile),
-                                at(12 + col, tile),
-                            );
-                            let (top, bottom) = t.split_at_mut(4 * c);
-                            let (top, bottom) =
-                                (&mut top[col * c..][..c], &mut bottom[col * c..][..c]);
-                            for k in 0..c {
-                                top[k] = m0[k] + m1[k] + m2[k];
-                                bottom[k] = m1[k] - m2[k] - m3[k];
-                            }
-                        }
-                        // (Aᵀ m) A: two columns of each row, plus the bias.
-                        for (r, row) in t.chunks_exact(4 * c).enumerate().take(height) {
-                            let [a, b, cc, d] = quarters(row, c);
-                            let px = &mut rows[(r * w + 2 * tx) * c..];
-                            let (left, right) = px.split_at_mut(c.min(px.len()));
-                            let left = &mut left[..c];
-                            for k in 0..c {
-                                left[k] = act(bias[k] + a[k] + b[k] + cc[k]);
-                            }
-                            if 2 * tx + 1 < w {
-                                let right = &mut right[..c];
-                                for k in 0..c {
-                                    right[k] = act(bias[k] + b[k] - cc[k] - d[k]);
-                                }
-                            }
-                        }
-                    }
-                },
-            )
-        });
-}
-
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-
-    /// The convolution by its definition, in f64.
-    fn direct(x: &[f32], s: Shape, ci: usize, co: usize, k: &[f64]) -> Vec<f64> {
-        let mut out = vec![0f64; s.n * s.h * s.w * co];
-        for img in 0..s.n {
-            for y in 0..s.h {
-                for xx in 0..s.w {
-                    for o in 0..co {
-                        let mut acc = 0f64;
-                        for ky in 0..3 {
-                            for kx in 0..3 {
-                                let (iy, ix) = (y as isize + ky - 1, xx as isize + kx - 1);
-                                if iy < 0 || ix < 0 || iy >= s.h as isize || ix >= s.w as isize {
-                                    continue;
-                                }
-                                let px = ((img * s.h + iy as usize) * s.w + ix as usize) * ci;
-                                for i in 0..ci {
-                                    let tap = ((o * ci + i) * 3 + ky as usize) * 3 + kx as usize;
-                                    acc += x[px + i] as f64 * k[tap];
-                                }
-                            }
-                        }
-                        out[((img * s.h + y) * s.w + xx) * co + o] = acc;
-                    }
-                }
-            }
-        }
-        out
-    }
-
-    #[test]
-    fn an_empty_batch_writes_nothing() {
-        let conv = Winograd::new(4, 3, |_, _| [1.0; 9], Precision::F32);
-        let s = Shape { n: 0, h: 5, w: 5 };
-        let fused = Fused {
-            relu_in: false,
-            bias: &[0.5; 4],
-            relu_out: true,
-        };
-        let mut scratch = Scratch::default();
-        conv.forward(&[], s, fused, &mut [], &mut scratch);
-        assert!(scratch.v.is_empty() && scratch.m.is_empty());
-    }
-
-    #[test]
-    fn in_bf16_is_near_the_direct_convolution() {
-        // The transformed input and kernels rounded to bf16 (8 bits):
-        // within bf16's rounding of the largest output, and not equal to
-        // the f32 result; on a CPU with bf16 products the input
-        // transform writes bf16 itself.
-        let (s, ci, co) = (Shape { n: 2, h: 7, w: 6 }, 40, 24);
-        let k: Vec<f64> = (0..co * ci * 9)
-            .map(|i| ((i * 7) % 19) as f64 / 8.0 - 1.1 + (i % 7) as f64 / 997.0)
-            .collect();
-        let x: Vec<f32> = (0..s.n * s.h * s.w * ci)
-            .map(|i| ((i * 5) % 23) as f32 / 4.0 - 2.7 + (i % 11) as f32 / 1013.0)
-            .collect();
-        let kernel = |o: usize, i: usize| std::array::from_fn(|t| k[(o * ci + i) * 9 + t]);
-        let bias = vec![0.25f32; co];
-        let fused = Fused {
-            relu_in: false,
-            bias: &bias,
-            relu_out: false,
-        };
-        let run = |precision| {
-            let conv = Winograd::new(co, ci, kernel, precision);
-            let mut out = vec![f32::NAN; s.n * s.h * s.w * co];
-            let mut scratch = Scratch::default();
-            conv.forward(&x, s, fused, &mut out, &mut scratch);
-            let native = conv.u.iter().all(PackedMatrix::multiplies_bf16);
-            assert_eq!(!scratch.v_bf16.is_empty(), native, "{precision:?}");
-            assert_eq!(scratch.v.is_empty(), native, "{precision:?}");
-            out
-        };
-        let (f32_out, bf16_out) = (run(Precision::F32), run(Precision::Bf16));
-        let want = direct(&x, s, ci, co, &k);
-        let scale = want.iter().fold(1f64, |a, b| a.max(b.abs()));
-        let mut worst = 0f64;
-        for (j, (got, want)) in bf16_out.iter().zip(&want).enumerate() {
-            let err = (*got as f64 - (want + 0.25)).abs();
-            assert!(err <= 2e-2 * scale, "value {j}: {got} vs {want}");
-            worst = worst.max(err);
-        }
-        assert!(worst > 1e-5 * scale, "bf16 rounded nothing: {worst}");
-        assert_ne!(f32_out, bf16_out);
-    }
-
-    #[test]
-    fn equals_the_direct_convolution() {
-        // Even and odd sides (a last tile half outside), one and several
-        // images, channel counts off every vector width, with and without
-        // the fused bias and ReLUs; in a pool of three threads.
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(3)
-            .build()
-            .unwrap();
-        let shapes = [
-            (1, 4, 4, 3, 5),
-            (2, 7, 5, 17, 9),
-            (3, 1, 1, 8, 4),
-            (1, 6, 9, 33, 70),
-        ];
-        for ((n, h, w, ci, co), relu) in shapes.into_iter().zip([false, true, false, true]) {
-            let s = Shape { n, h, w };
-            let k: Vec<f64> = (0..co * ci * 9)
-                .map(|i| ((i * 7) % 19) as f64 / 8.0 - 1.1)
-                .collect();
-            let x: Vec<f32> = (0..n * h * w * ci)
-                .map(|i| ((i * 5) % 23) as f32 / 4.0 - 2.7)
-                .collect();
-            let bias: Vec<f32> = (0..co).map(|i| (i % 3) as f32 - 1.0).collect();
-            let conv = Winograd::new(
-                co,
-                ci,
-                |o, i| std::array::from_fn(|t| k[(o * ci + i) * 9 + t]),
-                Precision::F32,
-            );
-            let mut out = vec![f32::NAN; n * h * w * co];
-            // Scratch left dirty by a larger call.
-            let mut scratch = Scratch {
-                v: vec![f32::NAN; 20_000],
-                v_bf16: Vec::new(),
-                m: vec![f32::NAN; 20_000],
-            };
-            let fused = Fused {
-                relu_in: relu,
-                bias: &bias,
-                relu_out: relu,
-            };
-            pool.install(|| conv.forward(&x, s, fused, &mut out, &mut scratch));
-            let act = |v: f32| if relu { v.max(0.0) } else { v };
-            let xr: Vec<f32> = x.iter().map(|&v| act(v)).collect();
-            let want = direct(&xr, s, ci, co, &k);
-            let scale = want.iter().fold(1f64, |a, b| a.max(b.abs()));
-            let mut clipped = 0;
-            for (j, (got, want)) in out.iter().zip(&want).enumerate() {
-                let want = want + bias[j % co] as f64;
-                let want = if relu { want.max(0.0) } else { want };
-                clipped += usize::from(relu && want == 0.0);
-                assert!(
-                    (*got as f64 - want).abs() <= 1e-5 * scale,
-                    "{n}x{h}x{w}, {ci} -> {co}, relu {relu}: value {j}: {got} vs {want}"
-                );
-            }
-            // The ReLUs had something to clip.
-            assert!(!relu || clipped > 0, "{n}x{h}x{w}: nothing clipped");
-        }
-    }
-}
+mod tests;
