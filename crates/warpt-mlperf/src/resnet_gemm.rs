@@ -20,7 +20,7 @@ use warpt_gemm::simd::vectorized;
 use warpt_models::packed::{PackedMatrix, Precision};
 
 use crate::resnet::{self, CLASSES, ConvSpec, Weights};
-use crate::winograd::{self, Winograd};
+use crate::winograd::{self, PIECE_BYTES, Winograd};
 
 /// Activations: `n` images of `h × w × c`, channels last.
 #[derive(Clone)]
@@ -73,12 +73,6 @@ impl Pool {
         &self.pieces
     }
 }
-
-/// Bytes of receptive fields an im2col's piece gathers at most: half a
-/// Zen 4 core's L2, where they are multiplied as soon as written (larger
-/// pieces measured the same on the stem, pieces of a quarter of this
-/// slower on a 3×3 at 1152 deep).
-const PIECE_BYTES: usize = 512 << 10;
 
 /// Output pixels an im2col's piece has at least, however deep its
 /// receptive fields: enough columns for the engine's tiles to be whole.
