@@ -219,8 +219,8 @@ impl Winograd {
 
     /// Whether the convolution runs a few tile rows at a time, each
     /// piece's transforms and products in its thread's cache, or a whole
-    /// batch a step (the transformed input and the products, 128 bytes a
-    /// tile and channel, written to memory and read back). Each piece
+    /// batch a step (the transformed input and the products, 64 bytes a
+    /// tile and channel each, written to memory and read back). Each piece
     /// reads the 16 transformed kernels again: worth it while they stay in
     /// the last-level cache ([`KERNELS_IN_PIECES`]). ResNet-50 at batch 8 on
     /// a Zen 4 host, milliseconds a batch for its 3×3 layers whole / in
