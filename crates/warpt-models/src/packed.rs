@@ -424,7 +424,7 @@ impl PackedMatrix {
     /// # Panics
     /// If `x.len() != rows * k` or `out.len() != rows * n`.
     pub fn matmul_t_into(&self, x: &[f32], rows: usize, out: &mut [f32]) {
-        self.overwrite(x, rows, out, true);
+        self.overwrite(x, rows, out, Then::default(), true);
     }
 
     /// [`Self::matmul_t_into`] on the calling thread alone: for a caller
@@ -434,14 +434,14 @@ impl PackedMatrix {
     /// # Panics
     /// If `x.len() != rows * k` or `out.len() != rows * n`.
     pub fn matmul_t_into_serial(&self, x: &[f32], rows: usize, out: &mut [f32]) {
-        self.overwrite(x, rows, out, false);
+        self.overwrite(x, rows, out, Then::default(), false);
     }
 
-    /// `out` set to the product of `x` (and the bias): the bias is C's
-    /// start; without one C is not read.
-    fn overwrite(&self, x: &[f32], rows: usize, out: &mut [f32], parallel: bool) {
+    /// `out` set to the product of `x` (and the bias), then `then`: the
+    /// bias is C's start; without one C is not read.
+    fn overwrite(&self, x: &[f32], rows: usize, out: &mut [f32], then: Then<'_>, parallel: bool) {
         assert_eq!(out.len(), rows * self.n, "{rows} rows of {}", self.n);
-        self.product_into(x, rows, out, self.start(), Then::default(), parallel);
+        self.product_into(x, rows, out, self.start(), then, parallel);
     }
 
     /// Whether its products multiply bf16 as bf16 (AVX512_BF16): a caller
@@ -537,9 +537,7 @@ impl PackedMatrix {
         add: Option<&[f32]>,
         relu: bool,
     ) {
-        assert_eq!(out.len(), rows * self.n, "{rows} rows of {}", self.n);
-        let then = Then { add, relu };
-        self.product_into(x, rows, out, self.start(), then, true);
+        self.overwrite(x, rows, out, Then { add, relu }, true);
     }
 
     /// [`Self::matmul_t_then`] on the calling thread alone: for a caller
@@ -557,16 +555,14 @@ impl PackedMatrix {
         add: Option<&[f32]>,
         relu: bool,
     ) {
-        assert_eq!(out.len(), rows * self.n, "{rows} rows of {}", self.n);
-        let then = Then { add, relu };
-        self.product_into(x, rows, out, self.start(), then, false);
+        self.overwrite(x, rows, out, Then { add, relu }, false);
     }
 
     /// The product into a new matrix: on the calling thread, or as rayon
     /// tasks when `parallel`.
     fn product(&self, x: &[f32], rows: usize, parallel: bool) -> Vec<f32> {
         let mut out = vec![0f32; rows * self.n];
-        self.overwrite(x, rows, &mut out, parallel);
+        self.overwrite(x, rows, &mut out, Then::default(), parallel);
         out
     }
 
