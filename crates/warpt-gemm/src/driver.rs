@@ -282,6 +282,14 @@ pub(crate) fn execute<T: Element>(
     // uses of each element.
     let direct =
         kernel.has_direct() && b.strides().0 == 1 && m.div_ceil(kernel.mr) <= DIRECT_MAX_PANELS;
+    // Streaming stores where the epilogue asks and every tile's vectors
+    // start on cache lines, the product is one slice of the depth (so each
+    // tile is stored once, never read back), and the kernel applies the
+    // epilogue as it stores the tile (no pass reading it back after).
+    let stream = epilogue.stream
+        && out.lines_aligned(kernel.mr)
+        && balanced(k, kernel.kc, T::GROUP) >= k
+        && (epilogue.is_none() || kernel.has_finishing(direct));
     let job = Job {
         kernel,
         a,
@@ -291,6 +299,7 @@ pub(crate) fn execute<T: Element>(
         beta,
         epilogue: (!epilogue.is_none()).then_some(epilogue),
         direct,
+        stream,
     };
     // By columns, each thread packing its own panels of B and all of A,
     // when every thread gets `COLUMNS_MIN` columns or more (A's packing,

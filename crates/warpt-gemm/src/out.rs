@@ -48,6 +48,18 @@ impl<'a, T: Scalar> Out<'a, T> {
         unsafe { self.ptr.add(i * self.rs + j * self.cs) }
     }
 
+    /// Whether tiles of `mr` rows of `T` start on cache lines (C's rows
+    /// contiguous, its start and its columns 64-byte aligned, `mr` rows a
+    /// whole number of lines), as [`Store::Stream`](crate::kernel::Store)
+    /// needs for every vector a kernel stores.
+    pub(crate) fn lines_aligned(&self, mr: usize) -> bool {
+        let size = std::mem::size_of::<T>();
+        self.rs == 1
+            && (self.ptr as usize).is_multiple_of(64)
+            && (self.cs * size).is_multiple_of(64)
+            && (mr * size).is_multiple_of(64)
+    }
+
     /// Tile `rows x cols` of C for a kernel to write in place: when each
     /// of its columns is `mr` contiguous elements (C column-major, the
     /// tile `mr` rows high). The driver gives each tile to one thread.
@@ -250,4 +262,15 @@ fn axpby_plain<T: Scalar>(dst: &mut [T], src: &[T], alpha: T, beta: T) {
             *d = alpha * t + beta * *d;
         }
     }
+}
+
+/// Orders this thread's streaming stores before whatever it does next
+/// (they are weakly ordered): called once a thread is done with its tiles,
+/// before other threads may read them.
+pub(crate) fn fence_streams() {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a store fence has no operands and no preconditions.
+    unsafe {
+        std::arch::x86_64::_mm_sfence()
+    };
 }

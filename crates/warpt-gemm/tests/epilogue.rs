@@ -4,7 +4,9 @@
 //! of one slice and of several (the epilogue only after the last), C
 //! column-major (tiles written in place) and row-major (through the tile
 //! buffer), B packed and read in place, one to three threads split by rows
-//! and by columns, beta 0 and 1, the added matrix in either layout.
+//! and by columns, beta 0 and 1, the added matrix in either layout; and
+//! with streaming stores asked for, C on cache lines (the kernels' own
+//! streaming stores) and off them (ordinary stores).
 
 #![allow(clippy::unwrap_used)] // tests: a panic is the failure report
 
@@ -45,6 +47,8 @@ struct Case {
     /// The added matrix, and whether it is row-major.
     add: Option<bool>,
     relu: bool,
+    /// Streaming stores asked for, C's storage starting on a cache line.
+    stream: bool,
 }
 
 /// One shape, layout, split and epilogue: rows `first..m` of a packed A
@@ -73,7 +77,17 @@ fn check<T: Element>(
     let (ad, _, _) = store(&a, m, k, true, from);
     let (bd, brs, bcs) = store(&b, k, n, b_row_major, from);
     let pa = PackedA::with_kernel(kernel, MatRef::row_major(&ad, m, k).unwrap());
-    let (mut cd, crs, ccs) = store(&c0, rows, n, c_row_major, acc);
+    let (c_vec, crs, ccs) = store(&c0, rows, n, c_row_major, acc);
+    // C from a cache line on when streaming (else where the allocator
+    // put it): 64 bytes more room, and the first aligned element.
+    let mut backing = vec![acc(0); c_vec.len() + 64];
+    let skip = if case.stream {
+        backing.as_ptr().align_offset(64)
+    } else {
+        0
+    };
+    let cd = &mut backing[skip..skip + c_vec.len()];
+    cd.copy_from_slice(&c_vec);
     let bias_d: Vec<T::Acc> = bias.iter().map(|&v| acc(v)).collect();
     let (add_d, add_rs, add_cs) = store(&add, rows, n, case.add.unwrap_or(true), acc);
     let epilogue = Epilogue {
@@ -82,8 +96,9 @@ fn check<T: Element>(
             .add
             .map(|_| MatRef::new(&add_d, rows, n, add_rs, add_cs).unwrap()),
         relu: case.relu,
+        stream: case.stream,
     };
-    let cv = MatMut::new(&mut cd, rows, n, crs, ccs).unwrap();
+    let cv = MatMut::new(cd, rows, n, crs, ccs).unwrap();
     let bv = MatRef::new(&bd, k, n, brs, bcs).unwrap();
     gemm_packed_rows_then(cv, acc(1), &pa, first..m, bv, acc(beta), epilogue, threads).unwrap();
     for r in 0..rows {
@@ -121,21 +136,25 @@ where
             bias: true,
             add: None,
             relu: false,
+            stream: false,
         },
         Case {
             bias: true,
             add: Some(true),
             relu: true,
+            stream: false,
         },
         Case {
             bias: false,
             add: Some(false),
             relu: false,
+            stream: false,
         },
         Case {
             bias: false,
             add: None,
             relu: true,
+            stream: false,
         },
     ];
     for kernel in Kernel::<T>::all() {
@@ -164,6 +183,36 @@ where
                                 from,
                                 acc,
                             );
+                        }
+                    }
+                }
+            }
+        }
+        // Streaming stores: C column-major on cache lines, its columns
+        // whole lines (rows a multiple of 16 values); one slice (streamed)
+        // and several (stored as usual), B read in place and packed, split
+        // by rows and by columns, the last tiles narrow; then C's columns
+        // off their lines (4 rows more: stored as usual).
+        let lines = 64 / size_of::<T::Acc>();
+        let tall = (2 * mr).next_multiple_of(lines);
+        let streamed = [
+            (tall, 2 * nr + 1, 7, 0),
+            (tall, nr + 2, kc + 5, 0),
+            ((9 * mr).next_multiple_of(lines), 3 * 96 + 5, 33, 0),
+            (tall + 4, 2 * nr + 1, 7, 0),
+        ];
+        for (m, n, k, first) in streamed {
+            for b_row_major in [false, true] {
+                for threads in [1, 2, 3] {
+                    for beta in [0, 1] {
+                        for case in cases {
+                            let case = Case {
+                                stream: true,
+                                ..case
+                            };
+                            let layouts = (false, b_row_major);
+                            let at = (m, n, k);
+                            check(kernel, at, first, layouts, threads, beta, case, from, acc);
                         }
                     }
                 }
@@ -202,11 +251,13 @@ fn an_epilogue_that_does_not_fit_c_is_an_error_and_nothing_is_written() {
             row_bias: Some(&short_bias[..]),
             add: None,
             relu: false,
+            stream: false,
         },
         Epilogue {
             row_bias: None,
             add: Some(MatRef::row_major(&wrong, 5, 6).unwrap()),
             relu: true,
+            stream: true,
         },
     ] {
         let mut c = vec![7.0f32; 6 * 5];

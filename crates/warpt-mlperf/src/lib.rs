@@ -22,6 +22,7 @@ pub mod bench;
 pub mod bert_infer;
 pub mod external;
 pub mod images;
+mod lines;
 pub mod llm_infer;
 pub mod llm_serve;
 pub mod loadgen;

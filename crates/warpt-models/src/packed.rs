@@ -39,7 +39,8 @@ use warpt_gemm::{Bf16, Element, Half, Isa, Kernel, MatRef, PackedA};
 
 mod product;
 
-use product::{Product, Start, Then};
+pub use product::Then;
+use product::{Product, Start};
 
 /// The engine every [`PackedMatrix`] multiplies on, as results name it
 /// (`details.engine`).
@@ -521,23 +522,16 @@ impl PackedMatrix {
     }
 
     /// `out` (`rows × n`, row-major, overwritten) set to `x · wᵀ` plus the
-    /// bias, plus `add` (`rows × n`, row-major) when given, its negative
-    /// values zeroed when `relu`, on every core: a residual block's last
-    /// convolution (its folded batch norm's shift, the shortcut and the
-    /// ReLU) without a pass of its own for any of them: each tile of the
-    /// result is finished while it is in cache.
+    /// bias, then what `then` says (`then.add`, `rows × n` row-major,
+    /// added; negative values zeroed when `then.relu`), on every core: a
+    /// residual block's last convolution (its folded batch norm's shift,
+    /// the shortcut and the ReLU) without a pass of its own for any of
+    /// them: each tile of the result is finished while it is in cache.
     ///
     /// # Panics
-    /// If `x.len() != rows * k`, or `out` or `add` is not `rows × n`.
-    pub fn matmul_t_then(
-        &self,
-        x: &[f32],
-        rows: usize,
-        out: &mut [f32],
-        add: Option<&[f32]>,
-        relu: bool,
-    ) {
-        self.overwrite(x, rows, out, Then { add, relu }, true);
+    /// If `x.len() != rows * k`, or `out` or `then.add` is not `rows × n`.
+    pub fn matmul_t_then(&self, x: &[f32], rows: usize, out: &mut [f32], then: Then<'_>) {
+        self.overwrite(x, rows, out, then, true);
     }
 
     /// [`Self::matmul_t_then`] on the calling thread alone: for a caller
@@ -546,16 +540,9 @@ impl PackedMatrix {
     /// into a buffer that stays in the core's cache).
     ///
     /// # Panics
-    /// If `x.len() != rows * k`, or `out` or `add` is not `rows × n`.
-    pub fn matmul_t_then_serial(
-        &self,
-        x: &[f32],
-        rows: usize,
-        out: &mut [f32],
-        add: Option<&[f32]>,
-        relu: bool,
-    ) {
-        self.overwrite(x, rows, out, Then { add, relu }, false);
+    /// If `x.len() != rows * k`, or `out` or `then.add` is not `rows × n`.
+    pub fn matmul_t_then_serial(&self, x: &[f32], rows: usize, out: &mut [f32], then: Then<'_>) {
+        self.overwrite(x, rows, out, then, false);
     }
 
     /// The product into a new matrix: on the calling thread, or as rayon

@@ -26,6 +26,9 @@ pub(super) struct Job<'a, T: Element> {
     pub(super) epilogue: Option<Epilogue<'a, T::Acc>>,
     /// B read in place, not packed (column split only).
     pub(super) direct: bool,
+    /// C's tiles written with streaming stores ([`Store::Stream`]): the
+    /// epilogue asks for them and C's layout and the product allow.
+    pub(super) stream: bool,
 }
 
 /// Where a pair of packed blocks sits in the product: rows `ic..ic + mb`,
@@ -136,6 +139,9 @@ impl<T: Element> Job<'_, T> {
                 self.block(at, a_block, b_block, corr, &mut tile);
             }
         }
+        if self.stream {
+            crate::out::fence_streams();
+        }
     }
 
     /// Columns `cols` of C, every panel packed by this thread.
@@ -189,6 +195,9 @@ impl<T: Element> Job<'_, T> {
                 }
             }
         }
+        if self.stream {
+            crate::out::fence_streams();
+        }
     }
 
     /// How a kernel may store its tile of this block straight into C:
@@ -198,6 +207,7 @@ impl<T: Element> Job<'_, T> {
         let (one, zero) = (T::Acc::ONE, T::Acc::ZERO);
         match (self.alpha, beta) {
             _ if corrected => None,
+            (a, b) if a == one && b == zero && self.stream => Some(Store::Stream),
             (a, b) if a == one && b == zero => Some(Store::Set),
             (a, b) if a == one && b == one => Some(Store::Add),
             (a, b) if a == zero - one && b == one => Some(Store::Sub),
@@ -251,7 +261,7 @@ impl<T: Element> Job<'_, T> {
             // C's tile asked into L1 before the kernel runs, where the
             // kernel wants it (`Kernel::prefetches_c`: not AMX's tiles over
             // whole deep chunks).
-            let prefetch_c = kr.prefetches_c(groups);
+            let prefetch_c = kr.prefetches_c(groups) && !self.stream;
             for (ir, a_panel) in a_block.chunks_exact(kp * kr.mr).take(tiles).enumerate() {
                 let (rows, cols) = at.tile(kr, ir, jr);
                 if prefetch_c {
@@ -398,7 +408,9 @@ impl<T: Element> Job<'_, T> {
             let first = jc + (jr + 1) * kr.nr;
             for (ir, a_panel) in a_block.chunks_exact(kb * kr.mr).take(tiles).enumerate() {
                 let (rows, cols) = at.tile(kr, ir, jr);
-                self.out.prefetch(rows.clone(), cols.clone());
+                if !self.stream {
+                    self.out.prefetch(rows.clone(), cols.clone());
+                }
                 self.prefetch_epilogue(at, &rows, &cols);
                 for col in (ir..next).step_by(tiles) {
                     let start = pc + (first + col) * cs;

@@ -116,6 +116,12 @@ pub type BiasedKernel<T> = unsafe fn(
 pub enum Store {
     /// Overwrite: the first block of a product with beta 0, or the buffer.
     Set,
+    /// Overwrite with streaming (non-temporal) stores where the kernel
+    /// has them, as [`Set`](Store::Set) elsewhere: C's lines are written
+    /// without being read first nor kept in cache ([`Epilogue::stream`](
+    /// crate::Epilogue::stream)). Every vector the kernel stores must be
+    /// aligned to its size: the driver asks for it only then.
+    Stream,
     /// Add to what is there.
     Add,
     /// Subtract from what is there (alpha −1, as an LU's trailing update).

@@ -193,7 +193,7 @@ unsafe fn put<A: Scalar>(acc: &[[A; MR]; NR], cols: usize, out: *mut A, ldo: usi
         let dst = unsafe { std::slice::from_raw_parts_mut(out.add(j * ldo), MR) };
         for (d, &v) in dst.iter_mut().zip(col) {
             *d = match store {
-                Store::Set => v,
+                Store::Set | Store::Stream => v,
                 Store::Add => *d + v,
                 Store::Sub => *d - v,
             };

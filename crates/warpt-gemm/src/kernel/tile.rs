@@ -67,10 +67,12 @@ macro_rules! by_width {
 
 /// Stores the accumulators `acc` (`W` columns of `MV` vectors) at `out`,
 /// columns `ldo` apart, as `store` says (decided once, outside the loops,
-/// so the accumulators stay in registers).
+/// so the accumulators stay in registers): `$put` stores a vector,
+/// `$stream` stores it past the caches ([`Store::Stream`]; a kernel
+/// without streaming stores passes `$put` again).
 macro_rules! store_tile {
     ($acc:expr, $out:expr, $ldo:expr, $store:expr, $lanes:literal, $load:ident, $put:ident,
-     $add:ident, $sub:ident) => {
+     $stream:ident, $add:ident, $sub:ident) => {
         // SAFETY (every access): column j < W of the destination holds MR
         // values from j * ldo (the caller's promise), v * lanes + lanes
         // <= MR.
@@ -79,6 +81,15 @@ macro_rules! store_tile {
                 for (j, col) in $acc.iter().enumerate() {
                     for (v, c) in col.iter().enumerate() {
                         unsafe { $put($out.add(j * $ldo + v * $lanes), *c) };
+                    }
+                }
+            }
+            // Each vector's address aligned to its size: the caller's
+            // promise with this store.
+            Store::Stream => {
+                for (j, col) in $acc.iter().enumerate() {
+                    for (v, c) in col.iter().enumerate() {
+                        unsafe { $stream($out.add(j * $ldo + v * $lanes), *c) };
                     }
                 }
             }
@@ -107,7 +118,7 @@ macro_rules! store_tile {
 /// stores it as [`store_tile!`] does.
 macro_rules! store_sets {
     ($sets:expr, $out:expr, $ldo:expr, $store:expr, $lanes:literal, $load:ident, $put:ident,
-     $add:ident, $sub:ident) => {
+     $stream:ident, $add:ident, $sub:ident) => {
         let mut acc = $sets[0];
         for set in &$sets[1..] {
             for (col, more) in acc.iter_mut().zip(set) {
@@ -116,7 +127,9 @@ macro_rules! store_sets {
                 }
             }
         }
-        store_tile!(acc, $out, $ldo, $store, $lanes, $load, $put, $add, $sub);
+        store_tile!(
+            acc, $out, $ldo, $store, $lanes, $load, $put, $stream, $add, $sub
+        );
     };
 }
 
@@ -124,7 +137,7 @@ macro_rules! store_sets {
 /// it as [`finish_tile!`] does.
 macro_rules! finish_sets {
     ($sets:expr, $out:expr, $ldo:expr, $store:expr, $fin:expr, $lanes:literal, $load:ident,
-     $put:ident, $add:ident, $sub:ident, $max:ident, $zero:ident) => {
+     $put:ident, $stream:ident, $add:ident, $sub:ident, $max:ident, $zero:ident) => {
         let mut acc = $sets[0];
         for set in &$sets[1..] {
             for (col, more) in acc.iter_mut().zip(set) {
@@ -134,7 +147,7 @@ macro_rules! finish_sets {
             }
         }
         finish_tile!(
-            acc, $out, $ldo, $store, $fin, $lanes, $load, $put, $add, $sub, $max, $zero
+            acc, $out, $ldo, $store, $fin, $lanes, $load, $put, $stream, $add, $sub, $max, $zero
         );
     };
 }
@@ -146,7 +159,7 @@ macro_rules! finish_sets {
 /// once, not stored, read back and written again by a pass of its own.
 macro_rules! finish_tile {
     ($acc:expr, $out:expr, $ldo:expr, $store:expr, $fin:expr, $lanes:literal, $load:ident,
-     $put:ident, $add:ident, $sub:ident, $max:ident, $zero:ident) => {
+     $put:ident, $stream:ident, $add:ident, $sub:ident, $max:ident, $zero:ident) => {
         let fin = $fin;
         let bias = fin.bias.map(|b| b.as_ptr());
         let added = fin.add.map(|(m, ld)| (m.as_ptr(), ld));
@@ -158,7 +171,7 @@ macro_rules! finish_tile {
             for (v, c) in col.iter().enumerate() {
                 let p = unsafe { $out.add(j * $ldo + v * $lanes) };
                 let mut x = match $store {
-                    Store::Set => *c,
+                    Store::Set | Store::Stream => *c,
                     Store::Add => $add(unsafe { $load(p) }, *c),
                     Store::Sub => $sub(unsafe { $load(p) }, *c),
                 };
@@ -171,7 +184,11 @@ macro_rules! finish_tile {
                 if fin.relu {
                     x = $max(x, $zero());
                 }
-                unsafe { $put(p, x) };
+                if $store == Store::Stream {
+                    unsafe { $stream(p, x) };
+                } else {
+                    unsafe { $put(p, x) };
+                }
             }
         }
     };
@@ -182,14 +199,15 @@ macro_rules! finish_tile {
 /// `$mv` vectors of A, tiles `$w` columns wide (the last, `$nr`, is NR),
 /// and at that width tiles of `$short` vectors of rows (each count below
 /// `$mv`) for a last panel of rows that fills fewer. `$max(x, $zero())`
-/// is the ReLU (zero for a NaN, as `_mm512_max_ps` with zero second).
+/// is the ReLU (zero for a NaN, as `_mm512_max_ps` with zero second);
+/// `$stream` the streaming store ([`store_tile!`]).
 ///
 /// The tiles live in a module named `$name`, with `finishing` and
 /// `direct_finishing`: the same two kernels applying a tile's epilogue
 /// as they store it ([`FinishingKernel`](super::finishing::FinishingKernel)).
 macro_rules! tile_kernel {
     ($name:ident, $direct:ident, $feat:literal, $t:ty, $v:ty, $lanes:literal, $mv:literal,
-     $zero:ident, $load:ident, $set1:ident, $fma:ident, $store:ident,
+     $zero:ident, $load:ident, $set1:ident, $fma:ident, $store:ident, $stream:ident,
      $add:ident, $sub:ident, $max:ident, [$($w:literal : $u:literal)*],
      short: [$($short:literal)*], $nr:literal : $unr:literal) => {
         pub(super) use $name::direct as $direct;
@@ -252,12 +270,14 @@ macro_rules! tile_kernel {
                 }
                 match fin {
                     None => {
-                        store_sets!(sets, out, ldo, store, $lanes, $load, $store, $add, $sub);
+                        store_sets!(
+                            sets, out, ldo, store, $lanes, $load, $store, $stream, $add, $sub
+                        );
                     }
                     Some(fin) => {
                         finish_sets!(
-                            sets, out, ldo, store, fin, $lanes, $load, $store, $add, $sub, $max,
-                            $zero
+                            sets, out, ldo, store, fin, $lanes, $load, $store, $stream, $add,
+                            $sub, $max, $zero
                         );
                     }
                 }
@@ -307,12 +327,14 @@ macro_rules! tile_kernel {
                 }
                 match fin {
                     None => {
-                        store_tile!(acc, out, ldo, store, $lanes, $load, $store, $add, $sub);
+                        store_tile!(
+                            acc, out, ldo, store, $lanes, $load, $store, $stream, $add, $sub
+                        );
                     }
                     Some(fin) => {
                         finish_tile!(
-                            acc, out, ldo, store, fin, $lanes, $load, $store, $add, $sub, $max,
-                            $zero
+                            acc, out, ldo, store, fin, $lanes, $load, $store, $stream, $add,
+                            $sub, $max, $zero
                         );
                     }
                 }

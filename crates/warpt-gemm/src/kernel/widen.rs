@@ -149,7 +149,7 @@ macro_rules! widen_kernel {
                         step(p0 + p, &wide[p], &mut sets[0]);
                     }
                 }
-                store_sets!(sets, out, ldo, store, $lanes, $load, $store, $add, $sub);
+                store_sets!(sets, out, ldo, store, $lanes, $load, $store, $store, $add, $sub);
             }
             let vecs = rows.div_ceil($lanes);
             if cols == $nr && vecs < $mv {
@@ -221,7 +221,7 @@ macro_rules! widen_kernel {
                 for p in whole..k {
                     step(p, &mut sets[0]);
                 }
-                store_sets!(sets, out, ldo, store, $lanes, $load, $store, $add, $sub);
+                store_sets!(sets, out, ldo, store, $lanes, $load, $store, $store, $add, $sub);
             }
             // SAFETY: as the caller promises, for W = cols columns.
             unsafe { by_width!(cols, tile, (k, a, b, ldb, out, ldo, store), $($w : $u)*) }

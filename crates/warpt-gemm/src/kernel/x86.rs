@@ -22,6 +22,7 @@ tile_kernel!(
     _mm512_set1_ps,
     _mm512_fmadd_ps,
     _mm512_storeu_ps,
+    _mm512_stream_ps,
     _mm512_add_ps,
     _mm512_sub_ps,
     _mm512_max_ps,
@@ -42,6 +43,7 @@ tile_kernel!(
     _mm512_set1_ps,
     _mm512_fmadd_ps,
     _mm512_storeu_ps,
+    _mm512_stream_ps,
     _mm512_add_ps,
     _mm512_sub_ps,
     _mm512_max_ps,
@@ -62,6 +64,7 @@ tile_kernel!(
     _mm256_set1_pd,
     _mm256_fmadd_pd,
     _mm256_storeu_pd,
+    _mm256_stream_pd,
     _mm256_add_pd,
     _mm256_sub_pd,
     _mm256_max_pd,
@@ -82,6 +85,7 @@ tile_kernel!(
     _mm256_set1_ps,
     _mm256_fmadd_ps,
     _mm256_storeu_ps,
+    _mm256_stream_ps,
     _mm256_add_ps,
     _mm256_sub_ps,
     _mm256_max_ps,
@@ -102,6 +106,7 @@ tile_kernel!(
     _mm512_set1_pd,
     _mm512_fmadd_pd,
     _mm512_storeu_pd,
+    _mm512_stream_pd,
     _mm512_add_pd,
     _mm512_sub_pd,
     _mm512_max_pd,
@@ -186,6 +191,7 @@ tile_kernel!(
     set1_ph,
     fma_ph,
     store_ph,
+    store_ph,
     add_ph,
     sub_ph,
     max_ph,
@@ -201,10 +207,12 @@ tile_kernel!(
 /// 64-byte load, and `$dot` adds the group's products into one 32-bit
 /// lane. `$mv` vectors of A (MR = 16·`$mv`), up to `$nr` columns, and at
 /// `$nr` tiles of `$short` vectors of rows (each below `$mv`) for a last
-/// panel of rows that fills fewer.
+/// panel of rows that fills fewer; `$stream` its streaming store
+/// (`store_tile!`).
 macro_rules! dot_kernel {
     ($name:ident, $feat:literal, $t:ty, $acc:ty, $av:ty, $mv:literal,
-     $czero:ident, $as_a:expr, $dot:ident, $load:ident, $put:ident, $add:ident, $sub:ident,
+     $czero:ident, $as_a:expr, $dot:ident, $load:ident, $put:ident, $stream:ident, $add:ident,
+     $sub:ident,
      [$($w:literal)*], short: [$($short:literal)*], $nr:literal) => {
         /// # Safety
         /// As [`super::MicroKernel`] with this kernel's MR and NR and
@@ -254,7 +262,7 @@ macro_rules! dot_kernel {
                         }
                     }
                 }
-                store_tile!(acc, out, ldo, store, 16, $load, $put, $add, $sub);
+                store_tile!(acc, out, ldo, store, 16, $load, $put, $stream, $add, $sub);
             }
             let vecs = rows.div_ceil(16);
             if cols == $nr && vecs < $mv {
@@ -320,6 +328,7 @@ macro_rules! bf16_kernel {
             dot_bf16,
             _mm512_loadu_ps,
             _mm512_storeu_ps,
+            _mm512_stream_ps,
             _mm512_add_ps,
             _mm512_sub_ps,
             $widths,
@@ -343,6 +352,7 @@ macro_rules! i8_kernel {
             std::convert::identity,
             dot_i8,
             load_i32,
+            store_i32,
             store_i32,
             _mm512_add_epi32,
             _mm512_sub_epi32,

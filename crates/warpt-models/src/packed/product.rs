@@ -48,13 +48,18 @@ impl<'a> Start<'a> {
 
 /// What each element of the result gets after the product and its bias,
 /// in the engine's epilogue: a matrix of the result's shape added (a
-/// residual block's shortcut) and a ReLU.
+/// residual block's shortcut) and a ReLU; and how the result is written.
 #[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Then<'a> {
+pub struct Then<'a> {
     /// `rows × n`, row-major, as the result.
-    pub(super) add: Option<&'a [f32]>,
+    pub add: Option<&'a [f32]>,
     /// Negative values set to zero, last.
-    pub(super) relu: bool,
+    pub relu: bool,
+    /// The result written with streaming stores, past the caches, where
+    /// its layout allows ([`Epilogue::stream`]: the result's start on a
+    /// cache line, `n` a multiple of 16): for a result larger than the
+    /// caches that is read only later. The same values either way.
+    pub stream: bool,
 }
 
 /// One call's product: `out = x · wᵀ + start` for `x` of `rows × k`.
@@ -174,6 +179,7 @@ impl Product<'_> {
                 MatRef::new(a, len, rows, 1, ld).expect("the added matrix is the result's shape")
             }),
             relu: self.then.relu,
+            stream: self.then.stream,
         };
         gemm_packed_rows_then(view, 1.0, w, features, b, self.start.beta(), epilogue, 1)
             .expect("C (len x rows) = W (len x k) · xᵀ (k x rows) chains, bands start on panels");

@@ -159,12 +159,18 @@ fn matmul_t_then_adds_the_bias_the_matrix_and_the_relu() {
             for rows in [3, 300] {
                 let x: Vec<f32> = (0..rows * k).map(|i| ((i * 7) % 9) as f32 - 4.0).collect();
                 let add: Vec<f32> = (0..rows * n).map(|i| (i % 23) as f32 - 11.0).collect();
-                for (shortcut, relu) in [(true, true), (true, false), (false, true)] {
+                for (shortcut, relu, stream) in [
+                    (true, true, false),
+                    (true, false, false),
+                    (false, true, false),
+                    (true, true, true),
+                ] {
                     let add = shortcut.then_some(&add[..]);
+                    let then = Then { add, relu, stream };
                     let mut parallel = vec![f32::NAN; rows * n];
-                    pool.install(|| m.matmul_t_then(&x, rows, &mut parallel, add, relu));
+                    pool.install(|| m.matmul_t_then(&x, rows, &mut parallel, then));
                     let mut alone = vec![f32::NAN; rows * n];
-                    m.matmul_t_then(&x, rows, &mut alone, add, relu);
+                    m.matmul_t_then(&x, rows, &mut alone, then);
                     for got in [&parallel, &alone] {
                         for r in 0..rows {
                             for c in 0..n {
