@@ -152,6 +152,18 @@ impl<A: Scalar> Epilogue<'_, A> {
         let _ = (rows, cols);
     }
 
+    /// Asks for the added matrix's rows `rows` of column `j` into L2: the
+    /// tiles of a panel of B ask for the next panel's a share each, so
+    /// that the tile's own request ([`Self::prefetch`]) finds them there
+    /// rather than in memory.
+    pub(crate) fn prefetch_column(&self, rows: std::ops::Range<usize>, j: usize) {
+        if let Some((data, 1, cs)) = self.add.map(|m| m.raw())
+            && let Some(part) = data.get(rows.start + j * cs..rows.end + j * cs)
+        {
+            crate::prefetch::into_l2(part);
+        }
+    }
+
     /// Applies it to C's tile of rows `rows`, columns `cols`, whose column
     /// `j` holds its rows contiguously from `c + (j - cols.start) · cs`.
     ///
