@@ -38,7 +38,7 @@ pub fn spec() -> BenchmarkSpec {
         components: vec![BenchmarkComponent::Cpu, BenchmarkComponent::Gpu],
         description: "MLPerf image classification: ResNet-50 v1.5 (torchvision's layout, batch norms folded), channels \
              last, every convolution GEMMs on warpt's engine in `precision` (f32, or bf16: weights and inputs rounded, \
-             products summed in f32; weights packed once): 3x3 stride-1 ones by Winograd's F(2x2,3x3) (`conv3x3`), \
+             products summed in f32; weights packed once): 3x3 stride-1 ones by Winograd's F(4x4,3x3) (`conv3x3`), \
              the others one GEMM (im2col for the strided 3x3 and the stem); on `device=cuda`, candle's NCHW convolutions \
              (im2col and cuBLAS) with the same folded weights; 224x224 ImageNet-normalised images (seeded, or `dataset=DIR`), \
              up to `batch` at once, under the chosen LoadGen scenario (default Offline: samples/s). Weights from the \
@@ -63,7 +63,7 @@ pub fn spec() -> BenchmarkSpec {
                 "f32, bf16 or f16: the convolutions' weights and inputs (bf16 and f16 as PyTorch's autocast: rounded, products summed in f32; AVX512_BF16 where the CPU has it, f16 widened by F16C)",
             ),
             Param::choice("conv3x3", "winograd", Conv3x3::NAMES).help(
-                "how the 3x3 stride-1 convolutions run: winograd (F(2x2,3x3), 16 GEMMs of 2.25x fewer multiplications) or im2col (one GEMM)",
+                "how the 3x3 stride-1 convolutions run: winograd (F(4x4,3x3), 36 GEMMs of 4x fewer multiplications; in bf16 and f16 F(2x2,3x3), whose transforms survive their rounding), winograd2x2 (F(2x2,3x3), 16 GEMMs of 2.25x fewer, transforms that only add) or im2col (one GEMM); details.conv3x3 says which ran",
             ),
         ],
         check: check_params,

@@ -1,7 +1,7 @@
 //! ResNet-50 inference with activations channels-last (NHWC) and every
 //! convolution GEMMs on warpt's engine, weights packed once at load
 //! (warpt-models' [`PackedMatrix`]: 1×1 convolutions directly, 3×3 stride-1
-//! ones by Winograd's F(2×2, 3×3) ([`crate::winograd`], 16 GEMMs), strided
+//! ones by Winograd's F(4×4, 3×3) ([`crate::winograd`], 36 GEMMs), strided
 //! 3×3 and the 7×7 stem through an im2col in the (ky, kx, channel) order
 //! the weights are laid out in), batch norms folded into the weights and
 //! biases. Each GEMM adds its bias (and a block's last one the shortcut
@@ -100,29 +100,33 @@ enum Method {
     /// One GEMM (after an im2col unless 1×1, stride 1) on its weights:
     /// `c_out × (k·k·c_in)`, each row in (ky, kx, channel) order, packed.
     Gemm(PackedMatrix),
-    /// 3×3, stride 1: Winograd's F(2×2, 3×3).
+    /// 3×3, stride 1: Winograd's F(4×4, 3×3) or F(2×2, 3×3).
     Winograd(Winograd),
 }
 
 /// How the 3×3, stride-1 convolutions run (`conv3x3`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Conv3x3 {
-    /// Winograd's F(2×2, 3×3): 2.25 times fewer multiplications.
+    /// Winograd's F(4×4, 3×3): 4 times fewer multiplications.
     Winograd,
+    /// Winograd's F(2×2, 3×3): 2.25 times fewer, transforms that only add
+    /// (the rounding of a direct convolution).
+    Winograd2x2,
     /// An im2col and one GEMM, as every other convolution.
     Im2col,
 }
 
 impl Conv3x3 {
     /// The names the parameter takes.
-    pub const NAMES: &[&str] = &["winograd", "im2col"];
+    pub const NAMES: &[&str] = &["winograd", "winograd2x2", "im2col"];
 
     /// The method a parameter names.
     pub fn parse(name: &str) -> Result<Self, String> {
         match name {
             "winograd" => Ok(Conv3x3::Winograd),
+            "winograd2x2" => Ok(Conv3x3::Winograd2x2),
             "im2col" => Ok(Conv3x3::Im2col),
-            other => Err(format!("'{other}' is not winograd or im2col")),
+            other => Err(format!("'{other}' is not winograd, winograd2x2 or im2col")),
         }
     }
 
@@ -130,7 +134,17 @@ impl Conv3x3 {
     pub fn name(self) -> &'static str {
         match self {
             Conv3x3::Winograd => "winograd",
+            Conv3x3::Winograd2x2 => "winograd2x2",
             Conv3x3::Im2col => "im2col",
+        }
+    }
+
+    /// The Winograd filtering it runs, if it is one.
+    fn tile(self) -> Option<winograd::Tile> {
+        match self {
+            Conv3x3::Winograd => Some(winograd::Tile::F4),
+            Conv3x3::Winograd2x2 => Some(winograd::Tile::F2),
+            Conv3x3::Im2col => None,
         }
     }
 }
@@ -176,8 +190,12 @@ impl Conv {
         let tap = |o: usize, i: usize, ky: usize, kx: usize| {
             kernel[((o * ci + i) * k + ky) * k + kx] as f64 * scale[o]
         };
-        let method = if k == 3 && c.stride == 1 && c.pad == 1 && conv3x3 == Conv3x3::Winograd {
-            Method::Winograd(Winograd::new(
+        let winograd = conv3x3
+            .tile()
+            .filter(|_| k == 3 && c.stride == 1 && c.pad == 1);
+        let method = if let Some(tile) = winograd {
+            Method::Winograd(Winograd::with_tile(
+                tile,
                 c.c_out,
                 ci,
                 |o, i| std::array::from_fn(|t| tap(o, i, t / 3, t % 3)),
@@ -446,6 +464,13 @@ impl GemmNet {
     /// The network of weights `w`, batch norms folded, its products in
     /// `precision`, its 3×3 stride-1 convolutions by `conv3x3`.
     pub fn new(w: &Weights, precision: Precision, conv3x3: Conv3x3) -> Result<Self, String> {
+        // F(4×4, 3×3) in f32 only: its transforms scale values by up to a
+        // hundred and back, which bf16's and f16's rounding of the
+        // transformed values does not survive (F(2×2)'s only add).
+        let conv3x3 = match (conv3x3, precision) {
+            (Conv3x3::Winograd, Precision::Bf16 | Precision::F16) => Conv3x3::Winograd2x2,
+            (method, _) => method,
+        };
         let conv = |c: &ConvSpec| Conv::new(w, c, precision, conv3x3);
         let blocks = resnet::build_blocks(conv)?;
         Ok(GemmNet {

@@ -1,6 +1,12 @@
 //! 3×3, stride-1, padding-1 convolutions by Winograd's minimal filtering
-//! F(2×2, 3×3) (Lavin and Gray, "Fast Algorithms for Convolutional Neural
-//! Networks", 2016), channels last, on warpt's GEMM engine.
+//! F(2×2, 3×3) or F(4×4, 3×3) (Lavin and Gray, "Fast Algorithms for
+//! Convolutional Neural Networks", 2016), channels last, on warpt's GEMM
+//! engine. F(2×2, 3×3) is described below; F(4×4, 3×3) is the same with
+//! 6×6 windows, 36 positions and 4×4 output tiles: 36 products of one
+//! depth for 16 pixels (2.25 a pixel, against 4 for F(2×2) and 9 for a
+//! direct convolution), its transforms multiplying by small integers
+//! (`f4.rs`) and its kernels' by fractions, which costs a few bits of
+//! rounding (`Tile`).
 //!
 //! The output is cut into 2×2 tiles, each computed from the 4×4 window of
 //! input around it. Per channel, a window `d` becomes `V = Bᵀ d B` and a
@@ -35,6 +41,7 @@ use warpt_models::packed::{PackedMatrix, Precision};
 
 use transform::{RowScratch, input_row, input_transform, output_row, output_transform, tile_rows};
 
+mod f4;
 mod transform;
 
 /// Tiles per task of a convolution's products at most: the 16 products of
@@ -54,14 +61,78 @@ pub(crate) const PIECE_BYTES: usize = 512 << 10;
 /// piece reads them.
 const KERNELS_IN_PIECES: usize = 4 << 20;
 
+/// Which minimal filtering a convolution runs: the output tile it
+/// computes from each window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tile {
+    /// F(2×2, 3×3): 4×4 windows, 16 products a tile, 2.25 times fewer
+    /// multiplications than the direct convolution; the transforms add
+    /// and subtract only (the kernel's halves).
+    F2,
+    /// F(4×4, 3×3): 6×6 windows, 36 products a tile, 4 times fewer; the
+    /// transforms multiply by up to 8 and the kernel's by sixths and
+    /// twenty-fourths, so its results carry about ten times F(2×2)'s
+    /// rounding (ResNet-50's validation holds it to 1e-4 of the largest
+    /// logit).
+    F4,
+}
+
+impl Tile {
+    /// The output tile's side.
+    fn out(self) -> usize {
+        match self {
+            Tile::F2 => 2,
+            Tile::F4 => 4,
+        }
+    }
+
+    /// The window's side.
+    fn side(self) -> usize {
+        self.out() + 2
+    }
+
+    /// The window's positions: products a tile.
+    fn positions(self) -> usize {
+        self.side() * self.side()
+    }
+
+    /// Values a channel the output transform's scratch holds (`Aᵀ m`).
+    fn out_scratch(self) -> usize {
+        self.out() * self.side()
+    }
+
+    /// Row `r` of `G` (the kernel's transform, `side × 3`).
+    fn g(self, r: usize) -> [f64; 3] {
+        const F2: [[f64; 3]; 4] = [
+            [1.0, 0.0, 0.0],
+            [0.5, 0.5, 0.5],
+            [0.5, -0.5, 0.5],
+            [0.0, 0.0, 1.0],
+        ];
+        const F4: [[f64; 3]; 6] = [
+            [0.25, 0.0, 0.0],
+            [-1.0 / 6.0, -1.0 / 6.0, -1.0 / 6.0],
+            [-1.0 / 6.0, 1.0 / 6.0, -1.0 / 6.0],
+            [1.0 / 24.0, 1.0 / 12.0, 1.0 / 6.0],
+            [1.0 / 24.0, -1.0 / 12.0, 1.0 / 6.0],
+            [0.0, 0.0, 1.0],
+        ];
+        match self {
+            Tile::F2 => F2[r],
+            Tile::F4 => F4[r],
+        }
+    }
+}
+
 /// A convolution's kernels, transformed and packed: one matrix per
-/// position of the 4×4 transform.
+/// position of the window's transform.
 pub struct Winograd {
     /// `u[p]`: `c_out × c_in`, row `o` the transformed kernels of output
-    /// channel `o` at position `p` (row-major 4×4 order).
+    /// channel `o` at position `p` (row-major order of the window).
     u: Vec<PackedMatrix>,
     c_in: usize,
     c_out: usize,
+    tile: Tile,
 }
 
 /// The shape of one convolution call.
@@ -75,14 +146,24 @@ pub struct Shape {
     pub w: usize,
 }
 
-impl Shape {
+/// A call's shape cut into a filtering's tiles.
+#[derive(Debug, Clone, Copy)]
+struct Grid {
+    n: usize,
+    h: usize,
+    w: usize,
+    tile: Tile,
+}
+
+impl Grid {
     /// Tile rows and columns per image.
     fn tiles(self) -> (usize, usize) {
-        (self.h.div_ceil(2), self.w.div_ceil(2))
+        let out = self.tile.out();
+        (self.h.div_ceil(out), self.w.div_ceil(out))
     }
 
     /// Tiles in all images.
-    pub fn tile_count(self) -> usize {
+    fn tile_count(self) -> usize {
         let (th, tw) = self.tiles();
         self.n * th * tw
     }
@@ -90,33 +171,46 @@ impl Shape {
 
 impl Winograd {
     /// The convolution whose kernel for output `o`, input `i` is
-    /// `kernel(o, i)` (3×3, row-major), its products in `precision`.
+    /// `kernel(o, i)` (3×3, row-major), by F(2×2, 3×3), its products in
+    /// `precision`.
     pub fn new(
         c_out: usize,
         c_in: usize,
         kernel: impl Fn(usize, usize) -> [f64; 9],
         precision: Precision,
     ) -> Self {
-        // U = G g Gᵀ, G = [1 0 0; ½ ½ ½; ½ -½ ½; 0 0 1], in f64.
-        let g_rows = |g: [f64; 3]| {
-            [
-                g[0],
-                (g[0] + g[1] + g[2]) / 2.0,
-                (g[0] - g[1] + g[2]) / 2.0,
-                g[2],
-            ]
+        Self::with_tile(Tile::F2, c_out, c_in, kernel, precision)
+    }
+
+    /// [`Self::new`] by the filtering `tile`.
+    pub fn with_tile(
+        tile: Tile,
+        c_out: usize,
+        c_in: usize,
+        kernel: impl Fn(usize, usize) -> [f64; 9],
+        precision: Precision,
+    ) -> Self {
+        // U = G g Gᵀ, in f64.
+        let side = tile.side();
+        let g_rows = |g: [f64; 3]| -> Vec<f64> {
+            (0..side)
+                .map(|r| {
+                    let row = tile.g(r);
+                    row[0] * g[0] + row[1] * g[1] + row[2] * g[2]
+                })
+                .collect()
         };
-        let mut u = vec![vec![0f32; c_out * c_in]; 16];
+        let mut u = vec![vec![0f32; c_out * c_in]; tile.positions()];
         for o in 0..c_out {
             for i in 0..c_in {
                 let g = kernel(o, i);
-                // G g: 4 rows of 3 (column by column), then (G g) Gᵀ.
-                let cols: [[f64; 4]; 3] =
+                // G g: `side` rows of 3 (column by column), then (G g) Gᵀ.
+                let cols: [Vec<f64>; 3] =
                     std::array::from_fn(|c| g_rows([g[c], g[3 + c], g[6 + c]]));
-                for r in 0..4 {
+                for r in 0..side {
                     let row = g_rows([cols[0][r], cols[1][r], cols[2][r]]);
                     for (c, v) in row.into_iter().enumerate() {
-                        u[r * 4 + c][o * c_in + i] = v as f32;
+                        u[r * side + c][o * c_in + i] = v as f32;
                     }
                 }
             }
@@ -127,7 +221,13 @@ impl Winograd {
                 .collect(),
             c_in,
             c_out,
+            tile,
         }
+    }
+
+    /// The filtering it runs.
+    pub fn tile(&self) -> Tile {
+        self.tile
     }
 
     /// `out` (`n × h × w × c_out`, channels last, overwritten) set to the
@@ -163,6 +263,13 @@ impl Winograd {
         assert_eq!(x.len(), shape.n * shape.h * shape.w * ci, "input shape");
         assert_eq!(out.len(), shape.n * shape.h * shape.w * co, "output shape");
         assert_eq!(fused.bias.len(), co, "one bias per output channel");
+        let shape = Grid {
+            n: shape.n,
+            h: shape.h,
+            w: shape.w,
+            tile: self.tile,
+        };
+        let positions = self.tile.positions();
         let tiles = shape.tile_count();
         if tiles == 0 || ci == 0 || co == 0 {
             // No products: the bias alone (no images: nothing at all).
@@ -197,16 +304,16 @@ impl Winograd {
             return;
         }
         let whole = &mut scratch.whole;
-        let m = sized(&mut whole.m, 16 * tiles * co);
+        let m = sized(&mut whole.m, positions * tiles * co);
         let dims = (tiles, ci, co);
         // Where the products multiply bf16, the input transform writes
         // bf16: no f32 copy of the transformed input is written and read.
         if self.u.iter().all(PackedMatrix::multiplies_bf16) {
-            let v = sized(&mut whole.v_bf16, 16 * tiles * ci);
+            let v = sized(&mut whole.v_bf16, positions * tiles * ci);
             input_transform(x, shape, ci, fused.relu_in, v);
             products(&self.u, v, m, dims, PackedMatrix::matmul_t_into_serial_bf16);
         } else {
-            let v = sized(&mut whole.v, 16 * tiles * ci);
+            let v = sized(&mut whole.v, positions * tiles * ci);
             input_transform(x, shape, ci, fused.relu_in, v);
             products(&self.u, v, m, dims, PackedMatrix::matmul_t_into_serial);
         }
@@ -227,7 +334,7 @@ impl Winograd {
     /// pieces: 64 channels at 56² 35.7 / 24.5, 128 at 28² 24.6 / 18.1,
     /// 256 at 14² 30.2 / 25.4, 512 at 7² (16 MB of kernels) 13.3 / 13.9.
     fn in_pieces(&self) -> bool {
-        16 * self.c_in * self.c_out * size_of::<f32>() <= KERNELS_IN_PIECES
+        self.tile.positions() * self.c_in * self.c_out * size_of::<f32>() <= KERNELS_IN_PIECES
     }
 
     /// [`Self::forward`] a few tile rows of an image a task, each task's
@@ -235,7 +342,7 @@ impl Winograd {
     fn forward_in_pieces<E: Held>(
         &self,
         x: &[f32],
-        shape: Shape,
+        shape: Grid,
         fused: Fused<'_>,
         out: &mut [f32],
         pieces: &[Mutex<Buffers>],
@@ -244,13 +351,15 @@ impl Winograd {
         let (ci, co) = (self.c_in, self.c_out);
         let (th, tw) = shape.tiles();
         let (h, w) = (shape.h, shape.w);
+        let (tile, positions, side_out) = (self.tile, self.tile.positions(), self.tile.out());
         // Tile rows a piece: as many as the budget holds, at least one.
-        let rows = (PIECE_BYTES / (64 * tw * (ci + co)).max(1)).clamp(1, th.max(1));
+        let bytes_per_row = positions * size_of::<f32>() * tw * (ci + co);
+        let rows = (PIECE_BYTES / bytes_per_row.max(1)).clamp(1, th.max(1));
         out.par_chunks_mut(h * w * co)
             .enumerate()
             .flat_map(|(img, image)| {
                 image
-                    .par_chunks_mut(2 * rows * w * co)
+                    .par_chunks_mut(side_out * rows * w * co)
                     .enumerate()
                     .map(move |(i, part)| (img, i * rows, part))
             })
@@ -260,13 +369,14 @@ impl Winograd {
                 let mine = rayon::current_thread_index().unwrap_or(0) % pieces.len();
                 let mut guard = pieces[mine].lock().unwrap_or_else(|e| e.into_inner());
                 let Buffers { v, v_bf16, m } = &mut *guard;
-                let v = sized(E::held(v, v_bf16), 16 * tiles * ci);
-                let m = sized(m, 16 * tiles * co);
+                let v = sized(E::held(v, v_bf16), positions * tiles * ci);
+                let m = sized(m, positions * tiles * co);
                 vectorized(
                     #[inline(always)]
                     || {
-                        let mut rs = RowScratch::new(ci);
-                        for (r, mut dst) in tile_rows(v, tw * ci).into_iter().enumerate() {
+                        let mut rs = RowScratch::new(ci, tile);
+                        let tile_rows = tile_rows(v, positions, tw * ci);
+                        for (r, mut dst) in tile_rows.into_iter().enumerate() {
                             if fused.relu_in {
                                 input_row::<E, true>(x, shape, ci, img, ty0 + r, &mut dst, &mut rs);
                             } else {
@@ -281,7 +391,7 @@ impl Winograd {
                                 );
                             }
                         }
-                        let mut t = vec![0f32; 8 * co];
+                        let mut t = vec![0f32; tile.out_scratch() * co];
                         for ((u, vp), mp) in self
                             .u
                             .iter()
@@ -290,9 +400,10 @@ impl Winograd {
                         {
                             multiply(u, vp, tiles, mp);
                         }
-                        for (r, out_rows) in part.chunks_mut(2 * w * co).enumerate() {
+                        for (r, out_rows) in part.chunks_mut(side_out * w * co).enumerate() {
                             if fused.relu_out {
                                 output_row::<true>(
+                                    tile,
                                     m,
                                     tiles,
                                     r * tw,
@@ -303,6 +414,7 @@ impl Winograd {
                                 );
                             } else {
                                 output_row::<false>(
+                                    tile,
                                     m,
                                     tiles,
                                     r * tw,
@@ -357,10 +469,10 @@ fn sized<T: Default + Clone>(buf: &mut Vec<T>, len: usize) -> &mut [T] {
     &mut buf[..len]
 }
 
-/// `m_p = v_p · u_pᵀ` for the 16 positions `p` (`dims`: tiles, input and
-/// output channels), by `multiply`, as one parallel region: runs of tiles
-/// of each, every run a product on one thread (one region per product made
-/// 16 waits for the slowest task per convolution).
+/// `m_p = v_p · u_pᵀ` for each position `p` of the window (`dims`: tiles,
+/// input and output channels), by `multiply`, as one parallel region:
+/// runs of tiles of each, every run a product on one thread (one region
+/// per product made 16 waits for the slowest task per convolution).
 fn products<E: Sync>(
     u: &[PackedMatrix],
     v: &[E],

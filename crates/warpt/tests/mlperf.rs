@@ -305,9 +305,14 @@ fn tiny(bench: &str, params: &[&str]) -> Value {
 
 #[test]
 fn resnet50_infer_runs_and_checks_against_f64() {
-    // The 3x3 stride-1 convolutions by Winograd (the default) and by an
-    // im2col: both checked against the f64 reference.
-    for (method, param) in [("winograd", None), ("im2col", Some("conv3x3=im2col"))] {
+    // The 3x3 stride-1 convolutions by Winograd's F(4x4, 3x3) (the
+    // default) and F(2x2, 3x3) and by an im2col: each checked against the
+    // f64 reference.
+    for (method, param) in [
+        ("winograd", None),
+        ("winograd2x2", Some("conv3x3=winograd2x2")),
+        ("im2col", Some("conv3x3=im2col")),
+    ] {
         let mut params = vec!["image_size=32", "samples=16", "batch=4", "scenario=Offline"];
         params.extend(param);
         let r = tiny("resnet50_infer", &params);
@@ -408,6 +413,16 @@ fn resnet50_and_bert_run_in_bf16_and_f16() {
             assert_eq!(r["details"]["precision"], precision, "{bench}");
             assert!(r["details"]["sut"].as_str().unwrap().contains(precision));
             engine_named(&r);
+            if bench == "resnet50_infer" {
+                // Winograd's F(4x4, 3x3) in f32, F(2x2, 3x3) in bf16 and
+                // f16 (whose rounding F(4x4)'s transforms amplify).
+                let method = if precision == "f32" {
+                    "winograd"
+                } else {
+                    "winograd2x2"
+                };
+                assert_eq!(r["details"]["conv3x3"], method, "{precision}");
+            }
             let v = r["validation"]["message"].as_str().unwrap();
             deviations.push(deviation(v));
         }
@@ -433,7 +448,7 @@ fn resnet50_and_bert_run_in_bf16_and_f16() {
         (
             "resnet50_infer",
             "conv3x3=fft",
-            "is not one of winograd, im2col",
+            "is not one of winograd, winograd2x2, im2col",
         ),
     ] {
         let out = warpt()

@@ -1,21 +1,24 @@
-//! The transforms around a Winograd convolution's products: each 4×4
-//! input window into its 16 values (`Bᵀ d B`), a tile row at a time, and
-//! the 16 products of each tile back into its 2×2 output (`Aᵀ m A`).
+//! The transforms around a Winograd convolution's products: each input
+//! window into its values (`Bᵀ d B`), a tile row at a time, and the
+//! products of each tile back into its output (`Aᵀ m A`). F(2×2, 3×3)'s
+//! here (4×4 windows, 16 values, 2×2 outputs); F(4×4, 3×3)'s in `f4`.
 
 use rayon::prelude::*;
 
 use warpt_gemm::simd::vectorized;
 
-use super::{Held, Shape};
+use super::{Grid, Held, Tile, f4};
 
-/// A tile row's slices of the 16 matrices of `buf`: for each task
-/// (image, tile row), its `run` values (`tw × c`) in each matrix.
-pub(super) fn tile_rows<E>(buf: &mut [E], run: usize) -> Vec<Vec<&mut [E]>> {
-    let per = buf.len() / 16;
+/// A tile row's slices of the `positions` matrices of `buf`: for each
+/// task (image, tile row), its `run` values (`tw × c`) in each matrix.
+pub(super) fn tile_rows<E>(buf: &mut [E], positions: usize, run: usize) -> Vec<Vec<&mut [E]>> {
+    let per = buf.len() / positions;
     if run == 0 || per == 0 {
         return Vec::new();
     }
-    let mut tasks: Vec<Vec<&mut [E]>> = (0..per / run).map(|_| Vec::with_capacity(16)).collect();
+    let mut tasks: Vec<Vec<&mut [E]>> = (0..per / run)
+        .map(|_| Vec::with_capacity(positions))
+        .collect();
     for matrix in buf.chunks_exact_mut(per) {
         for (task, part) in tasks.iter_mut().zip(matrix.chunks_exact_mut(run)) {
             task.push(part);
@@ -24,17 +27,16 @@ pub(super) fn tile_rows<E>(buf: &mut [E], run: usize) -> Vec<Vec<&mut [E]>> {
     tasks
 }
 
-/// The four runs of `c` values (one per column of a 4×4) that a row of
-/// the transforms' scratch holds.
-fn quarters(row: &[f32], c: usize) -> [&[f32]; 4] {
+/// The runs of `c` values (one per column of a window) that a row of the
+/// transforms' scratch holds.
+pub(super) fn runs<const N: usize>(row: &[f32], c: usize) -> [&[f32]; N] {
     std::array::from_fn(|i| &row[i * c..][..c])
 }
 
-/// `V = Bᵀ d B` of every 4×4 window `d` (zero outside the image; with
-/// `relu`, of the input's positive part), per channel, into `v` (16
-/// matrices of `tiles × c`).
-/// `Bᵀ = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]`.
-pub(super) fn input_transform<E: Held>(x: &[f32], shape: Shape, c: usize, relu: bool, v: &mut [E]) {
+/// `V = Bᵀ d B` of every window `d` (zero outside the image; with
+/// `relu`, of the input's positive part), per channel, into `v` (one
+/// matrix of `tiles × c` per position of the window).
+pub(super) fn input_transform<E: Held>(x: &[f32], shape: Grid, c: usize, relu: bool, v: &mut [E]) {
     if relu {
         input_transform_as::<E, true>(x, shape, c, v);
     } else {
@@ -43,16 +45,16 @@ pub(super) fn input_transform<E: Held>(x: &[f32], shape: Shape, c: usize, relu: 
 }
 
 /// [`input_transform`], the ReLU decided at compile time.
-fn input_transform_as<E: Held, const RELU: bool>(x: &[f32], shape: Shape, c: usize, v: &mut [E]) {
+fn input_transform_as<E: Held, const RELU: bool>(x: &[f32], shape: Grid, c: usize, v: &mut [E]) {
     let (th, tw) = shape.tiles();
-    tile_rows(v, tw * c)
+    tile_rows(v, shape.tile.positions(), tw * c)
         .into_par_iter()
         .enumerate()
         .for_each(|(task, mut dst)| {
             vectorized(
                 #[inline(always)]
                 || {
-                    let mut rs = RowScratch::new(c);
+                    let mut rs = RowScratch::new(c, shape.tile);
                     input_row::<E, RELU>(x, shape, c, task / th, task % th, &mut dst, &mut rs);
                 },
             )
@@ -61,31 +63,49 @@ fn input_transform_as<E: Held, const RELU: bool>(x: &[f32], shape: Shape, c: usi
 
 /// The input transform's scratch for one tile row of `c` channels.
 pub(super) struct RowScratch {
-    /// `Bᵀ d`, 16 runs of `c`.
-    t: Vec<f32>,
-    /// A row of `(Bᵀ d) B`, 4 runs of `c`.
-    q: Vec<f32>,
+    /// `Bᵀ d`, a run of `c` per position of the window.
+    pub(super) t: Vec<f32>,
+    /// A row of `(Bᵀ d) B`, a run of `c` per column of the window.
+    pub(super) q: Vec<f32>,
     /// A pixel outside the image.
-    zeros: Vec<f32>,
+    pub(super) zeros: Vec<f32>,
 }
 
 impl RowScratch {
-    pub(super) fn new(c: usize) -> Self {
+    pub(super) fn new(c: usize, tile: Tile) -> Self {
         RowScratch {
-            t: vec![0.0; 16 * c],
-            q: vec![0.0; 4 * c],
+            t: vec![0.0; tile.positions() * c],
+            q: vec![0.0; tile.side() * c],
             zeros: vec![0.0; c],
         }
     }
 }
 
 /// `V = Bᵀ d B` of the windows of tile row `ty` of image `img` (see
-/// [`input_transform`]), into `dst`: the row's run of each of the 16
-/// matrices, `tw × c` values each.
+/// [`input_transform`]), into `dst`: the row's run of each of the
+/// window's matrices, `tw × c` values each.
 #[inline(always)]
 pub(super) fn input_row<E: Held, const RELU: bool>(
     x: &[f32],
-    shape: Shape,
+    shape: Grid,
+    c: usize,
+    img: usize,
+    ty: usize,
+    dst: &mut [&mut [E]],
+    scratch: &mut RowScratch,
+) {
+    match shape.tile {
+        Tile::F2 => input_row2::<E, RELU>(x, shape, c, img, ty, dst, scratch),
+        Tile::F4 => f4::input_row::<E, RELU>(x, shape, c, img, ty, dst, scratch),
+    }
+}
+
+/// [`input_row`] of F(2×2, 3×3):
+/// `Bᵀ = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]`.
+#[inline(always)]
+fn input_row2<E: Held, const RELU: bool>(
+    x: &[f32],
+    shape: Grid,
     c: usize,
     img: usize,
     ty: usize,
@@ -124,7 +144,7 @@ pub(super) fn input_row<E: Held, const RELU: bool>(
         }
         // (Bᵀ d) B, into the tile's run of each matrix.
         for r in 0..4 {
-            let [a, b, cc, d] = quarters(&t[r * 4 * c..][..4 * c], c);
+            let [a, b, cc, d] = runs(&t[r * 4 * c..][..4 * c], c);
             let (q0, rest) = q.split_at_mut(c);
             let (q1, rest) = rest.split_at_mut(c);
             let (q2, q3) = rest.split_at_mut(c);
@@ -141,13 +161,13 @@ pub(super) fn input_row<E: Held, const RELU: bool>(
     }
 }
 
-/// `out = bias + Aᵀ m A` of every tile (the part of its 2×2 inside the
-/// image; with `RELU`, its positive part), per channel, from `m` (16
-/// matrices of `tiles × c`, `c` the bias's length).
-/// `Aᵀ = [1 1 1 0; 0 1 -1 -1]`.
+/// `out = bias + Aᵀ m A` of every tile (the part of its output inside
+/// the image; with `RELU`, its positive part), per channel, from `m` (a
+/// matrix of `tiles × c` per position of the window, `c` the bias's
+/// length).
 pub(super) fn output_transform<const RELU: bool>(
     m: &[f32],
-    shape: Shape,
+    shape: Grid,
     bias: &[f32],
     out: &mut [f32],
 ) {
@@ -155,11 +175,12 @@ pub(super) fn output_transform<const RELU: bool>(
     let (th, tw) = shape.tiles();
     let (h, w) = (shape.h, shape.w);
     let tiles = shape.tile_count();
+    let out_side = shape.tile.out();
     out.par_chunks_mut(h * w * c)
         .enumerate()
         .flat_map(|(img, image)| {
             image
-                .par_chunks_mut(2 * w * c)
+                .par_chunks_mut(out_side * w * c)
                 .enumerate()
                 .map(move |(ty, rows)| (img, ty, rows))
         })
@@ -167,18 +188,39 @@ pub(super) fn output_transform<const RELU: bool>(
             vectorized(
                 #[inline(always)]
                 || {
-                    let mut t = vec![0f32; 8 * c];
-                    output_row::<RELU>(m, tiles, (img * th + ty) * tw, w, bias, rows, &mut t);
+                    let mut t = vec![0f32; shape.tile.out_scratch() * c];
+                    let first = (img * th + ty) * tw;
+                    output_row::<RELU>(shape.tile, m, tiles, first, w, bias, rows, &mut t);
                 },
             )
         });
 }
 
 /// [`output_transform`] of one tile row: its tiles from `first` on in
-/// `m`'s matrices (`tiles` rows each), into `rows` (its one or two rows
-/// of `w` pixels); `t` (`8·c` at least) scratch.
+/// `m`'s matrices (`tiles` rows each), into `rows` (its rows of `w`
+/// pixels, up to the tile's side); `t` scratch
+/// ([`Tile::out_scratch`]` · c` at least).
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(super) fn output_row<const RELU: bool>(
+    tile: Tile,
+    m: &[f32],
+    tiles: usize,
+    first: usize,
+    w: usize,
+    bias: &[f32],
+    rows: &mut [f32],
+    t: &mut [f32],
+) {
+    match tile {
+        Tile::F2 => output_row2::<RELU>(m, tiles, first, w, bias, rows, t),
+        Tile::F4 => f4::output_row::<RELU>(m, tiles, first, w, bias, rows, t),
+    }
+}
+
+/// [`output_row`] of F(2×2, 3×3): `Aᵀ = [1 1 1 0; 0 1 -1 -1]`.
+#[inline(always)]
+fn output_row2<const RELU: bool>(
     m: &[f32],
     tiles: usize,
     first: usize,
@@ -211,7 +253,7 @@ pub(super) fn output_row<const RELU: bool>(
         }
         // (Aᵀ m) A: two columns of each row, plus the bias.
         for (r, row) in t.chunks_exact(4 * c).enumerate().take(height) {
-            let [a, b, cc, d] = quarters(row, c);
+            let [a, b, cc, d] = runs(row, c);
             let px = &mut rows[(r * w + 2 * tx) * c..];
             let (left, right) = px.split_at_mut(c.min(px.len()));
             let left = &mut left[..c];
