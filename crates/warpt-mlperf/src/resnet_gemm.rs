@@ -77,8 +77,8 @@ impl Pool {
 /// cores' L2s together (2 MiB on the Zen 4 host measured), they reach
 /// memory before the next layer reads them, and an ordinary store first
 /// reads each line it writes. Zen 4, two threads, a batch of 8: the 1×1
-/// convolutions into 256 channels at 56² 21.9 → 17.4 ms a batch (three
-/// with the shortcut), the stem 12.9 → 12.0, all convolutions about 2%
+/// convolutions into 256 channels at 56² 21.1 → 17.6 ms a batch (three
+/// with the shortcut), the stem 12.9 → 12.1, all convolutions about 2%
 /// faster; from 4 MiB (the 6.4 MB layers too) or from 8 MiB, level.
 const STREAM_MIN_BYTES: usize = 4 << 20;
 
