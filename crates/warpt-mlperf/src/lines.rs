@@ -1,10 +1,13 @@
-//! Activation buffers that start on a cache line: a product may then
-//! write them with streaming stores (warpt-gemm's `Epilogue::stream`,
-//! which needs every stored vector aligned to its size), and a `Vec<f32>`
-//! starts wherever the allocator put it (16 bytes past a line with
-//! glibc).
+//! Activation buffers that start on a cache line, and the pool a network
+//! keeps them in from layer to layer. On a line, a product may write them
+//! with streaming stores (warpt-gemm's `Epilogue::stream`, which needs
+//! every stored vector aligned to its size), and a `Vec<f32>` starts
+//! wherever the allocator put it (16 bytes past a line with glibc).
 
 use std::ops::{Deref, DerefMut};
+use std::sync::Mutex;
+
+use crate::winograd;
 
 /// One cache line of values.
 #[derive(Clone, Copy, Default)]
@@ -61,6 +64,45 @@ impl DerefMut for Lines {
     fn deref_mut(&mut self) -> &mut [f32] {
         // SAFETY: as `deref`, borrowed mutably through `self`.
         unsafe { std::slice::from_raw_parts_mut(self.lines.as_mut_ptr().cast::<f32>(), self.len) }
+    }
+}
+
+/// Buffers of finished layers, kept for the next ones and the next
+/// batch: a fresh `Vec` of this size is a fresh mapping, whose page
+/// faults and zeroing cost more than a small layer's GEMM.
+#[derive(Default)]
+pub(crate) struct Pool {
+    /// Buffers free for the next layer.
+    free: Vec<Lines>,
+    /// The Winograd convolutions' transforms.
+    pub(crate) winograd: winograd::Scratch,
+    /// A buffer per thread for the pieces of an im2col.
+    pieces: Vec<Mutex<Vec<f32>>>,
+}
+
+impl Pool {
+    /// A buffer of `len` values, contents unspecified (the caller writes
+    /// every one).
+    pub(crate) fn take(&mut self, len: usize) -> Lines {
+        let free = &mut self.free;
+        let best = (0..free.len())
+            .filter(|&i| free[i].capacity() >= len)
+            .min_by_key(|&i| free[i].capacity())
+            .or_else(|| (0..free.len()).max_by_key(|&i| free[i].capacity()));
+        let mut v = best.map(|i| free.swap_remove(i)).unwrap_or_default();
+        v.resize(len);
+        v
+    }
+
+    /// `v`, free for a later layer.
+    pub(crate) fn give(&mut self, v: Lines) {
+        self.free.push(v);
+    }
+
+    /// One im2col buffer for each of `threads` threads.
+    pub(crate) fn pieces(&mut self, threads: usize) -> &[Mutex<Vec<f32>>] {
+        self.pieces.resize_with(threads.max(1), Mutex::default);
+        &self.pieces
     }
 }
 

@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use warpt_gemm::simd::vectorized;
 use warpt_models::packed::{PackedMatrix, Precision, Then};
 
-use crate::lines::Lines;
+use crate::lines::{Lines, Pool};
 
 use crate::resnet::{self, CLASSES, ConvSpec, Weights};
 use crate::winograd::{self, PIECE_BYTES, Winograd};
@@ -32,44 +32,6 @@ pub struct Nhwc {
     w: usize,
     c: usize,
     v: Lines,
-}
-
-/// Buffers of finished layers, kept for the next ones and the next
-/// batch: a fresh `Vec` of this size is a fresh mapping, whose page
-/// faults and zeroing cost more than a small layer's GEMM.
-#[derive(Default)]
-struct Pool {
-    /// Buffers free for the next layer.
-    free: Vec<Lines>,
-    /// The Winograd convolutions' transforms.
-    winograd: winograd::Scratch,
-    /// A buffer per thread for the pieces of an im2col.
-    pieces: Vec<Mutex<Vec<f32>>>,
-}
-
-impl Pool {
-    /// A buffer of `len` values, contents unspecified (the caller writes
-    /// every one).
-    fn take(&mut self, len: usize) -> Lines {
-        let free = &mut self.free;
-        let best = (0..free.len())
-            .filter(|&i| free[i].capacity() >= len)
-            .min_by_key(|&i| free[i].capacity())
-            .or_else(|| (0..free.len()).max_by_key(|&i| free[i].capacity()));
-        let mut v = best.map(|i| free.swap_remove(i)).unwrap_or_default();
-        v.resize(len);
-        v
-    }
-
-    fn give(&mut self, v: Lines) {
-        self.free.push(v);
-    }
-
-    /// One im2col buffer for each of `threads` threads.
-    fn pieces(&mut self, threads: usize) -> &[Mutex<Vec<f32>>] {
-        self.pieces.resize_with(threads.max(1), Mutex::default);
-        &self.pieces
-    }
 }
 
 /// Outputs from this size on are written with streaming stores (by the
