@@ -12,7 +12,7 @@
 //!       0  4  0 -5 0 1]
 //! ```
 
-use super::transform::{RowScratch, runs};
+use super::transform::{RowScratch, runs, window_pixel};
 use super::{Grid, Held};
 
 /// Side of a window.
@@ -58,16 +58,10 @@ pub(super) fn input_row<E: Held, const RELU: bool>(
 ) {
     let act = |v: f32| if RELU { v.max(0.0) } else { v };
     let (_, tw) = shape.tiles();
-    let (h, w) = (shape.h, shape.w);
     let RowScratch { t, q, zeros } = scratch;
     let zeros = &zeros[..];
-    let pixel = |tx: usize, r: usize, col: usize| -> &[f32] {
-        let (y, xx) = ((OUT * ty + r) as isize - 1, (OUT * tx + col) as isize - 1);
-        if y < 0 || y >= h as isize || xx < 0 || xx >= w as isize {
-            zeros
-        } else {
-            &x[((img * h + y as usize) * w + xx as usize) * c..][..c]
-        }
+    let pixel = |tx: usize, r: usize, col: usize| {
+        window_pixel(x, shape, c, img, (OUT * ty + r, OUT * tx + col), zeros)
     };
     for tx in 0..tw {
         // Bᵀ d, a column of the window at a time into t (row-major 6×6

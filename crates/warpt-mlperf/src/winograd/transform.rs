@@ -100,6 +100,26 @@ pub(super) fn input_row<E: Held, const RELU: bool>(
     }
 }
 
+/// The `c` channels of the pixel at row `y - 1`, column `x - 1` of image
+/// `img` (a window's position, the padding's one row and column before
+/// the image's first), or `zeros` where that is outside the image.
+#[inline(always)]
+pub(super) fn window_pixel<'a>(
+    x: &'a [f32],
+    shape: Grid,
+    c: usize,
+    img: usize,
+    (y, xx): (usize, usize),
+    zeros: &'a [f32],
+) -> &'a [f32] {
+    let (h, w) = (shape.h, shape.w);
+    if y == 0 || y > h || xx == 0 || xx > w {
+        zeros
+    } else {
+        &x[((img * h + y - 1) * w + xx - 1) * c..][..c]
+    }
+}
+
 /// [`input_row`] of F(2×2, 3×3):
 /// `Bᵀ = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1]`.
 #[inline(always)]
@@ -114,16 +134,10 @@ fn input_row2<E: Held, const RELU: bool>(
 ) {
     let act = |v: f32| if RELU { v.max(0.0) } else { v };
     let (_, tw) = shape.tiles();
-    let (h, w) = (shape.h, shape.w);
     let RowScratch { t, q, zeros } = scratch;
     let zeros = &zeros[..];
-    let pixel = |tx: usize, r: usize, col: usize| -> &[f32] {
-        let (y, xx) = ((2 * ty + r) as isize - 1, (2 * tx + col) as isize - 1);
-        if y < 0 || y >= h as isize || xx < 0 || xx >= w as isize {
-            zeros
-        } else {
-            &x[((img * h + y as usize) * w + xx as usize) * c..][..c]
-        }
+    let pixel = |tx: usize, r: usize, col: usize| {
+        window_pixel(x, shape, c, img, (2 * ty + r, 2 * tx + col), zeros)
     };
     for tx in 0..tw {
         // Bᵀ d, row-major 4×4 runs of c; then a row of (Bᵀ d) B, before
