@@ -49,9 +49,11 @@ int main(int argc, char **argv) {
 #pragma omp parallel reduction(+ : total, count)
         {
             int threads = omp_get_num_threads(), t = omp_get_thread_num();
-            /* Each stream a whole number of vectors. */
-            size_t per = n / threads / streams / 16 * 16;
-            const float *base = a + (size_t)t * (n / threads);
+            /* Each thread's share and each stream a whole number of
+             * vectors, so every load is aligned (`a` is). */
+            size_t share = n / threads / 16 * 16;
+            size_t per = share / streams / 16 * 16;
+            const float *base = a + (size_t)t * share;
             __m512 acc[8];
             for (int s = 0; s < 8; s++) acc[s] = _mm512_setzero_ps();
             for (size_t i = 0; i < per; i += 16)
