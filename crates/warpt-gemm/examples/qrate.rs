@@ -1,10 +1,12 @@
 //! The quantized product's rate on this CPU, per kernel:
 //! `qrate q8_0|q4_0 ROWS K N [REPS]` multiplies a `ROWS × K` matrix of
 //! random blocks by `N` activation rows on one thread and prints GB/s of
-//! weights read and GOP/s (two per multiply-add).
+//! weights read and GOP/s (two per multiply-add), then the time the
+//! `N × K` activations take to quantize, per instruction set.
 
 use std::time::Instant;
 
+use warpt_gemm::Isa;
 use warpt_gemm::quant::{BLOCK, QActs, QKernel, QMatrix, QType};
 
 fn main() {
@@ -53,6 +55,22 @@ fn main() {
             best * 1e3,
             m.bytes() as f64 / best / 1e9,
             2.0 * (rows * k * n) as f64 / best / 1e9
+        );
+    }
+    for isa in [Isa::Portable, Isa::Avx2] {
+        if !isa.available() {
+            continue;
+        }
+        let mut best = f64::INFINITY;
+        for _ in 0..reps {
+            let t = Instant::now();
+            std::hint::black_box(QActs::quantize_with(isa, std::hint::black_box(&x), n, k));
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        println!(
+            "activations {n}x{k} quantized on {isa:?}: {:.2} us, {:.2} ns a value",
+            best * 1e6,
+            best * 1e9 / (n * k) as f64
         );
     }
 }

@@ -20,11 +20,12 @@
 //! tokens, from cache).
 //!
 //! - [`QMatrix`]: the repacked weights;
-//! - [`QActs`]: the activations quantized;
+//! - [`QActs`]: the activations quantized (`acts`);
 //! - `portable`: the product in plain Rust, for any CPU;
 //! - `x86`: AVX-512 VNNI and AVX2 tiles (x86-64 only);
 //! - `neon`: the NEON tile (aarch64 only).
 
+mod acts;
 #[cfg(target_arch = "aarch64")]
 mod neon;
 mod portable;
@@ -36,6 +37,8 @@ use std::ops::Range;
 use thiserror::Error;
 
 use crate::isa::Isa;
+
+pub use acts::QActs;
 
 /// Values per block, in the weights and in the activations.
 pub const BLOCK: usize = 32;
@@ -460,96 +463,6 @@ fn place(qtype: QType, weights: &mut [u8], r: usize, w: &[u8; BLOCK]) {
                 }
             }
         }
-    }
-}
-
-/// Activations `n × k` quantized to 8-bit blocks: per row and block, a
-/// scale `d = max|x| / 127`, the values `x / d` rounded (half to even) in `-127..=127` and
-/// their sum (what the weights' offset is taken back with).
-pub struct QActs {
-    n: usize,
-    k: usize,
-    /// `n × blocks` scales.
-    d: Vec<f32>,
-    /// `n × blocks` sums of the quantized values.
-    sums: Vec<i32>,
-    /// `n × k` quantized values.
-    q: Vec<i8>,
-}
-
-impl QActs {
-    /// `x` (`n × k`, row-major) quantized.
-    ///
-    /// # Panics
-    /// If `k` is not a multiple of [`BLOCK`] or `x.len() != n * k`.
-    pub fn quantize(x: &[f32], n: usize, k: usize) -> Self {
-        assert!(k.is_multiple_of(BLOCK), "{k} columns");
-        assert_eq!(x.len(), n * k, "{n} rows of {k}");
-        let blocks = n * k / BLOCK;
-        let mut acts = QActs {
-            n,
-            k,
-            d: Vec::with_capacity(blocks),
-            sums: Vec::with_capacity(blocks),
-            q: vec![0; n * k],
-        };
-        #[cfg(target_arch = "x86_64")]
-        if Isa::Avx2.available() {
-            // SAFETY: the CPU has AVX2 and FMA.
-            unsafe { quantize_avx2(x, &mut acts) };
-            return acts;
-        }
-        quantize_blocks(x, &mut acts);
-        acts
-    }
-
-    /// Rows.
-    pub fn n(&self) -> usize {
-        self.n
-    }
-
-    /// Row `t`'s block `b`: scale, sum and values.
-    pub(crate) fn block(&self, t: usize, b: usize) -> (f32, i32, &[i8]) {
-        let i = t * self.k / BLOCK + b;
-        (self.d[i], self.sums[i], &self.q[i * BLOCK..][..BLOCK])
-    }
-}
-
-/// [`quantize_blocks`] compiled for AVX2 (rounding and the maximum in
-/// vector instructions, not a libm call per value).
-///
-/// # Safety
-/// The CPU has AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn quantize_avx2(x: &[f32], acts: &mut QActs) {
-    quantize_blocks(x, acts)
-}
-
-/// Every block of `x` into `acts` (whose values are allocated and whose
-/// scales and sums are empty). Values round half to even, as llama.cpp's
-/// vector quantizers do.
-#[inline(always)]
-fn quantize_blocks(x: &[f32], acts: &mut QActs) {
-    for (src, dst) in x.chunks_exact(BLOCK).zip(acts.q.chunks_exact_mut(BLOCK)) {
-        let mut lanes = [0f32; 16];
-        for half in src.chunks_exact(16) {
-            for (l, v) in lanes.iter_mut().zip(half) {
-                *l = l.max(v.abs());
-            }
-        }
-        let amax = lanes.iter().fold(0f32, |m, v| m.max(*v));
-        let d = amax / 127.0;
-        let id = if d > 0.0 { 1.0 / d } else { 0.0 };
-        let mut sum = 0i32;
-        for (o, v) in dst.iter_mut().zip(src) {
-            // |v · id| <= 127 up to rounding; the clamp keeps -128 out.
-            let q = (v * id).round_ties_even().clamp(-127.0, 127.0) as i8;
-            sum += i32::from(q);
-            *o = q;
-        }
-        acts.d.push(d);
-        acts.sums.push(sum);
     }
 }
 

@@ -182,6 +182,62 @@ fn activations_round_to_their_block_scale() {
 }
 
 #[test]
+fn every_quantizer_gives_the_portable_loops_bytes() {
+    let mut rng = Rng(0x5eed);
+    let (n, k) = (3, 12 * BLOCK);
+    let mut x: Vec<f32> = (0..n * k).map(|_| rng.f32() * 8.0).collect();
+    // Block 1 zeros; 2 a NaN (left out of the scale, quantized to 0); 3
+    // an infinity (every value's quotient a NaN); 4 ties at a scale of 1
+    // (the largest magnitude 127), which round to even; 5 subnormals; 6
+    // negative zeros and a largest magnitude that is negative.
+    x[BLOCK..2 * BLOCK].fill(0.0);
+    x[2 * BLOCK + 5] = f32::NAN;
+    x[3 * BLOCK + 9] = f32::NEG_INFINITY;
+    for (i, v) in x[4 * BLOCK..5 * BLOCK].iter_mut().enumerate() {
+        *v = (i as f32 - 15.5) * if i % 2 == 0 { 1.0 } else { -3.0 };
+    }
+    x[4 * BLOCK] = 127.0;
+    x[5 * BLOCK..6 * BLOCK]
+        .iter_mut()
+        .enumerate()
+        .for_each(|(i, v)| *v = f32::from_bits(i as u32 + 1) * if i % 3 == 0 { -1.0 } else { 1.0 });
+    x[6 * BLOCK..7 * BLOCK].fill(-0.0);
+    x[6 * BLOCK + 17] = -2.5;
+    x[6 * BLOCK + 18] = 1.25;
+    let want = QActs::quantize_with(Isa::Portable, &x, n, k);
+    assert_eq!(want.block(0, 2).2[5], 0, "the NaN");
+    assert_eq!(want.block(0, 4).0, 1.0, "block 4's scale");
+    assert_eq!(
+        &want.block(0, 4).2[..4],
+        &[127, 44, -14, 38],
+        "ties to even"
+    );
+    let mut ran = 0;
+    for isa in [Isa::Avx2] {
+        if !isa.available() {
+            eprintln!("{isa:?} quantizer: not run here (the CPU lacks it)");
+            continue;
+        }
+        ran += 1;
+        let got = QActs::quantize_with(isa, &x, n, k);
+        for t in 0..n {
+            for b in 0..k / BLOCK {
+                let (gd, gs, gq) = got.block(t, b);
+                let (wd, ws, wq) = want.block(t, b);
+                assert_eq!(
+                    (gd.to_bits(), gs, gq),
+                    (wd.to_bits(), ws, wq),
+                    "{isa:?} row {t} block {b}"
+                );
+            }
+        }
+    }
+    if cfg!(target_arch = "x86_64") && Isa::Avx2.available() {
+        assert!(ran > 0);
+    }
+}
+
+#[test]
 fn bad_shapes_are_named() {
     assert_eq!(
         QMatrix::from_ggml(QType::Q8_0, &[0; 34], 1, 33).err(),
