@@ -18,8 +18,10 @@ use warpt_gemm::{MatMut, MatRef, gemm};
 use crate::fastmath;
 use crate::uninit::{chunks, copy, par_rows};
 
+mod kv;
 mod tiled;
 
+pub use kv::KvBuffer;
 pub use tiled::causal_bf16;
 
 /// Queries per block: enough rows for the engine's tile.
@@ -48,117 +50,6 @@ pub struct Dims {
     pub stride: usize,
     /// Values per head.
     pub head_dim: usize,
-}
-
-/// One layer's keys and values for every sequence and key-value head,
-/// with room to grow: appending a decode step's position copies that
-/// position only (a cache concatenated anew each step copies all of it,
-/// O(context) per step). The room doubles when it runs out.
-#[derive(Debug, Default, Clone)]
-pub struct KvBuffer {
-    k: Vec<f32>,
-    v: Vec<f32>,
-    heads: usize,
-    head_dim: usize,
-    stride: usize,
-    len: usize,
-}
-
-impl KvBuffer {
-    /// Appends `n` positions of `k` and `v` (`heads × n × head_dim` each,
-    /// `heads` counting every sequence's key-value heads) at position
-    /// `pos`; position 0 starts over.
-    ///
-    /// # Panics
-    /// If `pos` is neither 0 nor the positions held, the shapes differ
-    /// from those held, or the slices are not that size.
-    pub fn append(
-        &mut self,
-        k: &[f32],
-        v: &[f32],
-        heads: usize,
-        n: usize,
-        head_dim: usize,
-        pos: usize,
-    ) {
-        if pos == 0 {
-            *self = KvBuffer {
-                heads,
-                head_dim,
-                ..KvBuffer::default()
-            };
-        }
-        assert_eq!(
-            pos, self.len,
-            "appending at {pos} to {} positions",
-            self.len
-        );
-        assert_eq!(
-            (heads, head_dim),
-            (self.heads, self.head_dim),
-            "the cache's shape"
-        );
-        assert_eq!(k.len(), heads * n * head_dim, "keys");
-        assert_eq!(v.len(), heads * n * head_dim, "values");
-        if self.len + n > self.stride {
-            let stride = (self.len + n).max(2 * self.stride).max(16);
-            let grow = |old: &[f32]| {
-                let mut new = vec![0f32; heads * stride * head_dim];
-                if self.len > 0 {
-                    for (dst, src) in new
-                        .chunks_exact_mut(stride * head_dim)
-                        .zip(old.chunks_exact(self.stride * head_dim))
-                    {
-                        dst[..self.len * head_dim].copy_from_slice(&src[..self.len * head_dim]);
-                    }
-                }
-                new
-            };
-            self.k = grow(&self.k);
-            self.v = grow(&self.v);
-            self.stride = stride;
-        }
-        let (at, width) = (self.len * head_dim, n * head_dim);
-        for (buf, new) in [(&mut self.k, k), (&mut self.v, v)] {
-            for (dst, src) in buf
-                .chunks_exact_mut(self.stride * head_dim)
-                .zip(new.chunks_exact(width))
-            {
-                dst[at..at + width].copy_from_slice(src);
-            }
-        }
-        self.len += n;
-    }
-
-    /// Positions held.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether no position is held.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Positions each head has room for ([`Dims::stride`]).
-    pub fn stride(&self) -> usize {
-        self.stride
-    }
-
-    /// The keys, `heads × stride × head_dim`.
-    pub fn keys(&self) -> &[f32] {
-        &self.k
-    }
-
-    /// The values, `heads × stride × head_dim`.
-    pub fn values(&self) -> &[f32] {
-        &self.v
-    }
-
-    /// Bytes held, room included.
-    pub fn bytes(&self) -> usize {
-        (self.k.len() + self.v.len()) * std::mem::size_of::<f32>()
-    }
 }
 
 /// Attention of `q` (`batch × heads × queries × head_dim`) over `k` and
@@ -210,7 +101,7 @@ pub fn causal(q: &[f32], k: &[f32], v: &[f32], dims: Dims) -> Vec<f32> {
 
 /// Panics unless the slices are the sizes `dims` gives, `heads` a
 /// multiple of `kv_heads`, `keys >= queries` and `stride >= keys`.
-fn check(q: &[f32], k: &[f32], v: &[f32], dims: &Dims) {
+fn check<E>(q: &[f32], k: &[E], v: &[E], dims: &Dims) {
     let Dims {
         batch,
         heads,
@@ -267,6 +158,27 @@ fn one(q: &[f32], k: &[f32], v: &[f32], first: usize, hd: usize) -> Vec<f32> {
 /// where it goes (a step's output is `batch × heads × head_dim`, a
 /// group's heads side by side).
 fn decode(q: &[f32], k: &[f32], v: &[f32], dims: &Dims) -> Vec<f32> {
+    decode_on(q, k, v, dims, fastmath::attend_one)
+}
+
+/// A decode step's attention ([`causal`] with one query a sequence) over
+/// the f16 copy of the cache ([`KvBuffer::with_f16`]): the same as
+/// `causal` over the f16 values widened, from half the bytes.
+///
+/// # Panics
+/// As [`causal`], if `dims.queries` is not 1 or where
+/// [`fastmath::attends_f16`] is false for the heads.
+pub fn decode_f16(q: &[f32], k: &[half::f16], v: &[half::f16], dims: Dims) -> Vec<f32> {
+    check(q, k, v, &dims);
+    assert_eq!(dims.queries, 1, "a decode step's queries");
+    decode_on(q, k, v, &dims, fastmath::attend_one_f16)
+}
+
+/// The signature of [`fastmath::attend_one`] for cached elements `E`.
+type AttendOne<E> = fn(&[f32], &[E], &[E], usize, f32, &mut [f32], &mut [f32]);
+
+/// [`decode`] with `attend` for each group of query heads.
+fn decode_on<E: Sync>(q: &[f32], k: &[E], v: &[E], dims: &Dims, attend: AttendOne<E>) -> Vec<f32> {
     let Dims {
         batch,
         heads,
@@ -286,7 +198,7 @@ fn decode(q: &[f32], k: &[f32], v: &[f32], dims: &Dims) -> Vec<f32> {
             // kv_heads, whose query heads are t·group.. of all of them.
             let kv_at = t * stride * hd;
             scores.resize(group * keys, 0.0);
-            fastmath::attend_one(
+            attend(
                 &q[t * group * hd..][..group * hd],
                 &k[kv_at..][..keys * hd],
                 &v[kv_at..][..keys * hd],
@@ -532,37 +444,83 @@ mod tests {
     #[test]
     fn the_buffer_holds_every_position_appended_through_its_growth() {
         let (heads, hd) = (3, 4);
-        let mut buf = KvBuffer::default();
-        let mut want: Vec<Vec<f32>> = vec![Vec::new(); heads];
-        let mut pos = 0;
-        for (step, n) in [5usize, 1, 1, 20, 1].into_iter().enumerate() {
-            let k = values(heads * n * hd, step as u32);
-            let v: Vec<f32> = k.iter().map(|x| -x).collect();
-            buf.append(&k, &v, heads, n, hd, pos);
-            for (h, w) in want.iter_mut().enumerate() {
-                w.extend(&k[h * n * hd..][..n * hd]);
+        for mut buf in [KvBuffer::default(), KvBuffer::with_f16()] {
+            let half = buf.f16().is_some();
+            let mut want: Vec<Vec<f32>> = vec![Vec::new(); heads];
+            let mut pos = 0;
+            for (step, n) in [5usize, 1, 1, 20, 1].into_iter().enumerate() {
+                let k = values(heads * n * hd, step as u32);
+                let v: Vec<f32> = k.iter().map(|x| -x).collect();
+                buf.append(&k, &v, heads, n, hd, pos);
+                for (h, w) in want.iter_mut().enumerate() {
+                    w.extend(&k[h * n * hd..][..n * hd]);
+                }
+                pos += n;
+                assert_eq!(buf.len(), pos);
+                assert!(buf.stride() >= pos);
+                for (h, w) in want.iter().enumerate() {
+                    let at = h * buf.stride() * hd;
+                    let neg: Vec<f32> = w.iter().map(|x| -x).collect();
+                    assert_eq!(
+                        &buf.keys()[at..at + pos * hd],
+                        &w[..],
+                        "step {step} head {h}"
+                    );
+                    assert_eq!(
+                        &buf.values()[at..at + pos * hd],
+                        &neg[..],
+                        "step {step} head {h}"
+                    );
+                    // The f16 copy: each value rounded, laid out alike.
+                    if let Some((k16, v16)) = buf.f16() {
+                        let round = |x: &f32| half::f16::from_f32(*x);
+                        let (wk, wv): (Vec<_>, Vec<_>) = (
+                            w.iter().map(round).collect(),
+                            neg.iter().map(round).collect(),
+                        );
+                        assert_eq!(&k16[at..at + pos * hd], &wk[..], "f16 step {step} head {h}");
+                        assert_eq!(&v16[at..at + pos * hd], &wv[..], "f16 step {step} head {h}");
+                    }
+                }
             }
-            pos += n;
-            assert_eq!(buf.len(), pos);
-            assert!(buf.stride() >= pos);
-            for (h, w) in want.iter().enumerate() {
-                let at = h * buf.stride() * hd;
-                assert_eq!(
-                    &buf.keys()[at..at + pos * hd],
-                    &w[..],
-                    "step {step} head {h}"
-                );
-                let neg: Vec<f32> = w.iter().map(|x| -x).collect();
-                assert_eq!(
-                    &buf.values()[at..at + pos * hd],
-                    &neg[..],
-                    "step {step} head {h}"
-                );
+            let f32_bytes = 2 * heads * buf.stride() * hd * 4;
+            assert_eq!(
+                buf.bytes(),
+                f32_bytes + if half { f32_bytes / 2 } else { 0 }
+            );
+            // Position 0 starts over, keeping the f16 copy if there was one.
+            buf.append(&[1.0; 12], &[2.0; 12], heads, 1, hd, 0);
+            assert_eq!(buf.len(), 1);
+            assert_eq!(buf.keys()[..hd], [1.0; 4]);
+            assert_eq!(buf.f16().is_some(), half);
+            if let Some((k16, _)) = buf.f16() {
+                assert_eq!(k16[..hd], [half::f16::ONE; 4]);
             }
         }
-        // Position 0 starts over.
-        buf.append(&[1.0; 12], &[2.0; 12], heads, 1, hd, 0);
-        assert_eq!(buf.len(), 1);
-        assert_eq!(buf.keys()[..hd], [1.0; 4]);
+    }
+
+    #[test]
+    fn a_decode_step_over_the_f16_copy_is_causal_over_its_widened_values() {
+        let d = Dims {
+            batch: 2,
+            heads: 6,
+            kv_heads: 2,
+            queries: 1,
+            keys: 37,
+            stride: 40,
+            head_dim: 64,
+        };
+        if !fastmath::attends_f16(d.head_dim) {
+            eprintln!("f16 decode attention: not run here (no AVX-512F)");
+            return;
+        }
+        let q = values(d.batch * d.heads * d.head_dim, 1);
+        let kv = d.batch * d.kv_heads * d.stride * d.head_dim;
+        let to16 = |x: Vec<f32>| x.into_iter().map(half::f16::from_f32).collect::<Vec<_>>();
+        let (k16, v16) = (to16(values(kv, 2)), to16(values(kv, 3)));
+        let widen = |x: &[half::f16]| x.iter().map(|v| v.to_f32()).collect::<Vec<_>>();
+        let got = decode_f16(&q, &k16, &v16, d);
+        let want = causal(&q, &widen(&k16), &widen(&v16), d);
+        assert_eq!(got, want);
     }
 }

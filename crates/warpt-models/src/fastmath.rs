@@ -432,7 +432,7 @@ mod decode_avx2;
 #[cfg(target_arch = "x86_64")]
 mod decode_avx512;
 
-pub use attention::{attend_one, attention_weights};
+pub use attention::{attend_one, attend_one_f16, attends_f16, attention_weights};
 #[cfg(target_arch = "x86_64")]
 use attention::{attend_one_body, weights_body};
 

@@ -440,11 +440,21 @@ impl Decoder {
     /// How attention runs (`details.attention`).
     pub fn attention(&self) -> &'static str {
         match &self.engine {
-            Engine::Quantized(model) if self.device.is_cpu() && model.prefill_attends_in_bf16() => {
-                "a prefill's in bf16 on the AMX tiles (16 queries at a time against the keys up to them, the causal mask a window); decode steps blocked in f32"
-            }
-            Engine::Quantized(_) if self.device.is_cpu() => {
-                "blocked (flash-style): online softmax, the causal mask never built"
+            Engine::Quantized(model) if self.device.is_cpu() => {
+                match (model.prefill_attends_in_bf16(), model.decodes_from_f16()) {
+                    (true, true) => {
+                        "a prefill's in bf16 on the AMX tiles (16 queries at a time against the keys up to them, the causal mask a window); decode steps blocked over an f16 copy of the cache"
+                    }
+                    (true, false) => {
+                        "a prefill's in bf16 on the AMX tiles (16 queries at a time against the keys up to them, the causal mask a window); decode steps blocked in f32"
+                    }
+                    (false, true) => {
+                        "blocked (flash-style): online softmax, the causal mask never built; decode steps over an f16 copy of the cache"
+                    }
+                    (false, false) => {
+                        "blocked (flash-style): online softmax, the causal mask never built"
+                    }
+                }
             }
             Engine::Quantized(_) => {
                 "candle operations over a device KV cache (scores and causal mask materialized)"
@@ -458,7 +468,14 @@ impl Decoder {
     /// output's in the decoder's).
     pub fn kv_cache_bytes(&self, batch: usize, tokens: usize) -> usize {
         let s = &self.shape;
-        2 * s.layers * batch * s.kv_heads * s.head_dim * tokens * self.dtype.size_in_bytes()
+        // A cache with an f16 copy for the decode steps holds both.
+        let per_value = match &self.engine {
+            Engine::Quantized(model) if model.decodes_from_f16() => {
+                DType::F32.size_in_bytes() + DType::F16.size_in_bytes()
+            }
+            _ => self.dtype.size_in_bytes(),
+        };
+        2 * s.layers * batch * s.kv_heads * s.head_dim * tokens * per_value
     }
 
     /// A forward function with a fresh KV cache: token ids `(batch, n)` at

@@ -53,6 +53,10 @@ pub struct QLlama {
     /// Whether a prefill's attention runs with bf16 operands (its layers'
     /// weights are bf16: the precision a bf16 model's peers attend in).
     attention_bf16: bool,
+    /// Weights stored below f32 (f16, bf16, q8_0, q4_0): the CPU cache
+    /// keeps an f16 copy for the decode steps, where the kernel for it
+    /// runs ([`Self::decodes_from_f16`]).
+    kv_f16: bool,
 }
 
 /// Keys and values of the positions seen so far, per layer: in warpt's
@@ -73,7 +77,14 @@ impl Cache {
         let n = model.layers.len();
         Cache {
             layers: if model.embed.device().is_cpu() {
-                Layers::Host(vec![KvBuffer::default(); n])
+                Layers::Host(vec![
+                    if model.decodes_from_f16() {
+                        KvBuffer::with_f16()
+                    } else {
+                        KvBuffer::default()
+                    };
+                    n
+                ])
             } else {
                 Layers::Device(vec![None; n])
             },
@@ -126,7 +137,12 @@ impl Cache {
                 } else {
                     attention::causal
                 };
-                let o = with_f32(q, |q| attend(q, kv.keys(), kv.values(), dims))?;
+                let o = match kv.f16() {
+                    Some((k16, v16)) if n == 1 => {
+                        with_f32(q, |q| attention::decode_f16(q, k16, v16, dims))?
+                    }
+                    _ => with_f32(q, |q| attend(q, kv.keys(), kv.values(), dims))?,
+                };
                 Tensor::from_vec(o, (b, n, s.heads * hd), q.device())
             }
             Layers::Device(kvs) => {
@@ -191,6 +207,16 @@ impl QLlama {
         self.attention_bf16
             && self.embed.device().is_cpu()
             && warpt_gemm::attention::Tiles::new().is_some()
+    }
+
+    /// Whether a decode step on the CPU reads the KV cache's f16 copy
+    /// ([`KvBuffer::with_f16`]): weights stored below f32 (whose
+    /// tolerance the f16 rounding of keys and values stays far inside; an
+    /// f32 model's cache stays f32) and the kernel for the heads here.
+    pub fn decodes_from_f16(&self) -> bool {
+        self.kv_f16
+            && self.embed.device().is_cpu()
+            && crate::fastmath::attends_f16(self.shape.head_dim)
     }
 
     /// The instruction set of warpt's kernels its matrices multiply on
@@ -267,6 +293,10 @@ impl QLlama {
                 .tensor_infos
                 .get("blk.0.attn_q.weight")
                 .is_some_and(|t| t.ggml_dtype == GgmlDType::BF16),
+            kv_f16: content
+                .tensor_infos
+                .get("blk.0.attn_q.weight")
+                .is_some_and(|t| t.ggml_dtype != GgmlDType::F32),
         })
     }
 

@@ -50,16 +50,7 @@ pub fn attend_one(
     scores: &mut [f32],
     out: &mut [f32],
 ) {
-    assert!(hd > 0 && !k.is_empty(), "keys of {hd}");
-    let (g, keys) = (q.len() / hd, k.len() / hd);
-    assert!(
-        q.len() == g * hd
-            && k.len() == keys * hd
-            && v.len() == k.len()
-            && scores.len() == g * keys
-            && out.len() == q.len(),
-        "{g} queries of {hd} over {keys} keys"
-    );
+    check_one(q, k.len(), v.len(), hd, scores, out);
     #[cfg(target_arch = "x86_64")]
     {
         use super::{decode_avx2, decode_avx512};
@@ -76,6 +67,64 @@ pub fn attend_one(
         }
     }
     dispatch!(fused attend_one_body, q, k, v, hd, scale, scores, out)
+}
+
+/// Whether [`attend_one_f16`] runs here on heads of `hd` values: x86-64
+/// with AVX-512F (whose 16-lane conversion widens the f16 values), heads
+/// a multiple of 16 up to 128.
+pub fn attends_f16(hd: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        super::decode_avx512::takes(hd) && std::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = hd;
+        false
+    }
+}
+
+/// [`attend_one`] over keys and values cached in f16: each widened
+/// exactly to f32 as it is loaded, so the result is `attend_one`'s on the
+/// widened values, bit for bit, from half the bytes.
+///
+/// # Panics
+/// As [`attend_one`], and where [`attends_f16`] is false.
+pub fn attend_one_f16(
+    q: &[f32],
+    k: &[half::f16],
+    v: &[half::f16],
+    hd: usize,
+    scale: f32,
+    scores: &mut [f32],
+    out: &mut [f32],
+) {
+    assert!(
+        attends_f16(hd),
+        "no f16 decode attention for heads of {hd} here"
+    );
+    check_one(q, k.len(), v.len(), hd, scores, out);
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the CPU has AVX-512F (attends_f16); the sizes were checked.
+    unsafe {
+        super::decode_avx512::attend(q, k, v, hd, scale, scores, out)
+    }
+}
+
+/// Panics unless `q` and `out` are `g` rows of `hd`, the `k` and `v`
+/// lengths the same number (at least one) of rows, `scores` `g` rows of
+/// one per key.
+fn check_one(q: &[f32], k: usize, v: usize, hd: usize, scores: &[f32], out: &[f32]) {
+    assert!(hd > 0 && k > 0, "keys of {hd}");
+    let (g, keys) = (q.len() / hd, k / hd);
+    assert!(
+        q.len() == g * hd
+            && k == keys * hd
+            && v == k
+            && scores.len() == g * keys
+            && out.len() == q.len(),
+        "{g} queries of {hd} over {keys} keys"
+    );
 }
 
 /// See [`attention_weights`].

@@ -16,6 +16,34 @@
 
 use std::arch::x86_64::*;
 
+use half::f16;
+
+/// A cached key or value element the blocks read: f32, or f16 widened
+/// exactly as it is loaded (half the bytes of a step's read).
+pub(super) trait Cached: Copy {
+    /// The 16 values at `p`, in f32.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F; 16 values are readable at `p`.
+    unsafe fn load16(p: *const Self) -> __m512;
+}
+
+impl Cached for f32 {
+    #[inline(always)]
+    unsafe fn load16(p: *const f32) -> __m512 {
+        // SAFETY: the caller's.
+        unsafe { _mm512_loadu_ps(p) }
+    }
+}
+
+impl Cached for f16 {
+    #[inline(always)]
+    unsafe fn load16(p: *const f16) -> __m512 {
+        // SAFETY: the caller's (AVX-512F has the 16-lane conversion).
+        unsafe { _mm512_cvtph_ps(_mm256_loadu_si256(p.cast())) }
+    }
+}
+
 /// Whether [`attend`] takes heads of `hd` values.
 pub(super) fn takes(hd: usize) -> bool {
     hd.is_multiple_of(16) && (16..=128).contains(&hd)
@@ -28,10 +56,10 @@ pub(super) fn takes(hd: usize) -> bool {
 /// `q` and `out` `g` rows of `hd`, `k` and `v` the same number (at least
 /// one) of rows of `hd`, `scores` `g` rows of one per key.
 #[target_feature(enable = "avx512f")]
-pub(super) unsafe fn attend(
+pub(super) unsafe fn attend<E: Cached>(
     q: &[f32],
-    k: &[f32],
-    v: &[f32],
+    k: &[E],
+    v: &[E],
     hd: usize,
     scale: f32,
     scores: &mut [f32],
@@ -40,14 +68,14 @@ pub(super) unsafe fn attend(
     // SAFETY (all arms): the caller's contract, and hd = 16·C.
     unsafe {
         match hd / 16 {
-            1 => attend_c::<1>(q, k, v, scale, scores, out),
-            2 => attend_c::<2>(q, k, v, scale, scores, out),
-            3 => attend_c::<3>(q, k, v, scale, scores, out),
-            4 => attend_c::<4>(q, k, v, scale, scores, out),
-            5 => attend_c::<5>(q, k, v, scale, scores, out),
-            6 => attend_c::<6>(q, k, v, scale, scores, out),
-            7 => attend_c::<7>(q, k, v, scale, scores, out),
-            _ => attend_c::<8>(q, k, v, scale, scores, out),
+            1 => attend_c::<E, 1>(q, k, v, scale, scores, out),
+            2 => attend_c::<E, 2>(q, k, v, scale, scores, out),
+            3 => attend_c::<E, 3>(q, k, v, scale, scores, out),
+            4 => attend_c::<E, 4>(q, k, v, scale, scores, out),
+            5 => attend_c::<E, 5>(q, k, v, scale, scores, out),
+            6 => attend_c::<E, 6>(q, k, v, scale, scores, out),
+            7 => attend_c::<E, 7>(q, k, v, scale, scores, out),
+            _ => attend_c::<E, 8>(q, k, v, scale, scores, out),
         }
     }
 }
@@ -57,10 +85,10 @@ const BLOCK: usize = 16;
 
 /// [`attend`] for heads of `16·C` values.
 #[target_feature(enable = "avx512f")]
-unsafe fn attend_c<const C: usize>(
+unsafe fn attend_c<E: Cached, const C: usize>(
     q: &[f32],
-    k: &[f32],
-    v: &[f32],
+    k: &[E],
+    v: &[E],
     scale: f32,
     scores: &mut [f32],
     out: &mut [f32],
@@ -79,7 +107,7 @@ unsafe fn attend_c<const C: usize>(
                 let qr: [__m512; C] =
                     std::array::from_fn(|c| _mm512_loadu_ps(qp.add(r * hd + 16 * c)));
                 let sums: [__m512; BLOCK] =
-                    std::array::from_fn(|t| dot::<C>(&qr, kp.add((j0 + t) * hd)));
+                    std::array::from_fn(|t| dot::<E, C>(&qr, kp.add((j0 + t) * hd)));
                 let s = _mm512_mul_ps(across16(sums), scale_v);
                 _mm512_storeu_ps(sp.add(r * keys + j0), s);
             }
@@ -88,7 +116,8 @@ unsafe fn attend_c<const C: usize>(
             for r in 0..g {
                 let qr: [__m512; C] =
                     std::array::from_fn(|c| _mm512_loadu_ps(qp.add(r * hd + 16 * c)));
-                *sp.add(r * keys + j) = _mm512_reduce_add_ps(dot::<C>(&qr, kp.add(j * hd))) * scale;
+                *sp.add(r * keys + j) =
+                    _mm512_reduce_add_ps(dot::<E, C>(&qr, kp.add(j * hd))) * scale;
             }
         }
         // Each row's softmax.
@@ -107,7 +136,7 @@ unsafe fn attend_c<const C: usize>(
                     let w = _mm512_set1_ps(*sp.add(r * keys + j));
                     let vj = vp.add(j * hd);
                     for (c, a) in acc.iter_mut().enumerate() {
-                        *a = _mm512_fmadd_ps(w, _mm512_loadu_ps(vj.add(16 * c)), *a);
+                        *a = _mm512_fmadd_ps(w, E::load16(vj.add(16 * c)), *a);
                     }
                 }
                 for (c, a) in acc.iter().enumerate() {
@@ -123,12 +152,12 @@ unsafe fn attend_c<const C: usize>(
 /// `kp` (`16·C` values).
 #[target_feature(enable = "avx512f")]
 #[inline]
-unsafe fn dot<const C: usize>(q: &[__m512; C], kp: *const f32) -> __m512 {
+unsafe fn dot<E: Cached, const C: usize>(q: &[__m512; C], kp: *const E) -> __m512 {
     // SAFETY: the caller's key row holds 16·C values.
     unsafe {
-        let mut a = _mm512_mul_ps(q[0], _mm512_loadu_ps(kp));
+        let mut a = _mm512_mul_ps(q[0], E::load16(kp));
         for (c, qc) in q.iter().enumerate().skip(1) {
-            a = _mm512_fmadd_ps(*qc, _mm512_loadu_ps(kp.add(16 * c)), a);
+            a = _mm512_fmadd_ps(*qc, E::load16(kp.add(16 * c)), a);
         }
         a
     }

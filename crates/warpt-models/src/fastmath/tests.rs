@@ -370,3 +370,45 @@ fn attend_one_matches_f64_on_every_path() {
         }
     }
 }
+
+#[test]
+fn the_f16_cache_gives_the_f32_blocks_result_on_its_widened_values() {
+    // attend_one_f16 widens each value exactly as it loads it, in the
+    // same blocks and order as the f32 kernel: the same bits.
+    let mut ran = 0;
+    for hd in [16, 64, 128] {
+        if !attends_f16(hd) {
+            eprintln!("f16 decode attention for heads of {hd}: not run here (no AVX-512F)");
+            continue;
+        }
+        for keys in [1, 15, 16, 17, 100] {
+            for g in [1, 3] {
+                let val = |i: usize, m: usize| ((i * m % 97) as f32 - 48.0) * 0.021;
+                let q: Vec<f32> = (0..g * hd).map(|i| val(i, 31)).collect();
+                let k: Vec<half::f16> = (0..keys * hd)
+                    .map(|i| half::f16::from_f32(val(i, 17)))
+                    .collect();
+                let v: Vec<half::f16> = (0..keys * hd)
+                    .map(|i| half::f16::from_f32(val(i, 13)))
+                    .collect();
+                let (kw, vw): (Vec<f32>, Vec<f32>) = (
+                    k.iter().map(|x| x.to_f32()).collect(),
+                    v.iter().map(|x| x.to_f32()).collect(),
+                );
+                let scale = 1.0 / (hd as f32).sqrt();
+                let (mut s16, mut s32) = (vec![0f32; g * keys], vec![0f32; g * keys]);
+                let (mut got, mut want) = (vec![f32::NAN; g * hd], vec![f32::NAN; g * hd]);
+                attend_one_f16(&q, &k, &v, hd, scale, &mut s16, &mut got);
+                attend_one(&q, &kw, &vw, hd, scale, &mut s32, &mut want);
+                let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got), bits(&want), "hd {hd}, {keys} keys, {g} queries");
+                let f64_want = attend_one_f64(&q, &kw, &vw, hd, scale);
+                assert!((f64::from(got[0]) - f64_want[0]).abs() < 1e-5);
+                ran += 1;
+            }
+        }
+    }
+    if ran == 0 {
+        assert!(!attends_f16(64));
+    }
+}
