@@ -13,6 +13,9 @@
 //! register per 16 values, a block at a time. The same 48 heads on the
 //! same core: 2.6–3.0 ms at 2,048 keys (17–19 GB/s: one core's share of
 //! the memory bus), 0.34 → 0.11 ms at 128 keys (the cache in L2).
+//! The cache is read in f32 or, for [`super::attend_one_f16`], in f16
+//! widened as it is loaded ([`Cached`]): the same arithmetic on half the
+//! bytes.
 
 use std::arch::x86_64::*;
 
