@@ -438,28 +438,26 @@ impl Decoder {
     }
 
     /// How attention runs (`details.attention`).
-    pub fn attention(&self) -> &'static str {
+    pub fn attention(&self) -> String {
         match &self.engine {
             Engine::Quantized(model) if self.device.is_cpu() => {
-                match (model.prefill_attends_in_bf16(), model.decodes_from_f16()) {
-                    (true, true) => {
-                        "a prefill's in bf16 on the AMX tiles (16 queries at a time against the keys up to them, the causal mask a window); decode steps blocked over an f16 copy of the cache"
-                    }
-                    (true, false) => {
-                        "a prefill's in bf16 on the AMX tiles (16 queries at a time against the keys up to them, the causal mask a window); decode steps blocked in f32"
-                    }
-                    (false, true) => {
-                        "blocked (flash-style): online softmax, the causal mask never built; decode steps over an f16 copy of the cache"
-                    }
-                    (false, false) => {
-                        "blocked (flash-style): online softmax, the causal mask never built"
-                    }
-                }
+                let prefill = if model.prefill_attends_in_bf16() {
+                    "a prefill's in bf16 on the AMX tiles (16 queries at a time against the keys up to them, the causal mask a window)"
+                } else {
+                    "blocked (flash-style): online softmax, the causal mask never built"
+                };
+                let decode = match (model.prefill_attends_in_bf16(), model.decodes_from_f16()) {
+                    (_, true) => "; decode steps blocked over an f16 copy of the cache",
+                    (true, false) => "; decode steps blocked in f32",
+                    (false, false) => "",
+                };
+                format!("{prefill}{decode}")
             }
             Engine::Quantized(_) => {
                 "candle operations over a device KV cache (scores and causal mask materialized)"
+                    .into()
             }
-            _ => "candle-transformers' (scores and causal mask materialized)",
+            _ => "candle-transformers' (scores and causal mask materialized)".into(),
         }
     }
 

@@ -50,13 +50,11 @@ pub struct QLlama {
     eps: f32,
     cos: Tensor,
     sin: Tensor,
-    /// Whether a prefill's attention runs with bf16 operands (its layers'
-    /// weights are bf16: the precision a bf16 model's peers attend in).
-    attention_bf16: bool,
-    /// Weights stored below f32 (f16, bf16, q8_0, q4_0): the CPU cache
-    /// keeps an f16 copy for the decode steps, where the kernel for it
-    /// runs ([`Self::decodes_from_f16`]).
-    kv_f16: bool,
+    /// How the layers' weights are stored (their query projection's GGML
+    /// type): a bf16 model's prefill attends with bf16 operands (the
+    /// precision its peers attend in), and a model stored below f32 keeps
+    /// an f16 copy of its CPU cache for the decode steps.
+    layer_dtype: Option<GgmlDType>,
 }
 
 /// Keys and values of the positions seen so far, per layer: in warpt's
@@ -204,9 +202,15 @@ impl QLlama {
     /// Whether a prefill's attention runs in bf16 on the AMX tiles
     /// ([`attention::causal_bf16`]): bf16 weights, on a CPU with AMX.
     pub fn prefill_attends_in_bf16(&self) -> bool {
-        self.attention_bf16
+        self.attends_in_bf16()
             && self.embed.device().is_cpu()
             && warpt_gemm::attention::Tiles::new().is_some()
+    }
+
+    /// Whether attention runs with bf16 operands where it can: bf16
+    /// weights.
+    fn attends_in_bf16(&self) -> bool {
+        self.layer_dtype == Some(GgmlDType::BF16)
     }
 
     /// Whether a decode step on the CPU reads the KV cache's f16 copy
@@ -214,7 +218,7 @@ impl QLlama {
     /// tolerance the f16 rounding of keys and values stays far inside; an
     /// f32 model's cache stays f32) and the kernel for the heads here.
     pub fn decodes_from_f16(&self) -> bool {
-        self.kv_f16
+        self.layer_dtype.is_some_and(|t| t != GgmlDType::F32)
             && self.embed.device().is_cpu()
             && crate::fastmath::attends_f16(self.shape.head_dim)
     }
@@ -289,14 +293,10 @@ impl QLlama {
             eps,
             cos: angles.cos()?,
             sin: angles.sin()?,
-            attention_bf16: content
+            layer_dtype: content
                 .tensor_infos
                 .get("blk.0.attn_q.weight")
-                .is_some_and(|t| t.ggml_dtype == GgmlDType::BF16),
-            kv_f16: content
-                .tensor_infos
-                .get("blk.0.attn_q.weight")
-                .is_some_and(|t| t.ggml_dtype != GgmlDType::F32),
+                .map(|t| t.ggml_dtype),
         })
     }
 
@@ -353,7 +353,7 @@ impl QLlama {
                 .heads((b, n), &counts, hd, rope, y.device())?
                 .try_into()
                 .map_err(|_| candle_core::Error::Msg("three projections".into()))?;
-            let o = cache.attend(i, (&q, &k, &v), pos, &s, self.attention_bf16)?;
+            let o = cache.attend(i, (&q, &k, &v), pos, &s, self.attends_in_bf16())?;
             x.add_product(&layer.wo, &o)?;
             let y = x.rms_norm(&layer.ffn_norm, self.eps)?;
             let act = layer.gate_up.forward(&y)?.swiglu(y.device())?;
