@@ -222,7 +222,7 @@ impl<T: Element> Left<'_, T> {
                 pack_a(a, i0, m, p0, k, mr, buf);
                 buf
             }
-            Left::Packed { a, first, .. } => a.panels(first + i0, m, p0),
+            Left::Packed { a, first, .. } => a.panels(first + i0, m, p0, mr),
         }
     }
 }
@@ -259,6 +259,15 @@ pub(crate) fn execute<T: Element>(
         // A was packed in its kernel's slices of the depth.
         debug_assert_eq!(p.slice_depth(), balanced(k, kernel.kc, T::GROUP));
     }
+    // A product of one column on a packed A whose rows start on a pair of
+    // its panels reads them two at a time (`kernel::Pair`).
+    let paired = match a {
+        Left::Packed { first, .. } if n == 1 && first.is_multiple_of(2 * kernel.mr) => {
+            kernel.paired().map(|k| k.fitted())
+        }
+        _ => None,
+    };
+    let kernel = paired.as_ref().unwrap_or(kernel);
     let out = Out::new(&mut c);
     if k == 0 || alpha == T::Acc::ZERO {
         out.scale(0..m, 0..n, beta);

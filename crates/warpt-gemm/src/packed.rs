@@ -39,11 +39,12 @@ impl<T: Element> PackedA<T> {
         let kernel = kernel.fitted();
         let (m, k) = (a.rows(), a.cols());
         let kcb = balanced(k, kernel.kc, T::GROUP);
-        let panels = m.div_ceil(kernel.mr);
+        let panels = held_panels(&kernel, m);
         let mut data = Aligned::zeroed(panels * kernel.mr * k.next_multiple_of(T::GROUP));
         for pc in (0..k).step_by(kcb) {
             let kb = kcb.min(k - pc);
-            let len = panels * kernel.mr * kb.next_multiple_of(T::GROUP);
+            // The rows' own panels; a last one held for a pair stays zero.
+            let len = m.div_ceil(kernel.mr) * kernel.mr * kb.next_multiple_of(T::GROUP);
             let start = pc * panels * kernel.mr;
             pack_a(&a, 0, m, pc, kb, kernel.mr, &mut data[start..start + len]);
         }
@@ -77,13 +78,23 @@ impl<T: Element> PackedA<T> {
         self.kcb
     }
 
-    /// The packed panels of rows `i0..i0 + m` (`i0` a multiple of `MR`)
-    /// and the slice of the depth that starts at `p0`.
-    pub(crate) fn panels(&self, i0: usize, m: usize, p0: usize) -> &[T] {
+    /// The packed panels of rows `i0..i0 + m` (`i0` a multiple of
+    /// `tile`) and the slice of the depth that starts at `p0`, in whole
+    /// tiles of `tile` rows: `MR`, or `2·MR` for a kernel's pairs
+    /// ([`Kernel::paired`]; the matrix holds its last pair whole).
+    pub(crate) fn panels(&self, i0: usize, m: usize, p0: usize, tile: usize) -> &[T] {
         let mr = self.kernel.mr;
-        debug_assert!(i0.is_multiple_of(mr) && p0.is_multiple_of(self.kcb));
+        debug_assert!(tile.is_multiple_of(mr) && i0.is_multiple_of(tile));
+        debug_assert!(p0.is_multiple_of(self.kcb));
         let kp = self.kcb.min(self.depth - p0).next_multiple_of(T::GROUP);
-        let start = p0 * self.rows.div_ceil(mr) * mr + i0 / mr * kp * mr;
-        &self.data[start..start + m.div_ceil(mr) * kp * mr]
+        let start = p0 * held_panels(&self.kernel, self.rows) * mr + i0 / mr * kp * mr;
+        &self.data[start..start + m.div_ceil(tile) * tile * kp]
     }
+}
+
+/// The panels a packed A of `rows` rows holds for `kernel` in each slice
+/// of the depth: its rows' panels, one more where that makes their count
+/// even for a kernel that reads them in pairs ([`Kernel::paired`]).
+fn held_panels<T: Element>(kernel: &Kernel<T>, rows: usize) -> usize {
+    rows.div_ceil(kernel.band_rows()) * kernel.band_rows() / kernel.mr
 }

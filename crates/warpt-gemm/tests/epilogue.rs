@@ -166,6 +166,11 @@ where
             (3 * mr + 5, nr + 2, kc + 5, mr),
             (2 * mr, 3 * 96 + 5, kc + 3, 0),
             (9 * mr + 1, 5, 33, 0),
+            // One column (a decode step's product): its tiles in pairs
+            // where the kernel has them, B in place and packed (21
+            // panels), a last pair half empty, rows from a pair's start.
+            (5 * mr + 7, 1, kc + 5, 0),
+            (21 * mr + 3, 1, 9, 2 * mr),
         ];
         for (m, n, k, first) in shapes {
             for layouts in [(false, true), (true, false), (false, false)] {
@@ -200,6 +205,7 @@ where
             (tall, nr + 2, kc + 5, 0),
             ((9 * mr).next_multiple_of(lines), 3 * 96 + 5, 33, 0),
             (tall + 4, 2 * nr + 1, 7, 0),
+            ((4 * mr).next_multiple_of(lines), 1, 7, 0),
         ];
         for (m, n, k, first) in streamed {
             for b_row_major in [false, true] {

@@ -461,3 +461,98 @@ fn a_packed_matrix_multiplies_any_run_of_its_panels() {
         check_rows(kernel, |v| Half::from_f32(v as f32));
     }
 }
+
+/// One column of a packed A's product (a decode step's) on `kernel`,
+/// whose tiles go in pairs ([`Kernel::band_rows`] is two panels): the
+/// integer product exactly for runs of rows that start on a pair and
+/// end anywhere (a last pair half empty or past the rows' own panels),
+/// B in place (a few pairs) and packed (more than eight), one and two
+/// threads; and on values that round, a pair's rows bit for bit what the
+/// single tiles give the same rows from a run that starts between two
+/// panels (where no pair is read), and near the f64 product.
+fn check_pairs<T: Element<Acc = f32>>(kernel: &Kernel<T>, from: fn(f32) -> T, to: fn(T) -> f32) {
+    let mr = kernel.mr;
+    assert_eq!(
+        kernel.band_rows(),
+        2 * mr,
+        "{} reads panels in pairs",
+        kernel.name
+    );
+    let k = kernel.kc + 5;
+    for m in [5 * mr + 7, 21 * mr + 3] {
+        let mut seed = m as u64;
+        let a: Vec<i64> = (0..m * k).map(|_| small(&mut seed, 4)).collect();
+        let b: Vec<i64> = (0..k).map(|_| small(&mut seed, 4)).collect();
+        let ad: Vec<T> = a.iter().map(|&v| from(v as f32)).collect();
+        let bd: Vec<T> = b.iter().map(|&v| from(v as f32)).collect();
+        let pa = PackedA::with_kernel(kernel, MatRef::row_major(&ad, m, k).unwrap());
+        for rows in [0..m, 2 * mr..m, 0..mr, 0..2 * mr + 3, 4 * mr..5 * mr] {
+            for threads in [1, 2] {
+                let mut c = vec![0f32; rows.len()];
+                let cv = MatMut::col_major(&mut c, rows.len(), 1).unwrap();
+                let bv = MatRef::col_major(&bd, k, 1).unwrap();
+                warpt_gemm::gemm_packed_rows(cv, 1.0, &pa, rows.clone(), bv, 0.0, threads).unwrap();
+                for (r, i) in rows.clone().enumerate() {
+                    let dot: i64 = (0..k).map(|p| a[i * k + p] * b[p]).sum();
+                    assert_eq!(
+                        c[r], dot as f32,
+                        "{} rows {rows:?} threads {threads}: C[{i}]",
+                        kernel.name
+                    );
+                }
+            }
+        }
+        // Values that round: pairs against single tiles over the same rows.
+        let mut seed = 11;
+        let mut frac = |scale: f32| from(small(&mut seed, 1000) as f32 / scale);
+        let ad: Vec<T> = (0..m * k).map(|_| frac(997.0)).collect();
+        let bd: Vec<T> = (0..k).map(|_| frac(991.0)).collect();
+        let pa = PackedA::with_kernel(kernel, MatRef::row_major(&ad, m, k).unwrap());
+        let product = |rows: std::ops::Range<usize>| {
+            let mut c = vec![0f32; rows.len()];
+            let cv = MatMut::col_major(&mut c, rows.len(), 1).unwrap();
+            let bv = MatRef::col_major(&bd, k, 1).unwrap();
+            warpt_gemm::gemm_packed_rows(cv, 1.0, &pa, rows, bv, 0.0, 1).unwrap();
+            c
+        };
+        let (paired, single) = (product(0..m), product(mr..m));
+        for (i, (p, s)) in paired[mr..].iter().zip(&single).enumerate() {
+            assert_eq!(
+                p.to_bits(),
+                s.to_bits(),
+                "{} {m} rows: row {}",
+                kernel.name,
+                mr + i
+            );
+        }
+        for (i, &p) in paired.iter().enumerate() {
+            let dot: f64 = (0..k)
+                .map(|q| f64::from(to(ad[i * k + q])) * f64::from(to(bd[q])))
+                .sum();
+            assert!(
+                (f64::from(p) - dot).abs() < 1e-4 * (1.0 + dot.abs()),
+                "{} row {i}: {p} against {dot}",
+                kernel.name
+            );
+        }
+    }
+}
+
+#[test]
+fn one_column_products_read_panels_in_pairs_as_their_tiles_would() {
+    let mut checked = 0;
+    for kernel in Kernel::<f32>::all().filter(|k| k.band_rows() > k.mr) {
+        check_pairs(kernel, |v| v, |v| v);
+        checked += 1;
+    }
+    for kernel in Kernel::<Half>::all().filter(|k| k.band_rows() > k.mr) {
+        check_pairs(kernel, Half::from_f32, Half::to_f32);
+        checked += 1;
+    }
+    if Isa::Avx512.available() {
+        // The AVX-512 tiles of f32 (48 and 32 rows) have pairs.
+        assert_eq!(checked, 2);
+    } else {
+        println!("pairs of tiles: not run here (no AVX-512)");
+    }
+}

@@ -593,7 +593,9 @@ impl PackedMatrix {
 /// A packed matrix cut into bands.
 fn banded_from<T: Element>(w: PackedA<T>) -> Banded<T> {
     let n = w.rows();
-    let mr = w.kernel().mr;
+    // Bands start on pairs of panels where the kernel reads a decode
+    // step's panels in pairs (two streams of memory a thread).
+    let mr = w.kernel().band_rows();
     let count = (2 * rayon::current_num_threads()).clamp(1, n.div_ceil(BAND_MIN).max(1));
     let cut = |b: usize| {
         if b == count {

@@ -24,6 +24,7 @@ const fn portable<T: Element>(name: &'static str, kc: usize, run: MicroKernel<T>
         biased: None,
         finishing: None,
         order: PanelOrder::Steps,
+        pair: None,
     }
 }
 

@@ -6,7 +6,7 @@
 use super::neon;
 use super::{Bf16, Finishing, Half, Kernel, PanelOrder, portable};
 #[cfg(target_arch = "x86_64")]
-use super::{amx, widen, x86};
+use super::{Pair, amx, widen, x86};
 use crate::isa::Isa;
 
 #[cfg(target_arch = "x86_64")]
@@ -26,6 +26,7 @@ pub(super) static I8: [Kernel<i8>; 4] = [
         biased: None,
         finishing: None,
         order: PanelOrder::Steps,
+        pair: None,
     },
     Kernel {
         name: "avx512_vnni i8 48x8",
@@ -40,6 +41,7 @@ pub(super) static I8: [Kernel<i8>; 4] = [
         biased: None,
         finishing: None,
         order: PanelOrder::Steps,
+        pair: None,
     },
     // 4096 deep (1024 fours): as bf16's 2048.
     Kernel {
@@ -55,6 +57,7 @@ pub(super) static I8: [Kernel<i8>; 4] = [
         biased: None,
         finishing: None,
         order: PanelOrder::Chunks,
+        pair: None,
     },
 ];
 
@@ -81,6 +84,7 @@ pub(super) static BF16: [Kernel<Bf16>; 4] = [
         biased: None,
         finishing: None,
         order: PanelOrder::Steps,
+        pair: None,
     },
     Kernel {
         name: "avx512_bf16 bf16 48x8",
@@ -95,6 +99,7 @@ pub(super) static BF16: [Kernel<Bf16>; 4] = [
         biased: None,
         finishing: None,
         order: PanelOrder::Steps,
+        pair: None,
     },
     // 2048 deep (1024 pairs; a micro-panel of B is 128 KiB, read from
     // L2): each call's fixed cost (C's tile loaded or stored, the tiles'
@@ -114,6 +119,7 @@ pub(super) static BF16: [Kernel<Bf16>; 4] = [
         biased: Some(amx::bf16_amx_bias),
         finishing: None,
         order: PanelOrder::Chunks,
+        pair: None,
     },
 ];
 
@@ -139,6 +145,7 @@ pub(super) static F64: [Kernel<f64>; 3] = [
             direct: x86::f64_avx2::direct_finishing,
         }),
         order: PanelOrder::Steps,
+        pair: None,
     },
     // 512 deep: B's micro-panel (24 KiB) still fits L1 beside A's stream,
     // and C is updated a third less often than at 384: 1-4% faster at
@@ -159,6 +166,7 @@ pub(super) static F64: [Kernel<f64>; 3] = [
             direct: x86::f64_avx512::direct_finishing,
         }),
         order: PanelOrder::Steps,
+        pair: None,
     },
 ];
 
@@ -181,6 +189,7 @@ const F32_TILES: [Kernel<f32>; 4] = [
             direct: x86::f32_avx2::direct_finishing,
         }),
         order: PanelOrder::Steps,
+        pair: None,
     },
     // A shorter tile for products whose rows are a multiple of 32 but not
     // of 48 (64, 128, 256 channels: 48 rows would pad 64 to 96).
@@ -200,6 +209,10 @@ const F32_TILES: [Kernel<f32>; 4] = [
             direct: x86::f32_avx512_32x12::direct_finishing,
         }),
         order: PanelOrder::Steps,
+        pair: Some(Pair {
+            run: x86::f32_avx512_32x12_pair::run,
+            direct: x86::f32_avx512_32x12_pair::direct,
+        }),
     },
     Kernel {
         name: "avx512f f32 48x8",
@@ -217,6 +230,10 @@ const F32_TILES: [Kernel<f32>; 4] = [
             direct: x86::f32_avx512::direct_finishing,
         }),
         order: PanelOrder::Steps,
+        pair: Some(Pair {
+            run: x86::f32_avx512_pair::run,
+            direct: x86::f32_avx512_pair::direct,
+        }),
     },
 ];
 
@@ -264,6 +281,7 @@ pub(super) static F16: [Kernel<half::f16>; 2] = [
             direct: x86::f16_avx512fp16::direct_finishing,
         }),
         order: PanelOrder::Steps,
+        pair: None,
     },
 ];
 
@@ -288,6 +306,7 @@ pub(super) static HALF: [Kernel<Half>; 3] = [
         biased: None,
         finishing: None,
         order: PanelOrder::Steps,
+        pair: None,
     },
     Kernel {
         name: "avx512f f16>f32 48x8",
@@ -302,6 +321,9 @@ pub(super) static HALF: [Kernel<Half>; 3] = [
         biased: None,
         finishing: None,
         order: PanelOrder::Steps,
+        // No pair: fp16's decode steps ran slower on them (`llm_infer`
+        // f16, Zen 4: TPOT 0.95x, five interleaved rounds; fp32 1.03x).
+        pair: None,
     },
 ];
 
@@ -327,6 +349,7 @@ pub(super) static F64: [Kernel<f64>; 2] = [
             direct: neon::f64_neon::direct_finishing,
         }),
         order: PanelOrder::Steps,
+        pair: None,
     },
 ];
 
@@ -349,6 +372,7 @@ pub(super) static F32: [Kernel<f32>; 2] = [
             direct: neon::f32_neon::direct_finishing,
         }),
         order: PanelOrder::Steps,
+        pair: None,
     },
 ];
 

@@ -51,6 +51,61 @@ tile_kernel!(
     short: [1],
     12:1
 );
+/// The value at `p` (a pair's B, [`pair_kernel!`]).
+///
+/// # Safety
+/// `p` is readable.
+#[inline(always)]
+unsafe fn value(p: *const f32) -> f32 {
+    // SAFETY: the caller's promise.
+    unsafe { *p }
+}
+
+// The AVX-512 fp32 tiles two at a time for one column (decode steps):
+// 2 x 3 accumulators in 3 sets, 2 x 2 in 4, as their single tiles (one
+// set over B in place).
+pair_kernel!(
+    f32_avx512_pair,
+    "avx512f",
+    f32,
+    f32,
+    __m512,
+    16,
+    3,
+    3,
+    1,
+    _mm512_setzero_ps,
+    _mm512_loadu_ps,
+    value,
+    _mm512_set1_ps,
+    _mm512_fmadd_ps,
+    _mm512_loadu_ps,
+    _mm512_storeu_ps,
+    _mm512_add_ps,
+    _mm512_sub_ps,
+    super::f32_avx512
+);
+pair_kernel!(
+    f32_avx512_32x12_pair,
+    "avx512f",
+    f32,
+    f32,
+    __m512,
+    16,
+    2,
+    4,
+    1,
+    _mm512_setzero_ps,
+    _mm512_loadu_ps,
+    value,
+    _mm512_set1_ps,
+    _mm512_fmadd_ps,
+    _mm512_loadu_ps,
+    _mm512_storeu_ps,
+    _mm512_add_ps,
+    _mm512_sub_ps,
+    super::f32_avx512_32x12
+);
 tile_kernel!(
     f64_avx2,
     f64_avx2_direct,
