@@ -9,9 +9,13 @@
  * read the weights; more streams keep more of a core's misses in flight.
  *
  * build: gcc -O3 -march=native -fopenmp bench/read_streams.c -o read_streams
- * usage: read_streams STREAMS [VALUES] [REPS]   (STREAMS 1..8; VALUES
- *        86000000, the small preset's weights; REPS 20)
- * prints: streams=S values=N best_ms=T gbs=R sum=X (threads: OMP_NUM_THREADS,
+ * usage: read_streams STREAMS [VALUES] [REPS] [BLOCK]   (STREAMS 1..8;
+ *        VALUES 86000000, the small preset's weights; REPS 20; BLOCK: read
+ *        each thread's share as runs of STREAMS adjacent blocks of BLOCK
+ *        values, side by side, as the GEMM engine's pairs read adjacent
+ *        packed panels (18432: fp32's 48-row panels 384 deep); without it,
+ *        its S equal parts side by side)
+ * prints: streams=S block=B values=N best_ms=T gbs=R sum=X (threads: OMP_NUM_THREADS,
  *   else one per CPU; sum: every value is read, checked against the closed
  *   form, ok=0 otherwise)
  */
@@ -31,8 +35,10 @@ int main(int argc, char **argv) {
     int streams = argc > 1 ? atoi(argv[1]) : 1;
     size_t n = argc > 2 ? strtoull(argv[2], NULL, 10) : 86000000;
     int reps = argc > 3 ? atoi(argv[3]) : 20;
-    if (streams < 1 || streams > 8 || n < 16 || reps < 1) {
-        fprintf(stderr, "usage: read_streams STREAMS(1..8) [VALUES>=16] [REPS>=1]\n");
+    size_t block = argc > 4 ? strtoull(argv[4], NULL, 10) / 16 * 16 : 0;
+    if (streams < 1 || streams > 8 || n < 16 || reps < 1 || (argc > 4 && block == 0)) {
+        fprintf(stderr,
+                "usage: read_streams STREAMS(1..8) [VALUES>=16] [REPS>=1] [BLOCK>=16]\n");
         return 2;
     }
     float *a = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
@@ -52,15 +58,27 @@ int main(int argc, char **argv) {
             /* Each thread's share and each stream a whole number of
              * vectors, so every load is aligned (`a` is). */
             size_t share = n / threads / 16 * 16;
-            size_t per = share / streams / 16 * 16;
             const float *base = a + (size_t)t * share;
             __m512 acc[8];
             for (int s = 0; s < 8; s++) acc[s] = _mm512_setzero_ps();
-            for (size_t i = 0; i < per; i += 16)
-                for (int s = 0; s < streams; s++)
-                    acc[s] = _mm512_add_ps(acc[s], _mm512_load_ps(base + s * per + i));
+            if (block) {
+                /* Runs of `streams` adjacent blocks, read side by side. */
+                size_t run = block * streams, runs = share / run;
+                for (size_t r = 0; r < runs; r++) {
+                    const float *at = base + r * run;
+                    for (size_t i = 0; i < block; i += 16)
+                        for (int s = 0; s < streams; s++)
+                            acc[s] = _mm512_add_ps(acc[s], _mm512_load_ps(at + s * block + i));
+                }
+                count += (double)runs * run;
+            } else {
+                size_t per = share / streams / 16 * 16;
+                for (size_t i = 0; i < per; i += 16)
+                    for (int s = 0; s < streams; s++)
+                        acc[s] = _mm512_add_ps(acc[s], _mm512_load_ps(base + s * per + i));
+                count += (double)per * streams;
+            }
             for (int s = 0; s < streams; s++) total += _mm512_reduce_add_ps(acc[s]);
-            count += (double)per * streams;
         }
         double dt = now() - t0;
         if (dt < best) best = dt;
@@ -69,8 +87,8 @@ int main(int argc, char **argv) {
     }
     /* Every value is 1: the sum is the count read, exact while no lane of
      * an accumulator passes 2^24 (VALUES up to 268 M on one thread). */
-    printf("streams=%d values=%.0f best_ms=%.2f gbs=%.1f sum=%.0f ok=%d\n", streams, read,
-           best * 1e3, read * sizeof(float) / best / 1e9, sum, sum == read);
+    printf("streams=%d block=%zu values=%.0f best_ms=%.2f gbs=%.1f sum=%.0f ok=%d\n", streams,
+           block, read, best * 1e3, read * sizeof(float) / best / 1e9, sum, sum == read);
     free(a);
     return sum == read ? 0 : 1;
 }
