@@ -31,6 +31,53 @@ macro_rules! pair_kernel {
             /// Rows of one of the pair's tiles.
             const MR: usize = $lanes * $mv;
 
+            /// Both panels (`a`, `k` steps, and the next `k` right after
+            /// it) times B's one column (`k` values at `b`, packed or in
+            /// place alike), into `U` sets of accumulators in the single
+            /// tile's rounds: four steps, step i into set i % U, the rest
+            /// into the first.
+            ///
+            /// # Safety
+            /// As [`run`] for `2·MR` rows.
+            #[target_feature(enable = $feat)]
+            unsafe fn both<const U: usize>(
+                k: usize,
+                a: *const $t,
+                b: *const $t,
+                out: *mut $acc,
+                ldo: usize,
+                store: Store,
+            ) {
+                // SAFETY: the second panel follows the first (the caller's
+                // 2·MR rows, k deep).
+                let second = unsafe { a.add(k * MR) };
+                let mut sets: [[[$v; 2 * $mv]; 1]; U] = [[[$zero(); 2 * $mv]; 1]; U];
+                let step = |p: usize, acc: &mut [[$v; 2 * $mv]; 1]| {
+                    // SAFETY: p < k: step p of both panels and B's value p
+                    // are inside what the caller gave.
+                    let (p0, p1, bj) =
+                        unsafe { (a.add(p * MR), second.add(p * MR), $set1($value(b.add(p)))) };
+                    for v in 0..$mv {
+                        // SAFETY: inside each panel's step (v * lanes +
+                        // lanes <= MR).
+                        let (x0, x1) =
+                            unsafe { ($load_a(p0.add(v * $lanes)), $load_a(p1.add(v * $lanes))) };
+                        acc[0][v] = $fma(x0, bj, acc[0][v]);
+                        acc[0][$mv + v] = $fma(x1, bj, acc[0][$mv + v]);
+                    }
+                };
+                let whole = k - k % 4;
+                for p in (0..whole).step_by(4) {
+                    for i in 0..4 {
+                        step(p + i, &mut sets[i % U]);
+                    }
+                }
+                for p in whole..k {
+                    step(p, &mut sets[0]);
+                }
+                store_sets!(sets, out, ldo, store, $lanes, $load, $put, $put, $add, $sub);
+            }
+
             /// # Safety
             /// As [`super::super::MicroKernel`] for `2·MR` rows (two
             /// panels of MR, the second right after the first) and one
@@ -53,36 +100,8 @@ macro_rules! pair_kernel {
                     // its destination the first MR rows of the pair's.
                     return unsafe { $single(k, a, b, rows, 1, out, ldo, store) };
                 }
-                // SAFETY: the second panel follows the first (the caller's
-                // 2·MR rows, k deep).
-                let second = unsafe { a.add(k * MR) };
-                let mut sets: [[[$v; 2 * $mv]; 1]; $u] = [[[$zero(); 2 * $mv]; 1]; $u];
-                let step = |p: usize, acc: &mut [[$v; 2 * $mv]; 1]| {
-                    // SAFETY: p < k: step p of both panels and B's value p
-                    // are inside what the caller gave.
-                    let (p0, p1, bj) =
-                        unsafe { (a.add(p * MR), second.add(p * MR), $set1($value(b.add(p)))) };
-                    for v in 0..$mv {
-                        // SAFETY: inside each panel's step (v * lanes +
-                        // lanes <= MR).
-                        let (x0, x1) =
-                            unsafe { ($load_a(p0.add(v * $lanes)), $load_a(p1.add(v * $lanes))) };
-                        acc[0][v] = $fma(x0, bj, acc[0][v]);
-                        acc[0][$mv + v] = $fma(x1, bj, acc[0][$mv + v]);
-                    }
-                };
-                // The single tile's rounds: four steps, step i into set
-                // i % U, the rest into the first.
-                let whole = k - k % 4;
-                for p in (0..whole).step_by(4) {
-                    for i in 0..4 {
-                        step(p + i, &mut sets[i % $u]);
-                    }
-                }
-                for p in whole..k {
-                    step(p, &mut sets[0]);
-                }
-                store_sets!(sets, out, ldo, store, $lanes, $load, $put, $put, $add, $sub);
+                // SAFETY: the caller's, for both panels.
+                unsafe { both::<$u>(k, a, b, out, ldo, store) }
             }
 
             /// # Safety
@@ -90,8 +109,7 @@ macro_rules! pair_kernel {
             /// panels of MR, the second right after the first) and one
             /// column, on a CPU with the target feature.
             #[target_feature(enable = $feat)]
-            // `$du` is 1 for some tiles: their rounds take set 0 alone.
-            #[allow(clippy::too_many_arguments, clippy::modulo_one)]
+            #[allow(clippy::too_many_arguments)]
             pub(crate) unsafe fn direct(
                 k: usize,
                 a: *const $t,
@@ -105,34 +123,9 @@ macro_rules! pair_kernel {
                 debug_assert_eq!(cols, 1);
                 // One column: its stride is never taken.
                 let _ = ldb;
-                // SAFETY: the second panel follows the first (the caller's
-                // 2·MR rows, k deep).
-                let second = unsafe { a.add(k * MR) };
-                let mut sets: [[[$v; 2 * $mv]; 1]; $du] = [[[$zero(); 2 * $mv]; 1]; $du];
-                let step = |p: usize, acc: &mut [[$v; 2 * $mv]; 1]| {
-                    // SAFETY: p < k: step p of both panels and the column's
-                    // depth p are inside what the caller gave.
-                    let (p0, p1, bj) =
-                        unsafe { (a.add(p * MR), second.add(p * MR), $set1($value(b.add(p)))) };
-                    for v in 0..$mv {
-                        // SAFETY: inside each panel's step.
-                        let (x0, x1) =
-                            unsafe { ($load_a(p0.add(v * $lanes)), $load_a(p1.add(v * $lanes))) };
-                        acc[0][v] = $fma(x0, bj, acc[0][v]);
-                        acc[0][$mv + v] = $fma(x1, bj, acc[0][$mv + v]);
-                    }
-                };
-                // The single tile's rounds, as `run`'s.
-                let whole = k - k % 4;
-                for p in (0..whole).step_by(4) {
-                    for i in 0..4 {
-                        step(p + i, &mut sets[i % $du]);
-                    }
-                }
-                for p in whole..k {
-                    step(p, &mut sets[0]);
-                }
-                store_sets!(sets, out, ldo, store, $lanes, $load, $put, $put, $add, $sub);
+                // SAFETY: the caller's, for both panels; B's column is its
+                // k consecutive values, as a packed one-column panel is.
+                unsafe { both::<$du>(k, a, b, out, ldo, store) }
             }
         }
     };
