@@ -345,7 +345,7 @@ impl QMatrix {
             // One activation row (a decode step): as many groups a tile as
             // `decode_groups` says; more rows: two.
             let most = if acts.n == 1 {
-                decode_groups(kernel, self.qtype)
+                decode_groups(kernel, self.qtype, panel.blocks)
             } else {
                 2
             };
@@ -379,22 +379,30 @@ impl QMatrix {
 /// [`decode_groups`]; two for more).
 pub(crate) const MAX_GROUPS: usize = 4;
 
+/// Bytes of a group's records below which a run of them is short
+/// ([`decode_groups`]).
+const SHORT_RUN: usize = 16 << 10;
+
 /// Row groups a decode step's tile (one activation row) multiplies at
-/// once on `kernel`. Several let each broadcast of the activations feed
-/// several products, but each group's records are a run of memory of its
-/// own (6.9 KiB of q4_0 at k = 768), so the tile reads that many short
-/// runs side by side. On AVX-512 VNNI q4_0 takes one group at a time: from
-/// DRAM four groups read 13-16 GB/s on one core and one 24-29, though from
-/// L2 four compute at 64 GB/s and one at 35 (`--example qrate q4_0 131072
-/// 768` and `768 768`); `llm_infer` q4_0 at prompt 128 ran its decode steps
-/// 1.17x faster (medians of two runs of eight alternating rounds, two
-/// threads; Zen 4). q8_0 keeps four: one group at a time ran its decode
-/// steps 0.91x as fast (six rounds), its records twice as long and its
-/// tile lighter per byte. The AVX2 and NEON tiles take their groups one
-/// after another whatever this says.
-fn decode_groups(kernel: QKernel, qtype: QType) -> usize {
+/// once on `kernel`, for records `blocks` long. Several let each broadcast
+/// of the activations feed several products, but each group's records are
+/// a run of memory of their own, so the tile reads that many runs side by
+/// side, and where the runs are short that reads DRAM at about half the
+/// rate one run does. On AVX-512 VNNI q4_0 with runs under
+/// [`SHORT_RUN`] takes one group at a time: `--example qrate q4_0` on one
+/// core of a Zen 4 host, from DRAM, one group against four: k = 768 (runs
+/// of 6.9 KiB) 16-29 against 12-16 GB/s, k = 1536 (13.8 KiB) 23-28
+/// against 17-18; but k = 2048 (18 KiB) 9-12 against 18-20, 3072 level,
+/// 4096 20 against 23. `llm_infer` q4_0 (k = 768 and 1536) at prompt 128
+/// ran its decode steps 1.17x faster (medians of two runs of eight
+/// alternating rounds, two threads). q8_0 keeps four: one group at a time
+/// ran its decode steps 0.91x as fast (six rounds), its tile lighter per
+/// byte. The AVX2 and NEON tiles take their groups one after another
+/// whatever this says.
+fn decode_groups(kernel: QKernel, qtype: QType, blocks: usize) -> usize {
+    let run = blocks * qtype.record_bytes();
     match (kernel, qtype) {
-        (QKernel::Avx512Vnni, QType::Q4_0) => 1,
+        (QKernel::Avx512Vnni, QType::Q4_0) if run < SHORT_RUN => 1,
         _ => MAX_GROUPS,
     }
 }

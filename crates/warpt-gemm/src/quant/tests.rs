@@ -80,9 +80,11 @@ fn every_kernel_gives_the_blocks_product_and_all_agree_to_the_bit() {
             (33, 128, 4),
             (70, 256, 3),
             // One activation row over several groups: a decode step's
-            // tiles of one group (q4_0 on VNNI) and of four (q8_0).
+            // tiles of one group (q4_0's short runs on VNNI) and of
+            // several (q8_0; q4_0's long runs, 2048 deep).
             (70, 256, 1),
             (100, 64, 1),
+            (40, 2048, 1),
         ] {
             let bytes = blocks(qtype, rows, k, false, &mut rng);
             let m = QMatrix::from_ggml(qtype, &bytes, rows, k).expect("repack");
