@@ -340,15 +340,15 @@ impl QMatrix {
             blocks: self.k / BLOCK,
             data: &self.data,
         };
+        // One activation row (a decode step): as many groups a tile as
+        // `decode_groups` says; more rows: two.
+        let most = if acts.n == 1 {
+            decode_groups(kernel, self.qtype, panel.blocks)
+        } else {
+            2
+        };
         let mut g = groups.start;
         while g < groups.end {
-            // One activation row (a decode step): as many groups a tile as
-            // `decode_groups` says; more rows: two.
-            let most = if acts.n == 1 {
-                decode_groups(kernel, self.qtype, panel.blocks)
-            } else {
-                2
-            };
             let rg = (groups.end - g).min(most);
             let mut t = 0;
             while t < acts.n {
