@@ -82,6 +82,9 @@ pub struct ServeOptions {
     pub cache_entries: usize,
     /// What remote callers may name, and the host names answered.
     pub access: Access,
+    /// The bounds on connections and requests ([`listen::LIMITS`] unless
+    /// the operator set others).
+    pub limits: listen::Limits,
 }
 
 /// Serves until interrupted (Ctrl-C or SIGTERM). Prints the address it
@@ -141,7 +144,7 @@ pub fn serve(
             options.token_file.display()
         );
         eprintln!("warpt serve: {}", grants(&options.access));
-        listen::serve(listener, api::router(state), listen::LIMITS, shutdown()).await;
+        listen::serve(listener, api::router(state), options.limits, shutdown()).await;
         Ok(())
     });
     // A run still executing stops as on Ctrl-C: what finished is recorded.

@@ -31,7 +31,9 @@ pub struct Limits {
     pub request: Duration,
 }
 
-/// What `warpt serve` and the Prometheus endpoint are held to.
+/// What the Prometheus endpoint is held to, and `warpt serve` unless its
+/// operator sets other bounds (`--max-connections`, `--header-timeout`,
+/// `--request-timeout`).
 pub const LIMITS: Limits = Limits {
     connections: 512,
     header_read: Duration::from_secs(30),

@@ -228,11 +228,16 @@ fn killed_writer(t: &TestStore) {
     ] {
         assert_eq!(query(&store, orphans)[0]["n"], 0, "{orphans}");
     }
-    // The store still takes new runs, the killed one included.
+    // The store still takes new runs, the killed one's id included (a
+    // small run under it: nothing of the big one is left to refuse it).
     tiny_run(&store);
+    let mut again = first.clone();
+    again.id = big.id.clone();
+    let small = dir.path().join("again.json");
+    std::fs::write(&small, serde_json::to_vec(&again).unwrap()).unwrap();
     warpt(&store)
         .args(["results", "import"])
-        .arg(&file)
+        .arg(&small)
         .assert()
         .success();
     assert_eq!(

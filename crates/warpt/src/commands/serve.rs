@@ -43,6 +43,11 @@ pub fn run(args: &ServeArgs) -> Result<Outcome> {
         token_given,
         cache_entries: args.cache_entries,
         access,
+        limits: warpt_server::listen::Limits {
+            connections: usize::try_from(args.max_connections)?,
+            header_read: std::time::Duration::from_secs(args.header_timeout),
+            request: std::time::Duration::from_secs(args.request_timeout),
+        },
     };
     // The configuration and the declared benchmarks, read once: submitted
     // runs are planned against them, never against a caller's files. A

@@ -245,15 +245,32 @@ fn the_operators_key_goes_only_to_the_operators_endpoint() {
 #[test]
 fn slow_and_many_clients_are_bounded() {
     let dir = tempfile::tempdir().unwrap();
-    let server = start(dir.path());
+    // The operator's bounds, short here (the defaults are 30 s, 60 s and
+    // 512 connections); a bound of 0 is refused before the server starts.
+    let bounds = [
+        "--header-timeout",
+        "4",
+        "--request-timeout",
+        "6",
+        "--max-connections",
+        "16",
+    ];
+    for bad in bounds.iter().step_by(2) {
+        let out = warpt().args(["serve", bad, "0"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad} 0");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(bad), "{bad} 0: {stderr}");
+    }
+    let bounds = bounds.map(OsStr::new);
+    let server = start_with(dir.path(), dir.path().join("store.db").as_os_str(), &bounds);
     let addr = server.addr.clone();
-    // Half a request head, then silence: dropped after the 30 s
+    // Half a request head, then silence: dropped after the 4 s
     // header-read limit.
     let mut s = TcpStream::connect(&addr).unwrap();
     write!(s, "GET /api/v1/runs HTTP/1.1\r\nHost: {addr}\r\n").unwrap();
-    let half = std::thread::spawn(move || closed_within(s, Duration::from_secs(90)));
+    let half = std::thread::spawn(move || closed_within(s, Duration::from_secs(60)));
     // A whole head promising a body that never comes: answered 503 after
-    // the 60 s request limit.
+    // the 6 s request limit.
     let mut s = TcpStream::connect(&addr).unwrap();
     write!(
         s,
@@ -262,11 +279,11 @@ fn slow_and_many_clients_are_bounded() {
         server.token
     )
     .unwrap();
-    let stalled = std::thread::spawn(move || closed_within(s, Duration::from_secs(150)));
+    let stalled = std::thread::spawn(move || closed_within(s, Duration::from_secs(60)));
     // More connections than the cap: the extra ones are closed unanswered
     // while the server keeps answering once they go.
     std::thread::sleep(Duration::from_millis(500)); // both accepted first
-    let held: Vec<TcpStream> = (0..510)
+    let held: Vec<TcpStream> = (0..14)
         .map(|_| TcpStream::connect(&addr).unwrap())
         .collect();
     let extra = TcpStream::connect(&addr).unwrap();
@@ -280,7 +297,7 @@ fn slow_and_many_clients_are_bounded() {
         closed && status_of(&answer) == 503,
         "a stalled body: {answer:?}"
     );
-    assert!(answer.contains("not answered within 60 s"), "{answer}");
+    assert!(answer.contains("not answered within 6 s"), "{answer}");
     let (code, _) = crate::get(&server, "/api/v1/runs");
     assert_eq!(code, 200);
 }
