@@ -1,5 +1,6 @@
 //! The LU's trailing-update product, `C -= L·U`, on warpt's GEMM engine
-//! ([`warpt_gemm`]): the part of HPL where nearly all the flops are.
+//! ([`warpt_gemm`]): the part of HPL where nearly all the flops are; and
+//! the products inside a panel's recursive factorization.
 //!
 //! The factorization keeps faer's matrices and views (its triangular
 //! solves run on them); this module hands their blocks to the engine. A
@@ -63,6 +64,8 @@ fn span(rows: usize, cols: usize, row_stride: isize, col_stride: isize) -> (usiz
 // ranges, and the rows of C's columns outside C are not touched while the
 // product runs); A is a block of the factored panel's columns, which
 // nothing writes during a step and which lie outside every C's range.
+// Inside a panel's factorization ([`sub_product`]) A is the left half's
+// rows below the diagonal block and C the right half's: columns apart.
 
 /// The engine's view of a block `a` of a column-major faer matrix.
 fn engine_ref<T>(a: MatRef<'_, T>) -> warpt_gemm::MatRef<'_, T> {
@@ -112,6 +115,13 @@ impl<T: Real> Lower<T> {
             Lower::Bf16(l, product) => product(c, l, Block::copy(u, T::to_bf16).view()),
         }
     }
+}
+
+/// `c -= a·b` on the engine, on the calling thread: `b` is copied out
+/// first (in the panel's recursion it lies above `c` in the same columns).
+pub(super) fn sub_product<T: Real>(c: MatMut<'_, T>, a: MatRef<'_, T>, b: MatRef<'_, T>) {
+    let b = Block::copy(b, |x| x);
+    warpt_gemm::gemm(engine_mut(c), -T::ONE, engine_ref(a), b.view(), T::ONE, 1).expect(CHAIN);
 }
 
 /// `l21` (fp32, bf16 values) packed as bf16 for `kernel`.
