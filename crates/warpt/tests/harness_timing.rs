@@ -163,7 +163,13 @@ fn pytorch_timing_agrees_with_host_timing_on_a_cpu_matmul_pair() {
         }
         // Both are per call: Timer's blocks are divided by their calls.
         let per_call_agrees = (0.5..2.0).contains(&(p_ms / h_ms));
-        if per_call_agrees && h_ci[0] <= p_ci[1] && p_ci[0] <= h_ci[1] {
+        // The speedups agree when their CIs overlap, or when they are
+        // within 5% of each other: three rounds can give CIs narrower than
+        // what a shared host moves between runs (4.004 [3.960, 4.121]
+        // against 3.952 [3.949, 3.959] failed three times once).
+        let overlap = h_ci[0] <= p_ci[1] && p_ci[0] <= h_ci[1];
+        let close = (p / h - 1.0).abs() < 0.05;
+        if per_call_agrees && (overlap || close) {
             return;
         }
         seen.push(format!(
