@@ -238,7 +238,7 @@ fn guided<T>(mut m: MatMut<'_, T>, widest: usize) -> Vec<MatMut<'_, T>> {
     let mut out = Vec::new();
     while m.ncols() > 0 {
         let w = (m.ncols() / (2 * threads))
-            .clamp(narrowest, widest.max(narrowest))
+            .clamp(narrowest, widest)
             .min(m.ncols());
         let (c, rest) = m.split_at_col_mut(w);
         out.push(c);

@@ -218,18 +218,21 @@ pub struct ServeArgs {
     pub token_for_reads: bool,
     /// Drop a connection that has not sent a whole request head within
     /// this many seconds (a client that sends half a header and waits).
-    #[arg(long, value_name = "SECONDS", default_value_t = 30,
+    #[arg(long, value_name = "SECONDS",
+          default_value_t = warpt_server::listen::LIMITS.header_read.as_secs(),
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub header_timeout: u64,
     /// Answer 503 to a request not answered (its body read included)
     /// within this many seconds of its head; a run's live events
     /// (WebSocket) are not bound by it.
-    #[arg(long, value_name = "SECONDS", default_value_t = 60,
+    #[arg(long, value_name = "SECONDS",
+          default_value_t = warpt_server::listen::LIMITS.request.as_secs(),
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub request_timeout: u64,
     /// Connections open at once; one more is closed as soon as it is
     /// accepted.
-    #[arg(long, value_name = "N", default_value_t = 512,
+    #[arg(long, value_name = "N",
+          default_value_t = warpt_server::listen::LIMITS.connections as u64,
           value_parser = clap::value_parser!(u64).range(1..=65536))]
     pub max_connections: u64,
 }
