@@ -1,7 +1,7 @@
 //! HPL's factorization: a blocked, right-looking LU with partial pivoting
-//! and a look-ahead of one panel, its trailing updates and the products
-//! inside its panels on warpt's GEMM engine, its triangular solves on
-//! faer's.
+//! and a look-ahead of one panel, its trailing updates, the U blocks above
+//! them and the products inside its panels on warpt's GEMM engine, the
+//! small triangular solves inside a panel on faer's.
 //!
 //! faer's own `partial_piv_lu` is a recursive LU that reaches about 60% of
 //! faer's GEMM rate on this kind of machine, while HPL with a tuned BLAS
@@ -13,8 +13,9 @@
 //! 2. a panel is factored by recursive halving (Toledo's algorithm), its row
 //!    interchanges kept as LAPACK-style pivots (row `i` was swapped with
 //!    row `pivots[i] >= i`);
-//! 3. each step applies the panel's interchanges, triangular solve and GEMM
-//!    update ([`product`]) to the columns on its right in column chunks
+//! 3. each step applies the panel's interchanges, U block (`L11⁻¹·A12`, its
+//!    diagonal block inverted once: [`Inverse`]) and GEMM update
+//!    ([`product`]) to the columns on its right in column chunks
 //!    spread over the rayon pool, while one thread updates and factors the
 //!    next panel first;
 //! 4. later interchanges are not applied to earlier panels' L (HPL does the
@@ -32,7 +33,7 @@ use faer::prelude::{Reborrow, ReborrowMut};
 use faer::{Accum, ColMut, Mat, MatMut, MatRef, Par};
 use warpt_gemm::{Bf16, Kernel};
 
-pub use product::Lower;
+pub use product::{Inverse, Lower};
 
 /// The element types the LU runs in: f32 and f64.
 pub trait Real:
@@ -259,21 +260,22 @@ fn round<T: Real>(mut m: MatMut<'_, T>, updates: Updates) {
 }
 
 /// Brings the columns `c` (rows k..n) up to date with the factored panel
-/// (`l11` its w x w diagonal block, `lower` what is below it):
+/// (`inverse` its diagonal block's, `lower` what is below it):
 /// interchanges, U block, GEMM update.
 fn update<T: Real>(
     mut c: MatMut<'_, T>,
-    l11: MatRef<'_, T>,
+    inverse: &Inverse<T>,
     lower: &Lower<T>,
     pivots: &[usize],
     updates: Updates,
 ) {
-    let w = l11.ncols();
     swap_rows(c.rb_mut(), pivots, 0);
-    let (mut c1, c2) = c.split_at_row_mut(w);
-    solve_unit_lower_triangular_in_place(l11, c1.rb_mut(), Par::Seq);
-    round(c1.rb_mut(), updates);
-    lower.sub_from(c2, c1.rb());
+    let (c1, c2) = c.split_at_row_mut(inverse.order());
+    let u = inverse.solve(c1, |x| match updates {
+        Updates::Bf16 => x.to_bf16_value(),
+        Updates::Native => x,
+    });
+    lower.sub_from(c2, &u);
 }
 
 impl<T: Real> Lu<T> {
@@ -321,12 +323,15 @@ impl<T: Real> Lu<T> {
             updates,
         );
         let mut next_lower = Some(lower_of(a.as_ref().submatrix(first, 0, n - first, first)));
+        let mut next_inverse = Some(Inverse::of(a.as_ref().submatrix(0, 0, first, first)));
         let mut k = 0;
         while k + nb < n {
             let (left, right) = a.as_mut().split_at_col_mut(k + nb);
             let (l11, l21) = left.rb().submatrix(k, k, n - k, nb).split_at_row(nb);
             let lower = next_lower.take().unwrap_or_else(|| lower_of(l21));
             let lower = &lower;
+            let inverse = next_inverse.take().unwrap_or_else(|| Inverse::of(l11));
+            let inverse = &inverse;
             let right = right.subrows_mut(k, n - k);
             let next = nb.min(n - k - nb);
             let (head, rest) = right.split_at_col_mut(next);
@@ -340,7 +345,7 @@ impl<T: Real> Lu<T> {
             let queue = Mutex::new(guided(rest, chunk).into_iter());
             let drain = || {
                 while let Some(c) = queue.lock().ok().and_then(|mut q| q.next()) {
-                    update(c, l11, lower, relative, updates);
+                    update(c, inverse, lower, relative, updates);
                 }
             };
             rayon::scope(|s| {
@@ -348,9 +353,10 @@ impl<T: Real> Lu<T> {
                     s.spawn(|_| drain());
                 }
                 let mut head = head;
-                update(head.rb_mut(), l11, lower, relative, updates);
+                update(head.rb_mut(), inverse, lower, relative, updates);
                 let mut below = head.subrows_mut(nb, n - k - nb);
                 factor_panel(below.rb_mut(), &mut ahead[..next]);
+                next_inverse = Some(Inverse::of(below.rb().subrows(0, next)));
                 let rows = below.nrows();
                 let mut l21 = below.subrows_mut(next, rows - next);
                 round(l21.rb_mut(), updates);
@@ -423,6 +429,38 @@ mod tests {
         let mut x = b.clone();
         lu.solve_in_place(x.as_mut());
         (a, b, x)
+    }
+
+    #[test]
+    fn u_blocks_from_the_inverse_match_the_triangular_solve() {
+        // Orders inside one band, at and across its edges, and a few bands.
+        for (order, cols) in [(1, 3), (3, 7), (64, 5), (65, 13), (200, 9)] {
+            let (m, _) = hpl::system(order.max(cols), 3);
+            // Partial pivoting's L: unit diagonal, entries at most 1.
+            let l11 = Mat::<f64>::from_fn(order, order, |i, j| match i.cmp(&j) {
+                std::cmp::Ordering::Greater => 2.0 * m[(i, j)],
+                std::cmp::Ordering::Equal => 1.0,
+                std::cmp::Ordering::Less => f64::NAN,
+            });
+            let a12 = Mat::<f64>::from_fn(order, cols, |i, j| m[(j, i)]);
+            let mut solved = a12.clone();
+            solve_unit_lower_triangular_in_place(l11.as_ref(), solved.as_mut(), Par::Seq);
+            let mut u = a12.clone();
+            let copy = Inverse::of(l11.as_ref()).solve(u.as_mut(), |x| x);
+            let scale = (0..cols)
+                .map(|j| (0..order).map(|i| solved[(i, j)].abs()).fold(1.0, f64::max))
+                .fold(1.0, f64::max);
+            for j in 0..cols {
+                for i in 0..order {
+                    let (got, want) = (u[(i, j)], solved[(i, j)]);
+                    assert!(
+                        (got - want).abs() <= 1e-12 * scale,
+                        "order {order}, ({i}, {j}): {got} against {want}"
+                    );
+                    assert_eq!(copy.faer()[(i, j)], got, "the copy is the U block");
+                }
+            }
+        }
     }
 
     #[test]

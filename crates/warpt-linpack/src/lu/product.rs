@@ -10,13 +10,15 @@
 //! when the update multiplies bf16 operands on a CPU with a bf16
 //! dot-product instruction.
 
-use faer::{MatMut, MatRef};
+use faer::linalg::triangular_solve::solve_unit_lower_triangular_in_place;
+use faer::prelude::{Reborrow, ReborrowMut};
+use faer::{MatMut, MatRef, Par};
 use warpt_gemm::{Bf16, Element, Kernel, PackedA};
 
 use super::Real;
 
 /// A column-major block copied out of a faer view.
-struct Block<E> {
+pub(super) struct Block<E> {
     data: Vec<E>,
     rows: usize,
     cols: usize,
@@ -31,6 +33,11 @@ impl<E: Element> Block<E> {
             data.extend(m.col(j).iter().map(|&x| f(x)));
         }
         Block { data, rows, cols }
+    }
+
+    /// faer's view of it.
+    pub(super) fn faer(&self) -> MatRef<'_, E> {
+        MatRef::from_column_major_slice(&self.data, self.rows, self.cols)
     }
 
     /// The engine's view of it.
@@ -103,17 +110,89 @@ impl<T: Real> Lower<T> {
         Lower::Native(PackedA::new(engine_ref(l21)))
     }
 
-    /// `c -= L·u` on the calling thread: `u` the U rows of `c`'s columns
-    /// (copied out first: they share `c`'s columns).
-    pub(super) fn sub_from(&self, c: MatMut<'_, T>, u: MatRef<'_, T>) {
+    /// `c -= L·u` on the calling thread: `u` a copy of the U rows of
+    /// `c`'s columns (they share `c`'s columns).
+    pub(super) fn sub_from(&self, c: MatMut<'_, T>, u: &Block<T>) {
         match self {
             Lower::Native(l) => {
-                let u = Block::copy(u, |x| x);
                 warpt_gemm::gemm_packed(engine_mut(c), -T::ONE, l, u.view(), T::ONE, 1)
                     .expect(CHAIN);
             }
-            Lower::Bf16(l, product) => product(c, l, Block::copy(u, T::to_bf16).view()),
+            Lower::Bf16(l, product) => {
+                let u = Block::copy(u.faer(), T::to_bf16);
+                product(c, l, u.view())
+            }
         }
+    }
+}
+
+/// Rows of a panel's inverted diagonal block per product. `L11⁻¹` is
+/// lower triangular, so a band of rows multiplies only the rows of U at or
+/// above its own last: at NB = 256, bands of 64 do 1.25 times a triangular
+/// solve's multiply-adds where the whole square would do twice.
+const BAND: usize = 64;
+
+/// A factored panel's unit lower triangular diagonal block `L11`, inverted
+/// once per step and packed for the engine in bands of rows, so that each
+/// column chunk's U block, `L11⁻¹·A12`, is a few products on the engine
+/// instead of a triangular solve (as HPL's GPU ports do). The inverse of
+/// a unit lower triangular matrix whose entries are at most 1 in
+/// magnitude (partial pivoting's L) is exact enough for HPL's residual
+/// test, which checks every solve.
+pub struct Inverse<T: Real> {
+    order: usize,
+    /// Rows `r` of `L11⁻¹`, columns `..r.end`, packed.
+    bands: Vec<(std::ops::Range<usize>, PackedA<T>)>,
+}
+
+impl<T: Real> Inverse<T> {
+    /// `L11⁻¹`, for `l11`'s unit lower triangle.
+    pub(super) fn of(l11: MatRef<'_, T>) -> Self {
+        let order = l11.nrows();
+        let mut inverse = faer::Mat::<T>::identity(order, order);
+        solve_unit_lower_triangular_in_place(l11, inverse.as_mut(), Par::Seq);
+        let bands = (0..order)
+            .step_by(BAND)
+            .map(|first| {
+                let rows = first..(first + BAND).min(order);
+                let band = inverse.as_ref().submatrix(first, 0, rows.len(), rows.end);
+                (rows, PackedA::new(engine_ref(band)))
+            })
+            .collect();
+        Inverse { order, bands }
+    }
+
+    /// The order of `L11`: the rows of the U blocks it gives.
+    pub(super) fn order(&self) -> usize {
+        self.order
+    }
+
+    /// The U block of a column chunk: `u ← round(L11⁻¹·u)` for the top
+    /// `order` rows `u` of the chunk (interchanged already); returns a
+    /// copy of it for the chunk's update.
+    pub(super) fn solve(&self, mut u: MatMut<'_, T>, round: impl Fn(T) -> T) -> Block<T> {
+        let (rows, cols) = (self.order, u.ncols());
+        let mut out = Block {
+            data: vec![T::ZERO; rows * cols],
+            rows,
+            cols,
+        };
+        for (band, a) in &self.bands {
+            let c = warpt_gemm::MatMut::new(&mut out.data[band.start..], band.len(), cols, 1, rows)
+                .expect("a band's rows lie inside the block");
+            let b = engine_ref(u.rb().subrows(0, band.end));
+            warpt_gemm::gemm_packed(c, T::ONE, a, b, T::ZERO, 1).expect(CHAIN);
+        }
+        for v in &mut out.data {
+            *v = round(*v);
+        }
+        for j in 0..cols {
+            let column = &out.data[j * rows..(j + 1) * rows];
+            for (x, &v) in u.rb_mut().col_mut(j).iter_mut().zip(column) {
+                *x = v;
+            }
+        }
+        out
     }
 }
 
