@@ -33,7 +33,8 @@ use faer::prelude::{Reborrow, ReborrowMut};
 use faer::{Accum, ColMut, Mat, MatMut, MatRef, Par};
 use warpt_gemm::{Bf16, Kernel};
 
-pub use product::{Inverse, Lower};
+use product::Inverse;
+pub use product::Lower;
 
 /// The element types the LU runs in: f32 and f64.
 pub trait Real:

@@ -139,7 +139,7 @@ const BAND: usize = 64;
 /// a unit lower triangular matrix whose entries are at most 1 in
 /// magnitude (partial pivoting's L) is exact enough for HPL's residual
 /// test, which checks every solve.
-pub struct Inverse<T: Real> {
+pub(crate) struct Inverse<T: Real> {
     order: usize,
     /// Rows `r` of `L11⁻¹`, columns `..r.end`, packed.
     bands: Vec<(std::ops::Range<usize>, PackedA<T>)>,
