@@ -47,7 +47,7 @@ const POLL: Duration = Duration::from_millis(100);
 /// What HPL's run may take, reckoned before it starts.
 #[derive(Debug, Clone, Copy)]
 pub struct Budget {
-    /// The floor rate, GFLOP/s: this machine's GEMM rate / [`SLOWEST_BLAS`].
+    /// The floor rate, GFLOP/s: this machine's GEMM rate / `SLOWEST_BLAS`.
     pub floor_gflops: f64,
     /// One solve of N at the floor rate, seconds.
     pub solve_s: f64,

@@ -4,9 +4,9 @@
 //! the textbook blocked GEMM (Goto's loops) around a 4 x 16 microkernel:
 //!
 //! - B is packed per block of `KC` rows into panels of 16 columns, each
-//!   k-pair of a panel two vectors of 8 (B[k][j], B[k+1][j]) i16 pairs;
+//!   k-pair of a panel two vectors of 8 (`B[k][j]`, `B[k+1][j]`) i16 pairs;
 //! - A is packed per block of `MC` rows into panels of 4 rows, each k-pair
-//!   one i32 per row holding (A[i][k], A[i][k+1]) as two i16;
+//!   one i32 per row holding (`A[i][k]`, `A[i][k+1]`) as two i16;
 //! - the microkernel broadcasts an A pair and multiplies it into both B
 //!   vectors with `vpmaddwd` (i16 x i16 pairs summed into i32, exact), so a
 //!   k-pair is 8 `vpmaddwd` + 8 `vpaddd` into 8 accumulators.

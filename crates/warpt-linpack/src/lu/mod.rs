@@ -14,8 +14,8 @@
 //!    interchanges kept as LAPACK-style pivots (row `i` was swapped with
 //!    row `pivots[i] >= i`);
 //! 3. each step applies the panel's interchanges, U block (`L11⁻¹·A12`, its
-//!    diagonal block inverted once: [`Inverse`]) and GEMM update
-//!    ([`product`]) to the columns on its right in column chunks
+//!    diagonal block inverted once: `Inverse`) and GEMM update
+//!    (`product`) to the columns on its right in column chunks
 //!    spread over the rayon pool, while one thread updates and factors the
 //!    next panel first;
 //! 4. later interchanges are not applied to earlier panels' L (HPL does the
