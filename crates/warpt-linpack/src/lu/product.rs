@@ -11,7 +11,7 @@
 //! dot-product instruction.
 
 use faer::linalg::triangular_solve::solve_unit_lower_triangular_in_place;
-use faer::prelude::{Reborrow, ReborrowMut};
+use faer::prelude::Reborrow;
 use faer::{MatMut, MatRef, Par};
 use warpt_gemm::{Bf16, Element, Kernel, PackedA};
 
@@ -186,12 +186,7 @@ impl<T: Real> Inverse<T> {
         for v in &mut out.data {
             *v = round(*v);
         }
-        for j in 0..cols {
-            let column = &out.data[j * rows..(j + 1) * rows];
-            for (x, &v) in u.rb_mut().col_mut(j).iter_mut().zip(column) {
-                *x = v;
-            }
-        }
+        u.copy_from(out.faer());
         out
     }
 }
