@@ -21,7 +21,9 @@
 //! A matrix is held in f32 or, for [`Precision::Bf16`], in bf16: its
 //! weights rounded once at load, each call's activations rounded once
 //! per product, the products summed in f32 (AVX512_BF16's `vdpbf16ps`
-//! where the CPU has it), as PyTorch's bf16 autocast multiplies. For
+//! where the CPU has it, else on AVX2 a tile that widens the pairs to f32
+//! as it loads them: a decode step reads half f32's bytes), as PyTorch's
+//! bf16 autocast multiplies. For
 //! [`Precision::F16`], likewise in fp16, widened to f32 as the tiles load
 //! them ([`Half`]), as llama.cpp multiplies fp16 weights on a CPU.
 //!

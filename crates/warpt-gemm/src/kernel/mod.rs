@@ -33,6 +33,8 @@ mod pair;
 mod amx;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod amx_rows;
+#[cfg(target_arch = "x86_64")]
+mod bf16_avx2;
 mod finishing;
 #[cfg(target_arch = "aarch64")]
 mod neon;

@@ -6,7 +6,7 @@
 use super::neon;
 use super::{Bf16, Finishing, Half, Kernel, PanelOrder, portable};
 #[cfg(target_arch = "x86_64")]
-use super::{Pair, amx, widen, x86};
+use super::{Pair, amx, bf16_avx2, widen, x86};
 use crate::isa::Isa;
 
 #[cfg(target_arch = "x86_64")]
@@ -68,8 +68,25 @@ pub(super) static I8: [Kernel<i8>; 1] = [portable::I8];
 // bf16's depth blocks are 1024 deep (512 pairs, as int8's 1024 are 256
 // fours: the same bytes): against 512, 1-3% faster at n = 1024-2048 on
 // one and two threads (Zen 4, `--example rate`), fewer updates of C.
-pub(super) static BF16: [Kernel<Bf16>; 4] = [
+pub(super) static BF16: [Kernel<Bf16>; 5] = [
     portable::BF16,
+    // AVX2 without AVX512_BF16: the pairs widened to fp32 as loaded
+    // (`bf16_avx2.rs`), half fp32's bytes to read.
+    Kernel {
+        name: "avx2+fma bf16>f32 16x4",
+        isa: Isa::Avx2,
+        mr: 16,
+        nr: 4,
+        kc: 512,
+        mc: 144,
+        nc: 3072,
+        run: bf16_avx2::bf16_avx2,
+        direct: None,
+        biased: None,
+        finishing: None,
+        order: PanelOrder::Steps,
+        pair: None,
+    },
     // For rows a multiple of 32 but not of 48 (as fp32's 32x12).
     Kernel {
         name: "avx512_bf16 bf16 32x12",

@@ -31,7 +31,7 @@ use faer::linalg::triangular_solve::{
 };
 use faer::prelude::{Reborrow, ReborrowMut};
 use faer::{Accum, ColMut, Mat, MatMut, MatRef, Par};
-use warpt_gemm::{Bf16, Kernel};
+use warpt_gemm::{Bf16, Isa, Kernel};
 
 use product::Inverse;
 pub use product::Lower;
@@ -120,8 +120,9 @@ impl Real for f32 {
     }
     fn bf16_kernel() -> Option<&'static Kernel<Bf16>> {
         // The portable bf16 kernel would be slower than the bf16 values in
-        // fp32.
-        Kernel::<Bf16>::hardware()
+        // fp32, and so is AVX2's, which widens the pairs as it loads them
+        // (made for a decode step's weight-bound products).
+        Kernel::<Bf16>::hardware().filter(|k| k.isa != Isa::Avx2)
     }
     fn bf16_lower(kernel: &Kernel<Bf16>, l21: MatRef<'_, Self>) -> Option<Lower<Self>> {
         Some(product::bf16_lower(kernel, l21))
@@ -490,7 +491,7 @@ mod tests {
 
     #[test]
     fn the_bf16_kernel_and_fp32_on_bf16_values_factor_alike() {
-        let Some(kernel) = Kernel::<Bf16>::hardware() else {
+        let Some(kernel) = <f32 as Real>::bf16_kernel() else {
             eprintln!("not run here: this CPU has no bf16 dot-product instruction (avx512_bf16)");
             return;
         };
