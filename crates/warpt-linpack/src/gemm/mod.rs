@@ -322,12 +322,13 @@ fn kernels_by_size(names: &[(&str, usize)]) -> String {
 }
 
 /// Whether the engine multiplies bf16 with bf16 instructions here
-/// (`vdpbf16ps`, AMX); else bf16 is widened to fp32 and multiplied by the
-/// fp32 kernel, which is faster than bf16 by portable code and than AVX2's
-/// bf16 tile (it widens the pairs as it loads them: made for a decode
-/// step's weight-bound products, 0.7-0.8x fp32's rate on square ones).
+/// (`vdpbf16ps`, AMX), as the LU's bf16 updates decide
+/// ([`crate::lu::Real::bf16_kernel`]); else bf16 is widened to fp32 and
+/// multiplied by the fp32 kernel, which is faster than bf16 by portable
+/// code and than AVX2's bf16 tile (0.7-0.8x fp32's rate on square
+/// products: it is made for a decode step's weight-bound ones).
 fn bf16_kernel() -> bool {
-    Kernel::<Bf16>::hardware().is_some_and(|k| k.isa != Isa::Avx2)
+    <f32 as crate::lu::Real>::bf16_kernel().is_some()
 }
 
 /// Whether the engine multiplies int8 with int8 dot products here
