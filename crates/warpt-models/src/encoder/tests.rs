@@ -1,5 +1,5 @@
 //! The packed encoder on a tiny seeded BERT: its feed-forward blocks and
-//! batch change no value, and bf16 (on AMX, the tiles' attention) stays
+//! batch move no value beyond the products' summation order, and bf16 (on AMX, the tiles' attention) stays
 //! within its rounding of f32.
 
 use super::*;
@@ -83,7 +83,7 @@ fn batch() -> (Vec<u32>, Vec<u32>) {
 }
 
 #[test]
-fn blocks_and_the_batch_change_no_value() {
+fn blocks_and_the_batch_move_no_value_past_the_sums_order() {
     let (ids, mask) = batch();
     for precision in [Precision::F32, Precision::Bf16] {
         let mut bert = tiny(precision);
@@ -92,7 +92,11 @@ fn blocks_and_the_batch_change_no_value() {
         // feed-forward expansion (256 wide) in blocks of 37 rows.
         bert.block = 74 * 3 * 64 * 4;
         let blocks = bert.forward(&ids, &mask, 3, 37).expect("a forward pass");
-        assert!(whole == blocks, "{precision:?}: the blocks changed values");
+        let off = worst(&whole, &blocks);
+        assert!(
+            off <= within(precision),
+            "{precision:?}: the blocks moved a value {off}"
+        );
         // No sequences, or sequences of no tokens: nothing, not a panic.
         assert!(bert.forward(&[], &[], 0, 37).expect("no rows").is_empty());
         assert!(bert.forward(&[], &[], 3, 0).expect("no rows").is_empty());
@@ -103,9 +107,10 @@ fn blocks_and_the_batch_change_no_value() {
             let alone = bert
                 .forward(&ids[r.clone()], &mask[r], 1, 37)
                 .expect("a forward pass");
+            let off = worst(&alone, &whole[b * 37 * 64..][..37 * 64]);
             assert!(
-                alone == whole[b * 37 * 64..][..37 * 64],
-                "{precision:?}: sequence {b} alone differs from its batch rows"
+                off <= within(precision),
+                "{precision:?}: sequence {b} alone is {off} from its batch rows"
             );
         }
     }
@@ -198,5 +203,31 @@ fn tiled_attention_matches_softmax_in_f64() {
                 }
             }
         }
+    }
+}
+
+/// The largest difference between two results of the same shape.
+fn worst(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len(), "results of one shape");
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| (x - y).abs())
+        .fold(0f32, f32::max)
+}
+
+/// How far a blocking may move an output (LayerNorm's, about 1): not bit
+/// for bit, because the engine's narrow tiles (a product's last few
+/// columns, here a block's last rows, where B is packed) sum the depth in
+/// several sets of accumulators to hide the multiply-add's latency, so a
+/// row's last bits follow how many rows share its tile. On Zen 3 (AVX2,
+/// 16-row panels: the tiny model's 192- and 256-wide products pack B) the
+/// blocks moved values by 1e-6 in f32 and bf16 alike; on AVX-512 (48-row
+/// panels read B in place, one set) not at all. A block that lost, mixed
+/// or repeated rows moves them by about 1. In bf16 a last-bit change can
+/// turn an activation's rounding: one bf16 step.
+fn within(precision: Precision) -> f32 {
+    match precision {
+        Precision::Bf16 => 1e-2,
+        _ => 1e-5,
     }
 }
