@@ -75,6 +75,19 @@ impl QActs {
         self.n
     }
 
+    /// Row `t` from its block `b` on, as pointers to its scales, sums and
+    /// values (each row's blocks are consecutive): for a tile that walks
+    /// them itself.
+    #[cfg(target_arch = "x86_64")]
+    pub(crate) fn row_from(&self, t: usize, b: usize) -> (*const f32, *const i32, *const i8) {
+        let i = t * self.k / BLOCK + b;
+        (
+            self.d[i..].as_ptr(),
+            self.sums[i..].as_ptr(),
+            self.q[i * BLOCK..].as_ptr(),
+        )
+    }
+
     /// Row `t`'s block `b`: scale, sum and values.
     pub(crate) fn block(&self, t: usize, b: usize) -> (f32, i32, &[i8]) {
         let i = t * self.k / BLOCK + b;

@@ -22,10 +22,13 @@
 //! - [`QMatrix`]: the repacked weights;
 //! - [`QActs`]: the activations quantized (`acts`);
 //! - `portable`: the product in plain Rust, for any CPU;
-//! - `x86`: AVX-512 VNNI and AVX2 tiles (x86-64 only);
+//! - `x86`: AVX-512 VNNI and AVX2 tiles (x86-64 only), `avx2_pair` the
+//!   AVX2 tile of two activation rows in assembly;
 //! - `neon`: the NEON tile (aarch64 only).
 
 mod acts;
+#[cfg(target_arch = "x86_64")]
+mod avx2_pair;
 #[cfg(target_arch = "aarch64")]
 mod neon;
 mod portable;

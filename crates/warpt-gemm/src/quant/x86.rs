@@ -10,7 +10,7 @@
 
 use std::arch::x86_64::*;
 
-use super::{GROUP, Panel, QActs, QType, Span, Tile};
+use super::{GROUP, Panel, QActs, QType, Span, Tile, avx2_pair};
 
 /// Four consecutive activation values as one i32, for a broadcast.
 ///
@@ -178,6 +178,29 @@ unsafe fn avx2<const Q4: bool, const T: usize>(
     at: usize,
     col: usize,
 ) {
+    if T == 2 && panel.blocks > 0 {
+        let x = [
+            avx2_pair::Token::of(acts, t0, 0),
+            avx2_pair::Token::of(acts, t0 + 1, 0),
+        ];
+        let (rec, zero) = (panel.record(g, 0).as_ptr(), [[_mm256_setzero_ps(); 2]; 2]);
+        // SAFETY: the caller's: the group's records are consecutive, as
+        // are each row's blocks; `blocks > 0`.
+        let y = unsafe {
+            if Q4 {
+                avx2_pair::q4_0(rec, panel.blocks, [&x[0], &x[1]], zero)
+            } else {
+                avx2_pair::q8_0(rec, panel.blocks, [&x[0], &x[1]], zero)
+            }
+        };
+        for t in 0..2 {
+            for h in 0..2 {
+                // SAFETY: as below.
+                unsafe { _mm256_storeu_ps(tile[at + t].as_mut_ptr().add(col + 8 * h), y[h][t]) };
+            }
+        }
+        return;
+    }
     // q8_0's weights are made signed again here (the sign trick needs
     // them so), so only q4_0's offset is taken back.
     let offset = if Q4 { panel.qtype.offset() } else { 0 };
