@@ -31,56 +31,72 @@ pub fn sketch(seq: &[u8], k: usize, w: usize, out: &mut Vec<Minimizer>) {
     };
     let shift = 2 * (k as u32 - 1);
     let (mut fwd, mut rev, mut valid) = (0u64, 0u64, 0usize);
-    // The last w candidates, a ring; u64::MAX marks "no k-mer here".
-    let mut ring = vec![
-        Minimizer {
-            hash: u64::MAX,
-            pos: 0,
-            reverse: false,
-        };
-        w
-    ];
+    // The last w candidates, a ring by the index of their k-mer's last
+    // base; u64::MAX marks "no k-mer here".
+    let mut ring = vec![NONE; w];
+    let mut slot = 0;
+    // The window's minimum and the index of its k-mer's last base: kept
+    // as each base arrives and searched for again only when it leaves the
+    // window (minimap2's way), not w comparisons a base.
+    let (mut best, mut best_end) = (NONE, 0usize);
     let mut last_pos = u32::MAX;
     for (i, &c) in seq.iter().enumerate() {
         let code = CODE[c as usize];
-        let slot = i % w;
-        if code > 3 {
+        let m = if code > 3 {
             valid = 0;
-            ring[slot].hash = u64::MAX;
+            NONE
         } else {
             fwd = ((fwd << 2) | code as u64) & mask;
             rev = (rev >> 2) | (((3 - code) as u64) << shift);
             valid += 1;
-            ring[slot] = if valid >= k && fwd != rev {
+            if valid >= k && fwd != rev {
                 Minimizer {
                     hash: fmix(fwd.min(rev)),
                     pos: (i + 1 - k) as u32,
                     reverse: rev < fwd,
                 }
             } else {
-                Minimizer {
-                    hash: u64::MAX,
-                    pos: 0,
-                    reverse: false,
-                }
-            };
+                NONE
+            }
+        };
+        ring[slot] = m;
+        slot += 1;
+        if slot == w {
+            slot = 0;
         }
-        if i + 1 >= k + w - 1 {
-            // The window of the last w k-mers; ties go to the leftmost.
-            let mut best = ring[(i + 1) % w];
-            for j in 1..w {
-                let m = ring[(i + 1 + j) % w];
-                if m.hash < best.hash || (m.hash == best.hash && m.pos < best.pos) {
-                    best = m;
+        if m.hash < best.hash {
+            // Strictly smaller: on a tie the older one, leftmost, stays.
+            (best, best_end) = (m, i);
+        } else if i >= best_end + w {
+            // The minimum left the window (ends i + 1 - w ..= i): search
+            // it oldest first, `slot` now being the oldest's.
+            best = NONE;
+            let (mut at, mut end) = (slot, i + 1 - w);
+            for _ in 0..w {
+                if ring[at].hash < best.hash {
+                    (best, best_end) = (ring[at], end);
                 }
+                at = if at + 1 == w { 0 } else { at + 1 };
+                end += 1;
             }
-            if best.hash != u64::MAX && best.pos != last_pos {
-                last_pos = best.pos;
-                out.push(best);
+            if best.hash == u64::MAX {
+                best_end = i;
             }
+        }
+        // The window of the last w k-mers; ties go to the leftmost.
+        if i + 1 >= k + w - 1 && best.hash != u64::MAX && best.pos != last_pos {
+            last_pos = best.pos;
+            out.push(best);
         }
     }
 }
+
+/// No k-mer (a non-ACGT letter, a palindrome, or before the first k bases).
+const NONE: Minimizer = Minimizer {
+    hash: u64::MAX,
+    pos: 0,
+    reverse: false,
+};
 
 #[cfg(test)]
 mod tests {
@@ -123,8 +139,15 @@ mod tests {
         let seq = crate::genome::reference(7, 3000);
         let mut with_n = seq.clone();
         with_n[1000] = b'N';
-        for (k, w) in [(5, 1), (15, 10), (21, 11), (32, 5)] {
-            for s in [&seq, &with_n] {
+        with_n[1011] = b'N';
+        with_n[2000..2040].fill(b'N');
+        // Tandem repeats: one k-mer many times in a window (ties) and
+        // palindromes (no strand).
+        let mut repeats = b"ACGGTCATTG".repeat(30);
+        repeats.extend_from_slice(&b"ACGT".repeat(20));
+        repeats.extend_from_slice(&seq[..500]);
+        for (k, w) in [(5, 1), (5, 10), (7, 4), (15, 10), (21, 11), (32, 5)] {
+            for s in [&seq, &with_n, &repeats] {
                 let mut got = Vec::new();
                 sketch(s, k, w, &mut got);
                 let got: Vec<(u32, bool)> = got.iter().map(|m| (m.pos, m.reverse)).collect();
