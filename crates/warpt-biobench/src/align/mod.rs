@@ -103,6 +103,12 @@ pub fn ungapped(read: &[u8], reference: &[u8], start: usize) -> Option<Alignment
     })
 }
 
+mod banded;
+
+pub use banded::banded;
+
+/// A score no alignment reaches: outside the band, the read or the
+/// reference.
 const NEG: i32 = i32::MIN / 4;
 // Traceback bits of a cell: how H was reached, and whether E and F
 // continued a gap.
@@ -111,150 +117,6 @@ const FROM_E: u8 = 1;
 const FROM_F: u8 = 2;
 const E_EXTENDS: u8 = 4;
 const F_EXTENDS: u8 = 8;
-
-/// The better way into a gap from the cell before it: opening one after
-/// that cell's score `h`, or extending its gap `gap`; and whether it
-/// extends.
-fn gap(h: i32, gap: i32) -> (i32, bool) {
-    let (open, extend) = (h - GAP_OPEN - GAP_EXTEND, gap - GAP_EXTEND);
-    if extend > open {
-        (extend, true)
-    } else {
-        (open, false)
-    }
-}
-
-/// The best end-to-end alignment of `read` to `reference` whose read
-/// start lies within `band` of `diagonal` (the read's first base at
-/// reference position `diagonal`), gaps kept within the band. `None` if
-/// the band misses the reference.
-pub fn banded(read: &[u8], reference: &[u8], diagonal: i64, band: usize) -> Option<Alignment> {
-    let m = read.len();
-    let n = reference.len() as i64;
-    let width = 2 * band + 1;
-    // Cell (i, d) is read prefix i against reference prefix j = i + lo + d.
-    let lo = diagonal - band as i64;
-    let col = |i: usize, d: usize| i as i64 + lo + d as i64;
-    // The previous row's H and F and the current row's, one cell longer
-    // than the band: the last, never written, is the NEG above-right of
-    // the band's last diagonal. (E comes from the cell to the left in the
-    // same row: carried along the row.)
-    let (mut h, mut f) = (vec![NEG; width + 1], vec![NEG; width + 1]);
-    let (mut hn, mut fn_) = (vec![NEG; width + 1], vec![NEG; width + 1]);
-    let mut trace = vec![0u8; (m + 1) * width];
-    for (d, cell) in h[..width].iter_mut().enumerate() {
-        let j = col(0, d);
-        if (0..=n).contains(&j) {
-            *cell = 0; // free start in the reference
-        }
-    }
-    // The read and the reference bases the band reaches, upper-cased once
-    // rather than in every cell.
-    let read_up = read.to_ascii_uppercase();
-    let ref_lo = lo.clamp(0, n) as usize;
-    let ref_hi = (lo + (m + width) as i64).clamp(0, n) as usize;
-    let ref_up = reference[ref_lo..ref_hi].to_ascii_uppercase();
-    for i in 1..=m {
-        let row = &mut trace[i * width..(i + 1) * width];
-        // Cells whose reference prefix j = base + d lies in 0..=n.
-        let base = i as i64 + lo;
-        let first = (-base).clamp(0, width as i64) as usize;
-        let last = (n - base + 1).clamp(first as i64, width as i64) as usize;
-        hn[..first].fill(NEG);
-        fn_[..first].fill(NEG);
-        hn[last..width].fill(NEG);
-        fn_[last..width].fill(NEG);
-        let a = read_up[i - 1];
-        // H and E of the cell to the left (NEG left of the first cell).
-        let (mut left_h, mut left_e) = (NEG, NEG);
-        for d in first..last {
-            let j = base + d as i64;
-            // F: a gap in the reference (insertion), from (i-1, j): d+1;
-            // E: a gap in the read (deletion), from (i, j-1): d-1.
-            let (fv, f_extends) = gap(h[d + 1], f[d + 1]);
-            let (ev, e_extends) = gap(left_h, left_e);
-            let mut bits = (u8::from(f_extends) * F_EXTENDS) | (u8::from(e_extends) * E_EXTENDS);
-            let diag = if j >= 1 {
-                h[d] + upper_pair_score(a, ref_up[(j - 1) as usize - ref_lo])
-            } else {
-                NEG
-            };
-            let mut hv = diag;
-            if ev > hv {
-                hv = ev;
-                bits |= FROM_E;
-            }
-            if fv > hv {
-                hv = fv;
-                bits = (bits & !3) | FROM_F;
-            }
-            hn[d] = hv;
-            fn_[d] = fv;
-            row[d] = bits;
-            (left_h, left_e) = (hv, ev);
-        }
-        std::mem::swap(&mut h, &mut hn);
-        std::mem::swap(&mut f, &mut fn_);
-    }
-    // Free end in the reference: the best cell of the last row.
-    let (mut d, score) = (0..width)
-        .filter(|&d| (1..=n).contains(&col(m, d)))
-        .map(|d| (d, h[d]))
-        .max_by_key(|&(d, s)| (s, std::cmp::Reverse(d)))?;
-    if score <= NEG / 2 {
-        return None;
-    }
-    // Trace back.
-    let mut ops: Vec<Op> = Vec::with_capacity(m + 8);
-    let mut i = m;
-    let mut state = 0u8; // 0 = H, 1 = E, 2 = F
-    let mut mismatches = 0;
-    while i > 0 {
-        let bits = trace[i * width + d];
-        match state {
-            0 => match bits & 3 {
-                FROM_DIAG => {
-                    let j = col(i, d) as usize;
-                    mismatches += u32::from(pair_score(read[i - 1], reference[j - 1]) != MATCH);
-                    ops.push(Op::Match);
-                    i -= 1;
-                }
-                FROM_E => state = 1,
-                _ => state = 2,
-            },
-            1 => {
-                ops.push(Op::Deletion);
-                mismatches += 1;
-                state = if bits & E_EXTENDS != 0 { 1 } else { 0 };
-                d -= 1;
-            }
-            _ => {
-                ops.push(Op::Insertion);
-                mismatches += 1;
-                state = if bits & F_EXTENDS != 0 { 2 } else { 0 };
-                i -= 1;
-                d += 1;
-            }
-        }
-    }
-    ops.reverse();
-    // A leading deletion is never optimal (the start is free), so the
-    // read starts where the first operation consumes the reference.
-    let start = col(0, d) as usize;
-    let mut cigar: Vec<(u32, Op)> = Vec::new();
-    for op in ops {
-        match cigar.last_mut() {
-            Some((n, last)) if *last == op => *n += 1,
-            _ => cigar.push((1, op)),
-        }
-    }
-    Some(Alignment {
-        start,
-        cigar,
-        score,
-        mismatches,
-    })
-}
 
 /// The score of `alignment` recomputed from its CIGAR (for validation).
 pub fn rescore(read: &[u8], reference: &[u8], alignment: &Alignment) -> Option<(i32, u32)> {
