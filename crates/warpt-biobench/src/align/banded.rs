@@ -401,6 +401,7 @@ mod x86 {
 mod tests {
     use super::*;
     use crate::align::rescore;
+    use crate::align::tests::matrix;
 
     #[test]
     fn every_band_width_and_place_equals_the_full_matrix_in_both_kernels() {
@@ -451,49 +452,10 @@ mod tests {
             let (score, edits) = rescore(&read, &reference, &got).unwrap();
             assert_eq!((score, edits), (got.score, got.mismatches), "case {case}");
             // The full matrix restricted to the band: the same score.
-            assert_eq!(
-                got.score,
-                band_matrix(&read, &reference, diagonal, *band),
-                "case {case}"
-            );
+            let inside =
+                |i: usize, j: usize| (j as i64 - i as i64 - diagonal).abs() <= *band as i64;
+            assert_eq!(got.score, matrix(&read, &reference, inside), "case {case}");
         }
         assert!(aligned >= 60, "{aligned} of 80 aligned");
-    }
-
-    /// [`full`] with the cells outside the band (j - i not within `band`
-    /// of `diagonal`) forbidden: the plain reference for any band.
-    fn band_matrix(read: &[u8], reference: &[u8], diagonal: i64, band: usize) -> i32 {
-        let (m, n) = (read.len(), reference.len());
-        let inside = |i: usize, j: usize| (j as i64 - i as i64 - diagonal).abs() <= band as i64;
-        let mut h = vec![vec![NEG; n + 1]; m + 1];
-        let mut e = vec![vec![NEG; n + 1]; m + 1];
-        let mut f = vec![vec![NEG; n + 1]; m + 1];
-        for (j, cell) in h[0].iter_mut().enumerate() {
-            if inside(0, j) {
-                *cell = 0;
-            }
-        }
-        for i in 1..=m {
-            for j in 0..=n {
-                if !inside(i, j) {
-                    continue;
-                }
-                f[i][j] = (h[i - 1][j] - GAP_OPEN - GAP_EXTEND).max(f[i - 1][j] - GAP_EXTEND);
-                if j > 0 {
-                    e[i][j] = (h[i][j - 1] - GAP_OPEN - GAP_EXTEND).max(e[i][j - 1] - GAP_EXTEND);
-                }
-                let diag = if j > 0 {
-                    h[i - 1][j - 1] + pair_score(read[i - 1], reference[j - 1])
-                } else {
-                    NEG
-                };
-                h[i][j] = diag.max(e[i][j]).max(f[i][j]);
-            }
-        }
-        (1..=n)
-            .filter(|&j| inside(m, j))
-            .map(|j| h[m][j])
-            .max()
-            .unwrap_or(NEG)
     }
 }

@@ -156,13 +156,31 @@ mod tests {
     /// Full-matrix end-to-end alignment score (free reference ends), the
     /// plain reference for the banded one.
     fn full(read: &[u8], reference: &[u8]) -> i32 {
+        matrix(read, reference, |_, _| true)
+    }
+
+    /// The full matrix with only the cells `inside(i, j)` allowed (read
+    /// prefix i, reference prefix j): the best score in its last row
+    /// (j >= 1), NEG if none.
+    pub(super) fn matrix(
+        read: &[u8],
+        reference: &[u8],
+        inside: impl Fn(usize, usize) -> bool,
+    ) -> i32 {
         let (m, n) = (read.len(), reference.len());
         let mut h = vec![vec![NEG; n + 1]; m + 1];
         let mut e = vec![vec![NEG; n + 1]; m + 1];
         let mut f = vec![vec![NEG; n + 1]; m + 1];
-        h[0].iter_mut().for_each(|c| *c = 0);
+        for (j, cell) in h[0].iter_mut().enumerate() {
+            if inside(0, j) {
+                *cell = 0;
+            }
+        }
         for i in 1..=m {
             for j in 0..=n {
+                if !inside(i, j) {
+                    continue;
+                }
                 f[i][j] = (h[i - 1][j] - GAP_OPEN - GAP_EXTEND).max(f[i - 1][j] - GAP_EXTEND);
                 if j > 0 {
                     e[i][j] = (h[i][j - 1] - GAP_OPEN - GAP_EXTEND).max(e[i][j - 1] - GAP_EXTEND);
@@ -175,7 +193,11 @@ mod tests {
                 h[i][j] = diag.max(e[i][j]).max(f[i][j]);
             }
         }
-        *h[m].iter().max().unwrap()
+        (1..=n)
+            .filter(|&j| inside(m, j))
+            .map(|j| h[m][j])
+            .max()
+            .unwrap_or(NEG)
     }
 
     #[test]
