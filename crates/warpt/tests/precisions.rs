@@ -130,10 +130,14 @@ fn gemm_multiplies_in_every_precision_and_checks_each_product() {
     }
     assert!(r.details.contains_key("method_peak_share"));
     // The same FMA kernel with lanes half as wide: fp32's peak is twice
-    // fp64's (a miscounted precision would be off by 2x or more).
+    // fp64's (a miscounted precision would be off by 2x or more: 1 or 4).
+    // The bounds are the geometric midpoints between 1, 2 and 4, as the
+    // two peaks are measured a moment apart on a host other tests load
+    // (2.51 seen on a 2-vCPU Zen 3 with the suite running).
     let peak = |p: &str| r.details[&format!("fma_peak_gflops_{p}")].as_f64().unwrap();
     let lanes = peak("fp32") / peak("fp64");
-    assert!((1.5..2.5).contains(&lanes), "fp32 / fp64 peak {lanes}");
+    let (low, high) = (2f64.sqrt(), 2.0 * 2f64.sqrt());
+    assert!((low..high).contains(&lanes), "fp32 / fp64 peak {lanes}");
     for p in ["fp64", "fp32", "bf16", "int8"] {
         assert!(r.details.contains_key(&format!("tolerance_{p}")));
         assert!(r.details.contains_key(&format!("method_{p}")));
